@@ -1,0 +1,111 @@
+"""What both games share: errors, the actor to move, events and the Game protocol.
+
+The bot, the replay tool and the computer players talk to a game only through
+:class:`Game`; each game module keeps its whole rule set behind it (OpenSpiel style:
+state, legal moves, apply).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, NamedTuple, Protocol, Self
+
+from pydantic import BaseModel
+
+
+class MalformedRecord(ValueError):
+    """A record, move or token that is not well-formed (records.md: exit code 2)."""
+
+
+class CorruptState(ValueError):
+    """A stored state that does not validate: refused whole, never half-loaded."""
+
+
+class IllegalMove(Exception):
+    """A well-formed move that the rules do not allow now.
+
+    ``code`` names the reason for translation (the bot's catalogue key is
+    ``illegal.<code>``), ``params`` fills its placeholders, ``message`` is the English
+    sentence the replay tool prints.
+    """
+
+    def __init__(self, code: str, message: str, **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.params = params
+
+
+class Actor(NamedTuple):
+    """Who must act: a seat, and whether he acts for the dummy (durak's controller)."""
+
+    player: int
+    dummy: bool = False
+
+
+class Event(NamedTuple):
+    """One thing that happened, for narration.
+
+    ``kind`` names it (the bot's catalogue key is ``event.<game>.<kind>``); ``data`` holds
+    JSON values only: seats as ints (``"dummy"`` for the dummy), cards in record notation
+    under the keys ``card``, ``with`` and ``cards`` (a list).
+    """
+
+    kind: str
+    data: dict[str, Any]
+
+    def to_json(self) -> list[Any]:
+        return [self.kind, self.data]
+
+
+class Game(Protocol):
+    """The interface every game module implements."""
+
+    name: ClassVar[str]
+
+    @property
+    def players(self) -> list[str]: ...
+
+    def to_act(self) -> Actor | None:
+        """Who acts next; ``None`` when finished."""
+
+    def legal_moves(self) -> list[Any]:
+        """Every legal move of the actor (duplicates of identical cards listed once)."""
+
+    def apply(self, move: Any) -> list[Event]:
+        """Validate and apply; raises :class:`IllegalMove`. Forced steps run here too."""
+
+    def is_finished(self) -> bool: ...
+
+    def result(self) -> dict[str, Any] | None:
+        """records.md ``result``; ``None`` while the game runs."""
+
+    def summary(self) -> dict[str, Any]:
+        """records.md ``summary``: public information only."""
+
+    def view(self, seat: int | None) -> BaseModel:
+        """Exactly what ``seat`` may know (``None``: the public)."""
+
+    def move_to_record(self, move: Any) -> dict[str, Any]: ...
+
+    def move_token(self, move: Any) -> str:
+        """A compact text for the move (at most 40 ASCII bytes: it goes in callback_data)."""
+
+    def move_from_token(self, token: str, player: int) -> Any:
+        """Strict inverse of :meth:`move_token` for ``player``'s tap; the token carries
+        everything but the player (the bot knows who tapped). Raises MalformedRecord."""
+
+    def header(self) -> dict[str, Any]:
+        """The record of this game without its moves (game, options, players, deck, …)."""
+
+    def move_from_record(self, data: object) -> Any:
+        """Parse a record move; raises :class:`MalformedRecord` for an unknown shape."""
+
+    def to_json(self) -> str: ...
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        """Raises :class:`CorruptState` when the text does not validate."""
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Self:
+        """The game at the start of a record (moves ignored); raises MalformedRecord."""

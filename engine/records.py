@@ -1,0 +1,72 @@
+"""Game records (shared/spec/records.md): loading, replaying, exporting.
+
+Both games implement :class:`engine.base.Game`; this module only knows the record's
+outer shape, so a third game would need nothing here but an entry in :data:`GAMES`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.base import Game, IllegalMove, MalformedRecord
+
+
+def game_class(name: object) -> type[Game]:
+    # Imported here so that engine.records can be imported by the game modules' users
+    # without pulling every game in at import time.
+    from engine.durak import Durak
+    from engine.football import Football
+
+    games: dict[str, type[Game]] = {"football": Football, "durak": Durak}
+    if not isinstance(name, str) or name not in games:
+        raise MalformedRecord(f"unknown game: {name!r}")
+    return games[name]
+
+
+def parse(text: str | bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MalformedRecord(f"bad JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise MalformedRecord("a record is a JSON object")
+    return data
+
+
+def load(record: dict[str, Any]) -> tuple[Game, list[Any]]:
+    """The game at the start and its parsed moves; raises MalformedRecord."""
+    cls = game_class(record.get("game"))
+    game = cls.from_record(record)
+    moves = record.get("moves", [])
+    if not isinstance(moves, list):
+        raise MalformedRecord("moves must be a list")
+    return game, [game.move_from_record(m) for m in moves]
+
+
+def export(game: Game, moves: list[dict[str, Any]]) -> dict[str, Any]:
+    """The record of ``game`` (its header) with the record-form ``moves`` played so far."""
+    return {**game.header(), "moves": moves}
+
+
+def describe(game: Game) -> dict[str, Any]:
+    """The position part of the replay output (records.md, 'Replaying')."""
+    actor = game.to_act()
+    return {
+        "finished": game.is_finished(),
+        "to_act": None if actor is None else {"player": actor.player, "dummy": actor.dummy},
+        "legal": [game.move_to_record(m) for m in game.legal_moves()],
+        "summary": game.summary(),
+        "result": game.result(),
+    }
+
+
+def replay(record: dict[str, Any]) -> dict[str, Any]:
+    """Play a record through; stops at the first illegal move. Raises MalformedRecord."""
+    game, moves = load(record)
+    for index, move in enumerate(moves):
+        try:
+            game.apply(move)
+        except IllegalMove as exc:
+            return {"ok": False, "move": index, "error": exc.message, **describe(game)}
+    return {"ok": True, **describe(game)}
