@@ -9,7 +9,7 @@ several decks identical cards are the same integer: they are simply equal cards.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 Card = int
 
@@ -95,7 +95,7 @@ def is_deck_of(cards: Sequence[Card], size: int, decks: int = 1) -> bool:
     return sorted(cards) == sorted(deck(size, decks))
 
 
-def sort_key_by_suit(trump: int | None) -> object:
+def sort_key_by_suit(trump: int | None) -> Callable[[Card], tuple[int, int, int]]:
     """Key for showing a hand: suit by suit, trumps last, low to high within a suit."""
 
     def key(card: Card) -> tuple[int, int, int]:
