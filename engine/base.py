@@ -7,6 +7,7 @@ state, legal moves, apply).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple, Protocol, Self
 
 from pydantic import BaseModel
@@ -68,7 +69,7 @@ class Game(Protocol):
     def to_act(self) -> Actor | None:
         """Who acts next; ``None`` when finished."""
 
-    def legal_moves(self) -> list[Any]:
+    def legal_moves(self) -> Sequence[Any]:
         """Every legal move of the actor (duplicates of identical cards listed once)."""
 
     def apply(self, move: Any) -> list[Event]:

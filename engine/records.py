@@ -13,15 +13,17 @@ from engine.base import Game, IllegalMove, MalformedRecord
 
 
 def game_class(name: object) -> type[Game]:
-    # Imported here so that engine.records can be imported by the game modules' users
-    # without pulling every game in at import time.
-    from engine.durak import Durak
-    from engine.football import Football
+    # Each game is imported only when a record of it is read, so that engine.records can
+    # be imported by the game modules' users without pulling every game in.
+    if name == "football":
+        from engine.football import Football
 
-    games: dict[str, type[Game]] = {"football": Football, "durak": Durak}
-    if not isinstance(name, str) or name not in games:
-        raise MalformedRecord(f"unknown game: {name!r}")
-    return games[name]
+        return Football
+    if name == "durak":
+        from engine.durak import Durak
+
+        return Durak
+    raise MalformedRecord(f"unknown game: {name!r}")
 
 
 def parse(text: str | bytes) -> dict[str, Any]:
