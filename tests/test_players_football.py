@@ -1,0 +1,313 @@
+"""The football computer player: legal, deterministic, fair, and its odds exact."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from fractions import Fraction
+
+import pytest
+
+from engine import cards
+from engine.cards import Card, matches
+from engine.football import HOME, Football, FootballOptions, FootballView, Move
+from engine.players import choose, public_events
+from engine.players.football import best_shot, pitch_of, pool_of
+from engine.players.football_odds import Pitch, advance_chance, chance_from, reachable
+from engine.records import export
+
+
+def c(text: str) -> Card:
+    return cards.parse(text)
+
+
+def brute(pitch: Pitch, ball: Card, row: int, col: int, pool: Counter[Card]) -> Fraction:
+    """The scoring chance by enumerating which card lies under every face-down card.
+
+    It knows nothing of the counting argument the player uses: every face-down card is
+    drawn card by card from ``pool``, the field is updated with it, and the attacker
+    picks his best way on after seeing it.
+    """
+    total = sum(pool.values())
+    if row == 3:
+        if pitch.keeper is not None:
+            return Fraction(int(matches(pitch.keeper, ball)))
+        return sum((Fraction(n, total) for k, n in pool.items() if matches(k, ball)), Fraction(0))
+    best: Fraction | None = None
+    for nxt in reachable(col):
+        value = brute_step(pitch, ball, row + 1, nxt, pool)
+        if value is not None and (best is None or value > best):
+            best = value
+    return best if best is not None else Fraction(0)
+
+
+def brute_step(
+    pitch: Pitch, ball: Card, row: int, col: int, pool: Counter[Card]
+) -> Fraction | None:
+    card = pitch.rows[row][col]
+    if card is not None:
+        return brute(pitch, ball, row, col, pool) if matches(card, ball) else None
+    total = sum(pool.values())
+    value = Fraction(0)
+    for under, n in pool.items():
+        if not matches(under, ball):
+            continue
+        rows = [list(r) for r in pitch.rows]
+        rows[row][col] = under
+        turned = Pitch(tuple(tuple(r) for r in rows), pitch.keeper)
+        value += Fraction(n, total) * brute(turned, ball, row, col, pool - Counter([under]))
+    return value
+
+
+def small_pool() -> Counter[Card]:
+    return Counter(c(t) for t in ["6S", "7S", "8H", "9H", "6D", "JD", "QC", "KC", "AH", "10S"])
+
+
+CONSTRUCTED = [
+    # (rows from the attacker's side, keeper, ball, (row, column) the ball stands on)
+    (
+        (
+            ("6H", "7C", "8D", "9S"),
+            (None, None, "KS", None),
+            (None, "QH", None, None),
+            (None, None, None, None),
+        ),
+        None,
+        "7H",
+        (0, 0),
+    ),
+    (
+        (
+            ("6H", "7C", "8D", "9S"),
+            ("AS", None, None, "10C"),
+            (None, None, None, None),
+            ("JC", None, None, None),
+        ),
+        None,
+        "9C",
+        (0, 1),
+    ),
+    (
+        (
+            ("6H", "7C", "8D", "9S"),
+            (None, None, None, None),
+            ("6C", None, "KD", None),
+            (None, "QS", None, None),
+        ),
+        "AS",
+        "8S",
+        (1, 2),
+    ),
+    (
+        (
+            ("6H", "7C", "8D", "9S"),
+            ("7D", None, None, "7S"),
+            (None, "QD", None, None),
+            (None, None, None, None),
+        ),
+        "10D",
+        "7D",
+        (0, 3),
+    ),
+]
+
+
+@pytest.mark.parametrize(("rows", "keeper", "ball", "at"), CONSTRUCTED)
+def test_chance_equals_brute_force_enumeration(
+    rows: tuple[tuple[str | None, ...], ...], keeper: str | None, ball: str, at: tuple[int, int]
+) -> None:
+    pitch = Pitch(
+        tuple(tuple(None if x is None else c(x) for x in r) for r in rows),
+        None if keeper is None else c(keeper),
+    )
+    pool = small_pool()
+    exact = chance_from(pitch, c(ball), at[0], at[1], pool)
+    assert exact == brute(pitch, c(ball), at[0], at[1], pool)
+    assert 0 < exact < 1
+    for col in reachable(at[1]):
+        step = advance_chance(pitch, c(ball), at[0], col, pool)
+        assert step == brute_step(pitch, c(ball), at[0] + 1, col, pool)
+
+
+def test_duplicate_cards_count_by_multiplicity() -> None:
+    # With several decks a face-down card may be a copy of a card already seen.
+    pitch = Pitch(
+        ((c("6H"), c("7C"), c("8D"), c("9S")), (None,) * 4, (None,) * 4, (None,) * 4), None
+    )
+    pool = Counter({c("6S"): 3, c("7D"): 2, c("KH"): 1, c("AC"): 2})
+    for col in range(4):
+        assert chance_from(pitch, c("6H"), 0, col, pool) == brute(pitch, c("6H"), 0, col, pool)
+
+
+def positions(games: int, decks: int = 1) -> list[tuple[Football, FootballView]]:
+    """Real decisions of play, reached by random play."""
+    found = []
+    for seed in range(games):
+        game = Football.new(FootballOptions(decks=decks), ["A", "B"], seed=seed)
+        rng = random.Random(seed)
+        while not game.is_finished():
+            actor = game.to_act()
+            assert actor is not None
+            legal = game.legal_moves()
+            if legal[0].kind != "setup":
+                found.append((Football.from_json(game.to_json()), game.view(actor.player)))
+            game.apply(legal[rng.randrange(len(legal))])
+    return found
+
+
+def test_normal_takes_the_best_chance_by_brute_force() -> None:
+    checked = 0
+    for game, view in positions(6)[::7]:
+        seat = game.to_act().player  # type: ignore[union-attr]
+        legal = list(game.legal_moves())
+        pitch, pool = pitch_of(view, seat), pool_of(view)
+        ball = cards.parse(view.ball)  # type: ignore[arg-type]
+        if view.ball_at is None:
+            hidden = sum(x is None for r in pitch.rows for x in r)
+            if hidden > 6:
+                continue  # the enumeration would take too long
+            odds = {m: brute(pitch, ball, 0, m.column, pool) for m in legal}
+        else:
+            row = abs(view.ball_at[0] - HOME[seat])
+            odds = {
+                m: brute_step(pitch, ball, row + 1, m.column, pool) or Fraction(0) for m in legal
+            }
+        chosen = best_shot(view, legal)
+        assert odds[chosen] == max(odds.values())
+        checked += 1
+    assert checked >= 20
+
+
+def test_pool_is_exactly_the_cards_the_seat_cannot_see() -> None:
+    for game, view in positions(3, decks=2)[::11]:
+        seat = game.to_act().player  # type: ignore[union-attr]
+        places = game.places()
+        hidden: list[Card] = [*places["pile0"], *places["pile1"]]
+        for pos, card in enumerate(places["field"]):
+            if pos >> 2 != HOME[seat] and not view.face_up[pos >> 2][pos & 3]:
+                hidden.append(card)
+        if not view.keepers_up[1 - seat]:
+            hidden.append(places["keepers"][1 - seat])
+        assert pool_of(view) == Counter(hidden)
+
+
+def self_play(seed: int, levels: tuple[str, str], decks: int = 1) -> tuple[Football, list[Move]]:
+    game = Football.new(FootballOptions(decks=decks), ["A", "B"], seed=seed)
+    chosen: list[Move] = []
+    step = 0
+    while not game.is_finished():
+        actor = game.to_act()
+        assert actor is not None
+        legal = game.legal_moves()
+        move = choose("football", game.view(actor.player), legal, [], levels[actor.player], step)
+        assert move in legal
+        chosen.append(move)
+        game.apply(move)
+        step += 1
+    return game, chosen
+
+
+@pytest.mark.parametrize("level", ["easy", "normal", "hard"])
+def test_every_level_plays_only_legal_moves(level: str) -> None:
+    for seed in range(8):
+        game, _ = self_play(seed, (level, "easy"), decks=1 + seed % 3)
+        assert game.result() is not None
+
+
+def test_same_inputs_same_moves() -> None:
+    for level in ("easy", "normal"):
+        assert self_play(5, (level, level))[1] == self_play(5, (level, level))[1]
+
+
+def test_easy_depends_on_its_seed() -> None:
+    game = Football.new(FootballOptions(), ["A", "B"], seed=1)
+    view, legal = game.view(0), game.legal_moves()
+    picks = {choose("football", view, legal, [], "easy", s) for s in range(20)}
+    assert len(picks) > 1
+
+
+def test_the_view_shows_no_hidden_card_of_the_other_side() -> None:
+    # What the player is given: before the end, nothing face down outside one's own row.
+    game = Football.new(FootballOptions(), ["A", "B"], seed=3)
+    rng = random.Random(3)
+    while not game.is_finished():
+        for seat in (0, 1):
+            view, other = game.view(seat), 1 - seat
+            assert view.hand in ([], cards.to_strs(game.hand(seat)))
+            assert view.keepers_up[other] or view.keepers[other] is None
+            for r in range(4):
+                for col in range(4):
+                    if r != HOME[seat] and not view.face_up[r][col]:
+                        assert view.field[r][col] is None
+        legal = game.legal_moves()
+        game.apply(legal[rng.randrange(len(legal))])
+
+
+def test_public_events_replay_the_record() -> None:
+    game, moves = self_play(7, ("normal", "easy"))
+    record = export(game, [game.move_to_record(m) for m in moves])
+    events = public_events(record)
+    assert events[-1].kind == "finished"
+    assert events[-1].data["goals"] == game.result()["goals"]  # type: ignore[index]
+    goals = [e for e in events if e.kind == "goal"]
+    assert len(goals) == sum(game.result()["goals"])  # type: ignore[index]
+
+
+def test_normal_scores_more_than_easy() -> None:
+    # A sanity check of direction only; bench/players.py measures the margin.
+    diff = 0
+    for seed in range(40):
+        levels = ("normal", "easy") if seed % 2 == 0 else ("easy", "normal")
+        goals = self_play(seed, levels)[0].result()["goals"]  # type: ignore[index]
+        diff += goals[0] - goals[1] if seed % 2 == 0 else goals[1] - goals[0]
+    assert diff > 0
+
+
+def table_view(field: list[list[str | None]], up: list[list[bool]], ball: str) -> FootballView:
+    """Seat 0 to enter ``ball``, nothing else known but ``field``'s named cards."""
+    return FootballView(
+        seat=0,
+        players=["A", "B"],
+        options=FootballOptions(),
+        phase="play",
+        turn=0,
+        setup_done=[True, True],
+        hand=[],
+        field=field,
+        face_up=up,
+        keepers=["AS", None],
+        keepers_up=[False, False],
+        ball=ball,
+        ball_at=None,
+        piles=[8, 9],
+        goals=[[], []],
+        discarded=[],
+        result=None,
+    )
+
+
+HIDDEN: list[str | None] = [None, None, None, None]
+DOWN = [False] * 4
+
+
+def test_equal_odds_go_to_the_entry_that_shows_nothing() -> None:
+    view = table_view(
+        [["6H", "7H", "8D", "9S"], HIDDEN, HIDDEN, HIDDEN],
+        [[True, False, False, False], DOWN, DOWN, DOWN],
+        "10H",
+    )
+    legal = [Move(0, "enter", 0), Move(0, "enter", 1)]
+    pitch, pool = pitch_of(view, 0), pool_of(view)
+    assert chance_from(pitch, c("10H"), 0, 0, pool) == chance_from(pitch, c("10H"), 0, 1, pool)
+    assert choose("football", view, legal, [], "normal", 0) == Move(0, "enter", 0)
+
+
+def test_better_odds_beat_showing_nothing() -> None:
+    # From column 1 the ball can walk onto the face-up QH in row 1 for sure.
+    view = table_view(
+        [["6H", "7H", "8D", "9S"], [None, None, "QH", None], HIDDEN, HIDDEN],
+        [[True, False, False, False], [False, False, True, False], DOWN, DOWN],
+        "10H",
+    )
+    legal = [Move(0, "enter", 0), Move(0, "enter", 1)]
+    assert choose("football", view, legal, [], "normal", 0) == Move(0, "enter", 1)
