@@ -1,0 +1,134 @@
+"""Shared fixtures: a fake Telegram, Redis (fakeredis or the real one), the running bot.
+
+``harness`` is the bot against fakeredis; ``real_harness`` the bot against the real Redis
+at 127.0.0.1:6379 (database :data:`REDIS_TEST_DB`, flushed before and after; the test is
+skipped when no Redis answers). Both check on teardown that the bot did nothing a real
+Telegram would have complained about (see :meth:`Harness.problems`); a test that provokes
+such a thing on purpose marks itself ``@pytest.mark.telegram_complaints``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import fakeredis
+import pytest
+import redis.asyncio as aioredis
+
+from tests.fakegram import (
+    BOT_TOKEN,
+    ErrorCollector,
+    FakeRequest,
+    FakeTelegram,
+    Harness,
+    start_app,
+    stop_app,
+)
+
+REDIS_TEST_DB = 14
+REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_TEST_DB}"
+
+AppFactory = Callable[[aioredis.Redis], Awaitable[Any]]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "telegram_complaints: the test provokes Bot API errors on purpose"
+    )
+    config.addinivalue_line("markers", "redis: needs the real Redis on 127.0.0.1:6379")
+
+
+def settings(**overrides: Any) -> Any:
+    from bot.config import Settings
+
+    values: dict[str, Any] = {
+        "telegram_bot_token": BOT_TOKEN,
+        "redis_url": REDIS_URL,
+        "table_edit_interval": 0,
+        "rate_limit": False,
+    }
+    return Settings(**{**values, **overrides})
+
+
+@pytest.fixture
+def server() -> FakeTelegram:
+    return FakeTelegram()
+
+
+@pytest.fixture
+async def fake_redis() -> AsyncIterator[aioredis.Redis]:
+    client = fakeredis.FakeAsyncRedis()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+async def real_redis() -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(REDIS_URL, socket_timeout=2)
+    try:
+        await client.ping()
+    except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
+        await client.aclose()
+        pytest.skip("no Redis answers on 127.0.0.1:6379")
+    await client.flushdb()
+    yield client
+    await client.flushdb()
+    await client.aclose()
+
+
+@pytest.fixture
+async def make_app(server: FakeTelegram) -> AsyncIterator[AppFactory]:
+    """Builds and starts bot Applications on ``server``; stops them all at the end."""
+    from bot.app import build_application
+
+    apps: list[Any] = []
+
+    async def make(redis: aioredis.Redis, **overrides: Any) -> Any:
+        app = build_application(settings(**overrides), redis, request=FakeRequest(server))
+        await start_app(app)
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        await stop_app(app)
+
+
+async def _harness(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, redis: Any
+) -> AsyncIterator[Harness]:
+    h = Harness(server)
+    collector = ErrorCollector(h.log_errors)
+    logging.getLogger().addHandler(collector)
+    try:
+        h.apps.append(await make_app(redis))
+        h.redis = redis
+        yield h
+    finally:
+        logging.getLogger().removeHandler(collector)
+    if request.node.get_closest_marker("telegram_complaints") is None:
+        assert h.problems() == []
+
+
+@pytest.fixture
+async def harness(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    fake_redis: aioredis.Redis,
+) -> AsyncIterator[Harness]:
+    async for h in _harness(request, server, make_app, fake_redis):
+        yield h
+
+
+@pytest.fixture
+async def real_harness(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    real_redis: aioredis.Redis,
+) -> AsyncIterator[Harness]:
+    async for h in _harness(request, server, make_app, real_redis):
+        yield h

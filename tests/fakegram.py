@@ -1,0 +1,1191 @@
+"""A fake Telegram Bot API at the HTTP boundary, and a driver that plays users against it.
+
+Why at the HTTP boundary: the bot under test is the real python-telegram-bot Application,
+so every ``Bot`` method, its serialisation and PTB's mapping of HTTP errors to exceptions
+run for real; only Telegram's servers are replaced. :class:`FakeTelegram` is the server
+(chats, messages, users, errors as Telegram words them), :class:`FakeRequest` is the
+``BaseRequest`` that PTB sends its calls through, and :class:`Harness` plays the users:
+it builds updates exactly as Telegram sends them and feeds them to ``process_update``.
+
+The fake is strict where Telegram is strict, because those are the bugs that only show in
+production: an edit that changes nothing (400 "message is not modified", counted in
+:attr:`FakeTelegram.not_modified`), callback data over 64 bytes, a callback query answered
+twice or never, a message to a user who never opened the bot, HTML that does not parse.
+A method the fake does not know is answered with Telegram's 404 and recorded in
+:attr:`FakeTelegram.unknown_calls`, so that a test notices.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from telegram import Update
+from telegram.ext import Application
+from telegram.request import BaseRequest, RequestData
+
+BOT_ID = 7_000_000_001
+BOT_USERNAME = "cardtable_test_bot"
+BOT_TOKEN = f"{BOT_ID}:AAFakeTokenForTestsOnly_0123456789abc"
+
+NOT_MODIFIED = (
+    "Bad Request: message is not modified: specified new message content and reply markup "
+    "are exactly the same as a current content and reply markup of the message"
+)
+CANT_INITIATE = "Forbidden: bot can't initiate conversation with a user"
+BLOCKED = "Forbidden: bot was blocked by the user"
+EDIT_NOT_FOUND = "Bad Request: message to edit not found"
+DELETE_NOT_FOUND = "Bad Request: message to delete not found"
+QUERY_INVALID = "Bad Request: query is too old and response timeout expired or query ID is invalid"
+START_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
+COMMAND = re.compile(r"[a-z0-9_]{1,32}")
+
+
+class ApiError(Exception):
+    """A Bot API error reply: HTTP status, Telegram's description, optional parameters."""
+
+    def __init__(self, code: int, description: str, parameters: dict[str, Any] | None = None):
+        super().__init__(description)
+        self.code = code
+        self.description = description
+        self.parameters = parameters
+
+
+def _bad(description: str) -> ApiError:
+    return ApiError(400, f"Bad Request: {description}")
+
+
+# ------------------------------------------------------------------------------ the world
+
+
+@dataclass
+class FakeUser:
+    """A Telegram user. ``started``: has opened the private chat with the bot."""
+
+    id: int
+    first_name: str
+    language_code: str | None = "en"
+    username: str | None = None
+    last_name: str | None = None
+    started: bool = True
+    blocked: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "is_bot": False, "first_name": self.first_name}
+        for key in ("last_name", "username", "language_code"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        return data
+
+    def chat_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "type": "private", "first_name": self.first_name}
+        if self.last_name:
+            data["last_name"] = self.last_name
+        if self.username:
+            data["username"] = self.username
+        return data
+
+
+@dataclass
+class FakeGroup:
+    """A group or supergroup; forum supergroups have topics (``message_thread_id``)."""
+
+    id: int
+    title: str
+    type: str = "supergroup"
+    is_forum: bool = False
+    creator: int | None = None
+    admins: set[int] = field(default_factory=set)
+    topics: dict[int, str] = field(default_factory=dict)
+    bot_is_admin: bool = False
+
+    def chat_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title}
+        if self.is_forum:
+            data["is_forum"] = True
+        return data
+
+
+@dataclass(frozen=True)
+class Button:
+    """One inline-keyboard button as a user sees it."""
+
+    text: str
+    callback_data: str | None = None
+    url: str | None = None
+    row: int = 0
+    col: int = 0
+
+
+@dataclass
+class FakeMessage:
+    """A message as it currently stands on Telegram's side (mutated by edits)."""
+
+    chat_id: int
+    message_id: int
+    date: int
+    sender: dict[str, Any]
+    chat: dict[str, Any]
+    text: str | None = None
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    reply_markup: dict[str, Any] | None = None
+    thread_id: int | None = None
+    document: dict[str, Any] | None = None
+    document_bytes: bytes | None = None
+    caption: str | None = None
+    caption_entities: list[dict[str, Any]] = field(default_factory=list)
+    edit_date: int | None = None
+    edits: int = 0
+    deleted: bool = False
+
+    @property
+    def from_bot(self) -> bool:
+        return self.sender.get("id") == BOT_ID
+
+    @property
+    def rows(self) -> list[list[Button]]:
+        keyboard = (self.reply_markup or {}).get("inline_keyboard", [])
+        return [
+            [
+                Button(b["text"], b.get("callback_data"), b.get("url"), r, c)
+                for c, b in enumerate(row)
+            ]
+            for r, row in enumerate(keyboard)
+        ]
+
+    @property
+    def buttons(self) -> list[Button]:
+        return [b for row in self.rows for b in row]
+
+    @property
+    def shown(self) -> str:
+        """Everything a reader sees of it: text or caption and the button labels."""
+        labels = " ".join(b.text for b in self.buttons)
+        return f"{self.text or self.caption or ''}\n{labels}"
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "message_id": self.message_id,
+            "from": self.sender,
+            "chat": self.chat,
+            "date": self.date,
+        }
+        if self.thread_id is not None:
+            data["message_thread_id"] = self.thread_id
+            data["is_topic_message"] = True
+        if self.edit_date is not None:
+            data["edit_date"] = self.edit_date
+        if self.text is not None:
+            data["text"] = self.text
+            if self.entities:
+                data["entities"] = self.entities
+        if self.document is not None:
+            data["document"] = self.document
+        if self.caption is not None:
+            data["caption"] = self.caption
+            if self.caption_entities:
+                data["caption_entities"] = self.caption_entities
+        if self.reply_markup is not None:
+            data["reply_markup"] = self.reply_markup
+        return data
+
+
+@dataclass
+class Call:
+    """One Bot API call as the fake received it, and how it ended."""
+
+    method: str
+    params: dict[str, Any]
+    error: str | None = None
+
+    @property
+    def chat_id(self) -> Any:
+        return self.params.get("chat_id")
+
+
+@dataclass
+class Answer:
+    """The bot's answer to one callback query."""
+
+    user_id: int
+    data: str | None
+    answered: bool = False
+    text: str | None = None
+    show_alert: bool = False
+
+
+@dataclass
+class Fault:
+    """An error injected into the next matching calls (flood control, outages...)."""
+
+    method: str | None
+    error: ApiError
+    times: int = 1
+    when: Callable[[dict[str, Any]], bool] | None = None
+
+
+# ------------------------------------------------------------------------- HTML parsing
+
+_SIMPLE_TAGS = {
+    "b": "bold",
+    "strong": "bold",
+    "i": "italic",
+    "em": "italic",
+    "u": "underline",
+    "ins": "underline",
+    "s": "strikethrough",
+    "strike": "strikethrough",
+    "del": "strikethrough",
+    "tg-spoiler": "spoiler",
+    "code": "code",
+    "pre": "pre",
+    "blockquote": "blockquote",
+}
+_NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def parse_html(source: str) -> tuple[str, list[dict[str, Any]]]:
+    """Telegram's HTML parse mode: the plain text and its entities, or Telegram's error.
+
+    Offsets count UTF-16 code units, as Telegram's do.
+    """
+    out: list[str] = []
+    entities: list[dict[str, Any]] = []
+    stack: list[tuple[str, int, dict[str, Any]]] = []
+    pos = 0
+    length = 0
+    while pos < len(source):
+        char = source[pos]
+        if char == "&":
+            end = source.find(";", pos)
+            name = source[pos + 1 : end] if end != -1 else ""
+            if name in _NAMED_ENTITIES:
+                piece = _NAMED_ENTITIES[name]
+            elif re.fullmatch(r"#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}", name):
+                piece = chr(int(name[2:], 16) if name[1] == "x" else int(name[1:]))
+            else:
+                piece, end = "&", pos  # Telegram keeps an unknown '&' as text
+            out.append(piece)
+            length += _utf16_len(piece)
+            pos = end + 1
+            continue
+        if char != "<":
+            out.append(char)
+            length += _utf16_len(char)
+            pos += 1
+            continue
+        end = source.find(">", pos)
+        if end == -1:
+            raise _bad(
+                f"can't parse entities: Unclosed start tag at byte offset "
+                f"{len(source[:pos].encode())}"
+            )
+        tag = source[pos + 1 : end].strip()
+        offset = len(source[:pos].encode())
+        pos = end + 1
+        if tag.startswith("/"):
+            name = tag[1:].strip().lower()
+            if not stack or stack[-1][0] != name:
+                raise _bad(
+                    f"can't parse entities: Unmatched end tag at byte offset {offset}, "
+                    f'expected "</{stack[-1][0] if stack else ""}>", found "</{name}>"'
+                )
+            _, start, entity = stack.pop()
+            if length > start:
+                entities.append({**entity, "offset": start, "length": length - start})
+            continue
+        name, _, attrs = tag.partition(" ")
+        name = name.lower()
+        if name in _SIMPLE_TAGS:
+            entity: dict[str, Any] = {"type": _SIMPLE_TAGS[name]}
+        elif name == "span" and 'class="tg-spoiler"' in attrs:
+            entity = {"type": "spoiler"}
+        elif name == "a":
+            href = re.search(r'href="([^"]*)"', attrs)
+            if href is None:
+                raise _bad(f"can't parse entities: Can't find href in <a> at byte {offset}")
+            entity = {"type": "text_link", "url": href.group(1)}
+        else:
+            raise _bad(
+                f'can\'t parse entities: Unsupported start tag "{name}" at byte offset {offset}'
+            )
+        stack.append((name, length, entity))
+    if stack:
+        raise _bad(
+            f"can't parse entities: Can't find end tag corresponding to start tag "
+            f'"{stack[-1][0]}"'
+        )
+    entities.sort(key=lambda e: (e["offset"], -e["length"]))
+    return "".join(out), entities
+
+
+def _strip(text: str, entities: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """Telegram trims leading and trailing whitespace of a message text."""
+    stripped = text.lstrip()
+    cut = _utf16_len(text) - _utf16_len(stripped)
+    stripped = stripped.rstrip()
+    total = _utf16_len(stripped)
+    kept = []
+    for e in entities:
+        start = max(e["offset"] - cut, 0)
+        end = min(e["offset"] + e["length"] - cut, total)
+        if end > start:
+            kept.append({**e, "offset": start, "length": end - start})
+    return stripped, kept
+
+
+def _command_entities(text: str) -> list[dict[str, Any]]:
+    match = re.match(r"/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?", text)
+    if not match:
+        return []
+    return [{"type": "bot_command", "offset": 0, "length": _utf16_len(match.group(0))}]
+
+
+# ---------------------------------------------------------------------------- the server
+
+
+class FakeTelegram:
+    """The Bot API server: users, chats, messages, callback queries and every call made."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.users: dict[int, FakeUser] = {}
+        self.groups: dict[int, FakeGroup] = {}
+        self.messages: dict[int, dict[int, FakeMessage]] = {}
+        self.calls: list[Call] = []
+        self.not_modified = 0
+        self.unknown_calls: list[Call] = []
+        self.queries: dict[str, Answer] = {}
+        self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.faults: list[Fault] = []
+        self.group_rate_per_minute: int | None = None
+        self._sent_at: dict[int, list[float]] = {}
+        self._next_message_id: dict[int, itertools.count[int]] = {}
+        self._next_file = itertools.count(1)
+        self.bot_json = {
+            "id": BOT_ID,
+            "is_bot": True,
+            "first_name": "Card Table",
+            "username": BOT_USERNAME,
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+            "can_connect_to_business": False,
+            "has_main_web_app": False,
+        }
+
+    # ----- world building
+
+    def add_user(self, user: FakeUser) -> FakeUser:
+        self.users[user.id] = user
+        return user
+
+    def add_group(self, group: FakeGroup) -> FakeGroup:
+        self.groups[group.id] = group
+        return group
+
+    def chat_json(self, chat_id: int) -> dict[str, Any]:
+        if chat_id in self.users:
+            return self.users[chat_id].chat_json()
+        return self.groups[chat_id].chat_json()
+
+    def new_message(self, chat_id: int, sender: dict[str, Any], **fields: Any) -> FakeMessage:
+        counter = self._next_message_id.setdefault(chat_id, itertools.count(1))
+        message = FakeMessage(
+            chat_id=chat_id,
+            message_id=next(counter),
+            date=int(self.clock()),
+            sender=sender,
+            chat=self.chat_json(chat_id),
+            **fields,
+        )
+        self.messages.setdefault(chat_id, {})[message.message_id] = message
+        return message
+
+    def inject(
+        self,
+        method: str | None,
+        code: int,
+        description: str,
+        *,
+        times: int = 1,
+        retry_after: int | None = None,
+        when: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> None:
+        """Make the next ``times`` matching calls fail (``method`` None: any method)."""
+        parameters = None if retry_after is None else {"retry_after": retry_after}
+        self.faults.append(Fault(method, ApiError(code, description, parameters), times, when))
+
+    def flood(self, method: str | None = None, *, retry_after: int = 1, times: int = 1) -> None:
+        """Telegram's flood control (429) on the next ``times`` matching calls."""
+        self.inject(
+            method,
+            429,
+            f"Too Many Requests: retry after {retry_after}",
+            times=times,
+            retry_after=retry_after,
+        )
+
+    # ----- reading what users see
+
+    def screen(self, chat_id: int, thread_id: int | None = None) -> list[FakeMessage]:
+        """The live messages of a chat (or of one forum topic), oldest first."""
+        return [
+            m
+            for m in self.messages.get(chat_id, {}).values()
+            if not m.deleted and (thread_id is None or m.thread_id == thread_id)
+        ]
+
+    def calls_to(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method and c.error is None]
+
+    @property
+    def unanswered(self) -> list[Answer]:
+        return [a for a in self.queries.values() if not a.answered]
+
+    # ----- the API
+
+    def handle(self, method: str, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        """One call: the result object, or raises :class:`ApiError`."""
+        call = Call(method, params)
+        self.calls.append(call)
+        handler = getattr(self, f"_api_{method.lower()}", None)
+        try:
+            if handler is None:
+                self.unknown_calls.append(call)
+                raise ApiError(404, "Not Found")
+            self._maybe_fault(method, params)
+            return handler(params, files)
+        except ApiError as error:
+            call.error = error.description
+            if error.description == NOT_MODIFIED:
+                self.not_modified += 1
+            raise
+
+    def _maybe_fault(self, method: str, params: dict[str, Any]) -> None:
+        for fault in self.faults:
+            if fault.times <= 0 or fault.method not in (None, method):
+                continue
+            if fault.when is not None and not fault.when(params):
+                continue
+            fault.times -= 1
+            raise fault.error
+        self.faults = [f for f in self.faults if f.times > 0]
+        chat_id = params.get("chat_id")
+        if (
+            self.group_rate_per_minute is not None
+            and isinstance(chat_id, int)
+            and chat_id in self.groups
+            and method.startswith(("send", "edit"))
+        ):
+            now = self.clock()
+            recent = [t for t in self._sent_at.get(chat_id, []) if now - t < 60]
+            if len(recent) >= self.group_rate_per_minute:
+                retry = max(1, int(60 - (now - recent[0])) + 1)
+                raise ApiError(
+                    429, f"Too Many Requests: retry after {retry}", {"retry_after": retry}
+                )
+            self._sent_at[chat_id] = [*recent, now]
+
+    def _chat(self, params: dict[str, Any], *, writing: bool = True) -> int:
+        raw = params.get("chat_id")
+        if isinstance(raw, str) and re.fullmatch(r"-?\d+", raw):
+            raw = int(raw)
+        if not isinstance(raw, int):
+            raise _bad("chat not found")
+        if raw in self.users:
+            user = self.users[raw]
+            if writing and user.blocked:
+                raise ApiError(403, BLOCKED)
+            if writing and not user.started:
+                raise ApiError(403, CANT_INITIATE)
+            return raw
+        if raw in self.groups:
+            return raw
+        raise _bad("chat not found")
+
+    def _text(
+        self, params: dict[str, Any], key: str = "text", limit: int = 4096
+    ) -> tuple[str, list[dict[str, Any]]]:
+        raw = params.get(key)
+        if raw is None or raw == "":
+            raise _bad(f"message {key} is empty")
+        if not isinstance(raw, str):
+            raw = str(raw)
+        mode = params.get("parse_mode")
+        if mode is None:
+            entity_key = "entities" if key == "text" else "caption_entities"
+            text, entities = raw, list(params.get(entity_key) or [])
+        elif str(mode).upper() == "HTML":
+            if params.get("entities"):
+                raise _bad("can't use parse_mode together with entities")
+            text, entities = parse_html(raw)
+        else:
+            raise ApiError(501, f"fakegram: parse_mode {mode!r} is not simulated")
+        text, entities = _strip(text, entities)
+        if not text:
+            raise _bad(f"message {key} is empty")
+        if _utf16_len(text) > limit:
+            raise _bad("message is too long" if key == "text" else "message caption is too long")
+        return text, entities
+
+    def _markup(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        markup = params.get("reply_markup")
+        if markup is None:
+            return None
+        if isinstance(markup, str):
+            markup = json.loads(markup)
+        if "inline_keyboard" not in markup:
+            return None  # reply keyboards are not part of a message's own content
+        rows = []
+        for row in markup["inline_keyboard"]:
+            out_row = []
+            for button in row:
+                if not button.get("text"):
+                    raise _bad("text buttons are unallowed in the inline keyboard")
+                kinds = [k for k in button if k != "text"]
+                if len(kinds) != 1:
+                    raise _bad("can't parse inline keyboard button: exactly one field expected")
+                data = button.get("callback_data")
+                if data is not None and not (1 <= len(data.encode()) <= 64):
+                    raise _bad("BUTTON_DATA_INVALID")
+                url = button.get("url")
+                if url is not None and not re.match(r"(https?|tg)://", url):
+                    raise _bad(f"inline keyboard button URL '{url}' is invalid: Wrong HTTP URL")
+                out_row.append(dict(button))
+            rows.append(out_row)
+        if sum(len(r) for r in rows) > 100:
+            raise _bad("reply markup is too long")
+        return {"inline_keyboard": rows}
+
+    def _thread(self, chat_id: int, params: dict[str, Any]) -> int | None:
+        thread = params.get("message_thread_id")
+        group = self.groups.get(chat_id)
+        if thread is None or group is None or not group.is_forum:
+            return None
+        if int(thread) not in group.topics:
+            raise _bad("message thread not found")
+        return int(thread)
+
+    def _existing(self, params: dict[str, Any], missing: str) -> FakeMessage:
+        if "inline_message_id" in params:
+            raise ApiError(501, "fakegram: inline messages are not simulated")
+        chat_id = self._chat(params)
+        message = self.messages.get(chat_id, {}).get(int(params.get("message_id", 0)))
+        if message is None or message.deleted:
+            raise _bad(missing)
+        return message
+
+    # Methods: named _api_<lowercased Bot API method>.
+
+    def _api_getme(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        return self.bot_json
+
+    def _api_setmycommands(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        commands = params.get("commands") or []
+        if isinstance(commands, str):
+            commands = json.loads(commands)
+        if len(commands) > 100:
+            raise _bad("too many commands")
+        for command in commands:
+            if not COMMAND.fullmatch(command.get("command", "")):
+                raise _bad("BOT_COMMAND_INVALID")
+            if not 1 <= len(command.get("description", "")) <= 256:
+                raise _bad("command description is empty or too long")
+        scope = json.dumps(params.get("scope", {"type": "default"}), sort_keys=True)
+        self.commands[(scope, str(params.get("language_code", "")))] = commands
+        return True
+
+    def _api_deletemycommands(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        scope = json.dumps(params.get("scope", {"type": "default"}), sort_keys=True)
+        self.commands.pop((scope, str(params.get("language_code", ""))), None)
+        return True
+
+    def _api_getmycommands(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        scope = json.dumps(params.get("scope", {"type": "default"}), sort_keys=True)
+        return self.commands.get((scope, str(params.get("language_code", ""))), [])
+
+    def _api_setmydescription(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        return True
+
+    def _api_setmyshortdescription(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        return True
+
+    def _api_setchatmenubutton(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        return True
+
+    def _api_setwebhook(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        return True
+
+    def _api_deletewebhook(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        return True
+
+    def _api_sendchataction(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        self._chat(params)
+        return True
+
+    def _api_sendmessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        chat_id = self._chat(params)
+        text, entities = self._text(params)
+        message = self.new_message(
+            chat_id,
+            self.bot_json_short(),
+            text=text,
+            entities=entities,
+            reply_markup=self._markup(params),
+            thread_id=self._thread(chat_id, params),
+        )
+        return message.to_json()
+
+    def bot_json_short(self) -> dict[str, Any]:
+        return {k: self.bot_json[k] for k in ("id", "is_bot", "first_name", "username")}
+
+    def _api_editmessagetext(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        message = self._existing(params, "message to edit not found")
+        if not message.from_bot:
+            raise _bad("message can't be edited")
+        if message.text is None:
+            raise _bad("there is no text in the message to edit")
+        text, entities = self._text(params)
+        markup = self._markup(params)
+        if (text, entities, markup) == (message.text, message.entities, message.reply_markup):
+            raise _bad(NOT_MODIFIED.removeprefix("Bad Request: "))
+        message.text, message.entities, message.reply_markup = text, entities, markup
+        return self._edited(message)
+
+    def _api_editmessagereplymarkup(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        message = self._existing(params, "message to edit not found")
+        if not message.from_bot:
+            raise _bad("message can't be edited")
+        markup = self._markup(params)
+        if markup == message.reply_markup:
+            raise _bad(NOT_MODIFIED.removeprefix("Bad Request: "))
+        message.reply_markup = markup
+        return self._edited(message)
+
+    def _api_editmessagecaption(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        message = self._existing(params, "message to edit not found")
+        if message.document is None:
+            raise _bad("there is no caption in the message to edit")
+        caption, entities = (
+            self._text(params, "caption", 1024) if params.get("caption") else (None, [])
+        )
+        markup = self._markup(params)
+        if (caption, entities, markup) == (
+            message.caption,
+            message.caption_entities,
+            message.reply_markup,
+        ):
+            raise _bad(NOT_MODIFIED.removeprefix("Bad Request: "))
+        message.caption, message.caption_entities, message.reply_markup = (
+            caption,
+            entities,
+            markup,
+        )
+        return self._edited(message)
+
+    def _edited(self, message: FakeMessage) -> dict[str, Any]:
+        message.edits += 1
+        message.edit_date = int(self.clock())
+        return message.to_json()
+
+    def _api_deletemessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        chat_id = self._chat(params, writing=False)
+        message = self.messages.get(chat_id, {}).get(int(params.get("message_id", 0)))
+        if message is None or message.deleted:
+            raise _bad("message to delete not found")
+        if (
+            not message.from_bot
+            and chat_id in self.groups
+            and not self.groups[chat_id].bot_is_admin
+        ):
+            raise _bad("message can't be deleted")
+        message.deleted = True
+        return True
+
+    def _api_deletemessages(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        chat_id = self._chat(params, writing=False)
+        for message_id in params.get("message_ids", []):
+            message = self.messages.get(chat_id, {}).get(int(message_id))
+            if message is not None and (message.from_bot or chat_id in self.users):
+                message.deleted = True
+        return True
+
+    def _api_senddocument(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        chat_id = self._chat(params)
+        if "document" not in files:
+            raise _bad("there is no document in the request")
+        filename, content, mime = files["document"]
+        if hasattr(content, "read"):
+            content = content.read()
+        if not content:
+            raise _bad("file must be non-empty")
+        caption, entities = (
+            self._text(params, "caption", 1024) if params.get("caption") else (None, [])
+        )
+        number = next(self._next_file)
+        message = self.new_message(
+            chat_id,
+            self.bot_json_short(),
+            document={
+                "file_id": f"BQACAgIAAxkBAAI{number:08d}",
+                "file_unique_id": f"AgAD{number:06d}",
+                "file_name": filename,
+                "mime_type": mime,
+                "file_size": len(content),
+            },
+            document_bytes=bytes(content),
+            caption=caption,
+            caption_entities=entities,
+            reply_markup=self._markup(params),
+            thread_id=self._thread(chat_id, params),
+        )
+        return message.to_json()
+
+    def _api_answercallbackquery(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        query = self.queries.get(str(params.get("callback_query_id")))
+        if query is None or query.answered:
+            raise _bad(QUERY_INVALID.removeprefix("Bad Request: "))
+        text = params.get("text")
+        if text is not None and len(text) > 200:
+            raise _bad("MESSAGE_TOO_LONG")
+        query.answered = True
+        query.text = text
+        query.show_alert = bool(params.get("show_alert"))
+        return True
+
+    def _member(self, group: FakeGroup, user_id: int) -> dict[str, Any]:
+        user = (
+            self.users[user_id].to_json()
+            if user_id in self.users
+            else {
+                "id": user_id,
+                "is_bot": user_id == BOT_ID,
+                "first_name": "Someone",
+            }
+        )
+        if user_id == BOT_ID:
+            user = self.bot_json_short()
+        if user_id == group.creator:
+            return {"status": "creator", "user": user, "is_anonymous": False}
+        if user_id in group.admins or (user_id == BOT_ID and group.bot_is_admin):
+            rights = dict.fromkeys(
+                [
+                    "can_be_edited",
+                    "is_anonymous",
+                    "can_manage_chat",
+                    "can_delete_messages",
+                    "can_manage_video_chats",
+                    "can_restrict_members",
+                    "can_promote_members",
+                    "can_change_info",
+                    "can_invite_users",
+                    "can_post_stories",
+                    "can_edit_stories",
+                    "can_delete_stories",
+                    "can_pin_messages",
+                    "can_manage_topics",
+                ],
+                False,
+            )
+            rights.update(can_manage_chat=True, can_delete_messages=True, can_pin_messages=True)
+            return {"status": "administrator", "user": user, **rights}
+        if user_id in self.users or user_id == BOT_ID:
+            return {"status": "member", "user": user}
+        return {"status": "left", "user": user}
+
+    def _api_getchatmember(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        chat_id = self._chat(params, writing=False)
+        user_id = int(params["user_id"])
+        if chat_id in self.users:
+            if user_id not in (chat_id, BOT_ID):
+                raise _bad("user not found")
+            return {"status": "member", "user": self.users[chat_id].to_json()}
+        return self._member(self.groups[chat_id], user_id)
+
+    def _api_getchatadministrators(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        chat_id = self._chat(params, writing=False)
+        if chat_id in self.users:
+            raise _bad("there are no administrators in the private chat")
+        group = self.groups[chat_id]
+        ids = ([group.creator] if group.creator else []) + sorted(group.admins)
+        if group.bot_is_admin:
+            ids.append(BOT_ID)
+        return [self._member(group, i) for i in ids]
+
+    def _api_getchat(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        chat_id = self._chat(params, writing=False)
+        return {
+            **self.chat_json(chat_id),
+            "accent_color_id": 0,
+            "max_reaction_count": 11,
+            "accepted_gift_types": {
+                "unlimited_gifts": False,
+                "limited_gifts": False,
+                "unique_gifts": False,
+                "premium_subscription": False,
+                "gifts_from_channels": False,
+            },
+        }
+
+    def _api_pinchatmessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        chat_id = self._chat(params, writing=False)
+        if chat_id in self.groups and not self.groups[chat_id].bot_is_admin:
+            raise _bad("not enough rights to manage pinned messages in the chat")
+        self._existing(params, "message to pin not found")
+        return True
+
+    def _api_unpinchatmessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        return self._api_pinchatmessage(params, files) if "message_id" in params else True
+
+
+class FakeRequest(BaseRequest):
+    """PTB's HTTP layer, answered by a :class:`FakeTelegram` instead of the network.
+
+    Several requests (several Applications) may share one server, as two bot processes
+    share Telegram.
+    """
+
+    def __init__(self, server: FakeTelegram, *, latency: float = 0.0) -> None:
+        self.server = server
+        self.latency = latency
+
+    @property
+    def read_timeout(self) -> float | None:
+        return 5.0
+
+    async def initialize(self) -> None:
+        return None
+
+    async def shutdown(self) -> None:
+        return None
+
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: Any = None,
+        write_timeout: Any = None,
+        connect_timeout: Any = None,
+        pool_timeout: Any = None,
+    ) -> tuple[int, bytes]:
+        api_method = url.rstrip("/").rsplit("/", 1)[-1]
+        params = dict(request_data.parameters) if request_data else {}
+        files: dict[str, Any] = {}
+        if request_data is not None and request_data.contains_files:
+            files = dict(request_data.multipart_data)
+        # What goes over the wire is JSON: round-trip so that nothing Python-only slips by.
+        params = json.loads(json.dumps(params))
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        try:
+            result = self.server.handle(api_method, params, files)
+        except ApiError as error:
+            body: dict[str, Any] = {
+                "ok": False,
+                "error_code": error.code,
+                "description": error.description,
+            }
+            if error.parameters:
+                body["parameters"] = error.parameters
+            return error.code, json.dumps(body).encode()
+        return 200, json.dumps({"ok": True, "result": result}).encode()
+
+
+# ---------------------------------------------------------------------------- the driver
+
+Pick = str | Callable[[Button], bool] | int
+
+
+class Harness:
+    """Plays users and groups against one or more Applications sharing a FakeTelegram."""
+
+    def __init__(
+        self, server: FakeTelegram, apps: Iterable[Application[Any, Any, Any, Any, Any, Any]] = ()
+    ):
+        self.server = server
+        self.apps = list(apps)
+        self._update_ids = itertools.count(100_000)
+        self._query_ids = itertools.count(1)
+        self._user_ids = itertools.count(1001)
+        self._group_ids = itertools.count(1)
+        self.log_errors: list[logging.LogRecord] = []
+        self.redis: Any = None  # the store the apps share, for tests that read the state
+
+    @property
+    def app(self) -> Application[Any, Any, Any, Any, Any, Any]:
+        return self.apps[0]
+
+    # ----- the world
+
+    def user(
+        self,
+        first_name: str,
+        *,
+        language_code: str | None = "en",
+        started: bool = True,
+        username: str | None = None,
+        user_id: int | None = None,
+    ) -> FakeUser:
+        return self.server.add_user(
+            FakeUser(
+                id=user_id or next(self._user_ids),
+                first_name=first_name,
+                language_code=language_code,
+                username=username,
+                started=started,
+            )
+        )
+
+    def group(
+        self,
+        title: str = "Card night",
+        *,
+        creator: FakeUser | None = None,
+        admins: Iterable[FakeUser] = (),
+        forum: bool = False,
+        kind: str = "supergroup",
+    ) -> FakeGroup:
+        number = next(self._group_ids)
+        chat_id = -1_001_000_000_000 - number if kind == "supergroup" else -100_000 - number
+        return self.server.add_group(
+            FakeGroup(
+                id=chat_id,
+                title=title,
+                type=kind,
+                is_forum=forum,
+                creator=creator.id if creator else None,
+                admins={a.id for a in admins},
+            )
+        )
+
+    def topic(self, group: FakeGroup, name: str) -> int:
+        """Creates a forum topic; its id is the id of its service message, as on Telegram."""
+        assert group.is_forum, "topics exist only in forum supergroups"
+        message = self.server.new_message(group.id, self.server.bot_json_short(), text=None)
+        message.deleted = True  # the service message is not something the bot posted
+        group.topics[message.message_id] = name
+        return message.message_id
+
+    # ----- users acting
+
+    async def send_text(
+        self,
+        user: FakeUser,
+        chat: FakeGroup | FakeUser,
+        text: str,
+        *,
+        thread: int | None = None,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> FakeMessage:
+        """A text message from ``user`` (commands get their bot_command entity)."""
+        if isinstance(chat, FakeUser):
+            assert chat.id == user.id, "a user writes only in his own private chat with the bot"
+            user.started = True  # writing to the bot opens the private chat
+            user.blocked = False
+        if thread is not None:
+            assert isinstance(chat, FakeGroup) and thread in chat.topics
+        message = self.server.new_message(
+            chat.id,
+            user.to_json(),
+            text=text,
+            entities=_command_entities(text),
+            thread_id=thread,
+        )
+        await self.feed({"message": message.to_json()}, app)
+        return message
+
+    async def command(
+        self,
+        user: FakeUser,
+        chat: FakeGroup | FakeUser,
+        text: str,
+        *,
+        thread: int | None = None,
+        mention: bool = False,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> FakeMessage:
+        """``/cmd args`` in a chat; ``mention`` writes ``/cmd@botname`` as group menus do."""
+        assert text.startswith("/")
+        if mention:
+            word, _, rest = text.partition(" ")
+            text = f"{word}@{BOT_USERNAME}" + (f" {rest}" if rest else "")
+        return await self.send_text(user, chat, text, thread=thread, app=app)
+
+    async def private(
+        self,
+        user: FakeUser,
+        text: str,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> FakeMessage:
+        return await self.send_text(user, user, text, app=app)
+
+    async def follow(self, user: FakeUser, url: str) -> FakeMessage:
+        """Opens a t.me deep link and presses START, as the Telegram client does."""
+        parsed = urlparse(url if "://" in url else f"https://{url}")
+        assert parsed.netloc in ("t.me", "telegram.me"), url
+        assert parsed.path.strip("/") == BOT_USERNAME, f"deep link to another bot: {url}"
+        payload = parse_qs(parsed.query).get("start", [""])[0]
+        assert START_PAYLOAD.fullmatch(payload), f"Telegram rejects start payload {payload!r}"
+        return await self.private(user, f"/start {payload}")
+
+    async def tap(
+        self,
+        user: FakeUser,
+        message: FakeMessage,
+        pick: Pick,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> Answer:
+        """Taps a button that ``user`` sees on ``message`` (label, predicate or index)."""
+        assert not message.deleted, "the message is gone; nobody can tap it"
+        if message.chat_id in self.server.users:
+            assert message.chat_id == user.id, "nobody sees another user's private chat"
+        button = self.find(message, pick)
+        assert button.callback_data is not None, f"{button.text!r} is a URL button: follow it"
+        return await self.tap_data(
+            user, message.chat_id, message.message_id, button.callback_data, app
+        )
+
+    def find(self, message: FakeMessage, pick: Pick) -> Button:
+        buttons = message.buttons
+        if isinstance(pick, int):
+            return buttons[pick]
+        matches = [b for b in buttons if (b.text == pick if isinstance(pick, str) else pick(b))]
+        assert matches, f"no button {pick!r} on message: {message.shown!r}"
+        return matches[0]
+
+    async def tap_data(
+        self,
+        user: FakeUser,
+        chat_id: int,
+        message_id: int,
+        data: str,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> Answer:
+        """A callback query with any data, as a modified client could send it."""
+        message = self.server.messages.get(chat_id, {}).get(message_id)
+        query_id = str(next(self._query_ids) * 7919 + 4_000_000_000_000)
+        query: dict[str, Any] = {
+            "id": query_id,
+            "from": user.to_json(),
+            "chat_instance": str(abs(chat_id) * 31 + 17),
+            "data": data,
+        }
+        if message is not None and not message.deleted:
+            query["message"] = message.to_json()
+        else:  # Telegram's InaccessibleMessage
+            query["message"] = {
+                "message_id": message_id,
+                "chat": self.server.chat_json(chat_id),
+                "date": 0,
+            }
+        answer = self.server.queries[query_id] = Answer(user.id, data)
+        await self.feed({"callback_query": query}, app)
+        return answer
+
+    async def feed(
+        self, payload: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
+    ) -> None:
+        """Delivers one update and waits for what it set off (tasks the handler created)."""
+        app = app or self.app
+        data = {"update_id": next(self._update_ids), **payload}
+        await app.process_update(Update.de_json(data, app.bot))
+        await settle(app)
+
+    # ----- what users see
+
+    def screen(
+        self, chat: FakeGroup | FakeUser | int, thread: int | None = None
+    ) -> list[FakeMessage]:
+        chat_id = chat if isinstance(chat, int) else chat.id
+        return self.server.screen(chat_id, thread)
+
+    def last(self, chat: FakeGroup | FakeUser | int, thread: int | None = None) -> FakeMessage:
+        messages = [m for m in self.screen(chat, thread) if m.from_bot]
+        assert messages, "the bot has posted nothing there"
+        return messages[-1]
+
+    def with_button(
+        self, chat: FakeGroup | FakeUser | int, pick: Pick, thread: int | None = None
+    ) -> FakeMessage:
+        """The newest bot message in the chat that shows the button ``pick``."""
+        for message in reversed(self.screen(chat, thread)):
+            try:
+                self.find(message, pick)
+            except (AssertionError, IndexError):
+                continue
+            return message
+        raise AssertionError(f"no message with button {pick!r} in chat")
+
+    def alerts(self, user: FakeUser) -> list[str]:
+        """The answerCallbackQuery texts the user was shown (toasts and alerts)."""
+        return [a.text for a in self.server.queries.values() if a.user_id == user.id and a.text]
+
+    def last_document(self, chat: FakeGroup | FakeUser | int) -> tuple[str, bytes]:
+        chat_id = chat if isinstance(chat, int) else chat.id
+        docs = [m for m in self.server.screen(chat_id) if m.document is not None]
+        assert docs, "no document was sent there"
+        return docs[-1].document["file_name"], docs[-1].document_bytes or b""  # type: ignore[index]
+
+    def problems(self) -> list[str]:
+        """What a real Telegram would have complained about, and unexpected errors."""
+        out = []
+        if self.server.not_modified:
+            out.append(f"{self.server.not_modified} edits changed nothing")
+        out += [f"unknown Bot API method {c.method}" for c in self.server.unknown_calls]
+        out += [f"callback {a.data!r} never answered" for a in self.server.unanswered]
+        out += [f"logged error: {r.getMessage()}" for r in self.log_errors]
+        return out
+
+
+async def settle(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Waits for the tasks an update set off through ``Application.create_task``."""
+    tasks: set[asyncio.Task[Any]] = app._Application__create_task_tasks  # type: ignore[attr-defined]
+    for _ in range(50):
+        await asyncio.sleep(0)
+        pending = [t for t in tasks if not t.done() and t is not asyncio.current_task()]
+        if not pending:
+            return
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+class ErrorCollector(logging.Handler):
+    """Collects ERROR records (a handler exception PTB swallowed shows up here)."""
+
+    def __init__(self, sink: list[logging.LogRecord]) -> None:
+        super().__init__(logging.ERROR)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.sink.append(record)
+
+
+async def start_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """What ``run_polling`` does before polling: initialize, post_init, start."""
+    await app.initialize()
+    if app.post_init:
+        await app.post_init(app)
+    await app.start()
+
+
+async def stop_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    if app.running:
+        await app.stop()
+    if app.post_stop:
+        await app.post_stop(app)
+    await app.shutdown()
+    if app.post_shutdown:
+        await app.post_shutdown(app)

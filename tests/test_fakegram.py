@@ -1,0 +1,230 @@
+"""The fake Telegram itself: it must fail where Telegram fails, or the e2e tests lie.
+
+These drive a tiny Application (not the bot) through the real python-telegram-bot stack.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.error import BadRequest, EndPointNotFound, Forbidden, RetryAfter
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+
+from tests.fakegram import (
+    BOT_ID,
+    BOT_TOKEN,
+    BOT_USERNAME,
+    FakeRequest,
+    FakeTelegram,
+    Harness,
+    parse_html,
+    start_app,
+    stop_app,
+)
+
+SEEN: list[Update] = []
+
+
+async def on_ping(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    SEEN.append(update)
+    assert update.effective_message is not None
+    await update.effective_message.reply_text(
+        "<b>pong</b>  ",
+        parse_mode="HTML",
+        reply_markup=InlineKeyboardMarkup([[InlineKeyboardButton("Again", callback_data="a")]]),
+        do_quote=False,
+    )
+
+
+async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    SEEN.append(update)
+    query = update.callback_query
+    assert query is not None
+    await query.answer(f"got {query.data}", show_alert=True)
+    await query.edit_message_text(f"tapped {query.data}")
+
+
+@pytest.fixture
+async def tiny() -> AsyncIterator[Harness]:
+    SEEN.clear()
+    server = FakeTelegram()
+    app = Application.builder().token(BOT_TOKEN).request(FakeRequest(server)).build()
+    app.add_handler(CommandHandler("ping", on_ping))
+    app.add_handler(CallbackQueryHandler(on_tap))
+    await start_app(app)
+    yield Harness(server, [app])
+    await stop_app(app)
+
+
+async def test_get_me_gives_the_bot_its_username(tiny: Harness) -> None:
+    assert tiny.app.bot.username == BOT_USERNAME
+    assert tiny.app.bot.id == BOT_ID
+
+
+async def test_a_command_arrives_as_telegram_sends_it(tiny: Harness) -> None:
+    ann = tiny.user("Ann", language_code="uk")
+    group = tiny.group(forum=True)
+    topic = tiny.topic(group, "Cards")
+    await tiny.command(ann, group, "/ping now", thread=topic, mention=True)
+    update = SEEN[-1]
+    assert update.effective_user is not None and update.effective_user.language_code == "uk"
+    assert update.effective_chat is not None and update.effective_chat.id == group.id
+    message = update.effective_message
+    assert message is not None and message.message_thread_id == topic
+    assert message.text == f"/ping@{BOT_USERNAME} now"
+    assert message.entities[0].type == "bot_command"
+    # reply_text in a topic answers in that topic
+    assert tiny.last(group).thread_id == topic
+
+
+async def test_html_is_parsed_and_text_trimmed(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    await tiny.private(ann, "/ping")
+    reply = tiny.last(ann)
+    assert reply.text == "pong"
+    assert reply.entities == [{"type": "bold", "offset": 0, "length": 4}]
+    assert [b.text for b in reply.buttons] == ["Again"]
+
+
+def test_html_errors_are_telegrams() -> None:
+    assert parse_html("a &lt;b&gt; &#9824; <i>x</i>") == (
+        "a <b> ♠ x",
+        [{"type": "italic", "offset": 8, "length": 1}],
+    )
+    with pytest.raises(Exception, match="Unsupported start tag"):
+        parse_html("<div>x</div>")
+    with pytest.raises(Exception, match="Can't find end tag"):
+        parse_html("<b>x")
+
+
+async def test_tap_answers_and_edits(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    group = tiny.group()
+    await tiny.command(ann, group, "/ping")
+    answer = await tiny.tap(ann, tiny.last(group), "Again")
+    assert answer.answered and answer.show_alert and answer.text == "got a"
+    assert tiny.alerts(ann) == ["got a"]
+    query = SEEN[-1].callback_query
+    assert query is not None and query.message is not None
+    assert query.message.chat.id == group.id
+    assert tiny.last(group).text == "tapped a"
+    assert tiny.last(group).buttons == []  # editMessageText without markup drops the keyboard
+    assert tiny.problems() == []
+
+
+async def test_an_edit_that_changes_nothing_is_refused_and_counted(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    await tiny.private(ann, "/ping")
+    message = tiny.last(ann)
+    bot = tiny.app.bot
+    with pytest.raises(BadRequest, match=r"(?i)message is not modified"):
+        await bot.edit_message_text(
+            "<b>pong</b>",
+            ann.id,
+            message.message_id,
+            parse_mode="HTML",
+            reply_markup=InlineKeyboardMarkup([[InlineKeyboardButton("Again", callback_data="a")]]),
+        )
+    assert tiny.server.not_modified == 1
+    # Same text without bold is a change; so is dropping the keyboard.
+    await bot.edit_message_text("pong", ann.id, message.message_id)
+    with pytest.raises(BadRequest, match=r"(?i)message is not modified"):
+        await bot.edit_message_reply_markup(ann.id, message.message_id, reply_markup=None)
+    assert tiny.server.not_modified == 2
+    assert tiny.problems() == ["2 edits changed nothing"]
+
+
+async def test_private_chats_need_start_and_respect_blocks(tiny: Harness) -> None:
+    bob = tiny.user("Bob", started=False)
+    bot = tiny.app.bot
+    with pytest.raises(Forbidden, match="bot can't initiate conversation with a user"):
+        await bot.send_message(bob.id, "hi")
+    await tiny.follow(bob, f"https://t.me/{BOT_USERNAME}?start=join_123")
+    assert SEEN == []  # no /start handler in the tiny app, but the chat is open now
+    await bot.send_message(bob.id, "hi")
+    bob.blocked = True
+    with pytest.raises(Forbidden, match="bot was blocked by the user"):
+        await bot.send_message(bob.id, "hi")
+
+
+async def test_missing_messages_and_bad_buttons(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    bot = tiny.app.bot
+    with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):
+        await bot.edit_message_text("x", ann.id, 999)
+    with pytest.raises(BadRequest, match=r"(?i)message to delete not found"):
+        await bot.delete_message(ann.id, 999)
+    too_long = InlineKeyboardMarkup([[InlineKeyboardButton("x", callback_data="d" * 65)]])
+    with pytest.raises(BadRequest, match=r"(?i)button_data_invalid"):
+        await bot.send_message(ann.id, "x", reply_markup=too_long)
+    with pytest.raises(BadRequest, match=r"(?i)chat not found"):
+        await bot.send_message(12345, "x")
+
+
+async def test_a_callback_query_is_answered_once(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    await tiny.private(ann, "/ping")
+    answer = await tiny.tap(ann, tiny.last(ann), "Again")
+    query = SEEN[-1].callback_query
+    assert query is not None and answer.answered
+    with pytest.raises(BadRequest, match=r"(?i)query is too old"):
+        await query.answer("again")
+
+
+async def test_forged_data_on_a_deleted_message_is_delivered(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    await tiny.private(ann, "/ping")
+    message = tiny.last(ann)
+    await tiny.app.bot.delete_message(ann.id, message.message_id)
+    assert tiny.screen(ann) == [m for m in tiny.screen(ann) if not m.from_bot]
+    await tiny.tap_data(ann, ann.id, message.message_id, "zz")
+    query = SEEN[-1].callback_query
+    assert query is not None and query.data == "zz"
+    assert query.message is not None and not query.message.is_accessible
+    assert tiny.alerts(ann) == ["got zz"]
+
+
+async def test_flood_control_and_unknown_methods(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    tiny.server.flood("sendMessage", retry_after=7)
+    with pytest.raises(RetryAfter) as caught:
+        await tiny.app.bot.send_message(ann.id, "x")
+    assert caught.value.retry_after in (7, dt.timedelta(seconds=7))
+    await tiny.app.bot.send_message(ann.id, "x")  # one flood only
+    with pytest.raises(EndPointNotFound):
+        await tiny.app.bot.do_api_request("sendDice", {"chat_id": ann.id})
+    assert [c.method for c in tiny.server.unknown_calls] == ["sendDice"]
+
+
+async def test_group_rate_limit_answers_429(tiny: Harness) -> None:
+    group = tiny.group()
+    tiny.server.group_rate_per_minute = 2
+    await tiny.app.bot.send_message(group.id, "1")
+    await tiny.app.bot.send_message(group.id, "2")
+    with pytest.raises(RetryAfter):
+        await tiny.app.bot.send_message(group.id, "3")
+
+
+async def test_documents_and_members(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    bob = tiny.user("Bob")
+    group = tiny.group(creator=ann, admins=[bob])
+    carl = tiny.user("Carl")
+    bot = tiny.app.bot
+    sent = await bot.send_document(group.id, b'{"a": 1}', filename="game.json", caption="rec")
+    assert sent.document is not None and sent.document.file_name == "game.json"
+    name, content = tiny.last_document(group)
+    assert (name, json.loads(content)) == ("game.json", {"a": 1})
+    statuses: dict[str, Any] = {}
+    for user in (ann, bob, carl):
+        statuses[user.first_name] = (await bot.get_chat_member(group.id, user.id)).status
+    assert statuses == {"Ann": "creator", "Bob": "administrator", "Carl": "member"}
+    admins = await bot.get_chat_administrators(group.id)
+    assert {a.user.id for a in admins} == {ann.id, bob.id}
+    chat = await bot.get_chat(group.id)
+    assert chat.title == group.title
