@@ -1,0 +1,194 @@
+"""Invariants of football over random games (hypothesis): cards, secrecy, storage, records."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from itertools import permutations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import cards
+from engine.base import IllegalMove
+from engine.football import HOME, Football, FootballOptions, FootballView, Move
+from engine.records import export, replay
+
+games = st.builds(
+    lambda seed, decks, size: Football.new(
+        FootballOptions(decks=decks, deck_size=size), ["Ann", "Bob"], seed=seed
+    ),
+    st.integers(0, 2**32),
+    st.integers(1, 3),
+    st.sampled_from([36, 52]),
+)
+
+
+def truth(g: Football) -> tuple[list[list[int]], list[int]]:
+    """The real field [row][col] (-1 before its set-up) and keepers, read from the stored
+    state (the deck and the set-ups), not from any view."""
+    state = json.loads(g.to_json())
+    deck = state["deck"]
+    field = [[-1] * 4, deck[0:4], deck[4:8], [-1] * 4]
+    keepers = [-1, -1]
+    for seat, chosen in enumerate(state["setup"]):
+        if chosen:
+            keepers[seat] = chosen[0]
+            field[HOME[seat]] = chosen[1:]
+    return field, keepers
+
+
+def check_view(g: Football, view: FootballView, seat: int | None) -> None:
+    """The view shows a card exactly where ``seat`` may know it, and shows it truly."""
+    field, keepers = truth(g)
+    up = view.face_up
+    for row in range(4):
+        for col in range(4):
+            real = field[row][col]
+            may_know = up[row][col] or (seat is not None and HOME[seat] == row)
+            shown = view.field[row][col]
+            if may_know and real >= 0:
+                assert shown == cards.to_str(real)
+            else:
+                assert shown is None, (seat, row, col)
+    for k in (0, 1):
+        if (view.keepers_up[k] or seat == k) and keepers[k] >= 0:
+            assert view.keepers[k] == cards.to_str(keepers[k])
+        else:
+            assert view.keepers[k] is None
+    if view.phase == "finished":
+        assert all(all(row) for row in up) and all(view.keepers_up)
+    own_hand = seat is not None and not view.setup_done[seat]
+    assert view.hand == (cards.to_strs(g.hand(seat)) if own_hand and seat is not None else [])
+    # No card anywhere in the view beyond what the seat may know: the piles are counts.
+    assert Counter(_cards_in(view.model_dump())) <= known(g, seat)
+
+
+def known(g: Football, seat: int | None) -> Counter[str]:
+    """Every card ``seat`` may know, as a multiset, from the stored state."""
+    state = json.loads(g.to_json())
+    field, keepers = truth(g)
+    up = state["up"] if state["phase"] != 2 else (1 << 18) - 1
+    seen = [
+        card
+        for row in range(4)
+        for col in range(4)
+        if (card := field[row][col]) >= 0
+        and (up >> (row * 4 + col) & 1 or (seat is not None and HOME[seat] == row))
+    ]
+    seen += [k for s, k in enumerate(keepers) if k >= 0 and (up >> (16 + s) & 1 or seat == s)]
+    if seat is not None and not state["setup"][seat]:
+        seen += g.hand(seat)
+    seen += state["goals"][0] + state["goals"][1] + state["out"]
+    ball = g.summary()["ball"]
+    return Counter(cards.to_strs(seen) + ([ball] if ball else []))
+
+
+def _cards_in(value: object) -> list[str]:
+    if isinstance(value, str):
+        try:
+            cards.parse(value)
+        except ValueError:
+            return []
+        return [value]
+    if isinstance(value, dict):
+        return [c for k, v in value.items() if k not in ("players", "phase") for c in _cards_in(v)]
+    if isinstance(value, list):
+        return [c for v in value for c in _cards_in(v)]
+    return []
+
+
+def check_places(g: Football) -> None:
+    places = g.places()
+    every = Counter(card for where in places.values() for card in where)
+    assert every == Counter(json.loads(g.to_json())["deck"])
+    field, _ = truth(g)
+    placed = sum(1 for row in field for card in row if card >= 0)
+    assert len(places["field"]) == placed
+
+
+def every_column_move(seat: int) -> list[Move]:
+    return [Move(seat, kind, col) for kind in ("enter", "advance") for col in range(-1, 5)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(games, st.randoms(use_true_random=False))
+def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> None:
+    moves: list[dict[str, object]] = []
+    pile = g.summary()["piles"][0]
+    assert g.summary()["piles"] == [pile, pile]
+    while not g.is_finished():
+        check_places(g)
+        for seat in (0, 1, None):
+            check_view(g, g.view(seat), seat)
+        text = g.to_json()
+        assert Football.from_json(text).to_json() == text
+        legal = g.legal_moves()
+        assert len(legal) > 0 and len(set(legal)) == len(legal)
+        actor = g.to_act()
+        assert actor is not None and all(m.player == actor.player for m in legal)
+        if legal[0].kind != "setup":
+            # Exactly the listed column moves are accepted, by anyone.
+            for move in every_column_move(0) + every_column_move(1):
+                copy = Football.from_json(text)
+                try:
+                    copy.apply(move)
+                    accepted = True
+                except IllegalMove:
+                    accepted = False
+                    assert copy.to_json() == text
+                assert accepted == (move in legal), move
+        move = rng.choice(legal)
+        assert move in legal
+        assert g.move_from_token(g.move_token(move), move.player) == move
+        moves.append(g.move_to_record(move))
+        events = g.apply(move)
+        assert events, "every move has something to tell"
+        json.dumps([e.to_json() for e in events])  # JSON values only
+    check_places(g)
+    summary = g.summary()
+    assert summary["piles"] == [0, 0] and len(summary["face_up"]) == 18
+    result = g.result()
+    assert result is not None and result["goals"] == summary["goals"]
+    goals = result["goals"]
+    assert result["winner"] == (0 if goals[0] > goals[1] else 1 if goals[1] > goals[0] else None)
+    for seat in (0, 1, None):
+        check_view(g, g.view(seat), seat)
+    # The record replays to the same end.
+    record = json.loads(json.dumps(export(g, moves)))
+    out = replay(record)
+    assert out["ok"] and out["finished"] and out["legal"] == [] and out["to_act"] is None
+    assert out["summary"] == summary and out["result"] == result
+
+
+@settings(max_examples=30, deadline=None)
+@given(games, st.randoms(use_true_random=False), st.integers(0, 60))
+def test_a_record_cut_anywhere_replays_to_the_same_position(
+    g: Football, rng: random.Random, cut: int
+) -> None:
+    moves: list[dict[str, object]] = []
+    while not g.is_finished() and len(moves) < cut:
+        move = rng.choice(g.legal_moves())
+        moves.append(g.move_to_record(move))
+        g.apply(move)
+    out = replay(json.loads(json.dumps(export(g, moves))))
+    assert out["ok"]
+    assert out["summary"] == g.summary() and out["result"] == g.result()
+    legal = [g.move_to_record(m) for m in g.legal_moves()]
+    assert sorted(map(json.dumps, out["legal"])) == sorted(map(json.dumps, legal))
+    actor = g.to_act()
+    assert out["to_act"] == (None if actor is None else {"player": actor.player, "dummy": False})
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 3), st.sampled_from([36, 52]), st.integers(0, 2**32))
+def test_setups_are_listed_once_each_and_all_of_them(decks: int, size: int, seed: int) -> None:
+    g = Football.new(FootballOptions(decks=decks, deck_size=size), ["A", "B"], seed=seed)
+    hand = g.hand(0)
+    legal = list(g.legal_moves())
+    distinct = {(m.cards[0], *m.cards[1:]) for m in legal}
+    assert len(distinct) == len(legal)
+    # Every arrangement of the hand as a multiset, counted independently.
+    expected = {(hand[k], *row) for k in range(5) for row in permutations(hand[:k] + hand[k + 1 :])}
+    assert distinct == expected
