@@ -1,0 +1,128 @@
+"""`python -m engine replay` on football records, as a user runs it (records.md)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.football import Football, FootballOptions
+from tests.football_util import deal
+
+ROOT = Path(__file__).resolve().parent.parent
+SETUP_A = {"player": 0, "setup": {"goalkeeper": "10S", "row": ["JS", "7S", "8S", "9S"]}}
+SETUP_B = {"player": 1, "setup": {"goalkeeper": "KD", "row": ["QD", "7H", "8H", "9H"]}}
+
+
+def run(text: str, *, file: Path | None = None) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, "-m", "engine", "replay", str(file) if file else "-"]
+    return subprocess.run(
+        args, input=None if file else text, capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+
+
+def record(moves: list[Any] | None = None, **changes: Any) -> dict[str, Any]:
+    deck = deal("6D 7C 8C 9C", "10D QC KC AC", "10S JS 7S 8S 9S", "KD QD 7H 8H 9H", "JD", "6S 10C")
+    g = Football.new(FootballOptions(), ["Ann", "Bob"], deck=deck)
+    return {**g.header(), "moves": moves or [], **changes}
+
+
+def ok(data: dict[str, Any]) -> dict[str, Any]:
+    done = run(json.dumps(data))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def test_a_record_without_moves_waits_for_the_setups() -> None:
+    out = ok(record())
+    assert out["ok"] is True and out["finished"] is False and out["result"] is None
+    assert out["to_act"] == {"player": 0, "dummy": False}
+    assert len(out["legal"]) == 120
+    assert SETUP_A in out["legal"]
+    assert out["summary"] == {
+        "piles": [9, 9],
+        "goals": [0, 0],
+        "ball": None,
+        "ball_at": None,
+        "face_up": {},
+    }
+
+
+def test_either_seat_may_set_up_first() -> None:
+    out = ok(record([SETUP_B]))
+    assert out["ok"] and out["to_act"] == {"player": 0, "dummy": False}
+    out = ok(record([SETUP_B, SETUP_A, {"player": 0, "enter": 0}, {"player": 0, "advance": 0}]))
+    assert out["ok"]
+    assert out["to_act"] == {"player": 0, "dummy": False}
+    assert out["summary"]["ball"] == "JD" and out["summary"]["ball_at"] == [1, 0]
+    assert out["summary"]["face_up"] == {"r0c0": "JS", "r1c0": "6D"}
+    assert sorted(map(json.dumps, out["legal"])) == sorted(
+        json.dumps({"player": 0, "advance": c}) for c in (0, 1)
+    )
+
+
+def test_an_illegal_move_is_reported_with_its_index_and_the_position_before_it() -> None:
+    out = ok(record([SETUP_A, SETUP_B, {"player": 0, "enter": 1}, {"player": 0, "enter": 0}]))
+    assert out["ok"] is False and out["move"] == 2
+    assert "JD" in out["error"] and "7S" in out["error"]
+    assert out["legal"] == [{"player": 0, "enter": 0}]
+    assert out["summary"]["ball"] == "JD" and out["summary"]["ball_at"] is None
+    for bad in ({"player": 1, "enter": 0}, {"player": 0, "enter": 7}, {"player": 4, "enter": 0}):
+        out = ok(record([SETUP_A, SETUP_B, bad]))
+        assert out["ok"] is False and out["move"] == 2 and out["error"]
+
+
+def test_a_setup_with_cards_not_dealt_is_illegal() -> None:
+    wrong = {"player": 0, "setup": {"goalkeeper": "2S", "row": ["JS", "7S", "8S", "9S"]}}
+    out = ok(record([wrong]))
+    assert out["ok"] is False and out["move"] == 0
+
+
+def test_a_finished_game_gives_its_result(tmp_path: Path) -> None:
+    g = Football.new(FootballOptions(deck_size=52, decks=2), ["Ann", "Bob"], seed=11)
+    rng = random.Random(11)
+    moves = []
+    while not g.is_finished():
+        move = rng.choice(g.legal_moves())
+        moves.append(g.move_to_record(move))
+        g.apply(move)
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps({**g.header(), "moves": moves}))
+    done = run("", file=path)
+    assert done.returncode == 0
+    out = json.loads(done.stdout)
+    assert out["ok"] and out["finished"] and out["to_act"] is None and out["legal"] == []
+    assert out["result"] == g.result() and out["summary"] == g.summary()
+    assert len(out["summary"]["face_up"]) == 18
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{not json",
+        json.dumps(record(game="chess")),
+        json.dumps(record(players=["Ann"])),
+        json.dumps(record(players=["Ann", "Bob", "Cid"])),
+        json.dumps(record(options={"decks": 0})),
+        json.dumps(record(options={"speed": 1})),
+        json.dumps(record(deck=record()["deck"][:-1])),
+        json.dumps(record(deck=["1X", *record()["deck"][1:]])),
+        json.dumps(record(options={"deck_size": 52})),  # a 36-card deck for 52 cards
+        json.dumps(record([SETUP_A, {"player": 0, "kick": 2}])),
+        json.dumps(record([{"player": 0, "setup": {"goalkeeper": "10S", "row": ["JS"]}}])),
+        json.dumps(record([{"player": 0, "setup": {"goalkeeper": "ZZ", "row": []}}])),
+        json.dumps(record(moves={"player": 0})),
+    ],
+)
+def test_malformed_records_exit_2_with_one_line(text: str) -> None:
+    done = run(text)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.strip()
