@@ -1,0 +1,1013 @@
+"""Durak with a dummy (shared/spec/rules.md §2), behind the :class:`engine.base.Game` protocol.
+
+Participants are numbered ``0 .. n-1`` for the players and ``n`` for the dummy, which sits
+right after the dealer; ``_nxt`` is the clockwise ring over all of them.  Everything the
+rules do by themselves (automatic passes, the end of a bout, the draw, the next attacker,
+going out, the end) runs inside :meth:`Durak.apply`, so between two calls the game is
+always at a real decision of exactly one participant, or finished.
+
+A bout moves through four phases: ``lead`` (the attacker plays a card), ``defend`` (the
+defender beats an unbeaten card or declares take), ``throw`` (every card is beaten; the
+right to throw in goes round the priority order) and ``take`` (the extra round after a
+take, in which each holder of the right may add several cards before passing).
+
+Events (``Event.kind`` → ``data``; seats are ints or ``"dummy"``, cards in record notation)
+are public narration: they never name a drawn card.
+
+========================  ==========================================================
+``bout``                  ``{"attacker": seat, "defender": seat}``: a bout begins
+``attack``                ``{"seat": seat, "card": C}``: lead card
+``beat``                  ``{"seat": seat, "card": A, "with": C}``
+``take_declared``         ``{"seat": seat}``: the defender will take
+``throw``                 ``{"seat": seat, "card": C}``: a throw-in
+``pass``                  ``{"seat": seat}``: gave up the right to throw in (chosen, not
+                          automatic)
+``took``                  ``{"seat": seat, "count": k}``: the defender took the table
+``discarded``             ``{"count": k}``: the table went to the discard pile
+``drew``                  ``{"seat": seat, "count": k}``: drew k cards from the stock
+``out``                   ``{"seat": seat}``: a player got rid of his cards, he is safe
+``control``               ``{"seat": seat}``: control of the dummy passed to this player
+``finished``              ``{"fool": seat | null}``
+========================  ==========================================================
+
+When the controller acts for the dummy, ``seat`` is ``"dummy"``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, Literal, NamedTuple, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from engine import cards
+from engine.base import Actor, CorruptState, Event, IllegalMove, MalformedRecord
+from engine.cards import Card
+
+HAND = 6  # cards dealt to every hand, and what the draw fills up to
+BOUT_LIMIT = 6  # attack cards a bout may hold at most
+MAX_PLAYERS = {36: 4, 52: 6}  # six cards to each player and the dummy, one left for trump
+MIN_PLAYERS = 2
+
+LEAD, DEFEND, THROW, TAKE, OVER = range(5)
+Phase = Literal["lead", "defend", "throw", "take", "over"]
+PHASES: tuple[Phase, ...] = ("lead", "defend", "throw", "take", "over")
+
+ATTACK, BEAT, TAKE_KIND, THROW_KIND, PASS = "attack", "beat", "take", "throw", "pass"
+_ARITY = {ATTACK: 1, BEAT: 2, TAKE_KIND: 0, THROW_KIND: 1, PASS: 0}
+
+Seat = int | Literal["dummy"]
+
+
+class DurakOptions(BaseModel):
+    """The lobby settings (rules.md §2): deck, whether the dummy plays, rematch lead."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    deck_size: Literal[36, 52] = 36
+    dummy_plays: bool = False
+    first_move: Literal["under", "from_under"] = "under"
+
+
+class SeatingError(ValueError):
+    """Too many or too few players for the deck; the lobby offers the 52-card deck."""
+
+    def __init__(self, players: int, deck_size: int) -> None:
+        most = MAX_PLAYERS[deck_size]
+        hint = " (the 52-card deck takes up to 6)" if deck_size == 36 and players <= 6 else ""
+        super().__init__(
+            f"a {deck_size}-card game takes {MIN_PLAYERS} to {most} players, not {players}{hint}"
+        )
+        self.players = players
+        self.deck_size = deck_size
+        self.most = most
+
+
+class DurakMove(NamedTuple):
+    """One choice: ``cards`` is ``(C,)`` for attack/throw, ``(A, C)`` for beat, else ``()``.
+
+    ``player`` is the seat that taps; ``dummy`` is true when he acts for the dummy.
+    """
+
+    player: int
+    dummy: bool
+    kind: str
+    cards: tuple[Card, ...] = ()
+
+
+class ActorView(BaseModel):
+    player: int
+    dummy: bool
+
+
+class DurakView(BaseModel):
+    """What one seat (``None``: the group) may know; the bot renders only from this.
+
+    ``known`` / ``dummy_known`` are the cards each hand is publicly known to hold: cards it
+    picked up in a take, and the face-up trump card once drawn, not played since.
+    """
+
+    seat: int | None
+    players: list[str]
+    dealer: int
+    deck_size: int
+    dummy_plays: bool
+    trump: str
+    hand: list[str]
+    dummy_hand: list[str] | None
+    hand_counts: list[int]
+    dummy_count: int
+    known: list[list[str]]
+    dummy_known: list[str]
+    table: list[tuple[str, str | None]]
+    stock: int
+    discard: int
+    phase: Phase
+    attacker: Seat | None
+    defender: Seat | None
+    to_act: ActorView | None
+    controller: int
+    out: list[int]
+    limit: int | None
+    attack_cards: int
+    finished: bool
+    fool: int | None
+
+
+class _State(BaseModel):
+    """The stored form of a game (``to_json``): ints and lists, validated on the way in."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    v: Literal[1]
+    options: DurakOptions
+    players: list[str]
+    dealer: int
+    previous_fool: int | None
+    deck: list[int]
+    drawn: int
+    hands: list[list[int]]
+    known: list[list[int]]
+    discard: list[int]
+    table: list[list[int]]
+    phase: Phase
+    attacker: int
+    defender: int
+    pos: int
+    limit: int
+    controller: int
+    out: list[int]
+    pending: list[int]
+    fool: int | None
+
+
+_new_tuple = tuple.__new__
+
+
+def _event(kind: str, data: dict[str, Any]) -> Event:
+    """``Event(kind, data)`` without NamedTuple's Python-level ``__new__`` (hot loop)."""
+    return _new_tuple(Event, (kind, data))
+
+
+def beats(card: Card, attack: Card, trump: int) -> bool:
+    """A higher card of the same suit, or any trump against a non-trump."""
+    s = attack & 3
+    return (card & 3 == s and card > attack) or (card & 3 == trump != s)
+
+
+def _name(card: object) -> str:
+    """Notation of a card, or the raw value of something that is none."""
+    return cards.to_str(card) if isinstance(card, int) and card in _ALL_CARDS else repr(card)
+
+
+def _one_line(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(x) for x in err["loc"]) or "value"
+    return f"{where}: {err['msg']}"
+
+
+_ALL_CARDS = frozenset(cards.deck(52))
+_STR = [cards.to_str(c) if c in _ALL_CARDS else "" for c in range(60)]  # hot-path notation
+
+
+class _MoveTable:
+    """Every move object one actor can make, built once: the hot loop only looks them up."""
+
+    __slots__ = ("_key", "_rows", "attack", "pass_", "take", "throw")
+
+    def __init__(self, player: int, dummy: bool) -> None:
+        self._key = (player, dummy)
+        self.attack = [DurakMove(player, dummy, ATTACK, (c,)) for c in range(60)]
+        self.throw = [DurakMove(player, dummy, THROW_KIND, (c,)) for c in range(60)]
+        self.take = DurakMove(player, dummy, TAKE_KIND)
+        self.pass_ = DurakMove(player, dummy, PASS)
+        self._rows: list[list[DurakMove] | None] = [None] * 60
+
+    def beats(self, a: Card) -> list[DurakMove]:
+        """The moves beating ``a`` with each card (a row by card, built on first use)."""
+        row = self._rows[a]
+        if row is None:
+            row = self._rows[a] = [DurakMove(*self._key, BEAT, (a, c)) for c in range(60)]
+        return row
+
+
+_TABLES: dict[tuple[int, bool], _MoveTable] = {}
+
+# _BEATERS[trump][a]: bit c set when card c beats attack card a.
+_BEATERS = [
+    tuple(
+        sum(1 << c for c in _ALL_CARDS if beats(c, a, trump)) if a in _ALL_CARDS else 0
+        for a in range(60)
+    )
+    for trump in range(4)
+]
+
+
+def _moves_for(player: int, dummy: bool) -> _MoveTable:
+    table = _TABLES.get((player, dummy))
+    if table is None:
+        table = _TABLES[player, dummy] = _MoveTable(player, dummy)
+    return table
+
+
+_CARD = r"(?:10|[2-9JQKA])[SCDH]"
+_TOKEN = re.compile(rf"(d?)(?:a({_CARD})|b({_CARD})({_CARD})|w({_CARD})|(t)|(p))")
+
+
+class Durak:
+    """One game of Durak with a dummy: state, legal moves, apply (see the module doc)."""
+
+    name: ClassVar[str] = "durak"
+
+    __slots__ = (
+        "_att",
+        "_attacker",
+        "_beaters",
+        "_controller",
+        "_dealer",
+        "_deck",
+        "_deckset",
+        "_defender",
+        "_dfn",
+        "_discard",
+        "_drawn",
+        "_dummy_plays",
+        "_events",
+        "_fool",
+        "_hands",
+        "_known",
+        "_limit",
+        "_mask",
+        "_n",
+        "_names",
+        "_nxt",
+        "_order",
+        "_orders",
+        "_out",
+        "_pending",
+        "_phase",
+        "_pos",
+        "_previous_fool",
+        "_stock",
+        "_tables",
+        "_trump",
+        "_trump_card",
+        "options",
+    )
+
+    # ------------------------------------------------------------------ creation
+
+    def __init__(
+        self,
+        options: DurakOptions,
+        players: Sequence[str],
+        dealer: int,
+        previous_fool: int | None,
+        deck: Sequence[Card],
+    ) -> None:
+        """The fixed part of a game; callers validate first and then deal or load."""
+        n = len(players)
+        self.options = options
+        self._names = list(players)
+        self._n = n
+        self._dealer = dealer
+        self._previous_fool = previous_fool
+        self._deck = tuple(deck)
+        self._deckset = frozenset(deck)
+        self._dummy_plays = options.dummy_plays
+        ring = [(p + 1) % n for p in range(n)] + [(dealer + 1) % n]
+        ring[dealer] = n  # the dummy sits right after the dealer
+        self._nxt = tuple(ring)
+        dealt = HAND * (n + 1)
+        self._trump_card = deck[dealt]
+        self._trump = deck[dealt] & 3
+        self._beaters = _BEATERS[self._trump]
+        self._tables = [_moves_for(p, False) for p in range(n)]
+        # The face-up card goes under the stock: it is drawn last.
+        self._stock = (*deck[dealt + 1 :], deck[dealt])
+        self._drawn = 0
+        self._hands: list[list[Card]] = [[] for _ in range(n + 1)]
+        self._known: list[set[Card]] = [set() for _ in range(n + 1)]
+        self._discard: list[Card] = []
+        self._att: list[Card] = []
+        self._dfn: list[Card] = []  # -1: not beaten yet
+        self._mask = 0  # bit r set: rank r lies on the table
+        self._phase = LEAD
+        self._attacker = self._defender = self._controller = 0
+        self._order: tuple[int, ...] = ()
+        self._orders: dict[int, tuple[int, ...]] = {}  # throw orders by attacker, defender
+        self._pos = 0
+        self._limit = 0
+        self._out: list[int] = []
+        self._pending: list[int] = []  # emptied while the stock still had cards
+        self._fool: int | None = None
+        self._events: list[Event] = []
+
+    @staticmethod
+    def check_setup(
+        options: DurakOptions,
+        players: Sequence[str],
+        dealer: int,
+        previous_fool: int | None,
+        deck: Sequence[Card] | None,
+    ) -> None:
+        """Raise ValueError (SeatingError for the player count) unless a game can start."""
+        n = len(players)
+        if not MIN_PLAYERS <= n <= MAX_PLAYERS[options.deck_size]:
+            raise SeatingError(n, options.deck_size)
+        if type(dealer) is not int or not 0 <= dealer < n:
+            raise ValueError(f"dealer must be a seat 0..{n - 1}, not {dealer!r}")
+        if previous_fool is not None and (
+            type(previous_fool) is not int or not 0 <= previous_fool < n
+        ):
+            raise ValueError(f"previous_fool must be null or a seat 0..{n - 1}")
+        if deck is not None and not cards.is_deck_of(deck, options.deck_size):
+            raise ValueError(f"the deck is not exactly the {options.deck_size}-card pack")
+
+    @classmethod
+    def new(
+        cls,
+        options: DurakOptions,
+        players: list[str],
+        dealer: int,
+        previous_fool: int | None = None,
+        seed: int | str | None = None,
+        deck: Sequence[Card] | None = None,
+    ) -> Self:
+        """Shuffle (by ``seed``) or take ``deck``, deal and find the first attacker."""
+        cls.check_setup(options, players, dealer, previous_fool, deck)
+        if deck is None:
+            deck = cards.shuffled(options.deck_size, 1, seed)
+        game = cls(options, players, dealer, previous_fool, deck)
+        game._deal()
+        return game
+
+    def _deal(self) -> None:
+        n, deck = self._n, self._deck
+        for k in range(n):  # from the dealer's neighbour round to the dealer
+            self._hands[(self._dealer + 1 + k) % n] = list(deck[HAND * k : HAND * (k + 1)])
+        self._hands[n] = list(deck[HAND * n : HAND * (n + 1)])
+        first = self._first_attacker()
+        self._controller = first
+        self._start_bout(first)
+        self._events = []
+
+    def _first_attacker(self) -> int:
+        """rules.md §2.2/§2.5; the dummy's cards count as the dealer's."""
+        n, hands = self._n, self._hands
+        if self._previous_fool is not None:
+            step = -1 if self.options.first_move == "under" else 1
+            return (self._previous_fool + step) % n
+        seats = [(self._dealer + 1 + k) % n for k in range(n)]  # dealer last
+
+        def held(seat: int) -> list[Card]:
+            return hands[seat] + hands[n] if seat == self._dealer else hands[seat]
+
+        trumps = [(c, seat) for seat in seats for c in held(seat) if c & 3 == self._trump]
+        if trumps:
+            return min(trumps)[1]
+        lowest = [min(c >> 2 for c in held(seat)) for seat in seats]
+        return seats[lowest.index(min(lowest))]  # ties: first clockwise
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Self:
+        raw = record.get("options", {})
+        if not isinstance(raw, dict):
+            raise MalformedRecord("options must be an object")
+        try:
+            options = DurakOptions.model_validate(raw)
+        except ValidationError as exc:
+            raise MalformedRecord(f"bad option {_one_line(exc)}") from None
+        players = record.get("players")
+        if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+            raise MalformedRecord("players must be a list of names")
+        try:
+            deck = cards.parse_many(record.get("deck"))
+        except ValueError as exc:
+            raise MalformedRecord(str(exc)) from None
+        if "dealer" not in record:
+            raise MalformedRecord("dealer is required")
+        try:
+            game = cls.new(
+                options, players, record["dealer"], record.get("previous_fool"), deck=deck
+            )
+        except ValueError as exc:
+            raise MalformedRecord(str(exc)) from None
+        return game
+
+    def header(self) -> dict[str, Any]:
+        return {
+            "game": self.name,
+            "options": self.options.model_dump(),
+            "players": list(self._names),
+            "deck": cards.to_strs(self._deck),
+            "dealer": self._dealer,
+            "previous_fool": self._previous_fool,
+        }
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def players(self) -> list[str]:
+        return list(self._names)
+
+    def _who(self) -> int:
+        """The participant to act (the dummy is ``n``)."""
+        phase = self._phase
+        if phase == LEAD:
+            return self._attacker
+        if phase == DEFEND:
+            return self._defender
+        return self._order[self._pos]
+
+    def to_act(self) -> Actor | None:
+        if self._phase == OVER:
+            return None
+        who = self._who()
+        return Actor(self._controller, True) if who == self._n else Actor(who, False)
+
+    def is_finished(self) -> bool:
+        return self._phase == OVER
+
+    def result(self) -> dict[str, Any] | None:
+        return {"fool": self._fool} if self._phase == OVER else None
+
+    def legal_moves(self) -> list[DurakMove]:
+        phase = self._phase
+        if phase == OVER:
+            return []
+        if phase == LEAD:
+            who = self._attacker
+        elif phase == DEFEND:
+            who = self._defender
+        else:
+            who = self._order[self._pos]
+        table = _moves_for(self._controller, True) if who == self._n else self._tables[who]
+        hand = self._hands[who]
+        if phase == LEAD:
+            attack = table.attack
+            return [attack[c] for c in hand]
+        if phase == DEFEND:  # exactly one card is unbeaten: the latest one
+            a = self._att[-1]
+            beaters = self._beaters[a]
+            row = table.beats(a)
+            moves = [row[c] for c in hand if beaters >> c & 1]
+            moves.append(table.take)
+            return moves
+        mask = self._mask
+        throw = table.throw
+        moves = [throw[c] for c in hand if mask >> (c >> 2) & 1]
+        moves.append(table.pass_)
+        return moves
+
+    # ------------------------------------------------------------------ apply
+
+    def apply(self, move: DurakMove) -> list[Event]:
+        phase = self._phase
+        if phase == OVER:
+            raise IllegalMove("game_over", "The game is over.")
+        try:
+            player, dummy, kind, cs = move
+            arity_ok = _ARITY[kind] == len(cs)
+        except (TypeError, ValueError, KeyError):
+            arity_ok = False
+        if not arity_ok:
+            raise IllegalMove("unknown_move", f"There is no such move: {move!r}.")
+        n = self._n
+        if phase == LEAD:
+            who = self._attacker
+        elif phase == DEFEND:
+            who = self._defender
+        else:
+            who = self._order[self._pos]
+        if (
+            (dummy is not True or player != self._controller)
+            if who == n
+            else (dummy is not False or player != who)
+        ):
+            raise self._not_your_turn(player, dummy, who)
+        self._events = events = []
+        hand = self._hands[who]
+        seat: Seat = "dummy" if who == n else who
+        if kind == BEAT:
+            if phase != DEFEND:
+                raise IllegalMove("cannot_beat_now", "There is no card to beat now.")
+            a, c = cs
+            i = self._unbeaten_index(a)
+            if c not in hand:
+                raise self._not_held(c, who)
+            if not self._beaters[a] >> c & 1:
+                raise IllegalMove(
+                    "cannot_beat",
+                    f"{_STR[c]} does not beat {_STR[a]}.",
+                    card=_STR[a],
+                    with_card=_STR[c],
+                )
+            hand.remove(c)
+            self._dfn[i] = c
+            self._mask |= 1 << (c >> 2)
+            events.append(_event("beat", {"seat": seat, "card": _STR[a], "with": _STR[c]}))
+            self._played(who, hand, c)
+            if -1 not in self._dfn:
+                self._phase = THROW
+                self._pos = 0
+                self._advance()
+        elif kind in (ATTACK, THROW_KIND):
+            if (phase != LEAD) if kind == ATTACK else (phase < THROW):
+                raise IllegalMove(
+                    f"cannot_{kind}_now",
+                    "A bout is already under way."
+                    if kind == ATTACK
+                    else "Nobody may throw in now: the defender must act.",
+                )
+            c = cs[0]
+            if c not in hand:
+                raise self._not_held(c, who)
+            if kind == THROW_KIND and not self._mask >> (c >> 2) & 1:
+                raise IllegalMove(
+                    "rank_not_on_table",
+                    f"No card of the rank of {_STR[c]} is on the table.",
+                    card=_STR[c],
+                )
+            hand.remove(c)
+            self._att.append(c)
+            self._dfn.append(-1)
+            self._mask |= 1 << (c >> 2)
+            events.append(_event(kind, {"seat": seat, "card": _STR[c]}))
+            self._played(who, hand, c)
+            if phase == TAKE:
+                self._advance()
+            else:
+                self._phase = DEFEND
+        elif kind == TAKE_KIND:
+            if phase != DEFEND:
+                raise IllegalMove("cannot_take_now", "Only the defender takes, facing a card.")
+            events.append(_event("take_declared", {"seat": seat}))
+            self._phase = TAKE
+            self._pos = 0
+            self._advance()
+        else:  # PASS
+            if phase < THROW:
+                raise IllegalMove("cannot_pass_now", "There is no right to throw in to pass.")
+            events.append(_event("pass", {"seat": seat}))
+            self._pos += 1
+            self._advance()
+        return events
+
+    def _not_your_turn(self, player: object, dummy: object, who: int) -> IllegalMove:
+        if type(player) is not int or not 0 <= player < self._n:
+            return IllegalMove("no_such_seat", f"There is no seat {player!r}.", seat=player)
+        if who == self._n:
+            name = self._names[self._controller]
+            return IllegalMove(
+                "not_your_turn",
+                f"It is {name}'s turn, for the dummy.",
+                seat=self._controller,
+                dummy=True,
+            )
+        name = self._names[who]
+        if dummy and player == who:
+            return IllegalMove(
+                "not_your_turn", f"It is {name}'s own turn, not the dummy's.", seat=who, dummy=False
+            )
+        return IllegalMove("not_your_turn", f"It is {name}'s turn.", seat=who, dummy=False)
+
+    def _not_held(self, c: object, who: int) -> IllegalMove:
+        if c not in self._deckset:
+            return IllegalMove(
+                "not_in_game",
+                f"There is no {_name(c)} in a {len(self._deck)}-card deck.",
+                card=_name(c),
+            )
+        whose = "The dummy does" if who == self._n else "You do"
+        return IllegalMove("not_in_hand", f"{whose} not hold {_name(c)}.", card=_name(c))
+
+    def _unbeaten_index(self, a: Card) -> int:
+        for i, (x, d) in enumerate(zip(self._att, self._dfn, strict=True)):
+            if x == a and d < 0:
+                return i
+        if a not in self._deckset:
+            raise self._not_held(a, self._defender)
+        raise IllegalMove(
+            "not_on_table", f"{_name(a)} is not an unbeaten card on the table.", card=_name(a)
+        )
+
+    # ------------------------------------------------------------------ forced steps
+
+    def _played(self, who: int, hand: list[Card], c: Card) -> None:
+        """After ``who`` played ``c``: it is no longer known to be his; out if he is done."""
+        known = self._known[who]
+        if known:
+            known.discard(c)
+        if not hand and who != self._n:
+            if self._drawn == len(self._stock):
+                self._go_out(who)
+            else:
+                self._pending.append(who)
+
+    def _go_out(self, seat: int) -> None:
+        self._out.append(seat)
+        self._events.append(_event("out", {"seat": seat}))
+        if seat == self._controller:
+            n, hands = self._n, self._hands
+            for k in range(1, n):
+                other = (seat + k) % n
+                if hands[other]:
+                    self._controller = other
+                    self._events.append(_event("control", {"seat": other}))
+                    return
+            # Nobody else holds cards: control stays where it is.
+
+    def _can_throw(self, who: int) -> bool:
+        if who == self._n and self._controller == self._defender:
+            return False  # the dummy is skipped while its controller defends
+        mask = self._mask
+        for c in self._hands[who]:  # noqa: SIM110 (a loop is faster than any() here)
+            if mask >> (c >> 2) & 1:
+                return True
+        return False
+
+    def _advance(self) -> None:
+        """Pass automatically everyone who may not throw in; end the round when all have."""
+        if len(self._att) < self._limit:
+            order = self._order
+            pos = self._pos
+            while pos < len(order):
+                if self._can_throw(order[pos]):
+                    self._pos = pos
+                    return
+                pos += 1
+        self._end_bout(self._phase == TAKE)
+
+    def _end_bout(self, taken: bool) -> None:
+        n, hands, events = self._n, self._hands, self._events
+        table = self._att + [d for d in self._dfn if d >= 0]
+        defender = self._defender
+        if taken:
+            hands[defender].extend(table)
+            self._known[defender].update(table)
+            seat: Seat = "dummy" if defender == n else defender
+            events.append(_event("took", {"seat": seat, "count": len(table)}))
+        else:
+            self._discard.extend(table)
+            events.append(_event("discarded", {"count": len(table)}))
+        self._att = []
+        self._dfn = []
+        self._mask = 0
+        if self._drawn < len(self._stock):
+            self._draw()
+        if self._pending:
+            for who in self._pending:
+                if not hands[who]:
+                    self._go_out(who)
+            self._pending = []
+        if self._drawn == len(self._stock):  # with stock left, every hand holds six
+            holders = [p for p in range(n) if hands[p]]
+            if len(holders) <= 1:
+                self._finish(holders)
+                return
+        nxt = self._nxt
+        attacker = nxt[defender] if taken else defender
+        while not self._in_rotation(attacker):
+            attacker = nxt[attacker]
+        self._start_bout(attacker)
+
+    def _finish(self, holders: list[int]) -> None:
+        if holders:
+            self._fool = holders[0]
+        elif self._hands[self._n]:
+            self._fool = self._out[-1]  # the player who got rid of his cards last
+        else:
+            self._fool = None  # nothing anywhere: a drawn game
+        self._phase = OVER
+        self._events.append(_event("finished", {"fool": self._fool}))
+
+    def _draw(self) -> None:
+        """Lead attacker first, then clockwise; the dummy at its seat."""
+        stock, drawn = self._stock, self._drawn
+        total = len(stock)
+        hands, nxt, n = self._hands, self._nxt, self._n
+        who = self._attacker
+        for _ in range(n + 1):
+            hand = hands[who]
+            want = HAND - len(hand)
+            if want > 0:
+                got = stock[drawn : drawn + want]
+                hand.extend(got)
+                drawn += len(got)
+                seat: Seat = "dummy" if who == n else who
+                self._events.append(_event("drew", {"seat": seat, "count": len(got)}))
+                if drawn == total:  # the face-up trump card: everyone saw who got it
+                    self._known[who].add(self._trump_card)
+                    break
+            who = nxt[who]
+        self._drawn = drawn
+
+    def _seat(self, who: int) -> Seat:
+        return "dummy" if who == self._n else who
+
+    def _in_rotation(self, who: int) -> bool:
+        """May ``who`` attack or defend: holds cards; the dummy only with dummy_plays."""
+        return bool(self._hands[who]) and (who != self._n or self._dummy_plays)
+
+    def _start_bout(self, attacker: int) -> None:
+        nxt = self._nxt
+        defender = nxt[attacker]
+        while not self._in_rotation(defender):
+            defender = nxt[defender]
+        self._attacker = attacker
+        self._defender = defender
+        self._order = self._throw_order(attacker, defender)
+        self._limit = min(BOUT_LIMIT, len(self._hands[defender]))
+        self._phase = LEAD
+        self._pos = 0
+        n = self._n
+        self._events.append(
+            _event(
+                "bout",
+                {
+                    "attacker": "dummy" if attacker == n else attacker,
+                    "defender": "dummy" if defender == n else defender,
+                },
+            )
+        )
+
+    def _throw_order(self, attacker: int, defender: int) -> tuple[int, ...]:
+        """Priority order of the right to throw in: the lead attacker, then clockwise."""
+        key = attacker * 8 + defender
+        order = self._orders.get(key)
+        if order is None:
+            found = []
+            who = attacker
+            for _ in range(self._n + 1):
+                if who != defender:
+                    found.append(who)
+                who = self._nxt[who]
+            order = self._orders[key] = tuple(found)
+        return order
+
+    # ------------------------------------------------------------------ records and tokens
+
+    def move_to_record(self, move: DurakMove) -> dict[str, Any]:
+        player, dummy, kind, cs = move
+        data: dict[str, Any] = {"player": player}
+        if kind in (ATTACK, THROW_KIND):
+            data[kind] = cards.to_str(cs[0])
+        elif kind == BEAT:
+            data[BEAT] = cards.to_str(cs[0])
+            data["with"] = cards.to_str(cs[1])
+        else:
+            data[kind] = True
+        if dummy:
+            data["dummy"] = True
+        return data
+
+    def move_from_record(self, data: object) -> DurakMove:
+        if not isinstance(data, dict):
+            raise MalformedRecord(f"a move is a JSON object, not {json.dumps(data)}")
+        player = data.get("player")
+        dummy = data.get("dummy", False)
+        if type(player) is not int or not isinstance(dummy, bool):
+            raise MalformedRecord(f"bad move: {json.dumps(data)}")
+        keys = set(data) - {"player", "dummy"}
+        try:
+            if keys == {ATTACK} or keys == {THROW_KIND}:
+                (kind,) = keys
+                return DurakMove(player, dummy, kind, (cards.parse(data[kind]),))
+            if keys == {BEAT, "with"}:
+                pair = (cards.parse(data[BEAT]), cards.parse(data["with"]))
+                return DurakMove(player, dummy, BEAT, pair)
+            if (keys == {TAKE_KIND} or keys == {PASS}) and all(data[k] is True for k in keys):
+                (kind,) = keys
+                return DurakMove(player, dummy, kind)
+        except ValueError as exc:
+            raise MalformedRecord(f"{exc} in move {json.dumps(data)}") from None
+        raise MalformedRecord(f"unknown move shape: {json.dumps(data)}")
+
+    def move_token(self, move: DurakMove) -> str:
+        _, dummy, kind, cs = move
+        prefix = "d" if dummy else ""
+        if kind == ATTACK:
+            return f"{prefix}a{cards.to_str(cs[0])}"
+        if kind == BEAT:
+            return f"{prefix}b{cards.to_str(cs[0])}{cards.to_str(cs[1])}"
+        if kind == THROW_KIND:
+            return f"{prefix}w{cards.to_str(cs[0])}"
+        return prefix + ("t" if kind == TAKE_KIND else "p")
+
+    def move_from_token(self, token: str, player: int) -> DurakMove:
+        match = _TOKEN.fullmatch(token) if isinstance(token, str) else None
+        if match is None:
+            raise MalformedRecord(f"bad durak move token: {token!r}")
+        d, attack, beat_a, beat_c, throw, take, _ = match.groups()
+        dummy = d == "d"
+        if attack:
+            return DurakMove(player, dummy, ATTACK, (cards.parse(attack),))
+        if beat_a:
+            return DurakMove(player, dummy, BEAT, (cards.parse(beat_a), cards.parse(beat_c)))
+        if throw:
+            return DurakMove(player, dummy, THROW_KIND, (cards.parse(throw),))
+        return DurakMove(player, dummy, TAKE_KIND if take else PASS)
+
+    # ------------------------------------------------------------------ public views
+
+    def _table_pairs(self) -> list[tuple[str, str | None]]:
+        return [
+            (cards.to_str(a), cards.to_str(d) if d >= 0 else None)
+            for a, d in zip(self._att, self._dfn, strict=True)
+        ]
+
+    def summary(self) -> dict[str, Any]:
+        over = self._phase == OVER
+        n = self._n
+        return {
+            "trump": cards.to_str(self._trump_card),
+            "stock": len(self._stock) - self._drawn,
+            "hands": [len(h) for h in self._hands[:n]],
+            "dummy": len(self._hands[n]),
+            "discard": len(self._discard),
+            "table": [list(pair) for pair in self._table_pairs()],
+            "attacker": None if over else self._seat(self._attacker),
+            "defender": None if over else self._seat(self._defender),
+            "controller": self._controller,
+            "out": list(self._out),
+        }
+
+    def _sorted(self, hand: Iterable[Card]) -> list[str]:
+        return cards.to_strs(sorted(hand, key=cards.sort_key_by_suit(self._trump)))
+
+    def view(self, seat: int | None) -> DurakView:
+        """Own hand; the dummy's only for its controller; of the others only what is public."""
+        n = self._n
+        if seat is not None and (type(seat) is not int or not 0 <= seat < n):
+            raise ValueError(f"no seat {seat!r}")
+        over = self._phase == OVER
+        actor = self.to_act()
+        return DurakView(
+            seat=seat,
+            players=list(self._names),
+            dealer=self._dealer,
+            deck_size=self.options.deck_size,
+            dummy_plays=self._dummy_plays,
+            trump=cards.to_str(self._trump_card),
+            hand=[] if seat is None else self._sorted(self._hands[seat]),
+            dummy_hand=self._sorted(self._hands[n]) if seat == self._controller else None,
+            hand_counts=[len(h) for h in self._hands[:n]],
+            dummy_count=len(self._hands[n]),
+            known=[self._sorted(k) for k in self._known[:n]],
+            dummy_known=self._sorted(self._known[n]),
+            table=self._table_pairs(),
+            stock=len(self._stock) - self._drawn,
+            discard=len(self._discard),
+            phase=PHASES[self._phase],
+            attacker=None if over else self._seat(self._attacker),
+            defender=None if over else self._seat(self._defender),
+            to_act=None if actor is None else ActorView(player=actor.player, dummy=actor.dummy),
+            controller=self._controller,
+            out=list(self._out),
+            limit=None if over else self._limit,
+            attack_cards=len(self._att),
+            finished=over,
+            fool=self._fool,
+        )
+
+    # ------------------------------------------------------------------ stored state
+
+    def to_json(self) -> str:
+        state = _State.model_construct(
+            v=1,
+            options=self.options,
+            players=self._names,
+            dealer=self._dealer,
+            previous_fool=self._previous_fool,
+            deck=list(self._deck),
+            drawn=self._drawn,
+            hands=self._hands,
+            known=[sorted(k) for k in self._known],
+            discard=self._discard,
+            table=[[a] if d < 0 else [a, d] for a, d in zip(self._att, self._dfn, strict=True)],
+            phase=PHASES[self._phase],
+            attacker=self._attacker,
+            defender=self._defender,
+            pos=self._pos,
+            limit=self._limit,
+            controller=self._controller,
+            out=self._out,
+            pending=self._pending,
+            fool=self._fool,
+        )
+        return state.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        try:
+            state = _State.model_validate_json(text)
+        except ValidationError as exc:
+            raise CorruptState(f"durak state: {_one_line(exc)}") from None
+        try:
+            cls.check_setup(
+                state.options, state.players, state.dealer, state.previous_fool, state.deck
+            )
+        except ValueError as exc:
+            raise CorruptState(f"durak state: {exc}") from None
+        game = cls(state.options, state.players, state.dealer, state.previous_fool, state.deck)
+        game._load(state)
+        return game
+
+    def _load(self, s: _State) -> None:
+        """Fill a fresh object from a validated model, or raise CorruptState."""
+        n = self._n
+
+        def bad(why: str) -> CorruptState:
+            return CorruptState(f"durak state: {why}")
+
+        def seats(values: list[int], dummy_ok: bool) -> bool:
+            top = n + 1 if dummy_ok else n
+            return all(0 <= v < top for v in values) and len(set(values)) == len(values)
+
+        if len(s.hands) != n + 1 or len(s.known) != n + 1:
+            raise bad("one hand per player and one for the dummy")
+        if not 0 <= s.drawn <= len(self._stock):
+            raise bad("stock position out of range")
+        if any(not set(k) <= set(h) for k, h in zip(s.known, s.hands, strict=True)):
+            raise bad("a known card that is not in its hand")
+        if any(len(pair) not in (1, 2) for pair in s.table):
+            raise bad("a table entry is [attack] or [attack, defence]")
+        everything = [c for h in s.hands for c in h] + [c for p in s.table for c in p]
+        everything += list(self._stock[s.drawn :]) + s.discard
+        if sorted(everything) != sorted(self._deck):
+            raise bad("the cards do not add up to the deck")
+        if not seats(s.out, False) or not seats(s.pending, False):
+            raise bad("bad out or pending seats")
+        if not 0 <= s.controller < n:
+            raise bad("controller is not a seat")
+        att = [p[0] for p in s.table]
+        dfn = [p[1] if len(p) == 2 else -1 for p in s.table]
+        if any(d >= 0 and not beats(d, a, self._trump) for a, d in zip(att, dfn, strict=True)):
+            raise bad("a defence card that does not beat its attack card")
+        phase = PHASES.index(s.phase)
+        unbeaten = dfn.count(-1)
+        if phase == OVER:
+            if s.table or (s.fool is not None and not 0 <= s.fool < n):
+                raise bad("a finished game has no table and a seat or null as fool")
+        else:
+            if s.fool is not None or not seats([s.attacker, s.defender], True):
+                raise bad("bad attacker or defender")
+            shape_ok = {
+                LEAD: not s.table,
+                DEFEND: unbeaten > 0,
+                THROW: bool(s.table) and unbeaten == 0,
+                TAKE: bool(s.table),
+            }[phase]
+            if not shape_ok or not 1 <= s.limit <= BOUT_LIMIT or len(att) > s.limit:
+                raise bad(f"the table does not fit phase {s.phase}")
+        self._hands = [list(h) for h in s.hands]
+        self._known = [set(k) for k in s.known]
+        self._drawn = s.drawn
+        self._discard = list(s.discard)
+        self._att, self._dfn = att, dfn
+        for c in att + [d for d in dfn if d >= 0]:
+            self._mask |= 1 << (c >> 2)
+        self._phase = phase
+        self._controller = s.controller
+        self._out = list(s.out)
+        self._pending = list(s.pending)
+        self._fool = s.fool
+        self._limit = s.limit
+        if phase != OVER:
+            self._attacker, self._defender = s.attacker, s.defender
+            if not self._in_rotation(s.defender) or not (
+                self._in_rotation(s.attacker)
+                or (phase > LEAD and (s.attacker != n or self._dummy_plays))
+            ):
+                raise bad("attacker or defender out of the rotation")
+            self._order = self._throw_order(s.attacker, s.defender)
+            if phase >= THROW and not (
+                0 <= s.pos < len(self._order)
+                and len(att) < s.limit
+                and self._can_throw(self._order[s.pos])
+            ):
+                raise bad("nobody with the right to throw in")
+            self._pos = s.pos

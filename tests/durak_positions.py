@@ -1,0 +1,149 @@
+"""Constructed durak decks and positions for scenario tests.
+
+``deck_for`` builds a deck whose deal gives the hands a test names; ``position`` builds a
+game in the middle of play (small hands, short or empty stock) through the engine's own
+validated state loader, so each scenario starts exactly where its rule matters.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine import cards
+from engine.durak import Durak, DurakMove, DurakOptions
+
+NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
+
+
+def cs(text: str) -> list[int]:
+    """``"7H QS"`` → card ints."""
+    return [cards.parse(t) for t in text.split()]
+
+
+def deck_for(
+    n: int,
+    dealer: int,
+    hands: dict[int, str],
+    dummy: str = "",
+    trump: str = "6S",
+    stock: str = "",
+    deck_size: int = 36,
+) -> list[int]:
+    """A deck whose deal gives each seat the cards named (hands not named, or named short,
+    are filled with the lowest cards left); ``stock`` names the top of the stock."""
+    named = [c for text in [*hands.values(), dummy, trump, stock] for c in cs(text)]
+    assert len(named) == len(set(named)), "a card named twice"
+    left = [c for c in sorted(cards.deck(deck_size), key=lambda c: (c >> 2, c & 3))]
+    left = [c for c in left if c not in named]
+
+    def fill(text: str) -> list[int]:
+        block = cs(text)
+        while len(block) < 6:
+            block.append(left.pop(0))
+        return block
+
+    deck: list[int] = []
+    for k in range(n):
+        deck += fill(hands.get((dealer + 1 + k) % n, ""))
+    deck += fill(dummy)
+    deck += cs(trump)
+    deck += cs(stock) + left
+    return deck
+
+
+def new_game(
+    n: int,
+    dealer: int,
+    hands: dict[int, str],
+    dummy: str = "",
+    trump: str = "6S",
+    stock: str = "",
+    previous_fool: int | None = None,
+    **options: Any,
+) -> Durak:
+    deck_size = options.get("deck_size", 36)
+    deck = deck_for(n, dealer, hands, dummy, trump, stock, deck_size)
+    return Durak.new(DurakOptions(**options), NAMES[:n], dealer, previous_fool, deck=deck)
+
+
+def position(
+    hands: list[str],
+    dummy: str,
+    attacker: int,
+    defender: int,
+    controller: int,
+    trump: str = "6S",
+    stock: str | None = None,
+    dealer: int = 0,
+    out: list[int] | None = None,
+    **options: Any,
+) -> Durak:
+    """A game at the lead of a bout. ``hands`` by seat, ``dummy`` the dummy's cards
+    (attacker/defender ``len(hands)`` is the dummy). ``stock``: the cards still in the
+    stock above the face-up trump card, top first; ``None``: the stock is used up and the
+    trump card is wherever the hands say (or in the discard). Every other card is in the
+    discard pile."""
+    n = len(hands)
+    opts = DurakOptions(**options)
+    trump_card = cards.parse(trump)
+    held = [cs(h) for h in hands] + [cs(dummy)]
+    in_stock = [] if stock is None else cs(stock)
+    taken = {c for h in held for c in h} | set(in_stock)
+    assert stock is None or trump_card not in taken
+    pool = [c for c in cards.deck(opts.deck_size) if c not in in_stock and c != trump_card]
+    dealt = 6 * (n + 1)
+    # Above the trump card: the cards drawn so far, then what is still in the stock.
+    deck = [*pool[:dealt], trump_card, *pool[dealt:], *in_stock]
+    total = len(deck) - dealt
+    drawn = total if stock is None else total - len(in_stock) - 1
+    remaining = set() if stock is None else {*in_stock, trump_card}
+    discard = [c for c in deck if c not in taken and c not in remaining]
+    state = {
+        "v": 1,
+        "options": opts.model_dump(),
+        "players": NAMES[:n],
+        "dealer": dealer,
+        "previous_fool": None,
+        "deck": deck,
+        "drawn": drawn,
+        "hands": held,
+        "known": [[] for _ in held],
+        "discard": discard,
+        "table": [],
+        "phase": "lead",
+        "attacker": attacker,
+        "defender": defender,
+        "pos": 0,
+        "limit": min(6, len(held[defender])),
+        "controller": controller,
+        "out": out or [],
+        "pending": [],
+        "fool": None,
+    }
+    return Durak.from_json(json.dumps(state))
+
+
+def move(game: Durak, token: str) -> DurakMove:
+    """The actor's move from its token (``a7H``, ``b7H9H``, ``t``, ``w7S``, ``p``, ``d…``)."""
+    actor = game.to_act()
+    assert actor is not None
+    return game.move_from_token(token, actor.player)
+
+
+def play(game: Durak, *tokens: str) -> list[tuple[str, dict[str, Any]]]:
+    """Apply the actor's moves in turn; the events of all of them, as (kind, data)."""
+    events = []
+    for token in tokens:
+        events += [(e.kind, e.data) for e in game.apply(move(game, token))]
+    return events
+
+
+def hand(game: Durak, seat: int) -> set[str]:
+    return set(game.view(seat).hand)
+
+
+def dummy_hand(game: Durak) -> set[str]:
+    view = game.view(game.view(None).controller)
+    assert view.dummy_hand is not None
+    return set(view.dummy_hand)
