@@ -66,8 +66,8 @@ KEEPER_BIT = (1 << 16, 1 << 17)
 ALL_UP = (1 << 18) - 1
 DEALT = 18  # 8 middle cards + 2 × 5 hands are dealt before the piles
 
-# Columns reachable from column c of the previous row, as a bit mask.
-REACH = tuple(sum(1 << n for n in (c - 1, c, c + 1) if 0 <= n < 4) for c in range(4))
+# The columns of the next row reachable from column c: straight ahead and diagonally.
+REACH = tuple(tuple(n for n in (c - 1, c, c + 1) if 0 <= n < 4) for c in range(4))
 
 _to_str = cards.to_str
 
@@ -91,11 +91,9 @@ class Move(NamedTuple):
     cards: tuple[Card, ...] = ()
 
 
-# Every enter/advance move exists once; legal move lists are tuples of these, built per
-# (seat, kind, column mask) so that listing the legal moves is one lookup.
-_MOVES = {(p, k, c): Move(p, k, c) for p in (0, 1) for k in KINDS[1:] for c in range(4)}
+# Listing the legal enter/advance moves is one lookup by (seat, kind) and column mask.
 _BY_MASK = {
-    (p, k): tuple(tuple(_MOVES[p, k, c] for c in range(4) if m >> c & 1) for m in range(16))
+    (p, k): tuple(tuple(Move(p, k, c) for c in range(4) if m >> c & 1) for m in range(16))
     for p in (0, 1)
     for k in KINDS[1:]
 }
@@ -530,7 +528,7 @@ class Football:
                 card=card,
                 ball=ball,
             )
-        if not REACH[self._at & 3] >> col & 1:
+        if col not in REACH[self._at & 3]:
             return IllegalMove(
                 "not_reachable",
                 f"From column {self._at & 3} the ball can only go to the column straight "
@@ -609,14 +607,12 @@ class Football:
         and matching."""
         seat, ball, field, up = self._turn, self._ball, self._field, self._up
         start = ((pos >> 2) + STEP[seat]) * 4
-        reach = REACH[pos & 3]
         mask = 0
-        for col in range(4):
-            if reach >> col & 1:
-                p = start + col
-                card = field[p]
-                if not up >> p & 1 or (card & 3) == (ball & 3) or (card >> 2) == (ball >> 2):
-                    mask |= 1 << col
+        for col in REACH[pos & 3]:
+            p = start + col
+            card = field[p]
+            if not up >> p & 1 or (card & 3) == (ball & 3) or (card >> 2) == (ball >> 2):
+                mask |= 1 << col
         return mask
 
     def _entry_mask(self) -> int:
@@ -733,7 +729,7 @@ class Football:
 
     def move_from_token(self, token: str, player: int) -> Move:
         if len(token) == 2 and token[0] in "ea" and token[1] in "0123":
-            return _MOVES[player, "enter" if token[0] == "e" else "advance", int(token[1])]
+            return Move(player, "enter" if token[0] == "e" else "advance", int(token[1]))
         if token.startswith("s") and len(token) <= 40:
             parts = token[1:].split(".")
             if len(parts) == 5:
