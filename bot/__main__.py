@@ -1,0 +1,57 @@
+"""``python -m bot``: run the bot (webhook when WEBHOOK_URL is set, else polling)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from pydantic import ValidationError
+
+from bot.app import build_application
+from bot.config import Settings
+
+log = logging.getLogger("bot")
+
+
+def main() -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        settings = Settings()  # type: ignore[call-arg]
+    except ValidationError as exc:
+        missing = any(e["loc"] == ("telegram_bot_token",) for e in exc.errors())
+        if missing:
+            print(
+                "error: TELEGRAM_BOT_TOKEN is not set (the bot's token from @BotFather)",
+                file=sys.stderr,
+            )
+        else:
+            print(f"error: bad settings: {exc.errors()[0]['msg']}", file=sys.stderr)
+        return 2
+    if settings.redis_url:
+        import redis.asyncio as aioredis
+
+        redis = aioredis.Redis.from_url(settings.redis_url)
+    else:
+        import fakeredis
+
+        log.warning("REDIS_URL is not set: games are kept in memory and will not survive a restart")
+        redis = fakeredis.FakeAsyncRedis()
+    app = build_application(settings, redis)
+    if settings.webhook_url:
+        app.run_webhook(
+            listen="0.0.0.0",
+            port=settings.port,
+            secret_token=settings.webhook_secret,
+            webhook_url=settings.webhook_url,
+            allowed_updates=["message", "callback_query"],
+        )
+    else:
+        app.run_polling(allowed_updates=["message", "callback_query"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""The Application: handlers, the store, the menu. ``build_application`` is also what the
+end-to-end tests and the benchmark drive."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis.asyncio as aioredis
+from telegram import Update
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+)
+from telegram.request import BaseRequest
+
+from bot import commands, lobby, play, taps
+from bot.callbacks import Action
+from bot.config import Settings
+from bot.services import KEY, Services, services
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+_TAPS: dict[Action, taps.TapHandler] = {
+    Action.PICK: lobby.on_pick,
+    Action.JOIN: lobby.on_join,
+    Action.LEAVE: lobby.on_leave,
+    Action.SETTINGS: lobby.on_settings,
+    Action.OPTION: lobby.on_option,
+    Action.START: lobby.on_start,
+    Action.AGAIN: lobby.on_again,
+    Action.MOVE: play.on_move,
+    Action.SETUP: play.on_setup,
+    Action.CARDS: play.on_cards,
+    Action.RECORD: play.on_record,
+}
+
+
+async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    tap = await taps.parse(update)
+    if tap is not None:
+        await _TAPS[tap.cb.action](tap, context)
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    log.error("update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
+
+
+async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    svc = services(app)
+    svc.bot_username = app.bot.username
+    await commands.set_menu(app)
+
+
+def build_application(
+    settings: Settings, redis: aioredis.Redis, request: BaseRequest | None = None
+) -> Application[Any, Any, Any, Any, Any, Any]:
+    builder = ApplicationBuilder().token(settings.telegram_bot_token)
+    if request is not None:
+        builder = builder.request(request).get_updates_request(request)
+    if settings.telegram_base_url:
+        root = settings.telegram_base_url.rstrip("/")
+        builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
+    if settings.rate_limit:
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
+    # Updates of different chats run side by side; one table's run one at a time per
+    # process (a lock per table), and the CAS in Redis covers other processes.
+    builder = builder.concurrent_updates(256).post_init(_post_init)
+    app = builder.build()
+    app.bot_data[KEY] = Services(settings=settings, store=Store(redis, settings.game_ttl))
+    app.add_handler(CommandHandler("newgame", commands.newgame))
+    app.add_handler(CommandHandler("endgame", commands.endgame))
+    app.add_handler(CommandHandler("start", commands.start))
+    app.add_handler(CommandHandler("help", commands.help_))
+    app.add_handler(CommandHandler("rules", commands.rules))
+    app.add_handler(CallbackQueryHandler(on_tap))
+    app.add_error_handler(on_error)
+    return app

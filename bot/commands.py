@@ -1,0 +1,182 @@
+"""Slash commands: /newgame, /endgame, /start (with deep links), /help, /rules."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from telegram import BotCommand, Message, Update
+from telegram.constants import ChatType, ParseMode
+from telegram.error import TelegramError
+from telegram.ext import Application, ContextTypes
+
+from bot import callbacks, delivery, lobby
+from bot.i18n import LANGS, lang_of, t
+from bot.services import services
+from bot.store import TABLE_SLOT, table_key
+from bot.taps import is_admin
+
+log = logging.getLogger(__name__)
+
+MENU = ("newgame", "endgame", "rules", "help")
+SEEDS = Path(__file__).resolve().parent.parent / "seeds"
+MAX_TEXT = 4096
+
+
+def _where(message: Message) -> tuple[int, int | None]:
+    """The table a group message belongs to: its chat, and its forum topic if any."""
+    thread = message.message_thread_id if message.is_topic_message else None
+    return message.chat.id, thread
+
+
+async def _say(message: Message, text: str, reply: bool = True) -> None:
+    try:
+        await message.reply_text(text, parse_mode=ParseMode.HTML, do_quote=reply)
+    except TelegramError as exc:
+        log.warning("reply not sent: %s", exc)
+
+
+async def newgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None:
+        return
+    lang = lang_of(user.language_code)
+    if message.chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP):
+        await _say(message, t(lang, "cmd.group_only"))
+        return
+    chat_id, thread_id = _where(message)
+    snap, created = await lobby.new_table(
+        context, chat_id, thread_id, message.chat.title or "", user
+    )
+    if created or snap.table is None:
+        return
+    slot = snap.slots.get(TABLE_SLOT)
+    text = t(snap.table.lang, "cmd.already")
+    try:
+        await context.bot.send_message(
+            chat_id,
+            text,
+            message_thread_id=thread_id,
+            reply_to_message_id=slot.id if slot and slot.id else message.message_id,
+            allow_sending_without_reply=True,
+        )
+    except TelegramError as exc:
+        log.warning("reply not sent: %s", exc)
+
+
+async def endgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None:
+        return
+    lang = lang_of(user.language_code)
+    if message.chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP):
+        await _say(message, t(lang, "cmd.group_only"))
+        return
+    chat_id, thread_id = _where(message)
+    snap = await services(context).store.load(table_key(chat_id, thread_id))
+    table = snap.table
+    if table is None or table.phase not in ("pick", "lobby", "playing"):
+        await _say(message, t(lang, "cmd.no_game"))
+        return
+    if user.id != table.creator and not await is_admin(context, chat_id, user.id):
+        await _say(message, t(lang, "cmd.endgame_denied"))
+        return
+    await lobby.stop(context, chat_id, thread_id)
+
+
+async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/start: welcome, or a deep link that joins a lobby / brings a player's hand."""
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None:
+        return
+    lang = lang_of(user.language_code)
+    if message.chat.type != ChatType.PRIVATE:
+        await _say(message, t(lang, "cmd.start_group"))
+        return
+    target = callbacks.parse_payload(context.args[0]) if context.args else None
+    if target is None:
+        await _say(message, t(lang, "cmd.welcome"), reply=False)
+        return
+    chat_id, thread_id, game_id = target
+    key = table_key(chat_id, thread_id)
+    svc = services(context)
+    snap = await svc.store.load(key)
+    table = snap.table
+    if table is None or table.game_id != game_id:
+        await _say(message, t(lang, "tap.stale"), reply=False)
+        return
+    if table.phase == "lobby":
+        await lobby.join(context, key, game_id, user)
+        return
+    if table.phase == "playing" and table.seat_of(user.id) is not None:
+        # He has opened the private chat: deliver his hand from now on.
+        async with svc.lock(key):
+            snap = await delivery.set_reachable(svc, key, {user.id: True}) or await svc.store.load(
+                key
+            )
+            await delivery.publish(context, snap)
+        return
+    await _say(message, t(lang, "tap.stale"), reply=False)
+
+
+async def help_(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None:
+        return
+    await _say(message, t(lang_of(user.language_code), "cmd.help"), reply=False)
+
+
+def rules_text(game: str, lang: str) -> str | None:
+    """The project's rules text (seeds/<game>.<lang>.md, else seeds/<game>.md)."""
+    for name in (f"{game}.{lang}.md", f"{game}.md"):
+        path = SEEDS / name
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    return None
+
+
+def _chunks(text: str) -> list[str]:
+    """Pieces under Telegram's 4096 characters, cut at paragraph or line ends."""
+    pieces: list[str] = []
+    while len(text) > MAX_TEXT:
+        cut = text.rfind("\n\n", 0, MAX_TEXT)
+        if cut <= 0:
+            cut = text.rfind("\n", 0, MAX_TEXT)
+        if cut <= 0:
+            cut = MAX_TEXT
+        pieces.append(text[:cut])
+        text = text[cut:].lstrip("\n")
+    if text.strip():
+        pieces.append(text)
+    return pieces
+
+
+async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/rules [football|durak]: the rules in the reader's language, as plain text."""
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None:
+        return
+    lang = lang_of(user.language_code)
+    wanted = [a.lower() for a in context.args or []]
+    chosen = [g for g in ("football", "durak") if not wanted or g in wanted] or [
+        "football",
+        "durak",
+    ]
+    for game in chosen:
+        text = rules_text(game, lang)
+        if text is None:
+            await _say(message, t(lang, "cmd.no_rules", game=t(lang, f"game.{game}")), reply=False)
+            continue
+        for piece in _chunks(text):
+            try:
+                await message.reply_text(piece, do_quote=False)
+            except TelegramError as exc:
+                log.warning("rules not sent: %s", exc)
+                return
+
+
+async def set_menu(app: Application) -> None:  # type: ignore[type-arg]
+    """The command menu in all three languages, English also for every other language."""
+    for lang in (None, *LANGS):
+        commands = [BotCommand(c, t(lang or "en", f"menu.{c}")) for c in MENU]
+        await app.bot.set_my_commands(commands, language_code=lang)

@@ -1,0 +1,272 @@
+"""Showing tables on Telegram: send or edit, skip what would change nothing, survive errors.
+
+- A hand message (one per seat, in his private chat) is edited as soon as it changes. When
+  its new content asks him to act and the old one did not, it is sent anew and the old one
+  deleted: Telegram does not notify on edits, and his phone should ring.
+- The group message is coalesced: at most one edit per ``table_edit_interval`` seconds per
+  table. A change inside the interval schedules one job (per table, per process) for the
+  end of the interval; the job loads the newest state from Redis and renders that, so the
+  last edit always shows the newest state.
+- Every message's slot (:class:`bot.models.Slot`) remembers a digest of what it shows and
+  the table version; an identical edit is never sent, an older render never overwrites a
+  newer one. Slots are saved in one write after the calls.
+- Telegram errors never reach the game: a private chat that refuses us marks the seat
+  (the group then says who must open the private chat), a message that can no longer be
+  edited is replaced by a new one, flood control postpones the group edit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from typing import Any
+
+from telegram import Bot, ReplyParameters
+from telegram.constants import ParseMode
+from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+from telegram.ext import Application, ContextTypes
+
+from bot import views
+from bot.models import Slot, Table
+from bot.screen import Screen
+from bot.services import Services, services
+from bot.store import TABLE_SLOT, Snapshot, Write, table_key, user_slot
+
+log = logging.getLogger(__name__)
+
+AnyApp = Application[Any, Any, Any, Any, Any, Any]
+
+
+def _gone(exc: BadRequest) -> bool:
+    text = exc.message.lower()
+    return "not found" in text or "can't be edited" in text or "message_id_invalid" in text
+
+
+def _not_modified(exc: BadRequest) -> bool:
+    return "not modified" in exc.message.lower()
+
+
+async def _send(bot: Bot, chat_id: int, thread_id: int | None, screen: Screen) -> int:
+    message = await bot.send_message(
+        chat_id,
+        screen.text,
+        parse_mode=ParseMode.HTML,
+        reply_markup=screen.markup(),
+        message_thread_id=thread_id,
+        disable_web_page_preview=True,
+    )
+    return message.message_id
+
+
+async def _edit(bot: Bot, chat_id: int, message_id: int, screen: Screen) -> bool:
+    """Edit in place; False when the message is gone or can no longer be edited."""
+    try:
+        await bot.edit_message_text(
+            screen.text,
+            chat_id=chat_id,
+            message_id=message_id,
+            parse_mode=ParseMode.HTML,
+            reply_markup=screen.markup(),
+            disable_web_page_preview=True,
+        )
+    except BadRequest as exc:
+        if _not_modified(exc):
+            return True
+        if _gone(exc):
+            return False
+        raise
+    return True
+
+
+async def _delete(bot: Bot, chat_id: int, message_id: int) -> None:
+    try:
+        await bot.delete_message(chat_id, message_id)
+    except TelegramError:
+        # Too old to delete (48 h) or already gone: strip its buttons instead, best effort.
+        with contextlib.suppress(TelegramError):
+            await bot.edit_message_reply_markup(chat_id, message_id, reply_markup=None)
+
+
+async def show(
+    bot: Bot,
+    chat_id: int,
+    thread_id: int | None,
+    screen: Screen,
+    slot: Slot | None,
+    version: int,
+    *,
+    ring: bool = False,
+) -> Slot | None:
+    """Make one message show ``screen``; the new slot, or None when nothing was sent.
+
+    ``ring``: a new prompt for a private hand, sent anew so that it notifies.
+    Raises Forbidden (the chat refuses us) and RetryAfter (flood control).
+    """
+    digest = screen.digest()
+    if slot is not None and (slot.version > version or slot.hash == digest):
+        return None
+    now = time.time()
+    if (
+        slot is not None
+        and slot.id is not None
+        and not (ring and screen.prompt and not slot.prompt)
+    ) and await _edit(bot, chat_id, slot.id, screen):
+        return Slot(id=slot.id, hash=digest, version=version, prompt=screen.prompt, at=now)
+    message_id = await _send(bot, chat_id, thread_id, screen)
+    if slot is not None and slot.id is not None:
+        await _delete(bot, chat_id, slot.id)
+    return Slot(id=message_id, hash=digest, version=version, prompt=screen.prompt, at=now)
+
+
+async def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
+    """Bring every message of a just-committed table up to date (caller holds the lock)."""
+    table = snap.table
+    if table is None:
+        return
+    svc = services(app)
+    bot = app.bot
+    key = table_key(table.chat_id, table.thread_id)
+    changed: dict[str, Slot] = {}
+    reach: dict[int, bool] = {}
+    for index, seat in enumerate(table.seats):
+        if not seat.dm_ok:
+            continue
+        screen = views.hand_screen(table, index, svc.bot_username)
+        if screen is None:
+            continue
+        name = user_slot(seat.user_id)
+        try:
+            slot = await show(
+                bot, seat.user_id, None, screen, snap.slots.get(name), table.version, ring=True
+            )
+        except Forbidden:
+            reach[seat.user_id] = False
+            continue
+        except TelegramError as exc:
+            log.warning("hand of %s not shown: %s", seat.user_id, exc)
+            continue
+        if slot is not None:
+            changed[name] = snap.slots[name] = slot
+    await svc.store.save_slots(key, changed)
+    if reach:
+        snap = await set_reachable(svc, key, reach) or snap
+    await refresh_group(app, snap)
+
+
+async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snapshot | None:
+    """Record that private chats refuse (or accept again) us; the committed snapshot."""
+
+    def decide(snap: Snapshot) -> tuple[Write, bool]:
+        table = snap.table
+        if table is None:
+            return Write(None), False
+        dirty = False
+        for seat in table.seats:
+            if seat.user_id in reach and seat.dm_ok != reach[seat.user_id]:
+                seat.dm_ok = reach[seat.user_id]
+                dirty = True
+        return Write(table if dirty else None), dirty
+
+    snap, dirty = await svc.store.transact(key, decide)
+    return snap if dirty else None
+
+
+async def refresh_group(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
+    """Edit the group message now, or schedule the coalesced edit."""
+    table = snap.table
+    if table is None:
+        return
+    svc = services(app)
+    key = table_key(table.chat_id, table.thread_id)
+    slot = snap.slots.get(TABLE_SLOT)
+    interval = svc.settings.table_edit_interval
+    wait = 0.0 if slot is None or interval <= 0 else slot.at + interval - time.time()
+    if wait <= 0 and key not in svc.pending_tables:
+        await _show_group(app, svc, key, snap)
+    else:
+        _schedule(app, svc, key, max(wait, 0.0))
+
+
+def _schedule(
+    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, wait: float
+) -> None:
+    if key in svc.pending_tables:
+        return
+    job_queue = app.job_queue
+    if job_queue is None:  # no job queue: edit on the next change instead
+        return
+    svc.pending_tables.add(key)
+    job_queue.run_once(_group_job, when=wait, data=key, name=f"table:{key}")
+
+
+async def _group_job(context: ContextTypes.DEFAULT_TYPE) -> None:
+    svc = services(context)
+    job = context.job
+    assert job is not None
+    key = str(job.data)
+    svc.pending_tables.discard(key)
+    async with svc.lock(key):
+        snap = await svc.store.load(key)
+        await _show_group(context, svc, key, snap)
+
+
+async def _show_group(
+    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, snap: Snapshot
+) -> None:
+    table = snap.table
+    if table is None:
+        return
+    screen = views.group_screen(table, svc.bot_username)
+    try:
+        slot = await show(
+            app.bot,
+            table.chat_id,
+            table.thread_id,
+            screen,
+            snap.slots.get(TABLE_SLOT),
+            table.version,
+        )
+    except RetryAfter as exc:
+        retry = exc.retry_after
+        _schedule(app, svc, key, float(retry if isinstance(retry, int) else retry.total_seconds()))
+        return
+    except TelegramError as exc:
+        log.warning("table %s not shown: %s", key, exc)
+        return
+    if slot is not None:
+        snap.slots[TABLE_SLOT] = slot
+        await svc.store.save_slots(key, {TABLE_SLOT: slot})
+
+
+async def new_group_message(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
+    """Post the table as a new group message (a new game): the old one keeps its text but
+    loses its buttons."""
+    table = snap.table
+    if table is None:
+        return
+    svc = services(app)
+    key = table_key(table.chat_id, table.thread_id)
+    old = snap.slots.get(TABLE_SLOT)
+    if old is not None and old.id is not None:
+        with contextlib.suppress(TelegramError):
+            await app.bot.edit_message_reply_markup(table.chat_id, old.id, reply_markup=None)
+    snap.slots.pop(TABLE_SLOT, None)
+    await _show_group(app, svc, key, snap)
+
+
+async def reply(
+    bot: Bot, table: Table, chat_id: int, thread_id: int | None, text: str, to: int | None
+) -> None:
+    """A one-off message in a chat (pointing at the running game, refusals...)."""
+    del table
+    try:
+        await bot.send_message(
+            chat_id,
+            text,
+            parse_mode=ParseMode.HTML,
+            message_thread_id=thread_id,
+            reply_parameters=ReplyParameters(to, allow_sending_without_reply=True) if to else None,
+        )
+    except TelegramError as exc:
+        log.warning("reply in %s not sent: %s", chat_id, exc)

@@ -1,0 +1,101 @@
+"""The bot's side of the engines: building a game from a lobby, loading it, series rules.
+
+The rules themselves stay in the engine; here is only what the bot must choose before a
+game exists (options, seat order, dealer) and what it records after (the series score).
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from typing import Any
+
+from bot.models import GameKind, Table
+from engine.base import Game
+from engine.durak import MAX_PLAYERS, MIN_PLAYERS, Durak, DurakOptions
+from engine.football import Football, FootballOptions
+
+GAMES: dict[str, type[Game]] = {"football": Football, "durak": Durak}
+
+
+def player_limits(table: Table) -> tuple[int, int]:
+    """(fewest, most) players the table's game and deck take (rules.md)."""
+    if table.kind == "football":
+        return 2, 2
+    return MIN_PLAYERS, MAX_PLAYERS[table.settings.deck_size]
+
+
+def seat_cap(kind: GameKind | None) -> int:
+    """How many may join a lobby at all (a durak lobby may outgrow a 36-card deck)."""
+    return 2 if kind == "football" else max(MAX_PLAYERS.values())
+
+
+def load(table: Table) -> Game:
+    assert table.kind is not None and table.state is not None
+    return GAMES[table.kind].from_json(table.state)
+
+
+def start(table: Table, rng: random.Random | None = None) -> Game:
+    """Deal a new game for the table's seats, following the series rules of rules.md.
+
+    Football: A (seat 0, moves first) is drawn by lot in the first game, then the other
+    player starts each rematch; the seats are reordered so. Durak: the dealer is drawn by
+    lot in the first game, then it is the fool (who is also ``previous_fool``), and after a
+    drawn game the previous dealer deals again. Resets the per-game data of the table.
+    """
+    rng = rng or random.Random(secrets.randbits(64))
+    seed = rng.getrandbits(64)
+    settings = table.settings
+    game: Game
+    if table.kind == "football":
+        if table.games == 0:
+            rng.shuffle(table.seats)
+        else:
+            table.seats.reverse()
+        names = [s.name for s in table.seats]
+        options = FootballOptions(decks=settings.decks, deck_size=settings.deck_size)
+        game = Football.new(options, names, seed=seed)
+    else:
+        names = [s.name for s in table.seats]
+        if table.games == 0 or table.dealer is None:
+            table.dealer = rng.randrange(len(names))
+            table.previous_fool = None
+        options = DurakOptions(
+            deck_size=settings.deck_size,
+            dummy_plays=settings.dummy_plays,
+            first_move=settings.first_move,
+        )
+        game = Durak.new(options, names, table.dealer, table.previous_fool, seed=seed)
+    for seat in table.seats:
+        seat.setup = []
+    table.state = game.to_json()
+    table.moves = []
+    table.events = []
+    table.phase = "playing"
+    table.notice = ""
+    table.show_settings = False
+    return game
+
+
+def finish(table: Table, result: dict[str, Any]) -> None:
+    """Count a finished game into the series and settle who deals next (durak)."""
+    table.phase = "finished"
+    table.games += 1
+    if table.kind == "football":
+        counted = result.get("winner")
+    else:
+        counted = result.get("fool")
+        if counted is not None:  # the fool deals the next game and is its previous fool
+            table.dealer = counted
+        table.previous_fool = counted  # after a draw: same dealer, no previous fool
+    if isinstance(counted, int):
+        uid = str(table.seats[counted].user_id)
+        table.series[uid] = table.series.get(uid, 0) + 1
+
+
+def legal_for(game: Game, seat: int) -> list[tuple[str, dict[str, Any]]] | None:
+    """(token, record) of every legal move when ``seat`` is to act, else None."""
+    actor = game.to_act()
+    if actor is None or actor.player != seat:
+        return None
+    return [(game.move_token(m), game.move_to_record(m)) for m in game.legal_moves()]

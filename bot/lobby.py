@@ -1,0 +1,325 @@
+"""Before and between games: the picker, joining, settings, start, play again, stop."""
+
+from __future__ import annotations
+
+import contextlib
+
+from telegram import User
+from telegram.constants import ParseMode
+from telegram.error import Forbidden, TelegramError
+from telegram.ext import ContextTypes
+
+from bot import delivery, games
+from bot.callbacks import new_game_id
+from bot.i18n import LANGS, lang_of, t
+from bot.models import TURN_TIMES, Seat, Slot, Table
+from bot.render import esc
+from bot.services import Services, services
+from bot.store import Snapshot, Write, table_key, user_slot
+from bot.taps import Reply, Tap, commit, is_admin, refuse
+
+_KINDS = {"f": "football", "d": "durak"}
+
+
+def _creator(table: Table, tap: Tap) -> None:
+    if tap.user.id != table.creator:
+        refuse("tap.creator_only")
+
+
+def _in_lobby(table: Table) -> None:
+    if table.phase != "lobby":
+        refuse("tap.stale")
+
+
+def display_name(user: User) -> str:
+    return (user.full_name or user.username or str(user.id))[:32]
+
+
+async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    kind = _KINDS.get(tap.cb.arg)
+
+    def change(table: Table) -> Reply | None:
+        if table.phase != "pick" or kind is None:
+            refuse("tap.stale")
+        _creator(table, tap)
+        table.kind = kind  # type: ignore[assignment]
+        table.phase = "lobby"
+        return None
+
+    if await commit(context, tap, change) is not None:
+        await join(context, tap.key, tap.cb.game_id, tap.user, quiet=True)
+
+
+async def join(
+    context: ContextTypes.DEFAULT_TYPE,
+    key: str,
+    game_id: str,
+    user: User,
+    tap: Tap | None = None,
+    *,
+    quiet: bool = False,
+) -> bool:
+    """Seat ``user`` in the lobby, after checking that his private chat takes our messages.
+
+    The check is the private confirmation itself (it becomes his hand message). If the
+    chat refuses us, the lobby starts offering the deep link. ``quiet``: no answer about
+    refusals (the creator's automatic join).
+    """
+    svc = services(context)
+    lang = lang_of(user.language_code)
+
+    async def answer(key_: str | None, **params: object) -> None:
+        if tap is not None:
+            await tap.answer(key_, alert=key_ is not None, **params)
+        elif key_ is not None and not quiet:
+            with contextlib.suppress(TelegramError):
+                await context.bot.send_message(user.id, t(lang, key_, **params))
+
+    async with svc.lock(key):
+        snap = await svc.store.load(key)
+        table = snap.table
+        if table is None or table.game_id != game_id or table.phase != "lobby":
+            await answer("tap.stale")
+            return False
+        if table.seat_of(user.id) is not None:
+            await answer("join.already")
+            return False
+        if len(table.seats) >= games.seat_cap(table.kind):
+            await answer("join.full")
+            return False
+        try:
+            message = await context.bot.send_message(
+                user.id,
+                t(
+                    lang,
+                    "join.private",
+                    game=t(lang, f"game.{table.kind}"),
+                    chat=esc(table.chat_title),
+                ),
+                parse_mode=ParseMode.HTML,
+            )
+        except Forbidden:
+            snap = await _set_link(svc, key, game_id) or snap
+            await answer(None if quiet else "join.need_private")
+            await delivery.refresh_group(context, snap)
+            return False
+        except TelegramError:
+            await answer("common.try_again")
+            return False
+
+        def decide(s: Snapshot) -> tuple[Write, bool]:
+            tb = s.table
+            if (
+                tb is None
+                or tb.game_id != game_id
+                or tb.phase != "lobby"
+                or tb.seat_of(user.id) is not None
+                or len(tb.seats) >= games.seat_cap(tb.kind)
+            ):
+                return Write(None), False
+            tb.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang))
+            tb.notice = ""
+            return Write(tb), True
+
+        snap, joined = await svc.store.transact(key, decide)
+        if not joined:
+            await answer("tap.stale")
+            return False
+        slot = Slot(id=message.message_id, version=snap.version)
+        snap.slots[user_slot(user.id)] = slot
+        await svc.store.save_slots(key, {user_slot(user.id): slot})
+        await answer(None)
+        await delivery.refresh_group(context, snap)
+        return True
+
+
+async def _set_link(svc: Services, key: str, game_id: str) -> Snapshot | None:
+    def decide(s: Snapshot) -> tuple[Write, bool]:
+        tb = s.table
+        if tb is None or tb.game_id != game_id or tb.lobby_link:
+            return Write(None), False
+        tb.lobby_link = True
+        return Write(tb), True
+
+    snap, done = await svc.store.transact(key, decide)
+    return snap if done else None
+
+
+async def on_join(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    await join(context, tap.key, tap.cb.game_id, tap.user, tap)
+
+
+async def on_leave(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    def change(table: Table) -> Reply | None:
+        _in_lobby(table)
+        seat = table.seat_of(tap.user.id)
+        if seat is None:
+            refuse("tap.not_player")
+        del table.seats[seat]
+        table.notice = ""
+        return None
+
+    await commit(context, tap, change)
+
+
+async def on_settings(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    def change(table: Table) -> Reply | None:
+        _in_lobby(table)
+        _creator(table, tap)
+        table.show_settings = not table.show_settings
+        return None
+
+    await commit(context, tap, change)
+
+
+def _next(values: tuple[object, ...], current: object) -> object:
+    index = values.index(current) if current in values else -1
+    return values[(index + 1) % len(values)]
+
+
+async def on_option(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    def change(table: Table) -> Reply | None:
+        _in_lobby(table)
+        _creator(table, tap)
+        s = table.settings
+        arg = tap.cb.arg
+        if arg == "d":
+            s.deck_size = 52 if s.deck_size == 36 else 36
+        elif arg == "n" and table.kind == "football":
+            s.decks = s.decks % 3 + 1
+        elif arg == "p" and table.kind == "durak":
+            s.dummy_plays = not s.dummy_plays
+        elif arg == "f" and table.kind == "durak":
+            s.first_move = "from_under" if s.first_move == "under" else "under"
+        elif arg == "t":
+            s.turn_time = int(str(_next(TURN_TIMES, s.turn_time)))
+        elif arg == "l":
+            table.lang = str(_next(LANGS, table.lang))
+        else:
+            refuse("tap.bad")
+        table.notice = ""
+        return None
+
+    await commit(context, tap, change)
+
+
+def _player_problem(table: Table) -> tuple[str, dict[str, int]] | None:
+    """Why the rules do not allow a start with these players (None: they do)."""
+    low, high = games.player_limits(table)
+    n = len(table.seats)
+    if n < low:
+        return "lobby.need_players", {"need": low, "n": n}
+    if n > high:
+        return "lobby.too_many", {"most": high, "n": n}
+    return None
+
+
+async def _may_manage(context: ContextTypes.DEFAULT_TYPE, tap: Tap, creator: int) -> bool:
+    return tap.user.id == creator or await is_admin(context, tap.cb.chat_id, tap.user.id)
+
+
+async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    svc = services(context)
+    snap = await svc.store.load(tap.key)
+    table = snap.table
+    if table is None or table.game_id != tap.cb.game_id or table.phase != "lobby":
+        await tap.answer("tap.stale")
+        return
+    if not await _may_manage(context, tap, table.creator):
+        await tap.answer("tap.creator_or_admin")
+        return
+
+    def change(table: Table) -> Reply | None:
+        _in_lobby(table)
+        problem = _player_problem(table)
+        if problem is not None:
+            key, params = problem
+            if key != "lobby.too_many":
+                refuse(key, **params)
+            table.notice = key  # the lobby says so and offers the 52-card deck
+            return Reply(key, True, params)
+        games.start(table)
+        return None
+
+    await commit(context, tap, change)
+
+
+async def on_again(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Play again: same players, series score kept, series rules for who starts/deals."""
+    svc = services(context)
+    snap = await svc.store.load(tap.key)
+    table = snap.table
+    if table is None or table.game_id != tap.cb.game_id or table.phase != "finished":
+        await tap.answer("tap.stale")
+        return
+    if table.seat_of(tap.user.id) is None and not await _may_manage(context, tap, table.creator):
+        await tap.answer("tap.not_player")
+        return
+
+    def change(table: Table) -> Reply | None:
+        if table.phase != "finished":
+            refuse("tap.stale")
+        table.game_id = new_game_id()
+        games.start(table)
+        return None
+
+    async def after(snap: Snapshot) -> None:
+        await delivery.new_group_message(context, snap)
+        await delivery.publish(context, snap)
+
+    await commit(context, tap, change, after=after)
+
+
+async def new_table(
+    context: ContextTypes.DEFAULT_TYPE,
+    chat_id: int,
+    thread_id: int | None,
+    title: str,
+    user: User,
+) -> tuple[Snapshot, bool]:
+    """/newgame: a new table in the picker phase, unless one is open (then False)."""
+    svc = services(context)
+    key = table_key(chat_id, thread_id)
+
+    def decide(snap: Snapshot) -> tuple[Write, bool]:
+        old = snap.table
+        if old is not None and old.phase in ("pick", "lobby", "playing"):
+            return Write(None), False
+        table = Table(
+            game_id=new_game_id(),
+            chat_id=chat_id,
+            thread_id=thread_id,
+            creator=user.id,
+            lang=lang_of(user.language_code),
+            chat_title=title,
+        )
+        if old is not None:
+            table.series, table.games = {}, 0
+        return Write(table, fresh=True), True
+
+    async with svc.lock(key):
+        snap, created = await svc.store.transact(key, decide)
+        if created:
+            await delivery.refresh_group(context, snap)
+    return snap, created
+
+
+async def stop(
+    context: ContextTypes.DEFAULT_TYPE, chat_id: int, thread_id: int | None
+) -> Table | None:
+    """/endgame: the open table is abandoned (None when there was none)."""
+    svc = services(context)
+    key = table_key(chat_id, thread_id)
+
+    def decide(snap: Snapshot) -> tuple[Write, bool]:
+        table = snap.table
+        if table is None or table.phase not in ("pick", "lobby", "playing"):
+            return Write(None), False
+        table.phase = "abandoned"
+        return Write(table), True
+
+    async with svc.lock(key):
+        snap, stopped = await svc.store.transact(key, decide)
+        if stopped:
+            await delivery.publish(context, snap)
+    return snap.table if stopped else None

@@ -1,0 +1,95 @@
+"""What the bot keeps per table (a group chat, or a forum topic in it).
+
+The engine state is one opaque JSON string here: the bot never reads it except through
+the engine (:mod:`bot.play` loads it, renderers get views). Everything else is the bot's
+own bookkeeping: who sits where, the lobby settings, the record's moves, the last events,
+the series score.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+GameKind = Literal["football", "durak"]
+# pick: the game picker is shown; lobby: players join; playing; finished: a result is
+# shown; abandoned: stopped by /endgame.
+Phase = Literal["pick", "lobby", "playing", "finished", "abandoned"]
+LANGS = ("en", "ru", "uk")
+TURN_TIMES = (30, 60, 120, 300, 0)  # seconds; 0 = no limit
+RECENT_EVENTS = 6
+
+
+class GameSettings(BaseModel):
+    """The lobby's options (rules.md): engine options plus the bot's turn time."""
+
+    deck_size: Literal[36, 52] = 36
+    decks: int = Field(default=1, ge=1, le=3)  # football only
+    dummy_plays: bool = False  # durak only
+    first_move: Literal["under", "from_under"] = "under"  # durak only
+    turn_time: int = 60
+
+
+class Seat(BaseModel):
+    """A player at the table, in engine seat order."""
+
+    user_id: int
+    name: str
+    lang: str = "en"
+    # False once a private message to him failed (403): the group is told to open the
+    # private chat, and the "My cards" button shows him his hand meanwhile.
+    dm_ok: bool = True
+    # Football set-up in progress: indices into his five dealt cards, goalkeeper first,
+    # then his row from his own left to right.
+    setup: list[int] = Field(default_factory=list)
+
+
+class Table(BaseModel):
+    """One table's whole state as stored in Redis (see :mod:`bot.store`)."""
+
+    game_id: str
+    chat_id: int
+    thread_id: int | None = None
+    kind: GameKind | None = None
+    phase: Phase = "pick"
+    creator: int
+    lang: str = "en"
+    chat_title: str = ""
+    settings: GameSettings = Field(default_factory=GameSettings)
+    seats: list[Seat] = Field(default_factory=list)
+    state: str | None = None  # engine JSON; hidden information, never rendered directly
+    moves: list[dict[str, Any]] = Field(default_factory=list)  # record-form moves
+    events: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
+    series: dict[str, int] = Field(default_factory=dict)  # str(user id) -> wins / fool count
+    games: int = 0  # games finished in this series
+    dealer: int | None = None  # durak: seat that deals (dealt) the current game
+    previous_fool: int | None = None  # durak: the last game's fool (None: first or drawn)
+    show_settings: bool = False  # the lobby message shows the settings keyboard
+    lobby_link: bool = False  # the lobby offers the deep link (someone could not be reached)
+    notice: str = ""  # catalogue key of a one-off line under the lobby (e.g. start refused)
+    version: int = Field(default=0, exclude=True)  # CAS version, stored beside the JSON
+
+    def seat_of(self, user_id: int) -> int | None:
+        for index, seat in enumerate(self.seats):
+            if seat.user_id == user_id:
+                return index
+        return None
+
+    def add_events(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+        self.events = (self.events + events)[-RECENT_EVENTS:]
+
+
+class Slot(BaseModel):
+    """A message the bot keeps editing: its id, a hash of what it shows, and more.
+
+    ``version`` is the table version it shows, so that an older render never overwrites a
+    newer one; ``prompt`` says whether it carried move buttons (a new prompt is sent anew
+    so that the phone rings); ``at`` is when it was last edited (table coalescing).
+    """
+
+    id: int | None = None
+    hash: str = ""
+    version: int = 0
+    prompt: bool = False
+    at: float = 0.0

@@ -1,0 +1,156 @@
+"""Playing: the one path every move takes, and the taps on a running game.
+
+:func:`apply_move` is the single way a move reaches the engine and the table (a tap now;
+computer players and turn timeouts later go through it too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from bot import games, views
+from bot.models import Table
+from bot.render import Ctx
+from bot.taps import Reply, Tap, commit, refuse
+from engine import records
+from engine.base import Event, Game, IllegalMove, MalformedRecord
+
+
+def apply_move(table: Table, game: Game, seat: int, move: Any) -> list[Event]:
+    """Play ``move`` for ``seat``: engine first (raises IllegalMove), then the bot's data:
+    the record's move list, the state, recent events, and the series when it ends."""
+    events = game.apply(move)
+    table.moves.append(game.move_to_record(move))
+    table.state = game.to_json()
+    table.add_events([(e.kind, e.data) for e in events])
+    result = game.result()
+    if result is not None:
+        games.finish(table, result)
+    return events
+
+
+def _illegal(exc: IllegalMove, table: Table, lang: str) -> None:
+    refuse(f"illegal.{exc.code}", **Ctx(table, lang).params(exc.params))
+
+
+def _seated(table: Table, tap: Tap) -> int:
+    if table.phase != "playing":
+        refuse("tap.over")
+    seat = table.seat_of(tap.user.id)
+    if seat is None:
+        refuse("tap.not_player")
+    return seat
+
+
+async def on_move(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """An engine move token from a hand message."""
+
+    def change(table: Table) -> Reply | None:
+        seat = _seated(table, tap)
+        game = games.load(table)
+        actor = game.to_act()
+        if actor is None or actor.player != seat:
+            refuse("illegal.not_your_turn")
+        try:
+            move = game.move_from_token(tap.cb.arg, seat)
+        except MalformedRecord:
+            refuse("tap.bad")
+        try:
+            apply_move(table, game, seat, move)
+        except IllegalMove as exc:
+            _illegal(exc, table, tap.lang)
+        return None
+
+    await commit(context, tap, change)
+
+
+async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Football set-up, step by step: goalkeeper, then the row from the player's own left;
+    the last card goes in by itself; Confirm submits the whole set-up as one move."""
+
+    def change(table: Table) -> Reply | None:
+        seat = _seated(table, tap)
+        game = games.load(table)
+        view = game.view(seat)
+        hand: list[str] = getattr(view, "hand", [])
+        if table.kind != "football" or not hand:
+            refuse("tap.setup_over")
+        picks = list(table.seats[seat].setup)
+        arg = tap.cb.arg
+        if arg == "r":
+            picks = []
+        elif arg == "c":
+            if len(picks) != len(hand):
+                refuse("tap.bad")
+            row = [hand[i] for i in picks[1:]]
+            if seat == 1:  # B's left is absolute column 3
+                row.reverse()
+            move = game.move_from_record(
+                {"player": seat, "setup": {"goalkeeper": hand[picks[0]], "row": row}}
+            )
+            try:
+                apply_move(table, game, seat, move)
+            except IllegalMove as exc:
+                _illegal(exc, table, tap.lang)
+            picks = []
+        elif len(arg) == 1 and arg.isdigit() and int(arg) < len(hand):
+            if int(arg) in picks or len(picks) >= len(hand):
+                refuse("tap.already_chosen")
+            picks.append(int(arg))
+            if len(picks) == len(hand) - 1:
+                picks.extend(i for i in range(len(hand)) if i not in picks)
+        else:
+            refuse("tap.bad")
+        table.seats[seat].setup = picks
+        return None
+
+    await commit(context, tap, change)
+
+
+async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "My cards" in the group: the tapper's hand in an alert only he sees."""
+    from bot.services import services
+
+    snap = await services(context).store.load(tap.key)
+    table = snap.table
+    if table is None or table.game_id != tap.cb.game_id or table.phase != "playing":
+        await tap.answer("tap.stale")
+        return
+    seat = table.seat_of(tap.user.id)
+    if seat is None:
+        await tap.answer("tap.not_player")
+        return
+    text = views.alert_text(table, seat, tap.lang)
+    with contextlib.suppress(TelegramError):
+        await tap.query.answer(text, show_alert=True)
+
+
+async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The game record (records.md) as a JSON document in the group."""
+    from bot.services import services
+
+    snap = await services(context).store.load(tap.key)
+    table = snap.table
+    if (
+        table is None
+        or table.game_id != tap.cb.game_id
+        or table.state is None
+        or table.phase not in ("finished", "abandoned")
+    ):
+        await tap.answer("tap.stale")
+        return
+    record = records.export(games.load(table), table.moves)
+    data = json.dumps(record, ensure_ascii=False, indent=1).encode()
+    await tap.answer()
+    with contextlib.suppress(TelegramError):
+        await context.bot.send_document(
+            table.chat_id,
+            data,
+            filename=f"{table.kind}-{table.game_id}.json",
+            message_thread_id=table.thread_id,
+        )

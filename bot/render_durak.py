@@ -1,0 +1,115 @@
+"""Durak with a dummy on screen, rendered only from :class:`engine.durak.DurakView`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.callbacks import Action
+from bot.render import Ctx
+from bot.screen import Button, rows_of
+from engine.durak import DurakView
+
+
+def _pairs(view: DurakView, ctx: Ctx) -> str:
+    if not view.table:
+        return ctx.t("durak.table_empty")
+    pairs = [f"{ctx.card(a)}/{ctx.card(d) if d else '—'}" for a, d in view.table]
+    return ctx.t("durak.table", pairs="  ".join(pairs))
+
+
+def _counts(view: DurakView, ctx: Ctx) -> str:
+    parts = []
+    for seat, count in enumerate(view.hand_counts):
+        mark = " ✅" if seat in view.out else ""
+        parts.append(ctx.t("durak.count", name=ctx.name(seat), n=count) + mark)
+    parts.append(
+        ctx.t("durak.dummy_count", n=view.dummy_count, controller=ctx.name(view.controller))
+    )
+    return " · ".join(parts)
+
+
+def public(view: DurakView, ctx: Ctx) -> str:
+    lines = [
+        ctx.t("durak.header", trump=ctx.card(view.trump), stock=view.stock, discard=view.discard),
+        _pairs(view, ctx),
+        _counts(view, ctx),
+    ]
+    if not view.finished:
+        lines.append(
+            ctx.t("durak.bout", attacker=ctx.name(view.attacker), defender=ctx.name(view.defender))
+        )
+    return "\n".join(lines)
+
+
+def _actor(view: DurakView, ctx: Ctx) -> str:
+    assert view.to_act is not None
+    name = ctx.name(view.to_act.player)
+    return ctx.t("durak.for_dummy", name=name) if view.to_act.dummy else name
+
+
+def status(view: DurakView, ctx: Ctx) -> str:
+    if view.finished:
+        if view.fool is None:
+            return ctx.t("durak.result_draw")
+        return ctx.t("durak.result_fool", name=ctx.name(view.fool))
+    return ctx.t(f"durak.turn.{view.phase}", name=_actor(view, ctx))
+
+
+def _buttons(
+    view: DurakView, ctx: Ctx, legal: list[tuple[str, dict[str, Any]]]
+) -> list[tuple[Button, ...]]:
+    """Cards to play four to a row; beats grouped by the attack card they cover when more
+    than one card is unbeaten; Take / Pass last."""
+    unbeaten = {a for a, d in view.table if d is None}
+    cards: list[Button] = []
+    beats: dict[str, list[Button]] = {}
+    last: list[Button] = []
+    for token, rec in legal:
+        data = ctx.cb(Action.MOVE, token)
+        if "beat" in rec:
+            label = ctx.card(rec["with"])
+            if len(unbeaten) > 1:
+                label = ctx.t("durak.btn.beat", card=ctx.card(rec["beat"]), with_=label)
+            beats.setdefault(rec["beat"], []).append(Button(label, data))
+        elif "attack" in rec or "throw" in rec:
+            label = ctx.card(rec.get("attack") or rec["throw"])
+            if rec.get("dummy"):
+                label = ctx.t("durak.btn.dummy", card=label)
+            cards.append(Button(label, data))
+        else:
+            kind = "take" if "take" in rec else "pass"
+            last.append(Button(ctx.t(f"durak.btn.{kind}"), data))
+    rows = rows_of(cards, 4)
+    for group in beats.values():
+        rows.extend(rows_of(group, 4))
+    if last:
+        rows.append(tuple(last))
+    return rows
+
+
+def hand(
+    view: DurakView,
+    ctx: Ctx,
+    legal: list[tuple[str, dict[str, Any]]] | None,
+    active: bool = True,
+) -> tuple[str, list[tuple[Button, ...]]]:
+    """A player's private screen: his hand (trumps last), the dummy's for its controller,
+    the table, and his legal moves as buttons when he is to act."""
+    lines = [ctx.t("durak.your_hand", cards=ctx.cards(view.hand))]
+    if view.dummy_hand is not None:
+        lines.append(ctx.t("durak.dummy_hand", cards=ctx.cards(view.dummy_hand)))
+    lines.append(public(view, ctx))
+    if legal:
+        dummy = bool(view.to_act and view.to_act.dummy)
+        lines.append(ctx.t(f"durak.ask.{view.phase}" + (".dummy" if dummy else "")))
+        return "\n".join(lines), _buttons(view, ctx, legal)
+    if active:
+        lines.append(status(view, ctx))
+    return "\n".join(lines), []
+
+
+def alert(view: DurakView, ctx: Ctx) -> str:
+    text = ctx.t("durak.your_hand", cards=ctx.cards(view.hand))
+    if view.dummy_hand is not None:
+        text += "\n" + ctx.t("durak.dummy_hand", cards=ctx.cards(view.dummy_hand))
+    return text

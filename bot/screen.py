@@ -1,0 +1,55 @@
+"""A message as the bot means to show it: HTML text plus inline buttons.
+
+Renderers build :class:`Screen` values; :mod:`bot.delivery` turns them into Bot API calls
+and compares :meth:`Screen.digest` with what a message already shows, so that an edit
+which would change nothing is never sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+
+@dataclass(frozen=True)
+class Button:
+    text: str
+    data: str | None = None  # callback_data (see bot.callbacks)
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Screen:
+    text: str  # HTML
+    rows: tuple[tuple[Button, ...], ...] = field(default=())
+
+    @property
+    def prompt(self) -> bool:
+        """True when it asks its reader to act (it carries buttons)."""
+        return any(self.rows)
+
+    def digest(self) -> str:
+        h = hashlib.blake2b(self.text.encode(), digest_size=12)
+        for row in self.rows:
+            h.update(b"\x1e")
+            for b in row:
+                h.update(f"\x1f{b.text}\x1d{b.data or ''}\x1d{b.url or ''}".encode())
+        return h.hexdigest()
+
+    def markup(self) -> InlineKeyboardMarkup | None:
+        if not any(self.rows):
+            return None
+        return InlineKeyboardMarkup(
+            [
+                [InlineKeyboardButton(b.text, callback_data=b.data, url=b.url) for b in row]
+                for row in self.rows
+                if row
+            ]
+        )
+
+
+def rows_of(buttons: list[Button], width: int) -> list[tuple[Button, ...]]:
+    """Buttons laid out ``width`` to a row (phone-sized keyboards)."""
+    return [tuple(buttons[i : i + width]) for i in range(0, len(buttons), width)]

@@ -1,0 +1,42 @@
+"""What every handler needs, kept in ``application.bot_data``: settings, store, locks."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+from weakref import WeakValueDictionary
+
+from telegram.ext import Application, ContextTypes
+
+from bot.config import Settings
+from bot.store import Store
+
+KEY = "services"
+
+
+@dataclass
+class Services:
+    settings: Settings
+    store: Store
+    bot_username: str = ""
+    # One lock per table key in this process: a process serves one table's updates one at
+    # a time (the CAS covers other processes); weak, so idle tables cost nothing.
+    _locks: WeakValueDictionary[str, asyncio.Lock] = field(default_factory=WeakValueDictionary)
+    # Table keys whose coalesced group edit is scheduled in this process.
+    pending_tables: set[str] = field(default_factory=set)
+
+    def lock(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+
+def services(
+    context: ContextTypes.DEFAULT_TYPE | Application[Any, Any, Any, Any, Any, Any],
+) -> Services:
+    data = context.bot_data
+    result = data[KEY]
+    assert isinstance(result, Services)
+    return result

@@ -1,0 +1,147 @@
+"""Button taps: strict decoding, the checks every tap shares, and committing a change.
+
+A tap is answered exactly once: with a short alert when it is refused (stale, forged, not
+the tapper's turn, illegal...), silently when it changed the table. A refused tap writes
+nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from telegram import CallbackQuery, Update, User
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from bot import callbacks, delivery
+from bot.callbacks import Action, BadCallback, Callback
+from bot.i18n import lang_of, t
+from bot.models import Table
+from bot.services import services
+from bot.store import Snapshot, Write, table_key
+
+log = logging.getLogger(__name__)
+
+# Actions on the group message; the others are taps on a private hand message.
+GROUP_ACTIONS = frozenset(
+    {
+        Action.PICK,
+        Action.JOIN,
+        Action.LEAVE,
+        Action.SETTINGS,
+        Action.OPTION,
+        Action.START,
+        Action.AGAIN,
+        Action.RECORD,
+        Action.CARDS,
+    }
+)
+
+
+class Refusal(Exception):
+    """A tap that changes nothing: its alert text key and parameters."""
+
+    def __init__(self, key: str, **params: Any) -> None:
+        super().__init__(key)
+        self.key = key
+        self.params = params
+
+
+def refuse(key: str, **params: Any) -> NoReturn:
+    raise Refusal(key, **params)
+
+
+@dataclass
+class Reply:
+    """How a tap that changed the table is answered: a toast, or an alert."""
+
+    key: str | None = None
+    alert: bool = False
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Tap:
+    query: CallbackQuery
+    cb: Callback
+    user: User
+    lang: str
+
+    @property
+    def key(self) -> str:
+        return table_key(self.cb.chat_id, self.cb.thread_id)
+
+    async def answer(self, key: str | None = None, *, alert: bool = True, **params: Any) -> None:
+        text = t(self.lang, key, **params)[:200] if key else None
+        try:
+            await self.query.answer(text, show_alert=alert and text is not None)
+        except TelegramError as exc:  # too old to answer: nothing to tell anyone
+            log.info("callback query not answered: %s", exc)
+
+
+TapHandler = Callable[[Tap, ContextTypes.DEFAULT_TYPE], Awaitable[None]]
+
+
+async def parse(update: Update) -> Tap | None:
+    """The tap, or None when it is not ours or not well-formed (then already answered)."""
+    query = update.callback_query
+    if query is None:
+        return None
+    user = query.from_user
+    lang = lang_of(user.language_code)
+    try:
+        cb = callbacks.decode(query.data)
+    except BadCallback:
+        cb = None
+    # A group button is tapped in its group; a hand button in the tapper's private chat.
+    message = query.message
+    where = message.chat.id if message is not None else None
+    if cb is None or where != (cb.chat_id if cb.action in GROUP_ACTIONS else user.id):
+        bad = Tap(query, Callback(0, None, "0000", Action.JOIN), user, lang)
+        await bad.answer("tap.bad")
+        return None
+    return Tap(query, cb, user, lang)
+
+
+async def commit(
+    context: ContextTypes.DEFAULT_TYPE,
+    tap: Tap,
+    change: Callable[[Table], Reply | None],
+    *,
+    after: Callable[[Snapshot], Awaitable[None]] | None = None,
+) -> Snapshot | None:
+    """Apply ``change`` to the tapped table under compare-and-set, answer, then publish.
+
+    ``change`` runs on a fresh copy of the table (again after a conflict) and either
+    mutates it and returns how to answer, or raises :class:`Refusal`. ``after`` replaces
+    the usual publishing (e.g. a new game posts a new group message).
+    """
+    svc = services(context)
+
+    def decide(snap: Snapshot) -> tuple[Write, tuple[bool, Reply]]:
+        table = snap.table
+        try:
+            if table is None or table.game_id != tap.cb.game_id:
+                refuse("tap.stale")
+            reply = change(table)
+        except Refusal as exc:
+            return Write(None), (False, Reply(exc.key, True, exc.params))
+        return Write(table), (True, reply or Reply())
+
+    async with svc.lock(tap.key):
+        snap, (written, reply) = await svc.store.transact(tap.key, decide)
+        await tap.answer(reply.key, alert=reply.alert, **reply.params)
+        if written:
+            await (after or (lambda s: delivery.publish(context, s)))(snap)
+    return snap if written else None
+
+
+async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
+    try:
+        member = await context.bot.get_chat_member(chat_id, user_id)
+    except TelegramError:
+        return False
+    return member.status in ("creator", "administrator")

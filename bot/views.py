@@ -1,0 +1,123 @@
+"""Which screen each reader gets for a table: the group message and every hand message.
+
+Game screens come from the engine's views only: ``game.view(None)`` for the group,
+``game.view(seat)`` for a seat's hand, plus that seat's own legal moves when he is to act.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from bot import callbacks, games, render_durak, render_football, render_lobby
+from bot.callbacks import Action
+from bot.models import Table
+from bot.render import Ctx, esc
+from bot.screen import Button, Screen
+from engine.base import Game
+from engine.durak import DurakView
+from engine.football import FootballView
+
+
+@lru_cache(maxsize=256)
+def _game(kind: str, state: str) -> Game:
+    """A read-only game for rendering (the same state is rendered for every seat)."""
+    return games.GAMES[kind].from_json(state)
+
+
+def game_of(table: Table) -> Game:
+    assert table.kind is not None and table.state is not None
+    return _game(table.kind, table.state)
+
+
+def series_line(ctx: Ctx) -> str:
+    table = ctx.table
+    if not table.games:
+        return ""
+    scores = ", ".join(
+        f"{ctx.name(i)} {table.series.get(str(s.user_id), 0)}" for i, s in enumerate(table.seats)
+    )
+    return ctx.t(f"series.{table.kind}", games=table.games, scores=scores)
+
+
+def group_screen(table: Table, bot_username: str) -> Screen:
+    ctx = Ctx(table, table.lang)
+    if table.phase == "pick":
+        return render_lobby.picker(ctx)
+    if table.phase == "lobby":
+        return render_lobby.lobby(ctx, bot_username)
+    if table.state is None:  # stopped before a game was dealt
+        return Screen(ctx.t("lobby.closed"))
+    game = game_of(table)
+    view = game.view(None)
+    lines = [f"<b>{ctx.t(f'game.{table.kind}')}</b>"]
+    if isinstance(view, FootballView):
+        lines.append(render_football.public(view, ctx))
+    else:
+        assert isinstance(view, DurakView)
+        lines.append(render_durak.public(view, ctx))
+    if table.events:
+        lines.append("\n".join("• " + ctx.narrate(kind, data) for kind, data in table.events))
+    if table.phase == "abandoned":
+        lines.append(ctx.t("table.stopped"))
+    elif isinstance(view, FootballView):
+        lines.append("➡️ " + render_football.status(view, ctx))
+    else:
+        assert isinstance(view, DurakView)
+        lines.append("➡️ " + render_durak.status(view, ctx))
+    series = series_line(ctx)
+    if series and table.phase != "playing":
+        lines.append(series)
+    rows: list[tuple[Button, ...]] = []
+    if table.phase == "playing":
+        away = [i for i, s in enumerate(table.seats) if not s.dm_ok]
+        if away:
+            names = ", ".join(ctx.name(i) for i in away)
+            lines.append("⚠️ " + ctx.t("table.open_private", names=names))
+            url = callbacks.deep_link(bot_username, table.chat_id, table.thread_id, table.game_id)
+            rows.append((Button(ctx.t("btn.my_cards"), ctx.cb(Action.CARDS)),))
+            if bot_username:
+                rows.append((Button(ctx.t("btn.open_private"), url=url),))
+    elif table.phase == "finished":
+        rows.append(
+            (
+                Button(ctx.t("btn.again"), ctx.cb(Action.AGAIN)),
+                Button(ctx.t("btn.record"), ctx.cb(Action.RECORD)),
+            )
+        )
+    else:
+        rows.append((Button(ctx.t("btn.record"), ctx.cb(Action.RECORD)),))
+    return Screen("\n\n".join(lines), tuple(rows))
+
+
+def hand_screen(table: Table, seat: int, bot_username: str) -> Screen | None:
+    """Seat ``seat``'s private message, in his language; None before the deal."""
+    del bot_username
+    if table.phase not in ("playing", "finished", "abandoned") or table.state is None:
+        return None
+    ctx = Ctx(table, table.seats[seat].lang)
+    game = game_of(table)
+    view = game.view(seat)
+    active = table.phase != "abandoned"
+    header = ctx.t("hand.header", game=ctx.t(f"game.{table.kind}"), chat=esc(table.chat_title))
+    if isinstance(view, FootballView):
+        legal = games.legal_for(game, seat) if view.phase == "play" and active else None
+        text, rows = render_football.hand(view, ctx, table.seats[seat].setup, legal, active)
+    else:
+        assert isinstance(view, DurakView)
+        legal = games.legal_for(game, seat) if active else None
+        text, rows = render_durak.hand(view, ctx, legal, active)
+    if not active:
+        text += "\n" + ctx.t("table.stopped")
+    return Screen(f"{header}\n{text}", tuple(rows))
+
+
+def alert_text(table: Table, seat: int, lang: str) -> str:
+    """A seat's secret cards for the group's "My cards" alert (at most 200 characters)."""
+    ctx = Ctx(table, lang)
+    view = game_of(table).view(seat)
+    if isinstance(view, FootballView):
+        text = render_football.alert(view, ctx)
+    else:
+        assert isinstance(view, DurakView)
+        text = render_durak.alert(view, ctx)
+    return text if len(text) <= 200 else text[:199] + "…"
