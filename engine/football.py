@@ -157,6 +157,10 @@ class SetupMoves(Sequence[Move]):
 
 
 class FootballResult(BaseModel):
+    """records.md ``result``: goals per seat, the winner's seat or None for a draw."""
+
+    model_config = ConfigDict(frozen=True)
+
     goals: list[int]
     winner: int | None
 
@@ -212,10 +216,6 @@ class _StateModel(BaseModel):
 @lru_cache(maxsize=8)
 def _sorted_deck(size: int, decks: int) -> list[Card]:
     return sorted(cards.deck(size, decks))
-
-
-def _matches(a: Card, b: Card) -> bool:
-    return (a & 3) == (b & 3) or (a >> 2) == (b >> 2)
 
 
 class Football:
@@ -475,6 +475,8 @@ class Football:
 
     def _apply_setup(self, move: Move) -> list[Event]:
         seat = move.player
+        if move.kind not in KINDS:
+            raise _unknown_kind(move.kind)
         if move.kind != "setup":
             raise IllegalMove(
                 "not_in_setup", "Play has not started: both players must set up first."
@@ -505,7 +507,7 @@ class Football:
         """The reason a move that failed the fast check is illegal (play phase)."""
         seat, kind, col = move.player, move.kind, move.column
         if kind not in KINDS:
-            return IllegalMove("unknown_move", f"Unknown kind of move: {kind!r}.", kind=kind)
+            return _unknown_kind(kind)
         if type(seat) is not int or seat not in (0, 1):
             return IllegalMove("no_such_seat", f"There is no seat {seat} in this game.", seat=seat)
         if kind == "setup":
@@ -604,7 +606,7 @@ class Football:
 
     def _advance_mask(self, pos: int) -> int:
         """The columns of the next row the ball on ``pos`` may go to: face down, or face up
-        and matching."""
+        and matching.  (The hot paths spell :func:`engine.cards.matches` out inline.)"""
         seat, ball, field, up = self._turn, self._ball, self._field, self._up
         start = ((pos >> 2) + STEP[seat]) * 4
         mask = 0
@@ -835,11 +837,19 @@ class Football:
                 raise bad("the ball in hand cannot enter, yet play waits for it")
             return
         steps = ((at >> 2) - HOME[turn]) * STEP[turn]
-        if not 0 <= steps <= 2 or not state.up >> at & 1 or not _matches(self._field[at], ball):
+        if (
+            not 0 <= steps <= 2
+            or not state.up >> at & 1
+            or not cards.matches(self._field[at], ball)
+        ):
             raise bad(f"the ball cannot stand on position {at}")
         self._mask = self._advance_mask(at)
         if not self._mask:
             raise bad(f"the ball on position {at} has nowhere to go, yet play waits for it")
+
+
+def _unknown_kind(kind: object) -> IllegalMove:
+    return IllegalMove("unknown_move", f"Unknown kind of move: {kind!r}.", kind=kind)
 
 
 def _is_int(value: object) -> bool:

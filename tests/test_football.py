@@ -330,6 +330,7 @@ def assert_illegal(g: Football, move: Move, code: str) -> IllegalMove:
 def test_illegal_moves_during_setup() -> None:
     g = game(ROW1, ROW2, HAND_A, HAND_B, "JD", PILE_B)
     assert_illegal(g, enter(0, 0), "not_in_setup")
+    assert_illegal(g, Move(0, "jump", 0), "unknown_move")
     assert_illegal(g, setup(0, "10S", "JS 7S 8S 6H"), "setup_cards_mismatch")
     assert_illegal(g, setup(0, "2S", "JS 7S 8S 9S"), "setup_cards_mismatch")  # not in 36
     assert_illegal(g, Move(0, "setup", -1, (c("10S"),)), "setup_cards_mismatch")
