@@ -49,7 +49,7 @@ from functools import lru_cache
 from itertools import permutations
 from typing import Any, ClassVar, Literal, NamedTuple, Self, overload
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import to_json
 
 from engine import cards
@@ -79,6 +79,14 @@ class FootballOptions(BaseModel):
 
     decks: int = Field(default=1, ge=1, le=cards.MAX_DECKS)
     deck_size: Literal[36, 52] = 36
+
+    @field_validator("deck_size", mode="before")
+    @classmethod
+    def _integer_deck_size(cls, value: object) -> object:
+        # A Literal accepts 36.0 and True == 1 alike even in strict mode; records may not.
+        if type(value) is not int:
+            raise ValueError("deck_size must be the integer 36 or 52")
+        return value
 
 
 class Move(NamedTuple):
