@@ -22,13 +22,13 @@ import logging
 import time
 from typing import Any
 
-from telegram import Bot, ReplyParameters
+from telegram import Bot
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 from telegram.ext import Application, ContextTypes
 
 from bot import views
-from bot.models import Slot, Table
+from bot.models import Slot
 from bot.screen import Screen
 from bot.services import Services, services
 from bot.store import TABLE_SLOT, Snapshot, Write, table_key, user_slot
@@ -120,7 +120,11 @@ async def show(
 
 
 async def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
-    """Bring every message of a just-committed table up to date (caller holds the lock)."""
+    """Bring every message of a just-committed table up to date (caller holds the lock).
+
+    Hands first (they are what the next player waits for), then the group message; the
+    slots of everything that changed are saved in one write.
+    """
     table = snap.table
     if table is None:
         return
@@ -132,7 +136,7 @@ async def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> No
     for index, seat in enumerate(table.seats):
         if not seat.dm_ok:
             continue
-        screen = views.hand_screen(table, index, svc.bot_username)
+        screen = views.hand_screen(table, index)
         if screen is None:
             continue
         name = user_slot(seat.user_id)
@@ -148,10 +152,13 @@ async def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> No
             continue
         if slot is not None:
             changed[name] = snap.slots[name] = slot
-    await svc.store.save_slots(key, changed)
     if reach:
         snap = await set_reachable(svc, key, reach) or snap
-    await refresh_group(app, snap)
+        snap.slots.update(changed)
+    slot = await _group_now_or_later(app, svc, key, snap)
+    if slot is not None:
+        changed[TABLE_SLOT] = slot
+    await svc.store.save_slots(key, changed)
 
 
 async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snapshot | None:
@@ -173,19 +180,29 @@ async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snap
 
 
 async def refresh_group(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
-    """Edit the group message now, or schedule the coalesced edit."""
+    """Edit the group message now, or schedule the coalesced edit (caller holds the lock)."""
     table = snap.table
     if table is None:
         return
     svc = services(app)
     key = table_key(table.chat_id, table.thread_id)
+    slot = await _group_now_or_later(app, svc, key, snap)
+    if slot is not None:
+        await svc.store.save_slots(key, {TABLE_SLOT: slot})
+
+
+async def _group_now_or_later(
+    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, snap: Snapshot
+) -> Slot | None:
+    """The coalescing rule: edit now if the last edit is ``table_edit_interval`` old,
+    else leave it to the job scheduled for the end of the interval."""
     slot = snap.slots.get(TABLE_SLOT)
     interval = svc.settings.table_edit_interval
     wait = 0.0 if slot is None or interval <= 0 else slot.at + interval - time.time()
     if wait <= 0 and key not in svc.pending_tables:
-        await _show_group(app, svc, key, snap)
-    else:
-        _schedule(app, svc, key, max(wait, 0.0))
+        return await _show_group(app, svc, key, snap)
+    _schedule(app, svc, key, max(wait, 0.0))
+    return None
 
 
 def _schedule(
@@ -201,22 +218,25 @@ def _schedule(
 
 
 async def _group_job(context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The coalesced edit: whatever the newest state is when it runs."""
     svc = services(context)
     job = context.job
     assert job is not None
     key = str(job.data)
-    svc.pending_tables.discard(key)
     async with svc.lock(key):
+        svc.pending_tables.discard(key)
         snap = await svc.store.load(key)
-        await _show_group(context, svc, key, snap)
+        slot = await _show_group(context, svc, key, snap)
+        if slot is not None:
+            await svc.store.save_slots(key, {TABLE_SLOT: slot})
 
 
 async def _show_group(
     app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, snap: Snapshot
-) -> None:
+) -> Slot | None:
     table = snap.table
     if table is None:
-        return
+        return None
     screen = views.group_screen(table, svc.bot_username)
     try:
         slot = await show(
@@ -230,43 +250,23 @@ async def _show_group(
     except RetryAfter as exc:
         retry = exc.retry_after
         _schedule(app, svc, key, float(retry if isinstance(retry, int) else retry.total_seconds()))
-        return
+        return None
     except TelegramError as exc:
         log.warning("table %s not shown: %s", key, exc)
-        return
+        return None
     if slot is not None:
         snap.slots[TABLE_SLOT] = slot
-        await svc.store.save_slots(key, {TABLE_SLOT: slot})
+    return slot
 
 
 async def new_group_message(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
-    """Post the table as a new group message (a new game): the old one keeps its text but
-    loses its buttons."""
+    """Post a new game's table as a new group message; the old one keeps its text (the
+    last result) but loses its buttons. Then the hands, as after any change."""
     table = snap.table
     if table is None:
         return
-    svc = services(app)
-    key = table_key(table.chat_id, table.thread_id)
-    old = snap.slots.get(TABLE_SLOT)
+    old = snap.slots.pop(TABLE_SLOT, None)
     if old is not None and old.id is not None:
         with contextlib.suppress(TelegramError):
             await app.bot.edit_message_reply_markup(table.chat_id, old.id, reply_markup=None)
-    snap.slots.pop(TABLE_SLOT, None)
-    await _show_group(app, svc, key, snap)
-
-
-async def reply(
-    bot: Bot, table: Table, chat_id: int, thread_id: int | None, text: str, to: int | None
-) -> None:
-    """A one-off message in a chat (pointing at the running game, refusals...)."""
-    del table
-    try:
-        await bot.send_message(
-            chat_id,
-            text,
-            parse_mode=ParseMode.HTML,
-            message_thread_id=thread_id,
-            reply_parameters=ReplyParameters(to, allow_sending_without_reply=True) if to else None,
-        )
-    except TelegramError as exc:
-        log.warning("reply in %s not sent: %s", chat_id, exc)
+    await publish(app, snap)

@@ -265,7 +265,6 @@ async def on_again(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
     async def after(snap: Snapshot) -> None:
         await delivery.new_group_message(context, snap)
-        await delivery.publish(context, snap)
 
     await commit(context, tap, change, after=after)
 

@@ -20,7 +20,9 @@ A move costs one HGETALL, one CAS and (after delivery) one HSET of the slots.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -123,13 +125,15 @@ class Store:
         Returns the snapshot as committed (or as loaded when nothing was written) and
         ``decide``'s result.
         """
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
             if self._lua is not False:
                 done = await self._attempt_lua(key, decide)
             else:
                 done = await self._attempt_watch(key, decide)
             if done is not None:
                 return done
+            # Lost a race: back off a little, with jitter, so that a crowd thins out.
+            await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))
         raise ConflictError(key)
 
     async def _attempt_lua(
@@ -153,7 +157,7 @@ class Store:
                 ],
             )
         except ResponseError as exc:
-            if self._lua is None and "unknown command" in str(exc).lower():
+            if "unknown command" in str(exc).lower():
                 self._lua = False
                 log.info("no Lua on this Redis: using WATCH/MULTI for compare-and-set")
                 return None

@@ -89,9 +89,8 @@ def group_screen(table: Table, bot_username: str) -> Screen:
     return Screen("\n\n".join(lines), tuple(rows))
 
 
-def hand_screen(table: Table, seat: int, bot_username: str) -> Screen | None:
+def hand_screen(table: Table, seat: int) -> Screen | None:
     """Seat ``seat``'s private message, in his language; None before the deal."""
-    del bot_username
     if table.phase not in ("playing", "finished", "abandoned") or table.state is None:
         return None
     ctx = Ctx(table, table.seats[seat].lang)

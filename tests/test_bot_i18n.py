@@ -1,0 +1,87 @@
+"""The catalogues: complete in all three languages, placeholders consistent, and a text
+for every key the bot and the engines can ask for."""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from bot.i18n import LANGS, catalogue, faces, lang_of, t
+from engine.durak import Durak, DurakOptions
+from engine.football import Football
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def test_every_key_is_in_every_language_with_the_same_placeholders() -> None:
+    english = catalogue("en")
+    for lang in LANGS:
+        cat = catalogue(lang)
+        assert set(cat) == set(english), lang
+        for key, text in cat.items():
+            assert _fields(text) == _fields(english[key]), (lang, key)
+            assert text.strip(), (lang, key)
+
+
+def test_every_literal_key_in_the_code_exists() -> None:
+    source = "\n".join(p.read_text() for p in (ROOT / "bot").glob("*.py"))
+    keys = set(re.findall(r"""\bt\(\s*(?:\w+,\s*)?"([a-z_]+\.[a-z_.]+)"\s*[,)]""", source))
+    assert len(keys) > 50
+    missing = sorted(k for k in keys if k not in catalogue("en"))
+    assert missing == []
+
+
+def test_every_illegal_move_code_has_a_text() -> None:
+    codes: set[str] = set()
+    for name in ("football", "durak"):
+        text = (ROOT / "engine" / f"{name}.py").read_text()
+        codes.update(re.findall(r'IllegalMove\(\s*"(\w+)"', text))
+    assert "not_your_turn" in codes
+    missing = sorted(c for c in codes if f"illegal.{c}" not in catalogue("en"))
+    assert missing == []
+
+
+@pytest.mark.parametrize("game", ["football", "durak"])
+def test_every_event_the_engine_emits_has_a_text(game: str) -> None:
+    rng = random.Random(3)
+    seen: set[str] = set()
+    for n in range(30):
+        g = (
+            Football.new(None, ["a", "b"], seed=n)
+            if game == "football"
+            else Durak.new(
+                DurakOptions(dummy_plays=n % 2 == 0), ["a", "b", "c"][: 2 + n % 2], 0, seed=n
+            )
+        )
+        while not g.is_finished():
+            for event in g.apply(rng.choice(list(g.legal_moves()))):
+                key = f"event.{game}.{event.kind}"
+                if isinstance(event.data.get("reason"), str):
+                    key += "." + event.data["reason"]
+                seen.add(key)
+    assert len(seen) > 8
+    missing = sorted(k for k in seen if k not in catalogue("en"))
+    assert missing == []
+
+
+def test_faces_and_languages() -> None:
+    assert faces("ru") == {"J": "В", "Q": "Д", "K": "К", "A": "Т"}
+    assert faces("uk") == faces("ru")
+    assert faces("en") == {"J": "J", "Q": "Q", "K": "K", "A": "A"}
+    assert [lang_of(c) for c in ("uk", "ru-RU", "be", "de", None, "")] == [
+        "uk",
+        "ru",
+        "ru",
+        "en",
+        "en",
+        "en",
+    ]
+    assert t("ru", "illegal.not_your_turn") == "Сейчас не ваш ход."

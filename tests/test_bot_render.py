@@ -1,0 +1,159 @@
+"""Screens never show a hidden card, and show what a player needs.
+
+Random games of both engines are rendered at every step, for the group and for each
+seat, in all three languages; every card the reader may not know (computed from the full
+state, which the renderers never see) must be absent from the text, the button labels
+and the callback data.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bot import views
+from bot.callbacks import decode
+from bot.i18n import LANGS, faces
+from bot.models import Seat, Table
+from bot.play import apply_move
+from bot.screen import Screen
+from engine import cards
+from engine.durak import Durak, DurakOptions
+from engine.football import HOME, Football
+
+
+def _table(game: Any, kind: str, langs: list[str]) -> Table:
+    seats = [
+        Seat(user_id=10 + i, name=name, lang=langs[i % 3]) for i, name in enumerate(game.players)
+    ]
+    return Table(
+        game_id="g1g1",
+        chat_id=-100777,
+        creator=10,
+        kind=kind,
+        phase="playing",
+        seats=seats,
+        state=game.to_json(),
+        lang=langs[0],
+    )
+
+
+def _football_hidden(game: Football, viewer: int | None) -> set[str]:
+    places = game.places()
+    public = game.view(None)
+    face_up = {c for row in public.field for c in row if c}
+    hidden = set(cards.to_strs(places["pile0"] + places["pile1"]))
+    hidden |= set(cards.to_strs(places["field"])) - face_up
+    for seat in (0, 1):
+        if seat != viewer:
+            hidden |= set(cards.to_strs(places[f"hand{seat}"]))
+            keeper = game.view(seat).keepers[seat]
+            if keeper and not public.keepers_up[seat]:
+                hidden.add(keeper)
+    if viewer is not None:
+        hidden -= {c for c in game.view(viewer).field[HOME[viewer]] if c}
+    return hidden
+
+
+def _durak_hidden(game: Durak, viewer: int | None) -> set[str]:
+    n = len(game.players)
+    views_ = [game.view(s) for s in range(n)]
+    public = game.view(None)
+    hidden: set[str] = set()
+    for seat in range(n):
+        if seat != viewer:
+            hidden |= set(views_[seat].hand) - set(public.known[seat])
+    controller = public.controller
+    if viewer != controller:
+        hidden |= set(views_[controller].dummy_hand or []) - set(public.dummy_known)
+    hidden |= set(cards.to_strs(game._stock[game._drawn :]))
+    hidden.discard(public.trump)  # face up under the stock, public
+    return hidden
+
+
+def _shown(screen: Screen) -> tuple[str, str]:
+    labels = " ".join(b.text for row in screen.rows for b in row)
+    data = " ".join(decode(b.data).arg for row in screen.rows for b in row if b.data)
+    return screen.text + "\n" + labels, data
+
+
+def _check(screen: Screen | None, hidden: set[str], lang: str) -> None:
+    assert screen is not None
+    text, data = _shown(screen)
+    for card in hidden:
+        assert cards.display(cards.parse(card), faces(lang)) not in text, card
+        assert card not in data, card
+
+
+def _games(kind: str, count: int) -> Iterator[tuple[Any, random.Random]]:
+    for n in range(count):
+        rng = random.Random(n)
+        if kind == "football":
+            yield Football.new(None, ["Ann", "Bob"], seed=n), rng
+        else:
+            players = ["Ann", "Bob", "Cid", "Dan"][: 2 + n % 3]
+            options = DurakOptions(dummy_plays=n % 2 == 1, deck_size=36)
+            yield Durak.new(options, players, n % len(players), seed=n), rng
+
+
+@pytest.mark.parametrize("kind", ["football", "durak"])
+def test_no_screen_shows_a_hidden_card(kind: str) -> None:
+    hidden_of = _football_hidden if kind == "football" else _durak_hidden
+    for game, rng in _games(kind, 8):
+        langs = list(LANGS)
+        rng.shuffle(langs)
+        table = _table(game, kind, langs)
+        while True:
+            _check(views.group_screen(table, "bot"), hidden_of(game, None), table.lang)
+            for seat in range(len(table.seats)):
+                lang = table.seats[seat].lang
+                _check(views.hand_screen(table, seat), hidden_of(game, seat), lang)
+            if game.is_finished():
+                break
+            actor = game.to_act()
+            assert actor is not None
+            apply_move(table, game, actor.player, rng.choice(list(game.legal_moves())))
+        assert table.phase == "finished"
+
+
+def test_only_the_actor_gets_buttons_and_they_are_his_legal_moves() -> None:
+    for game, rng in _games("durak", 6):
+        table = _table(game, "durak", ["en", "ru", "uk"])
+        while not game.is_finished():
+            actor = game.to_act()
+            assert actor is not None
+            legal = {game.move_token(m) for m in game.legal_moves()}
+            for seat in range(len(table.seats)):
+                screen = views.hand_screen(table, seat)
+                assert screen is not None
+                tokens = {decode(b.data).arg for row in screen.rows for b in row if b.data}
+                assert tokens == (legal if seat == actor.player else set())
+            apply_move(table, game, actor.player, rng.choice(list(game.legal_moves())))
+        assert all(not views.hand_screen(table, s).prompt for s in range(len(table.seats)))  # type: ignore[union-attr]
+
+
+def test_football_is_seen_from_each_players_side() -> None:
+    game = Football.new(None, ["Ann", "Bob"], seed=1)
+    for seat in (0, 1):
+        hand = game.view(seat).hand
+        game.apply(
+            game.move_from_record(
+                {"player": seat, "setup": {"goalkeeper": hand[0], "row": hand[1:]}}
+            )
+        )
+    table = _table(game, "football", ["en", "en", "en"])
+    rows = [game.view(s).field[HOME[s]] for s in (0, 1)]
+    for seat in (0, 1):
+        screen = views.hand_screen(table, seat)
+        assert screen is not None
+        grid = screen.text.split("<pre>")[1].split("</pre>")[0].splitlines()
+        bottom = grid[-2]  # the last line is his goalkeeper
+        shown = [c for c in rows[seat] if c]
+        if seat == 1:
+            shown.reverse()  # B's left is absolute column 3
+        positions = [bottom.index(cards.display(cards.parse(c))) for c in shown]
+        assert positions == sorted(positions)
+        assert "Ann" in grid[0 if seat == 1 else -1]

@@ -1,0 +1,92 @@
+"""The table store: compare-and-set never loses or doubles a change, on fakeredis (the
+WATCH/MULTI path) and on the real Redis (the Lua path, and WATCH forced)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import fakeredis
+import pytest
+import redis.asyncio as aioredis
+
+from bot.models import Seat, Slot, Table
+from bot.store import TABLE_SLOT, Snapshot, Store, Write, table_key, user_slot
+
+REAL_DB = 13
+KEY = table_key(-100123, None)
+
+
+def _table() -> Table:
+    return Table(game_id="ab12", chat_id=-100123, creator=1, kind="durak", phase="lobby")
+
+
+def _add_seat(snap: Snapshot) -> tuple[Write, int]:
+    table = snap.table or _table()
+    table.seats.append(Seat(user_id=len(table.seats) + 1, name=f"p{len(table.seats)}"))
+    return Write(table), len(table.seats)
+
+
+@pytest.fixture(params=["fake", "real-lua", "real-watch"])
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+    if request.param == "fake":
+        client: aioredis.Redis = fakeredis.FakeAsyncRedis()
+    else:
+        client = aioredis.Redis.from_url(f"redis://127.0.0.1:6379/{REAL_DB}", socket_timeout=2)
+        try:
+            await client.ping()
+        except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
+            await client.aclose()
+            pytest.skip("no Redis answers on 127.0.0.1:6379")
+        await client.delete(KEY)
+    result = Store(client, ttl=100)
+    if request.param == "real-watch":
+        result._lua = False
+    yield result
+    await client.delete(KEY)
+    await client.aclose()
+
+
+async def test_concurrent_changes_are_neither_lost_nor_doubled(store: Store) -> None:
+    # Two stores on one Redis are two bot processes.
+    other = Store(store.redis, ttl=100)
+    other._lua = store._lua
+    results = await asyncio.gather(*(s.transact(KEY, _add_seat) for s in [store, other] * 25))
+    snap = await store.load(KEY)
+    assert snap.table is not None
+    assert len(snap.table.seats) == 50
+    assert snap.version == 50
+    assert sorted(count for _, count in results) == list(range(1, 51))
+    assert sorted(s.user_id for s in snap.table.seats) == list(range(1, 51))
+
+
+async def test_refused_change_writes_nothing(store: Store) -> None:
+    await store.transact(KEY, _add_seat)
+    snap, _ = await store.transact(KEY, lambda s: (Write(None), None))
+    assert snap.version == 1
+    assert (await store.load(KEY)).version == 1
+
+
+async def test_slots_ttl_and_fresh_tables(store: Store) -> None:
+    _snap, _ = await store.transact(KEY, _add_seat)
+    await store.save_slots(KEY, {TABLE_SLOT: Slot(id=5, hash="h", version=1)})
+    await store.save_slots(KEY, {user_slot(7): Slot(id=9, version=1, prompt=True)})
+    loaded = await store.load(KEY)
+    assert loaded.slots[TABLE_SLOT].id == 5
+    assert loaded.slots[user_slot(7)].prompt
+    assert 0 < await store.redis.ttl(KEY) <= 100
+    # A new game in the chat forgets the old messages but keeps counting versions.
+    fresh, _ = await store.transact(KEY, lambda s: (Write(_table(), fresh=True), None))
+    assert fresh.slots == {}
+    loaded = await store.load(KEY)
+    assert loaded.slots == {} and loaded.version == 2
+    assert loaded.table is not None and loaded.table.seats == []
+
+
+async def test_a_table_that_does_not_validate_leaves_the_chat_free(store: Store) -> None:
+    await store.redis.hset(KEY, mapping={"v": 3, "d": '{"nonsense": true}'})
+    snap = await store.load(KEY)
+    assert snap.table is None and snap.version == 3
+    snap, _ = await store.transact(KEY, lambda s: (Write(_table(), fresh=True), None))
+    assert snap.version == 4
+    assert (await store.load(KEY)).table is not None
