@@ -24,6 +24,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -45,6 +46,9 @@ BLOCKED = "Forbidden: bot was blocked by the user"
 EDIT_NOT_FOUND = "Bad Request: message to edit not found"
 DELETE_NOT_FOUND = "Bad Request: message to delete not found"
 QUERY_INVALID = "Bad Request: query is too old and response timeout expired or query ID is invalid"
+# What the caller is doing (e.g. "move"): stamped on every Bot API call made meanwhile, so
+# that a benchmark can count calls per kind of update even with many updates in flight.
+TAG: ContextVar[str | None] = ContextVar("fakegram_tag", default=None)
 START_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
 COMMAND = re.compile(r"[a-z0-9_]{1,32}")
 
@@ -205,6 +209,7 @@ class Call:
     method: str
     params: dict[str, Any]
     error: str | None = None
+    tag: str | None = None
 
     @property
     def chat_id(self) -> Any:
@@ -459,7 +464,7 @@ class FakeTelegram:
 
     def handle(self, method: str, params: dict[str, Any], files: dict[str, Any]) -> Any:
         """One call: the result object, or raises :class:`ApiError`."""
-        call = Call(method, params)
+        call = Call(method, params, tag=TAG.get())
         self.calls.append(call)
         handler = getattr(self, f"_api_{method.lower()}", None)
         try:
@@ -924,6 +929,8 @@ class Harness:
         self._group_ids = itertools.count(1)
         self.log_errors: list[logging.LogRecord] = []
         self.redis: Any = None  # the store the apps share, for tests that read the state
+        # (kind of update, seconds spent in process_update), for the benchmark
+        self.durations: list[tuple[str, float]] = []
 
     @property
     def app(self) -> Application[Any, Any, Any, Any, Any, Any]:
@@ -1102,7 +1109,10 @@ class Harness:
         """Delivers one update and waits for what it set off (tasks the handler created)."""
         app = app or self.app
         data = {"update_id": next(self._update_ids), **payload}
-        await app.process_update(Update.de_json(data, app.bot))
+        update = Update.de_json(data, app.bot)
+        started = time.perf_counter()
+        await app.process_update(update)
+        self.durations.append((TAG.get() or next(iter(payload)), time.perf_counter() - started))
         await settle(app)
 
     # ----- what users see
@@ -1141,11 +1151,19 @@ class Harness:
         return docs[-1].document["file_name"], docs[-1].document_bytes or b""  # type: ignore[index]
 
     def problems(self) -> list[str]:
-        """What a real Telegram would have complained about, and unexpected errors."""
+        """What a real Telegram would have complained about, and errors the bot logged.
+
+        A test that makes Telegram refuse things on purpose (deleted messages, blocked
+        users, flood control) expects some of these."""
         out = []
         if self.server.not_modified:
             out.append(f"{self.server.not_modified} edits changed nothing")
         out += [f"unknown Bot API method {c.method}" for c in self.server.unknown_calls]
+        out += [
+            f"{c.method} refused: {c.error}"
+            for c in self.server.calls
+            if c.error and c.error.startswith("Bad Request") and c.error != NOT_MODIFIED
+        ]
         out += [f"callback {a.data!r} never answered" for a in self.server.unanswered]
         out += [f"logged error: {r.getMessage()}" for r in self.log_errors]
         return out

@@ -1,0 +1,234 @@
+"""Drives the card-table bot the way its users do: open a table, join, start, play.
+
+Buttons are found by what their callback_data means (``bot.callbacks``), not by their
+labels, so the same driver plays in every language. The end-to-end tests and the bot
+benchmark (bench/bot.py) both play through it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+from bot.callbacks import Action, BadCallback, decode
+from bot.i18n import LANGS, faces
+from engine import cards
+from engine.durak import Durak
+from engine.football import Football
+from tests.fakegram import TAG, Answer, Button, FakeGroup, FakeMessage, FakeUser, Harness
+
+PLAY_ACTIONS = (Action.MOVE, Action.SETUP)
+
+
+def action_of(button: Button) -> Action | None:
+    if button.callback_data is None:
+        return None
+    try:
+        return decode(button.callback_data).action
+    except BadCallback:
+        return None
+
+
+def is_action(action: Action, arg: str | None = None) -> Callable[[Button], bool]:
+    def test(button: Button) -> bool:
+        if action_of(button) is not action:
+            return False
+        return arg is None or decode(button.callback_data).arg == arg
+
+    return test
+
+
+def table_key(group: FakeGroup, thread: int | None = None) -> str:
+    """The Redis key of a table (bot/store.py's documented layout)."""
+    return f"ct:table:{group.id}:{thread or 0}"
+
+
+async def stored(h: Harness, group: FakeGroup, thread: int | None = None) -> dict[str, Any]:
+    """The table as stored in Redis: its JSON plus ``version``; {} when there is none."""
+    raw = await h.redis.hgetall(table_key(group, thread))
+    fields = {k.decode() if isinstance(k, bytes) else k: v for k, v in raw.items()}
+    if "d" not in fields:
+        return {}
+    return {**json.loads(fields["d"]), "version": int(fields["v"])}
+
+
+class Tabletop:
+    """One group's table, seen from the users' side."""
+
+    def __init__(self, h: Harness, group: FakeGroup, thread: int | None = None) -> None:
+        self.h = h
+        self.group = group
+        self.thread = thread
+
+    def table_message(self) -> FakeMessage:
+        """The group message that carries the table (the newest one the bot posted with
+        buttons, else the newest one)."""
+        mine = [m for m in self.h.screen(self.group, self.thread) if m.from_bot and m.text]
+        assert mine, "the bot has posted nothing in the group"
+        with_buttons = [m for m in mine if m.buttons]
+        return (with_buttons or mine)[-1]
+
+    async def tap_group(self, user: FakeUser, action: Action, arg: str | None = None) -> Answer:
+        message = self.h.with_button(self.group, is_action(action, arg), self.thread)
+        return await self.h.tap(user, message, is_action(action, arg))
+
+    async def open(self, creator: FakeUser, game: str) -> None:
+        """/newgame and the game picked: the creator sits in the lobby."""
+        await self.h.command(creator, self.group, "/newgame", thread=self.thread)
+        await self.tap_group(creator, Action.PICK, game[0])
+
+    async def join(self, user: FakeUser) -> Answer:
+        return await self.tap_group(user, Action.JOIN)
+
+    async def start(self, user: FakeUser) -> Answer:
+        return await self.tap_group(user, Action.START)
+
+    async def setup_game(self, game: str, players: list[FakeUser]) -> None:
+        await self.open(players[0], game)
+        for user in players[1:]:
+            await self.join(user)
+        await self.start(players[0])
+
+    def prompt(self, user: FakeUser) -> FakeMessage | None:
+        """The private message asking ``user`` to act now, if any."""
+        for message in reversed(self.h.screen(user)):
+            if message.from_bot and any(action_of(b) in PLAY_ACTIONS for b in message.buttons):
+                return message
+        return None
+
+    def finished(self) -> bool:
+        return any(action_of(b) is Action.AGAIN for b in self.table_message().buttons)
+
+    async def step(self, players: list[FakeUser], rng: random.Random) -> tuple[FakeUser, Answer]:
+        """One move: a seeded-random button of a player who is asked to act."""
+        asked = [(u, m) for u in players if (m := self.prompt(u)) is not None]
+        assert asked, (
+            f"nobody is asked to act and the game is not over:\n{self.table_message().text}"
+        )
+        user, message = rng.choice(asked)
+        choices = [
+            b
+            for b in message.buttons
+            if action_of(b) in PLAY_ACTIONS and not is_action(Action.SETUP, "r")(b)
+        ]
+        button = rng.choice(choices)
+        token = TAG.set("move")
+        try:
+            answer = await self.h.tap(user, message, lambda b: b == button)
+        finally:
+            TAG.reset(token)
+        return user, answer
+
+    async def play(
+        self,
+        players: list[FakeUser],
+        rng: random.Random,
+        *,
+        after_each: Callable[[], Any] | None = None,
+        max_moves: int = 3000,
+    ) -> int:
+        """Plays to the end by tapping; the number of taps. ``after_each`` is awaited."""
+        for moves in range(max_moves):
+            if self.finished():
+                return moves
+            _, answer = await self.step(players, rng)
+            assert answer.text is None, f"a legal button was refused: {answer.text}"
+            if after_each is not None:
+                await after_each()
+        raise AssertionError("the game did not end")
+
+
+# ----------------------------------------------------------------------- hidden cards
+
+
+def _card_pattern(notation: str) -> re.Pattern[str]:
+    """Every way a message could spell the card: record notation, and its display in each
+    language (``10♥``, ``Т♠``); a rank must not be the tail of a longer word or number."""
+    card = cards.parse(notation)
+    shown = {cards.display(card)} | {cards.display(card, faces(lang)) for lang in LANGS}
+    shown |= {cards.display(card, dict(zip("JQKA", "ВДКТ", strict=True)))}
+    spelled = "|".join(re.escape(s) for s in sorted(shown, key=len, reverse=True))
+    return re.compile(rf"(?<![\w])(?:{spelled})|(?<![\w]){re.escape(notation)}(?![\w])", re.UNICODE)
+
+
+def visible_cards(kind: str, state: str, seat: int | None) -> tuple[set[str], set[str]]:
+    """(every card of the game, the cards ``seat`` may know; None: the group), from the
+    engine state as stored, through the engine's own view of it."""
+    raw = json.loads(state)
+    everything = set(cards.to_strs(raw["deck"]))
+    if kind == "football":
+        fv = Football.from_json(state).view(seat)
+        seen = set(fv.hand) | {c for row in fv.field for c in row if c}
+        seen |= {c for c in fv.keepers if c} | set(fv.discarded)
+        seen |= {c for pile in fv.goals for c in pile} | ({fv.ball} if fv.ball else set())
+        return everything, seen
+    dv = Durak.from_json(state).view(seat)
+    seen = set(dv.hand) | set(dv.dummy_hand or []) | set(dv.dummy_known) | {dv.trump}
+    seen |= {c for known in dv.known for c in known}
+    seen |= {c for pair in dv.table for c in pair if c}
+    seen |= set(cards.to_strs(raw["discard"]))  # every discarded card was on the table
+    return everything, seen
+
+
+def hidden_cards(kind: str, state: str, seat: int | None) -> set[str]:
+    everything, seen = visible_cards(kind, state, seat)
+    return everything - seen
+
+
+def leaks(text: str, hidden: set[str]) -> list[str]:
+    return sorted(c for c in hidden if _card_pattern(c).search(text))
+
+
+class LeakWatch:
+    """Checks, after each update, everything shown since the last check against what its
+    reader may know at that moment: the group message (text, buttons, their data), each
+    player's private messages and the alerts he got. Visibility is not monotone (durak's
+    dummy changes controller), so each thing shown is judged against the state it was
+    shown in."""
+
+    def __init__(self, top: Tabletop) -> None:
+        self.top = top
+        self.seen: set[tuple[int, int, str]] = set()  # (chat, message, piece) checked
+        self.alerts: dict[int, int] = {}
+        self.checks = 0
+
+    def _fresh(self, chat_id: int) -> list[str]:
+        """Texts and buttons (label and data) shown in the chat that were not checked yet;
+        a message that only lost its buttons shows nothing new."""
+        out = []
+        for message in self.top.h.server.screen(chat_id):
+            if not message.from_bot:
+                continue
+            pieces = [message.text or message.caption or ""]
+            pieces += [f"{b.text} {b.callback_data or ''}" for b in message.buttons]
+            for piece in pieces:
+                mark = (chat_id, message.message_id, piece)
+                if mark not in self.seen:
+                    self.seen.add(mark)
+                    out.append(piece)
+        return out
+
+    async def check(self) -> None:
+        h = self.top.h
+        data = await stored(h, self.top.group, self.top.thread)
+        if not data.get("state") or data.get("phase") == "lobby":
+            return
+        kind, state = data["kind"], data["state"]
+        seat_of = {s["user_id"]: i for i, s in enumerate(data["seats"])}
+        public = hidden_cards(kind, state, None)
+        for shown in self._fresh(self.top.group.id):
+            assert not leaks(shown, public), f"group shows {leaks(shown, public)}: {shown}"
+        for user_id, seat in seat_of.items():
+            secret = hidden_cards(kind, state, seat)
+            fresh = (
+                self._fresh(user_id)
+                + h.alerts(h.server.users[user_id])[self.alerts.get(user_id, 0) :]
+            )
+            self.alerts[user_id] = len(h.alerts(h.server.users[user_id]))
+            for shown in fresh:
+                found = leaks(shown, secret)
+                assert not found, f"seat {seat} is shown {found}: {shown}"
+        self.checks += 1

@@ -1,0 +1,183 @@
+"""Whole durak games through the real Application, as Telegram would deliver them.
+
+Players tap seeded-random buttons among those the fake Telegram shows them; after every
+update the test checks, against the engine state in Redis, that nobody was shown a card he
+may not know. The fixture checks at the end that no call was refused by Telegram (no edit
+that changed nothing) and that every tap got its answer.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from bot.callbacks import Action
+from engine import cards, records
+from engine.durak import Durak
+from tests.fakegram import FakeUser, Harness
+from tests.tabletop import LeakWatch, Tabletop, stored
+
+NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
+
+
+def seat_users(h: Harness, n: int, langs: tuple[str, ...] = ("en", "ru", "uk")) -> list[FakeUser]:
+    return [h.user(NAMES[i], language_code=langs[i % len(langs)]) for i in range(n)]
+
+
+async def play_checked(
+    top: Tabletop, players: list[FakeUser], seed: int, watch: LeakWatch | None = None
+) -> int:
+    """Plays to the end, checking for leaks after every update. A series shares one
+    ``watch``: what was shown in an earlier game is judged against that game's state."""
+    watch = watch or LeakWatch(top)
+    checks = watch.checks
+    await watch.check()
+    moves = await top.play(players, random.Random(seed), after_each=watch.check)
+    assert watch.checks == checks + moves + 1
+    return moves
+
+
+@pytest.mark.parametrize(("n", "seed"), [(2, 1), (2, 7), (3, 3), (4, 11), (4, 12)])
+async def test_a_whole_game_from_newgame_to_result(harness: Harness, n: int, seed: int) -> None:
+    h = harness
+    players = seat_users(h, n)
+    group = h.group(creator=players[0])
+    top = Tabletop(h, group)
+    await top.setup_game("durak", players)
+    data = await stored(h, group)
+    assert data["phase"] == "playing"
+    assert [s["user_id"] for s in data["seats"]] == [u.id for u in players]
+    # Each player got his hand privately; the group shows one table message.
+    for user in players:
+        assert [m for m in h.screen(user) if m.from_bot], f"{user.first_name} got no hand"
+    moves = await play_checked(top, players, seed)
+    assert moves > 0
+    data = await stored(h, group)
+    game = Durak.from_json(data["state"])
+    assert data["phase"] == "finished" and game.is_finished()
+    fool = game.result()["fool"]  # type: ignore[index]
+    text = top.table_message().text or ""
+    if fool is not None:
+        assert players[fool].first_name in text
+    # Every private hand message has lost its move buttons.
+    for user in players:
+        assert top.prompt(user) is None
+    # One group table message only (the lobby became the table), edited in place.
+    tables = [m for m in h.screen(group) if m.from_bot]
+    assert len(tables) == 1 and tables[0].edits >= moves
+
+
+async def test_record_replays_to_the_final_result(harness: Harness) -> None:
+    h = harness
+    players = seat_users(h, 3)
+    group = h.group()
+    top = Tabletop(h, group)
+    await top.setup_game("durak", players)
+    await top.play(players, random.Random(5))
+    answer = await top.tap_group(players[2], Action.RECORD)
+    assert answer.answered and answer.text is None
+    name, content = h.last_document(group)
+    assert name.endswith(".json")
+    record = json.loads(content)
+    replayed = records.replay(record)
+    data = await stored(h, group)
+    game = Durak.from_json(data["state"])
+    assert replayed["ok"] and replayed["finished"]
+    assert replayed["result"] == game.result()
+    assert replayed["summary"] == game.summary()
+    assert len(record["moves"]) == len(data["moves"])
+    assert record["players"] == [s["name"] for s in data["seats"]]
+
+
+async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: Harness) -> None:
+    h = harness
+    players = seat_users(h, 3)
+    group = h.group()
+    top = Tabletop(h, group)
+    await top.setup_game("durak", players)
+    watch = LeakWatch(top)
+    await play_checked(top, players, seed=21, watch=watch)
+    first = await stored(h, group)
+    fool = Durak.from_json(first["state"]).result()["fool"]  # type: ignore[index]
+    old_message = top.table_message()
+    await top.tap_group(players[1], Action.AGAIN)
+    second = await stored(h, group)
+    assert second["phase"] == "playing" and second["game_id"] != first["game_id"]
+    assert [s["user_id"] for s in second["seats"]] == [u.id for u in players]
+    assert second["series"] == first["series"]
+    game = Durak.from_json(second["state"])
+    if fool is not None:
+        assert game.header()["dealer"] == fool
+        assert game.header()["previous_fool"] == fool
+    # The finished table keeps its text but loses its buttons; a new table message.
+    assert old_message.buttons == [] and old_message.text
+    assert top.table_message().message_id != old_message.message_id
+    await watch.check()
+    await play_checked(top, players, seed=22, watch=watch)
+    third = await stored(h, group)
+    assert third["games"] == 2
+    assert sum(third["series"].values()) == sum(
+        1
+        for d in (first, third)
+        if Durak.from_json(d["state"]).result()["fool"] is not None  # type: ignore[index]
+    )
+
+
+async def test_four_players_in_a_forum_topic(harness: Harness) -> None:
+    h = harness
+    players = seat_users(h, 4)
+    group = h.group(forum=True)
+    topic = h.topic(group, "Durak")
+    other = h.topic(group, "Chat")
+    top = Tabletop(h, group, topic)
+    await top.setup_game("durak", players)
+    await play_checked(top, players, seed=4)
+    assert top.finished()
+    # Everything the bot posted in the group went to the game's topic.
+    assert all(m.thread_id == topic for m in h.screen(group) if m.from_bot)
+    assert h.screen(group, other) == []
+
+
+async def test_the_private_hand_is_edited_in_place_and_rings_when_asked(harness: Harness) -> None:
+    h = harness
+    players = seat_users(h, 2)
+    group = h.group()
+    top = Tabletop(h, group)
+    await top.setup_game("durak", players)
+    rng = random.Random(2)
+    for _ in range(12):
+        before = {u.id: [m.message_id for m in h.screen(u) if m.from_bot] for u in players}
+        asked_before = {u.id: top.prompt(u) is not None for u in players}
+        await top.step(players, rng)
+        for user in players:
+            now = [m.message_id for m in h.screen(user) if m.from_bot]
+            assert len(now) == 1, "one live hand message per player"
+            asked = top.prompt(user) is not None
+            if asked and not asked_before[user.id]:
+                assert now != before[user.id], "a new prompt is a new message (it notifies)"
+            elif not asked:
+                assert now == before[user.id], "otherwise the hand is edited in place"
+        if top.finished():
+            break
+
+
+async def test_the_leak_check_catches_a_card_shown_to_the_wrong_reader(harness: Harness) -> None:
+    """The check above cannot pass vacuously: a hidden card posted anywhere is caught."""
+    h = harness
+    players = seat_users(h, 2)
+    group = h.group()
+    top = Tabletop(h, group)
+    await top.setup_game("durak", players)
+    watch = LeakWatch(top)
+    await watch.check()
+    state = (await stored(h, group))["state"]
+    secret = Durak.from_json(state).view(1).hand[0]
+    shown = cards.display(cards.parse(secret), {"J": "В", "Q": "Д", "K": "К", "A": "Т"})
+    await h.app.bot.send_message(players[0].id, f"psst: {shown}")
+    with pytest.raises(AssertionError, match="seat 0 is shown"):
+        await watch.check()
+    await h.app.bot.send_message(group.id, f"look: {secret}")
+    with pytest.raises(AssertionError, match="group shows"):
+        await watch.check()
