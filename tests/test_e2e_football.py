@@ -1,0 +1,113 @@
+"""Whole football games through the real Application, as Telegram would deliver them.
+
+As for durak (test_e2e_durak.py): seeded-random taps among the buttons shown, a leak check
+against the engine state in Redis after every update, Telegram's complaints checked by the
+fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from bot.callbacks import Action
+from engine import records
+from engine.football import Football
+from tests.fakegram import FakeUser, Harness
+from tests.tabletop import LeakWatch, Tabletop, is_action, stored
+
+
+def two(h: Harness, langs: tuple[str, str] = ("en", "uk")) -> list[FakeUser]:
+    return [h.user("Ann", language_code=langs[0]), h.user("Bob", language_code=langs[1])]
+
+
+async def play_checked(top: Tabletop, players: list[FakeUser], seed: int, watch: LeakWatch) -> int:
+    await watch.check()
+    return await top.play(players, random.Random(seed), after_each=watch.check)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_a_whole_game_from_newgame_to_result(harness: Harness, seed: int) -> None:
+    h = harness
+    players = two(h, ("en", "ru") if seed % 2 else ("uk", "en"))
+    group = h.group(creator=players[0])
+    top = Tabletop(h, group)
+    await top.setup_game("football", players)
+    # Both players set up at once, privately.
+    assert all(top.prompt(u) is not None for u in players)
+    moves = await play_checked(top, players, seed, LeakWatch(top))
+    data = await stored(h, group)
+    game = Football.from_json(data["state"])
+    assert data["phase"] == "finished" and game.is_finished()
+    result = game.result()
+    assert result is not None
+    # 2 set-ups of 5 taps (4 picks, the last card goes in by itself, + confirm) + play.
+    assert moves == 10 + len(data["moves"]) - 2
+    text = top.table_message().text or ""
+    goals = result["goals"]
+    assert f"{goals[0]}" in text and f"{goals[1]}" in text
+    if result["winner"] is not None:
+        assert data["seats"][result["winner"]]["name"] in text
+    for user in players:
+        assert top.prompt(user) is None
+
+
+async def test_set_up_puts_cards_where_the_player_chose_them(harness: Harness) -> None:
+    h = harness
+    players = two(h)
+    group = h.group()
+    top = Tabletop(h, group)
+    await top.setup_game("football", players)
+    data = await stored(h, group)
+    by_seat = {s["user_id"]: i for i, s in enumerate(data["seats"])}
+    for user in players:
+        seat = by_seat[user.id]
+        hand = Football.from_json(data["state"]).view(seat).hand
+        # A wrong start and a reset first: nothing is kept of it.
+        await h.tap(user, top.prompt(user), is_action(Action.SETUP, "4"))  # type: ignore[arg-type]
+        await h.tap(user, top.prompt(user), is_action(Action.SETUP, "r"))  # type: ignore[arg-type]
+        for index in "0123":
+            await h.tap(user, top.prompt(user), is_action(Action.SETUP, index))  # type: ignore[arg-type]
+        await h.tap(user, top.prompt(user), is_action(Action.SETUP, "c"))  # type: ignore[arg-type]
+        view = Football.from_json((await stored(h, group))["state"]).view(seat)
+        assert view.keepers[seat] == hand[0]
+        home = 0 if seat == 0 else 3
+        row = view.field[home]
+        # From the player's own left: A's left is column 0, B's is column 3.
+        expected = hand[1:] if seat == 0 else list(reversed(hand[1:]))
+        assert row == expected
+    data = await stored(h, group)
+    assert sorted(m["player"] for m in data["moves"] if "setup" in m) == [0, 1]
+
+
+async def test_record_and_rematch_where_the_other_player_starts(harness: Harness) -> None:
+    h = harness
+    players = two(h)
+    group = h.group()
+    top = Tabletop(h, group)
+    watch = LeakWatch(top)
+    await top.setup_game("football", players)
+    await play_checked(top, players, 8, watch)
+    first = await stored(h, group)
+    await top.tap_group(players[0], Action.RECORD)
+    _, content = h.last_document(group)
+    record = json.loads(content)
+    replayed = records.replay(record)
+    game = Football.from_json(first["state"])
+    assert replayed["ok"] and replayed["finished"]
+    assert replayed["result"] == game.result()
+    assert replayed["summary"] == game.summary()
+    await top.tap_group(players[1], Action.AGAIN)
+    second = await stored(h, group)
+    assert second["phase"] == "playing" and second["game_id"] != first["game_id"]
+    first_a = first["seats"][0]["user_id"]
+    assert [s["user_id"] for s in second["seats"]] == [
+        s["user_id"] for s in reversed(first["seats"])
+    ]
+    assert second["seats"][0]["user_id"] != first_a
+    await watch.check()
+    await play_checked(top, players, 9, watch)
+    third = await stored(h, group)
+    assert third["games"] == 2 and third["phase"] == "finished"
