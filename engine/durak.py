@@ -996,8 +996,11 @@ class Durak:
         self._pending = list(s.pending)
         self._fool = s.fool
         self._limit = s.limit
+        self._attacker, self._defender = s.attacker, s.defender
+        self._pos = s.pos
+        if not seats([s.attacker, s.defender], True) or not 0 <= s.pos <= n:
+            raise bad("bad attacker, defender or throw-in position")
         if phase != OVER:
-            self._attacker, self._defender = s.attacker, s.defender
             if not self._in_rotation(s.defender) or not (
                 self._in_rotation(s.attacker)
                 or (phase > LEAD and (s.attacker != n or self._dummy_plays))
@@ -1010,4 +1013,3 @@ class Durak:
                 and self._can_throw(self._order[s.pos])
             ):
                 raise bad("nobody with the right to throw in")
-            self._pos = s.pos

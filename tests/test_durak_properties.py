@@ -1,0 +1,193 @@
+"""Durak invariants over random games: every table size, both decks, every option."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import cards
+from engine.durak import Durak, DurakOptions
+from engine.records import export, replay
+from tests.durak_positions import NAMES
+
+MAX_DECISIONS = 5000  # far above any game: 52 cards cannot circulate for ever
+
+
+@st.composite
+def games(draw: st.DrawFn) -> tuple[Durak, int]:
+    deck_size = draw(st.sampled_from([36, 52]))
+    n = draw(st.integers(2, 4 if deck_size == 36 else 6))
+    options = DurakOptions(
+        deck_size=deck_size,
+        dummy_plays=draw(st.booleans()),
+        first_move=draw(st.sampled_from(["under", "from_under"])),
+    )
+    dealer = draw(st.integers(0, n - 1))
+    previous_fool = draw(st.none() | st.integers(0, n - 1))
+    seed = draw(st.integers(0, 2**32))
+    game = Durak.new(options, NAMES[:n], dealer, previous_fool, seed=seed)
+    return game, draw(st.integers(0, 2**32))
+
+
+def _state(game: Durak) -> dict[str, Any]:
+    state: dict[str, Any] = json.loads(game.to_json())
+    return state
+
+
+def _check_conservation(game: Durak) -> None:
+    state = _state(game)
+    n = len(state["players"])
+    deck = state["deck"]
+    dealt = 6 * (n + 1)
+    stock = [*deck[dealt + 1 :], deck[dealt]][state["drawn"] :]
+    everything = [c for h in state["hands"] for c in h] + [c for p in state["table"] for c in p]
+    assert Counter(everything + stock + state["discard"]) == Counter(deck)
+    summary = game.summary()
+    on_table = sum(1 if d is None else 2 for _, d in summary["table"])
+    counted = sum(summary["hands"]) + summary["dummy"] + summary["stock"] + summary["discard"]
+    assert counted + on_table == len(deck)
+
+
+class PublicKnowledge:
+    """What the table has seen each hand receive: taken cards, and the face-up trump card,
+    until played again. Built from the summary and the events only, the way a spectator
+    would, so it checks the engine's own bookkeeping of known cards."""
+
+    def __init__(self, game: Durak) -> None:
+        self.n = len(game.players)
+        self.trump = game.summary()["trump"]
+        self.seen: dict[int | str, set[str]] = {p: set() for p in [*range(self.n), "dummy"]}
+
+    def update(self, before: dict[str, Any], move: dict[str, Any], events: list[Any]) -> None:
+        table = {c for pair in before["table"] for c in pair if c is not None}
+        table |= {move[k] for k in ("attack", "throw", "with") if k in move}
+        stock = before["stock"]
+        for event in events:
+            kind, data = event.kind, event.data
+            if kind in ("attack", "throw"):
+                self.seen[data["seat"]].discard(data["card"])
+            elif kind == "beat":
+                self.seen[data["seat"]].discard(data["with"])
+            elif kind == "took":
+                assert data["count"] == len(table)
+                self.seen[data["seat"]] |= table
+            elif kind == "drew":
+                assert set(data) == {"seat", "count"}  # never which cards
+                stock -= data["count"]
+                if stock == 0:
+                    self.seen[data["seat"]].add(self.trump)
+
+
+def _check_views(game: Durak, public: PublicKnowledge) -> None:
+    state = _state(game)
+    n = len(state["players"])
+    hands = [set(cards.to_strs(h)) for h in state["hands"]]
+    summary = game.summary()
+    table = {c for pair in summary["table"] for c in pair if c is not None}
+    for seat in [None, *range(n)]:
+        view = game.view(seat)
+        assert [set(k) for k in view.known] == [public.seen[p] for p in range(n)]
+        assert set(view.dummy_known) == public.seen["dummy"]
+        allowed = table | {summary["trump"]} | set().union(*public.seen.values())
+        if seat is not None:
+            assert set(view.hand) == hands[seat]
+            allowed |= hands[seat]
+        if seat is not None and seat == summary["controller"]:
+            assert view.dummy_hand is not None and set(view.dummy_hand) == hands[n]
+            allowed |= hands[n]
+        else:
+            assert view.dummy_hand is None
+        shown = {
+            token
+            for token in json.dumps(view.model_dump()).replace('"', " ").split()
+            if token.rstrip(",]") in cards._PARSE
+        }
+        shown = {token.rstrip(",]") for token in shown}
+        assert shown <= allowed, f"seat {seat} sees {shown - allowed}"
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+)
+@given(games())
+def test_random_games_keep_every_invariant(case: tuple[Durak, int]) -> None:
+    game, seed = case
+    rng = random.Random(seed)
+    start = Durak.from_json(game.to_json())
+    public = PublicKnowledge(game)
+    records: list[dict[str, Any]] = []
+    cut = rng.randrange(60)
+    cut_describe: dict[str, Any] | None = None
+    for _ in range(MAX_DECISIONS):
+        _check_conservation(game)
+        _check_views(game, public)
+        text = game.to_json()
+        assert Durak.from_json(text).to_json() == text
+        actor = game.to_act()
+        legal = game.legal_moves()
+        if game.is_finished():
+            assert actor is None and legal == []
+            break
+        # Exactly one participant acts, and has something to do.
+        assert actor is not None and legal
+        assert all((m.player, m.dummy) == actor for m in legal)
+        assert len(set(legal)) == len(legal)
+        if len(records) == cut:
+            cut_describe = {
+                "to_act": {"player": actor.player, "dummy": actor.dummy},
+                "legal": [game.move_to_record(m) for m in legal],
+                "summary": game.summary(),
+            }
+        move = rng.choice(legal)
+        record = game.move_to_record(move)
+        assert game.move_from_record(record) == move
+        assert game.move_from_token(game.move_token(move), move.player) == move
+        before = game.summary()
+        events = game.apply(move)
+        json.dumps([e.to_json() for e in events])  # events are JSON values only
+        public.update(before, record, events)
+        records.append(record)
+    else:
+        raise AssertionError("the game did not end")
+    result = game.result()
+    assert result is not None and set(result) == {"fool"}
+    if result["fool"] is not None:
+        assert result["fool"] not in game.summary()["out"]
+
+    # The exported record replays to the same end, through JSON.
+    record = json.loads(json.dumps(export(start, records)))
+    replayed = replay(record)
+    assert replayed["ok"] is True and replayed["finished"] is True
+    assert replayed["summary"] == game.summary() and replayed["result"] == result
+    if cut_describe is not None:
+        prefix = replay({**record, "moves": records[:cut]})
+        assert prefix["to_act"] == cut_describe["to_act"]
+        assert prefix["summary"] == cut_describe["summary"]
+        assert sorted(map(json.dumps, prefix["legal"])) == sorted(
+            map(json.dumps, cut_describe["legal"])
+        )
+
+
+def test_many_quick_games_end_with_a_fool_from_every_seat() -> None:
+    """Without the per-step checks: many games, each option, all end; fools vary."""
+    fools: Counter[int | None] = Counter()
+    for seed in range(240):
+        deck_size = 36 if seed % 2 else 52
+        n = 2 + seed % (3 if deck_size == 36 else 5)
+        options = DurakOptions(deck_size=deck_size, dummy_plays=seed % 3 == 0)
+        game = Durak.new(options, NAMES[:n], dealer=seed % n, seed=seed)
+        rng = random.Random(seed)
+        for _ in range(MAX_DECISIONS):
+            if game.is_finished():
+                break
+            game.apply(rng.choice(game.legal_moves()))
+        assert game.is_finished()
+        result = game.result()
+        assert result is not None
+        fools[result["fool"]] += 1
+    assert {0, 1, 2, 3} <= set(fools)
