@@ -194,11 +194,15 @@ async def refresh_group(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot)
 async def _group_now_or_later(
     app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, snap: Snapshot
 ) -> Slot | None:
-    """The coalescing rule: edit now if the last edit is ``table_edit_interval`` old,
-    else leave it to the job scheduled for the end of the interval."""
+    """The coalescing rule: edit now if the last edit is ``table_edit_interval`` old or
+    the table entered a new phase (the lobby, the deal, the result are never late), else
+    leave it to the job scheduled for the end of the interval."""
     slot = snap.slots.get(TABLE_SLOT)
     interval = svc.settings.table_edit_interval
-    wait = 0.0 if slot is None or interval <= 0 else slot.at + interval - time.time()
+    table = snap.table
+    if slot is None or interval <= 0 or table is None or slot.phase != table.phase:
+        return await _show_group(app, svc, key, snap)
+    wait = slot.at + interval - time.time()
     if wait <= 0 and key not in svc.pending_tables:
         return await _show_group(app, svc, key, snap)
     _schedule(app, svc, key, max(wait, 0.0))
@@ -255,6 +259,7 @@ async def _show_group(
         log.warning("table %s not shown: %s", key, exc)
         return None
     if slot is not None:
+        slot.phase = table.phase
         snap.slots[TABLE_SLOT] = slot
     return slot
 

@@ -85,7 +85,8 @@ class Slot(BaseModel):
 
     ``version`` is the table version it shows, so that an older render never overwrites a
     newer one; ``prompt`` says whether it carried move buttons (a new prompt is sent anew
-    so that the phone rings); ``at`` is when it was last edited (table coalescing).
+    so that the phone rings); ``at`` is when it was last edited and ``phase`` the table
+    phase it shows (group coalescing: a new phase is shown at once).
     """
 
     id: int | None = None
@@ -93,3 +94,4 @@ class Slot(BaseModel):
     version: int = 0
     prompt: bool = False
     at: float = 0.0
+    phase: str = ""

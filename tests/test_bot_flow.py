@@ -1,0 +1,217 @@
+"""The bot driven through the fake Bot API: what the bot guarantees beyond a happy game.
+
+(The end-to-end suites test_e2e_*.py play the games; these tests pin the bot's own
+contracts: refusals that change nothing, the football set-up and sides, coalesced group
+edits, private chats that refuse us, and the Redis round trips a move costs.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import random
+import re
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from bot.callbacks import Action, Callback, decode, encode
+from bot.models import Table
+from bot.views import group_screen
+from engine.records import replay
+from tests.fakegram import BOT_USERNAME, FakeTelegram, Harness
+from tests.tabletop import Tabletop, is_action, stored
+
+
+async def _football(
+    h: Harness, langs: tuple[str, str] = ("en", "ru")
+) -> tuple[Tabletop, list[Any]]:
+    users = [h.user("Ann", language_code=langs[0]), h.user("Bob", language_code=langs[1])]
+    top = Tabletop(h, h.group(creator=users[0]))
+    await top.setup_game("football", users)
+    return top, users
+
+
+async def test_football_from_set_up_to_rematch(harness: Harness) -> None:
+    top, users = await _football(harness)
+    first = await stored(harness, top.group)
+    starter = first["seats"][0]["user_id"]
+    await top.play(users, random.Random(1))
+    data = await stored(harness, top.group)
+    assert data["phase"] == "finished" and data["games"] == 1
+    # The record replays to the result the group was shown.
+    await top.tap_group(users[1], Action.RECORD)
+    name, blob = harness.last_document(top.group)
+    assert name.startswith("football-")
+    result = replay(json.loads(blob))
+    assert result["ok"] and result["finished"]
+    goals = result["result"]["goals"]
+    assert f"{goals[0]}:{goals[1]}" in top.table_message().text
+    # Play again: the other player starts (is seat 0, player A).
+    await top.tap_group(users[0], Action.AGAIN)
+    again = await stored(harness, top.group)
+    assert again["phase"] == "playing" and again["game_id"] != data["game_id"]
+    assert again["seats"][0]["user_id"] != starter
+    assert again["series"] == data["series"] and again["games"] == 1
+
+
+async def test_set_up_is_a_private_multi_step_choice(harness: Harness) -> None:
+    top, (ann, _) = await _football(harness)
+    prompt = top.prompt(ann)
+    assert prompt is not None
+    cards = [b for b in prompt.buttons if is_action(Action.SETUP)(b)]
+    assert len(cards) == 5  # choose the goalkeeper among the five dealt cards
+    for _ in range(4):
+        await harness.tap(ann, top.prompt(ann), is_action(Action.SETUP))  # type: ignore[arg-type]
+    # Goalkeeper and three row cards chosen: the fifth goes in by itself.
+    assert top.prompt(ann) is not None
+    await harness.tap(ann, top.prompt(ann), is_action(Action.SETUP, "c"))  # type: ignore[arg-type]
+    data = await stored(harness, top.group)
+    seat = [s["user_id"] for s in data["seats"]].index(ann.id)
+    assert data["moves"] and data["moves"][0]["player"] == seat and "setup" in data["moves"][0]
+    assert top.prompt(ann) is None  # he waits for Bob now
+    assert "⏳" in top.table_message().text
+
+
+async def test_refused_taps_change_nothing(harness: Harness) -> None:
+    top, (ann, bob) = await _football(harness)
+    rng = random.Random(2)
+    while len((await stored(harness, top.group))["moves"]) < 2:  # both set up
+        await top.step([ann, bob], rng)
+    before = await stored(harness, top.group)
+    mover = next(u for u in (ann, bob) if top.prompt(u) is not None)
+    other = bob if mover is ann else ann
+    message = top.prompt(mover)
+    assert message is not None
+    button = next(b for b in message.buttons if is_action(Action.MOVE)(b))
+    cb = decode(button.callback_data)
+    forged = [
+        ("not his turn", other, other.id, encode(cb)),
+        ("garbage", mover, mover.id, "hello"),
+        ("wrong game", mover, mover.id, encode(cb._replace(game_id="zzzz"))),
+        ("bad token", mover, mover.id, encode(cb._replace(arg="x9"))),
+        ("move from the group", mover, top.group.id, encode(cb)),
+    ]
+    for why, user, chat, data in forged:
+        answer = await harness.tap_data(user, chat, message.message_id, data)
+        assert answer.text, why
+        assert await stored(harness, top.group) == before, why
+    # An outsider cannot start, join a running game or see cards.
+    outsider = harness.user("Eve")
+    answer = await harness.tap_data(
+        outsider,
+        top.group.id,
+        top.table_message().message_id,
+        encode(Callback(top.group.id, None, before["game_id"], Action.CARDS)),
+    )
+    assert answer.text and answer.show_alert
+    assert await stored(harness, top.group) == before
+
+
+async def test_old_but_still_legal_buttons_work_and_finished_ones_do_not(harness: Harness) -> None:
+    top, users = await _football(harness)
+    await top.play(users, random.Random(3))
+    finished = await stored(harness, top.group)
+    # Any private button of the finished game is stale now.
+    answer = await harness.tap_data(
+        users[0],
+        users[0].id,
+        harness.last(users[0]).message_id,
+        encode(Callback(top.group.id, None, finished["game_id"], Action.MOVE, "e0")),
+    )
+    assert answer.text and await stored(harness, top.group) == finished
+
+
+@pytest.mark.telegram_complaints
+async def test_a_player_whose_private_chat_refuses_us(harness: Harness) -> None:
+    ann, bob = harness.user("Ann"), harness.user("Bob")
+    top = Tabletop(harness, harness.group(creator=ann))
+    await top.open(ann, "football")
+    await top.join(bob)
+    bob.blocked = True  # he blocks the bot before the deal
+    await top.start(ann)
+    table = top.table_message()
+    assert "Bob" in table.text.split("⚠️")[-1]
+    # Meanwhile "My cards" shows him his hand, to him only.
+    answer = await top.tap_group(bob, Action.CARDS)
+    assert (
+        answer.show_alert
+        and answer.text
+        and answer.text.count("♠")
+        + answer.text.count("♣")
+        + answer.text.count("♦")
+        + answer.text.count("♥")
+        == 5
+    )
+    # He opens the private chat through the group's link: his hand arrives, the warning goes.
+    link = next(b.url for b in table.buttons if b.url)
+    await harness.follow(bob, link)
+    assert top.prompt(bob) is not None
+    assert "⚠️" not in top.table_message().text
+    assert (await stored(harness, top.group))["seats"][
+        [s["user_id"] for s in (await stored(harness, top.group))["seats"]].index(bob.id)
+    ]["dm_ok"]
+
+
+async def test_group_edits_are_coalesced_and_end_on_the_newest_state(
+    server: FakeTelegram, make_app: Any, fake_redis: aioredis.Redis
+) -> None:
+    h = Harness(server, [await make_app(fake_redis, table_edit_interval=0.3)])
+    h.redis = fake_redis
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group(creator=ann))
+    await top.setup_game("durak", [ann, bob])
+    await asyncio.sleep(0.35)
+    edits_before = len(server.calls_to("editMessageText"))
+    table_id = top.table_message().message_id
+    rng = random.Random(5)
+    for _ in range(12):
+        await top.step([ann, bob], rng)
+    group_edits = [
+        c
+        for c in server.calls_to("editMessageText")[edits_before:]
+        if c.params.get("chat_id") == top.group.id
+    ]
+    assert len(group_edits) <= 2  # one at most per 0.3 s, and the moves took less than that
+    await asyncio.sleep(0.4)  # the scheduled edit runs
+    data = await stored(h, top.group)
+    table = Table.model_validate({k: v for k, v in data.items() if k != "version"})
+    expected = html.unescape(re.sub(r"<[^>]+>", "", group_screen(table, BOT_USERNAME).text))
+    assert server.messages[top.group.id][table_id].text == expected
+    assert h.problems() == []
+
+
+@pytest.mark.redis
+async def test_a_move_costs_three_redis_round_trips(
+    real_harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = real_harness
+    users = [h.user(n) for n in ("Ann", "Bob", "Cid")]
+    top = Tabletop(h, h.group(creator=users[0]))
+    await top.setup_game("durak", users)
+    trips = 0
+    plain = aioredis.Redis.execute_command
+    batch = aioredis.client.Pipeline.execute
+
+    async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal trips
+        if not isinstance(self, aioredis.client.Pipeline):
+            trips += 1
+        return await plain(self, *args, **kwargs)
+
+    async def counted_batch(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal trips
+        trips += 1
+        return await batch(self, *args, **kwargs)
+
+    monkeypatch.setattr(aioredis.Redis, "execute_command", counted)
+    monkeypatch.setattr(aioredis.client.Pipeline, "execute", counted_batch)
+    rng = random.Random(6)
+    for _ in range(30):
+        before = trips
+        await top.step(users, rng)
+        assert 2 <= trips - before <= 3  # load, compare-and-set, remember the messages
+        if top.finished():
+            break
