@@ -1,0 +1,168 @@
+"""Private chats: users who never opened one, who blocked the bot, who deleted their hand;
+and the commands around a game (/endgame, /help, /rules, /start)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bot.callbacks import Action
+from tests.fakegram import BOT_USERNAME, Harness
+from tests.tabletop import LeakWatch, Tabletop, stored
+
+
+def deep_link(top: Tabletop) -> str:
+    urls = [b.url for b in top.table_message().buttons if b.url]
+    assert urls, f"no deep link on the table: {top.table_message().shown}"
+    return urls[0]
+
+
+async def test_a_user_who_never_opened_the_bot_joins_by_the_deep_link(harness: Harness) -> None:
+    h = harness
+    ann = h.user("Ann")
+    bob = h.user("Bob", started=False, language_code="ru")
+    top = Tabletop(h, h.group())
+    await top.open(ann, "durak")
+    answer = await top.join(bob)
+    assert answer.show_alert and answer.text  # he is told to open the private chat
+    data = await stored(h, top.group)
+    assert [s["user_id"] for s in data["seats"]] == [ann.id]
+    url = deep_link(top)
+    assert url.startswith(f"https://t.me/{BOT_USERNAME}?start=")
+    await h.follow(bob, url)
+    data = await stored(h, top.group)
+    assert [s["user_id"] for s in data["seats"]] == [ann.id, bob.id]
+    assert [m for m in h.screen(bob) if m.from_bot], "he got his private confirmation"
+    await top.start(ann)
+    watch = LeakWatch(top)
+    await watch.check()
+    await top.play([ann, bob], random.Random(1), after_each=watch.check)
+
+
+async def test_the_creator_without_a_private_chat_gets_the_link_too(harness: Harness) -> None:
+    h = harness
+    ann = h.user("Ann", started=False)
+    bob = h.user("Bob")
+    top = Tabletop(h, h.group())
+    await top.open(ann, "football")
+    assert (await stored(h, top.group))["seats"] == []
+    await h.follow(ann, deep_link(top))
+    await top.join(bob)
+    assert len((await stored(h, top.group))["seats"]) == 2
+
+
+async def test_a_stale_or_forged_start_payload_joins_nobody(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob", started=False)
+    top = Tabletop(h, h.group())
+    await top.open(ann, "durak")
+    await top.join(bob)
+    url = deep_link(top)
+    await h.command(ann, top.group, "/endgame")
+    await h.follow(bob, url)
+    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id]
+    for payload in ("garbage", "x_y_z", "-1_0_abcd", "A" * 64):
+        await h.private(bob, f"/start {payload}")
+    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id]
+    replies = [m.text for m in h.screen(bob) if m.from_bot]
+    assert len(replies) == 5, "each /start got an answer"
+
+
+@pytest.mark.telegram_complaints
+async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
+    harness: Harness,
+) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", [ann, bob])
+    watch = LeakWatch(top)
+    await watch.check()
+    bob.blocked = True
+    rng = random.Random(6)
+    # Play on until the bot has tried to reach Bob and failed (or the game ends).
+    while not top.finished() and all(s["dm_ok"] for s in (await stored(h, top.group))["seats"]):
+        await top.step([ann, bob], rng)
+        await watch.check()
+    data = await stored(h, top.group)
+    if all(s["dm_ok"] for s in data["seats"]):
+        pytest.skip("the game never needed Bob's private chat")
+    text = top.table_message().text or ""
+    assert "Bob" in text
+    answer = await top.tap_group(bob, Action.CARDS)
+    assert answer.show_alert and answer.text
+    await watch.check()  # the alert shows only his own cards
+    # Someone else tapping "My cards" learns nothing of Bob's hand.
+    cid = h.user("Cid")
+    refused = await top.tap_group(cid, Action.CARDS)
+    assert refused.text and refused.text != answer.text
+    await watch.check()
+    # He unblocks and opens the link: his hand comes back, the group warning goes.
+    bob.blocked = False
+    await h.follow(bob, deep_link(top))
+    data = await stored(h, top.group)
+    assert all(s["dm_ok"] for s in data["seats"])
+    assert not [b for b in top.table_message().buttons if b.url]
+    await watch.check()
+    await top.play([ann, bob], random.Random(7), after_each=watch.check)
+
+
+@pytest.mark.telegram_complaints
+async def test_a_deleted_hand_message_is_sent_again(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", [ann, bob])
+    waiting = ann if top.prompt(bob) is not None else bob
+    for message in h.screen(waiting):
+        message.deleted = True  # he cleared the chat while the other one thinks
+    await top.step([ann, bob], random.Random(2))
+    assert [m for m in h.screen(waiting) if m.from_bot], "his hand came back"
+    assert top.prompt(waiting) is not None
+    await top.play([ann, bob], random.Random(2))
+
+
+async def test_endgame_by_the_creator_stops_the_game_for_everyone(harness: Harness) -> None:
+    h = harness
+    ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", [ann, bob])
+    before = await stored(h, top.group)
+    await h.command(cid, top.group, "/endgame")
+    assert await stored(h, top.group) == before  # not his game, not an admin
+    await h.command(ann, top.group, "/endgame", mention=True)
+    data = await stored(h, top.group)
+    assert data["phase"] == "abandoned"
+    for user in (ann, bob):
+        assert top.prompt(user) is None
+    # The abandoned game can still hand out its record; a new game may start.
+    await top.tap_group(ann, Action.RECORD)
+    assert h.last_document(top.group)[0].endswith(".json")
+    await h.command(bob, top.group, "/newgame")
+    assert (await stored(h, top.group))["phase"] == "pick"
+
+
+async def test_newgame_while_a_game_runs_points_at_it(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", [ann, bob])
+    before = await stored(h, top.group)
+    await h.command(bob, top.group, "/newgame")
+    assert await stored(h, top.group) == before
+    assert h.last(top.group).text  # a reply saying a game is running
+
+
+async def test_help_rules_and_group_only_commands(harness: Harness) -> None:
+    h = harness
+    ann = h.user("Ann", language_code="uk")
+    await h.private(ann, "/help")
+    await h.private(ann, "/rules")
+    await h.private(ann, "/newgame")
+    texts = [m.text for m in h.screen(ann) if m.from_bot]
+    assert len(texts) >= 3 and all(texts)
+    assert h.server.commands, "the command menu was set at start-up"
+    group = h.group()
+    await h.command(ann, group, "/rules durak")
+    assert h.last(group).text

@@ -1,0 +1,194 @@
+"""Untrusted taps: forged, stale, replayed, out-of-turn and garbage callback data.
+
+Each must leave the stored table exactly as it was (same version, same bytes) and get a
+short alert; never an exception (the fixture fails the test on a logged error).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bot.callbacks import Action, Callback, decode, encode
+from engine.durak import Durak
+from tests.fakegram import Answer, FakeUser, Harness
+from tests.tabletop import Tabletop, is_action, stored
+
+
+async def durak_table(h: Harness, n: int = 3) -> tuple[Tabletop, list[FakeUser]]:
+    players = [h.user(name) for name in ("Ann", "Bob", "Cid", "Dan")[:n]]
+    top = Tabletop(h, h.group(creator=players[0]))
+    await top.setup_game("durak", players)
+    return top, players
+
+
+def actor(top: Tabletop, players: list[FakeUser]) -> FakeUser:
+    asked = [u for u in players if top.prompt(u) is not None]
+    assert len(asked) == 1
+    return asked[0]
+
+
+async def unchanged(top: Tabletop, tap: object) -> Answer:
+    """Runs the tap; asserts the stored table did not change and an alert was shown."""
+    before = await stored(top.h, top.group, top.thread)
+    answer = await tap  # type: ignore[misc]
+    after = await stored(top.h, top.group, top.thread)
+    assert after == before
+    assert answer.answered and answer.show_alert and answer.text, answer
+    return answer
+
+
+GARBAGE = [
+    "x",
+    "hello world",
+    "0" * 64,
+    "🃏",
+    "-1:0:abcdM",
+    "1:2:3:4",
+    "-csa1jx1u::zzzzQ",
+]
+
+
+@pytest.mark.parametrize("data", GARBAGE)
+async def test_garbage_data_changes_nothing(harness: Harness, data: str) -> None:
+    top, players = await durak_table(harness)
+    who = actor(top, players)
+    message = top.prompt(who)
+    assert message is not None
+    await unchanged(top, harness.tap_data(who, who.id, message.message_id, data))
+
+
+async def test_a_move_out_of_turn_changes_nothing(harness: Harness) -> None:
+    h = harness
+    top, players = await durak_table(h)
+    who = actor(top, players)
+    message = top.prompt(who)
+    assert message is not None
+    data = message.buttons[0].callback_data
+    assert data is not None
+    for other in players:
+        if other is who:
+            continue
+        own = [m for m in h.screen(other) if m.from_bot][-1]
+        answer = await unchanged(top, h.tap_data(other, other.id, own.message_id, data))
+        assert answer.text
+    # A spectator who is not at the table at all.
+    eve = h.user("Eve")
+    await h.private(eve, "/start")
+    await unchanged(top, h.tap_data(eve, eve.id, 1, data))
+
+
+async def test_a_hand_button_tapped_from_another_chat_changes_nothing(harness: Harness) -> None:
+    """A move address is only honoured in the tapper's own private chat."""
+    h = harness
+    top, players = await durak_table(h)
+    who = actor(top, players)
+    message = top.prompt(who)
+    assert message is not None
+    data = message.buttons[0].callback_data
+    assert data is not None
+    table = top.table_message()
+    await unchanged(top, h.tap_data(who, top.group.id, table.message_id, data))
+
+
+async def test_illegal_and_malformed_moves_change_nothing(harness: Harness) -> None:
+    h = harness
+    top, players = await durak_table(h)
+    who = actor(top, players)
+    message = top.prompt(who)
+    assert message is not None
+    cb = decode(message.buttons[0].callback_data)
+    data = await stored(h, top.group)
+    seat = next(i for i, s in enumerate(data["seats"]) if s["user_id"] == who.id)
+    game = Durak.from_json(data["state"])
+    mine = set(game.view(seat).hand)
+    not_mine = next(c for c in ("6S", "7S", "8S", "9S", "10S", "6H", "7H") if c not in mine)
+    for arg in (f"a{not_mine}", "t", "p", "zz", "a6X", "aQS" * 5):
+        forged = encode(cb._replace(arg=arg))
+        await unchanged(top, h.tap_data(who, who.id, message.message_id, forged))
+
+
+async def test_a_replayed_tap_applies_once(harness: Harness) -> None:
+    h = harness
+    top, players = await durak_table(h)
+    who = actor(top, players)
+    message = top.prompt(who)
+    assert message is not None
+    data = message.buttons[0].callback_data
+    assert data is not None
+    first = await h.tap_data(who, who.id, message.message_id, data)
+    assert first.answered and first.text is None
+    moves = len((await stored(h, top.group))["moves"])
+    assert moves == 1
+    await unchanged(top, h.tap_data(who, who.id, message.message_id, data))
+
+
+async def test_a_tap_from_a_finished_game_is_stale(harness: Harness) -> None:
+    h = harness
+    top, players = await durak_table(h, 2)
+    who = actor(top, players)
+    message = top.prompt(who)
+    assert message is not None
+    old = message.buttons[0].callback_data
+    assert old is not None
+    await top.play(players, random.Random(3))
+    await top.tap_group(players[0], Action.AGAIN)
+    # The old game's button, replayed on the new game: refused.
+    hand = [m for m in h.screen(who) if m.from_bot][-1]
+    await unchanged(top, h.tap_data(who, who.id, hand.message_id, old))
+    # A tap whose game id is not the table's at all.
+    cb = decode(old)
+    forged = encode(cb._replace(game_id="zzzz" if cb.game_id != "zzzz" else "yyyy"))
+    await unchanged(top, h.tap_data(who, who.id, hand.message_id, forged))
+
+
+async def test_a_tap_on_another_groups_table_changes_nothing(harness: Harness) -> None:
+    h = harness
+    top, players = await durak_table(h, 2)
+    other_group = h.group("Elsewhere", creator=players[0])
+    other = Tabletop(h, other_group)
+    await other.open(players[0], "durak")
+    lobby = other.table_message()
+    join = h.find(lobby, is_action(Action.JOIN))
+    cb = decode(join.callback_data)
+    # The first table's address, tapped on the second group's lobby message.
+    forged = encode(Callback(top.group.id, None, cb.game_id, Action.JOIN))
+    await unchanged(top, h.tap_data(players[1], other_group.id, lobby.message_id, forged))
+
+
+async def test_only_the_creator_or_an_admin_starts_and_changes_settings(harness: Harness) -> None:
+    h = harness
+    ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
+    group = h.group(creator=cid, admins=[cid])
+    top = Tabletop(h, group)
+    await top.open(ann, "durak")
+    await top.join(bob)
+    refused = await unchanged(top, top.tap_group(bob, Action.START))
+    assert refused.text
+    await unchanged(top, top.tap_group(bob, Action.SETTINGS))
+    # A chat admin may start another member's lobby.
+    ok = await top.start(cid)
+    assert ok.text is None
+    assert (await stored(h, group))["phase"] == "playing"
+
+
+async def test_start_with_too_few_players_is_refused(harness: Harness) -> None:
+    h = harness
+    ann = h.user("Ann")
+    top = Tabletop(h, h.group())
+    await top.open(ann, "durak")
+    await unchanged(top, top.start(ann))
+
+
+async def test_join_twice_and_leave(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group())
+    await top.open(ann, "football")
+    await top.join(bob)
+    await unchanged(top, top.join(bob))
+    await top.tap_group(bob, Action.LEAVE)
+    data = await stored(h, top.group)
+    assert [s["user_id"] for s in data["seats"]] == [ann.id]
+    await unchanged(top, top.tap_group(bob, Action.LEAVE))
