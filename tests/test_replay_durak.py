@@ -1,0 +1,201 @@
+"""`python -m engine replay` on durak records, as a user runs it (records.md)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import cards
+from engine.durak import Durak, DurakOptions
+from engine.records import export
+from tests.durak_positions import NAMES, deck_for
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Dealer 0: the ring is 0 → dummy → 1 → 2. Seat 1 holds the lowest trump (6S) and leads.
+HANDS = {
+    1: "6S 7H 7C QC KC AC",
+    2: "8H 8C 9D AS KS QH",
+    0: "7D JD QD KD AD 10H",
+}
+DUMMY = "7S 10C JC 9C 6H 6D"
+
+
+def run(text: str, *, file: Path | None = None) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, "-m", "engine", "replay", str(file) if file else "-"]
+    return subprocess.run(
+        args, input=None if file else text, capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+
+
+def record(moves: list[Any] | None = None, **changes: Any) -> dict[str, Any]:
+    deck = cards.to_strs(deck_for(3, 0, HANDS, DUMMY, trump="10S"))
+    base = {
+        "game": "durak",
+        "options": {},
+        "players": NAMES[:3],
+        "deck": deck,
+        "dealer": 0,
+        "moves": moves or [],
+    }
+    return {**base, **changes}
+
+
+def ok(data: dict[str, Any]) -> dict[str, Any]:
+    done = run(json.dumps(data))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def malformed(text: str) -> str:
+    done = run(text)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.strip() and "\n" not in done.stderr.strip()
+    return done.stderr
+
+
+OPENING = [
+    {"player": 1, "attack": "7H"},
+    {"player": 2, "beat": "7H", "with": "8H"},
+    {"player": 1, "throw": "7C"},
+    {"player": 2, "beat": "7C", "with": "8C"},
+    # Seat 1 holds no 7 or 8 any more: passed without a move; seat 0 has the right.
+    {"player": 0, "throw": "7D"},
+    {"player": 2, "beat": "7D", "with": "9D"},
+]
+
+
+def test_a_record_without_moves_waits_for_the_lowest_trump() -> None:
+    out = ok(record())
+    assert out["ok"] is True and out["finished"] is False and out["result"] is None
+    assert out["to_act"] == {"player": 1, "dummy": False}
+    expected = [{"player": 1, "attack": c} for c in HANDS[1].split()]
+    assert sorted(map(json.dumps, out["legal"])) == sorted(map(json.dumps, expected))
+    assert out["summary"] == {
+        "trump": "10S",
+        "stock": 12,
+        "hands": [6, 6, 6],
+        "dummy": 6,
+        "discard": 0,
+        "table": [],
+        "attacker": 1,
+        "defender": 2,
+        "controller": 1,
+        "out": [],
+    }
+
+
+def test_the_controller_throws_in_for_the_dummy() -> None:
+    out = ok(record(OPENING))
+    # Seats 1 and 0 hold no 7, 8 or 9: the dummy's turn comes, played by seat 1.
+    assert out["ok"] is True and out["to_act"] == {"player": 1, "dummy": True}
+    legal = sorted(map(json.dumps, out["legal"]))
+    assert legal == sorted(
+        json.dumps(m)
+        for m in [
+            {"player": 1, "throw": "7S", "dummy": True},
+            {"player": 1, "throw": "9C", "dummy": True},
+            {"player": 1, "pass": True, "dummy": True},
+        ]
+    )
+    out = ok(record([*OPENING, {"player": 1, "throw": "9C", "dummy": True}]))
+    assert out["summary"]["table"][-1] == ["9C", None]
+    assert out["summary"]["dummy"] == 5
+    assert out["to_act"] == {"player": 2, "dummy": False}
+
+
+def test_dummy_false_is_the_same_as_no_dummy_key() -> None:
+    moves = [{**OPENING[0], "dummy": False}, *OPENING[1:]]
+    assert ok(record(moves)) == ok(record(OPENING))
+    assert all("dummy" not in m for m in ok(record(OPENING[:1]))["legal"])
+
+
+@pytest.mark.parametrize(
+    ("bad_move", "words"),
+    [
+        ({"player": 2, "pass": True}, "turn"),
+        ({"player": 1, "throw": "AC"}, "rank"),
+        ({"player": 1, "throw": "2C"}, "deck"),
+        ({"player": 9, "pass": True}, "seat"),
+        ({"player": 1, "pass": True, "dummy": True}, "turn"),
+        ({"player": 1, "attack": "7C"}, "under way"),
+    ],
+)
+def test_an_illegal_move_stops_the_replay_and_describes_the_state_before(
+    bad_move: dict[str, Any], words: str
+) -> None:
+    moves = [*OPENING[:2], bad_move, *OPENING[2:]]
+    out = ok(record(moves))
+    assert out["ok"] is False and out["move"] == 2
+    assert words in out["error"]
+    before = ok(record(OPENING[:2]))
+    assert {k: out[k] for k in before if k != "ok"} == {
+        k: v for k, v in before.items() if k != "ok"
+    }
+
+
+def test_a_whole_game_replays_to_its_fool_from_a_file(tmp_path: Path) -> None:
+    game = Durak.new(DurakOptions(dummy_plays=True), NAMES[:4], dealer=2, seed=11)
+    start = Durak.from_json(game.to_json())
+    rng = random.Random(11)
+    moves = []
+    while not game.is_finished():
+        move = rng.choice(game.legal_moves())
+        moves.append(game.move_to_record(move))
+        game.apply(move)
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(export(start, moves)))
+    done = run("", file=path)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["ok"] is True and out["finished"] is True
+    assert out["to_act"] is None and out["legal"] == []
+    assert out["result"] == game.result()
+    assert out["summary"]["attacker"] is None and out["summary"]["defender"] is None
+    assert out["summary"] == game.summary()
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"options": {"deck_size": 40}},
+        {"options": {"dummy_plays": "yes"}},
+        {"options": {"colour": "red"}},
+        {"players": NAMES[:5]},
+        {"players": NAMES[:1]},
+        {"dealer": 3},
+        {"dealer": None},
+        {"previous_fool": -1},
+        {"deck": ["6S"] * 36},
+        {"deck": ["6s"] * 36},
+        {"game": "chess"},
+        {"moves": [{"player": 1, "attack": "7X"}]},
+        {"moves": [{"player": 1, "fold": True}]},
+        {"moves": [{"player": 1, "take": False}]},
+        {"moves": {"player": 1}},
+    ],
+)
+def test_malformed_records_exit_2_with_one_line(changes: dict[str, Any]) -> None:
+    malformed(json.dumps(record(**changes)))
+
+
+def test_missing_dealer_and_bad_json_are_malformed() -> None:
+    data = record()
+    del data["dealer"]
+    assert "dealer" in malformed(json.dumps(data))
+    malformed("{not json")
+    malformed("[]")
+
+
+def test_a_malformed_move_after_an_illegal_one_is_still_malformed() -> None:
+    # Well-formedness is about the whole record: it is checked before anything is played.
+    malformed(json.dumps(record([{"player": 2, "pass": True}, {"player": 1, "x": 1}])))
