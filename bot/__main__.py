@@ -19,7 +19,7 @@ def main() -> int:
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
-        settings = Settings()  # type: ignore[call-arg]
+        settings = Settings()
     except ValidationError as exc:
         missing = any(e["loc"] == ("telegram_bot_token",) for e in exc.errors())
         if missing:

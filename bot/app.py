@@ -67,7 +67,7 @@ def build_application(
         root = settings.telegram_base_url.rstrip("/")
         builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
     if settings.rate_limit:
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))  # type: ignore[arg-type]
     # Updates of different chats run side by side; one table's run one at a time per
     # process (a lock per table), and the CAS in Redis covers other processes.
     builder = builder.concurrent_updates(256).post_init(_post_init)

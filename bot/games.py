@@ -53,19 +53,19 @@ def start(table: Table, rng: random.Random | None = None) -> Game:
         else:
             table.seats.reverse()
         names = [s.name for s in table.seats]
-        options = FootballOptions(decks=settings.decks, deck_size=settings.deck_size)
-        game = Football.new(options, names, seed=seed)
+        football = FootballOptions(decks=settings.decks, deck_size=settings.deck_size)
+        game = Football.new(football, names, seed=seed)
     else:
         names = [s.name for s in table.seats]
         if table.games == 0 or table.dealer is None:
             table.dealer = rng.randrange(len(names))
             table.previous_fool = None
-        options = DurakOptions(
+        durak = DurakOptions(
             deck_size=settings.deck_size,
             dummy_plays=settings.dummy_plays,
             first_move=settings.first_move,
         )
-        game = Durak.new(options, names, table.dealer, table.previous_fool, seed=seed)
+        game = Durak.new(durak, names, table.dealer, table.previous_fool, seed=seed)
     for seat in table.seats:
         seat.setup = []
     table.state = game.to_json()

@@ -93,18 +93,24 @@ def hand(
     legal: list[tuple[str, dict[str, Any]]] | None,
     active: bool = True,
 ) -> tuple[str, list[tuple[Button, ...]]]:
-    """A player's private screen: his hand (trumps last), the dummy's for its controller,
-    the table, and his legal moves as buttons when he is to act."""
-    lines = [ctx.t("durak.your_hand", cards=ctx.cards(view.hand))]
-    if view.dummy_hand is not None:
-        lines.append(ctx.t("durak.dummy_hand", cards=ctx.cards(view.dummy_hand)))
-    lines.append(public(view, ctx))
+    """A player's private screen: his hand (trumps last), the dummy's for its controller.
+
+    While he waits that is all (plus the trump), so that it changes only when his cards
+    do: the play is in the group. When he is to act it adds the table and his legal moves
+    as buttons; at the end, the result.
+    """
+    lines = [alert(view, ctx)]
     if legal:
+        lines.append(public(view, ctx))
         dummy = bool(view.to_act and view.to_act.dummy)
         lines.append(ctx.t(f"durak.ask.{view.phase}" + (".dummy" if dummy else "")))
         return "\n".join(lines), _buttons(view, ctx, legal)
-    if active:
-        lines.append(status(view, ctx))
+    if view.finished or not active:
+        lines.append(public(view, ctx))
+        if active:
+            lines.append(status(view, ctx))
+    else:
+        lines.append(ctx.t("durak.trump", trump=ctx.card(view.trump)))
     return "\n".join(lines), []
 
 

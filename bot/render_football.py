@@ -144,31 +144,37 @@ def hand(
     legal: list[tuple[str, dict[str, Any]]] | None,
     active: bool = True,
 ) -> tuple[str, list[tuple[Button, ...]]]:
-    """A player's private screen: the field from his side, and his choices as buttons.
+    """A player's private screen, and his choices as buttons.
 
-    ``picks``: his set-up in progress; ``legal``: (token, record) of his legal moves when
-    he is to act, else None; ``active``: False once the game was stopped.
+    While he waits it holds only his secrets (row and goalkeeper) and the score, so that it
+    changes rarely: the play is in the group. When he is to act, and at the end, it shows
+    the whole field from his side. ``picks``: his set-up in progress; ``legal``: (token,
+    record) of his legal moves when he is to act, else None; ``active``: False once the
+    game was stopped.
     """
     assert view.seat is not None
-    parts = [field(view, ctx), scores(view, ctx)]
     rows: list[tuple[Button, ...]] = []
-    if not active:
-        pass
+    if not active or view.phase == "finished":
+        parts = [field(view, ctx), scores(view, ctx)]
+        if active:
+            parts.append(status(view, ctx))
+    elif view.phase == "setup" and not view.setup_done[view.seat]:
+        text, rows = _setup_screen(view, ctx, picks)
+        parts = [text]
     elif view.phase == "setup":
-        if view.setup_done[view.seat]:
-            parts.append(ctx.t("football.setup_wait"))
-        else:
-            text, rows = _setup_screen(view, ctx, picks)
-            parts.append(text)
-    elif view.phase == "finished":
-        parts.append(status(view, ctx))
+        parts = [alert(view, ctx), ctx.t("football.setup_wait")]
     elif legal:
         labelled = sorted((*_move_label(view, ctx, rec), token) for token, rec in legal)
         rows = [tuple(Button(label, ctx.cb(Action.MOVE, token)) for _, label, token in labelled)]
         ask = "football.ask_enter" if "enter" in legal[0][1] else "football.ask_advance"
-        parts.append(ctx.t(ask, card=ctx.card(view.ball)))
+        parts = [field(view, ctx), scores(view, ctx), ctx.t(ask, card=ctx.card(view.ball))]
     else:
-        parts.append(ctx.t("common.waiting", name=ctx.name(view.turn)))
+        goals = [len(g) for g in view.goals]
+        parts = [
+            alert(view, ctx),
+            ctx.t("football.goals", a=ctx.name(0), b=ctx.name(1), ga=goals[0], gb=goals[1]),
+            ctx.t("common.waiting", name=ctx.name(view.turn)),
+        ]
     return "\n".join(parts), rows
 
 

@@ -25,7 +25,7 @@ import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from pydantic import ValidationError
@@ -82,7 +82,7 @@ class ConflictError(RuntimeError):
     """The CAS kept failing (a pathological storm of concurrent changes)."""
 
 
-def _decode(raw: Mapping[bytes, bytes]) -> Snapshot:
+def _decode(raw: Mapping[Any, Any]) -> Snapshot:
     version = int(raw.get(b"v", b"0"))
     if b"d" not in raw:
         return Snapshot(None, version=version)
@@ -178,10 +178,10 @@ class Store:
                 expected = snap.version
                 write, result = decide(snap)
                 if write.table is None:
-                    await pipe.unwatch()
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
                     return snap, result
                 new = write.table
-                pipe.multi()
+                pipe.multi()  # type: ignore[no-untyped-call]
                 if write.fresh:
                     pipe.delete(key)
                 pipe.hset(key, mapping={"v": expected + 1, "d": new.model_dump_json()})

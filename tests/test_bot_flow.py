@@ -12,6 +12,7 @@ import html
 import json
 import random
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -183,13 +184,31 @@ async def test_group_edits_are_coalesced_and_end_on_the_newest_state(
     assert h.problems() == []
 
 
+@pytest.fixture
+async def redis13() -> AsyncIterator[aioredis.Redis]:
+    """The real Redis, database 13 (this file's keys only, deleted after)."""
+    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/13", socket_timeout=2)
+    try:
+        await client.ping()
+    except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
+        await client.aclose()
+        pytest.skip("no Redis answers on 127.0.0.1:6379")
+    yield client
+    keys = [k async for k in client.scan_iter("ct:table:-1001000000*")]
+    if keys:
+        await client.delete(*keys)
+    await client.aclose()
+
+
 @pytest.mark.redis
 async def test_a_move_costs_three_redis_round_trips(
-    real_harness: Harness, monkeypatch: pytest.MonkeyPatch
+    server: FakeTelegram, make_app: Any, redis13: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    h = real_harness
+    h = Harness(server, [await make_app(redis13)])
+    h.redis = redis13
     users = [h.user(n) for n in ("Ann", "Bob", "Cid")]
     top = Tabletop(h, h.group(creator=users[0]))
+    await redis13.delete("ct:table:" + str(top.group.id) + ":0")
     await top.setup_game("durak", users)
     trips = 0
     plain = aioredis.Redis.execute_command
@@ -211,7 +230,10 @@ async def test_a_move_costs_three_redis_round_trips(
     rng = random.Random(6)
     for _ in range(30):
         before = trips
-        await top.step(users, rng)
-        assert 2 <= trips - before <= 3  # load, compare-and-set, remember the messages
+        _, answer = await top.step(users, rng)
+        assert 2 <= trips - before <= 3, (
+            trips - before,
+            answer.text,
+        )  # load, compare-and-set, slots
         if top.finished():
             break

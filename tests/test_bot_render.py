@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from bot import views
+from bot import render_football, views
 from bot.callbacks import decode
 from bot.i18n import LANGS, faces
 from bot.models import Seat, Table
 from bot.play import apply_move
+from bot.render import Ctx
 from bot.screen import Screen
 from engine import cards
 from engine.durak import Durak, DurakOptions
@@ -139,21 +140,24 @@ def test_football_is_seen_from_each_players_side() -> None:
     game = Football.new(None, ["Ann", "Bob"], seed=1)
     for seat in (0, 1):
         hand = game.view(seat).hand
-        game.apply(
-            game.move_from_record(
-                {"player": seat, "setup": {"goalkeeper": hand[0], "row": hand[1:]}}
-            )
-        )
+        setup = {"goalkeeper": hand[0], "row": hand[1:]}
+        game.apply(game.move_from_record({"player": seat, "setup": setup}))
     table = _table(game, "football", ["en", "en", "en"])
-    rows = [game.view(s).field[HOME[s]] for s in (0, 1)]
+    for seat in (0, 1):
+        view = game.view(seat)
+        grid = render_football.field(view, Ctx(table, "en"))
+        lines = grid.removeprefix("<pre>").removesuffix("</pre>").splitlines()
+        own = [c for c in view.field[HOME[seat]] if c]
+        if seat == 1:
+            own.reverse()  # B's left is absolute column 3
+        positions = [lines[-2].index(cards.display(cards.parse(c))) for c in own]
+        assert positions == sorted(positions)  # his row at the bottom, his left on the left
+        assert table.seats[seat].name in lines[-1]  # his goalkeeper below it
+        assert table.seats[1 - seat].name in lines[0]
+    # Only the player to act gets the field; the other sees his secrets and waits.
+    actor = game.to_act()
+    assert actor is not None
     for seat in (0, 1):
         screen = views.hand_screen(table, seat)
         assert screen is not None
-        grid = screen.text.split("<pre>")[1].split("</pre>")[0].splitlines()
-        bottom = grid[-2]  # the last line is his goalkeeper
-        shown = [c for c in rows[seat] if c]
-        if seat == 1:
-            shown.reverse()  # B's left is absolute column 3
-        positions = [bottom.index(cards.display(cards.parse(c))) for c in shown]
-        assert positions == sorted(positions)
-        assert "Ann" in grid[0 if seat == 1 else -1]
+        assert ("<pre>" in screen.text) == (seat == actor.player) == screen.prompt
