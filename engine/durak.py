@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any, ClassVar, Literal, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -163,12 +164,9 @@ class _State(BaseModel):
     fool: int | None
 
 
-_new_tuple = tuple.__new__
-
-
-def _event(kind: str, data: dict[str, Any]) -> Event:
-    """``Event(kind, data)`` without NamedTuple's Python-level ``__new__`` (hot loop)."""
-    return _new_tuple(Event, (kind, data))
+# Event((kind, data)) without NamedTuple's Python-level __new__: events are made in the
+# hot loop.
+_event = partial(tuple.__new__, Event)
 
 
 def beats(card: Card, attack: Card, trump: int) -> bool:
@@ -515,7 +513,8 @@ class Durak:
             if phase != DEFEND:
                 raise IllegalMove("cannot_beat_now", "There is no card to beat now.")
             a, c = cs
-            i = self._unbeaten_index(a)
+            if a != self._att[-1]:  # in this phase only the latest card is unbeaten
+                raise self._not_unbeaten(a)
             if c not in hand:
                 raise self._not_held(c, who)
             if not self._beaters[a] >> c & 1:
@@ -526,14 +525,14 @@ class Durak:
                     with_card=_STR[c],
                 )
             hand.remove(c)
-            self._dfn[i] = c
+            self._dfn[-1] = c
             self._mask |= 1 << (c >> 2)
-            events.append(_event("beat", {"seat": seat, "card": _STR[a], "with": _STR[c]}))
-            self._played(who, hand, c)
-            if -1 not in self._dfn:
-                self._phase = THROW
-                self._pos = 0
-                self._advance()
+            events.append(_event(("beat", {"seat": seat, "card": _STR[a], "with": _STR[c]})))
+            if self._known[who] or not hand:
+                self._played(who, hand, c)
+            self._phase = THROW
+            self._pos = 0
+            self._advance()
         elif kind in (ATTACK, THROW_KIND):
             if (phase != LEAD) if kind == ATTACK else (phase < THROW):
                 raise IllegalMove(
@@ -555,8 +554,9 @@ class Durak:
             self._att.append(c)
             self._dfn.append(-1)
             self._mask |= 1 << (c >> 2)
-            events.append(_event(kind, {"seat": seat, "card": _STR[c]}))
-            self._played(who, hand, c)
+            events.append(_event((kind, {"seat": seat, "card": _STR[c]})))
+            if self._known[who] or not hand:
+                self._played(who, hand, c)
             if phase == TAKE:
                 self._advance()
             else:
@@ -564,14 +564,14 @@ class Durak:
         elif kind == TAKE_KIND:
             if phase != DEFEND:
                 raise IllegalMove("cannot_take_now", "Only the defender takes, facing a card.")
-            events.append(_event("take_declared", {"seat": seat}))
+            events.append(_event(("take_declared", {"seat": seat})))
             self._phase = TAKE
             self._pos = 0
             self._advance()
         else:  # PASS
             if phase < THROW:
                 raise IllegalMove("cannot_pass_now", "There is no right to throw in to pass.")
-            events.append(_event("pass", {"seat": seat}))
+            events.append(_event(("pass", {"seat": seat})))
             self._pos += 1
             self._advance()
         return events
@@ -604,23 +604,20 @@ class Durak:
         whose = "The dummy does" if who == self._n else "You do"
         return IllegalMove("not_in_hand", f"{whose} not hold {_name(c)}.", card=_name(c))
 
-    def _unbeaten_index(self, a: Card) -> int:
-        for i, (x, d) in enumerate(zip(self._att, self._dfn, strict=True)):
-            if x == a and d < 0:
-                return i
+    def _not_unbeaten(self, a: object) -> IllegalMove:
         if a not in self._deckset:
-            raise self._not_held(a, self._defender)
-        raise IllegalMove(
+            return self._not_held(a, self._defender)
+        return IllegalMove(
             "not_on_table", f"{_name(a)} is not an unbeaten card on the table.", card=_name(a)
         )
 
     # ------------------------------------------------------------------ forced steps
 
     def _played(self, who: int, hand: list[Card], c: Card) -> None:
-        """After ``who`` played ``c``: it is no longer known to be his; out if he is done."""
-        known = self._known[who]
-        if known:
-            known.discard(c)
+        """After ``who`` played ``c``: it is no longer known to be his; out if he is done.
+
+        Callers skip the call when his hand is neither known nor empty (the hot loop)."""
+        self._known[who].discard(c)
         if not hand and who != self._n:
             if self._drawn == len(self._stock):
                 self._go_out(who)
@@ -629,14 +626,14 @@ class Durak:
 
     def _go_out(self, seat: int) -> None:
         self._out.append(seat)
-        self._events.append(_event("out", {"seat": seat}))
+        self._events.append(_event(("out", {"seat": seat})))
         if seat == self._controller:
             n, hands = self._n, self._hands
             for k in range(1, n):
                 other = (seat + k) % n
                 if hands[other]:
                     self._controller = other
-                    self._events.append(_event("control", {"seat": other}))
+                    self._events.append(_event(("control", {"seat": other})))
                     return
             # Nobody else holds cards: control stays where it is.
 
@@ -644,20 +641,23 @@ class Durak:
         if who == self._n and self._controller == self._defender:
             return False  # the dummy is skipped while its controller defends
         mask = self._mask
-        for c in self._hands[who]:  # noqa: SIM110 (a loop is faster than any() here)
-            if mask >> (c >> 2) & 1:
-                return True
-        return False
+        return any(mask >> (c >> 2) & 1 for c in self._hands[who])
 
     def _advance(self) -> None:
-        """Pass automatically everyone who may not throw in; end the round when all have."""
+        """Pass automatically everyone who may not throw in; end the round when all have.
+
+        (:meth:`_can_throw` inlined: this runs after almost every move.)"""
         if len(self._att) < self._limit:
-            order = self._order
+            order, hands, mask = self._order, self._hands, self._mask
+            skip = self._n if self._controller == self._defender else -1
             pos = self._pos
             while pos < len(order):
-                if self._can_throw(order[pos]):
-                    self._pos = pos
-                    return
+                who = order[pos]
+                if who != skip:
+                    for c in hands[who]:
+                        if mask >> (c >> 2) & 1:
+                            self._pos = pos
+                            return
                 pos += 1
         self._end_bout(self._phase == TAKE)
 
@@ -669,10 +669,10 @@ class Durak:
             hands[defender].extend(table)
             self._known[defender].update(table)
             seat: Seat = "dummy" if defender == n else defender
-            events.append(_event("took", {"seat": seat, "count": len(table)}))
+            events.append(_event(("took", {"seat": seat, "count": len(table)})))
         else:
             self._discard.extend(table)
-            events.append(_event("discarded", {"count": len(table)}))
+            events.append(_event(("discarded", {"count": len(table)})))
         self._att = []
         self._dfn = []
         self._mask = 0
@@ -688,11 +688,7 @@ class Durak:
             if len(holders) <= 1:
                 self._finish(holders)
                 return
-        nxt = self._nxt
-        attacker = nxt[defender] if taken else defender
-        while not self._in_rotation(attacker):
-            attacker = nxt[attacker]
-        self._start_bout(attacker)
+        self._start_bout(self._rotate(self._nxt[defender] if taken else defender))
 
     def _finish(self, holders: list[int]) -> None:
         if holders:
@@ -702,7 +698,7 @@ class Durak:
         else:
             self._fool = None  # nothing anywhere: a drawn game
         self._phase = OVER
-        self._events.append(_event("finished", {"fool": self._fool}))
+        self._events.append(_event(("finished", {"fool": self._fool})))
 
     def _draw(self) -> None:
         """Lead attacker first, then clockwise; the dummy at its seat."""
@@ -718,7 +714,7 @@ class Durak:
                 hand.extend(got)
                 drawn += len(got)
                 seat: Seat = "dummy" if who == n else who
-                self._events.append(_event("drew", {"seat": seat, "count": len(got)}))
+                self._events.append(_event(("drew", {"seat": seat, "count": len(got)})))
                 if drawn == total:  # the face-up trump card: everyone saw who got it
                     self._known[who].add(self._trump_card)
                     break
@@ -728,31 +724,26 @@ class Durak:
     def _seat(self, who: int) -> Seat:
         return "dummy" if who == self._n else who
 
-    def _in_rotation(self, who: int) -> bool:
-        """May ``who`` attack or defend: holds cards; the dummy only with dummy_plays."""
-        return bool(self._hands[who]) and (who != self._n or self._dummy_plays)
+    def _rotate(self, who: int) -> int:
+        """The first participant from ``who`` on, clockwise, who may attack or defend:
+        one holding cards, and the dummy only with dummy_plays."""
+        hands, nxt = self._hands, self._nxt
+        skip = -1 if self._dummy_plays else self._n
+        while who == skip or not hands[who]:
+            who = nxt[who]
+        return who
 
     def _start_bout(self, attacker: int) -> None:
-        nxt = self._nxt
-        defender = nxt[attacker]
-        while not self._in_rotation(defender):
-            defender = nxt[defender]
+        n = self._n
+        defender = self._rotate(self._nxt[attacker])
         self._attacker = attacker
         self._defender = defender
         self._order = self._throw_order(attacker, defender)
         self._limit = min(BOUT_LIMIT, len(self._hands[defender]))
         self._phase = LEAD
         self._pos = 0
-        n = self._n
-        self._events.append(
-            _event(
-                "bout",
-                {
-                    "attacker": "dummy" if attacker == n else attacker,
-                    "defender": "dummy" if defender == n else defender,
-                },
-            )
-        )
+        seats = ("dummy" if attacker == n else attacker, "dummy" if defender == n else defender)
+        self._events.append(_event(("bout", {"attacker": seats[0], "defender": seats[1]})))
 
     def _throw_order(self, attacker: int, defender: int) -> tuple[int, ...]:
         """Priority order of the right to throw in: the lead attacker, then clockwise."""
@@ -1001,8 +992,8 @@ class Durak:
         if not seats([s.attacker, s.defender], True) or not 0 <= s.pos <= n:
             raise bad("bad attacker, defender or throw-in position")
         if phase != OVER:
-            if not self._in_rotation(s.defender) or not (
-                self._in_rotation(s.attacker)
+            if self._rotate(s.defender) != s.defender or not (
+                self._rotate(s.attacker) == s.attacker
                 or (phase > LEAD and (s.attacker != n or self._dummy_plays))
             ):
                 raise bad("attacker or defender out of the rotation")
