@@ -1,0 +1,66 @@
+"""Computer players: what a seat would play, from exactly what that seat may know.
+
+A player is given the seat's view (``game.view(seat)``), the legal moves (what the rules
+allow is public), and the public events of the game so far; never the game itself.  So a
+computer player cannot cheat by construction, and the bot can call it for a timed-out
+human with nothing but what it already shows that human.  Same inputs, same move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine.base import Event
+from engine.records import load
+
+LEVELS: dict[str, tuple[str, ...]] = {
+    "football": ("easy", "normal", "hard"),  # hard plays as normal: normal is already exact
+    "durak": ("easy", "normal", "hard"),
+}
+
+
+def choose(
+    game: str,
+    view: BaseModel,
+    legal: Sequence[Any],
+    events: Sequence[Event],
+    level: str,
+    seed: int,
+) -> Any:
+    """The move the computer plays for the seat whose ``view`` is given."""
+    if game not in LEVELS:
+        raise ValueError(f"unknown game: {game!r}")
+    if level not in LEVELS[game]:
+        raise ValueError(f"unknown level for {game}: {level!r}")
+    if not legal:
+        raise ValueError("no legal move to choose from")
+    if game == "football":
+        from engine.football import FootballView
+        from engine.players.football import choose as choose_football
+
+        if not isinstance(view, FootballView):
+            raise TypeError("football needs a FootballView")
+        return choose_football(view, legal, level, seed)
+    from engine.durak import DurakView
+    from engine.players.durak import choose as choose_durak
+
+    if not isinstance(view, DurakView):
+        raise TypeError("durak needs a DurakView")
+    return choose_durak(view, legal, events, level, seed)
+
+
+def public_events(record: dict[str, Any]) -> list[Event]:
+    """Every event of a record's game, in order, as the players saw them happen.
+
+    Events carry only public information by design, so replaying the public record is
+    how the bot gets a computer player's memory of the game.  Raises MalformedRecord,
+    and IllegalMove for a record whose moves are not legal.
+    """
+    game, moves = load(record)
+    events: list[Event] = []
+    for move in moves:
+        events.extend(game.apply(move))
+    return events

@@ -1,0 +1,170 @@
+"""The durak computer player: easy (random), normal (heuristic), hard (search).
+
+Normal plays the way a sound club player does: lead low non-trumps, beat as cheaply as
+possible, keep trumps and high cards for the endgame, take rather than burn a high trump
+early, throw in what the defender probably cannot beat, and as the controller spend the
+dummy's cards freely, since the dummy can never be the fool.  Hard is in
+:mod:`engine.players.durak_search`; it plays the games out with this player.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+
+from engine.base import Event
+from engine.cards import Card
+from engine.durak import DurakMove, DurakView, beats
+from engine.players.durak_seen import Memory, Seen, seen_from_view
+
+# A trump outranks every plain card: its value is its rank plus this.
+TRUMP_BONUS = 13
+# Before the stock runs low, a defence costing this much in trumps is not worth it.
+EARLY_STOCK = 6
+DEAR_TRUMP_RANK = 12  # beating with the queen of trumps or higher is dear early on
+CHEAP_THROW_RANK = 10  # plain cards up to 10 are thrown in freely
+
+
+def choose(
+    view: DurakView, legal: Sequence[DurakMove], events: Sequence[Event], level: str, seed: int
+) -> DurakMove:
+    if level == "easy" or len(legal) == 1:
+        return legal[random.Random(seed).randrange(len(legal))]
+    seen = seen_from_view(view, Memory.of(events))
+    if level == "normal":
+        return normal(seen, legal)
+    from engine.players.durak_search import hard
+
+    return hard(view, seen, legal, events, seed)
+
+
+def value(card: Card, trump: int) -> int:
+    """How much a card is worth keeping: its rank, trumps above every plain card."""
+    return (card >> 2) + (TRUMP_BONUS if card & 3 == trump else 0)
+
+
+def normal(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
+    kind = legal[0].kind
+    if kind == "attack":
+        return lead(seen, legal)
+    if seen.phase == "defend":
+        return defend(seen, legal)
+    return throw_in(seen, legal)
+
+
+# ---------------------------------------------------------------------- attack
+
+
+def lead(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
+    """The lowest card, plain before trump; a rank held twice is worth leading, since
+    its twin can follow as a throw-in.  With the stock gone, a card the defender
+    probably cannot beat is worth more than a low one."""
+    trump, defender = seen.trump, seen.defender
+    assert defender is not None
+    if seen.actor == seen.n and defender == seen.seat:
+        # The dummy leads against its own controller: give him the easiest card.
+        return min(legal, key=lambda m: (beat_cost(m.cards[0], seen.own, trump), m.cards[0]))
+    ranks = Counter(c >> 2 for c in seen.hand)
+    endgame = seen.stock == 0
+
+    def score(move: DurakMove) -> tuple[float, Card]:
+        c = move.cards[0]
+        twin = 2 * (ranks[c >> 2] - 1) if c & 3 != trump else 0
+        pressure = 10 * cannot_beat(seen, c, defender) if endgame else 0.0
+        return value(c, trump) - twin - pressure, c
+
+    return min(legal, key=score)
+
+
+def beat_cost(card: Card, hand: Sequence[Card], trump: int) -> int:
+    """The value of the cheapest card of ``hand`` that beats ``card`` (99: none does)."""
+    return min((value(c, trump) for c in hand if beats(c, card, trump)), default=99)
+
+
+# ---------------------------------------------------------------------- defence
+
+
+def plan_defence(
+    hand: Sequence[Card], unbeaten: Sequence[Card], trump: int
+) -> list[tuple[Card, Card]] | None:
+    """Cheapest cards beating every unbeaten card (the highest served first), or None."""
+    spare = sorted(hand, key=lambda c: value(c, trump))
+    plan = []
+    for attack in sorted(unbeaten, key=lambda c: value(c, trump), reverse=True):
+        for card in spare:
+            if beats(card, attack, trump):
+                plan.append((attack, card))
+                spare.remove(card)
+                break
+        else:
+            return None
+    return plan
+
+
+def defend(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
+    take = next(m for m in legal if m.kind == "take")
+    unbeaten = [a for a, d in seen.table if d is None]
+    plan = plan_defence(seen.hand, unbeaten, seen.trump)
+    if plan is None or (seen.actor != seen.n and too_dear(seen, plan)):
+        return take
+    attack, card = plan[0]
+    return next(m for m in legal if m.kind == "beat" and m.cards == (attack, card))
+
+
+def too_dear(seen: Seen, plan: list[tuple[Card, Card]]) -> bool:
+    """Early on, taking a few cards beats spending a high trump or several trumps."""
+    if seen.stock < EARLY_STOCK:
+        return False
+    trumps = [c for _, c in plan if c & 3 == seen.trump]
+    return bool(trumps) and (max(c >> 2 for c in trumps) >= DEAR_TRUMP_RANK or len(trumps) >= 2)
+
+
+# ---------------------------------------------------------------------- throw-in
+
+
+def throw_in(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
+    """Throw in what costs little to give away, the likeliest unbeatable first."""
+    pass_ = next(m for m in legal if m.kind == "pass")
+    defender, trump = seen.defender, seen.trump
+    assert defender is not None
+    taking = seen.phase == "take"
+    endgame = seen.stock == 0
+    for_dummy = seen.actor == seen.n
+    best: tuple[float, int, DurakMove] | None = None
+    for move in legal:
+        if move.kind != "throw":
+            continue
+        c = move.cards[0]
+        odds = 1.0 if taking else cannot_beat(seen, c, defender)
+        if c & 3 == trump:
+            # Never hand the taker a trump; otherwise only a sure-looking blow.
+            worth = not taking and (endgame or for_dummy) and odds >= 0.5
+        elif taking:
+            worth = endgame or (c >> 2) <= CHEAP_THROW_RANK + (2 if for_dummy else 0)
+        else:
+            worth = endgame or for_dummy or (c >> 2) <= CHEAP_THROW_RANK or odds >= 0.5
+        if worth:
+            key = (odds, -value(c, trump), move)
+            if best is None or key[:2] > best[:2]:
+                best = key
+    return pass_ if best is None else best[2]
+
+
+def cannot_beat(seen: Seen, card: Card, who: int) -> float:
+    """The chance that ``who`` holds nothing that beats ``card``, given what is seen."""
+    trump = seen.trump
+    if who == seen.seat:
+        return float(not any(beats(c, card, trump) for c in seen.own))
+    if who == seen.n and seen.dummy_hand is not None:
+        return float(not any(beats(c, card, trump) for c in seen.dummy_hand))
+    if any(beats(c, card, trump) for c in seen.known[who]):
+        return 0.0
+    unseen = len(seen.unseen)
+    beaters = sum(1 for c in seen.unseen if beats(c, card, trump))
+    chance = 1.0
+    for i in range(seen.unknown_slots(who)):
+        if unseen - i <= 0:
+            break
+        chance *= max(unseen - beaters - i, 0) / (unseen - i)
+    return chance

@@ -1,0 +1,65 @@
+"""Hard durak: determinised Monte Carlo over the cards this seat cannot see.
+
+Each sample deals the unseen cards into the hidden places (:mod:`engine.players.sampling`);
+every candidate move is tried in the same samples and the game played out to the end by
+the normal player in every seat.  The move that leaves this seat the fool least often
+wins; ties go to the normal player's own choice.  The work is bounded by a fixed number
+of simulated decisions rather than by the clock, so that equal inputs give equal moves
+on any machine.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from engine.base import Event
+from engine.durak import Durak, DurakMove, DurakView
+from engine.players.durak import normal
+from engine.players.durak_seen import Seen
+from engine.players.sampling import Mirror, Position, sample_world
+
+# Simulated decisions per choice: sized so that a choice takes well under 300 ms.
+BUDGET = 3000
+MIN_SAMPLES = 4
+MAX_SAMPLES = 64
+
+
+def hard(
+    view: DurakView,
+    seen: Seen,
+    legal: Sequence[DurakMove],
+    events: Sequence[Event],
+    seed: int,
+    budget: int = BUDGET,
+) -> DurakMove:
+    preferred = normal(seen, legal)
+    candidates = [preferred, *(m for m in legal if m != preferred)]
+    rng = random.Random(seed)
+    position = Position(view, seen)
+    fools = [0] * len(candidates)
+    spent = samples = 0
+    while samples < MAX_SAMPLES and (samples < MIN_SAMPLES or spent < budget):
+        world = sample_world(seen, rng)
+        for i, move in enumerate(candidates):
+            fool, steps = playout(position.game(world), move, Mirror(seen, world))
+            fools[i] += fool == seen.seat
+            spent += steps
+        samples += 1
+    best = min(range(len(candidates)), key=lambda i: (fools[i], i))
+    return candidates[best]
+
+
+def playout(game: Durak, first: DurakMove, mirror: Mirror) -> tuple[int | None, int]:
+    """Play ``first`` and then the normal player everywhere; the fool and the steps."""
+    mirror.update(game.apply(first))
+    steps = 1
+    while True:
+        actor = game.to_act()
+        if actor is None:
+            result = game.result()
+            return (None if result is None else result["fool"]), steps
+        legal = game.legal_moves()
+        move = legal[0] if len(legal) == 1 else normal(mirror.seen(actor), legal)
+        mirror.update(game.apply(move))
+        steps += 1

@@ -1,0 +1,407 @@
+"""The durak computer players: legal, deterministic, fair, and sound in known positions."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from engine import cards
+from engine.base import Event
+from engine.cards import Card
+from engine.durak import HAND, Durak, DurakMove, DurakOptions
+from engine.players import LEVELS, choose, public_events
+from engine.players.durak_search import hard
+from engine.players.durak_seen import Memory, seen_from_view
+from engine.players.sampling import Mirror, Position, World, sample_world
+from engine.records import export
+
+NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
+
+
+def c(text: str) -> Card:
+    return cards.parse(text)
+
+
+def new_game(seed: int, players: int = 2, dummy_plays: bool = False) -> Durak:
+    options = DurakOptions(deck_size=36 if players <= 4 else 52, dummy_plays=dummy_plays)
+    return Durak.new(options, NAMES[:players], dealer=seed % players, seed=seed)
+
+
+def play(
+    game: Durak, levels: list[str], seed: int, stop: int | None = None
+) -> tuple[list[Event], list[DurakMove]]:
+    """Play with the given level per seat (to the end, or ``stop`` decisions)."""
+    events: list[Event] = []
+    moves: list[DurakMove] = []
+    while not game.is_finished() and (stop is None or len(moves) < stop):
+        actor = game.to_act()
+        assert actor is not None
+        legal = game.legal_moves()
+        move = choose(
+            "durak", game.view(actor.player), legal, events, levels[actor.player], seed + len(moves)
+        )
+        assert move in legal
+        moves.append(move)
+        events.extend(game.apply(move))
+    return events, moves
+
+
+def state(game: Durak) -> dict[str, Any]:
+    """The full stored state (the tests may look at everything; the players may not)."""
+    return json.loads(game.to_json())  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------- legality
+
+
+@pytest.mark.parametrize(
+    ("players", "dummy_plays"), [(2, False), (2, True), (3, False), (4, True), (6, False)]
+)
+def test_easy_and_normal_play_whole_games_legally(players: int, dummy_plays: bool) -> None:
+    for seed in range(12):
+        levels = [("easy", "normal")[(seed + p) % 2] for p in range(players)]
+        game = new_game(seed, players, dummy_plays)
+        play(game, levels, seed)
+        assert game.is_finished()
+
+
+def test_hard_plays_whole_games_legally() -> None:
+    # A small search budget keeps this quick; the move is legal whatever the budget.
+    for seed, (players, dummy_plays) in enumerate([(2, False), (3, True), (2, True)]):
+        game = new_game(seed, players, dummy_plays)
+        events: list[Event] = []
+        while not game.is_finished():
+            actor = game.to_act()
+            assert actor is not None
+            legal = game.legal_moves()
+            view = game.view(actor.player)
+            if actor.player == 0 and len(legal) > 1:
+                seen = seen_from_view(view, Memory.of(events))
+                move = hard(view, seen, legal, events, seed, budget=150)
+            else:
+                move = choose("durak", view, legal, events, "normal", seed)
+            assert move in legal
+            events.extend(game.apply(move))
+
+
+def test_hard_through_choose_at_real_positions() -> None:
+    for seed in range(4):
+        game = new_game(seed, 2 + seed % 2)
+        events, _ = play(game, ["normal"] * 4, seed, stop=10 + 7 * seed)
+        actor = game.to_act()
+        assert actor is not None
+        legal = game.legal_moves()
+        move = choose("durak", game.view(actor.player), legal, events, "hard", seed)
+        assert move in legal
+
+
+def test_levels_are_listed() -> None:
+    assert LEVELS["durak"] == ("easy", "normal", "hard")
+    game = new_game(1)
+    with pytest.raises(ValueError, match="level"):
+        choose("durak", game.view(0), game.legal_moves(), [], "expert", 0)
+
+
+# ---------------------------------------------------------------------- determinism
+
+
+@pytest.mark.parametrize("level", ["easy", "normal", "hard"])
+def test_same_inputs_same_move(level: str) -> None:
+    game = new_game(3, 3)
+    events, _ = play(game, ["normal"] * 3, 3, stop=9)
+    actor = game.to_act()
+    assert actor is not None
+    view, legal = game.view(actor.player), game.legal_moves()
+    picks = {choose("durak", view, legal, events, level, 42) for _ in range(3)}
+    assert len(picks) == 1
+
+
+def test_whole_normal_games_repeat_exactly() -> None:
+    first = play(new_game(8, 4), ["normal"] * 4, 8)[1]
+    again = play(new_game(8, 4), ["normal"] * 4, 8)[1]
+    assert first == again
+
+
+# ---------------------------------------------------------------------- fairness
+
+
+def positions(count: int, players: int, dummy_plays: bool) -> list[tuple[Durak, list[Event]]]:
+    """Positions of real games with their event history, a few per game."""
+    found = []
+    seed = 0
+    while len(found) < count:
+        game = new_game(seed, players, dummy_plays)
+        rng = random.Random(seed)
+        events: list[Event] = []
+        while not game.is_finished():
+            legal = game.legal_moves()
+            if len(legal) > 1 and rng.random() < 0.08:
+                found.append((Durak.from_json(game.to_json()), list(events)))
+            actor = game.to_act()
+            assert actor is not None
+            move = choose("durak", game.view(actor.player), legal, events, "normal", seed)
+            events.extend(game.apply(move))
+        seed += 1
+    return found[:count]
+
+
+@pytest.mark.parametrize(("players", "dummy_plays"), [(2, False), (3, True), (5, False)])
+def test_a_view_holds_no_other_hand(players: int, dummy_plays: bool) -> None:
+    for game, _ in positions(15, players, dummy_plays):
+        full = state(game)
+        for seat in range(players):
+            view = game.view(seat)
+            assert sorted(map(c, view.hand)) == sorted(full["hands"][seat])
+            if seat == full["controller"]:
+                assert sorted(map(c, view.dummy_hand or [])) == sorted(full["hands"][players])
+            else:
+                assert view.dummy_hand is None
+            shown = json.dumps(view.model_dump())
+            for other in range(players + 1):
+                visible = other == seat or (other == players and seat == full["controller"])
+                if visible:
+                    continue
+                secret = set(full["hands"][other]) - set(full["known"][other])
+                for card in secret:
+                    assert f'"{cards.to_str(card)}"' not in shown
+
+
+@pytest.mark.parametrize(("players", "dummy_plays"), [(2, False), (3, True), (4, False)])
+def test_samples_never_move_a_seen_card(players: int, dummy_plays: bool) -> None:
+    for game, events in positions(12, players, dummy_plays):
+        actor = game.to_act()
+        assert actor is not None
+        full = state(game)
+        seat = actor.player
+        view = game.view(seat)
+        seen = seen_from_view(view, Memory.of(events))
+        # Every discarded card went there face up, so the seat knows the whole discard.
+        assert sorted(seen.discard_seen) == sorted(full["discard"])
+        rng = random.Random(1)
+        for _ in range(10):
+            world = sample_world(seen, rng)
+            everything = [x for h in world.hands for x in h] + world.stock + world.discard
+            everything += [x for pair in full["table"] for x in pair]
+            assert Counter(everything) == Counter(full["deck"])
+            assert sorted(world.hands[seat]) == sorted(full["hands"][seat])
+            if seat == full["controller"]:
+                assert sorted(world.hands[players]) == sorted(full["hands"][players])
+            for who in range(players + 1):
+                # Known cards stay where they are known to be; only unseen cards move.
+                assert set(full["known"][who]) <= set(world.hands[who])
+                hidden = set(world.hands[who]) - set(full["known"][who])
+                if who != seat and not (who == players and seat == full["controller"]):
+                    assert hidden <= seen.unseen
+            assert sorted(world.discard) == sorted(full["discard"])
+            assert len(world.stock) == view.stock
+            if view.stock:
+                assert world.stock[-1] == c(view.trump)
+                assert set(world.stock[:-1]) <= seen.unseen
+
+
+def dealt(players: int) -> int:
+    """Cards dealt before the trump card: six to every player and to the dummy."""
+    return HAND * (players + 1)
+
+
+@pytest.mark.parametrize(("players", "dummy_plays"), [(2, False), (3, True), (4, True)])
+def test_the_true_deal_rebuilds_the_same_game(players: int, dummy_plays: bool) -> None:
+    # Load the real hands through the determinisation's position builder: the result
+    # must be the real game, to the legal moves and every seat's view.
+    for game, events in positions(10, players, dummy_plays):
+        full = state(game)
+        actor = game.to_act()
+        assert actor is not None
+        view = game.view(actor.player)
+        seen = seen_from_view(view, Memory.of(events))
+        start = dealt(players)
+        stock = [*full["deck"][start + 1 :], full["deck"][start]]
+        world = World(
+            [list(h) for h in full["hands"]], stock[full["drawn"] :], list(full["discard"])
+        )
+        rebuilt = Position(view, seen).game(world)
+        assert rebuilt.legal_moves() == game.legal_moves()
+        for seat in range(players):
+            assert rebuilt.view(seat) == game.view(seat)
+
+
+@pytest.mark.parametrize(("players", "dummy_plays"), [(2, True), (3, False), (4, True)])
+def test_simulated_players_see_what_their_view_shows(players: int, dummy_plays: bool) -> None:
+    # The playouts read each seat's knowledge off a mirror of the sampled world; it must
+    # be exactly what that seat's real view and event memory give.
+    for game, events in positions(6, players, dummy_plays):
+        actor = game.to_act()
+        assert actor is not None
+        view = game.view(actor.player)
+        seen = seen_from_view(view, Memory.of(events))
+        world = sample_world(seen, random.Random(5))
+        sim = Position(view, seen).game(world)
+        mirror = Mirror(seen, world)
+        history = list(events)
+        rng = random.Random(6)
+        while not sim.is_finished():
+            now = sim.to_act()
+            assert now is not None
+            mirrored = mirror.seen(now)
+            real = seen_from_view(sim.view(now.player), Memory.of(history))
+            for name in ("actor", "hand", "own", "dummy_hand", "table", "stock", "counts"):
+                got, want = getattr(mirrored, name), getattr(real, name)
+                if isinstance(want, list) and name != "table" and name != "counts":
+                    got, want = sorted(got), sorted(want)
+                assert got == want, name
+            assert mirrored.known == real.known
+            assert mirrored.unseen == real.unseen
+            assert (mirrored.attacker, mirrored.defender, mirrored.phase) == (
+                real.attacker,
+                real.defender,
+                real.phase,
+            )
+            assert mirrored.controller == real.controller and mirrored.out == real.out
+            legal = sim.legal_moves()
+            new = sim.apply(legal[rng.randrange(len(legal))])
+            mirror.update(new)
+            history.extend(new)
+
+
+# ---------------------------------------------------------------------- events
+
+
+def test_public_events_are_what_apply_returned() -> None:
+    game = new_game(4, 3)
+    events, moves = play(game, ["normal", "easy", "normal"], 4)
+    record = export(game, [game.move_to_record(m) for m in moves])
+    assert public_events(record) == events
+    assert events[-1] == Event("finished", {"fool": game.result()["fool"]})  # type: ignore[index]
+
+
+# ---------------------------------------------------------------------- heuristics
+
+
+def constructed(
+    hands: list[list[str]],
+    trump: str,
+    stock: int,
+    table: list[tuple[str, str | None]] = (),  # type: ignore[assignment]
+    phase: str = "lead",
+    attacker: int = 0,
+    defender: int = 1,
+    known: list[list[str]] | None = None,
+) -> Durak:
+    """A two-player position (hands: seat 0, seat 1, dummy); unplaced cards are in the
+    stock (the trump card last) and then the discard."""
+    n = len(hands) - 1
+    placed = [c(x) for h in hands for x in h] + [c(x) for p in table for x in p if x]
+    trump_card = c(trump)
+    rest = [x for x in cards.deck(36) if x not in placed and x != trump_card]
+    stock_cards = [*rest[: stock - 1], trump_card] if stock else []
+    discard = rest[stock - 1 :] if stock else [*rest, trump_card]
+    dealt = 6 * (n + 1)
+    others = [x for x in cards.deck(36) if x not in stock_cards]
+    deck = [*others[:dealt], trump_card, *others[dealt:], *stock_cards[:-1]]
+    if not stock:
+        others.remove(trump_card)
+        deck = [*others[:dealt], trump_card, *others[dealt:]]
+    document = {
+        "v": 1,
+        "options": {"deck_size": 36},
+        "players": NAMES[:n],
+        "dealer": 1,
+        "previous_fool": None,
+        "deck": deck,
+        "drawn": 36 - dealt - stock,
+        "hands": [[c(x) for x in h] for h in hands],
+        "known": [[c(x) for x in k] for k in (known or [[]] * (n + 1))],
+        "discard": discard,
+        "table": [[c(a)] if d is None else [c(a), c(d)] for a, d in table],
+        "phase": phase,
+        "attacker": attacker,
+        "defender": defender,
+        "pos": 0,
+        "limit": 6,
+        "controller": 0,
+        "out": [],
+        "pending": [],
+        "fool": None,
+    }
+    return Durak.from_json(json.dumps(document))
+
+
+def normal_move(game: Durak) -> DurakMove:
+    actor = game.to_act()
+    assert actor is not None
+    return choose("durak", game.view(actor.player), game.legal_moves(), [], "normal", 0)  # type: ignore[no-any-return]
+
+
+def test_leads_the_lowest_plain_card() -> None:
+    game = constructed(
+        [["KD", "9C", "6H", "7S", "AS", "10C"], ["6S", "8S", "QC", "JD", "7D", "AD"], []],
+        trump="9H",
+        stock=10,
+    )
+    assert normal_move(game) == DurakMove(0, False, "attack", (c("7S"),))
+
+
+def test_leads_a_trump_only_when_it_holds_nothing_else() -> None:
+    game = constructed(
+        [["KH", "6H", "10H"], ["6S", "8S", "QC", "JD", "7D", "AD"], []], trump="9H", stock=0
+    )
+    assert normal_move(game) == DurakMove(0, False, "attack", (c("6H"),))
+
+
+def test_beats_with_the_cheapest_card() -> None:
+    game = constructed(
+        [["KD", "9C", "6C", "7C", "AD"], ["AS", "QS", "9S", "7H", "10D", "JC"], []],
+        trump="9H",
+        stock=10,
+        table=[("8S", None)],
+        phase="defend",
+    )
+    assert normal_move(game) == DurakMove(1, False, "beat", (c("8S"), c("9S")))
+
+
+def test_beats_with_the_lowest_trump_when_it_must() -> None:
+    game = constructed(
+        [["KD", "9C", "6C", "7C", "AD"], ["KH", "6S", "7H", "10D", "JC", "8D"], []],
+        trump="9H",
+        stock=10,
+        table=[("10S", None)],
+        phase="defend",
+    )
+    assert normal_move(game) == DurakMove(1, False, "beat", (c("10S"), c("7H")))
+
+
+def test_takes_rather_than_burn_a_high_trump_early() -> None:
+    hands = [["KD", "9C", "6C", "7C", "AD"], ["AH", "6S", "7S", "10D", "JC", "8D"], []]
+    early = constructed(hands, trump="9H", stock=12, table=[("9S", None)], phase="defend")
+    assert normal_move(early) == DurakMove(1, False, "take")
+    # With the stock gone a take is what loses games: now the ace of trumps is spent.
+    late = constructed(hands, trump="9H", stock=0, table=[("9S", None)], phase="defend")
+    assert normal_move(late) == DurakMove(1, False, "beat", (c("9S"), c("AH")))
+
+
+def test_throws_in_the_rank_the_defender_cannot_beat() -> None:
+    # Seat 1 took 8D and 10D earlier: a 7D would be beaten for sure, a 9C perhaps not.
+    game = constructed(
+        [["7D", "9C", "KH", "AS"], ["8D", "10D", "6S", "QS", "JH"], []],
+        trump="6H",
+        stock=8,
+        table=[("7S", "9S")],
+        phase="throw",
+        known=[[], ["8D", "10D"], []],
+    )
+    assert normal_move(game) == DurakMove(0, False, "throw", (c("9C"),))
+
+
+def test_passes_rather_than_throw_in_a_trump_early() -> None:
+    game = constructed(
+        [["7H", "KD", "AS"], ["8D", "10D", "6S", "QS", "JC"], []],
+        trump="6H",
+        stock=8,
+        table=[("7S", "9S")],
+        phase="throw",
+    )
+    assert normal_move(game) == DurakMove(0, False, "pass")
