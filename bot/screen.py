@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -38,16 +37,16 @@ class Screen:
                 h.update(f"\x1f{b.text}\x1d{b.data or ''}\x1d{b.url or ''}".encode())
         return h.hexdigest()
 
-    def markup(self) -> InlineKeyboardMarkup | None:
-        if not any(self.rows):
-            return None
-        return InlineKeyboardMarkup(
-            [
-                [InlineKeyboardButton(b.text, callback_data=b.data, url=b.url) for b in row]
-                for row in self.rows
-                if row
-            ]
-        )
+    def markup(self) -> dict[str, Any] | None:
+        """The Bot API's InlineKeyboardMarkup as JSON (None: no buttons)."""
+        rows = [[_button(b) for b in row] for row in self.rows if row]
+        return {"inline_keyboard": rows} if rows else None
+
+
+def _button(button: Button) -> dict[str, str]:
+    if button.url is not None:
+        return {"text": button.text, "url": button.url}
+    return {"text": button.text, "callback_data": button.data or ""}
 
 
 def rows_of(buttons: list[Button], width: int) -> list[tuple[Button, ...]]:
