@@ -1,8 +1,8 @@
 """Shared fixtures: a fake Telegram, Redis (fakeredis or the real one), the running bot.
 
 ``harness`` is the bot against fakeredis; ``real_harness`` the bot against the real Redis
-at 127.0.0.1:6379 (database :data:`REDIS_TEST_DB`, flushed before and after; the test is
-skipped when no Redis answers). Both check on teardown that the bot did nothing a real
+at 127.0.0.1:6379 (database :data:`REDIS_TEST_DB`; the test's keys are deleted after it,
+and it is skipped when no Redis answers). Both check on teardown that the bot did nothing a real
 Telegram would have complained about (see :meth:`Harness.problems`); a test that provokes
 such a thing on purpose marks itself ``@pytest.mark.telegram_complaints``.
 """
@@ -65,16 +65,20 @@ async def fake_redis() -> AsyncIterator[aioredis.Redis]:
 
 
 @pytest.fixture
-async def real_redis() -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.Redis.from_url(REDIS_URL, socket_timeout=2)
+async def real_redis(server: FakeTelegram) -> AsyncIterator[aioredis.Redis]:
+    """The real Redis. Not flushed: several test runs may share the database at once
+    (the harness draws random chat and user ids); what this test's chats and users left
+    is deleted at the end."""
+    client = aioredis.Redis.from_url(REDIS_URL, socket_timeout=5)
     try:
         await client.ping()
     except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
         await client.aclose()
         pytest.skip("no Redis answers on 127.0.0.1:6379")
-    await client.flushdb()
     yield client
-    await client.flushdb()
+    for ident in [*server.groups, *server.users]:
+        async for key in client.scan_iter(match=f"*{ident}*", count=1000):
+            await client.delete(key)
     await client.aclose()
 
 

@@ -21,6 +21,7 @@ import asyncio
 import itertools
 import json
 import logging
+import random
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -925,8 +926,10 @@ class Harness:
         self.apps = list(apps)
         self._update_ids = itertools.count(100_000)
         self._query_ids = itertools.count(1)
-        self._user_ids = itertools.count(1001)
-        self._group_ids = itertools.count(1)
+        # Random bases: runs that share a Redis (two helpers, xdist) never share a chat.
+        base = random.randrange(10**8)
+        self._user_ids = itertools.count(10**9 + base * 10)
+        self._group_ids = itertools.count(base * 10 + 1)
         self.log_errors: list[logging.LogRecord] = []
         self.redis: Any = None  # the store the apps share, for tests that read the state
         # (kind of update, seconds spent in process_update), for the benchmark

@@ -11,6 +11,7 @@ import json
 import random
 import re
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from bot.callbacks import Action, BadCallback, decode
@@ -135,7 +136,7 @@ class Tabletop:
             if self.finished():
                 return moves
             _, answer = await self.step(players, rng)
-            assert answer.text is None, f"a legal button was refused: {answer.text}"
+            assert answer.text is None, f"a legal button was refused: {answer.data}: {answer.text}"
             if after_each is not None:
                 await after_each()
         raise AssertionError("the game did not end")
@@ -144,6 +145,7 @@ class Tabletop:
 # ----------------------------------------------------------------------- hidden cards
 
 
+@cache
 def _card_pattern(notation: str) -> re.Pattern[str]:
     """Every way a message could spell the card: record notation, and its display in each
     language (``10♥``, ``Т♠``); a rank must not be the tail of a longer word or number."""

@@ -1,0 +1,142 @@
+"""Two bot processes on one real Redis, and a restart mid-game.
+
+Two Applications share the real Redis (database REDIS_TEST_DB) and one fake Telegram, as
+two replicas behind one webhook would; a tap delivered to both at once must be applied
+exactly once, and a new process must carry on a game the old one left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from bot.callbacks import decode
+from engine import records
+from engine.base import Game
+from engine.durak import Durak
+from engine.football import Football
+from tests.conftest import AppFactory
+from tests.fakegram import FakeUser, Harness, stop_app
+from tests.tabletop import LeakWatch, Tabletop, stored
+
+pytestmark = pytest.mark.redis
+
+
+async def durak(h: Harness, n: int) -> tuple[Tabletop, list[FakeUser]]:
+    players = [h.user(name) for name in ("Ann", "Bob", "Cid", "Dan")[:n]]
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", players)
+    return top, players
+
+
+def asked(top: Tabletop, players: list[FakeUser]) -> FakeUser:
+    (user,) = [u for u in players if top.prompt(u) is not None]
+    return user
+
+
+@pytest.mark.parametrize("same_button", [False, True])
+async def test_two_processes_apply_a_double_tap_once(
+    real_harness: Harness,
+    make_app: AppFactory,
+    real_redis: aioredis.Redis,
+    same_button: bool,
+) -> None:
+    h = real_harness
+    second = await make_app(real_redis)
+    h.apps.append(second)
+    top, players = await durak(h, 3)
+    rng = random.Random(9)
+    for _ in range(25):
+        if top.finished():
+            break
+        user = asked(top, players)
+        message = top.prompt(user)
+        assert message is not None
+        buttons = [b for b in message.buttons if b.callback_data]
+        one = rng.choice(buttons)
+        other = (
+            one
+            if same_button or len(buttons) == 1
+            else rng.choice([b for b in buttons if b != one])
+        )
+        before = await stored(h, top.group)
+        answers = await asyncio.gather(
+            h.tap_data(user, user.id, message.message_id, one.callback_data or "", h.apps[0]),
+            h.tap_data(user, user.id, message.message_id, other.callback_data or "", second),
+        )
+        after = await stored(h, top.group)
+        applied = [a for a in answers if a.text is None]
+        refused = [a for a in answers if a.text is not None]
+        assert all(a.answered for a in answers)
+        assert all(a.show_alert for a in refused)
+        # No lost and no doubled move: one move per accepted tap, one version per move.
+        new_moves = after["moves"][len(before["moves"]) :]
+        assert after["moves"][: len(before["moves"])] == before["moves"]
+        assert len(new_moves) == len(applied) >= 1
+        assert after["version"] == before["version"] + len(applied)
+        if same_button:
+            assert len(applied) == 1, "the same move twice at once is applied once"
+        game = Durak.from_json(before["state"])
+        seat = [s["user_id"] for s in before["seats"]].index(user.id)
+        tapped = [
+            game.move_to_record(game.move_from_token(decode(b.callback_data).arg, seat))
+            for b in (one, other)
+        ]
+        assert all(move in tapped for move in new_moves)
+        assert len(new_moves) == len({str(m) for m in new_moves})
+    # Both processes keep showing the same, current table.
+    await LeakWatch(top).check()
+
+
+async def test_a_new_process_carries_on_a_game(
+    real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
+) -> None:
+    h = real_harness
+    top, players = await durak(h, 4)
+    watch = LeakWatch(top)
+    rng = random.Random(12)
+    for _ in range(15):
+        await top.step(players, rng)
+        await watch.check()
+    before = await stored(h, top.group)
+    old = h.apps.pop()
+    await stop_app(old)
+    h.apps.append(await make_app(real_redis))
+    assert await stored(h, top.group) == before
+    await top.play(players, rng, after_each=watch.check)
+    data = await stored(h, top.group)
+    assert data["phase"] == "finished"
+    assert len(data["moves"]) > len(before["moves"])
+    # The restarted process kept editing the same group message.
+    assert len([m for m in h.screen(top.group) if m.from_bot]) == 1
+
+
+async def test_concurrent_games_in_one_process_do_not_mix(real_harness: Harness) -> None:
+    """Eight tables played side by side through one Application."""
+    h = real_harness
+    tables = []
+    for i in range(8):
+        players = [h.user(f"P{i}a"), h.user(f"P{i}b"), h.user(f"P{i}c")][: 2 + i % 2]
+        top = Tabletop(h, h.group(f"Group {i}"))
+        await top.setup_game("durak" if i % 2 else "football", players)
+        tables.append((top, players))
+
+    async def run(top: Tabletop, players: list[FakeUser], seed: int) -> int:
+        watch = LeakWatch(top)
+        return await top.play(players, random.Random(seed), after_each=watch.check)
+
+    moves = await asyncio.gather(*(run(t, p, i) for i, (t, p) in enumerate(tables)))
+    for (top, _), n in zip(tables, moves, strict=True):
+        data = await stored(h, top.group)
+        assert data["phase"] == "finished"
+        assert records.replay(records.export(_game_of(data), data["moves"]))["finished"]
+        assert n > 0
+
+
+def _game_of(data: dict[str, Any]) -> Game:
+    cls: type[Game] = Durak if data["kind"] == "durak" else Football
+    return cls.from_json(data["state"])
