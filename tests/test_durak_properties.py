@@ -128,6 +128,7 @@ def test_random_games_keep_every_invariant(case: tuple[Durak, int]) -> None:
         _check_views(game, public)
         text = game.to_json()
         assert Durak.from_json(text).to_json() == text
+        assert len(text.encode()) < 2048  # a whole 6-player game fits a small Redis value
         actor = game.to_act()
         legal = game.legal_moves()
         if game.is_finished():
