@@ -968,7 +968,7 @@ class Durak:
                 raise bad("bad attacker or defender")
             shape_ok = {
                 LEAD: not s.table,
-                DEFEND: unbeaten > 0,
+                DEFEND: unbeaten == 1 and dfn[-1] == -1,  # one unbeaten: the latest
                 THROW: bool(s.table) and unbeaten == 0,
                 TAKE: bool(s.table),
             }[phase]

@@ -671,3 +671,16 @@ def test_garbage_is_a_corrupt_state() -> None:
 def test_six_player_state_json_is_small() -> None:
     game = Durak.new(DurakOptions(deck_size=52), ["Player Name"] * 6, dealer=0, seed=1)
     assert len(game.to_json().encode()) < 2048
+
+
+def test_a_defence_against_two_unbeaten_cards_is_not_a_state_of_the_game() -> None:
+    # Throw-ins are answered one at a time: only the latest attack card can be unbeaten.
+    state = json.loads(_state())
+    seven = cards.parse("7C")
+    state["hands"][1].remove(seven)
+    state["table"].append([seven])
+    with pytest.raises(CorruptState, match="phase defend"):
+        Durak.from_json(json.dumps(state))
+    state["phase"] = "take"
+    state["pos"] = 1
+    assert Durak.from_json(json.dumps(state)).to_act() == Actor(0)  # the take round
