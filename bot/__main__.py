@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from urllib.parse import urlparse
 
 from pydantic import ValidationError
 
@@ -44,6 +45,7 @@ def main() -> int:
         app.run_webhook(
             listen="0.0.0.0",
             port=settings.port,
+            url_path=urlparse(settings.webhook_url).path.lstrip("/"),
             secret_token=settings.webhook_secret,
             webhook_url=settings.webhook_url,
             allowed_updates=["message", "callback_query"],

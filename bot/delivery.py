@@ -18,13 +18,15 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import logging
 import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from telegram import Bot
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import Application, ContextTypes
 
 from bot import views
@@ -36,6 +38,7 @@ from bot.store import TABLE_SLOT, Snapshot, Write, table_key, user_slot
 log = logging.getLogger(__name__)
 
 AnyApp = Application[Any, Any, Any, Any, Any, Any]
+RETRY_SECONDS = 5.0  # after a timeout or a network error
 
 
 def _gone(exc: BadRequest) -> bool:
@@ -160,6 +163,12 @@ async def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> No
         except Forbidden:
             reach[seat.user_id] = False
             continue
+        except (RetryAfter, TimedOut, NetworkError) as exc:
+            # Try again later, or a player could wait forever for a prompt that never came.
+            wait = exc.retry_after if isinstance(exc, RetryAfter) else RETRY_SECONDS
+            _schedule(app, svc, key, _seconds(wait), _republish_job, "hands")
+            log.info("hand of %s postponed: %s", seat.user_id, exc)
+            continue
         except TelegramError as exc:
             log.warning("hand of %s not shown: %s", seat.user_id, exc)
             continue
@@ -216,22 +225,33 @@ async def _group_now_or_later(
     if slot is None or interval <= 0 or table is None or slot.phase != table.phase:
         return await _show_group(app, svc, key, snap)
     wait = slot.at + interval - time.time()
-    if wait <= 0 and key not in svc.pending_tables:
+    if wait <= 0 and f"table:{key}" not in svc.pending_jobs:
         return await _show_group(app, svc, key, snap)
     _schedule(app, svc, key, max(wait, 0.0))
     return None
 
 
+def _seconds(wait: float | dt.timedelta) -> float:
+    return wait.total_seconds() if isinstance(wait, dt.timedelta) else float(wait)
+
+
 def _schedule(
-    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, wait: float
+    app: AnyApp | ContextTypes.DEFAULT_TYPE,
+    svc: Services,
+    key: str,
+    wait: float,
+    job: Callable[[ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]] | None = None,
+    kind: str = "table",
 ) -> None:
-    if key in svc.pending_tables:
+    """One pending job per table and kind in this process (the job reads the newest state)."""
+    name = f"{kind}:{key}"
+    if name in svc.pending_jobs:
         return
     job_queue = app.job_queue
-    if job_queue is None:  # no job queue: edit on the next change instead
+    if job_queue is None:  # no job queue: the next change shows it instead
         return
-    svc.pending_tables.add(key)
-    job_queue.run_once(_group_job, when=wait, data=key, name=f"table:{key}")
+    svc.pending_jobs.add(name)
+    job_queue.run_once(job or _group_job, when=wait, data=key, name=name)
 
 
 async def _group_job(context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -241,11 +261,22 @@ async def _group_job(context: ContextTypes.DEFAULT_TYPE) -> None:
     assert job is not None
     key = str(job.data)
     async with svc.lock(key):
-        svc.pending_tables.discard(key)
+        svc.pending_jobs.discard(f"table:{key}")
         snap = await svc.store.load(key)
         slot = await _show_group(context, svc, key, snap)
         if slot is not None:
             await svc.store.save_slots(key, {TABLE_SLOT: slot})
+
+
+async def _republish_job(context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A hand that Telegram could not take a moment ago: show the newest state now."""
+    svc = services(context)
+    job = context.job
+    assert job is not None
+    key = str(job.data)
+    async with svc.lock(key):
+        svc.pending_jobs.discard(f"hands:{key}")
+        await publish(context, await svc.store.load(key))
 
 
 async def _show_group(
@@ -264,9 +295,9 @@ async def _show_group(
             snap.slots.get(TABLE_SLOT),
             table.version,
         )
-    except RetryAfter as exc:
-        retry = exc.retry_after
-        _schedule(app, svc, key, float(retry if isinstance(retry, int) else retry.total_seconds()))
+    except (RetryAfter, TimedOut, NetworkError) as exc:
+        wait = exc.retry_after if isinstance(exc, RetryAfter) else RETRY_SECONDS
+        _schedule(app, svc, key, _seconds(wait))
         return None
     except TelegramError as exc:
         log.warning("table %s not shown: %s", key, exc)

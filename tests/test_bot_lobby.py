@@ -1,0 +1,126 @@
+"""The lobby and the commands, through the fake Bot API: who may do what, and what the
+group is told."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from bot.callbacks import Action, decode
+from bot.commands import rules_text
+from tests.fakegram import Harness
+from tests.tabletop import Tabletop, is_action, stored
+
+
+def _options(top: Tabletop) -> dict[str, str]:
+    """The settings keyboard: option code -> label."""
+    message = top.table_message()
+    return {
+        decode(b.callback_data).arg: b.text for b in message.buttons if is_action(Action.OPTION)(b)
+    }
+
+
+async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -> None:
+    ann, bob = harness.user("Ann"), harness.user("Bob", language_code="uk")
+    top = Tabletop(harness, harness.group(creator=ann))
+    await top.open(ann, "durak")
+    await top.join(bob)
+    answer = await top.tap_group(bob, Action.SETTINGS)
+    assert answer.show_alert and answer.text  # not the creator
+    await top.tap_group(ann, Action.SETTINGS)
+    assert set(_options(top)) == {"d", "p", "f", "t", "l"}
+    for arg in ("d", "p", "f", "t", "l"):
+        await top.tap_group(ann, Action.OPTION, arg)
+    data = await stored(harness, top.group)
+    assert data["settings"] == {
+        "deck_size": 52,
+        "decks": 1,
+        "dummy_plays": True,
+        "first_move": "from_under",
+        "turn_time": 120,
+    }
+    assert data["lang"] == "ru"
+    assert "Колода: 52 карт" in top.table_message().text  # the group's language now
+    await top.tap_group(ann, Action.SETTINGS)  # done
+    await top.start(ann)
+    data = await stored(harness, top.group)
+    assert data["phase"] == "playing"
+    assert '"deck_size":52' in data["state"].replace(" ", "")
+    # Bob reads his hand in his own language; the group in the lobby's.
+    assert "Ваші карти" in harness.last(bob).text
+    assert "Козырь" in top.table_message().text
+
+
+async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
+    users = [harness.user(n) for n in ("Ann", "Bob", "Cid", "Dan", "Eve")]
+    top = Tabletop(harness, harness.group(creator=users[0]))
+    await top.open(users[0], "football")
+    answer = await top.start(users[0])
+    assert answer.show_alert and "2" in (answer.text or "")  # football needs two
+    await top.join(users[1])
+    answer = await top.join(users[2])
+    assert answer.show_alert and answer.text  # full
+    assert len((await stored(harness, top.group))["seats"]) == 2
+
+    group = harness.group("Durak night", creator=users[0])
+    top = Tabletop(harness, group)
+    await top.open(users[0], "durak")
+    for user in users[1:]:
+        await top.join(user)
+    answer = await top.start(users[0])
+    assert answer.show_alert and "4" in (answer.text or "")
+    assert "52" in top.table_message().text
+    await top.tap_group(users[0], Action.OPTION, "d")  # "Use the 52-card deck"
+    await top.start(users[0])
+    assert (await stored(harness, group))["phase"] == "playing"
+
+
+async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
+    ann, bob, boss = harness.user("Ann"), harness.user("Bob"), harness.user("Boss")
+    group = harness.group(creator=boss)
+    top = Tabletop(harness, group)
+    await top.open(ann, "durak")
+    await top.join(bob)
+    await top.tap_group(bob, Action.LEAVE)
+    assert [s["name"] for s in (await stored(harness, group))["seats"]] == ["Ann"]
+    await top.join(bob)
+    answer = await top.start(bob)
+    assert answer.show_alert  # neither the creator nor an admin
+    await harness.command(bob, group, "/endgame")
+    assert (await stored(harness, group))["phase"] == "lobby"
+    await top.start(boss)  # the chat's owner may
+    assert (await stored(harness, group))["phase"] == "playing"
+    await harness.command(ann, group, "/newgame")
+    assert "already" in harness.last(group).text
+    await harness.command(boss, group, "/endgame")
+    assert (await stored(harness, group))["phase"] == "abandoned"
+    assert "stopped" in top.table_message().text
+    await harness.command(ann, group, "/newgame")  # the chat is free again
+    assert (await stored(harness, group))["phase"] == "pick"
+
+
+async def test_private_commands_and_the_menu(harness: Harness) -> None:
+    ann = harness.user("Ann", language_code="ru")
+    await harness.private(ann, "/start")
+    assert "/newgame" in harness.last(ann).text
+    await harness.private(ann, "/help")
+    assert "/endgame" in harness.last(ann).text
+    await harness.private(ann, "/newgame")
+    assert "групп" in harness.last(ann).text
+    before = len(harness.screen(ann))
+    await harness.private(ann, "/rules football")
+    sent = [m.text or "" for m in harness.screen(ann)[before:] if m.from_bot]
+    assert all(len(text) <= 4096 for text in sent)
+    assert "".join("".join(sent).split()) == "".join(rules_text("football", "ru").split())
+    menus = {c.params.get("language_code") for c in harness.server.calls_to("setMyCommands")}
+    assert {"en", "ru", "uk"} <= menus
+
+
+def test_running_without_a_token_says_so() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TELEGRAM_BOT_TOKEN"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bot"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "TELEGRAM_BOT_TOKEN" in done.stderr and len(done.stderr.strip().splitlines()) == 1
