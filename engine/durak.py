@@ -928,14 +928,16 @@ class Durak:
         return game
 
     def _load(self, s: _State) -> None:
-        """Fill a fresh object from a validated model, or raise CorruptState."""
+        """Fill a fresh object from a validated model, or raise CorruptState.
+
+        Everything the rules keep true between two moves is checked, so that play from a
+        loaded state can never reach a position the rules do not have."""
         n = self._n
 
         def bad(why: str) -> CorruptState:
             return CorruptState(f"durak state: {why}")
 
-        def seats(values: list[int], dummy_ok: bool) -> bool:
-            top = n + 1 if dummy_ok else n
+        def seats(values: list[int], top: int) -> bool:
             return all(0 <= v < top for v in values) and len(set(values)) == len(values)
 
         if len(s.hands) != n + 1 or len(s.known) != n + 1:
@@ -950,22 +952,28 @@ class Durak:
         everything += list(self._stock[s.drawn :]) + s.discard
         if sorted(everything) != sorted(self._deck):
             raise bad("the cards do not add up to the deck")
-        if not seats(s.out, False) or not seats(s.pending, False):
-            raise bad("bad out or pending seats")
-        if not 0 <= s.controller < n:
-            raise bad("controller is not a seat")
+        stock_empty = s.drawn == len(self._stock)
+        empty = [p for p in range(n) if not s.hands[p]]
+        if not seats(s.out + s.pending, n) or not set(s.out + s.pending) <= set(empty):
+            raise bad("out and pending name distinct players without cards")
+        if (stock_empty and (s.pending or set(s.out) != set(empty))) or (
+            not stock_empty and (s.out or set(s.pending) != set(empty))
+        ):
+            raise bad("out or pending does not fit the stock")
+        if not 0 <= s.controller < n or not seats([s.attacker, s.defender], n + 1):
+            raise bad("bad controller, attacker or defender")
         att = [p[0] for p in s.table]
         dfn = [p[1] if len(p) == 2 else -1 for p in s.table]
         if any(d >= 0 and not beats(d, a, self._trump) for a, d in zip(att, dfn, strict=True)):
             raise bad("a defence card that does not beat its attack card")
         phase = PHASES.index(s.phase)
-        unbeaten = dfn.count(-1)
+        holders = n - len(empty)
         if phase == OVER:
-            if s.table or (s.fool is not None and not 0 <= s.fool < n):
-                raise bad("a finished game has no table and a seat or null as fool")
+            fool_ok = s.fool is None or (0 <= s.fool < n and s.fool not in s.out)
+            if s.table or holders > 1 or not fool_ok:
+                raise bad("a finished game has no table, one holder at most, a seat as fool")
         else:
-            if s.fool is not None or not seats([s.attacker, s.defender], True):
-                raise bad("bad attacker or defender")
+            unbeaten = dfn.count(-1)
             shape_ok = {
                 LEAD: not s.table,
                 DEFEND: unbeaten == 1 and dfn[-1] == -1,  # one unbeaten: the latest
@@ -974,6 +982,12 @@ class Durak:
             }[phase]
             if not shape_ok or not 1 <= s.limit <= BOUT_LIMIT or len(att) > s.limit:
                 raise bad(f"the table does not fit phase {s.phase}")
+            playing = self._dummy_plays or n not in (s.attacker, s.defender)
+            # A bout begins only with two players holding cards; during it, all may go out.
+            if s.fool is not None or (phase == LEAD and holders < 2) or not playing:
+                raise bad("no game to play")
+            if not s.hands[s.defender] or (phase == LEAD and not s.hands[s.attacker]):
+                raise bad("an attacker or defender without cards")
         self._hands = [list(h) for h in s.hands]
         self._known = [set(k) for k in s.known]
         self._drawn = s.drawn
@@ -989,17 +1003,12 @@ class Durak:
         self._limit = s.limit
         self._attacker, self._defender = s.attacker, s.defender
         self._pos = s.pos
-        if not seats([s.attacker, s.defender], True) or not 0 <= s.pos <= n:
-            raise bad("bad attacker, defender or throw-in position")
+        if not 0 <= s.pos <= n:
+            raise bad("throw-in position out of range")
         if phase != OVER:
-            if self._rotate(s.defender) != s.defender or not (
-                self._rotate(s.attacker) == s.attacker
-                or (phase > LEAD and (s.attacker != n or self._dummy_plays))
-            ):
-                raise bad("attacker or defender out of the rotation")
             self._order = self._throw_order(s.attacker, s.defender)
             if phase >= THROW and not (
-                0 <= s.pos < len(self._order)
+                s.pos < len(self._order)
                 and len(att) < s.limit
                 and self._can_throw(self._order[s.pos])
             ):

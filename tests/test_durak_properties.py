@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import cards
+from engine.base import CorruptState
 from engine.durak import Durak, DurakOptions
 from engine.records import export, replay
 from tests.durak_positions import NAMES
@@ -192,3 +193,55 @@ def test_many_quick_games_end_with_a_fool_from_every_seat() -> None:
         assert result is not None
         fools[result["fool"]] += 1
     assert {0, 1, 2, 3} <= set(fools)
+
+
+@st.composite
+def tampered_states(draw: st.DrawFn) -> str:
+    """The stored state of a random position with one thing changed, as a bad store or a
+    bad hand-edit would: a card moved, a seat or counter changed, a phase swapped."""
+    game, seed = draw(games())
+    rng = random.Random(seed)
+    for _ in range(draw(st.integers(0, 120))):
+        if game.is_finished():
+            break
+        game.apply(rng.choice(game.legal_moves()))
+    state = _state(game)
+    n = len(state["players"])
+    what = draw(st.sampled_from(["card", "int", "phase", "seats"]))
+    if what == "card":
+        places = [h for h in state["hands"] if h] + ([state["discard"]] if state["discard"] else [])
+        if places:
+            source = draw(st.sampled_from(places))
+            card = source.pop(draw(st.integers(0, len(source) - 1)))
+            target = draw(st.sampled_from([*state["hands"], state["discard"]]))
+            target.append(card)
+    elif what == "int":
+        key = draw(st.sampled_from(["attacker", "defender", "controller", "pos", "limit", "fool"]))
+        state[key] = draw(st.integers(-1, n + 2))
+    elif what == "phase":
+        state["phase"] = draw(st.sampled_from(["lead", "defend", "throw", "take", "over"]))
+    else:
+        key = draw(st.sampled_from(["out", "pending"]))
+        state[key] = draw(st.lists(st.integers(0, n), max_size=3))
+    return json.dumps(state)
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(tampered_states(), st.integers(0, 2**32))
+def test_a_tampered_state_is_refused_or_plays_on_by_the_rules(text: str, seed: int) -> None:
+    try:
+        game = Durak.from_json(text)
+    except CorruptState:
+        return
+    rng = random.Random(seed)
+    for _ in range(MAX_DECISIONS):
+        _check_conservation(game)
+        if game.is_finished():
+            assert game.result() is not None and game.to_act() is None
+            return
+        legal = game.legal_moves()
+        actor = game.to_act()
+        assert legal and actor is not None
+        assert all((m.player, m.dummy) == actor for m in legal)
+        game.apply(rng.choice(legal))
+    raise AssertionError("the game did not end")
