@@ -106,39 +106,47 @@ class ActorView(BaseModel):
 class DurakView(BaseModel):
     """What one seat (``None``: the group) may know; the bot renders only from this.
 
-    ``known`` / ``dummy_known`` are the cards each hand is publicly known to hold: cards it
-    picked up in a take, and the face-up trump card once drawn, not played since.
+    Seats are player indices; ``"dummy"`` where the dummy can stand (attacker, defender).
     """
 
-    seat: int | None
+    seat: int | None  # whose view this is; None: the public (group) view
     players: list[str]
     dealer: int
     deck_size: int
     dummy_plays: bool
-    trump: str
-    hand: list[str]
-    dummy_hand: list[str] | None
-    hand_counts: list[int]
+    trump: str  # the face-up trump card (its suit is trump), even after it is drawn
+    hand: list[str]  # own hand, sorted by suit, trumps last; [] for the public
+    dummy_hand: list[str] | None  # the dummy's cards, for its controller only
+    hand_counts: list[int]  # cards in each player's hand, by seat
     dummy_count: int
+    # Cards each hand is publicly known to hold: picked up in a take, or the face-up trump
+    # card drawn, and not played since. Everybody saw them; they are in every view.
     known: list[list[str]]
     dummy_known: list[str]
-    table: list[tuple[str, str | None]]
-    stock: int
-    discard: int
-    phase: Phase
-    attacker: Seat | None
+    table: list[tuple[str, str | None]]  # (attack card, defence card or None) in order
+    stock: int  # cards left to draw, the face-up trump card included
+    discard: int  # cards in the discard pile (never which)
+    phase: Phase  # lead | defend | throw | take (after "take") | over
+    attacker: Seat | None  # the lead attacker of the bout; None when finished
     defender: Seat | None
-    to_act: ActorView | None
-    controller: int
-    out: list[int]
-    limit: int | None
-    attack_cards: int
+    to_act: ActorView | None  # who must act now (dummy: the controller acts for it)
+    controller: int  # who plays the dummy's cards
+    out: list[int]  # players who got rid of their cards, in that order
+    limit: int | None  # attack cards this bout may hold; None when finished
+    attack_cards: int  # attack cards on the table now
     finished: bool
-    fool: int | None
+    fool: int | None  # when finished: the fool, or None for a drawn game
 
 
 class _State(BaseModel):
-    """The stored form of a game (``to_json``): ints and lists, validated on the way in."""
+    """The stored form of a game (``to_json``): ints and lists, validated on the way in.
+
+    Cards are ints (engine.cards); participants are seats with the dummy as ``n``;
+    ``hands``/``known`` have the dummy's last. The stock is not stored: it is the deck's
+    cards after the deal, then the face-up trump card, of which ``drawn`` are gone.
+    ``pos`` is the index of the holder of the right to throw in, in the priority order.
+    ``pending``: players who emptied their hand while the stock had cards (out after the
+    draw if it gives them none)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
