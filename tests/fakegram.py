@@ -259,7 +259,12 @@ _NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
 
 
 def _utf16_len(text: str) -> int:
+    if text.isascii():
+        return len(text)
     return len(text.encode("utf-16-le")) // 2
+
+
+_HTML_PIECE = re.compile(r"<[^>]*>?|&[^;&<]*;?|[^<&]+")
 
 
 def parse_html(source: str) -> tuple[str, list[dict[str, Any]]]:
@@ -270,64 +275,24 @@ def parse_html(source: str) -> tuple[str, list[dict[str, Any]]]:
     out: list[str] = []
     entities: list[dict[str, Any]] = []
     stack: list[tuple[str, int, dict[str, Any]]] = []
-    pos = 0
     length = 0
-    while pos < len(source):
-        char = source[pos]
-        if char == "&":
-            end = source.find(";", pos)
-            name = source[pos + 1 : end] if end != -1 else ""
+    for match in _HTML_PIECE.finditer(source):
+        piece = match.group(0)
+        if piece[0] == "&":
+            name = piece[1:-1] if piece.endswith(";") else ""
             if name in _NAMED_ENTITIES:
                 piece = _NAMED_ENTITIES[name]
             elif re.fullmatch(r"#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}", name):
                 piece = chr(int(name[2:], 16) if name[1] == "x" else int(name[1:]))
-            else:
-                piece, end = "&", pos  # Telegram keeps an unknown '&' as text
-            out.append(piece)
-            length += _utf16_len(piece)
-            pos = end + 1
+            # else: Telegram keeps an unknown '&...' as text
+        elif piece[0] == "<":
+            offset = len(source[: match.start()].encode())
+            if not piece.endswith(">"):
+                raise _bad(f"can't parse entities: Unclosed start tag at byte offset {offset}")
+            _close_or_open(piece[1:-1].strip(), offset, length, stack, entities)
             continue
-        if char != "<":
-            out.append(char)
-            length += _utf16_len(char)
-            pos += 1
-            continue
-        end = source.find(">", pos)
-        if end == -1:
-            raise _bad(
-                f"can't parse entities: Unclosed start tag at byte offset "
-                f"{len(source[:pos].encode())}"
-            )
-        tag = source[pos + 1 : end].strip()
-        offset = len(source[:pos].encode())
-        pos = end + 1
-        if tag.startswith("/"):
-            name = tag[1:].strip().lower()
-            if not stack or stack[-1][0] != name:
-                raise _bad(
-                    f"can't parse entities: Unmatched end tag at byte offset {offset}, "
-                    f'expected "</{stack[-1][0] if stack else ""}>", found "</{name}>"'
-                )
-            _, start, entity = stack.pop()
-            if length > start:
-                entities.append({**entity, "offset": start, "length": length - start})
-            continue
-        name, _, attrs = tag.partition(" ")
-        name = name.lower()
-        if name in _SIMPLE_TAGS:
-            entity: dict[str, Any] = {"type": _SIMPLE_TAGS[name]}
-        elif name == "span" and 'class="tg-spoiler"' in attrs:
-            entity = {"type": "spoiler"}
-        elif name == "a":
-            href = re.search(r'href="([^"]*)"', attrs)
-            if href is None:
-                raise _bad(f"can't parse entities: Can't find href in <a> at byte {offset}")
-            entity = {"type": "text_link", "url": href.group(1)}
-        else:
-            raise _bad(
-                f'can\'t parse entities: Unsupported start tag "{name}" at byte offset {offset}'
-            )
-        stack.append((name, length, entity))
+        out.append(piece)
+        length += _utf16_len(piece)
     if stack:
         raise _bad(
             f"can't parse entities: Can't find end tag corresponding to start tag "
@@ -335,6 +300,40 @@ def parse_html(source: str) -> tuple[str, list[dict[str, Any]]]:
         )
     entities.sort(key=lambda e: (e["offset"], -e["length"]))
     return "".join(out), entities
+
+
+def _close_or_open(
+    tag: str,
+    offset: int,
+    length: int,
+    stack: list[tuple[str, int, dict[str, Any]]],
+    entities: list[dict[str, Any]],
+) -> None:
+    if tag.startswith("/"):
+        name = tag[1:].strip().lower()
+        if not stack or stack[-1][0] != name:
+            raise _bad(
+                f"can't parse entities: Unmatched end tag at byte offset {offset}, "
+                f'expected "</{stack[-1][0] if stack else ""}>", found "</{name}>"'
+            )
+        _, start, entity = stack.pop()
+        if length > start:
+            entities.append({**entity, "offset": start, "length": length - start})
+        return
+    name, _, attrs = tag.partition(" ")
+    name = name.lower()
+    if name in _SIMPLE_TAGS:
+        entity: dict[str, Any] = {"type": _SIMPLE_TAGS[name]}
+    elif name == "span" and 'class="tg-spoiler"' in attrs:
+        entity = {"type": "spoiler"}
+    elif name == "a":
+        href = re.search(r'href="([^"]*)"', attrs)
+        if href is None:
+            raise _bad(f"can't parse entities: Can't find href in <a> at byte {offset}")
+        entity = {"type": "text_link", "url": href.group(1)}
+    else:
+        raise _bad(f'can\'t parse entities: Unsupported start tag "{name}" at byte offset {offset}')
+    stack.append((name, length, entity))
 
 
 def _strip(text: str, entities: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
