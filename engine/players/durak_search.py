@@ -20,9 +20,12 @@ from engine.players.durak_seen import Seen
 from engine.players.sampling import Mirror, Position, sample_world
 
 # Simulated decisions per choice: sized so that a choice takes well under 300 ms.
-BUDGET = 3000
+BUDGET = 2000
 MIN_SAMPLES = 4
 MAX_SAMPLES = 64
+# Durak can cycle for ever (cards passing round in takes); a playout this long is one
+# and counts as a game nobody lost.
+PLAYOUT_CAP = 600
 
 
 def hard(
@@ -59,6 +62,8 @@ def playout(game: Durak, first: DurakMove, mirror: Mirror) -> tuple[int | None, 
         if actor is None:
             result = game.result()
             return (None if result is None else result["fool"]), steps
+        if steps >= PLAYOUT_CAP:
+            return None, steps
         legal = game.legal_moves()
         move = legal[0] if len(legal) == 1 else normal(mirror.seen(actor), legal)
         mirror.update(game.apply(move))
