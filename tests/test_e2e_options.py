@@ -1,0 +1,111 @@
+"""Lobby settings and languages, end to end: what the lobby sets is what the engine plays."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from bot.callbacks import Action
+from engine.durak import Durak
+from engine.football import Football
+from tests.fakegram import Harness
+from tests.tabletop import LeakWatch, Tabletop, stored
+
+CYRILLIC = re.compile(r"[А-Яа-яІіЇїЄєҐґ]")
+
+
+async def test_a_full_36_card_durak_lobby_offers_the_52_card_deck(harness: Harness) -> None:
+    h = harness
+    players = [h.user(f"P{i}") for i in range(5)]
+    top = Tabletop(h, h.group())
+    await top.open(players[0], "durak")
+    for user in players[1:]:
+        await top.join(user)
+    before = await stored(h, top.group)
+    refused = await top.start(players[0])
+    assert refused.show_alert and refused.text
+    assert (await stored(h, top.group))["phase"] == "lobby"
+    assert (await stored(h, top.group))["seats"] == before["seats"]
+    await top.tap_group(players[0], Action.OPTION, "d")  # "Use 52 cards"
+    assert (await stored(h, top.group))["settings"]["deck_size"] == 52
+    await top.start(players[0])
+    data = await stored(h, top.group)
+    game = Durak.from_json(data["state"])
+    assert game.options.deck_size == 52 and len(game.players) == 5
+    watch = LeakWatch(top)
+    await watch.check()
+    await top.play(players, random.Random(5), after_each=watch.check)
+
+
+async def test_durak_with_the_dummy_playing(harness: Harness) -> None:
+    h = harness
+    players = [h.user(name) for name in ("Ann", "Bob", "Cid")]
+    top = Tabletop(h, h.group())
+    await top.open(players[0], "durak")
+    for user in players[1:]:
+        await top.join(user)
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.tap_group(players[0], Action.OPTION, "p")
+    await top.tap_group(players[0], Action.OPTION, "f")
+    await top.tap_group(players[0], Action.SETTINGS)
+    settings = (await stored(h, top.group))["settings"]
+    assert settings["dummy_plays"] is True and settings["first_move"] == "from_under"
+    await top.start(players[0])
+    game = Durak.from_json((await stored(h, top.group))["state"])
+    assert game.header()["options"]["dummy_plays"] is True
+    watch = LeakWatch(top)
+    await watch.check()
+    await top.play(players, random.Random(8), after_each=watch.check)
+    moves = (await stored(h, top.group))["moves"]
+    assert any(m.get("dummy") for m in moves), "the controller acted for the dummy"
+
+
+async def test_football_with_two_52_card_decks(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group())
+    await top.open(ann, "football")
+    await top.join(bob)
+    await top.tap_group(ann, Action.SETTINGS)
+    await top.tap_group(ann, Action.OPTION, "d")
+    await top.tap_group(ann, Action.OPTION, "n")
+    await top.tap_group(ann, Action.SETTINGS)
+    await top.start(ann)
+    game = Football.from_json((await stored(h, top.group))["state"])
+    assert game.header()["options"] == {"decks": 2, "deck_size": 52}
+    watch = LeakWatch(top)
+    await watch.check()
+    await top.play([ann, bob], random.Random(3), after_each=watch.check)
+
+
+async def test_each_player_reads_his_own_language(harness: Harness) -> None:
+    h = harness
+    ann = h.user("Ann", language_code="en")
+    oles = h.user("Oles", language_code="uk")
+    ivan = h.user("Ivan", language_code="ru-RU")
+    top = Tabletop(h, h.group("Cards"))
+    await top.setup_game("durak", [ann, oles, ivan])
+    texts = {
+        u.first_name: [m.text or "" for m in h.screen(u) if m.from_bot] for u in (ann, oles, ivan)
+    }
+    assert not any(CYRILLIC.search(t) for t in texts["Ann"])
+    assert all(CYRILLIC.search(t) for t in texts["Oles"] + texts["Ivan"])
+    assert texts["Oles"] != texts["Ivan"]
+    # The group reads the creator's language.
+    assert not CYRILLIC.search(top.table_message().text or "")
+    top_uk = Tabletop(h, h.group("Карти"))
+    await top_uk.setup_game("durak", [oles, ann])
+    assert CYRILLIC.search((top_uk.table_message().text or "").replace("Карти", ""))
+
+
+async def test_only_the_creator_changes_settings(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group())
+    await top.open(ann, "durak")
+    await top.join(bob)
+    await top.tap_group(ann, Action.SETTINGS)
+    before = await stored(h, top.group)
+    refused = await top.tap_group(bob, Action.OPTION, "d")
+    assert refused.show_alert and refused.text
+    assert await stored(h, top.group) == before
