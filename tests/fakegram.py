@@ -433,7 +433,14 @@ class FakeTelegram:
         parameters = None if retry_after is None else {"retry_after": retry_after}
         self.faults.append(Fault(method, ApiError(code, description, parameters), times, when))
 
-    def flood(self, method: str | None = None, *, retry_after: int = 1, times: int = 1) -> None:
+    def flood(
+        self,
+        method: str | None = None,
+        *,
+        retry_after: int = 1,
+        times: int = 1,
+        when: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> None:
         """Telegram's flood control (429) on the next ``times`` matching calls."""
         self.inject(
             method,
@@ -441,6 +448,7 @@ class FakeTelegram:
             f"Too Many Requests: retry after {retry_after}",
             times=times,
             retry_after=retry_after,
+            when=when,
         )
 
     # ----- reading what users see

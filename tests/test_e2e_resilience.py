@@ -1,0 +1,96 @@
+"""Telegram misbehaving: flood control, network errors. The game never loses a move and
+every screen catches up with the newest state."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import pytest
+
+from tests.fakegram import FakeUser, Harness
+from tests.tabletop import Tabletop, stored, table_key
+
+
+async def durak(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", players)
+    return top, players
+
+
+async def group_shows_version(h: Harness, top: Tabletop) -> tuple[int, int]:
+    """(version the group message shows, version of the table), from the store's
+    documented layout (bot/store.py: the ``m:table`` slot carries the version it shows)."""
+    raw = await h.redis.hget(table_key(top.group), "m:table")
+    return json.loads(raw)["version"], (await stored(h, top.group))["version"]
+
+
+@pytest.mark.telegram_complaints
+async def test_flood_control_on_the_group_table_postpones_the_edit(harness: Harness) -> None:
+    h = harness
+    top, players = await durak(h)
+    table = top.table_message()
+    h.server.flood(
+        "editMessageText", retry_after=1, when=lambda p: p.get("chat_id") == top.group.id
+    )
+    before = table.text
+    await top.step(players, random.Random(1))
+    assert table.text == before, "Telegram refused the edit"
+    shown, current = await group_shows_version(h, top)
+    assert shown < current
+    await asyncio.sleep(1.5)
+    assert table.text != before
+    shown, current = await group_shows_version(h, top)
+    assert shown == current
+    await top.play(players, random.Random(2))
+    assert h.server.not_modified == 0
+
+
+@pytest.mark.telegram_complaints
+async def test_flood_control_on_a_prompt_sends_it_later(harness: Harness) -> None:
+    h = harness
+    top, players = await durak(h)
+    (actor,) = [u for u in players if top.prompt(u) is not None]
+    (waiting,) = [u for u in players if u is not actor]
+    h.server.flood("sendMessage", retry_after=1, when=lambda p: p.get("chat_id") == waiting.id)
+    await top.step(players, random.Random(1))
+    assert top.prompt(waiting) is None, "his prompt was refused by flood control"
+    await asyncio.sleep(1.5)
+    assert top.prompt(waiting) is not None, "it came once the flood was over"
+    await top.play(players, random.Random(3))
+    assert h.server.not_modified == 0
+
+
+@pytest.mark.telegram_complaints
+async def test_a_lost_callback_answer_loses_no_move(harness: Harness) -> None:
+    h = harness
+    top, players = await durak(h)
+    h.server.inject("answerCallbackQuery", 502, "Bad Gateway", times=3)
+    for _ in range(3):
+        before = len((await stored(h, top.group))["moves"])
+        await top.step(players, random.Random(4))
+        assert len((await stored(h, top.group))["moves"]) == before + 1
+    assert h.log_errors == []
+    await top.play(players, random.Random(5))
+    assert h.server.not_modified == 0
+
+
+@pytest.mark.telegram_complaints
+async def test_a_flaky_network_on_hands_catches_up(harness: Harness) -> None:
+    h = harness
+    top, players = await durak(h)
+    h.server.inject("editMessageText", 502, "Bad Gateway", times=2)
+    h.server.inject("sendMessage", 502, "Bad Gateway", times=1)
+    rng = random.Random(6)
+    for _ in range(4):
+        if any(top.prompt(u) for u in players):
+            await top.step(players, rng)
+        else:
+            await asyncio.sleep(0.5)
+    await asyncio.sleep(5.5)  # the bot retries after a network error (RETRY_SECONDS)
+    await top.play(players, rng)
+    data = await stored(h, top.group)
+    assert data["phase"] == "finished"
+    assert h.log_errors == []
