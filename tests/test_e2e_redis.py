@@ -15,7 +15,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from bot.callbacks import decode
-from engine import records
+from engine import cards, records
 from engine.base import Game
 from engine.durak import Durak
 from engine.football import Football
@@ -140,3 +140,47 @@ async def test_concurrent_games_in_one_process_do_not_mix(real_harness: Harness)
 def _game_of(data: dict[str, Any]) -> Game:
     cls: type[Game] = Durak if data["kind"] == "durak" else Football
     return cls.from_json(data["state"])
+
+
+async def test_lobby_races_across_processes(
+    real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
+) -> None:
+    """Joins from two processes at once all land; a double Start deals once."""
+    h = real_harness
+    second = await make_app(real_redis)
+    players = [h.user(name) for name in ("Ann", "Bob", "Cid", "Dan")]
+    top = Tabletop(h, h.group())
+    await top.open(players[0], "durak")
+    lobby = top.table_message()
+    join = h.find(lobby, lambda b: decode(b.callback_data or "").action.name == "JOIN")
+    await asyncio.gather(
+        *(
+            h.tap_data(u, top.group.id, lobby.message_id, join.callback_data or "", app)
+            for u, app in zip(players[1:], (h.apps[0], second, h.apps[0]), strict=True)
+        )
+    )
+    data = await stored(h, top.group)
+    assert sorted(s["user_id"] for s in data["seats"]) == sorted(u.id for u in players)
+    start = h.find(
+        top.table_message(), lambda b: decode(b.callback_data or "").action.name == "START"
+    )
+    answers = await asyncio.gather(
+        h.tap_data(
+            players[0], top.group.id, lobby.message_id, start.callback_data or "", h.apps[0]
+        ),
+        h.tap_data(players[0], top.group.id, lobby.message_id, start.callback_data or "", second),
+    )
+    data = await stored(h, top.group)
+    assert data["phase"] == "playing" and data["moves"] == []
+    assert sum(a.text is None for a in answers) == 1
+    # Every player holds the hand of the one game that was dealt.
+    game = Durak.from_json(data["state"])
+    for user in players:
+        seat = [s["user_id"] for s in data["seats"]].index(user.id)
+        hand = game.view(seat).hand
+        shown = [m.text or "" for m in h.screen(user) if m.from_bot][-1]
+        assert all(cards_shown(card) in shown for card in hand)
+
+
+def cards_shown(notation: str) -> str:
+    return cards.display(cards.parse(notation))
