@@ -74,10 +74,26 @@ def new_game_id() -> str:
     return "".join(secrets.choice(_ALPHABET) for _ in range(GAME_ID_LEN))
 
 
+def address(chat_id: int, thread_id: int | None, game_id: str) -> str:
+    """The part of callback_data that names the table and game (shared by its buttons)."""
+    thread = _b36(thread_id) if thread_id else ""
+    return f"{_b36(chat_id)}:{thread}:{game_id}"
+
+
+_ARG = re.compile(r"[\x21-\x7e]*", re.ASCII)
+
+
+def at(prefix: str, action: Action, arg: str = "") -> str:
+    """callback_data for a button of the table named by ``prefix`` (see :func:`address`)."""
+    data = f"{prefix}{action.value}{arg}"
+    if len(data) > MAX_BYTES or not _ARG.fullmatch(arg):
+        raise ValueError(f"callback_data cannot carry {data!r}")
+    return data
+
+
 def encode(cb: Callback) -> str:
-    thread = _b36(cb.thread_id) if cb.thread_id else ""
-    data = f"{_b36(cb.chat_id)}:{thread}:{cb.game_id}{cb.action.value}{cb.arg}"
-    if len(data.encode()) > MAX_BYTES or not _PATTERN.fullmatch(data):
+    data = at(address(cb.chat_id, cb.thread_id, cb.game_id), cb.action, cb.arg)
+    if not _PATTERN.fullmatch(data):
         raise ValueError(f"callback_data cannot carry {cb!r}")
     return data
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from bot import callbacks
-from bot.callbacks import Action, Callback
+from bot.callbacks import Action
 from bot.i18n import faces, t
 from bot.models import Table
 from engine import cards
@@ -42,11 +43,13 @@ class Ctx:
             return html.escape(self.table.seats[seat].name)
         return "—"
 
-    def cb(self, action: Action, arg: str = "") -> str:
+    @cached_property
+    def _address(self) -> str:
         table = self.table
-        return callbacks.encode(
-            Callback(table.chat_id, table.thread_id, table.game_id, action, arg)
-        )
+        return callbacks.address(table.chat_id, table.thread_id, table.game_id)
+
+    def cb(self, action: Action, arg: str = "") -> str:
+        return callbacks.at(self._address, action, arg)
 
     def params(self, data: dict[str, Any]) -> dict[str, Any]:
         """Engine data (events, illegal-move params) as text: seats by name, cards shown."""

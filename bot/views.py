@@ -6,7 +6,7 @@ Game screens come from the engine's views only: ``game.view(None)`` for the grou
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections import OrderedDict
 
 from bot import callbacks, games, render_durak, render_football, render_lobby
 from bot.callbacks import Action
@@ -17,16 +17,27 @@ from engine.base import Game
 from engine.durak import DurakView
 from engine.football import FootballView
 
+# Read-only games for rendering, by state: one state is rendered for every seat and the
+# group, and the game a move was just applied to is the one rendered next.
+_GAMES: OrderedDict[str, Game] = OrderedDict()
+_CACHED = 256
 
-@lru_cache(maxsize=256)
-def _game(kind: str, state: str) -> Game:
-    """A read-only game for rendering (the same state is rendered for every seat)."""
-    return games.GAMES[kind].from_json(state)
+
+def remember(state: str, game: Game) -> None:
+    """Offer the game whose ``to_json()`` is ``state``; it must not change afterwards."""
+    _GAMES[state] = game
+    _GAMES.move_to_end(state)
+    while len(_GAMES) > _CACHED:
+        _GAMES.popitem(last=False)
 
 
 def game_of(table: Table) -> Game:
     assert table.kind is not None and table.state is not None
-    return _game(table.kind, table.state)
+    game = _GAMES.get(table.state)
+    if game is None:
+        game = games.GAMES[table.kind].from_json(table.state)
+        remember(table.state, game)
+    return game
 
 
 def series_line(ctx: Ctx) -> str:
