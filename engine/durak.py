@@ -977,9 +977,13 @@ class Durak:
         phase = PHASES.index(s.phase)
         holders = n - len(empty)
         if phase == OVER:
-            fool_ok = s.fool is None or (0 <= s.fool < n and s.fool not in s.out)
-            if s.table or holders > 1 or not fool_ok:
-                raise bad("a finished game has no table, one holder at most, a seat as fool")
+            # The fool: the one holder; else, if the dummy has cards, the last one out.
+            if holders:
+                fool: int | None = next(p for p in range(n) if s.hands[p])
+            else:
+                fool = s.out[-1] if s.hands[n] and s.out else None
+            if s.table or holders > 1 or s.fool != fool:
+                raise bad("a finished game has no table, one holder at most, and its fool")
         else:
             unbeaten = dfn.count(-1)
             shape_ok = {

@@ -335,6 +335,7 @@ def test_fool_is_the_one_player_still_holding_cards() -> None:
     events = play(game, "a7H", "b7H8H")
     assert events[-1] == ("finished", {"fool": 0})
     assert game.result() == {"fool": 0} and game.to_act() is None and game.legal_moves() == []
+    assert Durak.from_json(game.to_json()).result() == game.result()
     assert game.view(None).out == [1]
 
 
@@ -345,6 +346,7 @@ def test_dummy_left_last_the_fool_is_who_emptied_his_hand_last() -> None:
     events = play(game, "b7H8H")
     assert events[-1] == ("finished", {"fool": 1})
     assert game.view(None).out == [0, 1]
+    assert Durak.from_json(game.to_json()).result() == game.result()
 
 
 def test_nothing_anywhere_is_a_drawn_game() -> None:
@@ -352,6 +354,7 @@ def test_nothing_anywhere_is_a_drawn_game() -> None:
     events = play(game, "a7H", "b7H8H")
     assert events[-1] == ("finished", {"fool": None})
     assert game.result() == {"fool": None}
+    assert Durak.from_json(game.to_json()).result() == game.result()
     summary = game.summary()
     assert summary["attacker"] is None and summary["defender"] is None
 

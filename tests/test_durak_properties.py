@@ -192,6 +192,8 @@ def test_many_quick_games_end_with_a_fool_from_every_seat() -> None:
         result = game.result()
         assert result is not None
         fools[result["fool"]] += 1
+        text = game.to_json()  # every kind of ending stores and loads
+        assert Durak.from_json(text).to_json() == text
     assert {0, 1, 2, 3} <= set(fools)
 
 
