@@ -94,9 +94,13 @@ class Tabletop:
         await self.start(players[0])
 
     def prompt(self, user: FakeUser) -> FakeMessage | None:
-        """The private message asking ``user`` to act now, if any."""
+        """The private message asking ``user`` to act now at this table, if any (he may
+        sit at several tables at once)."""
         for message in reversed(self.h.screen(user)):
-            if message.from_bot and any(action_of(b) in PLAY_ACTIONS for b in message.buttons):
+            if message.from_bot and any(
+                action_of(b) in PLAY_ACTIONS and decode(b.callback_data).chat_id == self.group.id
+                for b in message.buttons
+            ):
                 return message
         return None
 
@@ -194,42 +198,73 @@ class LeakWatch:
     def __init__(self, top: Tabletop) -> None:
         self.top = top
         self.seen: set[tuple[int, int, str]] = set()  # (chat, message, piece) checked
-        self.alerts: dict[int, int] = {}
+        self.answers: set[str] = set()  # callback queries whose answer was checked
         self.checks = 0
 
-    def _fresh(self, chat_id: int) -> list[str]:
-        """Texts and buttons (label and data) shown in the chat that were not checked yet;
-        a message that only lost its buttons shows nothing new."""
+    def _fresh(self, messages: list[FakeMessage]) -> list[str]:
+        """Texts and buttons (label and data) not checked yet; a message that only lost
+        its buttons shows nothing new."""
         out = []
-        for message in self.top.h.server.screen(chat_id):
+        for message in messages:
             if not message.from_bot:
                 continue
             pieces = [message.text or message.caption or ""]
             pieces += [f"{b.text} {b.callback_data or ''}" for b in message.buttons]
             for piece in pieces:
-                mark = (chat_id, message.message_id, piece)
+                mark = (message.chat_id, message.message_id, piece)
                 if mark not in self.seen:
                     self.seen.add(mark)
                     out.append(piece)
         return out
 
+    def _ours(self, data: str | None) -> bool:
+        """Whether a callback was addressed to this table (garbage counts as ours)."""
+        try:
+            cb = decode(data)
+        except BadCallback:
+            return True
+        return (cb.chat_id, cb.thread_id) == (self.top.group.id, self.top.thread)
+
+    async def _elsewhere(self, user_id: int) -> set[int]:
+        """Ids of his private messages that other tables' hands own (he may sit at
+        several tables; bot/store.py's documented ``m:u<id>`` slots say which)."""
+        h = self.top.h
+        ids = set()
+        for group in h.server.groups.values():
+            for thread in [None, *group.topics]:
+                if (group.id, thread) == (self.top.group.id, self.top.thread):
+                    continue
+                raw = await h.redis.hget(table_key(group, thread), f"m:u{user_id}")
+                if raw:
+                    ids.add(json.loads(raw).get("id"))
+        return ids
+
     async def check(self) -> None:
         h = self.top.h
-        data = await stored(h, self.top.group, self.top.thread)
+        top = self.top
+        data = await stored(h, top.group, top.thread)
         if not data.get("state") or data.get("phase") == "lobby":
             return
         kind, state = data["kind"], data["state"]
         seat_of = {s["user_id"]: i for i, s in enumerate(data["seats"])}
         public = hidden_cards(kind, state, None)
-        for shown in self._fresh(self.top.group.id):
+        in_group = [
+            m
+            for m in h.server.screen(top.group.id)
+            if top.thread is None or m.thread_id == top.thread
+        ]
+        for shown in self._fresh(in_group):
             assert not leaks(shown, public), f"group shows {leaks(shown, public)}: {shown}"
         for user_id, seat in seat_of.items():
             secret = hidden_cards(kind, state, seat)
-            fresh = (
-                self._fresh(user_id)
-                + h.alerts(h.server.users[user_id])[self.alerts.get(user_id, 0) :]
-            )
-            self.alerts[user_id] = len(h.alerts(h.server.users[user_id]))
+            elsewhere = await self._elsewhere(user_id)
+            mine = [m for m in h.server.screen(user_id) if m.message_id not in elsewhere]
+            fresh = self._fresh(mine)
+            for query_id, answer in h.server.queries.items():
+                fresh_answer = answer.text and query_id not in self.answers
+                if answer.user_id == user_id and fresh_answer and self._ours(answer.data):
+                    self.answers.add(query_id)
+                    fresh.append(answer.text or "")
             for shown in fresh:
                 found = leaks(shown, secret)
                 assert not found, f"seat {seat} is shown {found}: {shown}"

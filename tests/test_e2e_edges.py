@@ -1,0 +1,83 @@
+"""Edges a real group finds quickly: odd names, one player at two tables, admins."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+from bot.callbacks import Action
+from engine import records
+from tests.fakegram import Harness
+from tests.tabletop import LeakWatch, Tabletop, stored
+
+
+async def test_names_and_titles_with_html_characters(harness: Harness) -> None:
+    """Names are user input: in an HTML message they must be escaped, or Telegram refuses
+    the message (the fixture fails the test on any refused call)."""
+    h = harness
+    players = [
+        h.user("<b>Ann</b> & co"),
+        h.user("Tom <script>"),
+        h.user("Zoë 🂡 " + "x" * 50),
+    ]
+    group = h.group('Cards & "fun" <night>')
+    top = Tabletop(h, group)
+    await top.setup_game("durak", players)
+    assert "<b>Ann</b> & co" in (top.table_message().text or "")
+    await top.play(players, random.Random(1))
+    await top.tap_group(players[1], Action.RECORD)
+    record = json.loads(h.last_document(group)[1])
+    assert records.replay(record)["finished"]
+    assert record["players"][0] in {p.first_name[:64] for p in players} | {
+        s["name"] for s in (await stored(h, group))["seats"]
+    }
+
+
+async def test_one_player_at_two_tables_at_once(harness: Harness) -> None:
+    h = harness
+    ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
+    one = Tabletop(h, h.group("One"))
+    two = Tabletop(h, h.group("Two"))
+    await one.setup_game("durak", [ann, bob])
+    await two.setup_game("football", [cid, ann])
+    watches = (LeakWatch(one), LeakWatch(two))
+    rng = random.Random(4)
+    for _ in range(2000):
+        live = [(t, p) for t, p in ((one, [ann, bob]), (two, [cid, ann])) if not t.finished()]
+        if not live:
+            break
+        top, players = rng.choice(live)
+        await top.step(players, rng)
+        for watch in watches:
+            await watch.check()
+    assert one.finished() and two.finished()
+    # Ann has one hand message per table.
+    headers = [m.text.splitlines()[0] for m in h.screen(ann) if m.from_bot and m.text]
+    assert any("One" in line for line in headers) and any("Two" in line for line in headers)
+
+
+async def test_two_tables_in_two_topics_of_one_forum(harness: Harness) -> None:
+    h = harness
+    a, b, c, d = (h.user(n) for n in ("Ann", "Bob", "Cid", "Dan"))
+    group = h.group(forum=True)
+    tops = [Tabletop(h, group, h.topic(group, "One")), Tabletop(h, group, h.topic(group, "Two"))]
+    await tops[0].setup_game("durak", [a, b])
+    await tops[1].setup_game("durak", [c, d])
+    await asyncio.gather(
+        tops[0].play([a, b], random.Random(1)), tops[1].play([c, d], random.Random(2))
+    )
+    for top in tops:
+        data = await stored(h, group, top.thread)
+        assert data["phase"] == "finished"
+        assert all(m.thread_id == top.thread for m in h.screen(group, top.thread) if m.from_bot)
+
+
+async def test_an_admin_may_end_someone_elses_game(harness: Harness) -> None:
+    h = harness
+    ann, bob, boss = h.user("Ann"), h.user("Bob"), h.user("Boss")
+    group = h.group(admins=[boss])
+    top = Tabletop(h, group)
+    await top.setup_game("durak", [ann, bob])
+    await h.command(boss, group, "/endgame")
+    assert (await stored(h, group))["phase"] == "abandoned"
