@@ -371,6 +371,14 @@ def test_end_is_checked_only_at_the_end_of_a_bout() -> None:
     assert game.view(None).out == [1]
 
 
+def test_next_attacker_skips_a_defender_who_went_out() -> None:
+    # Ring 0 → dummy → 1 → 2 → 0. Seat 2 beats with his last card, the stock empty.
+    game = position(["9C 9D", "7H JC", "8H"], dummy="AC", attacker=1, defender=2, controller=1)
+    events = play(game, "a7H", "b7H8H")
+    assert ("out", {"seat": 2}) in events
+    assert events[-1] == ("bout", {"attacker": 0, "defender": 1})  # the dummy skipped too
+
+
 # ---------------------------------------------------------------- dummy_plays
 
 
@@ -608,8 +616,8 @@ def test_summary_is_the_records_md_shape() -> None:
 def test_views_show_own_hand_dummy_only_to_controller_and_nothing_else_hidden() -> None:
     game = _three_handed()
     mine = game.view(1)
-    assert mine.hand == ["7C", "QC", "7H"] or set(mine.hand) == {"7H", "7C", "QC"}
-    assert mine.dummy_hand is not None and set(mine.dummy_hand) == {"7S", "10C"}
+    assert mine.hand == ["7C", "QC", "7H"]  # by suit, low to high
+    assert mine.dummy_hand == ["10C", "7S"]  # trumps (spades) last
     other = game.view(0)
     assert other.dummy_hand is None and set(other.hand) == {"7D", "JD", "QH"}
     public = game.view(None)
