@@ -192,3 +192,43 @@ async def test_join_twice_and_leave(harness: Harness) -> None:
     data = await stored(h, top.group)
     assert [s["user_id"] for s in data["seats"]] == [ann.id]
     await unchanged(top, top.tap_group(bob, Action.LEAVE))
+
+
+async def test_a_forged_record_tap_during_play_sends_nothing(harness: Harness) -> None:
+    """The record holds the whole deck: handing it out mid-game would show every hand."""
+    h = harness
+    top, players = await durak_table(h)
+    who = actor(top, players)
+    message = top.prompt(who)
+    assert message is not None
+    cb = decode(message.buttons[0].callback_data)
+    forged = encode(cb._replace(action=Action.RECORD, arg=""))
+    table = top.table_message()
+    for user in players:
+        await unchanged(top, h.tap_data(user, top.group.id, table.message_id, forged))
+    assert not [m for m in h.screen(top.group) if m.document is not None]
+
+
+async def test_play_again_is_for_the_players(harness: Harness) -> None:
+    h = harness
+    top, players = await durak_table(h, 2)
+    await top.play(players, random.Random(1))
+    eve = h.user("Eve")
+    await unchanged(top, top.tap_group(eve, Action.AGAIN))
+    await top.tap_group(players[1], Action.AGAIN)
+    assert (await stored(h, top.group))["phase"] == "playing"
+
+
+async def test_an_ended_lobby_takes_no_more_taps(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group())
+    await top.open(ann, "durak")
+    lobby = top.table_message()
+    join = h.find(lobby, is_action(Action.JOIN)).callback_data
+    start = h.find(lobby, is_action(Action.START)).callback_data
+    await h.command(ann, top.group, "/endgame")
+    assert (await stored(h, top.group))["phase"] == "abandoned"
+    assert [b for b in lobby.buttons if b.callback_data] == [], "the lobby lost its buttons"
+    await unchanged(top, h.tap_data(bob, top.group.id, lobby.message_id, join or ""))
+    await unchanged(top, h.tap_data(ann, top.group.id, lobby.message_id, start or ""))
