@@ -109,12 +109,11 @@ async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: H
     assert second["series"] == first["series"]
     game = Durak.from_json(second["state"])
     assert fool is not None, "this seed's first game has a fool"
-    if fool is not None:
-        assert game.header()["dealer"] == fool
-        assert game.header()["previous_fool"] == fool
-        # first_move "under" (the default): the fool's right-hand neighbour attacks him.
-        assert game.summary()["attacker"] == (fool - 1) % len(players)
-        assert game.summary()["defender"] == fool
+    assert game.header()["dealer"] == fool
+    assert game.header()["previous_fool"] == fool
+    # first_move "under" (the default): the fool's right-hand neighbour attacks him.
+    assert game.summary()["attacker"] == (fool - 1) % len(players)
+    assert game.summary()["defender"] == fool
     # The finished table keeps its text but loses its buttons; a new table message.
     assert old_message.buttons == [] and old_message.text
     assert top.table_message().message_id != old_message.message_id
