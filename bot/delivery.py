@@ -21,6 +21,7 @@ import contextlib
 import datetime as dt
 import logging
 import time
+import warnings
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -28,6 +29,7 @@ from telegram import Bot
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import Application, ContextTypes
+from telegram.warnings import PTBDeprecationWarning
 
 from bot import views
 from bot.models import Slot
@@ -165,8 +167,7 @@ async def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> No
             continue
         except (RetryAfter, TimedOut, NetworkError) as exc:
             # Try again later, or a player could wait forever for a prompt that never came.
-            wait = exc.retry_after if isinstance(exc, RetryAfter) else RETRY_SECONDS
-            _schedule(app, svc, key, _seconds(wait), _republish_job, "hands")
+            _schedule(app, svc, key, _wait_after(exc), _republish_job, "hands")
             log.info("hand of %s postponed: %s", seat.user_id, exc)
             continue
         except TelegramError as exc:
@@ -231,7 +232,13 @@ async def _group_now_or_later(
     return None
 
 
-def _seconds(wait: float | dt.timedelta) -> float:
+def _wait_after(exc: TelegramError) -> float:
+    """Seconds to wait before trying again: flood control says; else a few."""
+    if not isinstance(exc, RetryAfter):
+        return RETRY_SECONDS
+    with warnings.catch_warnings():  # PTB 22 warns that the int will become a timedelta
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        wait = exc.retry_after
     return wait.total_seconds() if isinstance(wait, dt.timedelta) else float(wait)
 
 
@@ -296,8 +303,7 @@ async def _show_group(
             table.version,
         )
     except (RetryAfter, TimedOut, NetworkError) as exc:
-        wait = exc.retry_after if isinstance(exc, RetryAfter) else RETRY_SECONDS
-        _schedule(app, svc, key, _seconds(wait))
+        _schedule(app, svc, key, _wait_after(exc))
         return None
     except TelegramError as exc:
         log.warning("table %s not shown: %s", key, exc)
