@@ -16,7 +16,12 @@ Figures, per *move* (a tap on a move or set-up button in a private hand message)
 - Bot API calls per move, in the tap itself and in total (coalesced group edits run later,
   from the job queue), and how many calls Telegram would have refused as changing nothing.
 
-    .venv/bin/python bench/bot.py [--tables 50] [--games 2] [--edit-interval S] [--json]
+The run has two phases: one table alone first (``--solo-games``; the time in
+``process_update`` is then the handling time itself), then ``--tables`` tables at once
+(that time then includes waiting for the event loop, i.e. latency under load).
+
+    .venv/bin/python bench/bot.py [--tables 50] [--games 2] [--solo-games 5]
+                                  [--edit-interval S] [--json]
 """
 
 from __future__ import annotations
@@ -199,15 +204,25 @@ def main() -> None:
     )
     parser.add_argument("--redis-url", default=REDIS_URL)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument(
+        "--solo-games",
+        type=int,
+        default=5,
+        help="first play this many games at one table alone: handling time without queueing",
+    )
     args = parser.parse_args()
-    result = asyncio.run(bench(args))
-    if args.json:
-        print(json.dumps(result))
-        return
-    width = max(len(k) for k in result)
-    for key, value in result.items():
-        target = TARGETS.get(key)
-        print(f"{key:<{width}}  {value}" + (f"   (target {target})" if target else ""))
+    phases = [("solo", argparse.Namespace(**{**vars(args), "tables": 1, "games": args.solo_games}))]
+    phases = [p for p in phases if args.solo_games > 0] + [("concurrent", args)]
+    for name, phase_args in phases:
+        result = {"phase": name, **asyncio.run(bench(phase_args))}
+        if args.json:
+            print(json.dumps(result), flush=True)
+            continue
+        width = max(len(k) for k in result)
+        for key, value in result.items():
+            target = TARGETS.get(key)
+            print(f"{key:<{width}}  {value}" + (f"   (target {target})" if target else ""))
+        print(flush=True)
 
 
 if __name__ == "__main__":
