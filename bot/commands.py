@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 from telegram import BotCommand, Message, Update
 from telegram.constants import ChatType, ParseMode
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
-from bot import callbacks, delivery, lobby
+from bot import callbacks, delivery, lobby, rules_text
 from bot.i18n import LANGS, lang_of, t
 from bot.services import services
 from bot.store import TABLE_SLOT, table_key
@@ -19,8 +18,6 @@ from bot.taps import is_admin
 log = logging.getLogger(__name__)
 
 MENU = ("newgame", "endgame", "rules", "help")
-SEEDS = Path(__file__).resolve().parent.parent / "seeds"
-MAX_TEXT = 4096
 
 
 def _where(message: Message) -> tuple[int, int | None]:
@@ -126,33 +123,8 @@ async def help_(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await _say(message, t(lang_of(user.language_code), "cmd.help"), reply=False)
 
 
-def rules_text(game: str, lang: str) -> str | None:
-    """The project's rules text (seeds/<game>.<lang>.md, else seeds/<game>.md)."""
-    for name in (f"{game}.{lang}.md", f"{game}.md"):
-        path = SEEDS / name
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
-    return None
-
-
-def _chunks(text: str) -> list[str]:
-    """Pieces under Telegram's 4096 characters, cut at paragraph or line ends."""
-    pieces: list[str] = []
-    while len(text) > MAX_TEXT:
-        cut = text.rfind("\n\n", 0, MAX_TEXT)
-        if cut <= 0:
-            cut = text.rfind("\n", 0, MAX_TEXT)
-        if cut <= 0:
-            cut = MAX_TEXT
-        pieces.append(text[:cut])
-        text = text[cut:].lstrip("\n")
-    if text.strip():
-        pieces.append(text)
-    return pieces
-
-
 async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/rules [football|durak]: the rules in the reader's language, as plain text."""
+    """/rules [football|durak]: the rules in the reader's language."""
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
         return
@@ -163,16 +135,12 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         "durak",
     ]
     for game in chosen:
-        text = rules_text(game, lang)
+        text = rules_text.source(game, lang)
         if text is None:
             await _say(message, t(lang, "cmd.no_rules", game=t(lang, f"game.{game}")), reply=False)
             continue
-        for piece in _chunks(text):
-            try:
-                await message.reply_text(piece, do_quote=False)
-            except TelegramError as exc:
-                log.warning("rules not sent: %s", exc)
-                return
+        for piece in rules_text.messages(text):
+            await _say(message, piece, reply=False)
 
 
 async def set_menu(app: Application) -> None:  # type: ignore[type-arg]

@@ -7,8 +7,8 @@ import os
 import subprocess
 import sys
 
+from bot import rules_text
 from bot.callbacks import Action, decode
-from bot.commands import rules_text
 from tests.fakegram import Harness
 from tests.tabletop import Tabletop, is_action, stored
 
@@ -108,11 +108,19 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
     assert "/endgame" in harness.last(ann).text
     await harness.private(ann, "/newgame")
     assert "групп" in harness.last(ann).text
-    before = len(harness.screen(ann))
-    await harness.private(ann, "/rules football")
-    sent = [m.text or "" for m in harness.screen(ann)[before:] if m.from_bot]
-    assert all(len(text) <= 4096 for text in sent)
-    assert "".join("".join(sent).split()) == "".join(rules_text("football", "ru").split())
+    for game in ("football", "durak"):
+        before = len(harness.screen(ann))
+        await harness.private(ann, f"/rules {game}")
+        sent = [m for m in harness.screen(ann)[before:] if m.from_bot]
+        source = rules_text.source(game, "ru")
+        assert source is not None and sent
+        assert all(len(m.text or "") <= 4096 for m in sent)
+        # Markdown became formatting (the fake parses the HTML as Telegram would).
+        shown = "\n".join(m.text or "" for m in sent)
+        assert "**" not in shown and "#" not in shown
+        headings = [line.lstrip("#").strip() for line in source.splitlines() if line[:1] == "#"]
+        assert headings and all(h.replace("**", "").replace("`", "") in shown for h in headings)
+        assert any(e["type"] == "bold" for m in sent for e in m.entities)
     menus = {c.params.get("language_code") for c in harness.server.calls_to("setMyCommands")}
     assert {"en", "ru", "uk"} <= menus
 
