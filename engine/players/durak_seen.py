@@ -18,8 +18,6 @@ from engine.base import Event
 from engine.cards import Card
 from engine.durak import DurakView
 
-PLAYS = ("attack", "beat", "throw")
-
 
 @dataclass
 class Memory:
@@ -27,8 +25,6 @@ class Memory:
 
     table: list[Card] = field(default_factory=list)
     discard: list[Card] = field(default_factory=list)
-    last_play: dict[int | str, int] = field(default_factory=dict)  # seat -> event number
-    seen_events: int = 0
 
     @classmethod
     def of(cls, events: Iterable[Event]) -> Memory:
@@ -48,9 +44,6 @@ class Memory:
             elif kind == "discarded":
                 self.discard.extend(self.table)
                 self.table = []
-            if kind in PLAYS:
-                self.last_play[data["seat"]] = self.seen_events
-            self.seen_events += 1
 
 
 @dataclass
@@ -76,10 +69,8 @@ class Seen:
     attacker: int | None
     defender: int | None
     controller: int
-    dummy_plays: bool
     deck_size: int
     phase: str
-    limit: int | None
     out: list[int]
 
     @cached_property
@@ -147,9 +138,7 @@ def seen_from_view(view: DurakView, memory: Memory) -> Seen:
         attacker=participant(view.attacker, n),
         defender=participant(view.defender, n),
         controller=view.controller,
-        dummy_plays=view.dummy_plays,
         deck_size=view.deck_size,
         phase=view.phase,
-        limit=view.limit,
         out=list(view.out),
     )

@@ -149,7 +149,6 @@ class Mirror:
         self.controller = seen.controller
         self.out = list(seen.out)
         self.trump_card = seen.trump_card
-        self.dummy_plays = seen.dummy_plays
         self.deck_size = seen.deck_size
 
     def who(self, seat: int | str) -> int:
@@ -224,9 +223,7 @@ class Mirror:
             attacker=self.attacker,
             defender=self.defender,
             controller=self.controller,
-            dummy_plays=self.dummy_plays,
             deck_size=self.deck_size,
             phase=self.phase(),
-            limit=None,
             out=self.out,
         )
