@@ -939,6 +939,7 @@ class Harness:
         self._group_ids = itertools.count(base * 10 + 1)
         self.log_errors: list[logging.LogRecord] = []
         self.redis: Any = None  # the store the apps share, for tests that read the state
+        self.delivered: list[dict[str, Any]] = []  # every update, as sent
         # (kind of update, seconds spent in process_update), for the benchmark
         self.durations: list[tuple[str, float]] = []
 
@@ -1117,12 +1118,20 @@ class Harness:
         self, payload: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
     ) -> None:
         """Delivers one update and waits for what it set off (tasks the handler created)."""
+        await self.deliver({"update_id": next(self._update_ids), **payload}, app)
+
+    async def deliver(
+        self, data: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
+    ) -> None:
+        """One update exactly as given: also how Telegram redelivers an update a webhook
+        did not acknowledge (same update_id, same callback query id)."""
         app = app or self.app
-        data = {"update_id": next(self._update_ids), **payload}
+        self.delivered.append(data)
         update = Update.de_json(data, app.bot)
         started = time.perf_counter()
         await app.process_update(update)
-        self.durations.append((TAG.get() or next(iter(payload)), time.perf_counter() - started))
+        kind = next(k for k in data if k != "update_id")
+        self.durations.append((TAG.get() or kind, time.perf_counter() - started))
         await settle(app)
 
     # ----- what users see

@@ -1,0 +1,82 @@
+"""Doubled taps: the same update delivered twice, and a second tap on a button that was
+rendered for a position that no longer exists. Each must leave exactly one move.
+
+Football is where it bites: the player who advanced the ball usually advances it again, so
+"advance to column c" tapped twice is often legal twice, and a legality check alone lets
+the second tap through as a move the player never chose.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bot.callbacks import decode
+from engine.football import Football
+from tests.fakegram import FakeMessage, FakeUser, Harness
+from tests.tabletop import Tabletop, stored
+
+
+async def until_advance(
+    top: Tabletop, players: list[FakeUser], seed: int
+) -> tuple[FakeUser, FakeMessage]:
+    """Plays on until someone is asked to advance the ball; him and his prompt."""
+    rng = random.Random(seed)
+    for _ in range(400):
+        data = await stored(top.h, top.group)
+        if data.get("state"):
+            game = Football.from_json(data["state"])
+            actor = game.to_act()
+            legal = game.legal_moves() if actor is not None else []
+            if game.view(None).phase == "play" and legal and legal[0].kind == "advance":
+                user = next(u for u in players if u.id == data["seats"][actor.player]["user_id"])
+                prompt = top.prompt(user)
+                assert prompt is not None
+                return user, prompt
+        await top.step(players, rng)
+    raise AssertionError("nobody ever advanced the ball")
+
+
+async def football(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("football", players)
+    return top, players
+
+
+@pytest.mark.telegram_complaints  # the redelivered query cannot be answered twice
+async def test_a_redelivered_update_is_applied_once(harness: Harness) -> None:
+    """Telegram sends an update again when a webhook did not acknowledge it in time:
+    same update_id, same callback query."""
+    h = harness
+    for seed in range(6):
+        top, players = await football(h)
+        user, prompt = await until_advance(top, players, seed)
+        before = await stored(h, top.group)
+        await h.tap(user, prompt, 0)
+        once = await stored(h, top.group)
+        assert len(once["moves"]) == len(before["moves"]) + 1
+        await h.deliver(h.delivered[-1])
+        again = await stored(h, top.group)
+        assert again["moves"] == once["moves"], "the same update made a second move"
+
+
+async def test_a_second_tap_on_a_superseded_button_makes_no_move(harness: Harness) -> None:
+    """A double tap: both callback queries carry the button as it was rendered; the
+    second reaches the bot after the first moved the ball."""
+    h = harness
+    for seed in range(6):
+        top, players = await football(h)
+        user, prompt = await until_advance(top, players, seed)
+        data = prompt.buttons[0].callback_data
+        assert data is not None
+        before = await stored(h, top.group)
+        first = await h.tap_data(user, user.id, prompt.message_id, data)
+        assert first.text is None
+        second = await h.tap_data(user, user.id, prompt.message_id, data)
+        after = await stored(h, top.group)
+        assert len(after["moves"]) == len(before["moves"]) + 1, (
+            f"a double tap on {decode(data).arg} moved the ball twice"
+        )
+        assert second.show_alert and second.text
