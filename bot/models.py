@@ -16,7 +16,6 @@ GameKind = Literal["football", "durak"]
 # pick: the game picker is shown; lobby: players join; playing; finished: a result is
 # shown; abandoned: stopped by /endgame.
 Phase = Literal["pick", "lobby", "playing", "finished", "abandoned"]
-LANGS = ("en", "ru", "uk")
 TURN_TIMES = (30, 60, 120, 300, 0)  # seconds; 0 = no limit
 RECENT_EVENTS = 6
 

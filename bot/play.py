@@ -16,6 +16,7 @@ from telegram.ext import ContextTypes
 from bot import games, views
 from bot.models import Table
 from bot.render import Ctx
+from bot.services import services
 from bot.taps import Reply, Tap, commit, refuse
 from engine import records
 from engine.base import Event, Game, IllegalMove, MalformedRecord
@@ -115,8 +116,6 @@ async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     """ "My cards" in the group: the tapper's hand in an alert only he sees."""
-    from bot.services import services
-
     snap = await services(context).store.load(tap.key)
     table = snap.table
     if table is None or table.game_id != tap.cb.game_id or table.phase != "playing":
@@ -133,8 +132,6 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The game record (records.md) as a JSON document in the group."""
-    from bot.services import services
-
     snap = await services(context).store.load(tap.key)
     table = snap.table
     if (

@@ -75,11 +75,18 @@ class Tap:
         return table_key(self.cb.chat_id, self.cb.thread_id)
 
     async def answer(self, key: str | None = None, *, alert: bool = True, **params: Any) -> None:
-        text = t(self.lang, key, **params)[:200] if key else None
-        try:
-            await self.query.answer(text, show_alert=alert and text is not None)
-        except TelegramError as exc:  # too old to answer: nothing to tell anyone
-            log.info("callback query not answered: %s", exc)
+        await _answer(self.query, self.lang, key, alert, **params)
+
+
+async def _answer(
+    query: CallbackQuery, lang: str, key: str | None, alert: bool = True, **params: Any
+) -> None:
+    """Answer a tap once: silently, or with a short text (an alert by default)."""
+    text = t(lang, key, **params)[:200] if key else None
+    try:
+        await query.answer(text, show_alert=alert and text is not None)
+    except TelegramError as exc:  # too old to answer: nothing to tell anyone
+        log.info("callback query not answered: %s", exc)
 
 
 TapHandler = Callable[[Tap, ContextTypes.DEFAULT_TYPE], Awaitable[None]]
@@ -100,8 +107,7 @@ async def parse(update: Update) -> Tap | None:
     message = query.message
     where = message.chat.id if message is not None else None
     if cb is None or where != (cb.chat_id if cb.action in GROUP_ACTIONS else user.id):
-        bad = Tap(query, Callback(0, None, "0000", Action.JOIN), user, lang)
-        await bad.answer("tap.bad")
+        await _answer(query, lang, "tap.bad")
         return None
     return Tap(query, cb, user, lang)
 
