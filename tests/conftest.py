@@ -30,7 +30,7 @@ from tests.fakegram import (
 REDIS_TEST_DB = 14
 REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_TEST_DB}"
 
-AppFactory = Callable[[aioredis.Redis], Awaitable[Any]]
+AppFactory = Callable[..., Awaitable[Any]]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,8 +89,10 @@ async def make_app(server: FakeTelegram) -> AsyncIterator[AppFactory]:
 
     apps: list[Any] = []
 
-    async def make(redis: aioredis.Redis, **overrides: Any) -> Any:
-        app = build_application(settings(**overrides), redis, request=FakeRequest(server))
+    async def make(redis: aioredis.Redis, *, latency: float = 0.0, **overrides: Any) -> Any:
+        """``latency``: seconds each Bot API call takes (a slow or distant process)."""
+        request = FakeRequest(server, latency=latency)
+        app = build_application(settings(**overrides), redis, request=request)
         await start_app(app)
         apps.append(app)
         return app

@@ -20,7 +20,7 @@ from engine.base import Game
 from engine.durak import Durak
 from engine.football import Football
 from tests.conftest import AppFactory
-from tests.fakegram import FakeUser, Harness, stop_app
+from tests.fakegram import BOT_USERNAME, FakeUser, Harness, parse_html, stop_app
 from tests.tabletop import LeakWatch, Tabletop, stored
 
 pytestmark = pytest.mark.redis
@@ -184,3 +184,50 @@ async def test_lobby_races_across_processes(
 
 def cards_shown(notation: str) -> str:
     return cards.display(cards.parse(notation))
+
+
+def rendered(data: dict[str, Any], seat: int | None) -> str:
+    """What the bot's own views make of the stored table now (plain text, as Telegram
+    shows it): the oracle for "the screen is up to date", never for what may be shown."""
+    from bot.models import Table
+    from bot.views import group_screen, hand_screen
+
+    table = Table.model_validate({k: v for k, v in data.items() if k != "version"})
+    table.version = data["version"]
+    screen = group_screen(table, BOT_USERNAME) if seat is None else hand_screen(table, seat)
+    assert screen is not None
+    return parse_html(screen.text)[0].strip()
+
+
+async def test_screens_end_on_the_newest_state_when_two_processes_race(
+    real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
+) -> None:
+    """Football set-up, both players at once: Ann's tap goes to a slow process (50 ms per
+    Bot API call), Bob's to a fast one. Ann's change is committed first; Bob's is committed
+    and shown while Ann's process is still talking to Telegram. Every message must end up
+    showing the newest state: an older render must never overwrite a newer one, and no
+    edit may repeat what a message already shows."""
+    h = real_harness
+    slow = await make_app(real_redis, latency=0.05)
+    ann, bob = players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("football", players)
+
+    async def tap(user: FakeUser, step: str, app: Any) -> None:
+        prompt = top.prompt(user)
+        assert prompt is not None
+        button = next(b for b in prompt.buttons if decode(b.callback_data or "").arg == step)
+        await h.tap_data(user, user.id, prompt.message_id, button.callback_data or "", app)
+
+    for step in "0123c":
+        version = (await stored(h, top.group))["version"]
+        first = asyncio.create_task(tap(ann, step, slow))
+        while (await stored(h, top.group))["version"] == version:
+            await asyncio.sleep(0.002)
+        await tap(bob, step, h.apps[0])
+        await first
+        data = await stored(h, top.group)
+        assert top.table_message().text == rendered(data, None), f"group stale after {step}"
+        for seat, seated in enumerate(data["seats"]):
+            hand = [m for m in h.screen(seated["user_id"]) if m.from_bot][-1]
+            assert hand.text == rendered(data, seat), f"seat {seat} stale after {step}"
