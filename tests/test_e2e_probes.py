@@ -1,0 +1,108 @@
+"""Probing for hidden cards with forged taps.
+
+A player with a modified client can send any move token. The alert he gets must not tell
+him anything about cards he may not know: it may name the card he named himself, but no
+other hidden card, and its wording must not depend on *where* a hidden card is (in a
+hand, the dummy's, the stock): otherwise asking about each card in turn maps the deck.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from bot.callbacks import Action, Callback, encode
+from engine import cards
+from tests.fakegram import FakeUser, Harness
+from tests.tabletop import Tabletop, _card_pattern, hidden_cards, leaks, stored
+
+DECK_36 = cards.to_strs(cards.deck(36))
+
+
+def normalised(text: str, named: list[str]) -> str:
+    for card in named:
+        text = _card_pattern(card).sub("#", text)
+    return re.sub(r"\s+", " ", text)
+
+
+async def probe(top: Tabletop, user: FakeUser, seat: int, tokens: dict[str, list[str]]) -> None:
+    """Sends every forged token; checks the table did not change and what the alerts say."""
+    h = top.h
+    data = await stored(h, top.group)
+    hidden = hidden_cards(data["kind"], data["state"], seat)
+    prompt = [m for m in h.screen(user) if m.from_bot][-1]
+    by_class: dict[str, set[str]] = {}
+    for token, named in tokens.items():
+        forged = encode(Callback(top.group.id, None, data["game_id"], Action.MOVE, token))
+        answer = await h.tap_data(user, user.id, prompt.message_id, forged)
+        assert answer.show_alert and answer.text, f"{token} was not refused"
+        text = answer.text
+        others = leaks(text, hidden - set(named))
+        assert not others, f"the alert for {token} shows {others}: {text}"
+        if set(named) <= hidden:
+            by_class.setdefault(normalised(text, named), set()).add(token)
+    assert await stored(h, top.group) == data
+    assert len(by_class) <= 1, f"alerts about hidden cards differ: {by_class}"
+
+
+def durak_tokens(hand: set[str], table: list[str]) -> dict[str, list[str]]:
+    tokens: dict[str, list[str]] = {}
+    for card in DECK_36:
+        if card in hand:
+            continue  # his own cards: a refusal may well explain itself
+        for prefix in ("", "d"):
+            tokens[f"{prefix}a{card}"] = [card]
+            tokens[f"{prefix}w{card}"] = [card]
+            for attack in table[:1] or ["6S"]:
+                tokens[f"{prefix}b{attack}{card}"] = [attack, card]
+    return tokens
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+async def test_forged_durak_moves_reveal_no_hidden_card(harness: Harness, seed: int) -> None:
+    h = harness
+    players = [h.user(name) for name in ("Ann", "Bob", "Cid")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", players)
+    rng = random.Random(seed)
+    for _ in range(6):
+        data = await stored(h, top.group)
+        for seat, seated in enumerate(data["seats"]):
+            user = next(u for u in players if u.id == seated["user_id"])
+            from engine.durak import Durak
+
+            view = Durak.from_json(data["state"]).view(seat)
+            mine = set(view.hand) | set(view.dummy_hand or [])
+            on_table = [a for a, d in view.table if d is None]
+            await probe(top, user, seat, durak_tokens(mine, on_table))
+        for _ in range(rng.randrange(1, 4)):
+            if not top.finished():
+                await top.step(players, rng)
+
+
+async def test_forged_football_moves_reveal_no_hidden_card(harness: Harness) -> None:
+    h = harness
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("football", players)
+    rng = random.Random(3)
+    tokens = {f"{kind}{col}": [] for kind in "ea" for col in range(4)}
+    for _ in range(25):
+        data = await stored(h, top.group)
+        for seat, seated in enumerate(data["seats"]):
+            user = next(u for u in players if u.id == seated["user_id"])
+            legal_now = {
+                b.callback_data for p in [top.prompt(user)] if p is not None for b in p.buttons
+            }
+            own = {
+                t: n
+                for t, n in tokens.items()
+                if encode(Callback(top.group.id, None, data["game_id"], Action.MOVE, t))
+                not in legal_now
+            }
+            await probe(top, user, seat, own)
+        await top.step(players, rng)
+        if top.finished():
+            break
