@@ -15,6 +15,7 @@ import pytest
 
 from bot.callbacks import Action, Callback, encode
 from engine import cards
+from engine.durak import Durak
 from tests.fakegram import FakeUser, Harness
 from tests.tabletop import Tabletop, _card_pattern, hidden_cards, leaks, stored
 
@@ -71,8 +72,6 @@ async def test_forged_durak_moves_reveal_no_hidden_card(harness: Harness, seed: 
         data = await stored(h, top.group)
         for seat, seated in enumerate(data["seats"]):
             user = next(u for u in players if u.id == seated["user_id"])
-            from engine.durak import Durak
-
             view = Durak.from_json(data["state"]).view(seat)
             mine = set(view.hand) | set(view.dummy_hand or [])
             on_table = [a for a, d in view.table if d is None]
