@@ -61,7 +61,7 @@ def durak_tokens(hand: set[str], table: list[str]) -> dict[str, list[str]]:
     return tokens
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1])
 async def test_forged_durak_moves_reveal_no_hidden_card(harness: Harness, seed: int) -> None:
     h = harness
     players = [h.user(name) for name in ("Ann", "Bob", "Cid")]
