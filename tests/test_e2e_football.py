@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,6 +102,15 @@ async def test_record_and_rematch_where_the_other_player_starts(harness: Harness
     assert replayed["ok"] and replayed["finished"]
     assert replayed["result"] == game.result()
     assert replayed["summary"] == game.summary()
+    # The records.md contract, as a user runs it on the downloaded document.
+    cli = subprocess.run(
+        [sys.executable, "-m", "engine", "replay", "-"],
+        input=content,
+        capture_output=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert json.loads(cli.stdout) == replayed
     await top.tap_group(players[1], Action.AGAIN)
     second = await stored(h, group)
     assert second["phase"] == "playing" and second["game_id"] != first["game_id"]
