@@ -649,8 +649,19 @@ class FakeTelegram:
         self._chat(params)
         return True
 
+    def _reply_ok(self, chat_id: int, params: dict[str, Any]) -> None:
+        reply = params.get("reply_parameters")
+        if isinstance(reply, str):
+            reply = json.loads(reply)
+        if not reply or reply.get("chat_id") not in (None, chat_id):
+            return
+        target = self.messages.get(chat_id, {}).get(int(reply.get("message_id", 0)))
+        if (target is None or target.deleted) and not reply.get("allow_sending_without_reply"):
+            raise _bad("message to be replied not found")
+
     def _api_sendmessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         chat_id = self._chat(params)
+        self._reply_ok(chat_id, params)
         text, entities = self._text(params)
         message = self.new_message(
             chat_id,
@@ -1007,9 +1018,13 @@ class Harness:
         text: str,
         *,
         thread: int | None = None,
+        reply_to: FakeMessage | None = None,
         app: Application[Any, Any, Any, Any, Any, Any] | None = None,
     ) -> FakeMessage:
-        """A text message from ``user`` (commands get their bot_command entity)."""
+        """A text message from ``user`` (commands get their bot_command entity).
+
+        ``reply_to``: sent as a reply. In a supergroup that is not a forum Telegram then
+        sets ``message_thread_id`` (the reply thread) *without* ``is_topic_message``."""
         if isinstance(chat, FakeUser):
             assert chat.id == user.id, "a user writes only in his own private chat with the bot"
             user.started = True  # writing to the bot opens the private chat
@@ -1023,7 +1038,12 @@ class Harness:
             entities=_command_entities(text),
             thread_id=thread,
         )
-        await self.feed({"message": message.to_json()}, app)
+        data = message.to_json()
+        if reply_to is not None:
+            data["reply_to_message"] = reply_to.to_json()
+            if isinstance(chat, FakeGroup) and chat.type == "supergroup" and not chat.is_forum:
+                data["message_thread_id"] = reply_to.message_id
+        await self.feed({"message": data}, app)
         return message
 
     async def command(
@@ -1034,6 +1054,7 @@ class Harness:
         *,
         thread: int | None = None,
         mention: bool = False,
+        reply_to: FakeMessage | None = None,
         app: Application[Any, Any, Any, Any, Any, Any] | None = None,
     ) -> FakeMessage:
         """``/cmd args`` in a chat; ``mention`` writes ``/cmd@botname`` as group menus do."""
@@ -1041,7 +1062,7 @@ class Harness:
         if mention:
             word, _, rest = text.partition(" ")
             text = f"{word}@{BOT_USERNAME}" + (f" {rest}" if rest else "")
-        return await self.send_text(user, chat, text, thread=thread, app=app)
+        return await self.send_text(user, chat, text, thread=thread, reply_to=reply_to, app=app)
 
     async def private(
         self,

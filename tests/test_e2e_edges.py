@@ -81,3 +81,22 @@ async def test_an_admin_may_end_someone_elses_game(harness: Harness) -> None:
     await top.setup_game("durak", [ann, bob])
     await h.command(boss, group, "/endgame")
     assert (await stored(h, group))["phase"] == "abandoned"
+
+
+async def test_a_command_sent_as_a_reply_opens_the_table_in_the_main_chat(
+    harness: Harness,
+) -> None:
+    """In a supergroup that is not a forum a reply carries a message_thread_id (its reply
+    thread) that is not a topic: the table belongs to the chat itself."""
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    group = h.group()
+    hello = await h.send_text(bob, group, "anyone for cards?")
+    await h.command(ann, group, "/newgame", reply_to=hello)
+    top = Tabletop(h, group)
+    await top.tap_group(ann, Action.PICK, "d")
+    await top.join(bob)
+    await top.start(ann)
+    assert (await stored(h, group))["phase"] == "playing"
+    await h.command(bob, group, "/newgame", reply_to=top.table_message())
+    assert (await stored(h, group))["phase"] == "playing"
