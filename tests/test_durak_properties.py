@@ -158,8 +158,14 @@ def test_random_games_keep_every_invariant(case: tuple[Durak, int]) -> None:
         raise AssertionError("the game did not end")
     result = game.result()
     assert result is not None and set(result) == {"fool"}
-    if result["fool"] is not None:
-        assert result["fool"] not in game.summary()["out"]
+    end = game.summary()
+    holders = [p for p, count in enumerate(end["hands"]) if count]
+    if holders:  # one player kept cards: he is the fool
+        assert holders == [result["fool"]] and result["fool"] not in end["out"]
+    elif end["dummy"]:  # only the dummy: the fool is who got rid of his cards last
+        assert result["fool"] == end["out"][-1]
+    else:  # nothing anywhere: drawn
+        assert result["fool"] is None
 
     # The exported record replays to the same end, through JSON.
     record = json.loads(json.dumps(export(start, records)))
