@@ -9,7 +9,19 @@ Format (ASCII, at most 64 bytes)::
 - ``thread``: the forum topic id in base 36, empty when the table is not in a topic;
 - ``game``: the table's game id, exactly :data:`GAME_ID_LEN` base-36 characters;
 - ``action``: one letter (:class:`Action`);
-- ``arg``: the rest, printable ASCII without spaces (an engine move token, an option...).
+- ``arg``: the rest, printable ASCII without spaces (an option, a card index...); for a
+  move, a :data:`STAMP_LEN`-character stamp of the position it was offered in (the number
+  of moves made so far) followed by the engine's move token.
+
+The stamp makes a move button mean "this move, in that position": a double tap, or an
+update Telegram delivers twice, reaches the bot after the first tap changed the position,
+and must not make a second move even when the same move is legal again (football: the
+ball advanced once is often asked to advance again). Exactly one participant acts at any
+moment, so a button offered in the current position is never refused for being old.
+
+Worst case: chat 10 + thread 6 + game 4 + separators 2 + action 1 + stamp 3 = 26 bytes,
+leaving 38 for the token; the engines' longest token in a button is 8 bytes (a durak beat
+for the dummy, ``db10H10S``; the football set-up is built by the bot step by step).
 
 The group's chat and topic are in the data because hand messages live in private chats: a
 tap there must still find its table. Nothing in it is trusted: the handler checks the game
@@ -26,6 +38,7 @@ from typing import NamedTuple
 
 MAX_BYTES = 64
 GAME_ID_LEN = 4
+STAMP_LEN = 3
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 _B36 = "(?:0|[1-9a-z][0-9a-z]{0,11})"
 _PATTERN = re.compile(
@@ -68,6 +81,11 @@ def _b36(n: int) -> str:
         digits = _ALPHABET[r] + digits
         if n == 0:
             return digits
+
+
+def stamp(moves: int) -> str:
+    """The position stamp of a move button: the move count, base 36, fixed width."""
+    return _b36(moves % 36**STAMP_LEN).rjust(STAMP_LEN, "0")
 
 
 def new_game_id() -> str:

@@ -14,6 +14,7 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot import games, views
+from bot.callbacks import STAMP_LEN, stamp
 from bot.models import Table
 from bot.render import Ctx
 from bot.services import services
@@ -52,14 +53,18 @@ def _seated(table: Table, tap: Tap) -> int:
 async def on_move(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     """An engine move token from a hand message."""
 
+    position, token = tap.cb.arg[:STAMP_LEN], tap.cb.arg[STAMP_LEN:]
+
     def change(table: Table) -> Reply | None:
         seat = _seated(table, tap)
         game = games.load(table)
         actor = game.to_act()
         if actor is None or actor.player != seat:
             refuse("illegal.not_your_turn")
+        if position != stamp(len(table.moves)):
+            refuse("tap.superseded")  # offered in an earlier position: a double tap
         try:
-            move = game.move_from_token(tap.cb.arg, seat)
+            move = game.move_from_token(token, seat)
         except MalformedRecord:
             refuse("tap.bad")
         try:

@@ -51,6 +51,10 @@ class Ctx:
     def cb(self, action: Action, arg: str = "") -> str:
         return callbacks.at(self._address, action, arg)
 
+    def move(self, token: str) -> str:
+        """A move button, stamped with the position it is offered in (see bot.callbacks)."""
+        return self.cb(Action.MOVE, callbacks.stamp(len(self.table.moves)) + token)
+
     def params(self, data: dict[str, Any]) -> dict[str, Any]:
         """Engine data (events, illegal-move params) as text: seats by name, cards shown."""
         params: dict[str, Any] = {}

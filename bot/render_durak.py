@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.callbacks import Action
 from bot.render import Ctx
 from bot.screen import Button, rows_of
 from engine.durak import DurakView
@@ -65,7 +64,7 @@ def _buttons(
     beats: dict[str, list[Button]] = {}
     last: list[Button] = []
     for token, rec in legal:
-        data = ctx.cb(Action.MOVE, token)
+        data = ctx.move(token)
         if "beat" in rec:
             label = ctx.card(rec["with"])
             if len(unbeaten) > 1:

@@ -165,7 +165,7 @@ def hand(
         parts = [alert(view, ctx), ctx.t("football.setup_wait")]
     elif legal:
         labelled = sorted((*_move_label(view, ctx, rec), token) for token, rec in legal)
-        rows = [tuple(Button(label, ctx.cb(Action.MOVE, token)) for _, label, token in labelled)]
+        rows = [tuple(Button(label, ctx.move(token)) for _, label, token in labelled)]
         ask = "football.ask_enter" if "enter" in legal[0][1] else "football.ask_advance"
         parts = [field(view, ctx), scores(view, ctx), ctx.t(ask, card=ctx.card(view.ball))]
     else:

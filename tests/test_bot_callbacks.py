@@ -19,6 +19,7 @@ from bot.callbacks import (
     new_game_id,
     parse_payload,
     payload,
+    stamp,
 )
 from engine.durak import Durak, DurakOptions
 from engine.football import Football
@@ -47,12 +48,17 @@ def _longest_tokens() -> list[str]:
 
 
 def test_the_worst_case_fits_in_64_bytes() -> None:
-    tokens = _longest_tokens()
-    assert tokens, "no tokens seen"
-    for token in [*tokens[:20], "x" * 40]:  # engine tokens are at most 40 bytes
-        data = encode(Callback(WORST_CHAT, WORST_THREAD, "zzzz", Action.MOVE, token))
+    tokens = [t for t in _longest_tokens() if not t.startswith("s")]  # set-ups: not buttons
+    assert len(tokens[0]) <= 8, tokens[:3]  # db10H10S at most
+    for token in [*tokens[:20], "x" * (MAX_BYTES - 26)]:
+        arg = stamp(46655) + token
+        data = encode(Callback(WORST_CHAT, WORST_THREAD, "zzzz", Action.MOVE, arg))
         assert len(data.encode()) <= MAX_BYTES
-        assert decode(data) == Callback(WORST_CHAT, WORST_THREAD, "zzzz", Action.MOVE, token)
+        assert decode(data) == Callback(WORST_CHAT, WORST_THREAD, "zzzz", Action.MOVE, arg)
+
+
+def test_stamps_are_fixed_width() -> None:
+    assert [stamp(n) for n in (0, 35, 36, 46655, 46656)] == ["000", "00z", "010", "zzz", "000"]
 
 
 @given(
