@@ -130,6 +130,38 @@ def _check_legal(game: Durak) -> None:
     assert _as_set(got) == _as_set(expected)
 
 
+def _check_automatic_passes(game: Durak, move: Any, events: list[Any]) -> None:
+    """Everyone the right to throw in went past since ``move`` had nothing to throw, so
+    was passed automatically (rules.md §2.3), worked out from the rules alone."""
+    view = game.view(None)
+    if any(e.kind in ("bout", "finished") for e in events) or view.phase not in (
+        "throw",
+        "take",
+    ):
+        return
+    state = _state(game)
+    n = len(state["players"])
+    attacker, defender, dealer = state["attacker"], state["defender"], state["dealer"]
+    ring = [*range(dealer + 1, n), *range(dealer + 1), n]  # the dummy right after the dealer
+    ring = ring[ring.index(attacker) :] + ring[: ring.index(attacker)]
+    order = [p for p in ring if p != defender]
+    actor = game.to_act()
+    assert actor is not None
+    now = n if actor.dummy else actor.player
+    if move.kind == "pass":
+        start = order.index(n if move.dummy else move.player) + 1
+    elif move.kind == "throw":  # in the take round he may go on throwing
+        start = order.index(n if move.dummy else move.player)
+    else:  # a beat or a take: the round starts again at the lead attacker
+        start = 0
+    ranks = {cards.rank(cards.parse(c)) for pair in view.table for c in pair if c is not None}
+    assert order.index(now) >= start  # the right only goes on round the table
+    for p in order[start : order.index(now)]:
+        skipped = p == n and view.controller == defender
+        throwable = [c for c in state["hands"][p] if cards.rank(c) in ranks]
+        assert skipped or not throwable, f"{p} could throw {throwable} but was passed"
+
+
 def _check_views(game: Durak, public: PublicKnowledge) -> None:
     state = _state(game)
     n = len(state["players"])
@@ -200,6 +232,7 @@ def test_random_games_keep_every_invariant(case: tuple[Durak, int]) -> None:
         events = game.apply(move)
         json.dumps([e.to_json() for e in events])  # events are JSON values only
         public.update(before, record, events)
+        _check_automatic_passes(game, move, events)
         records.append(record)
     else:
         raise AssertionError("the game did not end")
