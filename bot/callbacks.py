@@ -5,7 +5,7 @@ Format (ASCII, at most 64 bytes)::
     <chat>:<thread>:<game><action><arg>
 
 - ``chat``: the group's chat id in base 36, ``-`` for a negative id (``-1001234567890`` is
-  ``-csa1jx1u``, 10 characters at most);
+  ``-cryl7kya``; chat ids fit in 52 bits, so 12 characters at most);
 - ``thread``: the forum topic id in base 36, empty when the table is not in a topic;
 - ``game``: the table's game id, exactly :data:`GAME_ID_LEN` base-36 characters;
 - ``action``: one letter (:class:`Action`);
@@ -19,8 +19,8 @@ and must not make a second move even when the same move is legal again (football
 ball advanced once is often asked to advance again). Exactly one participant acts at any
 moment, so a button offered in the current position is never refused for being old.
 
-Worst case: chat 10 + thread 6 + game 4 + separators 2 + action 1 + stamp 3 = 26 bytes,
-leaving 38 for the token; the engines' longest token in a button is 8 bytes (a durak beat
+Worst case: chat 12 + thread 6 + game 4 + separators 2 + action 1 + stamp 3 = 28 bytes,
+leaving 36 for the token; the engines' longest token in a button is 8 bytes (a durak beat
 for the dummy, ``db10H10S``; the football set-up is built by the bot step by step).
 
 The group's chat and topic are in the data because hand messages live in private chats: a
