@@ -50,6 +50,8 @@ QUERY_INVALID = "Bad Request: query is too old and response timeout expired or q
 # What the caller is doing (e.g. "move"): stamped on every Bot API call made meanwhile, so
 # that a benchmark can count calls per kind of update even with many updates in flight.
 TAG: ContextVar[str | None] = ContextVar("fakegram_tag", default=None)
+# A line that is nothing but a dotted lowercase key, after any bullet or emoji.
+_CATALOGUE_KEY = re.compile(r"^[^\w]*([a-z0-9_]+(?:\.[a-z0-9_]+)+)\s*$")
 START_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
 COMMAND = re.compile(r"[a-z0-9_]{1,32}")
 
@@ -1206,7 +1208,20 @@ class Harness:
         ]
         out += [f"callback {a.data!r} never answered" for a in self.server.unanswered]
         out += [f"logged error: {r.getMessage()}" for r in self.log_errors]
+        out += [f"untranslated: {key}" for key in self.untranslated()]
         return out
+
+    def untranslated(self) -> list[str]:
+        """Catalogue keys shown raw (a key missing from every catalogue shows itself):
+        a whole line, button label or alert that reads like ``illegal.some_code``."""
+        shown: list[str] = [a.text for a in self.server.queries.values() if a.text]
+        for chat in self.server.messages.values():
+            for message in chat.values():
+                if message.from_bot:
+                    shown += (message.text or message.caption or "").splitlines()
+                    shown += [b.text for b in message.buttons]
+        keys = {_CATALOGUE_KEY.search(line) for line in shown}
+        return sorted(k.group(1) for k in keys if k)
 
 
 async def settle(app: Application[Any, Any, Any, Any, Any, Any]) -> None:

@@ -228,3 +228,9 @@ async def test_documents_and_members(tiny: Harness) -> None:
     assert {a.user.id for a in admins} == {ann.id, bob.id}
     chat = await bot.get_chat(group.id)
     assert chat.title == group.title
+
+
+async def test_a_catalogue_key_shown_raw_is_a_problem(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    await tiny.app.bot.send_message(ann.id, "Hand\n• event.durak.unknown_kind\nAnn leads 7♣.")
+    assert tiny.problems() == ["untranslated: event.durak.unknown_kind"]
