@@ -20,7 +20,7 @@ from engine.base import Game
 from engine.durak import Durak
 from engine.football import Football
 from tests.conftest import AppFactory
-from tests.fakegram import BOT_USERNAME, FakeUser, Harness, parse_html, stop_app
+from tests.fakegram import BOT_USERNAME, FakeTelegram, FakeUser, Harness, parse_html, stop_app
 from tests.tabletop import LeakWatch, Tabletop, stored
 
 pytestmark = pytest.mark.redis
@@ -233,3 +233,27 @@ async def test_screens_end_on_the_newest_state_when_two_processes_race(
         for seat, seated in enumerate(data["seats"]):
             hand = [m for m in h.screen(seated["user_id"]) if m.from_bot][-1]
             assert hand.text == rendered(data, seat), f"seat {seat} stale after {step}"
+
+
+async def test_a_group_edit_deferred_before_a_restart_still_happens(
+    server: FakeTelegram, make_app: AppFactory, real_redis: aioredis.Redis
+) -> None:
+    """With coalesced group edits (table_edit_interval > 0) a move may leave the group
+    edit to a job of the process that is then stopped (a deploy). The group must still
+    come to show the newest state without waiting for another move."""
+    h = Harness(server)
+    h.redis = real_redis
+    h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", players)
+    rng = random.Random(3)
+    await top.step(players, rng)  # shown at once (the last edit was long enough ago)
+    await top.step(players, rng)  # within the interval: left to the job
+    data = await stored(h, top.group)
+    assert top.table_message().text != rendered(data, None)
+    old = h.apps.pop()
+    await stop_app(old)
+    h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
+    await asyncio.sleep(2.5)
+    assert top.table_message().text == rendered(data, None), "the group still shows an old move"
