@@ -43,6 +43,29 @@ def test_table_sizes_that_fit_the_deck(deck_size: int, players: int) -> None:
     assert summary["stock"] == deck_size - 6 * (players + 1)
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"dealer": 3},
+        {"dealer": -1},
+        {"previous_fool": 3},
+        {"deck": cards.deck(52)},
+        {"deck": cards.deck(36)[:-1] + cards.deck(36)[:1]},
+    ],
+)
+def test_new_refuses_a_setup_that_cannot_start(bad: dict[str, object]) -> None:
+    args: dict[str, object] = {"dealer": 0, **bad}
+    with pytest.raises(ValueError):
+        Durak.new(DurakOptions(), NAMES[:3], **args)  # type: ignore[arg-type]
+
+
+def test_same_seed_same_deal() -> None:
+    one = Durak.new(DurakOptions(), NAMES[:3], dealer=2, seed="table-7")
+    two = Durak.new(DurakOptions(), NAMES[:3], dealer=2, seed="table-7")
+    assert one.to_json() == two.to_json()
+    assert Durak.new(DurakOptions(), NAMES[:3], dealer=2, seed=8).header() != one.header()
+
+
 # ---------------------------------------------------------------- deal and seats
 
 
