@@ -473,8 +473,7 @@ class Durak:
         table = _moves_for(self._controller, True) if who == self._n else self._tables[who]
         hand = self._hands[who]
         if phase == LEAD:
-            attack = table.attack
-            return [attack[c] for c in hand]
+            return list(map(table.attack.__getitem__, hand))
         if phase == DEFEND:  # exactly one card is unbeaten: the latest one
             a = self._att[-1]
             beaters = self._beaters[a]
@@ -671,14 +670,15 @@ class Durak:
 
     def _end_bout(self, taken: bool) -> None:
         n, hands, events = self._n, self._hands, self._events
-        table = self._att + [d for d in self._dfn if d >= 0]
         defender = self._defender
         if taken:
+            table = self._att + [d for d in self._dfn if d >= 0]
             hands[defender].extend(table)
             self._known[defender].update(table)
             seat: Seat = "dummy" if defender == n else defender
             events.append(_event(("took", {"seat": seat, "count": len(table)})))
         else:
+            table = self._att + self._dfn  # every card was beaten
             self._discard.extend(table)
             events.append(_event(("discarded", {"count": len(table)})))
         self._att = []
