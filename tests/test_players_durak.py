@@ -14,7 +14,7 @@ from engine.base import Event
 from engine.cards import Card
 from engine.durak import HAND, Durak, DurakMove, DurakOptions
 from engine.players import LEVELS, choose, public_events
-from engine.players.durak_search import hard
+from engine.players.durak_search import hard, playout
 from engine.players.durak_seen import Memory, seen_from_view
 from engine.players.sampling import Mirror, Position, World, sample_world
 from engine.records import export
@@ -405,3 +405,29 @@ def test_passes_rather_than_throw_in_a_trump_early() -> None:
         phase="throw",
     )
     assert normal_move(game) == DurakMove(0, False, "pass")
+
+
+def test_hard_finds_the_escape_in_an_open_endgame() -> None:
+    # With the stock gone and the dummy in the seat's own hand, the only hidden hand is
+    # the opponent's, and it is exactly the unseen cards: every sample is the truth.  If
+    # some move lets the seat escape being the fool (everyone playing on as normal),
+    # hard must find one such move.
+    checked = 0
+    for game, events in positions(200, 2, False):
+        actor = game.to_act()
+        assert actor is not None
+        view = game.view(actor.player)
+        seen = seen_from_view(view, Memory.of(events))
+        if view.stock or view.dummy_hand is None or len(game.legal_moves()) < 2:
+            continue
+        full = state(game)
+        world = World([list(h) for h in full["hands"]], [], list(full["discard"]))
+        outcomes = {}
+        for move in game.legal_moves():
+            outcomes[move] = playout(Position(view, seen).game(world), move, Mirror(seen, world))[0]
+        if len({o == actor.player for o in outcomes.values()}) < 2:
+            continue  # every move wins, or every move loses
+        chosen = hard(view, seen, game.legal_moves(), events, 0)
+        assert outcomes[chosen] != actor.player
+        checked += 1
+    assert checked >= 3
