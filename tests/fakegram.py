@@ -113,6 +113,7 @@ class FakeGroup:
     admins: set[int] = field(default_factory=set)
     topics: dict[int, str] = field(default_factory=dict)
     bot_is_admin: bool = False
+    kicked: bool = False  # the bot was removed from the group
 
     def chat_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title}
@@ -528,6 +529,9 @@ class FakeTelegram:
                 raise ApiError(403, CANT_INITIATE)
             return raw
         if raw in self.groups:
+            group = self.groups[raw]
+            if group.kicked:
+                raise ApiError(403, f"Forbidden: bot was kicked from the {group.type} chat")
             return raw
         raise _bad("chat not found")
 

@@ -94,3 +94,21 @@ async def test_a_flaky_network_on_hands_catches_up(harness: Harness) -> None:
     data = await stored(h, top.group)
     assert data["phase"] == "finished"
     assert h.log_errors == []
+
+
+@pytest.mark.telegram_complaints
+async def test_a_bot_kicked_from_the_group_mid_game_lets_the_players_finish(
+    harness: Harness,
+) -> None:
+    h = harness
+    top, players = await durak(h)
+    await top.step(players, random.Random(1))
+    top.group.kicked = True
+    rng = random.Random(2)
+    while asked := [u for u in players if top.prompt(u) is not None]:
+        await top.step(asked, rng)
+    assert (await stored(h, top.group))["phase"] == "finished"
+    # Each player's private hand says how it ended.
+    for user in players:
+        assert [m for m in h.screen(user) if m.from_bot][-1].edit_date is not None
+    assert h.log_errors == []
