@@ -221,14 +221,21 @@ class _MoveTable:
 
 _TABLES: dict[tuple[int, bool], _MoveTable] = {}
 
-# _BEATERS[trump][a]: bit c set when card c beats attack card a.
+# Sets of cards, so that the hot loop filters a hand at C speed (filter, isdisjoint).
+# _BEATERS[trump][a]: the cards that beat attack card a.
 _BEATERS = [
-    tuple(
-        sum(1 << c for c in _ALL_CARDS if beats(c, a, trump)) if a in _ALL_CARDS else 0
-        for a in range(60)
-    )
+    tuple(frozenset(c for c in _ALL_CARDS if beats(c, a, trump)) for a in range(60))
     for trump in range(4)
 ]
+_RANK_CARDS: dict[int, frozenset[Card]] = {}
+
+
+def _cards_of_ranks(mask: int) -> frozenset[Card]:
+    """The cards whose rank bit is set in ``mask`` (what may be thrown in), cached."""
+    found = _RANK_CARDS.get(mask)
+    if found is None:
+        found = _RANK_CARDS[mask] = frozenset(c for c in _ALL_CARDS if mask >> (c >> 2) & 1)
+    return found
 
 
 def _moves_for(player: int, dummy: bool) -> _MoveTable:
@@ -476,14 +483,13 @@ class Durak:
             return list(map(table.attack.__getitem__, hand))
         if phase == DEFEND:  # exactly one card is unbeaten: the latest one
             a = self._att[-1]
-            beaters = self._beaters[a]
-            row = table.beats(a)
-            moves = [row[c] for c in hand if beaters >> c & 1]
+            moves = list(
+                map(table.beats(a).__getitem__, filter(self._beaters[a].__contains__, hand))
+            )
             moves.append(table.take)
             return moves
-        mask = self._mask
-        throw = table.throw
-        moves = [throw[c] for c in hand if mask >> (c >> 2) & 1]
+        throwable = _cards_of_ranks(self._mask).__contains__
+        moves = list(map(table.throw.__getitem__, filter(throwable, hand)))
         moves.append(table.pass_)
         return moves
 
@@ -524,7 +530,7 @@ class Durak:
                 raise self._not_unbeaten(a)
             if c not in hand:
                 raise self._not_held(c, who)
-            if not self._beaters[a] >> c & 1:
+            if c not in self._beaters[a]:
                 raise IllegalMove(
                     "cannot_beat",
                     f"{_STR[c]} does not beat {_STR[a]}.",
@@ -647,24 +653,22 @@ class Durak:
     def _can_throw(self, who: int) -> bool:
         if who == self._n and self._controller == self._defender:
             return False  # the dummy is skipped while its controller defends
-        mask = self._mask
-        return any(mask >> (c >> 2) & 1 for c in self._hands[who])
+        return not _cards_of_ranks(self._mask).isdisjoint(self._hands[who])
 
     def _advance(self) -> None:
         """Pass automatically everyone who may not throw in; end the round when all have.
 
         (:meth:`_can_throw` inlined: this runs after almost every move.)"""
         if len(self._att) < self._limit:
-            order, hands, mask = self._order, self._hands, self._mask
+            order, hands = self._order, self._hands
+            disjoint = _cards_of_ranks(self._mask).isdisjoint
             skip = self._n if self._controller == self._defender else -1
             pos = self._pos
             while pos < len(order):
                 who = order[pos]
-                if who != skip:
-                    for c in hands[who]:
-                        if mask >> (c >> 2) & 1:
-                            self._pos = pos
-                            return
+                if who != skip and not disjoint(hands[who]):
+                    self._pos = pos
+                    return
                 pos += 1
         self._end_bout(self._phase == TAKE)
 
