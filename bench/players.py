@@ -143,11 +143,12 @@ def figure(
 
 def football_figures(m: Matchup, outcomes: list[Outcome]) -> list[dict[str, Any]]:
     diffs = []
-    wins = 0
+    wins = losses = 0
     for o in outcomes:
         goals = o.result["goals"]
         diffs.append(goals[o.strong_seat] - goals[1 - o.strong_seat])
         wins += o.result["winner"] == o.strong_seat
+        losses += o.result["winner"] == 1 - o.strong_seat
     n = len(outcomes)
     mean = mean_interval(diffs)
     return [
@@ -155,6 +156,7 @@ def football_figures(m: Matchup, outcomes: list[Outcome]) -> list[dict[str, Any]
             f"{m.title}: mean goal difference", mean, n, "> 0, interval clear of 0", mean[1] > 0
         ),
         figure(f"{m.title}: win rate", wilson(wins, n), n, "", None),
+        figure(f"{m.title}: loss rate (the rest are draws)", wilson(losses, n), n, "", None),
     ]
 
 
