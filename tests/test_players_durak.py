@@ -431,3 +431,38 @@ def test_hard_finds_the_escape_in_an_open_endgame() -> None:
         assert outcomes[chosen] != actor.player
         checked += 1
     assert checked >= 3
+
+
+def test_hidden_cards_elsewhere_do_not_change_the_move() -> None:
+    # Swap a card the seat cannot see between another hand and the stock: the seat's
+    # view, and so every level's move, must stay the same.
+    swapped = 0
+    for game, events in positions(30, 3, True):
+        actor = game.to_act()
+        assert actor is not None
+        full = state(game)
+        other = next(
+            p
+            for p in range(4)
+            if p != actor.player and not (p == 3 and full["controller"] == actor.player)
+        )
+        secret = [x for x in full["hands"][other] if x not in full["known"][other]]
+        start = dealt(3)
+        stock = [*full["deck"][start + 1 :], full["deck"][start]]
+        if not secret or len(stock) - full["drawn"] < 2:
+            continue
+        hand_card, stock_card = secret[0], stock[-2]  # -2: just above the trump card
+        swap = {hand_card: stock_card, stock_card: hand_card}
+        twin_state = json.loads(json.dumps(full))
+        twin_state["hands"][other] = [swap.get(x, x) for x in full["hands"][other]]
+        twin_state["deck"] = [swap.get(x, x) for x in full["deck"]]
+        twin = Durak.from_json(json.dumps(twin_state))
+        assert twin.view(actor.player) == game.view(actor.player)
+        assert state(twin)["hands"] != full["hands"]
+        view, legal = game.view(actor.player), game.legal_moves()
+        for level in ("easy", "normal", "hard"):
+            ours = choose("durak", view, legal, events, level, 9)
+            theirs = choose("durak", twin.view(actor.player), twin.legal_moves(), events, level, 9)
+            assert ours == theirs
+        swapped += 1
+    assert swapped >= 5
