@@ -18,7 +18,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot import commands, lobby, play, taps
+from bot import commands, delivery, lobby, play, taps
 from bot.callbacks import Action
 from bot.config import Settings
 from bot.services import KEY, Services, services
@@ -57,6 +57,15 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     await commands.set_menu(app)
 
 
+def _poll_due(app: Application[Any, Any, Any, Any, Any, Any], settings: Settings) -> None:
+    """Group edits left for later (coalesced, or refused by flood control) are polled from
+    Redis (see bot.delivery)."""
+    if app.job_queue is not None:
+        interval = settings.table_edit_interval
+        every = min(max(interval / 4, 0.1), 1.0) if interval > 0 else 0.5
+        app.job_queue.run_repeating(delivery.due_job, interval=every, first=every, name="due")
+
+
 def build_application(
     settings: Settings, redis: aioredis.Redis, request: BaseRequest | None = None
 ) -> Application[Any, Any, Any, Any, Any, Any]:
@@ -80,4 +89,5 @@ def build_application(
     app.add_handler(CommandHandler("rules", commands.rules))
     app.add_handler(CallbackQueryHandler(on_tap))
     app.add_error_handler(on_error)
+    _poll_due(app, settings)
     return app

@@ -108,10 +108,10 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if table.phase == "playing" and table.seat_of(user.id) is not None:
         # He has opened the private chat: deliver his hand from now on.
         async with svc.lock(key):
-            snap = await delivery.set_reachable(svc, key, {user.id: True}) or await svc.store.load(
-                key
-            )
-            await delivery.publish(context, snap)
+            leased = await delivery.set_reachable(svc, key, {user.id: True})
+            leased = leased or await svc.store.claim(key)
+            if leased is not None:  # else another process is delivering, his hand too
+                await delivery.publish(context, leased)
         return
     await _say(message, t(lang, "tap.stale"), reply=False)
 

@@ -4,9 +4,12 @@
   its new content asks him to act and the old one did not, it is sent anew and the old one
   deleted: Telegram does not notify on edits, and his phone should ring.
 - The group message is coalesced: at most one edit per ``table_edit_interval`` seconds per
-  table. A change inside the interval schedules one job (per table, per process) for the
-  end of the interval; the job loads the newest state from Redis and renders that, so the
-  last edit always shows the newest state.
+  table. A change inside the interval marks the table due at the end of the interval (the
+  ``ct:due`` set in Redis, written with the slots); every process polls that set, and the
+  poll loads the newest state and renders that, so the last edit always shows the newest
+  state, even when the process that deferred it has gone.
+- One process at a time delivers a table (the delivery lease of :mod:`bot.store`), and it
+  goes on until it has shown the newest version: an older render never lands last.
 - Every message's slot (:class:`bot.models.Slot`) remembers a digest of what it shows and
   the table version; an identical edit is never sent, an older render never overwrites a
   newer one. Slots are saved in one write after the calls.
@@ -22,7 +25,6 @@ import datetime as dt
 import logging
 import time
 import warnings
-from collections.abc import Callable, Coroutine
 from typing import Any
 
 from telegram import Bot
@@ -140,15 +142,32 @@ async def show(
 async def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
     """Bring every message of a just-committed table up to date (caller holds the lock).
 
-    Hands first (they are what the next player waits for), then the group message; the
-    slots of everything that changed are saved in one write.
+    Only the holder of the delivery lease delivers (see :mod:`bot.store`); it goes on
+    until it has shown the newest version, then releases the lease. Without the lease
+    another process is delivering, and will show this version too.
     """
-    table = snap.table
-    if table is None:
+    if snap.table is None or not snap.lease:
         return
     svc = services(app)
-    bot = app.bot
-    key = table_key(table.chat_id, table.thread_id)
+    key = table_key(snap.table.chat_id, snap.table.thread_id)
+    current: Snapshot | None = snap
+    try:
+        while current is not None:
+            current, changed, due = await _deliver(app, svc, key, current)
+            current = await svc.store.release(key, current.version, changed, due=due)
+    except BaseException:
+        await svc.store.release(key, snap.version, {}, drop=True)
+        raise
+
+
+async def _deliver(
+    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, snap: Snapshot
+) -> tuple[Snapshot, dict[str, Slot], float | None]:
+    """Hands first (they are what the next player waits for), then the group message.
+    The snapshot delivered (a refused private chat is recorded on the way), the slots
+    that changed, and when the group edit is due if it was left for later."""
+    table = snap.table
+    assert table is not None
     changed: dict[str, Slot] = {}
     reach: dict[int, bool] = {}
     for index, seat in enumerate(table.seats):
@@ -160,14 +179,14 @@ async def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> No
         name = user_slot(seat.user_id)
         try:
             slot = await show(
-                bot, seat.user_id, None, screen, snap.slots.get(name), table.version, ring=True
+                app.bot, seat.user_id, None, screen, snap.slots.get(name), table.version, ring=True
             )
         except Forbidden:
             reach[seat.user_id] = False
             continue
         except (RetryAfter, TimedOut, NetworkError) as exc:
             # Try again later, or a player could wait forever for a prompt that never came.
-            _schedule(app, svc, key, _wait_after(exc), _republish_job, "hands")
+            _retry_hands(app, svc, key, _wait_after(exc))
             log.info("hand of %s postponed: %s", seat.user_id, exc)
             continue
         except TelegramError as exc:
@@ -176,12 +195,14 @@ async def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> No
         if slot is not None:
             changed[name] = snap.slots[name] = slot
     if reach:
-        snap = await set_reachable(svc, key, reach) or snap
-        snap.slots.update(changed)
-    slot = await _group_now_or_later(app, svc, key, snap)
+        marked = await set_reachable(svc, key, reach)
+        if marked is not None:
+            marked.slots.update(changed)
+            snap = marked
+    slot, due = await _group_now_or_later(app, svc, key, snap)
     if slot is not None:
         changed[TABLE_SLOT] = slot
-    await svc.store.save_slots(key, changed)
+    return snap, changed, due
 
 
 async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snapshot | None:
@@ -202,34 +223,21 @@ async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snap
     return snap if dirty else None
 
 
-async def refresh_group(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
-    """Edit the group message now, or schedule the coalesced edit (caller holds the lock)."""
-    table = snap.table
-    if table is None:
-        return
-    svc = services(app)
-    key = table_key(table.chat_id, table.thread_id)
-    slot = await _group_now_or_later(app, svc, key, snap)
-    if slot is not None:
-        await svc.store.save_slots(key, {TABLE_SLOT: slot})
-
-
 async def _group_now_or_later(
     app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, snap: Snapshot
-) -> Slot | None:
+) -> tuple[Slot | None, float | None]:
     """The coalescing rule: edit now if the last edit is ``table_edit_interval`` old or
     the table entered a new phase (the lobby, the deal, the result are never late), else
-    leave it to the job scheduled for the end of the interval."""
+    say when the edit is due. (The new slot, the due time.)"""
     slot = snap.slots.get(TABLE_SLOT)
     interval = svc.settings.table_edit_interval
     table = snap.table
     if slot is None or interval <= 0 or table is None or slot.phase != table.phase:
-        return await _show_group(app, svc, key, snap)
-    wait = slot.at + interval - time.time()
-    if wait <= 0 and f"table:{key}" not in svc.pending_jobs:
-        return await _show_group(app, svc, key, snap)
-    _schedule(app, svc, key, max(wait, 0.0))
-    return None
+        return await _show_group(app, svc, key, snap), None
+    due = slot.at + interval
+    if due <= time.time():
+        return await _show_group(app, svc, key, snap), None
+    return None, due
 
 
 def _wait_after(exc: TelegramError) -> float:
@@ -242,37 +250,37 @@ def _wait_after(exc: TelegramError) -> float:
     return wait.total_seconds() if isinstance(wait, dt.timedelta) else float(wait)
 
 
-def _schedule(
-    app: AnyApp | ContextTypes.DEFAULT_TYPE,
-    svc: Services,
-    key: str,
-    wait: float,
-    job: Callable[[ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]] | None = None,
-    kind: str = "table",
+def _retry_hands(
+    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, wait: float
 ) -> None:
-    """One pending job per table and kind in this process (the job reads the newest state)."""
-    name = f"{kind}:{key}"
-    if name in svc.pending_jobs:
+    """One pending retry per table in this process (it shows the newest state)."""
+    if key in svc.pending_jobs:
         return
     job_queue = app.job_queue
     if job_queue is None:  # no job queue: the next change shows it instead
         return
-    svc.pending_jobs.add(name)
-    job_queue.run_once(job or _group_job, when=wait, data=key, name=name)
+    svc.pending_jobs.add(key)
+    job_queue.run_once(_republish_job, when=wait, data=key, name=f"hands:{key}")
 
 
-async def _group_job(context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The coalesced edit: whatever the newest state is when it runs."""
+async def due_job(context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The coalesced edits that are due (polled by every process): each shows whatever
+    the newest state is when it runs. A table another process is delivering is left to
+    it: it shows the group too, now or by marking it due again."""
     svc = services(context)
-    job = context.job
-    assert job is not None
-    key = str(job.data)
-    async with svc.lock(key):
-        svc.pending_jobs.discard(f"table:{key}")
-        snap = await svc.store.load(key)
-        slot = await _show_group(context, svc, key, snap)
-        if slot is not None:
-            await svc.store.save_slots(key, {TABLE_SLOT: slot})
+    for key in await svc.store.take_due():
+        async with svc.lock(key):
+            snap = await svc.store.claim(key)
+            if snap is None:
+                continue
+            try:
+                slot = await _show_group(context, svc, key, snap)
+            except BaseException:
+                await svc.store.release(key, snap.version, {}, drop=True)
+                raise
+            newer = await svc.store.release(key, snap.version, {TABLE_SLOT: slot} if slot else {})
+            if newer is not None:
+                await publish(context, newer)
 
 
 async def _republish_job(context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -282,8 +290,10 @@ async def _republish_job(context: ContextTypes.DEFAULT_TYPE) -> None:
     assert job is not None
     key = str(job.data)
     async with svc.lock(key):
-        svc.pending_jobs.discard(f"hands:{key}")
-        await publish(context, await svc.store.load(key))
+        svc.pending_jobs.discard(key)
+        snap = await svc.store.claim(key)
+        if snap is not None:
+            await publish(context, snap)
 
 
 async def _show_group(
@@ -303,7 +313,7 @@ async def _show_group(
             table.version,
         )
     except (RetryAfter, TimedOut, NetworkError) as exc:
-        _schedule(app, svc, key, _wait_after(exc))
+        await svc.store.defer(key, time.time() + _wait_after(exc))
         return None
     except TelegramError as exc:
         log.warning("table %s not shown: %s", key, exc)
@@ -318,7 +328,7 @@ async def new_group_message(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snaps
     """Post a new game's table as a new group message; the old one keeps its text (the
     last result) but loses its buttons. Then the hands, as after any change."""
     table = snap.table
-    if table is None:
+    if table is None or not snap.lease:
         return
     old = snap.slots.pop(TABLE_SLOT, None)
     if old is not None and old.id is not None:

@@ -99,9 +99,10 @@ async def join(
                 parse_mode=ParseMode.HTML,
             )
         except Forbidden:
-            snap = await _set_link(svc, key, game_id) or snap
+            linked = await _set_link(svc, key, game_id)
             await answer(None if quiet else "join.need_private")
-            await delivery.refresh_group(context, snap)
+            if linked is not None:
+                await delivery.publish(context, linked)
             return False
         except TelegramError:
             await answer("common.try_again")
@@ -129,7 +130,7 @@ async def join(
         snap.slots[user_slot(user.id)] = slot
         await svc.store.save_slots(key, {user_slot(user.id): slot})
         await answer(None)
-        await delivery.refresh_group(context, snap)
+        await delivery.publish(context, snap)
         return True
 
 
@@ -299,7 +300,7 @@ async def new_table(
     async with svc.lock(key):
         snap, created = await svc.store.transact(key, decide)
         if created:
-            await delivery.refresh_group(context, snap)
+            await delivery.publish(context, snap)
     return snap, created
 
 

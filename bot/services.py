@@ -23,7 +23,7 @@ class Services:
     # One lock per table key in this process: a process serves one table's updates one at
     # a time (the CAS covers other processes); weak, so idle tables cost nothing.
     _locks: WeakValueDictionary[str, asyncio.Lock] = field(default_factory=WeakValueDictionary)
-    # Jobs scheduled in this process, by "<kind>:<table key>" (group edit, hand retry).
+    # Tables whose hands wait for a retry scheduled in this process.
     pending_jobs: set[str] = field(default_factory=set)
 
     def lock(self, key: str) -> asyncio.Lock:

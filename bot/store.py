@@ -7,15 +7,27 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic)::
         d          the Table as JSON (bot data + the engine state JSON)
         m:table    Slot JSON of the group message (lobby, then the table, then the result)
         m:u<uid>   Slot JSON of user <uid>'s hand message in his private chat
+        lease      "<process>|<expiry ms>": the process that is bringing the messages up
+                   to date (the delivery lease)
+
+    ct:due         sorted set: table keys whose group message waits for a coalesced edit,
+                   scored by when it is due (ms); every process polls it, so an edit
+                   left for later survives the process that left it
 
 ``v`` and ``d`` change only together, through a compare-and-set on ``v`` (a Lua script;
 WATCH/MULTI/EXEC where the server has no Lua, e.g. fakeredis without lupa), so two bot
-processes serving the same chat can neither lose nor double a move. The ``m:*`` slots are
-written after delivery without CAS: they only remember what Telegram shows, and each
-carries the version it shows so that an older render is never written over a newer one.
-Every write refreshes the key's TTL, so finished and abandoned tables expire.
+processes serving the same chat can neither lose nor double a move.
 
-A move costs one HGETALL, one CAS and (after delivery) one HSET of the slots.
+Messages are brought up to date by one process at a time, so that an older render can
+never land after a newer one: a commit takes the lease when it is free (or expired, or
+already this process's), and only the holder delivers. The holder saves the slots and
+releases the lease in one script, which tells it when a newer version was committed
+meanwhile by a process that found the lease taken: then it delivers again, from the
+newest state, until it has shown the newest one. Every write refreshes the key's TTL, so
+finished and abandoned tables expire.
+
+A move costs one HGETALL, one CAS (which takes the lease) and one script that saves the
+slots and releases the lease.
 """
 
 from __future__ import annotations
@@ -23,6 +35,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import secrets
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -38,16 +52,70 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 MAX_ATTEMPTS = 50
 
-# KEYS[1] table key; ARGV: expected version, new version, table JSON, ttl, fresh (1 drops
-# every other field: a new game in the chat starts with no remembered messages).
-_CAS = """
-local v = redis.call('HGET', KEYS[1], 'v')
-if (v or '0') ~= ARGV[1] then return 0 end
-if ARGV[5] == '1' then redis.call('DEL', KEYS[1]) end
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 'd', ARGV[3])
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-return 1
+LEASE_MS = 30_000  # a delivery lease outlives a crashed holder by at most this
+
+# Shared Lua: is the lease in KEYS[1] free for ARGV[1] (owner) at ARGV[2] (now, ms)?
+_LEASE_FREE = """
+local function lease_free(owner, now)
+  local lease = redis.call('HGET', KEYS[1], 'lease')
+  if not lease then return true end
+  local holder, expires = string.match(lease, '^(.*)|(%d+)$')
+  return holder == owner or tonumber(expires) <= tonumber(now)
+end
 """
+
+# KEYS[1] table key; ARGV: owner, now, lease ms, expected version, new version, table JSON,
+# ttl, fresh (1 drops every other field: a new game starts with no remembered messages).
+# 0: conflict; 1: committed, another process delivers; 2: committed, deliver.
+_CAS = (
+    _LEASE_FREE
+    + """
+local v = redis.call('HGET', KEYS[1], 'v')
+if (v or '0') ~= ARGV[4] then return 0 end
+if ARGV[8] == '1' then redis.call('DEL', KEYS[1]) end
+redis.call('HSET', KEYS[1], 'v', ARGV[5], 'd', ARGV[6])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
+if not lease_free(ARGV[1], ARGV[2]) then return 1 end
+redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])))
+return 2
+"""
+)
+
+# KEYS[1], KEYS[2] the due set; ARGV: owner, now, lease ms, delivered version, ttl, due
+# ("" or when the group edit is due, ms), then slot name/value pairs. The holder saves what
+# the messages show and releases the lease; if a newer version was committed meanwhile it
+# keeps the lease and gets that version back (deliver again). -1: the lease is not ours
+# any more (nothing written).
+_RELEASE = (
+    _LEASE_FREE
+    + """
+if not lease_free(ARGV[1], ARGV[2]) then return -1 end
+if #ARGV > 6 then redis.call('HSET', KEYS[1], unpack(ARGV, 7)) end
+if ARGV[6] ~= '' then redis.call('ZADD', KEYS[2], 'NX', ARGV[6], KEYS[1]) end
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
+local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if v ~= tonumber(ARGV[4]) and ARGV[4] ~= '-1' then
+  redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])))
+  return v
+end
+redis.call('HDEL', KEYS[1], 'lease')
+return 0
+"""
+)
+
+# KEYS[1]; ARGV: owner, now, lease ms. The table with the lease taken, or nil when another
+# process holds it (a scheduled edit that finds someone delivering leaves it to him).
+_CLAIM = (
+    _LEASE_FREE
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 or not lease_free(ARGV[1], ARGV[2]) then return nil end
+redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])))
+return redis.call('HGETALL', KEYS[1])
+"""
+)
+
+
+DUE_KEY = "ct:due"
 
 
 def table_key(chat_id: int, thread_id: int | None) -> str:
@@ -76,6 +144,7 @@ class Snapshot:
     table: Table | None
     slots: dict[str, Slot] = field(default_factory=dict)
     version: int = 0  # the stored version (also when the table itself did not validate)
+    lease: bool = False  # this process holds the delivery lease: it must deliver, release
 
 
 class ConflictError(RuntimeError):
@@ -104,13 +173,30 @@ def _decode(raw: Mapping[Any, Any]) -> Snapshot:
     return Snapshot(table, slots, version)
 
 
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _lease_free(raw: Any, owner: str, now: int) -> bool:
+    """The WATCH path's twin of the Lua ``lease_free``."""
+    if raw is None:
+        return True
+    text = raw.decode() if isinstance(raw, bytes) else str(raw)
+    holder, _, expires = text.rpartition("|")
+    return holder == owner or int(expires or 0) <= now
+
+
 class Store:
-    """Loads tables and commits changes to them with optimistic concurrency."""
+    """Loads tables and commits changes to them with optimistic concurrency; hands out
+    the delivery lease (see the module docstring)."""
 
     def __init__(self, redis: aioredis.Redis, ttl: int) -> None:
         self.redis = redis
         self.ttl = ttl
-        self._script = redis.register_script(_CAS)
+        self.owner = secrets.token_hex(6)  # this process, as a lease holder
+        self._cas = redis.register_script(_CAS)
+        self._release = redis.register_script(_RELEASE)
+        self._claim = redis.register_script(_CLAIM)
         self._lua: bool | None = None  # unknown until first tried
 
     async def load(self, key: str) -> Snapshot:
@@ -123,7 +209,8 @@ class Store:
 
         ``decide`` must be pure (no I/O): on a conflict it runs again on the newer table.
         Returns the snapshot as committed (or as loaded when nothing was written) and
-        ``decide``'s result.
+        ``decide``'s result. A committed snapshot with ``lease`` must be delivered by the
+        caller (:func:`bot.delivery.publish` releases the lease).
         """
         for attempt in range(MAX_ATTEMPTS):
             if self._lua is not False:
@@ -136,6 +223,19 @@ class Store:
             await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))
         raise ConflictError(key)
 
+    async def _lua_call(self, script: Any, keys: list[str], *args: Any) -> Any:
+        """Run a script; _NO_LUA (and the WATCH path from now on) when the server has none."""
+        try:
+            result = await script(keys=keys, args=[self.owner, _now_ms(), LEASE_MS, *args])
+        except ResponseError as exc:
+            if "unknown command" in str(exc).lower():
+                self._lua = False
+                log.info("no Lua on this Redis: using WATCH/MULTI for compare-and-set")
+                return _NO_LUA
+            raise
+        self._lua = True
+        return result
+
     async def _attempt_lua(
         self, key: str, decide: Callable[[Snapshot], tuple[Write, R]]
     ) -> tuple[Snapshot, R] | None:
@@ -145,28 +245,14 @@ class Store:
         if write.table is None:
             return snap, result
         new = write.table
-        try:
-            ok = await self._script(
-                keys=[key],
-                args=[
-                    expected,
-                    expected + 1,
-                    new.model_dump_json(),
-                    self.ttl,
-                    1 if write.fresh else 0,
-                ],
-            )
-        except ResponseError as exc:
-            if "unknown command" in str(exc).lower():
-                self._lua = False
-                log.info("no Lua on this Redis: using WATCH/MULTI for compare-and-set")
-                return None
-            raise
-        self._lua = True
-        if not ok:
+        fresh = 1 if write.fresh else 0
+        json = new.model_dump_json()
+        done = await self._lua_call(self._cas, [key], expected, expected + 1, json, self.ttl, fresh)
+        if done is _NO_LUA or not done:
             return None
         new.version = expected + 1
-        return Snapshot(new, {} if write.fresh else snap.slots, expected + 1), result
+        slots = {} if write.fresh else snap.slots
+        return Snapshot(new, slots, expected + 1, lease=done == 2), result
 
     async def _attempt_watch(
         self, key: str, decide: Callable[[Snapshot], tuple[Write, R]]
@@ -174,29 +260,135 @@ class Store:
         async with self.redis.pipeline(transaction=True) as pipe:
             try:
                 await pipe.watch(key)
-                snap = _decode(await pipe.hgetall(key))
+                raw = await pipe.hgetall(key)
+                snap = _decode(raw)
                 expected = snap.version
                 write, result = decide(snap)
                 if write.table is None:
                     await pipe.unwatch()  # type: ignore[no-untyped-call]
                     return snap, result
                 new = write.table
+                now = _now_ms()
+                lease = write.fresh or _lease_free(raw.get(b"lease"), self.owner, now)
                 pipe.multi()  # type: ignore[no-untyped-call]
                 if write.fresh:
                     pipe.delete(key)
                 pipe.hset(key, mapping={"v": expected + 1, "d": new.model_dump_json()})
+                if lease:
+                    pipe.hset(key, "lease", f"{self.owner}|{now + LEASE_MS}")
                 pipe.expire(key, self.ttl)
                 await pipe.execute()
             except WatchError:
                 return None
         new.version = expected + 1
-        return Snapshot(new, {} if write.fresh else snap.slots, expected + 1), result
+        slots = {} if write.fresh else snap.slots
+        return Snapshot(new, slots, expected + 1, lease=lease), result
+
+    async def release(
+        self,
+        key: str,
+        version: int,
+        slots: Mapping[str, Slot],
+        *,
+        due: float | None = None,
+        drop: bool = False,
+    ) -> Snapshot | None:
+        """Save what the messages show (``version`` of the table) and give the lease back;
+        ``due``: when the group edit left for later is due (seconds since the epoch).
+
+        Returns the newest snapshot, still leased, when a newer version was committed
+        meanwhile: the caller delivers again. ``drop``: give the lease back whatever
+        happened (after an error).
+        """
+        pairs = [x for name, slot in slots.items() for x in (name, slot.model_dump_json())]
+        delivered = -1 if drop else version
+        due_ms = "" if due is None else str(int(due * 1000))
+        if self._lua is not False:
+            newer = await self._lua_call(
+                self._release, [key, DUE_KEY], delivered, self.ttl, due_ms, *pairs
+            )
+            if newer is not _NO_LUA:
+                return await self._leased(key) if newer and newer > 0 else None
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(key)
+                lease, current = await pipe.hmget(key, ["lease", "v"])
+                now = _now_ms()
+                if not _lease_free(lease, self.owner, now):
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return None
+                newer = int(current or 0) != version and not drop
+                pipe.multi()  # type: ignore[no-untyped-call]
+                if pairs:
+                    pipe.hset(key, mapping=dict(zip(pairs[::2], pairs[1::2], strict=True)))
+                if due_ms:
+                    pipe.zadd(DUE_KEY, {key: int(due_ms)}, nx=True)
+                pipe.expire(key, self.ttl)
+                if newer:
+                    pipe.hset(key, "lease", f"{self.owner}|{now + LEASE_MS}")
+                else:
+                    pipe.hdel(key, "lease")
+                await pipe.execute()
+            except WatchError:
+                return await self.release(key, version, slots, due=due, drop=drop)
+        return await self._leased(key) if newer else None
+
+    async def _leased(self, key: str) -> Snapshot:
+        snap = await self.load(key)
+        snap.lease = True
+        return snap
+
+    async def claim(self, key: str) -> Snapshot | None:
+        """The table with the delivery lease, or None when another process holds it."""
+        if self._lua is not False:
+            raw = await self._lua_call(self._claim, [key])
+            if raw is not _NO_LUA:
+                if raw is None:
+                    return None
+                snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
+                snap.lease = True
+                return snap
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(key)
+                raw = await pipe.hgetall(key)
+                now = _now_ms()
+                if not raw or not _lease_free(raw.get(b"lease"), self.owner, now):
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return None
+                pipe.multi()  # type: ignore[no-untyped-call]
+                pipe.hset(key, "lease", f"{self.owner}|{now + LEASE_MS}")
+                await pipe.execute()
+            except WatchError:
+                return await self.claim(key)
+        snap = _decode(raw)
+        snap.lease = True
+        return snap
+
+    async def defer(self, key: str, due: float) -> None:
+        """Leave the group edit for later (``due``: seconds since the epoch)."""
+        await self.redis.zadd(DUE_KEY, {key: int(due * 1000)}, nx=True)
+
+    async def take_due(self, limit: int = 100) -> list[str]:
+        """Table keys whose group edit is due, each handed to exactly one caller."""
+        found = await self.redis.zrangebyscore(DUE_KEY, "-inf", _now_ms(), start=0, num=limit)
+        keys = [k.decode() if isinstance(k, bytes) else str(k) for k in found]
+        if not keys:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for k in keys:
+                pipe.zrem(DUE_KEY, k)
+            taken = await pipe.execute()
+        return [k for k, t in zip(keys, taken, strict=True) if t]
 
     async def save_slots(self, key: str, slots: Mapping[str, Slot]) -> None:
-        """Remember what the messages show now (no CAS: see the module docstring)."""
+        """Remember a message outside a delivery (a lobby's private confirmation)."""
         if not slots:
             return
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hset(key, mapping={k: s.model_dump_json() for k, s in slots.items()})
             pipe.expire(key, self.ttl)
             await pipe.execute()
+
+
+_NO_LUA = object()

@@ -7,10 +7,13 @@ import random
 import re
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.i18n import LANGS, catalogue, faces, lang_of, t
+from engine import cards
+from engine.base import IllegalMove, MalformedRecord
 from engine.durak import Durak, DurakOptions
 from engine.football import Football
 
@@ -39,12 +42,53 @@ def test_every_literal_key_in_the_code_exists() -> None:
     assert missing == []
 
 
+def _probe_codes(game: Any, rng: random.Random, tokens: list[str]) -> set[str]:
+    """The reasons the engine gives for a sample of taps the actor could forge now."""
+    codes: set[str] = set()
+    actor = game.to_act()
+    for token in rng.sample(tokens, 12):
+        probe = type(game).from_json(game.to_json())
+        for player in {actor.player, 1 - actor.player if actor.player < 2 else 0}:
+            try:
+                probe.apply(probe.move_from_token(token, player))
+            except IllegalMove as exc:
+                codes.add(exc.code)
+            except MalformedRecord:
+                pass
+    return codes
+
+
 def test_every_illegal_move_code_has_a_text() -> None:
     codes: set[str] = set()
     for name in ("football", "durak"):
         text = (ROOT / "engine" / f"{name}.py").read_text()
         codes.update(re.findall(r'IllegalMove\(\s*"(\w+)"', text))
-    assert "not_your_turn" in codes
+    # Codes built at run time: forge taps at random positions of random games.
+    rng = random.Random(5)
+    names = [c for c in cards.to_strs(cards.deck(52))]
+    durak_tokens = [p + k + c for p in ("", "d") for k in "aw" for c in names]
+    durak_tokens += [
+        "t",
+        "p",
+        "dt",
+        "dp",
+        *(f"b{a}{c}" for a, c in zip(names, names[5:], strict=False)),
+    ]
+    football_tokens = [f"{k}{c}" for k in "ea" for c in range(4)]
+    for n in range(6):
+        games: list[tuple[Any, list[str]]] = [
+            (
+                Durak.new(DurakOptions(dummy_plays=n % 2 == 1), ["a", "b", "c"], 0, seed=n),
+                durak_tokens,
+            ),
+            (Football.new(None, ["a", "b"], seed=n), football_tokens),
+        ]
+        for game, tokens in games:
+            while not game.is_finished():
+                if rng.random() < 0.2:
+                    codes |= _probe_codes(game, rng, tokens * 2)
+                game.apply(rng.choice(list(game.legal_moves())))
+    assert {"not_your_turn", "cannot_throw_now"} <= codes
     missing = sorted(c for c in codes if f"illegal.{c}" not in catalogue("en"))
     assert missing == []
 
