@@ -10,6 +10,7 @@ import fakeredis
 import pytest
 import redis.asyncio as aioredis
 
+from bot import store as store_module
 from bot.models import Seat, Slot, Table
 from bot.store import TABLE_SLOT, Snapshot, Store, Write, table_key, user_slot
 
@@ -90,3 +91,46 @@ async def test_a_table_that_does_not_validate_leaves_the_chat_free(store: Store)
     snap, _ = await store.transact(KEY, lambda s: (Write(_table(), fresh=True), None))
     assert snap.version == 4
     assert (await store.load(KEY)).table is not None
+
+
+def _other(store: Store) -> Store:
+    """A second bot process on the same Redis."""
+    other = Store(store.redis, ttl=100)
+    other._lua = store._lua
+    return other
+
+
+async def test_one_process_delivers_and_ends_on_the_newest_version(store: Store) -> None:
+    other = _other(store)
+    first, _ = await store.transact(KEY, _add_seat)
+    assert first.lease  # the lease was free: this process delivers
+    second, _ = await other.transact(KEY, _add_seat)
+    assert not second.lease  # taken: the holder will show this version too
+    assert await other.claim(KEY) is None
+    newer = await store.release(KEY, first.version, {TABLE_SLOT: Slot(id=1, version=1)})
+    assert newer is not None and newer.lease and newer.version == second.version
+    assert newer.slots[TABLE_SLOT].id == 1
+    assert await store.release(KEY, newer.version, {}) is None  # shown the newest: free
+    third, _ = await other.transact(KEY, _add_seat)
+    assert third.lease
+
+
+async def test_a_dead_holders_lease_expires(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = _other(store)
+    await store.transact(KEY, _add_seat)  # and never releases (the process died)
+    assert await other.claim(KEY) is None
+    later = store_module._now_ms() + store_module.LEASE_MS + 1
+    monkeypatch.setattr(store_module, "_now_ms", lambda: later)
+    claimed = await other.claim(KEY)
+    assert claimed is not None and claimed.lease and claimed.table is not None
+
+
+async def test_due_group_edits_are_handed_out_once(store: Store) -> None:
+    await store.redis.delete(store_module.DUE_KEY)
+    snap, _ = await store.transact(KEY, _add_seat)
+    await store.release(KEY, snap.version, {}, due=0.001)  # long due
+    assert await store.take_due() == [KEY]
+    assert await store.take_due() == []
+    await store.defer(KEY, 1e12)  # far in the future
+    assert await store.take_due() == []
+    await store.redis.delete(store_module.DUE_KEY)
