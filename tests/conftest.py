@@ -76,9 +76,15 @@ async def real_redis(server: FakeTelegram) -> AsyncIterator[aioredis.Redis]:
         await client.aclose()
         pytest.skip("no Redis answers on 127.0.0.1:6379")
     yield client
-    for ident in [*server.groups, *server.users]:
+    idents = [str(i) for i in (*server.groups, *server.users)]
+    for ident in idents:
         async for key in client.scan_iter(match=f"*{ident}*", count=1000):
             await client.delete(key)
+    # Shared indexes (e.g. the bot's due set of table keys): drop our members only.
+    async for key in client.scan_iter(count=1000, _type="zset"):
+        mine = [m async for m, _ in client.zscan_iter(key) if any(i in m.decode() for i in idents)]
+        if mine:
+            await client.zrem(key, *mine)
     await client.aclose()
 
 
