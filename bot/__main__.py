@@ -19,6 +19,8 @@ def main() -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # "job skipped: already running" when the event loop is busy is no news
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
     try:
         settings = Settings()
     except ValidationError as exc:
