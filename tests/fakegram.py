@@ -891,6 +891,9 @@ class FakeRequest(BaseRequest):
     def __init__(self, server: FakeTelegram, *, latency: float = 0.0) -> None:
         self.server = server
         self.latency = latency
+        # While this is an unset event, calls wait for it: a process frozen mid-call (or
+        # killed: the test never sets it before it is done with the process).
+        self.hold: asyncio.Event | None = None
 
     @property
     def read_timeout(self) -> float | None:
@@ -921,6 +924,8 @@ class FakeRequest(BaseRequest):
         params = json.loads(json.dumps(params))
         if self.latency:
             await asyncio.sleep(self.latency)
+        if self.hold is not None:
+            await self.hold.wait()
         try:
             result = self.server.handle(api_method, params, files)
         except ApiError as error:

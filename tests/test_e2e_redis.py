@@ -257,3 +257,40 @@ async def test_a_group_edit_deferred_before_a_restart_still_happens(
     h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
     await asyncio.sleep(2.5)
     assert top.table_message().text == rendered(data, None), "the group still shows an old move"
+
+
+@pytest.mark.telegram_complaints  # the dead process never answers the tap
+async def test_a_process_that_dies_between_commit_and_delivery_does_not_stall_the_game(
+    real_harness: Harness,
+    make_app: AppFactory,
+    real_redis: aioredis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A move is committed by a process that dies (killed in a deploy) before it shows
+    anyone the new position: the next player never got his prompt. Once that process's
+    delivery lease has run out, a live process must bring the messages up to date by
+    itself; nobody can tap anything to make it happen."""
+    import bot.store
+
+    monkeypatch.setattr(bot.store, "LEASE_MS", 300)
+    h = real_harness
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", players)
+    doomed = await make_app(real_redis)
+    frozen = doomed.bot.request.hold = asyncio.Event()  # its Bot API calls never return
+    (actor,) = [u for u in players if top.prompt(u) is not None]
+    (waiting,) = [u for u in players if u is not actor]
+    prompt = top.prompt(actor)
+    assert prompt is not None
+    before = (await stored(h, top.group))["version"]
+    data = prompt.buttons[0].callback_data or ""
+    dying = asyncio.create_task(h.tap_data(actor, actor.id, prompt.message_id, data, doomed))
+    try:
+        while (await stored(h, top.group))["version"] == before:
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(3)  # the lease runs out; the live process polls every 0.5 s
+        assert top.prompt(waiting) is not None, "the next player never got his prompt"
+    finally:
+        dying.cancel()
+        frozen.set()  # let the dead process's jobs end, so that it can be stopped
