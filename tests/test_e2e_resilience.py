@@ -9,7 +9,8 @@ import random
 
 import pytest
 
-from tests.fakegram import FakeUser, Harness
+from tests.conftest import AppFactory
+from tests.fakegram import FakeTelegram, FakeUser, Harness
 from tests.tabletop import Tabletop, stored, table_key
 
 
@@ -112,3 +113,26 @@ async def test_a_bot_kicked_from_the_group_mid_game_lets_the_players_finish(
     for user in players:
         assert [m for m in h.screen(user) if m.from_bot][-1].edit_date is not None
     assert h.log_errors == []
+
+
+@pytest.mark.telegram_complaints  # the injected flood control
+async def test_the_production_settings_ride_out_flood_control(
+    server: FakeTelegram, make_app: AppFactory, fake_redis: object
+) -> None:
+    """As deployed: PTB's rate limiter on, group edits coalesced every 3 s. A flood-control
+    answer is waited out, the move it belonged to still reaches its player."""
+    h = Harness(server)
+    h.redis = fake_redis
+    h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=3.0))
+    top, players = await durak(h)
+    rng = random.Random(11)
+    for move in range(16):
+        if move == 5:
+            h.server.flood("sendMessage", retry_after=1)
+            h.server.flood("editMessageText", retry_after=1)
+        before = len((await stored(h, top.group))["moves"])
+        _, answer = await top.step(players, rng)
+        assert answer.answered and answer.text is None
+        assert len((await stored(h, top.group))["moves"]) == before + 1
+    assert sum(1 for c in h.server.calls if c.error and "Too Many" in c.error) == 2
+    assert h.log_errors == [] and h.server.not_modified == 0
