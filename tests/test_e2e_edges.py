@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 
 from bot.callbacks import Action
 from engine import records
-from tests.fakegram import Harness
+from tests.fakegram import FakeGroup, Harness
 from tests.tabletop import LeakWatch, Tabletop, stored
 
 
@@ -100,3 +101,33 @@ async def test_a_command_sent_as_a_reply_opens_the_table_in_the_main_chat(
     assert (await stored(h, group))["phase"] == "playing"
     await h.command(bob, group, "/newgame", reply_to=top.table_message())
     assert (await stored(h, group))["phase"] == "playing"
+
+
+async def test_callback_data_fits_in_a_big_old_forum(harness: Harness) -> None:
+    """The longest addresses: a 13-digit chat id, a topic deep in a busy forum's history,
+    the dummy playing (its beats are the longest move tokens). Telegram refuses buttons
+    whose data is over 64 bytes (the fixture fails the test on any refused call)."""
+    h = harness
+    group = h.server.add_group(FakeGroup(id=-1_009_999_999_999, title="Old forum", is_forum=True))
+    h.server._next_message_id[group.id] = itertools.count(2_000_000_000)
+    topic = h.topic(group, "Cards")
+    players = [h.user(n) for n in ("Ann", "Bob", "Cid")]
+    top = Tabletop(h, group, topic)
+    await top.open(players[0], "durak")
+    for user in players[1:]:
+        await top.join(user)
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.tap_group(players[0], Action.OPTION, "p")
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.start(players[0])
+    await top.play(players, random.Random(9))
+    sent = [
+        button.get("callback_data", "")
+        for call in h.server.calls
+        if call.error is None and isinstance(call.params.get("reply_markup"), dict)
+        for row in call.params["reply_markup"].get("inline_keyboard", [])
+        for button in row
+    ]
+    longest = max(len(data.encode()) for data in sent)
+    # chat 9 + topic 6 + game 4 + separators 2 + action 1 + stamp 3 + a move token
+    assert 28 <= longest <= 64
