@@ -422,6 +422,10 @@ class FakeTelegram:
         self.messages.setdefault(chat_id, {})[message.message_id] = message
         return message
 
+    def age(self, chat_id: int, next_message_id: int) -> None:
+        """Makes a chat look long-lived: its next message gets this id."""
+        self._next_message_id[chat_id] = itertools.count(next_message_id)
+
     def inject(
         self,
         method: str | None,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import random
 
@@ -109,7 +108,7 @@ async def test_callback_data_fits_in_a_big_old_forum(harness: Harness) -> None:
     whose data is over 64 bytes (the fixture fails the test on any refused call)."""
     h = harness
     group = h.server.add_group(FakeGroup(id=-1_009_999_999_999, title="Old forum", is_forum=True))
-    h.server._next_message_id[group.id] = itertools.count(2_000_000_000)
+    h.server.age(group.id, 2_000_000_000)
     topic = h.topic(group, "Cards")
     players = [h.user(n) for n in ("Ann", "Bob", "Cid")]
     top = Tabletop(h, group, topic)
