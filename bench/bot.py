@@ -174,6 +174,9 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         # than wall time to other processes on the machine.
         "cpu_ms_per_move": round(cpu / moves * 1000, 2),
         "load_average_at_start": round(load, 2),
+        # Time the fake Telegram itself took inside move taps (JSON, HTML parsing, checks):
+        # part of the times below, not of the bot.
+        "fake_telegram_ms_per_move": round(server.busy.get("move", 0.0) / moves * 1000, 2),
         "p50_ms": round(p[49] * 1000, 2),
         "p99_ms": round(p[98] * 1000, 2),
         "max_ms": round(move_times[-1] * 1000, 2),
