@@ -20,7 +20,7 @@ The run has two phases: one table alone first (``--solo-games``; the time in
 ``process_update`` is then the handling time itself), then ``--tables`` tables at once
 (that time then includes waiting for the event loop, i.e. latency under load).
 
-    .venv/bin/python bench/bot.py [--tables 50] [--games 2] [--solo-games 5]
+    .venv/bin/python bench/bot.py [--tables 50] [--games 2] [--solo-games 20]
                                   [--edit-interval S] [--json]
 """
 
@@ -210,7 +210,7 @@ def main() -> None:
     parser.add_argument(
         "--solo-games",
         type=int,
-        default=5,
+        default=20,
         help="first play this many games at one table alone: handling time without queueing",
     )
     args = parser.parse_args()
