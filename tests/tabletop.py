@@ -98,11 +98,15 @@ class Tabletop:
         sit at several tables at once)."""
         for message in reversed(self.h.screen(user)):
             if message.from_bot and any(
-                action_of(b) in PLAY_ACTIONS and decode(b.callback_data).chat_id == self.group.id
-                for b in message.buttons
+                action_of(b) in PLAY_ACTIONS and self.addressed(b) for b in message.buttons
             ):
                 return message
         return None
+
+    def addressed(self, button: Button) -> bool:
+        """Whether a (well-formed) button belongs to this table."""
+        cb = decode(button.callback_data)
+        return (cb.chat_id, cb.thread_id) == (self.group.id, self.thread)
 
     def finished(self) -> bool:
         return any(action_of(b) is Action.AGAIN for b in self.table_message().buttons)
@@ -150,7 +154,7 @@ class Tabletop:
 
 
 @cache
-def _card_pattern(notation: str) -> re.Pattern[str]:
+def card_pattern(notation: str) -> re.Pattern[str]:
     """Every way a message could spell the card: record notation, and its display in each
     language (``10♥``, ``Т♠``); a rank must not be the tail of a longer word or number."""
     card = cards.parse(notation)
@@ -185,7 +189,7 @@ def hidden_cards(kind: str, state: str, seat: int | None) -> set[str]:
 
 
 def leaks(text: str, hidden: set[str]) -> list[str]:
-    return sorted(c for c in hidden if _card_pattern(c).search(text))
+    return sorted(c for c in hidden if card_pattern(c).search(text))
 
 
 class LeakWatch:

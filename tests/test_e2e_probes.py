@@ -20,7 +20,7 @@ from engine import cards
 from engine.base import MalformedRecord
 from engine.durak import Durak
 from tests.fakegram import FakeUser, Harness
-from tests.tabletop import Tabletop, _card_pattern, hidden_cards, leaks, stored
+from tests.tabletop import Tabletop, card_pattern, hidden_cards, leaks, stored
 
 DECK_36 = cards.to_strs(cards.deck(36))
 CATALOGUE_KEY = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)+")
@@ -28,7 +28,7 @@ CATALOGUE_KEY = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)+")
 
 def normalised(text: str, named: list[str]) -> str:
     for card in named:
-        text = _card_pattern(card).sub("#", text)
+        text = card_pattern(card).sub("#", text)
     return re.sub(r"\s+", " ", text)
 
 
