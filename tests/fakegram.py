@@ -13,6 +13,23 @@ production: an edit that changes nothing (400 "message is not modified", counted
 twice or never, a message to a user who never opened the bot, HTML that does not parse.
 A method the fake does not know is answered with Telegram's 404 and recorded in
 :attr:`FakeTelegram.unknown_calls`, so that a test notices.
+
+Simulated methods: getMe, sendMessage, editMessageText, editMessageReplyMarkup,
+editMessageCaption, deleteMessage(s), sendDocument, answerCallbackQuery, getChat,
+getChatMember, getChatAdministrators, pin/unpinChatMessage, sendChatAction,
+set/get/deleteMyCommands, setMyDescription, setMyShortDescription, setChatMenuButton,
+set/deleteWebhook. Errors, worded as Telegram words them: 400 chat not found, message to
+edit / delete / be replied not found, message is not modified, message can't be edited,
+BUTTON_DATA_INVALID, message is too long, can't parse entities (HTML), query is too old;
+403 bot can't initiate conversation with a user, bot was blocked by the user, bot was
+kicked from the group; 429 flood control (:meth:`FakeTelegram.flood`, or a per-group rate
+with ``group_rate_per_minute``); anything else by :meth:`FakeTelegram.inject`. A
+:class:`FakeRequest` can also be slowed (``latency``) or frozen (``hold``).
+
+:meth:`Harness.problems` lists what a real Telegram would have complained about (edits
+that changed nothing, refused calls, unanswered callback queries, unknown methods),
+errors the bot logged and catalogue keys shown raw; the ``harness`` fixtures of
+tests/conftest.py fail a test that leaves any.
 """
 
 from __future__ import annotations
