@@ -233,10 +233,10 @@ async def _group_now_or_later(
     interval = svc.settings.table_edit_interval
     table = snap.table
     if slot is None or interval <= 0 or table is None or slot.phase != table.phase:
-        return await _show_group(app, svc, key, snap), None
+        return await _show_group(app, svc, snap)
     due = slot.at + interval
     if due <= time.time():
-        return await _show_group(app, svc, key, snap), None
+        return await _show_group(app, svc, snap)
     return None, due
 
 
@@ -264,23 +264,16 @@ def _retry_hands(
 
 
 async def due_job(context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The coalesced edits that are due (polled by every process): each shows whatever
-    the newest state is when it runs. A table another process is delivering is left to
-    it: it shows the group too, now or by marking it due again."""
+    """Tables that are due (polled by every process): a coalesced group edit whose time
+    has come, or a delivery whose holder's lease ran out (he may have died). Each is
+    brought up to date from the newest state; a table another process is delivering is
+    left to it (it stays due at that lease's expiry)."""
     svc = services(context)
     for key in await svc.store.take_due():
         async with svc.lock(key):
             snap = await svc.store.claim(key)
-            if snap is None:
-                continue
-            try:
-                slot = await _show_group(context, svc, key, snap)
-            except BaseException:
-                await svc.store.release(key, snap.version, {}, drop=True)
-                raise
-            newer = await svc.store.release(key, snap.version, {TABLE_SLOT: slot} if slot else {})
-            if newer is not None:
-                await publish(context, newer)
+            if snap is not None:
+                await publish(context, snap)
 
 
 async def _republish_job(context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -297,11 +290,12 @@ async def _republish_job(context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def _show_group(
-    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, snap: Snapshot
-) -> Slot | None:
+    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, snap: Snapshot
+) -> tuple[Slot | None, float | None]:
+    """Edit the group message now: (the new slot, or when to try again)."""
     table = snap.table
     if table is None:
-        return None
+        return None, None
     screen = views.group_screen(table, svc.bot_username)
     try:
         slot = await show(
@@ -313,15 +307,14 @@ async def _show_group(
             table.version,
         )
     except (RetryAfter, TimedOut, NetworkError) as exc:
-        await svc.store.defer(key, time.time() + _wait_after(exc))
-        return None
+        return None, time.time() + _wait_after(exc)
     except TelegramError as exc:
-        log.warning("table %s not shown: %s", key, exc)
-        return None
+        log.warning("table of %s not shown: %s", table.chat_id, exc)
+        return None, None
     if slot is not None:
         slot.phase = table.phase
         snap.slots[TABLE_SLOT] = slot
-    return slot
+    return slot, None
 
 
 async def new_group_message(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:

@@ -54,62 +54,83 @@ MAX_ATTEMPTS = 50
 
 LEASE_MS = 30_000  # a delivery lease outlives a crashed holder by at most this
 
-# Shared Lua: is the lease in KEYS[1] free for ARGV[1] (owner) at ARGV[2] (now, ms)?
-_LEASE_FREE = """
-local function lease_free(owner, now)
+# Shared Lua. KEYS[1] is the table, KEYS[2] the due set; ARGV[1..3] owner, now (ms), lease
+# ms. A lease is "<owner>|<expiry ms>". Taking it also puts the table in the due set at its
+# expiry: if the holder dies before it has delivered, a live process's poll finds the
+# table there once the lease has run out, and delivers.
+_LEASE = """
+local function lease_expiry()
   local lease = redis.call('HGET', KEYS[1], 'lease')
-  if not lease then return true end
+  if not lease then return nil, 0 end
   local holder, expires = string.match(lease, '^(.*)|(%d+)$')
-  return holder == owner or tonumber(expires) <= tonumber(now)
+  return holder, tonumber(expires)
+end
+local function lease_free()
+  local holder, expires = lease_expiry()
+  return holder == nil or holder == ARGV[1] or expires <= tonumber(ARGV[2])
+end
+local function take_lease()
+  local expires = string.format('%d', tonumber(ARGV[2]) + tonumber(ARGV[3]))
+  redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. '|' .. expires)
+  redis.call('ZADD', KEYS[2], 'NX', expires, KEYS[1])
 end
 """
 
-# KEYS[1] table key; ARGV: owner, now, lease ms, expected version, new version, table JSON,
-# ttl, fresh (1 drops every other field: a new game starts with no remembered messages).
+# ARGV[4..]: expected version, new version, table JSON, ttl, fresh (1 drops every other
+# field: a new game starts with no remembered messages).
 # 0: conflict; 1: committed, another process delivers; 2: committed, deliver.
 _CAS = (
-    _LEASE_FREE
+    _LEASE
     + """
 local v = redis.call('HGET', KEYS[1], 'v')
 if (v or '0') ~= ARGV[4] then return 0 end
 if ARGV[8] == '1' then redis.call('DEL', KEYS[1]) end
 redis.call('HSET', KEYS[1], 'v', ARGV[5], 'd', ARGV[6])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
-if not lease_free(ARGV[1], ARGV[2]) then return 1 end
-redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])))
+if not lease_free() then return 1 end
+take_lease()
 return 2
 """
 )
 
-# KEYS[1], KEYS[2] the due set; ARGV: owner, now, lease ms, delivered version, ttl, due
-# ("" or when the group edit is due, ms), then slot name/value pairs. The holder saves what
-# the messages show and releases the lease; if a newer version was committed meanwhile it
-# keeps the lease and gets that version back (deliver again). -1: the lease is not ours
-# any more (nothing written).
+# ARGV[4..]: delivered version (-1: give the lease back after an error), ttl, due ("" or
+# when the group edit left for later is due, ms), then slot name/value pairs. The holder
+# saves what the messages show and releases the lease; if a newer version was committed
+# meanwhile it keeps the lease and gets that version back (deliver again). -1: the lease
+# is not ours any more (nothing written).
 _RELEASE = (
-    _LEASE_FREE
+    _LEASE
     + """
-if not lease_free(ARGV[1], ARGV[2]) then return -1 end
+if not lease_free() then return -1 end
 if #ARGV > 6 then redis.call('HSET', KEYS[1], unpack(ARGV, 7)) end
-if ARGV[6] ~= '' then redis.call('ZADD', KEYS[2], 'NX', ARGV[6], KEYS[1]) end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
 local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if v ~= tonumber(ARGV[4]) and ARGV[4] ~= '-1' then
-  redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])))
+  take_lease()
   return v
 end
 redis.call('HDEL', KEYS[1], 'lease')
+if ARGV[6] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[6], KEYS[1])
+else
+  redis.call('ZREM', KEYS[2], KEYS[1])
+end
 return 0
 """
 )
 
-# KEYS[1]; ARGV: owner, now, lease ms. The table with the lease taken, or nil when another
-# process holds it (a scheduled edit that finds someone delivering leaves it to him).
+# The table with the lease taken, or nil: when it is gone, or when another process holds
+# the lease (then the table stays due at the lease's expiry, in case that holder dies).
 _CLAIM = (
-    _LEASE_FREE
+    _LEASE
     + """
-if redis.call('EXISTS', KEYS[1]) == 0 or not lease_free(ARGV[1], ARGV[2]) then return nil end
-redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])))
+if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
+if not lease_free() then
+  local _, expires = lease_expiry()
+  redis.call('ZADD', KEYS[2], string.format('%d', expires), KEYS[1])
+  return nil
+end
+take_lease()
 return redis.call('HGETALL', KEYS[1])
 """
 )
@@ -177,13 +198,17 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _expiry(raw: Any) -> int:
+    text = raw.decode() if isinstance(raw, bytes) else str(raw)
+    return int(text.rpartition("|")[2] or 0)
+
+
 def _lease_free(raw: Any, owner: str, now: int) -> bool:
     """The WATCH path's twin of the Lua ``lease_free``."""
     if raw is None:
         return True
     text = raw.decode() if isinstance(raw, bytes) else str(raw)
-    holder, _, expires = text.rpartition("|")
-    return holder == owner or int(expires or 0) <= now
+    return text.rpartition("|")[0] == owner or _expiry(raw) <= now
 
 
 class Store:
@@ -247,7 +272,9 @@ class Store:
         new = write.table
         fresh = 1 if write.fresh else 0
         json = new.model_dump_json()
-        done = await self._lua_call(self._cas, [key], expected, expected + 1, json, self.ttl, fresh)
+        done = await self._lua_call(
+            self._cas, [key, DUE_KEY], expected, expected + 1, json, self.ttl, fresh
+        )
         if done is _NO_LUA or not done:
             return None
         new.version = expected + 1
@@ -275,7 +302,7 @@ class Store:
                     pipe.delete(key)
                 pipe.hset(key, mapping={"v": expected + 1, "d": new.model_dump_json()})
                 if lease:
-                    pipe.hset(key, "lease", f"{self.owner}|{now + LEASE_MS}")
+                    self._take_lease(pipe, key, now)
                 pipe.expire(key, self.ttl)
                 await pipe.execute()
             except WatchError:
@@ -321,17 +348,25 @@ class Store:
                 pipe.multi()  # type: ignore[no-untyped-call]
                 if pairs:
                     pipe.hset(key, mapping=dict(zip(pairs[::2], pairs[1::2], strict=True)))
-                if due_ms:
-                    pipe.zadd(DUE_KEY, {key: int(due_ms)}, nx=True)
                 pipe.expire(key, self.ttl)
                 if newer:
-                    pipe.hset(key, "lease", f"{self.owner}|{now + LEASE_MS}")
+                    self._take_lease(pipe, key, now)
                 else:
                     pipe.hdel(key, "lease")
+                    if due_ms:
+                        pipe.zadd(DUE_KEY, {key: int(due_ms)})
+                    else:
+                        pipe.zrem(DUE_KEY, key)
                 await pipe.execute()
             except WatchError:
                 return await self.release(key, version, slots, due=due, drop=drop)
         return await self._leased(key) if newer else None
+
+    def _take_lease(self, pipe: Any, key: str, now: int) -> None:
+        """The WATCH path's twin of the Lua ``take_lease``."""
+        expires = now + LEASE_MS
+        pipe.hset(key, "lease", f"{self.owner}|{expires}")
+        pipe.zadd(DUE_KEY, {key: expires}, nx=True)
 
     async def _leased(self, key: str) -> Snapshot:
         snap = await self.load(key)
@@ -341,7 +376,7 @@ class Store:
     async def claim(self, key: str) -> Snapshot | None:
         """The table with the delivery lease, or None when another process holds it."""
         if self._lua is not False:
-            raw = await self._lua_call(self._claim, [key])
+            raw = await self._lua_call(self._claim, [key, DUE_KEY])
             if raw is not _NO_LUA:
                 if raw is None:
                     return None
@@ -353,21 +388,27 @@ class Store:
                 await pipe.watch(key)
                 raw = await pipe.hgetall(key)
                 now = _now_ms()
-                if not raw or not _lease_free(raw.get(b"lease"), self.owner, now):
+                if not raw:
                     await pipe.unwatch()  # type: ignore[no-untyped-call]
                     return None
                 pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.hset(key, "lease", f"{self.owner}|{now + LEASE_MS}")
+                held = not _lease_free(raw.get(b"lease"), self.owner, now)
+                if held:  # due again when that lease runs out, in case its holder died
+                    pipe.zadd(DUE_KEY, {key: _expiry(raw.get(b"lease"))})
+                else:
+                    self._take_lease(pipe, key, now)
                 await pipe.execute()
             except WatchError:
                 return await self.claim(key)
+        if held:
+            return None
         snap = _decode(raw)
         snap.lease = True
         return snap
 
     async def defer(self, key: str, due: float) -> None:
         """Leave the group edit for later (``due``: seconds since the epoch)."""
-        await self.redis.zadd(DUE_KEY, {key: int(due * 1000)}, nx=True)
+        await self.redis.zadd(DUE_KEY, {key: int(due * 1000)})
 
     async def take_due(self, limit: int = 100) -> list[str]:
         """Table keys whose group edit is due, each handed to exactly one caller."""
