@@ -10,9 +10,10 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic)::
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
                    to date (the delivery lease)
 
-    ct:due         sorted set: table keys whose group message waits for a coalesced edit,
-                   scored by when it is due (ms); every process polls it, so an edit
-                   left for later survives the process that left it
+    ct:due         sorted set of table keys, scored by when they are due (ms): a group
+                   edit left for later (coalesced, or refused by flood control), and,
+                   while a delivery runs, its lease's expiry (if the holder dies, a live
+                   process delivers once the lease has run out). Every process polls it.
 
 ``v`` and ``d`` change only together, through a compare-and-set on ``v`` (a Lua script;
 WATCH/MULTI/EXEC where the server has no Lua, e.g. fakeredis without lupa), so two bot
