@@ -8,9 +8,13 @@ state, legal moves, apply).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, NamedTuple, Protocol, Self
+from typing import Any, ClassVar, NamedTuple, Protocol, Self, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
+
+from engine import cards
+
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
 
 class MalformedRecord(ValueError):
@@ -110,3 +114,32 @@ class Game(Protocol):
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Self:
         """The game at the start of a record (moves ignored); raises MalformedRecord."""
+
+
+def first_error(exc: ValidationError) -> str:
+    """A pydantic error as one line: where, and what is wrong there."""
+    err = exc.errors()[0]
+    where = ".".join(str(x) for x in err["loc"]) or "value"
+    return f"{where}: {err['msg']}"
+
+
+def read_header(
+    record: dict[str, Any], options_model: type[OptionsT]
+) -> tuple[OptionsT, list[str], list[cards.Card]]:
+    """The options, player names and deck of a record, each checked for its shape
+    (records.md); raises MalformedRecord. What a game makes of them is its own check."""
+    raw = record.get("options", {})
+    if not isinstance(raw, dict):
+        raise MalformedRecord("options must be an object")
+    try:
+        options = options_model.model_validate(raw)
+    except ValidationError as exc:
+        raise MalformedRecord(f"bad option {first_error(exc)}") from None
+    players = record.get("players")
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise MalformedRecord("players must be a list of names")
+    try:
+        deck = cards.parse_many(record.get("deck"))
+    except ValueError as exc:
+        raise MalformedRecord(str(exc)) from None
+    return options, players, deck

@@ -44,7 +44,15 @@ from typing import Any, ClassVar, Literal, NamedTuple, Self
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine import cards
-from engine.base import Actor, CorruptState, Event, IllegalMove, MalformedRecord
+from engine.base import (
+    Actor,
+    CorruptState,
+    Event,
+    IllegalMove,
+    MalformedRecord,
+    first_error,
+    read_header,
+)
 from engine.cards import Card
 
 HAND = 6  # cards dealt to every hand, and what the draw fills up to
@@ -186,12 +194,6 @@ def beats(card: Card, attack: Card, trump: int) -> bool:
 def _name(card: object) -> str:
     """Notation of a card, or the raw value of something that is none."""
     return cards.to_str(card) if isinstance(card, int) and card in _ALL_CARDS else repr(card)
-
-
-def _one_line(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(x) for x in err["loc"]) or "value"
-    return f"{where}: {err['msg']}"
 
 
 _ALL_CARDS = frozenset(cards.deck(52))
@@ -406,20 +408,7 @@ class Durak:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Self:
-        raw = record.get("options", {})
-        if not isinstance(raw, dict):
-            raise MalformedRecord("options must be an object")
-        try:
-            options = DurakOptions.model_validate(raw)
-        except ValidationError as exc:
-            raise MalformedRecord(f"bad option {_one_line(exc)}") from None
-        players = record.get("players")
-        if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
-            raise MalformedRecord("players must be a list of names")
-        try:
-            deck = cards.parse_many(record.get("deck"))
-        except ValueError as exc:
-            raise MalformedRecord(str(exc)) from None
+        options, players, deck = read_header(record, DurakOptions)
         if "dealer" not in record:
             raise MalformedRecord("dealer is required")
         try:
@@ -928,7 +917,7 @@ class Durak:
         try:
             state = _State.model_validate_json(text)
         except ValidationError as exc:
-            raise CorruptState(f"durak state: {_one_line(exc)}") from None
+            raise CorruptState(f"durak state: {first_error(exc)}") from None
         try:
             cls.check_setup(
                 state.options, state.players, state.dealer, state.previous_fool, state.deck

@@ -53,7 +53,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import to_json
 
 from engine import cards
-from engine.base import Actor, CorruptState, Event, IllegalMove, MalformedRecord
+from engine.base import (
+    Actor,
+    CorruptState,
+    Event,
+    IllegalMove,
+    MalformedRecord,
+    first_error,
+    read_header,
+)
 from engine.cards import Card
 
 SETUP, PLAY, FINISHED = 0, 1, 2
@@ -308,21 +316,8 @@ class Football:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Self:
-        options = record.get("options", {})
-        if not isinstance(options, dict):
-            raise MalformedRecord("options must be an object")
-        try:
-            opts = FootballOptions.model_validate(options)
-        except ValidationError as exc:
-            raise MalformedRecord(f"bad football options: {_first_error(exc)}") from None
-        players = record.get("players")
-        if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
-            raise MalformedRecord("players must be a list of names")
-        try:
-            deck = cards.parse_many(record.get("deck"))
-        except ValueError as exc:
-            raise MalformedRecord(str(exc)) from None
-        return cls.new(opts, players, deck=deck)
+        options, players, deck = read_header(record, FootballOptions)
+        return cls.new(options, players, deck=deck)
 
     def header(self) -> dict[str, Any]:
         return {
@@ -775,7 +770,7 @@ class Football:
         try:
             state = _StateModel.model_validate_json(text)
         except ValidationError as exc:
-            raise CorruptState(f"football state: {_first_error(exc)}") from None
+            raise CorruptState(f"football state: {first_error(exc)}") from None
         try:
             game = cls.new(state.options, state.players, deck=state.deck)
         except MalformedRecord as exc:
@@ -867,9 +862,3 @@ def _is_int(value: object) -> bool:
 def _short(data: object) -> str:
     text = json.dumps(data, ensure_ascii=False, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "value"
-    return f"{where}: {err['msg']}"
