@@ -18,7 +18,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot import commands, delivery, lobby, play, taps
+from bot import commands, computer, delivery, lobby, play, taps, turns
 from bot.callbacks import Action
 from bot.config import Settings
 from bot.services import KEY, Services, services
@@ -38,6 +38,7 @@ _TAPS: dict[Action, taps.TapHandler] = {
     Action.SETUP: play.on_setup,
     Action.CARDS: play.on_cards,
     Action.RECORD: play.on_record,
+    Action.COMPUTER: computer.on_computer,
 }
 
 
@@ -90,4 +91,5 @@ def build_application(
     app.add_handler(CallbackQueryHandler(on_tap))
     app.add_error_handler(on_error)
     _poll_due(app, settings)
+    turns.poll(app)
     return app

@@ -58,6 +58,7 @@ class Action(StrEnum):
     AGAIN = "A"
     RECORD = "R"
     CARDS = "C"  # "My cards" in the group: the hand in an alert
+    COMPUTER = "B"  # lobby: "+" adds a computer seat, "-" removes one, "v" changes the level
 
 
 class BadCallback(ValueError):

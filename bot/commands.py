@@ -37,10 +37,7 @@ async def newgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
         return
-    lang = lang_of(user.language_code)
-    if message.chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP):
-        await _say(message, t(lang, "cmd.group_only"))
-        return
+    # In a private chat the table is played there, against computer seats.
     chat_id, thread_id = _where(message)
     snap, created = await lobby.new_table(
         context, chat_id, thread_id, message.chat.title or "", user
@@ -66,9 +63,6 @@ async def endgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if message is None or user is None:
         return
     lang = lang_of(user.language_code)
-    if message.chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP):
-        await _say(message, t(lang, "cmd.group_only"))
-        return
     chat_id, thread_id = _where(message)
     snap = await services(context).store.load(table_key(chat_id, thread_id))
     table = snap.table

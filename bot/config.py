@@ -26,3 +26,6 @@ class Settings(BaseSettings):
     rate_limit: bool = True
     # Seconds a game is kept after its last change (finished and abandoned games expire).
     game_ttl: int = 2 * 24 * 3600
+    # Seconds between two computer moves (and before a computer plays for someone away),
+    # so that people can follow them. Tests make it short.
+    computer_delay: float = 1.0

@@ -171,7 +171,7 @@ async def _deliver(
     changed: dict[str, Slot] = {}
     reach: dict[int, bool] = {}
     for index, seat in enumerate(table.seats):
-        if not seat.dm_ok:
+        if not seat.dm_ok or seat.computer is not None:  # a computer seat has no chat
             continue
         screen = views.hand_screen(table, index)
         if screen is None:

@@ -99,3 +99,17 @@ def legal_for(game: Game, seat: int) -> list[tuple[str, dict[str, Any]]] | None:
     if actor is None or actor.player != seat:
         return None
     return [(game.move_token(m), game.move_to_record(m)) for m in game.legal_moves()]
+
+
+# The computer levels a lobby offers, per game (football's hard plays as normal: not offered).
+LEVELS_OFFERED = {"football": ("easy", "normal"), "durak": ("easy", "normal", "hard")}
+
+
+def levels_offered(table: Table) -> tuple[str, ...]:
+    return LEVELS_OFFERED[table.kind or "durak"]
+
+
+def lobby_level(table: Table) -> str:
+    """The level new computer seats get (a stored level the game lacks reads as normal)."""
+    level = table.computer_level
+    return level if level in levels_offered(table) else "normal"

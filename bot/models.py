@@ -42,6 +42,13 @@ class Seat(BaseModel):
     # Football set-up in progress: indices into his five dealt cards, goalkeeper first,
     # then his row from his own left to right.
     setup: list[int] = Field(default_factory=list)
+    # A computer seat: its level (engine.players.LEVELS); None for a person. Computer
+    # seats have negative user ids, which no Telegram user has.
+    computer: str | None = None
+    # Turn timeouts in a row (rules.md §3); at two he is away and the computer plays for
+    # him until he taps again (bot.turns).
+    timeouts: int = 0
+    away: bool = False
 
 
 class Table(BaseModel):
@@ -67,6 +74,14 @@ class Table(BaseModel):
     show_settings: bool = False  # the lobby message shows the settings keyboard
     lobby_link: bool = False  # the lobby offers the deep link (someone could not be reached)
     notice: str = ""  # catalogue key of a one-off line under the lobby (e.g. start refused)
+    # Moves the computer made in a row (for computer seats, or for people who timed out or
+    # are away): past a cap the game is stopped (bot.turns: durak may cycle forever).
+    auto_moves: int = 0
+    # The level the lobby gives new computer seats (its "🤖" buttons; bot.computer).
+    computer_level: str = "normal"
+    # When the current position's automatic move is due (seconds since the epoch; 0: never):
+    # a computer's paced move, or a person's turn timeout (bot.turns).
+    turn_due: float = 0.0
     version: int = Field(default=0, exclude=True)  # CAS version, stored beside the JSON
 
     def seat_of(self, user_id: int) -> int | None:

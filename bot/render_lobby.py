@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot import callbacks
 from bot.callbacks import Action
-from bot.games import player_limits
+from bot.games import lobby_level, player_limits
 from bot.render import Ctx
 from bot.screen import Button, Screen
 
@@ -44,8 +44,9 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
         ctx.t("lobby.title", game=ctx.t(f"game.{table.kind}")),
         ctx.t("lobby.players", n=len(table.seats), need=need, names=names),
         " · ".join(settings_lines(ctx)),
-        ctx.t("lobby.private_note"),
     ]
+    if table.chat_id < 0:  # a group: the cards come by private message
+        lines.append(ctx.t("lobby.private_note"))
     if table.notice:
         lines.append("⚠️ " + ctx.t(table.notice, most=high, n=len(table.seats)))
     rows: list[tuple[Button, ...]] = []
@@ -77,12 +78,21 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
         rows.extend((b,) for b in options)
         rows.append((Button(ctx.t("btn.done"), ctx.cb(Action.SETTINGS)),))
         return Screen("\n".join(lines), tuple(rows))
+    if table.chat_id < 0:  # in a private chat only its owner plays, with computers
+        rows.append(
+            (
+                Button(ctx.t("btn.join"), ctx.cb(Action.JOIN)),
+                Button(ctx.t("btn.leave"), ctx.cb(Action.LEAVE)),
+            )
+        )
+    level = ctx.t("computer.level." + lobby_level(table))
     rows.append(
         (
-            Button(ctx.t("btn.join"), ctx.cb(Action.JOIN)),
-            Button(ctx.t("btn.leave"), ctx.cb(Action.LEAVE)),
+            Button(ctx.t("btn.add_computer"), ctx.cb(Action.COMPUTER, "+")),
+            Button(ctx.t("btn.remove_computer"), ctx.cb(Action.COMPUTER, "-")),
         )
     )
+    rows.append((Button(ctx.t("btn.computer_level", level=level), ctx.cb(Action.COMPUTER, "v")),))
     rows.append(
         (
             Button(ctx.t("btn.settings"), ctx.cb(Action.SETTINGS)),

@@ -16,7 +16,7 @@ from telegram import CallbackQuery, Update, User
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot import callbacks, delivery
+from bot import callbacks, delivery, turns
 from bot.callbacks import Action, BadCallback, Callback
 from bot.i18n import lang_of, t
 from bot.models import Table
@@ -37,6 +37,7 @@ GROUP_ACTIONS = frozenset(
         Action.AGAIN,
         Action.RECORD,
         Action.CARDS,
+        Action.COMPUTER,
     }
 )
 
@@ -126,6 +127,7 @@ async def commit(
     the usual publishing (e.g. a new game posts a new group message).
     """
     svc = services(context)
+    wake: list[float | None] = [None]  # the committed position's deadline, if it came closer
 
     def decide(snap: Snapshot) -> tuple[Write, tuple[bool, Reply]]:
         table = snap.table
@@ -133,14 +135,17 @@ async def commit(
             if table is None or table.game_id != tap.cb.game_id:
                 refuse("tap.stale")
             reply = change(table)
+            turns.note_active(table, tap.user.id)
         except Refusal as exc:
             return Write(None), (False, Reply(exc.key, True, exc.params))
+        wake[0] = turns.stamp(table, svc.settings.computer_delay)
         return Write(table), (True, reply or Reply())
 
     async with svc.lock(tap.key):
         snap, (written, reply) = await svc.store.transact(tap.key, decide)
         await tap.answer(reply.key, alert=reply.alert, **reply.params)
         if written:
+            await turns.wake(svc, tap.key, wake[0])
             await (after or (lambda s: delivery.publish(context, s)))(snap)
     return snap if written else None
 

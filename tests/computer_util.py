@@ -1,0 +1,101 @@
+"""Helpers for games with computer seats: a harness with quick pacing, waiting for the
+computer, and playing a person's part while the computer plays the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from bot.callbacks import Action
+from tests.conftest import AppFactory, _harness
+from tests.fakegram import FakeGroup, FakeTelegram, FakeUser, Harness
+from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored
+
+DELAY = 0.05  # seconds between computer moves in these tests (Settings.computer_delay)
+
+
+async def quick_harness(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, fake_redis: Any
+) -> AsyncIterator[Harness]:
+    """The usual harness, with the computer's pace at :data:`DELAY` (a test module makes
+    it a fixture: see tests/test_e2e_computer.py)."""
+
+    async def make(redis: Any, **overrides: Any) -> Any:
+        return await make_app(redis, **{"computer_delay": DELAY, **overrides})
+
+    async for h in _harness(request, server, make, fake_redis):
+        yield h
+
+
+async def until(
+    check: Callable[[], Awaitable[bool]], timeout: float = 10.0, what: str = "it"
+) -> None:
+    """Waits (on the harness's real clock) until ``check`` holds."""
+    deadline = time.monotonic() + timeout
+    while not await check():
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout} s"
+        await asyncio.sleep(0.01)
+
+
+async def lobby_with_computers(
+    h: Harness,
+    owner: FakeUser,
+    chat: FakeGroup | FakeUser,
+    game: str,
+    computers: int,
+    level_taps: int = 0,
+) -> Tabletop:
+    """/newgame in ``chat``, the game picked, ``computers`` computer seats added (the level
+    button tapped ``level_taps`` times first)."""
+    top = Tabletop(h, chat)  # type: ignore[arg-type]  # a private chat is a table too
+    await top.open(owner, game)
+    for _ in range(level_taps):
+        answer = await top.tap_group(owner, Action.COMPUTER, "v")
+        assert answer.text is None, answer.text
+    for _ in range(computers):
+        answer = await top.tap_group(owner, Action.COMPUTER, "+")
+        assert answer.text is None, answer.text
+    return top
+
+
+def finished(h: Harness, top: Tabletop) -> bool:
+    return any(
+        action_of(b) is Action.AGAIN for m in h.screen(top.group) for b in m.buttons if m.from_bot
+    )
+
+
+async def play_people(
+    h: Harness,
+    top: Tabletop,
+    people: list[FakeUser],
+    rng: random.Random,
+    *,
+    timeout: float = 60.0,
+) -> int:
+    """Plays the people's part (random legal buttons) until the game ends while the
+    computer plays its seats; the number of people's taps."""
+    taps = 0
+    deadline = time.monotonic() + timeout
+    while True:
+        data = await stored(h, top.group)
+        if data["phase"] != "playing":
+            return taps
+        assert time.monotonic() < deadline, "the game did not end"
+        asked = [(u, m) for u in people if (m := top.prompt(u)) is not None]
+        if not asked:
+            await asyncio.sleep(0.01)
+            continue
+        user, message = rng.choice(asked)
+        choices = [
+            b
+            for b in message.buttons
+            if action_of(b) in PLAY_ACTIONS and not is_action(Action.SETUP, "r")(b)
+        ]
+        button = rng.choice(choices)
+        await h.tap(user, message, lambda b, button=button: b == button)
+        taps += 1

@@ -1,0 +1,182 @@
+"""Playing against the computer (issue #5): in a private chat, and with computer seats in a
+group lobby. Computer moves are paced by the bot's job queue, so these tests wait for them
+on the real clock with a short pace (tests.computer_util.DELAY)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from bot.callbacks import Action
+from engine.football import Football
+from tests.computer_util import DELAY, lobby_with_computers, play_people, quick_harness, until
+from tests.fakegram import FakeTelegram, Harness
+from tests.tabletop import hidden_cards, leaks, stored
+
+
+@pytest.fixture
+async def quick(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
+) -> AsyncIterator[Harness]:
+    async for h in quick_harness(request, server, make_app, fake_redis):
+        yield h
+
+
+def computer_seats(data: dict[str, object]) -> list[int]:
+    seats = data["seats"]
+    assert isinstance(seats, list)
+    return [i for i, s in enumerate(seats) if s.get("computer")]
+
+
+async def test_durak_in_a_private_chat_against_three_computers(quick: Harness) -> None:
+    h = quick
+    ann = h.user("Ann")
+    top = await lobby_with_computers(h, ann, ann, "durak", 3, level_taps=1)  # normal -> hard
+    data = await stored(h, top.group)
+    assert [s["computer"] for s in data["seats"]] == [None, "hard", "hard", "hard"]
+    assert all(s["user_id"] < 0 for s in data["seats"][1:])
+    assert await top.start(ann) is not None
+    taps = await play_people(h, top, [ann], random.Random(3))
+    data = await stored(h, top.group)
+    assert data["phase"] == "finished"
+    assert len(data["moves"]) > taps, "the computers moved too"
+    # The computers' seats have no chat; nothing was sent anywhere but Ann's chat.
+    chats = {c.chat_id for c in h.server.calls if c.chat_id is not None}
+    assert chats <= {ann.id}
+    # The table and the hand both live in her chat; the end shows Play again.
+    table = top.table_message()
+    assert any(b.callback_data and "A" in b.callback_data for b in table.buttons)
+
+
+async def test_football_in_a_private_chat_against_the_computer(quick: Harness) -> None:
+    h = quick
+    ann = h.user("Ann", language_code="uk")
+    top = await lobby_with_computers(h, ann, ann, "football", 1)
+    answer = await top.tap_group(ann, Action.COMPUTER, "+")  # football seats two
+    assert answer.show_alert and answer.text
+    await top.start(ann)
+    await play_people(h, top, [ann], random.Random(5))
+    data = await stored(h, top.group)
+    assert data["phase"] == "finished"
+    game = Football.from_json(data["state"])
+    assert game.result() is not None
+    bot_seat = computer_seats(data)[0]
+    assert any(m["player"] == bot_seat and "setup" in m for m in data["moves"])
+
+
+async def test_a_group_game_with_a_computer_seat(quick: Harness) -> None:
+    h = quick
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = await lobby_with_computers(h, ann, h.group(), "durak", 1)
+    answer = await top.tap_group(bob, Action.COMPUTER, "+")
+    assert answer.show_alert, "only the creator seats computers"
+    await top.join(bob)
+    await top.start(ann)
+    rng = random.Random(7)
+    computer = computer_seats(await stored(h, top.group))[0]
+
+    async def nothing_leaked() -> None:
+        data = await stored(h, top.group)
+        secret = hidden_cards("durak", data["state"], None)
+        assert not leaks(top.table_message().text or "", secret)
+
+    await play_people(h, top, [ann, bob], rng)
+    await nothing_leaked()
+    data = await stored(h, top.group)
+    assert data["phase"] == "finished"
+    assert any(m["player"] == computer for m in data["moves"])
+    # The computer's moves were narrated in the group like anyone's.
+    name = data["seats"][computer]["name"]
+    edits = [
+        c.params.get("text", "")
+        for c in h.server.calls
+        if c.method in ("editMessageText", "sendMessage") and c.chat_id == top.group.id
+    ]
+    assert any(name in text and "•" in text for text in edits)
+
+
+async def test_start_is_refused_with_a_reason_when_computers_make_too_many(quick: Harness) -> None:
+    h = quick
+    ann = h.user("Ann")
+    top = await lobby_with_computers(h, ann, ann, "durak", 4)  # 5 players: too many for 36
+    answer = await top.start(ann)
+    assert answer.show_alert and answer.text and "5" in answer.text
+    assert (await stored(h, top.group))["phase"] == "lobby"
+    assert (await top.tap_group(ann, Action.OPTION, "d")).text is None  # the 52-card deck
+    await top.start(ann)
+    assert (await stored(h, top.group))["phase"] == "playing"
+
+
+async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> None:
+    """Computer moves come one by one, at least the pace apart, not all at once."""
+    h = quick
+    ann = h.user("Ann")
+    top = await lobby_with_computers(h, ann, ann, "durak", 3)
+    await top.start(ann)
+    seen: list[tuple[float, int]] = []
+
+    async def watch() -> bool:
+        data = await stored(h, top.group)
+        count = len(data["moves"])
+        if not seen or seen[-1][1] != count:
+            seen.append((time.monotonic(), count))
+        if top.prompt(ann) is not None:
+            await play_one(data)
+        return data["phase"] != "playing" or count >= 25
+
+    async def play_one(data: dict[str, object]) -> None:
+        message = top.prompt(ann)
+        assert message is not None
+        await h.tap(ann, message, lambda b: b.callback_data is not None)
+
+    await until(watch, timeout=30, what="25 moves")
+    steps = [(b[1] - a[1]) for a, b in itertools.pairwise(seen)]
+    assert max(steps) <= 2, f"moves came in bursts: {seen}"
+    # Computer moves (those Ann did not make) are at least the pace apart.
+    data = await stored(h, top.group)
+    moves = data["moves"]
+    gaps = [
+        b[0] - a[0]
+        for a, b in itertools.pairwise(seen)
+        if b[1] - a[1] == 1 and moves[b[1] - 1]["player"] != 0 and moves[a[1] - 1]["player"] != 0
+    ]
+    assert gaps and min(gaps) >= DELAY * 0.8, gaps
+
+
+async def test_a_due_computer_move_survives_a_restart(quick: Harness, make_app: object) -> None:
+    """The process that scheduled a computer move dies; a new one on the same Redis plays
+    it."""
+    from tests.fakegram import stop_app
+
+    h = quick
+    ann = h.user("Ann")
+    top = await lobby_with_computers(h, ann, ann, "durak", 2)
+    old = h.app
+    await top.start(ann)
+    data = await stored(h, top.group)
+    # Stop the process right away, whoever is to act (Ann acts first: she taps, then the
+    # computer's move is due and the process dies before its pace is over).
+    await stop_app(old)
+    if top.prompt(ann) is not None:
+        h.apps = [await make_app(h.redis, computer_delay=DELAY)]  # type: ignore[operator]
+        message = top.prompt(ann)
+        assert message is not None
+        await h.tap(ann, message, lambda b: b.callback_data is not None)
+        await stop_app(h.app)
+        data = await stored(h, top.group)
+    before = len(data["moves"])
+    assert await h.redis.zcard("ct:turns"), "a computer move is due"
+    h.apps = [await make_app(h.redis, computer_delay=DELAY)]  # type: ignore[operator]
+
+    async def moved() -> bool:
+        return len((await stored(h, top.group))["moves"]) > before
+
+    await until(moved, timeout=5, what="the due computer move")
+    raw = json.loads(await h.redis.hget(f"ct:table:{ann.id}:0", "d"))
+    assert raw["moves"][before]["player"] != 0
