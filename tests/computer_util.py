@@ -20,13 +20,17 @@ DELAY = 0.05  # seconds between computer moves in these tests (Settings.computer
 
 
 async def quick_harness(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, fake_redis: Any
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    fake_redis: Any,
+    delay: float = DELAY,
 ) -> AsyncIterator[Harness]:
     """The usual harness, with the computer's pace at :data:`DELAY` (a test module makes
     it a fixture: see tests/test_e2e_computer.py)."""
 
     async def make(redis: Any, **overrides: Any) -> Any:
-        return await make_app(redis, **{"computer_delay": DELAY, **overrides})
+        return await make_app(redis, **{"computer_delay": delay, **overrides})
 
     async for h in _harness(request, server, make, fake_redis):
         yield h

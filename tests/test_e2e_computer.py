@@ -17,7 +17,7 @@ from bot.callbacks import Action
 from engine.football import Football
 from tests.computer_util import DELAY, lobby_with_computers, play_people, quick_harness, until
 from tests.fakegram import FakeTelegram, Harness
-from tests.tabletop import hidden_cards, leaks, stored
+from tests.tabletop import Tabletop, action_of, hidden_cards, leaks, stored
 
 
 @pytest.fixture
@@ -180,3 +180,51 @@ async def test_a_due_computer_move_survives_a_restart(quick: Harness, make_app: 
     await until(moved, timeout=5, what="the due computer move")
     raw = json.loads(await h.redis.hget(f"ct:table:{ann.id}:0", "d"))
     assert raw["moves"][before]["player"] != 0
+
+
+@pytest.fixture
+async def slow(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
+) -> AsyncIterator[Harness]:
+    """A pace slow enough for a person to tap between two computer moves."""
+    async for h in quick_harness(request, server, make_app, fake_redis, delay=0.4):
+        yield h
+
+
+async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harness) -> None:
+    h = slow
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group())
+    await top.open(ann, "durak")
+    await top.join(bob)
+    key = f"ct:table:{top.group.id}:0"
+    raw = json.loads(await h.redis.hget(key, "d"))
+    raw["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
+    await h.redis.hset(key, "d", json.dumps(raw))
+    await top.start(ann)
+
+    async def someone_away() -> bool:
+        return any(s["away"] for s in (await stored(h, top.group))["seats"])
+
+    await until(someone_away, timeout=8, what="a player marked away")
+    data = await stored(h, top.group)
+    away = next(i for i, s in enumerate(data["seats"]) if s["away"])
+    assert data["seats"][away]["timeouts"] >= 2
+    user = (ann, bob)[away]
+    said = "\n".join(
+        str(c.params.get("text", "")) for c in h.server.calls if c.chat_id == top.group.id
+    )
+    assert "ran out of time" in said and "is away" in said
+    # While he is away the computer plays for him; he taps his prompt and is back.
+
+    async def asked() -> bool:
+        return top.prompt(user) is not None
+
+    await until(asked, timeout=8, what="his turn")
+    message = top.prompt(user)
+    assert message is not None
+    answer = await h.tap(user, message, lambda b: action_of(b) is Action.MOVE)
+    assert answer.text is None, answer.text
+    seat = (await stored(h, top.group))["seats"][away]
+    assert not seat["away"] and seat["timeouts"] == 0
+    assert "is back" in (top.table_message().text or "")
