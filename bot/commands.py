@@ -37,10 +37,11 @@ async def newgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
         return
+    lang = lang_of(user.language_code)
     # In a private chat the table is played there, against computer seats.
     chat_id, thread_id = _where(message)
     snap, created = await lobby.new_table(
-        context, chat_id, thread_id, message.chat.title or "", user
+        context, chat_id, thread_id, message.chat.title or t(lang, "table.vs_computer"), user
     )
     if created or snap.table is None:
         return

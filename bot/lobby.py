@@ -212,6 +212,8 @@ def _player_problem(table: Table) -> tuple[str, dict[str, int]] | None:
         return "lobby.need_players", {"need": low, "n": n}
     if n > high:
         return "lobby.too_many", {"most": high, "n": n}
+    if all(seat.computer is not None for seat in table.seats):
+        return "lobby.need_person", {}
     return None
 
 

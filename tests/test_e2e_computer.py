@@ -228,3 +228,18 @@ async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harnes
     seat = (await stored(h, top.group))["seats"][away]
     assert not seat["away"] and seat["timeouts"] == 0
     assert "is back" in (top.table_message().text or "")
+
+
+async def test_computers_alone_cannot_start(quick: Harness) -> None:
+    h = quick
+    ann = h.user("Ann")
+    top = await lobby_with_computers(h, ann, h.group(), "durak", 2)
+    await top.tap_group(ann, Action.LEAVE)
+    answer = await top.start(ann)
+    assert answer.show_alert and answer.text and "person" in answer.text
+    assert (await stored(h, top.group))["phase"] == "lobby"
+    assert (await top.tap_group(ann, Action.COMPUTER, "-")).text is None
+    assert (await top.tap_group(ann, Action.COMPUTER, "-")).text is None
+    answer = await top.tap_group(ann, Action.COMPUTER, "-")
+    assert answer.show_alert and answer.text  # nobody left to remove
+    assert (await stored(h, top.group))["seats"] == []
