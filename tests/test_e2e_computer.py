@@ -243,3 +243,72 @@ async def test_computers_alone_cannot_start(quick: Harness) -> None:
     answer = await top.tap_group(ann, Action.COMPUTER, "-")
     assert answer.show_alert and answer.text  # nobody left to remove
     assert (await stored(h, top.group))["seats"] == []
+
+
+async def test_a_claimed_move_whose_claimant_died_is_played_later(
+    quick: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A poller that claims a due move and dies before playing it: the claim runs out and
+    the move is played."""
+    from bot import turns
+
+    monkeypatch.setattr(turns, "CLAIM_MS", 300)
+    real = turns.play_due
+    claimed: list[str] = []
+
+    async def dies(app: Any, key: str, claim: int) -> None:
+        claimed.append(key)  # claimed, then nothing: the process is gone
+
+    h = quick
+    ann = h.user("Ann")
+    top = await lobby_with_computers(h, ann, ann, "football", 1)
+    monkeypatch.setattr(turns, "play_due", dies)
+    await top.start(ann)
+    data = await stored(h, top.group)
+    computer = computer_seats(data)[0]
+    if computer == 1:  # set-up goes A first: Ann sets up, then the computer is due
+        await play_people_until_computer(h, top, ann)
+
+    async def was_claimed() -> bool:
+        return bool(claimed)
+
+    await until(was_claimed, timeout=5, what="a claim")
+    before = len((await stored(h, top.group))["moves"])
+    monkeypatch.setattr(turns, "play_due", real)
+
+    async def moved() -> bool:
+        return len((await stored(h, top.group))["moves"]) > before
+
+    await until(moved, timeout=5, what="the move after the claim ran out")
+
+
+async def play_people_until_computer(h: Harness, top: Tabletop, user: Any) -> None:
+    """Taps the person's set-up until it is done (the computer is then to act)."""
+    rng = random.Random(2)
+    while top.prompt(user) is not None:
+        message = top.prompt(user)
+        assert message is not None
+        choices = [b for b in message.buttons if action_of(b) is Action.SETUP and b.text]
+        choices = [b for b in choices if not b.callback_data.endswith("r")]  # type: ignore[union-attr]
+        button = rng.choice(choices)
+        await h.tap(user, message, lambda b, button=button: b == button)
+
+
+@pytest.fixture
+async def quick_real(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, real_redis: Any
+) -> AsyncIterator[Harness]:
+    async for h in quick_harness(request, server, make_app, real_redis):
+        yield h
+
+
+@pytest.mark.redis
+async def test_football_against_the_computer_on_the_real_redis(quick_real: Harness) -> None:
+    """The Lua compare-and-set and ZADD LT of a real Redis, a whole game."""
+    h = quick_real
+    ann = h.user("Ann")
+    top = await lobby_with_computers(h, ann, ann, "football", 1)
+    await top.start(ann)
+    await play_people(h, top, [ann], random.Random(8))
+    data = await stored(h, top.group)
+    assert data["phase"] == "finished" and data["turn_due"] == 0  # no deadline any more
