@@ -10,6 +10,7 @@ such a thing on purpose marks itself ``@pytest.mark.telegram_complaints``.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -27,7 +28,9 @@ from tests.fakegram import (
     stop_app,
 )
 
-REDIS_TEST_DB = 14
+# Runs that overlap on one database share the bot's global keys (the due set): give each
+# its own with REDIS_TEST_DB=<n>.
+REDIS_TEST_DB = int(os.environ.get("REDIS_TEST_DB", "14"))
 REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_TEST_DB}"
 
 AppFactory = Callable[..., Awaitable[Any]]
