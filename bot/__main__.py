@@ -31,7 +31,10 @@ def main() -> int:
                 file=sys.stderr,
             )
         else:
-            print(f"error: bad settings: {exc.errors()[0]['msg']}", file=sys.stderr)
+            err = exc.errors()[0]
+            where = ".".join(str(x) for x in err["loc"]).upper()
+            why = err["msg"].removeprefix("Value error, ")
+            print(f"error: bad settings: {where + ': ' if where else ''}{why}", file=sys.stderr)
         return 2
     if settings.redis_url:
         import redis.asyncio as aioredis

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Self
+
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -18,7 +21,9 @@ class Settings(BaseSettings):
     # Webhook mode when set (the public HTTPS URL Telegram posts to); polling otherwise.
     webhook_url: str | None = None
     port: int = 8080
-    webhook_secret: str | None = None
+    # Required with a webhook: without it anyone who learns the URL could post updates in
+    # any player's name. Telegram allows 1-256 characters A-Z a-z 0-9 _ -.
+    webhook_secret: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,256}$")
     # Seconds between two edits of one group's table message: Telegram allows a bot about
     # 20 messages a minute per group and edits count. 0 edits at once (tests).
     table_edit_interval: float = 3.0
@@ -29,3 +34,9 @@ class Settings(BaseSettings):
     # Seconds between two computer moves (and before a computer plays for someone away),
     # so that people can follow them. Tests make it short.
     computer_delay: float = 1.0
+
+    @model_validator(mode="after")
+    def _webhook_needs_a_secret(self) -> Self:
+        if self.webhook_url and not self.webhook_secret:
+            raise ValueError("WEBHOOK_SECRET must be set when WEBHOOK_URL is")
+        return self

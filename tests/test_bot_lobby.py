@@ -132,3 +132,13 @@ def test_running_without_a_token_says_so() -> None:
     )
     assert done.returncode == 2
     assert "TELEGRAM_BOT_TOKEN" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_webhook_without_a_secret_is_refused() -> None:
+    env = {**os.environ, "TELEGRAM_BOT_TOKEN": "1:x", "WEBHOOK_URL": "https://example.org/hook"}
+    env.pop("WEBHOOK_SECRET", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "bot"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "WEBHOOK_SECRET" in done.stderr and len(done.stderr.strip().splitlines()) == 1
