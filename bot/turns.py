@@ -169,30 +169,31 @@ def _play(table: Table, seat: int, move: Any) -> None:
 
 
 async def play_due(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, claim: int) -> None:
-    """Play the move a claimed table is due for, if any; then put the table back in the
-    set at its newest deadline."""
+    """Play the move a claimed table is due for, if any; put the table back in the set at
+    its newest deadline, then show the move. On an error the claim stays: the table comes
+    due again once it runs out, and another try is made."""
     svc = services(app)
-    due = 0.0
-    try:
-        async with svc.lock(key):
-            due = await _play_due(app, svc, key)
-    finally:
+    async with svc.lock(key):
+        due, committed = await _play_due(svc, key)
         await _settle(svc, key, claim, due)
+        if committed is not None:
+            await delivery.publish(app, committed)
 
 
-async def _play_due(app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str) -> float:
-    """The move, if it is due; the deadline of the position it leaves (0: none)."""
+async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
+    """The move, if it is due: the deadline of the position the table is left in (0:
+    none), and the snapshot to deliver when a move was committed."""
     delay = svc.settings.computer_delay
     for _ in range(5):  # the position may change under a long computation
         snap = await svc.store.load(key)
         table = snap.table
         if table is None or table.phase != "playing" or not table.turn_due:
-            return 0.0
+            return 0.0, None
         if time.time() < table.turn_due:
-            return table.turn_due
+            return table.turn_due, None
         decided = await _decide_move(table)
         if decided is None:
-            return 0.0
+            return 0.0, None
         seat, move = decided
         version = snap.version
 
@@ -213,10 +214,9 @@ async def _play_due(app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key:
         if not done:
             continue
         if committed.version != version and committed.table is not None:
-            await delivery.publish(app, committed)
-            return committed.table.turn_due
-        return 0.0
-    return table.turn_due if table is not None else 0.0
+            return committed.table.turn_due, committed
+        return 0.0, None
+    return (table.turn_due if table is not None else 0.0), None
 
 
 async def _settle(svc: Services, key: str, claim: int, due: float) -> None:
