@@ -16,7 +16,7 @@ from tests.conftest import AppFactory, _harness
 from tests.fakegram import FakeGroup, FakeTelegram, FakeUser, Harness
 from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored
 
-DELAY = 0.05  # seconds between computer moves in these tests (Settings.computer_delay)
+DELAY = 0.02  # seconds between computer moves in these tests (Settings.computer_delay)
 
 
 async def quick_harness(

@@ -15,7 +15,14 @@ import pytest
 
 from bot.callbacks import Action
 from engine.football import Football
-from tests.computer_util import DELAY, lobby_with_computers, play_people, quick_harness, until
+from tests.computer_util import (
+    DELAY,
+    finished,
+    lobby_with_computers,
+    play_people,
+    quick_harness,
+    until,
+)
 from tests.fakegram import FakeTelegram, Harness
 from tests.tabletop import Tabletop, action_of, hidden_cards, leaks, stored
 
@@ -37,9 +44,14 @@ def computer_seats(data: dict[str, object]) -> list[int]:
 async def test_durak_in_a_private_chat_against_three_computers(quick: Harness) -> None:
     h = quick
     ann = h.user("Ann")
-    top = await lobby_with_computers(h, ann, ann, "durak", 3, level_taps=1)  # normal -> hard
+    top = await lobby_with_computers(h, ann, ann, "durak", 1)  # normal
+    await top.tap_group(ann, Action.COMPUTER, "v")
+    await top.tap_group(ann, Action.COMPUTER, "+")  # hard
+    await top.tap_group(ann, Action.COMPUTER, "v")
+    await top.tap_group(ann, Action.COMPUTER, "+")  # easy
     data = await stored(h, top.group)
-    assert [s["computer"] for s in data["seats"]] == [None, "hard", "hard", "hard"]
+    assert [s["computer"] for s in data["seats"]] == [None, "normal", "hard", "easy"]
+    assert "🤖" in top.table_message().text and "hard" in top.table_message().text
     assert all(s["user_id"] < 0 for s in data["seats"][1:])
     assert await top.start(ann) is not None
     taps = await play_people(h, top, [ann], random.Random(3))
@@ -49,9 +61,12 @@ async def test_durak_in_a_private_chat_against_three_computers(quick: Harness) -
     # The computers' seats have no chat; nothing was sent anywhere but Ann's chat.
     chats = {c.chat_id for c in h.server.calls if c.chat_id is not None}
     assert chats <= {ann.id}
-    # The table and the hand both live in her chat; the end shows Play again.
-    table = top.table_message()
-    assert any(b.callback_data and "A" in b.callback_data for b in table.buttons)
+    # The table and the hand both live in her chat; the end shows Play again there.
+
+    async def shown() -> bool:
+        return finished(h, top)
+
+    await until(shown, timeout=5, what="the result with Play again")
 
 
 async def test_football_in_a_private_chat_against_the_computer(quick: Harness) -> None:
