@@ -4,6 +4,7 @@ on the real clock with a short pace (tests.computer_util.DELAY)."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import random
@@ -327,3 +328,16 @@ async def test_football_against_the_computer_on_the_real_redis(quick_real: Harne
     await play_people(h, top, [ann], random.Random(8))
     data = await stored(h, top.group)
     assert data["phase"] == "finished" and data["turn_due"] == 0  # no deadline any more
+
+
+async def test_endgame_in_a_private_chat_stops_the_computers(quick: Harness) -> None:
+    h = quick
+    ann = h.user("Ann")
+    top = await lobby_with_computers(h, ann, ann, "durak", 2)
+    await top.start(ann)
+    await h.private(ann, "/endgame")
+    data = await stored(h, top.group)
+    assert data["phase"] == "abandoned"
+    moves = len(data["moves"])
+    await asyncio.sleep(DELAY * 10)
+    assert len((await stored(h, top.group))["moves"]) == moves, "a computer moved after /endgame"
