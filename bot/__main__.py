@@ -7,6 +7,8 @@ import sys
 from urllib.parse import urlparse
 
 from pydantic import ValidationError
+from redis.exceptions import RedisError
+from telegram.error import InvalidToken, NetworkError
 
 from bot.app import build_application
 from bot.config import Settings
@@ -37,8 +39,14 @@ def main() -> int:
             print(f"error: bad settings: {where + ': ' if where else ''}{why}", file=sys.stderr)
         return 2
     if settings.redis_url:
+        import redis as sync_redis
         import redis.asyncio as aioredis
 
+        try:  # a wrong REDIS_URL is found now rather than at the first tap
+            sync_redis.Redis.from_url(settings.redis_url, socket_timeout=5).ping()
+        except (RedisError, ValueError) as exc:
+            print(f"error: cannot use Redis at REDIS_URL: {exc}", file=sys.stderr)
+            return 1
         redis = aioredis.Redis.from_url(settings.redis_url)
     else:
         import fakeredis
@@ -46,17 +54,27 @@ def main() -> int:
         log.warning("REDIS_URL is not set: games are kept in memory and will not survive a restart")
         redis = fakeredis.FakeAsyncRedis()
     app = build_application(settings, redis)
-    if settings.webhook_url:
-        app.run_webhook(
-            listen="0.0.0.0",
-            port=settings.port,
-            url_path=urlparse(settings.webhook_url).path.lstrip("/"),
-            secret_token=settings.webhook_secret,
-            webhook_url=settings.webhook_url,
-            allowed_updates=["message", "callback_query"],
+    # Start-up failures are the operator's to fix: one line each, not a traceback.
+    try:
+        if settings.webhook_url:
+            app.run_webhook(
+                listen="0.0.0.0",
+                port=settings.port,
+                url_path=urlparse(settings.webhook_url).path.lstrip("/"),
+                secret_token=settings.webhook_secret,
+                webhook_url=settings.webhook_url,
+                allowed_updates=["message", "callback_query"],
+            )
+        else:
+            app.run_polling(allowed_updates=["message", "callback_query"])
+    except InvalidToken:
+        print(
+            "error: Telegram refused TELEGRAM_BOT_TOKEN (check it with @BotFather)", file=sys.stderr
         )
-    else:
-        app.run_polling(allowed_updates=["message", "callback_query"])
+        return 2
+    except NetworkError as exc:
+        print(f"error: cannot reach the Bot API: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -142,3 +142,12 @@ def test_a_webhook_without_a_secret_is_refused() -> None:
     )
     assert done.returncode == 2
     assert "WEBHOOK_SECRET" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_unreachable_redis_is_reported_at_start() -> None:
+    env = {**os.environ, "TELEGRAM_BOT_TOKEN": "1:x", "REDIS_URL": "redis://127.0.0.1:1/0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bot"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    assert "REDIS_URL" in done.stderr and len(done.stderr.strip().splitlines()) == 1
