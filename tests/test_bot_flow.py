@@ -12,7 +12,6 @@ import html
 import json
 import random
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -184,31 +183,17 @@ async def test_group_edits_are_coalesced_and_end_on_the_newest_state(
     assert h.problems() == []
 
 
-@pytest.fixture
-async def redis13() -> AsyncIterator[aioredis.Redis]:
-    """The real Redis, database 13 (this file's keys only, deleted after)."""
-    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/13", socket_timeout=2)
-    try:
-        await client.ping()
-    except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
-        await client.aclose()
-        pytest.skip("no Redis answers on 127.0.0.1:6379")
-    yield client
-    keys = [k async for k in client.scan_iter("ct:table:-1001000000*")]
-    if keys:
-        await client.delete(*keys)
-    await client.aclose()
-
-
 @pytest.mark.redis
 async def test_a_move_costs_three_redis_round_trips(
-    server: FakeTelegram, make_app: Any, redis13: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+    server: FakeTelegram,
+    make_app: Any,
+    real_redis: aioredis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    h = Harness(server, [await make_app(redis13)])
-    h.redis = redis13
+    h = Harness(server, [await make_app(real_redis)])
+    h.redis = real_redis
     users = [h.user(n) for n in ("Ann", "Bob", "Cid")]
     top = Tabletop(h, h.group(creator=users[0]))
-    await redis13.delete("ct:table:" + str(top.group.id) + ":0")
     await top.setup_game("durak", users)
     trips = 0
     plain = aioredis.Redis.execute_command
