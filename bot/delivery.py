@@ -177,9 +177,10 @@ async def _deliver(
         if screen is None:
             continue
         name = user_slot(seat.user_id)
+        ring = not seat.away  # the computer plays for him: his phone need not ring each turn
         try:
             slot = await show(
-                app.bot, seat.user_id, None, screen, snap.slots.get(name), table.version, ring=True
+                app.bot, seat.user_id, None, screen, snap.slots.get(name), table.version, ring=ring
             )
         except Forbidden:
             reach[seat.user_id] = False

@@ -227,23 +227,39 @@ async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harnes
     away = next(i for i, s in enumerate(data["seats"]) if s["away"])
     assert data["seats"][away]["timeouts"] >= 2
     user = (ann, bob)[away]
-    said = "\n".join(
-        str(c.params.get("text", "")) for c in h.server.calls if c.chat_id == top.group.id
-    )
-    assert "ran out of time" in said and "is away" in said
+
+    async def told() -> bool:
+        said = "\n".join(
+            str(c.params.get("text", "")) for c in h.server.calls if c.chat_id == top.group.id
+        )
+        return "ran out of time" in said and "is away" in said
+
+    await until(told, timeout=3, what="the group told of the timeout and the away player")
     # While he is away the computer plays for him; he taps his prompt and is back.
+    # His prompts are edited in place: his phone does not ring for every turn.
+
+    def sent_to_him() -> int:
+        return sum(1 for c in h.server.calls_to("sendMessage") if c.chat_id == user.id)
+
+    sent = sent_to_him()
 
     async def asked() -> bool:
-        return top.prompt(user) is not None
+        return top.prompt(user) is not None and sent_to_him() == sent
 
-    await until(asked, timeout=8, what="his turn")
+    await until(asked, timeout=8, what="his turn, shown in place")
     message = top.prompt(user)
     assert message is not None
     answer = await h.tap(user, message, lambda b: action_of(b) is Action.MOVE)
     assert answer.text is None, answer.text
     seat = (await stored(h, top.group))["seats"][away]
     assert not seat["away"] and seat["timeouts"] == 0
-    assert "is back" in (top.table_message().text or "")
+
+    async def back() -> bool:
+        return "is back" in "\n".join(
+            str(c.params.get("text", "")) for c in h.server.calls if c.chat_id == top.group.id
+        )
+
+    await until(back, timeout=3, what="the group told he is back")
 
 
 async def test_computers_alone_cannot_start(quick: Harness) -> None:
