@@ -11,6 +11,7 @@ import secrets
 from typing import Any
 
 from bot.models import GameKind, Table
+from engine import series
 from engine.base import Game
 from engine.durak import MAX_PLAYERS, MIN_PLAYERS, Durak, DurakOptions
 from engine.football import Football, FootballOptions
@@ -38,27 +39,22 @@ def load(table: Table) -> Game:
 def start(table: Table, rng: random.Random | None = None) -> Game:
     """Deal a new game for the table's seats, following the series rules of rules.md.
 
-    Football: A (seat 0, moves first) is drawn by lot in the first game, then the other
-    player starts each rematch; the seats are reordered so. Durak: the dealer is drawn by
-    lot in the first game, then it is the fool (who is also ``previous_fool``), and after a
-    drawn game the previous dealer deals again. Resets the per-game data of the table.
+    Who sits where and who deals come from :mod:`engine.series`; the table keeps the
+    durak dealer and previous fool between games. Resets the per-game data of the table.
     """
     rng = rng or random.Random(secrets.randbits(64))
     seed = rng.getrandbits(64)
     settings = table.settings
     game: Game
     if table.kind == "football":
-        if table.games == 0:
-            rng.shuffle(table.seats)
-        else:
-            table.seats.reverse()
+        table.seats = series.football_seating(table.seats, table.games == 0, rng)
         names = [s.name for s in table.seats]
         football = FootballOptions(decks=settings.decks, deck_size=settings.deck_size)
         game = Football.new(football, names, seed=seed)
     else:
         names = [s.name for s in table.seats]
         if table.games == 0 or table.dealer is None:
-            table.dealer = rng.randrange(len(names))
+            table.dealer = series.durak_first_dealer(len(names), rng)
             table.previous_fool = None
         durak = DurakOptions(
             deck_size=settings.deck_size,
@@ -78,16 +74,15 @@ def start(table: Table, rng: random.Random | None = None) -> Game:
 
 
 def finish(table: Table, result: dict[str, Any]) -> None:
-    """Count a finished game into the series and settle who deals next (durak)."""
+    """Count a finished game into the series and note who deals next (durak)."""
     table.phase = "finished"
     table.games += 1
     if table.kind == "football":
         counted = result.get("winner")
     else:
         counted = result.get("fool")
-        if counted is not None:  # the fool deals the next game and is its previous fool
-            table.dealer = counted
-        table.previous_fool = counted  # after a draw: same dealer, no previous fool
+        if table.dealer is not None:
+            table.dealer, table.previous_fool = series.durak_next_deal(table.dealer, counted)
     if isinstance(counted, int):
         uid = str(table.seats[counted].user_id)
         table.series[uid] = table.series.get(uid, 0) + 1
