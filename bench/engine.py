@@ -19,10 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engine.base import Game
 from engine.durak import Durak, DurakOptions
 from engine.football import Football, FootballOptions
-
-from engine.base import Game
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 
