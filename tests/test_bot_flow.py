@@ -19,6 +19,8 @@ import redis.asyncio as aioredis
 
 from bot.callbacks import Action, Callback, decode, encode
 from bot.models import Table
+from bot.store import DUE_KEY
+from bot.turns import TURNS_KEY
 from bot.views import group_screen
 from engine.records import replay
 from tests.fakegram import BOT_USERNAME, FakeTelegram, Harness
@@ -201,7 +203,9 @@ async def test_a_move_costs_three_redis_round_trips(
 
     async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
         nonlocal trips
-        if not isinstance(self, aioredis.client.Pipeline):
+        # The pollers of due work run on a timer, not per move: they are not counted.
+        polling = args[:2] in (("ZRANGEBYSCORE", TURNS_KEY), ("ZRANGEBYSCORE", DUE_KEY))
+        if not isinstance(self, aioredis.client.Pipeline) and not polling:
             trips += 1
         return await plain(self, *args, **kwargs)
 
