@@ -12,7 +12,7 @@ import pytest
 
 from bot.callbacks import Action, Callback, decode, encode
 from engine.durak import Durak
-from tests.fakegram import Answer, FakeUser, Harness
+from tests.fakegram import Answer, FakeMessage, FakeUser, Harness
 from tests.tabletop import Tabletop, is_action, stored
 
 
@@ -27,6 +27,18 @@ def actor(top: Tabletop, players: list[FakeUser]) -> FakeUser:
     asked = [u for u in players if top.prompt(u) is not None]
     assert len(asked) == 1
     return asked[0]
+
+
+async def prompted(h: Harness) -> tuple[Tabletop, list[FakeUser], FakeUser, FakeMessage, str]:
+    """A dealt 3-player durak table, the player asked to act, his prompt and its first
+    button's callback_data."""
+    top, players = await durak_table(h)
+    who = actor(top, players)
+    message = top.prompt(who)
+    assert message is not None
+    data = message.buttons[0].callback_data
+    assert data is not None
+    return top, players, who, message, data
 
 
 async def unchanged(top: Tabletop, tap: object) -> Answer:
@@ -61,12 +73,7 @@ async def test_garbage_data_changes_nothing(harness: Harness, data: str) -> None
 
 async def test_a_move_out_of_turn_changes_nothing(harness: Harness) -> None:
     h = harness
-    top, players = await durak_table(h)
-    who = actor(top, players)
-    message = top.prompt(who)
-    assert message is not None
-    data = message.buttons[0].callback_data
-    assert data is not None
+    top, players, who, _message, data = await prompted(h)
     for other in players:
         if other is who:
             continue
@@ -82,12 +89,7 @@ async def test_a_move_out_of_turn_changes_nothing(harness: Harness) -> None:
 async def test_a_hand_button_tapped_from_another_chat_changes_nothing(harness: Harness) -> None:
     """A move address is only honoured in the tapper's own private chat."""
     h = harness
-    top, players = await durak_table(h)
-    who = actor(top, players)
-    message = top.prompt(who)
-    assert message is not None
-    data = message.buttons[0].callback_data
-    assert data is not None
+    top, _players, who, _message, data = await prompted(h)
     table = top.table_message()
     await unchanged(top, h.tap_data(who, top.group.id, table.message_id, data))
 
@@ -111,12 +113,7 @@ async def test_illegal_and_malformed_moves_change_nothing(harness: Harness) -> N
 
 async def test_a_replayed_tap_applies_once(harness: Harness) -> None:
     h = harness
-    top, players = await durak_table(h)
-    who = actor(top, players)
-    message = top.prompt(who)
-    assert message is not None
-    data = message.buttons[0].callback_data
-    assert data is not None
+    top, _players, who, message, data = await prompted(h)
     first = await h.tap_data(who, who.id, message.message_id, data)
     assert first.answered and first.text is None
     moves = len((await stored(h, top.group))["moves"])
