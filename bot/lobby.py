@@ -16,7 +16,7 @@ from bot.models import TURN_TIMES, Seat, Slot, Table
 from bot.render import esc
 from bot.services import Services, services
 from bot.store import Snapshot, Write, table_key, user_slot
-from bot.taps import Reply, Tap, commit, is_admin, refuse
+from bot.taps import Reply, Tap, commit, current_table, is_admin, refuse
 
 _KINDS = {"f": "football", "d": "durak"}
 
@@ -222,11 +222,8 @@ async def _may_manage(context: ContextTypes.DEFAULT_TYPE, tap: Tap, creator: int
 
 
 async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    svc = services(context)
-    snap = await svc.store.load(tap.key)
-    table = snap.table
-    if table is None or table.game_id != tap.cb.game_id or table.phase != "lobby":
-        await tap.answer("tap.stale")
+    table = await current_table(tap, context, "lobby")
+    if table is None:
         return
     if not await _may_manage(context, tap, table.creator):
         await tap.answer("tap.creator_or_admin")
@@ -249,11 +246,8 @@ async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_again(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Play again: same players, series score kept, series rules for who starts/deals."""
-    svc = services(context)
-    snap = await svc.store.load(tap.key)
-    table = snap.table
-    if table is None or table.game_id != tap.cb.game_id or table.phase != "finished":
-        await tap.answer("tap.stale")
+    table = await current_table(tap, context, "finished")
+    if table is None:
         return
     if table.seat_of(tap.user.id) is None and not await _may_manage(context, tap, table.creator):
         await tap.answer("tap.not_player")

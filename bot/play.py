@@ -17,8 +17,7 @@ from bot import games, views
 from bot.callbacks import STAMP_LEN, stamp
 from bot.models import Table
 from bot.render import Ctx
-from bot.services import services
-from bot.taps import Reply, Tap, commit, refuse
+from bot.taps import Reply, Tap, commit, current_table, refuse
 from engine import records
 from engine.base import Event, Game, IllegalMove, MalformedRecord
 
@@ -121,10 +120,8 @@ async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     """ "My cards" in the group: the tapper's hand in an alert only he sees."""
-    snap = await services(context).store.load(tap.key)
-    table = snap.table
-    if table is None or table.game_id != tap.cb.game_id or table.phase != "playing":
-        await tap.answer("tap.stale")
+    table = await current_table(tap, context, "playing")
+    if table is None:
         return
     seat = table.seat_of(tap.user.id)
     if seat is None:
@@ -137,14 +134,10 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The game record (records.md) as a JSON document in the group."""
-    snap = await services(context).store.load(tap.key)
-    table = snap.table
-    if (
-        table is None
-        or table.game_id != tap.cb.game_id
-        or table.state is None
-        or table.phase not in ("finished", "abandoned")
-    ):
+    table = await current_table(tap, context, "finished", "abandoned")
+    if table is None:
+        return
+    if table.state is None:  # stopped before a game was dealt: nothing to record
         await tap.answer("tap.stale")
         return
     record = records.export(games.load(table), table.moves)

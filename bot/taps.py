@@ -150,6 +150,16 @@ async def commit(
     return snap if written else None
 
 
+async def current_table(tap: Tap, context: ContextTypes.DEFAULT_TYPE, *phases: str) -> Table | None:
+    """The tapped game's table if it is still in one of ``phases``; otherwise the tap is
+    answered as stale and None comes back (a button of an older game, or of a phase gone)."""
+    table = (await services(context).store.load(tap.key)).table
+    if table is None or table.game_id != tap.cb.game_id or table.phase not in phases:
+        await tap.answer("tap.stale")
+        return None
+    return table
+
+
 async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
     try:
         member = await context.bot.get_chat_member(chat_id, user_id)

@@ -32,10 +32,10 @@ def remember(state: str, game: Game) -> None:
 
 
 def game_of(table: Table) -> Game:
-    assert table.kind is not None and table.state is not None
+    assert table.state is not None
     game = _GAMES.get(table.state)
     if game is None:
-        game = games.GAMES[table.kind].from_json(table.state)
+        game = games.load(table)
         remember(table.state, game)
     return game
 
