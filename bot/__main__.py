@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 from telegram.error import InvalidToken, NetworkError
 
-from bot.app import build_application
+from bot.app import build_application, freeze_startup_heap
 from bot.config import Settings
 
 log = logging.getLogger("bot")
@@ -54,6 +54,7 @@ def main() -> int:
         log.warning("REDIS_URL is not set: games are kept in memory and will not survive a restart")
         redis = fakeredis.FakeAsyncRedis()
     app = build_application(settings, redis)
+    freeze_startup_heap()
     # Start-up failures are the operator's to fix: one line each, not a traceback.
     try:
         if settings.webhook_url:

@@ -3,6 +3,7 @@ end-to-end tests and the benchmark drive."""
 
 from __future__ import annotations
 
+import gc
 import logging
 from typing import Any
 
@@ -93,3 +94,12 @@ def build_application(
     _poll_due(app, settings)
     turns.poll(app)
     return app
+
+
+def freeze_startup_heap() -> None:
+    """Leave what start-up built (modules, handlers, models) out of every later garbage
+    collection. It lives as long as the process, and rescanning it in each full
+    collection paused the event loop for tens of milliseconds, every few seconds under
+    load: a p99 of the handling time (bench/bot.py)."""
+    gc.collect()
+    gc.freeze()
