@@ -119,7 +119,8 @@ async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """ "My cards" in the group: the tapper's hand in an alert only he sees."""
+    """ "My cards" in the group: the tapper's hand in an alert only he sees. Like any tap
+    on the game, it brings a player who was away back (rules.md §3)."""
     table = await current_table(tap, context, "playing")
     if table is None:
         return
@@ -130,6 +131,14 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     text = views.alert_text(table, seat, tap.lang)
     with contextlib.suppress(TelegramError):
         await tap.query.answer(text, show_alert=True)
+    if table.seats[seat].away:
+
+        def back(table: Table) -> Reply | None:
+            if _seated(table, tap) != seat or not table.seats[seat].away:
+                refuse("tap.stale")  # back already, or another game: nothing to write
+            return None  # commit's bookkeeping of a tap brings him back
+
+        await commit(context, tap, back, answer=False)
 
 
 async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -119,12 +119,14 @@ async def commit(
     change: Callable[[Table], Reply | None],
     *,
     after: Callable[[Snapshot], Awaitable[None]] | None = None,
+    answer: bool = True,
 ) -> Snapshot | None:
     """Apply ``change`` to the tapped table under compare-and-set, answer, then publish.
 
     ``change`` runs on a fresh copy of the table (again after a conflict) and either
     mutates it and returns how to answer, or raises :class:`Refusal`. ``after`` replaces
-    the usual publishing (e.g. a new game posts a new group message).
+    the usual publishing (e.g. a new game posts a new group message). ``answer`` False:
+    the caller has answered the tap already.
     """
     svc = services(context)
     wake: list[float | None] = [None]  # the committed position's deadline, if it came closer
@@ -143,7 +145,8 @@ async def commit(
 
     async with svc.lock(tap.key):
         snap, (written, reply) = await svc.store.transact(tap.key, decide)
-        await tap.answer(reply.key, alert=reply.alert, **reply.params)
+        if answer:
+            await tap.answer(reply.key, alert=reply.alert, **reply.params)
         if written:
             await turns.wake(svc, tap.key, wake[0])
             await (after or (lambda s: delivery.publish(context, s)))(snap)

@@ -24,7 +24,7 @@ from tests.computer_util import (
     quick_harness,
     until,
 )
-from tests.fakegram import FakeTelegram, Harness
+from tests.fakegram import FakeTelegram, FakeUser, Harness
 from tests.tabletop import Tabletop, action_of, hidden_cards, leaks, stored
 
 
@@ -207,8 +207,15 @@ async def slow(
         yield h
 
 
-async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harness) -> None:
-    h = slow
+def said_in_group(h: Harness, top: Tabletop) -> str:
+    return "\n".join(
+        str(c.params.get("text", "")) for c in h.server.calls if c.chat_id == top.group.id
+    )
+
+
+async def someone_away(h: Harness, *, bob_blocks: bool = False) -> tuple[Tabletop, FakeUser, int]:
+    """A durak table with a turn time of 1 s whose players do not tap until one of them
+    (Bob, if he blocked the bot) is away: (the table, him, his seat)."""
     ann, bob = h.user("Ann"), h.user("Bob")
     top = Tabletop(h, h.group())
     await top.open(ann, "durak")
@@ -217,24 +224,42 @@ async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harnes
     raw = json.loads(await h.redis.hget(key, "d"))
     raw["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
     await h.redis.hset(key, "d", json.dumps(raw))
+    bob.blocked = bob_blocks  # after joining: the deal finds his private chat closed
     await top.start(ann)
 
-    async def someone_away() -> bool:
-        return any(s["away"] for s in (await stored(h, top.group))["seats"])
+    def candidates(data: dict[str, Any]) -> list[int]:
+        seats = enumerate(data["seats"])
+        return [i for i, s in seats if s["away"] and (not bob_blocks or s["user_id"] == bob.id)]
 
-    await until(someone_away, timeout=8, what="a player marked away")
+    async def anyone_away() -> bool:
+        return bool(candidates(await stored(h, top.group)))
+
+    await until(anyone_away, timeout=8, what="a player marked away")
     data = await stored(h, top.group)
-    away = next(i for i, s in enumerate(data["seats"]) if s["away"])
+    away = candidates(data)[0]
     assert data["seats"][away]["timeouts"] >= 2
-    user = (ann, bob)[away]
 
     async def told() -> bool:
-        said = "\n".join(
-            str(c.params.get("text", "")) for c in h.server.calls if c.chat_id == top.group.id
-        )
+        said = said_in_group(h, top)
         return "ran out of time" in said and "is away" in said
 
     await until(told, timeout=3, what="the group told of the timeout and the away player")
+    return top, (ann, bob)[away], away
+
+
+async def is_back(h: Harness, top: Tabletop, seat: int) -> None:
+    data = (await stored(h, top.group))["seats"][seat]
+    assert not data["away"] and data["timeouts"] == 0
+
+    async def told() -> bool:
+        return "is back" in said_in_group(h, top)
+
+    await until(told, timeout=3, what="the group told he is back")
+
+
+async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harness) -> None:
+    h = slow
+    top, user, away = await someone_away(h)
     # While he is away the computer plays for him; he taps his prompt and is back.
     # His prompts are edited in place: his phone does not ring for every turn.
 
@@ -251,15 +276,18 @@ async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harnes
     assert message is not None
     answer = await h.tap(user, message, lambda b: action_of(b) is Action.MOVE)
     assert answer.text is None, answer.text
-    seat = (await stored(h, top.group))["seats"][away]
-    assert not seat["away"] and seat["timeouts"] == 0
+    await is_back(h, top, away)
 
-    async def back() -> bool:
-        return "is back" in "\n".join(
-            str(c.params.get("text", "")) for c in h.server.calls if c.chat_id == top.group.id
-        )
 
-    await until(back, timeout=3, what="the group told he is back")
+async def test_my_cards_in_the_group_brings_an_away_player_back(slow: Harness) -> None:
+    """Bob has blocked the bot: "My cards" in the group is the only tap he can make on
+    the game, so it must count as his coming back."""
+    h = slow
+    top, user, away = await someone_away(h, bob_blocks=True)
+    assert "Bob" in top.table_message().text
+    answer = await top.tap_group(user, Action.CARDS)
+    assert answer.show_alert and answer.text, "his hand, in an alert only he sees"
+    await is_back(h, top, away)
 
 
 async def test_computers_alone_cannot_start(quick: Harness) -> None:
