@@ -16,10 +16,12 @@ from telegram.ext import (
     CallbackQueryHandler,
     CommandHandler,
     ContextTypes,
+    MessageHandler,
+    filters,
 )
 from telegram.request import BaseRequest
 
-from bot import commands, computer, delivery, lobby, play, taps, turns
+from bot import commands, computer, delivery, lobby, migrate, play, taps, turns
 from bot.callbacks import Action
 from bot.config import Settings
 from bot.services import KEY, Services, services
@@ -90,6 +92,7 @@ def build_application(
     app.add_handler(CommandHandler("help", commands.help_))
     app.add_handler(CommandHandler("rules", commands.rules))
     app.add_handler(CallbackQueryHandler(on_tap))
+    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrate.on_migrate))
     app.add_error_handler(on_error)
     _poll_due(app, settings)
     turns.poll(app)

@@ -29,7 +29,15 @@ from typing import Any
 
 from telegram import Bot
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+    TimedOut,
+)
 from telegram.ext import Application, ContextTypes
 from telegram.warnings import PTBDeprecationWarning
 
@@ -309,6 +317,12 @@ async def _show_group(
         )
     except (RetryAfter, TimedOut, NetworkError) as exc:
         return None, time.time() + _wait_after(exc)
+    except ChatMigrated as exc:  # the group became a supergroup: the table follows it
+        from bot import migrate  # bot.migrate -> bot.delivery
+
+        application = app if isinstance(app, Application) else app.application
+        application.create_task(migrate.follow(app, table.chat_id, exc.new_chat_id))
+        return None, None
     except TelegramError as exc:
         log.warning("table of %s not shown: %s", table.chat_id, exc)
         return None, None

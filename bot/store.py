@@ -29,6 +29,11 @@ finished and abandoned tables expire.
 
 A move costs one HGETALL, one CAS (which takes the lease) and one script that saves the
 slots and releases the lease.
+
+A table whose chat id changes (a basic group upgraded to a supergroup) is moved to its
+new key whole, without its lease: the move's next commit takes a lease there. A release
+finds the old key gone and writes nothing, so that a delivery in flight cannot leave a
+table-less hash behind.
 """
 
 from __future__ import annotations
@@ -102,7 +107,7 @@ return 2
 _RELEASE = (
     _LEASE
     + """
-if not lease_free() then return -1 end
+if redis.call('EXISTS', KEYS[1]) == 0 or not lease_free() then return -1 end
 if #ARGV > 6 then redis.call('HSET', KEYS[1], unpack(ARGV, 7)) end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
 local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
@@ -136,6 +141,15 @@ return redis.call('HGETALL', KEYS[1])
 """
 )
 
+# KEYS: old key, new key, the due set. 1: moved; 0: nothing to move, or the new key is
+# taken (the first of several notices of one upgrade moves the table).
+_MOVE = """
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('RENAME', KEYS[1], KEYS[2])
+redis.call('HDEL', KEYS[2], 'lease')
+redis.call('ZREM', KEYS[3], KEYS[1])
+return 1
+"""
 
 DUE_KEY = "ct:due"
 
@@ -223,6 +237,7 @@ class Store:
         self._cas = redis.register_script(_CAS)
         self._release = redis.register_script(_RELEASE)
         self._claim = redis.register_script(_CLAIM)
+        self._move = redis.register_script(_MOVE)
         self._lua: bool | None = None  # unknown until first tried
 
     async def load(self, key: str) -> Snapshot:
@@ -342,7 +357,7 @@ class Store:
                 await pipe.watch(key)
                 lease, current = await pipe.hmget(key, ["lease", "v"])
                 now = _now_ms()
-                if not _lease_free(lease, self.owner, now):
+                if current is None or not _lease_free(lease, self.owner, now):
                     await pipe.unwatch()  # type: ignore[no-untyped-call]
                     return None
                 newer = int(current or 0) != version and not drop
@@ -406,6 +421,28 @@ class Store:
         snap = _decode(raw)
         snap.lease = True
         return snap
+
+    async def move(self, old: str, new: str) -> bool:
+        """Move a table to another key (see the module docstring): False when there is
+        nothing at ``old`` or ``new`` is taken."""
+        if self._lua is not False:
+            moved = await self._lua_call(self._move, [old, new, DUE_KEY])
+            if moved is not _NO_LUA:
+                return bool(moved)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(old, new)
+                if not await pipe.exists(old) or await pipe.exists(new):
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return False
+                pipe.multi()  # type: ignore[no-untyped-call]
+                pipe.rename(old, new)
+                pipe.hdel(new, "lease")
+                pipe.zrem(DUE_KEY, old)
+                await pipe.execute()
+            except WatchError:
+                return await self.move(old, new)
+        return True
 
     async def defer(self, key: str, due: float) -> None:
         """Leave the group edit for later (``due``: seconds since the epoch)."""

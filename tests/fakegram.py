@@ -136,6 +136,7 @@ class FakeGroup:
     topics: dict[int, str] = field(default_factory=dict)
     bot_is_admin: bool = False
     kicked: bool = False  # the bot was removed from the group
+    migrated_to: int | None = None  # upgraded to this supergroup: the old id is refused
 
     def chat_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title}
@@ -576,6 +577,12 @@ class FakeTelegram:
             group = self.groups[raw]
             if group.kicked:
                 raise ApiError(403, f"Forbidden: bot was kicked from the {group.type} chat")
+            if group.migrated_to is not None:
+                raise ApiError(
+                    400,
+                    "Bad Request: group chat was upgraded to a supergroup chat",
+                    {"migrate_to_chat_id": group.migrated_to},
+                )
             return raw
         raise _bad("chat not found")
 
@@ -1063,6 +1070,31 @@ class Harness:
                 admins={a.id for a in admins},
             )
         )
+
+    async def upgrade(self, group: FakeGroup, *, notices: bool = True) -> FakeGroup:
+        """A basic group becomes a supergroup (an admin turned on something only those
+        have): a new chat id, and the old one refused with ``migrate_to_chat_id`` from
+        now on. ``notices``: Telegram's two service messages, in the old chat and then in
+        the new one (a bot that missed them learns of it from the refusal)."""
+        assert group.type == "group" and group.creator is not None
+        new = self.server.add_group(
+            FakeGroup(
+                id=-1_001_000_000_000 - next(self._group_ids),
+                title=group.title,
+                creator=group.creator,
+                admins=set(group.admins),
+                bot_is_admin=group.bot_is_admin,
+            )
+        )
+        group.migrated_to = new.id
+        if notices:
+            sender = self.server.users[group.creator].to_json()
+            for chat, field_, other in ((group, "to", new), (new, "from", group)):
+                message = self.server.new_message(chat.id, sender, text=None)
+                message.deleted = True  # a service message, not something to tap
+                data = {**message.to_json(), f"migrate_{field_}_chat_id": other.id}
+                await self.feed({"message": data})
+        return new
 
     def topic(self, group: FakeGroup, name: str) -> int:
         """Creates a forum topic; its id is the id of its service message, as on Telegram."""

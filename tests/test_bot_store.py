@@ -16,6 +16,7 @@ from bot.store import TABLE_SLOT, Snapshot, Store, Write, table_key, user_slot
 
 REAL_DB = 13
 KEY = table_key(-100123, None)
+NEW_KEY = table_key(-1001000000123, None)  # the same group, upgraded to a supergroup
 
 
 def _table() -> Table:
@@ -39,12 +40,12 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
         except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
             await client.aclose()
             pytest.skip("no Redis answers on 127.0.0.1:6379")
-        await client.delete(KEY)
+        await client.delete(KEY, NEW_KEY)
     result = Store(client, ttl=100)
     if request.param == "real-watch":
         result._lua = False
     yield result
-    await client.delete(KEY)
+    await client.delete(KEY, NEW_KEY)
     await client.aclose()
 
 
@@ -134,3 +135,22 @@ async def test_due_group_edits_are_handed_out_once(store: Store) -> None:
     await store.defer(KEY, 1e12)  # far in the future
     assert await store.take_due() == []
     await store.redis.delete(store_module.DUE_KEY)
+
+
+async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
+    other = _other(store)
+    first, _ = await store.transact(KEY, _add_seat)  # delivering: this process holds the lease
+    await store.save_slots(KEY, {user_slot(7): Slot(id=5, version=1)})
+    assert await other.move(KEY, NEW_KEY)
+    assert not await store.move(KEY, NEW_KEY)  # Telegram's second notice: nothing to move
+    moved = await store.load(NEW_KEY)
+    assert moved.table is not None and moved.version == first.version
+    assert moved.slots[user_slot(7)].id == 5
+    # The delivery in flight ends on the old key: it writes nothing there or anywhere.
+    assert await store.release(KEY, first.version, {TABLE_SLOT: Slot(id=6, version=1)}) is None
+    assert not await store.redis.exists(KEY)
+    # The lease did not move: the next commit at the new key delivers.
+    after, _ = await other.transact(NEW_KEY, _add_seat)
+    assert after.lease and after.version == first.version + 1
+    await store.transact(KEY, _add_seat)  # a new game in the old chat: the move is refused
+    assert not await store.move(KEY, NEW_KEY)

@@ -1,0 +1,60 @@
+"""A basic group upgraded to a supergroup: its table follows it to the new chat id.
+
+Telegram says so twice (``migrate_to_chat_id`` in the old chat, ``migrate_from_chat_id``
+in the new one) and refuses the old id meanwhile (ChatMigrated, which delivery passes on
+here). Whichever comes first moves the table (:meth:`bot.store.Store.move`); the others
+find nothing to move. The table's chat id changes, and with it every button's callback
+data: the hands are edited in place, and the table is posted anew in the supergroup,
+since the old group's message can no longer be edited.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from telegram import Update
+from telegram.ext import Application, ContextTypes
+
+from bot import delivery, turns
+from bot.services import services
+from bot.store import TABLE_SLOT, Snapshot, Write, table_key
+
+log = logging.getLogger(__name__)
+
+AnyApp = Application[Any, Any, Any, Any, Any, Any]
+
+
+async def follow(app: AnyApp | ContextTypes.DEFAULT_TYPE, old_chat: int, new_chat: int) -> None:
+    """Move the table of ``old_chat`` (if any) to ``new_chat`` and show it there."""
+    svc = services(app)
+    old, new = table_key(old_chat, None), table_key(new_chat, None)
+    async with svc.lock(old):
+        if not await svc.store.move(old, new):
+            return
+    log.info("table of chat %s moved to its supergroup %s", old_chat, new_chat)
+
+    def decide(snap: Snapshot) -> tuple[Write, None]:
+        if snap.table is None:
+            return Write(None), None
+        snap.table.chat_id = new_chat
+        return Write(snap.table), None
+
+    async with svc.lock(new):
+        snap, _ = await svc.store.transact(new, decide)
+        if snap.table is None:
+            return
+        snap.slots.pop(TABLE_SLOT, None)  # a message of the old chat: post a new one
+        await turns.wake(svc, new, snap.table.turn_due or None)
+        await delivery.publish(app, snap)
+
+
+async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Either of the two service messages of an upgrade."""
+    message = update.effective_message
+    if message is None:
+        return
+    if message.migrate_to_chat_id:
+        await follow(context, message.chat.id, message.migrate_to_chat_id)
+    elif message.migrate_from_chat_id:
+        await follow(context, message.migrate_from_chat_id, message.chat.id)

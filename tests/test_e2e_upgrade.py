@@ -1,0 +1,71 @@
+"""A basic group upgraded to a supergroup mid-game (its chat id changes): the game goes
+on in the supergroup, whether the bot hears of it from Telegram's service messages or
+only from Telegram refusing the old chat id."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bot.callbacks import decode
+from tests.fakegram import FakeUser, Harness
+from tests.tabletop import LeakWatch, Tabletop, stored
+
+
+async def game_in_a_basic_group(h: Harness, moves: int) -> tuple[Tabletop, list[FakeUser]]:
+    players = [h.user("Ann"), h.user("Bob"), h.user("Cat", language_code="ru")]
+    top = Tabletop(h, h.group(kind="group", creator=players[0]))
+    await top.setup_game("durak", players)
+    rng = random.Random(3)
+    for _ in range(moves):
+        await top.step(players, rng)
+    return top, players
+
+
+@pytest.mark.parametrize(
+    "notices",
+    [
+        pytest.param(True, id="service messages"),
+        # Telegram's refusal of the old chat id is how the bot learns of it here.
+        pytest.param(False, id="refusal only", marks=pytest.mark.telegram_complaints),
+    ],
+)
+async def test_the_game_follows_its_group_into_the_supergroup(
+    harness: Harness, notices: bool
+) -> None:
+    h = harness
+    top, players = await game_in_a_basic_group(h, 5)
+    old = top.group
+    before = await stored(h, old)
+    new = await h.upgrade(old, notices=notices)
+    if not notices:  # the next move's group edit is refused; that moves the table
+        await top.step(players, random.Random(4))
+    top.group = new
+    assert await stored(h, old) == {}
+    after = await stored(h, top.group)
+    assert after["chat_id"] == top.group.id
+    assert after["moves"][: len(before["moves"])] == before["moves"]  # nothing lost
+    # The table is posted in the supergroup; every hand's buttons now name the new chat.
+    assert top.table_message().buttons or top.table_message().text
+    for user in players:
+        hand = [m for m in h.screen(user) if m.from_bot and not m.deleted][-1]
+        for button in hand.buttons:
+            if button.callback_data:
+                assert decode(button.callback_data).chat_id == top.group.id
+    watch = LeakWatch(top)
+    await top.play(players, random.Random(5), after_each=watch.check)
+    assert not await h.redis.exists(f"ct:table:{old.id}:0"), "nothing left at the old key"
+
+
+async def test_a_lobby_follows_its_group_and_can_still_be_joined(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group(kind="group", creator=ann))
+    await top.open(ann, "football")
+    top.group = await h.upgrade(top.group)
+    answer = await top.join(bob)
+    assert answer.text is None or not answer.show_alert, answer.text
+    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id, bob.id]
+    await top.start(ann)
+    await top.play([ann, bob], random.Random(6))
