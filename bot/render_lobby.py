@@ -19,23 +19,26 @@ def picker(ctx: Ctx) -> Screen:
     )
 
 
-def settings_lines(ctx: Ctx) -> list[str]:
+def settings(ctx: Ctx) -> list[tuple[str, str]]:
+    """Each setting of the table as (its line, its option code for bot.lobby): the lobby
+    shows the lines, the settings keyboard the same texts as buttons that change them."""
     table = ctx.table
     s = table.settings
-    lines = [ctx.t("settings.deck", n=s.deck_size)]
+    items = [(ctx.t("settings.deck", n=s.deck_size), "d")]
     if table.kind == "football":
-        lines.append(ctx.t("settings.decks", n=s.decks))
+        items.append((ctx.t("settings.decks", n=s.decks), "n"))
     else:
-        lines.append(ctx.t("settings.dummy_plays." + ("on" if s.dummy_plays else "off")))
-        lines.append(ctx.t("settings.first_move." + s.first_move))
-    lines.append(
-        ctx.t("settings.turn_time", n=s.turn_time) if s.turn_time else ctx.t("settings.no_limit")
-    )
-    lines.append(ctx.t("settings.language", name=ctx.t("language." + table.lang)))
-    return lines
+        items.append((ctx.t("settings.dummy_plays." + ("on" if s.dummy_plays else "off")), "p"))
+        items.append((ctx.t("settings.first_move." + s.first_move), "f"))
+    turn_time = ctx.t("settings.turn_time", n=s.turn_time) if s.turn_time else None
+    items.append((turn_time or ctx.t("settings.no_limit"), "t"))
+    items.append((ctx.t("settings.language", name=ctx.t("language." + table.lang)), "l"))
+    return items
 
 
 def lobby(ctx: Ctx, bot_username: str) -> Screen:
+    """The lobby; with the settings open (the creator's Settings), their buttons come in
+    between, and Join, Leave and Start stay for everyone else."""
     table = ctx.table
     low, high = player_limits(table)
     need = str(low) if low == high else f"{low}–{high}"
@@ -43,41 +46,13 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
     lines = [
         ctx.t("lobby.title", game=ctx.t(f"game.{table.kind}")),
         ctx.t("lobby.players", n=len(table.seats), need=need, names=names),
-        " · ".join(settings_lines(ctx)),
+        " · ".join(line for line, _ in settings(ctx)),
     ]
     if table.chat_id < 0:  # a group: the cards come by private message
         lines.append(ctx.t("lobby.private_note"))
     if table.notice:
         lines.append("⚠️ " + ctx.t(table.notice, most=high, n=len(table.seats)))
     rows: list[tuple[Button, ...]] = []
-    if table.show_settings:
-        s = table.settings
-        options = [Button(ctx.t("settings.deck", n=s.deck_size), ctx.cb(Action.OPTION, "d"))]
-        if table.kind == "football":
-            options.append(Button(ctx.t("settings.decks", n=s.decks), ctx.cb(Action.OPTION, "n")))
-        else:
-            flag = "on" if s.dummy_plays else "off"
-            options.append(
-                Button(ctx.t("settings.dummy_plays." + flag), ctx.cb(Action.OPTION, "p"))
-            )
-            options.append(
-                Button(ctx.t("settings.first_move." + s.first_move), ctx.cb(Action.OPTION, "f"))
-            )
-        time_label = (
-            ctx.t("settings.turn_time", n=s.turn_time)
-            if s.turn_time
-            else ctx.t("settings.no_limit")
-        )
-        options.append(Button(time_label, ctx.cb(Action.OPTION, "t")))
-        options.append(
-            Button(
-                ctx.t("settings.language", name=ctx.t("language." + table.lang)),
-                ctx.cb(Action.OPTION, "l"),
-            )
-        )
-        rows.extend((b,) for b in options)
-        rows.append((Button(ctx.t("btn.done"), ctx.cb(Action.SETTINGS)),))
-        return Screen("\n".join(lines), tuple(rows))
     if table.chat_id < 0:  # in a private chat only its owner plays, with computers
         rows.append(
             (
@@ -93,9 +68,12 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
         )
     )
     rows.append((Button(ctx.t("btn.computer_level", level=level), ctx.cb(Action.COMPUTER, "v")),))
+    if table.show_settings:
+        rows.extend((Button(label, ctx.cb(Action.OPTION, code)),) for label, code in settings(ctx))
+    toggle = "btn.done" if table.show_settings else "btn.settings"
     rows.append(
         (
-            Button(ctx.t("btn.settings"), ctx.cb(Action.SETTINGS)),
+            Button(ctx.t(toggle), ctx.cb(Action.SETTINGS)),
             Button(ctx.t("btn.start"), ctx.cb(Action.START)),
         )
     )

@@ -52,6 +52,18 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     assert "Козырь" in top.table_message().text
 
 
+async def test_open_settings_do_not_keep_the_others_from_joining(harness: Harness) -> None:
+    ann, bob = harness.user("Ann"), harness.user("Bob")
+    top = Tabletop(harness, harness.group(creator=ann))
+    await top.open(ann, "durak")
+    await top.tap_group(ann, Action.SETTINGS)  # and he forgets to tap Done
+    assert _options(top)
+    await top.join(bob)  # the Join button is still there
+    assert [s["user_id"] for s in (await stored(harness, top.group))["seats"]] == [ann.id, bob.id]
+    await top.start(ann)
+    assert (await stored(harness, top.group))["phase"] == "playing"
+
+
 async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
     users = [harness.user(n) for n in ("Ann", "Bob", "Cid", "Dan", "Eve")]
     top = Tabletop(harness, harness.group(creator=users[0]))
