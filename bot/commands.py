@@ -86,8 +86,9 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _say(message, t(lang, "cmd.start_group"))
         return
     target = callbacks.parse_payload(context.args[0]) if context.args else None
-    if target is None:
+    if target is None:  # also what unblocking the bot ("Restart") sends
         await _say(message, t(lang, "cmd.welcome"), reply=False)
+        await delivery.reopen(context, user.id)
         return
     chat_id, thread_id, game_id = target
     key = table_key(chat_id, thread_id)
@@ -101,12 +102,7 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await lobby.join(context, key, game_id, user)
         return
     if table.phase == "playing" and table.seat_of(user.id) is not None:
-        # He has opened the private chat: deliver his hand from now on.
-        async with svc.lock(key):
-            leased = await delivery.set_reachable(svc, key, {user.id: True})
-            leased = leased or await svc.store.claim(key)
-            if leased is not None:  # else another process is delivering, his hand too
-                await delivery.publish(context, leased)
+        await delivery.bring_hand(context, key, user.id)
         return
     await _say(message, t(lang, "tap.stale"), reply=False)
 

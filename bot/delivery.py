@@ -217,19 +217,37 @@ async def _deliver(
 async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snapshot | None:
     """Record that private chats refuse (or accept again) us; the committed snapshot."""
 
-    def decide(snap: Snapshot) -> tuple[Write, bool]:
+    def decide(snap: Snapshot) -> tuple[Write, dict[int, bool]]:
         table = snap.table
         if table is None:
-            return Write(None), False
-        dirty = False
+            return Write(None), {}
+        changed = {}
         for seat in table.seats:
             if seat.user_id in reach and seat.dm_ok != reach[seat.user_id]:
-                seat.dm_ok = reach[seat.user_id]
-                dirty = True
-        return Write(table if dirty else None), dirty
+                seat.dm_ok = changed[seat.user_id] = reach[seat.user_id]
+        return Write(table if changed else None), changed
 
-    snap, dirty = await svc.store.transact(key, decide)
-    return snap if dirty else None
+    snap, changed = await svc.store.transact(key, decide)
+    if changed:
+        await svc.store.note_reach(key, changed)
+    return snap if changed else None
+
+
+async def bring_hand(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, user_id: int) -> None:
+    """He has opened his private chat: show his hand at this table from now on."""
+    svc = services(app)
+    async with svc.lock(key):
+        leased = await set_reachable(svc, key, {user_id: True})
+        leased = leased or await svc.store.claim(key)
+        if leased is not None:  # else another process is delivering, his hand too
+            await publish(app, leased)
+
+
+async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
+    """He has (re)opened his private chat (/start): his hands at every table where it
+    had refused us."""
+    for key in await services(app).store.closed_to(user_id):
+        await bring_hand(app, key, user_id)
 
 
 async def _group_now_or_later(

@@ -10,6 +10,10 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic)::
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
                    to date (the delivery lease)
 
+    ct:closed:<uid>  set of the table keys where user <uid>'s private chat refused us
+                   (his seat's ``dm_ok`` is false): when he opens the chat again (/start),
+                   his hands there are shown (bot.delivery.reopen)
+
     ct:due         sorted set of table keys, scored by when they are due (ms): a group
                    edit left for later (coalesced, or refused by flood control), and,
                    while a delivery runs, its lease's expiry (if the holder dies, a live
@@ -156,6 +160,10 @@ DUE_KEY = "ct:due"
 
 def table_key(chat_id: int, thread_id: int | None) -> str:
     return f"ct:table:{chat_id}:{thread_id or 0}"
+
+
+def closed_key(user_id: int) -> str:
+    return f"ct:closed:{user_id}"
 
 
 def user_slot(user_id: int) -> str:
@@ -443,6 +451,22 @@ class Store:
             except WatchError:
                 return await self.move(old, new)
         return True
+
+    async def note_reach(self, key: str, reach: Mapping[int, bool]) -> None:
+        """Keep ``ct:closed:<uid>`` in step with the seats' ``dm_ok`` just committed."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for user_id, ok in reach.items():
+                if ok:
+                    pipe.srem(closed_key(user_id), key)
+                else:
+                    pipe.sadd(closed_key(user_id), key)
+                    pipe.expire(closed_key(user_id), self.ttl)
+            await pipe.execute()
+
+    async def closed_to(self, user_id: int) -> list[str]:
+        """The table keys where ``user_id``'s private chat refused us."""
+        found = await self.redis.smembers(closed_key(user_id))
+        return sorted(k.decode() if isinstance(k, bytes) else str(k) for k in found)
 
     async def defer(self, key: str, due: float) -> None:
         """Leave the group edit for later (``due``: seconds since the epoch)."""

@@ -107,6 +107,28 @@ async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
 
 
 @pytest.mark.telegram_complaints
+async def test_unblocking_the_bot_brings_his_hands_at_every_table(harness: Harness) -> None:
+    """Unblocking the bot ("Restart") sends a bare /start, not the deep link."""
+    h = harness
+    ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
+    tables = [Tabletop(h, h.group("One")), Tabletop(h, h.group("Two"))]
+    await tables[0].setup_game("durak", [ann, bob])
+    await tables[1].setup_game("football", [bob, cid])
+    bob.blocked = True
+    rng = random.Random(6)
+    for top, players in zip(tables, ([ann, bob], [bob, cid]), strict=True):
+        while all(s["dm_ok"] for s in (await stored(h, top.group))["seats"]):
+            await top.step(players, rng)  # until a change of his hand is refused
+    await h.private(bob, "/start")
+    for top in tables:
+        assert all(s["dm_ok"] for s in (await stored(h, top.group))["seats"])
+        assert not [b for b in top.table_message().buttons if b.url], "the warning is gone"
+    # Both games go on to the end: whenever it is his turn he has his buttons again.
+    await tables[0].play([ann, bob], rng)
+    await tables[1].play([bob, cid], rng)
+
+
+@pytest.mark.telegram_complaints
 async def test_a_deleted_hand_message_is_sent_again(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
