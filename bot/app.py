@@ -42,6 +42,7 @@ _TAPS: dict[Action, taps.TapHandler] = {
     Action.CARDS: play.on_cards,
     Action.RECORD: play.on_record,
     Action.COMPUTER: computer.on_computer,
+    Action.BACK: play.on_back,
 }
 
 

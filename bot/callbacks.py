@@ -59,6 +59,7 @@ class Action(StrEnum):
     RECORD = "R"
     CARDS = "C"  # "My cards" in the group: the hand in an alert
     COMPUTER = "B"  # lobby: "+" adds a computer seat, "-" removes one, "v" changes the level
+    BACK = "K"  # "I'm back" on the hand of a player who is away
 
 
 class BadCallback(ValueError):

@@ -46,8 +46,10 @@ async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         table.phase = "lobby"
         return None
 
-    if await commit(context, tap, change) is not None:
-        await join(context, tap.key, tap.cb.game_id, tap.user, quiet=True)
+    # He sits down at once; his tap is answered by the join (an alert if his private chat
+    # is closed: the lobby then offers the deep link).
+    if await commit(context, tap, change, answer=False) is not None:
+        await join(context, tap.key, tap.cb.game_id, tap.user, tap)
 
 
 async def join(
@@ -56,14 +58,11 @@ async def join(
     game_id: str,
     user: User,
     tap: Tap | None = None,
-    *,
-    quiet: bool = False,
 ) -> bool:
     """Seat ``user`` in the lobby, after checking that his private chat takes our messages.
 
     The check is the private confirmation itself (it becomes his hand message). If the
-    chat refuses us, the lobby starts offering the deep link. ``quiet``: no answer about
-    refusals (the creator's automatic join).
+    chat refuses us, the lobby starts offering the deep link.
     """
     svc = services(context)
     lang = lang_of(user.language_code)
@@ -71,7 +70,7 @@ async def join(
     async def answer(key_: str | None, **params: object) -> None:
         if tap is not None:
             await tap.answer(key_, alert=key_ is not None, **params)
-        elif key_ is not None and not quiet:
+        elif key_ is not None:
             with contextlib.suppress(TelegramError):
                 await context.bot.send_message(user.id, t(lang, key_, **params))
 
@@ -100,7 +99,7 @@ async def join(
             )
         except Forbidden:
             linked = await _set_link(svc, key, game_id)
-            await answer(None if quiet else "join.need_private")
+            await answer("join.need_private")
             if linked is not None:
                 await delivery.publish(context, linked)
             return False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from telegram.error import TelegramError
@@ -118,9 +119,27 @@ async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     await commit(context, tap, change)
 
 
+def _back(tap: Tap) -> Callable[[Table], Reply | None]:
+    """A change that only brings the tapping player back from away (commit's bookkeeping
+    of any tap on the game does it: rules.md §3); refused when he is not away."""
+
+    def change(table: Table) -> Reply | None:
+        if not table.seats[_seated(table, tap)].away:
+            refuse("tap.stale")
+        return None
+
+    return change
+
+
+async def on_back(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "I'm back" on an away player's hand message."""
+    await commit(context, tap, _back(tap))
+
+
 async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """ "My cards" in the group: the tapper's hand in an alert only he sees. Like any tap
-    on the game, it brings a player who was away back (rules.md §3)."""
+    """ "My cards" in the group: the tapper's hand in an alert only he sees. For a player
+    whose private chat is closed it is the one tap he can make, so it also brings him back
+    if he was away."""
     table = await current_table(tap, context, "playing")
     if table is None:
         return
@@ -128,17 +147,11 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     if seat is None:
         await tap.answer("tap.not_player")
         return
+    if table.seats[seat].away and await commit(context, tap, _back(tap), answer=False) is None:
+        return  # the game moved on meanwhile: refused, and answered
     text = views.alert_text(table, seat, tap.lang)
     with contextlib.suppress(TelegramError):
         await tap.query.answer(text, show_alert=True)
-    if table.seats[seat].away:
-
-        def back(table: Table) -> Reply | None:
-            if _seated(table, tap) != seat or not table.seats[seat].away:
-                refuse("tap.stale")  # back already, or another game: nothing to write
-            return None  # commit's bookkeeping of a tap brings him back
-
-        await commit(context, tap, back, answer=False)
 
 
 async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:

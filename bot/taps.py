@@ -126,7 +126,7 @@ async def commit(
     ``change`` runs on a fresh copy of the table (again after a conflict) and either
     mutates it and returns how to answer, or raises :class:`Refusal`. ``after`` replaces
     the usual publishing (e.g. a new game posts a new group message). ``answer`` False:
-    the caller has answered the tap already.
+    a refusal is answered here, a change is left for the caller to answer.
     """
     svc = services(context)
     wake: list[float | None] = [None]  # the committed position's deadline, if it came closer
@@ -145,7 +145,7 @@ async def commit(
 
     async with svc.lock(tap.key):
         snap, (written, reply) = await svc.store.transact(tap.key, decide)
-        if answer:
+        if answer or not written:
             await tap.answer(reply.key, alert=reply.alert, **reply.params)
         if written:
             await turns.wake(svc, tap.key, wake[0])

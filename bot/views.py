@@ -118,6 +118,9 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
         text, rows = render_durak.hand(view, ctx, legal, active)
     if not active:
         text += "\n" + ctx.t("table.stopped")
+    if table.phase == "playing" and table.seats[seat].away:
+        text += "\n💤 " + ctx.t("hand.away")
+        rows = [*rows, (Button(ctx.t("btn.back"), ctx.cb(Action.BACK)),)]
     return Screen(f"{header}\n{text}", tuple(rows))
 
 

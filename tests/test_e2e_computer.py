@@ -279,6 +279,19 @@ async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harnes
     await is_back(h, top, away)
 
 
+async def test_an_away_player_is_told_and_taps_im_back(slow: Harness) -> None:
+    h = slow
+    top, user, away = await someone_away(h)
+    hand = next(m for m in reversed(h.screen(user)) if m.from_bot and m.buttons)
+    assert "computer plays for you" in (hand.text or "")
+    answer = await h.tap(user, hand, lambda b: action_of(b) is Action.BACK)
+    assert answer.text is None, answer.text
+    await is_back(h, top, away)
+    hand = next(m for m in reversed(h.screen(user)) if m.from_bot)
+    assert "computer plays for you" not in (hand.text or "")
+    assert all(action_of(b) is not Action.BACK for b in hand.buttons)
+
+
 async def test_my_cards_in_the_group_brings_an_away_player_back(slow: Harness) -> None:
     """Bob has blocked the bot: "My cards" in the group is the only tap he can make on
     the game, so it must count as his coming back."""

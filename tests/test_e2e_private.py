@@ -45,7 +45,9 @@ async def test_the_creator_without_a_private_chat_gets_the_link_too(harness: Har
     ann = h.user("Ann", started=False)
     bob = h.user("Bob")
     top = Tabletop(h, h.group())
-    await top.open(ann, "football")
+    await h.command(ann, top.group, "/newgame")
+    answer = await top.tap_group(ann, Action.PICK, "f")
+    assert answer.show_alert and answer.text, "he is told to open the private chat"
     assert (await stored(h, top.group))["seats"] == []
     await h.follow(ann, deep_link(top))
     await top.join(bob)
