@@ -104,7 +104,9 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if table.phase == "playing" and table.seat_of(user.id) is not None:
         await delivery.bring_hand(context, key, user.id)
         return
-    await _say(message, t(lang, "tap.stale"), reply=False)
+    # A link to a running game he does not sit at; else the game is over.
+    gone = "cmd.link_running" if table.phase == "playing" else "tap.stale"
+    await _say(message, t(lang, gone), reply=False)
 
 
 async def help_(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -91,7 +91,9 @@ async def join(
                 user.id,
                 t(
                     lang,
-                    "join.private",
+                    # a private chat's table (its title is "against the computer") has no
+                    # group to name
+                    "join.private" if table.chat_id < 0 else "join.vs_computer",
                     game=t(lang, f"game.{table.kind}"),
                     chat=esc(table.chat_title),
                 ),

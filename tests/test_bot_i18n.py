@@ -34,6 +34,33 @@ def test_every_key_is_in_every_language_with_the_same_placeholders() -> None:
             assert text.strip(), (lang, key)
 
 
+# Placeholders that hold a player's name (or names), in ru and uk always nominative.
+_NAME_FIELDS = ("name", "names", "seat", "attacker", "defender", "controller", "players")
+# The only words a name may follow directly: verbs whose subject it is ("ходит Аня").
+_SUBJECT_VERBS = {
+    "ru": {"играет", "ходит", "отбивается", "побеждает", "Забивает"},
+    "uk": {"грає", "ходить", "відбивається", "перемагає", "Забиває"},
+}
+
+
+@pytest.mark.parametrize("lang", ["ru", "uk"])
+def test_names_are_never_declined_in_ru_and_uk(lang: str) -> None:
+    """A name is shown as the user wrote it, in the nominative: no string may put it where
+    the grammar wants another case ("ходит под Аня", "ряда Аня", "У Аня")."""
+    fields = "|".join(_NAME_FIELDS)
+    before = re.compile(rf"(\w+)\s+(?:<b>)?\{{(?:{fields})\}}")
+    wrong = [
+        (key, word)
+        for key, text in catalogue(lang).items()
+        if key != "settings.language"  # the language's name, not a player's
+        for word in before.findall(text)
+        if word not in _SUBJECT_VERBS[lang]
+    ]
+    assert wrong == []
+    deck = {"ru": "Карт в колоде: 52", "uk": "Карт у колоді: 52"}[lang]
+    assert t(lang, "settings.deck", n=52) == deck  # "Колода: 52 карт" needs "карты"
+
+
 def test_every_literal_key_in_the_code_exists() -> None:
     source = "\n".join(p.read_text() for p in (ROOT / "bot").glob("*.py"))
     keys = set(re.findall(r"""\bt\(\s*(?:\w+,\s*)?"([a-z_]+\.[a-z_.]+)"\s*[,)]""", source))

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from bot.callbacks import Action
+from bot.i18n import t
 from engine.football import Football
 from tests.computer_util import (
     DELAY,
@@ -84,6 +85,24 @@ async def test_football_in_a_private_chat_against_the_computer(quick: Harness) -
     assert game.result() is not None
     bot_seat = computer_seats(data)[0]
     assert any(m["player"] == bot_seat and "setup" in m for m in data["moves"])
+
+
+async def test_joining_a_private_game_does_not_name_a_chat(quick: Harness) -> None:
+    """The confirmation reads "…against the computer", not "…in «against the computer»"."""
+    h = quick
+    for code in ("en", "ru", "uk"):
+        ann = h.user("Ann", language_code=code)
+        await lobby_with_computers(h, ann, ann, "durak", 1)
+        texts = [m.text or "" for m in h.screen(ann) if m.from_bot]
+        game = t(code, "game.durak")
+        assert t(code, "join.vs_computer", game=game) in texts
+        assert not any(f"«{t(code, 'table.vs_computer')}»" in text for text in texts)
+    bob, cid = h.user("Bob", language_code="ru"), h.user("Cid")
+    top = Tabletop(h, h.group("Карты"))
+    await top.open(cid, "durak")
+    await top.join(bob)
+    joined = t("ru", "join.private", game=t("ru", "game.durak"), chat="Карты")
+    assert joined in [m.text for m in h.screen(bob) if m.from_bot]  # a group is named
 
 
 async def test_a_group_game_with_a_computer_seat(quick: Harness) -> None:

@@ -9,7 +9,7 @@ from bot.callbacks import Action
 from engine.durak import Durak
 from engine.football import Football
 from tests.fakegram import Harness
-from tests.tabletop import LeakWatch, Tabletop, stored
+from tests.tabletop import LeakWatch, Tabletop, action_of, stored
 
 CYRILLIC = re.compile(r"[А-Яа-яІіЇїЄєҐґ]")
 
@@ -109,3 +109,39 @@ async def test_only_the_creator_changes_settings(harness: Harness) -> None:
     refused = await top.tap_group(bob, Action.OPTION, "d")
     assert refused.show_alert and refused.text
     assert await stored(h, top.group) == before
+
+
+async def test_the_deck_size_reads_right_in_russian_and_ukrainian(harness: Harness) -> None:
+    h = harness
+    for code, line in (("ru", "Карт в колоде: 52"), ("uk", "Карт у колоді: 52")):
+        owner = h.user("Ann", language_code=code)
+        top = Tabletop(h, h.group())
+        await top.open(owner, "durak")
+        await top.tap_group(owner, Action.SETTINGS)
+        await top.tap_group(owner, Action.OPTION, "d")
+        shown = top.table_message()
+        button = next(b.text for b in shown.buttons if action_of(b) is Action.OPTION)
+        assert button == line
+        await top.tap_group(owner, Action.SETTINGS)
+        text = top.table_message().text or ""
+        assert line in text and not re.search(r"52 карт\b", text)
+
+
+async def test_a_new_bout_names_both_players_in_russian_and_ukrainian(harness: Harness) -> None:
+    """The names stay as written (nominative): "ходит Аня", never "ходит под Аня"."""
+    h = harness
+    lines = {
+        "ru": re.compile(r"Новый заход: ходит (\w+), отбивается (\w+)\."),
+        "uk": re.compile(r"Новий захід: ходить (\w+), відбивається (\w+)\."),
+    }
+    for code, line in lines.items():
+        players = [h.user("Аня", language_code=code), h.user("Сид", language_code=code)]
+        top = Tabletop(h, h.group())
+        await top.setup_game("durak", players)
+        rng = random.Random(4)
+        while not line.search(top.table_message().text or ""):
+            assert not top.finished(), "no second bout"
+            await top.step(players, rng)
+        attacker, defender = line.search(top.table_message().text or "").groups()
+        assert attacker != defender
+        assert {attacker, defender} <= {"Аня", "Сид", "Болван"}

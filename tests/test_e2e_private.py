@@ -8,6 +8,7 @@ import random
 import pytest
 
 from bot.callbacks import Action
+from bot.i18n import t
 from tests.fakegram import BOT_USERNAME, Harness
 from tests.tabletop import LeakWatch, Tabletop, stored
 
@@ -69,6 +70,24 @@ async def test_a_stale_or_forged_start_payload_joins_nobody(harness: Harness) ->
     assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id]
     replies = [m.text for m in h.screen(bob) if m.from_bot]
     assert len(replies) == 5, "each /start got an answer"
+    assert replies[0] == t("en", "tap.stale")  # the game is gone
+
+
+async def test_a_deep_link_to_a_game_that_started_without_him_says_so(harness: Harness) -> None:
+    h = harness
+    ann, cid = h.user("Ann"), h.user("Cid")
+    bob = h.user("Bob", started=False, language_code="ru")
+    top = Tabletop(h, h.group())
+    await top.open(ann, "durak")
+    await top.join(bob)  # refused: he has no private chat yet, the lobby gets the link
+    url = deep_link(top)
+    await top.join(cid)
+    await top.start(ann)
+    await h.follow(bob, url)
+    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id, cid.id]
+    reply = h.last(bob).text or ""
+    assert reply == t("ru", "cmd.link_running")
+    assert "уже началась" in reply and reply != t("ru", "tap.stale")
 
 
 @pytest.mark.telegram_complaints
@@ -188,3 +207,17 @@ async def test_help_rules_and_group_only_commands(harness: Harness) -> None:
     group = h.group()
     await h.command(ann, group, "/rules durak")
     assert h.last(group).text
+
+
+async def test_help_in_a_group_does_not_call_the_group_a_private_chat(harness: Harness) -> None:
+    h = harness
+    group = h.group()
+    private_chat = {
+        "en": ("in a private chat with me", "this private chat"),
+        "ru": ("в личном чате со мной", "этом личном чате"),
+        "uk": ("в особистому чаті зі мною", "цьому особистому чаті"),
+    }
+    for code, (right, wrong) in private_chat.items():
+        await h.command(h.user("Ann", language_code=code), group, "/help")
+        text = h.last(group).text or ""
+        assert right in text and wrong not in text
