@@ -26,6 +26,17 @@ def _where(message: Message) -> tuple[int, int | None]:
     return message.chat.id, thread
 
 
+def _title(message: Message, lang: str) -> str:
+    """The table's name in hand messages: the group's title, and its forum topic's name
+    when Telegram gives it (a topic message that replies to nothing else replies to the
+    topic's first message), so that two tables of one forum can be told apart."""
+    title = message.chat.title or t(lang, "table.vs_computer")
+    start = message.reply_to_message
+    if message.is_topic_message and start and start.forum_topic_created:
+        title = f"{title} › {start.forum_topic_created.name}"
+    return title
+
+
 async def _say(message: Message, text: str, reply: bool = True) -> None:
     try:
         await message.reply_text(text, parse_mode=ParseMode.HTML, do_quote=reply)
@@ -40,9 +51,7 @@ async def newgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     lang = lang_of(user.language_code)
     # In a private chat the table is played there, against computer seats.
     chat_id, thread_id = _where(message)
-    snap, created = await lobby.new_table(
-        context, chat_id, thread_id, message.chat.title or t(lang, "table.vs_computer"), user
-    )
+    snap, created = await lobby.new_table(context, chat_id, thread_id, _title(message, lang), user)
     if created or snap.table is None:
         return
     slot = snap.slots.get(TABLE_SLOT)

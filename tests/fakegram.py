@@ -1136,6 +1136,16 @@ class Harness:
         data = message.to_json()
         if reply_to is not None:
             data["reply_to_message"] = reply_to.to_json()
+        elif thread is not None:  # in a topic, what replies to nothing replies to its start
+            assert isinstance(chat, FakeGroup)
+            data["reply_to_message"] = {
+                "message_id": thread,
+                "date": message.date,
+                "chat": chat.chat_json(),
+                "message_thread_id": thread,
+                "is_topic_message": True,
+                "forum_topic_created": {"name": chat.topics[thread], "icon_color": 7322096},
+            }
             if isinstance(chat, FakeGroup) and chat.type == "supergroup" and not chat.is_forum:
                 data["message_thread_id"] = reply_to.message_id
         await self.feed({"message": data}, app)

@@ -59,13 +59,16 @@ async def test_one_player_at_two_tables_at_once(harness: Harness) -> None:
 
 async def test_two_tables_in_two_topics_of_one_forum(harness: Harness) -> None:
     h = harness
-    a, b, c, d = (h.user(n) for n in ("Ann", "Bob", "Cid", "Dan"))
+    a, b, c = (h.user(n) for n in ("Ann", "Bob", "Cid"))
     group = h.group(forum=True)
     tops = [Tabletop(h, group, h.topic(group, "One")), Tabletop(h, group, h.topic(group, "Two"))]
     await tops[0].setup_game("durak", [a, b])
-    await tops[1].setup_game("durak", [c, d])
+    await tops[1].setup_game("durak", [c, a])  # Ann plays at both tables
+    # Her two hand messages say which topic each belongs to.
+    headers = sorted({m.text.splitlines()[0] for m in h.screen(a) if m.from_bot and m.text})
+    assert len(headers) == 2 and "One" in headers[0] and "Two" in headers[1], headers
     await asyncio.gather(
-        tops[0].play([a, b], random.Random(1)), tops[1].play([c, d], random.Random(2))
+        tops[0].play([a, b], random.Random(1)), tops[1].play([c, a], random.Random(2))
     )
     for top in tops:
         data = await stored(h, group, top.thread)
