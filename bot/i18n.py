@@ -19,9 +19,20 @@ _DIR = Path(__file__).with_name("locales")
 _ALIASES = {"be": "ru", "kk": "ru", "ky": "ru", "tg": "ru", "uz": "ru"}
 
 
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: a key written twice (a merge, a
+    copy) would otherwise let its last text win without a word."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        twice = sorted({k for k, _ in pairs if sum(1 for j, _ in pairs if j == k) > 1})
+        raise ValueError(f"keys given twice: {', '.join(twice)}")
+    return data
+
+
 @cache
 def catalogue(lang: str) -> dict[str, str]:
-    data = json.loads((_DIR / f"{lang}.json").read_text(encoding="utf-8"))
+    path = _DIR / f"{lang}.json"
+    data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique)
     if not isinstance(data, dict):
         raise ValueError(f"locales/{lang}.json is not an object")
     return {str(k): str(v) for k, v in data.items()}

@@ -16,14 +16,21 @@ def _pairs(view: DurakView, ctx: Ctx) -> str:
     return ctx.t("durak.table", pairs="  ".join(pairs))
 
 
+def _count(ctx: Ctx, key: str, known: list[str], **params: Any) -> str:
+    """A hand's size, and the cards everybody knows are in it (picked up in a take)."""
+    if known:
+        return ctx.t(f"{key}_known", cards=ctx.cards(known), **params)
+    return ctx.t(key, **params)
+
+
 def _counts(view: DurakView, ctx: Ctx) -> str:
     parts = []
     for seat, count in enumerate(view.hand_counts):
         mark = " ✅" if seat in view.out else ""
-        parts.append(ctx.t("durak.count", name=ctx.name(seat), n=count) + mark)
-    parts.append(
-        ctx.t("durak.dummy_count", n=view.dummy_count, controller=ctx.name(view.controller))
-    )
+        known = view.known[seat]
+        parts.append(_count(ctx, "durak.count", known, name=ctx.name(seat), n=count) + mark)
+    dummy = {"n": view.dummy_count, "controller": ctx.name(view.controller)}
+    parts.append(_count(ctx, "durak.dummy_count", view.dummy_known, **dummy))
     return " · ".join(parts)
 
 
@@ -54,16 +61,31 @@ def status(view: DurakView, ctx: Ctx) -> str:
     return ctx.t(f"durak.turn.{view.phase}", name=_actor(view, ctx))
 
 
+def _in_hand_order(
+    view: DurakView, legal: list[tuple[str, dict[str, Any]]]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The moves with their cards in the order the hand shows them (the view's: by suit,
+    trumps last; the dummy's cards as its hand shows them); Take / Pass after them."""
+    place = {card: i for i, card in enumerate([*view.hand, *(view.dummy_hand or [])])}
+
+    def key(move: tuple[str, dict[str, Any]]) -> int:
+        rec = move[1]
+        card: str = rec.get("with") or rec.get("attack") or rec.get("throw") or ""
+        return place.get(card, len(place))
+
+    return sorted(legal, key=key)
+
+
 def _buttons(
     view: DurakView, ctx: Ctx, legal: list[tuple[str, dict[str, Any]]]
 ) -> list[tuple[Button, ...]]:
-    """Cards to play four to a row; beats grouped by the attack card they cover when more
-    than one card is unbeaten; Take / Pass last."""
+    """Cards to play four to a row, in the order of the hand; beats grouped by the attack
+    card they cover when more than one card is unbeaten; Take / Pass last."""
     unbeaten = {a for a, d in view.table if d is None}
     cards: list[Button] = []
     beats: dict[str, list[Button]] = {}
     last: list[Button] = []
-    for token, rec in legal:
+    for token, rec in _in_hand_order(view, legal):
         data = ctx.move(token)
         if "beat" in rec:
             label = ctx.card(rec["with"])

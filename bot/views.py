@@ -62,7 +62,10 @@ def group_screen(table: Table, bot_username: str) -> Screen:
     view = game.view(None)
     lines = [f"<b>{ctx.t(f'game.{table.kind}')}</b>"]
     if isinstance(view, FootballView):
-        lines.append(render_football.public(view, ctx))
+        board = render_football.public(view, ctx)
+        if table.phase == "playing":
+            board += "\n" + ctx.t("football.legend")
+        lines.append(board)
     else:
         assert isinstance(view, DurakView)
         lines.append(render_durak.public(view, ctx))
@@ -118,10 +121,21 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
         text, rows = render_durak.hand(view, ctx, legal, active)
     if not active:
         text += "\n" + ctx.t("table.stopped")
+    elif seconds := turn_time(table, game, seat):
+        text += "\n" + ctx.t("hand.turn_time", n=seconds)
     if table.phase == "playing" and table.seats[seat].away:
         text += "\n💤 " + ctx.t("hand.away")
         rows = [*rows, (Button(ctx.t("btn.back"), ctx.cb(Action.BACK)),)]
     return Screen(f"{header}\n{text}", tuple(rows))
+
+
+def turn_time(table: Table, game: Game, seat: int) -> int:
+    """Seconds ``seat`` has for the move he is asked for (rules.md §3); 0 when there is no
+    limit, it is not his turn, or he is away (the computer plays for him)."""
+    actor = game.to_act()
+    if actor is None or actor.player != seat or table.seats[seat].away:
+        return 0
+    return table.settings.turn_time
 
 
 def alert_text(table: Table, seat: int, lang: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bot import i18n
 from bot.i18n import LANGS, catalogue, faces, lang_of, t
 from engine import cards
 from engine.base import IllegalMove, MalformedRecord
@@ -156,3 +157,12 @@ def test_faces_and_languages() -> None:
         "en",
     ]
     assert t("ru", "illegal.not_your_turn") == "Сейчас не ваш ход."
+
+
+def test_a_catalogue_with_a_key_given_twice_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "xx.json").write_text('{"a.b": "one", "c": "x", "a.b": "two"}', encoding="utf-8")
+    monkeypatch.setattr(i18n, "_DIR", tmp_path)
+    with pytest.raises(ValueError, match=r"twice: a\.b$"):
+        i18n.catalogue("xx")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 
@@ -17,7 +18,7 @@ from bot.callbacks import Action
 from engine import cards, records
 from engine.durak import Durak
 from tests.fakegram import FakeUser, Harness
-from tests.tabletop import LeakWatch, Tabletop, stored
+from tests.tabletop import LeakWatch, Tabletop, action_of, stored
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 
@@ -184,3 +185,87 @@ async def test_the_leak_check_catches_a_card_shown_to_the_wrong_reader(harness: 
     await h.app.bot.send_message(group.id, f"look: {secret}")
     with pytest.raises(AssertionError, match="group shows"):
         await watch.check()
+
+
+async def dummy_playing_table(h: Harness, players: list[FakeUser]) -> Tabletop:
+    """A dealt durak table whose dummy attacks and defends (so it takes, too)."""
+    top = Tabletop(h, h.group())
+    await top.open(players[0], "durak")
+    for user in players[1:]:
+        await top.join(user)
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.tap_group(players[0], Action.OPTION, "p")
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.start(players[0])
+    return top
+
+
+def line_cards(text: str, prefix: str) -> list[str]:
+    """The cards of the line starting with ``prefix``, as shown."""
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            return line.removeprefix(prefix).split()
+    return []
+
+
+async def test_card_buttons_follow_the_order_of_the_hand_shown(harness: Harness) -> None:
+    h = harness
+    players = seat_users(h, 3, ("en",))
+    top = await dummy_playing_table(h, players)
+    rng = random.Random(4)
+    checked = {"own": 0, "dummy": 0}
+    while not top.finished():
+        for user in players:
+            prompt = top.prompt(user)
+            if prompt is None:
+                continue
+            text = prompt.text or ""
+            labels = [
+                b.text.removeprefix("🂠 ").split(" on ")[0]
+                for b in prompt.buttons
+                if action_of(b) is Action.MOVE and b.text not in ("Take", "Pass")
+            ]
+            own = line_cards(text, "Your hand: ")
+            whose = "own" if set(labels) <= set(own) else "dummy"
+            hand = own if whose == "own" else line_cards(text, "Dummy's hand (you play it): ")
+            assert set(labels) <= set(hand), text
+            assert labels == [c for c in hand if c in labels], f"{labels} against {hand}"
+            if len(labels) > 1:
+                checked[whose] += 1
+            # Take / Pass stay in the last row.
+            assert not {"Take", "Pass"} & {b.text for row in prompt.rows[:-1] for b in row}
+        await top.step(players, rng)
+    assert checked["own"] > 5 and checked["dummy"] > 0, checked
+
+
+async def test_cards_picked_up_in_a_take_are_named_on_the_table(harness: Harness) -> None:
+    h = harness
+    players = seat_users(h, 3, ("en",))
+    top = await dummy_playing_table(h, players)
+    watch = LeakWatch(top)
+    await watch.check()
+    rng = random.Random(6)
+    takes = {"players": 0, "dummy": 0}
+    while not top.finished():
+        before = await stored(h, top.group)
+        await top.step(players, rng)
+        await watch.check()  # nothing hidden appeared anywhere
+        move = (await stored(h, top.group))["moves"][-1]
+        game = Durak.from_json(before["state"])
+        taken = [c for pair in game.view(None).table for c in pair if c]
+        taken += [move["throw"]] if "throw" in move else []
+        for event in game.apply(game.move_from_record(move)):
+            if event.kind != "took":
+                continue
+            seat = event.data["seat"]
+            text = top.table_message().text or ""
+            if seat == "dummy":
+                named = re.search(r"Dummy: \d+ \(([^)]*) known, played by ", text)
+                takes["dummy"] += 1
+            else:
+                named = re.search(rf"{players[seat].first_name}: \d+ \(([^)]*) known\)", text)
+                takes["players"] += 1
+            assert named, text
+            shown = {cards.display(cards.parse(c)) for c in taken}
+            assert shown <= set(named.group(1).split()), (shown, text)
+    assert takes["players"] > 0 and takes["dummy"] > 0, takes

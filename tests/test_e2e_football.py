@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.callbacks import Action
+from bot.i18n import t
 from engine import records
 from engine.football import Football
 from tests.fakegram import FakeUser, Harness
@@ -123,3 +124,25 @@ async def test_record_and_rematch_where_the_other_player_starts(harness: Harness
     await play_checked(top, players, 9, watch)
     third = await stored(h, group)
     assert third["games"] == 2 and third["phase"] == "finished"
+
+
+async def test_the_table_explains_the_fields_symbols_while_the_game_is_played(
+    harness: Harness,
+) -> None:
+    h = harness
+    players = two(h, ("en", "en"))
+    top = Tabletop(h, h.group(creator=players[0]))
+    legend = t("en", "football.legend")
+    assert all(symbol in legend for symbol in ("▒▒", "( )", "[ ]"))
+
+    def explained() -> bool:
+        return legend in (top.table_message().text or "").splitlines()
+
+    await top.setup_game("football", players)
+    assert explained(), "during the set-up"
+
+    async def still_explained() -> None:
+        assert top.finished() or explained()
+
+    await top.play(players, random.Random(4), after_each=still_explained)
+    assert not explained(), "the final field shows every card: nothing to explain"

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
-from tests.fakegram import Harness
-from tests.tabletop import Tabletop, stored, table_key
+import pytest
+
+from bot.callbacks import Action
+from tests.fakegram import FakeUser, Harness
+from tests.tabletop import Tabletop, action_of, stored, table_key
 
 
 async def test_a_player_who_does_not_act_has_his_move_made_for_him(harness: Harness) -> None:
@@ -30,3 +34,48 @@ async def test_a_player_who_does_not_act_has_his_move_made_for_him(harness: Harn
     data = await stored(h, top.group)
     assert data["moves"], "nobody acted and the game still waits for him"
     assert data["moves"][0]["player"] == [s["user_id"] for s in data["seats"]].index(asked.id)
+
+
+def timers(top: Tabletop, user: FakeUser) -> list[str]:
+    """The "⏱" lines of the bot's messages in ``user``'s private chat."""
+    texts = [m.text or "" for m in top.h.screen(user) if m.from_bot]
+    return [line for text in texts for line in text.splitlines() if line.startswith("⏱")]
+
+
+@pytest.mark.parametrize("game", ["durak", "football"])
+async def test_the_prompt_shows_the_turn_time(harness: Harness, game: str) -> None:
+    h = harness
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game(game, players)
+    rng = random.Random(2)
+    prompts = 0
+    for _ in range(30):
+        for user in players:
+            prompt = top.prompt(user)
+            if prompt is not None and any(action_of(b) is Action.MOVE for b in prompt.buttons):
+                assert timers(top, user) == ["⏱ 60 s to move"], prompt.text
+                prompts += 1
+            elif prompt is None:
+                assert timers(top, user) == [], "only a player asked to act is timed"
+        await top.step(players, rng)
+    assert prompts >= 10
+
+
+async def test_an_unlimited_turn_time_is_not_shown(harness: Harness) -> None:
+    h = harness
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.open(players[0], "durak")
+    await top.join(players[1])
+    await top.tap_group(players[0], Action.SETTINGS)
+    for _ in range(3):  # 60 s → 120 s → 300 s → unlimited
+        await top.tap_group(players[0], Action.OPTION, "t")
+    await top.tap_group(players[0], Action.SETTINGS)
+    assert (await stored(h, top.group))["settings"]["turn_time"] == 0
+    await top.start(players[0])
+    rng = random.Random(2)
+    for _ in range(10):
+        assert any(top.prompt(u) for u in players)
+        assert [timers(top, u) for u in players] == [[], []]
+        await top.step(players, rng)
