@@ -83,6 +83,9 @@ def group_screen(table: Table, bot_username: str) -> Screen:
         lines.append(series)
     rows: list[tuple[Button, ...]] = []
     if table.phase == "playing":
+        gone = [i for i, s in enumerate(table.seats) if s.away]
+        if gone:
+            lines.append("💤 " + ctx.t("table.away", names=", ".join(ctx.name(i) for i in gone)))
         away = [i for i, s in enumerate(table.seats) if not s.dm_ok]
         if away:
             names = ", ".join(ctx.name(i) for i in away)

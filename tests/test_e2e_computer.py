@@ -303,12 +303,18 @@ async def test_an_away_player_is_told_and_taps_im_back(slow: Harness) -> None:
     top, user, away = await someone_away(h)
     hand = next(m for m in reversed(h.screen(user)) if m.from_bot and m.buttons)
     assert "computer plays for you" in (hand.text or "")
+    assert f"until they tap: {user.first_name}" in (top.table_message().text or "")
     answer = await h.tap(user, hand, lambda b: action_of(b) is Action.BACK)
     assert answer.text is None, answer.text
     await is_back(h, top, away)
     hand = next(m for m in reversed(h.screen(user)) if m.from_bot)
     assert "computer plays for you" not in (hand.text or "")
     assert all(action_of(b) is not Action.BACK for b in hand.buttons)
+
+    async def group_knows() -> bool:
+        return "until they tap" not in (top.table_message().text or "")
+
+    await until(group_knows, timeout=3, what="the group table without the away line")
 
 
 async def test_my_cards_in_the_group_brings_an_away_player_back(slow: Harness) -> None:
