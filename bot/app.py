@@ -9,6 +9,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from telegram import Update
+from telegram.error import RetryAfter
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -71,6 +72,11 @@ def _poll_due(app: Application[Any, Any, Any, Any, Any, Any], settings: Settings
         app.job_queue.run_repeating(delivery.due_job, interval=every, first=every, name="due")
 
 
+def _not_flood_control(record: logging.LogRecord) -> bool:
+    """The limiter logs every RetryAfter it passes on as an error; the bot handles it."""
+    return not (record.exc_info and isinstance(record.exc_info[1], RetryAfter))
+
+
 def build_application(
     settings: Settings, redis: aioredis.Redis, request: BaseRequest | None = None
 ) -> Application[Any, Any, Any, Any, Any, Any]:
@@ -81,7 +87,12 @@ def build_application(
         root = settings.telegram_base_url.rstrip("/")
         builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
     if settings.rate_limit:
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))  # type: ignore[arg-type]
+        # The limiter keeps us under Telegram's limits (30 messages/s, 20 a minute per
+        # group). A flood-control answer comes straight back to us: retrying would sleep
+        # inside the call, holding the table's lock, and pause every other chat's calls
+        # meanwhile; the bot puts a refused group edit off and retries a hand later.
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=0))  # type: ignore[arg-type]
+        logging.getLogger("telegram.ext.AIORateLimiter").addFilter(_not_flood_control)
     # Updates of different chats run side by side; one table's run one at a time per
     # process (a lock per table), and the CAS in Redis covers other processes.
     builder = builder.concurrent_updates(256).post_init(_post_init)
