@@ -74,18 +74,24 @@ async def join(
             with contextlib.suppress(TelegramError):
                 await context.bot.send_message(user.id, t(lang, key_, **params))
 
+    def refusal(tb: Table | None) -> str | None:
+        """Why he cannot sit down at this table now (None: he can)."""
+        if tb is None or tb.game_id != game_id or tb.phase != "lobby":
+            return "tap.stale"
+        if 0 < tb.chat_id != user.id:  # a private chat's table is its owner's alone
+            return "join.not_yours"
+        if tb.seat_of(user.id) is not None:
+            return "join.already"
+        if len(tb.seats) >= games.seat_cap(tb.kind):
+            return "join.full"
+        return None
+
     async with svc.lock(key):
-        snap = await svc.store.load(key)
-        table = snap.table
-        if table is None or table.game_id != game_id or table.phase != "lobby":
-            await answer("tap.stale")
+        table = (await svc.store.load(key)).table
+        if (why := refusal(table)) is not None:
+            await answer(why)
             return False
-        if table.seat_of(user.id) is not None:
-            await answer("join.already")
-            return False
-        if len(table.seats) >= games.seat_cap(table.kind):
-            await answer("join.full")
-            return False
+        assert table is not None
         try:
             message = await context.bot.send_message(
                 user.id,
@@ -109,23 +115,20 @@ async def join(
             await answer("common.try_again")
             return False
 
-        def decide(s: Snapshot) -> tuple[Write, bool]:
+        def decide(s: Snapshot) -> tuple[Write, str | None]:
             tb = s.table
-            if (
-                tb is None
-                or tb.game_id != game_id
-                or tb.phase != "lobby"
-                or tb.seat_of(user.id) is not None
-                or len(tb.seats) >= games.seat_cap(tb.kind)
-            ):
-                return Write(None), False
+            if (why := refusal(tb)) is not None:
+                return Write(None), why
+            assert tb is not None
             tb.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang))
             tb.notice = ""
-            return Write(tb), True
+            return Write(tb), None
 
-        snap, joined = await svc.store.transact(key, decide)
-        if not joined:
-            await answer("tap.stale")
+        snap, why = await svc.store.transact(key, decide)
+        if why is not None:  # the lobby changed meanwhile (another process seated others)
+            with contextlib.suppress(TelegramError):  # "you joined" would be untrue
+                await context.bot.delete_message(user.id, message.message_id)
+            await answer(why)
             return False
         slot = Slot(id=message.message_id, version=snap.version)
         snap.slots[user_slot(user.id)] = slot

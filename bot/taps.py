@@ -133,13 +133,22 @@ async def commit(
 
     def decide(snap: Snapshot) -> tuple[Write, tuple[bool, Reply]]:
         table = snap.table
+        # Any tap of an away player on his game brings him back (rules.md §3), even one
+        # that is refused (a prompt the computer has just answered for him): then the
+        # table as it was, with only that, is written.
+        back: Table | None = None
         try:
             if table is None or table.game_id != tap.cb.game_id:
                 refuse("tap.stale")
+            if turns.is_away(table, tap.user.id):
+                back = table.model_copy(deep=True)
             reply = change(table)
-            turns.note_active(table, tap.user.id)
         except Refusal as exc:
-            return Write(None), (False, Reply(exc.key, True, exc.params))
+            reply = Reply(exc.key, True, exc.params)
+            if back is None:
+                return Write(None), (False, reply)
+            table = back
+        turns.note_active(table, tap.user.id)
         wake[0] = turns.stamp(table, svc.settings.computer_delay)
         return Write(table), (True, reply or Reply())
 

@@ -99,6 +99,11 @@ async def wake(svc: Services, key: str, due: float | None) -> None:
         await svc.store.redis.zadd(TURNS_KEY, {key: int(due * 1000)}, lt=True)
 
 
+def is_away(table: Table, user_id: int) -> bool:
+    seat = table.seat_of(user_id)
+    return table.phase == "playing" and seat is not None and table.seats[seat].away
+
+
 def note_active(table: Table, user_id: int) -> None:
     """A person tapped on the game: his timeouts are forgiven and he is back if away."""
     seat = table.seat_of(user_id)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.callbacks import Action
+from bot.callbacks import Action, deep_link
 from bot.i18n import t
 from engine.football import Football
 from tests.computer_util import (
@@ -25,7 +25,7 @@ from tests.computer_util import (
     quick_harness,
     until,
 )
-from tests.fakegram import FakeTelegram, FakeUser, Harness
+from tests.fakegram import BOT_USERNAME, FakeTelegram, FakeUser, Harness
 from tests.tabletop import Tabletop, action_of, hidden_cards, leaks, stored
 
 
@@ -317,6 +317,31 @@ async def test_an_away_player_is_told_and_taps_im_back(slow: Harness) -> None:
     await until(group_knows, timeout=3, what="the group table without the away line")
 
 
+async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
+    slow: Harness,
+) -> None:
+    h = slow
+    top, user, away = await someone_away(h)
+
+    async def asked() -> bool:
+        return top.prompt(user) is not None
+
+    await until(asked, timeout=8, what="his turn")
+    message = top.prompt(user)
+    assert message is not None
+    button = next(b for b in message.buttons if action_of(b) is Action.MOVE)
+    moves = len((await stored(h, top.group))["moves"])
+
+    async def computer_moved() -> bool:
+        return len((await stored(h, top.group))["moves"]) > moves
+
+    await until(computer_moved, timeout=5, what="the computer's move for him")
+    assert button.callback_data is not None
+    answer = await h.tap_data(user, user.id, message.message_id, button.callback_data)
+    assert answer.show_alert and answer.text  # that move is gone...
+    await is_back(h, top, away)  # ...but he tapped: he is back
+
+
 async def test_my_cards_in_the_group_brings_an_away_player_back(slow: Harness) -> None:
     """Bob has blocked the bot: "My cards" in the group is the only tap he can make on
     the game, so it must count as his coming back."""
@@ -423,3 +448,15 @@ async def test_endgame_in_a_private_chat_stops_the_computers(quick: Harness) -> 
     moves = len(data["moves"])
     await asyncio.sleep(DELAY * 10)
     assert len((await stored(h, top.group))["moves"]) == moves, "a computer moved after /endgame"
+
+
+async def test_nobody_else_sits_down_at_a_private_game_by_its_link(quick: Harness) -> None:
+    h = quick
+    ann, eve = h.user("Ann"), h.user("Eve")
+    await lobby_with_computers(h, ann, ann, "durak", 1)
+    key = f"ct:table:{ann.id}:0"
+    game_id = json.loads(await h.redis.hget(key, "d"))["game_id"]
+    await h.follow(eve, deep_link(BOT_USERNAME, ann.id, None, game_id))
+    seats = json.loads(await h.redis.hget(key, "d"))["seats"]
+    assert eve.id not in [s["user_id"] for s in seats]
+    assert "someone else's game" in (h.last(eve).text or "")

@@ -184,6 +184,37 @@ async def test_lobby_races_across_processes(
         assert all(cards_shown(card) in shown for card in hand)
 
 
+async def test_a_crowd_joining_a_full_lobby_from_two_processes(
+    real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
+) -> None:
+    """Joins race from two processes for football's last seat: the slow process's joiners
+    were sent their confirmation before the seat went. Each is told the game is full and
+    keeps no "you joined" message."""
+    h = real_harness
+    slow = await make_app(real_redis)
+    held = slow.bot.request.hold = asyncio.Event()  # its Bot API calls wait for this
+    ann, bob = h.user("Ann"), h.user("Bob")
+    crowd = [h.user(f"U{i}") for i in range(3)]
+    top = Tabletop(h, h.group())
+    await top.open(ann, "football")
+    lobby = top.table_message()
+    join = h.find(lobby, lambda b: decode(b.callback_data or "").action.name == "JOIN")
+
+    def tap(user: FakeUser, app: Any) -> Any:
+        return h.tap_data(user, top.group.id, lobby.message_id, join.callback_data or "", app)
+
+    late = [asyncio.create_task(tap(u, slow)) for u in crowd]
+    await asyncio.sleep(0.1)  # they have looked at the lobby: a seat was free
+    assert (await tap(bob, h.apps[0])).text is None  # Bob takes it meanwhile
+    held.set()
+    answers = await asyncio.gather(*late)
+    seated = [s["user_id"] for s in (await stored(h, top.group))["seats"]]
+    assert seated == [ann.id, bob.id]
+    for user, answer in zip(crowd, answers, strict=True):
+        assert answer.show_alert and "full" in (answer.text or ""), answer.text
+        assert not [m for m in h.screen(user) if m.from_bot], "no 'you joined' left behind"
+
+
 def cards_shown(notation: str) -> str:
     return cards.display(cards.parse(notation))
 
