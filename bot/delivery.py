@@ -319,20 +319,28 @@ async def _republish_job(context: ContextTypes.DEFAULT_TYPE) -> None:
 async def _show_group(
     app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, snap: Snapshot
 ) -> tuple[Slot | None, float | None]:
-    """Edit the group message now: (the new slot, or when to try again)."""
+    """Edit the group message now: (the new slot, or when to try again).
+
+    A new game (Play again) gets a new message, whoever delivers it: the old one keeps
+    the last result and loses its buttons once the new one is there."""
     table = snap.table
     if table is None:
         return None, None
     screen = views.group_screen(table, svc.bot_username)
+    old = snap.slots.get(TABLE_SLOT)
+    before = old if old is not None and old.game not in ("", table.game_id) else None
     try:
         slot = await show(
             app.bot,
             table.chat_id,
             table.thread_id,
             screen,
-            snap.slots.get(TABLE_SLOT),
+            None if before else old,
             table.version,
         )
+        if slot is not None and before is not None and before.id is not None:
+            with contextlib.suppress(TelegramError):
+                await app.bot.edit_message_reply_markup(table.chat_id, before.id, reply_markup=None)
     except (RetryAfter, TimedOut, NetworkError) as exc:
         return None, time.time() + _wait_after(exc)
     except ChatMigrated as exc:  # the group became a supergroup: the table follows it
@@ -345,19 +353,6 @@ async def _show_group(
         log.warning("table of %s not shown: %s", table.chat_id, exc)
         return None, None
     if slot is not None:
-        slot.phase = table.phase
+        slot.phase, slot.game = table.phase, table.game_id
         snap.slots[TABLE_SLOT] = slot
     return slot, None
-
-
-async def new_group_message(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
-    """Post a new game's table as a new group message; the old one keeps its text (the
-    last result) but loses its buttons. Then the hands, as after any change."""
-    table = snap.table
-    if table is None or not snap.lease:
-        return
-    old = snap.slots.pop(TABLE_SLOT, None)
-    if old is not None and old.id is not None:
-        with contextlib.suppress(TelegramError):
-            await app.bot.edit_message_reply_markup(table.chat_id, old.id, reply_markup=None)
-    await publish(app, snap)

@@ -264,10 +264,7 @@ async def on_again(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         games.start(table)
         return None
 
-    async def after(snap: Snapshot) -> None:
-        await delivery.new_group_message(context, snap)
-
-    await commit(context, tap, change, after=after)
+    await commit(context, tap, change)  # the new game gets a new group message (delivery)
 
 
 async def new_table(

@@ -82,6 +82,7 @@ class Table(BaseModel):
     # When the current position's automatic move is due (seconds since the epoch; 0: never):
     # a computer's paced move, or a person's turn timeout (bot.turns).
     turn_due: float = 0.0
+    turn_for: str = ""  # the position and wait turn_due was set for (bot.turns.stamp)
     version: int = Field(default=0, exclude=True)  # CAS version, stored beside the JSON
 
     def seat_of(self, user_id: int) -> int | None:
@@ -100,7 +101,8 @@ class Slot(BaseModel):
     ``version`` is the table version it shows, so that an older render never overwrites a
     newer one; ``prompt`` says whether it carried move buttons (a new prompt is sent anew
     so that the phone rings); ``at`` is when it was last edited and ``phase`` the table
-    phase it shows (group coalescing: a new phase is shown at once).
+    phase it shows (group coalescing: a new phase is shown at once); ``game`` the game
+    whose table it shows (a new game gets a new group message).
     """
 
     id: int | None = None
@@ -109,3 +111,4 @@ class Slot(BaseModel):
     prompt: bool = False
     at: float = 0.0
     phase: str = ""
+    game: str = ""

@@ -118,14 +118,12 @@ async def commit(
     tap: Tap,
     change: Callable[[Table], Reply | None],
     *,
-    after: Callable[[Snapshot], Awaitable[None]] | None = None,
     answer: bool = True,
 ) -> Snapshot | None:
     """Apply ``change`` to the tapped table under compare-and-set, answer, then publish.
 
     ``change`` runs on a fresh copy of the table (again after a conflict) and either
-    mutates it and returns how to answer, or raises :class:`Refusal`. ``after`` replaces
-    the usual publishing (e.g. a new game posts a new group message). ``answer`` False:
+    mutates it and returns how to answer, or raises :class:`Refusal`. ``answer`` False:
     a refusal is answered here, a change is left for the caller to answer.
     """
     svc = services(context)
@@ -158,7 +156,7 @@ async def commit(
             await tap.answer(reply.key, alert=reply.alert, **reply.params)
         if written:
             await turns.wake(svc, tap.key, wake[0])
-            await (after or (lambda s: delivery.publish(context, s)))(snap)
+            await delivery.publish(context, snap)
     return snap if written else None
 
 

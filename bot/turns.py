@@ -84,9 +84,17 @@ def due_in(table: Table, computer_delay: float) -> float | None:
 
 def stamp(table: Table, computer_delay: float) -> float | None:
     """Set the deadline of the position about to be committed (in the transaction); the
-    deadline to wake the table at, when it came closer than the previous one."""
+    deadline to wake the table at, when it came closer than the previous one.
+
+    A commit that leaves the position and who must act in it as they were (a football
+    set-up step, a tap that only brings someone back from elsewhere) keeps the deadline:
+    taps that are not moves must not lengthen anybody's turn."""
     old = table.turn_due
     wait = due_in(table, computer_delay)
+    basis = f"{table.game_id}:{len(table.moves)}:{_actor(table)}:{wait}"
+    if old and basis == table.turn_for:
+        return None
+    table.turn_for = basis
     table.turn_due = 0.0 if wait is None else time.time() + wait
     if table.turn_due and (not old or table.turn_due < old):
         return table.turn_due

@@ -10,6 +10,7 @@ import pytest
 
 from bot import games, turns
 from bot.models import Seat, Table
+from bot.play import apply_move
 from engine.base import Game
 from engine.durak import Durak, DurakView
 from engine.football import FootballView
@@ -134,6 +135,23 @@ def test_a_later_deadline_needs_no_wake_up_and_an_earlier_one_does() -> None:
     assert wake is not None and wake < first  # the computer plays sooner
     table.phase = "finished"
     assert turns.stamp(table, 1.0) is None and table.turn_due == 0.0
+
+
+def test_taps_that_are_not_moves_do_not_lengthen_a_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = _table("durak", 2, 0, turn_time=60)
+    now = [1000.0]
+    monkeypatch.setattr(turns.time, "time", lambda: now[0])
+    turns.stamp(table, 1.0)
+    assert table.turn_due == 1060.0
+    now[0] = 1030.0
+    turns.stamp(table, 1.0)  # a commit in the same position: a set-up step, a seat back...
+    assert table.turn_due == 1060.0
+    game = games.load(table)
+    actor = game.to_act()
+    assert actor is not None
+    apply_move(table, game, actor.player, game.legal_moves()[0])
+    turns.stamp(table, 1.0)  # a move: the next turn has its whole time
+    assert table.turn_due == 1090.0
 
 
 def test_a_tap_forgives_timeouts_and_brings_him_back() -> None:

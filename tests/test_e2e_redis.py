@@ -14,14 +14,16 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from bot.callbacks import decode
+from bot.callbacks import Action, decode
+from bot.delivery import publish
+from bot.services import services
 from engine import cards, records
 from engine.base import Game
 from engine.durak import Durak
 from engine.football import Football
 from tests.conftest import AppFactory
 from tests.fakegram import BOT_USERNAME, FakeTelegram, FakeUser, Harness, parse_html, stop_app
-from tests.tabletop import LeakWatch, Tabletop, stored
+from tests.tabletop import LeakWatch, Tabletop, stored, table_key
 
 pytestmark = pytest.mark.redis
 
@@ -213,6 +215,29 @@ async def test_a_crowd_joining_a_full_lobby_from_two_processes(
     for user, answer in zip(crowd, answers, strict=True):
         assert answer.show_alert and "full" in (answer.text or ""), answer.text
         assert not [m for m in h.screen(user) if m.from_bot], "no 'you joined' left behind"
+
+
+async def test_play_again_while_another_process_delivers_gets_a_new_group_message(
+    real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
+) -> None:
+    h = real_harness
+    second = await make_app(real_redis)
+    top, players = await durak(h, 2)
+    await top.play(players, random.Random(3))
+    result = top.table_message()
+    said = result.text
+    # The second process is delivering the table (it holds the lease) when Play again is
+    # tapped through the first, which therefore leaves the delivery to it.
+    held = await services(second).store.claim(table_key(top.group))
+    assert held is not None
+    assert (await top.tap_group(players[0], Action.AGAIN)).text is None
+    await publish(second, held)  # it goes on to the newest version
+    posted = [m for m in h.screen(top.group) if m.from_bot]
+    assert posted[-1] is not result, "the new game has a message of its own"
+    assert result.text == said and not result.buttons  # the result stays, its buttons go
+    data = await stored(h, top.group)
+    assert data["phase"] == "playing"
+    await top.play(players, random.Random(4))
 
 
 def cards_shown(notation: str) -> str:
