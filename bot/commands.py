@@ -49,6 +49,9 @@ async def newgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if message is None or user is None:
         return
     lang = lang_of(user.language_code)
+    if message.sender_chat is not None:  # an anonymous admin (or a channel): nobody to seat
+        await _say(message, t(lang, "cmd.anonymous"))
+        return
     # In a private chat the table is played there, against computer seats.
     chat_id, thread_id = _where(message)
     snap, created = await lobby.new_table(context, chat_id, thread_id, _title(message, lang), user)
@@ -79,7 +82,13 @@ async def endgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if table is None or table.phase not in ("pick", "lobby", "playing"):
         await _say(message, t(lang, "cmd.no_game"))
         return
-    if user.id != table.creator and not await is_admin(context, chat_id, user.id):
+    # An anonymous admin writes as the group itself.
+    anonymous_admin = message.sender_chat is not None and message.sender_chat.id == chat_id
+    if (
+        user.id != table.creator
+        and not anonymous_admin
+        and not await is_admin(context, chat_id, user.id)
+    ):
         await _say(message, t(lang, "cmd.endgame_denied"))
         return
     await lobby.stop(context, chat_id, thread_id)

@@ -72,6 +72,7 @@ class Table(BaseModel):
     dealer: int | None = None  # durak: seat that deals (dealt) the current game
     previous_fool: int | None = None  # durak: the last game's fool (None: first or drawn)
     show_settings: bool = False  # the lobby message shows the settings keyboard
+    record_sent: bool = False  # this game's record was posted (Record works once a game)
     lobby_link: bool = False  # the lobby offers the deep link (someone could not be reached)
     notice: str = ""  # catalogue key of a one-off line under the lobby (e.g. start refused)
     # Moves the computer made in a row (for computer seats, or for people who timed out or

@@ -155,20 +155,37 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The game record (records.md) as a JSON document in the group."""
-    table = await current_table(tap, context, "finished", "abandoned")
-    if table is None:
+    """The game record (records.md) as a JSON document in the group, once per game: a
+    document counts against the group's 20 messages a minute, and the table's own edits
+    would wait behind a crowd of them."""
+
+    def claim(table: Table) -> Reply | None:
+        if table.phase not in ("finished", "abandoned") or table.state is None:
+            refuse("tap.stale")  # running, or stopped before a game was dealt
+        if table.record_sent:
+            refuse("tap.record_sent")
+        table.record_sent = True
+        return None
+
+    snap = await commit(context, tap, claim, answer=False)
+    if snap is None or snap.table is None:
         return
-    if table.state is None:  # stopped before a game was dealt: nothing to record
-        await tap.answer("tap.stale")
-        return
+    table = snap.table
     record = records.export(games.load(table), table.moves)
-    data = json.dumps(record, ensure_ascii=False, indent=1).encode()
-    await tap.answer()
-    with contextlib.suppress(TelegramError):
+    try:
         await context.bot.send_document(
             table.chat_id,
-            data,
+            json.dumps(record, ensure_ascii=False, indent=1).encode(),
             filename=f"{table.kind}-{table.game_id}.json",
             message_thread_id=table.thread_id,
         )
+    except TelegramError:
+        await tap.answer("common.try_again")
+
+        def unclaim(table: Table) -> Reply | None:
+            table.record_sent = False
+            return None
+
+        await commit(context, tap, unclaim, answer=False)
+        return
+    await tap.answer()

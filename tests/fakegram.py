@@ -1151,6 +1151,21 @@ class Harness:
         await self.feed({"message": data}, app)
         return message
 
+    async def as_group(self, group: FakeGroup, text: str) -> FakeMessage:
+        """``text`` from an anonymous admin: Telegram sends it from GroupAnonymousBot,
+        with the group itself as ``sender_chat``."""
+        sender = {
+            "id": 1087968824,
+            "is_bot": True,
+            "first_name": "Group",
+            "username": "GroupAnonymousBot",
+        }
+        message = self.server.new_message(
+            group.id, sender, text=text, entities=_command_entities(text)
+        )
+        await self.feed({"message": {**message.to_json(), "sender_chat": group.chat_json()}})
+        return message
+
     async def command(
         self,
         user: FakeUser,

@@ -90,6 +90,11 @@ async def test_record_replays_to_the_final_result(harness: Harness) -> None:
     assert replayed["summary"] == game.summary()
     assert len(record["moves"]) == len(data["moves"])
     assert record["players"] == [s["name"] for s in data["seats"]]
+    # Once a game: a second tap (anyone's) posts nothing more.
+    documents = len(h.server.calls_to("sendDocument"))
+    again = await top.tap_group(players[0], Action.RECORD)
+    assert again.show_alert and "above" in (again.text or "")
+    assert len(h.server.calls_to("sendDocument")) == documents
 
 
 async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: Harness) -> None:

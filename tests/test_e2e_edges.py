@@ -133,3 +133,18 @@ async def test_callback_data_fits_in_a_big_old_forum(harness: Harness) -> None:
     longest = max(len(data.encode()) for data in sent)
     # chat 9 + topic 6 + game 4 + separators 2 + action 1 + stamp 3 + a move token
     assert 28 <= longest <= 64
+
+
+async def test_an_anonymous_admin_is_told_to_speak_for_himself_and_may_end_a_game(
+    harness: Harness,
+) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    group = h.group()
+    await h.as_group(group, "/newgame")
+    assert await stored(h, group) == {}  # no table nobody could pick a game for
+    assert "as yourself" in h.last(group).text
+    top = Tabletop(h, group)
+    await top.setup_game("durak", [ann, bob])
+    await h.as_group(group, "/endgame")
+    assert (await stored(h, group))["phase"] == "abandoned"
