@@ -14,6 +14,7 @@ from bot.models import GameKind, Table
 from engine import series
 from engine.base import Game
 from engine.durak import MAX_PLAYERS, MIN_PLAYERS, Durak, DurakOptions
+from engine.football import PLAYERS as FOOTBALL_PLAYERS
 from engine.football import Football, FootballOptions
 
 GAMES: dict[str, type[Game]] = {"football": Football, "durak": Durak}
@@ -22,13 +23,13 @@ GAMES: dict[str, type[Game]] = {"football": Football, "durak": Durak}
 def player_limits(table: Table) -> tuple[int, int]:
     """(fewest, most) players the table's game and deck take (rules.md)."""
     if table.kind == "football":
-        return 2, 2
+        return FOOTBALL_PLAYERS, FOOTBALL_PLAYERS
     return MIN_PLAYERS, MAX_PLAYERS[table.settings.deck_size]
 
 
 def seat_cap(kind: GameKind | None) -> int:
     """How many may join a lobby at all (a durak lobby may outgrow a 36-card deck)."""
-    return 2 if kind == "football" else max(MAX_PLAYERS.values())
+    return FOOTBALL_PLAYERS if kind == "football" else max(MAX_PLAYERS.values())
 
 
 def load(table: Table) -> Game:
@@ -77,14 +78,12 @@ def start(table: Table, rng: random.Random | None = None) -> Game:
 def finish(table: Table, result: dict[str, Any]) -> None:
     """Count a finished game into the series and note who deals next (durak)."""
     table.phase = "finished"
+    assert table.kind is not None
     table.games += 1
-    if table.kind == "football":
-        counted = result.get("winner")
-    else:
-        counted = result.get("fool")
-        if table.dealer is not None:
-            table.dealer, table.previous_fool = series.durak_next_deal(table.dealer, counted)
-    if isinstance(counted, int):
+    counted = series.scored_seat(table.kind, result)
+    if table.kind == "durak" and table.dealer is not None:
+        table.dealer, table.previous_fool = series.durak_next_deal(table.dealer, counted)
+    if counted is not None:
         uid = str(table.seats[counted].user_id)
         table.series[uid] = table.series.get(uid, 0) + 1
 

@@ -17,6 +17,7 @@ from bot.render import esc
 from bot.services import Services, services
 from bot.store import Snapshot, Write, table_key, user_slot
 from bot.taps import Reply, Tap, commit, current_table, is_admin, refuse
+from engine import cards
 
 _KINDS = {"f": "football", "d": "durak"}
 
@@ -191,7 +192,7 @@ async def on_option(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         if arg == "d":
             s.deck_size = 52 if s.deck_size == 36 else 36
         elif arg == "n" and table.kind == "football":
-            s.decks = s.decks % 3 + 1
+            s.decks = s.decks % cards.MAX_DECKS + 1
         elif arg == "p" and table.kind == "durak":
             s.dummy_plays = not s.dummy_plays
         elif arg == "f" and table.kind == "durak":

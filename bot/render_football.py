@@ -13,10 +13,8 @@ from typing import Any
 from bot.callbacks import Action
 from bot.render import Ctx
 from bot.screen import Button, rows_of
-from engine.football import FootballView
+from engine.football import HOME, STEP, FootballView
 
-HOME = (0, 3)  # each seat's own row (rules.md §1.1)
-STEP = (1, -1)  # the direction each seat attacks in
 _ARROWS = {-1: "↖", 0: "⬆", 1: "↗"}
 _HIDDEN = "▒▒"
 

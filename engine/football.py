@@ -68,6 +68,7 @@ SETUP, PLAY, FINISHED = 0, 1, 2
 PHASES: tuple[Literal["setup", "play", "finished"], ...] = ("setup", "play", "finished")
 KINDS = ("setup", "enter", "advance")
 
+PLAYERS = 2
 HOME = (0, 3)  # each seat's own row
 STEP = (1, -1)  # the direction each seat attacks in
 KEEPER_BIT = (1 << 16, 1 << 17)
@@ -217,7 +218,7 @@ class _StateModel(BaseModel):
 
     v: Literal[1]
     options: FootballOptions
-    players: list[str] = Field(min_length=2, max_length=2)
+    players: list[str] = Field(min_length=PLAYERS, max_length=PLAYERS)
     deck: list[int]
     setup: list[list[int]] = Field(min_length=2, max_length=2)  # [keeper, c0..c3] or []
     up: int = Field(ge=0, le=ALL_UP)
@@ -287,8 +288,8 @@ class Football:
     ) -> Self:
         """A new game, dealt from ``deck`` or from the options' deck shuffled by ``seed``."""
         options = options or FootballOptions()
-        if len(players) != 2:
-            raise MalformedRecord(f"football is for 2 players, not {len(players)}")
+        if len(players) != PLAYERS:
+            raise MalformedRecord(f"football is for {PLAYERS} players, not {len(players)}")
         if deck is None:
             deck = cards.shuffled(options.deck_size, options.decks, seed)
         elif sorted(deck) != _sorted_deck(options.deck_size, options.decks):

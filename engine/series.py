@@ -1,4 +1,4 @@
-"""What carries over from one game of a series to the next (rules.md §1.2, §2.1, §2.2).
+"""What carries over from one game of a series to the next (rules.md §1.2, §2.1, §2.2, §3).
 
 A series is the same players playing again; these rules decide only how the next game is
 set up, so they take and return plain seats and leave the game itself to its module.
@@ -34,3 +34,10 @@ def durak_next_deal(dealer: int, fool: int | None) -> tuple[int, int | None]:
     The fool deals, and the first move goes under or from under him; after a drawn game
     the same dealer deals again and, with no previous fool, the lowest trump leads."""
     return (dealer, None) if fool is None else (fool, fool)
+
+
+def scored_seat(game: str, result: dict[str, object]) -> int | None:
+    """The seat a finished game adds one to in the series score (rules.md §3: wins per
+    player in football, fool counts in durak); None for a draw."""
+    seat = result.get("winner" if game == "football" else "fool")
+    return seat if isinstance(seat, int) else None

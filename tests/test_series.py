@@ -25,3 +25,10 @@ def test_the_fool_deals_next_and_is_the_previous_fool() -> None:
 
 def test_after_a_drawn_game_the_same_dealer_deals_and_no_one_is_the_previous_fool() -> None:
     assert series.durak_next_deal(dealer=1, fool=None) == (1, None)
+
+
+def test_a_game_scores_for_the_winner_in_football_and_the_fool_in_durak() -> None:
+    assert series.scored_seat("football", {"winner": 1, "goals": [0, 1]}) == 1
+    assert series.scored_seat("football", {"winner": None, "goals": [1, 1]}) is None
+    assert series.scored_seat("durak", {"fool": 2}) == 2
+    assert series.scored_seat("durak", {"fool": None}) is None
