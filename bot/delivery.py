@@ -245,9 +245,16 @@ async def bring_hand(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, user_id:
 
 async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
     """He has (re)opened his private chat (/start): his hands at every table where it
-    had refused us."""
-    for key in await services(app).store.closed_to(user_id):
-        await bring_hand(app, key, user_id)
+    had refused us. A table where that is not so any more (a new game, he left) is
+    dropped from his list."""
+    svc = services(app)
+    for key in await svc.store.closed_to(user_id):
+        async with svc.lock(key):
+            leased = await set_reachable(svc, key, {user_id: True})
+            if leased is None:
+                await svc.store.note_reach(key, {user_id: True})
+            else:
+                await publish(app, leased)
 
 
 async def _group_now_or_later(

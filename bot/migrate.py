@@ -3,47 +3,60 @@
 Telegram says so twice (``migrate_to_chat_id`` in the old chat, ``migrate_from_chat_id``
 in the new one) and refuses the old id meanwhile (ChatMigrated, which delivery passes on
 here). Whichever comes first moves the table (:meth:`bot.store.Store.move`); the others
-find nothing to move. The table's chat id changes, and with it every button's callback
-data: the hands are edited in place, and the table is posted anew in the supergroup,
-since the old group's message can no longer be edited.
+find nothing to move, but each finishes a move that an error cut short. The table's chat
+id changes, and with it every button's callback data: the hands are edited in place, and
+the table is posted anew in the supergroup, since the old group's message can no longer
+be edited.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any
 
 from telegram import Update
-from telegram.ext import Application, ContextTypes
+from telegram.ext import ContextTypes
 
 from bot import delivery, turns
+from bot.delivery import AnyApp
 from bot.services import services
-from bot.store import TABLE_SLOT, Snapshot, Write, table_key
+from bot.store import BUSY, MOVED, TABLE_SLOT, Snapshot, Write, table_key
 
 log = logging.getLogger(__name__)
 
-AnyApp = Application[Any, Any, Any, Any, Any, Any]
+BUSY_RETRY = 0.25  # seconds between tries while another process delivers the table
+BUSY_TRIES = 200  # a delivery lease runs out within 30 s (bot.store.LEASE_MS)
 
 
 async def follow(app: AnyApp | ContextTypes.DEFAULT_TYPE, old_chat: int, new_chat: int) -> None:
     """Move the table of ``old_chat`` (if any) to ``new_chat`` and show it there."""
     svc = services(app)
     old, new = table_key(old_chat, None), table_key(new_chat, None)
-    async with svc.lock(old):
-        if not await svc.store.move(old, new):
-            return
-    log.info("table of chat %s moved to its supergroup %s", old_chat, new_chat)
+    for _ in range(BUSY_TRIES):
+        async with svc.lock(old):
+            moved = await svc.store.move(old, new)
+        if moved != BUSY:
+            break
+        await asyncio.sleep(BUSY_RETRY)
+    if moved == MOVED:
+        log.info("table of chat %s moved to its supergroup %s", old_chat, new_chat)
 
-    def decide(snap: Snapshot) -> tuple[Write, None]:
-        if snap.table is None:
-            return Write(None), None
-        snap.table.chat_id = new_chat
-        return Write(snap.table), None
+    def decide(snap: Snapshot) -> tuple[Write, bool]:
+        table = snap.table
+        if table is None or table.chat_id != old_chat:  # no table, or its move is done
+            return Write(None), False
+        table.chat_id = new_chat
+        return Write(table), True
 
     async with svc.lock(new):
-        snap, _ = await svc.store.transact(new, decide)
-        if snap.table is None:
+        snap, rewritten = await svc.store.transact(new, decide)
+        if not rewritten or snap.table is None:
             return
+        # The private chats that refused us are indexed by table key.
+        closed = {s.user_id for s in snap.table.seats if not s.dm_ok}
+        if closed:
+            await svc.store.note_reach(new, dict.fromkeys(closed, False))
+            await svc.store.note_reach(old, dict.fromkeys(closed, True))
         snap.slots.pop(TABLE_SLOT, None)  # a message of the old chat: post a new one
         await turns.wake(svc, new, snap.table.turn_due or None)
         await delivery.publish(app, snap)

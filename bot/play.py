@@ -14,10 +14,12 @@ from typing import Any
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot import games, views
+from bot import delivery, games, views
 from bot.callbacks import STAMP_LEN, stamp
 from bot.models import Table
 from bot.render import Ctx
+from bot.services import services
+from bot.store import Snapshot, Write
 from bot.taps import Reply, Tap, commit, current_table, refuse
 from engine import records
 from engine.base import Event, Game, IllegalMove, MalformedRecord
@@ -181,11 +183,21 @@ async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         )
     except TelegramError:
         await tap.answer("common.try_again")
-
-        def unclaim(table: Table) -> Reply | None:
-            table.record_sent = False
-            return None
-
-        await commit(context, tap, unclaim, answer=False)
+        await _unclaim_record(context, tap.key, table.game_id)
         return
     await tap.answer()
+
+
+async def _unclaim_record(context: ContextTypes.DEFAULT_TYPE, key: str, game_id: str) -> None:
+    """The record was not posted: the next tap may try again (if it is still that game)."""
+
+    def decide(snap: Snapshot) -> tuple[Write, None]:
+        if snap.table is None or snap.table.game_id != game_id:
+            return Write(None), None
+        snap.table.record_sent = False
+        return Write(snap.table), None
+
+    svc = services(context)
+    async with svc.lock(key):
+        snap, _ = await svc.store.transact(key, decide)
+        await delivery.publish(context, snap)  # it takes the lease when it writes

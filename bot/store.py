@@ -35,9 +35,9 @@ A move costs one HGETALL, one CAS (which takes the lease) and one script that sa
 slots and releases the lease.
 
 A table whose chat id changes (a basic group upgraded to a supergroup) is moved to its
-new key whole, without its lease: the move's next commit takes a lease there. A release
-finds the old key gone and writes nothing, so that a delivery in flight cannot leave a
-table-less hash behind.
+new key whole, once no other process is delivering it, and without its lease: the
+move's next commit takes a lease there. A release finds a key gone and writes nothing,
+so that nothing can leave a table-less hash behind.
 """
 
 from __future__ import annotations
@@ -146,14 +146,20 @@ return redis.call('HGETALL', KEYS[1])
 )
 
 # KEYS: old key, new key, the due set. 1: moved; 0: nothing to move, or the new key is
-# taken (the first of several notices of one upgrade moves the table).
-_MOVE = """
+# taken (the first of several notices of one upgrade moves the table); 2: another
+# process is delivering the table (its lease): try again when it is done.
+_MOVE = (
+    _LEASE
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if not lease_free() then return 2 end
 redis.call('RENAME', KEYS[1], KEYS[2])
 redis.call('HDEL', KEYS[2], 'lease')
 redis.call('ZREM', KEYS[3], KEYS[1])
 return 1
 """
+)
+MOVED, NOTHING_TO_MOVE, BUSY = 1, 0, 2
 
 DUE_KEY = "ct:due"
 
@@ -430,19 +436,23 @@ class Store:
         snap.lease = True
         return snap
 
-    async def move(self, old: str, new: str) -> bool:
-        """Move a table to another key (see the module docstring): False when there is
-        nothing at ``old`` or ``new`` is taken."""
+    async def move(self, old: str, new: str) -> int:
+        """Move a table to another key (see the module docstring): MOVED, NOTHING_TO_MOVE
+        (nothing at ``old``, or ``new`` is taken) or BUSY (another process is delivering
+        it: moving now would leave that delivery showing the old address)."""
         if self._lua is not False:
             moved = await self._lua_call(self._move, [old, new, DUE_KEY])
             if moved is not _NO_LUA:
-                return bool(moved)
+                return int(moved)
         async with self.redis.pipeline(transaction=True) as pipe:
             try:
                 await pipe.watch(old, new)
                 if not await pipe.exists(old) or await pipe.exists(new):
                     await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return False
+                    return NOTHING_TO_MOVE
+                if not _lease_free(await pipe.hget(old, "lease"), self.owner, _now_ms()):
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return BUSY
                 pipe.multi()  # type: ignore[no-untyped-call]
                 pipe.rename(old, new)
                 pipe.hdel(new, "lease")
@@ -450,7 +460,7 @@ class Store:
                 await pipe.execute()
             except WatchError:
                 return await self.move(old, new)
-        return True
+        return MOVED
 
     async def note_reach(self, key: str, reach: Mapping[int, bool]) -> None:
         """Keep ``ct:closed:<uid>`` in step with the seats' ``dm_ok`` just committed."""

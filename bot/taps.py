@@ -2,7 +2,7 @@
 
 A tap is answered exactly once: with a short alert when it is refused (stale, forged, not
 the tapper's turn, illegal...), silently when it changed the table. A refused tap writes
-nothing.
+nothing, except that an away player's tap on his game brings him back (:func:`commit`).
 """
 
 from __future__ import annotations
@@ -123,13 +123,17 @@ async def commit(
     """Apply ``change`` to the tapped table under compare-and-set, answer, then publish.
 
     ``change`` runs on a fresh copy of the table (again after a conflict) and either
-    mutates it and returns how to answer, or raises :class:`Refusal`. ``answer`` False:
-    a refusal is answered here, a change is left for the caller to answer.
+    mutates it and returns how to answer, or raises :class:`Refusal`. The committed
+    snapshot comes back when ``change`` was applied, None when it was refused.
+    ``answer`` False: a refusal is answered here, an applied change is left for the
+    caller to answer.
     """
     svc = services(context)
     wake: list[float | None] = [None]  # the committed position's deadline, if it came closer
 
-    def decide(snap: Snapshot) -> tuple[Write, tuple[bool, Reply]]:
+    def decide(snap: Snapshot) -> tuple[Write, tuple[bool, bool, Reply]]:
+        """(what to write, (whether anything is written, whether ``change`` was applied,
+        how to answer))."""
         table = snap.table
         # Any tap of an away player on his game brings him back (rules.md §3), even one
         # that is refused (a prompt the computer has just answered for him): then the
@@ -142,22 +146,25 @@ async def commit(
                 back = table.model_copy(deep=True)
             reply = change(table)
         except Refusal as exc:
-            reply = Reply(exc.key, True, exc.params)
+            refused = Reply(exc.key, True, exc.params)
             if back is None:
-                return Write(None), (False, reply)
-            table = back
+                return Write(None), (False, False, refused)
+            table, reply = back, refused
+            applied = False
+        else:
+            applied = True
         turns.note_active(table, tap.user.id)
         wake[0] = turns.stamp(table, svc.settings.computer_delay)
-        return Write(table), (True, reply or Reply())
+        return Write(table), (True, applied, reply or Reply())
 
     async with svc.lock(tap.key):
-        snap, (written, reply) = await svc.store.transact(tap.key, decide)
-        if answer or not written:
+        snap, (written, applied, reply) = await svc.store.transact(tap.key, decide)
+        if answer or not applied:
             await tap.answer(reply.key, alert=reply.alert, **reply.params)
         if written:
             await turns.wake(svc, tap.key, wake[0])
             await delivery.publish(context, snap)
-    return snap if written else None
+    return snap if applied else None
 
 
 async def current_table(tap: Tap, context: ContextTypes.DEFAULT_TYPE, *phases: str) -> Table | None:

@@ -44,9 +44,10 @@ import time
 from typing import Any
 
 from redis.exceptions import WatchError
-from telegram.ext import Application, ContextTypes
+from telegram.ext import ContextTypes
 
 from bot import delivery, games, views
+from bot.delivery import AnyApp
 from bot.models import Table
 from bot.services import Services, services
 from bot.store import Snapshot, Write
@@ -56,7 +57,6 @@ from engine.players import LEVELS, choose, public_events
 
 log = logging.getLogger(__name__)
 
-AnyApp = Application[Any, Any, Any, Any, Any, Any]
 TURNS_KEY = "ct:turns"
 CLAIM_MS = 30_000  # a claimed deadline comes due again after this if its claimant died
 AUTO_MOVE_CAP = 600  # computer moves in a row before a game nobody plays is stopped

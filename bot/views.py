@@ -127,7 +127,7 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     elif seconds := turn_time(table, game, seat):
         text += "\n" + ctx.t("hand.turn_time", n=seconds)
     if table.phase == "playing" and table.seats[seat].away:
-        text += "\n💤 " + ctx.t("hand.away")
+        text += "\n💤 " + ctx.t("hand.away", button=ctx.t("btn.back"))
         rows = [*rows, (Button(ctx.t("btn.back"), ctx.cb(Action.BACK)),)]
     return Screen(f"{header}\n{text}", tuple(rows))
 

@@ -1088,13 +1088,21 @@ class Harness:
         )
         group.migrated_to = new.id
         if notices:
-            sender = self.server.users[group.creator].to_json()
-            for chat, field_, other in ((group, "to", new), (new, "from", group)):
-                message = self.server.new_message(chat.id, sender, text=None)
-                message.deleted = True  # a service message, not something to tap
-                data = {**message.to_json(), f"migrate_{field_}_chat_id": other.id}
-                await self.feed({"message": data})
+            await self.upgrade_notice(group, new, "to")
+            await self.upgrade_notice(group, new, "from")
         return new
+
+    async def upgrade_notice(self, old: FakeGroup, new: FakeGroup, which: str) -> None:
+        """One of Telegram's two service messages of an upgrade: ``migrate_to_chat_id``
+        in the old chat (``which`` "to"), ``migrate_from_chat_id`` in the new one."""
+        assert old.creator is not None
+        chat, other = (old, new) if which == "to" else (new, old)
+        message = self.server.new_message(
+            chat.id, self.server.users[old.creator].to_json(), text=None
+        )
+        message.deleted = True  # a service message, not something to tap
+        data = {**message.to_json(), f"migrate_{which}_chat_id": other.id}
+        await self.feed({"message": data})
 
     def topic(self, group: FakeGroup, name: str) -> int:
         """Creates a forum topic; its id is the id of its service message, as on Telegram."""

@@ -140,17 +140,18 @@ async def test_due_group_edits_are_handed_out_once(store: Store) -> None:
 async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
     other = _other(store)
     first, _ = await store.transact(KEY, _add_seat)  # delivering: this process holds the lease
-    await store.save_slots(KEY, {user_slot(7): Slot(id=5, version=1)})
-    assert await other.move(KEY, NEW_KEY)
-    assert not await store.move(KEY, NEW_KEY)  # Telegram's second notice: nothing to move
+    assert await other.move(KEY, NEW_KEY) == store_module.BUSY  # not under its feet
+    await store.release(KEY, first.version, {user_slot(7): Slot(id=5, version=1)})
+    assert await other.move(KEY, NEW_KEY) == store_module.MOVED
+    # Telegram's second notice: nothing to move.
+    assert await store.move(KEY, NEW_KEY) == store_module.NOTHING_TO_MOVE
     moved = await store.load(NEW_KEY)
     assert moved.table is not None and moved.version == first.version
     assert moved.slots[user_slot(7)].id == 5
-    # The delivery in flight ends on the old key: it writes nothing there or anywhere.
+    # A release at the old key (a process that lost its lease) writes nothing anywhere.
     assert await store.release(KEY, first.version, {TABLE_SLOT: Slot(id=6, version=1)}) is None
     assert not await store.redis.exists(KEY)
-    # The lease did not move: the next commit at the new key delivers.
-    after, _ = await other.transact(NEW_KEY, _add_seat)
+    after, _ = await other.transact(NEW_KEY, _add_seat)  # the next commit there delivers
     assert after.lease and after.version == first.version + 1
     await store.transact(KEY, _add_seat)  # a new game in the old chat: the move is refused
-    assert not await store.move(KEY, NEW_KEY)
+    assert await store.move(KEY, NEW_KEY) == store_module.NOTHING_TO_MOVE

@@ -10,7 +10,7 @@ import pytest
 from bot.callbacks import Action
 from bot.i18n import t
 from tests.fakegram import BOT_USERNAME, Harness
-from tests.tabletop import LeakWatch, Tabletop, stored
+from tests.tabletop import LeakWatch, Tabletop, stored, table_key
 
 
 def deep_link(top: Tabletop) -> str:
@@ -140,10 +140,15 @@ async def test_unblocking_the_bot_brings_his_hands_at_every_table(harness: Harne
     for top, players in zip(tables, ([ann, bob], [bob, cid]), strict=True):
         while all(s["dm_ok"] for s in (await stored(h, top.group))["seats"]):
             await top.step(players, rng)  # until a change of his hand is refused
+    # A table where his chat is open already (say its game was played again since) is
+    # dropped from his list without anything being sent.
+    await h.redis.sadd(f"ct:closed:{bob.id}", table_key(gone := h.group("Three")))
     await h.private(bob, "/start")
     for top in tables:
         assert all(s["dm_ok"] for s in (await stored(h, top.group))["seats"])
         assert not [b for b in top.table_message().buttons if b.url], "the warning is gone"
+    assert await h.redis.smembers(f"ct:closed:{bob.id}") == set()
+    assert not h.screen(gone)
     # Both games go on to the end: whenever it is his turn he has his buttons again.
     await tables[0].play([ann, bob], rng)
     await tables[1].play([bob, cid], rng)

@@ -54,7 +54,7 @@ async def test_the_prompt_shows_the_turn_time(harness: Harness, game: str) -> No
         for user in players:
             prompt = top.prompt(user)
             if prompt is not None and any(action_of(b) is Action.MOVE for b in prompt.buttons):
-                assert timers(top, user) == ["⏱ 60 s to move"], prompt.text
+                assert timers(top, user) == ["⏱ 60 s per move"], prompt.text
                 prompts += 1
             elif prompt is None:
                 assert timers(top, user) == [], "only a player asked to act is timed"

@@ -9,8 +9,10 @@ import random
 import pytest
 
 from bot.callbacks import decode
+from bot.services import services
+from bot.store import MOVED
 from tests.fakegram import FakeUser, Harness
-from tests.tabletop import LeakWatch, Tabletop, stored
+from tests.tabletop import LeakWatch, Tabletop, stored, table_key
 
 
 async def game_in_a_basic_group(h: Harness, moves: int) -> tuple[Tabletop, list[FakeUser]]:
@@ -47,7 +49,7 @@ async def test_the_game_follows_its_group_into_the_supergroup(
     assert after["chat_id"] == top.group.id
     assert after["moves"][: len(before["moves"])] == before["moves"]  # nothing lost
     # The table is posted in the supergroup; every hand's buttons now name the new chat.
-    assert top.table_message().buttons or top.table_message().text
+    assert [m for m in h.screen(top.group) if m.from_bot], "no table in the supergroup"
     for user in players:
         hand = [m for m in h.screen(user) if m.from_bot and not m.deleted][-1]
         for button in hand.buttons:
@@ -69,3 +71,34 @@ async def test_a_lobby_follows_its_group_and_can_still_be_joined(harness: Harnes
     assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id, bob.id]
     await top.start(ann)
     await top.play([ann, bob], random.Random(6))
+
+
+async def test_an_upgrade_cut_short_is_finished_by_the_next_notice(harness: Harness) -> None:
+    """The table was moved, then the process died before rewriting its chat id: Telegram's
+    second notice finds nothing to move but finishes the move."""
+    h = harness
+    top, players = await game_in_a_basic_group(h, 3)
+    old = top.group
+    new = await h.upgrade(old, notices=False)
+    store = services(h.app).store
+    assert await store.move(table_key(old), table_key(new)) == MOVED
+    await h.upgrade_notice(old, new, "from")
+    top.group = new
+    assert (await stored(h, new))["chat_id"] == new.id
+    await top.play(players, random.Random(7))
+
+
+@pytest.mark.telegram_complaints  # Bob's closed private chat
+async def test_a_closed_private_chat_is_still_reopened_after_an_upgrade(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    top = Tabletop(h, h.group(kind="group", creator=ann))
+    await top.setup_game("durak", [ann, bob])
+    bob.blocked = True
+    rng = random.Random(8)
+    while all(s["dm_ok"] for s in (await stored(h, top.group))["seats"]):
+        await top.step([ann, bob], rng)  # until a change of his hand is refused
+    top.group = await h.upgrade(top.group)
+    await h.private(bob, "/start")  # he unblocks the bot
+    assert all(s["dm_ok"] for s in (await stored(h, top.group))["seats"])
+    await top.play([ann, bob], rng)
