@@ -1,5 +1,6 @@
 """The table store: compare-and-set never loses or doubles a change, on fakeredis (the
-WATCH/MULTI path) and on the real Redis (the Lua path, and WATCH forced)."""
+WATCH/MULTI path) and on the real Redis (the Lua path, and WATCH forced), in the test
+database of tests/conftest.py (REDIS_TEST_DB)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import redis.asyncio as aioredis
 from bot import store as store_module
 from bot.models import Seat, Slot, Table
 from bot.store import TABLE_SLOT, Snapshot, Store, Write, table_key, user_slot
+from tests.conftest import REDIS_URL
 
-REAL_DB = 13
 KEY = table_key(-100123, None)
 NEW_KEY = table_key(-1001000000123, None)  # the same group, upgraded to a supergroup
 
@@ -34,7 +35,7 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     if request.param == "fake":
         client: aioredis.Redis = fakeredis.FakeAsyncRedis()
     else:
-        client = aioredis.Redis.from_url(f"redis://127.0.0.1:6379/{REAL_DB}", socket_timeout=2)
+        client = aioredis.Redis.from_url(REDIS_URL, socket_timeout=2)
         try:
             await client.ping()
         except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
