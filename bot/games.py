@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections import OrderedDict
 from typing import Any
 
 from bot.models import GameKind, Table
@@ -33,8 +34,56 @@ def seat_cap(kind: GameKind | None) -> int:
 
 
 def load(table: Table) -> Game:
+    """The table's game, to change (a fresh copy)."""
     assert table.kind is not None and table.state is not None
     return GAMES[table.kind].from_json(table.state)
+
+
+# Read-only games, by state: one state is rendered for every seat and the group and asked
+# who is to act, and the game a move was just applied to is the one asked next.
+_GAMES: OrderedDict[str, Game] = OrderedDict()
+_CACHED = 256
+
+
+def remember(state: str, game: Game) -> None:
+    """Offer the game whose ``to_json()`` is ``state``; it must not change afterwards."""
+    _GAMES[state] = game
+    _GAMES.move_to_end(state)
+    while len(_GAMES) > _CACHED:
+        _GAMES.popitem(last=False)
+
+
+def current(table: Table) -> Game:
+    """The table's game, read-only: never apply a move to it (use :func:`load`)."""
+    assert table.state is not None
+    game = _GAMES.get(table.state)
+    if game is None:
+        game = load(table)
+        remember(table.state, game)
+    return game
+
+
+def actor(table: Table) -> int | None:
+    """The seat to act in a running game (None: nobody, or not running)."""
+    if table.phase != "playing" or table.state is None:
+        return None
+    to_act = current(table).to_act()
+    return None if to_act is None else to_act.player
+
+
+def computer_plays(table: Table, seat: int) -> bool:
+    """The computer makes this seat's moves: a computer seat, or a person who is away
+    (rules.md §3)."""
+    person = table.seats[seat]
+    return person.computer is not None or person.away
+
+
+def turn_time(table: Table, seat: int) -> int:
+    """Seconds of turn time ``seat`` has for his move (rules.md §3); 0 when it is not his
+    move, the computer makes it, or there is no limit."""
+    if actor(table) != seat or computer_plays(table, seat):
+        return 0
+    return table.settings.turn_time
 
 
 def start(table: Table, rng: random.Random | None = None) -> Game:

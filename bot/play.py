@@ -31,7 +31,7 @@ def apply_move(table: Table, game: Game, seat: int, move: Any) -> list[Event]:
     events = game.apply(move)
     table.moves.append(game.move_to_record(move))
     table.state = game.to_json()
-    views.remember(table.state, game)  # rendered next, and never changed again
+    games.remember(table.state, game)  # rendered next, and never changed again
     table.add_events([(e.kind, e.data) for e in events])
     result = game.result()
     if result is not None:

@@ -46,7 +46,7 @@ from typing import Any
 from redis.exceptions import WatchError
 from telegram.ext import ContextTypes
 
-from bot import delivery, games, views
+from bot import delivery, games
 from bot.delivery import AnyApp
 from bot.models import Table
 from bot.services import Services, services
@@ -64,22 +64,14 @@ TIMEOUT_LEVEL = "normal"  # rules.md §3: the computer that stands in for a pers
 AWAY_AFTER = 2  # timeouts in a row
 
 
-def _actor(table: Table) -> int | None:
-    if table.phase != "playing" or table.state is None:
-        return None
-    actor = views.game_of(table).to_act()
-    return None if actor is None else actor.player
-
-
 def due_in(table: Table, computer_delay: float) -> float | None:
     """Seconds from now until the current position's deadline (None: no deadline)."""
-    seat_index = _actor(table)
-    if seat_index is None:
+    seat = games.actor(table)
+    if seat is None:
         return None
-    seat = table.seats[seat_index]
-    if seat.computer is not None or seat.away:
+    if games.computer_plays(table, seat):
         return computer_delay
-    return float(table.settings.turn_time) if table.settings.turn_time > 0 else None
+    return float(games.turn_time(table, seat)) or None
 
 
 def stamp(table: Table, computer_delay: float) -> float | None:
@@ -91,7 +83,7 @@ def stamp(table: Table, computer_delay: float) -> float | None:
     taps that are not moves must not lengthen anybody's turn."""
     old = table.turn_due
     wait = due_in(table, computer_delay)
-    basis = f"{table.game_id}:{len(table.moves)}:{_actor(table)}:{wait}"
+    basis = f"{table.game_id}:{len(table.moves)}:{games.actor(table)}:{wait}"
     if old and basis == table.turn_for:
         return None
     table.turn_for = basis
@@ -155,7 +147,7 @@ def computer_move(table: Table, game: Game, seat: int) -> Any:
 async def _decide_move(table: Table) -> tuple[int, Any] | None:
     """(seat, move) for the table's current position, computed off the event loop (a hard
     durak search must not hold up other chats)."""
-    seat = _actor(table)
+    seat = games.actor(table)
     if seat is None:
         return None
     game = games.load(table)

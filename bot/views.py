@@ -6,38 +6,13 @@ Game screens come from the engine's views only: ``game.view(None)`` for the grou
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from bot import callbacks, games, render_durak, render_football, render_lobby
 from bot.callbacks import Action
 from bot.models import Table
 from bot.render import Ctx, esc
 from bot.screen import Button, Screen
-from engine.base import Game
 from engine.durak import DurakView
 from engine.football import FootballView
-
-# Read-only games for rendering, by state: one state is rendered for every seat and the
-# group, and the game a move was just applied to is the one rendered next.
-_GAMES: OrderedDict[str, Game] = OrderedDict()
-_CACHED = 256
-
-
-def remember(state: str, game: Game) -> None:
-    """Offer the game whose ``to_json()`` is ``state``; it must not change afterwards."""
-    _GAMES[state] = game
-    _GAMES.move_to_end(state)
-    while len(_GAMES) > _CACHED:
-        _GAMES.popitem(last=False)
-
-
-def game_of(table: Table) -> Game:
-    assert table.state is not None
-    game = _GAMES.get(table.state)
-    if game is None:
-        game = games.load(table)
-        remember(table.state, game)
-    return game
 
 
 def series_line(ctx: Ctx) -> str:
@@ -58,7 +33,7 @@ def group_screen(table: Table, bot_username: str) -> Screen:
         return render_lobby.lobby(ctx, bot_username)
     if table.state is None:  # stopped before a game was dealt
         return Screen(ctx.t("lobby.closed"))
-    game = game_of(table)
+    game = games.current(table)
     view = game.view(None)
     lines = [f"<b>{ctx.t(f'game.{table.kind}')}</b>"]
     if isinstance(view, FootballView):
@@ -111,7 +86,7 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     if table.phase not in ("playing", "finished", "abandoned") or table.state is None:
         return None
     ctx = Ctx(table, table.seats[seat].lang)
-    game = game_of(table)
+    game = games.current(table)
     view = game.view(seat)
     active = table.phase != "abandoned"
     header = ctx.t("hand.header", game=ctx.t(f"game.{table.kind}"), chat=esc(table.chat_title))
@@ -124,7 +99,7 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
         text, rows = render_durak.hand(view, ctx, legal, active)
     if not active:
         text += "\n" + ctx.t("table.stopped")
-    elif seconds := turn_time(table, game, seat):
+    elif seconds := games.turn_time(table, seat):
         text += "\n" + ctx.t("hand.turn_time", n=seconds)
     if table.phase == "playing" and table.seats[seat].away:
         text += "\n💤 " + ctx.t("hand.away", button=ctx.t("btn.back"))
@@ -132,19 +107,10 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     return Screen(f"{header}\n{text}", tuple(rows))
 
 
-def turn_time(table: Table, game: Game, seat: int) -> int:
-    """Seconds ``seat`` has for the move he is asked for (rules.md §3); 0 when there is no
-    limit, it is not his turn, or he is away (the computer plays for him)."""
-    actor = game.to_act()
-    if actor is None or actor.player != seat or table.seats[seat].away:
-        return 0
-    return table.settings.turn_time
-
-
 def alert_text(table: Table, seat: int, lang: str) -> str:
     """A seat's secret cards for the group's "My cards" alert (at most 200 characters)."""
     ctx = Ctx(table, lang)
-    view = game_of(table).view(seat)
+    view = games.current(table).view(seat)
     if isinstance(view, FootballView):
         text = render_football.alert(view, ctx)
     else:
