@@ -155,7 +155,12 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def set_menu(app: Application) -> None:  # type: ignore[type-arg]
-    """The command menu in all three languages, English also for every other language."""
+    """The command menu in all three languages, English also for every other language.
+    A menu Telegram refuses now (flood control after quick restarts) is no reason not to
+    start: the commands work without it, and the next start sets it."""
     for lang in (None, *LANGS):
         commands = [BotCommand(c, t(lang or "en", f"menu.{c}")) for c in MENU]
-        await app.bot.set_my_commands(commands, language_code=lang)
+        try:
+            await app.bot.set_my_commands(commands, language_code=lang)
+        except TelegramError as exc:
+            log.warning("command menu (%s) not set: %s", lang or "default", exc)

@@ -181,3 +181,20 @@ async def test_flood_control_in_one_group_holds_up_no_other_chat(
     assert due is not None and due / 1000 > time.time() + 50  # when flood control ends
     assert tb.table_message().text != b_table  # the other group saw its move at once
     assert h.log_errors == []
+
+
+@pytest.mark.telegram_complaints  # the injected flood control
+async def test_flood_control_on_the_command_menu_does_not_keep_the_bot_from_starting(
+    server: FakeTelegram, make_app: AppFactory, fake_redis: object
+) -> None:
+    server.flood("setMyCommands", retry_after=30, times=4)
+    h = Harness(server)
+    h.redis = fake_redis
+    h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=3.0))
+    assert h.app.running
+    top, players = await durak(h)
+    rng = random.Random(12)
+    for _ in range(5):
+        _, answer = await top.step(players, rng)
+        assert answer.text is None
+    assert h.log_errors == []
