@@ -228,33 +228,30 @@ async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snap
         return Write(table if changed else None), changed
 
     snap, changed = await svc.store.transact(key, decide)
-    if changed:
-        await svc.store.note_reach(key, changed)
+    await svc.store.note_reach(key, reach)  # also drops a table that is gone
     return snap if changed else None
 
 
-async def bring_hand(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, user_id: int) -> None:
-    """He has opened his private chat: show his hand at this table from now on."""
+async def bring_hand(
+    app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, user_id: int, *, again: bool = True
+) -> None:
+    """He has opened his private chat: show his hand at this table from now on.
+    ``again``: deliver even when his chat was not known to be closed (he followed the
+    table's link: perhaps he deleted his hand message)."""
     svc = services(app)
     async with svc.lock(key):
         leased = await set_reachable(svc, key, {user_id: True})
-        leased = leased or await svc.store.claim(key)
+        if leased is None and again:
+            leased = await svc.store.claim(key)
         if leased is not None:  # else another process is delivering, his hand too
             await publish(app, leased)
 
 
 async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
     """He has (re)opened his private chat (/start): his hands at every table where it
-    had refused us. A table where that is not so any more (a new game, he left) is
-    dropped from his list."""
-    svc = services(app)
-    for key in await svc.store.closed_to(user_id):
-        async with svc.lock(key):
-            leased = await set_reachable(svc, key, {user_id: True})
-            if leased is None:
-                await svc.store.note_reach(key, {user_id: True})
-            else:
-                await publish(app, leased)
+    had refused us (a table where that is not so any more just leaves his list)."""
+    for key in await services(app).store.closed_to(user_id):
+        await bring_hand(app, key, user_id, again=False)
 
 
 async def _group_now_or_later(

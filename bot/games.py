@@ -126,8 +126,8 @@ def start(table: Table, rng: random.Random | None = None) -> Game:
 
 def finish(table: Table, result: dict[str, Any]) -> None:
     """Count a finished game into the series and note who deals next (durak)."""
-    table.phase = "finished"
     assert table.kind is not None
+    table.phase = "finished"
     table.games += 1
     counted = series.scored_seat(table.kind, result)
     if table.kind == "durak" and table.dealer is not None:

@@ -8,6 +8,7 @@ itself, so a gap is visible but never crashes a game; tests keep the three compl
 from __future__ import annotations
 
 import json
+from collections import Counter
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,10 @@ _ALIASES = {"be": "ru", "kk": "ru", "ky": "ru", "tg": "ru", "uz": "ru"}
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are all different: a key written twice (a merge, a
     copy) would otherwise let its last text win without a word."""
-    data = dict(pairs)
-    if len(data) != len(pairs):
-        twice = sorted({k for k, _ in pairs if sum(1 for j, _ in pairs if j == k) > 1})
+    twice = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+    if twice:
         raise ValueError(f"keys given twice: {', '.join(twice)}")
-    return data
+    return dict(pairs)
 
 
 @cache

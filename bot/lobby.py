@@ -79,7 +79,7 @@ async def join(
         """Why he cannot sit down at this table now (None: he can)."""
         if tb is None or tb.game_id != game_id or tb.phase != "lobby":
             return "tap.stale"
-        if 0 < tb.chat_id != user.id:  # a private chat's table is its owner's alone
+        if tb.private and tb.chat_id != user.id:
             return "join.not_yours"
         if tb.seat_of(user.id) is not None:
             return "join.already"
@@ -100,7 +100,7 @@ async def join(
                     lang,
                     # a private chat's table (its title is "against the computer") has no
                     # group to name
-                    "join.private" if table.chat_id < 0 else "join.vs_computer",
+                    "join.vs_computer" if table.private else "join.private",
                     game=t(lang, f"game.{table.kind}"),
                     chat=esc(table.chat_title),
                 ),

@@ -86,6 +86,11 @@ class Table(BaseModel):
     turn_for: str = ""  # the position and wait turn_due was set for (bot.turns.stamp)
     version: int = Field(default=0, exclude=True)  # CAS version, stored beside the JSON
 
+    @property
+    def private(self) -> bool:
+        """A private chat's table: its owner alone plays there, against computer seats."""
+        return self.chat_id > 0
+
     def seat_of(self, user_id: int) -> int | None:
         for index, seat in enumerate(self.seats):
             if seat.user_id == user_id:

@@ -48,12 +48,12 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
         ctx.t("lobby.players", n=len(table.seats), need=need, names=names),
         " · ".join(line for line, _ in settings(ctx)),
     ]
-    if table.chat_id < 0:  # a group: the cards come by private message
+    if not table.private:  # a group: the cards come by private message
         lines.append(ctx.t("lobby.private_note"))
     if table.notice:
         lines.append("⚠️ " + ctx.t(table.notice, most=high, n=len(table.seats)))
     rows: list[tuple[Button, ...]] = []
-    if table.chat_id < 0:  # in a private chat only its owner plays, with computers
+    if not table.private:  # Join and Leave are for groups
         rows.append(
             (
                 Button(ctx.t("btn.join"), ctx.cb(Action.JOIN)),
