@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import gc
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
 from telegram import Update
-from telegram.error import RetryAfter
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     ApplicationBuilder,
     CallbackQueryHandler,
@@ -25,10 +25,13 @@ from telegram.request import BaseRequest
 from bot import commands, computer, delivery, lobby, migrate, play, taps, turns
 from bot.callbacks import Action
 from bot.config import Settings
+from bot.limiter import Limiter, SharedRateLimiter
 from bot.services import KEY, Services, services
-from bot.store import Store
+from bot.store import RENEW_EVERY, Store
 
 log = logging.getLogger(__name__)
+
+DUE_POLL = 0.25  # seconds between two looks at the due set (a dead holder's work)
 
 _TAPS: dict[Action, taps.TapHandler] = {
     Action.PICK: lobby.on_pick,
@@ -63,41 +66,42 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     await commands.set_menu(app)
 
 
-def _poll_due(app: Application[Any, Any, Any, Any, Any, Any], settings: Settings) -> None:
-    """Group edits left for later (coalesced, or refused by flood control) are polled from
-    Redis (see bot.delivery)."""
+def _poll(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Messages left for later (coalesced, rate-limited, refused by flood control, or left
+    by a process that died) are polled from Redis, and the leases of this process's
+    deliveries are renewed (see bot.delivery)."""
     if app.job_queue is not None:
-        interval = settings.table_edit_interval
-        every = min(max(interval / 4, 0.1), 1.0) if interval > 0 else 0.5
-        app.job_queue.run_repeating(delivery.due_job, interval=every, first=every, name="due")
-
-
-def _not_flood_control(record: logging.LogRecord) -> bool:
-    """The limiter logs every RetryAfter it passes on as an error; the bot handles it."""
-    return not (record.exc_info and isinstance(record.exc_info[1], RetryAfter))
+        app.job_queue.run_repeating(delivery.due_job, interval=DUE_POLL, first=0, name="due")
+        app.job_queue.run_repeating(
+            delivery.renew_job, interval=RENEW_EVERY, first=RENEW_EVERY, name="renew"
+        )
 
 
 def build_application(
-    settings: Settings, redis: aioredis.Redis, request: BaseRequest | None = None
+    settings: Settings,
+    redis: aioredis.Redis,
+    request: BaseRequest | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> Application[Any, Any, Any, Any, Any, Any]:
+    """The bot; ``clock`` (seconds since the epoch) is what its store, limiter and
+    delivery read the time from: the tests move it instead of sleeping."""
     builder = ApplicationBuilder().token(settings.telegram_bot_token)
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
     if settings.telegram_base_url:
         root = settings.telegram_base_url.rstrip("/")
         builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
-    if settings.rate_limit:
-        # The limiter keeps us under Telegram's limits (30 messages/s, 20 a minute per
-        # group). A flood-control answer comes straight back to us: retrying would sleep
-        # inside the call, holding the table's lock, and pause every other chat's calls
-        # meanwhile; the bot puts a refused group edit off and retries a hand later.
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=0))  # type: ignore[arg-type]
-        logging.getLogger("telegram.ext.AIORateLimiter").addFilter(_not_flood_control)
+    redis_limiter = Limiter(redis, clock) if settings.rate_limit else None
+    if redis_limiter is not None:
+        # Every process keeps to Telegram's limits together (bot.limiter); a flood-control
+        # answer comes straight back to the caller, who puts that message off.
+        builder = builder.rate_limiter(SharedRateLimiter(redis_limiter))
     # Updates of different chats run side by side; one table's run one at a time per
     # process (a lock per table), and the CAS in Redis covers other processes.
     builder = builder.concurrent_updates(256).post_init(_post_init)
     app = builder.build()
-    app.bot_data[KEY] = Services(settings=settings, store=Store(redis, settings.game_ttl))
+    store = Store(redis, settings.game_ttl, clock)
+    app.bot_data[KEY] = Services(settings=settings, store=store, limiter=redis_limiter, clock=clock)
     app.add_handler(CommandHandler("newgame", commands.newgame))
     app.add_handler(CommandHandler("endgame", commands.endgame))
     app.add_handler(CommandHandler("start", commands.start))
@@ -106,7 +110,7 @@ def build_application(
     app.add_handler(CallbackQueryHandler(on_tap))
     app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrate.on_migrate))
     app.add_error_handler(on_error)
-    _poll_due(app, settings)
+    _poll(app)
     turns.poll(app)
     return app
 

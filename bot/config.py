@@ -27,8 +27,13 @@ class Settings(BaseSettings):
     # Seconds between two edits of one group's table message: Telegram allows a bot about
     # 20 messages a minute per group and edits count. 0 edits at once (tests).
     table_edit_interval: float = 3.0
-    # AIORateLimiter makes bursts wait instead of failing; tests switch it off.
+    # Keep every process together under Telegram's rate limits (bot.limiter); tests switch
+    # it off.
     rate_limit: bool = True
+    # A new prompt is sent as a new message, so that his phone rings, when he has not been
+    # asked to act for this many seconds; sooner, his message is edited in place (he is
+    # looking at it, and it saves a call).
+    ring_after: float = 10.0
     # Seconds a game is kept after its last change (finished and abandoned games expire).
     game_ttl: int = 2 * 24 * 3600
     # Seconds between two computer moves (and before a computer plays for someone away),

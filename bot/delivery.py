@@ -1,30 +1,45 @@
-"""Showing tables on Telegram: send or edit, skip what would change nothing, survive errors.
+"""Bringing Telegram up to date with the tables: apart from the taps, newest state only.
 
-- A hand message (one per seat, in his private chat) is edited as soon as it changes. When
-  its new content asks him to act and the old one did not, it is sent anew and the old one
-  deleted: Telegram does not notify on edits, and his phone should ring.
-- The group message is coalesced: at most one edit per ``table_edit_interval`` seconds per
-  table. A change inside the interval marks the table due at the end of the interval (the
-  ``ct:due`` set in Redis, written with the slots); every process polls that set, and the
-  poll loads the newest state and renders that, so the last edit always shows the newest
-  state, even when the process that deferred it has gone.
-- One process at a time delivers a table (the delivery lease of :mod:`bot.store`), and it
-  goes on until it has shown the newest version: an older render never lands last.
-- Every message's slot (:class:`bot.models.Slot`) remembers a digest of what it shows and
-  the table version; an identical edit is never sent, an older render never overwrites a
-  newer one. Slots are saved in one write after the calls.
-- Telegram errors never reach the game: a private chat that refuses us marks the seat
-  (the group then says who must open the private chat), a message that can no longer be
-  edited is replaced by a new one, flood control postpones the group edit.
+A tap is answered as soon as its change is committed; the messages follow here, in a task
+of their own, so that neither the answer nor the next tap on the table waits for Telegram.
+The table version in Redis is what every message should show and each message's slot
+(:class:`bot.models.Slot`) what it shows now: a delivery renders the newest state, sends
+what differs, and records it. Intermediate states that were superseded before their turn
+came are never sent.
+
+Who delivers: one process at a time per table (the delivery lease of :mod:`bot.store`,
+short and renewed while the holder works), and in that process one task at a time. A
+commit made meanwhile, here or in another process, makes the holder go round again. If
+the holder dies, its lease runs out within seconds and the table is due (``ct:due``):
+every process polls that set and takes the work over.
+
+In which order, when the bot is busy (the rate limits of :mod:`bot.limiter`, shared by
+every process):
+
+1. the player to act gets his move buttons (a new message that rings his phone if he has
+   not been asked for a while, else his message is edited in place, one call);
+2. the player who just moved loses his buttons, and every message of a table that has
+   entered a new phase (the deal, the result) is brought up to date;
+3. the group's table message, at most once per ``table_edit_interval`` seconds;
+4. the hands of players who only watch, at most as often as the table message;
+5. deleting messages that were superseded.
+
+What a priority cannot have now waits, and is coalesced meanwhile: when its time comes the
+newest state is shown, so a busy bot makes fewer calls per move, not a longer queue.
+
+Telegram's errors never reach the game: a private chat that refuses us marks the seat
+(the group then says who must open the private chat), a message that can no longer be
+edited is replaced by a new one (the old one is deleted), flood control and network
+errors put the message off, and anything else is logged in one line.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import datetime as dt
 import logging
-import time
-import warnings
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from telegram import Bot
@@ -36,21 +51,20 @@ from telegram.error import (
     NetworkError,
     RetryAfter,
     TelegramError,
-    TimedOut,
 )
 from telegram.ext import Application, ContextTypes
-from telegram.warnings import PTBDeprecationWarning
 
 from bot import views
+from bot.limiter import Priority, granted, retry_after_seconds
 from bot.models import Slot
 from bot.screen import Screen
 from bot.services import Services, services
-from bot.store import TABLE_SLOT, Snapshot, Write, table_key, user_slot
+from bot.store import LEASE_MS, TABLE_SLOT, Snapshot, Write, table_key, user_slot
 
 log = logging.getLogger(__name__)
 
 AnyApp = Application[Any, Any, Any, Any, Any, Any]
-RETRY_SECONDS = 5.0  # after a timeout or a network error
+RETRY_SECONDS = 3.0  # after a timeout or a network error
 
 
 def _gone(exc: BadRequest) -> bool:
@@ -107,77 +121,175 @@ async def _edit(bot: Bot, chat_id: int, message_id: int, screen: Screen) -> bool
     return True
 
 
-async def _delete(bot: Bot, chat_id: int, message_id: int) -> None:
-    try:
-        await bot.delete_message(chat_id, message_id)
-    except TelegramError:
-        # Too old to delete (48 h) or already gone: strip its buttons instead, best effort.
-        with contextlib.suppress(TelegramError):
-            await bot.edit_message_reply_markup(chat_id, message_id, reply_markup=None)
+async def _remove(bot: Bot, chat_id: int, message_id: int, strip: bool) -> None:
+    """Delete a superseded message (``strip``: only take its buttons away)."""
+    with contextlib.suppress(BadRequest, Forbidden):
+        if not strip:
+            try:
+                await _call(bot, "deleteMessage", {"chat_id": chat_id, "message_id": message_id})
+                return
+            except BadRequest as exc:  # too old to delete (48 h): strip its buttons instead
+                if "not found" in exc.message.lower():
+                    return
+        await _call(bot, "editMessageReplyMarkup", {"chat_id": chat_id, "message_id": message_id})
 
 
-async def show(
-    bot: Bot,
-    chat_id: int,
-    thread_id: int | None,
-    screen: Screen,
-    slot: Slot | None,
-    version: int,
-    *,
-    ring: bool = False,
-) -> Slot | None:
-    """Make one message show ``screen``; the new slot, or None when nothing was sent.
+@dataclass
+class _Job:
+    """One message to bring up to date in this pass."""
 
-    ``ring``: a new prompt for a private hand, sent anew so that it notifies.
-    Raises Forbidden (the chat refuses us) and RetryAfter (flood control).
-    """
-    digest = screen.digest()
-    if slot is not None and (slot.version > version or slot.hash == digest):
-        return None
-    now = time.time()
-    if (
-        slot is not None
-        and slot.id is not None
-        and not (ring and screen.prompt and not slot.prompt)
-    ) and await _edit(bot, chat_id, slot.id, screen):
-        return Slot(id=slot.id, hash=digest, version=version, prompt=screen.prompt, at=now)
-    message_id = await _send(bot, chat_id, thread_id, screen)
-    if slot is not None and slot.id is not None:
-        await _delete(bot, chat_id, slot.id)
-    return Slot(id=message_id, hash=digest, version=version, prompt=screen.prompt, at=now)
+    slot_name: str
+    chat_id: int
+    thread_id: int | None
+    screen: Screen
+    slot: Slot | None
+    priority: Priority
+    version: int
+    ring: bool = False  # send anew, so that his phone rings
+    phase: str = ""
+    game: str = ""
+    fresh: bool = False  # a new game: a new group message, the old one keeps its result
+    tidy: bool = False  # the old message may be removed at once (the limiter granted it)
 
 
-async def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
-    """Bring every message of a just-committed table up to date (caller holds the lock).
+@dataclass
+class _Pass:
+    """What one pass over a table did and left."""
 
-    Only the holder of the delivery lease delivers (see :mod:`bot.store`); it goes on
-    until it has shown the newest version, then releases the lease. Without the lease
-    another process is delivering, and will show this version too.
-    """
-    if snap.table is None or not snap.lease:
-        return
+    snap: Snapshot
+    clock: Callable[[], float]
+    changed: dict[str, Slot] = field(default_factory=dict)
+    due: float | None = None
+    removed: list[tuple[int, int]] = field(default_factory=list)  # junk deleted
+    junk: list[tuple[int, int, bool]] = field(default_factory=list)  # to remove later
+    reach: dict[int, bool] = field(default_factory=dict)
+    migrated: int | None = None  # the group became this supergroup
+
+    def later(self, when: float) -> None:
+        self.due = when if self.due is None else min(self.due, when)
+
+    def discard(self, chat_id: int, message_id: int, *, strip: bool = False) -> None:
+        """Leave a superseded message to a later pass (it is saved with the slots), and
+        make that pass come at once."""
+        self.junk.append((chat_id, message_id, strip))
+        self.later(self.clock())
+
+
+def _application(app: AnyApp | ContextTypes.DEFAULT_TYPE) -> AnyApp:
+    return app if isinstance(app, Application) else app.application
+
+
+def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
+    """Bring a just-committed table's messages up to date, in the background.
+
+    Only the holder of the delivery lease delivers (see :mod:`bot.store`); without it
+    another process is delivering and will show this version too."""
+    if snap.table is not None and snap.lease:
+        start(app, table_key(snap.table.chat_id, snap.table.thread_id), snap)
+
+
+def start(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, snap: Snapshot | None) -> bool:
+    """Deliver ``key`` in this process: from ``snap`` (leased), or by claiming the table.
+    A delivery already under way here is told to go round once more instead (False)."""
     svc = services(app)
-    key = table_key(snap.table.chat_id, snap.table.thread_id)
-    current: Snapshot | None = snap
+    if key in svc.delivering:
+        svc.delivering[key] = True
+        return False
+    svc.delivering[key] = False
+    application = _application(app)
+    application.create_task(_run(application, svc, key, snap), name=f"deliver:{key}")
+    return True
+
+
+async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> None:
+    current = snap
     try:
+        if current is None:
+            current = await svc.store.claim(key)
         while current is not None:
-            current, changed, due = await _deliver(app, svc, key, current)
-            current = await svc.store.release(key, current.version, changed, due=due)
-    except BaseException:
-        await svc.store.release(key, snap.version, {}, drop=True)
-        raise
+            done = await _pass(app, svc, key, current)
+            version = done.snap.version
+            current = await svc.store.release(
+                key, version, done.changed, due=done.due, deleted=done.removed, junk=done.junk
+            )
+            if done.due is not None:
+                _wake_at(app, key, done.due - svc.clock())
+            if done.migrated is not None:
+                _follow(app, done.snap, done.migrated)
+            if current is None and svc.delivering.get(key):
+                svc.delivering[key] = False  # a commit here found our lease: go round
+                current = await svc.store.claim(key)
+    except Exception:
+        # Redis or a bug: the lease runs out and the table is due then; another try is
+        # made from the newest state.
+        log.warning("delivery of %s failed; it will be retried", key, exc_info=True)
+    finally:
+        svc.delivering.pop(key, None)
 
 
-async def _deliver(
-    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, snap: Snapshot
-) -> tuple[Snapshot, dict[str, Slot], float | None]:
-    """Hands first (they are what the next player waits for), then the group message.
-    The snapshot delivered (a refused private chat is recorded on the way), the slots
-    that changed, and when the group edit is due if it was left for later."""
+def _wake_at(app: AnyApp, key: str, wait: float) -> None:
+    """This process looks at the table again when what it left is due (the due set in
+    Redis does the same for every process, in case this one is gone by then)."""
+    asyncio.get_running_loop().call_later(max(0.0, wait), start, app, key, None)
+
+
+def _follow(app: AnyApp, snap: Snapshot, new_chat: int) -> None:
+    """The group became a supergroup: its table follows it (bot.migrate)."""
+    from bot import migrate  # bot.migrate -> bot.delivery
+
+    assert snap.table is not None
+    app.create_task(migrate.follow(app, snap.table.chat_id, new_chat))
+
+
+async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
+    """One round: plan every message that differs, ask the limiter for the calls in
+    priority order (one round trip), make the granted calls side by side, and note
+    when the rest is due."""
+    done = _Pass(snap, svc.clock)
+    jobs, removals = _plan(svc, snap, done)
+    # A message sent anew supersedes the old one: its removal is asked for with it.
+    tidy = [j for j in jobs if (j.ring or j.fresh) and j.slot is not None and j.slot.id]
+    requests = [(j.chat_id, j.priority) for j in jobs]
+    requests += [(j.chat_id, Priority.CLEANUP) for j in tidy]
+    requests += [(chat, Priority.CLEANUP) for chat, _, _ in removals]
+    waits = await _grants(svc, requests)
+    for job, wait in zip(tidy, waits[len(jobs) : len(jobs) + len(tidy)], strict=True):
+        job.tidy = wait <= 0
+    now = svc.clock()
+    calls: list[Awaitable[None]] = []
+    for job, wait in zip(jobs, waits, strict=False):
+        if wait > 0:
+            done.later(now + wait)
+        else:
+            calls.append(_show(app.bot, job, done))
+    for (chat, message, strip), wait in zip(removals, waits[len(jobs) + len(tidy) :], strict=True):
+        if wait > 0:
+            done.later(now + wait)
+        else:
+            calls.append(_clean(app.bot, chat, message, strip, done))
+    with granted():
+        await asyncio.gather(*calls)
+    if done.reach:  # a newer version: the release sends us round again, and the group
+        await set_reachable(svc, key, done.reach)  # says who must open his private chat
+    return done
+
+
+async def _grants(svc: Services, requests: list[tuple[int, Priority]]) -> list[float]:
+    if svc.limiter is None or not requests:
+        return [0.0] * len(requests)
+    return await svc.limiter.try_acquire(requests)
+
+
+def _plan(
+    svc: Services, snap: Snapshot, done: _Pass
+) -> tuple[list[_Job], list[tuple[int, int, bool]]]:
+    """The messages that differ from what they should show, most urgent first, and the
+    superseded messages to remove. Coalesced ones that are not due yet only set ``due``."""
     table = snap.table
     assert table is not None
-    changed: dict[str, Slot] = {}
-    reach: dict[int, bool] = {}
+    now = svc.clock()
+    interval = svc.settings.table_edit_interval
+    jobs: list[_Job] = []
     for index, seat in enumerate(table.seats):
         if not seat.dm_ok or seat.computer is not None:  # a computer seat has no chat
             continue
@@ -185,33 +297,147 @@ async def _deliver(
         if screen is None:
             continue
         name = user_slot(seat.user_id)
-        ring = not seat.away  # the computer plays for him: his phone need not ring each turn
-        try:
-            slot = await show(
-                app.bot, seat.user_id, None, screen, snap.slots.get(name), table.version, ring=ring
-            )
-        except Forbidden:
-            reach[seat.user_id] = False
+        slot = snap.slots.get(name)
+        if _shown(slot, screen, table.version):
             continue
-        except (RetryAfter, TimedOut, NetworkError) as exc:
-            # Try again later, or a player could wait forever for a prompt that never came.
-            _retry_hands(app, svc, key, _wait_after(exc))
-            log.info("hand of %s postponed: %s", seat.user_id, exc)
+        job = _Job(
+            name,
+            seat.user_id,
+            None,
+            screen,
+            slot,
+            Priority.WATCHER,
+            table.version,
+            phase=table.phase,
+        )
+        if screen.prompt:
+            job.priority = Priority.PROMPT
+            # his phone rings for a new prompt, unless he moved a moment ago (he is looking)
+            # or the computer plays for him meanwhile
+            idle = slot is None or now - slot.quiet >= svc.settings.ring_after
+            job.ring = not seat.away and idle and (slot is None or not slot.prompt)
+        elif slot is not None and (slot.prompt or slot.phase != table.phase):
+            job.priority = Priority.MOVER
+        elif slot is not None and interval > 0 and slot.at + interval > now:
+            done.later(slot.at + interval)
             continue
-        except TelegramError as exc:
-            log.warning("hand of %s not shown: %s", seat.user_id, exc)
-            continue
-        if slot is not None:
-            changed[name] = snap.slots[name] = slot
-    if reach:
-        marked = await set_reachable(svc, key, reach)
-        if marked is not None:
-            marked.slots.update(changed)
-            snap = marked
-    slot, due = await _group_now_or_later(app, svc, key, snap)
-    if slot is not None:
-        changed[TABLE_SLOT] = slot
-    return snap, changed, due
+        jobs.append(job)
+    group = _group_job(svc, snap, now, done)
+    if group is not None:
+        jobs.append(group)
+    jobs.sort(key=lambda j: j.priority)
+    return jobs, [(chat, message, strip) for chat, message, strip in snap.junk]
+
+
+def _shown(slot: Slot | None, screen: Screen, version: int) -> bool:
+    """The message shows this screen already, or a newer version than this one."""
+    return slot is not None and (slot.version > version or slot.hash == screen.digest())
+
+
+def _group_job(svc: Services, snap: Snapshot, now: float, done: _Pass) -> _Job | None:
+    """The coalescing rule: edit now if the last edit is ``table_edit_interval`` old or
+    the table entered a new phase (the lobby, the deal, the result are never late), else
+    say when the edit is due. A new game (Play again) gets a new message."""
+    table = snap.table
+    assert table is not None
+    screen = views.group_screen(table, svc.bot_username)
+    slot = snap.slots.get(TABLE_SLOT)
+    fresh = slot is not None and slot.game not in ("", table.game_id)
+    if not fresh and _shown(slot, screen, table.version):
+        return None
+    job = _Job(
+        TABLE_SLOT,
+        table.chat_id,
+        table.thread_id,
+        screen,
+        slot,
+        Priority.TABLE,
+        table.version,
+        phase=table.phase,
+        game=table.game_id,
+        fresh=fresh,
+    )
+    interval = svc.settings.table_edit_interval
+    if slot is None or fresh or interval <= 0 or slot.phase != table.phase:
+        # a new message answers a command or a tap; a new phase is never late
+        job.priority = Priority.MOVER if slot is not None else Priority.REPLY
+        return job
+    if slot.at + interval <= now:
+        return job
+    done.later(slot.at + interval)
+    return None
+
+
+async def _show(bot: Bot, job: _Job, done: _Pass) -> None:
+    """Make one message show its screen, and record it; Telegram's refusals are noted."""
+    try:
+        slot = await _put(bot, job, done)
+    except Forbidden:
+        if job.chat_id > 0:
+            done.reach[job.chat_id] = False
+        else:
+            log.info("the group %s refuses the bot's messages", job.chat_id)
+        return
+    except ChatMigrated as exc:
+        done.migrated = exc.new_chat_id
+        return
+    except RetryAfter as exc:
+        done.later(done.clock() + retry_after_seconds(exc))
+        return
+    except NetworkError as exc:  # a timeout, a 502 page, no route: try again soon
+        log.info("message to %s put off: %s", job.chat_id, exc)
+        done.later(done.clock() + RETRY_SECONDS)
+        return
+    except TelegramError as exc:
+        log.warning("message to %s not shown: %s", job.chat_id, exc)
+        return
+    done.changed[job.slot_name] = slot
+
+
+async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
+    """Edit the message in place when it can be; else send it anew and leave the old one
+    to be removed (a new game's group message: only its buttons are taken away)."""
+    now = done.clock()
+    old = job.slot
+    quiet = old.quiet if old is not None else 0.0
+    if old is not None and old.prompt and not job.screen.prompt:
+        quiet = now  # he has just moved
+    new = Slot(
+        hash=job.screen.digest(),
+        version=job.version,
+        prompt=job.screen.prompt,
+        at=now,
+        phase=job.phase,
+        game=job.game,
+        quiet=quiet,
+    )
+    stale = old.id if old is not None else None
+    # An edit that fails ("not found", "can't be edited") falls through to a new message;
+    # the old one is removed all the same, should it still be there with its buttons.
+    in_place = stale is not None and not job.ring and not job.fresh
+    if in_place and stale is not None and await _edit(bot, job.chat_id, stale, job.screen):
+        new.id = stale
+        return new
+    new.id = await _send(bot, job.chat_id, job.thread_id, job.screen)
+    if stale is not None:
+        if job.tidy:
+            await _clean(bot, job.chat_id, stale, job.fresh, done)
+        else:
+            done.discard(job.chat_id, stale, strip=job.fresh)
+    return new
+
+
+async def _clean(bot: Bot, chat_id: int, message_id: int, strip: bool, done: _Pass) -> None:
+    """Remove a superseded message; one that cannot be removed now is kept for later."""
+    try:
+        await _remove(bot, chat_id, message_id, strip)
+    except TelegramError as exc:
+        log.info("message %s in %s not removed yet: %s", message_id, chat_id, exc)
+        wait = retry_after_seconds(exc) if isinstance(exc, RetryAfter) else RETRY_SECONDS
+        done.junk.append((chat_id, message_id, strip))
+        done.later(done.clock() + wait)
+        return
+    done.removed.append((chat_id, message_id))
 
 
 async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snapshot | None:
@@ -241,10 +467,10 @@ async def bring_hand(
     svc = services(app)
     async with svc.lock(key):
         leased = await set_reachable(svc, key, {user_id: True})
-        if leased is None and again:
-            leased = await svc.store.claim(key)
-        if leased is not None:  # else another process is delivering, his hand too
-            await publish(app, leased)
+    if leased is not None:
+        publish(app, leased)
+    elif again:
+        start(app, key, None)
 
 
 async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
@@ -254,109 +480,20 @@ async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
         await bring_hand(app, key, user_id, again=False)
 
 
-async def _group_now_or_later(
-    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, snap: Snapshot
-) -> tuple[Slot | None, float | None]:
-    """The coalescing rule: edit now if the last edit is ``table_edit_interval`` old or
-    the table entered a new phase (the lobby, the deal, the result are never late), else
-    say when the edit is due. (The new slot, the due time.)"""
-    slot = snap.slots.get(TABLE_SLOT)
-    interval = svc.settings.table_edit_interval
-    table = snap.table
-    if slot is None or interval <= 0 or table is None or slot.phase != table.phase:
-        return await _show_group(app, svc, snap)
-    due = slot.at + interval
-    if due <= time.time():
-        return await _show_group(app, svc, snap)
-    return None, due
-
-
-def _wait_after(exc: TelegramError) -> float:
-    """Seconds to wait before trying again: flood control says; else a few."""
-    if not isinstance(exc, RetryAfter):
-        return RETRY_SECONDS
-    with warnings.catch_warnings():  # PTB 22 warns that the int will become a timedelta
-        warnings.simplefilter("ignore", PTBDeprecationWarning)
-        wait = exc.retry_after
-    return wait.total_seconds() if isinstance(wait, dt.timedelta) else float(wait)
-
-
-def _retry_hands(
-    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, key: str, wait: float
-) -> None:
-    """One pending retry per table in this process (it shows the newest state)."""
-    if key in svc.pending_jobs:
-        return
-    job_queue = app.job_queue
-    if job_queue is None:  # no job queue: the next change shows it instead
-        return
-    svc.pending_jobs.add(key)
-    job_queue.run_once(_republish_job, when=wait, data=key, name=f"hands:{key}")
-
-
 async def due_job(context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Tables that are due (polled by every process): a coalesced group edit whose time
+    """Tables that are due (polled by every process): messages left for later whose time
     has come, or a delivery whose holder's lease ran out (he may have died). Each is
     brought up to date from the newest state; a table another process is delivering is
     left to it (it stays due at that lease's expiry)."""
     svc = services(context)
     for key in await svc.store.take_due():
-        async with svc.lock(key):
-            snap = await svc.store.claim(key)
-            if snap is not None:
-                await publish(context, snap)
+        if not start(context, key, None):
+            # Under way here already: stay due, in case that delivery hangs (its lease,
+            # renewed while it is alive, keeps the others off meanwhile).
+            await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
 
 
-async def _republish_job(context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A hand that Telegram could not take a moment ago: show the newest state now."""
+async def renew_job(context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Keep the leases of the deliveries under way in this process (it is alive)."""
     svc = services(context)
-    job = context.job
-    assert job is not None
-    key = str(job.data)
-    async with svc.lock(key):
-        svc.pending_jobs.discard(key)
-        snap = await svc.store.claim(key)
-        if snap is not None:
-            await publish(context, snap)
-
-
-async def _show_group(
-    app: AnyApp | ContextTypes.DEFAULT_TYPE, svc: Services, snap: Snapshot
-) -> tuple[Slot | None, float | None]:
-    """Edit the group message now: (the new slot, or when to try again).
-
-    A new game (Play again) gets a new message, whoever delivers it: the old one keeps
-    the last result and loses its buttons once the new one is there."""
-    table = snap.table
-    if table is None:
-        return None, None
-    screen = views.group_screen(table, svc.bot_username)
-    old = snap.slots.get(TABLE_SLOT)
-    before = old if old is not None and old.game not in ("", table.game_id) else None
-    try:
-        slot = await show(
-            app.bot,
-            table.chat_id,
-            table.thread_id,
-            screen,
-            None if before else old,
-            table.version,
-        )
-        if slot is not None and before is not None and before.id is not None:
-            with contextlib.suppress(TelegramError):
-                await app.bot.edit_message_reply_markup(table.chat_id, before.id, reply_markup=None)
-    except (RetryAfter, TimedOut, NetworkError) as exc:
-        return None, time.time() + _wait_after(exc)
-    except ChatMigrated as exc:  # the group became a supergroup: the table follows it
-        from bot import migrate  # bot.migrate -> bot.delivery
-
-        application = app if isinstance(app, Application) else app.application
-        application.create_task(migrate.follow(app, table.chat_id, exc.new_chat_id))
-        return None, None
-    except TelegramError as exc:
-        log.warning("table of %s not shown: %s", table.chat_id, exc)
-        return None, None
-    if slot is not None:
-        slot.phase, slot.game = table.phase, table.game_id
-        snap.slots[TABLE_SLOT] = slot
-    return slot, None
+    await svc.store.renew(list(svc.delivering))

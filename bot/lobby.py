@@ -110,7 +110,7 @@ async def join(
             linked = await _set_link(svc, key, game_id)
             await answer("join.need_private")
             if linked is not None:
-                await delivery.publish(context, linked)
+                delivery.publish(context, linked)
             return False
         except TelegramError:
             await answer("common.try_again")
@@ -135,7 +135,7 @@ async def join(
         snap.slots[user_slot(user.id)] = slot
         await svc.store.save_slots(key, {user_slot(user.id): slot})
         await answer(None)
-        await delivery.publish(context, snap)
+        delivery.publish(context, snap)
         return True
 
 
@@ -298,7 +298,7 @@ async def new_table(
     async with svc.lock(key):
         snap, created = await svc.store.transact(key, decide)
         if created:
-            await delivery.publish(context, snap)
+            delivery.publish(context, snap)
     return snap, created
 
 
@@ -319,5 +319,5 @@ async def stop(
     async with svc.lock(key):
         snap, stopped = await svc.store.transact(key, decide)
         if stopped:
-            await delivery.publish(context, snap)
+            delivery.publish(context, snap)
     return snap.table if stopped else None

@@ -59,7 +59,7 @@ async def follow(app: AnyApp | ContextTypes.DEFAULT_TYPE, old_chat: int, new_cha
             await svc.store.note_reach(old, dict.fromkeys(closed, True))
         snap.slots.pop(TABLE_SLOT, None)  # a message of the old chat: post a new one
         await turns.wake(svc, new, snap.table.turn_due or None)
-        await delivery.publish(app, snap)
+        delivery.publish(app, snap)
 
 
 async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

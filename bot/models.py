@@ -118,3 +118,4 @@ class Slot(BaseModel):
     at: float = 0.0
     phase: str = ""
     game: str = ""
+    quiet: float = 0.0  # when he last stopped being asked to act (a hand: bot.delivery)

@@ -200,4 +200,4 @@ async def _unclaim_record(context: ContextTypes.DEFAULT_TYPE, key: str, game_id:
     svc = services(context)
     async with svc.lock(key):
         snap, _ = await svc.store.transact(key, decide)
-        await delivery.publish(context, snap)  # it takes the lease when it writes
+        delivery.publish(context, snap)  # it takes the lease when it writes

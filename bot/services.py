@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakValueDictionary
@@ -10,6 +12,7 @@ from weakref import WeakValueDictionary
 from telegram.ext import Application, ContextTypes
 
 from bot.config import Settings
+from bot.limiter import Limiter
 from bot.store import Store
 
 KEY = "services"
@@ -19,12 +22,15 @@ KEY = "services"
 class Services:
     settings: Settings
     store: Store
+    limiter: Limiter | None = None  # None: no rate limiting (tests)
     bot_username: str = ""
+    clock: Callable[[], float] = time.time  # seconds since the epoch (tests move it)
     # One lock per table key in this process: a process serves one table's updates one at
     # a time (the CAS covers other processes); weak, so idle tables cost nothing.
     _locks: WeakValueDictionary[str, asyncio.Lock] = field(default_factory=WeakValueDictionary)
-    # Tables whose hands wait for a retry scheduled in this process.
-    pending_jobs: set[str] = field(default_factory=set)
+    # Tables this process is delivering (bot.delivery), each with whether a commit made
+    # meanwhile asks for one more round.
+    delivering: dict[str, bool] = field(default_factory=dict)
 
     def lock(self, key: str) -> asyncio.Lock:
         lock = self._locks.get(key)

@@ -1,4 +1,4 @@
-"""Tables in Redis: the key layout and the compare-and-set every change goes through.
+"""Tables in Redis: the key layout and the scripts every change goes through.
 
 Key layout (one Redis hash per table, i.e. per group chat or per forum topic)::
 
@@ -7,37 +7,50 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic)::
         d          the Table as JSON (bot data + the engine state JSON)
         m:table    Slot JSON of the group message (lobby, then the table, then the result)
         m:u<uid>   Slot JSON of user <uid>'s hand message in his private chat
+        x:<chat>:<message>  a message to delete (superseded, or sent by a delivery that
+                   lost its lease): the next delivery deletes it
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
-                   to date (the delivery lease)
+                   to date (the delivery lease), renewed while it works
 
     ct:closed:<uid>  set of the table keys where user <uid>'s private chat refused us
                    (his seat's ``dm_ok`` is false): when he opens the chat again (/start),
                    his hands there are shown (bot.delivery.reopen)
 
-    ct:due         sorted set of table keys, scored by when they are due (ms): a group
-                   edit left for later (coalesced, or refused by flood control), and,
-                   while a delivery runs, its lease's expiry (if the holder dies, a live
-                   process delivers once the lease has run out). Every process polls it.
+    ct:due         sorted set of table keys, scored by when they are due (ms): messages
+                   left for later (coalesced, held back by the rate limits, refused by
+                   flood control), and, while a delivery runs, its lease's expiry (if the
+                   holder dies, a live process delivers once the lease has run out).
+                   Every process polls it.
+
+    ct:turns       sorted set of table keys, scored by when their automatic move is due
+                   (bot.turns)
+
+    ct:rl:all, ct:rl:c:<chat_id>  the shared rate-limit buckets (bot.limiter)
 
 ``v`` and ``d`` change only together, through a compare-and-set on ``v`` (a Lua script;
-WATCH/MULTI/EXEC where the server has no Lua, e.g. fakeredis without lupa), so two bot
-processes serving the same chat can neither lose nor double a move.
+the in-process store without REDIS_URL and the tests run the same scripts on fakeredis
+with Lua), so two bot processes serving the same chat can neither lose nor double a move.
 
 Messages are brought up to date by one process at a time, so that an older render can
 never land after a newer one: a commit takes the lease when it is free (or expired, or
-already this process's), and only the holder delivers. The holder saves the slots and
-releases the lease in one script, which tells it when a newer version was committed
-meanwhile by a process that found the lease taken: then it delivers again, from the
-newest state, until it has shown the newest one. Every write refreshes the key's TTL, so
-finished and abandoned tables expire.
+already this process's), and only the holder delivers. The lease is short
+(:data:`LEASE_MS`) and its holder renews it while it works, so that a process that dies
+holds nothing for long. The holder saves the slots and releases the lease in one script,
+which tells it when a newer version was committed meanwhile by a process that found the
+lease taken: then it delivers again, from the newest state, until it has shown the newest
+one.
+
+A table's key lives as long as its game needs: a commit sets its TTL to outlast the
+pending turn deadline, to at least :data:`IDLE_GAME_TTL` for a running game with no turn
+limit, and to the configured TTL otherwise (finished and abandoned tables expire).
 
 A move costs one HGETALL, one CAS (which takes the lease) and one script that saves the
 slots and releases the lease.
 
 A table whose chat id changes (a basic group upgraded to a supergroup) is moved to its
-new key whole, once no other process is delivering it, and without its lease: the
-move's next commit takes a lease there. A release finds a key gone and writes nothing,
-so that nothing can leave a table-less hash behind.
+new key whole, once no process is delivering it, and without its lease: the move's next
+commit takes a lease there. A release finds a key gone and writes nothing, so that
+nothing can leave a table-less hash behind.
 """
 
 from __future__ import annotations
@@ -47,13 +60,12 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from pydantic import ValidationError
-from redis.exceptions import ResponseError, WatchError
 
 from bot.models import Slot, Table
 
@@ -62,7 +74,10 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 MAX_ATTEMPTS = 50
 
-LEASE_MS = 30_000  # a delivery lease outlives a crashed holder by at most this
+LEASE_MS = 2_000  # a delivery lease outlives a crashed holder by at most this
+RENEW_EVERY = 0.5  # seconds between two renewals of the leases a process holds
+IDLE_GAME_TTL = 30 * 24 * 3600  # a running game with no turn limit (correspondence play)
+DEADLINE_MARGIN = 3600  # seconds a key outlives its game's pending deadline
 
 # Shared Lua. KEYS[1] is the table, KEYS[2] the due set; ARGV[1..3] owner, now (ms), lease
 # ms. A lease is "<owner>|<expiry ms>". Taking it also puts the table in the due set at its
@@ -103,25 +118,26 @@ return 2
 """
 )
 
-# ARGV[4..]: delivered version (-1: give the lease back after an error), ttl, due ("" or
-# when the group edit left for later is due, ms), then slot name/value pairs. The holder
-# saves what the messages show and releases the lease; if a newer version was committed
-# meanwhile it keeps the lease and gets that version back (deliver again). -1: the lease
-# is not ours any more (nothing written).
+# ARGV[4..]: delivered version (-1: give the lease back after an error), due ("" or when
+# what was left for later is due, ms), the number of fields to delete, those fields, then
+# slot name/value pairs. The holder saves what the messages show and releases the lease;
+# if a newer version was committed meanwhile it keeps the lease and gets that version back
+# (deliver again). -1: the lease is not ours any more (nothing written).
 _RELEASE = (
     _LEASE
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 or not lease_free() then return -1 end
-if #ARGV > 6 then redis.call('HSET', KEYS[1], unpack(ARGV, 7)) end
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
+local drop = tonumber(ARGV[6])
+if drop > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, 7, 6 + drop)) end
+if #ARGV > 6 + drop then redis.call('HSET', KEYS[1], unpack(ARGV, 7 + drop)) end
 local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if v ~= tonumber(ARGV[4]) and ARGV[4] ~= '-1' then
   take_lease()
   return v
 end
 redis.call('HDEL', KEYS[1], 'lease')
-if ARGV[6] ~= '' then
-  redis.call('ZADD', KEYS[2], ARGV[6], KEYS[1])
+if ARGV[5] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[5], KEYS[1])
 else
   redis.call('ZREM', KEYS[2], KEYS[1])
 end
@@ -145,14 +161,29 @@ return redis.call('HGETALL', KEYS[1])
 """
 )
 
+# KEYS: the due set, then the tables this process is delivering. Each lease still ours is
+# pushed on, and so is its due time (the time another process would take over).
+_RENEW = """
+local expires = string.format('%d', tonumber(ARGV[2]) + tonumber(ARGV[3]))
+for i = 2, #KEYS do
+  local lease = redis.call('HGET', KEYS[i], 'lease')
+  if lease and string.match(lease, '^(.*)|') == ARGV[1] then
+    redis.call('HSET', KEYS[i], 'lease', ARGV[1] .. '|' .. expires)
+    redis.call('ZADD', KEYS[1], 'GT', expires, KEYS[i])
+  end
+end
+return 1
+"""
+
 # KEYS: old key, new key, the due set. 1: moved; 0: nothing to move, or the new key is
-# taken (the first of several notices of one upgrade moves the table); 2: another
-# process is delivering the table (its lease): try again when it is done.
+# taken (the first of several notices of one upgrade moves the table); 2: a delivery of
+# the table is under way (in any process): try again when it is done.
 _MOVE = (
     _LEASE
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-if not lease_free() then return 2 end
+local holder, expires = lease_expiry()
+if holder ~= nil and expires > tonumber(ARGV[2]) then return 2 end
 redis.call('RENAME', KEYS[1], KEYS[2])
 redis.call('HDEL', KEYS[2], 'lease')
 redis.call('ZREM', KEYS[3], KEYS[1])
@@ -161,7 +192,17 @@ return 1
 )
 MOVED, NOTHING_TO_MOVE, BUSY = 1, 0, 2
 
+# KEYS[1]: a table; ARGV: fields to set (pairs), the TTL for a key that has none. Writes
+# nothing when the table is gone (no table-less hash is left behind).
+_SAVE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]), 'NX')
+return 1
+"""
+
 DUE_KEY = "ct:due"
+JUNK = "x:"
 
 
 def table_key(chat_id: int, thread_id: int | None) -> str:
@@ -174,6 +215,10 @@ def closed_key(user_id: int) -> str:
 
 def user_slot(user_id: int) -> str:
     return f"m:u{user_id}"
+
+
+def junk_field(chat_id: int, message_id: int) -> str:
+    return f"{JUNK}{chat_id}:{message_id}"
 
 
 TABLE_SLOT = "m:table"
@@ -189,16 +234,22 @@ class Write:
 
 @dataclass
 class Snapshot:
-    """A table as loaded, with its message slots."""
+    """A table as loaded, with its message slots and the messages left to delete."""
 
     table: Table | None
     slots: dict[str, Slot] = field(default_factory=dict)
     version: int = 0  # the stored version (also when the table itself did not validate)
     lease: bool = False  # this process holds the delivery lease: it must deliver, release
+    # messages to remove: (chat, message, only strip its buttons)
+    junk: list[tuple[int, int, bool]] = field(default_factory=list)
 
 
 class ConflictError(RuntimeError):
     """The CAS kept failing (a pathological storm of concurrent changes)."""
+
+
+def _text(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def _decode(raw: Mapping[Any, Any]) -> Snapshot:
@@ -214,45 +265,60 @@ def _decode(raw: Mapping[Any, Any]) -> Snapshot:
         return Snapshot(None, version=version)
     table.version = version
     slots: dict[str, Slot] = {}
+    junk: list[tuple[int, int, bool]] = []
     for name, value in raw.items():
         if name.startswith(b"m:"):
             try:
                 slots[name.decode()] = Slot.model_validate_json(value)
             except ValidationError:
                 continue
-    return Snapshot(table, slots, version)
+        elif name.startswith(JUNK.encode()):
+            chat, _, message = name.decode().removeprefix(JUNK).partition(":")
+            junk.append((int(chat), int(message), value == b"s"))
+    return Snapshot(table, slots, version, junk=sorted(junk))
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+def _junk_pairs(junk: Sequence[tuple[int, int, bool]]) -> list[str]:
+    """Hash fields of messages to remove: "s" strips the buttons, "" deletes."""
+    return [
+        x
+        for chat, message, strip in junk
+        for x in (junk_field(chat, message), "s" if strip else "")
+    ]
 
 
-def _expiry(raw: Any) -> int:
-    text = raw.decode() if isinstance(raw, bytes) else str(raw)
-    return int(text.rpartition("|")[2] or 0)
-
-
-def _lease_free(raw: Any, owner: str, now: int) -> bool:
-    """The WATCH path's twin of the Lua ``lease_free``."""
-    if raw is None:
-        return True
-    text = raw.decode() if isinstance(raw, bytes) else str(raw)
-    return text.rpartition("|")[0] == owner or _expiry(raw) <= now
+def ttl_for(table: Table, base: int, now: float) -> int:
+    """How long a table's key must live after this commit (see the module docstring)."""
+    if table.phase != "playing":
+        return base
+    if not table.turn_due:
+        return max(base, IDLE_GAME_TTL)
+    return max(base, int(table.turn_due - now) + DEADLINE_MARGIN)
 
 
 class Store:
     """Loads tables and commits changes to them with optimistic concurrency; hands out
     the delivery lease (see the module docstring)."""
 
-    def __init__(self, redis: aioredis.Redis, ttl: int) -> None:
+    def __init__(
+        self, redis: aioredis.Redis, ttl: int, clock: Callable[[], float] = time.time
+    ) -> None:
         self.redis = redis
         self.ttl = ttl
+        self.clock = clock
         self.owner = secrets.token_hex(6)  # this process, as a lease holder
         self._cas = redis.register_script(_CAS)
         self._release = redis.register_script(_RELEASE)
         self._claim = redis.register_script(_CLAIM)
+        self._renew = redis.register_script(_RENEW)
         self._move = redis.register_script(_MOVE)
-        self._lua: bool | None = None  # unknown until first tried
+        self._save = redis.register_script(_SAVE)
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    async def _lease_call(self, script: Any, keys: list[str], *args: Any) -> Any:
+        return await script(keys=keys, args=[self.owner, self.now_ms(), LEASE_MS, *args])
 
     async def load(self, key: str) -> Snapshot:
         return _decode(await self.redis.hgetall(key))
@@ -265,81 +331,33 @@ class Store:
         ``decide`` must be pure (no I/O): on a conflict it runs again on the newer table.
         Returns the snapshot as committed (or as loaded when nothing was written) and
         ``decide``'s result. A committed snapshot with ``lease`` must be delivered by the
-        caller (:func:`bot.delivery.publish` releases the lease).
+        caller (:func:`bot.delivery.publish`).
         """
         for attempt in range(MAX_ATTEMPTS):
-            if self._lua is not False:
-                done = await self._attempt_lua(key, decide)
-            else:
-                done = await self._attempt_watch(key, decide)
-            if done is not None:
-                return done
+            snap = await self.load(key)
+            expected = snap.version
+            write, result = decide(snap)
+            if write.table is None:
+                return snap, result
+            new = write.table
+            ttl = ttl_for(new, self.ttl, self.clock())
+            done = await self._lease_call(
+                self._cas,
+                [key, DUE_KEY],
+                expected,
+                expected + 1,
+                new.model_dump_json(),
+                ttl,
+                1 if write.fresh else 0,
+            )
+            if done:
+                new.version = expected + 1
+                if write.fresh:
+                    return Snapshot(new, {}, expected + 1, lease=done == 2), result
+                return Snapshot(new, snap.slots, expected + 1, done == 2, snap.junk), result
             # Lost a race: back off a little, with jitter, so that a crowd thins out.
             await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))
         raise ConflictError(key)
-
-    async def _lua_call(self, script: Any, keys: list[str], *args: Any) -> Any:
-        """Run a script; _NO_LUA (and the WATCH path from now on) when the server has none."""
-        try:
-            result = await script(keys=keys, args=[self.owner, _now_ms(), LEASE_MS, *args])
-        except ResponseError as exc:
-            if "unknown command" in str(exc).lower():
-                self._lua = False
-                log.info("no Lua on this Redis: using WATCH/MULTI for compare-and-set")
-                return _NO_LUA
-            raise
-        self._lua = True
-        return result
-
-    async def _attempt_lua(
-        self, key: str, decide: Callable[[Snapshot], tuple[Write, R]]
-    ) -> tuple[Snapshot, R] | None:
-        snap = await self.load(key)
-        expected = snap.version
-        write, result = decide(snap)
-        if write.table is None:
-            return snap, result
-        new = write.table
-        fresh = 1 if write.fresh else 0
-        json = new.model_dump_json()
-        done = await self._lua_call(
-            self._cas, [key, DUE_KEY], expected, expected + 1, json, self.ttl, fresh
-        )
-        if done is _NO_LUA or not done:
-            return None
-        new.version = expected + 1
-        slots = {} if write.fresh else snap.slots
-        return Snapshot(new, slots, expected + 1, lease=done == 2), result
-
-    async def _attempt_watch(
-        self, key: str, decide: Callable[[Snapshot], tuple[Write, R]]
-    ) -> tuple[Snapshot, R] | None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            try:
-                await pipe.watch(key)
-                raw = await pipe.hgetall(key)
-                snap = _decode(raw)
-                expected = snap.version
-                write, result = decide(snap)
-                if write.table is None:
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return snap, result
-                new = write.table
-                now = _now_ms()
-                lease = write.fresh or _lease_free(raw.get(b"lease"), self.owner, now)
-                pipe.multi()  # type: ignore[no-untyped-call]
-                if write.fresh:
-                    pipe.delete(key)
-                pipe.hset(key, mapping={"v": expected + 1, "d": new.model_dump_json()})
-                if lease:
-                    self._take_lease(pipe, key, now)
-                pipe.expire(key, self.ttl)
-                await pipe.execute()
-            except WatchError:
-                return None
-        new.version = expected + 1
-        slots = {} if write.fresh else snap.slots
-        return Snapshot(new, slots, expected + 1, lease=lease), result
 
     async def release(
         self,
@@ -349,54 +367,29 @@ class Store:
         *,
         due: float | None = None,
         drop: bool = False,
+        deleted: Sequence[tuple[int, int]] = (),
+        junk: Sequence[tuple[int, int, bool]] = (),
     ) -> Snapshot | None:
         """Save what the messages show (``version`` of the table) and give the lease back;
-        ``due``: when the group edit left for later is due (seconds since the epoch).
+        ``due``: when what was left for later is due (seconds since the epoch);
+        ``deleted``: messages of the junk list that are gone now; ``junk``: messages to
+        remove later (chat, message, only strip the buttons).
 
         Returns the newest snapshot, still leased, when a newer version was committed
         meanwhile: the caller delivers again. ``drop``: give the lease back whatever
         happened (after an error).
         """
         pairs = [x for name, slot in slots.items() for x in (name, slot.model_dump_json())]
+        pairs += _junk_pairs(junk)
+        gone = [junk_field(chat, message) for chat, message in deleted]
         delivered = -1 if drop else version
         due_ms = "" if due is None else str(int(due * 1000))
-        if self._lua is not False:
-            newer = await self._lua_call(
-                self._release, [key, DUE_KEY], delivered, self.ttl, due_ms, *pairs
-            )
-            if newer is not _NO_LUA:
-                return await self._leased(key) if newer and newer > 0 else None
-        async with self.redis.pipeline(transaction=True) as pipe:
-            try:
-                await pipe.watch(key)
-                lease, current = await pipe.hmget(key, ["lease", "v"])
-                now = _now_ms()
-                if current is None or not _lease_free(lease, self.owner, now):
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return None
-                newer = int(current or 0) != version and not drop
-                pipe.multi()  # type: ignore[no-untyped-call]
-                if pairs:
-                    pipe.hset(key, mapping=dict(zip(pairs[::2], pairs[1::2], strict=True)))
-                pipe.expire(key, self.ttl)
-                if newer:
-                    self._take_lease(pipe, key, now)
-                else:
-                    pipe.hdel(key, "lease")
-                    if due_ms:
-                        pipe.zadd(DUE_KEY, {key: int(due_ms)})
-                    else:
-                        pipe.zrem(DUE_KEY, key)
-                await pipe.execute()
-            except WatchError:
-                return await self.release(key, version, slots, due=due, drop=drop)
-        return await self._leased(key) if newer else None
-
-    def _take_lease(self, pipe: Any, key: str, now: int) -> None:
-        """The WATCH path's twin of the Lua ``take_lease``."""
-        expires = now + LEASE_MS
-        pipe.hset(key, "lease", f"{self.owner}|{expires}")
-        pipe.zadd(DUE_KEY, {key: expires}, nx=True)
+        newer = await self._lease_call(
+            self._release, [key, DUE_KEY], delivered, due_ms, len(gone), *gone, *pairs
+        )
+        if newer is not None and newer > 0:
+            return await self._leased(key)
+        return None
 
     async def _leased(self, key: str) -> Snapshot:
         snap = await self.load(key)
@@ -405,62 +398,28 @@ class Store:
 
     async def claim(self, key: str) -> Snapshot | None:
         """The table with the delivery lease, or None when another process holds it."""
-        if self._lua is not False:
-            raw = await self._lua_call(self._claim, [key, DUE_KEY])
-            if raw is not _NO_LUA:
-                if raw is None:
-                    return None
-                snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
-                snap.lease = True
-                return snap
-        async with self.redis.pipeline(transaction=True) as pipe:
-            try:
-                await pipe.watch(key)
-                raw = await pipe.hgetall(key)
-                now = _now_ms()
-                if not raw:
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return None
-                pipe.multi()  # type: ignore[no-untyped-call]
-                held = not _lease_free(raw.get(b"lease"), self.owner, now)
-                if held:  # due again when that lease runs out, in case its holder died
-                    pipe.zadd(DUE_KEY, {key: _expiry(raw.get(b"lease"))})
-                else:
-                    self._take_lease(pipe, key, now)
-                await pipe.execute()
-            except WatchError:
-                return await self.claim(key)
-        if held:
+        raw = await self._lease_call(self._claim, [key, DUE_KEY])
+        if raw is None:
             return None
-        snap = _decode(raw)
+        snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
         snap.lease = True
         return snap
 
+    async def renew(self, keys: Sequence[str]) -> None:
+        """Push on the leases this process holds on ``keys`` (it is alive and working)."""
+        if keys:
+            await self._lease_call(self._renew, [DUE_KEY, *keys])
+
     async def move(self, old: str, new: str) -> int:
         """Move a table to another key (see the module docstring): MOVED, NOTHING_TO_MOVE
-        (nothing at ``old``, or ``new`` is taken) or BUSY (another process is delivering
-        it: moving now would leave that delivery showing the old address)."""
-        if self._lua is not False:
-            moved = await self._lua_call(self._move, [old, new, DUE_KEY])
-            if moved is not _NO_LUA:
-                return int(moved)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            try:
-                await pipe.watch(old, new)
-                if not await pipe.exists(old) or await pipe.exists(new):
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return NOTHING_TO_MOVE
-                if not _lease_free(await pipe.hget(old, "lease"), self.owner, _now_ms()):
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return BUSY
-                pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.rename(old, new)
-                pipe.hdel(new, "lease")
-                pipe.zrem(DUE_KEY, old)
-                await pipe.execute()
-            except WatchError:
-                return await self.move(old, new)
-        return MOVED
+        (nothing at ``old``, or ``new`` is taken) or BUSY (a delivery is under way: moving
+        now would leave that delivery showing the old address)."""
+        return int(await self._lease_call(self._move, [old, new, DUE_KEY]))
+
+    async def discard(self, key: str, messages: Sequence[tuple[int, int, bool]]) -> None:
+        """Remember messages that must be removed (the next delivery removes them)."""
+        if messages:
+            await self._save(keys=[key], args=[self.ttl, *_junk_pairs(messages)])
 
     async def note_reach(self, key: str, reach: Mapping[int, bool]) -> None:
         """Keep ``ct:closed:<uid>`` in step with the seats' ``dm_ok`` just committed."""
@@ -476,16 +435,16 @@ class Store:
     async def closed_to(self, user_id: int) -> list[str]:
         """The table keys where ``user_id``'s private chat refused us."""
         found = await self.redis.smembers(closed_key(user_id))
-        return sorted(k.decode() if isinstance(k, bytes) else str(k) for k in found)
+        return sorted(_text(k) for k in found)
 
     async def defer(self, key: str, due: float) -> None:
-        """Leave the group edit for later (``due``: seconds since the epoch)."""
+        """Leave the table's messages for later (``due``: seconds since the epoch)."""
         await self.redis.zadd(DUE_KEY, {key: int(due * 1000)})
 
     async def take_due(self, limit: int = 100) -> list[str]:
-        """Table keys whose group edit is due, each handed to exactly one caller."""
-        found = await self.redis.zrangebyscore(DUE_KEY, "-inf", _now_ms(), start=0, num=limit)
-        keys = [k.decode() if isinstance(k, bytes) else str(k) for k in found]
+        """Table keys whose messages are due, each handed to exactly one caller."""
+        found = await self.redis.zrangebyscore(DUE_KEY, "-inf", self.now_ms(), start=0, num=limit)
+        keys = [_text(k) for k in found]
         if not keys:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -496,12 +455,6 @@ class Store:
 
     async def save_slots(self, key: str, slots: Mapping[str, Slot]) -> None:
         """Remember a message outside a delivery (a lobby's private confirmation)."""
-        if not slots:
-            return
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hset(key, mapping={k: s.model_dump_json() for k, s in slots.items()})
-            pipe.expire(key, self.ttl)
-            await pipe.execute()
-
-
-_NO_LUA = object()
+        if slots:
+            fields = [x for name, slot in slots.items() for x in (name, slot.model_dump_json())]
+            await self._save(keys=[key], args=[self.ttl, *fields])

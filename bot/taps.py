@@ -120,7 +120,8 @@ async def commit(
     *,
     answer: bool = True,
 ) -> Snapshot | None:
-    """Apply ``change`` to the tapped table under compare-and-set, answer, then publish.
+    """Apply ``change`` to the tapped table under compare-and-set, answer, and set the
+    messages' delivery off (:func:`bot.delivery.publish`).
 
     ``change`` runs on a fresh copy of the table (again after a conflict) and either
     mutates it and returns how to answer, or raises :class:`Refusal`. The committed
@@ -159,11 +160,12 @@ async def commit(
 
     async with svc.lock(tap.key):
         snap, (written, applied, reply) = await svc.store.transact(tap.key, decide)
-        if answer or not applied:
-            await tap.answer(reply.key, alert=reply.alert, **reply.params)
-        if written:
-            await turns.wake(svc, tap.key, wake[0])
-            await delivery.publish(context, snap)
+    if written:  # the messages follow in the background: the answer waits for none
+        delivery.publish(context, snap)
+    if answer or not applied:
+        await tap.answer(reply.key, alert=reply.alert, **reply.params)
+    if written:
+        await turns.wake(svc, tap.key, wake[0])
     return snap if applied else None
 
 

@@ -182,7 +182,7 @@ async def play_due(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, claim: int
         due, committed = await _play_due(svc, key)
         await _settle(svc, key, claim, due)
         if committed is not None:
-            await delivery.publish(app, committed)
+            delivery.publish(app, committed)
 
 
 async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -60,6 +61,25 @@ def server() -> FakeTelegram:
     return FakeTelegram()
 
 
+class Clock:
+    """The bot's clock in a test: real time plus an offset that the test moves forward
+    instead of sleeping (every app of a test shares it, as processes share real time)."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
 @pytest.fixture
 async def fake_redis() -> AsyncIterator[aioredis.Redis]:
     client = fakeredis.FakeAsyncRedis()
@@ -92,7 +112,7 @@ async def real_redis(server: FakeTelegram) -> AsyncIterator[aioredis.Redis]:
 
 
 @pytest.fixture
-async def make_app(server: FakeTelegram) -> AsyncIterator[AppFactory]:
+async def make_app(server: FakeTelegram, clock: Clock) -> AsyncIterator[AppFactory]:
     """Builds and starts bot Applications on ``server``; stops them all at the end."""
     from bot.app import build_application
 
@@ -101,7 +121,7 @@ async def make_app(server: FakeTelegram) -> AsyncIterator[AppFactory]:
     async def make(redis: aioredis.Redis, *, latency: float = 0.0, **overrides: Any) -> Any:
         """``latency``: seconds each Bot API call takes (a slow or distant process)."""
         request = FakeRequest(server, latency=latency)
-        app = build_application(settings(**overrides), redis, request=request)
+        app = build_application(settings(**overrides), redis, request=request, clock=clock)
         await start_app(app)
         apps.append(app)
         return app

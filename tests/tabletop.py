@@ -7,6 +7,7 @@ benchmark (bench/bot.py) both play through it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -14,11 +15,13 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from bot.callbacks import Action, BadCallback, decode
+from bot.callbacks import STAMP_LEN, Action, BadCallback, decode, stamp
 from bot.i18n import LANGS, faces
+from bot.services import services
 from engine import cards
 from engine.durak import Durak
 from engine.football import Football
+from tests.conftest import Clock
 from tests.fakegram import TAG, Answer, Button, FakeGroup, FakeMessage, FakeUser, Harness
 
 PLAY_ACTIONS = (Action.MOVE, Action.SETUP)
@@ -73,8 +76,25 @@ class Tabletop:
         return (with_buttons or mine)[-1]
 
     async def tap_group(self, user: FakeUser, action: Action, arg: str | None = None) -> Answer:
-        message = self.h.with_button(self.group, is_action(action, arg), self.thread)
+        """Taps a button of the group; if the bot's rate limits have put the message off,
+        its clock is moved on until it is there."""
+        for _ in range(100):
+            try:
+                message = self.h.with_button(self.group, is_action(action, arg), self.thread)
+                break
+            except AssertionError:
+                await self.later()
+        else:
+            message = self.h.with_button(self.group, is_action(action, arg), self.thread)
         return await self.h.tap(user, message, is_action(action, arg))
+
+    async def later(self) -> None:
+        """A quarter of a second on the bot's clock (tests/conftest.py Clock), and a
+        moment for its pollers to look at what has come due."""
+        clock = services(self.h.app).clock
+        assert isinstance(clock, Clock)
+        clock.advance(0.25)
+        await asyncio.sleep(0.01)
 
     async def open(self, creator: FakeUser, game: str) -> None:
         """/newgame and the game picked: the creator sits in the lobby."""
@@ -110,6 +130,28 @@ class Tabletop:
 
     def finished(self) -> bool:
         return any(action_of(b) is Action.AGAIN for b in self.table_message().buttons)
+
+    async def actor_alone_asked(self, players: list[FakeUser]) -> bool:
+        """Only the player to act (by the stored state) is asked, by a prompt of the
+        current position (its buttons' stamp): every hand has caught up."""
+        data = await stored(self.h, self.group, self.thread)
+        game = (Durak if data["kind"] == "durak" else Football).from_json(data["state"])
+        actor = game.to_act()
+        asked = {u.id: m for u in players if (m := self.prompt(u)) is not None}
+        if actor is None or list(asked) != [players[actor.player].id]:
+            return False
+        moves = [decode(b.callback_data) for b in asked[players[actor.player].id].buttons]
+        now = stamp(len(data["moves"]))
+        return all(cb.arg[:STAMP_LEN] == now for cb in moves if cb.action is Action.MOVE)
+
+    async def caught_up(self, players: list[FakeUser], what: str = "the hands") -> None:
+        """Lets the bot deliver what its rate limits put off: the bot's clock moves on
+        (no sleeping) while its pollers look at the due work."""
+        for _ in range(300):
+            if await self.actor_alone_asked(players):
+                return
+            await self.later()
+        raise AssertionError(f"{what} did not catch up")
 
     async def step(self, players: list[FakeUser], rng: random.Random) -> tuple[FakeUser, Answer]:
         """One move: a seeded-random button of a player who is asked to act."""

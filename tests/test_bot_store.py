@@ -1,11 +1,11 @@
-"""The table store: compare-and-set never loses or doubles a change, on fakeredis (the
-WATCH/MULTI path) and on the real Redis (the Lua path, and WATCH forced), in the test
-database of tests/conftest.py (REDIS_TEST_DB)."""
+"""The table store: compare-and-set never loses or doubles a change, with the same Lua
+scripts on fakeredis and on the real Redis (the test database of tests/conftest.py,
+REDIS_TEST_DB)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import fakeredis
 import pytest
@@ -30,7 +30,7 @@ def _add_seat(snap: Snapshot) -> tuple[Write, int]:
     return Write(table), len(table.seats)
 
 
-@pytest.fixture(params=["fake", "real-lua", "real-watch"])
+@pytest.fixture(params=["fake", "real"])
 async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     if request.param == "fake":
         client: aioredis.Redis = fakeredis.FakeAsyncRedis()
@@ -42,18 +42,16 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
             await client.aclose()
             pytest.skip("no Redis answers on 127.0.0.1:6379")
         await client.delete(KEY, NEW_KEY)
-    result = Store(client, ttl=100)
-    if request.param == "real-watch":
-        result._lua = False
-    yield result
+        await client.zrem(store_module.DUE_KEY, KEY, NEW_KEY)
+    yield Store(client, ttl=100)
     await client.delete(KEY, NEW_KEY)
+    await client.zrem(store_module.DUE_KEY, KEY, NEW_KEY)
     await client.aclose()
 
 
 async def test_concurrent_changes_are_neither_lost_nor_doubled(store: Store) -> None:
     # Two stores on one Redis are two bot processes.
     other = Store(store.redis, ttl=100)
-    other._lua = store._lua
     results = await asyncio.gather(*(s.transact(KEY, _add_seat) for s in [store, other] * 25))
     snap = await store.load(KEY)
     assert snap.table is not None
@@ -97,9 +95,7 @@ async def test_a_table_that_does_not_validate_leaves_the_chat_free(store: Store)
 
 def _other(store: Store) -> Store:
     """A second bot process on the same Redis."""
-    other = Store(store.redis, ttl=100)
-    other._lua = store._lua
-    return other
+    return Store(store.redis, ttl=100, clock=store.clock)
 
 
 async def test_one_process_delivers_and_ends_on_the_newest_version(store: Store) -> None:
@@ -117,12 +113,15 @@ async def test_one_process_delivers_and_ends_on_the_newest_version(store: Store)
     assert third.lease
 
 
-async def test_a_dead_holders_lease_expires(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_dead_holders_lease_expires(store: Store) -> None:
+    now = [store.clock()]
+    store.clock = lambda: now[0]
     other = _other(store)
     await store.transact(KEY, _add_seat)  # and never releases (the process died)
     assert await other.claim(KEY) is None
-    later = store_module._now_ms() + store_module.LEASE_MS + 1
-    monkeypatch.setattr(store_module, "_now_ms", lambda: later)
+    now[0] += store_module.LEASE_MS / 1000 - 0.1
+    assert await other.claim(KEY) is None  # not quite yet
+    now[0] += 0.2
     claimed = await other.claim(KEY)
     assert claimed is not None and claimed.lease and claimed.table is not None
 
@@ -156,3 +155,52 @@ async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
     assert after.lease and after.version == first.version + 1
     await store.transact(KEY, _add_seat)  # a new game in the old chat: the move is refused
     assert await store.move(KEY, NEW_KEY) == store_module.NOTHING_TO_MOVE
+
+
+async def test_a_working_holder_keeps_its_lease(store: Store) -> None:
+    now = [store.clock()]
+    store.clock = lambda: now[0]
+    other = _other(store)
+    await store.transact(KEY, _add_seat)
+    for _ in range(10):  # far longer than one lease, renewed as the holder works
+        now[0] += store_module.RENEW_EVERY
+        await store.renew([KEY])
+        assert await other.claim(KEY) is None
+    now[0] += store_module.LEASE_MS / 1000 + 0.01  # it died: the next poll takes over
+    assert await other.take_due() == [KEY]
+    assert await other.claim(KEY) is not None
+
+
+async def test_a_running_game_outlives_its_deadline_and_a_finished_one_expires(
+    store: Store,
+) -> None:
+    now = store.clock()
+    store.ttl = 60  # GAME_TTL shorter than two turn times
+
+    def set_phase(phase: str, due: float) -> Callable[[Snapshot], tuple[Write, None]]:
+        def decide(snap: Snapshot) -> tuple[Write, None]:
+            table = snap.table or _table()
+            table.phase, table.turn_due = phase, due  # type: ignore[assignment]
+            return Write(table), None
+
+        return decide
+
+    await store.transact(KEY, set_phase("playing", now + 300))  # a person's five minutes
+    assert await store.redis.ttl(KEY) > 300
+    await store.transact(KEY, set_phase("playing", 0.0))  # no turn limit: days of thought
+    assert await store.redis.ttl(KEY) >= store_module.IDLE_GAME_TTL - 5
+    await store.transact(KEY, set_phase("finished", 0.0))
+    assert 0 < await store.redis.ttl(KEY) <= 60
+
+
+async def test_superseded_messages_are_kept_until_removed(store: Store) -> None:
+    snap, _ = await store.transact(KEY, _add_seat)
+    await store.release(KEY, snap.version, {}, junk=[(7, 11, False), (-100123, 12, True)])
+    assert (await store.load(KEY)).junk == [(-100123, 12, True), (7, 11, False)]
+    again = await store.claim(KEY)
+    assert again is not None
+    await store.release(KEY, again.version, {}, deleted=[(7, 11)])
+    assert (await store.load(KEY)).junk == [(-100123, 12, True)]
+    await store.redis.delete(KEY)
+    await store.discard(KEY, [(7, 13, False)])  # the table is gone: nothing is written
+    assert not await store.redis.exists(KEY)

@@ -17,6 +17,7 @@ import pytest
 from bot.callbacks import Action
 from engine import cards, records
 from engine.durak import Durak
+from tests.conftest import Clock, settings
 from tests.fakegram import FakeUser, Harness
 from tests.tabletop import LeakWatch, Tabletop, action_of, stored
 
@@ -149,27 +150,41 @@ async def test_four_players_in_a_forum_topic(harness: Harness) -> None:
     assert h.screen(group, other) == []
 
 
-async def test_the_private_hand_is_edited_in_place_and_rings_when_asked(harness: Harness) -> None:
+async def test_the_private_hand_is_edited_in_place_and_rings_when_asked(
+    harness: Harness, clock: Clock
+) -> None:
+    """A prompt that comes while he is playing (he moved a moment ago) is his message
+    edited in place; one that comes after a quiet while is a new message, so that his
+    phone rings, and the old one is deleted."""
     h = harness
     players = seat_users(h, 2)
     group = h.group()
     top = Tabletop(h, group)
     await top.setup_game("durak", players)
     rng = random.Random(2)
-    for _ in range(12):
+    rang = edited = 0
+    asked_ever: set[int] = set()
+    for step in range(16):
         before = {u.id: [m.message_id for m in h.screen(u) if m.from_bot] for u in players}
         asked_before = {u.id: top.prompt(u) is not None for u in players}
+        asked_ever |= {uid for uid, asked in asked_before.items() if asked}
+        quiet = step % 3 == 0
+        if quiet:  # the opponent thinks for a while
+            clock.advance(settings().ring_after + 1)
         await top.step(players, rng)
         for user in players:
             now = [m.message_id for m in h.screen(user) if m.from_bot]
             assert len(now) == 1, "one live hand message per player"
             asked = top.prompt(user) is not None
-            if asked and not asked_before[user.id]:
-                assert now != before[user.id], "a new prompt is a new message (it notifies)"
-            elif not asked:
+            if asked and not asked_before[user.id] and (quiet or user.id not in asked_ever):
+                assert now != before[user.id], "a first prompt, or one after a while, rings"
+                rang += 1
+            else:
                 assert now == before[user.id], "otherwise the hand is edited in place"
+                edited += asked and not asked_before[user.id]
         if top.finished():
             break
+    assert rang and edited
 
 
 async def test_the_leak_check_catches_a_card_shown_to_the_wrong_reader(harness: Harness) -> None:

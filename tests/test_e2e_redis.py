@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,12 +18,21 @@ import redis.asyncio as aioredis
 from bot.callbacks import Action, decode
 from bot.delivery import publish
 from bot.services import services
+from bot.store import LEASE_MS
 from engine import cards, records
 from engine.base import Game
 from engine.durak import Durak
 from engine.football import Football
-from tests.conftest import AppFactory
-from tests.fakegram import BOT_USERNAME, FakeTelegram, FakeUser, Harness, parse_html, stop_app
+from tests.conftest import AppFactory, Clock
+from tests.fakegram import (
+    BOT_USERNAME,
+    FakeTelegram,
+    FakeUser,
+    Harness,
+    parse_html,
+    settle,
+    stop_app,
+)
 from tests.tabletop import LeakWatch, Tabletop, stored, table_key
 
 pytestmark = pytest.mark.redis
@@ -231,7 +241,8 @@ async def test_play_again_while_another_process_delivers_gets_a_new_group_messag
     held = await services(second).store.claim(table_key(top.group))
     assert held is not None
     assert (await top.tap_group(players[0], Action.AGAIN)).text is None
-    await publish(second, held)  # it goes on to the newest version
+    publish(second, held)  # it goes on to the newest version
+    await settle(second)
     posted = [m for m in h.screen(top.group) if m.from_bot]
     assert posted[-1] is not result, "the new game has a message of its own"
     assert result.text == said and not result.buttons  # the result stays, its buttons go
@@ -292,11 +303,11 @@ async def test_screens_end_on_the_newest_state_when_two_processes_race(
 
 
 async def test_a_group_edit_deferred_before_a_restart_still_happens(
-    server: FakeTelegram, make_app: AppFactory, real_redis: aioredis.Redis
+    server: FakeTelegram, make_app: AppFactory, real_redis: aioredis.Redis, clock: Clock
 ) -> None:
     """With coalesced group edits (table_edit_interval > 0) a move may leave the group
-    edit to a job of the process that is then stopped (a deploy). The group must still
-    come to show the newest state without waiting for another move."""
+    edit for later in the process that is then stopped (a deploy). The group must still
+    come to show the newest state, as soon as it is due, without another move."""
     h = Harness(server)
     h.redis = real_redis
     h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
@@ -304,37 +315,43 @@ async def test_a_group_edit_deferred_before_a_restart_still_happens(
     top = Tabletop(h, h.group())
     await top.setup_game("durak", players)
     rng = random.Random(3)
+    clock.advance(1.0)
     await top.step(players, rng)  # shown at once (the last edit was long enough ago)
-    await top.step(players, rng)  # within the interval: left to the job
+    await top.step(players, rng)  # within the interval: left for later
     data = await stored(h, top.group)
     assert top.table_message().text != rendered(data, None)
     old = h.apps.pop()
     await stop_app(old)
     h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
-    await asyncio.sleep(2.5)
-    assert top.table_message().text == rendered(data, None), "the group still shows an old move"
+    clock.advance(1.0)
+    await until(lambda: top.table_message().text == rendered(data, None), "the newest move")
+
+
+async def until(check: Callable[[], bool], what: str, seconds: float = 2.0) -> None:
+    """Waits (a little real time: the bot's pollers) until ``check`` holds."""
+    async with asyncio.timeout(seconds):
+        while not check():
+            await asyncio.sleep(0.01)
+    assert check(), what
 
 
 @pytest.mark.telegram_complaints  # the dead process never answers the tap
-async def test_a_process_that_dies_between_commit_and_delivery_does_not_stall_the_game(
-    real_harness: Harness,
-    make_app: AppFactory,
-    real_redis: aioredis.Redis,
-    monkeypatch: pytest.MonkeyPatch,
+async def test_a_process_that_dies_holding_delivery_work_holds_nothing_for_long(
+    real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis, clock: Clock
 ) -> None:
     """A move is committed by a process that dies (killed in a deploy) before it shows
     anyone the new position: the next player never got his prompt. Once that process's
-    delivery lease has run out, a live process must bring the messages up to date by
-    itself; nobody can tap anything to make it happen."""
-    import bot.store
-
-    monkeypatch.setattr(bot.store, "LEASE_MS", 300)
+    delivery lease has run out (it renews it no more), a live process brings the messages
+    up to date by itself within seconds; nobody can tap anything to make it happen."""
     h = real_harness
     players = [h.user("Ann"), h.user("Bob")]
     top = Tabletop(h, h.group())
     await top.setup_game("durak", players)
     doomed = await make_app(real_redis)
     frozen = doomed.bot.request.hold = asyncio.Event()  # its Bot API calls never return
+    assert doomed.job_queue is not None
+    for job in doomed.job_queue.jobs():  # and it is dead: no renewals, no polls
+        job.schedule_removal()
     (actor,) = [u for u in players if top.prompt(u) is not None]
     (waiting,) = [u for u in players if u is not actor]
     prompt = top.prompt(actor)
@@ -345,8 +362,10 @@ async def test_a_process_that_dies_between_commit_and_delivery_does_not_stall_th
     try:
         while (await stored(h, top.group))["version"] == before:
             await asyncio.sleep(0.005)
-        await asyncio.sleep(3)  # the lease runs out; the live process polls every 0.5 s
-        assert top.prompt(waiting) is not None, "the next player never got his prompt"
+        await asyncio.sleep(0.3)
+        assert top.prompt(waiting) is None  # the lease is still the dead process's
+        clock.advance(LEASE_MS / 1000)  # it runs out: the live process's poll takes over
+        await until(lambda: top.prompt(waiting) is not None, "the next player's prompt")
     finally:
         dying.cancel()
         frozen.set()  # let the dead process's jobs end, so that it can be stopped

@@ -6,15 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 
 import pytest
 
-from bot.callbacks import STAMP_LEN, Action, decode, stamp
+from bot.limiter import Priority
+from bot.services import services
 from bot.store import DUE_KEY
-from engine.durak import Durak
-from tests.computer_util import until
-from tests.conftest import AppFactory
+from tests.conftest import AppFactory, Clock
 from tests.fakegram import FakeTelegram, FakeUser, Harness
 from tests.tabletop import Tabletop, stored, table_key
 
@@ -131,35 +129,23 @@ async def test_the_production_settings_ride_out_flood_control(
     h.redis = fake_redis
     h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=3.0))
     top, players = await durak(h)
-
-    async def only_the_actor_is_asked() -> bool:
-        """... by a prompt of the current position (its buttons' stamp)."""
-        data = await stored(h, top.group)
-        actor = Durak.from_json(data["state"]).to_act()
-        asked = {u.id: m for u in players if (m := top.prompt(u)) is not None}
-        if actor is None or list(asked) != [players[actor.player].id]:
-            return False
-        moves = [decode(b.callback_data) for b in asked[players[actor.player].id].buttons]
-        now = stamp(len(data["moves"]))
-        return all(cb.arg[:STAMP_LEN] == now for cb in moves if cb.action is Action.MOVE)
-
+    await top.caught_up(players)
     rng = random.Random(11)
     for move in range(16):
         if move == 5:
-            h.server.flood("sendMessage", retry_after=1)
-            h.server.flood("editMessageText", retry_after=1)
+            h.server.flood("editMessageText", retry_after=1, times=2)
         before = len((await stored(h, top.group))["moves"])
         _, answer = await top.step(players, rng)
         assert answer.answered and answer.text is None
         assert len((await stored(h, top.group))["moves"]) == before + 1
-        await until(only_the_actor_is_asked, timeout=5, what="the hands catching up")
+        await top.caught_up(players)
     assert sum(1 for c in h.server.calls if c.error and "Too Many" in c.error) == 2
     assert h.log_errors == [] and h.server.not_modified == 0
 
 
 @pytest.mark.telegram_complaints  # the injected flood control
 async def test_flood_control_in_one_group_holds_up_no_other_chat(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: object
+    server: FakeTelegram, make_app: AppFactory, fake_redis: object, clock: Clock
 ) -> None:
     """With the production rate limiter, Telegram's 429 for one group's edit comes back to
     the bot at once: that edit is put off until flood control ends, instead of being waited
@@ -168,6 +154,9 @@ async def test_flood_control_in_one_group_holds_up_no_other_chat(
     h.redis = fake_redis
     h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=0.0))
     (ta, pa), (tb, pb) = await durak(h), await durak(h)
+    await ta.caught_up(pa)
+    await tb.caught_up(pb)
+    clock.advance(10)  # the groups' rate-limit buckets are full again
     rng = random.Random(2)
     h.server.flood(
         "editMessageText", retry_after=60, when=lambda p: p.get("chat_id") == ta.group.id
@@ -177,8 +166,12 @@ async def test_flood_control_in_one_group_holds_up_no_other_chat(
         await asyncio.gather(ta.step(pa, rng), tb.step(pb, rng))
     refused = [c for c in h.server.calls if c.error and "Too Many" in c.error]
     assert [c.chat_id for c in refused] == [ta.group.id]  # tried once, not again
-    due = await h.redis.zscore(DUE_KEY, table_key(ta.group))
-    assert due is not None and due / 1000 > time.time() + 50  # when flood control ends
+    # Every process holds that group back until flood control ends; the table is due.
+    limiter = services(h.app).limiter
+    assert limiter is not None
+    (wait,) = await limiter.try_acquire([(ta.group.id, Priority.TABLE)])
+    assert wait > 50
+    assert await h.redis.zscore(DUE_KEY, table_key(ta.group)) is not None
     assert tb.table_message().text != b_table  # the other group saw its move at once
     assert h.log_errors == []
 
@@ -195,6 +188,7 @@ async def test_flood_control_on_the_command_menu_does_not_keep_the_bot_from_star
     top, players = await durak(h)
     rng = random.Random(12)
     for _ in range(5):
+        await top.caught_up(players)
         _, answer = await top.step(players, rng)
         assert answer.text is None
     assert h.log_errors == []

@@ -1,0 +1,129 @@
+"""Delivery apart from the taps: a tap is answered before Telegram has shown its move, and
+whatever the races and errors, no superseded prompt keeps its buttons."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from tests.conftest import AppFactory
+from tests.fakegram import (
+    EDIT_NOT_FOUND,
+    Button,
+    FakeMessage,
+    FakeRequest,
+    FakeTelegram,
+    FakeUser,
+    Harness,
+    settle,
+)
+from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, stored
+
+SLOW = 0.6  # seconds each message call takes: a Telegram far away, or very busy
+
+
+class SlowMessages(FakeRequest):
+    """Telegram that is slow to send and edit messages, and quick to answer taps."""
+
+    async def do_request(self, url: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        if url.rstrip("/").rsplit("/", 1)[-1] in ("sendMessage", "editMessageText"):
+            await asyncio.sleep(SLOW)
+        return await super().do_request(url, method, *args, **kwargs)
+
+
+async def slow_table(
+    server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
+) -> tuple[Harness, Tabletop, list[FakeUser], FakeUser, FakeMessage, Button]:
+    """A durak table whose Telegram has become slow to show messages: the harness, the
+    table, the players, the one to act, his prompt and a move on it."""
+    h = Harness(server)
+    h.redis = fake_redis
+    h.apps.append(await make_app(fake_redis))
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", players)
+    h.app.bot._request = (SlowMessages(server), SlowMessages(server))  # type: ignore[attr-defined]
+    (actor,) = [u for u in players if top.prompt(u) is not None]
+    prompt = top.prompt(actor)
+    assert prompt is not None
+    move = next(b for b in prompt.buttons if action_of(b) in PLAY_ACTIONS)
+    return h, top, players, actor, prompt, move
+
+
+async def test_a_tap_is_answered_before_its_move_is_shown(
+    server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
+) -> None:
+    h, top, players, actor, prompt, move = await slow_table(server, make_app, fake_redis)
+    started = time.monotonic()
+    tapping = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
+    while not any(a.answered for a in server.queries.values() if a.data == move.callback_data):
+        await asyncio.sleep(0.005)
+    answered = time.monotonic() - started
+    assert answered < SLOW / 2, "the answer waited for the messages"
+    assert not tapping.done()  # the messages are still on their way
+    answer = await tapping
+    assert answer.text is None  # accepted, silently
+    (other,) = [u for u in players if u is not actor]
+    assert top.prompt(other) is not None or top.prompt(actor) is not None
+
+
+async def test_a_double_tap_is_refused_at_once_while_the_first_is_being_shown(
+    server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
+) -> None:
+    h, top, _, actor, prompt, move = await slow_table(server, make_app, fake_redis)
+    first = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    again = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
+    while not sum(a.answered for a in server.queries.values() if a.data == move.callback_data) > 1:
+        await asyncio.sleep(0.005)
+    assert time.monotonic() - started < SLOW / 2
+    await asyncio.gather(first, again)
+    texts = sorted(a.text or "" for a in server.queries.values() if a.data == move.callback_data)
+    assert texts[0] == "" and texts[1]  # one applied silently, the other refused
+    assert len((await stored(h, top.group))["moves"]) == 1
+
+
+def move_buttons(h: Harness, user: FakeUser, top: Tabletop) -> list[int]:
+    """The private messages of ``user`` that still carry move buttons of this table."""
+    return [
+        m.message_id
+        for m in h.screen(user)
+        if m.from_bot and any(action_of(b) in PLAY_ACTIONS and top.addressed(b) for b in m.buttons)
+    ]
+
+
+@pytest.mark.telegram_complaints  # the injected "message to edit not found"
+async def test_no_prompt_keeps_its_buttons_after_the_game_whatever_the_races(
+    real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
+) -> None:
+    """Two processes serve the table, taps alternate between them, and Telegram now and
+    then says an edited message is not found (a new one is then sent). At every step a
+    player has at most one message with move buttons; at the end, none has any."""
+    h = real_harness
+    h.apps.append(await make_app(real_redis))
+    players = [h.user(n) for n in ("Ann", "Bob", "Cid")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", players)
+    rng = random.Random(5)
+    for move in range(400):
+        if top.finished():
+            break
+        if move % 7 == 3:
+            h.server.inject("editMessageText", 400, EDIT_NOT_FOUND)
+        asked = [(u, m) for u in players if (m := top.prompt(u)) is not None]
+        user, message = rng.choice(asked)
+        button = rng.choice([b for b in message.buttons if action_of(b) in PLAY_ACTIONS])
+        await h.tap(user, message, lambda b, button=button: b == button, rng.choice(h.apps))
+        for app in h.apps:
+            await settle(app)
+        for user in players:
+            assert len(move_buttons(h, user, top)) <= 1, "two live prompts"
+    assert top.finished()
+    for user in players:
+        assert move_buttons(h, user, top) == [], "a prompt kept its buttons after the game"
