@@ -155,7 +155,7 @@ async def commit(
         else:
             applied = True
         turns.note_active(table, tap.user.id)
-        wake[0] = turns.stamp(table, svc.settings.computer_delay)
+        wake[0] = turns.stamp(table, svc.settings.computer_delay, svc.clock())
         return Write(table), (True, applied, reply or Reply())
 
     async with svc.lock(tap.key):

@@ -17,8 +17,8 @@ extra round trip; one whose deadline came closer (a computer is to act next) low
 score after the commit (``ZADD LT``). If the process dies between the two, the old score
 wakes the table a little late, never not at all.
 
-A poller *claims* a due table by pushing its score :data:`CLAIM_MS` ahead (WATCH/MULTI:
-one poller wins), then either plays the due move or finds the deadline not reached yet,
+A poller *claims* a due table by pushing its score :data:`CLAIM_MS` ahead (a Lua
+script: one poller wins), then either plays the due move or finds the deadline not reached yet,
 and finally sets the score to the newest deadline, unless a commit lowered it meanwhile.
 If the claimant dies, the table comes due again after the claim and another process
 plays it. The move goes through the store's compare-and-set and
@@ -40,10 +40,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import time
 from typing import Any
 
-from redis.exceptions import WatchError
 from telegram.ext import ContextTypes
 
 from bot import delivery, games
@@ -74,7 +72,7 @@ def due_in(table: Table, computer_delay: float) -> float | None:
     return float(games.turn_time(table, seat)) or None
 
 
-def stamp(table: Table, computer_delay: float) -> float | None:
+def stamp(table: Table, computer_delay: float, now: float) -> float | None:
     """Set the deadline of the position about to be committed (in the transaction); the
     deadline to wake the table at, when it came closer than the previous one.
 
@@ -87,7 +85,7 @@ def stamp(table: Table, computer_delay: float) -> float | None:
     if old and basis == table.turn_for:
         return None
     table.turn_for = basis
-    table.turn_due = 0.0 if wait is None else time.time() + wait
+    table.turn_due = 0.0 if wait is None else now + wait
     if table.turn_due and (not old or table.turn_due < old):
         return table.turn_due
     return None
@@ -194,7 +192,7 @@ async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
         table = snap.table
         if table is None or table.phase != "playing" or not table.turn_due:
             return 0.0, None
-        if time.time() < table.turn_due:
+        if svc.clock() < table.turn_due:
             return table.turn_due, None
         decided = await _decide_move(table)
         if decided is None:
@@ -212,7 +210,7 @@ async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
             except IllegalMove:  # cannot happen for a legal move of this very position
                 log.exception("computer move refused in %s", key)
                 return Write(None), True
-            stamp(s.table, delay)
+            stamp(s.table, delay, svc.clock())
             return Write(s.table), True
 
         committed, done = await svc.store.transact(key, decide)
@@ -224,49 +222,48 @@ async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
     return (table.turn_due if table is not None else 0.0), None
 
 
+# KEYS[1]: the deadlines; ARGV: the table key, our claim's score, the new score ("": none).
+# Our claim is replaced, unless a commit has set an earlier time meanwhile.
+_SETTLE = """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 1
+"""
+
+# KEYS[1]: the deadlines; ARGV: the table key, now (ms), the claim's score. 1 when the
+# table was due and is ours now.
+_CLAIM = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+"""
+
+
 async def _settle(svc: Services, key: str, claim: int, due: float) -> None:
     """Replace our claim by the table's deadline (or drop it: none), unless a commit has
     set an earlier time meanwhile."""
-    async with svc.store.redis.pipeline(transaction=True) as pipe:
-        try:
-            await pipe.watch(TURNS_KEY)
-            if await pipe.zscore(TURNS_KEY, key) != claim:
-                await pipe.unwatch()  # type: ignore[no-untyped-call]
-                return
-            pipe.multi()  # type: ignore[no-untyped-call]
-            if due:
-                pipe.zadd(TURNS_KEY, {key: int(due * 1000)})
-            else:
-                pipe.zrem(TURNS_KEY, key)
-            await pipe.execute()
-        except WatchError:
-            return
+    new = str(int(due * 1000)) if due else ""
+    await svc.store.redis.eval(_SETTLE, 1, TURNS_KEY, key, claim, new)
 
 
 async def _claim(svc: Services, key: str, now_ms: int) -> int | None:
     """Take a due table (see the module docstring): the claim's score, or None when it was
     not due any more or another poller took it."""
     claim = now_ms + CLAIM_MS
-    async with svc.store.redis.pipeline(transaction=True) as pipe:
-        try:
-            await pipe.watch(TURNS_KEY)
-            score = await pipe.zscore(TURNS_KEY, key)
-            if score is None or score > now_ms:
-                await pipe.unwatch()  # type: ignore[no-untyped-call]
-                return None
-            pipe.multi()  # type: ignore[no-untyped-call]
-            pipe.zadd(TURNS_KEY, {key: claim})
-            await pipe.execute()
-        except WatchError:
-            return None
-    return claim
+    taken = await svc.store.redis.eval(_CLAIM, 1, TURNS_KEY, key, now_ms, claim)
+    return claim if taken else None
 
 
 async def turns_job(context: ContextTypes.DEFAULT_TYPE) -> None:
     """Polled by every process: each due table is handled in its own task, so that one
     table's computer never holds up another's."""
     svc = services(context)
-    now_ms = int(time.time() * 1000)
+    now_ms = int(svc.clock() * 1000)
     found = await svc.store.redis.zrangebyscore(TURNS_KEY, "-inf", now_ms, start=0, num=50)
     for raw in found:
         key = raw.decode() if isinstance(raw, bytes) else str(raw)

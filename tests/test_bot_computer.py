@@ -124,33 +124,30 @@ def test_the_deadline_follows_who_is_to_act() -> None:
 
 def test_a_later_deadline_needs_no_wake_up_and_an_earlier_one_does() -> None:
     table = _table("durak", 2, 0, turn_time=60)
-    assert turns.stamp(table, 1.0) is not None  # the first deadline of a game
+    assert turns.stamp(table, 1.0, 1000.0) is not None  # the first deadline of a game
     first = table.turn_due
-    assert turns.stamp(table, 1.0) is None  # a person moved: the next deadline is later
+    assert turns.stamp(table, 1.0, 1001.0) is None  # a person moved: the next one is later
     assert table.turn_due >= first
     actor = games.load(table).to_act()
     assert actor is not None
     table.seats[actor.player].away = True
-    wake = turns.stamp(table, 1.0)
+    wake = turns.stamp(table, 1.0, 1002.0)
     assert wake is not None and wake < first  # the computer plays sooner
     table.phase = "finished"
-    assert turns.stamp(table, 1.0) is None and table.turn_due == 0.0
+    assert turns.stamp(table, 1.0, 1003.0) is None and table.turn_due == 0.0
 
 
-def test_taps_that_are_not_moves_do_not_lengthen_a_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_taps_that_are_not_moves_do_not_lengthen_a_turn() -> None:
     table = _table("durak", 2, 0, turn_time=60)
-    now = [1000.0]
-    monkeypatch.setattr(turns.time, "time", lambda: now[0])
-    turns.stamp(table, 1.0)
+    turns.stamp(table, 1.0, 1000.0)
     assert table.turn_due == 1060.0
-    now[0] = 1030.0
-    turns.stamp(table, 1.0)  # a commit in the same position: a set-up step, a seat back...
+    turns.stamp(table, 1.0, 1030.0)  # a commit in the same position: a set-up step...
     assert table.turn_due == 1060.0
     game = games.load(table)
     actor = game.to_act()
     assert actor is not None
     apply_move(table, game, actor.player, game.legal_moves()[0])
-    turns.stamp(table, 1.0)  # a move: the next turn has its whole time
+    turns.stamp(table, 1.0, 1030.0)  # a move: the next turn has its whole time
     assert table.turn_due == 1090.0
 
 
