@@ -246,6 +246,8 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     priority order (one round trip), make the granted calls side by side, and note
     when the rest is due."""
     done = _Pass(snap, svc.clock)
+    if snap.table is None:  # gone, or unreadable: nothing to show
+        return done
     jobs, removals = _plan(svc, snap, done)
     # A message sent anew supersedes the old one: its removal is asked for with it.
     tidy = [j for j in jobs if (j.ring or j.fresh) and j.slot is not None and j.slot.id]

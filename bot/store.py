@@ -81,8 +81,8 @@ DEADLINE_MARGIN = 3600  # seconds a key outlives its game's pending deadline
 
 # Shared Lua. KEYS[1] is the table, KEYS[2] the due set; ARGV[1..3] owner, now (ms), lease
 # ms. A lease is "<owner>|<expiry ms>". Taking it also puts the table in the due set at its
-# expiry: if the holder dies before it has delivered, a live process's poll finds the
-# table there once the lease has run out, and delivers.
+# expiry at the latest: if the holder dies before it has delivered, a live process's poll
+# finds the table there once the lease has run out, and delivers.
 _LEASE = """
 local function lease_expiry()
   local lease = redis.call('HGET', KEYS[1], 'lease')
@@ -97,7 +97,7 @@ end
 local function take_lease()
   local expires = string.format('%d', tonumber(ARGV[2]) + tonumber(ARGV[3]))
   redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. '|' .. expires)
-  redis.call('ZADD', KEYS[2], 'NX', expires, KEYS[1])
+  redis.call('ZADD', KEYS[2], 'LT', expires, KEYS[1])
 end
 """
 
