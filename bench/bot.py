@@ -72,7 +72,7 @@ from tests.fakegram import (
 from tests.tabletop import Tabletop
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
-# The targets, each checked in the phase it is about (see the module docstring).
+# The targets the bot is held to, each checked in the phase it is about (see the module docstring).
 TARGETS = {
     "solo": {"p99_ms": "< 20", "redis_round_trips_per_move": "<= 3", "noop_bot_api_calls": "== 0"},
     "saturated": {

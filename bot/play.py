@@ -123,7 +123,7 @@ async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 def _back(tap: Tap) -> Callable[[Table], Reply | None]:
     """A change that only brings the tapping player back from away (commit's bookkeeping
-    of any tap on the game does it: rules.md §3); refused when he is not away."""
+    of any tap on the game does it: seeds/<game>.md §7.2); refused when he is not away."""
 
     def change(table: Table) -> Reply | None:
         if not table.seats[_seated(table, tap)].away:
@@ -157,7 +157,7 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The game record (records.md) as a JSON document in the group, once per game: a
+    """The game record (docs/records.md) as a JSON document in the group, once per game: a
     document counts against the group's 20 messages a minute, and the table's own edits
     would wait behind a crowd of them."""
 

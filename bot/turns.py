@@ -1,4 +1,4 @@
-"""Moves nobody taps: computer seats, turn timeouts (rules.md §3) and people who are away.
+"""Moves nobody taps: computer seats, turn timeouts (seeds/<game>.md §7.2) and people who are away.
 
 Every committed position of a running game has a *deadline* (``Table.turn_due``), set in
 the same compare-and-set as the position itself (:func:`stamp`):
@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 TURNS_KEY = "ct:turns"
 CLAIM_MS = 30_000  # a claimed deadline comes due again after this if its claimant died
 AUTO_MOVE_CAP = 600  # computer moves in a row before a game nobody plays is stopped
-TIMEOUT_LEVEL = "normal"  # rules.md §3: the computer that stands in for a person
+TIMEOUT_LEVEL = "normal"  # seeds/<game>.md §7.2: the computer that stands in for a person
 AWAY_AFTER = 2  # timeouts in a row
 
 

@@ -118,7 +118,7 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
     assert "/newgame" in harness.last(ann).text
     await harness.private(ann, "/help")
     assert "/endgame" in harness.last(ann).text
-    await harness.private(ann, "/newgame")  # a game against the computer (issue #5)
+    await harness.private(ann, "/newgame")  # a game against the computer
     assert len(harness.last(ann).buttons) == 2  # the game picker
     for game in ("football", "durak"):
         before = len(harness.screen(ann))
