@@ -117,7 +117,7 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
     await harness.private(ann, "/start")
     assert "/newgame" in harness.last(ann).text
     await harness.private(ann, "/help")
-    assert "/endgame" in harness.last(ann).text
+    assert all(f"/{c}" in (harness.last(ann).text or "") for c in ("endgame", "rules", "record"))
     await harness.private(ann, "/newgame")  # a game against the computer
     assert len(harness.last(ann).buttons) == 2  # the game picker
     for game in ("football", "durak"):
@@ -133,8 +133,9 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
         headings = [line.lstrip("#").strip() for line in source.splitlines() if line[:1] == "#"]
         assert headings and all(h.replace("**", "").replace("`", "") in shown for h in headings)
         assert any(e["type"] == "bold" for m in sent for e in m.entities)
-    menus = {c.params.get("language_code") for c in harness.server.calls_to("setMyCommands")}
-    assert {"en", "ru", "uk"} <= menus
+    menus = harness.server.calls_to("setMyCommands")
+    assert {"en", "ru", "uk"} <= {c.params.get("language_code") for c in menus}
+    assert all("record" in {c["command"] for c in m.params["commands"]} for m in menus)
 
 
 def test_running_without_a_token_says_so() -> None:
