@@ -50,14 +50,14 @@ from bot import delivery, games
 from bot.delivery import AnyApp
 from bot.models import Table
 from bot.services import Services, services
-from bot.store import Snapshot, Write
+from bot.store import KEY_PREFIX, Snapshot, Write
 from engine import records
 from engine.base import Game, IllegalMove
 from engine.players import LEVELS, choose, public_events
 
 log = logging.getLogger(__name__)
 
-TURNS_KEY = "ct:turns"
+TURNS_KEY = f"{KEY_PREFIX}:turns"
 CLAIM_MS = 30_000  # a claimed deadline comes due again after this if its claimant died
 AUTO_MOVE_CAP = 600  # computer moves in a row before a game nobody plays is stopped
 TIMEOUT_LEVEL = "normal"  # seeds/<game>.md §7.2: the computer that stands in for a person
