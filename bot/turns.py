@@ -271,7 +271,9 @@ async def turns_job(context: ContextTypes.DEFAULT_TYPE) -> None:
     for raw in found:
         key = raw.decode() if isinstance(raw, bytes) else str(raw)
         claim = await _claim(svc, key, now_ms)
-        if claim is not None:
+        # A process stopping meanwhile starts nothing: its claim runs out, and a live
+        # process (or this one, restarted) plays the table then.
+        if claim is not None and context.application.running:
             context.application.create_task(play_due(context.application, key, claim))
 
 
