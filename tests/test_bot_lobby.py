@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -139,6 +140,9 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
         assert "**" not in shown and "#" not in shown
         headings = [line.lstrip("#").strip() for line in source.splitlines() if line[:1] == "#"]
         assert headings and all(h.replace("**", "").replace("`", "") in shown for h in headings)
+        # Numbered points keep their numbers, so that "§4.3" can be found in the chat.
+        points = re.findall(r"^(\d+)\. \*\*(.+?)\*\*", source, re.MULTILINE)
+        assert points and all(f"{n}. {title}" in shown for n, title in points)
         assert any(e["type"] == "bold" for m in sent for e in m.entities)
     menus = harness.server.calls_to("setMyCommands")
     assert {"en", "ru", "uk"} <= {c.params.get("language_code") for c in menus}
