@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -23,15 +24,16 @@ from engine.base import Game
 from engine.durak import Durak, DurakOptions
 from engine.football import Football, FootballOptions
 
+DeckSize = Literal[36, 52]
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 
 
-def football(deck_size: int, decks: int = 1) -> Callable[[int], Game]:
+def football(deck_size: DeckSize, decks: int = 1) -> Callable[[int], Game]:
     options = FootballOptions(deck_size=deck_size, decks=decks)
     return lambda seed: Football.new(options, NAMES[:2], seed=seed)
 
 
-def durak(players: int, deck_size: int, dummy_plays: bool = False) -> Callable[[int], Game]:
+def durak(players: int, deck_size: DeckSize, dummy_plays: bool = False) -> Callable[[int], Game]:
     options = DurakOptions(deck_size=deck_size, dummy_plays=dummy_plays)
     return lambda seed: Durak.new(options, NAMES[:players], dealer=seed % players, seed=seed)
 

@@ -2,8 +2,8 @@
 
 Every figure comes with its 95 % confidence interval (Wilson for rates, the normal
 approximation for means, order statistics for the decision-time percentiles), next to
-the target of issue #5.  Seats rotate between games so that no level profits from
-moving first; game ``i`` is dealt from seed ``i``.
+the target it is held to (the limits and rates are set in this file).  Seats rotate
+between games so that no level profits from moving first; game ``i`` is dealt from seed ``i``.
 
     .venv/bin/python bench/players.py [--games N] [--hard-games N] [--jobs J]
                                       [--timing-games N] [--json]
@@ -15,6 +15,7 @@ takes about ten minutes on two cores; the hard matchups are nearly all of it.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -243,7 +244,7 @@ def main(argv: list[str]) -> int:
                 0.4,
             ),
         ):
-            plan.append((m, lambda o, m=m, target=target: durak_figures(m, o, target)))
+            plan.append((m, functools.partial(durak_figures, m, target=target)))
 
     rows: list[dict[str, Any]] = []
     for m, summarise in plan:

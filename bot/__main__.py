@@ -16,6 +16,12 @@ from bot.config import Settings
 log = logging.getLogger("bot")
 
 
+def _not_a_failed_start(record: logging.LogRecord) -> bool:
+    """PTB logs a start-up that fails (a refused token, no Bot API) with its whole traceback
+    before raising the error; :func:`main` reports that error in one line instead."""
+    return not record.getMessage().startswith("Network Retry Loop (Bootstrap")
+
+
 def main() -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -23,6 +29,7 @@ def main() -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     # "job skipped: already running" when the event loop is busy is no news
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
+    logging.getLogger("telegram.ext").addFilter(_not_a_failed_start)
     try:
         settings = Settings()
     except ValidationError as exc:

@@ -107,6 +107,7 @@ def build_application(
     app.add_handler(CommandHandler("start", commands.start))
     app.add_handler(CommandHandler("help", commands.help_))
     app.add_handler(CommandHandler("rules", commands.rules))
+    app.add_handler(CommandHandler("record", commands.record))
     app.add_handler(CallbackQueryHandler(on_tap))
     app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrate.on_migrate))
     app.add_error_handler(on_error)

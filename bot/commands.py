@@ -1,4 +1,4 @@
-"""Slash commands: /newgame, /endgame, /start (with deep links), /help, /rules."""
+"""Slash commands: /newgame, /endgame, /start (with deep links), /help, /rules, /record."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from telegram.constants import ChatType, ParseMode
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
-from bot import callbacks, delivery, lobby, rules_text
+from bot import callbacks, delivery, lobby, play, rules_text
 from bot.i18n import LANGS, lang_of, t
 from bot.services import services
 from bot.store import TABLE_SLOT, table_key
@@ -17,7 +17,7 @@ from bot.taps import is_admin
 
 log = logging.getLogger(__name__)
 
-MENU = ("newgame", "endgame", "rules", "help")
+MENU = ("newgame", "endgame", "rules", "record", "help")
 
 
 def _where(message: Message) -> tuple[int, int | None]:
@@ -152,6 +152,23 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             continue
         for piece in rules_text.messages(text):
             await _say(message, piece, reply=False)
+
+
+async def record(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/record: the record of the game that ended last at this table (a group, a forum
+    topic, or a private chat), as a document in reply; until the next game starts there,
+    which replaces it. Unlike the Record button it answers every time it is asked: an
+    answer to a command is one message whatever it says, so refusing a second /record
+    would save nothing."""
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None:
+        return
+    lang = lang_of(user.language_code)
+    table = (await services(context).store.load(table_key(*_where(message)))).table
+    if table is None or not play.has_record(table):
+        await _say(message, t(lang, "cmd.no_record"))
+    elif not await play.post_record(context, table, reply_to=message.message_id):
+        await _say(message, t(lang, "common.try_again"))
 
 
 async def set_menu(app: Application) -> None:  # type: ignore[type-arg]

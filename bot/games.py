@@ -22,7 +22,8 @@ GAMES: dict[str, type[Game]] = {"football": Football, "durak": Durak}
 
 
 def player_limits(table: Table) -> tuple[int, int]:
-    """(fewest, most) players the table's game and deck take (rules.md)."""
+    """(fewest, most) players the table's game and deck take (§1 of seeds/football.md
+    and seeds/durak.md)."""
     if table.kind == "football":
         return FOOTBALL_PLAYERS, FOOTBALL_PLAYERS
     return MIN_PLAYERS, MAX_PLAYERS[table.settings.deck_size]
@@ -73,21 +74,22 @@ def actor(table: Table) -> int | None:
 
 def computer_plays(table: Table, seat: int) -> bool:
     """The computer makes this seat's moves: a computer seat, or a person who is away
-    (rules.md §3)."""
+    (§7.2 of seeds/football.md and seeds/durak.md)."""
     person = table.seats[seat]
     return person.computer is not None or person.away
 
 
 def turn_time(table: Table, seat: int) -> int:
-    """Seconds of turn time ``seat`` has for his move (rules.md §3); 0 when it is not his
-    move, the computer makes it, or there is no limit."""
+    """Seconds of turn time ``seat`` has for his move (seeds/<game>.md §7.2); 0 when it is
+    not his move, the computer makes it, or there is no limit."""
     if actor(table) != seat or computer_plays(table, seat):
         return 0
     return table.settings.turn_time
 
 
 def start(table: Table, rng: random.Random | None = None) -> Game:
-    """Deal a new game for the table's seats, following the series rules of rules.md.
+    """Deal a new game for the table's seats, following the series rules (§7.1 of
+    seeds/football.md and seeds/durak.md).
 
     Who sits where and who deals come from :mod:`engine.series`; the table keeps the
     durak dealer and previous fool between games. Resets the per-game data of the table.

@@ -21,7 +21,8 @@ RECENT_EVENTS = 6
 
 
 class GameSettings(BaseModel):
-    """The lobby's options (rules.md): engine options plus the bot's turn time."""
+    """The lobby's options (§1 of seeds/football.md and seeds/durak.md): engine options
+    plus the bot's turn time."""
 
     deck_size: Literal[36, 52] = 36
     decks: int = Field(default=1, ge=1, le=3)  # football only
@@ -45,7 +46,7 @@ class Seat(BaseModel):
     # A computer seat: its level (engine.players.LEVELS); None for a person. Computer
     # seats have negative user ids, which no Telegram user has.
     computer: str | None = None
-    # Turn timeouts in a row (rules.md §3); at two he is away and the computer plays for
+    # Turn timeouts in a row (seeds/<game>.md §7.2); at two he is away and the computer plays for
     # him until he taps again (bot.turns).
     timeouts: int = 0
     away: bool = False

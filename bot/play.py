@@ -123,7 +123,7 @@ async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 def _back(tap: Tap) -> Callable[[Table], Reply | None]:
     """A change that only brings the tapping player back from away (commit's bookkeeping
-    of any tap on the game does it: rules.md §3); refused when he is not away."""
+    of any tap on the game does it: seeds/<game>.md §7.2); refused when he is not away."""
 
     def change(table: Table) -> Reply | None:
         if not table.seats[_seated(table, tap)].away:
@@ -156,13 +156,41 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         await tap.query.answer(text, show_alert=True)
 
 
+def has_record(table: Table) -> bool:
+    """A record can be handed out: the game is over (the record holds the whole deck, so
+    handing it out mid-game would show every hand) and one was dealt at all."""
+    return table.phase in ("finished", "abandoned") and table.state is not None
+
+
+async def post_record(
+    context: ContextTypes.DEFAULT_TYPE, table: Table, reply_to: int | None = None
+) -> bool:
+    """Post the table's game record (docs/records.md) as a JSON document in its chat, in
+    reply to ``reply_to`` when given; False when Telegram refused it. The one way a record
+    leaves the bot: the Record button and /record both come here."""
+    record = records.export(games.load(table), table.moves)
+    try:
+        await context.bot.send_document(
+            table.chat_id,
+            json.dumps(record, ensure_ascii=False, indent=1).encode(),
+            filename=f"{table.kind}-{table.game_id}.json",
+            message_thread_id=table.thread_id,
+            reply_to_message_id=reply_to,
+            allow_sending_without_reply=True,
+        )
+    except TelegramError:
+        return False
+    return True
+
+
 async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The game record (records.md) as a JSON document in the group, once per game: a
-    document counts against the group's 20 messages a minute, and the table's own edits
-    would wait behind a crowd of them."""
+    """The Record button: the record in the group, once per game. A document counts
+    against the group's 20 messages a minute, and the table's own edits would wait behind
+    a crowd of them, while refusing a tap costs no message. (/record, in bot.commands,
+    answers each time: any answer to a command is a message.)"""
 
     def claim(table: Table) -> Reply | None:
-        if table.phase not in ("finished", "abandoned") or table.state is None:
+        if not has_record(table):
             refuse("tap.stale")  # running, or stopped before a game was dealt
         if table.record_sent:
             refuse("tap.record_sent")
@@ -172,18 +200,9 @@ async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     snap = await commit(context, tap, claim, answer=False)
     if snap is None or snap.table is None:
         return
-    table = snap.table
-    record = records.export(games.load(table), table.moves)
-    try:
-        await context.bot.send_document(
-            table.chat_id,
-            json.dumps(record, ensure_ascii=False, indent=1).encode(),
-            filename=f"{table.kind}-{table.game_id}.json",
-            message_thread_id=table.thread_id,
-        )
-    except TelegramError:
+    if not await post_record(context, snap.table):
         await tap.answer("common.try_again")
-        await _unclaim_record(context, tap.key, table.game_id)
+        await _unclaim_record(context, tap.key, snap.table.game_id)
         return
     await tap.answer()
 

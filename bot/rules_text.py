@@ -2,7 +2,9 @@
 
 The seeds are Markdown for people reading the repository; Telegram shows a small subset of
 HTML. Headings become bold lines, **bold**, *italic* and `code` their tags, fenced blocks
-<pre>, list items bullets, and a paragraph's soft-wrapped lines are joined again.
+<pre>, bulleted items bullets, and a paragraph's soft-wrapped lines are joined again.
+Numbered items keep their numbers: the code and the docs cite them (``seeds/durak.md §4.3``
+is point 3 of section 4), and a reader of /rules can find the point cited.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ MAX_TEXT = 4096
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _ITALIC = re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])")
 _CODE = re.compile(r"`([^`]+)`")
-_ITEM = re.compile(r"^(\s*)(?:[-*]|\d+\.)\s+")
+_ITEM = re.compile(r"^(\s*)(?:[-*]|(\d+)\.)\s+")
 
 
 def source(game: str, lang: str) -> str | None:
@@ -76,7 +78,8 @@ def _paragraph(lines: list[str]) -> str:
     for line in lines:
         match = _ITEM.match(line)
         if match:
-            items.append(match.group(1) + "• " + line[match.end() :].strip())
+            marker = f"{match.group(2)}." if match.group(2) else "•"
+            items.append(f"{match.group(1)}{marker} {line[match.end() :].strip()}")
         elif items:
             items[-1] += " " + line.strip()
         else:

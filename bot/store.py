@@ -1,6 +1,7 @@
 """Tables in Redis: the key layout and the scripts every change goes through.
 
-Key layout (one Redis hash per table, i.e. per group chat or per forum topic)::
+Key layout (one Redis hash per table, i.e. per group chat or per forum topic); ``ct`` is
+:data:`KEY_PREFIX`, which the environment variable ``CARDTABLE_KEY_PREFIX`` replaces::
 
     ct:table:<chat_id>:<thread_id or 0>
         v          version, a decimal integer; bumped by every committed change
@@ -57,6 +58,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 import secrets
 import time
@@ -201,16 +203,19 @@ redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]), 'NX')
 return 1
 """
 
-DUE_KEY = "ct:due"
+# The first part of every key. bench/bot.py sets a prefix of its own, so that it can share
+# a Redis database with a running bot and afterwards remove its own keys and nothing else.
+KEY_PREFIX = os.environ.get("CARDTABLE_KEY_PREFIX", "ct")
+DUE_KEY = f"{KEY_PREFIX}:due"
 JUNK = "x:"
 
 
 def table_key(chat_id: int, thread_id: int | None) -> str:
-    return f"ct:table:{chat_id}:{thread_id or 0}"
+    return f"{KEY_PREFIX}:table:{chat_id}:{thread_id or 0}"
 
 
 def closed_key(user_id: int) -> str:
-    return f"ct:closed:{user_id}"
+    return f"{KEY_PREFIX}:closed:{user_id}"
 
 
 def user_slot(user_id: int) -> str:

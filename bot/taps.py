@@ -136,7 +136,7 @@ async def commit(
         """(what to write, (whether anything is written, whether ``change`` was applied,
         how to answer))."""
         table = snap.table
-        # Any tap of an away player on his game brings him back (rules.md §3), even one
+        # Any tap of an away player on his game brings him back (seeds/<game>.md §7.2), even one
         # that is refused (a prompt the computer has just answered for him): then the
         # table as it was, with only that, is written.
         back: Table | None = None

@@ -1,4 +1,4 @@
-"""Moves nobody taps: computer seats, turn timeouts (rules.md §3) and people who are away.
+"""Moves nobody taps: computer seats, turn timeouts (seeds/<game>.md §7.2) and people who are away.
 
 Every committed position of a running game has a *deadline* (``Table.turn_due``), set in
 the same compare-and-set as the position itself (:func:`stamp`):
@@ -48,17 +48,17 @@ from bot import delivery, games
 from bot.delivery import AnyApp
 from bot.models import Table
 from bot.services import Services, services
-from bot.store import Snapshot, Write
+from bot.store import KEY_PREFIX, Snapshot, Write
 from engine import records
 from engine.base import Game, IllegalMove
 from engine.players import LEVELS, choose, public_events
 
 log = logging.getLogger(__name__)
 
-TURNS_KEY = "ct:turns"
+TURNS_KEY = f"{KEY_PREFIX}:turns"
 CLAIM_MS = 30_000  # a claimed deadline comes due again after this if its claimant died
 AUTO_MOVE_CAP = 600  # computer moves in a row before a game nobody plays is stopped
-TIMEOUT_LEVEL = "normal"  # rules.md §3: the computer that stands in for a person
+TIMEOUT_LEVEL = "normal"  # seeds/<game>.md §7.2: the computer that stands in for a person
 AWAY_AFTER = 2  # timeouts in a row
 
 
@@ -268,7 +268,9 @@ async def turns_job(context: ContextTypes.DEFAULT_TYPE) -> None:
     for raw in found:
         key = raw.decode() if isinstance(raw, bytes) else str(raw)
         claim = await _claim(svc, key, now_ms)
-        if claim is not None:
+        # A process stopping meanwhile starts nothing: its claim runs out, and a live
+        # process (or this one, restarted) plays the table then.
+        if claim is not None and context.application.running:
             context.application.create_task(play_due(context.application, key, claim))
 
 

@@ -1,4 +1,4 @@
-"""``python -m engine replay FILE|-``: replay a game record (records.md)."""
+"""``python -m engine replay FILE|-``: replay a game record (docs/records.md §6)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
 
 class MalformedRecord(ValueError):
-    """A record, move or token that is not well-formed (records.md: exit code 2)."""
+    """A record, move or token that is not well-formed (docs/records.md §6.6: exit code 2)."""
 
 
 class CorruptState(ValueError):
@@ -82,10 +82,10 @@ class Game(Protocol):
     def is_finished(self) -> bool: ...
 
     def result(self) -> dict[str, Any] | None:
-        """records.md ``result``; ``None`` while the game runs."""
+        """docs/records.md §6.4 ``result``; ``None`` while the game runs."""
 
     def summary(self) -> dict[str, Any]:
-        """records.md ``summary``: public information only."""
+        """docs/records.md §6.5 ``summary``: public information only."""
 
     def view(self, seat: int | None) -> BaseModel:
         """Exactly what ``seat`` may know (``None``: the public)."""
@@ -127,7 +127,7 @@ def read_header(
     record: dict[str, Any], options_model: type[OptionsT]
 ) -> tuple[OptionsT, list[str], list[cards.Card]]:
     """The options, player names and deck of a record, each checked for its shape
-    (records.md); raises MalformedRecord. What a game makes of them is its own check."""
+    (docs/records.md §2); raises MalformedRecord. What a game makes of them is its own check."""
     raw = record.get("options", {})
     if not isinstance(raw, dict):
         raise MalformedRecord("options must be an object")

@@ -1,4 +1,4 @@
-"""Durak with a dummy (shared/spec/rules.md §2), behind the :class:`engine.base.Game` protocol.
+"""Durak with a dummy (seeds/durak.md), behind the :class:`engine.base.Game` protocol.
 
 Participants are numbered ``0 .. n-1`` for the players and ``n`` for the dummy, which sits
 right after the dealer; ``_nxt`` is the clockwise ring over all of them.  Everything the
@@ -71,7 +71,8 @@ Seat = int | Literal["dummy"]
 
 
 class DurakOptions(BaseModel):
-    """The lobby settings (rules.md §2): deck, whether the dummy plays, rematch lead."""
+    """The lobby settings (seeds/durak.md §1, §3.4, §3.2): deck, whether the dummy plays,
+    rematch lead."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -390,7 +391,7 @@ class Durak:
         self._events = []
 
     def _first_attacker(self) -> int:
-        """rules.md §2.2/§2.5; the dummy's cards count as the dealer's."""
+        """seeds/durak.md §3.1 and §8.3; the dummy's cards count as the dealer's."""
         n, hands = self._n, self._hands
         if self._previous_fool is not None:
             step = -1 if self.options.first_move == "under" else 1

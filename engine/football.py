@@ -1,4 +1,4 @@
-"""Belarusian football (shared/spec/rules.md §1): state, legal moves, apply.
+"""Belarusian football (seeds/football.md): state, legal moves, apply.
 
 The field is 16 positions ``row * 4 + col`` in absolute coordinates (row 0 is A's own
 row, row 3 is B's; columns 0..3 from A's left) plus the two goalkeepers.  Seat 0 (A)
@@ -82,7 +82,7 @@ _to_str = cards.to_str
 
 
 class FootballOptions(BaseModel):
-    """Lobby options (rules.md §1 'Deck'); strict: unknown keys and wrong types refused."""
+    """Lobby options (seeds/football.md §1); strict: unknown keys and wrong types refused."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -174,7 +174,7 @@ class SetupMoves(Sequence[Move]):
 
 
 class FootballResult(BaseModel):
-    """records.md ``result``: goals per seat, the winner's seat or None for a draw."""
+    """docs/records.md §6.4 ``result``: goals per seat, the winner's seat or None for a draw."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -183,7 +183,7 @@ class FootballResult(BaseModel):
 
 
 class FootballView(BaseModel):
-    """What one seat (or, with ``seat`` None, the public) may know; rules.md §1.3.
+    """What one seat (or, with ``seat`` None, the public) may know; seeds/football.md §4.
 
     Coordinates are absolute (row 0 is A's own row); the bot mirrors them for B.
     ``None`` in ``field``/``keepers`` is a card this viewer may not know.

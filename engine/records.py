@@ -1,4 +1,4 @@
-"""Game records (shared/spec/records.md): loading, replaying, exporting.
+"""Game records (docs/records.md): loading, replaying, exporting.
 
 Both games implement :class:`engine.base.Game`; this module only knows the record's
 outer shape, so a third game would need nothing here but an entry in :data:`GAMES`.
@@ -52,7 +52,7 @@ def export(game: Game, moves: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def describe(game: Game) -> dict[str, Any]:
-    """The position part of the replay output (records.md, 'Replaying')."""
+    """The position part of the replay output (docs/records.md §6)."""
     actor = game.to_act()
     return {
         "finished": game.is_finished(),

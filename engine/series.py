@@ -1,4 +1,5 @@
-"""What carries over from one game of a series to the next (rules.md §1.2, §2.1, §2.2, §3).
+"""What carries over from one game of a series to the next (seeds/football.md §3.3,
+seeds/durak.md §2.3 and §3.2, and §7.1 of both).
 
 A series is the same players playing again; these rules decide only how the next game is
 set up, so they take and return plain seats and leave the game itself to its module.
@@ -37,7 +38,8 @@ def durak_next_deal(dealer: int, fool: int | None) -> tuple[int, int | None]:
 
 
 def scored_seat(game: str, result: dict[str, object]) -> int | None:
-    """The seat a finished game adds one to in the series score (rules.md §3: wins per
-    player in football, fool counts in durak); None for a draw."""
+    """The seat a finished game adds one to in the series score (§7.1 of seeds/football.md
+    and seeds/durak.md: wins per player in football, fool counts in durak); None for a
+    draw."""
     seat = result.get("winner" if game == "football" else "fool")
     return seat if isinstance(seat, int) else None

@@ -342,9 +342,9 @@ def _close_or_open(
                 f"can't parse entities: Unmatched end tag at byte offset {offset}, "
                 f'expected "</{stack[-1][0] if stack else ""}>", found "</{name}>"'
             )
-        _, start, entity = stack.pop()
+        _, start, opened = stack.pop()
         if length > start:
-            entities.append({**entity, "offset": start, "length": length - start})
+            entities.append({**opened, "offset": start, "length": length - start})
         return
     name, _, attrs = tag.partition(" ")
     name = name.lower()
@@ -1144,6 +1144,8 @@ class Harness:
         data = message.to_json()
         if reply_to is not None:
             data["reply_to_message"] = reply_to.to_json()
+            if isinstance(chat, FakeGroup) and chat.type == "supergroup" and not chat.is_forum:
+                data["message_thread_id"] = reply_to.message_id
         elif thread is not None:  # in a topic, what replies to nothing replies to its start
             assert isinstance(chat, FakeGroup)
             data["reply_to_message"] = {
@@ -1154,8 +1156,6 @@ class Harness:
                 "is_topic_message": True,
                 "forum_topic_created": {"name": chat.topics[thread], "icon_color": 7322096},
             }
-            if isinstance(chat, FakeGroup) and chat.type == "supergroup" and not chat.is_forum:
-                data["message_thread_id"] = reply_to.message_id
         await self.feed({"message": data}, app)
         return message
 

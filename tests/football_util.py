@@ -27,8 +27,8 @@ def deal(
     decks: int = 1,
     deck_size: int = 36,
 ) -> list[int]:
-    """A whole deck that deals the given cards (rules.md 1.2 order); the cards not named
-    fill the ends of the piles in deck order."""
+    """A whole deck that deals the given cards (in the order of seeds/football.md §3.1);
+    the cards not named fill the ends of the piles in deck order."""
     named = [cs(part) for part in (row1, row2, hand_a, hand_b, pile_a, pile_b)]
     rest = Counter(cards.deck(deck_size, decks))
     rest.subtract(card for part in named for card in part)

@@ -18,6 +18,7 @@ from typing import Any
 from bot.callbacks import STAMP_LEN, Action, BadCallback, decode, stamp
 from bot.i18n import LANGS, faces
 from bot.services import services
+from bot.store import KEY_PREFIX
 from engine import cards
 from engine.durak import Durak
 from engine.football import Football
@@ -47,7 +48,7 @@ def is_action(action: Action, arg: str | None = None) -> Callable[[Button], bool
 
 def table_key(group: FakeGroup, thread: int | None = None) -> str:
     """The Redis key of a table (bot/store.py's documented layout)."""
-    return f"ct:table:{group.id}:{thread or 0}"
+    return f"{KEY_PREFIX}:table:{group.id}:{thread or 0}"
 
 
 async def stored(h: Harness, group: FakeGroup, thread: int | None = None) -> dict[str, Any]:

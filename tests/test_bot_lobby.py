@@ -3,9 +3,17 @@ group is told."""
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
+import re
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
 
 from bot import rules_text
 from bot.callbacks import Action, decode
@@ -117,8 +125,8 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
     await harness.private(ann, "/start")
     assert "/newgame" in harness.last(ann).text
     await harness.private(ann, "/help")
-    assert "/endgame" in harness.last(ann).text
-    await harness.private(ann, "/newgame")  # a game against the computer (issue #5)
+    assert all(f"/{c}" in (harness.last(ann).text or "") for c in ("endgame", "rules", "record"))
+    await harness.private(ann, "/newgame")  # a game against the computer
     assert len(harness.last(ann).buttons) == 2  # the game picker
     for game in ("football", "durak"):
         before = len(harness.screen(ann))
@@ -132,9 +140,13 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
         assert "**" not in shown and "#" not in shown
         headings = [line.lstrip("#").strip() for line in source.splitlines() if line[:1] == "#"]
         assert headings and all(h.replace("**", "").replace("`", "") in shown for h in headings)
+        # Numbered points keep their numbers, so that "§4.3" can be found in the chat.
+        points = re.findall(r"^(\d+)\. \*\*(.+?)\*\*", source, re.MULTILINE)
+        assert points and all(f"{n}. {title}" in shown for n, title in points)
         assert any(e["type"] == "bold" for m in sent for e in m.entities)
-    menus = {c.params.get("language_code") for c in harness.server.calls_to("setMyCommands")}
-    assert {"en", "ru", "uk"} <= menus
+    menus = harness.server.calls_to("setMyCommands")
+    assert {"en", "ru", "uk"} <= {c.params.get("language_code") for c in menus}
+    assert all("record" in {c["command"] for c in m.params["commands"]} for m in menus)
 
 
 def test_running_without_a_token_says_so() -> None:
@@ -163,3 +175,52 @@ def test_an_unreachable_redis_is_reported_at_start() -> None:
     )
     assert done.returncode == 1
     assert "REDIS_URL" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+class _RefusingBotAPI(http.server.BaseHTTPRequestHandler):
+    """A Bot API that refuses every token, as Telegram answers a revoked one."""
+
+    def do_POST(self) -> None:
+        body = json.dumps({"ok": False, "error_code": 401, "description": "Unauthorized"})
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def refusing_api() -> Iterator[str]:
+    server = http.server.HTTPServer(("127.0.0.1", 0), _RefusingBotAPI)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _silent_port() -> str:
+    """The address of a port nothing listens on (it was free a moment ago)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+@pytest.mark.parametrize(
+    ("api", "code", "says"),
+    [("refusing", 2, "TELEGRAM_BOT_TOKEN"), ("silent", 1, "cannot reach the Bot API")],
+)
+def test_a_failed_start_is_one_line(refusing_api: str, api: str, code: int, says: str) -> None:
+    """No traceback of PTB's before the bot's own line (the in-memory store's warning aside)."""
+    base = refusing_api if api == "refusing" else _silent_port()
+    env = {**os.environ, "TELEGRAM_BOT_TOKEN": "1:x", "TELEGRAM_BASE_URL": base}
+    env.pop("REDIS_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "bot"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == code
+    lines = [line for line in done.stderr.splitlines() if "REDIS_URL is not set" not in line]
+    assert len(lines) == 1 and lines[0].startswith("error:") and says in lines[0], done.stderr

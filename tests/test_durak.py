@@ -1,4 +1,4 @@
-"""Durak with a dummy: scenario tests, one rule of shared/spec/rules.md §2 each."""
+"""Durak with a dummy: scenario tests, one rule of seeds/durak.md each."""
 
 from __future__ import annotations
 

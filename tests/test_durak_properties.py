@@ -36,7 +36,7 @@ def games(draw: st.DrawFn) -> tuple[Durak, int]:
 
 
 def _as_set(moves: list[dict[str, Any]]) -> set[str]:
-    """Record moves compared as a set, as records.md tells consumers to."""
+    """Record moves compared as a set, as docs/records.md §6.3 tells consumers to."""
     texts = [json.dumps(m, sort_keys=True) for m in moves]
     assert len(set(texts)) == len(texts)
     return set(texts)
@@ -132,7 +132,7 @@ def _check_legal(game: Durak) -> None:
 
 def _check_automatic_passes(game: Durak, move: Any, events: list[Any]) -> None:
     """Everyone the right to throw in went past since ``move`` had nothing to throw, so
-    was passed automatically (rules.md §2.3), worked out from the rules alone."""
+    was passed automatically (seeds/durak.md §4.6), worked out from the rules alone."""
     view = game.view(None)
     if any(e.kind in ("bout", "finished") for e in events) or view.phase not in (
         "throw",

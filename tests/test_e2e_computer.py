@@ -1,4 +1,4 @@
-"""Playing against the computer (issue #5): in a private chat, and with computer seats in a
+"""Playing against the computer: in a private chat, and with computer seats in a
 group lobby. Computer moves are paced by the bot's job queue, so these tests wait for them
 on the real clock with a short pace (tests.computer_util.DELAY)."""
 

@@ -103,7 +103,7 @@ async def test_record_and_rematch_where_the_other_player_starts(harness: Harness
     assert replayed["ok"] and replayed["finished"]
     assert replayed["result"] == game.result()
     assert replayed["summary"] == game.summary()
-    # The records.md contract, as a user runs it on the downloaded document.
+    # The docs/records.md §6 contract, as a user runs it on the downloaded document.
     cli = subprocess.run(
         [sys.executable, "-m", "engine", "replay", "-"],
         input=content,

@@ -14,7 +14,15 @@ from engine.football import Football
 from tests.fakegram import FakeUser, Harness
 from tests.tabletop import LeakWatch, Tabletop, stored
 
-COMMANDS = ["/newgame", "/endgame", "/help", "/rules", "/start", "/newgame@cardtable_test_bot"]
+COMMANDS = [
+    "/newgame",
+    "/endgame",
+    "/help",
+    "/rules",
+    "/start",
+    "/record",
+    "/newgame@cardtable_test_bot",
+]
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -1,14 +1,16 @@
 """Private chats: users who never opened one, who blocked the bot, who deleted their hand;
-and the commands around a game (/endgame, /help, /rules, /start)."""
+and the commands around a game (/endgame, /help, /rules, /start, /record)."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
 from bot.callbacks import Action
 from bot.i18n import t
+from engine import records
 from tests.fakegram import BOT_USERNAME, Harness
 from tests.tabletop import LeakWatch, Tabletop, stored, table_key
 
@@ -226,3 +228,37 @@ async def test_help_in_a_group_does_not_call_the_group_a_private_chat(harness: H
         await h.command(h.user("Ann", language_code=code), group, "/help")
         text = h.last(group).text or ""
         assert right in text and wrong not in text
+
+
+async def test_record_answers_with_the_game_that_ended_here_until_the_next_starts(
+    harness: Harness,
+) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob", language_code="uk")
+    top = Tabletop(h, h.group())
+
+    def documents() -> int:
+        return sum(m.document is not None for m in h.screen(top.group))
+
+    await h.command(ann, top.group, "/record")  # nothing was played here
+    assert h.last(top.group).text == t("en", "cmd.no_record")
+    await top.setup_game("durak", [ann, bob])
+    await h.command(bob, top.group, "/record")  # mid-game the record would show every hand
+    assert h.last(top.group).text == t("uk", "cmd.no_record")
+    await top.play([ann, bob], random.Random(4))
+    data = await stored(h, top.group)
+    asked = await h.command(bob, top.group, "/record", mention=True)
+    record = json.loads(h.last_document(top.group)[1])
+    assert record["moves"] == data["moves"] and records.replay(record)["finished"]
+    reply = h.server.calls_to("sendDocument")[-1].params["reply_parameters"]
+    assert reply["message_id"] == asked.message_id
+    # The button still posts it once a game; the command answers every time it is asked.
+    await top.tap_group(ann, Action.RECORD)
+    await top.tap_group(bob, Action.RECORD)
+    assert h.alerts(bob)[-1] == t("uk", "tap.record_sent")
+    await h.command(ann, top.group, "/record")
+    assert documents() == 3
+    # Play again starts the next game: the finished one's record goes with it.
+    await top.tap_group(bob, Action.AGAIN)
+    await h.command(ann, top.group, "/record")
+    assert h.last(top.group).text == t("en", "cmd.no_record") and documents() == 3

@@ -1,4 +1,4 @@
-"""Turn timeouts (rules.md §3): a player who does not act within the turn time has his move
+"""Turn timeouts (seeds/<game>.md §7.2): a player who does not act within the turn time has his move
 made for him by the computer player; the lobby offers the option (60 s by default).
 
 The lobby's shortest choice is 30 s; to keep the test short the stored table is given a

@@ -197,8 +197,8 @@ async def test_flood_control_and_unknown_methods(tiny: Harness) -> None:
     assert caught.value.retry_after in (7, dt.timedelta(seconds=7))
     await tiny.app.bot.send_message(ann.id, "x")  # one flood only
     with pytest.raises(EndPointNotFound):
-        await tiny.app.bot.do_api_request("sendDice", {"chat_id": ann.id})
-    assert [c.method for c in tiny.server.unknown_calls] == ["sendDice"]
+        await tiny.app.bot.do_api_request("sendHologram", {"chat_id": ann.id})
+    assert [c.method for c in tiny.server.unknown_calls] == ["sendHologram"]
 
 
 async def test_group_rate_limit_answers_429(tiny: Harness) -> None:

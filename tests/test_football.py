@@ -1,4 +1,4 @@
-"""Belarusian football, rule by rule (rules.md §1), on deals chosen for each rule."""
+"""Belarusian football, rule by rule (seeds/football.md), on deals chosen for each rule."""
 
 from __future__ import annotations
 

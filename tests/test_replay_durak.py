@@ -1,4 +1,4 @@
-"""`python -m engine replay` on durak records, as a user runs it (records.md)."""
+"""`python -m engine replay` on durak records, as a user runs it (docs/records.md §6)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,136 @@
+"""The documents a reader relies on: docs/records.md's example and the real records beside
+it replay as the document says, and every citation of a rule (``seeds/durak.md §4.3``,
+``docs/records.md §6``) in the code, the tests and the docs names a point that exists, in
+all three languages of the seeds."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import records
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+GAMES = ("football", "durak")
+LANGS = ("", ".ru", ".uk")
+_HEADING = re.compile(r"^## (\d+)\. ", re.MULTILINE)
+_POINT = re.compile(r"^(\d+)\. ", re.MULTILINE)
+_REF = r"§\d+(?:\.\d+)?"
+_REFS = rf"{_REF}(?:(?:, | and | or ){_REF})*"
+_FILE = r"(?:seeds/(?:\w+|<game>)\.md|docs/records\.md)"
+# "seeds/durak.md §2.3 and §3.2" and "§7.1 of seeds/football.md and seeds/durak.md".
+_CITE_AFTER = re.compile(rf"({_FILE})\s+({_REFS})")
+_CITE_BEFORE = re.compile(rf"({_REFS})\s+of\s+({_FILE}(?:\s+and\s+{_FILE})?)")
+
+
+def _json_blocks(markdown: str) -> list[str]:
+    return re.findall(r"^```json\n(.*?)^```", markdown, re.MULTILINE | re.DOTALL)
+
+
+def _points(markdown: str) -> dict[int, int]:
+    """Section number -> how many numbered points it has (0: none)."""
+    parts = _HEADING.split(markdown)
+    return {
+        int(number): len(_POINT.findall(body))
+        for number, body in zip(parts[1::2], parts[2::2], strict=True)
+    }
+
+
+def _exists(path: str, ref: str) -> bool:
+    section, _, point = ref.lstrip("§").partition(".")
+    points = _points((ROOT / path).read_text(encoding="utf-8"))
+    return int(section) in points and (not point or int(point) <= points[int(section)])
+
+
+def _citations(path: Path) -> list[tuple[str, str]]:
+    """(cited file, §ref) pairs in one file; a bare "(§3.3)" in a seed or in
+    docs/records.md cites that same document."""
+    text = re.sub(r"\s+", " ", path.read_text(encoding="utf-8"))
+    text = re.sub(r"\[`?([^\]`]+)`?\]\([^)]*\)", r"\1", text)  # [`seeds/x.md`](…) -> seeds/x.md
+    found: list[tuple[str, str]] = []
+    for files, refs in [(m[1], m[2]) for m in _CITE_AFTER.finditer(text)] + [
+        (m[2], m[1]) for m in _CITE_BEFORE.finditer(text)
+    ]:
+        for name in re.findall(_FILE, files):
+            for game in GAMES if "<game>" in name else (None,):
+                cited = name.replace("<game>", game or "")
+                found += [(cited, ref) for ref in re.findall(_REF, refs)]
+    relative = path.relative_to(ROOT).as_posix()
+    if relative.startswith("seeds/") or relative == "docs/records.md":
+        own = relative if relative == "docs/records.md" else f"seeds/{path.name.split('.')[0]}.md"
+        found += [
+            (own, ref)
+            for refs in re.findall(rf"\(({_REFS})\)", text)
+            for ref in re.findall(_REF, refs)
+        ]
+    return found
+
+
+def _replay_cli(text: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "replay", "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+
+
+def test_the_example_replays_to_the_output_the_document_shows() -> None:
+    example, shown = _json_blocks((DOCS / "records.md").read_text(encoding="utf-8"))
+    done = _replay_cli(example)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(shown)
+    assert json.loads(shown)["ok"] is True
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_real_records_replay_to_their_end(game: str) -> None:
+    record = json.loads((DOCS / f"{game}-record.json").read_text(encoding="utf-8"))
+    assert record["game"] == game
+    out = records.replay(record)
+    assert out["ok"] and out["finished"] and out["result"] is not None and out["legal"] == []
+    # One move fewer and the game is not over: the file holds the whole game.
+    cut = records.replay({**record, "moves": record["moves"][:-1]})
+    assert not cut["finished"] and cut["legal"]
+
+
+def test_the_documents_links_lead_to_files_of_the_repository() -> None:
+    for doc in (ROOT / "README.md", DOCS / "records.md"):
+        for target in re.findall(r"\]\(([^)#:]+)\)", doc.read_text(encoding="utf-8")):
+            assert (doc.parent / target).is_file(), f"{doc.name}: {target}"
+
+
+def test_every_cited_rule_point_exists() -> None:
+    sources = [
+        p
+        for folder in ("engine", "bot", "bench", "tests", "seeds", "docs")
+        for p in (ROOT / folder).rglob("*")
+        if p.suffix in (".py", ".md")
+        if p != Path(__file__).resolve()
+    ] + [ROOT / "README.md"]
+    cited = {(path, c) for path in sources for c in _citations(path)}
+    assert len(cited) > 20  # the check sees the citations (the code has some thirty)
+    missing = sorted(
+        f"{p.relative_to(ROOT)}: {f} {ref}" for p, (f, ref) in cited if not _exists(f, ref)
+    )
+    assert not missing
+    everything = "\n".join(p.read_text(encoding="utf-8") for p in sources)
+    assert "rules.md" not in everything.replace("docs/records.md", "")
+    assert "shared/" not in everything
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_translations_keep_the_numbering(game: str) -> None:
+    english, *others = (
+        _points((ROOT / "seeds" / f"{game}{lang}.md").read_text(encoding="utf-8")) for lang in LANGS
+    )
+    assert len(english) >= 7 and sum(english.values()) >= 10
+    assert all(other == english for other in others)
