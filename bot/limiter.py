@@ -68,17 +68,17 @@ class Bucket:
 
 # A little under Telegram's figures: the calls reach it after a network delay that varies,
 # so two calls granted exactly one interval apart may arrive closer together.
-ALL = Bucket(interval=1 / 25, burst=10)  # the whole bot: 25/s
+ALL = Bucket(interval=1 / 25, burst=25)  # the whole bot: 25/s
 PRIVATE = Bucket(interval=1.1, burst=3)  # one private chat
 GROUP = Bucket(interval=3.3, burst=2)  # one group: at most 20 in any minute
 # How much of the whole-bot burst each priority may use: a busy bot keeps the last calls
 # of a burst for prompts.
 SHARE = {
     Priority.PROMPT: 1.0,
-    Priority.MOVER: 0.7,
-    Priority.REPLY: 0.7,
-    Priority.TABLE: 0.4,
-    Priority.WATCHER: 0.3,
+    Priority.MOVER: 0.5,
+    Priority.REPLY: 0.5,
+    Priority.TABLE: 0.3,
+    Priority.WATCHER: 0.2,
     Priority.CLEANUP: 0.1,
 }
 MAX_WAIT = 30.0  # seconds a blocking caller waits at most before trying anyway
