@@ -8,21 +8,36 @@ import logging
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 from telegram import Update
-from telegram.error import RetryAfter
+from telegram.error import NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
     AIORateLimiter,
     Application,
     ApplicationBuilder,
     CallbackQueryHandler,
+    ChatMemberHandler,
     CommandHandler,
     ContextTypes,
     MessageHandler,
+    TypeHandler,
     filters,
 )
 from telegram.request import BaseRequest
 
-from bot import commands, computer, delivery, lobby, migrate, play, taps, turns
+from bot import (
+    commands,
+    computer,
+    delivery,
+    health,
+    lobby,
+    members,
+    migrate,
+    once,
+    play,
+    taps,
+    turns,
+)
 from bot.callbacks import Action
 from bot.config import Settings
 from bot.services import KEY, Services, services
@@ -54,7 +69,34 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    log.error("update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
+    """What no handler caught. Redis not answering is an outage (bot.health: reported
+    once, and the update is told to try again); Telegram not answering, or answering
+    with something that is not JSON (a proxy's 502 page), is the network's weather: one
+    line each. Anything else is a bug: a traceback."""
+    error = context.error
+    which = getattr(update, "update_id", "?")
+    if isinstance(error, RedisError):
+        services(context).health.failed(error)
+        await once.unavailable(update)
+    elif isinstance(error, NetworkError) or (
+        isinstance(error, TelegramError) and isinstance(error.__cause__, ValueError)
+    ):
+        log.warning("update %s: the Bot API failed: %s", which, _short(error))
+    else:
+        log.error("update %s failed", which, exc_info=error)
+
+
+def _short(error: TelegramError) -> str:
+    """An error's message without the page a proxy may have answered with."""
+    return error.message.split(". Parsing the server response", 1)[0][:200]
+
+
+class _NotJson(logging.Filter):
+    """PTB logs a Bot API answer that is not JSON as an error with a traceback, before
+    raising the error that says so; that error is reported where it is caught."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Can not load invalid JSON data")
 
 
 async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
@@ -69,7 +111,8 @@ def _poll_due(app: Application[Any, Any, Any, Any, Any, Any], settings: Settings
     if app.job_queue is not None:
         interval = settings.table_edit_interval
         every = min(max(interval / 4, 0.1), 1.0) if interval > 0 else 0.5
-        app.job_queue.run_repeating(delivery.due_job, interval=every, first=every, name="due")
+        job = health.guarded(delivery.due_job)
+        app.job_queue.run_repeating(job, interval=every, first=every, name="due")
 
 
 def _not_flood_control(record: logging.LogRecord) -> bool:
@@ -93,11 +136,15 @@ def build_application(
         # meanwhile; the bot puts a refused group edit off and retries a hand later.
         builder = builder.rate_limiter(AIORateLimiter(max_retries=0))  # type: ignore[arg-type]
         logging.getLogger("telegram.ext.AIORateLimiter").addFilter(_not_flood_control)
+    logging.getLogger("telegram.request.BaseRequest").addFilter(_NotJson())
     # Updates of different chats run side by side; one table's run one at a time per
     # process (a lock per table), and the CAS in Redis covers other processes.
     builder = builder.concurrent_updates(256).post_init(_post_init)
     app = builder.build()
     app.bot_data[KEY] = Services(settings=settings, store=Store(redis, settings.game_ttl))
+    # First and last: each update is handled once (bot.once).
+    app.add_handler(TypeHandler(Update, once.claim), group=-1)
+    app.add_handler(TypeHandler(Update, once.done), group=1)
     app.add_handler(CommandHandler("newgame", commands.newgame))
     app.add_handler(CommandHandler("endgame", commands.endgame))
     app.add_handler(CommandHandler("start", commands.start))
@@ -105,6 +152,7 @@ def build_application(
     app.add_handler(CommandHandler("rules", commands.rules))
     app.add_handler(CallbackQueryHandler(on_tap))
     app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrate.on_migrate))
+    app.add_handler(ChatMemberHandler(members.on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     app.add_error_handler(on_error)
     _poll_due(app, settings)
     turns.poll(app)

@@ -10,6 +10,7 @@ from weakref import WeakValueDictionary
 from telegram.ext import Application, ContextTypes
 
 from bot.config import Settings
+from bot.health import Health
 from bot.store import Store
 
 KEY = "services"
@@ -25,6 +26,8 @@ class Services:
     _locks: WeakValueDictionary[str, asyncio.Lock] = field(default_factory=WeakValueDictionary)
     # Tables whose hands wait for a retry scheduled in this process.
     pending_jobs: set[str] = field(default_factory=set)
+    # Whether Redis answers (bot.health): an outage is reported once, pollers back off.
+    health: Health = field(default_factory=Health)
 
     def lock(self, key: str) -> asyncio.Lock:
         lock = self._locks.get(key)

@@ -18,6 +18,7 @@ import fakeredis
 import pytest
 import redis.asyncio as aioredis
 
+from bot.once import update_key
 from tests.fakegram import (
     BOT_TOKEN,
     ErrorCollector,
@@ -79,6 +80,8 @@ async def real_redis(server: FakeTelegram) -> AsyncIterator[aioredis.Redis]:
         await client.aclose()
         pytest.skip("no Redis answers on 127.0.0.1:6379")
     yield client
+    if server.update_ids:
+        await client.delete(*(update_key(i) for i in server.update_ids))
     idents = [str(i) for i in (*server.groups, *server.users)]
     for ident in idents:
         async for key in client.scan_iter(match=f"*{ident}*", count=1000):
