@@ -114,9 +114,10 @@ async def make_app(server: FakeTelegram) -> AsyncIterator[AppFactory]:
         await stop_app(app)
 
 
-async def _harness(
+async def harness_on(
     request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, redis: Any
 ) -> AsyncIterator[Harness]:
+    """The bot on ``redis``, checked on teardown (see the module docstring)."""
     h = Harness(server)
     collector = ErrorCollector(h.log_errors)
     logging.getLogger().addHandler(collector)
@@ -137,7 +138,7 @@ async def harness(
     make_app: AppFactory,
     fake_redis: aioredis.Redis,
 ) -> AsyncIterator[Harness]:
-    async for h in _harness(request, server, make_app, fake_redis):
+    async for h in harness_on(request, server, make_app, fake_redis):
         yield h
 
 
@@ -148,5 +149,5 @@ async def real_harness(
     make_app: AppFactory,
     real_redis: aioredis.Redis,
 ) -> AsyncIterator[Harness]:
-    async for h in _harness(request, server, make_app, real_redis):
+    async for h in harness_on(request, server, make_app, real_redis):
         yield h
