@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
+from redis.exceptions import RedisError
 from telegram import User
 from telegram.constants import ParseMode
 from telegram.error import Forbidden, TelegramError
@@ -138,10 +139,17 @@ async def join(
                 tb.note_tap(tap.query.id)
             return Write(tb), None
 
-        snap, why = await svc.store.transact(key, decide)
-        if why is not None:  # the lobby changed meanwhile (another process seated others)
+        async def unsay() -> None:
             with contextlib.suppress(TelegramError):  # "you joined" would be untrue
                 await context.bot.delete_message(user.id, message.message_id)
+
+        try:
+            snap, why = await svc.store.transact(key, decide)
+        except RedisError:  # an outage (bot.health): he is told to try again
+            await unsay()
+            raise
+        if why is not None:  # the lobby changed meanwhile (another process seated others)
+            await unsay()
             await answer(why)
             return False
         slot = Slot(id=message.message_id, version=snap.version)
