@@ -162,8 +162,9 @@ async def join(
 
 async def _outsider(context: ContextTypes.DEFAULT_TYPE, table: Table, user: User) -> str | None:
     """Why ``user`` may not join a group's game as an outsider (None: he is in the group,
-    or it is his private table): a forwarded link, a public group read from outside."""
-    if table.private:
+    or it is his private table): a forwarded link, a public group read from outside.
+    The creator opened the table with a command in the group: he is not asked about."""
+    if table.private or user.id == table.creator:
         return None
     try:
         inside = await members.is_member(context, table.chat_id, user.id)

@@ -135,3 +135,16 @@ async def test_the_bot_removed_from_a_group_without_a_game_tells_nobody(
     await h.remove_bot(group, ann)
     assert not await h.redis.exists(table_key(group))
     assert [m for m in h.screen(ann) if m.from_bot] == []
+
+
+async def test_a_join_telegram_cannot_check_is_to_be_tried_again(harness: Harness) -> None:
+    h = harness
+    top, ann = await lobby(h)
+    assert member_checks(h, ann) == 0, "the creator opened the table from the group"
+    bob = h.user("Bob")
+    h.server.inject("getChatMember", 502, "Bad Gateway")
+    answer = await top.join(bob)
+    assert answer.text == t("en", "common.try_again")
+    assert not seated(await stored(h, top.group), bob)
+    assert (await top.join(bob)).text is None
+    assert seated(await stored(h, top.group), bob)

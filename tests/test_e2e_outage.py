@@ -3,7 +3,8 @@
 The bot runs on a Redis server of the test's own, on a free port, which the test stops
 (``SHUTDOWN SAVE``, so that it comes back with its data, as a restarted server does) or
 freezes (``SIGSTOP``: a server that accepts but never answers), then brings back. The
-shared Redis is never touched.
+shared Redis is never touched. A failure in the middle of an update (after its claim)
+is made by the store itself failing.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from pathlib import Path
 import pytest
 import redis
 from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
 from bot import health
 from bot.i18n import t
+from bot.store import Store
 from tests.conftest import AppFactory, harness_on
 from tests.fakegram import FakeTelegram, FakeUser, Harness
 from tests.tabletop import Tabletop, stored
@@ -180,3 +183,30 @@ async def test_an_outage_is_told_at_once_logged_once_and_play_goes_on(
     ends = [r for r in records if r.levelno == logging.INFO and r.name == "bot.health"]
     assert len(ends) == 1
     assert not [r for r in caplog.records if r.exc_info], "no traceback"
+
+
+async def test_redis_failing_in_the_middle_of_a_tap_is_an_outage_not_a_traceback(
+    harness: Harness, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The update was claimed, then Redis fails under the compare-and-set."""
+    h = harness
+    caplog.set_level(logging.INFO)
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", players)
+    before = await stored(h, top.group)
+    transact = Store.transact
+
+    async def failing(*args: object, **kwargs: object) -> object:
+        raise RedisConnectionError("Connection reset by peer")
+
+    monkeypatch.setattr(Store, "transact", failing)
+    text, _ = await timed_tap(h, top, asked(top, players))
+    assert text == UNAVAILABLE
+    assert await stored(h, top.group) == before
+    monkeypatch.setattr(Store, "transact", transact)
+    text, _ = await timed_tap(h, top, asked(top, players))
+    assert text is None
+    lines = [(r.levelname, r.name) for r in caplog.records if r.name == "bot.health"]
+    assert lines == [("WARNING", "bot.health"), ("INFO", "bot.health")]
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
