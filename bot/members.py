@@ -3,9 +3,10 @@
 Joining a group's game needs being a member of the group: the lobby's link is shown on
 the table and can be forwarded anywhere, and a public group's messages can be read (and
 their buttons tapped) from outside. Telegram is asked (``getChatMember``); a "yes" is
-remembered for :data:`MEMBER_TTL` seconds in ``ct:member:<chat_id>:<user_id>``, so that
-a crowd joining, or the creator picking the game, costs one call each. A "no" is not
-remembered: someone who has just joined the group may try again at once.
+remembered for :data:`MEMBER_TTL` seconds in ``ct:member:<chat_id>:<user_id>`` (someone
+who joins, leaves and joins again is asked about once; the table's creator, who opened it
+from the group, not at all). A "no" is not remembered: someone who has just joined the
+group may try again at once.
 
 When the bot is removed from a group (``my_chat_member``: left or kicked), the games there
 end as /endgame would end them (no fool, no score), without a word in the group, which is
@@ -19,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from telegram import ChatMember, ChatMemberUpdated, Update
+from telegram import ChatMember, ChatMemberRestricted, ChatMemberUpdated, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import ContextTypes
@@ -43,10 +44,9 @@ class CannotTell(Exception):
 
 
 def _is_in(member: ChatMember) -> bool:
-    if member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
-        return False
-    # A restricted user may or may not still be in the group.
-    return member.status != ChatMemberStatus.RESTRICTED or bool(getattr(member, "is_member", False))
+    if isinstance(member, ChatMemberRestricted):  # restricted, in the group or not
+        return member.is_member
+    return member.status not in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
 
 
 async def is_member(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:

@@ -14,9 +14,9 @@ the update; anyone else drops it without a word. When the handlers are done
 The trade-off is in the two lifetimes. An in-progress claim that lived as long as a done
 one would lose for good an update whose process died in the middle (its redelivery would
 find it claimed); one that expired quickly would let a slow but alive handler be joined
-by a redelivery. :data:`BUSY_MS` is a little longer than a callback query stays
-answerable (about 15 s): a handler that takes longer than that has lost its tap anyway,
-and once it expires a redelivered update is handled again. What a dead process had
+by a redelivery. :data:`BUSY_MS` is longer than a callback query stays answerable (a
+few seconds): a handler that takes longer than that has lost its tap anyway, and once
+the claim expires a redelivered update is handled again. What a dead process had
 already committed is then not done twice: a tap remembers its callback query in the table
 in the same compare-and-set (:func:`bot.taps.commit`), and a repeat is answered silently.
 :data:`DONE_S` covers Telegram's retries of an unacknowledged webhook and a restart's
