@@ -125,6 +125,16 @@ async def timed_tap(h: Harness, top: Tabletop, user: FakeUser) -> tuple[str | No
     return answer.text, time.perf_counter() - started
 
 
+async def durak(h: Harness, caplog: pytest.LogCaptureFixture) -> tuple[Tabletop, list[FakeUser]]:
+    """A game of two in play; the log is watched from now on."""
+    caplog.set_level(logging.INFO)
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", players)
+    caplog.clear()
+    return top, players
+
+
 def asked(top: Tabletop, players: list[FakeUser]) -> FakeUser:
     (user,) = [u for u in players if top.prompt(u) is not None]
     return user
@@ -138,13 +148,9 @@ async def test_an_outage_is_told_at_once_logged_once_and_play_goes_on(
     outage: str,
 ) -> None:
     h = outage_harness
-    caplog.set_level(logging.INFO)
-    players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
+    top, players = await durak(h, caplog)
     other = h.group()
     before = await stored(h, top.group)
-    caplog.clear()
 
     if outage == "stopped":
         own_redis.stop()
@@ -155,7 +161,6 @@ async def test_an_outage_is_told_at_once_logged_once_and_play_goes_on(
         user = asked(top, players)
         for _ in range(2):  # every tap, not only the first
             text, took = await timed_tap(h, top, user)
-            print("tap", took)
             assert text == UNAVAILABLE
             assert took < ANSWERED_WITHIN
         await h.command(players[1], other, "/newgame")
@@ -190,10 +195,7 @@ async def test_redis_failing_in_the_middle_of_a_tap_is_an_outage_not_a_traceback
 ) -> None:
     """The update was claimed, then Redis fails under the compare-and-set."""
     h = harness
-    caplog.set_level(logging.INFO)
-    players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
+    top, players = await durak(h, caplog)
     before = await stored(h, top.group)
     transact = Store.transact
 
