@@ -14,6 +14,8 @@ from bot.app import build_application, freeze_startup_heap
 from bot.config import Settings
 
 log = logging.getLogger("bot")
+# The kinds of update the bot handles (my_chat_member: it was removed from a group).
+UPDATES = ["message", "callback_query", "my_chat_member"]
 
 
 def _not_a_failed_start(record: logging.LogRecord) -> bool:
@@ -47,14 +49,15 @@ def main() -> int:
         return 2
     if settings.redis_url:
         import redis as sync_redis
-        import redis.asyncio as aioredis
+
+        from bot import health
 
         try:  # a wrong REDIS_URL is found now rather than at the first tap
             sync_redis.Redis.from_url(settings.redis_url, socket_timeout=5).ping()
         except (RedisError, ValueError) as exc:
             print(f"error: cannot use Redis at REDIS_URL: {exc}", file=sys.stderr)
             return 1
-        redis = aioredis.Redis.from_url(settings.redis_url)
+        redis = health.client(settings.redis_url)
     else:
         import fakeredis
 
@@ -71,10 +74,10 @@ def main() -> int:
                 url_path=urlparse(settings.webhook_url).path.lstrip("/"),
                 secret_token=settings.webhook_secret,
                 webhook_url=settings.webhook_url,
-                allowed_updates=["message", "callback_query"],
+                allowed_updates=UPDATES,
             )
         else:
-            app.run_polling(allowed_updates=["message", "callback_query"])
+            app.run_polling(allowed_updates=UPDATES)
     except InvalidToken:
         print(
             "error: Telegram refused TELEGRAM_BOT_TOKEN (check it with @BotFather)", file=sys.stderr

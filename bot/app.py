@@ -10,19 +10,35 @@ from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 from telegram import Update
+from telegram.error import NetworkError, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
     CallbackQueryHandler,
+    ChatMemberHandler,
     CommandHandler,
     ContextTypes,
     MessageHandler,
+    TypeHandler,
     filters,
 )
 from telegram.request import BaseRequest
 
-from bot import commands, computer, delivery, lobby, migrate, play, taps, turns
+from bot import (
+    commands,
+    computer,
+    delivery,
+    health,
+    lobby,
+    members,
+    migrate,
+    once,
+    play,
+    taps,
+    turns,
+)
 from bot.callbacks import Action
 from bot.config import Settings
 from bot.limiter import Limiter, SharedRateLimiter
@@ -57,7 +73,34 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    log.error("update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
+    """What no handler caught. Redis not answering is an outage (bot.health: reported
+    once, and the update is told to try again); Telegram not answering, or answering
+    with something that is not JSON (a proxy's 502 page), is the network's weather: one
+    line each. Anything else is a bug: a traceback."""
+    error = context.error
+    which = getattr(update, "update_id", "?")
+    if isinstance(error, RedisError):
+        services(context).health.failed(error)
+        await once.unavailable(update)
+    elif isinstance(error, NetworkError) or (
+        isinstance(error, TelegramError) and isinstance(error.__cause__, ValueError)
+    ):
+        log.warning("update %s: the Bot API failed: %s", which, _short(error))
+    else:
+        log.error("update %s failed", which, exc_info=error)
+
+
+def _short(error: TelegramError) -> str:
+    """An error's message without the page a proxy may have answered with."""
+    return error.message.split(". Parsing the server response", 1)[0][:200]
+
+
+class _NotJson(logging.Filter):
+    """PTB logs a Bot API answer that is not JSON as an error with a traceback, before
+    raising the error that says so; that error is reported where it is caught."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Can not load invalid JSON data")
 
 
 async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
@@ -71,7 +114,8 @@ def _poll(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     by a process that died) are polled from Redis, and the leases of this process's
     deliveries are renewed (see bot.delivery)."""
     if app.job_queue is not None:
-        app.job_queue.run_repeating(delivery.due_job, interval=DUE_POLL, first=0, name="due")
+        due = health.guarded(delivery.due_job)
+        app.job_queue.run_repeating(due, interval=DUE_POLL, first=0, name="due")
         app.job_queue.run_repeating(
             delivery.renew_job, interval=RENEW_EVERY, first=RENEW_EVERY, name="renew"
         )
@@ -96,12 +140,16 @@ def build_application(
         # Every process keeps to Telegram's limits together (bot.limiter); a flood-control
         # answer comes straight back to the caller, who puts that message off.
         builder = builder.rate_limiter(SharedRateLimiter(redis_limiter))
+    logging.getLogger("telegram.request.BaseRequest").addFilter(_NotJson())
     # Updates of different chats run side by side; one table's run one at a time per
     # process (a lock per table), and the CAS in Redis covers other processes.
     builder = builder.concurrent_updates(256).post_init(_post_init)
     app = builder.build()
     store = Store(redis, settings.game_ttl, clock)
     app.bot_data[KEY] = Services(settings=settings, store=store, limiter=redis_limiter, clock=clock)
+    # First and last: each update is handled once (bot.once).
+    app.add_handler(TypeHandler(Update, once.claim), group=-1)
+    app.add_handler(TypeHandler(Update, once.done), group=1)
     app.add_handler(CommandHandler("newgame", commands.newgame))
     app.add_handler(CommandHandler("endgame", commands.endgame))
     app.add_handler(CommandHandler("start", commands.start))
@@ -110,6 +158,7 @@ def build_application(
     app.add_handler(CommandHandler("record", commands.record))
     app.add_handler(CallbackQueryHandler(on_tap))
     app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrate.on_migrate))
+    app.add_handler(ChatMemberHandler(members.on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     app.add_error_handler(on_error)
     _poll(app)
     turns.poll(app)

@@ -42,6 +42,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from redis.exceptions import RedisError
 from telegram import Bot
 from telegram.constants import ParseMode
 from telegram.error import (
@@ -219,9 +220,9 @@ async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> N
             if current is None and svc.delivering.get(key):
                 svc.delivering[key] = False  # a commit here found our lease: go round
                 current = await svc.store.claim(key)
+    except RedisError as exc:  # an outage (reported once): the lease runs out, the
+        svc.health.failed(exc)  # table is due then, and is delivered once Redis is back
     except Exception:
-        # Redis or a bug: the lease runs out and the table is due then; another try is
-        # made from the newest state.
         log.warning("delivery of %s failed; it will be retried", key, exc_info=True)
     finally:
         svc.delivering.pop(key, None)
@@ -496,6 +497,9 @@ async def due_job(context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def renew_job(context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Keep the leases of the deliveries under way in this process (it is alive)."""
+    """Keep the leases of the deliveries under way in this process (it is alive). While
+    Redis is down there is nothing to keep: the deliveries fail, and the outage is
+    reported by them and by the pollers."""
     svc = services(context)
-    await svc.store.renew(list(svc.delivering))
+    with contextlib.suppress(RedisError):
+        await svc.store.renew(list(svc.delivering))

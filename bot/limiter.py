@@ -40,6 +40,8 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
+from bot.store import KEY_PREFIX
+
 log = logging.getLogger(__name__)
 
 
@@ -83,7 +85,7 @@ SHARE = {
 }
 MAX_WAIT = 30.0  # seconds a blocking caller waits at most before trying anyway
 
-ALL_KEY = "ct:rl:all"
+ALL_KEY = f"{KEY_PREFIX}:rl:all"
 
 
 def retry_after_seconds(exc: RetryAfter) -> float:
@@ -95,7 +97,7 @@ def retry_after_seconds(exc: RetryAfter) -> float:
 
 
 def chat_bucket_key(chat_id: int) -> str:
-    return f"ct:rl:c:{chat_id}"
+    return f"{KEY_PREFIX}:rl:c:{chat_id}"
 
 
 def bucket_of(chat_id: int) -> Bucket:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 
+from redis.exceptions import RedisError
 from telegram import User
 from telegram.constants import ParseMode
 from telegram.error import Forbidden, TelegramError
 from telegram.ext import ContextTypes
 
-from bot import delivery, games
+from bot import delivery, games, members
 from bot.callbacks import new_game_id
 from bot.i18n import LANGS, lang_of, t
 from bot.models import TURN_TIMES, Seat, Slot, Table
@@ -89,10 +90,21 @@ async def join(
 
     async with svc.lock(key):
         table = (await svc.store.load(key)).table
+        if (
+            tap is not None
+            and table is not None
+            and tap.query.id in table.taps
+            and table.seat_of(user.id) is not None
+        ):
+            await answer(None)  # delivered again after it seated him (bot.once)
+            return False
         if (why := refusal(table)) is not None:
             await answer(why)
             return False
         assert table is not None
+        if (why := await _outsider(context, table, user)) is not None:
+            await answer(why, chat=table.chat_title)
+            return False
         try:
             message = await context.bot.send_message(
                 user.id,
@@ -123,12 +135,21 @@ async def join(
             assert tb is not None
             tb.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang))
             tb.notice = ""
+            if tap is not None:
+                tb.note_tap(tap.query.id)
             return Write(tb), None
 
-        snap, why = await svc.store.transact(key, decide)
-        if why is not None:  # the lobby changed meanwhile (another process seated others)
+        async def unsay() -> None:
             with contextlib.suppress(TelegramError):  # "you joined" would be untrue
                 await context.bot.delete_message(user.id, message.message_id)
+
+        try:
+            snap, why = await svc.store.transact(key, decide)
+        except RedisError:  # an outage (bot.health): he is told to try again
+            await unsay()
+            raise
+        if why is not None:  # the lobby changed meanwhile (another process seated others)
+            await unsay()
             await answer(why)
             return False
         slot = Slot(id=message.message_id, version=snap.version)
@@ -137,6 +158,19 @@ async def join(
         await answer(None)
         delivery.publish(context, snap)
         return True
+
+
+async def _outsider(context: ContextTypes.DEFAULT_TYPE, table: Table, user: User) -> str | None:
+    """Why ``user`` may not join a group's game as an outsider (None: he is in the group,
+    or it is his private table): a forwarded link, a public group read from outside.
+    The creator opened the table with a command in the group: he is not asked about."""
+    if table.private or user.id == table.creator:
+        return None
+    try:
+        inside = await members.is_member(context, table.chat_id, user.id)
+    except members.CannotTell:
+        return "common.try_again"
+    return None if inside else "join.not_member"
 
 
 async def _set_link(svc: Services, key: str, game_id: str) -> Snapshot | None:

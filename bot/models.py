@@ -18,6 +18,8 @@ GameKind = Literal["football", "durak"]
 Phase = Literal["pick", "lobby", "playing", "finished", "abandoned"]
 TURN_TIMES = (30, 60, 120, 300, 0)  # seconds; 0 = no limit
 RECENT_EVENTS = 6
+# Applied taps remembered per table: far more than can be in flight while one is redelivered.
+TAPS_KEPT = 32
 
 
 class GameSettings(BaseModel):
@@ -85,6 +87,10 @@ class Table(BaseModel):
     # a computer's paced move, or a person's turn timeout (bot.turns).
     turn_due: float = 0.0
     turn_for: str = ""  # the position and wait turn_due was set for (bot.turns.stamp)
+    # Callback query ids of the latest taps applied here (newest last): a tap delivered
+    # again after it was committed (its process died before answering) is recognised
+    # in the compare-and-set and answered silently, not refused (bot.taps.commit).
+    taps: list[str] = Field(default_factory=list)
     version: int = Field(default=0, exclude=True)  # CAS version, stored beside the JSON
 
     @property
@@ -100,6 +106,10 @@ class Table(BaseModel):
 
     def add_events(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         self.events = (self.events + events)[-RECENT_EVENTS:]
+
+    def note_tap(self, query_id: str) -> None:
+        if query_id not in self.taps:
+            self.taps = [*self.taps, query_id][-TAPS_KEPT:]
 
 
 class Slot(BaseModel):

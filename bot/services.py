@@ -12,6 +12,7 @@ from weakref import WeakValueDictionary
 from telegram.ext import Application, ContextTypes
 
 from bot.config import Settings
+from bot.health import Health
 from bot.limiter import Limiter
 from bot.store import Store
 
@@ -31,6 +32,8 @@ class Services:
     # Tables this process is delivering (bot.delivery), each with whether a commit made
     # meanwhile asks for one more round.
     delivering: dict[str, bool] = field(default_factory=dict)
+    # Whether Redis answers (bot.health): an outage is reported once, pollers back off.
+    health: Health = field(default_factory=Health)
 
     def lock(self, key: str) -> asyncio.Lock:
         lock = self._locks.get(key)

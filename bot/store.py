@@ -28,6 +28,11 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
 
     ct:rl:all, ct:rl:c:<chat_id>  the shared rate-limit buckets (bot.limiter)
 
+    ct:upd:<update_id>  "busy" while a process handles that update, then "done" for an
+                   hour: a redelivered update is dropped (bot.once)
+    ct:member:<chat_id>:<uid>  "1" for a minute after Telegram said that <uid> is in the
+                   group <chat_id> (joining needs it; bot.members)
+
 ``v`` and ``d`` change only together, through a compare-and-set on ``v`` (a Lua script;
 the in-process store without REDIS_URL and the tests run the same scripts on fakeredis
 with Lua), so two bot processes serving the same chat can neither lose nor double a move.
@@ -457,6 +462,17 @@ class Store:
                 pipe.zrem(DUE_KEY, k)
             taken = await pipe.execute()
         return [k for k, t in zip(keys, taken, strict=True) if t]
+
+    async def drop(self, key: str, *indexes: str) -> Snapshot:
+        """Delete a table and its members of the sorted sets ``indexes``, in one
+        transaction (the bot was removed from its chat); the table as it was."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hgetall(key)
+            pipe.delete(key)
+            for index in indexes:
+                pipe.zrem(index, key)
+            raw, *_ = await pipe.execute()
+        return _decode(raw)
 
     async def save_slots(self, key: str, slots: Mapping[str, Slot]) -> None:
         """Remember a message outside a delivery (a lobby's private confirmation)."""

@@ -1,8 +1,10 @@
 """Button taps: strict decoding, the checks every tap shares, and committing a change.
 
 A tap is answered exactly once: with a short alert when it is refused (stale, forged, not
-the tapper's turn, illegal...), silently when it changed the table. A refused tap writes
-nothing, except that an away player's tap on his game brings him back (:func:`commit`).
+the tapper's turn, illegal...), silently when it changed the table, and silently again
+when it comes back after it was applied (the table remembers its callback query). A
+refused tap writes nothing, except that an away player's tap on his game brings him back
+(:func:`commit`).
 """
 
 from __future__ import annotations
@@ -136,6 +138,10 @@ async def commit(
         """(what to write, (whether anything is written, whether ``change`` was applied,
         how to answer))."""
         table = snap.table
+        if table is not None and tap.query.id in table.taps:
+            # Delivered again after it was applied (its first handling died before the
+            # answer): the tapper has what he asked for, so nothing to say.
+            return Write(None), (False, False, Reply())
         # Any tap of an away player on his game brings him back (seeds/<game>.md §7.2), even one
         # that is refused (a prompt the computer has just answered for him): then the
         # table as it was, with only that, is written.
@@ -154,6 +160,7 @@ async def commit(
             applied = False
         else:
             applied = True
+            table.note_tap(tap.query.id)
         turns.note_active(table, tap.user.id)
         wake[0] = turns.stamp(table, svc.settings.computer_delay, svc.clock())
         return Write(table), (True, applied, reply or Reply())

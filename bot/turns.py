@@ -44,7 +44,7 @@ from typing import Any
 
 from telegram.ext import ContextTypes
 
-from bot import delivery, games
+from bot import delivery, games, health
 from bot.delivery import AnyApp
 from bot.models import Table
 from bot.services import Services, services
@@ -280,4 +280,5 @@ def poll(app: AnyApp) -> None:
         return
     delay = services(app).settings.computer_delay
     every = min(max(delay / 3, 0.02), 0.5)
-    app.job_queue.run_repeating(turns_job, interval=every, first=every, name="turns")
+    job = health.guarded(turns_job)  # an outage: backs off, reported once
+    app.job_queue.run_repeating(job, interval=every, first=every, name="turns")

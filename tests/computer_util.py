@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot.callbacks import Action
-from tests.conftest import AppFactory, _harness
+from tests.conftest import AppFactory, harness_on
 from tests.fakegram import FakeGroup, FakeTelegram, FakeUser, Harness
 from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored
 
@@ -32,7 +32,7 @@ async def quick_harness(
     async def make(redis: Any, **overrides: Any) -> Any:
         return await make_app(redis, **{"computer_delay": delay, **overrides})
 
-    async for h in _harness(request, server, make, fake_redis):
+    async for h in harness_on(request, server, make, fake_redis):
         yield h
 
 

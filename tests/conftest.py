@@ -19,6 +19,7 @@ import fakeredis
 import pytest
 import redis.asyncio as aioredis
 
+from bot.once import update_key
 from tests.fakegram import (
     BOT_TOKEN,
     ErrorCollector,
@@ -99,6 +100,8 @@ async def real_redis(server: FakeTelegram) -> AsyncIterator[aioredis.Redis]:
         await client.aclose()
         pytest.skip("no Redis answers on 127.0.0.1:6379")
     yield client
+    if server.update_ids:
+        await client.delete(*(update_key(i) for i in server.update_ids))
     idents = [str(i) for i in (*server.groups, *server.users)]
     for ident in idents:
         async for key in client.scan_iter(match=f"*{ident}*", count=1000):
@@ -131,9 +134,10 @@ async def make_app(server: FakeTelegram, clock: Clock) -> AsyncIterator[AppFacto
         await stop_app(app)
 
 
-async def _harness(
+async def harness_on(
     request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, redis: Any
 ) -> AsyncIterator[Harness]:
+    """The bot on ``redis``, checked on teardown (see the module docstring)."""
     h = Harness(server)
     collector = ErrorCollector(h.log_errors)
     logging.getLogger().addHandler(collector)
@@ -154,7 +158,7 @@ async def harness(
     make_app: AppFactory,
     fake_redis: aioredis.Redis,
 ) -> AsyncIterator[Harness]:
-    async for h in _harness(request, server, make_app, fake_redis):
+    async for h in harness_on(request, server, make_app, fake_redis):
         yield h
 
 
@@ -165,5 +169,5 @@ async def real_harness(
     make_app: AppFactory,
     real_redis: aioredis.Redis,
 ) -> AsyncIterator[Harness]:
-    async for h in _harness(request, server, make_app, real_redis):
+    async for h in harness_on(request, server, make_app, real_redis):
         yield h

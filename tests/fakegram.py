@@ -23,8 +23,10 @@ edit / delete / be replied not found, message is not modified, message can't be 
 BUTTON_DATA_INVALID, message is too long, can't parse entities (HTML), query is too old;
 403 bot can't initiate conversation with a user, bot was blocked by the user, bot was
 kicked from the group; 429 flood control (:meth:`FakeTelegram.flood`, or a per-group rate
-with ``group_rate_per_minute``); anything else by :meth:`FakeTelegram.inject`. A
-:class:`FakeRequest` can also be slowed (``latency``) or frozen (``hold``).
+with ``group_rate_per_minute``); a proxy's HTML 502 page (:meth:`FakeTelegram.bad_gateway`);
+anything else by :meth:`FakeTelegram.inject`. A :class:`FakeRequest` can also be slowed
+(``latency``) or frozen (``hold``). Group membership: every known user is in every group
+except its ``outsiders``; :meth:`Harness.remove_bot` sends the bot's ``my_chat_member``.
 
 :meth:`Harness.problems` lists what a real Telegram would have complained about (edits
 that changed nothing, refused calls, unanswered callback queries, unknown methods),
@@ -81,11 +83,19 @@ COMMAND = re.compile(r"[a-z0-9_]{1,32}")
 class ApiError(Exception):
     """A Bot API error reply: HTTP status, Telegram's description, optional parameters."""
 
-    def __init__(self, code: int, description: str, parameters: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        code: int,
+        description: str,
+        parameters: dict[str, Any] | None = None,
+        *,
+        body: bytes | None = None,
+    ):
         super().__init__(description)
         self.code = code
         self.description = description
         self.parameters = parameters
+        self.body = body  # sent instead of Telegram's JSON (a proxy's error page)
 
 
 def _bad(description: str) -> ApiError:
@@ -136,6 +146,9 @@ class FakeGroup:
     topics: dict[int, str] = field(default_factory=dict)
     bot_is_admin: bool = False
     kicked: bool = False  # the bot was removed from the group
+    # Known users who are not in the group (getChatMember says "left"); every other
+    # known user is a member.
+    outsiders: set[int] = field(default_factory=set)
     migrated_to: int | None = None  # upgraded to this supergroup: the old id is refused
 
     def chat_json(self) -> dict[str, Any]:
@@ -409,6 +422,7 @@ class FakeTelegram:
         self.queries: dict[str, Answer] = {}
         self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.faults: list[Fault] = []
+        self.update_ids: set[int] = set()  # every update delivered (the bot keeps them)
         self.group_rate_per_minute: int | None = None
         self._sent_at: dict[int, list[float]] = {}
         self._next_message_id: dict[int, itertools.count[int]] = {}
@@ -470,6 +484,13 @@ class FakeTelegram:
         """Make the next ``times`` matching calls fail (``method`` None: any method)."""
         parameters = None if retry_after is None else {"retry_after": retry_after}
         self.faults.append(Fault(method, ApiError(code, description, parameters), times, when))
+
+    def bad_gateway(self, method: str | None = None, *, times: int = 1) -> None:
+        """A proxy in front of the Bot API answers the next ``times`` matching calls
+        with its own HTML 502 page, not Telegram's JSON."""
+        page = b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+        page += b"<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n"
+        self.faults.append(Fault(method, ApiError(502, "Bad Gateway", body=page), times))
 
     def flood(
         self,
@@ -890,7 +911,7 @@ class FakeTelegram:
             )
             rights.update(can_manage_chat=True, can_delete_messages=True, can_pin_messages=True)
             return {"status": "administrator", "user": user, **rights}
-        if user_id in self.users or user_id == BOT_ID:
+        if (user_id in self.users and user_id not in group.outsiders) or user_id == BOT_ID:
             return {"status": "member", "user": user}
         return {"status": "left", "user": user}
 
@@ -987,6 +1008,8 @@ class FakeRequest(BaseRequest):
         try:
             result = self.server.handle(api_method, params, files)
         except ApiError as error:
+            if error.body is not None:
+                return error.code, error.body
             body: dict[str, Any] = {
                 "ok": False,
                 "error_code": error.code,
@@ -1011,15 +1034,19 @@ class Harness:
     ):
         self.server = server
         self.apps = list(apps)
-        self._update_ids = itertools.count(100_000)
-        self._query_ids = itertools.count(1)
-        # Random bases: runs that share a Redis (two helpers, xdist) never share a chat.
+        # Random bases: runs that share a Redis (two helpers, xdist) never share a chat,
+        # nor an update id (the bot remembers those it handled).
         base = random.randrange(10**8)
+        self._update_ids = itertools.count(100_000 + base * 10**5)
+        self._query_ids = itertools.count(1)
         self._user_ids = itertools.count(10**9 + base * 10)
         self._group_ids = itertools.count(base * 10 + 1)
         self.log_errors: list[logging.LogRecord] = []
         self.redis: Any = None  # the store the apps share, for tests that read the state
         self.delivered: list[dict[str, Any]] = []  # every update, as sent
+        # When set, every update is handed to all of these at once, as several webhook
+        # workers may each be handed the same update.
+        self.fanout: list[Application[Any, Any, Any, Any, Any, Any]] = []
         # (kind of update, seconds from its arrival to the end of its handling), for the
         # benchmark: parsing the JSON and ``process_update``
         self.durations: list[tuple[str, float]] = []
@@ -1103,6 +1130,21 @@ class Harness:
         message.deleted = True  # a service message, not something to tap
         data = {**message.to_json(), f"migrate_{which}_chat_id": other.id}
         await self.feed({"message": data})
+
+    async def remove_bot(self, group: FakeGroup, by: FakeUser, *, status: str = "kicked") -> None:
+        """``by`` removes the bot from ``group`` (``status`` "kicked", or "left"): the
+        group refuses the bot from now on, and the bot gets its ``my_chat_member``."""
+        group.kicked = True
+        change: dict[str, Any] = {
+            "chat": group.chat_json(),
+            "from": by.to_json(),
+            "date": int(self.server.clock()),
+            "old_chat_member": {"status": "member", "user": self.server.bot_json_short()},
+            "new_chat_member": {"status": status, "user": self.server.bot_json_short()},
+        }
+        if status == "kicked":
+            change["new_chat_member"]["until_date"] = 0
+        await self.feed({"my_chat_member": change})
 
     def topic(self, group: FakeGroup, name: str) -> int:
         """Creates a forum topic; its id is the id of its service message, as on Telegram."""
@@ -1274,14 +1316,16 @@ class Harness:
     ) -> None:
         """One update exactly as given: also how Telegram redelivers an update a webhook
         did not acknowledge (same update_id, same callback query id)."""
-        app = app or self.app
+        apps = self.fanout or [app or self.app]
+        self.server.update_ids.add(data["update_id"])
         if self.server.history:
             self.delivered.append(data)
         started = ARRIVED.get() or time.perf_counter()
-        await app.process_update(Update.de_json(data, app.bot))
+        await asyncio.gather(*(a.process_update(Update.de_json(data, a.bot)) for a in apps))
         kind = next(k for k in data if k != "update_id")
         self.durations.append((TAG.get() or kind, time.perf_counter() - started))
-        await settle(app)
+        for a in apps:
+            await settle(a)
 
     # ----- what users see
 

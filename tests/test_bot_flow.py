@@ -197,15 +197,18 @@ async def test_a_move_costs_three_redis_round_trips(
     users = [h.user(n) for n in ("Ann", "Bob", "Cid")]
     top = Tabletop(h, h.group(creator=users[0]))
     await top.setup_game("durak", users)
-    trips = 0
+    trips = claims = 0
     plain = aioredis.Redis.execute_command
     batch = aioredis.client.Pipeline.execute
 
     async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
-        nonlocal trips
+        nonlocal trips, claims
         # The pollers of due work run on a timer, not per move: they are not counted.
         polling = args[:2] in (("ZRANGEBYSCORE", TURNS_KEY), ("ZRANGEBYSCORE", DUE_KEY))
-        if not isinstance(self, aioredis.client.Pipeline) and not polling:
+        # Every update, not only a move, is claimed and then marked done (bot.once).
+        if args[0] == "SET" and str(args[1]).startswith("ct:upd:"):
+            claims += 1
+        elif not isinstance(self, aioredis.client.Pipeline) and not polling:
             trips += 1
         return await plain(self, *args, **kwargs)
 
@@ -218,11 +221,12 @@ async def test_a_move_costs_three_redis_round_trips(
     monkeypatch.setattr(aioredis.client.Pipeline, "execute", counted_batch)
     rng = random.Random(6)
     for _ in range(30):
-        before = trips
+        before, claimed = trips, claims
         _, answer = await top.step(users, rng)
         assert 2 <= trips - before <= 3, (
             trips - before,
             answer.text,
         )  # load, compare-and-set, slots
+        assert claims - claimed == 2
         if top.finished():
             break

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import random
 
 import pytest
+from telegram import Update
+from telegram.ext import CommandHandler, ContextTypes
 
 from bot.limiter import Priority
 from bot.services import services
@@ -192,3 +195,45 @@ async def test_flood_control_on_the_command_menu_does_not_keep_the_bot_from_star
         _, answer = await top.step(players, rng)
         assert answer.text is None
     assert h.log_errors == []
+
+
+def bot_log(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    """(level, logger) of every WARNING or worse, with no traceback among them."""
+    assert not [r for r in caplog.records if r.exc_info], "no traceback"
+    return [(r.levelname, r.name) for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize("page", [True, False])
+async def test_a_bad_gateway_is_one_warning_line(
+    harness: Harness, caplog: pytest.LogCaptureFixture, page: bool
+) -> None:
+    """A proxy's HTML 502 page (not JSON), or Telegram's own 502, on a call that no
+    handler catches: the error handler's one line, nothing from PTB's JSON parser."""
+    h = harness
+
+    async def uncaught(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_chat is not None
+        await context.bot.send_message(update.effective_chat.id, "pong")
+
+    h.app.add_handler(CommandHandler("ping", uncaught))
+    ann = h.user("Ann")
+    if page:
+        h.server.bad_gateway("sendMessage")
+    else:
+        h.server.inject("sendMessage", 502, "Bad Gateway")
+    await h.private(ann, "/ping")
+    assert bot_log(caplog) == [("WARNING", "bot.app")]
+    (line,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    # PTB words a page it cannot parse by the HTTP status, else it quotes Telegram.
+    assert line.endswith("the Bot API failed: " + ("Bad Gateway (502)" if page else "Bad Gateway"))
+    await h.private(ann, "/ping")  # the next call goes through
+    assert [m.text for m in h.screen(ann) if m.from_bot] == ["pong"]
+
+
+async def test_a_bad_gateway_on_a_reply_the_bot_handles_is_one_warning_line(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = harness
+    h.server.bad_gateway("sendMessage")
+    await h.private(h.user("Ann"), "/help")
+    assert bot_log(caplog) == [("WARNING", "bot.commands")]

@@ -12,8 +12,14 @@ from typing import Any
 
 import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
-from telegram.error import BadRequest, EndPointNotFound, Forbidden, RetryAfter
-from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+from telegram.error import BadRequest, EndPointNotFound, Forbidden, NetworkError, RetryAfter
+from telegram.ext import (
+    Application,
+    CallbackQueryHandler,
+    ChatMemberHandler,
+    CommandHandler,
+    ContextTypes,
+)
 
 from tests.fakegram import (
     BOT_ID,
@@ -220,10 +226,12 @@ async def test_documents_and_members(tiny: Harness) -> None:
     assert sent.document is not None and sent.document.file_name == "game.json"
     name, content = tiny.last_document(group)
     assert (name, json.loads(content)) == ("game.json", {"a": 1})
+    dora = tiny.user("Dora")
+    group.outsiders.add(dora.id)
     statuses: dict[str, Any] = {}
-    for user in (ann, bob, carl):
+    for user in (ann, bob, carl, dora):
         statuses[user.first_name] = (await bot.get_chat_member(group.id, user.id)).status
-    assert statuses == {"Ann": "creator", "Bob": "administrator", "Carl": "member"}
+    assert statuses == {"Ann": "creator", "Bob": "administrator", "Carl": "member", "Dora": "left"}
     admins = await bot.get_chat_administrators(group.id)
     assert {a.user.id for a in admins} == {ann.id, bob.id}
     chat = await bot.get_chat(group.id)
@@ -234,3 +242,32 @@ async def test_a_catalogue_key_shown_raw_is_a_problem(tiny: Harness) -> None:
     ann = tiny.user("Ann")
     await tiny.app.bot.send_message(ann.id, "Hand\n• event.durak.unknown_kind\nAnn leads 7♣.")
     assert tiny.problems() == ["untranslated: event.durak.unknown_kind"]
+
+
+async def test_a_proxys_502_page_is_not_json(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    tiny.server.bad_gateway("sendMessage")
+    with pytest.raises(NetworkError) as failed:
+        await tiny.app.bot.send_message(ann.id, "hello")
+    assert "Bad Gateway (502)" in failed.value.message
+    assert "<html>" in failed.value.message  # PTB quotes the page it could not parse
+    await tiny.app.bot.send_message(ann.id, "hello")  # once only
+
+
+async def test_removing_the_bot_closes_the_group_and_says_so(tiny: Harness) -> None:
+    seen: list[Update] = []
+
+    async def on_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        seen.append(update)
+
+    tiny.app.add_handler(ChatMemberHandler(on_member, ChatMemberHandler.MY_CHAT_MEMBER))
+    ann = tiny.user("Ann")
+    group = tiny.group(creator=ann)
+    await tiny.remove_bot(group, ann)
+    (update,) = seen
+    change = update.my_chat_member
+    assert change is not None and change.chat.id == group.id and change.from_user.id == ann.id
+    assert (change.old_chat_member.status, change.new_chat_member.status) == ("member", "kicked")
+    assert change.new_chat_member.user.id == BOT_ID
+    with pytest.raises(Forbidden):
+        await tiny.app.bot.send_message(group.id, "still here?")

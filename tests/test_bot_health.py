@@ -1,0 +1,69 @@
+"""bot.health: one line when an outage starts and one when it ends; pollers back off."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from bot.health import FIRST_BACKOFF, MAX_BACKOFF, Health
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+STEP = 0.125  # seconds between two ticks of a poller (exact in binary)
+
+
+def poll_times(health: Health, clock: Clock, ticks: int) -> list[float]:
+    """When, from now, a poller ticking every :data:`STEP` seconds is let through."""
+    start, times = clock.now, []
+    for _ in range(ticks):
+        if health.may_poll():
+            times.append(clock.now - start)
+        clock.now += STEP
+    return times
+
+
+def test_pollers_back_off_while_redis_is_down_and_not_after(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="bot.health")
+    clock = Clock()
+    health = Health(clock)
+    assert poll_times(health, clock, 3) == [0.0, STEP, 2 * STEP]
+    for _ in range(50):  # every tap and every tick of an outage fails
+        health.failed(RedisConnectionError("Connection refused"))
+    times = poll_times(health, clock, 32)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert times[0] == FIRST_BACKOFF
+    assert gaps[:2] == [FIRST_BACKOFF * 2, MAX_BACKOFF]
+    assert set(gaps[1:]) == {MAX_BACKOFF}, "never slower than the cap: play resumes soon"
+    clock.now += 2.5
+    health.ok()
+    health.ok()
+    assert poll_times(health, clock, 2) == [0.0, STEP]
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert lines == [
+        ("WARNING", lines[0][1]),
+        ("INFO", f"Redis answers again, after {32 * STEP + 2.5:.1f} s"),
+    ]
+    assert "Connection refused" in lines[0][1]
+
+
+def test_a_second_outage_is_reported_again(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="bot.health")
+    health = Health(Clock())
+    for _ in range(2):
+        health.failed(RedisConnectionError("gone"))
+        assert health.down
+        health.ok()
+        assert not health.down
+    assert [r.levelname for r in caplog.records] == ["WARNING", "INFO"] * 2

@@ -1,0 +1,150 @@
+"""Joining needs being in the group; the bot removed from a group ends its games
+(bot.members)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.callbacks import Action, decode
+from bot.i18n import LANGS, t
+from bot.store import DUE_KEY, closed_key
+from bot.turns import TURNS_KEY
+from tests.fakegram import FakeGroup, FakeUser, Harness
+from tests.tabletop import Tabletop, action_of, stored, table_key
+
+
+def seated(data: dict[str, object], user: FakeUser) -> bool:
+    return any(s["user_id"] == user.id for s in data["seats"])  # type: ignore[attr-defined]
+
+
+def member_checks(h: Harness, user: FakeUser) -> int:
+    return len([c for c in h.server.calls_to("getChatMember") if c.params["user_id"] == user.id])
+
+
+async def lobby(h: Harness) -> tuple[Tabletop, FakeUser]:
+    ann = h.user("Ann")
+    top = Tabletop(h, h.group("Card night"))
+    await top.open(ann, "durak")
+    return top, ann
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_an_outsider_cannot_join_with_the_button(harness: Harness, lang: str) -> None:
+    h = harness
+    top, _ = await lobby(h)
+    eve = h.user("Eve", language_code=lang)
+    top.group.outsiders.add(eve.id)
+    answer = await top.join(eve)
+    assert answer.show_alert
+    assert answer.text == t(lang, "join.not_member", chat="Card night")
+    assert not seated(await stored(h, top.group), eve)
+    assert [m for m in h.screen(eve) if m.from_bot] == [], "no 'you joined' to an outsider"
+
+
+async def test_an_outsider_cannot_join_with_a_forwarded_link(harness: Harness) -> None:
+    h = harness
+    top, _ = await lobby(h)
+    shy = h.user("Shy", started=False)  # his private chat is closed: the lobby offers a link
+    await top.join(shy)
+    link = next(b.url for b in top.table_message().buttons if b.url)
+    assert link is not None
+    eve = h.user("Eve", language_code="uk")
+    top.group.outsiders.add(eve.id)
+    await h.follow(eve, link)
+    assert [m.text for m in h.screen(eve) if m.from_bot] == [
+        t("uk", "join.not_member", chat="Card night")
+    ]
+    assert not seated(await stored(h, top.group), eve)
+    await h.follow(shy, link)  # a member follows the same link: he is in
+    assert seated(await stored(h, top.group), shy)
+
+
+async def test_membership_is_asked_once_a_minute(harness: Harness) -> None:
+    """A member who joins, leaves and joins again is looked up once; an outsider
+    every time (he may have just joined the group)."""
+    h = harness
+    top, _ = await lobby(h)
+    bob, eve = h.user("Bob"), h.user("Eve")
+    top.group.outsiders.add(eve.id)
+    for _ in range(2):
+        assert (await top.join(bob)).text is None
+        await top.tap_group(bob, Action.LEAVE)
+        await top.join(eve)
+    assert (member_checks(h, bob), member_checks(h, eve)) == (1, 2)
+    top.group.outsiders.discard(eve.id)  # she joins the group
+    assert (await top.join(eve)).text is None
+    assert seated(await stored(h, top.group), eve)
+
+
+async def in_play(h: Harness, group: FakeGroup) -> tuple[Tabletop, list[FakeUser]]:
+    players = [h.user("Ann"), h.user("Bob", language_code="ru"), h.user("Cid", language_code="uk")]
+    top = Tabletop(h, group)
+    await top.setup_game("durak", players)
+    return top, players
+
+
+def move_buttons(h: Harness, user: FakeUser, group: FakeGroup) -> list[str]:
+    """Move buttons of ``group``'s table still shown in ``user``'s private chat."""
+    return [
+        b.callback_data or ""
+        for m in h.screen(user)
+        for b in m.buttons
+        if action_of(b) in (Action.MOVE, Action.SETUP)
+        and decode(b.callback_data).chat_id == group.id
+    ]
+
+
+@pytest.mark.parametrize("status", ["kicked", "left"])
+async def test_the_bot_removed_mid_game_ends_it_and_tells_the_players(
+    harness: Harness, status: str
+) -> None:
+    h = harness
+    group = h.group("Card night")
+    _, players = await in_play(h, group)
+    key = table_key(group)
+    await h.redis.sadd(closed_key(players[2].id), key)  # as if Cid's private chat had refused
+    await h.redis.zadd(DUE_KEY, {key: 1})  # and a group edit were due
+    assert await h.redis.zscore(TURNS_KEY, key) is not None  # the turn time runs
+    elsewhere = Tabletop(h, h.group("Other"))  # another group's game is not touched
+    await elsewhere.setup_game("football", [h.user("Dan"), h.user("Eli")])
+    calls = len(h.server.calls)
+
+    await h.remove_bot(group, players[0], status=status)
+
+    assert not await h.redis.exists(key)
+    assert await h.redis.zscore(DUE_KEY, key) is None
+    assert await h.redis.zscore(TURNS_KEY, key) is None
+    assert not await h.redis.sismember(closed_key(players[2].id), key)
+    for user in players:
+        lang = user.language_code or "en"
+        expected = t(lang, "removed.ended", chat="Card night", game=t(lang, "game.durak"))
+        assert [m for m in h.screen(user) if m.from_bot][-1].text == expected
+        assert move_buttons(h, user, group) == [], "no move button outlives the game"
+    assert not [c for c in h.server.calls[calls:] if c.chat_id == group.id]
+    assert (await stored(h, elsewhere.group))["phase"] == "playing"
+    assert [r.getMessage() for r in h.log_errors] == []
+
+
+async def test_the_bot_removed_from_a_group_without_a_game_tells_nobody(
+    harness: Harness,
+) -> None:
+    h = harness
+    group = h.group()
+    ann = h.user("Ann")
+    await h.command(ann, group, "/newgame")
+    await h.remove_bot(group, ann)
+    assert not await h.redis.exists(table_key(group))
+    assert [m for m in h.screen(ann) if m.from_bot] == []
+
+
+async def test_a_join_telegram_cannot_check_is_to_be_tried_again(harness: Harness) -> None:
+    h = harness
+    top, ann = await lobby(h)
+    assert member_checks(h, ann) == 0, "the creator opened the table from the group"
+    bob = h.user("Bob")
+    h.server.inject("getChatMember", 502, "Bad Gateway")
+    answer = await top.join(bob)
+    assert answer.text == t("en", "common.try_again")
+    assert not seated(await stored(h, top.group), bob)
+    assert (await top.join(bob)).text is None
+    assert seated(await stored(h, top.group), bob)

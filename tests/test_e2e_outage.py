@@ -1,0 +1,214 @@
+"""Redis stops answering and comes back (bot.health, bot.once).
+
+The bot runs on a Redis server of the test's own, on a free port, which the test stops
+(``SHUTDOWN SAVE``, so that it comes back with its data, as a restarted server does) or
+freezes (``SIGSTOP``: a server that accepts but never answers), then brings back. The
+shared Redis is never touched. A failure in the middle of an update (after its claim)
+is made by the store itself failing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.retry import Retry
+
+from bot import health
+from bot.i18n import t
+from bot.store import Store
+from tests.conftest import AppFactory, harness_on
+from tests.fakegram import FakeTelegram, FakeUser, Harness
+from tests.tabletop import Tabletop, stored
+
+UNAVAILABLE = t("en", "common.unavailable")
+ANSWERED_WITHIN = 2.0  # seconds (issue #9)
+
+
+class OwnRedis:
+    """A redis-server process this test starts, stops, freezes and starts again."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        with socket.socket() as probe:  # a free port, so that parallel runs never meet
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.directory),
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        probe = redis.Redis(port=self.port, socket_timeout=1)
+        for _ in range(500):
+            try:
+                probe.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.01)  # a process starting: nothing to wait on but the port
+        probe.close()
+
+    def stop(self) -> None:
+        """Shut down, saving the data for the next start."""
+        assert self.process is not None
+        probe = redis.Redis(port=self.port, socket_timeout=1, retry=Retry(NoBackoff(), 0))
+        probe.shutdown(save=True)
+        probe.close()
+        self.process.wait(timeout=10)
+
+    def freeze(self, frozen: bool) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP if frozen else signal.SIGCONT)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("no redis-server to run")
+    server = OwnRedis(tmp_path)
+    server.start()
+    yield server
+    server.kill()
+
+
+@pytest.fixture
+async def outage_harness(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    own_redis: OwnRedis,
+) -> AsyncIterator[Harness]:
+    client = health.client(own_redis.url)
+    async for h in harness_on(request, server, make_app, client):
+        yield h
+    await client.aclose()
+
+
+async def timed_tap(h: Harness, top: Tabletop, user: FakeUser) -> tuple[str | None, float]:
+    """``user`` taps his first move button: the answer's text, and how long it took."""
+    prompt = top.prompt(user)
+    assert prompt is not None
+    started = time.perf_counter()
+    answer = await h.tap(user, prompt, 0)
+    assert answer.answered
+    return answer.text, time.perf_counter() - started
+
+
+async def durak(h: Harness, caplog: pytest.LogCaptureFixture) -> tuple[Tabletop, list[FakeUser]]:
+    """A game of two in play; the log is watched from now on."""
+    caplog.set_level(logging.INFO)
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("durak", players)
+    caplog.clear()
+    return top, players
+
+
+def asked(top: Tabletop, players: list[FakeUser]) -> FakeUser:
+    (user,) = [u for u in players if top.prompt(u) is not None]
+    return user
+
+
+@pytest.mark.parametrize("outage", ["stopped", "frozen"])
+async def test_an_outage_is_told_at_once_logged_once_and_play_goes_on(
+    outage_harness: Harness,
+    own_redis: OwnRedis,
+    caplog: pytest.LogCaptureFixture,
+    outage: str,
+) -> None:
+    h = outage_harness
+    top, players = await durak(h, caplog)
+    other = h.group()
+    before = await stored(h, top.group)
+
+    if outage == "stopped":
+        own_redis.stop()
+    else:
+        own_redis.freeze(True)
+    down = time.perf_counter()
+    try:
+        user = asked(top, players)
+        for _ in range(2):  # every tap, not only the first
+            text, took = await timed_tap(h, top, user)
+            assert text == UNAVAILABLE
+            assert took < ANSWERED_WITHIN
+        await h.command(players[1], other, "/newgame")
+        assert [m.text for m in h.screen(other) if m.from_bot] == [UNAVAILABLE]
+        # The pollers tick meanwhile (each at least twice): a frozen server has made
+        # the taps above wait out their timeouts already.
+        await asyncio.sleep(max(0.0, 1.2 - (time.perf_counter() - down)))
+    finally:
+        if outage == "stopped":
+            own_redis.start()
+        else:
+            own_redis.freeze(False)
+
+    assert (await stored(h, top.group))["moves"] == before["moves"], "nothing half-applied"
+    text, took = await timed_tap(h, top, asked(top, players))
+    assert text is None, "the first tap after the outage is played"
+    assert took < ANSWERED_WITHIN
+    assert len((await stored(h, top.group))["moves"]) == len(before["moves"]) + 1
+
+    # The whole log, but for the scheduler's "job skipped: still running" (a poller
+    # waiting out a frozen server's timeout), which `python -m bot` keeps below ERROR.
+    records = [r for r in caplog.records if not r.name.startswith("apscheduler")]
+    warnings = [r for r in records if r.levelno >= logging.WARNING]
+    assert [(r.levelname, r.name) for r in warnings] == [("WARNING", "bot.health")]
+    ends = [r for r in records if r.levelno == logging.INFO and r.name == "bot.health"]
+    assert len(ends) == 1
+    assert not [r for r in caplog.records if r.exc_info], "no traceback"
+
+
+async def test_redis_failing_in_the_middle_of_a_tap_is_an_outage_not_a_traceback(
+    harness: Harness, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The update was claimed, then Redis fails under the compare-and-set."""
+    h = harness
+    top, players = await durak(h, caplog)
+    before = await stored(h, top.group)
+    transact = Store.transact
+
+    async def failing(*args: object, **kwargs: object) -> object:
+        raise RedisConnectionError("Connection reset by peer")
+
+    monkeypatch.setattr(Store, "transact", failing)
+    text, _ = await timed_tap(h, top, asked(top, players))
+    assert text == UNAVAILABLE
+    assert await stored(h, top.group) == before
+    monkeypatch.setattr(Store, "transact", transact)
+    text, _ = await timed_tap(h, top, asked(top, players))
+    assert text is None
+    lines = [(r.levelname, r.name) for r in caplog.records if r.name == "bot.health"]
+    assert lines == [("WARNING", "bot.health"), ("INFO", "bot.health")]
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
