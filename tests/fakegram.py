@@ -90,6 +90,17 @@ class ApiError(Exception):
         self.description = description
         self.parameters = parameters
 
+    def body(self) -> dict[str, Any]:
+        """The error as Telegram answers it (the HTTP status is :attr:`code`)."""
+        body: dict[str, Any] = {
+            "ok": False,
+            "error_code": self.code,
+            "description": self.description,
+        }
+        if self.parameters:
+            body["parameters"] = self.parameters
+        return body
+
 
 def _bad(description: str) -> ApiError:
     return ApiError(400, f"Bad Request: {description}")
@@ -1095,14 +1106,7 @@ class FakeRequest(BaseRequest):
         try:
             result = self.server.handle(api_method, params, files)
         except ApiError as error:
-            body: dict[str, Any] = {
-                "ok": False,
-                "error_code": error.code,
-                "description": error.description,
-            }
-            if error.parameters:
-                body["parameters"] = error.parameters
-            return error.code, json.dumps(body).encode()
+            return error.code, json.dumps(error.body()).encode()
         return 200, json.dumps({"ok": True, "result": result}).encode()
 
 

@@ -243,14 +243,7 @@ class FakeServer:
                     retry_after=None if retry is None else int(retry),
                 )
             )
-            answer: dict[str, Any] = {
-                "ok": False,
-                "error_code": error.code,
-                "description": error.description,
-            }
-            if error.parameters:
-                answer["parameters"] = error.parameters
-            return error.code, answer
+            return error.code, error.body()
         self._served(Served(received, self.clock(), method, params, HTTPStatus.OK, result))
         return HTTPStatus.OK, {"ok": True, "result": result}
 

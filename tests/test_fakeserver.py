@@ -138,3 +138,15 @@ async def test_a_wrong_token_is_unauthorized(served: FakeServer) -> None:
     bot = Bot("1:wrong", base_url=f"{served.url}/bot")
     with pytest.raises(InvalidToken):
         await bot.get_me()
+
+
+async def test_a_document_upload_arrives_whole(served: FakeServer, telegram: FakeTelegram) -> None:
+    """Multipart bodies (the game record is sent as a file) reach the simulation as files."""
+    record = b'{"moves": ["12", "text \\u00e9"]}'
+    bot = Bot(BOT_TOKEN, base_url=f"{served.url}/bot")
+    async with bot:
+        await bot.send_document(-1001, record, filename="game.json", caption="12")
+    (message,) = telegram.screen(-1001)
+    assert message.document is not None and message.document["file_name"] == "game.json"
+    assert message.document_bytes == record
+    assert message.caption == "12", "a caption of digits stays text"
