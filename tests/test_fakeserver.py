@@ -145,8 +145,8 @@ async def test_a_document_upload_arrives_whole(served: FakeServer, telegram: Fak
     record = b'{"moves": ["12", "text \\u00e9"]}'
     bot = Bot(BOT_TOKEN, base_url=f"{served.url}/bot")
     async with bot:
-        await bot.send_document(-1001, record, filename="game.json", caption="12")
+        await bot.send_document(-1001, record, filename="game.json", caption="1e3")
     (message,) = telegram.screen(-1001)
     assert message.document is not None and message.document["file_name"] == "game.json"
     assert message.document_bytes == record
-    assert message.caption == "12", "a caption of digits stays text"
+    assert message.caption == "1e3", "a caption that reads as a number stays text"
