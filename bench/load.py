@@ -115,6 +115,8 @@ MIX = [("football", 2), ("durak", 2), ("durak", 3), ("durak", 4), ("football", 2
 MIX += [("durak", 2), ("durak", 6)]
 QUIET = 2.0  # seconds without a chat-directed call before the tables are judged final
 SETUP_TIMEOUT = 120.0  # a group whose lobby does not start in this time is left out
+USE_52 = (Action.OPTION, "d")  # the lobby's offer of the 52-card deck (bot.render_lobby)
+LOBBY_TRIES = 4  # taps of one lobby button the bot refuses before a group gives up
 READY_TIMEOUT = 60.0  # for a bot process to set its webhook
 # The bot's start-up, but its webhook server listens on 127.0.0.1 only (bot/__main__.py
 # listens on every interface, as a deployment behind a load balancer must).
@@ -165,6 +167,7 @@ class Tap:
     posted: float = 0.0
     answered: float | None = None
     accepted: bool | None = None
+    refusal: str | None = None  # the answer's text when the bot refused the tap
     prompt_after: float | None = None  # seconds to the next player's prompt
     ended: bool = False  # the move ended the game: no next prompt to wait for
 
@@ -270,6 +273,7 @@ class Meter:
         table.changed.set()
         tap.answered = served.done
         tap.accepted = "text" not in served.params  # a refusal always says why
+        tap.refusal = served.params.get("text")
         if not tap.accepted:
             table.tapped.discard(tap.version)  # he may tap it again
             if tap in table.pending:
@@ -430,6 +434,7 @@ class Run:
         self.bots = Bots(logs, args.redis_url, extra)
         self.h: WebhookHarness | None = None
         self.all_taps: list[Tap] = []
+        self.lobby_refusals: Counter[str] = Counter()
 
     # ----- what a player sees
 
@@ -512,37 +517,60 @@ class Run:
             TAPPING.reset(token)
         return tap
 
+    async def answer_of(self, tap: Tap, timeout: float) -> None:
+        await self.until(tap.table, lambda: tap.answered is not None, timeout)
+
     async def lobby_tap(
         self, table: Table, user: FakeUser, action: Action, arg: str | None = None
     ) -> bool:
-        """Taps a group button once it is shown; whether the bot accepted the tap."""
-        found = await self.until(table, lambda: self.group_button(table, action, arg), 30)
-        if found is None:
-            raise RuntimeError(f"group {table.index}: no {action.name} button")
-        message, button = found
-        tap = await self.press(table, user, message, button, "lobby")
-        await self.until(table, lambda: tap.answered is not None, 30)
-        return bool(tap.accepted)
+        """Taps a group button once it is shown, again (a few times, a moment later) when
+        the bot refuses it, as people do when told to try again. Whether it was accepted;
+        a button gone after a refusal means the refused tap took effect after all."""
+        for attempt in range(LOBBY_TRIES):
+            wait = 30.0 if attempt == 0 else 3.0
+            found = await self.until(table, lambda: self.group_button(table, action, arg), wait)
+            if found is None:
+                if attempt == 0:
+                    raise RuntimeError(f"no {action.name} button")
+                return True
+            message, button = found
+            tap = await self.press(table, user, message, button, "lobby")
+            await self.answer_of(tap, 30)
+            if tap.accepted:
+                return True
+            self.lobby_refusals[f"{action.name}: {tap.refusal}"] += 1
+            if action is Action.START:
+                return False  # the caller sees whether the lobby offers the 52 cards
+            await asyncio.sleep(1.0 + attempt)
+        return False
 
-    async def open(self, table: Table) -> bool:
+    async def open(self, table: Table) -> str | None:
         """The real lobby: /newgame, pick, everyone joins, start (the 52-card deck when
-        the 36 are too few). Whether the first prompt came within SETUP_TIMEOUT."""
+        the 36 are too few). None once the first prompt came, else what went wrong."""
         assert self.h is not None
         await asyncio.sleep(table.index * 0.05)  # groups do not all start in one instant
         creator = table.players[0]
+        pick = (Action.PICK, table.kind[0])
         try:
-            await self.h.command(creator, table.top.group, "/newgame")
-            await self.lobby_tap(table, creator, Action.PICK, table.kind[0])
+            for _ in range(LOBBY_TRIES):  # /newgame again when no picker comes
+                await self.h.command(creator, table.top.group, "/newgame")
+                if await self.until(table, lambda: self.group_button(table, *pick), 10):
+                    break
+            await self.lobby_tap(table, creator, *pick)
             for user in table.players[1:]:
                 await self.lobby_tap(table, user, Action.JOIN)
-            for _ in range(3):
+            for _ in range(LOBBY_TRIES):
                 if await self.lobby_tap(table, creator, Action.START):
                     break
-                await self.lobby_tap(table, creator, Action.OPTION, "d")
+                if await self.until(table, lambda: self.group_button(table, *USE_52), 5):
+                    await self.lobby_tap(table, creator, *USE_52)
+                else:
+                    await asyncio.sleep(1.0)
         except RuntimeError as exc:
-            print(f"  {exc}", file=sys.stderr)
-            return False
-        return await self.until(table, lambda: self.prompt(table), SETUP_TIMEOUT) is not None
+            return f"group {table.index}: {exc}"
+        if await self.until(table, lambda: self.prompt(table), SETUP_TIMEOUT) is None:
+            return f"group {table.index}: no prompt after the start"
+        return None
 
     async def play(self, table: Table, stop_at: float, max_taps: int) -> None:
         """Taps until ``stop_at``: whoever is asked, after thinking; Play again at the end."""
@@ -605,7 +633,8 @@ class Run:
         shown = table.top.table_message()
         changed = self.meter.changed_at.get((shown.chat_id, shown.message_id), 0.0)
         if changed < table.last_shown.posted:
-            return f"{where}: the group's table does not show the last move"
+            ago = clock() - table.last_shown.posted
+            return f"{where}: the group's table was not changed since the last move {ago:.1f} s ago"
         return None
 
     async def settle(self, tables: list[Table], stop: float) -> tuple[float | None, list[str]]:
@@ -660,7 +689,7 @@ class Run:
         level, args = self.level, self.args
         tables = self._tables()
         opened = await asyncio.gather(*(self.open(t) for t in tables))
-        ready = [t for t, ok in zip(tables, opened, strict=True) if ok]
+        ready = [t for t, failed in zip(tables, opened, strict=True) if failed is None]
         load = os.getloadavg()[0]
         start, bot_cpu, own_cpu = clock(), self.bots.cpu(), time.process_time()
         stop_at = start + args.duration
@@ -684,6 +713,8 @@ class Run:
             "think_s": level.think,
             "processes": level.processes,
             "groups_started": len(ready),
+            "groups_not_started": [why for why in opened if why is not None],
+            "lobby_refusals": dict(self.lobby_refusals),
             "seconds": round(stop - start, 1),
             "taps": len(window),
             "moves": len(moves),
@@ -782,6 +813,9 @@ def report(result: dict[str, Any]) -> str:
         f"{result['bench_cpu_pct']} %, load {result['load_average']}; bot log {result['bot_log']}",
         "   targets: " + "; ".join(verdicts(result)),
     ]
+    if result["groups_not_started"] or result["lobby_refusals"]:
+        lines.append(f"   lobby refused {result['lobby_refusals']}")
+    lines += [f"   not started: {p}" for p in result["groups_not_started"][:10]]
     lines += [f"   not final: {p}" for p in result["not_final"][:10]]
     return "\n".join(lines)
 
