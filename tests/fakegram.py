@@ -22,10 +22,12 @@ set/deleteWebhook. Errors, worded as Telegram words them: 400 chat not found, me
 edit / delete / be replied not found, message is not modified, message can't be edited,
 BUTTON_DATA_INVALID, message is too long, can't parse entities (HTML), query is too old;
 403 bot can't initiate conversation with a user, bot was blocked by the user, bot was
-kicked from the group; 429 flood control (:meth:`FakeTelegram.flood`, or a per-group rate
-with ``group_rate_per_minute``); a proxy's HTML 502 page (:meth:`FakeTelegram.bad_gateway`);
+kicked from the group; 429 flood control (:meth:`FakeTelegram.flood`, a per-group rate
+with ``group_rate_per_minute``, or Telegram's limits on every chat by
+:class:`FloodLimits`); a proxy's HTML 502 page (:meth:`FakeTelegram.bad_gateway`);
 anything else by :meth:`FakeTelegram.inject`. A :class:`FakeRequest` can also be slowed
-(``latency``) or frozen (``hold``). Group membership: every known user is in every group
+(``latency``) or frozen (``hold``); the same server over real HTTP, for a bot in another
+process, is tests/fakeserver.py. Group membership: every known user is in every group
 except its ``outsiders``; :meth:`Harness.remove_bot` sends the bot's ``my_chat_member``.
 
 :meth:`Harness.problems` lists what a real Telegram would have complained about (edits
@@ -41,6 +43,7 @@ import collections
 import itertools
 import json
 import logging
+import math
 import random
 import re
 import time
@@ -95,7 +98,22 @@ class ApiError(Exception):
         self.code = code
         self.description = description
         self.parameters = parameters
-        self.body = body  # sent instead of Telegram's JSON (a proxy's error page)
+        self.raw = body  # sent instead of Telegram's JSON (a proxy's error page)
+
+    def body(self) -> dict[str, Any]:
+        """The error as Telegram answers it (the HTTP status is :attr:`code`)."""
+        body: dict[str, Any] = {
+            "ok": False,
+            "error_code": self.code,
+            "description": self.description,
+        }
+        if self.parameters:
+            body["parameters"] = self.parameters
+        return body
+
+    def payload(self) -> bytes:
+        """What goes over the wire: Telegram's JSON, or the page a proxy put instead."""
+        return self.raw if self.raw is not None else json.dumps(self.body()).encode()
 
 
 def _bad(description: str) -> ApiError:
@@ -397,14 +415,117 @@ def _command_entities(text: str) -> list[dict[str, Any]]:
     return [{"type": "bot_command", "offset": 0, "length": _utf16_len(match.group(0))}]
 
 
+# ------------------------------------------------------------------- Telegram's limits
+
+# Methods that put something into a chat (or change or remove it) when they name one with
+# ``chat_id``: what Telegram's flood control counts. Answering a callback query, reading a
+# chat or a member, and setting up the bot (commands, webhook) are not limited.
+_CHAT_DIRECTED = ("send", "edit", "delete", "copy", "forward", "pin", "unpin")
+
+
+def chat_directed(method: str, params: dict[str, Any]) -> bool:
+    """Whether a call counts against Telegram's message limits (see :class:`FloodLimits`)."""
+    return method.startswith(_CHAT_DIRECTED) and "chat_id" in params
+
+
+@dataclass
+class Bucket:
+    """A token bucket: ``burst`` calls at once, refilled at ``rate`` calls a second."""
+
+    rate: float
+    burst: float
+    tokens: float
+    stamp: float
+
+    def refill(self, now: float) -> None:
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def wait(self) -> float:
+        """Seconds until one call fits (0 when one fits now); call :meth:`refill` first."""
+        short = 1 - self.tokens
+        return 0.0 if short <= 1e-9 else short / self.rate  # float sums of refills
+
+
+class FloodLimits:
+    """Telegram's flood control as a set of token buckets, so that a bot that outruns it
+    gets real 429 answers with ``retry_after`` (Telegram publishes no exact algorithm;
+    this is the documented order of magnitude, strict enough to show a bot that ignores
+    it). A chat-directed call (:func:`chat_directed`) must find a token in every bucket
+    that applies, and takes one from each only when all have one:
+
+    - the whole bot: ``bot_rate`` a second (30), burst ``bot_burst`` (30);
+    - each chat, private or group: ``chat_rate`` a second (1), burst ``chat_burst`` (3);
+    - each group chat (a negative chat id) besides: ``group_per_minute`` a minute (20),
+      burst ``group_burst`` (3).
+
+    A refused call takes nothing; its ``retry_after`` is the wait until every bucket has a
+    token, rounded up to whole seconds (at least 1), as Telegram's answers count in whole
+    seconds. ``clock``: monotonic seconds, injectable so that tests need no sleeps.
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        bot_rate: float = 30.0,
+        bot_burst: float = 30.0,
+        chat_rate: float = 1.0,
+        chat_burst: float = 3.0,
+        group_per_minute: float = 20.0,
+        group_burst: float = 3.0,
+    ) -> None:
+        self.clock = clock
+        self._shapes = {
+            "bot": (bot_rate, bot_burst),
+            "chat": (chat_rate, chat_burst),
+            "group": (group_per_minute / 60, group_burst),
+        }
+        self._buckets: dict[tuple[str, Any], Bucket] = {}
+        self.refused = 0
+
+    def _bucket(self, kind: str, key: Any, now: float) -> Bucket:
+        bucket = self._buckets.get((kind, key))
+        if bucket is None:
+            rate, burst = self._shapes[kind]
+            bucket = self._buckets[kind, key] = Bucket(rate, burst, burst, now)
+        bucket.refill(now)
+        return bucket
+
+    def admit(self, method: str, params: dict[str, Any]) -> None:
+        """Takes the call's tokens, or raises Telegram's 429 with ``retry_after``."""
+        if not chat_directed(method, params):
+            return
+        now = self.clock()
+        chat = str(params["chat_id"])
+        buckets = [self._bucket("bot", None, now), self._bucket("chat", chat, now)]
+        if chat.startswith("-"):
+            buckets.append(self._bucket("group", chat, now))
+        wait = max(b.wait() for b in buckets)
+        if wait > 0:
+            self.refused += 1
+            retry = max(1, math.ceil(wait))
+            raise ApiError(429, f"Too Many Requests: retry after {retry}", {"retry_after": retry})
+        for bucket in buckets:
+            bucket.tokens -= 1
+
+
 # ---------------------------------------------------------------------------- the server
 
 
 class FakeTelegram:
     """The Bot API server: users, chats, messages, callback queries and every call made."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.time, history: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.time,
+        history: bool = True,
+        limits: FloodLimits | None = None,
+    ) -> None:
         self.clock = clock
+        # Telegram's flood control on every chat-directed call (off unless given).
+        self.limits = limits
         # False (the benchmark): forget what tests inspect afterwards (every call, deleted
         # messages, answered queries, delivered updates), so that the memory of the fake
         # does not grow with the run and its garbage collections are not timed as the bot's.
@@ -565,6 +686,8 @@ class FakeTelegram:
             fault.times -= 1
             raise fault.error
         self.faults = [f for f in self.faults if f.times > 0]
+        if self.limits is not None:
+            self.limits.admit(method, params)
         chat_id = params.get("chat_id")
         if (
             self.group_rate_per_minute is not None
@@ -1008,16 +1131,7 @@ class FakeRequest(BaseRequest):
         try:
             result = self.server.handle(api_method, params, files)
         except ApiError as error:
-            if error.body is not None:
-                return error.code, error.body
-            body: dict[str, Any] = {
-                "ok": False,
-                "error_code": error.code,
-                "description": error.description,
-            }
-            if error.parameters:
-                body["parameters"] = error.parameters
-            return error.code, json.dumps(body).encode()
+            return error.code, error.payload()
         return 200, json.dumps({"ok": True, "result": result}).encode()
 
 

@@ -1,0 +1,152 @@
+"""Telegram's flood control as the fake models it (tests/fakegram.py ``FloodLimits``), and
+the fake served over HTTP (tests/fakeserver.py) as PTB's own client sees it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from telegram import Bot
+from telegram.error import InvalidToken, RetryAfter
+
+from tests.fakegram import BOT_TOKEN, ApiError, FakeGroup, FakeTelegram, FakeUser, FloodLimits
+from tests.fakeserver import FakeServer
+
+
+class Clock:
+    """Monotonic seconds that move only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def telegram(clock: Clock) -> FakeTelegram:
+    server = FakeTelegram(limits=FloodLimits(clock=clock))
+    for i in range(40):
+        server.add_user(FakeUser(id=100 + i, first_name=f"U{i}"))
+    server.add_group(FakeGroup(id=-1001, title="Card night"))
+    return server
+
+
+def send(telegram: FakeTelegram, chat_id: int) -> Any:
+    return telegram.handle("sendMessage", {"chat_id": chat_id, "text": "hi"}, {})
+
+
+def retry_after(telegram: FakeTelegram, chat_id: int) -> int:
+    with pytest.raises(ApiError) as refused:
+        send(telegram, chat_id)
+    assert refused.value.code == 429
+    assert refused.value.parameters is not None
+    return int(refused.value.parameters["retry_after"])
+
+
+def test_a_private_chat_takes_a_burst_of_three_then_one_a_second(
+    telegram: FakeTelegram, clock: Clock
+) -> None:
+    for _ in range(3):
+        send(telegram, 100)
+    assert retry_after(telegram, 100) == 1
+    send(telegram, 101)  # another chat is not held back
+    clock.now += 0.5
+    assert retry_after(telegram, 100) == 1, "half a token is not a call"
+    clock.now += 0.5
+    send(telegram, 100)
+    assert retry_after(telegram, 100) == 1
+
+
+def test_a_refused_call_takes_nothing(telegram: FakeTelegram, clock: Clock) -> None:
+    for _ in range(3):
+        send(telegram, 100)
+    for _ in range(5):
+        retry_after(telegram, 100)
+    clock.now += 1
+    send(telegram, 100)  # the refusals did not push the next token further away
+
+
+def test_a_group_gets_twenty_a_minute_after_its_burst(telegram: FakeTelegram, clock: Clock) -> None:
+    for _ in range(3):
+        send(telegram, -1001)
+    assert retry_after(telegram, -1001) == 3
+    clock.now += 2.9
+    assert retry_after(telegram, -1001) == 1, "the chat's own second has passed, not 3 s"
+    clock.now += 0.1
+    send(telegram, -1001)
+    edit = {"chat_id": -1001, "message_id": 1, "text": "changed"}
+    with pytest.raises(ApiError) as refused:
+        telegram.handle("editMessageText", edit, {})
+    assert refused.value.code == 429, "edits count like messages"
+
+
+def test_the_whole_bot_gets_thirty_a_second(telegram: FakeTelegram, clock: Clock) -> None:
+    for i in range(30):
+        send(telegram, 100 + i)
+    assert retry_after(telegram, 130) == 1
+    clock.now += 1 / 30
+    send(telegram, 130)
+
+
+def test_what_is_not_a_chat_message_is_never_limited(telegram: FakeTelegram, clock: Clock) -> None:
+    for i in range(30):
+        send(telegram, 100 + i)
+    for _ in range(50):
+        telegram.handle("getMe", {}, {})
+        telegram.handle("getChatMember", {"chat_id": -1001, "user_id": 100}, {})
+    assert telegram.limits is not None and telegram.limits.refused == 0
+
+
+@pytest.fixture
+async def served(telegram: FakeTelegram) -> AsyncIterator[FakeServer]:
+    server = FakeServer(telegram, delay=(0.0, 0.0))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+# PTB's own RetryAfter constructor reads its deprecated int ``retry_after`` (PTB 22.2+).
+@pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+async def test_over_http_ptb_gets_retry_after_and_every_call_is_logged(
+    served: FakeServer, telegram: FakeTelegram
+) -> None:
+    bot = Bot(BOT_TOKEN, base_url=f"{served.url}/bot")
+    async with bot:
+        for n in range(3):
+            message = await bot.send_message(100, f"<b>move {n}</b>", parse_mode="HTML")
+        assert telegram.messages[100][message.message_id].text == "move 2"
+        with pytest.raises(RetryAfter) as refused:
+            await bot.send_message(100, "one too many")
+    assert str(refused.value) == "Flood control exceeded. Retry in 1 seconds"
+    sends = [s for s in served.log if s.method == "sendMessage"]
+    assert [s.status for s in sends] == [200, 200, 200, 429]
+    assert sends[-1].retry_after == 1
+    assert sends[0].message_id == 1 and sends[0].params["chat_id"] == 100
+    assert all(s.received <= s.done for s in served.log)
+
+
+async def test_a_wrong_token_is_unauthorized(served: FakeServer) -> None:
+    bot = Bot("1:wrong", base_url=f"{served.url}/bot")
+    with pytest.raises(InvalidToken):
+        await bot.get_me()
+
+
+async def test_a_document_upload_arrives_whole(served: FakeServer, telegram: FakeTelegram) -> None:
+    """Multipart bodies (the game record is sent as a file) reach the simulation as files."""
+    record = b'{"moves": ["12", "text \\u00e9"]}'
+    bot = Bot(BOT_TOKEN, base_url=f"{served.url}/bot")
+    async with bot:
+        await bot.send_document(-1001, record, filename="game.json", caption="1e3")
+    (message,) = telegram.screen(-1001)
+    assert message.document is not None and message.document["file_name"] == "game.json"
+    assert message.document_bytes == record
+    assert message.caption == "1e3", "a caption that reads as a number stays text"
