@@ -83,7 +83,7 @@ SHARE = {
     Priority.WATCHER: 0.2,
     Priority.CLEANUP: 0.1,
 }
-MAX_WAIT = 30.0  # seconds a blocking caller waits at most before trying anyway
+MAX_WAIT = 30.0  # seconds a blocking caller waits at most; longer, the call is refused
 
 ALL_KEY = f"{KEY_PREFIX}:rl:all"
 
@@ -182,13 +182,16 @@ class Limiter:
             return [0.0] * len(requests)
         return [int(w) / 1000 for w in waits]
 
-    async def acquire(self, chat_id: int, priority: Priority) -> None:
-        """Wait until a call to ``chat_id`` is allowed (at most :data:`MAX_WAIT`)."""
+    async def acquire(self, chat_id: int, priority: Priority) -> float:
+        """Wait until a call to ``chat_id`` is allowed: 0, or, when that would take more
+        than :data:`MAX_WAIT` (flood control holds the chat), the seconds still to wait."""
         deadline = self.clock() + MAX_WAIT
         while True:
             (wait,) = await self.try_acquire([(chat_id, priority)])
-            if wait <= 0 or self.clock() + wait > deadline:
-                return
+            if wait <= 0:
+                return 0.0
+            if self.clock() + wait > deadline:
+                return wait
             await asyncio.sleep(wait)
 
     async def hold(self, chat_id: int, seconds: float) -> None:
@@ -259,7 +262,9 @@ class SharedRateLimiter(BaseRateLimiter[None]):
     ) -> bool | dict[str, Any] | list[dict[str, Any]]:
         chat = _chat_of(data)
         if chat is not None and endpoint not in UNLIMITED and not _GRANTED.get():
-            await self.limiter.acquire(chat, _PRIORITY.get())
+            wait = await self.limiter.acquire(chat, _PRIORITY.get())
+            if wait > 0:  # held back for long: refused here, as Telegram would refuse it
+                raise RetryAfter(dt.timedelta(seconds=math.ceil(wait)))
         try:
             return await callback(*args, **kwargs)
         except RetryAfter as exc:
