@@ -22,7 +22,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot import commands, computer, delivery, lobby, migrate, play, taps, turns
+from bot import commands, computer, delivery, lobby, migrate, play, stats_commands, taps, turns
 from bot.callbacks import Action
 from bot.config import Settings
 from bot.limiter import Limiter, SharedRateLimiter
@@ -47,6 +47,8 @@ _TAPS: dict[Action, taps.TapHandler] = {
     Action.RECORD: play.on_record,
     Action.COMPUTER: computer.on_computer,
     Action.BACK: play.on_back,
+    Action.STANDINGS: stats_commands.on_standings,
+    Action.FORGET: stats_commands.on_forget,
 }
 
 
@@ -108,6 +110,8 @@ def build_application(
     app.add_handler(CommandHandler("help", commands.help_))
     app.add_handler(CommandHandler("rules", commands.rules))
     app.add_handler(CommandHandler("record", commands.record))
+    app.add_handler(CommandHandler("stats", stats_commands.stats_command))
+    app.add_handler(CommandHandler("forgetme", stats_commands.forgetme))
     app.add_handler(CallbackQueryHandler(on_tap))
     app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrate.on_migrate))
     app.add_error_handler(on_error)
