@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update, User
 from telegram.constants import ChatType, ParseMode
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
@@ -57,13 +57,21 @@ async def board_screen(
     return render_stats.board(lang, chat, kind, await standings.board(chat, kind))
 
 
+def _sender(update: Update) -> tuple[Message, User, str] | None:
+    """A command's message, its sender and his language (None: not a user's message)."""
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None:
+        return None
+    return message, user, lang_of(user.language_code)
+
+
 async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/stats: in a group its board (or, in reply to someone, his figures there); in a
     private chat the sender's own figures."""
-    message, user = update.effective_message, update.effective_user
-    if message is None or user is None:
+    sender = _sender(update)
+    if sender is None:
         return
-    lang = lang_of(user.language_code)
+    message, user, lang = sender
     standings = _standings(context)
     if message.chat.type == ChatType.PRIVATE:
         overall, vs = await standings.mine(user.id)
@@ -83,10 +91,10 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
 
 async def forgetme(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/forgetme: in a private chat, a confirmation button; elsewhere, where to send it."""
-    message, user = update.effective_message, update.effective_user
-    if message is None or user is None:
+    sender = _sender(update)
+    if sender is None:
         return
-    lang = lang_of(user.language_code)
+    message, user, lang = sender
     if message.chat.type != ChatType.PRIVATE:
         await _show(message, Screen(t(lang, "forget.private")))
         return
