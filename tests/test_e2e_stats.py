@@ -4,6 +4,7 @@ delivered again (another process, a redelivered update) counted once."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 from typing import Any
@@ -14,10 +15,12 @@ from bot import delivery, stats
 from bot.callbacks import Action
 from bot.i18n import t
 from bot.services import services
-from bot.stats import Standings
-from tests.conftest import AppFactory
+from bot.stats import Player, Standings
+from bot.store import Store, Write
+from tests.conftest import AppFactory, Clock
 from tests.fakegram import FakeGroup, FakeMessage, FakeUser, Harness, settle
 from tests.tabletop import Tabletop, is_action, stored, table_key
+from tests.test_stats import played
 
 
 async def play_series(top: Tabletop, players: list[FakeUser], kind: str, games: int) -> None:
@@ -141,3 +144,29 @@ async def test_a_finished_game_delivered_again_and_by_another_process_counts_onc
         assert figures["football"].n == 1
         overall, _ = await Standings(h.redis, 60).mine(user.id)
         assert overall["football"].n == 1
+
+
+async def test_a_game_whose_finishing_process_died_is_counted_by_another(
+    harness: Harness, clock: Clock
+) -> None:
+    """The process that committed the last move dies before delivering it: its lease runs
+    out, a live process delivers the finished table, and counts the game then."""
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    group = h.group(creator=ann)
+    table, _ = played("football", 3, [Player(ann.id, "Ann"), Player(bob.id, "Bob")], "dead")
+    table.chat_id = group.id
+    dead = Store(h.redis, 3600, clock)
+    snap, _ = await dead.transact(table_key(group), lambda _: (Write(table, fresh=True), None))
+    assert snap.lease  # the dead process held the delivery
+    standings = Standings(h.redis, 60)
+    assert await standings.in_group(group.id, ann.id) == {}
+    for _ in range(200):
+        if await standings.in_group(group.id, ann.id):
+            break
+        clock.advance(0.5)
+        await asyncio.sleep(0.02)
+    for user in (ann, bob):
+        assert (await standings.in_group(group.id, user.id))["football"].n == 1
+    await settle(h.app)
+    assert any(is_action(Action.STANDINGS)(b) for b in h.last(group).buttons)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from bot import stats
 from bot.models import Seat, Table
 from bot.stats import Finished, Player, Standings
+from bot.store import Store
 from engine import ratings, records
 from engine.base import Game
 from engine.durak import Durak, DurakOptions
@@ -305,3 +306,15 @@ def test_a_record_without_its_table_cannot_be_counted() -> None:
     record = records.parse(Path("docs/durak-record.json").read_text())
     with pytest.raises(records.MalformedRecord):
         stats.from_record(record)
+
+
+async def test_a_stopped_game_counts_nothing(fake_redis: aioredis.Redis) -> None:
+    """/endgame and the computer-only cap leave a table "abandoned": nothing is counted."""
+    table, _ = played("durak", 7, [ANN, BOB], "stop")
+    table.phase = "abandoned"
+    store = Store(fake_redis, TTL)
+    assert await stats.settle(store, table) is None
+    assert await fake_redis.keys(f"{stats.ST}:*") == []
+    table.phase = "finished"
+    assert await stats.settle(store, table) == stats.Moved()  # nobody has 3 games yet
+    assert len(await fake_redis.keys(f"{stats.ST}:*")) > 0
