@@ -527,22 +527,29 @@ async def settle(store: Store, table: Table) -> Moved | None:
 
 
 async def rebuild(redis: aioredis.Redis, paths: Iterable[Path], ttl: int) -> int:
-    """Count the games of these records, in the order given, into the groups' figures
-    (what live counting adds to a group, and nothing personal); how many were counted.
-    A record counted before (by its game) is not counted again."""
-    standings = Standings(redis, ttl)
-    done = 0
-    for path in paths:
-        game = from_record(records.parse(path.read_bytes()))
+    """Rebuild the standings of the groups these records were played in: their figures
+    (and markers) are cleared, then the games are counted in the order given, as live
+    counting counts them into a group (nothing personal is touched); how many games were
+    counted. A record given twice counts once."""
+    found = [from_record(records.parse(path.read_bytes())) for path in paths]
+    by_game: dict[tuple[int, int | None, str], Finished] = {}
+    for game in found:
         if game.in_group:
-            await standings.count(game, personal=False)
-            done += 1
-    return done
+            by_game.setdefault((game.chat, game.thread, game.game_id), game)
+    counted = list(by_game.values())
+    for chat in sorted({game.chat for game in counted}):
+        for pattern in (f"{ST}:g:{chat}:*", f"{ST}:counted:{chat}:*"):
+            async for key in redis.scan_iter(match=pattern, count=1000):
+                await redis.delete(key)
+    standings = Standings(redis, ttl)
+    for game in counted:
+        await standings.count(game, personal=False)
+    return len(counted)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m bot.stats rebuild FILES…``: rebuild groups' standings from records.
-    Clear the group's ``ct:st:g:<chat>:*`` keys first to start from nothing."""
+    """``python -m bot.stats rebuild FILES…``: rebuild groups' standings from records
+    (REDIS_URL says where; GAME_TTL as for the bot)."""
     parser = argparse.ArgumentParser(prog="python -m bot.stats")
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("rebuild", help="count game records into their groups' standings")

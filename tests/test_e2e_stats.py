@@ -5,8 +5,12 @@ delivered again (another process, a redelivered update) counted once."""
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,9 +19,9 @@ from bot import delivery, stats
 from bot.callbacks import Action
 from bot.i18n import t
 from bot.services import services
-from bot.stats import Player, Standings
+from bot.stats import Line, Player, Standings
 from bot.store import Store, Write
-from tests.conftest import AppFactory, Clock
+from tests.conftest import REDIS_URL, AppFactory, Clock
 from tests.fakegram import FakeGroup, FakeMessage, FakeUser, Harness, settle
 from tests.tabletop import Tabletop, is_action, stored, table_key
 from tests.test_stats import played
@@ -170,3 +174,46 @@ async def test_a_game_whose_finishing_process_died_is_counted_by_another(
         assert (await standings.in_group(group.id, user.id))["football"].n == 1
     await settle(h.app)
     assert any(is_action(Action.STANDINGS)(b) for b in h.last(group).buttons)
+
+
+@pytest.mark.redis
+async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figures(
+    real_harness: Harness, tmp_path: Path
+) -> None:
+    """Three games in a group on the real Redis, each record taken with the Record button;
+    ``python -m bot.stats rebuild`` on them clears the group's standings and counts them
+    again: the same figures as counted live."""
+    h = real_harness
+    ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
+    group = h.group(creator=ann)
+    top = Tabletop(h, group)
+    await top.setup_game("durak", [ann, bob, cid])
+    paths = []
+    for number in range(3):
+        if number:
+            await top.tap_group(bob, Action.AGAIN)
+        await top.play([ann, bob, cid], random.Random(number))
+        await top.tap_group(cid, Action.RECORD)
+        _, content = h.last_document(group)
+        path = tmp_path / f"{number}.json"
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        paths.append(str(path))
+    standings = Standings(h.redis, 60)
+    live = await standings.board(group.id, "durak")
+    assert [line.n for line in live] == [3, 3, 3]
+    cli = subprocess.run(
+        [sys.executable, "-m", "bot.stats", "rebuild", *paths],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        env={**os.environ, "REDIS_URL": REDIS_URL},
+    )
+    assert cli.stdout.strip() == "3 games counted"
+    assert await standings.board(group.id, "durak") == live
+    for user in (ann, bob, cid):
+        assert await standings.in_group(group.id, user.id) == {"durak": live_line(live, user)}
+
+
+def live_line(lines: list[Line], user: FakeUser) -> Line:
+    return next(line for line in lines if line.uid == user.id)
