@@ -65,10 +65,14 @@ def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
         )
     text.append(t(lang, "stats.board_note", min=MIN_GAMES))
     address = callbacks.address(chat, None, BOARD_GAME_ID)
+    # The game shown is marked, and tapping it changes nothing (an edit to the same text
+    # is refused by Telegram).
     buttons = tuple(
         Button(
             ("• " if other == kind else "") + t(lang, f"game.{other}"),
-            callbacks.at(address, Action.STANDINGS, "s" + LETTER[other]),
+            callbacks.at(
+                address, Action.STANDINGS, ("=" if other == kind else "s") + LETTER[other]
+            ),
         )
         for other in KINDS
     )

@@ -120,12 +120,16 @@ async def on_forget(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_standings(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     """ "p<game>": the result's Standings button posts the board, once per game (a crowd
-    tapping it makes one message); "s<game>": a board's game button switches it."""
+    tapping it makes one message); "s<game>": a board's game button switches it; "=<game>":
+    the button of the game it shows already."""
     what, letter = tap.cb.arg[:1], tap.cb.arg[1:]
     kind = render_stats.KIND_OF.get(letter)
     message = tap.query.message
-    if kind is None or what not in ("p", "s") or not isinstance(message, Message):
+    if kind is None or what not in ("p", "s", "=") or not isinstance(message, Message):
         await tap.answer("tap.bad")
+        return
+    if what == "=":
+        await tap.answer()
         return
     screen = await board_screen(context, tap.lang, tap.cb.chat_id, kind)
     if what == "s":
