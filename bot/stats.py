@@ -18,7 +18,7 @@ Keys (under :data:`bot.store.KEY_PREFIX`, without the games' TTL; ``<kind>`` is
     ct:st:in:<uid>                set: the groups where he has figures (for /forgetme)
     ct:st:counted:<chat>:<thread>:<game id>   the game was counted; its value says who
                                   moved up on the board. Its TTL outlives the table's key
-                                  (it is renewed each time the finished table is seen).
+                                  (it is renewed each time the finished table is delivered).
     ct:st:posted:<chat>:<thread>:<game id>   the result's Standings button has posted
                                   the board (once per game; an hour)
 
@@ -37,9 +37,10 @@ count, can say who moved up.
 
 Cost of a game's first count: one pipelined read (the marker and the ratings), the
 ratings computed here (engine.ratings, pure), then one script that checks the marker and
-that the ratings read are unchanged (else it reads again), and writes everything. Later
-deliveries of the same finished table cost one read, or nothing in the process that
-counted it (a small cache).
+that the ratings read are unchanged (else it reads again), and writes everything: two
+round trips. Each later delivery of the finished table costs the read alone, which also
+renews the marker's TTL: a commit on a finished table (the Record button) renews the
+table's TTL, and the marker must outlive every delivery of it.
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ import asyncio
 import json
 import os
 import sys
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,7 +71,6 @@ BOARD_SIZE = 10
 MARKER_TTL_MARGIN = 24 * 3600  # seconds a marker outlives the finished table's key
 KINDS = ("durak", "football")
 NO = "~"  # a script argument that is not there
-_CACHED = 256
 
 ST = f"{KEY_PREFIX}:st"
 
@@ -287,14 +286,20 @@ return {{0, text}}
 
 @dataclass
 class _Row:
+    """One hash a game adds to: a seat's figures in one scope ("group", "overall": both
+    rated, each as a game of its own; "computer": not rated)."""
+
     key: str
     seat: int
+    scope: str
     board: str | None = None
-    rated: bool = False
-    trend: bool = False
     old: tuple[str, str] = ("", "")  # mu, sigma as stored ("": none yet)
     old_trend: str = ""
     new: Rating | None = None
+
+    @property
+    def rated(self) -> bool:
+        return self.scope != "computer"
 
 
 @dataclass
@@ -317,17 +322,17 @@ def _plan(game: Finished, personal: bool) -> _Plan:
     if level is not None:
         for seat in people:
             uid = game.players[seat].uid
-            plan.rows.append(_Row(computer_key(uid, kind, level), seat))
+            plan.rows.append(_Row(computer_key(uid, kind, level), seat, "computer"))
         return plan
     if game.chat < 0:
         board = board_key(game.chat, kind)
         for seat in people:
             key = group_key(game.chat, kind, game.players[seat].uid)
-            plan.rows.append(_Row(key, seat, board=board, rated=True))
+            plan.rows.append(_Row(key, seat, "group", board=board))
     if personal:
         for seat in people:
             key = person_key(game.players[seat].uid, kind)
-            plan.rows.append(_Row(key, seat, rated=True, trend=True))
+            plan.rows.append(_Row(key, seat, "overall"))
     return plan
 
 
@@ -338,10 +343,10 @@ def _text(raw: Any) -> str:
 def _rate(game: Finished, plan: _Plan) -> None:
     """New ratings for every rated row: the group's and the overall ones, each scope
     rated as one game of its own (ties and ranks from the outcome)."""
-    scopes: dict[bool, list[_Row]] = {}
+    scopes: dict[str, list[_Row]] = {}
     for row in plan.rows:
         if row.rated:
-            scopes.setdefault(row.trend, []).append(row)
+            scopes.setdefault(row.scope, []).append(row)
     for rows in scopes.values():
         old = [Rating(float(r.old[0]), float(r.old[1])) if r.old[0] else Rating() for r in rows]
         ranks = [game.outcome.ranks[r.seat] for r in rows]
@@ -360,7 +365,7 @@ def _args(game: Finished, plan: _Plan, ttl: int) -> list[Any]:
         else:
             args += [*row.old, repr(row.new.mu), repr(row.new.sigma), repr(row.new.shown)]
         args += ["1" if ratings.streak_goes_on(game.outcome, row.seat) else "0", player.name]
-        if row.trend and row.new is not None:
+        if row.scope == "overall" and row.new is not None:
             history = [v for v in row.old_trend.split(",") if v]
             args.append(",".join([*history, f"{row.new.shown:.2f}"][-ratings.TREND_LEN :]))
         else:
@@ -391,28 +396,25 @@ class Standings:
         self.redis = redis
         self.marker_ttl = ttl + MARKER_TTL_MARGIN
         self._count = redis.register_script(_COUNT)
-        self._seen: OrderedDict[str, Moved] = OrderedDict()
         self.round_trips = 0  # Redis calls made by count (the cost the docstring states)
 
     async def count(self, game: Finished, *, personal: bool = True) -> Moved:
         """Count ``game`` unless it was counted already; who moved up on the board.
         ``personal`` False: the group's figures only (a rebuild)."""
         marker = marker_key(game.chat, game.thread, game.game_id)
-        seen = self._seen.get(marker)
-        if seen is not None:
-            return seen
         for _ in range(50):
             plan = _plan(game, personal)
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.get(marker)
+                pipe.expire(marker, self.marker_ttl)  # outlive the table, kept on by commits
                 for row in plan.rows:
                     if row.rated:
                         pipe.hmget(row.key, ["mu", "sigma", "tr"])
                 found = await pipe.execute()
             self.round_trips += 1
             if found[0] is not None:
-                return self._remember(marker, Moved.parse(found[0]))
-            for row, values in zip([r for r in plan.rows if r.rated], found[1:], strict=True):
+                return Moved.parse(found[0])
+            for row, values in zip([r for r in plan.rows if r.rated], found[2:], strict=True):
                 row.old = (_text(values[0]), _text(values[1]))
                 row.old_trend = _text(values[2])
             _rate(game, plan)
@@ -420,14 +422,8 @@ class Standings:
             status, text = await self._count(keys=[marker, *plan.keys], args=args)
             self.round_trips += 1
             if int(status) != 2:
-                return self._remember(marker, Moved.parse(text))
+                return Moved.parse(text)
         raise RuntimeError(f"the ratings of {marker} kept changing")
-
-    def _remember(self, marker: str, moved: Moved) -> Moved:
-        self._seen[marker] = moved
-        while len(self._seen) > _CACHED:
-            self._seen.popitem(last=False)
-        return moved
 
     async def board(self, chat: int, kind: str) -> list[Line]:
         """The group's top :data:`BOARD_SIZE` by shown rating."""

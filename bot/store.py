@@ -28,6 +28,9 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
 
     ct:rl:all, ct:rl:c:<chat_id>  the shared rate-limit buckets (bot.limiter)
 
+    ct:st:...      the standings: per group and per person, without a TTL (their layout
+                   is documented in bot.stats)
+
 ``v`` and ``d`` change only together, through a compare-and-set on ``v`` (a Lua script;
 the in-process store without REDIS_URL and the tests run the same scripts on fakeredis
 with Lua), so two bot processes serving the same chat can neither lose nor double a move.
