@@ -217,3 +217,18 @@ async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figu
 
 def live_line(lines: list[Line], user: FakeUser) -> Line:
     return next(line for line in lines if line.uid == user.id)
+
+
+async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    group = h.group(creator=ann, forum=True)
+    topic = h.topic(group, "Football")
+    top = Tabletop(h, group, topic)
+    await top.setup_game("football", [ann, bob])
+    await top.play([ann, bob], random.Random(5))
+    for user in (ann, bob):
+        assert (await Standings(h.redis, 60).in_group(group.id, user.id))["football"].n == 1
+    await h.tap(bob, top.table_message(), is_action(Action.STANDINGS))
+    board = bot_reply(h, group, "📊 Standings")
+    assert board.thread_id == topic  # posted where the game was played
