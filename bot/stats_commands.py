@@ -49,10 +49,16 @@ async def _show(message: Message, screen: Screen, *, reply: bool = True) -> None
 async def board_screen(
     context: ContextTypes.DEFAULT_TYPE, lang: str, chat: int, kind: str | None
 ) -> Screen:
-    """A group's board for ``kind``; None: the game with the most people on its board."""
+    """A group's board for ``kind``; None: the game with the most people on its board
+    (or, while nobody is on a board yet, the one played there most)."""
     standings = _standings(context)
     if kind is None:
-        sizes = [await standings.redis.zcard(stats.board_key(chat, k)) for k in KINDS]
+        async with standings.redis.pipeline(transaction=False) as pipe:
+            for k in KINDS:
+                pipe.zcard(stats.board_key(chat, k))
+                pipe.hlen(stats.h2h_key(chat, k))
+            found = await pipe.execute()
+        sizes = list(zip(found[::2], found[1::2], strict=True))
         kind = KINDS[sizes.index(max(sizes))]
     return render_stats.board(lang, chat, kind, await standings.board(chat, kind))
 
@@ -78,7 +84,14 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         await _show(message, render_stats.mine(lang, overall, vs), reply=False)
         return
     chat = message.chat.id
-    target = message.reply_to_message.from_user if message.reply_to_message else None
+    replied = message.reply_to_message
+    # In a forum topic, a message that replies to nothing replies to the topic's start.
+    starts_topic = (
+        bool(message.is_topic_message)
+        and replied is not None
+        and replied.message_id == message.message_thread_id
+    )
+    target = replied.from_user if replied is not None and not starts_topic else None
     if target is None or target.is_bot:
         await _show(message, await board_screen(context, lang, chat, None))
         return

@@ -232,3 +232,5 @@ async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) ->
     await h.tap(bob, top.table_message(), is_action(Action.STANDINGS))
     board = bot_reply(h, group, "📊 Standings")
     assert board.thread_id == topic  # posted where the game was played
+    await h.command(ann, group, "/stats", thread=topic)  # replies to the topic's start
+    assert h.last(group).text == board.text
