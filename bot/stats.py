@@ -16,9 +16,10 @@ Keys (under :data:`bot.store.KEY_PREFIX`, without the games' TTL; ``<kind>`` is
     ct:st:c:<uid>:<kind>:<level>  hash: his figures against the computer at that level
                                   (games with a computer seat count only here)
     ct:st:in:<uid>                set: the groups where he has figures (for /forgetme)
-    ct:st:counted:<chat>:<thread>:<game id>   the game was counted; its value says who
-                                  moved up on the board. Its TTL outlives the table's key
-                                  (it is renewed each time the finished table is delivered).
+    ct:st:counted:<game id>:<deal>   the game was counted (<deal>: a hash of its deal,
+                                  bot.stats.deal_digest); its value says who moved up on
+                                  the board. Its TTL outlives the table's key (it is
+                                  renewed each time the finished table is delivered).
     ct:st:posted:<chat>:<thread>:<game id>   the result's Standings button has posted
                                   the board (once per game; an hour)
 
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import sys
@@ -62,7 +64,7 @@ from bot import games
 from bot.models import Table
 from bot.store import KEY_PREFIX, Store
 from engine import ratings, records
-from engine.base import Game, MalformedRecord
+from engine.base import Game, IllegalMove, MalformedRecord
 from engine.players import LEVELS
 from engine.ratings import Outcome, Rating
 
@@ -99,8 +101,16 @@ def groups_key(uid: int) -> str:
     return f"{ST}:in:{uid}"
 
 
-def marker_key(chat: int, thread: int | None, game_id: str) -> str:
-    return f"{ST}:counted:{chat}:{thread or 0}:{game_id}"
+def marker_key(game_id: str, deal: str) -> str:
+    return f"{ST}:counted:{game_id}:{deal}"
+
+
+def deal_digest(game: Game) -> str:
+    """What tells one game from every other: its deal (shuffled deck, seats, options),
+    hashed. Not the chat: a table moves when its group becomes a supergroup, and its
+    finished game must not count again there; not the game id alone: four characters."""
+    header = json.dumps(game.header(), sort_keys=True, ensure_ascii=False)
+    return hashlib.blake2b(header.encode(), digest_size=9).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -114,11 +124,15 @@ class Player:
 class Finished:
     """A finished game as standings need it, from a table (live) or a record (rebuild)."""
 
-    chat: int
-    thread: int | None
+    chat: int  # the group (a forum topic counts for its group), or a private chat
     game_id: str
     players: tuple[Player, ...]
     outcome: Outcome
+    deal: str = ""  # deal_digest of the game
+
+    @property
+    def marker(self) -> str:
+        return marker_key(self.game_id, self.deal)
 
     @property
     def kind(self) -> str:
@@ -138,12 +152,12 @@ class Finished:
 
 
 def _finished(
-    chat: int, thread: int | None, game_id: str, players: Sequence[Player], kind: str, game: Game
+    chat: int, game_id: str, players: Sequence[Player], kind: str, game: Game
 ) -> Finished:
     result = game.result()
     assert result is not None
     outcome = ratings.outcome(kind, result, game.summary())
-    return Finished(chat, thread, game_id, tuple(players), outcome)
+    return Finished(chat, game_id, tuple(players), outcome, deal_digest(game))
 
 
 def from_table(table: Table) -> Finished | None:
@@ -151,9 +165,7 @@ def from_table(table: Table) -> Finished | None:
     if table.phase != "finished" or table.kind is None or table.state is None:
         return None
     players = [Player(s.user_id, s.name, s.computer) for s in table.seats]
-    return _finished(
-        table.chat_id, table.thread_id, table.game_id, players, table.kind, games.current(table)
-    )
+    return _finished(table.chat_id, table.game_id, players, table.kind, games.current(table))
 
 
 def record_table(table: Table) -> dict[str, Any]:
@@ -174,24 +186,23 @@ def from_record(record: dict[str, Any]) -> Finished:
     if not isinstance(meta, dict):
         raise MalformedRecord("the record has no table field: whose game is it?")
     game, moves = records.load(record)
-    for move in moves:
-        game.apply(move)
+    for index, move in enumerate(moves):
+        try:
+            game.apply(move)
+        except IllegalMove as exc:
+            raise MalformedRecord(f"move {index} is illegal: {exc.message}") from None
     if game.result() is None:
         raise MalformedRecord("the game is not finished")
     names = game.players
     users, levels = meta.get("users"), meta.get("computer")
     if not isinstance(users, list) or not isinstance(levels, list) or len(users) != len(names):
         raise MalformedRecord("table.users must give a user id for every player")
-    players = [Player(int(u), n, c) for u, n, c in zip(users, names, levels, strict=True)]
-    thread = meta.get("thread")
-    return _finished(
-        int(meta["chat"]),
-        int(thread) if thread else None,
-        str(meta["game_id"]),
-        players,
-        str(record["game"]),
-        game,
-    )
+    try:
+        players = [Player(int(u), n, c) for u, n, c in zip(users, names, levels, strict=True)]
+        chat, game_id = int(meta["chat"]), str(meta["game_id"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MalformedRecord(f"a bad table field: {exc}") from None
+    return _finished(chat, game_id, players, str(record["game"]), game)
 
 
 @dataclass(frozen=True)
@@ -401,7 +412,7 @@ class Standings:
     async def count(self, game: Finished, *, personal: bool = True) -> Moved:
         """Count ``game`` unless it was counted already; who moved up on the board.
         ``personal`` False: the group's figures only (a rebuild)."""
-        marker = marker_key(game.chat, game.thread, game.game_id)
+        marker = game.marker
         for _ in range(50):
             plan = _plan(game, personal)
             async with self.redis.pipeline(transaction=False) as pipe:
@@ -459,6 +470,21 @@ class Standings:
         raw = await self.redis.hmget(h2h_key(chat, kind), [f"{low}&{high}", f"{a}>{b}", f"{b}>{a}"])
         n, won, lost = (int(_text(x) or 0) for x in raw)
         return n, won, lost
+
+    async def move_group(self, old: int, new: int) -> None:
+        """A basic group became a supergroup: its standings follow it (figures already
+        there, from a move that an error cut short, are kept)."""
+        prefix = f"{ST}:g:{old}:"
+        async for raw in self.redis.scan_iter(match=prefix + "*", count=1000):
+            key = _text(raw)
+            rest = key.removeprefix(prefix)
+            await self.redis.renamenx(key, f"{ST}:g:{new}:{rest}")
+            uid = rest.partition(":")[2]
+            if uid.lstrip("-").isdigit():
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.srem(groups_key(int(uid)), old)
+                    pipe.sadd(groups_key(int(uid)), new)
+                    await pipe.execute()
 
     async def forget(self, uid: int) -> None:
         """Erase his figures everywhere; what others' figures say of him stays, nameless."""
@@ -528,15 +554,16 @@ async def rebuild(redis: aioredis.Redis, paths: Iterable[Path], ttl: int) -> int
     counting counts them into a group (nothing personal is touched); how many games were
     counted. A record given twice counts once."""
     found = [from_record(records.parse(path.read_bytes())) for path in paths]
-    by_game: dict[tuple[int, int | None, str], Finished] = {}
+    by_game: dict[str, Finished] = {}
     for game in found:
         if game.in_group:
-            by_game.setdefault((game.chat, game.thread, game.game_id), game)
+            by_game.setdefault(game.marker, game)
     counted = list(by_game.values())
     for chat in sorted({game.chat for game in counted}):
-        for pattern in (f"{ST}:g:{chat}:*", f"{ST}:counted:{chat}:*"):
-            async for key in redis.scan_iter(match=pattern, count=1000):
-                await redis.delete(key)
+        async for key in redis.scan_iter(match=f"{ST}:g:{chat}:*", count=1000):
+            await redis.delete(key)
+    if counted:
+        await redis.delete(*(game.marker for game in counted))
     standings = Standings(redis, ttl)
     for game in counted:
         await standings.count(game, personal=False)

@@ -234,3 +234,22 @@ async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) ->
     assert board.thread_id == topic  # posted where the game was played
     await h.command(ann, group, "/stats", thread=topic)  # replies to the topic's start
     assert h.last(group).text == board.text
+
+
+async def test_standings_follow_a_group_into_its_supergroup_and_count_no_game_twice(
+    harness: Harness,
+) -> None:
+    """The finished table moves to the new chat id and is delivered there again: its game
+    is known by its deal, not its chat, so it is not counted a second time."""
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    old = h.group(kind="group", creator=ann)
+    await play_series(Tabletop(h, old), [ann, bob], "football", 1)
+    new = await h.upgrade(old)
+    assert (await stored(h, new))["chat_id"] == new.id  # the table followed, and was shown
+    standings = Standings(h.redis, 60)
+    for user in (ann, bob):
+        assert await standings.in_group(old.id, user.id) == {}
+        assert (await standings.in_group(new.id, user.id))["football"].n == 1
+        assert (await standings.mine(user.id))[0]["football"].n == 1
+        assert await h.redis.smembers(stats.groups_key(user.id)) == {str(new.id).encode()}

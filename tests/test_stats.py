@@ -46,7 +46,7 @@ async def figures(redis: aioredis.Redis, key: str) -> dict[str, str]:
 
 def durak(game_id: str, players: list[Player], fool: int | None, chat: int = GROUP) -> Finished:
     ranks = tuple(2 if seat == fool else 1 for seat in range(len(players)))
-    return Finished(chat, None, game_id, tuple(players), Outcome("durak", ranks, fool=fool))
+    return Finished(chat, game_id, tuple(players), Outcome("durak", ranks, fool=fool))
 
 
 def table_of(game: Game, kind: str, players: list[Player], game_id: str = "g001") -> Table:
@@ -118,7 +118,7 @@ async def test_football_wins_draws_losses_and_goals(
     standings: Standings, goals: list[int], winner: int | None
 ) -> None:
     outcome = ratings.outcome("football", {"goals": goals, "winner": winner}, {})
-    await standings.count(Finished(GROUP, None, "f001", (ANN, BOB), outcome))
+    await standings.count(Finished(GROUP, "f001", (ANN, BOB), outcome))
     ann = await figures(standings.redis, stats.group_key(GROUP, "football", ANN.uid))
     bob = await figures(standings.redis, stats.person_key(BOB.uid, "football"))
     assert (ann["gf"], ann["ga"], bob["gf"], bob["ga"]) == tuple(
@@ -153,7 +153,7 @@ async def test_a_game_delivered_twice_and_by_two_processes_is_counted_once(
     game = durak("d001", [ANN, BOB, CID], fool=2)
     moved = await asyncio.gather(first.count(game), second.count(game), first.count(game))
     assert moved[0] == moved[1] == moved[2]
-    marker = stats.marker_key(GROUP, None, "d001")
+    marker = game.marker
     await fake_redis.expire(marker, 5)  # time has passed since the count
     third = Standings(fake_redis, TTL)  # a process that takes a redelivery over
     assert await third.count(game) == moved[0] and third.round_trips == 1  # the read alone
