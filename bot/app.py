@@ -36,6 +36,7 @@ from bot import (
     migrate,
     once,
     play,
+    stats_commands,
     taps,
     turns,
 )
@@ -63,6 +64,8 @@ _TAPS: dict[Action, taps.TapHandler] = {
     Action.RECORD: play.on_record,
     Action.COMPUTER: computer.on_computer,
     Action.BACK: play.on_back,
+    Action.STANDINGS: stats_commands.on_standings,
+    Action.FORGET: stats_commands.on_forget,
 }
 
 
@@ -156,6 +159,8 @@ def build_application(
     app.add_handler(CommandHandler("help", commands.help_))
     app.add_handler(CommandHandler("rules", commands.rules))
     app.add_handler(CommandHandler("record", commands.record))
+    app.add_handler(CommandHandler("stats", stats_commands.stats_command))
+    app.add_handler(CommandHandler("forgetme", stats_commands.forgetme))
     app.add_handler(CallbackQueryHandler(on_tap))
     app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrate.on_migrate))
     app.add_handler(ChatMemberHandler(members.on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))

@@ -60,6 +60,8 @@ class Action(StrEnum):
     CARDS = "C"  # "My cards" in the group: the hand in an alert
     COMPUTER = "B"  # lobby: "+" adds a computer seat, "-" removes one, "v" changes the level
     BACK = "K"  # "I'm back" on the hand of a player who is away
+    STANDINGS = "T"  # arg: "p" post the board, "s" switch it, "=" its game; then f or d
+    FORGET = "F"  # /forgetme's confirmation in a private chat (chat: the user himself)
 
 
 class BadCallback(ValueError):

@@ -17,7 +17,7 @@ from bot.taps import is_admin
 
 log = logging.getLogger(__name__)
 
-MENU = ("newgame", "endgame", "rules", "record", "help")
+MENU = ("newgame", "endgame", "rules", "record", "stats", "forgetme", "help")
 
 
 def _where(message: Message) -> tuple[int, int | None]:
@@ -131,7 +131,8 @@ async def help_(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
         return
-    await _say(message, t(lang_of(user.language_code), "cmd.help"), reply=False)
+    lang = lang_of(user.language_code)
+    await _say(message, t(lang, "cmd.help") + "\n\n" + t(lang, "cmd.help_stats"), reply=False)
 
 
 async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -55,11 +55,12 @@ from telegram.error import (
 )
 from telegram.ext import Application, ContextTypes
 
-from bot import views
+from bot import stats, views
 from bot.limiter import Priority, granted, retry_after_seconds
 from bot.models import Slot
 from bot.screen import Screen
 from bot.services import Services, services
+from bot.stats import Moved
 from bot.store import LEASE_MS, TABLE_SLOT, Snapshot, Write, table_key, user_slot
 
 log = logging.getLogger(__name__)
@@ -165,6 +166,7 @@ class _Pass:
     junk: list[tuple[int, int, bool]] = field(default_factory=list)  # to remove later
     reach: dict[int, bool] = field(default_factory=dict)
     migrated: int | None = None  # the group became this supergroup
+    moved: Moved | None = None  # a finished game counted in its group: who moved up
 
     def later(self, when: float) -> None:
         self.due = when if self.due is None else min(self.due, when)
@@ -249,6 +251,7 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     done = _Pass(snap, svc.clock)
     if snap.table is None:  # gone, or unreadable: nothing to show
         return done
+    done.moved = await stats.settle(svc.store, snap.table)  # counted once (bot.stats)
     jobs, removals = _plan(svc, snap, done)
     # A message sent anew supersedes the old one: its removal is asked for with it.
     tidy = [j for j in jobs if (j.ring or j.fresh) and j.slot is not None and j.slot.id]
@@ -343,7 +346,7 @@ def _group_job(svc: Services, snap: Snapshot, now: float, done: _Pass) -> _Job |
     say when the edit is due. A new game (Play again) gets a new message."""
     table = snap.table
     assert table is not None
-    screen = views.group_screen(table, svc.bot_username)
+    screen = views.group_screen(table, svc.bot_username, done.moved)
     slot = snap.slots.get(TABLE_SLOT)
     fresh = slot is not None and slot.game not in ("", table.game_id)
     if not fresh and _shown(slot, screen, table.version):

@@ -17,7 +17,7 @@ import logging
 from telegram import Update
 from telegram.ext import ContextTypes
 
-from bot import delivery, turns
+from bot import delivery, stats, turns
 from bot.delivery import AnyApp
 from bot.services import services
 from bot.store import BUSY, MOVED, TABLE_SLOT, Snapshot, Write, table_key
@@ -40,6 +40,7 @@ async def follow(app: AnyApp | ContextTypes.DEFAULT_TYPE, old_chat: int, new_cha
         await asyncio.sleep(BUSY_RETRY)
     if moved == MOVED:
         log.info("table of chat %s moved to its supergroup %s", old_chat, new_chat)
+    await stats.of(svc.store).move_group(old_chat, new_chat)
 
     def decide(snap: Snapshot) -> tuple[Write, bool]:
         table = snap.table

@@ -19,6 +19,7 @@ from bot.callbacks import STAMP_LEN, stamp
 from bot.models import Table
 from bot.render import Ctx
 from bot.services import services
+from bot.stats import record_table
 from bot.store import Snapshot, Write
 from bot.taps import Reply, Tap, commit, current_table, refuse
 from engine import records
@@ -168,7 +169,7 @@ async def post_record(
     """Post the table's game record (docs/records.md) as a JSON document in its chat, in
     reply to ``reply_to`` when given; False when Telegram refused it. The one way a record
     leaves the bot: the Record button and /record both come here."""
-    record = records.export(games.load(table), table.moves)
+    record = {**records.export(games.load(table), table.moves), "table": record_table(table)}
     try:
         await context.bot.send_document(
             table.chat_id,

@@ -32,6 +32,8 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
                    hour: a redelivered update is dropped (bot.once)
     ct:member:<chat_id>:<uid>  "1" for a minute after Telegram said that <uid> is in the
                    group <chat_id> (joining needs it; bot.members)
+    ct:st:...      the standings: per group and per person, without a TTL (their layout
+                   is documented in bot.stats)
 
 ``v`` and ``d`` change only together, through a compare-and-set on ``v`` (a Lua script;
 the in-process store without REDIS_URL and the tests run the same scripts on fakeredis

@@ -40,6 +40,7 @@ GROUP_ACTIONS = frozenset(
         Action.RECORD,
         Action.CARDS,
         Action.COMPUTER,
+        Action.STANDINGS,
     }
 )
 

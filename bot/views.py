@@ -6,11 +6,12 @@ Game screens come from the engine's views only: ``game.view(None)`` for the grou
 
 from __future__ import annotations
 
-from bot import callbacks, games, render_durak, render_football, render_lobby
+from bot import callbacks, games, render_durak, render_football, render_lobby, render_stats
 from bot.callbacks import Action
 from bot.models import Table
 from bot.render import Ctx, esc
 from bot.screen import Button, Screen
+from bot.stats import Moved
 from engine.durak import DurakView
 from engine.football import FootballView
 
@@ -25,7 +26,9 @@ def series_line(ctx: Ctx) -> str:
     return ctx.t(f"series.{table.kind}", games=table.games, scores=scores)
 
 
-def group_screen(table: Table, bot_username: str) -> Screen:
+def group_screen(table: Table, bot_username: str, moved: Moved | None = None) -> Screen:
+    """The group's message; ``moved``: the finished game was counted in the group's
+    standings (bot.stats), and who moved up on its board with it."""
     ctx = Ctx(table, table.lang)
     if table.phase == "pick":
         return render_lobby.picker(ctx)
@@ -56,6 +59,8 @@ def group_screen(table: Table, bot_username: str) -> Screen:
     series = series_line(ctx)
     if series and table.phase != "playing":
         lines.append(series)
+    if moved is not None and table.phase == "finished":
+        lines += render_stats.moved_lines(ctx, moved)
     rows: list[tuple[Button, ...]] = []
     if table.phase == "playing":
         gone = [i for i, s in enumerate(table.seats) if s.away]
@@ -76,6 +81,8 @@ def group_screen(table: Table, bot_username: str) -> Screen:
                 Button(ctx.t("btn.record"), ctx.cb(Action.RECORD)),
             )
         )
+        if moved is not None:
+            rows.append((render_stats.standings_button(ctx),))
     else:
         rows.append((Button(ctx.t("btn.record"), ctx.cb(Action.RECORD)),))
     return Screen("\n\n".join(lines), tuple(rows))

@@ -1,0 +1,146 @@
+"""The standings as text: a group's board, a person's figures, who moved up.
+
+Numbers stand after a colon ("games: 5") so that every phrase reads right for any number
+in all three languages (the catalogues have no plural forms).
+"""
+
+from __future__ import annotations
+
+from bot import callbacks
+from bot.callbacks import Action
+from bot.i18n import t
+from bot.render import Ctx, esc
+from bot.screen import Button, Screen
+from bot.stats import KINDS, MIN_GAMES, Line, Moved
+from engine.ratings import trend
+
+BOARD_GAME_ID = "0000"  # a board's buttons name no game; the address needs one
+LETTER = {kind: kind[0] for kind in KINDS}
+KIND_OF = {letter: kind for kind, letter in LETTER.items()}
+
+
+def _pct(part: int, whole: int) -> int:
+    return round(100 * part / whole) if whole else 0
+
+
+def _name(line: Line) -> str:
+    return esc(line.name) if line.name else "—"
+
+
+def _rating(line: Line) -> str:
+    return f"{line.rating.shown:.1f}" if line.rating is not None else "—"
+
+
+def moved_lines(ctx: Ctx, moved: Moved) -> list[str]:
+    """The result message's line on who moved up on the group's board (none: nothing)."""
+    names = []
+    for uid, place in moved.up:
+        seat = ctx.table.seat_of(uid)
+        names.append(ctx.t("stats.place", name=ctx.name(seat), place=place))
+    return [ctx.t("stats.moved_up", names=", ".join(names))] if names else []
+
+
+def standings_button(ctx: Ctx) -> Button:
+    kind = ctx.table.kind or "durak"
+    return Button(ctx.t("btn.standings"), ctx.cb(Action.STANDINGS, "p" + LETTER[kind]))
+
+
+def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
+    """A group's top players at one game, with a button per game to switch."""
+    text = [t(lang, "stats.board_title", game=t(lang, f"game.{kind}"))]
+    if not lines:
+        text.append(t(lang, "stats.board_empty", min=MIN_GAMES))
+    share = "fool" if kind == "durak" else "won"
+    for place, line in enumerate(lines, 1):
+        text.append(
+            t(
+                lang,
+                f"stats.row_{kind}",
+                place=place,
+                name=_name(line),
+                rating=_rating(line),
+                n=line.n,
+                pct=_pct(line.get(share), line.n),
+            )
+        )
+    text.append(t(lang, "stats.board_note", min=MIN_GAMES))
+    address = callbacks.address(chat, None, BOARD_GAME_ID)
+    # The game shown is marked, and tapping it changes nothing (an edit to the same text
+    # is refused by Telegram).
+    buttons = tuple(
+        Button(
+            ("• " if other == kind else "") + t(lang, f"game.{other}"),
+            callbacks.at(
+                address, Action.STANDINGS, ("=" if other == kind else "s") + LETTER[other]
+            ),
+        )
+        for other in KINDS
+    )
+    return Screen("\n".join(text), (buttons,))
+
+
+def figures(lang: str, kind: str, line: Line) -> str:
+    """One person's counters at one game."""
+    if kind == "durak":
+        return t(
+            lang,
+            "stats.durak_figures",
+            n=line.n,
+            fool=line.get("fool"),
+            pct=_pct(line.get("fool"), line.n),
+            draw=line.get("draw"),
+            first=line.get("first"),
+        )
+    return t(
+        lang,
+        "stats.football_figures",
+        n=line.n,
+        won=line.get("won"),
+        draw=line.get("draw"),
+        lost=line.get("lost"),
+        gf=line.get("gf"),
+        ga=line.get("ga"),
+    )
+
+
+def _game_block(lang: str, kind: str, line: Line) -> list[str]:
+    rating = t(lang, "stats.rating", rating=_rating(line), trend=trend(line.trend)).rstrip()
+    streak = t(lang, f"stats.streak_{kind}", cur=line.get("cur"), best=line.get("best"))
+    return [f"<b>{t(lang, f'game.{kind}')}</b>", figures(lang, kind, line), rating, streak]
+
+
+def mine(lang: str, overall: dict[str, Line], vs: dict[tuple[str, str], Line]) -> Screen:
+    """A person's own figures across all groups, and against the computer per level."""
+    text = [t(lang, "stats.mine_title")]
+    if not overall and not vs:
+        text.append(t(lang, "stats.nothing"))
+    for kind, line in overall.items():
+        text.append("\n".join(_game_block(lang, kind, line)))
+    if vs:
+        rows = [t(lang, "stats.vs_computer")]
+        for (kind, level), line in vs.items():
+            where = t(
+                lang,
+                "stats.vs_level",
+                game=t(lang, f"game.{kind}"),
+                level=t(lang, f"computer.level.{level}"),
+            )
+            rows.append(f"{where}: {figures(lang, kind, line)}")
+        text.append("\n".join(rows))
+    return Screen("\n\n".join(text))
+
+
+def his(
+    lang: str, name: str, lines: dict[str, Line], h2h: dict[str, tuple[int, int, int]]
+) -> Screen:
+    """Someone's figures in this group, with his record against the asker."""
+    text = [t(lang, "stats.his_title", name=esc(name))]
+    if not lines:
+        text.append(t(lang, "stats.nothing"))
+    for kind, line in lines.items():
+        block = _game_block(lang, kind, line)
+        n, won, lost = h2h.get(kind, (0, 0, 0))
+        if n:
+            block.append(t(lang, "stats.h2h", n=n, name=esc(name), his=won, yours=lost))
+        text.append("\n".join(block))
+    return Screen("\n\n".join(text))

@@ -1,0 +1,255 @@
+"""Standings end to end: games played in a group through the fake Bot API, then /stats in
+the group and in private, the result's Standings button, /forgetme, and a finished game
+delivered again (another process, a redelivered update) counted once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import delivery, stats
+from bot.callbacks import Action
+from bot.i18n import t
+from bot.services import services
+from bot.stats import Line, Player, Standings
+from bot.store import Store, Write
+from tests.conftest import REDIS_URL, AppFactory, Clock
+from tests.fakegram import FakeGroup, FakeMessage, FakeUser, Harness, settle
+from tests.tabletop import Tabletop, is_action, stored, table_key
+from tests.test_stats import played
+
+
+async def play_series(top: Tabletop, players: list[FakeUser], kind: str, games: int) -> None:
+    """``games`` games in a row at the table (Play again between them)."""
+    await top.setup_game(kind, players)
+    for number in range(games):
+        if number:
+            await top.tap_group(players[0], Action.AGAIN)
+        await top.play(players, random.Random(number))
+
+
+def bot_reply(h: Harness, chat: FakeGroup | FakeUser, title: str) -> FakeMessage:
+    """The newest message of the bot in the chat that starts with ``title``."""
+    found = [m for m in h.screen(chat) if m.from_bot and (m.text or "").startswith(title)]
+    assert found, f"no message starting {title!r}"
+    return found[-1]
+
+
+def title(lang: str, key: str, **params: Any) -> str:
+    """The plain text a catalogue title starts with (its HTML tags dropped)."""
+    return re.sub(r"<[^>]+>", "", t(lang, key, **params)).split("{")[0].strip()
+
+
+async def test_games_in_a_group_make_its_board_and_everyones_own_figures(
+    harness: Harness,
+) -> None:
+    h = harness
+    ann, bob, cid = h.user("Ann"), h.user("Борис", language_code="ru"), h.user("Cid")
+    group = h.group(creator=ann)
+    top = Tabletop(h, group)
+    await play_series(top, [ann, bob, cid], "durak", 3)
+    data = await stored(h, group)
+    result = top.table_message()
+    # The result says who moved up (all three have three games now) and offers the board.
+    assert t("en", "stats.moved_up", names="").strip() in (result.text or "")
+    for user in (ann, bob, cid):
+        assert user.first_name in (result.text or "").split("📈")[1]
+    standings_button = is_action(Action.STANDINGS)
+    assert any(standings_button(b) for b in result.buttons)
+
+    # /stats in the group: the board, in the asker's language.
+    await h.command(ann, group, "/stats")
+    board = bot_reply(h, group, "📊 Standings")
+    rows = [line for line in (board.text or "").splitlines() if line[:2] in ("1.", "2.", "3.")]
+    assert len(rows) == 3 and all("games: 3" in row for row in rows)
+    names = [row.split(" — ")[0][3:] for row in rows]
+    assert sorted(names) == sorted(["Ann", "Борис", "Cid"])
+    fools = {s["name"]: data["series"].get(str(s["user_id"]), 0) for s in data["seats"]}
+    # the fewer times a fool, the higher (ratings tie-break aside): the top has the fewest
+    assert fools[names[0]] == min(fools.values()) and fools[names[2]] == max(fools.values())
+    for row in rows:
+        name = row.split(" — ")[0][3:]
+        assert f"fool: {round(100 * fools[name] / 3)}%" in row
+    await h.command(bob, group, "/stats")
+    assert "игр: 3" in (bot_reply(h, group, "📊 Таблица").text or "")
+
+    # Its football button switches the same message to the (empty) football board.
+    await h.tap(ann, board, lambda b: is_action(Action.STANDINGS, "sf")(b))
+    switched = next(m for m in h.screen(group) if m.message_id == board.message_id)
+    assert t("en", "game.football") in (switched.text or "")
+    assert title("en", "stats.board_empty", min=3) in (switched.text or "")
+
+    # The result's Standings button posts the board once, however many tap it.
+    before = len([m for m in h.screen(group) if m.from_bot])
+    await h.tap(cid, result, standings_button)
+    answer = await h.tap(bob, result, standings_button)
+    assert len([m for m in h.screen(group) if m.from_bot]) == before + 1
+    assert answer.text == t("ru", "stats.posted")
+
+    # /stats in private: his own figures, with a trend of his rating.
+    await h.private(ann, "/stats")
+    mine = bot_reply(h, ann, "📊 Your statistics").text or ""
+    assert f"Games: 3 · fool: {fools['Ann']}" in mine
+    trend = mine.split("Rating: ")[1].splitlines()[0].split()[1]
+    assert len(trend) == 3 and set(trend) <= set("▁▂▃▄▅▆▇")
+
+    # /stats in reply to Cid's message: Cid's figures here, and his record against Ann.
+    said = await h.send_text(cid, group, "gg")
+    await h.command(ann, group, "/stats", reply_to=said)
+    his = bot_reply(h, group, "📊 Cid").text or ""
+    assert "Games: 3" in his and "games together: 3" in his
+
+
+async def test_forgetme_erases_his_figures_after_a_confirmation(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob", language_code="uk")
+    group = h.group(creator=ann)
+    await play_series(Tabletop(h, group), [ann, bob], "football", 3)
+    await h.command(bob, group, "/forgetme")
+    assert bot_reply(h, group, t("uk", "forget.private")[:10])
+    await h.private(bob, "/forgetme")
+    question = bot_reply(h, bob, t("uk", "forget.ask")[:20])
+    standings = stats.of(services(h.app).store)
+    assert (await standings.mine(bob.id))[0]["football"].n == 3  # nothing erased yet
+    await h.tap(bob, question, is_action(Action.FORGET))
+    assert t("uk", "forget.done") in (h.last(bob).text or "")
+    await h.private(bob, "/stats")
+    assert t("uk", "stats.nothing") in (h.last(bob).text or "")
+    await h.command(ann, group, "/stats")
+    board = bot_reply(h, group, "📊 Standings").text or ""
+    assert "Bob" not in board and "1. Ann" in board
+
+
+@pytest.mark.telegram_complaints  # the redelivered query cannot be answered twice
+async def test_a_finished_game_delivered_again_and_by_another_process_counts_once(
+    harness: Harness, make_app: AppFactory
+) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    group = h.group(creator=ann)
+    await play_series(Tabletop(h, group), [ann, bob], "football", 1)
+    other = await make_app(h.redis)  # a second process on the same Redis
+    # Telegram redelivers the last tap (same update, same query id) to the other process.
+    last_tap = next(u for u in reversed(h.delivered) if "callback_query" in u)
+    await h.deliver(last_tap, other)
+    # And the other process delivers the finished table once more (a lease taken over).
+    assert delivery.start(other, table_key(group), None)
+    await settle(other)
+    for user in (ann, bob):
+        figures = await Standings(h.redis, 60).in_group(group.id, user.id)
+        assert figures["football"].n == 1
+        overall, _ = await Standings(h.redis, 60).mine(user.id)
+        assert overall["football"].n == 1
+
+
+async def test_a_game_whose_finishing_process_died_is_counted_by_another(
+    harness: Harness, clock: Clock
+) -> None:
+    """The process that committed the last move dies before delivering it: its lease runs
+    out, a live process delivers the finished table, and counts the game then."""
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    group = h.group(creator=ann)
+    table, _ = played("football", 3, [Player(ann.id, "Ann"), Player(bob.id, "Bob")], "dead")
+    table.chat_id = group.id
+    dead = Store(h.redis, 3600, clock)
+    snap, _ = await dead.transact(table_key(group), lambda _: (Write(table, fresh=True), None))
+    assert snap.lease  # the dead process held the delivery
+    standings = Standings(h.redis, 60)
+    assert await standings.in_group(group.id, ann.id) == {}
+    for _ in range(200):
+        if await standings.in_group(group.id, ann.id):
+            break
+        clock.advance(0.5)
+        await asyncio.sleep(0.02)
+    for user in (ann, bob):
+        assert (await standings.in_group(group.id, user.id))["football"].n == 1
+    await settle(h.app)
+    assert any(is_action(Action.STANDINGS)(b) for b in h.last(group).buttons)
+
+
+@pytest.mark.redis
+async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figures(
+    real_harness: Harness, tmp_path: Path
+) -> None:
+    """Three games in a group on the real Redis, each record taken with the Record button;
+    ``python -m bot.stats rebuild`` on them clears the group's standings and counts them
+    again: the same figures as counted live."""
+    h = real_harness
+    ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
+    group = h.group(creator=ann)
+    top = Tabletop(h, group)
+    await top.setup_game("durak", [ann, bob, cid])
+    paths = []
+    for number in range(3):
+        if number:
+            await top.tap_group(bob, Action.AGAIN)
+        await top.play([ann, bob, cid], random.Random(number))
+        await top.tap_group(cid, Action.RECORD)
+        _, content = h.last_document(group)
+        path = tmp_path / f"{number}.json"
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        paths.append(str(path))
+    standings = Standings(h.redis, 60)
+    live = await standings.board(group.id, "durak")
+    assert [line.n for line in live] == [3, 3, 3]
+    cli = subprocess.run(
+        [sys.executable, "-m", "bot.stats", "rebuild", *paths],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        env={**os.environ, "REDIS_URL": REDIS_URL},
+    )
+    assert cli.stdout.strip() == "3 games counted"
+    assert await standings.board(group.id, "durak") == live
+    for user in (ann, bob, cid):
+        assert await standings.in_group(group.id, user.id) == {"durak": live_line(live, user)}
+
+
+def live_line(lines: list[Line], user: FakeUser) -> Line:
+    return next(line for line in lines if line.uid == user.id)
+
+
+async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    group = h.group(creator=ann, forum=True)
+    topic = h.topic(group, "Football")
+    top = Tabletop(h, group, topic)
+    await top.setup_game("football", [ann, bob])
+    await top.play([ann, bob], random.Random(5))
+    for user in (ann, bob):
+        assert (await Standings(h.redis, 60).in_group(group.id, user.id))["football"].n == 1
+    await h.tap(bob, top.table_message(), is_action(Action.STANDINGS))
+    board = bot_reply(h, group, "📊 Standings")
+    assert board.thread_id == topic  # posted where the game was played
+    await h.command(ann, group, "/stats", thread=topic)  # replies to the topic's start
+    assert h.last(group).text == board.text
+
+
+async def test_standings_follow_a_group_into_its_supergroup_and_count_no_game_twice(
+    harness: Harness,
+) -> None:
+    """The finished table moves to the new chat id and is delivered there again: its game
+    is known by its deal, not its chat, so it is not counted a second time."""
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    old = h.group(kind="group", creator=ann)
+    await play_series(Tabletop(h, old), [ann, bob], "football", 1)
+    new = await h.upgrade(old)
+    assert (await stored(h, new))["chat_id"] == new.id  # the table followed, and was shown
+    standings = Standings(h.redis, 60)
+    for user in (ann, bob):
+        assert await standings.in_group(old.id, user.id) == {}
+        assert (await standings.in_group(new.id, user.id))["football"].n == 1
+        assert (await standings.mine(user.id))[0]["football"].n == 1
+        assert await h.redis.smembers(stats.groups_key(user.id)) == {str(new.id).encode()}

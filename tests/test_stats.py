@@ -1,0 +1,322 @@
+"""bot.stats: each finished game counted once, per group and per person; the board;
+/forgetme's erasure; a rebuild from records gives what live counting gave."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import fakeredis
+import pytest
+import redis.asyncio as aioredis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot import stats
+from bot.models import Seat, Table
+from bot.stats import Finished, Player, Standings
+from bot.store import Store
+from engine import ratings, records
+from engine.base import Game
+from engine.durak import Durak, DurakOptions
+from engine.football import Football, FootballOptions
+from engine.ratings import Outcome, Rating
+from tests.durak_positions import play, position
+
+GROUP = -1001
+ANN, BOB, CID, DAN = Player(1, "Ann"), Player(2, "Bob"), Player(3, "Cid"), Player(4, "Dan")
+TTL = 3600
+
+
+@pytest.fixture
+async def standings(fake_redis: aioredis.Redis) -> Standings:
+    return Standings(fake_redis, TTL)
+
+
+def text(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+async def figures(redis: aioredis.Redis, key: str) -> dict[str, str]:
+    return {text(k): text(v) for k, v in (await redis.hgetall(key)).items()}
+
+
+def durak(game_id: str, players: list[Player], fool: int | None, chat: int = GROUP) -> Finished:
+    ranks = tuple(2 if seat == fool else 1 for seat in range(len(players)))
+    return Finished(chat, game_id, tuple(players), Outcome("durak", ranks, fool=fool))
+
+
+def table_of(game: Game, kind: str, players: list[Player], game_id: str = "g001") -> Table:
+    seats = [Seat(user_id=p.uid, name=p.name, computer=p.computer) for p in players]
+    return Table(
+        game_id=game_id,
+        chat_id=GROUP,
+        creator=players[0].uid,
+        kind=kind,  # type: ignore[arg-type]
+        phase="finished",
+        seats=seats,
+        state=game.to_json(),
+    )
+
+
+def fool_game() -> Durak:
+    game = position(["7H 9C", "8H"], dummy="AC", attacker=0, defender=1, controller=0)
+    play(game, "a7H", "b7H8H")
+    return game
+
+
+def dummy_last_game() -> Durak:
+    game = position(["7H", "8H"], dummy="AC", attacker=0, defender=1, controller=0)
+    play(game, "a7H", "b7H8H")
+    return game
+
+
+def drawn_game() -> Durak:
+    game = position(["7H", "8H"], dummy="", attacker=0, defender=1, controller=0)
+    play(game, "a7H", "b7H8H")
+    return game
+
+
+@pytest.mark.parametrize(
+    ("make", "ann", "bob"),
+    [
+        (fool_game, {"fool": "1"}, {"first": "1"}),
+        (dummy_last_game, {"first": "1"}, {"fool": "1"}),
+        (drawn_game, {"draw": "1"}, {"draw": "1"}),
+    ],
+)
+async def test_each_durak_result_counts_in_the_group_and_overall(
+    standings: Standings, make: Any, ann: dict[str, str], bob: dict[str, str]
+) -> None:
+    table = table_of(make(), "durak", [ANN, BOB])
+    game = stats.from_table(table)
+    assert game is not None
+    await standings.count(game)
+    redis = standings.redis
+    for player, expected in ((ANN, ann), (BOB, bob)):
+        for key in (
+            stats.group_key(GROUP, "durak", player.uid),
+            stats.person_key(player.uid, "durak"),
+        ):
+            found = await figures(redis, key)
+            assert {k: found[k] for k in expected} == expected
+            assert found["n"] == "1" and found["name"] == player.name
+            assert found["cur"] == ("0" if "fool" in expected else "1")
+    mine = await figures(redis, stats.person_key(ANN.uid, "durak"))
+    assert mine["tr"] == f"{Rating(float(mine['mu']), float(mine['sigma'])).shown:.2f}"
+    fool_above = await standings.head_to_head(GROUP, "durak", BOB.uid, ANN.uid)
+    assert fool_above[0] == 1 and fool_above[1:] == (
+        (1, 0) if "fool" in ann else (0, 1) if "fool" in bob else (0, 0)
+    )
+
+
+@pytest.mark.parametrize(("goals", "winner"), [([3, 1], 0), ([0, 2], 1), ([1, 1], None)])
+async def test_football_wins_draws_losses_and_goals(
+    standings: Standings, goals: list[int], winner: int | None
+) -> None:
+    outcome = ratings.outcome("football", {"goals": goals, "winner": winner}, {})
+    await standings.count(Finished(GROUP, "f001", (ANN, BOB), outcome))
+    ann = await figures(standings.redis, stats.group_key(GROUP, "football", ANN.uid))
+    bob = await figures(standings.redis, stats.person_key(BOB.uid, "football"))
+    assert (ann["gf"], ann["ga"], bob["gf"], bob["ga"]) == tuple(
+        str(g) for g in [*goals, *goals[::-1]]
+    )
+    key = {0: ("won", "lost"), 1: ("lost", "won"), None: ("draw", "draw")}[winner]
+    assert ann[key[0]] == "1" and bob[key[1]] == "1"
+    if winner is not None:
+        assert (float(ann["mu"]) > float(bob["mu"])) == (winner == 0)
+    assert (float(ann["mu"]) == pytest.approx(float(bob["mu"]))) == (winner is None)
+
+
+async def test_games_with_computer_seats_count_apart_per_level_and_not_in_the_group(
+    standings: Standings,
+) -> None:
+    players = [ANN, Player(-1, "🤖 1", "easy"), Player(-2, "🤖 2", "hard")]
+    await standings.count(durak("c001", players, fool=0))
+    await standings.count(durak("c002", players, fool=2))
+    redis = standings.redis
+    hard = await figures(redis, stats.computer_key(ANN.uid, "durak", "hard"))
+    assert (hard["n"], hard["fool"], hard["cur"], hard["best"]) == ("2", "1", "1", "1")
+    assert await redis.keys(f"{stats.ST}:g:*") == []
+    assert await redis.exists(stats.person_key(ANN.uid, "durak")) == 0
+    overall, vs = await standings.mine(ANN.uid)
+    assert overall == {} and list(vs) == [("durak", "hard")] and vs["durak", "hard"].n == 2
+
+
+async def test_a_game_delivered_twice_and_by_two_processes_is_counted_once(
+    fake_redis: aioredis.Redis,
+) -> None:
+    first, second = Standings(fake_redis, TTL), Standings(fake_redis, TTL)
+    game = durak("d001", [ANN, BOB, CID], fool=2)
+    moved = await asyncio.gather(first.count(game), second.count(game), first.count(game))
+    assert moved[0] == moved[1] == moved[2]
+    marker = game.marker
+    await fake_redis.expire(marker, 5)  # time has passed since the count
+    third = Standings(fake_redis, TTL)  # a process that takes a redelivery over
+    assert await third.count(game) == moved[0] and third.round_trips == 1  # the read alone
+    assert await fake_redis.ttl(marker) == third.marker_ttl  # renewed by that delivery
+    for player in (ANN, BOB, CID):
+        assert (await figures(fake_redis, stats.person_key(player.uid, "durak")))["n"] == "1"
+    n, above, below = await first.head_to_head(GROUP, "durak", ANN.uid, CID.uid)
+    assert (n, above, below) == (1, 1, 0)
+
+
+async def test_two_games_of_the_same_people_at_once_are_both_counted_on_fresh_ratings(
+    fake_redis: aioredis.Redis,
+) -> None:
+    """Counted side by side (two groups, two processes): the second count finds the
+    ratings it read changed, reads again, and rates on top of the first."""
+    one, two = Standings(fake_redis, TTL), Standings(fake_redis, TTL)
+    await asyncio.gather(
+        one.count(durak("x001", [ANN, BOB], fool=1, chat=-1)),
+        two.count(durak("x002", [ANN, BOB], fool=1, chat=-2)),
+    )
+    ann = await figures(fake_redis, stats.person_key(ANN.uid, "durak"))
+    assert ann["n"] == "2" and ann["cur"] == "2"
+    twice = Rating()
+    other = Rating()
+    for _ in range(2):
+        twice, other = ratings.rate([twice, other], [1, 2])
+    assert float(ann["mu"]) == twice.mu and float(ann["sigma"]) == twice.sigma
+
+
+async def test_the_board_shows_people_after_three_games_best_rating_first(
+    standings: Standings,
+) -> None:
+    games = [[ANN, BOB, CID]] * 3
+    fools = [2, 2, 1]
+    for i, (players, fool) in enumerate(zip(games, fools, strict=True)):
+        assert await standings.board(GROUP, "durak") == []  # nobody has three games yet
+        moved = await standings.count(durak(f"b{i:03d}", players, fool))
+    assert [uid for uid, _ in moved.up] == [ANN.uid, BOB.uid, CID.uid]  # all newly on it
+    await standings.count(durak("b100", [ANN, DAN], fool=1))
+    await standings.count(durak("b101", [ANN, DAN], fool=1))
+    board = await standings.board(GROUP, "durak")
+    assert [line.name for line in board] == ["Ann", "Bob", "Cid"]  # Dan: two games only
+    shown = [line.rating.shown for line in board if line.rating]
+    assert shown == sorted(shown, reverse=True)
+    assert [line.n for line in board] == [5, 3, 3]
+    moved = await standings.count(durak("b102", [CID, BOB], fool=1))
+    assert moved.up == ((CID.uid, 2),)
+
+
+async def test_forgetting_erases_him_everywhere_and_leaves_the_others(
+    standings: Standings,
+) -> None:
+    for i in range(3):
+        await standings.count(durak(f"f{i:03d}", [ANN, BOB], fool=1))
+    await standings.count(durak("f100", [ANN, Player(-1, "🤖", "easy")], fool=0))
+    await standings.forget(ANN.uid)
+    overall, vs = await standings.mine(ANN.uid)
+    assert overall == {} and vs == {}
+    assert await standings.in_group(GROUP, ANN.uid) == {}
+    assert [line.name for line in await standings.board(GROUP, "durak")] == ["Bob"]
+    assert (await standings.in_group(GROUP, BOB.uid))["durak"].n == 3
+    assert await standings.head_to_head(GROUP, "durak", BOB.uid, ANN.uid) == (3, 0, 3)
+    assert await standings.redis.keys(f"{stats.ST}:*:{ANN.uid}*") == []
+
+
+# --- live counting equals a rebuild from the records -------------------------------------
+
+PEOPLE = [ANN, BOB, CID, DAN, Player(5, "Eve")]
+
+
+def played(
+    kind: str, seed: int, players: list[Player], game_id: str
+) -> tuple[Table, dict[str, Any]]:
+    """A random finished game at the group's table, and the record the bot hands out."""
+    rng = random.Random(seed)
+    names = [p.name for p in players]
+    game: Game
+    if kind == "football":
+        game = Football.new(FootballOptions(), names, seed=seed)
+    else:
+        game = Durak.new(DurakOptions(), names, seed % len(names), None, seed=seed)
+    moves = []
+    while game.result() is None:
+        move = rng.choice(list(game.legal_moves()))
+        moves.append(game.move_to_record(move))
+        game.apply(move)
+    table = table_of(game, kind, players, game_id)
+    table.moves = moves
+    record = {**records.export(game, moves), "table": stats.record_table(table)}
+    return table, json.loads(json.dumps(record))
+
+
+async def group_figures(redis: aioredis.Redis) -> dict[str, Any]:
+    """Everything a group's standings hold, key by key."""
+    found: dict[str, Any] = {}
+    for pattern in (f"{stats.ST}:g:*", f"{stats.ST}:in:*"):
+        for key in map(text, await redis.keys(pattern)):
+            kind = text(await redis.type(key))
+            if kind == "hash":
+                found[key] = await figures(redis, key)
+            elif kind == "zset":
+                found[key] = await redis.zrange(key, 0, -1, withscores=True)
+            else:
+                found[key] = sorted(map(text, await redis.smembers(key)))
+    return found
+
+
+games_strategy = st.lists(
+    st.tuples(
+        st.sampled_from(["durak", "football"]),
+        st.integers(0, 10_000),
+        st.permutations(range(len(PEOPLE))),
+        st.integers(2, 4),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(games=games_strategy)
+def test_counting_live_equals_rebuilding_from_the_records(
+    tmp_path: Path, games: list[tuple[str, int, list[int], int]]
+) -> None:
+    async def run() -> None:
+        live, rebuilt = fakeredis.FakeAsyncRedis(), fakeredis.FakeAsyncRedis()
+        standings = Standings(live, TTL)
+        paths = []
+        for index, (kind, seed, order, count) in enumerate(games):
+            players = [PEOPLE[i] for i in order[: 2 if kind == "football" else count]]
+            table, record = played(kind, seed, players, f"{index:04d}")
+            game = stats.from_table(table)
+            assert game is not None
+            await standings.count(game)
+            path = tmp_path / f"{index:04d}-{seed}.json"
+            path.write_text(json.dumps(record))
+            paths.append(path)
+        assert await stats.rebuild(rebuilt, [*paths, paths[0]], TTL) == len(games)
+        figures = await group_figures(live)
+        assert await group_figures(rebuilt) == figures != {}  # the first game counted once
+        await stats.rebuild(live, paths, TTL)  # in place, over what was counted live
+        assert await group_figures(live) == figures
+        await live.aclose()
+        await rebuilt.aclose()
+
+    asyncio.run(run())
+
+
+def test_a_record_without_its_table_cannot_be_counted() -> None:
+    record = records.parse(Path("docs/durak-record.json").read_text())
+    with pytest.raises(records.MalformedRecord):
+        stats.from_record(record)
+
+
+async def test_a_stopped_game_counts_nothing(fake_redis: aioredis.Redis) -> None:
+    """/endgame and the computer-only cap leave a table "abandoned": nothing is counted."""
+    table, _ = played("durak", 7, [ANN, BOB], "stop")
+    table.phase = "abandoned"
+    store = Store(fake_redis, TTL)
+    assert await stats.settle(store, table) is None
+    assert await fake_redis.keys(f"{stats.ST}:*") == []
+    table.phase = "finished"
+    assert await stats.settle(store, table) == stats.Moved()  # nobody has 3 games yet
+    assert len(await fake_redis.keys(f"{stats.ST}:*")) > 0
