@@ -25,7 +25,7 @@ from bot.store import BUSY, MOVED, TABLE_SLOT, Snapshot, Write, table_key
 log = logging.getLogger(__name__)
 
 BUSY_RETRY = 0.25  # seconds between tries while another process delivers the table
-BUSY_TRIES = 200  # a delivery lease runs out within 30 s (bot.store.LEASE_MS)
+BUSY_TRIES = 200  # a delivery ends within seconds (its calls time out); a dead one within LEASE_MS
 
 
 async def follow(app: AnyApp | ContextTypes.DEFAULT_TYPE, old_chat: int, new_chat: int) -> None:
