@@ -48,12 +48,13 @@ update to the webhook):
   the bench taps again a few times, as people do; a group whose lobby never starts is
   left out of the run (``not started``).
 - ``final``: seconds from the end of tapping to the last chat-directed call, once there
-  has been none for 2 s and every table is final: the game is over and no private
-  message still carries its move buttons, or exactly the player(s) to act hold move
-  buttons, all of the latest position offered (none of an earlier one), that position
-  is later than the last accepted move's, and a message in the group was sent or edited
-  after the last accepted move or Play again (each move changes the table's text, its
-  narration at least). ``None`` when that is not so within ``--settle`` seconds
+  has been none for 2 s and every table is final. Either its game is over (the group
+  shows Play again for it) and no private message still carries its move buttons; or
+  some player holds move buttons, every move button left in the players' chats is of
+  the current game and of the latest position offered (none of an earlier position or
+  game), that position is later than the last accepted move's, and a message in the
+  group was sent or edited after the last accepted move or Play again (each move
+  changes the table's text, its narration at least). ``None`` when that is not so within ``--settle`` seconds
   (the tables that are not, and why, are printed).
 - ``bot CPU``: user+system CPU of the bot processes during the tapping window, percent of
   one core (summed); ``bench CPU``: this process (fake Telegram and players) likewise;
