@@ -54,8 +54,8 @@ update to the webhook):
   the current game and of the latest position offered (none of an earlier position or
   game), that position is later than the last accepted move's, and a message in the
   group was sent or edited after the last accepted move or Play again (each move
-  changes the table's text, its narration at least). ``None`` when that is not so within ``--settle`` seconds
-  (the tables that are not, and why, are printed).
+  changes the table's text, its narration at least). ``None`` when that is not so
+  within ``--settle`` seconds (the tables that are not, and why, are printed).
 - ``bot CPU``: user+system CPU of the bot processes during the tapping window, percent of
   one core (summed); ``bench CPU``: this process (fake Telegram and players) likewise;
   ``load``: the machine's 1-minute load average when tapping started.
