@@ -38,18 +38,24 @@ update to the webhook):
   (buttons carry the position's move count): the next player's prompt. Taps the bot
   refused and moves that ended the game are left out; ``missing`` counts accepted moves
   that got neither a next prompt nor the end of the game.
-- ``calls/move``: chat-directed calls the fake received (refused ones included: Telegram
-  counts them) from the start of tapping until the run was final, by method, per move
-  (an accepted tap on a move or a football set-up button in the window). Play again's
-  new messages are in it too, as they are part of playing on.
-- ``429``: flood-control refusals in that time (``429 lobby``: during the set-up).
+- ``calls/move``: chat-directed calls the fake received from the start of tapping until
+  the run was final, by method, per move (an accepted tap on a move or a football set-up
+  button in the window); calls refused with 429 are not in it (they are the next
+  figure), calls refused otherwise are. Play again's new messages count too, as they are
+  part of playing on.
+- ``429``: flood-control refusals in that time, by method and chat kind (``429 lobby``:
+  during the set-up). ``lobby refused``: answers to lobby taps that refused them, which
+  the bench taps again a few times, as people do; a group whose lobby never starts is
+  left out of the run (``not started``).
 - ``final``: seconds from the end of tapping to the last chat-directed call, once there
-  has been none for 2 s and every table is final: the game is over and no private
-  message still carries its move buttons, or exactly the player(s) to act hold move
-  buttons, all of the latest position offered (none of an earlier one), that position
-  is later than the last accepted move's, and the group's table message was changed
-  after the last accepted tap. ``None`` when that is not so within ``--settle`` seconds
-  (the tables that are not, and why, are printed).
+  has been none for 2 s and every table is final. Either its game is over (the group
+  shows Play again for it) and no private message still carries its move buttons; or
+  some player holds move buttons, every move button left in the players' chats is of
+  the current game and of the latest position offered (none of an earlier position or
+  game), that position is later than the last accepted move's, and a message in the
+  group was sent or edited after the last accepted move or Play again (each move
+  changes the table's text, its narration at least). ``None`` when that is not so
+  within ``--settle`` seconds (the tables that are not, and why, are printed).
 - ``bot CPU``: user+system CPU of the bot processes during the tapping window, percent of
   one core (summed); ``bench CPU``: this process (fake Telegram and players) likewise;
   ``load``: the machine's 1-minute load average when tapping started.
@@ -99,6 +105,7 @@ from bot.config import Settings  # noqa: E402
 from tests.fakegram import (  # noqa: E402
     BOT_TOKEN,
     Button,
+    FakeGroup,
     FakeMessage,
     FakeTelegram,
     FakeUser,
@@ -106,7 +113,7 @@ from tests.fakegram import (  # noqa: E402
     chat_directed,
 )
 from tests.fakeserver import FakeServer, Served, WebhookHarness  # noqa: E402
-from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action  # noqa: E402
+from tests.tabletop import PLAY_ACTIONS, action_of, is_action  # noqa: E402
 
 REDIS_URL = "redis://127.0.0.1:6379/10"
 SECRET = "load-bench-secret"
@@ -117,7 +124,9 @@ QUIET = 2.0  # seconds without a chat-directed call before the tables are judged
 SETUP_TIMEOUT = 120.0  # a group whose lobby does not start in this time is left out
 USE_52 = (Action.OPTION, "d")  # the lobby's offer of the 52-card deck (bot.render_lobby)
 LOBBY_TRIES = 4  # taps of one lobby button the bot refuses before a group gives up
-READY_TIMEOUT = 60.0  # for a bot process to set its webhook
+READY_TIMEOUT = 60.0
+# Set in the database while a run uses it: a second bench would flush it under the first.
+CLAIM = "load-bench:running"  # for a bot process to set its webhook
 # The bot's start-up, but its webhook server listens on 127.0.0.1 only (bot/__main__.py
 # listens on every interface, as a deployment behind a load balancer must).
 LAUNCH = """
@@ -183,7 +192,7 @@ class Table:
     index: int
     kind: str
     players: list[FakeUser]
-    top: Tabletop
+    group: FakeGroup
     rng: random.Random
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     game_id: str = ""
@@ -194,11 +203,12 @@ class Table:
     tapped: set[tuple[int, int, int]] = field(default_factory=set)
     last_accepted: Tap | None = None  # the latest accepted tap
     last_shown: Tap | None = None  # the latest accepted move or Play again: the group shows it
+    group_changed: float = 0.0  # when a message in the group was last sent or edited
     taps: int = 0
 
     @property
     def chat_id(self) -> int:
-        return self.top.group.id
+        return self.group.id
 
 
 def _callbacks(params: dict[str, Any]) -> Iterator[Callback]:
@@ -225,7 +235,6 @@ class Meter:
         self.taps: dict[str, Tap] = {}  # by callback query id
         # chat-directed: (done, method, status, "group" or "private")
         self.calls: list[tuple[float, str, int, str]] = []
-        self.changed_at: dict[tuple[int, int], float] = {}  # (chat, message) -> last change
         self.last_call = 0.0
         self.webhooks: set[str] = set()
 
@@ -260,9 +269,8 @@ class Meter:
         table.changed.set()
         if not served.ok or not served.method.startswith(("send", "edit")):
             return
-        message = served.message_id
-        if message is not None:
-            self.changed_at[chat, message] = served.done
+        if chat == table.chat_id:
+            table.group_changed = served.done
         self._shown(table, chat, served)
 
     def _answered(self, served: Served) -> None:
@@ -553,7 +561,7 @@ class Run:
         pick = (Action.PICK, table.kind[0])
         try:
             for _ in range(LOBBY_TRIES):  # /newgame again when no picker comes
-                await self.h.command(creator, table.top.group, "/newgame")
+                await self.h.command(creator, table.group, "/newgame")
                 if await self.until(table, lambda: self.group_button(table, *pick), 10):
                     break
             await self.lobby_tap(table, creator, *pick)
@@ -566,6 +574,8 @@ class Run:
                     await self.lobby_tap(table, creator, *USE_52)
                 else:
                     await asyncio.sleep(1.0)
+            else:
+                return f"group {table.index}: Start refused {LOBBY_TRIES} times"
         except RuntimeError as exc:
             return f"group {table.index}: {exc}"
         if await self.until(table, lambda: self.prompt(table), SETUP_TIMEOUT) is None:
@@ -627,14 +637,11 @@ class Run:
         moved = last is not None and last.kind == "move" and last.game_id == table.game_id
         if moved and last is not None and latest <= (last.stamp or 0):
             return f"{where}: the prompt after the last move never came"
-        # A set-up step changes only its player's hand; a move or a new game the table.
-        if table.last_shown is None:
-            return None
-        shown = table.top.table_message()
-        changed = self.meter.changed_at.get((shown.chat_id, shown.message_id), 0.0)
-        if changed < table.last_shown.posted:
+        # A set-up step changes only its player's hand; a move (its narration at least)
+        # or a new game changes the group's table.
+        if table.last_shown is not None and table.group_changed < table.last_shown.posted:
             ago = clock() - table.last_shown.posted
-            return f"{where}: the group's table was not changed since the last move {ago:.1f} s ago"
+            return f"{where}: nothing in the group changed since the last move {ago:.1f} s ago"
         return None
 
     async def settle(self, tables: list[Table], stop: float) -> tuple[float | None, list[str]]:
@@ -656,7 +663,15 @@ class Run:
     async def execute(self) -> dict[str, Any]:
         level, args = self.level, self.args
         redis = aioredis.Redis.from_url(args.redis_url)
+        if not await redis.set(CLAIM, os.getpid(), nx=True, ex=3600):
+            holder = await redis.get(CLAIM)
+            await redis.aclose()
+            raise RuntimeError(
+                f"another load bench (pid {holder!r}) is using {args.redis_url}, which each "
+                f"run flushes (if none runs, delete the key {CLAIM})"
+            )
         await redis.flushdb()
+        await redis.set(CLAIM, os.getpid(), ex=3600)  # the flush took it away
         api = await self.server.start()
         try:
             await self.bots.start(level.processes, api, self.meter)
@@ -680,7 +695,7 @@ class Run:
             players = [self.h.user(f"G{i}P{j}", language_code="en") for j in range(n)]
             group = self.h.group(f"Group {i}", creator=players[0])
             rng = random.Random(self.args.seed * 100_000 + i)
-            table = Table(i, kind, players, Tabletop(self.h, group), rng)
+            table = Table(i, kind, players, group, rng)
             self.meter.add(table)
             tables.append(table)
         return tables
@@ -706,7 +721,7 @@ class Run:
         accepted_moves = [t for t in moves if t.kind == "move"]
         prompts = sorted(t.prompt_after for t in accepted_moves if t.prompt_after is not None)
         calls = [(m, s, w) for done, m, s, w in self.meter.calls if start <= done <= end]
-        by_method = Counter(m for m, _, _ in calls)
+        by_method = Counter(m for m, s, _ in calls if s != 429)
         lobby_429 = sum(1 for d, _, s, _ in self.meter.calls if s == 429 and d < start)
         return {
             "groups": level.groups,
@@ -727,8 +742,8 @@ class Run:
             "prompt_missing": sum(
                 1 for t in accepted_moves if t.prompt_after is None and not t.ended
             ),
-            "refused_taps": sum(1 for t in window if t.accepted is False),
-            "calls_per_move": round(len(calls) / len(moves), 2) if moves else None,
+            "refused_taps": dict(Counter(t.refusal for t in window if t.accepted is False)),
+            "calls_per_move": round(by_method.total() / len(moves), 2) if moves else None,
             "calls_per_move_by_method": {
                 m: round(n / len(moves), 2) for m, n in by_method.most_common()
             }
@@ -804,7 +819,7 @@ def report(result: dict[str, Any]) -> str:
         f"{result['taps']} taps, {result['moves']} moves in {result['seconds']} s, "
         f"{result['games_again']} games again",
         f"   answer p50/p99 {result['answer_p50_ms']}/{result['answer_p99_ms']} ms "
-        f"({result['unanswered']} unanswered, {result['refused_taps']} refused)",
+        f"({result['unanswered']} unanswered; refused: {result['refused_taps']})",
         f"   next prompt p50/p99 {result['prompt_p50_ms']}/{result['prompt_p99_ms']} ms "
         f"({result['prompt_missing']} missing)",
         f"   calls/move {result['calls_per_move']}: {methods}",
@@ -869,6 +884,9 @@ def main() -> None:
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("interrupted; the bot processes were stopped", file=sys.stderr)
         sys.exit(130)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
     if not args.json:
         print("\n" + table_text(results))
         print("targets: " + "; ".join(f"{k} {v}" for k, v in TARGETS.items()))
