@@ -68,7 +68,14 @@ async def claim(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def done(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The last handler group: the update is handled; a redelivery is dropped."""
+    """The last handler group: the update is handled; a redelivery is dropped.
+
+    Not for a tap, which saves a round trip on every move: a tap comes back only while
+    Telegram may still take its answer (the claim covers that), and later a tap that was
+    applied is answered silently by its table (:func:`bot.taps.commit`), while a refused
+    one changed nothing and is refused again (Telegram drops the second answer)."""
+    if update.callback_query is not None:
+        return
     svc = services(context)
     try:
         await svc.store.redis.set(update_key(update.update_id), DONE, ex=DONE_S)

@@ -205,7 +205,7 @@ async def test_a_move_costs_three_redis_round_trips(
         nonlocal trips, claims
         # The pollers of due work run on a timer, not per move: they are not counted.
         polling = args[:2] in (("ZRANGEBYSCORE", TURNS_KEY), ("ZRANGEBYSCORE", DUE_KEY))
-        # Every update, not only a move, is claimed and then marked done (bot.once).
+        # Every update, not only a move, is claimed (bot.once).
         if args[0] == "SET" and str(args[1]).startswith("ct:upd:"):
             claims += 1
         elif not isinstance(self, aioredis.client.Pipeline) and not polling:
@@ -227,6 +227,6 @@ async def test_a_move_costs_three_redis_round_trips(
             trips - before,
             answer.text,
         )  # load, compare-and-set, slots
-        assert claims - claimed == 2
+        assert claims - claimed == 1  # a tap is not marked done: its table remembers it
         if top.finished():
             break
