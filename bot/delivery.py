@@ -67,6 +67,17 @@ log = logging.getLogger(__name__)
 
 AnyApp = Application[Any, Any, Any, Any, Any, Any]
 RETRY_SECONDS = 3.0  # after a timeout or a network error
+# The least a message the limiter refused waits before it is asked for again. The limiter
+# says when a call would fit, but while the bot is busy more urgent calls take that room
+# first; asking again at once would only cost another round over the whole table.
+RETRY_AFTER_REFUSAL = {
+    Priority.PROMPT: 0.0,
+    Priority.MOVER: 0.25,
+    Priority.REPLY: 0.25,
+    Priority.TABLE: 1.0,
+    Priority.WATCHER: 1.0,
+    Priority.CLEANUP: 0.5,
+}
 
 
 def _gone(exc: BadRequest) -> bool:
@@ -232,8 +243,22 @@ async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> N
 
 def _wake_at(app: AnyApp, key: str, wait: float) -> None:
     """This process looks at the table again when what it left is due (the due set in
-    Redis does the same for every process, in case this one is gone by then)."""
-    asyncio.get_running_loop().call_later(max(0.0, wait), start, app, key, None)
+    Redis does the same for every process, in case this one is gone by then). One wake
+    per table: the earliest; a later one would only go round for nothing."""
+    svc = services(app)
+    loop = asyncio.get_running_loop()
+    when = loop.time() + max(0.0, wait)
+    pending = svc.wakes.get(key)
+    if pending is not None and not pending.cancelled():
+        if pending.when() <= when:
+            return
+        pending.cancel()
+    svc.wakes[key] = loop.call_at(when, _woken, app, key)
+
+
+def _woken(app: AnyApp, key: str) -> None:
+    services(app).wakes.pop(key, None)
+    start(app, key, None)
 
 
 def _follow(app: AnyApp, snap: Snapshot, new_chat: int) -> None:
@@ -253,10 +278,11 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
         return done
     done.moved = await stats.settle(svc.store, snap.table)  # counted once (bot.stats)
     jobs, removals = _plan(svc, snap, done)
-    # A message sent anew supersedes the old one: its removal is asked for with it.
+    # A message sent anew supersedes the old one: its removal is asked for with it, as
+    # urgently as a mover's hand (else his chat shows two hands for a while).
     tidy = [j for j in jobs if (j.ring or j.fresh) and j.slot is not None and j.slot.id]
     requests = [(j.chat_id, j.priority) for j in jobs]
-    requests += [(j.chat_id, Priority.CLEANUP) for j in tidy]
+    requests += [(j.chat_id, Priority.MOVER) for j in tidy]
     requests += [(chat, Priority.CLEANUP) for chat, _, _ in removals]
     waits = await _grants(svc, requests)
     for job, wait in zip(tidy, waits[len(jobs) : len(jobs) + len(tidy)], strict=True):
@@ -265,12 +291,12 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     calls: list[Awaitable[None]] = []
     for job, wait in zip(jobs, waits, strict=False):
         if wait > 0:
-            done.later(now + wait)
+            done.later(now + max(wait, RETRY_AFTER_REFUSAL[job.priority]))
         else:
             calls.append(_show(app.bot, job, done))
     for (chat, message, strip), wait in zip(removals, waits[len(jobs) + len(tidy) :], strict=True):
         if wait > 0:
-            done.later(now + wait)
+            done.later(now + max(wait, RETRY_AFTER_REFUSAL[Priority.CLEANUP]))
         else:
             calls.append(_clean(app.bot, chat, message, strip, done))
     with granted():

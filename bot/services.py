@@ -32,6 +32,8 @@ class Services:
     # Tables this process is delivering (bot.delivery), each with whether a commit made
     # meanwhile asks for one more round.
     delivering: dict[str, bool] = field(default_factory=dict)
+    # The one pending wake-up per table of this process's deliveries (bot.delivery).
+    wakes: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
     # Whether Redis answers (bot.health): an outage is reported once, pollers back off.
     health: Health = field(default_factory=Health)
 

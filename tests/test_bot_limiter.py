@@ -79,7 +79,7 @@ async def test_the_whole_bot_stays_under_thirty_calls_a_second(
             granted += waits == [0.0]
         clock.now += 0.01
     assert 10 / ALL.interval <= granted <= 10 / ALL.interval + ALL.burst
-    assert granted < 10 * 30  # Telegram's 30 a second, sustained
+    assert granted <= 30 + 10 * 30  # within Telegram's 30 a second after a burst of 30
 
 
 async def test_prompts_go_first_when_the_bot_is_busy(
