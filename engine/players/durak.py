@@ -13,30 +13,65 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
+from engine import cards
 from engine.base import Event
 from engine.cards import Card
 from engine.durak import DurakMove, DurakView, beats
-from engine.players.durak_seen import Memory, Seen, seen_from_view
+from engine.players.durak_greedy import greedy
+from engine.players.durak_seen import STALL_TAKES, Memory, Seen, seen_from_view
 
 # A trump outranks every plain card: its value is its rank plus this.
 TRUMP_BONUS = 13
 # Before the stock runs low, a defence costing this much in trumps is not worth it.
 EARLY_STOCK = 6
 DEAR_TRUMP_RANK = 12  # beating with the queen of trumps or higher is dear early on
-CHEAP_THROW_RANK = 10  # plain cards up to 10 are thrown in freely
+CHEAP_THROW_RANK = 14  # plain cards up to this are thrown in freely
+# How often easy plays an unweighed card instead of the greedy one.
+SLIP = 0.5
+EARLY_PRESSURE = 0.0  # plain cards up to 10 are thrown in freely
 
 
 def choose(
     view: DurakView, legal: Sequence[DurakMove], events: Sequence[Event], level: str, seed: int
 ) -> DurakMove:
-    if level == "easy" or len(legal) == 1:
-        return legal[random.Random(seed).randrange(len(legal))]
-    seen = seen_from_view(view, Memory.of(events))
+    if len(legal) == 1:
+        return legal[0]
+    memory = Memory.of(events)
+    if level == "easy":
+        trump = cards.parse(view.trump) & 3
+        if memory.takes >= STALL_TAKES:
+            return progress(legal, trump)
+        return easy(legal, trump, random.Random(seed))
+    seen = seen_from_view(view, memory)
     if level == "normal":
         return normal(seen, legal)
     from engine.players.durak_search import hard
 
     return hard(view, seen, legal, events, seed)
+
+
+def easy(legal: Sequence[DurakMove], trump: int, rng: random.Random) -> DurakMove:
+    """A beginner: he knows the rules and what a sensible move looks like (the greedy
+    one), but now and then plays a card without weighing it, beating with whatever
+    beats (a trump as soon as a plain card) or throwing in a card he should keep."""
+    if rng.random() >= SLIP:
+        return greedy(legal, trump)
+    cards_ = [m for m in legal if m.cards]
+    plain = [m for m in cards_ if m.cards[-1] & 3 != trump]
+    if legal[0].kind == "attack":
+        return rng.choice(plain or cards_)
+    if any(m.kind == "take" for m in legal):
+        return rng.choice(cards_) if cards_ else legal[-1]
+    return rng.choice([*plain, legal[-1]])
+
+
+def progress(legal: Sequence[DurakMove], trump: int) -> DurakMove:
+    """The move of a stalled game: beat whenever possible, throw nothing in.
+
+    Then a bout is beaten off whenever its defender holds a card beating the one lead
+    card, as the holder of the highest trump in play always does; defenders take turns,
+    so the cards in play keep dwindling and the game ends."""
+    return next((m for m in legal if m.kind == "pass"), None) or greedy(legal, trump)
 
 
 def value(card: Card, trump: int) -> int:
@@ -45,6 +80,8 @@ def value(card: Card, trump: int) -> int:
 
 
 def normal(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
+    if seen.stalled:
+        return progress(legal, seen.trump)
     kind = legal[0].kind
     if kind == "attack":
         return lead(seen, legal)
@@ -71,7 +108,7 @@ def lead(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
     def score(move: DurakMove) -> tuple[float, Card]:
         c = move.cards[0]
         twin = 2 * (ranks[c >> 2] - 1) if c & 3 != trump else 0
-        pressure = 10 * cannot_beat(seen, c, defender) if endgame else 0.0
+        pressure = (10 if endgame else EARLY_PRESSURE) * cannot_beat(seen, c, defender)
         return value(c, trump) - twin - pressure, c
 
     return min(legal, key=score)

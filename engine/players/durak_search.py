@@ -47,7 +47,7 @@ def hard(
     budget: int = BUDGET,
 ) -> DurakMove:
     preferred = normal(seen, legal)
-    if seen.stock > SEARCH_STOCK:
+    if seen.stock > SEARCH_STOCK or seen.stalled:
         return preferred
     candidates = [preferred, *(m for m in legal if m != preferred)]
     rng = random.Random(seed)

@@ -137,6 +137,7 @@ class Mirror:
 
     def __init__(self, seen: Seen, world: World) -> None:
         self.n = seen.n
+        self.takes = seen.takes
         self.hands = [list(h) for h in world.hands]
         self.stock = list(world.stock)
         self.discard = list(world.discard)
@@ -176,8 +177,10 @@ class Mirror:
                     who = self.who(data["seat"])
                     self.hands[who].extend(table)
                     self.known[who].update(table)
+                    self.takes += 1
                 else:
                     self.discard.extend(table)
+                    self.takes = 0
                 self.att, self.dfn, self.taking = [], [], False
             elif kind == "drew":
                 who, count = self.who(data["seat"]), data["count"]
@@ -226,4 +229,5 @@ class Mirror:
             deck_size=self.deck_size,
             phase=self.phase(),
             out=self.out,
+            takes=self.takes,
         )
