@@ -257,13 +257,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a rough look in under two minutes (100 and 20 games, 2 timed games)",
+        help="a rough look in under two minutes (100 and 10 games, 2 timed games)",
     )
     parser.add_argument("--only", default="", help="only the matchups whose title has this")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args(argv)
     if args.quick:
-        args.games, args.hard_games, args.timing_games = 100, 20, 2
+        args.games, args.hard_games, args.timing_games = 100, 10, 2
 
     fb = Matchup("football normal vs easy", "football", 2, "normal", "easy")
     plan: list[tuple[Matchup, Summary]] = [(fb, partial(football_figures, fb)), *durak_plan()]

@@ -1,9 +1,12 @@
-"""The durak computer player: easy (random), normal (heuristic), hard (search).
+"""The durak computer player: easy (a beginner), normal (heuristic), hard (search).
 
-Normal plays the way a sound club player does: lead low non-trumps, beat as cheaply as
-possible, keep trumps and high cards for the endgame, take rather than burn a high trump
-early, throw in what the defender probably cannot beat, and as the controller spend the
-dummy's cards freely, since the dummy can never be the fool.  Hard is in
+Easy plays the greedy yardstick's move (:mod:`engine.players.durak_greedy`) half the
+time and a careless but never absurd one otherwise.  Normal plays the way a sound club
+player does: lead low non-trumps, beat as cheaply as possible, keep trumps and high
+cards for the endgame, take rather than burn a high trump early, throw in what the
+defender probably cannot beat, and as the controller spend the dummy's cards freely,
+since the dummy can never be the fool; and once it can tell where every card is, it
+checks its move by playing the game out.  Hard is in
 :mod:`engine.players.durak_search`; it plays the games out with this player.
 """
 
@@ -12,13 +15,15 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
+from functools import cache
 
 from engine import cards
 from engine.base import Event
 from engine.cards import Card
 from engine.durak import DurakMove, DurakView, beats
 from engine.players.durak_greedy import greedy
-from engine.players.durak_seen import STALL_TAKES, Memory, Seen, seen_from_view
+from engine.players.durak_seen import STALL_TAKES, Memory, Seen, full_deck, seen_from_view
+from engine.players.sampling import determined
 
 # A trump outranks every plain card: its value is its rank plus this.
 TRUMP_BONUS = 13
@@ -28,7 +33,6 @@ DEAR_TRUMP_RANK = 12  # beating with the queen of trumps or higher is dear early
 CHEAP_THROW_RANK = 14  # plain cards up to this are thrown in freely
 # How often easy plays an unweighed card instead of the greedy one.
 SLIP = 0.5
-EARLY_PRESSURE = 0.0  # plain cards up to 10 are thrown in freely
 
 
 def choose(
@@ -43,7 +47,9 @@ def choose(
             return progress(legal, trump)
         return easy(legal, trump, random.Random(seed))
     seen = seen_from_view(view, memory)
-    if level == "normal":
+    # Normal too searches once it can tell where every card is (the opponent's hand,
+    # late in a two-player game): one playout per move is then exact, and cheap.
+    if level == "normal" and not determined(seen):
         return normal(seen, legal)
     from engine.players.durak_search import hard
 
@@ -108,7 +114,7 @@ def lead(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
     def score(move: DurakMove) -> tuple[float, Card]:
         c = move.cards[0]
         twin = 2 * (ranks[c >> 2] - 1) if c & 3 != trump else 0
-        pressure = (10 if endgame else EARLY_PRESSURE) * cannot_beat(seen, c, defender)
+        pressure = 10 * cannot_beat(seen, c, defender) if endgame else 0.0
         return value(c, trump) - twin - pressure, c
 
     return min(legal, key=score)
@@ -190,18 +196,22 @@ def throw_in(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
 
 def cannot_beat(seen: Seen, card: Card, who: int) -> float:
     """The chance that ``who`` holds nothing that beats ``card``, given what is seen."""
-    trump = seen.trump
+    beaten_by = beaters(card, seen.trump)
     if who == seen.seat:
-        return float(not any(beats(c, card, trump) for c in seen.own))
+        return float(beaten_by.isdisjoint(seen.own))
     if who == seen.n and seen.dummy_hand is not None:
-        return float(not any(beats(c, card, trump) for c in seen.dummy_hand))
-    if any(beats(c, card, trump) for c in seen.known[who]):
+        return float(beaten_by.isdisjoint(seen.dummy_hand))
+    if not beaten_by.isdisjoint(seen.known[who]):
         return 0.0
     unseen = len(seen.unseen)
-    beaters = sum(1 for c in seen.unseen if beats(c, card, trump))
+    good = unseen - len(beaten_by & seen.unseen)
     chance = 1.0
-    for i in range(seen.unknown_slots(who)):
-        if unseen - i <= 0:
-            break
-        chance *= max(unseen - beaters - i, 0) / (unseen - i)
+    for i in range(min(seen.unknown_slots(who), unseen)):
+        chance *= max(good - i, 0) / (unseen - i)
     return chance
+
+
+@cache
+def beaters(card: Card, trump: int) -> frozenset[Card]:
+    """Every card of the 52 that beats ``card``: looked up, since playouts ask often."""
+    return frozenset(c for c in full_deck(52) if beats(c, card, trump))
