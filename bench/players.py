@@ -200,7 +200,10 @@ def durak_figures(
 
 def time_figures(times: dict[str, list[float]]) -> list[dict[str, Any]]:
     """p50 and p95 per game and level; ``times`` is keyed ``"durak hard"`` etc."""
-    limits = {"normal": 0.005, "hard": 0.300}
+    # Hard may think up to 300 ms (issue #12).  Normal was held to 5 ms as a pure
+    # heuristic; it now plays the game out in endgames it can see whole (a few ms,
+    # rarely tens), which nobody notices with a second between computer moves.
+    limits = {"normal": 0.050, "hard": 0.300}
     rows = []
     for key in sorted(times):
         level = key.split()[-1]
@@ -234,8 +237,11 @@ def durak_plan() -> list[tuple[Matchup, Summary]]:
     plan: list[tuple[Matchup, Summary]] = []
     for players, dummy in TABLES:
         table = f"durak {players}p" + (" dummy_plays" if dummy else "")
+        # Easy should lose to greedy, but not hopelessly; at a bigger table, losing
+        # more than the even share is what being weaker means.
+        easy = (0.55, 0.75) if players == 2 else (1 / players, 0.75)
         for level, others, target in (
-            ("easy", "greedy", (0.55, 0.75)),
+            ("easy", "greedy", easy),
             ("normal", "greedy", (0.0, 0.40)),
             ("hard", "greedy", (0.0, 0.15)),
             ("hard", "normal", (0.0, 0.35)),
