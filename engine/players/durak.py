@@ -2,11 +2,11 @@
 
 Easy plays the greedy yardstick's move (:mod:`engine.players.durak_greedy`) half the
 time and a careless but never absurd one otherwise.  Normal plays the way a sound club
-player does: lead low non-trumps, beat as cheaply as possible, keep trumps and high
-cards for the endgame, take rather than burn a high trump early, throw in what the
-defender probably cannot beat, and as the controller spend the dummy's cards freely,
-since the dummy can never be the fool; and once it can tell where every card is, it
-checks its move by playing the game out.  Hard is in
+player does: lead low non-trumps, beat as cheaply as possible, keep trumps for the
+endgame, take rather than burn a high trump early, throw in every plain card it may
+(what the defender probably cannot beat first), and as the controller spend the
+dummy's cards freely, since the dummy can never be the fool; and once it can tell where
+every card is, it checks its move by playing the game out.  Hard is in
 :mod:`engine.players.durak_search`; it plays the games out with this player.
 """
 
@@ -30,7 +30,6 @@ TRUMP_BONUS = 13
 # Before the stock runs low, a defence costing this much in trumps is not worth it.
 EARLY_STOCK = 6
 DEAR_TRUMP_RANK = 12  # beating with the queen of trumps or higher is dear early on
-CHEAP_THROW_RANK = 14  # plain cards up to this are thrown in freely
 # How often easy plays an unweighed card instead of the greedy one.
 SLIP = 0.5
 
@@ -77,7 +76,8 @@ def progress(legal: Sequence[DurakMove], trump: int) -> DurakMove:
     Then a bout is beaten off whenever its defender holds a card beating the one lead
     card, as the holder of the highest trump in play always does; defenders take turns,
     so the cards in play keep dwindling and the game ends."""
-    return next((m for m in legal if m.kind == "pass"), None) or greedy(legal, trump)
+    passing = [m for m in legal if m.kind == "pass"]
+    return passing[0] if passing else greedy(legal, trump)
 
 
 def value(card: Card, trump: int) -> int:
@@ -167,7 +167,12 @@ def too_dear(seen: Seen, plan: list[tuple[Card, Card]]) -> bool:
 
 
 def throw_in(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
-    """Throw in what costs little to give away, the likeliest unbeatable first."""
+    """Throw in any plain card, the likeliest unbeatable first, then the cheapest.
+
+    Every plain card given away is one less to get rid of, and a defender loaded with
+    cards is on his way to being the fool: keeping high plain cards back for later
+    lost more games against the greedy yardstick than it won.  A trump is kept,
+    except as a sure-looking blow late in the game or from the dummy's hand."""
     pass_ = next(m for m in legal if m.kind == "pass")
     defender, trump = seen.defender, seen.trump
     assert defender is not None
@@ -180,13 +185,8 @@ def throw_in(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
             continue
         c = move.cards[0]
         odds = 1.0 if taking else cannot_beat(seen, c, defender)
-        if c & 3 == trump:
-            # Never hand the taker a trump; otherwise only a sure-looking blow.
-            worth = not taking and (endgame or for_dummy) and odds >= 0.5
-        elif taking:
-            worth = endgame or (c >> 2) <= CHEAP_THROW_RANK + (2 if for_dummy else 0)
-        else:
-            worth = endgame or for_dummy or (c >> 2) <= CHEAP_THROW_RANK or odds >= 0.5
+        # Never hand the taker a trump; otherwise only a sure-looking blow.
+        worth = c & 3 != trump or (not taking and (endgame or for_dummy) and odds >= 0.5)
         if worth:
             key = (odds, -value(c, trump), move)
             if best is None or key[:2] > best[:2]:
