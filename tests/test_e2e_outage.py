@@ -33,7 +33,7 @@ from tests.fakegram import FakeTelegram, FakeUser, Harness
 from tests.tabletop import Tabletop, stored
 
 UNAVAILABLE = t("en", "common.unavailable")
-ANSWERED_WITHIN = 2.0  # seconds (issue #9)
+ANSWERED_WITHIN = 2.0  # seconds: a tap during an outage still gets its answer by then
 
 
 class OwnRedis:

@@ -16,8 +16,11 @@ from pydantic import BaseModel
 from engine.base import Event
 from engine.records import load
 
+# Football has no hard level: normal already takes the exact best chance of scoring
+# each turn, and no stronger play was found (a level that plays exactly as normal
+# would only mislead whoever picks it).
 LEVELS: dict[str, tuple[str, ...]] = {
-    "football": ("easy", "normal", "hard"),  # hard plays as normal: normal is already exact
+    "football": ("easy", "normal"),
     "durak": ("easy", "normal", "hard"),
 }
 

@@ -1,9 +1,12 @@
-"""The durak computer player: easy (random), normal (heuristic), hard (search).
+"""The durak computer player: easy (a beginner), normal (heuristic), hard (search).
 
-Normal plays the way a sound club player does: lead low non-trumps, beat as cheaply as
-possible, keep trumps and high cards for the endgame, take rather than burn a high trump
-early, throw in what the defender probably cannot beat, and as the controller spend the
-dummy's cards freely, since the dummy can never be the fool.  Hard is in
+Easy plays the greedy yardstick's move (:mod:`engine.players.durak_greedy`) half the
+time and a careless but never absurd one otherwise.  Normal plays the way a sound club
+player does: lead low non-trumps, beat as cheaply as possible, keep trumps for the
+endgame, take rather than burn a high trump early, throw in every plain card it may
+(what the defender probably cannot beat first), and as the controller spend the
+dummy's cards freely, since the dummy can never be the fool; and once it can tell where
+every card is, it checks its move by playing the game out.  Hard is in
 :mod:`engine.players.durak_search`; it plays the games out with this player.
 """
 
@@ -12,31 +15,69 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
+from functools import cache
 
+from engine import cards
 from engine.base import Event
 from engine.cards import Card
 from engine.durak import DurakMove, DurakView, beats
-from engine.players.durak_seen import Memory, Seen, seen_from_view
+from engine.players.durak_greedy import greedy
+from engine.players.durak_seen import STALL_TAKES, Memory, Seen, full_deck, seen_from_view
+from engine.players.sampling import determined
 
 # A trump outranks every plain card: its value is its rank plus this.
 TRUMP_BONUS = 13
 # Before the stock runs low, a defence costing this much in trumps is not worth it.
 EARLY_STOCK = 6
 DEAR_TRUMP_RANK = 12  # beating with the queen of trumps or higher is dear early on
-CHEAP_THROW_RANK = 10  # plain cards up to 10 are thrown in freely
+# How often easy plays an unweighed card instead of the greedy one.
+SLIP = 0.5
 
 
 def choose(
     view: DurakView, legal: Sequence[DurakMove], events: Sequence[Event], level: str, seed: int
 ) -> DurakMove:
-    if level == "easy" or len(legal) == 1:
-        return legal[random.Random(seed).randrange(len(legal))]
-    seen = seen_from_view(view, Memory.of(events))
-    if level == "normal":
+    if len(legal) == 1:
+        return legal[0]
+    memory = Memory.of(events)
+    if level == "easy":
+        trump = cards.parse(view.trump) & 3
+        if memory.takes >= STALL_TAKES:
+            return progress(legal, trump)
+        return easy(legal, trump, random.Random(seed))
+    seen = seen_from_view(view, memory)
+    # Normal too searches once it can tell where every card is (the opponent's hand,
+    # late in a two-player game): one playout per move is then exact, and cheap.
+    if level == "normal" and not determined(seen):
         return normal(seen, legal)
     from engine.players.durak_search import hard
 
     return hard(view, seen, legal, events, seed)
+
+
+def easy(legal: Sequence[DurakMove], trump: int, rng: random.Random) -> DurakMove:
+    """A beginner: he knows the rules and what a sensible move looks like (the greedy
+    one), but now and then plays a card without weighing it, beating with whatever
+    beats (a trump as soon as a plain card) or throwing in a card he should keep."""
+    if rng.random() >= SLIP:
+        return greedy(legal, trump)
+    cards_ = [m for m in legal if m.cards]
+    plain = [m for m in cards_ if m.cards[-1] & 3 != trump]
+    if legal[0].kind == "attack":
+        return rng.choice(plain or cards_)
+    if any(m.kind == "take" for m in legal):
+        return rng.choice(cards_) if cards_ else legal[-1]
+    return rng.choice([*plain, legal[-1]])
+
+
+def progress(legal: Sequence[DurakMove], trump: int) -> DurakMove:
+    """The move of a stalled game: beat whenever possible, throw nothing in.
+
+    Then a bout is beaten off whenever its defender holds a card beating the one lead
+    card, as the holder of the highest trump in play always does; defenders take turns,
+    so the cards in play keep dwindling and the game ends."""
+    passing = [m for m in legal if m.kind == "pass"]
+    return passing[0] if passing else greedy(legal, trump)
 
 
 def value(card: Card, trump: int) -> int:
@@ -45,6 +86,8 @@ def value(card: Card, trump: int) -> int:
 
 
 def normal(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
+    if seen.stalled:
+        return progress(legal, seen.trump)
     kind = legal[0].kind
     if kind == "attack":
         return lead(seen, legal)
@@ -124,7 +167,12 @@ def too_dear(seen: Seen, plan: list[tuple[Card, Card]]) -> bool:
 
 
 def throw_in(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
-    """Throw in what costs little to give away, the likeliest unbeatable first."""
+    """Throw in any plain card, the likeliest unbeatable first, then the cheapest.
+
+    Every plain card given away is one less to get rid of, and a defender loaded with
+    cards is on his way to being the fool: keeping high plain cards back for later
+    lost more games against the greedy yardstick than it won.  A trump is kept,
+    except as a sure-looking blow late in the game or from the dummy's hand."""
     pass_ = next(m for m in legal if m.kind == "pass")
     defender, trump = seen.defender, seen.trump
     assert defender is not None
@@ -137,13 +185,8 @@ def throw_in(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
             continue
         c = move.cards[0]
         odds = 1.0 if taking else cannot_beat(seen, c, defender)
-        if c & 3 == trump:
-            # Never hand the taker a trump; otherwise only a sure-looking blow.
-            worth = not taking and (endgame or for_dummy) and odds >= 0.5
-        elif taking:
-            worth = endgame or (c >> 2) <= CHEAP_THROW_RANK + (2 if for_dummy else 0)
-        else:
-            worth = endgame or for_dummy or (c >> 2) <= CHEAP_THROW_RANK or odds >= 0.5
+        # Never hand the taker a trump; otherwise only a sure-looking blow.
+        worth = c & 3 != trump or (not taking and (endgame or for_dummy) and odds >= 0.5)
         if worth:
             key = (odds, -value(c, trump), move)
             if best is None or key[:2] > best[:2]:
@@ -153,18 +196,22 @@ def throw_in(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
 
 def cannot_beat(seen: Seen, card: Card, who: int) -> float:
     """The chance that ``who`` holds nothing that beats ``card``, given what is seen."""
-    trump = seen.trump
+    beaten_by = beaters(card, seen.trump)
     if who == seen.seat:
-        return float(not any(beats(c, card, trump) for c in seen.own))
+        return float(beaten_by.isdisjoint(seen.own))
     if who == seen.n and seen.dummy_hand is not None:
-        return float(not any(beats(c, card, trump) for c in seen.dummy_hand))
-    if any(beats(c, card, trump) for c in seen.known[who]):
+        return float(beaten_by.isdisjoint(seen.dummy_hand))
+    if not beaten_by.isdisjoint(seen.known[who]):
         return 0.0
     unseen = len(seen.unseen)
-    beaters = sum(1 for c in seen.unseen if beats(c, card, trump))
+    good = unseen - len(beaten_by & seen.unseen)
     chance = 1.0
-    for i in range(seen.unknown_slots(who)):
-        if unseen - i <= 0:
-            break
-        chance *= max(unseen - beaters - i, 0) / (unseen - i)
+    for i in range(min(seen.unknown_slots(who), unseen)):
+        chance *= max(good - i, 0) / (unseen - i)
     return chance
+
+
+@cache
+def beaters(card: Card, trump: int) -> frozenset[Card]:
+    """Every card of the 52 that beats ``card``: looked up, since playouts ask often."""
+    return frozenset(c for c in full_deck(52) if beats(c, card, trump))

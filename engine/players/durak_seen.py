@@ -5,6 +5,12 @@ take, or the face-up trump card once drawn).  What it does not list is the disca
 its cards were all seen on the table, so :class:`Memory` follows the table through the
 events and remembers which cards went there.  Everything else not in sight is *unseen*:
 it lies in the stock or in the other hands, as far as this seat can tell uniformly.
+
+The memory also counts the takes since the table last went to the discard pile.  Once
+the stock is gone, cards that only ever change hands can go round for ever among
+computer seats (a card led, beaten, a trump thrown on top, all taken, led again); a
+long run of takes is the public sign of it, and the players then play for progress
+(see :data:`STALL_TAKES`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,9 @@ from engine.base import Event
 from engine.cards import Card
 from engine.durak import DurakView
 
+# This many takes in a row, with no bout beaten off, and the game counts as stalled.
+STALL_TAKES = 8
+
 
 @dataclass
 class Memory:
@@ -25,6 +34,7 @@ class Memory:
 
     table: list[Card] = field(default_factory=list)
     discard: list[Card] = field(default_factory=list)
+    takes: int = 0  # takes since the table last went to the discard pile
 
     @classmethod
     def of(cls, events: Iterable[Event]) -> Memory:
@@ -41,9 +51,11 @@ class Memory:
                 self.table.append(cards.parse(data["with"]))
             elif kind == "took":
                 self.table = []
+                self.takes += 1
             elif kind == "discarded":
                 self.discard.extend(self.table)
                 self.table = []
+                self.takes = 0
 
 
 @dataclass
@@ -72,6 +84,12 @@ class Seen:
     deck_size: int
     phase: str
     out: list[int]
+    takes: int = 0  # takes in a row (Memory.takes)
+
+    @property
+    def stalled(self) -> bool:
+        """Cards have only changed hands for a long while: time to play for progress."""
+        return self.takes >= STALL_TAKES
 
     @cached_property
     def unseen(self) -> set[Card]:
@@ -141,4 +159,5 @@ def seen_from_view(view: DurakView, memory: Memory) -> Seen:
         deck_size=view.deck_size,
         phase=view.phase,
         out=list(view.out),
+        takes=memory.takes,
     )

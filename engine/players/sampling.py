@@ -35,12 +35,22 @@ class World:
     discard: list[Card]
 
 
+def hidden_places(seen: Seen) -> list[int]:
+    """How many unseen cards each place holds: every hand, the stock above the trump
+    card, and the discard this seat did not witness."""
+    slots = [seen.unknown_slots(who) for who in range(seen.n + 1)]
+    return [*slots, max(seen.stock - 1, 0), seen.discard_count - len(seen.discard_seen)]
+
+
+def determined(seen: Seen) -> bool:
+    """Whether every sample is the same world: the unseen cards all lie in one place."""
+    return sum(1 for count in hidden_places(seen) if count) <= 1
+
+
 def sample_world(seen: Seen, rng: random.Random) -> World:
     """Deal the unseen cards at random into every place this seat cannot see."""
     n = seen.n
-    slots = [seen.unknown_slots(who) for who in range(n + 1)]
-    stock_slots = max(seen.stock - 1, 0)
-    discard_slots = seen.discard_count - len(seen.discard_seen)
+    *slots, stock_slots, discard_slots = hidden_places(seen)
     pool = sorted(seen.unseen)
     if sum(slots) + stock_slots + discard_slots != len(pool):
         raise ValueError("the view and the events do not add up to one deck")
@@ -137,6 +147,7 @@ class Mirror:
 
     def __init__(self, seen: Seen, world: World) -> None:
         self.n = seen.n
+        self.takes = seen.takes
         self.hands = [list(h) for h in world.hands]
         self.stock = list(world.stock)
         self.discard = list(world.discard)
@@ -176,8 +187,10 @@ class Mirror:
                     who = self.who(data["seat"])
                     self.hands[who].extend(table)
                     self.known[who].update(table)
+                    self.takes += 1
                 else:
                     self.discard.extend(table)
+                    self.takes = 0
                 self.att, self.dfn, self.taking = [], [], False
             elif kind == "drew":
                 who, count = self.who(data["seat"]), data["count"]
@@ -226,4 +239,5 @@ class Mirror:
             deck_size=self.deck_size,
             phase=self.phase(),
             out=self.out,
+            takes=self.takes,
         )

@@ -1,0 +1,210 @@
+"""The durak ladder: the greedy yardstick, easy as a beginner, and games that end.
+
+Strength is measured properly by ``bench/players.py``; these tests pin down what a
+person at the table would notice: that the yardstick plays as described, that easy
+loses to it without playing absurdly, that normal beats it, and that a table of
+computers never goes round in circles.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import cards
+from engine.base import Event
+from engine.durak import Durak, DurakMove
+from engine.players import choose
+from engine.players import durak_search as search
+from engine.players.durak_greedy import greedy
+from engine.players.durak_seen import STALL_TAKES, Memory, seen_from_view
+from tests.test_players_durak import c, constructed, new_game
+
+# Seeded games per strength check: enough that the gaps below are many standard
+# errors wide, few enough to run in a second or two.
+LADDER_GAMES = 300
+
+
+def greedy_move(game: Durak) -> DurakMove:
+    return greedy(game.legal_moves(), cards.parse(game.view(0).trump) & 3)
+
+
+# ---------------------------------------------------------------------- greedy
+
+
+def test_greedy_leads_its_lowest_plain_card() -> None:
+    game = constructed(
+        [["KD", "7H", "6H", "9S", "AS", "10C"], ["6S", "8S", "QC", "JD", "7D", "AD"], []],
+        trump="9H",
+        stock=10,
+    )
+    assert greedy_move(game) == DurakMove(0, False, "attack", (c("9S"),))
+
+
+def test_greedy_beats_with_the_cheapest_card_even_a_trump() -> None:
+    # It never takes while it can beat, however dear the card: that is its weakness.
+    game = constructed(
+        [["KD", "9C", "6C", "7C", "AD"], ["AH", "KH", "7S", "10D", "JC", "8D"], []],
+        trump="9H",
+        stock=12,
+        table=[("9S", None)],
+        phase="defend",
+    )
+    assert greedy_move(game) == DurakMove(1, False, "beat", (c("9S"), c("KH")))
+
+
+def test_greedy_takes_only_when_nothing_beats() -> None:
+    game = constructed(
+        [["KD", "9C", "6C", "7C", "AD"], ["6S", "7S", "10D", "JC", "8D"], []],
+        trump="9H",
+        stock=12,
+        table=[("9S", None)],
+        phase="defend",
+    )
+    assert greedy_move(game) == DurakMove(1, False, "take")
+
+
+def test_greedy_throws_in_plain_cards_and_keeps_trumps() -> None:
+    hands = [["9C", "7H", "KD", "9D"], ["8D", "10D", "6S", "QS", "JC"], []]
+    plain = constructed(hands, trump="6H", stock=8, table=[("7S", "9S")], phase="throw")
+    assert greedy_move(plain) == DurakMove(0, False, "throw", (c("9C"),))
+    only_trump = constructed(
+        [["7H", "KD", "AS"], hands[1], []],
+        trump="6H",
+        stock=8,
+        table=[("7S", "9S")],
+        phase="throw",
+    )
+    assert greedy_move(only_trump) == DurakMove(0, False, "pass")
+
+
+# ---------------------------------------------------------------------- the ladder
+
+
+def fool_rate(level: str, players: int = 2, dummy_plays: bool = False) -> float:
+    """How often ``level`` (one seat, rotating) is the fool against greedy seats."""
+    fools = 0
+    for seed in range(LADDER_GAMES):
+        game = new_game(seed, players, dummy_plays)
+        ours = seed % players
+        events: list[Event] = []
+        while not game.is_finished():
+            actor = game.to_act()
+            assert actor is not None
+            view, legal = game.view(actor.player), game.legal_moves()
+            if actor.player == ours:
+                move = choose("durak", view, legal, events, level, seed * 1000 + len(events))
+            else:
+                move = greedy(legal, cards.parse(view.trump) & 3)
+            events.extend(game.apply(move))
+        fools += game.result()["fool"] == ours  # type: ignore[index]
+    return fools / LADDER_GAMES
+
+
+@pytest.mark.parametrize("dummy_plays", [False, True])
+def test_easy_loses_to_greedy_but_not_hopelessly(dummy_plays: bool) -> None:
+    # Uniform random play was the fool 96 % of the time: no contest at all.
+    assert 0.55 <= fool_rate("easy", dummy_plays=dummy_plays) <= 0.8
+
+
+@pytest.mark.parametrize("dummy_plays", [False, True])
+def test_normal_beats_greedy(dummy_plays: bool) -> None:
+    assert fool_rate("normal", dummy_plays=dummy_plays) <= 0.45
+
+
+def test_easy_never_plays_an_absurd_move() -> None:
+    # A beginner errs, but he never takes while he holds a card that beats, and never
+    # throws a trump in.
+    checked = 0
+    for seed in range(40):
+        game = new_game(seed, 2 + seed % 3, dummy_plays=seed % 2 == 1)
+        events: list[Event] = []
+        while not game.is_finished():
+            actor = game.to_act()
+            assert actor is not None
+            view, legal = game.view(actor.player), game.legal_moves()
+            trump = cards.parse(view.trump) & 3
+            move = choose("durak", view, legal, events, "easy", seed * 1000 + len(events))
+            if move.kind == "take":
+                assert [m.kind for m in legal] == ["take"]
+            if move.kind == "throw":
+                assert move.cards[0] & 3 != trump
+            checked += len(legal) > 1
+            events.extend(game.apply(move))
+    assert checked > 1000
+
+
+def test_easy_depends_on_its_seed() -> None:
+    game = new_game(2, 3)
+    view, legal = game.view(game.to_act().player), game.legal_moves()  # type: ignore[union-attr]
+    picks = {choose("durak", view, legal, [], "easy", seed) for seed in range(40)}
+    assert len(picks) > 1
+
+
+# ---------------------------------------------------------------------- no endless games
+
+# The bot gives up on a game after this many computer moves; no game may come near it.
+BOT_CAP = 600
+
+
+def steps_to_finish(game: Durak, levels: list[str], seed: int) -> int:
+    events: list[Event] = []
+    steps = 0
+    while not game.is_finished() and steps < BOT_CAP:
+        actor = game.to_act()
+        assert actor is not None
+        legal = game.legal_moves()
+        level = levels[actor.player]
+        events.extend(
+            game.apply(choose("durak", game.view(actor.player), legal, events, level, seed + steps))
+        )
+        steps += 1
+    return steps
+
+
+@pytest.mark.parametrize(("players", "dummy_plays"), [(3, False), (4, True), (5, False), (6, True)])
+def test_computer_tables_always_finish(players: int, dummy_plays: bool) -> None:
+    # Before the stall rule, one all-normal game in a few hundred went round for ever:
+    # a high card led, beaten with a low trump, a trump thrown on top, all taken, the
+    # same card led again at the next seat.
+    longest = 0
+    for seed in range(120):
+        game = new_game(seed, players, dummy_plays)
+        levels = [("easy", "normal")[(seed >> p) & 1] for p in range(players)]
+        longest = max(longest, steps_to_finish(game, levels, seed))
+    assert longest < BOT_CAP // 2
+
+
+def test_the_known_endless_game_now_ends() -> None:
+    # Seed 88 at three normal seats used to cycle for ever once the stock ran out.
+    assert steps_to_finish(new_game(88, 3), ["normal"] * 3, 88 * 7) < BOT_CAP // 2
+
+
+def test_hard_tables_finish(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A small search budget keeps this quick; the stall rule does not depend on it.
+    monkeypatch.setattr(search, "BUDGET", 0)
+    monkeypatch.setattr(search, "MIN_SAMPLES", 1)
+    game = new_game(3, 4, dummy_plays=True)
+    assert steps_to_finish(game, ["hard"] * 4, 3) < BOT_CAP // 2
+    assert game.is_finished()
+
+
+def test_a_stalled_game_plays_for_progress() -> None:
+    # After many takes in a row, normal stops throwing in and beats whatever it can.
+    hands = [["7S", "KC", "AD"], ["8D", "9D", "6S", "QS", "JC"], []]
+    game = constructed(hands, trump="6C", stock=0, table=[("7D", "10D")], phase="throw")
+    took = Event("took", {"seat": 1, "count": 2})
+    fresh = seen_from_view(game.view(0), Memory.of([took]))
+    stalled_memory = Memory.of([took] * STALL_TAKES)
+    stalled = seen_from_view(game.view(0), stalled_memory)
+    assert not fresh.stalled and stalled.stalled
+    legal = game.legal_moves()
+    assert choose("durak", game.view(0), legal, [took], "normal", 0).kind == "throw"
+    assert choose("durak", game.view(0), legal, [took] * STALL_TAKES, "normal", 0).kind == "pass"
+    assert choose("durak", game.view(0), legal, [took] * STALL_TAKES, "easy", 0).kind == "pass"
+    # And it beats with the ace of trumps early, where it would rather take otherwise.
+    hands = [["KD", "9C", "6C", "7C", "AD"], ["AH", "6S", "7S", "10D", "JC", "8D"], []]
+    early = constructed(hands, trump="9H", stock=12, table=[("9S", None)], phase="defend")
+    legal = early.legal_moves()
+    assert choose("durak", early.view(1), legal, [took], "normal", 0).kind == "take"
+    beat = choose("durak", early.view(1), legal, [took] * STALL_TAKES, "normal", 0)
+    assert beat == DurakMove(1, False, "beat", (c("9S"), c("AH")))
