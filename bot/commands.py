@@ -9,7 +9,7 @@ from telegram.constants import ChatType, ParseMode
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
-from bot import callbacks, delivery, lobby, play, rules_text
+from bot import callbacks, delivery, lobby, play, registry, rules_text
 from bot.i18n import LANGS, lang_of, t
 from bot.services import services
 from bot.store import TABLE_SLOT, table_key
@@ -142,10 +142,7 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     lang = lang_of(user.language_code)
     wanted = [a.lower() for a in context.args or []]
-    chosen = [g for g in ("football", "durak") if not wanted or g in wanted] or [
-        "football",
-        "durak",
-    ]
+    chosen = [g for g in registry.GAMES if not wanted or g in wanted] or list(registry.GAMES)
     for game in chosen:
         text = rules_text.source(game, lang)
         if text is None:

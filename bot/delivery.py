@@ -237,11 +237,11 @@ def _wake_at(app: AnyApp, key: str, wait: float) -> None:
 
 
 def _follow(app: AnyApp, snap: Snapshot, new_chat: int) -> None:
-    """The group became a supergroup: its table follows it (bot.migrate)."""
-    from bot import migrate  # bot.migrate -> bot.delivery
-
-    assert snap.table is not None
-    app.create_task(migrate.follow(app, snap.table.chat_id, new_chat))
+    """The group became a supergroup: its table follows it (bot.migrate, through
+    :attr:`Services.follow`)."""
+    follow = services(app).follow
+    assert snap.table is not None and follow is not None
+    app.create_task(follow(app, snap.table.chat_id, new_chat))
 
 
 async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:

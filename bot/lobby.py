@@ -10,7 +10,7 @@ from telegram.constants import ParseMode
 from telegram.error import Forbidden, TelegramError
 from telegram.ext import ContextTypes
 
-from bot import delivery, games, members
+from bot import delivery, games, members, registry
 from bot.callbacks import new_game_id
 from bot.i18n import LANGS, lang_of, t
 from bot.models import TURN_TIMES, Seat, Slot, Table
@@ -19,8 +19,6 @@ from bot.services import Services, services
 from bot.store import Snapshot, Write, table_key, user_slot
 from bot.taps import Reply, Tap, commit, current_table, is_admin, refuse
 from engine import cards
-
-_KINDS = {"f": "football", "d": "durak"}
 
 
 def _creator(table: Table, tap: Tap) -> None:
@@ -38,13 +36,13 @@ def display_name(user: User) -> str:
 
 
 async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    kind = _KINDS.get(tap.cb.arg)
+    picked = registry.BY_LETTER.get(tap.cb.arg)
 
     def change(table: Table) -> Reply | None:
-        if table.phase != "pick" or kind is None:
+        if table.phase != "pick" or picked is None:
             refuse("tap.stale")
         _creator(table, tap)
-        table.kind = kind  # type: ignore[assignment]
+        table.kind = picked.name
         table.phase = "lobby"
         return None
 
@@ -84,7 +82,7 @@ async def join(
             return "join.not_yours"
         if tb.seat_of(user.id) is not None:
             return "join.already"
-        if len(tb.seats) >= games.seat_cap(tb.kind):
+        if len(tb.seats) >= games.seat_cap(tb):
             return "join.full"
         return None
 
@@ -223,13 +221,14 @@ async def on_option(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         _creator(table, tap)
         s = table.settings
         arg = tap.cb.arg
+        own = registry.entry(table.kind).options  # the codes only this game has
         if arg == "d":
             s.deck_size = 52 if s.deck_size == 36 else 36
-        elif arg == "n" and table.kind == "football":
+        elif arg == "n" and arg in own:
             s.decks = s.decks % cards.MAX_DECKS + 1
-        elif arg == "p" and table.kind == "durak":
+        elif arg == "p" and arg in own:
             s.dummy_plays = not s.dummy_plays
-        elif arg == "f" and table.kind == "durak":
+        elif arg == "f" and arg in own:
             s.first_move = "from_under" if s.first_move == "under" else "under"
         elif arg == "t":
             s.turn_time = int(str(_next(TURN_TIMES, s.turn_time)))

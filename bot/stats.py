@@ -65,13 +65,15 @@ from bot.models import Table
 from bot.store import KEY_PREFIX, Store
 from engine import ratings, records
 from engine.base import Game, IllegalMove, MalformedRecord
-from engine.players import LEVELS
 from engine.ratings import Outcome, Rating
+from engine.registry import GAMES
 
 MIN_GAMES = 3  # games in a group before a person appears on its board
 BOARD_SIZE = 10
 MARKER_TTL_MARGIN = 24 * 3600  # seconds a marker outlives the finished table's key
-KINDS = ("durak", "football")
+# The games by name: the standings' order, whose first is also the board shown when a
+# group has played each game equally often.
+KINDS = tuple(sorted(GAMES))
 NO = "~"  # a script argument that is not there
 
 ST = f"{KEY_PREFIX}:st"
@@ -141,7 +143,7 @@ class Finished:
     @property
     def level(self) -> str | None:
         """The hardest computer level at the table (None: people only)."""
-        levels = LEVELS[self.kind]
+        levels = GAMES[self.kind].levels
         found = [p.computer for p in self.players if p.computer in levels]
         return max(found, key=levels.index) if found else None
 
@@ -456,7 +458,7 @@ class Standings:
 
     async def mine(self, uid: int) -> tuple[dict[str, Line], dict[tuple[str, str], Line]]:
         """His figures across groups per game, and against the computer per game and level."""
-        levels = [(k, lv) for k in KINDS for lv in LEVELS[k]]
+        levels = [(k, lv) for k in KINDS for lv in GAMES[k].levels]
         keys = [person_key(uid, k) for k in KINDS]
         keys += [computer_key(uid, k, lv) for k, lv in levels]
         lines = await self._lines(keys, [uid] * len(keys))
@@ -492,7 +494,7 @@ class Standings:
         async with self.redis.pipeline(transaction=True) as pipe:
             for kind in KINDS:
                 pipe.delete(person_key(uid, kind))
-                for level in LEVELS[kind]:
+                for level in GAMES[kind].levels:
                     pipe.delete(computer_key(uid, kind, level))
                 for chat in chats:
                     pipe.delete(group_key(chat, kind, uid))

@@ -22,7 +22,7 @@ script: one poller wins), then either plays the due move or finds the deadline n
 and finally sets the score to the newest deadline, unless a commit lowered it meanwhile.
 If the claimant dies, the table comes due again after the claim and another process
 plays it. The move goes through the store's compare-and-set and
-:func:`bot.play.apply_move` and is played only if the position is the one the poller
+:func:`bot.games.apply_move` and is played only if the position is the one the poller
 looked at; a retried decision comes out the same (its seed hashes the game id and the
 move count).
 
@@ -44,10 +44,10 @@ from typing import Any
 
 from telegram.ext import ContextTypes
 
-from bot import delivery, games, health
+from bot import delivery, games
 from bot.delivery import AnyApp
 from bot.models import Table
-from bot.services import Services, services
+from bot.services import Services, guarded, services
 from bot.store import KEY_PREFIX, Snapshot, Write
 from engine import records
 from engine.base import Game, IllegalMove
@@ -154,8 +154,6 @@ async def _decide_move(table: Table) -> tuple[int, Any] | None:
 
 def _play(table: Table, seat: int, move: Any) -> None:
     """Apply the computer's move for ``seat`` and narrate what it stood in for."""
-    from bot.play import apply_move  # bot.play -> bot.taps -> bot.turns
-
     person = table.seats[seat]
     if person.computer is None and not person.away:
         person.timeouts += 1
@@ -165,7 +163,7 @@ def _play(table: Table, seat: int, move: Any) -> None:
             table.add_events([("seat_away", {"seat": seat})])
     person.setup = []
     table.auto_moves += 1
-    apply_move(table, games.load(table), seat, move)
+    games.apply_move(table, games.load(table), seat, move)
     if table.phase == "playing" and table.auto_moves >= AUTO_MOVE_CAP:
         table.phase = "abandoned"
         table.add_events([("computer_stalled", {})])
@@ -280,5 +278,5 @@ def poll(app: AnyApp) -> None:
         return
     delay = services(app).settings.computer_delay
     every = min(max(delay / 3, 0.02), 0.5)
-    job = health.guarded(turns_job)  # an outage: backs off, reported once
+    job = guarded(turns_job)  # an outage: backs off, reported once
     app.job_queue.run_repeating(job, interval=every, first=every, name="turns")

@@ -15,11 +15,9 @@ from pydantic import BaseModel
 
 from engine.base import Event
 from engine.records import load
+from engine.registry import GAMES
 
-LEVELS: dict[str, tuple[str, ...]] = {
-    "football": ("easy", "normal", "hard"),  # hard plays as normal: normal is already exact
-    "durak": ("easy", "normal", "hard"),
-}
+LEVELS: dict[str, tuple[str, ...]] = {name: spec.levels for name, spec in GAMES.items()}
 
 
 def choose(
