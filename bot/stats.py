@@ -158,7 +158,7 @@ def _finished(
 ) -> Finished:
     result = game.result()
     assert result is not None
-    outcome = ratings.outcome(kind, result, game.summary())
+    outcome = GAMES[kind].outcome(kind, result, game.summary())
     return Finished(chat, game_id, tuple(players), outcome, deal_digest(game))
 
 
@@ -377,13 +377,13 @@ def _args(game: Finished, plan: _Plan, ttl: int) -> list[Any]:
             args += [NO, NO, NO, NO, 0]
         else:
             args += [*row.old, repr(row.new.mu), repr(row.new.sigma), repr(row.new.shown)]
-        args += ["1" if ratings.streak_goes_on(game.outcome, row.seat) else "0", player.name]
+        args += ["1" if game.outcome.streak_goes_on(row.seat) else "0", player.name]
         if row.scope == "overall" and row.new is not None:
             history = [v for v in row.old_trend.split(",") if v]
             args.append(",".join([*history, f"{row.new.shown:.2f}"][-ratings.TREND_LEN :]))
         else:
             args.append(NO)
-        add = ratings.figures(game.outcome, row.seat)
+        add = game.outcome.figures(row.seat)
         args.append(len(add))
         args += [x for name, value in sorted(add.items()) for x in (name, value)]
     pairs: list[str] = []

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine import durak, football, series
+from engine import durak, football, ratings, series
 from engine.base import Game, MalformedRecord
 
 
@@ -35,6 +35,8 @@ class GameSpec:
     levels: tuple[str, ...]
     deal: Callable[[Any, list[str], series.Carry, random.Random, int], tuple[Game, list[int]]]
     finish: Callable[[series.Carry, dict[str, Any]], int | None]
+    # (name, result, summary) of a finished game -> how the standings count it
+    outcome: Callable[[str, dict[str, Any], dict[str, Any]], ratings.Outcome]
 
     def make_options(self, settings: BaseModel) -> BaseModel:
         """The game's options from a settings model holding (at least) every option, so a
@@ -55,6 +57,7 @@ GAMES: dict[str, GameSpec] = {
             levels=("easy", "normal", "hard"),  # hard plays as normal: normal is exact
             deal=series.football_deal,
             finish=series.football_finish,
+            outcome=ratings.FootballOutcome.of,
         ),
         GameSpec(
             name=durak.Durak.name,
@@ -65,6 +68,7 @@ GAMES: dict[str, GameSpec] = {
             levels=("easy", "normal", "hard"),
             deal=series.durak_deal,
             finish=series.durak_finish,
+            outcome=ratings.DurakOutcome.of,
         ),
     )
 }
