@@ -6,11 +6,10 @@ import contextlib
 
 from redis.exceptions import RedisError
 from telegram import User
-from telegram.constants import ParseMode
 from telegram.error import Forbidden, TelegramError
 from telegram.ext import ContextTypes
 
-from bot import delivery, games, members, registry
+from bot import delivery, games, members, registry, sender
 from bot.callbacks import new_game_id
 from bot.i18n import LANGS, lang_of, t
 from bot.models import TURN_TIMES, Seat, Slot, Table
@@ -72,7 +71,7 @@ async def join(
             await tap.answer(key_, alert=key_ is not None, **params)
         elif key_ is not None:
             with contextlib.suppress(TelegramError):
-                await context.bot.send_message(user.id, t(lang, key_, **params))
+                await sender.send_text(context.bot, user.id, t(lang, key_, **params))
 
     def refusal(tb: Table | None) -> str | None:
         """Why he cannot sit down at this table now (None: he can)."""
@@ -104,7 +103,8 @@ async def join(
             await answer(why, chat=table.chat_title)
             return False
         try:
-            message = await context.bot.send_message(
+            message = await sender.send_text(
+                context.bot,
                 user.id,
                 t(
                     lang,
@@ -114,7 +114,7 @@ async def join(
                     game=t(lang, f"game.{table.kind}"),
                     chat=esc(table.chat_title),
                 ),
-                parse_mode=ParseMode.HTML,
+                html=True,
             )
         except Forbidden:
             linked = await _set_link(svc, key, game_id)
@@ -139,7 +139,7 @@ async def join(
 
         async def unsay() -> None:
             with contextlib.suppress(TelegramError):  # "you joined" would be untrue
-                await context.bot.delete_message(user.id, message.message_id)
+                await sender.delete(context.bot, user.id, message.message_id)
 
         try:
             snap, why = await svc.store.transact(key, decide)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot import delivery, games, views
+from bot import delivery, games, sender, views
 from bot.callbacks import STAMP_LEN, stamp
 from bot.models import Table
 from bot.render import Ctx
@@ -131,7 +131,7 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         return  # the game moved on meanwhile: refused, and answered
     text = views.alert_text(table, seat, tap.lang)
     with contextlib.suppress(TelegramError):
-        await tap.query.answer(text, show_alert=True)
+        await sender.answer(tap.query, text, alert=True)
 
 
 def has_record(table: Table) -> bool:
@@ -148,13 +148,13 @@ async def post_record(
     leaves the bot: the Record button and /record both come here."""
     record = {**records.export(games.load(table), table.moves), "table": record_table(table)}
     try:
-        await context.bot.send_document(
+        await sender.send_document(
+            context.bot,
             table.chat_id,
             json.dumps(record, ensure_ascii=False, indent=1).encode(),
-            filename=f"{table.kind}-{table.game_id}.json",
-            message_thread_id=table.thread_id,
-            reply_to_message_id=reply_to,
-            allow_sending_without_reply=True,
+            f"{table.kind}-{table.game_id}.json",
+            thread_id=table.thread_id,
+            reply_to=reply_to,
         )
     except TelegramError:
         return False

@@ -6,11 +6,11 @@ from __future__ import annotations
 import logging
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update, User
-from telegram.constants import ChatType, ParseMode
+from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot import callbacks, render_stats, stats
+from bot import callbacks, render_stats, sender, stats
 from bot.callbacks import Action
 from bot.i18n import lang_of, t
 from bot.screen import Button, Screen
@@ -39,9 +39,7 @@ def _markup(screen: Screen) -> InlineKeyboardMarkup | None:
 
 async def _show(message: Message, screen: Screen, *, reply: bool = True) -> None:
     try:
-        await message.reply_text(
-            screen.text, parse_mode=ParseMode.HTML, reply_markup=_markup(screen), do_quote=reply
-        )
+        await sender.reply(message, screen.text, quote=reply, markup=_markup(screen))
     except TelegramError as exc:
         log.warning("standings not sent: %s", exc)
 
@@ -126,7 +124,7 @@ async def on_forget(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     await _standings(context).forget(tap.user.id)
     await tap.answer()
     try:
-        await tap.query.edit_message_text(t(tap.lang, "forget.done"))
+        await sender.edit_tapped(tap.query, t(tap.lang, "forget.done"))
     except TelegramError as exc:
         log.info("forget confirmation not edited: %s", exc)
 
@@ -148,9 +146,7 @@ async def on_standings(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     if what == "s":
         await tap.answer()
         try:
-            await message.edit_text(
-                screen.text, parse_mode=ParseMode.HTML, reply_markup=_markup(screen)
-            )
+            await sender.edit_text(message, screen.text, _markup(screen))
         except TelegramError as exc:
             log.info("board not switched: %s", exc)
         return
