@@ -28,8 +28,7 @@ from telegram.ext import ContextTypes
 from bot import sender
 from bot.i18n import t
 from bot.services import Services, services
-from bot.store import DUE_KEY, KEY_PREFIX, Snapshot, closed_key, user_slot
-from bot.turns import TURNS_KEY
+from bot.store import DUE_KEY, KEY_PREFIX, TURNS_KEY, Snapshot, closed_key, user_slot
 
 log = logging.getLogger(__name__)
 

@@ -48,14 +48,13 @@ from bot import delivery, games
 from bot.delivery import AnyApp
 from bot.models import Table
 from bot.services import Services, guarded, services
-from bot.store import KEY_PREFIX, Snapshot, Write
+from bot.store import Snapshot, Write
 from engine import records
 from engine.base import Game, IllegalMove
 from engine.players import LEVELS, choose, public_events
 
 log = logging.getLogger(__name__)
 
-TURNS_KEY = f"{KEY_PREFIX}:turns"
 CLAIM_MS = 30_000  # a claimed deadline comes due again after this if its claimant died
 AUTO_MOVE_CAP = 600  # computer moves in a row before a game nobody plays is stopped
 TIMEOUT_LEVEL = "normal"  # seeds/<game>.md §7.2: the computer that stands in for a person
@@ -94,7 +93,7 @@ def stamp(table: Table, computer_delay: float, now: float) -> float | None:
 async def wake(svc: Services, key: str, due: float | None) -> None:
     """After a commit whose deadline came closer: look at the table by then."""
     if due is not None:
-        await svc.store.redis.zadd(TURNS_KEY, {key: int(due * 1000)}, lt=True)
+        await svc.store.schedule_turn(key, due)
 
 
 def is_away(table: Table, user_id: int) -> bool:
@@ -220,41 +219,17 @@ async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
     return (table.turn_due if table is not None else 0.0), None
 
 
-# KEYS[1]: the deadlines; ARGV: the table key, our claim's score, the new score ("": none).
-# Our claim is replaced, unless a commit has set an earlier time meanwhile.
-_SETTLE = """
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-if ARGV[3] == '' then
-  redis.call('ZREM', KEYS[1], ARGV[1])
-else
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-end
-return 1
-"""
-
-# KEYS[1]: the deadlines; ARGV: the table key, now (ms), the claim's score. 1 when the
-# table was due and is ours now.
-_CLAIM = """
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-return 1
-"""
-
-
 async def _settle(svc: Services, key: str, claim: int, due: float) -> None:
     """Replace our claim by the table's deadline (or drop it: none), unless a commit has
     set an earlier time meanwhile."""
-    new = str(int(due * 1000)) if due else ""
-    await svc.store.redis.eval(_SETTLE, 1, TURNS_KEY, key, claim, new)
+    await svc.store.settle_turn(key, claim, due)
 
 
 async def _claim(svc: Services, key: str, now_ms: int) -> int | None:
     """Take a due table (see the module docstring): the claim's score, or None when it was
     not due any more or another poller took it."""
     claim = now_ms + CLAIM_MS
-    taken = await svc.store.redis.eval(_CLAIM, 1, TURNS_KEY, key, now_ms, claim)
-    return claim if taken else None
+    return claim if await svc.store.claim_turn(key, now_ms, claim) else None
 
 
 async def turns_job(context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -262,9 +237,7 @@ async def turns_job(context: ContextTypes.DEFAULT_TYPE) -> None:
     table's computer never holds up another's."""
     svc = services(context)
     now_ms = int(svc.clock() * 1000)
-    found = await svc.store.redis.zrangebyscore(TURNS_KEY, "-inf", now_ms, start=0, num=50)
-    for raw in found:
-        key = raw.decode() if isinstance(raw, bytes) else str(raw)
+    for key in await svc.store.due_turns(now_ms):
         claim = await _claim(svc, key, now_ms)
         # A process stopping meanwhile starts nothing: its claim runs out, and a live
         # process (or this one, restarted) plays the table then.
