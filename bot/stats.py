@@ -75,6 +75,7 @@ MARKER_TTL_MARGIN = 24 * 3600  # seconds a marker outlives the finished table's 
 # group has played each game equally often.
 KINDS = tuple(sorted(GAMES))
 NO = "~"  # a script argument that is not there
+POSTED_TTL = 3600  # seconds the Standings button of one result posts the board once
 
 ST = f"{KEY_PREFIX}:st"
 
@@ -410,6 +411,12 @@ class Standings:
         self.marker_ttl = ttl + MARKER_TTL_MARGIN
         self._count = redis.register_script(_COUNT)
         self.round_trips = 0  # Redis calls made by count (the cost the docstring states)
+
+    async def claim_post(self, chat: int, thread: int, game_id: str) -> bool:
+        """The Standings button of one result posts the board once: True for the first
+        tap (within :data:`POSTED_TTL`), False for every later one."""
+        posted = f"{ST}:posted:{chat}:{thread}:{game_id}"
+        return bool(await self.redis.set(posted, 1, nx=True, ex=POSTED_TTL))
 
     async def count(self, game: Finished, *, personal: bool = True) -> Moved:
         """Count ``game`` unless it was counted already; who moved up on the board.

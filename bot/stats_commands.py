@@ -16,12 +16,9 @@ from bot.i18n import lang_of, t
 from bot.screen import Button, Screen
 from bot.services import services
 from bot.stats import KINDS, Standings
-from bot.store import KEY_PREFIX
 from bot.taps import Tap
 
 log = logging.getLogger(__name__)
-
-POSTED_TTL = 3600  # seconds the Standings button of one result posts the board once
 
 
 def _standings(context: ContextTypes.DEFAULT_TYPE) -> Standings:
@@ -151,9 +148,7 @@ async def on_standings(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
             log.info("board not switched: %s", exc)
         return
     thread = tap.cb.thread_id or 0
-    posted = f"{KEY_PREFIX}:st:posted:{tap.cb.chat_id}:{thread}:{tap.cb.game_id}"
-    redis = _standings(context).redis
-    if not await redis.set(posted, 1, nx=True, ex=POSTED_TTL):
+    if not await _standings(context).claim_post(tap.cb.chat_id, thread, tap.cb.game_id):
         await tap.answer("stats.posted")
         return
     await tap.answer()
