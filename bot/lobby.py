@@ -17,7 +17,6 @@ from bot.render import esc
 from bot.services import Services, services
 from bot.store import Snapshot, Write, table_key, user_slot
 from bot.taps import Reply, Tap, commit, current_table, is_admin, refuse
-from engine import cards
 
 
 def _creator(table: Table, tap: Tap) -> None:
@@ -221,15 +220,11 @@ async def on_option(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         _creator(table, tap)
         s = table.settings
         arg = tap.cb.arg
-        own = registry.entry(table.kind).options  # the codes only this game has
+        own = registry.entry(table.kind).options  # the settings only this game has
         if arg == "d":
             s.deck_size = 52 if s.deck_size == 36 else 36
-        elif arg == "n" and arg in own:
-            s.decks = s.decks % cards.MAX_DECKS + 1
-        elif arg == "p" and arg in own:
-            s.dummy_plays = not s.dummy_plays
-        elif arg == "f" and arg in own:
-            s.first_move = "from_under" if s.first_move == "under" else "under"
+        elif arg in own:
+            own[arg](s)
         elif arg == "t":
             s.turn_time = int(str(_next(TURN_TIMES, s.turn_time)))
         elif arg == "l":

@@ -9,12 +9,12 @@ which one a table plays: it asks the table's :func:`entry` instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bot import render_durak, render_football
-from bot.models import Table
+from bot.models import GameSettings, Table
 from bot.render import Ctx
 from bot.screen import Button
 from bot.stats import Line
@@ -33,14 +33,14 @@ class BotGame:
 
     ``letter``: the game in callback data (the picker, the standings);
     ``offered``: the computer levels a lobby offers, weakest first;
-    ``options``: the option codes of the lobby settings only this game has
-    (``settings`` gives their lines); ``share``: the counter a standings board shows as
-    a percentage of games."""
+    ``options``: the lobby settings only this game has, each by its option code with
+    what a tap on it changes (``settings`` gives their lines); ``share``: the counter a
+    standings board shows as a percentage of games."""
 
     spec: GameSpec
     letter: str
     offered: tuple[str, ...]
-    options: tuple[str, ...]
+    options: Mapping[str, Callable[[GameSettings], None]]
     settings: Callable[[Ctx], list[tuple[str, str]]]
     group: Callable[[Any, Ctx], str]
     status: Callable[[Any, Ctx], str]
@@ -63,7 +63,7 @@ GAMES: dict[str, BotGame] = {
             letter="f",
             # hard plays as normal in football (normal is already exact): not offered
             offered=("easy", "normal"),
-            options=("n",),
+            options=render_football.OPTIONS,
             settings=render_football.settings,
             group=render_football.group,
             status=render_football.status,
@@ -76,7 +76,7 @@ GAMES: dict[str, BotGame] = {
             spec=ENGINE_GAMES["durak"],
             letter="d",
             offered=("easy", "normal", "hard"),
-            options=("p", "f"),
+            options=render_durak.OPTIONS,
             settings=render_durak.settings,
             group=render_durak.public,
             status=render_durak.status,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.i18n import t
+from bot.models import GameSettings
 from bot.render import Ctx, percent
 from bot.screen import Button, rows_of
 from bot.stats import Line
@@ -154,6 +155,18 @@ def settings(ctx: Ctx) -> list[tuple[str, str]]:
         (ctx.t("settings.dummy_plays." + ("on" if s.dummy_plays else "off")), "p"),
         (ctx.t("settings.first_move." + s.first_move), "f"),
     ]
+
+
+def _toggle_dummy(s: GameSettings) -> None:
+    s.dummy_plays = not s.dummy_plays
+
+
+def _toggle_first_move(s: GameSettings) -> None:
+    s.first_move = "from_under" if s.first_move == "under" else "under"
+
+
+# Durak's own lobby settings, by option code: what a tap on each changes.
+OPTIONS = {"p": _toggle_dummy, "f": _toggle_first_move}
 
 
 def figures(lang: str, line: Line) -> str:

@@ -12,9 +12,11 @@ from typing import Any
 
 from bot.callbacks import Action
 from bot.i18n import t
+from bot.models import GameSettings
 from bot.render import Ctx
 from bot.screen import Button, rows_of
 from bot.stats import Line
+from engine import cards
 from engine.football import HOME, FootballView, ahead
 
 _ARROWS = {-1: "↖", 0: "⬆", 1: "↗"}
@@ -84,6 +86,14 @@ def group(view: FootballView, ctx: Ctx) -> str:
 def settings(ctx: Ctx) -> list[tuple[str, str]]:
     """Football's own lobby setting, as (its line, its option code): the decks."""
     return [(ctx.t("settings.decks", n=ctx.table.settings.decks), "n")]
+
+
+def _more_decks(s: GameSettings) -> None:
+    s.decks = s.decks % cards.MAX_DECKS + 1
+
+
+# Football's own lobby setting, by option code: what a tap on it changes.
+OPTIONS = {"n": _more_decks}
 
 
 def figures(lang: str, line: Line) -> str:
