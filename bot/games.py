@@ -1,7 +1,9 @@
-"""The bot's side of the engines: building a game from a lobby, loading it, series rules.
+"""A table's game through the engine: dealing it from a lobby, loading it, applying a
+move, and keeping the series between games.
 
-The rules themselves stay in the engine; here is only what the bot must choose before a
-game exists (options, seat order, dealer) and what it records after (the series score).
+The rules, series rules included, stay in the engine (:mod:`engine.registry` finds the
+table's game); here the table only keeps what they decide: the seat order, the dealer
+and previous fool (:class:`engine.series.Carry`), and the series score.
 """
 
 from __future__ import annotations
