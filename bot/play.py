@@ -1,7 +1,7 @@
-"""Playing: the one path every move takes, and the taps on a running game.
+"""Playing: the taps on a running game, and handing out its record.
 
-:func:`bot.games.apply_move` is the single way a move reaches the engine and the table (a tap now;
-computer players and turn timeouts later go through it too).
+A move reaches the engine and the table only through :func:`bot.games.apply_move`, the
+path taps, computer players and turn timeouts share.
 """
 
 from __future__ import annotations
