@@ -200,7 +200,14 @@ async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> N
 def _wake_at(app: AnyApp, key: str, wait: float) -> None:
     """This process looks at the table again when what it left is due (the due set in
     Redis does the same for every process, in case this one is gone by then)."""
-    asyncio.get_running_loop().call_later(max(0.0, wait), start, app, key, None)
+    asyncio.get_running_loop().call_later(max(0.0, wait), _wake, app, key)
+
+
+def _wake(app: AnyApp, key: str) -> None:
+    """The timer of :func:`_wake_at`: a process that has stopped meanwhile starts nothing
+    (its task would never be awaited); the due set hands the table to a live one."""
+    if app.running:
+        start(app, key, None)
 
 
 def _follow(app: AnyApp, snap: Snapshot, new_chat: int) -> None:
