@@ -6,10 +6,12 @@ import logging
 import sys
 from urllib.parse import urlparse
 
+import redis as sync_redis
 from pydantic import ValidationError
 from redis.exceptions import RedisError
 from telegram.error import InvalidToken, NetworkError
 
+from bot import health
 from bot.app import build_application, freeze_startup_heap
 from bot.config import Settings
 
@@ -48,10 +50,6 @@ def main() -> int:
             print(f"error: bad settings: {where + ': ' if where else ''}{why}", file=sys.stderr)
         return 2
     if settings.redis_url:
-        import redis as sync_redis
-
-        from bot import health
-
         try:  # a wrong REDIS_URL is found now rather than at the first tap
             sync_redis.Redis.from_url(settings.redis_url, socket_timeout=5).ping()
         except (RedisError, ValueError) as exc:

@@ -30,7 +30,6 @@ from bot import (
     commands,
     computer,
     delivery,
-    health,
     lobby,
     members,
     migrate,
@@ -43,7 +42,7 @@ from bot import (
 from bot.callbacks import Action
 from bot.config import Settings
 from bot.limiter import Limiter, SharedRateLimiter
-from bot.services import KEY, Services, services
+from bot.services import KEY, Services, guarded, services
 from bot.store import RENEW_EVERY, Store
 
 log = logging.getLogger(__name__)
@@ -117,7 +116,7 @@ def _poll(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     by a process that died) are polled from Redis, and the leases of this process's
     deliveries are renewed (see bot.delivery)."""
     if app.job_queue is not None:
-        due = health.guarded(delivery.due_job)
+        due = guarded(delivery.due_job)
         app.job_queue.run_repeating(due, interval=DUE_POLL, first=0, name="due")
         app.job_queue.run_repeating(
             delivery.renew_job, interval=RENEW_EVERY, first=RENEW_EVERY, name="renew"
@@ -149,7 +148,9 @@ def build_application(
     builder = builder.concurrent_updates(256).post_init(_post_init)
     app = builder.build()
     store = Store(redis, settings.game_ttl, clock)
-    app.bot_data[KEY] = Services(settings=settings, store=store, limiter=redis_limiter, clock=clock)
+    app.bot_data[KEY] = Services(
+        settings=settings, store=store, limiter=redis_limiter, clock=clock, follow=migrate.follow
+    )
     # First and last: each update is handled once (bot.once).
     app.add_handler(TypeHandler(Update, once.claim), group=-1)
     app.add_handler(TypeHandler(Update, once.done), group=1)

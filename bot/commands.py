@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 
 from telegram import BotCommand, Message, Update
-from telegram.constants import ChatType, ParseMode
+from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
-from bot import callbacks, delivery, lobby, play, rules_text
+from bot import callbacks, delivery, lobby, play, registry, rules_text, sender
 from bot.i18n import LANGS, lang_of, t
 from bot.services import services
 from bot.store import TABLE_SLOT, table_key
@@ -39,7 +39,7 @@ def _title(message: Message, lang: str) -> str:
 
 async def _say(message: Message, text: str, reply: bool = True) -> None:
     try:
-        await message.reply_text(text, parse_mode=ParseMode.HTML, do_quote=reply)
+        await sender.reply(message, text, quote=reply)
     except TelegramError as exc:
         log.warning("reply not sent: %s", exc)
 
@@ -60,13 +60,8 @@ async def newgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     slot = snap.slots.get(TABLE_SLOT)
     text = t(snap.table.lang, "cmd.already")
     try:
-        await context.bot.send_message(
-            chat_id,
-            text,
-            message_thread_id=thread_id,
-            reply_to_message_id=slot.id if slot and slot.id else message.message_id,
-            allow_sending_without_reply=True,
-        )
+        reply_to = slot.id if slot and slot.id else message.message_id
+        await sender.send_text(context.bot, chat_id, text, thread_id=thread_id, reply_to=reply_to)
     except TelegramError as exc:
         log.warning("reply not sent: %s", exc)
 
@@ -142,10 +137,7 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     lang = lang_of(user.language_code)
     wanted = [a.lower() for a in context.args or []]
-    chosen = [g for g in ("football", "durak") if not wanted or g in wanted] or [
-        "football",
-        "durak",
-    ]
+    chosen = [g for g in registry.GAMES if not wanted or g in wanted] or list(registry.GAMES)
     for game in chosen:
         text = rules_text.source(game, lang)
         if text is None:
@@ -179,6 +171,6 @@ async def set_menu(app: Application) -> None:  # type: ignore[type-arg]
     for lang in (None, *LANGS):
         commands = [BotCommand(c, t(lang or "en", f"menu.{c}")) for c in MENU]
         try:
-            await app.bot.set_my_commands(commands, language_code=lang)
+            await sender.set_commands(app.bot, commands, lang)
         except TelegramError as exc:
             log.warning("command menu (%s) not set: %s", lang or "default", exc)

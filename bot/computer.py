@@ -11,18 +11,18 @@ from __future__ import annotations
 
 from telegram.ext import ContextTypes
 
-from bot import games
+from bot import games, registry
 from bot.i18n import t
 from bot.models import Seat, Table
 from bot.taps import Reply, Tap, commit, refuse
 
 
 def _add(table: Table) -> None:
-    if len(table.seats) >= games.seat_cap(table.kind):
+    if len(table.seats) >= games.seat_cap(table):
         refuse("join.full")
     ids = [s.user_id for s in table.seats if s.user_id < 0]
     number = len(ids) + 1
-    level = games.lobby_level(table)
+    level = registry.lobby_level(table)
     name = t(table.lang, "computer.name", n=number, level=t(table.lang, f"computer.level.{level}"))
     table.seats.append(Seat(user_id=min(ids, default=0) - 1, name=name, computer=level))
 
@@ -49,8 +49,8 @@ async def on_computer(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         elif arg == "-":
             _remove(table)
         elif arg == "v":
-            levels = games.levels_offered(table)
-            current = games.lobby_level(table)
+            levels = registry.entry(table.kind).offered
+            current = registry.lobby_level(table)
             table.computer_level = levels[(levels.index(current) + 1) % len(levels)]
         else:
             refuse("tap.bad")

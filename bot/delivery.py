@@ -44,7 +44,6 @@ from typing import Any
 
 from redis.exceptions import RedisError
 from telegram import Bot
-from telegram.constants import ParseMode
 from telegram.error import (
     BadRequest,
     ChatMigrated,
@@ -55,7 +54,7 @@ from telegram.error import (
 )
 from telegram.ext import Application, ContextTypes
 
-from bot import stats, views
+from bot import sender, stats, views
 from bot.limiter import Priority, granted, retry_after_seconds
 from bot.models import Slot
 from bot.screen import Screen
@@ -89,42 +88,10 @@ def _not_modified(exc: BadRequest) -> bool:
     return "not modified" in exc.message.lower()
 
 
-async def _call(bot: Bot, method: str, params: dict[str, Any]) -> Any:
-    """A Bot API call whose raw JSON result is returned.
-
-    The wrappers (send_message, edit_message_text) turn every returned Message into
-    objects, about 1 ms a call and the largest cost of a move, while the bot needs only a
-    message id. This is the path every wrapper takes (rate limiter and error mapping
-    included); do_api_request would do the same but warns for methods that have wrappers.
-    """
-    return await bot._post(method, params)
-
-
-def _params(screen: Screen) -> dict[str, Any]:
-    params: dict[str, Any] = {
-        "text": screen.text,
-        "parse_mode": ParseMode.HTML.value,
-        "link_preview_options": {"is_disabled": True},
-    }
-    markup = screen.markup()
-    if markup is not None:
-        params["reply_markup"] = markup
-    return params
-
-
-async def _send(bot: Bot, chat_id: int, thread_id: int | None, screen: Screen) -> int:
-    params = {"chat_id": chat_id, **_params(screen)}
-    if thread_id is not None:
-        params["message_thread_id"] = thread_id
-    message = await _call(bot, "sendMessage", params)
-    return int(message["message_id"])
-
-
 async def _edit(bot: Bot, chat_id: int, message_id: int, screen: Screen) -> bool:
     """Edit in place; False when the message is gone or can no longer be edited."""
-    params = {"chat_id": chat_id, "message_id": message_id, **_params(screen)}
     try:
-        await _call(bot, "editMessageText", params)
+        await sender.edit_screen(bot, chat_id, message_id, screen)
     except BadRequest as exc:
         if _not_modified(exc):
             return True
@@ -139,12 +106,12 @@ async def _remove(bot: Bot, chat_id: int, message_id: int, strip: bool) -> None:
     with contextlib.suppress(BadRequest, Forbidden):
         if not strip:
             try:
-                await _call(bot, "deleteMessage", {"chat_id": chat_id, "message_id": message_id})
+                await sender.delete(bot, chat_id, message_id)
                 return
             except BadRequest as exc:  # too old to delete (48 h): strip its buttons instead
                 if "not found" in exc.message.lower():
                     return
-        await _call(bot, "editMessageReplyMarkup", {"chat_id": chat_id, "message_id": message_id})
+        await sender.strip_buttons(bot, chat_id, message_id)
 
 
 @dataclass
@@ -257,16 +224,19 @@ def _wake_at(app: AnyApp, key: str, wait: float) -> None:
 
 
 def _woken(app: AnyApp, key: str) -> None:
+    """The timer of :func:`_wake_at`: a process that has stopped meanwhile starts nothing
+    (its task would never be awaited); the due set hands the table to a live one."""
     services(app).wakes.pop(key, None)
-    start(app, key, None)
+    if app.running:
+        start(app, key, None)
 
 
 def _follow(app: AnyApp, snap: Snapshot, new_chat: int) -> None:
-    """The group became a supergroup: its table follows it (bot.migrate)."""
-    from bot import migrate  # bot.migrate -> bot.delivery
-
-    assert snap.table is not None
-    app.create_task(migrate.follow(app, snap.table.chat_id, new_chat))
+    """The group became a supergroup: its table follows it (bot.migrate, through
+    :attr:`Services.follow`)."""
+    follow = services(app).follow
+    assert snap.table is not None and follow is not None
+    app.create_task(follow(app, snap.table.chat_id, new_chat))
 
 
 async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
@@ -450,7 +420,7 @@ async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
     if in_place and stale is not None and await _edit(bot, job.chat_id, stale, job.screen):
         new.id = stale
         return new
-    new.id = await _send(bot, job.chat_id, job.thread_id, job.screen)
+    new.id = await sender.send_screen(bot, job.chat_id, job.thread_id, job.screen)
     if stale is not None:
         if job.tidy:
             await _clean(bot, job.chat_id, stale, job.fresh, done)

@@ -1,7 +1,9 @@
-"""The bot's side of the engines: building a game from a lobby, loading it, series rules.
+"""A table's game through the engine: dealing it from a lobby, loading it, applying a
+move, and keeping the series between games.
 
-The rules themselves stay in the engine; here is only what the bot must choose before a
-game exists (options, seat order, dealer) and what it records after (the series score).
+The rules, series rules included, stay in the engine (:mod:`engine.registry` finds the
+table's game); here the table only keeps what they decide: the seat order, the dealer
+and previous fool (:class:`engine.series.Carry`), and the series score.
 """
 
 from __future__ import annotations
@@ -11,33 +13,34 @@ import secrets
 from collections import OrderedDict
 from typing import Any
 
-from bot.models import GameKind, Table
-from engine import series
-from engine.base import Game
-from engine.durak import MAX_PLAYERS, MIN_PLAYERS, Durak, DurakOptions
-from engine.football import PLAYERS as FOOTBALL_PLAYERS
-from engine.football import Football, FootballOptions
+from bot.models import Table
+from engine import registry
+from engine.base import Event, Game
+from engine.registry import GameSpec
+from engine.series import Carry
 
-GAMES: dict[str, type[Game]] = {"football": Football, "durak": Durak}
+
+def spec(table: Table) -> GameSpec:
+    """The engine's entry for the table's game (it has one once picked)."""
+    return registry.spec(table.kind)
 
 
 def player_limits(table: Table) -> tuple[int, int]:
     """(fewest, most) players the table's game and deck take (§1 of seeds/football.md
     and seeds/durak.md)."""
-    if table.kind == "football":
-        return FOOTBALL_PLAYERS, FOOTBALL_PLAYERS
-    return MIN_PLAYERS, MAX_PLAYERS[table.settings.deck_size]
+    return spec(table).players(table.settings.deck_size)
 
 
-def seat_cap(kind: GameKind | None) -> int:
-    """How many may join a lobby at all (a durak lobby may outgrow a 36-card deck)."""
-    return FOOTBALL_PLAYERS if kind == "football" else max(MAX_PLAYERS.values())
+def seat_cap(table: Table) -> int:
+    """How many may join the table's lobby at all (a durak lobby may outgrow a 36-card
+    deck)."""
+    return spec(table).seats
 
 
 def load(table: Table) -> Game:
     """The table's game, to change (a fresh copy)."""
-    assert table.kind is not None and table.state is not None
-    return GAMES[table.kind].from_json(table.state)
+    assert table.state is not None
+    return spec(table).game.from_json(table.state)
 
 
 # Read-only games, by state: one state is rendered for every seat and the group and asked
@@ -92,28 +95,16 @@ def start(table: Table, rng: random.Random | None = None) -> Game:
     seeds/football.md and seeds/durak.md).
 
     Who sits where and who deals come from :mod:`engine.series`; the table keeps the
-    durak dealer and previous fool between games. Resets the per-game data of the table.
+    dealer and previous fool between games. Resets the per-game data of the table.
     """
     rng = rng or random.Random(secrets.randbits(64))
     seed = rng.getrandbits(64)
-    settings = table.settings
-    game: Game
-    if table.kind == "football":
-        table.seats = series.football_seating(table.seats, table.games == 0, rng)
-        names = [s.name for s in table.seats]
-        football = FootballOptions(decks=settings.decks, deck_size=settings.deck_size)
-        game = Football.new(football, names, seed=seed)
-    else:
-        names = [s.name for s in table.seats]
-        if table.games == 0 or table.dealer is None:
-            table.dealer = series.durak_first_dealer(len(names), rng)
-            table.previous_fool = None
-        durak = DurakOptions(
-            deck_size=settings.deck_size,
-            dummy_plays=settings.dummy_plays,
-            first_move=settings.first_move,
-        )
-        game = Durak.new(durak, names, table.dealer, table.previous_fool, seed=seed)
+    game_spec = spec(table)
+    carry = _carry(table)
+    options = game_spec.make_options(table.settings)
+    game, order = game_spec.deal(options, [s.name for s in table.seats], carry, rng, seed)
+    table.seats = [table.seats[i] for i in order]
+    table.dealer, table.previous_fool = carry.dealer, carry.previous_fool
     for seat in table.seats:
         seat.setup = []
     table.state = game.to_json()
@@ -126,17 +117,34 @@ def start(table: Table, rng: random.Random | None = None) -> Game:
     return game
 
 
+def _carry(table: Table) -> Carry:
+    return Carry(table.games == 0, table.dealer, table.previous_fool)
+
+
 def finish(table: Table, result: dict[str, Any]) -> None:
-    """Count a finished game into the series and note who deals next (durak)."""
-    assert table.kind is not None
+    """Count a finished game into the series and note who deals next."""
     table.phase = "finished"
+    carry = _carry(table)
     table.games += 1
-    counted = series.scored_seat(table.kind, result)
-    if table.kind == "durak" and table.dealer is not None:
-        table.dealer, table.previous_fool = series.durak_next_deal(table.dealer, counted)
+    counted = spec(table).finish(carry, result)
+    table.dealer, table.previous_fool = carry.dealer, carry.previous_fool
     if counted is not None:
         uid = str(table.seats[counted].user_id)
         table.series[uid] = table.series.get(uid, 0) + 1
+
+
+def apply_move(table: Table, game: Game, seat: int, move: Any) -> list[Event]:
+    """Play ``move`` for ``seat``: engine first (raises IllegalMove), then the bot's data:
+    the record's move list, the state, recent events, and the series when it ends."""
+    events = game.apply(move)
+    table.moves.append(game.move_to_record(move))
+    table.state = game.to_json()
+    remember(table.state, game)  # rendered next, and never changed again
+    table.add_events([(e.kind, e.data) for e in events])
+    result = game.result()
+    if result is not None:
+        finish(table, result)
+    return events
 
 
 def legal_for(game: Game, seat: int) -> list[tuple[str, dict[str, Any]]] | None:
@@ -145,17 +153,3 @@ def legal_for(game: Game, seat: int) -> list[tuple[str, dict[str, Any]]] | None:
     if actor is None or actor.player != seat:
         return None
     return [(game.move_token(m), game.move_to_record(m)) for m in game.legal_moves()]
-
-
-# The computer levels a lobby offers, per game (football's hard plays as normal: not offered).
-LEVELS_OFFERED = {"football": ("easy", "normal"), "durak": ("easy", "normal", "hard")}
-
-
-def levels_offered(table: Table) -> tuple[str, ...]:
-    return LEVELS_OFFERED[table.kind or "durak"]
-
-
-def lobby_level(table: Table) -> str:
-    """The level new computer seats get (a stored level the game lacks reads as normal)."""
-    level = table.computer_level
-    return level if level in levels_offered(table) else "normal"

@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-from telegram.ext import ContextTypes
 
 log = logging.getLogger(__name__)
 
@@ -88,27 +85,3 @@ class Health:
         self._backoff = min(self._backoff * 2, MAX_BACKOFF)
         self._next_poll = now + self._backoff
         return True
-
-
-Job = Callable[[ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
-
-
-def guarded(job: Job) -> Job:
-    """``job`` (a poller of the job queue) made to back off while Redis is down, and to
-    report the outage once instead of raising a traceback every tick."""
-    from bot.services import services  # bot.services -> bot.health
-
-    async def run(context: ContextTypes.DEFAULT_TYPE) -> None:
-        health = services(context).health
-        if not health.may_poll():
-            return
-        try:
-            await job(context)
-        except RedisError as exc:
-            health.failed(exc)
-        else:
-            health.ok()
-
-    run.__name__ = run.__qualname__ = job.__name__  # the job queue names the job by it
-    run.__doc__ = job.__doc__
-    return run

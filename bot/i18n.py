@@ -1,8 +1,15 @@
 """Translations: every user-facing string lives in bot/locales/<lang>.json.
 
-Catalogues are flat ``key -> text`` maps with ``{placeholder}`` fields (str.format). A key
-missing from a language falls back to English, and a key missing everywhere shows the key
-itself, so a gap is visible but never crashes a game; tests keep the three complete.
+Catalogues are flat ``key -> text`` maps with ``{placeholder}`` fields (str.format). A
+text whose words depend on a number is an object instead: ``"plural"`` names the
+parameter that counts, and each of the language's plural categories (CLDR's names:
+``one``, ``few``, ``many``, ``other``) gives its form, e.g. in Russian
+``{"plural": "n", "one": "{n} карта", "few": "{n} карты", "many": "{n} карт"}``.
+:func:`plural` is CLDR's rule for whole numbers in our three languages.
+
+A key missing from a language falls back to English, and a key missing everywhere shows
+the key itself, so a gap is visible but never crashes a game; tests keep the three
+complete, every plural text with every category its language uses.
 """
 
 from __future__ import annotations
@@ -29,13 +36,41 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
+# A catalogue entry: a text, or a plural text (see the module docstring).
+Entry = str | dict[str, str]
+# The plural categories a language's whole numbers fall into (CLDR).
+CATEGORIES = {"en": ("one", "other"), "ru": ("one", "few", "many"), "uk": ("one", "few", "many")}
+
+
+def plural(lang: str, n: int) -> str:
+    """The CLDR plural category of the whole number ``n`` in ``lang``: English tells one
+    from the rest; Russian and Ukrainian share a rule (1, 21, 31… one; 2–4, 22–24… few;
+    the rest, 11–14 included, many)."""
+    n = abs(n)
+    if lang == "en":
+        return "one" if n == 1 else "other"
+    if n % 10 == 1 and n % 100 != 11:
+        return "one"
+    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
+        return "few"
+    return "many"
+
+
+def forms(entry: Entry) -> list[str]:
+    """Every text an entry can show (one for a plain text)."""
+    return [entry] if isinstance(entry, str) else [v for k, v in entry.items() if k != "plural"]
+
+
 @cache
-def catalogue(lang: str) -> dict[str, str]:
+def catalogue(lang: str) -> dict[str, Entry]:
     path = _DIR / f"{lang}.json"
     data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique)
     if not isinstance(data, dict):
         raise ValueError(f"locales/{lang}.json is not an object")
-    return {str(k): str(v) for k, v in data.items()}
+    return {
+        str(k): {str(c): str(f) for c, f in v.items()} if isinstance(v, dict) else str(v)
+        for k, v in data.items()
+    }
 
 
 def lang_of(code: str | None) -> str:
@@ -52,10 +87,12 @@ def has(lang: str, key: str) -> bool:
 
 
 def t(lang: str, key: str, **params: Any) -> str:
-    text = catalogue(lang).get(key)
-    if text is None:
-        text = catalogue(DEFAULT).get(key, key)
-    return text.format(**params) if params else text
+    entry = catalogue(lang).get(key)
+    if entry is None:
+        lang, entry = DEFAULT, catalogue(DEFAULT).get(key, key)
+    if isinstance(entry, dict):
+        entry = entry[plural(lang, int(params[entry["plural"]]))]
+    return entry.format(**params) if params else entry
 
 
 @cache

@@ -6,11 +6,10 @@ import contextlib
 
 from redis.exceptions import RedisError
 from telegram import User
-from telegram.constants import ParseMode
 from telegram.error import Forbidden, TelegramError
 from telegram.ext import ContextTypes
 
-from bot import delivery, games, members
+from bot import delivery, games, members, registry, sender
 from bot.callbacks import new_game_id
 from bot.i18n import LANGS, lang_of, t
 from bot.models import TURN_TIMES, Seat, Slot, Table
@@ -18,9 +17,6 @@ from bot.render import esc
 from bot.services import Services, services
 from bot.store import Snapshot, Write, table_key, user_slot
 from bot.taps import Reply, Tap, commit, current_table, is_admin, refuse
-from engine import cards
-
-_KINDS = {"f": "football", "d": "durak"}
 
 
 def _creator(table: Table, tap: Tap) -> None:
@@ -38,13 +34,13 @@ def display_name(user: User) -> str:
 
 
 async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    kind = _KINDS.get(tap.cb.arg)
+    picked = registry.BY_LETTER.get(tap.cb.arg)
 
     def change(table: Table) -> Reply | None:
-        if table.phase != "pick" or kind is None:
+        if table.phase != "pick" or picked is None:
             refuse("tap.stale")
         _creator(table, tap)
-        table.kind = kind  # type: ignore[assignment]
+        table.kind = picked.name
         table.phase = "lobby"
         return None
 
@@ -74,7 +70,7 @@ async def join(
             await tap.answer(key_, alert=key_ is not None, **params)
         elif key_ is not None:
             with contextlib.suppress(TelegramError):
-                await context.bot.send_message(user.id, t(lang, key_, **params))
+                await sender.send_text(context.bot, user.id, t(lang, key_, **params))
 
     def refusal(tb: Table | None) -> str | None:
         """Why he cannot sit down at this table now (None: he can)."""
@@ -84,7 +80,7 @@ async def join(
             return "join.not_yours"
         if tb.seat_of(user.id) is not None:
             return "join.already"
-        if len(tb.seats) >= games.seat_cap(tb.kind):
+        if len(tb.seats) >= games.seat_cap(tb):
             return "join.full"
         return None
 
@@ -106,7 +102,8 @@ async def join(
             await answer(why, chat=table.chat_title)
             return False
         try:
-            message = await context.bot.send_message(
+            message = await sender.send_text(
+                context.bot,
                 user.id,
                 t(
                     lang,
@@ -116,7 +113,7 @@ async def join(
                     game=t(lang, f"game.{table.kind}"),
                     chat=esc(table.chat_title),
                 ),
-                parse_mode=ParseMode.HTML,
+                html=True,
             )
         except Forbidden:
             linked = await _set_link(svc, key, game_id)
@@ -141,7 +138,7 @@ async def join(
 
         async def unsay() -> None:
             with contextlib.suppress(TelegramError):  # "you joined" would be untrue
-                await context.bot.delete_message(user.id, message.message_id)
+                await sender.delete(context.bot, user.id, message.message_id)
 
         try:
             snap, why = await svc.store.transact(key, decide)
@@ -223,14 +220,11 @@ async def on_option(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         _creator(table, tap)
         s = table.settings
         arg = tap.cb.arg
+        own = registry.entry(table.kind).options  # the settings only this game has
         if arg == "d":
             s.deck_size = 52 if s.deck_size == 36 else 36
-        elif arg == "n" and table.kind == "football":
-            s.decks = s.decks % cards.MAX_DECKS + 1
-        elif arg == "p" and table.kind == "durak":
-            s.dummy_plays = not s.dummy_plays
-        elif arg == "f" and table.kind == "durak":
-            s.first_move = "from_under" if s.first_move == "under" else "under"
+        elif arg in own:
+            own[arg](s)
         elif arg == "t":
             s.turn_time = int(str(_next(TURN_TIMES, s.turn_time)))
         elif arg == "l":

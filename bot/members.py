@@ -25,10 +25,10 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import ContextTypes
 
+from bot import sender
 from bot.i18n import t
 from bot.services import Services, services
-from bot.store import DUE_KEY, KEY_PREFIX, Snapshot, closed_key, user_slot
-from bot.turns import TURNS_KEY
+from bot.store import DUE_KEY, KEY_PREFIX, TURNS_KEY, Snapshot, closed_key, user_slot
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ async def is_member(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: i
     if await redis.get(key):
         return True
     try:
-        member = await context.bot.get_chat_member(chat_id, user_id)
+        member = await sender.member(context.bot, chat_id, user_id)
     except BadRequest:  # "user not found", "chat not found": not in it, as far as we can tell
         return False
     except TelegramError as exc:
@@ -116,9 +116,10 @@ async def _tell_players(context: ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> N
         slot = snap.slots.get(user_slot(seat.user_id))
         if slot is not None and slot.id is not None and slot.prompt:
             with contextlib.suppress(TelegramError):
-                await context.bot.edit_message_reply_markup(seat.user_id, slot.id)
+                await sender.strip_buttons(context.bot, seat.user_id, slot.id)
         with contextlib.suppress(TelegramError):
-            await context.bot.send_message(
+            await sender.send_text(
+                context.bot,
                 seat.user_id,
                 t(
                     seat.lang,

@@ -8,11 +8,21 @@ the series score.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
-GameKind = Literal["football", "durak"]
+from engine.registry import GAMES
+
+
+def _known_game(name: str) -> str:
+    if name not in GAMES:
+        raise ValueError(f"unknown game: {name!r}")
+    return name
+
+
+# A game's name, one of engine.registry's (a stored table naming another is refused).
+GameKind = Annotated[str, AfterValidator(_known_game)]
 # pick: the game picker is shown; lobby: players join; playing; finished: a result is
 # shown; abandoned: stopped by /endgame.
 Phase = Literal["pick", "lobby", "playing", "finished", "abandoned"]

@@ -37,6 +37,7 @@ from telegram import Update
 from telegram.error import TelegramError
 from telegram.ext import ApplicationHandlerStop, ContextTypes
 
+from bot import sender
 from bot.i18n import lang_of, t
 from bot.services import services
 from bot.store import KEY_PREFIX
@@ -91,6 +92,6 @@ async def unavailable(update: object) -> None:
     text = t(lang_of(user.language_code if user else None), "common.unavailable")
     with contextlib.suppress(TelegramError):
         if update.callback_query is not None:
-            await update.callback_query.answer(text, show_alert=True)
+            await sender.answer(update.callback_query, text, alert=True)
         elif (message := update.message) is not None and (message.text or "").startswith("/"):
-            await message.reply_text(text, do_quote=True)
+            await sender.reply(message, text, quote=True, html=False)

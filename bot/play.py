@@ -1,7 +1,7 @@
-"""Playing: the one path every move takes, and the taps on a running game.
+"""Playing: the taps on a running game, and handing out its record.
 
-:func:`apply_move` is the single way a move reaches the engine and the table (a tap now;
-computer players and turn timeouts later go through it too).
+A move reaches the engine and the table only through :func:`bot.games.apply_move`, the
+path taps, computer players and turn timeouts share.
 """
 
 from __future__ import annotations
@@ -9,12 +9,11 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from typing import Any
 
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot import delivery, games, views
+from bot import delivery, games, sender, views
 from bot.callbacks import STAMP_LEN, stamp
 from bot.models import Table
 from bot.render import Ctx
@@ -23,21 +22,7 @@ from bot.stats import record_table
 from bot.store import Snapshot, Write
 from bot.taps import Reply, Tap, commit, current_table, refuse
 from engine import records
-from engine.base import Event, Game, IllegalMove, MalformedRecord
-
-
-def apply_move(table: Table, game: Game, seat: int, move: Any) -> list[Event]:
-    """Play ``move`` for ``seat``: engine first (raises IllegalMove), then the bot's data:
-    the record's move list, the state, recent events, and the series when it ends."""
-    events = game.apply(move)
-    table.moves.append(game.move_to_record(move))
-    table.state = game.to_json()
-    games.remember(table.state, game)  # rendered next, and never changed again
-    table.add_events([(e.kind, e.data) for e in events])
-    result = game.result()
-    if result is not None:
-        games.finish(table, result)
-    return events
+from engine.base import IllegalMove, MalformedRecord, SetsUp
 
 
 def _illegal(exc: IllegalMove, table: Table, lang: str) -> None:
@@ -71,7 +56,7 @@ async def on_move(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         except MalformedRecord:
             refuse("tap.bad")
         try:
-            apply_move(table, game, seat, move)
+            games.apply_move(table, game, seat, move)
         except IllegalMove as exc:
             _illegal(exc, table, tap.lang)
         return None
@@ -80,15 +65,15 @@ async def on_move(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Football set-up, step by step: goalkeeper, then the row from the player's own left;
-    the last card goes in by itself; Confirm submits the whole set-up as one move."""
+    """A set-up, step by step (football's): goalkeeper, then the row from the player's own
+    left; the last card goes in by itself; Confirm submits the whole set-up as one move.
+    The engine places the cards (:class:`engine.base.SetsUp`)."""
 
     def change(table: Table) -> Reply | None:
         seat = _seated(table, tap)
         game = games.load(table)
-        view = game.view(seat)
-        hand: list[str] = getattr(view, "hand", [])
-        if table.kind != "football" or not hand:
+        hand: list[str] = getattr(game.view(seat), "hand", [])
+        if not isinstance(game, SetsUp) or not hand:
             refuse("tap.setup_over")
         picks = list(table.seats[seat].setup)
         arg = tap.cb.arg
@@ -97,23 +82,15 @@ async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         elif arg == "c":
             if len(picks) != len(hand):
                 refuse("tap.bad")
-            row = [hand[i] for i in picks[1:]]
-            if seat == 1:  # B's left is absolute column 3
-                row.reverse()
-            move = game.move_from_record(
-                {"player": seat, "setup": {"goalkeeper": hand[picks[0]], "row": row}}
-            )
             try:
-                apply_move(table, game, seat, move)
+                games.apply_move(table, game, seat, game.setup_move(seat, picks))
             except IllegalMove as exc:
                 _illegal(exc, table, tap.lang)
             picks = []
         elif len(arg) == 1 and arg.isdigit() and int(arg) < len(hand):
             if int(arg) in picks or len(picks) >= len(hand):
                 refuse("tap.already_chosen")
-            picks.append(int(arg))
-            if len(picks) == len(hand) - 1:
-                picks.extend(i for i in range(len(hand)) if i not in picks)
+            picks = game.complete_setup([*picks, int(arg)])
         else:
             refuse("tap.bad")
         table.seats[seat].setup = picks
@@ -154,7 +131,7 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         return  # the game moved on meanwhile: refused, and answered
     text = views.alert_text(table, seat, tap.lang)
     with contextlib.suppress(TelegramError):
-        await tap.query.answer(text, show_alert=True)
+        await sender.answer(tap.query, text, alert=True)
 
 
 def has_record(table: Table) -> bool:
@@ -171,13 +148,13 @@ async def post_record(
     leaves the bot: the Record button and /record both come here."""
     record = {**records.export(games.load(table), table.moves), "table": record_table(table)}
     try:
-        await context.bot.send_document(
+        await sender.send_document(
+            context.bot,
             table.chat_id,
             json.dumps(record, ensure_ascii=False, indent=1).encode(),
-            filename=f"{table.kind}-{table.game_id}.json",
-            message_thread_id=table.thread_id,
-            reply_to_message_id=reply_to,
-            allow_sending_without_reply=True,
+            f"{table.kind}-{table.game_id}.json",
+            thread_id=table.thread_id,
+            reply_to=reply_to,
         )
     except TelegramError:
         return False

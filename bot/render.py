@@ -80,5 +80,10 @@ class Ctx:
         return self.t(name, **self.params(data))
 
 
+def percent(part: int, whole: int) -> int:
+    """``part`` as a whole percentage of ``whole`` (0 of nothing)."""
+    return round(100 * part / whole) if whole else 0
+
+
 def esc(text: str) -> str:
     return html.escape(text)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.render import Ctx
+from bot.i18n import t
+from bot.models import GameSettings
+from bot.render import Ctx, percent
 from bot.screen import Button, rows_of
+from bot.stats import Line
 from engine.durak import DurakView
 
 
@@ -111,10 +114,12 @@ def _buttons(
 def hand(
     view: DurakView,
     ctx: Ctx,
+    picks: list[int],
     legal: list[tuple[str, dict[str, Any]]] | None,
     active: bool = True,
 ) -> tuple[str, list[tuple[Button, ...]]]:
     """A player's private screen: his hand (trumps last), the dummy's for its controller.
+    (``picks``, a set-up in progress, is football's: durak has no set-up.)
 
     While he waits that is all (plus the trump), so that it changes only when his cards
     do: the play is in the group. When he is to act it adds the table and his legal moves
@@ -140,3 +145,38 @@ def alert(view: DurakView, ctx: Ctx) -> str:
     if view.dummy_hand is not None:
         text += "\n" + ctx.t("durak.dummy_hand", cards=ctx.cards(view.dummy_hand))
     return text
+
+
+def settings(ctx: Ctx) -> list[tuple[str, str]]:
+    """Durak's own lobby settings, as (its line, its option code): whether the dummy
+    plays, and who leads a rematch."""
+    s = ctx.table.settings
+    return [
+        (ctx.t("settings.dummy_plays." + ("on" if s.dummy_plays else "off")), "p"),
+        (ctx.t("settings.first_move." + s.first_move), "f"),
+    ]
+
+
+def _toggle_dummy(s: GameSettings) -> None:
+    s.dummy_plays = not s.dummy_plays
+
+
+def _toggle_first_move(s: GameSettings) -> None:
+    s.first_move = "from_under" if s.first_move == "under" else "under"
+
+
+# Durak's own lobby settings, by option code: what a tap on each changes.
+OPTIONS = {"p": _toggle_dummy, "f": _toggle_first_move}
+
+
+def figures(lang: str, line: Line) -> str:
+    """One person's durak counters."""
+    return t(
+        lang,
+        "stats.durak_figures",
+        n=line.n,
+        fool=line.get("fool"),
+        pct=percent(line.get("fool"), line.n),
+        draw=line.get("draw"),
+        first=line.get("first"),
+    )

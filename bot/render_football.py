@@ -11,9 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from bot.callbacks import Action
+from bot.i18n import t
+from bot.models import GameSettings
 from bot.render import Ctx
 from bot.screen import Button, rows_of
-from engine.football import HOME, STEP, FootballView
+from bot.stats import Line
+from engine import cards
+from engine.football import HOME, FootballView, ahead
 
 _ARROWS = {-1: "↖", 0: "⬆", 1: "↗"}
 _HIDDEN = "▒▒"
@@ -69,6 +73,41 @@ def scores(view: FootballView, ctx: Ctx) -> str:
 
 def public(view: FootballView, ctx: Ctx) -> str:
     return field(view, ctx) + "\n" + scores(view, ctx)
+
+
+def group(view: FootballView, ctx: Ctx) -> str:
+    """The group's board: the field and score, with the legend while the game runs."""
+    board = public(view, ctx)
+    if ctx.table.phase == "playing":
+        board += "\n" + ctx.t("football.legend")
+    return board
+
+
+def settings(ctx: Ctx) -> list[tuple[str, str]]:
+    """Football's own lobby setting, as (its line, its option code): the decks."""
+    return [(ctx.t("settings.decks", n=ctx.table.settings.decks), "n")]
+
+
+def _more_decks(s: GameSettings) -> None:
+    s.decks = s.decks % cards.MAX_DECKS + 1
+
+
+# Football's own lobby setting, by option code: what a tap on it changes.
+OPTIONS = {"n": _more_decks}
+
+
+def figures(lang: str, line: Line) -> str:
+    """One person's football counters."""
+    return t(
+        lang,
+        "stats.football_figures",
+        n=line.n,
+        won=line.get("won"),
+        draw=line.get("draw"),
+        lost=line.get("lost"),
+        gf=line.get("gf"),
+        ga=line.get("ga"),
+    )
 
 
 def status(view: FootballView, ctx: Ctx) -> str:
@@ -129,7 +168,7 @@ def _move_label(view: FootballView, ctx: Ctx, record: dict[str, Any]) -> tuple[i
         return cols.index(col), ctx.card(view.field[HOME[seat]][col])
     col = record["advance"]
     assert view.ball_at is not None
-    row, from_col = view.ball_at[0] + STEP[seat], view.ball_at[1]
+    row, from_col = ahead(seat, view.ball_at[0]), view.ball_at[1]
     delta = (col - from_col) * (-1 if seat == 1 else 1)
     card = view.field[row][col]
     return cols.index(col), f"{_ARROWS[delta]} {ctx.card(card) if card else '?'}"

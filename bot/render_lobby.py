@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot import callbacks
+from bot import callbacks, registry
 from bot.callbacks import Action
-from bot.games import lobby_level, player_limits
+from bot.games import player_limits
 from bot.render import Ctx
 from bot.screen import Button, Screen
 
@@ -12,9 +12,9 @@ from bot.screen import Button, Screen
 def picker(ctx: Ctx) -> Screen:
     return Screen(
         ctx.t("lobby.pick"),
-        (
-            (Button(ctx.t("game.football"), ctx.cb(Action.PICK, "f")),),
-            (Button(ctx.t("game.durak"), ctx.cb(Action.PICK, "d")),),
+        tuple(
+            (Button(ctx.t(f"game.{game.name}"), ctx.cb(Action.PICK, game.letter)),)
+            for game in registry.GAMES.values()
         ),
     )
 
@@ -25,11 +25,7 @@ def settings(ctx: Ctx) -> list[tuple[str, str]]:
     table = ctx.table
     s = table.settings
     items = [(ctx.t("settings.deck", n=s.deck_size), "d")]
-    if table.kind == "football":
-        items.append((ctx.t("settings.decks", n=s.decks), "n"))
-    else:
-        items.append((ctx.t("settings.dummy_plays." + ("on" if s.dummy_plays else "off")), "p"))
-        items.append((ctx.t("settings.first_move." + s.first_move), "f"))
+    items += registry.entry(table.kind).settings(ctx)
     turn_time = ctx.t("settings.turn_time", n=s.turn_time) if s.turn_time else None
     items.append((turn_time or ctx.t("settings.no_limit"), "t"))
     items.append((ctx.t("settings.language", name=ctx.t("language." + table.lang)), "l"))
@@ -60,7 +56,7 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
                 Button(ctx.t("btn.leave"), ctx.cb(Action.LEAVE)),
             )
         )
-    level = ctx.t("computer.level." + lobby_level(table))
+    level = ctx.t("computer.level." + registry.lobby_level(table))
     rows.append(
         (
             Button(ctx.t("btn.add_computer"), ctx.cb(Action.COMPUTER, "+")),

@@ -1,26 +1,22 @@
 """The standings as text: a group's board, a person's figures, who moved up.
 
 Numbers stand after a colon ("games: 5") so that every phrase reads right for any number
-in all three languages (the catalogues have no plural forms).
+in all three languages without a plural form per figure.
 """
 
 from __future__ import annotations
 
-from bot import callbacks
+from bot import callbacks, registry
 from bot.callbacks import Action
 from bot.i18n import t
-from bot.render import Ctx, esc
+from bot.render import Ctx, esc, percent
 from bot.screen import Button, Screen
 from bot.stats import KINDS, MIN_GAMES, Line, Moved
 from engine.ratings import trend
 
 BOARD_GAME_ID = "0000"  # a board's buttons name no game; the address needs one
-LETTER = {kind: kind[0] for kind in KINDS}
+LETTER = {kind: registry.GAMES[kind].letter for kind in KINDS}
 KIND_OF = {letter: kind for kind, letter in LETTER.items()}
-
-
-def _pct(part: int, whole: int) -> int:
-    return round(100 * part / whole) if whole else 0
 
 
 def _name(line: Line) -> str:
@@ -41,7 +37,7 @@ def moved_lines(ctx: Ctx, moved: Moved) -> list[str]:
 
 
 def standings_button(ctx: Ctx) -> Button:
-    kind = ctx.table.kind or "durak"
+    kind = ctx.table.kind or KINDS[0]
     return Button(ctx.t("btn.standings"), ctx.cb(Action.STANDINGS, "p" + LETTER[kind]))
 
 
@@ -50,7 +46,7 @@ def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
     text = [t(lang, "stats.board_title", game=t(lang, f"game.{kind}"))]
     if not lines:
         text.append(t(lang, "stats.board_empty", min=MIN_GAMES))
-    share = "fool" if kind == "durak" else "won"
+    share = registry.GAMES[kind].share
     for place, line in enumerate(lines, 1):
         text.append(
             t(
@@ -60,7 +56,7 @@ def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
                 name=_name(line),
                 rating=_rating(line),
                 n=line.n,
-                pct=_pct(line.get(share), line.n),
+                pct=percent(line.get(share), line.n),
             )
         )
     text.append(t(lang, "stats.board_note", min=MIN_GAMES))
@@ -81,26 +77,7 @@ def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
 
 def figures(lang: str, kind: str, line: Line) -> str:
     """One person's counters at one game."""
-    if kind == "durak":
-        return t(
-            lang,
-            "stats.durak_figures",
-            n=line.n,
-            fool=line.get("fool"),
-            pct=_pct(line.get("fool"), line.n),
-            draw=line.get("draw"),
-            first=line.get("first"),
-        )
-    return t(
-        lang,
-        "stats.football_figures",
-        n=line.n,
-        won=line.get("won"),
-        draw=line.get("draw"),
-        lost=line.get("lost"),
-        gf=line.get("gf"),
-        ga=line.get("ga"),
-    )
+    return registry.GAMES[kind].figures(lang, line)
 
 
 def _game_block(lang: str, kind: str, line: Line) -> list[str]:

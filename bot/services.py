@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakValueDictionary
 
+from redis.exceptions import RedisError
 from telegram.ext import Application, ContextTypes
 
 from bot.config import Settings
@@ -17,6 +18,8 @@ from bot.limiter import Limiter
 from bot.store import Store
 
 KEY = "services"
+# (the application, the group's old chat id, its new one)
+Follow = Callable[[Any, int, int], Coroutine[Any, Any, None]]
 
 
 @dataclass
@@ -36,6 +39,9 @@ class Services:
     wakes: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
     # Whether Redis answers (bot.health): an outage is reported once, pollers back off.
     health: Health = field(default_factory=Health)
+    # Moves a group's table to its new supergroup (bot.migrate.follow, wired in by bot.app)
+    # when delivery learns of the migration from Telegram: delivery sits below migrate.
+    follow: Follow | None = None
 
     def lock(self, key: str) -> asyncio.Lock:
         lock = self._locks.get(key)
@@ -51,3 +57,26 @@ def services(
     result = data[KEY]
     assert isinstance(result, Services)
     return result
+
+
+Job = Callable[[ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
+
+
+def guarded(job: Job) -> Job:
+    """``job`` (a poller of the job queue) made to back off while Redis is down, and to
+    report the outage once instead of raising a traceback every tick."""
+
+    async def run(context: ContextTypes.DEFAULT_TYPE) -> None:
+        health = services(context).health
+        if not health.may_poll():
+            return
+        try:
+            await job(context)
+        except RedisError as exc:
+            health.failed(exc)
+        else:
+            health.ok()
+
+    run.__name__ = run.__qualname__ = job.__name__  # the job queue names the job by it
+    run.__doc__ = job.__doc__
+    return run

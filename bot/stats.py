@@ -65,14 +65,17 @@ from bot.models import Table
 from bot.store import KEY_PREFIX, Store
 from engine import ratings, records
 from engine.base import Game, IllegalMove, MalformedRecord
-from engine.players import LEVELS
 from engine.ratings import Outcome, Rating
+from engine.registry import GAMES
 
 MIN_GAMES = 3  # games in a group before a person appears on its board
 BOARD_SIZE = 10
 MARKER_TTL_MARGIN = 24 * 3600  # seconds a marker outlives the finished table's key
-KINDS = ("durak", "football")
+# The games by name: the standings' order, whose first is also the board shown when a
+# group has played each game equally often.
+KINDS = tuple(sorted(GAMES))
 NO = "~"  # a script argument that is not there
+POSTED_TTL = 3600  # seconds the Standings button of one result posts the board once
 
 ST = f"{KEY_PREFIX}:st"
 
@@ -141,7 +144,7 @@ class Finished:
     @property
     def level(self) -> str | None:
         """The hardest computer level at the table (None: people only)."""
-        levels = LEVELS[self.kind]
+        levels = GAMES[self.kind].levels
         found = [p.computer for p in self.players if p.computer in levels]
         return max(found, key=levels.index) if found else None
 
@@ -156,7 +159,7 @@ def _finished(
 ) -> Finished:
     result = game.result()
     assert result is not None
-    outcome = ratings.outcome(kind, result, game.summary())
+    outcome = GAMES[kind].outcome(kind, result, game.summary())
     return Finished(chat, game_id, tuple(players), outcome, deal_digest(game))
 
 
@@ -375,13 +378,13 @@ def _args(game: Finished, plan: _Plan, ttl: int) -> list[Any]:
             args += [NO, NO, NO, NO, 0]
         else:
             args += [*row.old, repr(row.new.mu), repr(row.new.sigma), repr(row.new.shown)]
-        args += ["1" if ratings.streak_goes_on(game.outcome, row.seat) else "0", player.name]
+        args += ["1" if game.outcome.streak_goes_on(row.seat) else "0", player.name]
         if row.scope == "overall" and row.new is not None:
             history = [v for v in row.old_trend.split(",") if v]
             args.append(",".join([*history, f"{row.new.shown:.2f}"][-ratings.TREND_LEN :]))
         else:
             args.append(NO)
-        add = ratings.figures(game.outcome, row.seat)
+        add = game.outcome.figures(row.seat)
         args.append(len(add))
         args += [x for name, value in sorted(add.items()) for x in (name, value)]
     pairs: list[str] = []
@@ -408,6 +411,12 @@ class Standings:
         self.marker_ttl = ttl + MARKER_TTL_MARGIN
         self._count = redis.register_script(_COUNT)
         self.round_trips = 0  # Redis calls made by count (the cost the docstring states)
+
+    async def claim_post(self, chat: int, thread: int, game_id: str) -> bool:
+        """The Standings button of one result posts the board once: True for the first
+        tap (within :data:`POSTED_TTL`), False for every later one."""
+        posted = f"{ST}:posted:{chat}:{thread}:{game_id}"
+        return bool(await self.redis.set(posted, 1, nx=True, ex=POSTED_TTL))
 
     async def count(self, game: Finished, *, personal: bool = True) -> Moved:
         """Count ``game`` unless it was counted already; who moved up on the board.
@@ -456,7 +465,7 @@ class Standings:
 
     async def mine(self, uid: int) -> tuple[dict[str, Line], dict[tuple[str, str], Line]]:
         """His figures across groups per game, and against the computer per game and level."""
-        levels = [(k, lv) for k in KINDS for lv in LEVELS[k]]
+        levels = [(k, lv) for k in KINDS for lv in GAMES[k].levels]
         keys = [person_key(uid, k) for k in KINDS]
         keys += [computer_key(uid, k, lv) for k, lv in levels]
         lines = await self._lines(keys, [uid] * len(keys))
@@ -492,7 +501,7 @@ class Standings:
         async with self.redis.pipeline(transaction=True) as pipe:
             for kind in KINDS:
                 pipe.delete(person_key(uid, kind))
-                for level in LEVELS[kind]:
+                for level in GAMES[kind].levels:
                     pipe.delete(computer_key(uid, kind, level))
                 for chat in chats:
                     pipe.delete(group_key(chat, kind, uid))

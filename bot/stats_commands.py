@@ -6,22 +6,19 @@ from __future__ import annotations
 import logging
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update, User
-from telegram.constants import ChatType, ParseMode
+from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot import callbacks, render_stats, stats
+from bot import callbacks, render_stats, sender, stats
 from bot.callbacks import Action
 from bot.i18n import lang_of, t
 from bot.screen import Button, Screen
 from bot.services import services
 from bot.stats import KINDS, Standings
-from bot.store import KEY_PREFIX
 from bot.taps import Tap
 
 log = logging.getLogger(__name__)
-
-POSTED_TTL = 3600  # seconds the Standings button of one result posts the board once
 
 
 def _standings(context: ContextTypes.DEFAULT_TYPE) -> Standings:
@@ -39,9 +36,7 @@ def _markup(screen: Screen) -> InlineKeyboardMarkup | None:
 
 async def _show(message: Message, screen: Screen, *, reply: bool = True) -> None:
     try:
-        await message.reply_text(
-            screen.text, parse_mode=ParseMode.HTML, reply_markup=_markup(screen), do_quote=reply
-        )
+        await sender.reply(message, screen.text, quote=reply, markup=_markup(screen))
     except TelegramError as exc:
         log.warning("standings not sent: %s", exc)
 
@@ -126,7 +121,7 @@ async def on_forget(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     await _standings(context).forget(tap.user.id)
     await tap.answer()
     try:
-        await tap.query.edit_message_text(t(tap.lang, "forget.done"))
+        await sender.edit_tapped(tap.query, t(tap.lang, "forget.done"))
     except TelegramError as exc:
         log.info("forget confirmation not edited: %s", exc)
 
@@ -148,16 +143,12 @@ async def on_standings(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     if what == "s":
         await tap.answer()
         try:
-            await message.edit_text(
-                screen.text, parse_mode=ParseMode.HTML, reply_markup=_markup(screen)
-            )
+            await sender.edit_text(message, screen.text, _markup(screen))
         except TelegramError as exc:
             log.info("board not switched: %s", exc)
         return
     thread = tap.cb.thread_id or 0
-    posted = f"{KEY_PREFIX}:st:posted:{tap.cb.chat_id}:{thread}:{tap.cb.game_id}"
-    redis = _standings(context).redis
-    if not await redis.set(posted, 1, nx=True, ex=POSTED_TTL):
+    if not await _standings(context).claim_post(tap.cb.chat_id, thread, tap.cb.game_id):
         await tap.answer("stats.posted")
         return
     await tap.answer()

@@ -214,7 +214,30 @@ return 1
 # a Redis database with a running bot and afterwards remove its own keys and nothing else.
 KEY_PREFIX = os.environ.get("CARDTABLE_KEY_PREFIX", "ct")
 DUE_KEY = f"{KEY_PREFIX}:due"
+TURNS_KEY = f"{KEY_PREFIX}:turns"
 JUNK = "x:"
+
+
+# KEYS[1]: the deadlines; ARGV: the table key, our claim's score, the new score ("": none).
+# Our claim is replaced, unless a commit has set an earlier time meanwhile.
+_TURN_SETTLE = """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 1
+"""
+
+# KEYS[1]: the deadlines; ARGV: the table key, now (ms), the claim's score. 1 when the
+# table was due and is ours now.
+_TURN_CLAIM = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+"""
 
 
 def table_key(chat_id: int, thread_id: int | None) -> str:
@@ -325,6 +348,8 @@ class Store:
         self._renew = redis.register_script(_RENEW)
         self._move = redis.register_script(_MOVE)
         self._save = redis.register_script(_SAVE)
+        self._turn_claim = redis.register_script(_TURN_CLAIM)
+        self._turn_settle = redis.register_script(_TURN_SETTLE)
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -464,6 +489,27 @@ class Store:
                 pipe.zrem(DUE_KEY, k)
             taken = await pipe.execute()
         return [k for k, t in zip(keys, taken, strict=True) if t]
+
+    async def schedule_turn(self, key: str, due: float) -> None:
+        """The table's automatic move is due at ``due`` (seconds since the epoch), unless
+        an earlier time is set already (bot.turns)."""
+        await self.redis.zadd(TURNS_KEY, {key: int(due * 1000)}, lt=True)
+
+    async def due_turns(self, now_ms: int, limit: int = 50) -> list[str]:
+        """Table keys whose automatic move is due (a poller then claims each)."""
+        found = await self.redis.zrangebyscore(TURNS_KEY, "-inf", now_ms, start=0, num=limit)
+        return [_text(k) for k in found]
+
+    async def claim_turn(self, key: str, now_ms: int, claim: int) -> bool:
+        """Take a due table's move by moving its deadline to ``claim`` (ms); False when it
+        was not due any more or another poller took it."""
+        return bool(await self._turn_claim(keys=[TURNS_KEY], args=[key, now_ms, claim]))
+
+    async def settle_turn(self, key: str, claim: int, due: float) -> None:
+        """Replace our claim by the table's next deadline (``due``; 0: none), unless a
+        commit has set an earlier time meanwhile."""
+        new = str(int(due * 1000)) if due else ""
+        await self._turn_settle(keys=[TURNS_KEY], args=[key, claim, new])
 
     async def drop(self, key: str, *indexes: str) -> Snapshot:
         """Delete a table and its members of the sorted sets ``indexes``, in one

@@ -18,7 +18,7 @@ from telegram import CallbackQuery, Update, User
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot import callbacks, delivery, turns
+from bot import callbacks, delivery, sender, turns
 from bot.callbacks import Action, BadCallback, Callback
 from bot.i18n import lang_of, t
 from bot.models import Table
@@ -88,7 +88,7 @@ async def _answer(
     """Answer a tap once: silently, or with a short text (an alert by default)."""
     text = t(lang, key, **params)[:200] if key else None
     try:
-        await query.answer(text, show_alert=alert and text is not None)
+        await sender.answer(query, text, alert=alert and text is not None)
     except TelegramError as exc:  # too old to answer: nothing to tell anyone
         log.info("callback query not answered: %s", exc)
 
@@ -189,7 +189,7 @@ async def current_table(tap: Tap, context: ContextTypes.DEFAULT_TYPE, *phases: s
 
 async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
     try:
-        member = await context.bot.get_chat_member(chat_id, user_id)
+        member = await sender.member(context.bot, chat_id, user_id)
     except TelegramError:
         return False
     return member.status in ("creator", "administrator")

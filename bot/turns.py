@@ -22,7 +22,7 @@ script: one poller wins), then either plays the due move or finds the deadline n
 and finally sets the score to the newest deadline, unless a commit lowered it meanwhile.
 If the claimant dies, the table comes due again after the claim and another process
 plays it. The move goes through the store's compare-and-set and
-:func:`bot.play.apply_move` and is played only if the position is the one the poller
+:func:`bot.games.apply_move` and is played only if the position is the one the poller
 looked at; a retried decision comes out the same (its seed hashes the game id and the
 move count).
 
@@ -44,18 +44,17 @@ from typing import Any
 
 from telegram.ext import ContextTypes
 
-from bot import delivery, games, health
+from bot import delivery, games
 from bot.delivery import AnyApp
 from bot.models import Table
-from bot.services import Services, services
-from bot.store import KEY_PREFIX, Snapshot, Write
+from bot.services import Services, guarded, services
+from bot.store import Snapshot, Write
 from engine import records
 from engine.base import Game, IllegalMove
 from engine.players import LEVELS, choose, public_events
 
 log = logging.getLogger(__name__)
 
-TURNS_KEY = f"{KEY_PREFIX}:turns"
 CLAIM_MS = 30_000  # a claimed deadline comes due again after this if its claimant died
 AUTO_MOVE_CAP = 600  # computer moves in a row before a game nobody plays is stopped
 TIMEOUT_LEVEL = "normal"  # seeds/<game>.md §7.2: the computer that stands in for a person
@@ -94,7 +93,7 @@ def stamp(table: Table, computer_delay: float, now: float) -> float | None:
 async def wake(svc: Services, key: str, due: float | None) -> None:
     """After a commit whose deadline came closer: look at the table by then."""
     if due is not None:
-        await svc.store.redis.zadd(TURNS_KEY, {key: int(due * 1000)}, lt=True)
+        await svc.store.schedule_turn(key, due)
 
 
 def is_away(table: Table, user_id: int) -> bool:
@@ -154,8 +153,6 @@ async def _decide_move(table: Table) -> tuple[int, Any] | None:
 
 def _play(table: Table, seat: int, move: Any) -> None:
     """Apply the computer's move for ``seat`` and narrate what it stood in for."""
-    from bot.play import apply_move  # bot.play -> bot.taps -> bot.turns
-
     person = table.seats[seat]
     if person.computer is None and not person.away:
         person.timeouts += 1
@@ -165,7 +162,7 @@ def _play(table: Table, seat: int, move: Any) -> None:
             table.add_events([("seat_away", {"seat": seat})])
     person.setup = []
     table.auto_moves += 1
-    apply_move(table, games.load(table), seat, move)
+    games.apply_move(table, games.load(table), seat, move)
     if table.phase == "playing" and table.auto_moves >= AUTO_MOVE_CAP:
         table.phase = "abandoned"
         table.add_events([("computer_stalled", {})])
@@ -222,41 +219,17 @@ async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
     return (table.turn_due if table is not None else 0.0), None
 
 
-# KEYS[1]: the deadlines; ARGV: the table key, our claim's score, the new score ("": none).
-# Our claim is replaced, unless a commit has set an earlier time meanwhile.
-_SETTLE = """
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-if ARGV[3] == '' then
-  redis.call('ZREM', KEYS[1], ARGV[1])
-else
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-end
-return 1
-"""
-
-# KEYS[1]: the deadlines; ARGV: the table key, now (ms), the claim's score. 1 when the
-# table was due and is ours now.
-_CLAIM = """
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-return 1
-"""
-
-
 async def _settle(svc: Services, key: str, claim: int, due: float) -> None:
     """Replace our claim by the table's deadline (or drop it: none), unless a commit has
     set an earlier time meanwhile."""
-    new = str(int(due * 1000)) if due else ""
-    await svc.store.redis.eval(_SETTLE, 1, TURNS_KEY, key, claim, new)
+    await svc.store.settle_turn(key, claim, due)
 
 
 async def _claim(svc: Services, key: str, now_ms: int) -> int | None:
     """Take a due table (see the module docstring): the claim's score, or None when it was
     not due any more or another poller took it."""
     claim = now_ms + CLAIM_MS
-    taken = await svc.store.redis.eval(_CLAIM, 1, TURNS_KEY, key, now_ms, claim)
-    return claim if taken else None
+    return claim if await svc.store.claim_turn(key, now_ms, claim) else None
 
 
 async def turns_job(context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -264,9 +237,7 @@ async def turns_job(context: ContextTypes.DEFAULT_TYPE) -> None:
     table's computer never holds up another's."""
     svc = services(context)
     now_ms = int(svc.clock() * 1000)
-    found = await svc.store.redis.zrangebyscore(TURNS_KEY, "-inf", now_ms, start=0, num=50)
-    for raw in found:
-        key = raw.decode() if isinstance(raw, bytes) else str(raw)
+    for key in await svc.store.due_turns(now_ms):
         claim = await _claim(svc, key, now_ms)
         # A process stopping meanwhile starts nothing: its claim runs out, and a live
         # process (or this one, restarted) plays the table then.
@@ -280,5 +251,5 @@ def poll(app: AnyApp) -> None:
         return
     delay = services(app).settings.computer_delay
     every = min(max(delay / 3, 0.02), 0.5)
-    job = health.guarded(turns_job)  # an outage: backs off, reported once
+    job = guarded(turns_job)  # an outage: backs off, reported once
     app.job_queue.run_repeating(job, interval=every, first=every, name="turns")

@@ -6,14 +6,12 @@ Game screens come from the engine's views only: ``game.view(None)`` for the grou
 
 from __future__ import annotations
 
-from bot import callbacks, games, render_durak, render_football, render_lobby, render_stats
+from bot import callbacks, games, registry, render_lobby, render_stats
 from bot.callbacks import Action
 from bot.models import Table
 from bot.render import Ctx, esc
 from bot.screen import Button, Screen
 from bot.stats import Moved
-from engine.durak import DurakView
-from engine.football import FootballView
 
 
 def series_line(ctx: Ctx) -> str:
@@ -36,26 +34,15 @@ def group_screen(table: Table, bot_username: str, moved: Moved | None = None) ->
         return render_lobby.lobby(ctx, bot_username)
     if table.state is None:  # stopped before a game was dealt
         return Screen(ctx.t("lobby.closed"))
-    game = games.current(table)
-    view = game.view(None)
-    lines = [f"<b>{ctx.t(f'game.{table.kind}')}</b>"]
-    if isinstance(view, FootballView):
-        board = render_football.public(view, ctx)
-        if table.phase == "playing":
-            board += "\n" + ctx.t("football.legend")
-        lines.append(board)
-    else:
-        assert isinstance(view, DurakView)
-        lines.append(render_durak.public(view, ctx))
+    screens = registry.entry(table.kind)
+    view = games.current(table).view(None)
+    lines = [f"<b>{ctx.t(f'game.{table.kind}')}</b>", screens.group(view, ctx)]
     if table.events:
         lines.append("\n".join("• " + ctx.narrate(kind, data) for kind, data in table.events))
     if table.phase == "abandoned":
         lines.append(ctx.t("table.stopped"))
-    elif isinstance(view, FootballView):
-        lines.append("➡️ " + render_football.status(view, ctx))
     else:
-        assert isinstance(view, DurakView)
-        lines.append("➡️ " + render_durak.status(view, ctx))
+        lines.append("➡️ " + screens.status(view, ctx))
     series = series_line(ctx)
     if series and table.phase != "playing":
         lines.append(series)
@@ -97,13 +84,9 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     view = game.view(seat)
     active = table.phase != "abandoned"
     header = ctx.t("hand.header", game=ctx.t(f"game.{table.kind}"), chat=esc(table.chat_title))
-    if isinstance(view, FootballView):
-        legal = games.legal_for(game, seat) if view.phase == "play" and active else None
-        text, rows = render_football.hand(view, ctx, table.seats[seat].setup, legal, active)
-    else:
-        assert isinstance(view, DurakView)
-        legal = games.legal_for(game, seat) if active else None
-        text, rows = render_durak.hand(view, ctx, legal, active)
+    legal = games.legal_for(game, seat) if active else None
+    hand = registry.entry(table.kind).hand
+    text, rows = hand(view, ctx, table.seats[seat].setup, legal, active)
     if not active:
         text += "\n" + ctx.t("table.stopped")
     elif seconds := games.turn_time(table, seat):
@@ -117,10 +100,5 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
 def alert_text(table: Table, seat: int, lang: str) -> str:
     """A seat's secret cards for the group's "My cards" alert (at most 200 characters)."""
     ctx = Ctx(table, lang)
-    view = games.current(table).view(seat)
-    if isinstance(view, FootballView):
-        text = render_football.alert(view, ctx)
-    else:
-        assert isinstance(view, DurakView)
-        text = render_durak.alert(view, ctx)
+    text = registry.entry(table.kind).alert(games.current(table).view(seat), ctx)
     return text if len(text) <= 200 else text[:199] + "…"

@@ -8,7 +8,7 @@ state, legal moves, apply).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, NamedTuple, Protocol, Self, TypeVar
+from typing import Any, ClassVar, NamedTuple, Protocol, Self, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
@@ -114,6 +114,19 @@ class Game(Protocol):
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Self:
         """The game at the start of a record (moves ignored); raises MalformedRecord."""
+
+
+@runtime_checkable
+class SetsUp(Protocol):
+    """A game whose players first place their dealt cards, which the bot lets them pick
+    one by one (football's goalkeeper and row). Where each pick goes is the game's rule,
+    so the bot only keeps the picks (indexes into the seat's dealt hand)."""
+
+    def complete_setup(self, picks: list[int]) -> list[int]:
+        """``picks`` with whatever the rules now place by themselves."""
+
+    def setup_move(self, seat: int, picks: Sequence[int]) -> Any:
+        """The set-up move of ``seat`` once every dealt card is picked."""
 
 
 def first_error(exc: ValidationError) -> str:

@@ -461,12 +461,7 @@ class Durak:
         phase = self._phase
         if phase == OVER:
             return []
-        if phase == LEAD:
-            who = self._attacker
-        elif phase == DEFEND:
-            who = self._defender
-        else:
-            who = self._order[self._pos]
+        who = self._who()
         table = _moves_for(self._controller, True) if who == self._n else self._tables[who]
         hand = self._hands[who]
         if phase == LEAD:
@@ -497,12 +492,7 @@ class Durak:
         if not arity_ok:
             raise IllegalMove("unknown_move", f"There is no such move: {move!r}.")
         n = self._n
-        if phase == LEAD:
-            who = self._attacker
-        elif phase == DEFEND:
-            who = self._defender
-        else:
-            who = self._order[self._pos]
+        who = self._who()
         if (
             (dummy is not True or player != self._controller)
             if who == n

@@ -69,9 +69,24 @@ PHASES: tuple[Literal["setup", "play", "finished"], ...] = ("setup", "play", "fi
 KINDS = ("setup", "enter", "advance")
 
 PLAYERS = 2
+HAND = 5  # cards dealt to each player: his goalkeeper and his row
 HOME = (0, 3)  # each seat's own row
 STEP = (1, -1)  # the direction each seat attacks in
 KEEPER_BIT = (1 << 16, 1 << 17)
+
+
+def ahead(seat: int, row: int) -> int:
+    """The row ``seat``'s ball advances into from ``row`` (towards the other goal)."""
+    return row + STEP[seat]
+
+
+def matches(card: Card, ball: Card) -> bool:
+    """A card matches the ball when it has the ball's suit or its rank (§1 of
+    seeds/football.md): a flipped card that matches lets the ball stand, a goalkeeper
+    that matches saves."""
+    return (card & 3) == (ball & 3) or (card >> 2) == (ball >> 2)
+
+
 ALL_UP = (1 << 18) - 1
 DEALT = 18  # 8 middle cards + 2 × 5 hands are dealt before the piles
 
@@ -350,8 +365,26 @@ class Football:
 
     def hand(self, seat: int) -> list[Card]:
         """The five cards dealt to ``seat`` (his goalkeeper and row come from these)."""
-        start = 8 + 5 * seat
-        return self._deck[start : start + 5]
+        start = 8 + HAND * seat
+        return self._deck[start : start + HAND]
+
+    def complete_setup(self, picks: list[int]) -> list[int]:
+        """Set-up picks (indexes into :meth:`hand`, goalkeeper first, then the row from
+        the player's own left) with the last card placed by itself: once one card is
+        left it has one place to go."""
+        if len(picks) == HAND - 1:
+            return [*picks, *(i for i in range(HAND) if i not in picks)]
+        return picks
+
+    def setup_move(self, seat: int, picks: Sequence[int]) -> Move:
+        """``seat``'s set-up from his picks among his dealt cards (indexes into
+        :meth:`hand`): goalkeeper first, then his row from his own left. B faces A, so
+        his left is column 3 and his row goes in mirrored."""
+        hand = self.hand(seat)
+        row = [hand[i] for i in picks[1:]]
+        if seat == 1:
+            row.reverse()
+        return Move(seat, "setup", -1, (hand[picks[0]], *row))
 
     def legal_moves(self) -> Sequence[Move]:
         if self._phase == PLAY:
@@ -542,7 +575,7 @@ class Football:
                 column=col,
                 **{"from": self._at & 3},
             )
-        card = _to_str(self._field[self._at + 4 * STEP[seat] - (self._at & 3) + col])
+        card = _to_str(self._field[ahead(seat, self._at >> 2) * 4 + col])
         return IllegalMove(
             "face_up_no_match",
             f"The ball {ball} cannot step onto the face-up {card}: same suit or same rank needed.",
@@ -575,7 +608,7 @@ class Football:
 
     def _advance(self, col: int, events: list[Event]) -> None:
         seat, ball = self._turn, self._ball
-        row = (self._at >> 2) + STEP[seat]
+        row = ahead(seat, self._at >> 2)
         pos = row * 4 + col
         card = self._field[pos]
         bit = 1 << pos
@@ -586,7 +619,7 @@ class Football:
             self._stand(pos, events)
             return
         self._up |= bit
-        match = (card & 3) == (ball & 3) or (card >> 2) == (ball >> 2)
+        match = matches(card, ball)
         data["match"] = match
         events.append(Event("flipped", data))
         if match:
@@ -612,12 +645,12 @@ class Football:
         """The columns of the next row the ball on ``pos`` may go to: face down, or face up
         and matching.  (The hot paths spell :func:`engine.cards.matches` out inline.)"""
         seat, ball, field, up = self._turn, self._ball, self._field, self._up
-        start = ((pos >> 2) + STEP[seat]) * 4
+        start = ahead(seat, pos >> 2) * 4
         mask = 0
         for col in REACH[pos & 3]:
             p = start + col
             card = field[p]
-            if not up >> p & 1 or (card & 3) == (ball & 3) or (card >> 2) == (ball >> 2):
+            if not up >> p & 1 or matches(card, ball):
                 mask |= 1 << col
         return mask
 
@@ -628,7 +661,7 @@ class Football:
         mask = 0
         for col in range(4):
             card = field[start + col]
-            if (card & 3) == (ball & 3) or (card >> 2) == (ball >> 2):
+            if matches(card, ball):
                 mask |= 1 << col
         return mask
 
@@ -641,7 +674,7 @@ class Football:
         self._up |= bit
         shown = _to_str(keeper)
         events.append(Event("keeper", {"seat": other, "card": shown, "flipped": flipped}))
-        if (keeper & 3) == (ball & 3) or (keeper >> 2) == (ball >> 2):
+        if matches(keeper, ball):
             self._goals[seat].append(ball)
             goals = [len(self._goals[0]), len(self._goals[1])]
             data = {"seat": seat, "card": _to_str(ball), "with": shown, "goals": goals}

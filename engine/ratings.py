@@ -38,57 +38,79 @@ class Rating:
 @dataclass(frozen=True)
 class Outcome:
     """A finished game as standings count it. ``ranks``: each seat's place (1 best, ties
-    equal); durak: ``fool`` (None: drawn) and ``first_out`` (who got rid of his cards
-    first, if anyone did); football: ``goals`` per seat."""
+    equal). Each game has its own kind of outcome (:attr:`engine.registry.GameSpec.outcome`
+    makes it), which knows its counters and what keeps a streak going."""
 
     kind: str
     ranks: tuple[int, ...]
-    fool: int | None = None
-    first_out: int | None = None
-    goals: tuple[int, ...] = ()
 
     @property
     def drawn(self) -> bool:
         return len(set(self.ranks)) == 1
 
+    def figures(self, seat: int) -> dict[str, int]:
+        """What the game adds to ``seat``'s counters (every key a counter, added to)."""
+        raise NotImplementedError
 
-def outcome(kind: str, result: Mapping[str, Any], summary: Mapping[str, Any]) -> Outcome:
-    """The outcome of a finished game from its engine ``result()`` and ``summary()``."""
-    if kind == "football":
+    def streak_goes_on(self, seat: int) -> bool:
+        """The game lengthens the seat's streak; anything else ends it."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class FootballOutcome(Outcome):
+    """``goals``: per seat."""
+
+    goals: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, kind: str, result: Mapping[str, Any], summary: Mapping[str, Any]) -> Outcome:
+        """The outcome from the engine's ``result()`` (the summary adds nothing)."""
         goals = tuple(int(g) for g in result["goals"])
         winner = result.get("winner")
         ranks = tuple(1 if winner in (None, seat) else 2 for seat in range(len(goals)))
-        return Outcome(kind, ranks, goals=goals)
-    players = len(summary["hands"])
-    fool = result.get("fool")
-    out = [s for s in summary.get("out", []) if isinstance(s, int) and s < players]
-    ranks = tuple(2 if seat == fool else 1 for seat in range(players))
-    return Outcome(kind, ranks, fool=fool, first_out=out[0] if out else None)
+        return cls(kind, ranks, goals=goals)
+
+    def figures(self, seat: int) -> dict[str, int]:
+        mine, theirs = self.goals[seat], sum(self.goals) - self.goals[seat]
+        key = "draw" if self.drawn else "won" if self.ranks[seat] == 1 else "lost"
+        return {"n": 1, key: 1, "gf": mine, "ga": theirs}
+
+    def streak_goes_on(self, seat: int) -> bool:
+        """Football: he won."""
+        return not self.drawn and self.ranks[seat] == 1
 
 
-def figures(game: Outcome, seat: int) -> dict[str, int]:
-    """What the game adds to ``seat``'s counters (every key a counter, added to)."""
-    add = {"n": 1}
-    if game.kind == "football":
-        mine, theirs = game.goals[seat], sum(game.goals) - game.goals[seat]
-        key = "draw" if game.drawn else "won" if game.ranks[seat] == 1 else "lost"
-        add.update({key: 1, "gf": mine, "ga": theirs})
+@dataclass(frozen=True)
+class DurakOutcome(Outcome):
+    """``fool`` (None: drawn) and ``first_out`` (who got rid of his cards first, if anyone
+    did)."""
+
+    fool: int | None = None
+    first_out: int | None = None
+
+    @classmethod
+    def of(cls, kind: str, result: Mapping[str, Any], summary: Mapping[str, Any]) -> Outcome:
+        """The outcome from the engine's ``result()`` and ``summary()``."""
+        players = len(summary["hands"])
+        fool = result.get("fool")
+        out = [s for s in summary.get("out", []) if isinstance(s, int) and s < players]
+        ranks = tuple(2 if seat == fool else 1 for seat in range(players))
+        return cls(kind, ranks, fool=fool, first_out=out[0] if out else None)
+
+    def figures(self, seat: int) -> dict[str, int]:
+        add = {"n": 1}
+        if self.drawn:
+            add["draw"] = 1
+        elif self.fool == seat:
+            add["fool"] = 1
+        if self.first_out == seat:
+            add["first"] = 1
         return add
-    if game.drawn:
-        add["draw"] = 1
-    elif game.fool == seat:
-        add["fool"] = 1
-    if game.first_out == seat:
-        add["first"] = 1
-    return add
 
-
-def streak_goes_on(game: Outcome, seat: int) -> bool:
-    """The game lengthens the seat's streak: durak, he was not the fool; football, he
-    won. Anything else ends it."""
-    if game.kind == "football":
-        return not game.drawn and game.ranks[seat] == 1
-    return game.fool != seat
+    def streak_goes_on(self, seat: int) -> bool:
+        """Durak: he was not the fool."""
+        return self.fool != seat
 
 
 def above(game: Outcome) -> list[tuple[int, int]]:

@@ -1,7 +1,8 @@
 """Game records (docs/records.md): loading, replaying, exporting.
 
-Both games implement :class:`engine.base.Game`; this module only knows the record's
-outer shape, so a third game would need nothing here but an entry in :data:`GAMES`.
+Every game implements :class:`engine.base.Game`; this module only knows the record's
+outer shape and finds the game by its name in :mod:`engine.registry`, so a third game
+needs nothing here.
 """
 
 from __future__ import annotations
@@ -9,21 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from engine import registry
 from engine.base import Game, IllegalMove, MalformedRecord
-
-
-def game_class(name: object) -> type[Game]:
-    # Each game is imported only when a record of it is read, so that engine.records can
-    # be imported by the game modules' users without pulling every game in.
-    if name == "football":
-        from engine.football import Football
-
-        return Football
-    if name == "durak":
-        from engine.durak import Durak
-
-        return Durak
-    raise MalformedRecord(f"unknown game: {name!r}")
 
 
 def parse(text: str | bytes) -> dict[str, Any]:
@@ -38,7 +26,7 @@ def parse(text: str | bytes) -> dict[str, Any]:
 
 def load(record: dict[str, Any]) -> tuple[Game, list[Any]]:
     """The game at the start and its parsed moves; raises MalformedRecord."""
-    cls = game_class(record.get("game"))
+    cls = registry.spec(record.get("game")).game
     game = cls.from_record(record)
     moves = record.get("moves", [])
     if not isinstance(moves, list):

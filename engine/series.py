@@ -2,15 +2,32 @@
 seeds/durak.md §2.3 and §3.2, and §7.1 of both).
 
 A series is the same players playing again; these rules decide only how the next game is
-set up, so they take and return plain seats and leave the game itself to its module.
+set up and what a finished game adds to the series score. Each game's pair of functions
+(``*_deal`` and ``*_finish``) is what :mod:`engine.registry` lists for it, so a caller
+keeps a :class:`Carry` and never asks which game it is.
 """
 
 from __future__ import annotations
 
 import random
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from engine.base import Game
+from engine.durak import Durak, DurakOptions
+from engine.football import Football, FootballOptions
 
 T = TypeVar("T")
+
+
+@dataclass
+class Carry:
+    """What a table keeps between the games of a series: whether the next game is the
+    first, who dealt last (durak) and the last game's fool (durak; None: first or drawn)."""
+
+    first_game: bool
+    dealer: int | None = None
+    previous_fool: int | None = None
 
 
 def football_seating(players: list[T], first_game: bool, rng: random.Random) -> list[T]:
@@ -37,9 +54,41 @@ def durak_next_deal(dealer: int, fool: int | None) -> tuple[int, int | None]:
     return (dealer, None) if fool is None else (fool, fool)
 
 
-def scored_seat(game: str, result: dict[str, object]) -> int | None:
-    """The seat a finished game adds one to in the series score (§7.1 of seeds/football.md
-    and seeds/durak.md: wins per player in football, fool counts in durak); None for a
-    draw."""
-    seat = result.get("winner" if game == "football" else "fool")
+def _seat(result: dict[str, Any], key: str) -> int | None:
+    seat = result.get(key)
     return seat if isinstance(seat, int) else None
+
+
+def football_deal(
+    options: Any, names: list[str], carry: Carry, rng: random.Random, seed: int
+) -> tuple[Game, list[int]]:
+    """The next football game and its seating (``order[i]``: who sits in seat ``i``)."""
+    assert isinstance(options, FootballOptions)
+    order = football_seating(list(range(len(names))), carry.first_game, rng)
+    return Football.new(options, [names[i] for i in order], seed=seed), order
+
+
+def football_finish(carry: Carry, result: dict[str, Any]) -> int | None:
+    """Football counts wins per player (§7.1): the winner's seat, None for a draw."""
+    return _seat(result, "winner")
+
+
+def durak_deal(
+    options: Any, names: list[str], carry: Carry, rng: random.Random, seed: int
+) -> tuple[Game, list[int]]:
+    """The next durak game (the seats stay as they are); the first game of a series, or
+    one with no dealer on record, draws the dealer by lot and has no previous fool."""
+    assert isinstance(options, DurakOptions)
+    if carry.first_game or carry.dealer is None:
+        carry.dealer = durak_first_dealer(len(names), rng)
+        carry.previous_fool = None
+    game = Durak.new(options, names, carry.dealer, carry.previous_fool, seed=seed)
+    return game, list(range(len(names)))
+
+
+def durak_finish(carry: Carry, result: dict[str, Any]) -> int | None:
+    """Durak counts fools (§7.1): the fool's seat, None for a draw; he deals next."""
+    fool = _seat(result, "fool")
+    if carry.dealer is not None:
+        carry.dealer, carry.previous_fool = durak_next_deal(carry.dealer, fool)
+    return fool

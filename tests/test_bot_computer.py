@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from bot import games, turns
+from bot.games import apply_move
 from bot.models import Seat, Table
-from bot.play import apply_move
+from engine import registry
 from engine.base import Game
 from engine.durak import Durak, DurakView
 from engine.football import FootballView
@@ -77,7 +78,7 @@ async def test_a_computer_player_is_given_only_its_seats_view(
     data = await stored(h, top.group)
     people = {i for i, s in enumerate(data["seats"]) if s["computer"] is None}
     for call in calls:
-        full = games.GAMES[call["kind"]].from_json(call["state"])
+        full = registry.spec(call["kind"]).game.from_json(call["state"])
         seat, view = call["seat"], call["view"]
         assert seat not in people, "the computer played for a person who was not away"
         assert view == full.view(seat), "not exactly the acting seat's view"

@@ -19,8 +19,7 @@ import redis.asyncio as aioredis
 
 from bot.callbacks import Action, Callback, decode, encode
 from bot.models import Table
-from bot.store import DUE_KEY
-from bot.turns import TURNS_KEY
+from bot.store import DUE_KEY, TURNS_KEY
 from bot.views import group_screen
 from engine.records import replay
 from tests.fakegram import BOT_USERNAME, FakeTelegram, Harness

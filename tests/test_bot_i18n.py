@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot import i18n
-from bot.i18n import LANGS, catalogue, faces, lang_of, t
+from bot.i18n import CATEGORIES, LANGS, Entry, catalogue, faces, forms, lang_of, plural, t
 from engine import cards
 from engine.base import IllegalMove, MalformedRecord
 from engine.durak import Durak, DurakOptions
@@ -25,14 +25,59 @@ def _fields(text: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(text) if name}
 
 
+def _placeholders(entry: Entry) -> set[str]:
+    return set().union(*(_fields(text) for text in forms(entry)))
+
+
 def test_every_key_is_in_every_language_with_the_same_placeholders() -> None:
     english = catalogue("en")
     for lang in LANGS:
         cat = catalogue(lang)
         assert set(cat) == set(english), lang
-        for key, text in cat.items():
-            assert _fields(text) == _fields(english[key]), (lang, key)
-            assert text.strip(), (lang, key)
+        for key, entry in cat.items():
+            assert _placeholders(entry) == _placeholders(english[key]), (lang, key)
+            for text in forms(entry):
+                assert text.strip() and _fields(text) == _placeholders(entry), (lang, key)
+
+
+def test_a_plural_text_has_every_form_its_language_uses_and_counts_by_a_placeholder() -> None:
+    plurals = 0
+    for lang in LANGS:
+        for key, entry in catalogue(lang).items():
+            if isinstance(entry, dict):
+                plurals += 1
+                assert set(entry) == {"plural", *CATEGORIES[lang]}, (lang, key)
+                assert entry["plural"] in _placeholders(entry), (lang, key)
+    assert plurals >= 20
+
+
+@pytest.mark.parametrize(
+    ("lang", "expected"),
+    [
+        ("en", {"one": [1], "other": [0, 2, 5, 11, 21, 101]}),
+        ("ru", {"one": [1, 21, 101], "few": [2, 4, 22, 104], "many": [0, 5, 11, 12, 14, 111]}),
+        ("uk", {"one": [1, 31], "few": [3, 23], "many": [0, 9, 13, 25]}),
+    ],
+)
+def test_the_plural_rule_is_cldr_s(lang: str, expected: dict[str, list[int]]) -> None:
+    assert {c: [plural(lang, n) for n in ns] for c, ns in expected.items()} == {
+        c: [c] * len(ns) for c, ns in expected.items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("lang", "texts"),
+    [
+        ("en", ["Deck: 1 card", "Deck: 36 cards"]),
+        ("ru", ["Колода: 21 карта", "Колода: 52 карты", "Колода: 36 карт"]),
+        ("uk", ["Колода: 21 карта", "Колода: 52 карти", "Колода: 36 карт"]),
+    ],
+)
+def test_a_count_reads_right_in_every_language(lang: str, texts: list[str]) -> None:
+    numbers = [int(re.findall(r"\d+", text)[0]) for text in texts]
+    assert [t(lang, "settings.deck", n=n) for n in numbers] == texts
+    took = t(lang, "event.durak.took", seat="Ann", count=1)
+    assert took != t(lang, "event.durak.took", seat="Ann", count=5).replace("5", "1")
 
 
 # Placeholders that hold a player's name (or names), in ru and uk always nominative.
@@ -52,14 +97,13 @@ def test_names_are_never_declined_in_ru_and_uk(lang: str) -> None:
     before = re.compile(rf"(\w+)\s+(?:<b>)?\{{(?:{fields})\}}")
     wrong = [
         (key, word)
-        for key, text in catalogue(lang).items()
+        for key, entry in catalogue(lang).items()
         if key != "settings.language"  # the language's name, not a player's
+        for text in forms(entry)
         for word in before.findall(text)
         if word not in _SUBJECT_VERBS[lang]
     ]
     assert wrong == []
-    deck = {"ru": "Карт в колоде: 52", "uk": "Карт у колоді: 52"}[lang]
-    assert t(lang, "settings.deck", n=52) == deck  # "Колода: 52 карт" needs "карты"
 
 
 def test_every_literal_key_in_the_code_exists() -> None:

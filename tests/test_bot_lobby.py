@@ -49,7 +49,7 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
         "turn_time": 120,
     }
     assert data["lang"] == "ru"
-    assert "Карт в колоде: 52" in top.table_message().text  # the group's language now
+    assert "Колода: 52 карты" in top.table_message().text  # the group's language now
     await top.tap_group(ann, Action.SETTINGS)  # done
     await top.start(ann)
     data = await stored(harness, top.group)

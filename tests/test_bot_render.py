@@ -16,9 +16,9 @@ import pytest
 
 from bot import render_football, views
 from bot.callbacks import STAMP_LEN, decode
+from bot.games import apply_move
 from bot.i18n import LANGS, faces
 from bot.models import Seat, Table
-from bot.play import apply_move
 from bot.render import Ctx
 from bot.screen import Screen
 from engine import cards

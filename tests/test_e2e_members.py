@@ -7,8 +7,7 @@ import pytest
 
 from bot.callbacks import Action, decode
 from bot.i18n import LANGS, t
-from bot.store import DUE_KEY, closed_key
-from bot.turns import TURNS_KEY
+from bot.store import DUE_KEY, TURNS_KEY, closed_key
 from tests.fakegram import FakeGroup, FakeUser, Harness
 from tests.tabletop import Tabletop, action_of, stored, table_key
 

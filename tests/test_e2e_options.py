@@ -113,7 +113,7 @@ async def test_only_the_creator_changes_settings(harness: Harness) -> None:
 
 async def test_the_deck_size_reads_right_in_russian_and_ukrainian(harness: Harness) -> None:
     h = harness
-    for code, line in (("ru", "Карт в колоде: 52"), ("uk", "Карт у колоді: 52")):
+    for code, line in (("ru", "Колода: 52 карты"), ("uk", "Колода: 52 карти")):
         owner = h.user("Ann", language_code=code)
         top = Tabletop(h, h.group())
         await top.open(owner, "durak")

@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from bot import games
 from bot.callbacks import Action, Callback, decode, encode
-from engine import cards
+from engine import cards, registry
 from engine.base import MalformedRecord
 from engine.durak import Durak
 from tests.fakegram import FakeUser, Harness
@@ -36,7 +35,7 @@ def position_prefix(top: Tabletop, players: list[FakeUser], data: dict[str, Any]
     """What a move button's argument carries before the engine's token (a stamp of the
     position), read off a button the bot offers now, so that forged taps reach the rules
     instead of being refused as old."""
-    game = games.GAMES[data["kind"]].from_json(data["state"])
+    game = registry.spec(data["kind"]).game.from_json(data["state"])
     for seat, user in enumerate(players):
         prompt = top.prompt(user)
         for button in prompt.buttons if prompt is not None else []:

@@ -10,13 +10,14 @@ from engine import ratings
 from engine.durak import Durak
 from engine.football import Football, FootballOptions
 from engine.ratings import Outcome, Rating
+from engine.registry import GAMES
 from tests.durak_positions import play, position
 
 
 def durak_outcome(game: Durak) -> Outcome:
     result = game.result()
     assert result is not None
-    return ratings.outcome("durak", result, game.summary())
+    return GAMES["durak"].outcome("durak", result, game.summary())
 
 
 def test_a_durak_fool_ranks_below_everyone_else_and_whoever_went_out_first_is_noted() -> None:
@@ -24,10 +25,10 @@ def test_a_durak_fool_ranks_below_everyone_else_and_whoever_went_out_first_is_no
     play(game, "a7H", "b7H8H")
     out = durak_outcome(game)
     assert (out.ranks, out.fool, out.first_out, out.drawn) == ((2, 1), 0, 1, False)
-    assert ratings.figures(out, 0) == {"n": 1, "fool": 1}
-    assert ratings.figures(out, 1) == {"n": 1, "first": 1}
+    assert out.figures(0) == {"n": 1, "fool": 1}
+    assert out.figures(1) == {"n": 1, "first": 1}
     assert ratings.above(out) == [(1, 0)]
-    assert not ratings.streak_goes_on(out, 0) and ratings.streak_goes_on(out, 1)
+    assert not out.streak_goes_on(0) and out.streak_goes_on(1)
 
 
 def test_the_dummy_left_last_makes_the_last_player_out_the_fool() -> None:
@@ -35,8 +36,8 @@ def test_the_dummy_left_last_makes_the_last_player_out_the_fool() -> None:
     play(game, "a7H", "b7H8H")
     out = durak_outcome(game)
     assert (out.ranks, out.fool, out.first_out) == ((1, 2), 1, 0)
-    assert ratings.figures(out, 1) == {"n": 1, "fool": 1}
-    assert ratings.figures(out, 0) == {"n": 1, "first": 1}
+    assert out.figures(1) == {"n": 1, "fool": 1}
+    assert out.figures(0) == {"n": 1, "first": 1}
 
 
 def test_a_drawn_durak_game_ties_everyone_and_breaks_no_streak() -> None:
@@ -44,9 +45,9 @@ def test_a_drawn_durak_game_ties_everyone_and_breaks_no_streak() -> None:
     play(game, "a7H", "b7H8H")
     out = durak_outcome(game)
     assert out.drawn and out.fool is None and out.ranks == (1, 1)
-    assert ratings.figures(out, 1)["draw"] == 1 and "fool" not in ratings.figures(out, 1)
+    assert out.figures(1)["draw"] == 1 and "fool" not in out.figures(1)
     assert ratings.above(out) == []
-    assert ratings.streak_goes_on(out, 0) and ratings.streak_goes_on(out, 1)
+    assert out.streak_goes_on(0) and out.streak_goes_on(1)
 
 
 @pytest.mark.parametrize(
@@ -60,10 +61,10 @@ def test_a_drawn_durak_game_ties_everyone_and_breaks_no_streak() -> None:
 def test_football_scores_a_win_a_loss_or_a_draw_with_the_goals(
     goals: list[int], winner: int | None, expected: list[tuple[str, int, int]]
 ) -> None:
-    out = ratings.outcome("football", {"goals": goals, "winner": winner}, {})
+    out = GAMES["football"].outcome("football", {"goals": goals, "winner": winner}, {})
     for seat, (key, scored, conceded) in enumerate(expected):
-        assert ratings.figures(out, seat) == {"n": 1, key: 1, "gf": scored, "ga": conceded}
-        assert ratings.streak_goes_on(out, seat) == (key == "won")
+        assert out.figures(seat) == {"n": 1, key: 1, "gf": scored, "ga": conceded}
+        assert out.streak_goes_on(seat) == (key == "won")
     assert out.drawn == (winner is None)
 
 
@@ -75,7 +76,7 @@ def test_football_outcome_from_a_real_finished_game(seed: int) -> None:
         g.apply(rng.choice(list(g.legal_moves())))
     result = g.result()
     assert result is not None
-    out = ratings.outcome("football", result, g.summary())
+    out = GAMES["football"].outcome("football", result, g.summary())
     assert list(out.goals) == result["goals"]
     winner = result["winner"]
     assert out.ranks == ((1, 1) if winner is None else (1, 2) if winner == 0 else (2, 1))

@@ -3,6 +3,8 @@
 import random
 
 from engine import series
+from engine.registry import GAMES
+from engine.series import Carry
 
 
 def test_football_first_game_draws_the_first_player_by_lot() -> None:
@@ -28,7 +30,34 @@ def test_after_a_drawn_game_the_same_dealer_deals_and_no_one_is_the_previous_foo
 
 
 def test_a_game_scores_for_the_winner_in_football_and_the_fool_in_durak() -> None:
-    assert series.scored_seat("football", {"winner": 1, "goals": [0, 1]}) == 1
-    assert series.scored_seat("football", {"winner": None, "goals": [1, 1]}) is None
-    assert series.scored_seat("durak", {"fool": 2}) == 2
-    assert series.scored_seat("durak", {"fool": None}) is None
+    football, durak = GAMES["football"].finish, GAMES["durak"].finish
+    assert football(Carry(False), {"winner": 1, "goals": [0, 1]}) == 1
+    assert football(Carry(False), {"winner": None, "goals": [1, 1]}) is None
+    assert durak(Carry(False, dealer=0), {"fool": 2}) == 2
+    assert durak(Carry(False, dealer=0), {"fool": None}) is None
+
+
+def test_finishing_a_durak_game_hands_the_deal_to_the_fool() -> None:
+    carry = Carry(False, dealer=0)
+    GAMES["durak"].finish(carry, {"fool": 2})
+    assert (carry.dealer, carry.previous_fool) == (2, 2)
+
+
+def test_a_series_first_durak_game_draws_the_dealer_and_forgets_the_previous_fool() -> None:
+    spec = GAMES["durak"]
+    options = spec.options.model_validate({})
+    dealers = set()
+    for s in range(40):
+        carry = Carry(True, dealer=1, previous_fool=1)
+        spec.deal(options, ["A", "B", "C"], carry, random.Random(s), s)
+        assert carry.previous_fool is None
+        dealers.add(carry.dealer)
+    assert dealers == {0, 1, 2}
+
+
+def test_a_football_rematch_deals_the_other_player_first() -> None:
+    spec = GAMES["football"]
+    game, order = spec.deal(
+        spec.options.model_validate({}), ["Ann", "Bob"], Carry(False), random.Random(0), 1
+    )
+    assert order == [1, 0] and game.players == ["Bob", "Ann"]

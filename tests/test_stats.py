@@ -23,7 +23,8 @@ from engine import ratings, records
 from engine.base import Game
 from engine.durak import Durak, DurakOptions
 from engine.football import Football, FootballOptions
-from engine.ratings import Outcome, Rating
+from engine.ratings import DurakOutcome, Rating
+from engine.registry import GAMES
 from tests.durak_positions import play, position
 
 GROUP = -1001
@@ -46,7 +47,7 @@ async def figures(redis: aioredis.Redis, key: str) -> dict[str, str]:
 
 def durak(game_id: str, players: list[Player], fool: int | None, chat: int = GROUP) -> Finished:
     ranks = tuple(2 if seat == fool else 1 for seat in range(len(players)))
-    return Finished(chat, game_id, tuple(players), Outcome("durak", ranks, fool=fool))
+    return Finished(chat, game_id, tuple(players), DurakOutcome("durak", ranks, fool=fool))
 
 
 def table_of(game: Game, kind: str, players: list[Player], game_id: str = "g001") -> Table:
@@ -117,7 +118,7 @@ async def test_each_durak_result_counts_in_the_group_and_overall(
 async def test_football_wins_draws_losses_and_goals(
     standings: Standings, goals: list[int], winner: int | None
 ) -> None:
-    outcome = ratings.outcome("football", {"goals": goals, "winner": winner}, {})
+    outcome = GAMES["football"].outcome("football", {"goals": goals, "winner": winner}, {})
     await standings.count(Finished(GROUP, "f001", (ANN, BOB), outcome))
     ann = await figures(standings.redis, stats.group_key(GROUP, "football", ANN.uid))
     bob = await figures(standings.redis, stats.person_key(BOB.uid, "football"))

@@ -15,14 +15,9 @@ from pydantic import BaseModel
 
 from engine.base import Event
 from engine.records import load
+from engine.registry import GAMES
 
-# Football has no hard level: normal already takes the exact best chance of scoring
-# each turn, and no stronger play was found (a level that plays exactly as normal
-# would only mislead whoever picks it).
-LEVELS: dict[str, tuple[str, ...]] = {
-    "football": ("easy", "normal"),
-    "durak": ("easy", "normal", "hard"),
-}
+LEVELS: dict[str, tuple[str, ...]] = {name: spec.levels for name, spec in GAMES.items()}
 
 
 def choose(

@@ -1,0 +1,102 @@
+"""Every game the bot offers, in one list, with what the bot needs to show and set it up:
+its screens (the game's ``bot.render_<game>`` module), its own lobby settings, the
+computer levels a lobby offers, and its standings' figures. The rules come from the
+engine's entry (:mod:`engine.registry`).
+
+Outside this module and each game's own modules nothing in ``bot/`` names a game or asks
+which one a table plays: it asks the table's :func:`entry` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bot import render_durak, render_football
+from bot.models import GameSettings, Table
+from bot.render import Ctx
+from bot.screen import Button
+from bot.stats import Line
+from engine.registry import GAMES as ENGINE_GAMES
+from engine.registry import GameSpec
+
+# (token, record) of each legal move of the reader, when he is to act.
+Legal = list[tuple[str, dict[str, Any]]]
+Rows = list[tuple[Button, ...]]
+
+
+@dataclass(frozen=True)
+class BotGame:
+    """One game on screen. The screen functions take the game's own view
+    (``game.view(seat)``), which only the game's module knows the type of.
+
+    ``letter``: the game in callback data (the picker, the standings);
+    ``options``: the lobby settings only this game has, each by its option code with
+    what a tap on it changes (``settings`` gives their lines); ``share``: the counter a
+    standings board shows as a percentage of games."""
+
+    spec: GameSpec
+    letter: str
+    options: Mapping[str, Callable[[GameSettings], None]]
+    settings: Callable[[Ctx], list[tuple[str, str]]]
+    group: Callable[[Any, Ctx], str]
+    status: Callable[[Any, Ctx], str]
+    hand: Callable[[Any, Ctx, list[int], Legal | None, bool], tuple[str, Rows]]
+    alert: Callable[[Any, Ctx], str]
+    share: str
+    figures: Callable[[str, Line], str]
+
+    @property
+    def offered(self) -> tuple[str, ...]:
+        """The computer levels a lobby offers, weakest first: the engine's list."""
+        return self.spec.levels
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+# In the picker's order.
+GAMES: dict[str, BotGame] = {
+    game.name: game
+    for game in (
+        BotGame(
+            spec=ENGINE_GAMES["football"],
+            letter="f",
+            options=render_football.OPTIONS,
+            settings=render_football.settings,
+            group=render_football.group,
+            status=render_football.status,
+            hand=render_football.hand,
+            alert=render_football.alert,
+            share="won",
+            figures=render_football.figures,
+        ),
+        BotGame(
+            spec=ENGINE_GAMES["durak"],
+            letter="d",
+            options=render_durak.OPTIONS,
+            settings=render_durak.settings,
+            group=render_durak.public,
+            status=render_durak.status,
+            hand=render_durak.hand,
+            alert=render_durak.alert,
+            share="fool",
+            figures=render_durak.figures,
+        ),
+    )
+}
+BY_LETTER = {game.letter: game for game in GAMES.values()}
+
+
+def entry(kind: str | None) -> BotGame:
+    """The table's game (``table.kind``); a table in the picker has none yet."""
+    assert kind is not None
+    return GAMES[kind]
+
+
+def lobby_level(table: Table) -> str:
+    """The level new computer seats get (a stored level the game lacks reads as normal)."""
+    level = table.computer_level
+    return level if level in entry(table.kind).offered else "normal"

@@ -1,0 +1,115 @@
+"""The shape of bot/ (docs/architecture.md): each module imports only from its own layer or
+a lower one, there are no import cycles in bot/ and engine/, and no module imports inside
+a function to dodge one. Read from the source with ``ast``, so that a new import that
+breaks the layering fails here rather than in review."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# Lowest first: docs/architecture.md explains each.
+LAYERS = (
+    (
+        "config",
+        "health",
+        "i18n",
+        "callbacks",
+        "screen",
+        "rules_text",
+        "models",
+        "store",
+        "limiter",
+        "sender",
+        "services",
+    ),
+    ("games", "stats"),
+    (
+        "render",
+        "render_football",
+        "render_durak",
+        "render_lobby",
+        "render_stats",
+        "registry",
+        "views",
+    ),
+    ("taps", "turns", "delivery"),
+    ("lobby", "play", "computer", "commands", "stats_commands", "members", "migrate", "once"),
+    ("app", "__main__"),
+)
+LAYER = {f"bot.{name}": depth for depth, names in enumerate(LAYERS) for name in names}
+# engine/players is being reworked elsewhere: its computer players are picked by name
+# with imports inside engine.players.choose, and durak's search and player import each
+# other. Nothing else may.
+ELSEWHERE = ("engine.players",)
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in ("bot", "engine"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The project modules an import statement names (``from bot import x`` names bot.x)."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names if a.name in MODULES}
+    if node.module is None:
+        return set()
+    names = {f"{node.module}.{a.name}" for a in node.names} & MODULES.keys()
+    return names or ({node.module} & MODULES.keys())
+
+
+def _imports(name: str) -> tuple[set[str], list[int]]:
+    """(modules ``name`` imports, lines of imports not at module level)."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    top = {id(node) for node in tree.body}
+    found: set[str] = set()
+    nested: list[int] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom) and (names := _imported(node)):
+            found |= names - {name}
+            if id(node) not in top:
+                nested.append(node.lineno)
+    return found, nested
+
+
+GRAPH = {name: _imports(name)[0] for name in MODULES}
+
+
+def test_every_bot_module_has_a_layer() -> None:
+    assert {n for n in MODULES if n.startswith("bot.")} == LAYER.keys()
+
+
+@pytest.mark.parametrize("name", sorted(LAYER))
+def test_a_bot_module_imports_only_its_own_layer_or_lower(name: str) -> None:
+    higher = sorted(m for m in GRAPH[name] if LAYER.get(m, -1) > LAYER[name])
+    assert not higher, f"{name} (layer {LAYER[name] + 1}) imports {higher}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if not n.startswith(ELSEWHERE)))
+def test_no_import_hides_inside_a_function(name: str) -> None:
+    assert _imports(name)[1] == []
+
+
+def test_there_is_no_import_cycle() -> None:
+    def reaches(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for nxt in GRAPH[todo.pop()] - seen:
+                seen.add(nxt)
+                todo.append(nxt)
+        return seen
+
+    cycles = [n for n in MODULES if not n.startswith(ELSEWHERE) and n in reaches(n)]
+    assert cycles == []
