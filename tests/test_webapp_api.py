@@ -25,7 +25,7 @@ PAGE = "https://cards.example.org/app/"
 
 
 def client(h: Harness) -> httpx.AsyncClient:
-    app = server.asgi(h.app, services(h.app).settings)
+    app = server.asgi(h.app, services(h.app).settings, server.Hub(h.app))
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://page")
 
 

@@ -18,8 +18,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlencode
 
-import uvicorn
-
 from bot import callbacks
 from bot.services import services
 from bot.webapp import server
@@ -67,8 +65,7 @@ async def page_server(h: Harness) -> AsyncIterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(server.asgi(app, services(app).settings), log_level="warning")
-    web = uvicorn.Server(config)
+    web = server.Server(app, services(app).settings)
     task = asyncio.create_task(web.serve(sockets=[sock]))
     while not web.started:
         await asyncio.sleep(0.01)

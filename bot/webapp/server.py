@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import secrets
+import socket
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -63,6 +64,14 @@ class Hub:
         self._app = application
         self._probe = probe
         self._watches: dict[str, _Watch] = {}
+        self.closed = False
+
+    def close(self) -> None:
+        """The server stops: every page's stream ends now (its page reconnects, to another
+        worker), rather than holding the shutdown up."""
+        self.closed = True
+        for watch in self._watches.values():
+            watch.changed.set()
 
     @contextlib.asynccontextmanager
     async def watch(self, key: str) -> AsyncIterator[_Watch]:
@@ -99,12 +108,11 @@ def _page() -> bytes:
     return resources.files("bot.webapp").joinpath("static/index.html").read_bytes()
 
 
-def asgi(application: AnyApp, settings: Settings) -> Starlette:
+def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
     """The server's routes. The page itself needs no initData (it holds nothing); every
     API call does: ``Authorization: tma <initData>``, or ``init`` in the query of the
     event stream (EventSource cannot set headers)."""
     checker = Checker(settings.telegram_bot_token)
-    hub = Hub(application)
     page = _page()
     clock = services(application).clock
 
@@ -157,11 +165,11 @@ def asgi(application: AnyApp, settings: Settings) -> Starlette:
 
         async def stream() -> AsyncIterator[str]:
             async with hub.watch(key) as watch:
-                while True:
+                while not hub.closed:
                     shown = picture(watch.snap, who, game_id)
                     yield f"data: {json.dumps(shown, ensure_ascii=False)}\n\n"
                     waiting = watch.changed
-                    while True:
+                    while not hub.closed:
                         with contextlib.suppress(TimeoutError):
                             await asyncio.wait_for(waiting.wait(), KEEPALIVE)
                             break
@@ -192,13 +200,23 @@ def asgi(application: AnyApp, settings: Settings) -> Starlette:
     return Starlette(routes=routes)
 
 
+class Server(uvicorn.Server):
+    """uvicorn serving :func:`asgi`; at shutdown it ends the pages' event streams first."""
+
+    def __init__(self, application: AnyApp, settings: Settings, **config: Any) -> None:
+        self.hub = Hub(application)
+        app = asgi(application, settings, self.hub)
+        super().__init__(uvicorn.Config(app, log_level="warning", **config))
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.hub.close()
+        await super().shutdown(sockets)
+
+
 async def run(application: AnyApp, settings: Settings, allowed_updates: Sequence[str]) -> None:
     """Serve on ``PORT`` until interrupted: the webhook when ``WEBHOOK_URL`` is set (else
     the poller runs beside the server), the page and its API."""
-    config = uvicorn.Config(
-        asgi(application, settings), host="0.0.0.0", port=settings.port, log_level="warning"
-    )
-    server = uvicorn.Server(config)
+    server = Server(application, settings, host="0.0.0.0", port=settings.port)
     await application.initialize()
     if application.post_init is not None:
         await application.post_init(application)
