@@ -18,8 +18,8 @@ from bot.webapp.auth import Checker, Forged
 from engine.durak import Durak
 from tests.conftest import settings
 from tests.fakegram import FakeUser, Harness
-from tests.tabletop import Tabletop, hidden_cards, leaks, stored
-from tests.webapp_util import auth, init_data, table_param, tampered
+from tests.tabletop import hidden_cards, leaks, stored
+from tests.webapp_util import auth, init_data, table_for_two, tampered
 
 PAGE = "https://cards.example.org/app/"
 
@@ -27,14 +27,6 @@ PAGE = "https://cards.example.org/app/"
 def client(h: Harness) -> httpx.AsyncClient:
     app = server.asgi(h.app, services(h.app).settings, server.Hub(h.app))
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://page")
-
-
-async def durak_for_two(h: Harness) -> tuple[Tabletop, list[FakeUser], str]:
-    players = [h.user("Ann"), h.user("Bob", language_code="ru")]
-    group = h.group(creator=players[0])
-    top = Tabletop(h, group)
-    await top.setup_game("durak", players)
-    return top, players, await table_param(h, group)
 
 
 async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
@@ -65,7 +57,7 @@ def test_initdata_signed_with_our_token_and_fresh_is_the_only_kind_accepted() ->
 
 async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harness) -> None:
     h = harness
-    top, (ann, bob), param = await durak_for_two(h)
+    top, (ann, bob), param = await table_for_two(h, "durak")
     data = await stored(h, top.group)
     mine = await picture(h, ann, param)
     game = Durak.from_json(data["state"])
@@ -86,7 +78,7 @@ async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harnes
 
 async def test_forged_or_expired_initdata_gets_401_and_changes_nothing(harness: Harness) -> None:
     h = harness
-    top, (ann, _), param = await durak_for_two(h)
+    top, (ann, _), param = await table_for_two(h, "durak")
     before = await stored(h, top.group)
     actor = Durak.from_json(before["state"]).to_act()
     assert actor is not None
@@ -107,7 +99,7 @@ async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
     harness: Harness,
 ) -> None:
     h = harness
-    top, players, param = await durak_for_two(h)
+    top, players, param = await table_for_two(h, "durak")
     before = await stored(h, top.group)
     actor = Durak.from_json(before["state"]).to_act()
     assert actor is not None
@@ -151,7 +143,7 @@ async def test_the_page_is_small_and_offered_only_when_configured(
     h = Harness(server)
     h.apps.append(await make_app(fake_redis, webapp_url=PAGE, webapp_name="table"))
     h.redis = fake_redis
-    top, (ann, bob), param = await durak_for_two(h)
+    top, (ann, bob), param = await table_for_two(h, "durak")
     for user in (ann, bob):
         hand = [m for m in h.screen(user) if m.from_bot][-1]
         pages = [b.web_app for b in hand.buttons if b.web_app]

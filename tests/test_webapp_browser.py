@@ -26,8 +26,8 @@ import pytest
 from engine.durak import Durak
 from engine.football import Football
 from tests.fakegram import Harness
-from tests.tabletop import Tabletop, card_pattern, hidden_cards, stored
-from tests.webapp_util import init_data, page_server, table_param, tampered
+from tests.tabletop import card_pattern, hidden_cards, stored
+from tests.webapp_util import init_data, page_server, table_for_two, tampered
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if not (shutil.which("chromium") and shutil.which("chromedriver")):
@@ -151,11 +151,8 @@ async def test_durak_played_on_the_page_against_buttons(
     harness: Harness, root: str, browsers: list[Any], shots: Path
 ) -> None:
     h = harness
-    ann, bob = h.user("Ann"), h.user("Bob", language_code="ru")
-    group = h.group(creator=ann)
-    top = Tabletop(h, group)
-    await top.setup_game("durak", [ann, bob])
-    param = await table_param(h, group)
+    top, (ann, bob), param = await table_for_two(h, "durak")
+    group = top.group
     page, spectator = Page(browsers[0]), Page(browsers[1])
     paint = await page.open(root, param, init_data(ann))
     await spectator.open(root, param, init_data(h.user("Cid", language_code="ru")))
@@ -201,12 +198,9 @@ async def test_durak_played_on_the_page_against_buttons(
 async def test_a_forged_initdata_shows_nothing(
     harness: Harness, root: str, browsers: list[Any]
 ) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    group = h.group(creator=ann)
-    await Tabletop(h, group).setup_game("durak", [ann, bob])
+    _, (ann, _), param = await table_for_two(harness, "durak")
     page = Page(browsers[0])
-    await page.open(root, await table_param(h, group), tampered(init_data(ann)))
+    await page.open(root, param, tampered(init_data(ann)))
     assert await page.js("return document.body.dataset.refused") == "1"
     assert await page.js("return document.querySelectorAll('.card').length") == 0
 
@@ -215,15 +209,11 @@ async def test_football_field_on_the_page(
     harness: Harness, root: str, browsers: list[Any], shots: Path
 ) -> None:
     h = harness
-    ann, bob = h.user("Ann"), h.user("Bob", language_code="ru")
-    group = h.group(creator=ann)
-    top = Tabletop(h, group)
-    await top.setup_game("football", [ann, bob])
+    top, (ann, bob), param = await table_for_two(h, "football")
     rng = random.Random(3)
     for _ in range(20):  # both set up, and a few moves, through the buttons
         await top.step([ann, bob], rng)
-    data = await stored(h, group)
-    param = await table_param(h, group)
+    data = await stored(h, top.group)
     for page, user in zip(map(Page, browsers), (ann, bob), strict=True):
         await page.open(root, param, init_data(user))
         seat = [s["user_id"] for s in data["seats"]].index(user.id)

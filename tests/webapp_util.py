@@ -22,7 +22,7 @@ from bot import callbacks
 from bot.services import services
 from bot.webapp import server
 from tests.fakegram import BOT_TOKEN, FakeGroup, FakeUser, Harness
-from tests.tabletop import stored
+from tests.tabletop import Tabletop, stored
 
 
 def init_data(
@@ -50,6 +50,15 @@ def init_data(
 def tampered(data: str) -> str:
     """The same initData with another user id in it (the signature no longer fits)."""
     return data.replace("%22id%22%3A", "%22id%22%3A1", 1)
+
+
+async def table_for_two(h: Harness, game: str) -> tuple[Tabletop, list[FakeUser], str]:
+    """A running game of Ann (English) and Bob (Russian) in a new group; its page parameter."""
+    players = [h.user("Ann"), h.user("Bob", language_code="ru")]
+    group = h.group(creator=players[0])
+    top = Tabletop(h, group)
+    await top.setup_game(game, players)
+    return top, players, await table_param(h, group)
 
 
 async def table_param(h: Harness, group: FakeGroup) -> str:
