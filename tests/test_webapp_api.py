@@ -3,7 +3,9 @@ the button's path (same checks, same refusals, the same table afterwards)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 from typing import Any
 
 import httpx
@@ -19,7 +21,7 @@ from engine.durak import Durak
 from tests.conftest import settings
 from tests.fakegram import FakeUser, Harness
 from tests.tabletop import hidden_cards, leaks, stored
-from tests.webapp_util import auth, init_data, table_for_two, tampered
+from tests.webapp_util import auth, init_data, table_for_two, table_param, tampered
 
 PAGE = "https://cards.example.org/app/"
 
@@ -155,3 +157,53 @@ async def test_the_page_is_small_and_offered_only_when_configured(
     assert page.status_code == 200 and len(page.content) < 100_000
     with pytest.raises(ValueError):  # Telegram opens only HTTPS pages
         settings(webapp_url="http://cards.example.org/app/")
+
+
+async def test_the_one_server_takes_the_webhook_with_its_secret_only(
+    server: Any, make_app: Any, fake_redis: Any
+) -> None:
+    hook = "https://cards.example.org/hook"
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, webhook_url=hook, webhook_secret="s3cret"))
+    ann = h.user("Ann")
+
+    def update(update_id: int) -> dict[str, Any]:
+        who = {"id": ann.id, "first_name": "Ann"}
+        message = {
+            "message_id": update_id,
+            "date": 1_700_000_000,
+            "chat": {**who, "type": "private"},
+            "from": {**who, "is_bot": False, "language_code": "en"},
+            "text": "/help",
+            "entities": [{"type": "bot_command", "offset": 0, "length": 5}],
+        }
+        return {"update_id": update_id, "message": message}
+
+    async with client(h) as c:
+        r = await c.post("/hook", json=update(1), headers={"X-Telegram-Bot-Api-Secret-Token": "x"})
+        assert r.status_code == 403
+        r = await c.post(
+            "/hook", json=update(2), headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+        )
+        assert r.status_code == 200
+    for _ in range(200):  # the Application takes it from its update queue
+        if any(m.from_bot for m in h.screen(ann)):
+            break
+        await asyncio.sleep(0.01)
+    # One answer: /help's, of the update that carried the secret.
+    assert len([m for m in h.screen(ann) if m.from_bot]) == 1
+
+
+async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Harness) -> None:
+    h = harness
+    top, players, param = await table_for_two(h, "football")
+    await top.play(players, random.Random(2))
+    await top.tap_group(players[0], Action.AGAIN)
+    again = await stored(h, top.group)
+    assert again["phase"] == "playing" and param != await table_param(h, top.group)
+    # The old game's page: its players see the new game, a stranger sees it gone.
+    assert (await picture(h, players[1], param))["view"]["hand"]
+    async with client(h) as c:
+        stranger = init_data(h.user("Cid"))
+        r = await c.get("/app/api/state", params={"t": param}, headers=auth(stranger))
+    assert r.status_code == 404

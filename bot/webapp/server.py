@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 PROBE = 0.2  # seconds between two looks at a watched table's version
 KEEPALIVE = 15.0  # seconds between two comments on a quiet event stream (proxies)
 PAGE_PATH = "/app/"
+HOST = "0.0.0.0"  # every interface, behind the load balancer (bench/load.py: loopback)
 AnyApp = Application[Any, Any, Any, Any, Any, Any]
 
 
@@ -124,7 +125,12 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
         return api.table_of(request.query_params.get("t") or who.start_param)
 
     def picture(snap: Snapshot, who: Viewer, game_id: str) -> dict[str, Any] | None:
-        if snap.table is None or snap.table.game_id != game_id or snap.table.state is None:
+        """His picture of the table; None when it is gone. A player's page follows his
+        table into the next game (Play again); anyone else's shows only the game it named."""
+        table = snap.table
+        if table is None or table.state is None:
+            return None
+        if table.game_id != game_id and table.seat_of(who.user_id) is None:
             return None
         return api.picture(snap, who, clock())
 
@@ -216,7 +222,7 @@ class Server(uvicorn.Server):
 async def run(application: AnyApp, settings: Settings, allowed_updates: Sequence[str]) -> None:
     """Serve on ``PORT`` until interrupted: the webhook when ``WEBHOOK_URL`` is set (else
     the poller runs beside the server), the page and its API."""
-    server = Server(application, settings, host="0.0.0.0", port=settings.port)
+    server = Server(application, settings, host=HOST, port=settings.port)
     await application.initialize()
     if application.post_init is not None:
         await application.post_init(application)
