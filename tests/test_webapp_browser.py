@@ -13,6 +13,7 @@ they go to the test's temporary directory.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import shutil
@@ -37,6 +38,7 @@ if not (shutil.which("chromium") and shutil.which("chromedriver")):
     )
 
 WITHIN = 1.0  # seconds a change may take to show on the page (issue #13)
+DARK = {"bg_color": "#17212b", "text_color": "#f5f5f5", "hint_color": "#708499"}
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
@@ -74,10 +76,13 @@ class Page:
     async def js(self, script: str, *args: Any) -> Any:
         return await asyncio.to_thread(self.driver.execute_script, script, *args)
 
-    async def open(self, root: str, param: str, data: str) -> float:
-        """Opens the page as Telegram does (initData in the URL's fragment); the seconds
-        from navigation to the first picture drawn."""
-        fragment = f"tgWebAppData={_quote(data)}&tgWebAppThemeParams=%7B%7D"
+    async def open(
+        self, root: str, param: str, data: str, theme: dict[str, str] | None = None
+    ) -> float:
+        """Opens the page as Telegram does (initData and the theme in the URL's fragment);
+        the seconds from navigation to the first picture drawn."""
+        colours = _quote(json.dumps(theme or {}))
+        fragment = f"tgWebAppData={_quote(data)}&tgWebAppThemeParams={colours}"
         url = f"{root}/app/?t={param}#{fragment}"
         await asyncio.to_thread(self.driver.get, "about:blank")
         await asyncio.to_thread(self.driver.get, url)
@@ -219,7 +224,10 @@ async def test_football_field_on_the_page(
         await top.step([ann, bob], rng)
     data = await stored(h, top.group)
     for page, user in zip(map(Page, browsers), (ann, bob), strict=True):
-        await page.open(root, param, init_data(user))
+        dark = user is bob  # Bob's Telegram has a dark theme
+        await page.open(root, param, init_data(user), DARK if dark else None)
+        background = await page.js("return getComputedStyle(document.body).backgroundColor")
+        assert (background == "rgb(23, 33, 43)") == dark
         seat = [s["user_id"] for s in data["seats"]].index(user.id)
         view = Football.from_json(data["state"]).view(seat)
         cells = await page.js("return document.querySelectorAll('.field .card').length")
