@@ -4,8 +4,13 @@ the button's path (same checks, same refusals, the same table afterwards)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import random
+import socket
+import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,17 +18,20 @@ import pytest
 
 from bot import callbacks
 from bot.callbacks import Action
+from bot.config import Settings
 from bot.i18n import t
 from bot.services import services
 from bot.webapp import server
 from bot.webapp.auth import Checker, Forged
 from engine.durak import Durak
 from tests.conftest import settings
-from tests.fakegram import FakeUser, Harness
+from tests.fakegram import BOT_TOKEN, FakeTelegram, FakeUser, Harness
+from tests.fakeserver import FakeServer
 from tests.tabletop import hidden_cards, leaks, stored
 from tests.webapp_util import auth, init_data, table_for_two, table_param, tampered
 
 PAGE = "https://cards.example.org/app/"
+_SETTINGS = {name.upper() for name in Settings.model_fields}
 
 
 def client(h: Harness) -> httpx.AsyncClient:
@@ -37,6 +45,20 @@ async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
     assert r.status_code == 200, r.text
     result: dict[str, Any] = r.json()
     return result
+
+
+def _help_update(user_id: int, update_id: int) -> dict[str, Any]:
+    """/help in a private chat, as Telegram posts it to a webhook."""
+    who = {"id": user_id, "first_name": "Ann"}
+    message = {
+        "message_id": update_id,
+        "date": 1_700_000_000,
+        "chat": {**who, "type": "private"},
+        "from": {**who, "is_bot": False, "language_code": "en"},
+        "text": "/help",
+        "entities": [{"type": "bot_command", "offset": 0, "length": 5}],
+    }
+    return {"update_id": update_id, "message": message}
 
 
 def test_initdata_signed_with_our_token_and_fresh_is_the_only_kind_accepted() -> None:
@@ -167,23 +189,15 @@ async def test_the_one_server_takes_the_webhook_with_its_secret_only(
     h.apps.append(await make_app(fake_redis, webhook_url=hook, webhook_secret="s3cret"))
     ann = h.user("Ann")
 
-    def update(update_id: int) -> dict[str, Any]:
-        who = {"id": ann.id, "first_name": "Ann"}
-        message = {
-            "message_id": update_id,
-            "date": 1_700_000_000,
-            "chat": {**who, "type": "private"},
-            "from": {**who, "is_bot": False, "language_code": "en"},
-            "text": "/help",
-            "entities": [{"type": "bot_command", "offset": 0, "length": 5}],
-        }
-        return {"update_id": update_id, "message": message}
-
     async with client(h) as c:
-        r = await c.post("/hook", json=update(1), headers={"X-Telegram-Bot-Api-Secret-Token": "x"})
+        r = await c.post(
+            "/hook", json=_help_update(ann.id, 1), headers={"X-Telegram-Bot-Api-Secret-Token": "x"}
+        )
         assert r.status_code == 403
         r = await c.post(
-            "/hook", json=update(2), headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+            "/hook",
+            json=_help_update(ann.id, 2),
+            headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"},
         )
         assert r.status_code == 200
     for _ in range(200):  # the Application takes it from its update queue
@@ -207,3 +221,50 @@ async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Har
         stranger = init_data(h.user("Cid"))
         r = await c.get("/app/api/state", params={"t": param}, headers=auth(stranger))
     assert r.status_code == 404
+
+
+async def test_python_m_bot_serves_webhook_and_page_on_port_and_stops_cleanly() -> None:
+    """The real entry point with WEBHOOK_URL and WEBAPP_URL: it registers the webhook,
+    serves the page and the webhook on PORT, answers an update posted there, and a
+    SIGTERM stops it with exit code 0 and no error logged."""
+    telegram = FakeTelegram()
+    telegram.add_user(FakeUser(id=777, first_name="Ann"))
+    served = FakeServer(telegram, delay=(0, 0))
+    api = await served.start()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    root = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if k.upper() not in _SETTINGS}
+    env.update(TELEGRAM_BOT_TOKEN=BOT_TOKEN, TELEGRAM_BASE_URL=api, PORT=str(port))
+    env.update(WEBHOOK_URL=f"{root}/hook", WEBHOOK_SECRET="s3cret", WEBAPP_URL=PAGE)
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", env=env, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        page = None
+        async with httpx.AsyncClient() as c:
+            for _ in range(300):  # start-up: a few seconds at most
+                with contextlib.suppress(httpx.TransportError):
+                    page = await c.get(f"{root}/app/")
+                if page is not None and any(s.method == "setWebhook" for s in served.log):
+                    break
+                await asyncio.sleep(0.05)
+            assert page is not None and page.status_code == 200
+            hook = [s.params for s in served.log if s.method == "setWebhook"]
+            assert hook and hook[0]["url"] == f"{root}/hook"
+            secret = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+            r = await c.post(f"{root}/hook", json=_help_update(777, 1), headers=secret)
+            assert r.status_code == 200
+            for _ in range(100):
+                if any(s.method == "sendMessage" for s in served.log):
+                    break
+                await asyncio.sleep(0.05)
+        assert [s.params["chat_id"] for s in served.log if s.method == "sendMessage"] == [777]
+    finally:
+        proc.terminate()
+        _, err = await proc.communicate()
+        await served.stop()
+    assert proc.returncode == 0, err.decode()
+    assert " ERROR " not in err.decode() and "Traceback" not in err.decode(), err.decode()

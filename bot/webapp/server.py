@@ -17,8 +17,9 @@ import contextlib
 import json
 import logging
 import secrets
+import signal
 import socket
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -217,6 +218,20 @@ class Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.hub.close()
         await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """SIGINT and SIGTERM stop the server and let :func:`run` stop the bot after it
+        (uvicorn's own handling raises the signal again once it has stopped, which would
+        kill the process before the bot's shutdown)."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
 
 
 async def run(application: AnyApp, settings: Settings, allowed_updates: Sequence[str]) -> None:
