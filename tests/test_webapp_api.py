@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from redis.exceptions import RedisError
 
 from bot import callbacks
 from bot.callbacks import Action
@@ -268,3 +269,19 @@ async def test_python_m_bot_serves_webhook_and_page_on_port_and_stops_cleanly() 
         await served.stop()
     assert proc.returncode == 0, err.decode()
     assert " ERROR " not in err.decode() and "Traceback" not in err.decode(), err.decode()
+
+
+async def test_redis_not_answering_is_told_as_a_tap_is(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    _, (_, bob), param = await table_for_two(h, "durak")
+
+    async def down(key: str) -> None:
+        raise RedisError("Timeout reading from socket")
+
+    monkeypatch.setattr(services(h.app).store, "load", down)
+    async with client(h) as c:
+        r = await c.get("/app/api/state", params={"t": param}, headers=auth(init_data(bob)))
+    assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
+    assert services(h.app).health.down_since is not None

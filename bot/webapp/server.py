@@ -35,6 +35,7 @@ from telegram import Update
 from telegram.ext import Application
 
 from bot.config import Settings
+from bot.i18n import lang_of, t
 from bot.services import services
 from bot.store import Snapshot
 from bot.webapp import api
@@ -204,7 +205,18 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
             return Response()
 
         routes.append(Route(urlparse(settings.webhook_url).path or "/", webhook, methods=["POST"]))
-    return Starlette(routes=routes)
+
+    async def unavailable(request: Request, exc: Exception) -> Response:
+        """Redis does not answer: an outage (bot.health reports it once), and the page says
+        what a tap would be told."""
+        services(application).health.failed(exc)
+        try:
+            lang = lang_of(viewer(request, request.query_params.get("init")).language_code)
+        except Forged:
+            lang = lang_of(None)
+        return JSONResponse({"refusal": t(lang, "common.unavailable")}, 503)
+
+    return Starlette(routes=routes, exception_handlers={RedisError: unavailable})
 
 
 class Server(uvicorn.Server):
