@@ -49,7 +49,6 @@ _WORDS = (
     "spectator",
     "turn_left",
     "offline",
-    "goals",
     "gone",
 )
 _TAG = re.compile(r"<[^>]+>")
