@@ -131,10 +131,9 @@ CLAIM = "load-bench:running"  # for a bot process to set its webhook
 # listens on every interface, as a deployment behind a load balancer must).
 LAUNCH = """
 import sys
-from telegram.ext import Application
 import bot.__main__ as entry
-run = Application.run_webhook
-Application.run_webhook = lambda self, *a, **k: run(self, *a, **{**k, "listen": "127.0.0.1"})
+import bot.webapp.server as web
+web.HOST = "127.0.0.1"
 sys.exit(entry.main())
 """
 TARGETS = {

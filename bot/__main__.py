@@ -1,10 +1,11 @@
-"""``python -m bot``: run the bot (webhook when WEBHOOK_URL is set, else polling)."""
+"""``python -m bot``: run the bot (webhook when WEBHOOK_URL is set, else polling; the Mini
+App's page and API on PORT with the webhook, or beside polling when WEBAPP_URL is set)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
-from urllib.parse import urlparse
 
 import redis as sync_redis
 from pydantic import ValidationError
@@ -14,6 +15,7 @@ from telegram.error import InvalidToken, NetworkError
 from bot import health
 from bot.app import build_application, freeze_startup_heap
 from bot.config import Settings
+from bot.webapp import server
 
 log = logging.getLogger("bot")
 # The kinds of update the bot handles (my_chat_member: it was removed from a group).
@@ -65,15 +67,9 @@ def main() -> int:
     freeze_startup_heap()
     # Start-up failures are the operator's to fix: one line each, not a traceback.
     try:
-        if settings.webhook_url:
-            app.run_webhook(
-                listen="0.0.0.0",
-                port=settings.port,
-                url_path=urlparse(settings.webhook_url).path.lstrip("/"),
-                secret_token=settings.webhook_secret,
-                webhook_url=settings.webhook_url,
-                allowed_updates=UPDATES,
-            )
+        if settings.webhook_url or settings.webapp_url:
+            # one ASGI server on PORT: the webhook (or the poller beside it) and the page
+            asyncio.run(server.run(app, settings, UPDATES))
         else:
             app.run_polling(allowed_updates=UPDATES)
     except InvalidToken:

@@ -39,6 +39,12 @@ class Settings(BaseSettings):
     # Seconds between two computer moves (and before a computer plays for someone away),
     # so that people can follow them. Tests make it short.
     computer_delay: float = 1.0
+    # The Mini App (bot.webapp): the page's public HTTPS address (the server's /app/ path;
+    # Telegram opens nothing else); without it no hand message offers the page.
+    webapp_url: str | None = Field(default=None, pattern=r"^https://")
+    # The Mini App's short name registered with @BotFather (/newapp, same URL): the group
+    # table then links spectators to t.me/<bot>/<name>?startapp=<table>.
+    webapp_name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{3,30}$")
 
     @model_validator(mode="after")
     def _webhook_needs_a_secret(self) -> Self:

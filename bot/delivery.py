@@ -61,6 +61,7 @@ from bot.screen import Screen
 from bot.services import Services, services
 from bot.stats import Moved
 from bot.store import LEASE_MS, TABLE_SLOT, Snapshot, Write, table_key, user_slot
+from bot.webapp import links
 
 log = logging.getLogger(__name__)
 
@@ -298,6 +299,7 @@ def _plan(
         screen = views.hand_screen(table, index)
         if screen is None:
             continue
+        screen = links.hand(screen, svc.settings, table, index)
         name = user_slot(seat.user_id)
         slot = snap.slots.get(name)
         if _shown(slot, screen, table.version):
@@ -343,6 +345,7 @@ def _group_job(svc: Services, snap: Snapshot, now: float, done: _Pass) -> _Job |
     table = snap.table
     assert table is not None
     screen = views.group_screen(table, svc.bot_username, done.moved)
+    screen = links.group(screen, svc.settings, table, svc.bot_username)
     slot = snap.slots.get(TABLE_SLOT)
     fresh = slot is not None and slot.game not in ("", table.game_id)
     if not fresh and _shown(slot, screen, table.version):

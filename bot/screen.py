@@ -17,6 +17,7 @@ class Button:
     text: str
     data: str | None = None  # callback_data (see bot.callbacks)
     url: str | None = None
+    web_app: str | None = None  # opens this HTTPS page as a Mini App (private chats only)
 
 
 @dataclass(frozen=True)
@@ -26,15 +27,18 @@ class Screen:
 
     @property
     def prompt(self) -> bool:
-        """True when it asks its reader to act (it carries buttons)."""
-        return any(self.rows)
+        """True when it asks its reader to act (it carries buttons that act; a link or
+        the Mini App's button asks nothing)."""
+        return any(b.data for row in self.rows for b in row)
 
     def digest(self) -> str:
         h = hashlib.blake2b(self.text.encode(), digest_size=12)
         for row in self.rows:
             h.update(b"\x1e")
             for b in row:
-                h.update(f"\x1f{b.text}\x1d{b.data or ''}\x1d{b.url or ''}".encode())
+                h.update(
+                    f"\x1f{b.text}\x1d{b.data or ''}\x1d{b.url or ''}{b.web_app or ''}".encode()
+                )
         return h.hexdigest()
 
     def markup(self) -> dict[str, Any] | None:
@@ -43,9 +47,11 @@ class Screen:
         return {"inline_keyboard": rows} if rows else None
 
 
-def _button(button: Button) -> dict[str, str]:
+def _button(button: Button) -> dict[str, Any]:
     if button.url is not None:
         return {"text": button.text, "url": button.url}
+    if button.web_app is not None:
+        return {"text": button.text, "web_app": {"url": button.web_app}}
     return {"text": button.text, "callback_data": button.data or ""}
 
 

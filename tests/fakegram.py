@@ -185,6 +185,7 @@ class Button:
     url: str | None = None
     row: int = 0
     col: int = 0
+    web_app: str | None = None  # the Mini App's page
 
 
 @dataclass
@@ -217,7 +218,14 @@ class FakeMessage:
         keyboard = (self.reply_markup or {}).get("inline_keyboard", [])
         return [
             [
-                Button(b["text"], b.get("callback_data"), b.get("url"), r, c)
+                Button(
+                    b["text"],
+                    b.get("callback_data"),
+                    b.get("url"),
+                    r,
+                    c,
+                    (b.get("web_app") or {}).get("url"),
+                )
                 for c, b in enumerate(row)
             ]
             for r, row in enumerate(keyboard)

@@ -25,6 +25,8 @@ LAYERS = (
         "limiter",
         "sender",
         "services",
+        "webapp",
+        "webapp.auth",
     ),
     ("games", "stats"),
     (
@@ -35,10 +37,21 @@ LAYERS = (
         "render_stats",
         "registry",
         "views",
+        "webapp.links",
     ),
     ("taps", "turns", "delivery"),
-    ("lobby", "play", "computer", "commands", "stats_commands", "members", "migrate", "once"),
-    ("app", "__main__"),
+    (
+        "lobby",
+        "play",
+        "computer",
+        "commands",
+        "stats_commands",
+        "members",
+        "migrate",
+        "once",
+        "webapp.api",
+    ),
+    ("app", "webapp.server", "__main__"),
 )
 LAYER = {f"bot.{name}": depth for depth, names in enumerate(LAYERS) for name in names}
 # engine/players is being reworked elsewhere: its computer players are picked by name

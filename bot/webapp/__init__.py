@@ -1,0 +1,5 @@
+"""The Mini App: the table drawn as cards in Telegram's web view, beside the buttons.
+
+``auth`` checks Telegram's ``initData``; ``api`` turns a stored table into what one
+reader may see (from the engine's views only) and runs a move from the page through the
+same code as a button tap; ``server`` is the one ASGI app (webhook, page, API)."""

@@ -1,0 +1,161 @@
+"""What the page shows and what it may do, built exactly as the messages are.
+
+A reader's picture comes from the engine's views only: ``game.view(seat)`` for a player
+(his hand, the dummy's for its controller), ``game.view(None)`` for anyone else. The moves
+it offers are the buttons of his hand message (:func:`bot.views.hand_screen`), with their
+callback data; a move from the page is that callback data, run through the handler a tap
+on the button runs (:mod:`bot.play`), with the user id of the checked ``initData``, so it
+meets the same checks (game id, position stamp, player to act, engine) and, when refused,
+the same short reason.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from telegram import CallbackQuery, User
+from telegram.ext import CallbackContext, ContextTypes
+
+from bot import callbacks, games, play, registry, views
+from bot.callbacks import STAMP_LEN, Action, BadCallback
+from bot.i18n import faces, lang_of, t
+from bot.models import Table
+from bot.render import Ctx
+from bot.services import services
+from bot.store import Snapshot, table_key
+from bot.taps import Tap
+from bot.webapp.auth import Viewer
+
+# The hand message's actions a page may send: a move, a football set-up step, "I'm back".
+_HANDLERS: dict[Action, Callable[[Tap, ContextTypes.DEFAULT_TYPE], Awaitable[None]]] = {
+    Action.MOVE: play.on_move,
+    Action.SETUP: play.on_setup,
+    Action.BACK: play.on_back,
+}
+# The page's own words (everything else it shows comes rendered from the catalogues).
+_WORDS = (
+    "hand",
+    "dummy",
+    "table",
+    "trump",
+    "stock",
+    "discard",
+    "spectator",
+    "turn_left",
+    "offline",
+    "gone",
+)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def plain(text: str) -> str:
+    """A rendered catalogue line without its HTML: the page sets it as text."""
+    return html.unescape(_TAG.sub("", text))
+
+
+def table_of(payload: str | None) -> tuple[str, str] | None:
+    """(table key, game id) named by a page's table parameter (a deep-link payload)."""
+    parsed = callbacks.parse_payload(payload)
+    if parsed is None:
+        return None
+    chat, thread, game_id = parsed
+    return table_key(chat, thread), game_id
+
+
+def _moves(table: Table, seat: int) -> list[dict[str, Any]]:
+    """The buttons of his hand message that act, each with the card it plays (durak: the
+    card, and the attack card a beat covers; football set-up: the card picked)."""
+    screen = views.hand_screen(table, seat)
+    if screen is None:
+        return []
+    game = games.current(table)
+    legal = dict(games.legal_for(game, seat) or [])
+    hand: list[str] = getattr(game.view(seat), "hand", [])
+    moves = []
+    for row in screen.rows:
+        for button in row:
+            if button.data is None:
+                continue
+            cb = callbacks.decode(button.data)
+            move: dict[str, Any] = {"label": button.text, "data": button.data}
+            if cb.action is Action.MOVE:
+                rec = legal.get(cb.arg[STAMP_LEN:], {})
+                move["card"] = rec.get("with") or rec.get("attack") or rec.get("throw")
+                move["beat"] = rec.get("beat")
+                move["dummy"] = bool(rec.get("dummy"))
+            elif cb.action is Action.SETUP and cb.arg.isdigit():
+                move["card"] = hand[int(cb.arg)]
+            moves.append(move)
+    return moves
+
+
+def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
+    """Everything the page draws for ``viewer``: his seat's view if he plays at this
+    table, else the public view; never the full state."""
+    table = snap.table
+    assert table is not None and table.state is not None
+    seat = table.seat_of(viewer.user_id)
+    lang = table.seats[seat].lang if seat is not None else lang_of(viewer.language_code)
+    ctx = Ctx(table, lang)
+    game = games.current(table)
+    view = game.view(seat)
+    status = registry.entry(table.kind).status(view, ctx)
+    if table.phase == "abandoned":
+        status = ctx.t("table.stopped")
+    actor = games.actor(table)
+    left = max(0, round(table.turn_due - now)) if table.turn_due and actor is not None else None
+    return {
+        "version": snap.version,
+        "kind": table.kind,
+        "phase": table.phase,
+        "lang": lang,
+        "seat": seat,
+        "names": [s.name for s in table.seats],
+        "actor": actor,
+        "turn_left": left,
+        "view": view.model_dump(mode="json"),
+        "status": plain(status),
+        "events": [plain(ctx.narrate(kind, data)) for kind, data in table.events],
+        "moves": _moves(table, seat) if seat is not None and table.phase == "playing" else [],
+        "faces": faces(lang),
+        "words": {w: t(lang, f"webapp.{w}") for w in _WORDS},
+    }
+
+
+class WebTap(Tap):
+    """A tap that came from the page: answered in the HTTP reply rather than by
+    ``answerCallbackQuery`` (there is no callback query to answer)."""
+
+    refusal: str | None = None
+
+    async def answer(self, key: str | None = None, *, alert: bool = True, **params: Any) -> None:
+        if key is not None and alert:
+            self.refusal = t(self.lang, key, **params)
+
+
+async def move(application: Any, viewer: Viewer, data: object) -> tuple[int, str | None]:
+    """Run the page's move (a button's callback data) as ``viewer``'s tap: (HTTP status,
+    the refusal's text or None when it was applied)."""
+    try:
+        cb = callbacks.decode(data)
+    except BadCallback:
+        return 400, t(lang_of(viewer.language_code), "tap.bad")
+    handler = _HANDLERS.get(cb.action)
+    lang = lang_of(viewer.language_code)
+    if handler is None:
+        return 400, t(lang, "tap.bad")
+    user = User(viewer.user_id, viewer.first_name, False, language_code=viewer.language_code)
+    # A fresh id: the table remembers applied taps by it (a page request is not retried
+    # by Telegram; the position stamp refuses the same move sent twice).
+    query = CallbackQuery(f"w{secrets.token_hex(8)}", user, "webapp", data=str(data))
+    tap = WebTap(query, cb, user, lang)
+    await handler(tap, CallbackContext(application))
+    return (409, tap.refusal) if tap.refusal else (200, None)
+
+
+async def load(application: Any, key: str) -> Snapshot:
+    return await services(application).store.load(key)

@@ -1,0 +1,271 @@
+"""One ASGI app on ``PORT``: Telegram's webhook, the Mini App page and its API.
+
+This is python-telegram-bot's custom-webhook setup (Starlette and uvicorn beside the
+Application): a webhook update is put on the Application's queue; in polling mode
+(local use) the same server runs beside the poller, for the page.
+
+Live updates are server-sent events. Each process watches a table that has pages open
+with one cheap probe of its version (``HGET v``) every :data:`PROBE` seconds, shared by
+all its pages; a new version costs one load of the table, whose picture every page then
+gets (so an update costs one Redis read however many watch it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+import signal
+import socket
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+from urllib.parse import urlparse
+
+import uvicorn
+from redis.exceptions import RedisError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from telegram import Update
+from telegram.ext import Application
+
+from bot.config import Settings
+from bot.i18n import lang_of, t
+from bot.services import services
+from bot.store import Snapshot
+from bot.webapp import api
+from bot.webapp.auth import Checker, Forged, Viewer
+
+log = logging.getLogger(__name__)
+
+PROBE = 0.2  # seconds between two looks at a watched table's version
+KEEPALIVE = 15.0  # seconds between two comments on a quiet event stream (proxies)
+PAGE_PATH = "/app/"
+HOST = "0.0.0.0"  # every interface, behind the load balancer (bench/load.py: loopback)
+AnyApp = Application[Any, Any, Any, Any, Any, Any]
+
+
+@dataclass
+class _Watch:
+    """One watched table in this process: its newest snapshot, and who waits for it."""
+
+    snap: Snapshot
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    pages: int = 0
+    task: asyncio.Task[None] | None = None
+
+
+class Hub:
+    """The tables this process's pages watch (see the module docstring)."""
+
+    def __init__(self, application: AnyApp, probe: float = PROBE) -> None:
+        self._app = application
+        self._probe = probe
+        self._watches: dict[str, _Watch] = {}
+        self.closed = False
+
+    def close(self) -> None:
+        """The server stops: every page's stream ends now (its page reconnects, to another
+        worker), rather than holding the shutdown up."""
+        self.closed = True
+        for watch in self._watches.values():
+            watch.changed.set()
+
+    @contextlib.asynccontextmanager
+    async def watch(self, key: str) -> AsyncIterator[_Watch]:
+        watch = self._watches.get(key)
+        if watch is None:
+            watch = _Watch(await api.load(self._app, key))
+            self._watches[key] = watch
+            watch.task = asyncio.create_task(self._follow(key, watch), name=f"watch:{key}")
+        watch.pages += 1
+        try:
+            yield watch
+        finally:
+            watch.pages -= 1
+            if watch.pages == 0 and self._watches.get(key) is watch:
+                del self._watches[key]
+                if watch.task is not None:
+                    watch.task.cancel()
+
+    async def _follow(self, key: str, watch: _Watch) -> None:
+        redis = services(self._app).store.redis
+        while True:
+            await asyncio.sleep(self._probe)
+            try:
+                raw = await redis.hget(key, "v")
+                if raw is not None and int(raw) != watch.snap.version:
+                    watch.snap = await api.load(self._app, key)
+                    old, watch.changed = watch.changed, asyncio.Event()
+                    old.set()
+            except RedisError:
+                continue  # bot.health reports the outage; the pages wait for it to end
+
+
+def _page() -> bytes:
+    return resources.files("bot.webapp").joinpath("static/index.html").read_bytes()
+
+
+def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
+    """The server's routes. The page itself needs no initData (it holds nothing); every
+    API call does: ``Authorization: tma <initData>``, or ``init`` in the query of the
+    event stream (EventSource cannot set headers)."""
+    checker = Checker(settings.telegram_bot_token)
+    page = _page()
+    clock = services(application).clock
+
+    def viewer(request: Request, init: str | None) -> Viewer:
+        header = request.headers.get("authorization", "")
+        return checker.viewer(init if init is not None else header.removeprefix("tma "))
+
+    async def table(request: Request, who: Viewer) -> tuple[str, str] | None:
+        return api.table_of(request.query_params.get("t") or who.start_param)
+
+    def picture(snap: Snapshot, who: Viewer, game_id: str) -> dict[str, Any] | None:
+        """His picture of the table; None when it is gone. A player's page follows his
+        table into the next game (Play again); anyone else's shows only the game it named."""
+        table = snap.table
+        if table is None or table.state is None:
+            return None
+        if table.game_id != game_id and table.seat_of(who.user_id) is None:
+            return None
+        return api.picture(snap, who, clock())
+
+    async def index(request: Request) -> Response:
+        return Response(page, media_type="text/html; charset=utf-8")
+
+    async def state(request: Request) -> Response:
+        try:
+            who = viewer(request, None)
+        except Forged:
+            return JSONResponse({"error": "unauthorized"}, 401)
+        where = await table(request, who)
+        if where is None:
+            return JSONResponse({"error": "no table"}, 404)
+        shown = picture(await api.load(application, where[0]), who, where[1])
+        return JSONResponse(shown) if shown else JSONResponse({"error": "gone"}, 404)
+
+    async def move(request: Request) -> Response:
+        try:
+            who = viewer(request, None)
+            body = await request.json()
+        except Forged:
+            return JSONResponse({"error": "unauthorized"}, 401)
+        except ValueError:
+            return JSONResponse({"error": "bad request"}, 400)
+        status, refusal = await api.move(application, who, body.get("data"))
+        return JSONResponse({"ok": refusal is None, "refusal": refusal}, status)
+
+    async def events(request: Request) -> Response:
+        try:
+            who = viewer(request, request.query_params.get("init", ""))
+        except Forged:
+            return JSONResponse({"error": "unauthorized"}, 401)
+        where = await table(request, who)
+        if where is None:
+            return JSONResponse({"error": "no table"}, 404)
+        key, game_id = where
+
+        async def stream() -> AsyncIterator[str]:
+            async with hub.watch(key) as watch:
+                while not hub.closed:
+                    shown = picture(watch.snap, who, game_id)
+                    yield f"data: {json.dumps(shown, ensure_ascii=False)}\n\n"
+                    waiting = watch.changed
+                    while not hub.closed:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(waiting.wait(), KEEPALIVE)
+                            break
+                        yield ": keep-alive\n\n"
+
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    routes = [
+        Route(PAGE_PATH, index),
+        Route(PAGE_PATH + "api/state", state),
+        Route(PAGE_PATH + "api/move", move, methods=["POST"]),
+        Route(PAGE_PATH + "api/events", events),
+    ]
+    if settings.webhook_url:
+        secret = settings.webhook_secret or ""
+
+        async def webhook(request: Request) -> Response:
+            token = request.headers.get("x-telegram-bot-api-secret-token", "")
+            if not secrets.compare_digest(token, secret):
+                return Response(status_code=403)
+            await application.update_queue.put(
+                Update.de_json(await request.json(), application.bot)
+            )
+            return Response()
+
+        routes.append(Route(urlparse(settings.webhook_url).path or "/", webhook, methods=["POST"]))
+
+    async def unavailable(request: Request, exc: Exception) -> Response:
+        """Redis does not answer: an outage (bot.health reports it once), and the page says
+        what a tap would be told."""
+        services(application).health.failed(exc)
+        try:
+            lang = lang_of(viewer(request, request.query_params.get("init")).language_code)
+        except Forged:
+            lang = lang_of(None)
+        return JSONResponse({"refusal": t(lang, "common.unavailable")}, 503)
+
+    return Starlette(routes=routes, exception_handlers={RedisError: unavailable})
+
+
+class Server(uvicorn.Server):
+    """uvicorn serving :func:`asgi`; at shutdown it ends the pages' event streams first."""
+
+    def __init__(self, application: AnyApp, settings: Settings, **config: Any) -> None:
+        self.hub = Hub(application)
+        app = asgi(application, settings, self.hub)
+        super().__init__(uvicorn.Config(app, log_level="warning", **config))
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.hub.close()
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """SIGINT and SIGTERM stop the server and let :func:`run` stop the bot after it
+        (uvicorn's own handling raises the signal again once it has stopped, which would
+        kill the process before the bot's shutdown)."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+
+async def run(application: AnyApp, settings: Settings, allowed_updates: Sequence[str]) -> None:
+    """Serve on ``PORT`` until interrupted: the webhook when ``WEBHOOK_URL`` is set (else
+    the poller runs beside the server), the page and its API."""
+    server = Server(application, settings, host=HOST, port=settings.port)
+    await application.initialize()
+    if application.post_init is not None:
+        await application.post_init(application)
+    if settings.webhook_url:
+        await application.bot.set_webhook(
+            settings.webhook_url,
+            allowed_updates=list(allowed_updates),
+            secret_token=settings.webhook_secret,
+        )
+    elif application.updater is not None:
+        await application.updater.start_polling(allowed_updates=list(allowed_updates))
+    await application.start()
+    try:
+        await server.serve()
+    finally:
+        if application.updater is not None and application.updater.running:
+            await application.updater.stop()
+        await application.stop()
+        await application.shutdown()

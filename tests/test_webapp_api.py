@@ -1,0 +1,287 @@
+"""The Mini App's API without a browser: who may see what, and a move from the page taking
+the button's path (same checks, same refusals, the same table afterwards)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from redis.exceptions import RedisError
+
+from bot import callbacks
+from bot.callbacks import Action
+from bot.config import Settings
+from bot.i18n import t
+from bot.services import services
+from bot.webapp import server
+from bot.webapp.auth import Checker, Forged
+from engine.durak import Durak
+from tests.conftest import settings
+from tests.fakegram import BOT_TOKEN, FakeTelegram, FakeUser, Harness
+from tests.fakeserver import FakeServer
+from tests.tabletop import hidden_cards, leaks, stored
+from tests.webapp_util import auth, init_data, table_for_two, table_param, tampered
+
+PAGE = "https://cards.example.org/app/"
+_SETTINGS = {name.upper() for name in Settings.model_fields}
+
+
+def client(h: Harness) -> httpx.AsyncClient:
+    app = server.asgi(h.app, services(h.app).settings, server.Hub(h.app))
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://page")
+
+
+async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
+    async with client(h) as c:
+        r = await c.get("/app/api/state", params={"t": param}, headers=auth(init_data(user)))
+    assert r.status_code == 200, r.text
+    result: dict[str, Any] = r.json()
+    return result
+
+
+def _help_update(user_id: int, update_id: int) -> dict[str, Any]:
+    """/help in a private chat, as Telegram posts it to a webhook."""
+    who = {"id": user_id, "first_name": "Ann"}
+    message = {
+        "message_id": update_id,
+        "date": 1_700_000_000,
+        "chat": {**who, "type": "private"},
+        "from": {**who, "is_bot": False, "language_code": "en"},
+        "text": "/help",
+        "entities": [{"type": "bot_command", "offset": 0, "length": 5}],
+    }
+    return {"update_id": update_id, "message": message}
+
+
+def test_initdata_signed_with_our_token_and_fresh_is_the_only_kind_accepted() -> None:
+    from tests.fakegram import BOT_TOKEN
+
+    ann = FakeUser(id=777, first_name="Ann", language_code="uk")
+    checker = Checker(BOT_TOKEN)
+    viewer = checker.viewer(init_data(ann, start_param="abc"))
+    assert (viewer.user_id, viewer.language_code, viewer.start_param) == (777, "uk", "abc")
+    for bad in (
+        tampered(init_data(ann)),
+        init_data(ann, token="1:another-bots-token"),
+        init_data(ann, age=25 * 3600),
+        "",
+        "user=%7B%7D&hash=00",
+    ):
+        with pytest.raises(Forged):
+            checker.viewer(bad)
+
+
+async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harness) -> None:
+    h = harness
+    top, (ann, bob), param = await table_for_two(h, "durak")
+    data = await stored(h, top.group)
+    mine = await picture(h, ann, param)
+    game = Durak.from_json(data["state"])
+    assert mine["seat"] == 0 and mine["view"]["hand"] == game.view(0).hand
+    assert mine["lang"] == "en" and mine["view"]["hand"]
+    # Not configured: no hand message offers the page, the group has no link to it.
+    assert not any(b.web_app for u in (ann, bob) for m in h.screen(u) for b in m.buttons)
+    assert not any(b.url and "startapp" in b.url for b in top.table_message().buttons)
+    # Bob's picture is in his language and holds only what his seat may know.
+    his = await picture(h, bob, param)
+    assert his["lang"] == "ru" and his["view"]["hand"] == game.view(1).hand
+    assert not leaks(json.dumps(his), hidden_cards("durak", data["state"], 1))
+    stranger = await picture(h, h.user("Cid", language_code="uk"), param)
+    assert stranger["seat"] is None and stranger["moves"] == [] and stranger["view"]["hand"] == []
+    assert stranger["words"]["spectator"] == t("uk", "webapp.spectator")
+    assert not leaks(json.dumps(stranger), hidden_cards("durak", data["state"], None))
+
+
+async def test_forged_or_expired_initdata_gets_401_and_changes_nothing(harness: Harness) -> None:
+    h = harness
+    top, (ann, _), param = await table_for_two(h, "durak")
+    before = await stored(h, top.group)
+    actor = Durak.from_json(before["state"]).to_act()
+    assert actor is not None
+    mover = [ann, _][actor.player]
+    move = (await picture(h, mover, param))["moves"][0]["data"]
+    async with client(h) as c:
+        for bad in (tampered(init_data(mover)), init_data(mover, age=2 * 86400), ""):
+            r = await c.post("/app/api/move", json={"data": move}, headers=auth(bad))
+            assert r.status_code == 401
+            r = await c.get("/app/api/state", params={"t": param}, headers=auth(bad))
+            assert r.status_code == 401
+            r = await c.get("/app/api/events", params={"t": param, "init": bad})
+            assert r.status_code == 401
+    assert await stored(h, top.group) == before
+
+
+async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
+    harness: Harness,
+) -> None:
+    h = harness
+    top, players, param = await table_for_two(h, "durak")
+    before = await stored(h, top.group)
+    actor = Durak.from_json(before["state"]).to_act()
+    assert actor is not None
+    mover, other = players[actor.player], players[1 - actor.player]
+    moves = (await picture(h, mover, param))["moves"]
+    # The page offers exactly the buttons of his hand message, with the same data.
+    prompt = top.prompt(mover)
+    assert prompt is not None
+    offered = [b.callback_data for b in prompt.buttons if b.callback_data]
+    assert [m["data"] for m in moves] == offered
+    # The lead: every move plays a card from his hand, and says which.
+    assert {m["card"] for m in moves} <= set((await picture(h, mover, param))["view"]["hand"])
+    async with client(h) as c:
+        # The other player sending the same move: refused as the button would be.
+        r = await c.post(
+            "/app/api/move", json={"data": moves[0]["data"]}, headers=auth(init_data(other))
+        )
+        assert r.status_code == 409
+        assert r.json()["refusal"] == t(other.language_code or "en", "illegal.not_your_turn")
+        r = await c.post(
+            "/app/api/move", json={"data": moves[0]["data"]}, headers=auth(init_data(mover))
+        )
+        assert r.status_code == 200 and r.json() == {"ok": True, "refusal": None}
+        after = await stored(h, top.group)
+        assert len(after["moves"]) == len(before["moves"]) + 1
+        # Sent twice (a double tap): the position stamp refuses the second.
+        r = await c.post(
+            "/app/api/move", json={"data": moves[0]["data"]}, headers=auth(init_data(mover))
+        )
+        assert r.status_code == 409 and await stored(h, top.group) == after
+        # Only a hand message's actions: a group button's data is not a move.
+        join = callbacks.at(callbacks.address(top.group.id, None, after["game_id"]), Action.JOIN)
+        r = await c.post("/app/api/move", json={"data": join}, headers=auth(init_data(mover)))
+        assert r.status_code == 400
+    await top.caught_up(players)  # the messages followed the page's move as after a tap
+
+
+async def test_the_page_is_small_and_offered_only_when_configured(
+    server: Any, make_app: Any, fake_redis: Any
+) -> None:
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, webapp_url=PAGE, webapp_name="table"))
+    h.redis = fake_redis
+    top, (ann, bob), param = await table_for_two(h, "durak")
+    for user in (ann, bob):
+        hand = [m for m in h.screen(user) if m.from_bot][-1]
+        pages = [b.web_app for b in hand.buttons if b.web_app]
+        assert pages == [f"{PAGE}?t={param}"]
+    links = [b.url for b in top.table_message().buttons if b.url]
+    assert links == [f"https://t.me/cardtable_test_bot/table?startapp={param}"]
+    async with client(h) as c:
+        page = await c.get("/app/")
+    assert page.status_code == 200 and len(page.content) < 100_000
+    with pytest.raises(ValueError):  # Telegram opens only HTTPS pages
+        settings(webapp_url="http://cards.example.org/app/")
+
+
+async def test_the_one_server_takes_the_webhook_with_its_secret_only(
+    server: Any, make_app: Any, fake_redis: Any
+) -> None:
+    hook = "https://cards.example.org/hook"
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, webhook_url=hook, webhook_secret="s3cret"))
+    ann = h.user("Ann")
+
+    async with client(h) as c:
+        r = await c.post(
+            "/hook", json=_help_update(ann.id, 1), headers={"X-Telegram-Bot-Api-Secret-Token": "x"}
+        )
+        assert r.status_code == 403
+        r = await c.post(
+            "/hook",
+            json=_help_update(ann.id, 2),
+            headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"},
+        )
+        assert r.status_code == 200
+    for _ in range(200):  # the Application takes it from its update queue
+        if any(m.from_bot for m in h.screen(ann)):
+            break
+        await asyncio.sleep(0.01)
+    # One answer: /help's, of the update that carried the secret.
+    assert len([m for m in h.screen(ann) if m.from_bot]) == 1
+
+
+async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Harness) -> None:
+    h = harness
+    top, players, param = await table_for_two(h, "football")
+    await top.play(players, random.Random(2))
+    await top.tap_group(players[0], Action.AGAIN)
+    again = await stored(h, top.group)
+    assert again["phase"] == "playing" and param != await table_param(h, top.group)
+    # The old game's page: its players see the new game, a stranger sees it gone.
+    assert (await picture(h, players[1], param))["view"]["hand"]
+    async with client(h) as c:
+        stranger = init_data(h.user("Cid"))
+        r = await c.get("/app/api/state", params={"t": param}, headers=auth(stranger))
+    assert r.status_code == 404
+
+
+async def test_python_m_bot_serves_webhook_and_page_on_port_and_stops_cleanly() -> None:
+    """The real entry point with WEBHOOK_URL and WEBAPP_URL: it registers the webhook,
+    serves the page and the webhook on PORT, answers an update posted there, and a
+    SIGTERM stops it with exit code 0 and no error logged."""
+    telegram = FakeTelegram()
+    telegram.add_user(FakeUser(id=777, first_name="Ann"))
+    served = FakeServer(telegram, delay=(0, 0))
+    api = await served.start()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    root = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if k.upper() not in _SETTINGS}
+    env.update(TELEGRAM_BOT_TOKEN=BOT_TOKEN, TELEGRAM_BASE_URL=api, PORT=str(port))
+    env.update(WEBHOOK_URL=f"{root}/hook", WEBHOOK_SECRET="s3cret", WEBAPP_URL=PAGE)
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", env=env, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        page = None
+        async with httpx.AsyncClient() as c:
+            for _ in range(300):  # start-up: a few seconds at most
+                with contextlib.suppress(httpx.TransportError):
+                    page = await c.get(f"{root}/app/")
+                if page is not None and any(s.method == "setWebhook" for s in served.log):
+                    break
+                await asyncio.sleep(0.05)
+            assert page is not None and page.status_code == 200
+            hook = [s.params for s in served.log if s.method == "setWebhook"]
+            assert hook and hook[0]["url"] == f"{root}/hook"
+            secret = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+            r = await c.post(f"{root}/hook", json=_help_update(777, 1), headers=secret)
+            assert r.status_code == 200
+            for _ in range(100):
+                if any(s.method == "sendMessage" for s in served.log):
+                    break
+                await asyncio.sleep(0.05)
+        assert [s.params["chat_id"] for s in served.log if s.method == "sendMessage"] == [777]
+    finally:
+        proc.terminate()
+        _, err = await proc.communicate()
+        await served.stop()
+    assert proc.returncode == 0, err.decode()
+    assert " ERROR " not in err.decode() and "Traceback" not in err.decode(), err.decode()
+
+
+async def test_redis_not_answering_is_told_as_a_tap_is(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    _, (_, bob), param = await table_for_two(h, "durak")
+
+    async def down(key: str) -> None:
+        raise RedisError("Timeout reading from socket")
+
+    monkeypatch.setattr(services(h.app).store, "load", down)
+    async with client(h) as c:
+        r = await c.get("/app/api/state", params={"t": param}, headers=auth(init_data(bob)))
+    assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
+    assert services(h.app).health.down_since is not None

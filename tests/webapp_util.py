@@ -1,0 +1,89 @@
+"""The Mini App's side of the tests: initData as Telegram signs it, and the page's server.
+
+:func:`init_data` signs independently of the bot (Telegram's documented HMAC-SHA256
+scheme), so the tests check the bot's validator against the published scheme rather
+than against itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import socket
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlencode
+
+from bot import callbacks
+from bot.services import services
+from bot.webapp import server
+from tests.fakegram import BOT_TOKEN, FakeGroup, FakeUser, Harness
+from tests.tabletop import Tabletop, stored
+
+
+def init_data(
+    user: FakeUser,
+    *,
+    token: str = BOT_TOKEN,
+    age: float = 0.0,
+    start_param: str | None = None,
+) -> str:
+    """The initData Telegram would give ``user``'s page, ``age`` seconds old."""
+    profile = {"id": user.id, "first_name": user.first_name, "language_code": user.language_code}
+    fields = {
+        "auth_date": str(int(time.time() - age)),
+        "query_id": "AAHdF6IQAAAAAN0XohDhrOrc",
+        "user": json.dumps(profile, separators=(",", ":"), ensure_ascii=False),
+    }
+    if start_param is not None:
+        fields["start_param"] = start_param
+    check = "\n".join(f"{k}={v}" for k, v in sorted(fields.items()))
+    secret = hmac.new(b"WebAppData", token.encode(), hashlib.sha256).digest()
+    fields["hash"] = hmac.new(secret, check.encode(), hashlib.sha256).hexdigest()
+    return urlencode(fields)
+
+
+def tampered(data: str) -> str:
+    """The same initData with another user id in it (the signature no longer fits)."""
+    return data.replace("%22id%22%3A", "%22id%22%3A1", 1)
+
+
+async def table_for_two(h: Harness, game: str) -> tuple[Tabletop, list[FakeUser], str]:
+    """A running game of Ann (English) and Bob (Russian) in a new group; its page parameter."""
+    players = [h.user("Ann"), h.user("Bob", language_code="ru")]
+    group = h.group(creator=players[0])
+    top = Tabletop(h, group)
+    await top.setup_game(game, players)
+    return top, players, await table_param(h, group)
+
+
+async def table_param(h: Harness, group: FakeGroup) -> str:
+    """The page's table parameter (a deep-link payload) of the group's current game."""
+    data = await stored(h, group)
+    return callbacks.payload(group.id, None, data["game_id"])
+
+
+@asynccontextmanager
+async def page_server(h: Harness) -> AsyncIterator[str]:
+    """The bot's ASGI app served on a free loopback port in this event loop; its root."""
+    app = h.app
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    web = server.Server(app, services(app).settings)
+    task = asyncio.create_task(web.serve(sockets=[sock]))
+    while not web.started:
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        web.should_exit = True
+        await task
+
+
+def auth(data: str) -> dict[str, Any]:
+    return {"Authorization": f"tma {data}"}
