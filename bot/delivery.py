@@ -172,13 +172,17 @@ def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
 
 def start(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, snap: Snapshot | None) -> bool:
     """Deliver ``key`` in this process: from ``snap`` (leased), or by claiming the table.
-    A delivery already under way here is told to go round once more instead (False)."""
+    A delivery already under way here is told to go round once more instead, and a
+    process that is stopping starts nothing (its lease runs out, and the table is due for
+    a live process then): False, not started here."""
     svc = services(app)
+    application = _application(app)
+    if not application.running:
+        return False
     if key in svc.delivering:
         svc.delivering[key] = True
         return False
     svc.delivering[key] = False
-    application = _application(app)
     application.create_task(_run(application, svc, key, snap), name=f"deliver:{key}")
     return True
 
@@ -225,11 +229,9 @@ def _wake_at(app: AnyApp, key: str, wait: float) -> None:
 
 
 def _woken(app: AnyApp, key: str) -> None:
-    """The timer of :func:`_wake_at`: a process that has stopped meanwhile starts nothing
-    (its task would never be awaited); the due set hands the table to a live one."""
+    """The timer of :func:`_wake_at`."""
     services(app).wakes.pop(key, None)
-    if app.running:
-        start(app, key, None)
+    start(app, key, None)
 
 
 def _follow(app: AnyApp, snap: Snapshot, new_chat: int) -> None:
