@@ -125,10 +125,7 @@ class _Job:
     screen: Screen
     slot: Slot | None
     priority: Priority
-    version: int
     ring: bool = False  # send anew, so that his phone rings
-    phase: str = ""
-    game: str = ""
     fresh: bool = False  # a new game: a new group message, the old one keeps its result
     tidy: bool = False  # the old message may be removed at once (the limiter granted it)
 
@@ -306,16 +303,7 @@ def _plan(
         slot = snap.slots.get(name)
         if _shown(slot, screen, table.version):
             continue
-        job = _Job(
-            name,
-            seat.user_id,
-            None,
-            screen,
-            slot,
-            Priority.WATCHER,
-            table.version,
-            phase=table.phase,
-        )
+        job = _Job(name, seat.user_id, None, screen, slot, Priority.WATCHER)
         if screen.prompt:
             job.priority = Priority.PROMPT
             # his phone rings for a new prompt, unless he moved a moment ago (he is looking)
@@ -359,9 +347,6 @@ def _group_job(svc: Services, snap: Snapshot, now: float, done: _Pass) -> _Job |
         screen,
         slot,
         Priority.TABLE,
-        table.version,
-        phase=table.phase,
-        game=table.game_id,
         fresh=fresh,
     )
     interval = svc.settings.table_edit_interval
@@ -405,17 +390,19 @@ async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
     """Edit the message in place when it can be; else send it anew and leave the old one
     to be removed (a new game's group message: only its buttons are taken away)."""
     now = done.clock()
+    table = done.snap.table
+    assert table is not None
     old = job.slot
     quiet = old.quiet if old is not None else 0.0
     if old is not None and old.prompt and not job.screen.prompt:
         quiet = now  # he has just moved
     new = Slot(
         hash=job.screen.digest(),
-        version=job.version,
+        version=table.version,
         prompt=job.screen.prompt,
         at=now,
-        phase=job.phase,
-        game=job.game,
+        phase=table.phase,
+        game=table.game_id if job.slot_name == TABLE_SLOT else "",  # the group's message
         quiet=quiet,
     )
     stale = old.id if old is not None else None
