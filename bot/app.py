@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import time
-from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -40,9 +38,10 @@ from bot import (
     turns,
 )
 from bot.callbacks import Action
+from bot.clock import Clock
 from bot.config import Settings
 from bot.limiter import Limiter, SharedRateLimiter
-from bot.services import KEY, Services, guarded, services
+from bot.services import KEY, Services, every, guarded, services, stop_polls
 from bot.store import RENEW_EVERY, Store
 
 log = logging.getLogger(__name__)
@@ -109,28 +108,28 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     svc = services(app)
     svc.bot_username = app.bot.username
     await commands.set_menu(app)
+    _poll(app)
+    turns.poll(app)
 
 
 def _poll(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     """Messages left for later (coalesced, rate-limited, refused by flood control, or left
     by a process that died) are polled from Redis, and the leases of this process's
     deliveries are renewed (see bot.delivery)."""
-    if app.job_queue is not None:
-        due = guarded(delivery.due_job)
-        app.job_queue.run_repeating(due, interval=DUE_POLL, first=0, name="due")
-        app.job_queue.run_repeating(
-            delivery.renew_job, interval=RENEW_EVERY, first=RENEW_EVERY, name="renew"
-        )
+    every(app, DUE_POLL, guarded(delivery.due_job))
+    every(app, RENEW_EVERY, delivery.renew_job, first=RENEW_EVERY)
 
 
 def build_application(
     settings: Settings,
     redis: aioredis.Redis,
     request: BaseRequest | None = None,
-    clock: Callable[[], float] = time.time,
+    clock: Clock | None = None,
 ) -> Application[Any, Any, Any, Any, Any, Any]:
-    """The bot; ``clock`` (seconds since the epoch) is what its store, limiter and
-    delivery read the time from: the tests move it instead of sleeping."""
+    """The bot; ``clock`` (bot.clock; the system's time by default) is what its store,
+    limiter, pollers, turn timers and delivery read the time from and wait on: the tests
+    move it instead of sleeping."""
+    clock = clock or Clock()
     builder = ApplicationBuilder().token(settings.telegram_bot_token)
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
@@ -145,7 +144,7 @@ def build_application(
     logging.getLogger("telegram.request.BaseRequest").addFilter(_NotJson())
     # Updates of different chats run side by side; one table's run one at a time per
     # process (a lock per table), and the CAS in Redis covers other processes.
-    builder = builder.concurrent_updates(256).post_init(_post_init)
+    builder = builder.concurrent_updates(256).post_init(_post_init).post_stop(stop_polls)
     app = builder.build()
     store = Store(redis, settings.game_ttl, clock)
     app.bot_data[KEY] = Services(
@@ -166,8 +165,6 @@ def build_application(
     app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrate.on_migrate))
     app.add_handler(ChatMemberHandler(members.on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     app.add_error_handler(on_error)
-    _poll(app)
-    turns.poll(app)
     return app
 
 

@@ -40,7 +40,6 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from redis.exceptions import RedisError
 from telegram import Bot
@@ -58,14 +57,13 @@ from bot import sender, stats, views
 from bot.limiter import Priority, granted, retry_after_seconds
 from bot.models import Slot
 from bot.screen import Screen
-from bot.services import Services, services
+from bot.services import AnyApp, Services, services
 from bot.stats import Moved
 from bot.store import LEASE_MS, TABLE_SLOT, Snapshot, Write, table_key, user_slot
 from bot.webapp import links
 
 log = logging.getLogger(__name__)
 
-AnyApp = Application[Any, Any, Any, Any, Any, Any]
 RETRY_SECONDS = 3.0  # after a timeout or a network error
 # The least a message the limiter refused waits before it is asked for again. The limiter
 # says when a call would fit, but while the bot is busy more urgent calls take that room
@@ -196,7 +194,7 @@ async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> N
                 key, version, done.changed, due=done.due, deleted=done.removed, junk=done.junk
             )
             if done.due is not None:
-                _wake_at(app, key, done.due - svc.clock())
+                _wake_at(app, key, done.due)
             if done.migrated is not None:
                 _follow(app, done.snap, done.migrated)
             if current is None and svc.delivering.get(key):
@@ -210,19 +208,17 @@ async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> N
         svc.delivering.pop(key, None)
 
 
-def _wake_at(app: AnyApp, key: str, wait: float) -> None:
+def _wake_at(app: AnyApp, key: str, when: float) -> None:
     """This process looks at the table again when what it left is due (the due set in
     Redis does the same for every process, in case this one is gone by then). One wake
     per table: the earliest; a later one would only go round for nothing."""
     svc = services(app)
-    loop = asyncio.get_running_loop()
-    when = loop.time() + max(0.0, wait)
     pending = svc.wakes.get(key)
-    if pending is not None and not pending.cancelled():
-        if pending.when() <= when:
+    if pending is not None and not pending[1].cancelled():
+        if pending[0] <= when:
             return
-        pending.cancel()
-    svc.wakes[key] = loop.call_at(when, _woken, app, key)
+        pending[1].cancel()
+    svc.wakes[key] = (when, svc.clock.call_at(when, lambda: _woken(app, key)))
 
 
 def _woken(app: AnyApp, key: str) -> None:
@@ -474,23 +470,23 @@ async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
         await bring_hand(app, key, user_id, again=False)
 
 
-async def due_job(context: ContextTypes.DEFAULT_TYPE) -> None:
+async def due_job(app: AnyApp) -> None:
     """Tables that are due (polled by every process): messages left for later whose time
     has come, or a delivery whose holder's lease ran out (he may have died). Each is
     brought up to date from the newest state; a table another process is delivering is
     left to it (it stays due at that lease's expiry)."""
-    svc = services(context)
+    svc = services(app)
     for key in await svc.store.take_due():
-        if not start(context, key, None):
+        if not start(app, key, None):
             # Under way here already: stay due, in case that delivery hangs (its lease,
             # renewed while it is alive, keeps the others off meanwhile).
             await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
 
 
-async def renew_job(context: ContextTypes.DEFAULT_TYPE) -> None:
+async def renew_job(app: AnyApp) -> None:
     """Keep the leases of the deliveries under way in this process (it is alive). While
     Redis is down there is nothing to keep: the deliveries fail, and the outage is
     reported by them and by the pollers."""
-    svc = services(context)
+    svc = services(app)
     with contextlib.suppress(RedisError):
         await svc.store.renew(list(svc.delivering))

@@ -21,12 +21,10 @@ and a limiter that fails closed would stall what it could deliver.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
 import logging
 import math
-import time
 import warnings
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextvars import ContextVar
@@ -40,6 +38,7 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
+from bot.clock import Clock
 from bot.store import KEY_PREFIX
 
 log = logging.getLogger(__name__)
@@ -157,9 +156,9 @@ return 1
 class Limiter:
     """The shared buckets (see the module docstring)."""
 
-    def __init__(self, redis: aioredis.Redis, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, redis: aioredis.Redis, clock: Clock | None = None) -> None:
         self.redis = redis
-        self.clock = clock
+        self.clock = clock or Clock()
         self._acquire = redis.register_script(_ACQUIRE)
         self._hold = redis.register_script(_HOLD)
 
@@ -192,7 +191,7 @@ class Limiter:
                 return 0.0
             if self.clock() + wait > deadline:
                 return wait
-            await asyncio.sleep(wait)
+            await self.clock.sleep(wait)
 
     async def hold(self, chat_id: int, seconds: float) -> None:
         """Telegram said 429 for ``chat_id``: no process calls it for ``seconds``."""

@@ -18,8 +18,7 @@ from telegram import Update
 from telegram.ext import ContextTypes
 
 from bot import delivery, stats, turns
-from bot.delivery import AnyApp
-from bot.services import services
+from bot.services import AnyApp, services
 from bot.store import BUSY, MOVED, TABLE_SLOT, Snapshot, Write, table_key
 
 log = logging.getLogger(__name__)

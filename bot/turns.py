@@ -45,9 +45,8 @@ from typing import Any
 from telegram.ext import ContextTypes
 
 from bot import delivery, games
-from bot.delivery import AnyApp
 from bot.models import Table
-from bot.services import Services, guarded, services
+from bot.services import AnyApp, Services, every, guarded, services
 from bot.store import Snapshot, Write
 from engine import records
 from engine.base import Game, IllegalMove
@@ -232,24 +231,21 @@ async def _claim(svc: Services, key: str, now_ms: int) -> int | None:
     return claim if await svc.store.claim_turn(key, now_ms, claim) else None
 
 
-async def turns_job(context: ContextTypes.DEFAULT_TYPE) -> None:
+async def turns_job(app: AnyApp) -> None:
     """Polled by every process: each due table is handled in its own task, so that one
     table's computer never holds up another's."""
-    svc = services(context)
+    svc = services(app)
     now_ms = int(svc.clock() * 1000)
     for key in await svc.store.due_turns(now_ms):
         claim = await _claim(svc, key, now_ms)
         # A process stopping meanwhile starts nothing: its claim runs out, and a live
         # process (or this one, restarted) plays the table then.
-        if claim is not None and context.application.running:
-            context.application.create_task(play_due(context.application, key, claim))
+        if claim is not None and app.running:
+            app.create_task(play_due(app, key, claim))
 
 
 def poll(app: AnyApp) -> None:
     """Start polling the deadlines (often enough for the computer's pace)."""
-    if app.job_queue is None:
-        return
     delay = services(app).settings.computer_delay
-    every = min(max(delay / 3, 0.02), 0.5)
-    job = guarded(turns_job)  # an outage: backs off, reported once
-    app.job_queue.run_repeating(job, interval=every, first=every, name="turns")
+    seconds = min(max(delay / 3, 0.02), 0.5)
+    every(app, seconds, guarded(turns_job), first=seconds)  # an outage: backs off

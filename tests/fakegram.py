@@ -1516,12 +1516,17 @@ class Harness:
         return sorted(k.group(1) for k in keys if k)
 
 
+def app_tasks(app: Application[Any, Any, Any, Any, Any, Any]) -> list[asyncio.Task[Any]]:
+    """The tasks ``app`` started through ``Application.create_task`` still running."""
+    tasks: set[asyncio.Task[Any]] = app._Application__create_task_tasks  # type: ignore[attr-defined]
+    return [t for t in tasks if not t.done()]
+
+
 async def settle(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     """Waits for the tasks an update set off through ``Application.create_task``."""
-    tasks: set[asyncio.Task[Any]] = app._Application__create_task_tasks  # type: ignore[attr-defined]
     for _ in range(50):
         await asyncio.sleep(0)
-        pending = [t for t in tasks if not t.done() and t is not asyncio.current_task()]
+        pending = [t for t in app_tasks(app) if t is not asyncio.current_task()]
         if not pending:
             return
         await asyncio.gather(*pending, return_exceptions=True)

@@ -7,7 +7,6 @@ benchmark (bench/bot.py) both play through it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import re
@@ -90,12 +89,11 @@ class Tabletop:
         return await self.h.tap(user, message, is_action(action, arg))
 
     async def later(self) -> None:
-        """A quarter of a second on the bot's clock (tests/conftest.py Clock), and a
-        moment for its pollers to look at what has come due."""
+        """A quarter of a second passes on the bot's clock (tests/conftest.py Clock): its
+        pollers look at what has come due meanwhile."""
         clock = services(self.h.app).clock
         assert isinstance(clock, Clock)
-        clock.advance(0.25)
-        await asyncio.sleep(0.01)
+        await clock.advance(0.25)
 
     async def open(self, creator: FakeUser, game: str) -> None:
         """/newgame and the game picked: the creator sits in the lobby."""
@@ -147,7 +145,7 @@ class Tabletop:
 
     async def caught_up(self, players: list[FakeUser], what: str = "the hands") -> None:
         """Lets the bot deliver what its rate limits put off: the bot's clock moves on
-        (no sleeping) while its pollers look at the due work."""
+        (no sleeping) and its pollers look at the due work."""
         for _ in range(300):
             if await self.actor_alone_asked(players):
                 return

@@ -169,7 +169,7 @@ async def test_the_private_hand_is_edited_in_place_and_rings_when_asked(
         before = {u.id: [m.message_id for m in h.screen(u) if m.from_bot] for u in players}
         asked_before = {u.id: top.prompt(u) is not None for u in players}
         if step % 3 == 0:  # the opponent thinks for a while
-            clock.advance(ring_after + 1)
+            await clock.advance(ring_after + 1)
         await top.step(players, rng)
         for user in players:
             now = [m.message_id for m in h.screen(user) if m.from_bot]

@@ -315,7 +315,7 @@ async def test_a_group_edit_deferred_before_a_restart_still_happens(
     top = Tabletop(h, h.group())
     await top.setup_game("durak", players)
     rng = random.Random(3)
-    clock.advance(1.0)
+    await clock.advance(1.0)
     await top.step(players, rng)  # shown at once (the last edit was long enough ago)
     await top.step(players, rng)  # within the interval: left for later
     data = await stored(h, top.group)
@@ -323,7 +323,7 @@ async def test_a_group_edit_deferred_before_a_restart_still_happens(
     old = h.apps.pop()
     await stop_app(old)
     h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
-    clock.advance(1.0)
+    await clock.advance(1.0)
     await until(lambda: top.table_message().text == rendered(data, None), "the newest move")
 
 
@@ -364,7 +364,7 @@ async def test_a_process_that_dies_holding_delivery_work_holds_nothing_for_long(
             await asyncio.sleep(0.005)
         await asyncio.sleep(0.3)
         assert top.prompt(waiting) is None  # the lease is still the dead process's
-        clock.advance(LEASE_MS / 1000)  # it runs out: the live process's poll takes over
+        await clock.advance(LEASE_MS / 1000)  # it runs out: the live process's poll takes over
         await until(lambda: top.prompt(waiting) is not None, "the next player's prompt")
     finally:
         dying.cancel()

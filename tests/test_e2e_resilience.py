@@ -35,7 +35,9 @@ async def group_shows_version(h: Harness, top: Tabletop) -> tuple[int, int]:
 
 
 @pytest.mark.telegram_complaints
-async def test_flood_control_on_the_group_table_postpones_the_edit(harness: Harness) -> None:
+async def test_flood_control_on_the_group_table_postpones_the_edit(
+    harness: Harness, clock: Clock
+) -> None:
     h = harness
     top, players = await durak(h)
     table = top.table_message()
@@ -47,7 +49,7 @@ async def test_flood_control_on_the_group_table_postpones_the_edit(harness: Harn
     assert table.text == before, "Telegram refused the edit"
     shown, current = await group_shows_version(h, top)
     assert shown < current
-    await asyncio.sleep(1.5)
+    await clock.advance(1.5)
     assert table.text != before
     shown, current = await group_shows_version(h, top)
     assert shown == current
@@ -56,7 +58,7 @@ async def test_flood_control_on_the_group_table_postpones_the_edit(harness: Harn
 
 
 @pytest.mark.telegram_complaints
-async def test_flood_control_on_a_prompt_sends_it_later(harness: Harness) -> None:
+async def test_flood_control_on_a_prompt_sends_it_later(harness: Harness, clock: Clock) -> None:
     h = harness
     top, players = await durak(h)
     (actor,) = [u for u in players if top.prompt(u) is not None]
@@ -64,7 +66,7 @@ async def test_flood_control_on_a_prompt_sends_it_later(harness: Harness) -> Non
     h.server.flood("sendMessage", retry_after=1, when=lambda p: p.get("chat_id") == waiting.id)
     await top.step(players, random.Random(1))
     assert top.prompt(waiting) is None, "his prompt was refused by flood control"
-    await asyncio.sleep(1.5)
+    await clock.advance(1.5)
     assert top.prompt(waiting) is not None, "it came once the flood was over"
     await top.play(players, random.Random(3))
     assert h.server.not_modified == 0
@@ -85,7 +87,7 @@ async def test_a_lost_callback_answer_loses_no_move(harness: Harness) -> None:
 
 
 @pytest.mark.telegram_complaints
-async def test_a_flaky_network_on_hands_catches_up(harness: Harness) -> None:
+async def test_a_flaky_network_on_hands_catches_up(harness: Harness, clock: Clock) -> None:
     h = harness
     top, players = await durak(h)
     h.server.inject("editMessageText", 502, "Bad Gateway", times=2)
@@ -95,8 +97,8 @@ async def test_a_flaky_network_on_hands_catches_up(harness: Harness) -> None:
         if any(top.prompt(u) for u in players):
             await top.step(players, rng)
         else:
-            await asyncio.sleep(0.5)
-    await asyncio.sleep(5.5)  # the bot retries after a network error (RETRY_SECONDS)
+            await clock.advance(0.5)
+    await clock.advance(5.5)  # the bot retries after a network error (RETRY_SECONDS)
     await top.play(players, rng)
     data = await stored(h, top.group)
     assert data["phase"] == "finished"
@@ -159,7 +161,7 @@ async def test_flood_control_in_one_group_holds_up_no_other_chat(
     (ta, pa), (tb, pb) = await durak(h), await durak(h)
     await ta.caught_up(pa)
     await tb.caught_up(pb)
-    clock.advance(10)  # the groups' rate-limit buckets are full again
+    await clock.advance(10)  # the groups' rate-limit buckets are full again
     rng = random.Random(2)
     h.server.flood(
         "editMessageText", retry_after=60, when=lambda p: p.get("chat_id") == ta.group.id

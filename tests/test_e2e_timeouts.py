@@ -7,18 +7,20 @@ The lobby's shortest choice is 30 s; to keep the test short the stored table is 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 
 import pytest
 
 from bot.callbacks import Action
+from tests.conftest import Clock
 from tests.fakegram import FakeUser, Harness
 from tests.tabletop import Tabletop, action_of, stored, table_key
 
 
-async def test_a_player_who_does_not_act_has_his_move_made_for_him(harness: Harness) -> None:
+async def test_a_player_who_does_not_act_has_his_move_made_for_him(
+    harness: Harness, clock: Clock
+) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
     top = Tabletop(h, h.group())
@@ -30,7 +32,7 @@ async def test_a_player_who_does_not_act_has_his_move_made_for_him(harness: Harn
     await h.redis.hset(key, "d", json.dumps(raw))
     await top.start(ann)
     (asked,) = [u for u in (ann, bob) if top.prompt(u) is not None]
-    await asyncio.sleep(3.5)
+    await clock.advance(3.5)
     data = await stored(h, top.group)
     assert data["moves"], "nobody acted and the game still waits for him"
     assert data["moves"][0]["player"] == [s["user_id"] for s in data["seats"]].index(asked.id)

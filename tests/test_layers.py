@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Lowest first: docs/architecture.md explains each.
 LAYERS = (
     (
+        "clock",
         "config",
         "health",
         "i18n",
