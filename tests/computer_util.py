@@ -3,16 +3,15 @@ computer, and playing a person's part while the computer plays the rest."""
 
 from __future__ import annotations
 
-import asyncio
 import random
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
 
 from bot.callbacks import Action
-from tests.conftest import AppFactory, harness_on
+from bot.services import services
+from tests.conftest import AppFactory, Clock, harness_on
 from tests.fakegram import FakeGroup, FakeTelegram, FakeUser, Harness
 from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored
 
@@ -36,14 +35,22 @@ async def quick_harness(
         yield h
 
 
+def clock_of(h: Harness) -> Clock:
+    clock = services(h.app).clock
+    assert isinstance(clock, Clock)
+    return clock
+
+
 async def until(
-    check: Callable[[], Awaitable[bool]], timeout: float = 10.0, what: str = "it"
+    h: Harness, check: Callable[[], Awaitable[bool]], timeout: float = 10.0, what: str = "it"
 ) -> None:
-    """Waits (on the harness's real clock) until ``check`` holds."""
-    deadline = time.monotonic() + timeout
+    """Lets time pass for the bot (tests/conftest.py Clock), a step of the computer's pace
+    at a time, until ``check`` holds; ``timeout``: seconds of the bot's time."""
+    clock = clock_of(h)
+    deadline = clock() + timeout
     while not await check():
-        assert time.monotonic() < deadline, f"{what} did not happen within {timeout} s"
-        await asyncio.sleep(0.01)
+        assert clock() < deadline, f"{what} did not happen within {timeout} s"
+        await clock.advance(DELAY)
 
 
 async def lobby_with_computers(
@@ -79,20 +86,22 @@ async def play_people(
     people: list[FakeUser],
     rng: random.Random,
     *,
-    timeout: float = 60.0,
+    timeout: float = 600.0,
 ) -> int:
     """Plays the people's part (random legal buttons) until the game ends while the
-    computer plays its seats; the number of people's taps."""
+    computer plays its seats (the bot's clock moves on while nobody is asked); the number
+    of people's taps. ``timeout``: seconds of the bot's time."""
     taps = 0
-    deadline = time.monotonic() + timeout
+    clock = clock_of(h)
+    deadline = clock() + timeout
     while True:
         data = await stored(h, top.group)
         if data["phase"] != "playing":
             return taps
-        assert time.monotonic() < deadline, "the game did not end"
+        assert clock() < deadline, "the game did not end"
         asked = [(u, m) for u in people if (m := top.prompt(u)) is not None]
         if not asked:
-            await asyncio.sleep(0.01)
+            await clock.advance(DELAY)
             continue
         user, message = rng.choice(asked)
         choices = [

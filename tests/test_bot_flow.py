@@ -7,7 +7,6 @@ edits, private chats that refuse us, and the Redis round trips a move costs.)
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import random
@@ -22,6 +21,7 @@ from bot.models import Table
 from bot.store import DUE_KEY, TURNS_KEY
 from bot.views import group_screen
 from engine.records import replay
+from tests.conftest import Clock
 from tests.fakegram import BOT_USERNAME, FakeTelegram, Harness
 from tests.tabletop import Tabletop, is_action, stored
 
@@ -157,14 +157,14 @@ async def test_a_player_whose_private_chat_refuses_us(harness: Harness) -> None:
 
 
 async def test_group_edits_are_coalesced_and_end_on_the_newest_state(
-    server: FakeTelegram, make_app: Any, fake_redis: aioredis.Redis
+    server: FakeTelegram, make_app: Any, fake_redis: aioredis.Redis, clock: Clock
 ) -> None:
     h = Harness(server, [await make_app(fake_redis, table_edit_interval=0.3)])
     h.redis = fake_redis
     ann, bob = h.user("Ann"), h.user("Bob")
     top = Tabletop(h, h.group(creator=ann))
     await top.setup_game("durak", [ann, bob])
-    await asyncio.sleep(0.35)
+    await clock.advance(0.35)
     edits_before = len(server.calls_to("editMessageText"))
     table_id = top.table_message().message_id
     rng = random.Random(5)
@@ -176,7 +176,7 @@ async def test_group_edits_are_coalesced_and_end_on_the_newest_state(
         if c.params.get("chat_id") == top.group.id
     ]
     assert len(group_edits) <= 2  # one at most per 0.3 s, and the moves took less than that
-    await asyncio.sleep(0.4)  # the scheduled edit runs
+    await clock.advance(0.4)  # the scheduled edit runs
     data = await stored(h, top.group)
     table = Table.model_validate({k: v for k, v in data.items() if k != "version"})
     expected = html.unescape(re.sub(r"<[^>]+>", "", group_screen(table, BOT_USERNAME).text))

@@ -1,14 +1,12 @@
 """Playing against the computer: in a private chat, and with computer seats in a
-group lobby. Computer moves are paced by the bot's job queue, so these tests wait for them
-on the real clock with a short pace (tests.computer_util.DELAY)."""
+group lobby. Computer moves are paced by the bot's clock, which these tests move on (with a
+short pace, tests.computer_util.DELAY) instead of waiting."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import random
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,6 +18,7 @@ from bot.services import services
 from engine.football import Football
 from tests.computer_util import (
     DELAY,
+    clock_of,
     finished,
     lobby_with_computers,
     play_people,
@@ -69,7 +68,7 @@ async def test_durak_in_a_private_chat_against_three_computers(quick: Harness) -
     async def shown() -> bool:
         return finished(h, top)
 
-    await until(shown, timeout=5, what="the result with Play again")
+    await until(h, shown, timeout=5, what="the result with Play again")
 
 
 async def test_football_in_a_private_chat_against_the_computer(quick: Harness) -> None:
@@ -158,6 +157,7 @@ async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> Non
     top = await lobby_with_computers(h, ann, ann, "durak", 3)
     await top.start(ann)
     store = services(h.app).store
+    clock = clock_of(h)
     committed: list[tuple[float, int]] = []  # (when, moves) of each commit of the game
     transact = store.transact
 
@@ -166,7 +166,7 @@ async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> Non
         table = snap.table
         mine = key == table_key(top.group) and table is not None
         if mine and (not committed or committed[-1][1] != len(table.moves)):
-            committed.append((time.monotonic(), len(table.moves)))
+            committed.append((clock(), len(table.moves)))
         return snap, result
 
     store.transact = recording  # type: ignore[method-assign]
@@ -182,7 +182,7 @@ async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> Non
         assert message is not None
         await h.tap(ann, message, lambda b: b.callback_data is not None)
 
-    await until(watch, timeout=30, what="25 moves")
+    await until(h, watch, timeout=30, what="25 moves")
     steps = [(b[1] - a[1]) for a, b in itertools.pairwise(committed)]
     assert max(steps) == 1, f"moves came in bursts: {committed}"
     # Computer moves (those Ann did not make) are at least the pace apart.
@@ -223,7 +223,7 @@ async def test_a_due_computer_move_survives_a_restart(quick: Harness, make_app: 
     async def moved() -> bool:
         return len((await stored(h, top.group))["moves"]) > before
 
-    await until(moved, timeout=5, what="the due computer move")
+    await until(h, moved, timeout=5, what="the due computer move")
     raw = json.loads(await h.redis.hget(f"ct:table:{ann.id}:0", "d"))
     assert raw["moves"][before]["player"] != 0
 
@@ -264,7 +264,7 @@ async def someone_away(h: Harness, *, bob_blocks: bool = False) -> tuple[Tableto
     async def anyone_away() -> bool:
         return bool(candidates(await stored(h, top.group)))
 
-    await until(anyone_away, timeout=8, what="a player marked away")
+    await until(h, anyone_away, timeout=8, what="a player marked away")
     data = await stored(h, top.group)
     away = candidates(data)[0]
     assert data["seats"][away]["timeouts"] >= 2
@@ -273,7 +273,7 @@ async def someone_away(h: Harness, *, bob_blocks: bool = False) -> tuple[Tableto
         said = said_in_group(h, top)
         return "ran out of time" in said and "is away" in said
 
-    await until(told, timeout=3, what="the group told of the timeout and the away player")
+    await until(h, told, timeout=3, what="the group told of the timeout and the away player")
     return top, (ann, bob)[away], away
 
 
@@ -284,7 +284,7 @@ async def is_back(h: Harness, top: Tabletop, seat: int) -> None:
     async def told() -> bool:
         return "is back" in said_in_group(h, top)
 
-    await until(told, timeout=3, what="the group told he is back")
+    await until(h, told, timeout=3, what="the group told he is back")
 
 
 async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harness) -> None:
@@ -301,7 +301,7 @@ async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harnes
     async def asked() -> bool:
         return top.prompt(user) is not None and sent_to_him() == sent
 
-    await until(asked, timeout=8, what="his turn, shown in place")
+    await until(h, asked, timeout=8, what="his turn, shown in place")
     message = top.prompt(user)
     assert message is not None
     answer = await h.tap(user, message, lambda b: action_of(b) is Action.MOVE)
@@ -325,7 +325,7 @@ async def test_an_away_player_is_told_and_taps_im_back(slow: Harness) -> None:
     async def group_knows() -> bool:
         return "until they tap" not in (top.table_message().text or "")
 
-    await until(group_knows, timeout=3, what="the group table without the away line")
+    await until(h, group_knows, timeout=3, what="the group table without the away line")
 
 
 async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
@@ -337,7 +337,7 @@ async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
     async def asked() -> bool:
         return top.prompt(user) is not None
 
-    await until(asked, timeout=8, what="his turn")
+    await until(h, asked, timeout=8, what="his turn")
     message = top.prompt(user)
     assert message is not None
     button = next(b for b in message.buttons if action_of(b) is Action.MOVE)
@@ -346,7 +346,7 @@ async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
     async def computer_moved() -> bool:
         return len((await stored(h, top.group))["moves"]) > moves
 
-    await until(computer_moved, timeout=5, what="the computer's move for him")
+    await until(h, computer_moved, timeout=5, what="the computer's move for him")
     assert button.callback_data is not None
     answer = await h.tap_data(user, user.id, message.message_id, button.callback_data)
     assert answer.show_alert and answer.text  # that move is gone...
@@ -406,14 +406,14 @@ async def test_a_claimed_move_whose_claimant_died_is_played_later(
     async def was_claimed() -> bool:
         return bool(claimed)
 
-    await until(was_claimed, timeout=5, what="a claim")
+    await until(h, was_claimed, timeout=5, what="a claim")
     before = len((await stored(h, top.group))["moves"])
     monkeypatch.setattr(turns, "play_due", real)
 
     async def moved() -> bool:
         return len((await stored(h, top.group))["moves"]) > before
 
-    await until(moved, timeout=5, what="the move after the claim ran out")
+    await until(h, moved, timeout=5, what="the move after the claim ran out")
 
 
 async def play_people_until_computer(h: Harness, top: Tabletop, user: Any) -> None:
@@ -457,7 +457,7 @@ async def test_endgame_in_a_private_chat_stops_the_computers(quick: Harness) -> 
     data = await stored(h, top.group)
     assert data["phase"] == "abandoned"
     moves = len(data["moves"])
-    await asyncio.sleep(DELAY * 10)
+    await clock_of(h).advance(DELAY * 10)
     assert len((await stored(h, top.group))["moves"]) == moves, "a computer moved after /endgame"
 
 

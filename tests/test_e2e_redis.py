@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from bot.app import DUE_POLL
 from bot.callbacks import Action, decode
 from bot.delivery import publish
 from bot.services import services
@@ -324,14 +325,14 @@ async def test_a_group_edit_deferred_before_a_restart_still_happens(
     await stop_app(old)
     h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
     await clock.advance(1.0)
-    await until(lambda: top.table_message().text == rendered(data, None), "the newest move")
+    await until(clock, lambda: top.table_message().text == rendered(data, None), "the newest move")
 
 
-async def until(check: Callable[[], bool], what: str, seconds: float = 2.0) -> None:
-    """Waits (a little real time: the bot's pollers) until ``check`` holds."""
-    async with asyncio.timeout(seconds):
-        while not check():
-            await asyncio.sleep(0.01)
+async def until(clock: Clock, check: Callable[[], bool], what: str, seconds: float = 2.0) -> None:
+    """Lets ``seconds`` pass for the bot, a poll at a time, until ``check`` holds."""
+    end = clock() + seconds
+    while not check() and clock() < end:
+        await clock.advance(DUE_POLL)
     assert check(), what
 
 
@@ -349,9 +350,9 @@ async def test_a_process_that_dies_holding_delivery_work_holds_nothing_for_long(
     await top.setup_game("durak", players)
     doomed = await make_app(real_redis)
     frozen = doomed.bot.request.hold = asyncio.Event()  # its Bot API calls never return
-    assert doomed.job_queue is not None
-    for job in doomed.job_queue.jobs():  # and it is dead: no renewals, no polls
-        job.schedule_removal()
+    for poller in services(doomed).pollers:  # and it is dead: no renewals, no polls
+        poller.cancel()
+    clock.apps.remove(doomed)  # nothing it does comes to an end
     (actor,) = [u for u in players if top.prompt(u) is not None]
     (waiting,) = [u for u in players if u is not actor]
     prompt = top.prompt(actor)
@@ -362,10 +363,10 @@ async def test_a_process_that_dies_holding_delivery_work_holds_nothing_for_long(
     try:
         while (await stored(h, top.group))["version"] == before:
             await asyncio.sleep(0.005)
-        await asyncio.sleep(0.3)
+        await clock.advance(0.3)
         assert top.prompt(waiting) is None  # the lease is still the dead process's
         await clock.advance(LEASE_MS / 1000)  # it runs out: the live process's poll takes over
-        await until(lambda: top.prompt(waiting) is not None, "the next player's prompt")
+        await until(clock, lambda: top.prompt(waiting) is not None, "the next player's prompt")
     finally:
         dying.cancel()
         frozen.set()  # let the dead process's jobs end, so that it can be stopped
