@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from typing import Any
 
 import pytest
@@ -24,30 +23,36 @@ from tests.fakegram import (
 )
 from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, stored
 
-SLOW = 0.6  # seconds each message call takes: a Telegram far away, or very busy
+ANSWERED_WITHIN = 5.0  # seconds; the answer never comes if it waits for the messages
 
 
 class SlowMessages(FakeRequest):
-    """Telegram that is slow to send and edit messages, and quick to answer taps."""
+    """Telegram that is slow to send and edit messages (they wait until ``shown`` is set:
+    a Telegram far away, or very busy), and quick to answer taps."""
+
+    def __init__(self, server: FakeTelegram, shown: asyncio.Event) -> None:
+        super().__init__(server)
+        self.shown = shown
 
     async def do_request(self, url: str, method: str, *args: Any, **kwargs: Any) -> Any:
         if url.rstrip("/").rsplit("/", 1)[-1] in ("sendMessage", "editMessageText"):
-            await asyncio.sleep(SLOW)
+            await self.shown.wait()
         return await super().do_request(url, method, *args, **kwargs)
 
 
 async def slow_table(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
+    server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis, shown: asyncio.Event
 ) -> tuple[Harness, Tabletop, list[FakeUser], FakeUser, FakeMessage, Button]:
-    """A durak table whose Telegram has become slow to show messages: the harness, the
-    table, the players, the one to act, his prompt and a move on it."""
+    """A durak table whose Telegram has become slow to show messages (until ``shown``):
+    the harness, the table, the players, the one to act, his prompt and a move on it."""
     h = Harness(server)
     h.redis = fake_redis
     h.apps.append(await make_app(fake_redis))
     players = [h.user("Ann"), h.user("Bob")]
     top = Tabletop(h, h.group())
     await top.setup_game("durak", players)
-    h.app.bot._request = (SlowMessages(server), SlowMessages(server))  # type: ignore[attr-defined]
+    slow = SlowMessages(server, shown)
+    h.app.bot._request = (slow, slow)  # type: ignore[attr-defined]
     (actor,) = [u for u in players if top.prompt(u) is not None]
     prompt = top.prompt(actor)
     assert prompt is not None
@@ -58,14 +63,14 @@ async def slow_table(
 async def test_a_tap_is_answered_before_its_move_is_shown(
     server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
 ) -> None:
-    h, top, players, actor, prompt, move = await slow_table(server, make_app, fake_redis)
-    started = time.monotonic()
+    shown = asyncio.Event()
+    h, top, players, actor, prompt, move = await slow_table(server, make_app, fake_redis, shown)
     tapping = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
-    while not any(a.answered for a in server.queries.values() if a.data == move.callback_data):
-        await asyncio.sleep(0.005)
-    answered = time.monotonic() - started
-    assert answered < SLOW / 2, "the answer waited for the messages"
+    async with asyncio.timeout(ANSWERED_WITHIN):  # else the answer waits for the messages
+        while not any(a.answered for a in server.queries.values() if a.data == move.callback_data):
+            await asyncio.sleep(0.005)
     assert not tapping.done()  # the messages are still on their way
+    shown.set()
     answer = await tapping
     assert answer.text is None  # accepted, silently
     (other,) = [u for u in players if u is not actor]
@@ -75,14 +80,17 @@ async def test_a_tap_is_answered_before_its_move_is_shown(
 async def test_a_double_tap_is_refused_at_once_while_the_first_is_being_shown(
     server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
 ) -> None:
-    h, top, _, actor, prompt, move = await slow_table(server, make_app, fake_redis)
+    shown = asyncio.Event()
+    h, top, _, actor, prompt, move = await slow_table(server, make_app, fake_redis, shown)
     first = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
-    await asyncio.sleep(0.05)
-    started = time.monotonic()
+    while not any(a.answered for a in server.queries.values() if a.data == move.callback_data):
+        await asyncio.sleep(0.005)  # the first is applied; its messages are on their way
     again = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
-    while not sum(a.answered for a in server.queries.values() if a.data == move.callback_data) > 1:
-        await asyncio.sleep(0.005)
-    assert time.monotonic() - started < SLOW / 2
+    async with asyncio.timeout(ANSWERED_WITHIN):  # else the refusal waits for the messages
+        while sum(a.answered for a in server.queries.values() if a.data == move.callback_data) < 2:
+            await asyncio.sleep(0.005)
+    assert not first.done()
+    shown.set()
     await asyncio.gather(first, again)
     texts = sorted(a.text or "" for a in server.queries.values() if a.data == move.callback_data)
     assert texts[0] == "" and texts[1]  # one applied silently, the other refused
