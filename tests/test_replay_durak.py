@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +13,7 @@ from engine import cards
 from engine.durak import Durak, DurakOptions
 from engine.records import export
 from tests.durak_positions import NAMES, deck_for
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.replay_util import run
 
 # Dealer 0: the ring is 0 → dummy → 1 → 2. Seat 1 holds the lowest trump (6S) and leads.
 HANDS = {
@@ -25,13 +22,6 @@ HANDS = {
     0: "7D JD QD KD AD 10H",
 }
 DUMMY = "7S 10C JC 9C 6H 6D"
-
-
-def run(text: str, *, file: Path | None = None) -> subprocess.CompletedProcess[str]:
-    args = [sys.executable, "-m", "engine", "replay", str(file) if file else "-"]
-    return subprocess.run(
-        args, input=None if file else text, capture_output=True, text=True, cwd=ROOT, timeout=60
-    )
 
 
 def record(moves: list[Any] | None = None, **changes: Any) -> dict[str, Any]:

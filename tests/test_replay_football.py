@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +11,10 @@ import pytest
 
 from engine.football import Football, FootballOptions
 from tests.football_util import deal
+from tests.replay_util import run
 
-ROOT = Path(__file__).resolve().parent.parent
 SETUP_A = {"player": 0, "setup": {"goalkeeper": "10S", "row": ["JS", "7S", "8S", "9S"]}}
 SETUP_B = {"player": 1, "setup": {"goalkeeper": "KD", "row": ["QD", "7H", "8H", "9H"]}}
-
-
-def run(text: str, *, file: Path | None = None) -> subprocess.CompletedProcess[str]:
-    args = [sys.executable, "-m", "engine", "replay", str(file) if file else "-"]
-    return subprocess.run(
-        args, input=None if file else text, capture_output=True, text=True, cwd=ROOT, timeout=60
-    )
 
 
 def record(moves: list[Any] | None = None, **changes: Any) -> dict[str, Any]:
