@@ -37,9 +37,17 @@ from tests.fakegram import (
     stop_app,
 )
 
-# Runs that overlap on one database share the bot's global keys (the due set): give each
-# its own with REDIS_TEST_DB=<n>.
-REDIS_TEST_DB = int(os.environ.get("REDIS_TEST_DB", "14"))
+
+def _test_db() -> int:
+    """Runs that overlap on one database share the bot's global keys (the due set): give
+    each its own with REDIS_TEST_DB=<n>. A parallel run's workers (pytest-xdist: gw0, gw1,
+    ...) take <n>, <n>+1, ... in turn."""
+    base = int(os.environ.get("REDIS_TEST_DB", "14"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return base + int(worker.removeprefix("gw")) if worker.startswith("gw") else base
+
+
+REDIS_TEST_DB = _test_db()
 REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_TEST_DB}"
 
 AppFactory = Callable[..., Awaitable[Any]]

@@ -191,7 +191,7 @@ def _check_views(game: Durak, public: PublicKnowledge) -> None:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
 )
 @given(games())
 def test_random_games_keep_every_invariant(case: tuple[Durak, int]) -> None:

@@ -20,8 +20,10 @@ from engine.players.durak_seen import STALL_TAKES, Memory, seen_from_view
 from tests.test_players_durak import c, constructed, new_game
 
 # Seeded games per strength check: enough that the gaps below are many standard
-# errors wide, few enough to run in a second or two.
+# errors wide, few enough to run in a second or two. Normal, whose search is slower, plays
+# fewer: its margin (about 0.2 below its bound) is still five standard errors wide.
 LADDER_GAMES = 300
+NORMAL_GAMES = 150
 
 
 def greedy_move(game: Durak) -> DurakMove:
@@ -80,10 +82,12 @@ def test_greedy_throws_in_plain_cards_and_keeps_trumps() -> None:
 # ---------------------------------------------------------------------- the ladder
 
 
-def fool_rate(level: str, players: int = 2, dummy_plays: bool = False) -> float:
+def fool_rate(
+    level: str, players: int = 2, dummy_plays: bool = False, games: int = LADDER_GAMES
+) -> float:
     """How often ``level`` (one seat, rotating) is the fool against greedy seats."""
     fools = 0
-    for seed in range(LADDER_GAMES):
+    for seed in range(games):
         game = new_game(seed, players, dummy_plays)
         ours = seed % players
         events: list[Event] = []
@@ -97,7 +101,7 @@ def fool_rate(level: str, players: int = 2, dummy_plays: bool = False) -> float:
                 move = greedy(legal, cards.parse(view.trump) & 3)
             events.extend(game.apply(move))
         fools += game.result()["fool"] == ours  # type: ignore[index]
-    return fools / LADDER_GAMES
+    return fools / games
 
 
 @pytest.mark.parametrize("dummy_plays", [False, True])
@@ -108,7 +112,7 @@ def test_easy_loses_to_greedy_but_not_hopelessly(dummy_plays: bool) -> None:
 
 @pytest.mark.parametrize("dummy_plays", [False, True])
 def test_normal_beats_greedy(dummy_plays: bool) -> None:
-    assert fool_rate("normal", dummy_plays=dummy_plays) <= 0.45
+    assert fool_rate("normal", dummy_plays=dummy_plays, games=NORMAL_GAMES) <= 0.45
 
 
 def test_easy_never_plays_an_absurd_move() -> None:
@@ -167,7 +171,7 @@ def test_computer_tables_always_finish(players: int, dummy_plays: bool) -> None:
     # a high card led, beaten with a low trump, a trump thrown on top, all taken, the
     # same card led again at the next seat.
     longest = 0
-    for seed in range(120):
+    for seed in range(80):  # 320 tables over the four cases
         game = new_game(seed, players, dummy_plays)
         levels = [("easy", "normal")[(seed >> p) & 1] for p in range(players)]
         longest = max(longest, steps_to_finish(game, levels, seed))
