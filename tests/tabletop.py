@@ -246,9 +246,9 @@ class LeakWatch:
         self.answers: set[str] = set()  # callback queries whose answer was checked
         self.checks = 0
 
-    def _fresh(self, messages: list[FakeMessage]) -> list[str]:
-        """Texts and buttons (label and data) not checked yet; a message that only lost
-        its buttons shows nothing new."""
+    def _unchecked(self, messages: list[FakeMessage]) -> list[tuple[int, int, str]]:
+        """Texts and buttons (label and data) of the bot's messages not checked yet, each
+        as (chat, message, piece); a message that only lost its buttons shows nothing new."""
         out = []
         for message in messages:
             if not message.from_bot:
@@ -258,9 +258,14 @@ class LeakWatch:
             for piece in pieces:
                 mark = (message.chat_id, message.message_id, piece)
                 if mark not in self.seen:
-                    self.seen.add(mark)
-                    out.append(piece)
+                    out.append(mark)
         return out
+
+    def _fresh(self, messages: list[FakeMessage]) -> list[str]:
+        """What :meth:`_unchecked` finds, counted as checked from now on."""
+        marks = self._unchecked(messages)
+        self.seen.update(marks)
+        return [piece for _, _, piece in marks]
 
     def _ours(self, data: str | None) -> bool:
         """Whether a callback was addressed to this table (garbage counts as ours)."""
@@ -302,8 +307,10 @@ class LeakWatch:
             assert not leaks(shown, public), f"group shows {leaks(shown, public)}: {shown}"
         for user_id, seat in seat_of.items():
             secret = hidden_cards(kind, state, seat)
-            elsewhere = await self._elsewhere(user_id)
-            mine = [m for m in h.server.screen(user_id) if m.message_id not in elsewhere]
+            mine = h.server.screen(user_id)
+            if self._unchecked(mine):  # other tables' hands are his too: not judged here
+                elsewhere = await self._elsewhere(user_id)
+                mine = [m for m in mine if m.message_id not in elsewhere]
             fresh = self._fresh(mine)
             for query_id, answer in h.server.queries.items():
                 fresh_answer = answer.text and query_id not in self.answers
