@@ -16,7 +16,7 @@ Figures, per *move* (a tap on a move or set-up button in a private hand message)
   move taps through a context variable; the server's INFO commandstats delta over the
   whole run is printed beside it as a cross-check (it counts every client of the server);
 - Bot API calls per move, in the tap itself and in total (coalesced group edits run later,
-  from the job queue), and how many calls Telegram would have refused as changing nothing.
+  from the pollers), and how many calls Telegram would have refused as changing nothing.
 
 Three phases, because one process has one event loop and a figure means something only
 with the load it was taken under:

@@ -33,8 +33,6 @@ def main() -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    # "job skipped: already running" when the event loop is busy is no news
-    logging.getLogger("apscheduler").setLevel(logging.ERROR)
     logging.getLogger("telegram.ext").addFilter(_not_a_failed_start)
     try:
         settings = Settings()

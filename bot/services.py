@@ -69,7 +69,7 @@ Job = Callable[[AnyApp], Coroutine[Any, Any, None]]
 
 
 def guarded(job: Job) -> Job:
-    """``job`` (a poller of the job queue) made to back off while Redis is down, and to
+    """``job`` (a poller: :func:`every`) made to back off while Redis is down, and to
     report the outage once instead of raising a traceback every tick."""
 
     async def run(app: AnyApp) -> None:

@@ -109,7 +109,7 @@ class Clock(BotClock):
         self._timers: list[_Timer] = []  # a heap
         self._seq = itertools.count()
         self._awake: set[asyncio.Task[Any]] = set()  # woken from sleep, not back yet
-        self._slept = asyncio.Event()
+        self._changed = asyncio.Event()  # a task was woken, or is asleep again
 
     def __call__(self) -> float:
         return time.time() + self.offset
@@ -131,12 +131,13 @@ class Clock(BotClock):
         assert task is not None
         if task in self._awake:
             self._awake.discard(task)
-            self._slept.set()
+            self._changed.set()
         woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def wake() -> None:
             if not woken.done():
                 self._awake.add(task)
+                self._changed.set()
                 woken.set_result(None)
 
         timer = self.call_at(self() + seconds, wake)
@@ -168,14 +169,14 @@ class Clock(BotClock):
         me = asyncio.current_task()
         while True:
             await asyncio.sleep(0)
-            self._slept.clear()
-            self._awake = {t for t in self._awake if not t.done()}
+            self._changed.clear()
+            self._awake = {t for t in self._awake if not t.done() and t is not me}
             pending = [t for app in self.apps for t in app_tasks(app) if t is not me]
             if not self._awake and not pending:
                 return
-            slept = asyncio.ensure_future(self._slept.wait())
-            await asyncio.wait([*pending, *self._awake, slept], return_when=FIRST_COMPLETED)
-            slept.cancel()
+            changed = asyncio.ensure_future(self._changed.wait())
+            await asyncio.wait([*pending, *self._awake, changed], return_when=FIRST_COMPLETED)
+            changed.cancel()
 
 
 @pytest.fixture
