@@ -34,7 +34,8 @@ class BotGame:
     ``letter``: the game in callback data (the picker, the standings);
     ``options``: the lobby settings only this game has, each by its option code with
     what a tap on it changes (``settings`` gives their lines); ``share``: the counter a
-    standings board shows as a percentage of games."""
+    standings board shows as a percentage of games; ``played``: what the Mini App draws
+    a legal move (its record) on: ``card``, the ``beat`` card it covers, ``dummy``."""
 
     spec: GameSpec
     letter: str
@@ -44,6 +45,7 @@ class BotGame:
     status: Callable[[Any, Ctx], str]
     hand: Callable[[Any, Ctx, list[int], Legal | None, bool], tuple[str, Rows]]
     alert: Callable[[Any, Ctx], str]
+    played: Callable[[dict[str, Any]], dict[str, Any]]
     share: str
     figures: Callable[[str, Line], str]
 
@@ -70,6 +72,7 @@ GAMES: dict[str, BotGame] = {
             status=render_football.status,
             hand=render_football.hand,
             alert=render_football.alert,
+            played=render_football.played,
             share="won",
             figures=render_football.figures,
         ),
@@ -82,6 +85,7 @@ GAMES: dict[str, BotGame] = {
             status=render_durak.status,
             hand=render_durak.hand,
             alert=render_durak.alert,
+            played=render_durak.played,
             share="fool",
             figures=render_durak.figures,
         ),

@@ -147,6 +147,17 @@ def alert(view: DurakView, ctx: Ctx) -> str:
     return text
 
 
+def played(record: dict[str, Any]) -> dict[str, Any]:
+    """The card a legal move puts down (an attack, a throw-in or the beating card), the
+    attack card a beat covers, and whether the move is the dummy's: the Mini App draws
+    the move on those cards."""
+    return {
+        "card": record.get("with") or record.get("attack") or record.get("throw"),
+        "beat": record.get("beat"),
+        "dummy": bool(record.get("dummy")),
+    }
+
+
 def settings(ctx: Ctx) -> list[tuple[str, str]]:
     """Durak's own lobby settings, as (its line, its option code): whether the dummy
     plays, and who leads a rematch."""

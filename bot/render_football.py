@@ -174,6 +174,11 @@ def _move_label(view: FootballView, ctx: Ctx, record: dict[str, Any]) -> tuple[i
     return cols.index(col), f"{_ARROWS[delta]} {ctx.card(card) if card else '?'}"
 
 
+def played(record: dict[str, Any]) -> dict[str, Any]:
+    """A play move is a column, not a card in hand: the Mini App shows it as its button."""
+    return {"card": None, "beat": None, "dummy": False}
+
+
 def hand(
     view: FootballView,
     ctx: Ctx,

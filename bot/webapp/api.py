@@ -67,12 +67,14 @@ def table_of(payload: str | None) -> tuple[str, str] | None:
 
 
 def _moves(table: Table, seat: int) -> list[dict[str, Any]]:
-    """The buttons of his hand message that act, each with the card it plays (durak: the
-    card, and the attack card a beat covers; football set-up: the card picked)."""
+    """The buttons of his hand message that act, each with the card it plays (the game's
+    screen module says which: :attr:`bot.registry.BotGame.played`; a set-up button: the
+    card picked)."""
     screen = views.hand_screen(table, seat)
     if screen is None:
         return []
     game = games.current(table)
+    played = registry.entry(table.kind).played
     legal = dict(games.legal_for(game, seat) or [])
     hand: list[str] = getattr(game.view(seat), "hand", [])
     moves = []
@@ -83,10 +85,7 @@ def _moves(table: Table, seat: int) -> list[dict[str, Any]]:
             cb = callbacks.decode(button.data)
             move: dict[str, Any] = {"label": button.text, "data": button.data}
             if cb.action is Action.MOVE:
-                rec = legal.get(cb.arg[STAMP_LEN:], {})
-                move["card"] = rec.get("with") or rec.get("attack") or rec.get("throw")
-                move["beat"] = rec.get("beat")
-                move["dummy"] = bool(rec.get("dummy"))
+                move |= played(legal.get(cb.arg[STAMP_LEN:], {}))
             elif cb.action is Action.SETUP and cb.arg.isdigit():
                 move["card"] = hand[int(cb.arg)]
             moves.append(move)
