@@ -39,7 +39,7 @@ def _title(message: Message, lang: str) -> str:
     """The table's name in hand messages: the group's title, and its forum topic's name
     when Telegram gives it (a topic message that replies to nothing else replies to the
     topic's first message), so that two tables of one forum can be told apart."""
-    title = message.chat.title or t(lang, "table.vs_computer")
+    title = message.chat.title or plain(lang, "table.vs_computer")
     start = message.reply_to_message
     if message.is_topic_message and start and start.forum_topic_created:
         title = f"{title} › {start.forum_topic_created.name}"
