@@ -29,8 +29,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+# Our languages, each with the catalogue key of its name.
+LANGUAGES = {"en": "language.en", "ru": "language.ru", "uk": "language.uk"}
+LANGS = tuple(LANGUAGES)
 DEFAULT = "en"
-LANGS = ("en", "ru", "uk")
 _DIR = Path(__file__).with_name("locales")
 # Telegram language codes that read one of our languages best.
 _ALIASES = {"be": "ru", "kk": "ru", "ky": "ru", "tg": "ru", "uz": "ru"}
@@ -129,9 +131,8 @@ def plain(lang: str, key: str, **params: Any) -> str:
     return _text(lang, key, params)
 
 
-# Catalogue keys by value, where the key depends on one.
+# The catalogue key of each face card's letter.
 FACES = {"J": "face.J", "Q": "face.Q", "K": "face.K", "A": "face.A"}
-LANGUAGES = {"en": "language.en", "ru": "language.ru", "uk": "language.uk"}
 
 
 @cache

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from bot import registry
+from bot.commands import MENU
 from bot.i18n import CATEGORIES, LANGS, Entry, catalogue, forms
 from bot.render import ILLEGAL
 from engine import cards
@@ -38,6 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # receiver is not an argument.
 _KEY_ARGS = {"t": 1, "plain": 1, "refuse": 0, "Refusal": 0, "answer": 0, "_count": 1}
 _METHOD_KEY_ARGS = {"t": 0, "answer": 0}
+# Those whose text Telegram shows as plain text: a tap's alert, bot.i18n.plain.
+_PLAIN = {"plain", "refuse", "Refusal", "answer"}
 # Keyword arguments of those functions that are not a text's placeholders.
 _NOT_PLACEHOLDERS = {"alert"}
 _KEY_SHAPE = re.compile(r"[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)+")
@@ -48,6 +51,7 @@ class Scan:
     """What the code asks of the catalogues."""
 
     keys: set[str] = field(default_factory=set)  # every literal key
+    plain: set[str] = field(default_factory=set)  # those shown as plain text
     built: list[str] = field(default_factory=list)  # keys put together at run time
     # (the keys it may ask for, the placeholders it gives, where) of each call that names
     # all of its parameters
@@ -91,6 +95,9 @@ def scan_source(source: str, filename: str, namespaces: set[str], scan: Scan) ->
         where = f"{filename}:{node.lineno}"
         keys = _literal_keys(node.args[position], where, scan)
         scan.keys |= keys
+        func = node.func
+        if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) in _PLAIN:
+            scan.plain |= keys
         if keys and all(k.arg is not None for k in node.keywords):  # no **params
             given = {k.arg for k in node.keywords if k.arg} - _NOT_PLACEHOLDERS
             scan.calls.append((keys, given, where))
@@ -137,6 +144,21 @@ def test_a_call_gives_exactly_the_placeholders_of_its_text() -> None:
         for keys, given, where in scan_bot().calls
         if keys <= english.keys()
         and given != set().union(*(_placeholders(english[k]) for k in keys))
+    ]
+    assert wrong == []
+
+
+def test_a_text_shown_as_plain_text_has_no_markup() -> None:
+    """An alert or a plain() text would show a tag or an entity as it is written. (The
+    engine's refusals are alerts; the command menu is plain text.)"""
+    plain = scan_bot().plain | set(ILLEGAL.values()) | set(MENU.values())
+    assert len(plain) > 40
+    markup = re.compile(r"</?[a-z]+>|&\w+;")
+    wrong = [
+        (lang, key)
+        for lang in LANGS
+        for key in sorted(plain & catalogue(lang).keys())
+        if any(markup.search(text) for text in forms(catalogue(lang)[key]))
     ]
     assert wrong == []
 
