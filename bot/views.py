@@ -17,7 +17,7 @@ from bot.screen import Button, Screen
 from bot.stats import Moved
 
 # The table's own events (bot.turns), whatever its game.
-_TABLE_EVENTS = {
+TABLE_EVENTS = {
     "seat_timeout": "event.seat_timeout",
     "seat_away": "event.seat_away",
     "seat_back": "event.seat_back",
@@ -30,7 +30,7 @@ def narrate(ctx: Ctx, kind: str, data: dict[str, Any]) -> Markup:
     table's own."""
     reason = data.get("reason")
     name = f"{kind}.{reason}" if isinstance(reason, str) else kind
-    key = registry.entry(ctx.table.kind).events.get(name) or _TABLE_EVENTS[name]
+    key = registry.entry(ctx.table.kind).events.get(name) or TABLE_EVENTS[name]
     return ctx.t(key, **ctx.params(data))
 
 

@@ -26,6 +26,7 @@ from bot import registry
 from bot.commands import MENU
 from bot.i18n import CATEGORIES, LANGS, Entry, catalogue, forms
 from bot.render import ILLEGAL
+from bot.views import TABLE_EVENTS
 from engine import cards
 from engine.base import IllegalMove, MalformedRecord
 from engine.durak import Durak, DurakOptions
@@ -322,3 +323,16 @@ def test_every_event_the_engine_emits_has_a_text(game: str) -> None:
                 seen.add(f"{event.kind}.{reason}" if isinstance(reason, str) else event.kind)
     assert len(seen) > 8
     assert sorted(seen - set(registry.GAMES[game].events)) == []
+
+
+def test_every_event_of_the_table_itself_has_a_text() -> None:
+    """The events the bot adds to a table (a timeout, a player away or back)."""
+    kinds = set()
+    for path in (ROOT / "bot").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_events":
+                for event in getattr(node.args[0], "elts", []):
+                    kind = event.elts[0] if isinstance(event, ast.Tuple) else None
+                    if isinstance(kind, ast.Constant):
+                        kinds.add(kind.value)
+    assert kinds == set(TABLE_EVENTS)
