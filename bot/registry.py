@@ -31,7 +31,10 @@ class BotGame:
     """One game on screen. The screen functions take the game's own view
     (``game.view(seat)``), which only the game's module knows the type of.
 
-    ``letter``: the game in callback data (the picker, the standings);
+    ``letter``: the game in callback data (the picker, the standings); ``title``,
+    ``series``, ``board_row``, ``streak``: the catalogue keys of its name, its series
+    line, its line on a standings board and its streak; ``events``: the catalogue key of
+    each event its engine emits, by kind (``kind.reason`` for one with a reason);
     ``options``: the lobby settings only this game has, each by its option code with
     what a tap on it changes (``settings`` gives their lines); ``share``: the counter a
     standings board shows as a percentage of games; ``played``: what the Mini App draws
@@ -39,6 +42,11 @@ class BotGame:
 
     spec: GameSpec
     letter: str
+    title: str
+    series: str
+    board_row: str
+    streak: str
+    events: Mapping[str, str]
     options: Mapping[str, Callable[[GameSettings], None]]
     settings: Callable[[Ctx], list[tuple[str, str]]]
     group: Callable[[Any, Ctx], str]
@@ -66,6 +74,11 @@ GAMES: dict[str, BotGame] = {
         BotGame(
             spec=ENGINE_GAMES["football"],
             letter="f",
+            title="game.football",
+            series="series.football",
+            board_row="stats.row_football",
+            streak="stats.streak_football",
+            events=render_football.EVENTS,
             options=render_football.OPTIONS,
             settings=render_football.settings,
             group=render_football.group,
@@ -79,6 +92,11 @@ GAMES: dict[str, BotGame] = {
         BotGame(
             spec=ENGINE_GAMES["durak"],
             letter="d",
+            title="game.durak",
+            series="series.durak",
+            board_row="stats.row_durak",
+            streak="stats.streak_durak",
+            events=render_durak.EVENTS,
             options=render_durak.OPTIONS,
             settings=render_durak.settings,
             group=render_durak.public,
@@ -92,6 +110,12 @@ GAMES: dict[str, BotGame] = {
     )
 }
 BY_LETTER = {game.letter: game for game in GAMES.values()}
+# The name of each computer level any game offers.
+LEVELS = {
+    "easy": "computer.level.easy",
+    "normal": "computer.level.normal",
+    "hard": "computer.level.hard",
+}
 
 
 def entry(kind: str | None) -> BotGame:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.callbacks import Action
-from bot.i18n import t
+from bot.i18n import Markup, t
 from bot.models import GameSettings
 from bot.render import Ctx
 from bot.screen import Button, rows_of
@@ -20,6 +20,22 @@ from engine import cards
 from engine.football import HOME, FootballView, ahead
 
 _ARROWS = {-1: "↖", 0: "⬆", 1: "↗"}
+# The narration of each event the engine emits, by kind (and reason: ``kind.reason``).
+EVENTS = {
+    "setup_done": "event.football.setup_done",
+    "started": "event.football.started",
+    "drew": "event.football.drew",
+    "ball_out.no_entry": "event.football.ball_out.no_entry",
+    "ball_out.no_match": "event.football.ball_out.no_match",
+    "ball_out.dead_end": "event.football.ball_out.dead_end",
+    "entered": "event.football.entered",
+    "flipped": "event.football.flipped",
+    "stepped": "event.football.stepped",
+    "keeper": "event.football.keeper",
+    "goal": "event.football.goal",
+    "saved": "event.football.saved",
+    "finished": "event.football.finished",
+}
 _HIDDEN = "▒▒"
 
 
@@ -117,7 +133,7 @@ def status(view: FootballView, ctx: Ctx) -> str:
             ctx.t("football.setup_state", name=ctx.name(s), mark="✅" if done else "⏳")
             for s, done in enumerate(view.setup_done)
         ]
-        return ctx.t("football.setting_up", players=", ".join(marks))
+        return ctx.t("football.setting_up", players=Markup(", ").join(marks))
     if view.result is not None:
         goals = ":".join(str(g) for g in view.result.goals)
         if view.result.winner is None:

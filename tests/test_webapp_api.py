@@ -28,7 +28,7 @@ from engine.durak import Durak
 from tests.conftest import settings
 from tests.fakegram import BOT_TOKEN, FakeTelegram, FakeUser, Harness
 from tests.fakeserver import FakeServer
-from tests.tabletop import hidden_cards, leaks, stored
+from tests.tabletop import Tabletop, hidden_cards, leaks, stored
 from tests.webapp_util import auth, init_data, table_for_two, table_param, tampered
 
 PAGE = "https://cards.example.org/app/"
@@ -99,6 +99,27 @@ async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harnes
     assert stranger["seat"] is None and stranger["moves"] == [] and stranger["view"]["hand"] == []
     assert stranger["words"]["spectator"] == t("uk", "webapp.spectator")
     assert not leaks(json.dumps(stranger), hidden_cards("durak", data["state"], None))
+
+
+async def test_the_page_shows_a_name_with_html_characters_as_written(harness: Harness) -> None:
+    """The page sets its texts as text: a name is neither escaped there nor read as HTML."""
+    h = harness
+    name = "<b>&Ann"
+    players = [h.user(name), h.user("Bob")]
+    group = h.group(creator=players[0])
+    top = Tabletop(h, group)
+    await top.setup_game("football", players)
+    param = await table_param(h, group)
+    seen = await picture(h, players[1], param)
+    assert seen["names"][0] == name and name in seen["status"]
+    rng = random.Random(2)
+    for _ in range(40):  # until her set-up is done, and narrated
+        if any(name in event for event in seen["events"]):
+            break
+        await top.step(players, rng)
+        seen = await picture(h, players[1], param)
+    assert any(name in event for event in seen["events"])
+    assert "&amp;" not in json.dumps(seen) and "&lt;" not in json.dumps(seen)
 
 
 async def test_forged_or_expired_initdata_gets_401_and_changes_nothing(harness: Harness) -> None:

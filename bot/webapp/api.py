@@ -22,7 +22,7 @@ from telegram.ext import CallbackContext, ContextTypes
 
 from bot import callbacks, games, play, registry, views
 from bot.callbacks import STAMP_LEN, Action, BadCallback
-from bot.i18n import faces, lang_of, t
+from bot.i18n import faces, lang_of, plain
 from bot.models import Table
 from bot.render import Ctx
 from bot.services import services
@@ -37,22 +37,22 @@ _HANDLERS: dict[Action, Callable[[Tap, ContextTypes.DEFAULT_TYPE], Awaitable[Non
     Action.BACK: play.on_back,
 }
 # The page's own words (everything else it shows comes rendered from the catalogues).
-_WORDS = (
-    "hand",
-    "dummy",
-    "table",
-    "trump",
-    "stock",
-    "discard",
-    "spectator",
-    "turn_left",
-    "offline",
-    "gone",
-)
+_WORDS = {
+    "hand": "webapp.hand",
+    "dummy": "webapp.dummy",
+    "table": "webapp.table",
+    "trump": "webapp.trump",
+    "stock": "webapp.stock",
+    "discard": "webapp.discard",
+    "spectator": "webapp.spectator",
+    "turn_left": "webapp.turn_left",
+    "offline": "webapp.offline",
+    "gone": "webapp.gone",
+}
 _TAG = re.compile(r"<[^>]+>")
 
 
-def plain(text: str) -> str:
+def unmark(text: str) -> str:
     """A rendered catalogue line without its HTML: the page sets it as text."""
     return html.unescape(_TAG.sub("", text))
 
@@ -117,11 +117,11 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
         "actor": actor,
         "turn_left": left,
         "view": view.model_dump(mode="json"),
-        "status": plain(status),
-        "events": [plain(ctx.narrate(kind, data)) for kind, data in table.events],
+        "status": unmark(status),
+        "events": [unmark(views.narrate(ctx, kind, data)) for kind, data in table.events],
         "moves": _moves(table, seat) if seat is not None and table.phase == "playing" else [],
         "faces": faces(lang),
-        "words": {w: t(lang, f"webapp.{w}") for w in _WORDS},
+        "words": {word: plain(lang, key) for word, key in _WORDS.items()},
     }
 
 
@@ -133,7 +133,7 @@ class WebTap(Tap):
 
     async def answer(self, key: str | None = None, *, alert: bool = True, **params: Any) -> None:
         if key is not None and alert:
-            self.refusal = t(self.lang, key, **params)
+            self.refusal = plain(self.lang, key, **params)
 
 
 async def move(application: Any, viewer: Viewer, data: object) -> tuple[int, str | None]:
@@ -142,11 +142,11 @@ async def move(application: Any, viewer: Viewer, data: object) -> tuple[int, str
     try:
         cb = callbacks.decode(data)
     except BadCallback:
-        return 400, t(lang_of(viewer.language_code), "tap.bad")
+        return 400, plain(lang_of(viewer.language_code), "tap.bad")
     handler = _HANDLERS.get(cb.action)
     lang = lang_of(viewer.language_code)
     if handler is None:
-        return 400, t(lang, "tap.bad")
+        return 400, plain(lang, "tap.bad")
     user = User(viewer.user_id, viewer.first_name, False, language_code=viewer.language_code)
     # A fresh id: the table remembers applied taps by it (a page request is not retried
     # by Telegram; the position stamp refuses the same move sent twice).
