@@ -145,3 +145,8 @@ async def member(bot: Bot, chat_id: int, user_id: int) -> ChatMember:
 async def set_commands(bot: Bot, commands: Sequence[BotCommand], lang: str | None) -> None:
     """The command menu for users of language ``lang`` (None: every other language)."""
     await bot.set_my_commands(commands, language_code=lang)
+
+
+async def set_webhook(bot: Bot, url: str, allowed_updates: Sequence[str], secret: str) -> None:
+    """Ask Telegram to post our updates to ``url``, each with ``secret`` in its header."""
+    await bot.set_webhook(url, allowed_updates=list(allowed_updates), secret_token=secret)

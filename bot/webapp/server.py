@@ -34,6 +34,7 @@ from starlette.routing import Route
 from telegram import Update
 from telegram.ext import Application
 
+from bot import sender
 from bot.config import Settings
 from bot.i18n import lang_of, t
 from bot.services import services
@@ -254,11 +255,8 @@ async def run(application: AnyApp, settings: Settings, allowed_updates: Sequence
     if application.post_init is not None:
         await application.post_init(application)
     if settings.webhook_url:
-        await application.bot.set_webhook(
-            settings.webhook_url,
-            allowed_updates=list(allowed_updates),
-            secret_token=settings.webhook_secret,
-        )
+        secret = settings.webhook_secret or ""  # required with a webhook (bot.config)
+        await sender.set_webhook(application.bot, settings.webhook_url, allowed_updates, secret)
     elif application.updater is not None:
         await application.updater.start_polling(allowed_updates=list(allowed_updates))
     await application.start()
