@@ -32,6 +32,9 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
                    hour: a redelivered update is dropped (bot.once)
     ct:member:<chat_id>:<uid>  "1" for a minute after Telegram said that <uid> is in the
                    group <chat_id> (joining needs it; bot.members)
+    ct:init:<hash>  "1" once a Mini App page exchanged the initData of that signature
+                   (its ``hash`` field) for a session, until that initData's own age limit:
+                   a second exchange of it is a replay (bot.webapp.auth)
     ct:st:...      the standings: per group and per person, without a TTL (their layout
                    is documented in bot.stats)
 
@@ -242,6 +245,10 @@ return 1
 
 def table_key(chat_id: int, thread_id: int | None) -> str:
     return f"{KEY_PREFIX}:table:{chat_id}:{thread_id or 0}"
+
+
+def init_key(signature: str) -> str:
+    return f"{KEY_PREFIX}:init:{signature}"
 
 
 def closed_key(user_id: int) -> str:
@@ -473,6 +480,12 @@ class Store:
         """The table keys where ``user_id``'s private chat refused us."""
         found = await self.redis.smembers(closed_key(user_id))
         return sorted(_text(k) for k in found)
+
+    async def spend(self, signature: str, until: float) -> bool:
+        """Mark an initData (by its signature) used, until ``until`` (seconds since the
+        epoch); False when it was used before (a replay)."""
+        ttl = max(1, int(until - self.clock()))
+        return bool(await self.redis.set(init_key(signature), "1", ex=ttl, nx=True))
 
     async def defer(self, key: str, due: float) -> None:
         """Leave the table's messages for later (``due``: seconds since the epoch)."""

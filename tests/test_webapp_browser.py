@@ -204,14 +204,23 @@ async def test_durak_played_on_the_page_against_buttons(
     )
 
 
-async def test_a_forged_initdata_shows_nothing(
+async def test_a_forged_or_replayed_initdata_shows_nothing(
     harness: Harness, root: str, browsers: list[Any]
 ) -> None:
     _, (ann, _), param = await table_for_two(harness, "durak")
-    page = Page(browsers[0])
+    page, elsewhere = Page(browsers[0]), Page(browsers[1])
+    cards = "return document.querySelectorAll('.card').length"
     await page.open(root, param, tampered(init_data(ann)))
     assert await page.js("return document.body.dataset.refused") == "1"
-    assert await page.js("return document.querySelectorAll('.card').length") == 0
+    assert await page.js(cards) == 0
+    opening = init_data(ann)
+    for _ in range(2):  # opened, then reloaded: the page goes on with its session
+        await page.open(root, param, opening)
+        assert await page.js(cards) > 0
+    # The same initData in another browser (captured on the way): a replay.
+    await elsewhere.open(root, param, opening)
+    assert await elsewhere.js("return document.body.dataset.refused") == "1"
+    assert await elsewhere.js(cards) == 0
 
 
 async def test_football_field_on_the_page(

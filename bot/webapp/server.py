@@ -20,7 +20,7 @@ import secrets
 import signal
 import socket
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 from urllib.parse import urlparse
@@ -40,7 +40,7 @@ from bot.i18n import lang_of, t
 from bot.services import services
 from bot.store import Snapshot
 from bot.webapp import api
-from bot.webapp.auth import Checker, Forged, Viewer
+from bot.webapp.auth import Checker, Forged, Session, Viewer
 
 log = logging.getLogger(__name__)
 
@@ -113,19 +113,25 @@ def _page() -> bytes:
 
 
 def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
-    """The server's routes. The page itself needs no initData (it holds nothing); every
-    API call does: ``Authorization: tma <initData>``, or ``init`` in the query of the
-    event stream (EventSource cannot set headers)."""
+    """The server's routes. The page itself needs no credential (it holds nothing). It
+    trades its ``initData`` once for a session (``POST api/session`` with
+    ``Authorization: tma <initData>``) and renews it there before it runs out
+    (``Authorization: Bearer <token>``); every other call carries the token:
+    ``Authorization: Bearer <token>``, or ``s`` in the query of the event stream
+    (EventSource cannot set headers). See :mod:`bot.webapp.auth`."""
     checker = Checker(settings.telegram_bot_token)
     page = _page()
-    clock = services(application).clock
+    svc = services(application)
+    clock = svc.clock
 
-    def viewer(request: Request, init: str | None) -> Viewer:
+    def session(request: Request, token: str | None = None) -> Session:
         header = request.headers.get("authorization", "")
-        return checker.viewer(init if init is not None else header.removeprefix("tma "))
+        return checker.session(token or header.removeprefix("Bearer "), clock())
 
-    async def table(request: Request, who: Viewer) -> tuple[str, str] | None:
-        return api.table_of(request.query_params.get("t") or who.start_param)
+    def table(request: Request, who: Viewer) -> tuple[str, str] | None:
+        """The table of his session; None when the request names another one."""
+        asked = request.query_params.get("t")
+        return None if asked and asked != who.table else api.table_of(who.table)
 
     def picture(snap: Snapshot, who: Viewer, game_id: str) -> dict[str, Any] | None:
         """His picture of the table; None when it is gone. A player's page follows his
@@ -137,23 +143,45 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
             return None
         return api.picture(snap, who, clock())
 
+    def issued(viewer: Viewer, until: float) -> Response:
+        now = clock()
+        token, expires = checker.issue(viewer, now, until)
+        return JSONResponse({"token": token, "expires_in": expires - now})
+
     async def index(request: Request) -> Response:
         return Response(page, media_type="text/html; charset=utf-8")
 
-    async def state(request: Request) -> Response:
+    async def open_session(request: Request) -> Response:
+        """initData for a session (once: a replay is refused), or a session renewed."""
+        header = request.headers.get("authorization", "")
         try:
-            who = viewer(request, None)
+            if not header.startswith("tma "):
+                renewed = session(request)
+                return issued(renewed.viewer, renewed.until)
+            opening = checker.init_data(header.removeprefix("tma "))
         except Forged:
             return JSONResponse({"error": "unauthorized"}, 401)
-        where = await table(request, who)
-        if where is None:
+        param = request.query_params.get("t") or opening.viewer.table
+        if api.table_of(param) is None:
             return JSONResponse({"error": "no table"}, 404)
+        if not await svc.store.spend(opening.signature, opening.until):
+            return JSONResponse({"error": "unauthorized"}, 401)  # a replay
+        return issued(replace(opening.viewer, table=param), opening.until)
+
+    async def state(request: Request) -> Response:
+        try:
+            who = session(request).viewer
+        except Forged:
+            return JSONResponse({"error": "unauthorized"}, 401)
+        where = table(request, who)
+        if where is None:
+            return JSONResponse({"error": "another table"}, 403)
         shown = picture(await api.load(application, where[0]), who, where[1])
         return JSONResponse(shown) if shown else JSONResponse({"error": "gone"}, 404)
 
     async def move(request: Request) -> Response:
         try:
-            who = viewer(request, None)
+            who = session(request).viewer
             body = await request.json()
         except Forged:
             return JSONResponse({"error": "unauthorized"}, 401)
@@ -163,24 +191,31 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
         return JSONResponse({"ok": refusal is None, "refusal": refusal}, status)
 
     async def events(request: Request) -> Response:
+        """The stream ends when the session does (the page reconnects with its renewed
+        token)."""
         try:
-            who = viewer(request, request.query_params.get("init", ""))
+            held = session(request, request.query_params.get("s", ""))
         except Forged:
             return JSONResponse({"error": "unauthorized"}, 401)
-        where = await table(request, who)
+        who = held.viewer
+        where = table(request, who)
         if where is None:
-            return JSONResponse({"error": "no table"}, 404)
+            return JSONResponse({"error": "another table"}, 403)
         key, game_id = where
+
+        def live() -> float:
+            """Seconds until the next keep-alive, or until the session ends (0: it has)."""
+            return 0.0 if hub.closed else max(0.0, min(KEEPALIVE, held.expires - clock()))
 
         async def stream() -> AsyncIterator[str]:
             async with hub.watch(key) as watch:
-                while not hub.closed:
+                while live():
                     shown = picture(watch.snap, who, game_id)
                     yield f"data: {json.dumps(shown, ensure_ascii=False)}\n\n"
                     waiting = watch.changed
-                    while not hub.closed:
+                    while wait := live():
                         with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(waiting.wait(), KEEPALIVE)
+                            await asyncio.wait_for(waiting.wait(), wait)
                             break
                         yield ": keep-alive\n\n"
 
@@ -189,6 +224,7 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
 
     routes = [
         Route(PAGE_PATH, index),
+        Route(PAGE_PATH + "api/session", open_session, methods=["POST"]),
         Route(PAGE_PATH + "api/state", state),
         Route(PAGE_PATH + "api/move", move, methods=["POST"]),
         Route(PAGE_PATH + "api/events", events),
@@ -210,9 +246,9 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
     async def unavailable(request: Request, exc: Exception) -> Response:
         """Redis does not answer: an outage (bot.health reports it once), and the page says
         what a tap would be told."""
-        services(application).health.failed(exc)
+        svc.health.failed(exc)
         try:
-            lang = lang_of(viewer(request, request.query_params.get("init")).language_code)
+            lang = lang_of(session(request, request.query_params.get("s")).viewer.language_code)
         except Forged:
             lang = lang_of(None)
         return JSONResponse({"refusal": t(lang, "common.unavailable")}, 503)
