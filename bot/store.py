@@ -26,6 +26,10 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
     ct:turns       sorted set of table keys, scored by when their automatic move is due
                    (bot.turns)
 
+    ct:changed     a pub/sub channel, not a key: every commit publishes
+                   "<version> <table key>" on it (a process with Mini App pages open
+                   follows its tables by it: bot.webapp.server)
+
     ct:rl:all, ct:rl:c:<chat_id>  the shared rate-limit buckets (bot.limiter)
 
     ct:upd:<update_id>  "busy" while a process handles that update, then "done" for an
@@ -55,8 +59,8 @@ A table's key lives as long as its game needs: a commit sets its TTL to outlast 
 pending turn deadline, to at least :data:`IDLE_GAME_TTL` for a running game with no turn
 limit, and to the configured TTL otherwise (finished and abandoned tables expire).
 
-A move costs one HGETALL, one CAS (which takes the lease) and one script that saves the
-slots and releases the lease.
+A move costs one HGETALL, one CAS (which takes the lease and publishes the new version)
+and one script that saves the slots and releases the lease.
 
 A table whose chat id changes (a basic group upgraded to a supergroup) is moved to its
 new key whole, once no process is delivering it, and without its lease: the move's next
@@ -67,17 +71,19 @@ nothing can leave a table-less hash behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import random
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from pydantic import ValidationError
+from redis.asyncio.client import PubSub
 
 from bot.models import Slot, Table
 
@@ -114,7 +120,7 @@ end
 """
 
 # ARGV[4..]: expected version, new version, table JSON, ttl, fresh (1 drops every other
-# field: a new game starts with no remembered messages).
+# field: a new game starts with no remembered messages), the channel of changes.
 # 0: conflict; 1: committed, another process delivers; 2: committed, deliver.
 _CAS = (
     _LEASE
@@ -124,6 +130,7 @@ if (v or '0') ~= ARGV[4] then return 0 end
 if ARGV[8] == '1' then redis.call('DEL', KEYS[1]) end
 redis.call('HSET', KEYS[1], 'v', ARGV[5], 'd', ARGV[6])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
+redis.call('PUBLISH', ARGV[9], ARGV[5] .. ' ' .. KEYS[1])
 if not lease_free() then return 1 end
 take_lease()
 return 2
@@ -217,6 +224,7 @@ return 1
 # a Redis database with a running bot and afterwards remove its own keys and nothing else.
 KEY_PREFIX = os.environ.get("CARDTABLE_KEY_PREFIX", "ct")
 DUE_KEY = f"{KEY_PREFIX}:due"
+CHANGED = f"{KEY_PREFIX}:changed"
 TURNS_KEY = f"{KEY_PREFIX}:turns"
 JUNK = "x:"
 
@@ -329,6 +337,13 @@ def _junk_pairs(junk: Sequence[tuple[int, int, bool]]) -> list[str]:
     ]
 
 
+async def _changes(pubsub: PubSub) -> AsyncIterator[tuple[str, int]]:
+    async for message in pubsub.listen():
+        if message["type"] == "message":
+            version, _, key = _text(message["data"]).partition(" ")
+            yield key, int(version)
+
+
 def ttl_for(table: Table, base: int, now: float) -> int:
     """How long a table's key must live after this commit (see the module docstring)."""
     if table.phase != "playing":
@@ -393,6 +408,7 @@ class Store:
                 new.model_dump_json(),
                 ttl,
                 1 if write.fresh else 0,
+                CHANGED,
             )
             if done:
                 new.version = expected + 1
@@ -480,6 +496,19 @@ class Store:
         """The table keys where ``user_id``'s private chat refused us."""
         found = await self.redis.smembers(closed_key(user_id))
         return sorted(_text(k) for k in found)
+
+    @contextlib.asynccontextmanager
+    async def changes(self) -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
+        """Every commit from now on, in any process, as (table key, version). It yields
+        once Redis has confirmed the subscription: a table loaded after that misses none
+        of its later changes. Raises RedisError when the subscription breaks (commits
+        made meanwhile are not told again)."""
+        async with self.redis.pubsub() as pubsub:
+            await pubsub.subscribe(CHANGED)
+            async for message in pubsub.listen():
+                if message["type"] == "subscribe":
+                    break
+            yield _changes(pubsub)
 
     async def spend(self, signature: str, until: float) -> bool:
         """Mark an initData (by its signature) used, until ``until`` (seconds since the

@@ -24,7 +24,8 @@ from bot.callbacks import Action
 from bot.config import Settings
 from bot.i18n import t
 from bot.services import services
-from bot.webapp import server
+from bot.store import Snapshot, table_key
+from bot.webapp import api, server
 from bot.webapp.auth import SESSION, Checker, Forged
 from engine.durak import Durak
 from tests.conftest import Clock, settings
@@ -35,6 +36,7 @@ from tests.webapp_util import (
     bearer,
     exchange,
     init_data,
+    page_server,
     table_for_two,
     table_param,
     tampered,
@@ -52,7 +54,7 @@ async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://page") as c:
         yield c
-    hub.close()
+    await hub.close()
 
 
 async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
@@ -406,3 +408,73 @@ async def test_redis_not_answering_is_told_as_a_tap_is(
         r = await c.get("/app/api/state", headers=bearer(ticket))
     assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
     assert services(h.app).health.down_since is not None
+
+
+async def test_n_open_pages_of_a_table_cost_one_read_per_change(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Five pages follow one table through the server's real event streams: the server
+    reads the table once per change for all of them, and not at all between changes."""
+    h = harness
+    top, players, param = await table_for_two(h, "durak")
+    reads = 0  # the pages' reads of the table
+    load = api.load
+
+    async def counted(application: Any, key: str) -> Snapshot:
+        nonlocal reads
+        reads += 1
+        return await load(application, key)
+
+    monkeypatch.setattr(api, "load", counted)
+    key = table_key(top.group.id, None).encode()
+    touched = 0  # every read of the table's hash, by anyone
+    execute = h.redis.execute_command
+
+    async def spied(*args: Any, **options: Any) -> Any:
+        nonlocal touched
+        touched += args[0] in ("HGET", "HGETALL", "HMGET") and args[1] in (key, key.decode())
+        return await execute(*args, **options)
+
+    monkeypatch.setattr(h.redis, "execute_command", spied)
+    monkeypatch.setattr(server, "KEEPALIVE", 0.05)
+    viewers = [*players, *(h.user(name) for name in ("Cid", "Dan", "Eve"))]
+    async with (
+        page_server(h) as root,
+        httpx.AsyncClient(base_url=root, timeout=5) as c,
+        contextlib.AsyncExitStack() as stack,
+    ):
+        pages = []
+        for user in viewers:
+            params = {"s": await token(c, user, param)}
+            stream = c.stream("GET", "/app/api/events", params=params)
+            pages.append((await stack.enter_async_context(stream)).aiter_lines())
+
+        async def shown(page: AsyncIterator[str], version: int) -> None:
+            """Reads the page's stream until it shows ``version``."""
+            async for line in page:
+                if line.startswith("data: ") and json.loads(line[6:])["version"] >= version:
+                    return
+
+        first = (await stored(h, top.group))["version"]
+        for page in pages:
+            await shown(page, first)
+        assert reads == 1  # the first page's, shared by the four that came after it
+        rng = random.Random(4)
+        for _ in range(6):
+            await top.caught_up(players)
+            await top.step(players, rng)
+            newest = (await stored(h, top.group))["version"]
+            for page in pages:
+                await shown(page, newest)
+        # Quiet: while every page gets keep-alives, nobody reads the table.
+        await top.caught_up(players)
+        before = (reads, touched)
+        quiet = 0
+        async for line in pages[0]:
+            quiet += line.startswith(": keep-alive")
+            if quiet == 5:
+                break
+        assert (reads, touched) == before
+    changes = newest - first
+    assert changes >= 6 and 1 <= reads - 1 <= changes
+    print(f"\n{len(pages)} pages, {changes} changes: {reads - 1} reads of the table")

@@ -4,10 +4,13 @@ This is python-telegram-bot's custom-webhook setup (Starlette and uvicorn beside
 Application): a webhook update is put on the Application's queue; in polling mode
 (local use) the same server runs beside the poller, for the page.
 
-Live updates are server-sent events. Each process watches a table that has pages open
-with one cheap probe of its version (``HGET v``) every :data:`PROBE` seconds, shared by
-all its pages; a new version costs one load of the table, whose picture every page then
-gets (so an update costs one Redis read however many watch it).
+Live updates are server-sent events. Every commit publishes the table's new version
+(:meth:`bot.store.Store.changes`); each process holds one subscription to those notices
+for all its pages, and loads a table its pages watch once per new version, for all of
+them. So an update costs the server one Redis read (an HGETALL) per process that has the
+table open, however many pages there watch it, and nothing between changes: no page and
+no table is polled. A subscription that breaks (Redis restarts) is made again, and every
+watched table is read once then, since the notices sent meanwhile are lost.
 """
 
 from __future__ import annotations
@@ -44,9 +47,9 @@ from bot.webapp.auth import Checker, Forged, Session, Viewer
 
 log = logging.getLogger(__name__)
 
-PROBE = 0.2  # seconds between two looks at a watched table's version
 KEEPALIVE = 15.0  # seconds between two comments on a quiet event stream (proxies)
 PAGE_PATH = "/app/"
+RETRY = 1.0  # seconds before a broken subscription is made again
 HOST = "0.0.0.0"  # every interface, behind the load balancer (bench/load.py: loopback)
 AnyApp = Application[Any, Any, Any, Any, Any, Any]
 
@@ -55,57 +58,73 @@ AnyApp = Application[Any, Any, Any, Any, Any, Any]
 class _Watch:
     """One watched table in this process: its newest snapshot, and who waits for it."""
 
-    snap: Snapshot
+    snap: Snapshot = field(default_factory=lambda: Snapshot(None, version=-1))  # not read yet
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     pages: int = 0
-    task: asyncio.Task[None] | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one read at a time
 
 
 class Hub:
-    """The tables this process's pages watch (see the module docstring)."""
+    """The tables this process's pages watch, and the one subscription that tells it of
+    their changes (see the module docstring)."""
 
-    def __init__(self, application: AnyApp, probe: float = PROBE) -> None:
+    def __init__(self, application: AnyApp) -> None:
         self._app = application
-        self._probe = probe
         self._watches: dict[str, _Watch] = {}
+        self._listener: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
         self.closed = False
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """The server stops: every page's stream ends now (its page reconnects, to another
         worker), rather than holding the shutdown up."""
         self.closed = True
         for watch in self._watches.values():
             watch.changed.set()
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
 
     @contextlib.asynccontextmanager
     async def watch(self, key: str) -> AsyncIterator[_Watch]:
-        watch = self._watches.get(key)
-        if watch is None:
-            watch = _Watch(await api.load(self._app, key))
-            self._watches[key] = watch
-            watch.task = asyncio.create_task(self._follow(key, watch), name=f"watch:{key}")
+        if self._listener is None:
+            self._listener = asyncio.create_task(self._listen(), name="webapp:changes")
+        await self._subscribed.wait()
+        watch = self._watches.setdefault(key, _Watch())
         watch.pages += 1
         try:
+            await self._read(key, watch, 0)
             yield watch
         finally:
             watch.pages -= 1
             if watch.pages == 0 and self._watches.get(key) is watch:
                 del self._watches[key]
-                if watch.task is not None:
-                    watch.task.cancel()
 
-    async def _follow(self, key: str, watch: _Watch) -> None:
-        redis = services(self._app).store.redis
+    async def _read(self, key: str, watch: _Watch, version: int) -> None:
+        """Load the table when what the watch holds is older than ``version``, and wake
+        its pages."""
+        async with watch.lock:
+            if watch.snap.version >= version:
+                return
+            watch.snap = await api.load(self._app, key)
+            old, watch.changed = watch.changed, asyncio.Event()
+            old.set()
+
+    async def _listen(self) -> None:
+        store = services(self._app).store
         while True:
-            await asyncio.sleep(self._probe)
             try:
-                raw = await redis.hget(key, "v")
-                if raw is not None and int(raw) != watch.snap.version:
-                    watch.snap = await api.load(self._app, key)
-                    old, watch.changed = watch.changed, asyncio.Event()
-                    old.set()
+                async with store.changes() as changes:
+                    for key, known in list(self._watches.items()):
+                        await self._read(key, known, known.snap.version + 1)  # missed ones
+                    self._subscribed.set()
+                    async for key, version in changes:
+                        if watch := self._watches.get(key):
+                            await self._read(key, watch, version)
             except RedisError:
-                continue  # bot.health reports the outage; the pages wait for it to end
+                self._subscribed.clear()  # bot.health reports the outage; pages wait
+                await asyncio.sleep(RETRY)
 
 
 def _page() -> bytes:
@@ -265,7 +284,7 @@ class Server(uvicorn.Server):
         super().__init__(uvicorn.Config(app, log_level="warning", **config))
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self.hub.close()
+        await self.hub.close()
         await super().shutdown(sockets)
 
     @contextlib.contextmanager
