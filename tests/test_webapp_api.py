@@ -478,3 +478,43 @@ async def test_n_open_pages_of_a_table_cost_one_read_per_change(
     changes = newest - first
     assert changes >= 6 and 1 <= reads - 1 <= changes
     print(f"\n{len(pages)} pages, {changes} changes: {reads - 1} reads of the table")
+
+
+async def test_a_page_catches_up_when_the_subscription_broke(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notice of a change is lost with the subscription (Redis restarted): the process
+    subscribes again and reads its watched tables once, and the page shows the change."""
+    h = harness
+    top, players, param = await table_for_two(h, "durak")
+    store = services(h.app).store
+    changes = store.changes
+    subscriptions = 0
+
+    @contextlib.asynccontextmanager
+    async def flaky() -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
+        nonlocal subscriptions
+        subscriptions += 1
+        async with changes() as notices:
+
+            async def lost() -> AsyncIterator[tuple[str, int]]:
+                async for _ in notices:
+                    raise RedisError("Connection closed by server.")
+                yield ("", 0)  # never: the first notice breaks it
+
+            yield lost() if subscriptions == 1 else notices
+
+    monkeypatch.setattr(store, "changes", flaky)
+    monkeypatch.setattr(server, "RETRY", 0.0)
+    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
+        params = {"s": await token(c, players[0], param)}
+        async with c.stream("GET", "/app/api/events", params=params) as stream:
+            shown = (
+                json.loads(line[6:])["version"]
+                async for line in stream.aiter_lines()
+                if line.startswith("data: ")
+            )
+            assert await anext(shown) == (await stored(h, top.group))["version"]
+            await top.step(players, random.Random(1))
+            assert await anext(shown) == (await stored(h, top.group))["version"]
+    assert subscriptions == 2
