@@ -108,6 +108,7 @@ async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harnes
     # Not configured: no hand message offers the page, the group has no link to it.
     assert not any(b.web_app for u in (ann, bob) for m in h.screen(u) for b in m.buttons)
     assert not any(b.url and "startapp" in b.url for b in top.table_message().buttons)
+    assert h.server.calls_to("setChatMenuButton") == []
     # Bob's picture is in his language and holds only what his seat may know.
     his = await picture(h, bob, param)
     assert his["lang"] == "ru" and his["view"]["hand"] == game.view(1).hand
@@ -295,6 +296,11 @@ async def test_the_page_is_small_and_offered_only_when_configured(
         hand = [m for m in h.screen(user) if m.from_bot][-1]
         pages = [b.web_app for b in hand.buttons if b.web_app]
         assert pages == [f"{PAGE}?t={param}"]
+        # His private chat's menu button opens the same table, set with his first hand.
+        menus = [c.params for c in server.calls_to("setChatMenuButton")]
+        mine = [m["menu_button"] for m in menus if int(m["chat_id"]) == user.id]
+        text = t(user.language_code or "en", "webapp.open")
+        assert mine == [{"type": "web_app", "text": text, "web_app": {"url": pages[0]}}]
     links = [b.url for b in top.table_message().buttons if b.url]
     assert links == [f"https://t.me/cardtable_test_bot/table?startapp={param}"]
     async with client(h) as c:
