@@ -28,7 +28,8 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
 
     ct:changed     a pub/sub channel, not a key: every commit publishes
                    "<version> <table key>" on it (a process with Mini App pages open
-                   follows its tables by it: bot.webapp.server)
+                   follows its tables by it: bot.webapp.server). Channels are shared by
+                   every database of the server: a notice is only a reason to read.
 
     ct:rl:all, ct:rl:c:<chat_id>  the shared rate-limit buckets (bot.limiter)
 

@@ -79,6 +79,7 @@ class Hub:
         """The server stops: every page's stream ends now (its page reconnects, to another
         worker), rather than holding the shutdown up."""
         self.closed = True
+        self._subscribed.set()  # a page waiting for Redis to come back waits no more
         for watch in self._watches.values():
             watch.changed.set()
         if self._listener is not None:
@@ -94,7 +95,8 @@ class Hub:
         watch = self._watches.setdefault(key, _Watch())
         watch.pages += 1
         try:
-            await self._read(key, watch, 0)
+            if not self.closed:
+                await self._read(key, watch, 0)
             yield watch
         finally:
             watch.pages -= 1
@@ -112,18 +114,19 @@ class Hub:
             old.set()
 
     async def _listen(self) -> None:
-        store = services(self._app).store
+        svc = services(self._app)
         while True:
             try:
-                async with store.changes() as changes:
+                async with svc.store.changes() as changes:
                     for key, known in list(self._watches.items()):
                         await self._read(key, known, known.snap.version + 1)  # missed ones
                     self._subscribed.set()
                     async for key, version in changes:
                         if watch := self._watches.get(key):
                             await self._read(key, watch, version)
-            except RedisError:
-                self._subscribed.clear()  # bot.health reports the outage; pages wait
+            except RedisError as exc:
+                self._subscribed.clear()  # new pages wait for the subscription
+                svc.health.failed(exc)  # reported once for the whole outage
                 await asyncio.sleep(RETRY)
 
 
