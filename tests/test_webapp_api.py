@@ -535,3 +535,22 @@ async def test_a_page_catches_up_when_the_subscription_broke(
             await top.step(players, random.Random(1))
             assert await anext(shown) == (await stored(h, top.group))["version"]
     assert subscriptions == 2
+
+
+async def test_an_open_stream_ends_with_its_session(
+    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream opened with a token does not outlive it: the page reopens it with the
+    renewed one."""
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak")
+    monkeypatch.setattr(server, "KEEPALIVE", 0.05)
+    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
+        params = {"s": await token(c, ann, param)}
+        async with c.stream("GET", "/app/api/events", params=params) as stream:
+            lines = stream.aiter_lines()
+            assert (await anext(lines)).startswith("data: ")
+            clock.advance(SESSION)
+            rest = [line async for line in lines]  # ends: no timeout
+        assert not [line for line in rest if line.startswith("data: ")]
+        assert (await c.get("/app/api/events", params=params)).status_code == 401
