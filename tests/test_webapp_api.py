@@ -129,7 +129,7 @@ async def test_the_page_shows_a_name_with_html_characters_as_written(harness: Ha
     await top.setup_game("football", players)
     param = await table_param(h, group)
     seen = await picture(h, players[1], param)
-    assert seen["names"][0] == name and name in seen["status"]
+    assert name in seen["names"] and name in seen["status"]  # seats are drawn at random
     rng = random.Random(2)
     for _ in range(40):  # until her set-up is done, and narrated
         if any(name in event for event in seen["events"]):
