@@ -4,7 +4,7 @@ A reader's picture comes from the engine's views only: ``game.view(seat)`` for a
 (his hand, the dummy's for its controller), ``game.view(None)`` for anyone else. The moves
 it offers are the buttons of his hand message (:func:`bot.views.hand_screen`), with their
 callback data; a move from the page is that callback data, run through the handler a tap
-on the button runs (:mod:`bot.play`), with the user id of the checked ``initData``, so it
+on the button runs (:mod:`bot.play`), with the user id of the page's session, so it
 meets the same checks (game id, position stamp, player to act, engine) and, when refused,
 the same short reason.
 """
@@ -137,8 +137,8 @@ class WebTap(Tap):
 
 
 async def move(application: Any, viewer: Viewer, data: object) -> tuple[int, str | None]:
-    """Run the page's move (a button's callback data) as ``viewer``'s tap: (HTTP status,
-    the refusal's text or None when it was applied)."""
+    """Run the page's move (a button's callback data) as ``viewer``'s tap, at the table
+    his session is for: (HTTP status, the refusal's text or None when it was applied)."""
     try:
         cb = callbacks.decode(data)
     except BadCallback:
@@ -147,6 +147,9 @@ async def move(application: Any, viewer: Viewer, data: object) -> tuple[int, str
     lang = lang_of(viewer.language_code)
     if handler is None:
         return 400, plain(lang, "tap.bad")
+    bound = table_of(viewer.table)
+    if bound is None or bound[0] != table_key(cb.chat_id, cb.thread_id):
+        return 403, plain(lang, "tap.bad")  # his session is for another table
     user = User(viewer.user_id, viewer.first_name, False, language_code=viewer.language_code)
     # A fresh id: the table remembers applied taps by it (a page request is not retried
     # by Telegram; the position stamp refuses the same move sent twice).
