@@ -37,8 +37,9 @@ class BotGame:
     each event its engine emits, by kind (``kind.reason`` for one with a reason);
     ``options``: the lobby settings only this game has, each by its option code with
     what a tap on it changes (``settings`` gives their lines); ``share``: the counter a
-    standings board shows as a percentage of games; ``played``: what the Mini App draws
-    a legal move (its record) on: ``card``, the ``beat`` card it covers, ``dummy``."""
+    standings board shows as a percentage of games; ``played``: what the Mini App plays
+    a legal move (its record, in the reader's view) by: the ``card`` in hand, the ``beat``
+    card it covers, ``dummy``, or the field ``cell`` it steps onto."""
 
     spec: GameSpec
     letter: str
@@ -53,7 +54,7 @@ class BotGame:
     status: Callable[[Any, Ctx], str]
     hand: Callable[[Any, Ctx, list[int], Legal | None, bool], tuple[str, Rows]]
     alert: Callable[[Any, Ctx], str]
-    played: Callable[[dict[str, Any]], dict[str, Any]]
+    played: Callable[[Any, dict[str, Any]], dict[str, Any]]
     share: str
     figures: Callable[[str, Line], str]
 

@@ -182,7 +182,7 @@ def alert(view: DurakView, ctx: Ctx) -> str:
     return text
 
 
-def played(record: dict[str, Any]) -> dict[str, Any]:
+def played(view: DurakView, record: dict[str, Any]) -> dict[str, Any]:
     """The card a legal move puts down (an attack, a throw-in or the beating card), the
     attack card a beat covers, and whether the move is the dummy's: the Mini App draws
     the move on those cards."""

@@ -175,24 +175,32 @@ def _setup_screen(
     return "\n".join(lines), rows
 
 
+def _target(view: FootballView, record: dict[str, Any]) -> tuple[int, int]:
+    """The field cell (row, column) an enter or advance move steps the ball onto."""
+    seat = view.seat or 0
+    if "enter" in record:
+        return HOME[seat], record["enter"]
+    assert view.ball_at is not None
+    return ahead(seat, view.ball_at[0]), record["advance"]
+
+
 def _move_label(view: FootballView, ctx: Ctx, record: dict[str, Any]) -> tuple[int, str]:
     """(position left to right as the reader sees it, label) of an enter/advance move."""
     seat = view.seat or 0
     _, cols = _order(seat)
-    if "enter" in record:
-        col = record["enter"]
-        return cols.index(col), ctx.card(view.field[HOME[seat]][col])
-    col = record["advance"]
-    assert view.ball_at is not None
-    row, from_col = ahead(seat, view.ball_at[0]), view.ball_at[1]
-    delta = (col - from_col) * (-1 if seat == 1 else 1)
+    row, col = _target(view, record)
     card = view.field[row][col]
+    if "enter" in record:
+        return cols.index(col), ctx.card(card)
+    assert view.ball_at is not None
+    delta = (col - view.ball_at[1]) * (-1 if seat == 1 else 1)
     return cols.index(col), f"{_ARROWS[delta]} {ctx.card(card) if card else '?'}"
 
 
-def played(record: dict[str, Any]) -> dict[str, Any]:
-    """A play move is a column, not a card in hand: the Mini App shows it as its button."""
-    return {"card": None, "beat": None, "dummy": False}
+def played(view: FootballView, record: dict[str, Any]) -> dict[str, Any]:
+    """A play move steps the ball onto a field card: the Mini App plays it by a tap on
+    that ``cell`` ([row, column], absolute as in the view)."""
+    return {"card": None, "beat": None, "dummy": False, "cell": list(_target(view, record))}
 
 
 def hand(

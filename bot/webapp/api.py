@@ -67,16 +67,17 @@ def table_of(payload: str | None) -> tuple[str, str] | None:
 
 
 def _moves(table: Table, seat: int) -> list[dict[str, Any]]:
-    """The buttons of his hand message that act, each with the card it plays (the game's
-    screen module says which: :attr:`bot.registry.BotGame.played`; a set-up button: the
-    card picked)."""
+    """The buttons of his hand message that act, each with what the page plays it by (the
+    game's screen module says which: :attr:`bot.registry.BotGame.played`; a set-up
+    button: the card picked)."""
     screen = views.hand_screen(table, seat)
     if screen is None:
         return []
     game = games.current(table)
     played = registry.entry(table.kind).played
     legal = dict(games.legal_for(game, seat) or [])
-    hand: list[str] = getattr(game.view(seat), "hand", [])
+    view = game.view(seat)
+    hand: list[str] = getattr(view, "hand", [])
     moves = []
     for row in screen.rows:
         for button in row:
@@ -84,8 +85,8 @@ def _moves(table: Table, seat: int) -> list[dict[str, Any]]:
                 continue
             cb = callbacks.decode(button.data)
             move: dict[str, Any] = {"label": button.text, "data": button.data}
-            if cb.action is Action.MOVE:
-                move |= played(legal.get(cb.arg[STAMP_LEN:], {}))
+            if cb.action is Action.MOVE and (rec := legal.get(cb.arg[STAMP_LEN:])) is not None:
+                move |= played(view, rec)
             elif cb.action is Action.SETUP and cb.arg.isdigit():
                 move["card"] = hand[int(cb.arg)]
             moves.append(move)
