@@ -10,14 +10,23 @@ from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
 from bot import callbacks, delivery, lobby, play, registry, rules_text, sender
-from bot.i18n import LANGS, lang_of, t
+from bot.i18n import LANGS, lang_of, plain, t
 from bot.services import services
 from bot.store import TABLE_SLOT, table_key
 from bot.taps import is_admin
 
 log = logging.getLogger(__name__)
 
-MENU = ("newgame", "endgame", "rules", "record", "stats", "forgetme", "help")
+# The command menu: each command with its description.
+MENU = {
+    "newgame": "menu.newgame",
+    "endgame": "menu.endgame",
+    "rules": "menu.rules",
+    "record": "menu.record",
+    "stats": "menu.stats",
+    "forgetme": "menu.forgetme",
+    "help": "menu.help",
+}
 
 
 def _where(message: Message) -> tuple[int, int | None]:
@@ -30,7 +39,7 @@ def _title(message: Message, lang: str) -> str:
     """The table's name in hand messages: the group's title, and its forum topic's name
     when Telegram gives it (a topic message that replies to nothing else replies to the
     topic's first message), so that two tables of one forum can be told apart."""
-    title = message.chat.title or t(lang, "table.vs_computer")
+    title = message.chat.title or plain(lang, "table.vs_computer")
     start = message.reply_to_message
     if message.is_topic_message and start and start.forum_topic_created:
         title = f"{title} › {start.forum_topic_created.name}"
@@ -118,8 +127,8 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await delivery.bring_hand(context, key, user.id)
         return
     # A link to a running game he does not sit at; else the game is over.
-    gone = "cmd.link_running" if table.phase == "playing" else "tap.stale"
-    await _say(message, t(lang, gone), reply=False)
+    gone = t(lang, "cmd.link_running" if table.phase == "playing" else "tap.stale")
+    await _say(message, gone, reply=False)
 
 
 async def help_(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -141,7 +150,8 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     for game in chosen:
         text = rules_text.source(game, lang)
         if text is None:
-            await _say(message, t(lang, "cmd.no_rules", game=t(lang, f"game.{game}")), reply=False)
+            title = t(lang, registry.GAMES[game].title)
+            await _say(message, t(lang, "cmd.no_rules", game=title), reply=False)
             continue
         for piece in rules_text.messages(text):
             await _say(message, piece, reply=False)
@@ -169,7 +179,7 @@ async def set_menu(app: Application) -> None:  # type: ignore[type-arg]
     A menu Telegram refuses now (flood control after quick restarts) is no reason not to
     start: the commands work without it, and the next start sets it."""
     for lang in (None, *LANGS):
-        commands = [BotCommand(c, t(lang or "en", f"menu.{c}")) for c in MENU]
+        commands = [BotCommand(c, plain(lang or "en", key)) for c, key in MENU.items()]
         try:
             await sender.set_commands(app.bot, commands, lang)
         except TelegramError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from telegram.ext import ContextTypes
 
 from bot import games, registry
-from bot.i18n import t
+from bot.i18n import plain
 from bot.models import Seat, Table
 from bot.taps import Reply, Tap, commit, refuse
 
@@ -23,7 +23,8 @@ def _add(table: Table) -> None:
     ids = [s.user_id for s in table.seats if s.user_id < 0]
     number = len(ids) + 1
     level = registry.lobby_level(table)
-    name = t(table.lang, "computer.name", n=number, level=t(table.lang, f"computer.level.{level}"))
+    level_name = plain(table.lang, registry.LEVELS[level])
+    name = plain(table.lang, "computer.name", n=number, level=level_name)
     table.seats.append(Seat(user_id=min(ids, default=0) - 1, name=name, computer=level))
 
 

@@ -64,6 +64,9 @@ from bot.webapp import links
 
 log = logging.getLogger(__name__)
 
+# What a private message showed before a game's first hand: the lobby's confirmation
+# (saved with no phase, bot.lobby), or the lobby.
+_BEFORE = ("", "pick", "lobby")
 RETRY_SECONDS = 3.0  # after a timeout or a network error
 # The least a message the limiter refused waits before it is asked for again. The limiter
 # says when a call would fit, but while the bot is busy more urgent calls take that room
@@ -404,6 +407,8 @@ async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
     stale = old.id if old is not None else None
     # An edit that fails ("not found", "can't be edited") falls through to a new message;
     # the old one is removed all the same, should it still be there with its buttons.
+    if old is None or old.phase in _BEFORE:
+        await _offer_page(bot, job)
     in_place = stale is not None and not job.ring and not job.fresh
     if in_place and stale is not None and await _edit(bot, job.chat_id, stale, job.screen):
         new.id = stale
@@ -415,6 +420,21 @@ async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
         else:
             done.discard(job.chat_id, stale, strip=job.fresh)
     return new
+
+
+async def _offer_page(bot: Bot, job: _Job) -> None:
+    """His first hand of a game (his message showed nothing or the lobby) opens the Mini
+    App (bot.webapp.links): from now on, so does the menu button of his private chat
+    (once a game per player; not a message, so not under the limiter's message budget).
+    It keeps opening that table after the game, until his next game's first hand sets it
+    anew. A refusal costs only the menu button."""
+    page = next((b for row in job.screen.rows for b in row if b.web_app), None)
+    if page is None or page.web_app is None:
+        return
+    try:
+        await sender.set_menu_button(bot, job.chat_id, page.text, page.web_app)
+    except TelegramError as exc:
+        log.info("the menu button of %s not set: %s", job.chat_id, exc)
 
 
 async def _clean(bot: Bot, chat_id: int, message_id: int, strip: bool, done: _Pass) -> None:

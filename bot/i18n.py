@@ -7,20 +7,31 @@ parameter that counts, and each of the language's plural categories (CLDR's name
 ``{"plural": "n", "one": "{n} карта", "few": "{n} карты", "many": "{n} карт"}``.
 :func:`plural` is CLDR's rule for whole numbers in our three languages.
 
-A key missing from a language falls back to English, and a key missing everywhere shows
-the key itself, so a gap is visible but never crashes a game; tests keep the three
-complete, every plural text with every category its language uses.
+Every key the code asks for is a literal string in ``bot/`` (a table such as
+:data:`FACES` where the key depends on a value), never built at run time, so that
+``tests/test_catalogues.py`` can check each against the three catalogues. A key missing
+from a language falls back to English, and a key missing everywhere shows the key
+itself, so a gap is visible but never crashes a game.
+
+The catalogues hold Telegram HTML (``<b>``, ``<i>``). :func:`t` escapes every text put
+into one, a player's name or a chat's title, so that no call site has to; a fragment that
+is already HTML, another :func:`t`'s result, is a :class:`Markup` and goes in as it is.
+:func:`plain` is for where Telegram shows plain text (a tap's alert).
 """
 
 from __future__ import annotations
 
+import html
 import json
 from collections import Counter
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-LANGS = ("en", "ru", "uk")
+# Our languages, each with the catalogue key of its name.
+LANGUAGES = {"en": "language.en", "ru": "language.ru", "uk": "language.uk"}
+LANGS = tuple(LANGUAGES)
 DEFAULT = "en"
 _DIR = Path(__file__).with_name("locales")
 # Telegram language codes that read one of our languages best.
@@ -82,11 +93,23 @@ def lang_of(code: str | None) -> str:
     return base if base in LANGS else DEFAULT
 
 
-def has(lang: str, key: str) -> bool:
-    return key in catalogue(lang) or key in catalogue(DEFAULT)
+class Markup(str):
+    """Text that is Telegram HTML already: :func:`t` puts it into a text unescaped."""
+
+    __slots__ = ()
+
+    def join(self, parts: Iterable[str]) -> Markup:
+        """The parts with this between them, each escaped unless it is markup."""
+        return Markup(super().join(escape(part) for part in parts))
 
 
-def t(lang: str, key: str, **params: Any) -> str:
+def escape(value: str) -> Markup:
+    """``value`` as Telegram HTML: a plain text's ``&``, ``<`` and ``>`` escaped
+    (Telegram needs no more, and quotes stay as the user wrote them)."""
+    return value if isinstance(value, Markup) else Markup(html.escape(value, quote=False))
+
+
+def _text(lang: str, key: str, params: dict[str, Any]) -> str:
     entry = catalogue(lang).get(key)
     if entry is None:
         lang, entry = DEFAULT, catalogue(DEFAULT).get(key, key)
@@ -95,7 +118,24 @@ def t(lang: str, key: str, **params: Any) -> str:
     return entry.format(**params) if params else entry
 
 
+def t(lang: str, key: str, **params: Any) -> Markup:
+    """The text of ``key`` in ``lang`` as Telegram HTML, every str parameter escaped
+    unless it is :class:`Markup`."""
+    escaped = {k: escape(v) if isinstance(v, str) else v for k, v in params.items()}
+    return Markup(_text(lang, key, escaped))
+
+
+def plain(lang: str, key: str, **params: Any) -> str:
+    """The text of ``key`` where Telegram shows text as it is (an alert): nothing escaped,
+    so its catalogue text must hold no markup."""
+    return _text(lang, key, params)
+
+
+# The catalogue key of each face card's letter.
+FACES = {"J": "face.J", "Q": "face.Q", "K": "face.K", "A": "face.A"}
+
+
 @cache
 def faces(lang: str) -> dict[str, str]:
     """J/Q/K/A in the language's letters (В/Д/К/Т in ru and uk), for cards.display."""
-    return {name: t(lang, f"face.{name}") for name in ("J", "Q", "K", "A")}
+    return {face: plain(lang, key) for face, key in FACES.items()}

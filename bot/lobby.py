@@ -13,7 +13,6 @@ from bot import delivery, games, members, registry, sender
 from bot.callbacks import new_game_id
 from bot.i18n import LANGS, lang_of, t
 from bot.models import TURN_TIMES, Seat, Slot, Table
-from bot.render import esc
 from bot.services import Services, services
 from bot.store import Snapshot, Write, table_key, user_slot
 from bot.taps import Reply, Tap, commit, current_table, is_admin, refuse
@@ -70,7 +69,7 @@ async def join(
             await tap.answer(key_, alert=key_ is not None, **params)
         elif key_ is not None:
             with contextlib.suppress(TelegramError):
-                await sender.send_text(context.bot, user.id, t(lang, key_, **params))
+                await sender.send_text(context.bot, user.id, t(lang, key_, **params), html=True)
 
     def refusal(tb: Table | None) -> str | None:
         """Why he cannot sit down at this table now (None: he can)."""
@@ -110,8 +109,8 @@ async def join(
                     # a private chat's table (its title is "against the computer") has no
                     # group to name
                     "join.vs_computer" if table.private else "join.private",
-                    game=t(lang, f"game.{table.kind}"),
-                    chat=esc(table.chat_title),
+                    game=t(lang, registry.entry(table.kind).title),
+                    chat=table.chat_title,
                 ),
                 html=True,
             )

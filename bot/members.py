@@ -25,7 +25,7 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import ContextTypes
 
-from bot import sender
+from bot import registry, sender
 from bot.i18n import t
 from bot.services import Services, services
 from bot.store import DUE_KEY, KEY_PREFIX, TURNS_KEY, Snapshot, closed_key, user_slot
@@ -125,6 +125,7 @@ async def _tell_players(context: ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> N
                     seat.lang,
                     "removed.ended",
                     chat=table.chat_title,
-                    game=t(seat.lang, f"game.{table.kind}"),
+                    game=t(seat.lang, registry.entry(table.kind).title),
                 ),
+                html=True,
             )

@@ -16,7 +16,7 @@ from telegram.ext import ContextTypes
 from bot import delivery, games, sender, views
 from bot.callbacks import STAMP_LEN, stamp
 from bot.models import Table
-from bot.render import Ctx
+from bot.render import ILLEGAL, Ctx
 from bot.services import services
 from bot.stats import record_table
 from bot.store import Snapshot, Write
@@ -26,7 +26,7 @@ from engine.base import IllegalMove, MalformedRecord, SetsUp
 
 
 def _illegal(exc: IllegalMove, table: Table, lang: str) -> None:
-    refuse(f"illegal.{exc.code}", **Ctx(table, lang).params(exc.params))
+    refuse(ILLEGAL[exc.code], **Ctx(table, lang).params(exc.params))
 
 
 def _seated(table: Table, tap: Tap) -> int:

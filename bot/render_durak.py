@@ -11,6 +11,40 @@ from bot.screen import Button, rows_of
 from bot.stats import Line
 from engine.durak import DurakView
 
+# The narration of each event the engine emits, by kind.
+EVENTS = {
+    "bout": "event.durak.bout",
+    "attack": "event.durak.attack",
+    "beat": "event.durak.beat",
+    "take_declared": "event.durak.take_declared",
+    "throw": "event.durak.throw",
+    "pass": "event.durak.pass",
+    "took": "event.durak.took",
+    "discarded": "event.durak.discarded",
+    "drew": "event.durak.drew",
+    "out": "event.durak.out",
+    "control": "event.durak.control",
+    "finished": "event.durak.finished",
+}
+# Who acts in each phase of a bout, in the group's words.
+_TURN = {
+    "lead": "durak.turn.lead",
+    "defend": "durak.turn.defend",
+    "throw": "durak.turn.throw",
+    "take": "durak.turn.take",
+}
+# What the player to act may do in each phase, for his own hand and for the dummy's.
+_ASK = {
+    "lead": ("durak.ask.lead", "durak.ask.lead.dummy"),
+    "defend": ("durak.ask.defend", "durak.ask.defend.dummy"),
+    "throw": ("durak.ask.throw", "durak.ask.throw.dummy"),
+    "take": ("durak.ask.take", "durak.ask.take.dummy"),
+}
+# A hand's size, without and with the cards everybody knows are in it.
+_COUNT = ("durak.count", "durak.count_known")
+_DUMMY_COUNT = ("durak.dummy_count", "durak.dummy_count_known")
+_FIRST_MOVE = {"under": "settings.first_move.under", "from_under": "settings.first_move.from_under"}
+
 
 def _pairs(view: DurakView, ctx: Ctx) -> str:
     if not view.table:
@@ -19,11 +53,12 @@ def _pairs(view: DurakView, ctx: Ctx) -> str:
     return ctx.t("durak.table", pairs="  ".join(pairs))
 
 
-def _count(ctx: Ctx, key: str, known: list[str], **params: Any) -> str:
-    """A hand's size, and the cards everybody knows are in it (picked up in a take)."""
+def _count(ctx: Ctx, keys: tuple[str, str], known: list[str], **params: Any) -> str:
+    """A hand's size (``keys[0]``), and the cards everybody knows are in it, picked up in
+    a take (``keys[1]``)."""
     if known:
-        return ctx.t(f"{key}_known", cards=ctx.cards(known), **params)
-    return ctx.t(key, **params)
+        return ctx.t(keys[1], cards=ctx.cards(known), **params)
+    return ctx.t(keys[0], **params)
 
 
 def _counts(view: DurakView, ctx: Ctx) -> str:
@@ -31,9 +66,9 @@ def _counts(view: DurakView, ctx: Ctx) -> str:
     for seat, count in enumerate(view.hand_counts):
         mark = " ✅" if seat in view.out else ""
         known = view.known[seat]
-        parts.append(_count(ctx, "durak.count", known, name=ctx.name(seat), n=count) + mark)
+        parts.append(_count(ctx, _COUNT, known, name=ctx.name(seat), n=count) + mark)
     dummy = {"n": view.dummy_count, "controller": ctx.name(view.controller)}
-    parts.append(_count(ctx, "durak.dummy_count", view.dummy_known, **dummy))
+    parts.append(_count(ctx, _DUMMY_COUNT, view.dummy_known, **dummy))
     return " · ".join(parts)
 
 
@@ -61,7 +96,7 @@ def status(view: DurakView, ctx: Ctx) -> str:
         if view.fool is None:
             return ctx.t("durak.result_draw")
         return ctx.t("durak.result_fool", name=ctx.name(view.fool))
-    return ctx.t(f"durak.turn.{view.phase}", name=_actor(view, ctx))
+    return ctx.t(_TURN[view.phase], name=_actor(view, ctx))
 
 
 def _in_hand_order(
@@ -101,8 +136,8 @@ def _buttons(
                 label = ctx.t("durak.btn.dummy", card=label)
             cards.append(Button(label, data))
         else:
-            kind = "take" if "take" in rec else "pass"
-            last.append(Button(ctx.t(f"durak.btn.{kind}"), data))
+            label = ctx.t("durak.btn.take" if "take" in rec else "durak.btn.pass")
+            last.append(Button(label, data))
     rows = rows_of(cards, 4)
     for group in beats.values():
         rows.extend(rows_of(group, 4))
@@ -129,7 +164,7 @@ def hand(
     if legal:
         lines.append(public(view, ctx))
         dummy = bool(view.to_act and view.to_act.dummy)
-        lines.append(ctx.t(f"durak.ask.{view.phase}" + (".dummy" if dummy else "")))
+        lines.append(ctx.t(_ASK[view.phase][dummy]))
         return "\n".join(lines), _buttons(view, ctx, legal)
     if view.finished or not active:
         lines.append(public(view, ctx))
@@ -141,10 +176,21 @@ def hand(
 
 
 def alert(view: DurakView, ctx: Ctx) -> str:
-    text = ctx.t("durak.your_hand", cards=ctx.cards(view.hand))
+    text: str = ctx.t("durak.your_hand", cards=ctx.cards(view.hand))
     if view.dummy_hand is not None:
         text += "\n" + ctx.t("durak.dummy_hand", cards=ctx.cards(view.dummy_hand))
     return text
+
+
+def played(view: DurakView, record: dict[str, Any]) -> dict[str, Any]:
+    """The card a legal move puts down (an attack, a throw-in or the beating card), the
+    attack card a beat covers, and whether the move is the dummy's: the Mini App draws
+    the move on those cards."""
+    return {
+        "card": record.get("with") or record.get("attack") or record.get("throw"),
+        "beat": record.get("beat"),
+        "dummy": bool(record.get("dummy")),
+    }
 
 
 def settings(ctx: Ctx) -> list[tuple[str, str]]:
@@ -152,8 +198,8 @@ def settings(ctx: Ctx) -> list[tuple[str, str]]:
     plays, and who leads a rematch."""
     s = ctx.table.settings
     return [
-        (ctx.t("settings.dummy_plays." + ("on" if s.dummy_plays else "off")), "p"),
-        (ctx.t("settings.first_move." + s.first_move), "f"),
+        (ctx.t("settings.dummy_plays.on" if s.dummy_plays else "settings.dummy_plays.off"), "p"),
+        (ctx.t(_FIRST_MOVE[s.first_move]), "f"),
     ]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.callbacks import Action
-from bot.i18n import t
+from bot.i18n import Markup, t
 from bot.models import GameSettings
 from bot.render import Ctx
 from bot.screen import Button, rows_of
@@ -20,6 +20,22 @@ from engine import cards
 from engine.football import HOME, FootballView, ahead
 
 _ARROWS = {-1: "↖", 0: "⬆", 1: "↗"}
+# The narration of each event the engine emits, by kind (and reason: ``kind.reason``).
+EVENTS = {
+    "setup_done": "event.football.setup_done",
+    "started": "event.football.started",
+    "drew": "event.football.drew",
+    "ball_out.no_entry": "event.football.ball_out.no_entry",
+    "ball_out.no_match": "event.football.ball_out.no_match",
+    "ball_out.dead_end": "event.football.ball_out.dead_end",
+    "entered": "event.football.entered",
+    "flipped": "event.football.flipped",
+    "stepped": "event.football.stepped",
+    "keeper": "event.football.keeper",
+    "goal": "event.football.goal",
+    "saved": "event.football.saved",
+    "finished": "event.football.finished",
+}
 _HIDDEN = "▒▒"
 
 
@@ -117,7 +133,7 @@ def status(view: FootballView, ctx: Ctx) -> str:
             ctx.t("football.setup_state", name=ctx.name(s), mark="✅" if done else "⏳")
             for s, done in enumerate(view.setup_done)
         ]
-        return ctx.t("football.setting_up", players=", ".join(marks))
+        return ctx.t("football.setting_up", players=Markup(", ").join(marks))
     if view.result is not None:
         goals = ":".join(str(g) for g in view.result.goals)
         if view.result.winner is None:
@@ -159,19 +175,32 @@ def _setup_screen(
     return "\n".join(lines), rows
 
 
+def _target(view: FootballView, record: dict[str, Any]) -> tuple[int, int]:
+    """The field cell (row, column) an enter or advance move steps the ball onto."""
+    seat = view.seat or 0
+    if "enter" in record:
+        return HOME[seat], record["enter"]
+    assert view.ball_at is not None
+    return ahead(seat, view.ball_at[0]), record["advance"]
+
+
 def _move_label(view: FootballView, ctx: Ctx, record: dict[str, Any]) -> tuple[int, str]:
     """(position left to right as the reader sees it, label) of an enter/advance move."""
     seat = view.seat or 0
     _, cols = _order(seat)
-    if "enter" in record:
-        col = record["enter"]
-        return cols.index(col), ctx.card(view.field[HOME[seat]][col])
-    col = record["advance"]
-    assert view.ball_at is not None
-    row, from_col = ahead(seat, view.ball_at[0]), view.ball_at[1]
-    delta = (col - from_col) * (-1 if seat == 1 else 1)
+    row, col = _target(view, record)
     card = view.field[row][col]
+    if "enter" in record:
+        return cols.index(col), ctx.card(card)
+    assert view.ball_at is not None
+    delta = (col - view.ball_at[1]) * (-1 if seat == 1 else 1)
     return cols.index(col), f"{_ARROWS[delta]} {ctx.card(card) if card else '?'}"
+
+
+def played(view: FootballView, record: dict[str, Any]) -> dict[str, Any]:
+    """A play move steps the ball onto a field card: the Mini App plays it by a tap on
+    that ``cell`` ([row, column], absolute as in the view)."""
+    return {"card": None, "beat": None, "dummy": False, "cell": list(_target(view, record))}
 
 
 def hand(

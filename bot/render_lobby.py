@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot import callbacks, registry
 from bot.callbacks import Action
 from bot.games import player_limits
+from bot.i18n import LANGUAGES
 from bot.render import Ctx
 from bot.screen import Button, Screen
 
@@ -13,7 +14,7 @@ def picker(ctx: Ctx) -> Screen:
     return Screen(
         ctx.t("lobby.pick"),
         tuple(
-            (Button(ctx.t(f"game.{game.name}"), ctx.cb(Action.PICK, game.letter)),)
+            (Button(ctx.t(game.title), ctx.cb(Action.PICK, game.letter)),)
             for game in registry.GAMES.values()
         ),
     )
@@ -24,11 +25,11 @@ def settings(ctx: Ctx) -> list[tuple[str, str]]:
     shows the lines, the settings keyboard the same texts as buttons that change them."""
     table = ctx.table
     s = table.settings
-    items = [(ctx.t("settings.deck", n=s.deck_size), "d")]
+    items: list[tuple[str, str]] = [(ctx.t("settings.deck", n=s.deck_size), "d")]
     items += registry.entry(table.kind).settings(ctx)
     turn_time = ctx.t("settings.turn_time", n=s.turn_time) if s.turn_time else None
     items.append((turn_time or ctx.t("settings.no_limit"), "t"))
-    items.append((ctx.t("settings.language", name=ctx.t("language." + table.lang)), "l"))
+    items.append((ctx.t("settings.language", name=ctx.t(LANGUAGES[table.lang])), "l"))
     return items
 
 
@@ -40,7 +41,7 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
     need = str(low) if low == high else f"{low}–{high}"
     names = ", ".join(ctx.name(i) for i in range(len(table.seats))) or "—"
     lines = [
-        ctx.t("lobby.title", game=ctx.t(f"game.{table.kind}")),
+        ctx.t("lobby.title", game=ctx.t(registry.entry(table.kind).title)),
         ctx.t("lobby.players", n=len(table.seats), need=need, names=names),
         " · ".join(line for line, _ in settings(ctx)),
     ]
@@ -56,7 +57,7 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
                 Button(ctx.t("btn.leave"), ctx.cb(Action.LEAVE)),
             )
         )
-    level = ctx.t("computer.level." + registry.lobby_level(table))
+    level = ctx.t(registry.LEVELS[registry.lobby_level(table)])
     rows.append(
         (
             Button(ctx.t("btn.add_computer"), ctx.cb(Action.COMPUTER, "+")),

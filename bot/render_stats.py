@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from bot import callbacks, registry
 from bot.callbacks import Action
-from bot.i18n import t
-from bot.render import Ctx, esc, percent
+from bot.i18n import Markup, t
+from bot.render import Ctx, percent
 from bot.screen import Button, Screen
 from bot.stats import KINDS, MIN_GAMES, Line, Moved
 from engine.ratings import trend
@@ -20,7 +20,7 @@ KIND_OF = {letter: kind for kind, letter in LETTER.items()}
 
 
 def _name(line: Line) -> str:
-    return esc(line.name) if line.name else "—"
+    return line.name or "—"
 
 
 def _rating(line: Line) -> str:
@@ -33,7 +33,7 @@ def moved_lines(ctx: Ctx, moved: Moved) -> list[str]:
     for uid, place in moved.up:
         seat = ctx.table.seat_of(uid)
         names.append(ctx.t("stats.place", name=ctx.name(seat), place=place))
-    return [ctx.t("stats.moved_up", names=", ".join(names))] if names else []
+    return [ctx.t("stats.moved_up", names=Markup(", ").join(names))] if names else []
 
 
 def standings_button(ctx: Ctx) -> Button:
@@ -43,20 +43,20 @@ def standings_button(ctx: Ctx) -> Button:
 
 def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
     """A group's top players at one game, with a button per game to switch."""
-    text = [t(lang, "stats.board_title", game=t(lang, f"game.{kind}"))]
+    game = registry.GAMES[kind]
+    text = [t(lang, "stats.board_title", game=t(lang, game.title))]
     if not lines:
         text.append(t(lang, "stats.board_empty", min=MIN_GAMES))
-    share = registry.GAMES[kind].share
     for place, line in enumerate(lines, 1):
         text.append(
             t(
                 lang,
-                f"stats.row_{kind}",
+                game.board_row,
                 place=place,
                 name=_name(line),
                 rating=_rating(line),
                 n=line.n,
-                pct=percent(line.get(share), line.n),
+                pct=percent(line.get(game.share), line.n),
             )
         )
     text.append(t(lang, "stats.board_note", min=MIN_GAMES))
@@ -65,7 +65,7 @@ def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
     # is refused by Telegram).
     buttons = tuple(
         Button(
-            ("• " if other == kind else "") + t(lang, f"game.{other}"),
+            ("• " if other == kind else "") + t(lang, registry.GAMES[other].title),
             callbacks.at(
                 address, Action.STANDINGS, ("=" if other == kind else "s") + LETTER[other]
             ),
@@ -82,25 +82,26 @@ def figures(lang: str, kind: str, line: Line) -> str:
 
 def _game_block(lang: str, kind: str, line: Line) -> list[str]:
     rating = t(lang, "stats.rating", rating=_rating(line), trend=trend(line.trend)).rstrip()
-    streak = t(lang, f"stats.streak_{kind}", cur=line.get("cur"), best=line.get("best"))
-    return [f"<b>{t(lang, f'game.{kind}')}</b>", figures(lang, kind, line), rating, streak]
+    game = registry.GAMES[kind]
+    streak = t(lang, game.streak, cur=line.get("cur"), best=line.get("best"))
+    return [f"<b>{t(lang, game.title)}</b>", figures(lang, kind, line), rating, streak]
 
 
 def mine(lang: str, overall: dict[str, Line], vs: dict[tuple[str, str], Line]) -> Screen:
     """A person's own figures across all groups, and against the computer per level."""
-    text = [t(lang, "stats.mine_title")]
+    text: list[str] = [t(lang, "stats.mine_title")]
     if not overall and not vs:
         text.append(t(lang, "stats.nothing"))
     for kind, line in overall.items():
         text.append("\n".join(_game_block(lang, kind, line)))
     if vs:
-        rows = [t(lang, "stats.vs_computer")]
+        rows: list[str] = [t(lang, "stats.vs_computer")]
         for (kind, level), line in vs.items():
             where = t(
                 lang,
                 "stats.vs_level",
-                game=t(lang, f"game.{kind}"),
-                level=t(lang, f"computer.level.{level}"),
+                game=t(lang, registry.GAMES[kind].title),
+                level=t(lang, registry.LEVELS[level]),
             )
             rows.append(f"{where}: {figures(lang, kind, line)}")
         text.append("\n".join(rows))
@@ -111,13 +112,13 @@ def his(
     lang: str, name: str, lines: dict[str, Line], h2h: dict[str, tuple[int, int, int]]
 ) -> Screen:
     """Someone's figures in this group, with his record against the asker."""
-    text = [t(lang, "stats.his_title", name=esc(name))]
+    text: list[str] = [t(lang, "stats.his_title", name=name)]
     if not lines:
         text.append(t(lang, "stats.nothing"))
     for kind, line in lines.items():
         block = _game_block(lang, kind, line)
         n, won, lost = h2h.get(kind, (0, 0, 0))
         if n:
-            block.append(t(lang, "stats.h2h", n=n, name=esc(name), his=won, yours=lost))
+            block.append(t(lang, "stats.h2h", n=n, name=name, his=won, yours=lost))
         text.append("\n".join(block))
     return Screen("\n\n".join(text))

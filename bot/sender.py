@@ -142,6 +142,18 @@ async def member(bot: Bot, chat_id: int, user_id: int) -> ChatMember:
     return await bot.get_chat_member(chat_id, user_id)
 
 
+async def set_menu_button(bot: Bot, chat_id: int, text: str, url: str) -> None:
+    """The menu button of the private chat ``chat_id``: ``text``, opening the Mini App at
+    ``url``."""
+    button = {"type": "web_app", "text": text, "web_app": {"url": url}}
+    await _call(bot, "setChatMenuButton", {"chat_id": chat_id, "menu_button": button})
+
+
 async def set_commands(bot: Bot, commands: Sequence[BotCommand], lang: str | None) -> None:
     """The command menu for users of language ``lang`` (None: every other language)."""
     await bot.set_my_commands(commands, language_code=lang)
+
+
+async def set_webhook(bot: Bot, url: str, allowed_updates: Sequence[str], secret: str) -> None:
+    """Ask Telegram to post our updates to ``url``, each with ``secret`` in its header."""
+    await bot.set_webhook(url, allowed_updates=list(allowed_updates), secret_token=secret)

@@ -26,12 +26,20 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
     ct:turns       sorted set of table keys, scored by when their automatic move is due
                    (bot.turns)
 
+    ct:changed     a pub/sub channel, not a key: every commit publishes
+                   "<version> <table key>" on it (a process with Mini App pages open
+                   follows its tables by it: bot.webapp.server). Channels are shared by
+                   every database of the server: a notice is only a reason to read.
+
     ct:rl:all, ct:rl:c:<chat_id>  the shared rate-limit buckets (bot.limiter)
 
     ct:upd:<update_id>  "busy" while a process handles that update, then "done" for an
                    hour: a redelivered update is dropped (bot.once)
     ct:member:<chat_id>:<uid>  "1" for a minute after Telegram said that <uid> is in the
                    group <chat_id> (joining needs it; bot.members)
+    ct:init:<hash>  "1" once a Mini App page exchanged the initData of that signature
+                   (its ``hash`` field) for a session, until that initData's own age limit:
+                   a second exchange of it is a replay (bot.webapp.auth)
     ct:st:...      the standings: per group and per person, without a TTL (their layout
                    is documented in bot.stats)
 
@@ -52,8 +60,8 @@ A table's key lives as long as its game needs: a commit sets its TTL to outlast 
 pending turn deadline, to at least :data:`IDLE_GAME_TTL` for a running game with no turn
 limit, and to the configured TTL otherwise (finished and abandoned tables expire).
 
-A move costs one HGETALL, one CAS (which takes the lease) and one script that saves the
-slots and releases the lease.
+A move costs one HGETALL, one CAS (which takes the lease and publishes the new version)
+and one script that saves the slots and releases the lease.
 
 A table whose chat id changes (a basic group upgraded to a supergroup) is moved to its
 new key whole, once no process is delivering it, and without its lease: the move's next
@@ -64,17 +72,19 @@ nothing can leave a table-less hash behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import random
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from pydantic import ValidationError
+from redis.asyncio.client import PubSub
 
 from bot.models import Slot, Table
 
@@ -111,7 +121,7 @@ end
 """
 
 # ARGV[4..]: expected version, new version, table JSON, ttl, fresh (1 drops every other
-# field: a new game starts with no remembered messages).
+# field: a new game starts with no remembered messages), the channel of changes.
 # 0: conflict; 1: committed, another process delivers; 2: committed, deliver.
 _CAS = (
     _LEASE
@@ -121,6 +131,7 @@ if (v or '0') ~= ARGV[4] then return 0 end
 if ARGV[8] == '1' then redis.call('DEL', KEYS[1]) end
 redis.call('HSET', KEYS[1], 'v', ARGV[5], 'd', ARGV[6])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
+redis.call('PUBLISH', ARGV[9], ARGV[5] .. ' ' .. KEYS[1])
 if not lease_free() then return 1 end
 take_lease()
 return 2
@@ -214,6 +225,7 @@ return 1
 # a Redis database with a running bot and afterwards remove its own keys and nothing else.
 KEY_PREFIX = os.environ.get("CARDTABLE_KEY_PREFIX", "ct")
 DUE_KEY = f"{KEY_PREFIX}:due"
+CHANGED = f"{KEY_PREFIX}:changed"
 TURNS_KEY = f"{KEY_PREFIX}:turns"
 JUNK = "x:"
 
@@ -242,6 +254,10 @@ return 1
 
 def table_key(chat_id: int, thread_id: int | None) -> str:
     return f"{KEY_PREFIX}:table:{chat_id}:{thread_id or 0}"
+
+
+def init_key(signature: str) -> str:
+    return f"{KEY_PREFIX}:init:{signature}"
 
 
 def closed_key(user_id: int) -> str:
@@ -322,6 +338,13 @@ def _junk_pairs(junk: Sequence[tuple[int, int, bool]]) -> list[str]:
     ]
 
 
+async def _changes(pubsub: PubSub) -> AsyncIterator[tuple[str, int]]:
+    async for message in pubsub.listen():
+        if message["type"] == "message":
+            version, _, key = _text(message["data"]).partition(" ")
+            yield key, int(version)
+
+
 def ttl_for(table: Table, base: int, now: float) -> int:
     """How long a table's key must live after this commit (see the module docstring)."""
     if table.phase != "playing":
@@ -386,6 +409,7 @@ class Store:
                 new.model_dump_json(),
                 ttl,
                 1 if write.fresh else 0,
+                CHANGED,
             )
             if done:
                 new.version = expected + 1
@@ -473,6 +497,25 @@ class Store:
         """The table keys where ``user_id``'s private chat refused us."""
         found = await self.redis.smembers(closed_key(user_id))
         return sorted(_text(k) for k in found)
+
+    @contextlib.asynccontextmanager
+    async def changes(self) -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
+        """Every commit from now on, in any process, as (table key, version). It yields
+        once Redis has confirmed the subscription: a table loaded after that misses none
+        of its later changes. Raises RedisError when the subscription breaks (commits
+        made meanwhile are not told again)."""
+        async with self.redis.pubsub() as pubsub:
+            await pubsub.subscribe(CHANGED)
+            async for message in pubsub.listen():
+                if message["type"] == "subscribe":
+                    break
+            yield _changes(pubsub)
+
+    async def spend(self, signature: str, until: float) -> bool:
+        """Mark an initData (by its signature) used, until ``until`` (seconds since the
+        epoch); False when it was used before (a replay)."""
+        ttl = max(1, int(until - self.clock()))
+        return bool(await self.redis.set(init_key(signature), "1", ex=ttl, nx=True))
 
     async def defer(self, key: str, due: float) -> None:
         """Leave the table's messages for later (``due``: seconds since the epoch)."""

@@ -20,7 +20,7 @@ from telegram.ext import ContextTypes
 
 from bot import callbacks, delivery, sender, turns
 from bot.callbacks import Action, BadCallback, Callback
-from bot.i18n import lang_of, t
+from bot.i18n import lang_of, plain
 from bot.models import Table
 from bot.services import services
 from bot.store import Snapshot, Write, table_key
@@ -86,7 +86,7 @@ async def _answer(
     query: CallbackQuery, lang: str, key: str | None, alert: bool = True, **params: Any
 ) -> None:
     """Answer a tap once: silently, or with a short text (an alert by default)."""
-    text = t(lang, key, **params)[:200] if key else None
+    text = plain(lang, key, **params)[:200] if key else None
     try:
         await sender.answer(query, text, alert=alert and text is not None)
     except TelegramError as exc:  # too old to answer: nothing to tell anyone

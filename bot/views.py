@@ -6,12 +6,32 @@ Game screens come from the engine's views only: ``game.view(None)`` for the grou
 
 from __future__ import annotations
 
+from typing import Any
+
 from bot import callbacks, games, registry, render_lobby, render_stats
 from bot.callbacks import Action
+from bot.i18n import Markup
 from bot.models import Table
-from bot.render import Ctx, esc
+from bot.render import Ctx
 from bot.screen import Button, Screen
 from bot.stats import Moved
+
+# The table's own events (bot.turns), whatever its game.
+TABLE_EVENTS = {
+    "seat_timeout": "event.seat_timeout",
+    "seat_away": "event.seat_away",
+    "seat_back": "event.seat_back",
+    "computer_stalled": "event.computer_stalled",
+}
+
+
+def narrate(ctx: Ctx, kind: str, data: dict[str, Any]) -> Markup:
+    """One event in words: the game's (by its kind, and reason if it has one) or the
+    table's own."""
+    reason = data.get("reason")
+    name = f"{kind}.{reason}" if isinstance(reason, str) else kind
+    key = registry.entry(ctx.table.kind).events.get(name) or TABLE_EVENTS[name]
+    return ctx.t(key, **ctx.params(data))
 
 
 def series_line(ctx: Ctx) -> str:
@@ -21,7 +41,7 @@ def series_line(ctx: Ctx) -> str:
     scores = ", ".join(
         f"{ctx.name(i)} {table.series.get(str(s.user_id), 0)}" for i, s in enumerate(table.seats)
     )
-    return ctx.t(f"series.{table.kind}", games=table.games, scores=scores)
+    return ctx.t(registry.entry(table.kind).series, games=table.games, scores=scores)
 
 
 def group_screen(table: Table, bot_username: str, moved: Moved | None = None) -> Screen:
@@ -36,9 +56,9 @@ def group_screen(table: Table, bot_username: str, moved: Moved | None = None) ->
         return Screen(ctx.t("lobby.closed"))
     screens = registry.entry(table.kind)
     view = games.current(table).view(None)
-    lines = [f"<b>{ctx.t(f'game.{table.kind}')}</b>", screens.group(view, ctx)]
+    lines = [f"<b>{ctx.t(screens.title)}</b>", screens.group(view, ctx)]
     if table.events:
-        lines.append("\n".join("• " + ctx.narrate(kind, data) for kind, data in table.events))
+        lines.append("\n".join("• " + narrate(ctx, kind, data) for kind, data in table.events))
     if table.phase == "abandoned":
         lines.append(ctx.t("table.stopped"))
     else:
@@ -83,10 +103,10 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     game = games.current(table)
     view = game.view(seat)
     active = table.phase != "abandoned"
-    header = ctx.t("hand.header", game=ctx.t(f"game.{table.kind}"), chat=esc(table.chat_title))
+    screens = registry.entry(table.kind)
+    header = ctx.t("hand.header", game=ctx.t(screens.title), chat=table.chat_title)
     legal = games.legal_for(game, seat) if active else None
-    hand = registry.entry(table.kind).hand
-    text, rows = hand(view, ctx, table.seats[seat].setup, legal, active)
+    text, rows = screens.hand(view, ctx, table.seats[seat].setup, legal, active)
     if not active:
         text += "\n" + ctx.t("table.stopped")
     elif seconds := games.turn_time(table, seat):

@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 
 from bot.callbacks import Action
+from bot.i18n import catalogue
 from engine import records
-from tests.fakegram import FakeGroup, Harness
+from tests.fakegram import FakeGroup, Harness, parse_html
 from tests.tabletop import LeakWatch, Tabletop, stored
+from tests.test_e2e_stats import play_series
 
 
 async def test_names_and_titles_with_html_characters(harness: Harness) -> None:
@@ -32,6 +35,43 @@ async def test_names_and_titles_with_html_characters(harness: Harness) -> None:
     assert record["players"][0] in {p.first_name[:64] for p in players} | {
         s["name"] for s in (await stored(h, group))["seats"]
     }
+
+
+async def test_a_name_with_html_characters_reads_as_written_on_every_screen(
+    harness: Harness,
+) -> None:
+    """A player called ``<b>&Ann`` in a group called ``Tom & Jerry <club>``: the lobby, the
+    group's table and result, her hand, the standings and her figures show both as
+    written. Escaped once (Telegram refuses a message with a stray ``<``, and the fixture
+    fails the test on that), never twice (``&amp;amp;`` would read ``&amp;``)."""
+    h = harness
+    name, chat = "<b>&Ann", "Tom & Jerry <club>"
+    ann, bob = h.user(name), h.user("Bob")
+    group = h.group(chat, creator=ann)
+    await play_series(Tabletop(h, group), [ann, bob], "football", 3)  # on the board now
+    await h.command(bob, group, "/stats")
+    await h.command(bob, group, "/stats", reply_to=await h.send_text(ann, group, "gg"))
+    shown: dict[int, list[str]] = {group.id: [], ann.id: [], bob.id: []}
+    for call in h.server.calls:
+        if call.method in ("sendMessage", "editMessageText") and not call.error:
+            text = str(call.params["text"])
+            if call.params.get("parse_mode") == "HTML":
+                text = parse_html(text)[0]
+            shown[int(call.params["chat_id"])].append(text)
+    texts = [text for chat_texts in shown.values() for text in chat_texts]
+    assert [text for text in texts if "&amp;" in text or "&lt;" in text] == []
+
+    def with_name(chat_id: int, key: str) -> list[str]:
+        """What was shown there with the text of ``key`` up to its first placeholder."""
+        words = re.sub(r"<[^>]+>", "", str(catalogue("en")[key])).split("{")[0]
+        return [text for text in shown[chat_id] if words in text and name in text]
+
+    assert with_name(group.id, "lobby.players")  # the lobby
+    assert with_name(group.id, "football.setting_up")  # the table during the set-up
+    assert with_name(group.id, "stats.moved_up")  # the result
+    assert with_name(group.id, "stats.board_title")  # the standings
+    assert with_name(group.id, "stats.h2h")  # her figures
+    assert [text for text in shown[ann.id] if chat in text]  # her hand's header
 
 
 async def test_one_player_at_two_tables_at_once(harness: Harness) -> None:

@@ -4,12 +4,14 @@ the button's path (same checks, same refusals, the same table afterwards)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
 import random
 import socket
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,27 +24,42 @@ from bot.callbacks import Action
 from bot.config import Settings
 from bot.i18n import t
 from bot.services import services
-from bot.webapp import server
-from bot.webapp.auth import Checker, Forged
+from bot.store import Snapshot, table_key
+from bot.webapp import api, server
+from bot.webapp.auth import SESSION, Checker, Forged
 from engine.durak import Durak
-from tests.conftest import settings
+from tests.conftest import Clock, settings
 from tests.fakegram import BOT_TOKEN, FakeTelegram, FakeUser, Harness
 from tests.fakeserver import FakeServer
-from tests.tabletop import hidden_cards, leaks, stored
-from tests.webapp_util import auth, init_data, table_for_two, table_param, tampered
+from tests.tabletop import Tabletop, hidden_cards, leaks, stored
+from tests.webapp_util import (
+    bearer,
+    exchange,
+    init_data,
+    page_server,
+    table_for_two,
+    table_param,
+    tampered,
+    token,
+)
 
 PAGE = "https://cards.example.org/app/"
 _SETTINGS = {name.upper() for name in Settings.model_fields}
 
 
-def client(h: Harness) -> httpx.AsyncClient:
-    app = server.asgi(h.app, services(h.app).settings, server.Hub(h.app))
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://page")
+@contextlib.asynccontextmanager
+async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
+    hub = server.Hub(h.app)
+    app = server.asgi(h.app, services(h.app).settings, hub)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://page") as c:
+        yield c
+    await hub.close()
 
 
 async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
     async with client(h) as c:
-        r = await c.get("/app/api/state", params={"t": param}, headers=auth(init_data(user)))
+        r = await c.get("/app/api/state", headers=bearer(await token(c, user, param)))
     assert r.status_code == 200, r.text
     result: dict[str, Any] = r.json()
     return result
@@ -67,8 +84,8 @@ def test_initdata_signed_with_our_token_and_fresh_is_the_only_kind_accepted() ->
 
     ann = FakeUser(id=777, first_name="Ann", language_code="uk")
     checker = Checker(BOT_TOKEN)
-    viewer = checker.viewer(init_data(ann, start_param="abc"))
-    assert (viewer.user_id, viewer.language_code, viewer.start_param) == (777, "uk", "abc")
+    viewer = checker.init_data(init_data(ann, start_param="abc")).viewer
+    assert (viewer.user_id, viewer.language_code, viewer.table) == (777, "uk", "abc")
     for bad in (
         tampered(init_data(ann)),
         init_data(ann, token="1:another-bots-token"),
@@ -77,7 +94,7 @@ def test_initdata_signed_with_our_token_and_fresh_is_the_only_kind_accepted() ->
         "user=%7B%7D&hash=00",
     ):
         with pytest.raises(Forged):
-            checker.viewer(bad)
+            checker.init_data(bad)
 
 
 async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harness) -> None:
@@ -91,6 +108,7 @@ async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harnes
     # Not configured: no hand message offers the page, the group has no link to it.
     assert not any(b.web_app for u in (ann, bob) for m in h.screen(u) for b in m.buttons)
     assert not any(b.url and "startapp" in b.url for b in top.table_message().buttons)
+    assert h.server.calls_to("setChatMenuButton") == []
     # Bob's picture is in his language and holds only what his seat may know.
     his = await picture(h, bob, param)
     assert his["lang"] == "ru" and his["view"]["hand"] == game.view(1).hand
@@ -101,23 +119,133 @@ async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harnes
     assert not leaks(json.dumps(stranger), hidden_cards("durak", data["state"], None))
 
 
-async def test_forged_or_expired_initdata_gets_401_and_changes_nothing(harness: Harness) -> None:
+async def test_the_page_shows_a_name_with_html_characters_as_written(harness: Harness) -> None:
+    """The page sets its texts as text: a name is neither escaped there nor read as HTML."""
+    h = harness
+    name = "<b>&Ann"
+    players = [h.user(name), h.user("Bob")]
+    group = h.group(creator=players[0])
+    top = Tabletop(h, group)
+    await top.setup_game("football", players)
+    param = await table_param(h, group)
+    seen = await picture(h, players[1], param)
+    assert name in seen["names"] and name in seen["status"]  # seats are drawn at random
+    rng = random.Random(2)
+    for _ in range(40):  # until her set-up is done, and narrated
+        if any(name in event for event in seen["events"]):
+            break
+        await top.step(players, rng)
+        seen = await picture(h, players[1], param)
+    assert any(name in event for event in seen["events"])
+    assert "&amp;" not in json.dumps(seen) and "&lt;" not in json.dumps(seen)
+
+
+async def test_initdata_is_traded_once_for_a_session_and_a_replay_gets_401(
+    harness: Harness,
+) -> None:
     h = harness
     top, (ann, _), param = await table_for_two(h, "durak")
     before = await stored(h, top.group)
+    opening = init_data(ann)
+    async with client(h) as c:
+        r = await exchange(c, opening, param)
+        assert r.status_code == 200 and r.json()["expires_in"] == pytest.approx(SESSION)
+        ticket = r.json()["token"]
+        assert (await c.get("/app/api/state", headers=bearer(ticket))).json()["seat"] == 0
+        # The same initData again (captured on the way, or a page replaying it): refused,
+        # while the session it was traded for goes on.
+        assert (await exchange(c, opening, param)).status_code == 401
+        assert (await c.get("/app/api/state", headers=bearer(ticket))).status_code == 200
+        # The table may come from the start parameter (the group's link) instead.
+        r = await exchange(c, init_data(ann, start_param=param), None)
+        assert r.status_code == 200
+        # Only the signature counts: forged, another bot's, too old, or none.
+        for bad in (
+            tampered(init_data(ann)),
+            init_data(ann, token="1:another-bots-token"),
+            init_data(ann, age=2 * 86400),
+            "",
+        ):
+            assert (await exchange(c, bad, param)).status_code == 401
+    assert await stored(h, top.group) == before
+
+
+def _with_user(ticket: str, user_id: int) -> str:
+    """A session token with another user id written into it, its signature kept."""
+    body, _, signature = ticket.partition(".")
+    fields = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    fields[0]["user_id"] = user_id
+    raw = json.dumps(fields, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode() + "." + signature
+
+
+async def _refused_everywhere(c: httpx.AsyncClient, ticket: str, move: str) -> None:
+    """Every call with ``ticket`` gets 401: the picture, a move, the stream, a renewal."""
+    assert (await c.get("/app/api/state", headers=bearer(ticket))).status_code == 401
+    r = await c.post("/app/api/move", json={"data": move}, headers=bearer(ticket))
+    assert r.status_code == 401
+    assert (await c.get("/app/api/events", params={"s": ticket})).status_code == 401
+    assert (await c.post("/app/api/session", headers=bearer(ticket))).status_code == 401
+
+
+async def test_a_forged_or_expired_session_gets_401_and_changes_nothing(
+    harness: Harness, clock: Clock
+) -> None:
+    h = harness
+    top, players, param = await table_for_two(h, "durak")
+    before = await stored(h, top.group)
     actor = Durak.from_json(before["state"]).to_act()
     assert actor is not None
-    mover = [ann, _][actor.player]
+    mover, other = players[actor.player], players[1 - actor.player]
     move = (await picture(h, mover, param))["moves"][0]["data"]
     async with client(h) as c:
-        for bad in (tampered(init_data(mover)), init_data(mover, age=2 * 86400), ""):
-            r = await c.post("/app/api/move", json={"data": move}, headers=auth(bad))
-            assert r.status_code == 401
-            r = await c.get("/app/api/state", params={"t": param}, headers=auth(bad))
-            assert r.status_code == 401
-            r = await c.get("/app/api/events", params={"t": param, "init": bad})
-            assert r.status_code == 401
+        ticket = await token(c, mover, param)
+        body, _, signature = ticket.partition(".")
+        for forged in (
+            _with_user(await token(c, other, param), mover.id),  # Bob's token made Ann's
+            f"{body}.{signature[:-2]}AA",
+            f"{body[:-2]}AA.{signature}",
+            "",
+            "nonsense",
+        ):
+            await _refused_everywhere(c, forged, move)
+        # A renewal before it runs out is a new token; the old one still ends when it did.
+        clock.advance(SESSION * 2 / 3)
+        r = await c.post("/app/api/session", headers=bearer(ticket))
+        assert r.status_code == 200 and r.json()["expires_in"] == pytest.approx(SESSION)
+        renewed = r.json()["token"]
+        clock.advance(SESSION / 3)
+        await _refused_everywhere(c, ticket, move)
+        assert (await c.get("/app/api/state", headers=bearer(renewed))).status_code == 200
+        clock.advance(SESSION)
+        await _refused_everywhere(c, renewed, move)
     assert await stored(h, top.group) == before
+
+
+async def test_a_session_is_for_one_table(harness: Harness) -> None:
+    h = harness
+    _, _, param = await table_for_two(h, "durak")
+    other, players, elsewhere = await table_for_two(h, "durak")
+    before = await stored(h, other.group)
+    actor = Durak.from_json(before["state"]).to_act()
+    assert actor is not None
+    mover = players[actor.player]
+    move = (await picture(h, mover, elsewhere))["moves"][0]["data"]
+    async with client(h) as c:
+        # His session of the first table: no picture of the second, no move there.
+        ticket = await token(c, mover, param)
+        r = await c.get("/app/api/state", params={"t": elsewhere}, headers=bearer(ticket))
+        assert r.status_code == 403
+        r = await c.get("/app/api/events", params={"s": ticket, "t": elsewhere})
+        assert r.status_code == 403
+        r = await c.post("/app/api/move", json={"data": move}, headers=bearer(ticket))
+        assert r.status_code == 403
+        assert await stored(h, other.group) == before
+        # The session of that table makes the same move.
+        ticket = await token(c, mover, elsewhere)
+        r = await c.post("/app/api/move", json={"data": move}, headers=bearer(ticket))
+        assert r.status_code == 200
+    assert len((await stored(h, other.group))["moves"]) == len(before["moves"]) + 1
 
 
 async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
@@ -138,26 +266,21 @@ async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
     # The lead: every move plays a card from his hand, and says which.
     assert {m["card"] for m in moves} <= set((await picture(h, mover, param))["view"]["hand"])
     async with client(h) as c:
+        mine, theirs = bearer(await token(c, mover, param)), bearer(await token(c, other, param))
         # The other player sending the same move: refused as the button would be.
-        r = await c.post(
-            "/app/api/move", json={"data": moves[0]["data"]}, headers=auth(init_data(other))
-        )
+        r = await c.post("/app/api/move", json={"data": moves[0]["data"]}, headers=theirs)
         assert r.status_code == 409
         assert r.json()["refusal"] == t(other.language_code or "en", "illegal.not_your_turn")
-        r = await c.post(
-            "/app/api/move", json={"data": moves[0]["data"]}, headers=auth(init_data(mover))
-        )
+        r = await c.post("/app/api/move", json={"data": moves[0]["data"]}, headers=mine)
         assert r.status_code == 200 and r.json() == {"ok": True, "refusal": None}
         after = await stored(h, top.group)
         assert len(after["moves"]) == len(before["moves"]) + 1
         # Sent twice (a double tap): the position stamp refuses the second.
-        r = await c.post(
-            "/app/api/move", json={"data": moves[0]["data"]}, headers=auth(init_data(mover))
-        )
+        r = await c.post("/app/api/move", json={"data": moves[0]["data"]}, headers=mine)
         assert r.status_code == 409 and await stored(h, top.group) == after
         # Only a hand message's actions: a group button's data is not a move.
         join = callbacks.at(callbacks.address(top.group.id, None, after["game_id"]), Action.JOIN)
-        r = await c.post("/app/api/move", json={"data": join}, headers=auth(init_data(mover)))
+        r = await c.post("/app/api/move", json={"data": join}, headers=mine)
         assert r.status_code == 400
     await top.caught_up(players)  # the messages followed the page's move as after a tap
 
@@ -173,6 +296,11 @@ async def test_the_page_is_small_and_offered_only_when_configured(
         hand = [m for m in h.screen(user) if m.from_bot][-1]
         pages = [b.web_app for b in hand.buttons if b.web_app]
         assert pages == [f"{PAGE}?t={param}"]
+        # His private chat's menu button opens the same table, set with his first hand.
+        menus = [c.params for c in server.calls_to("setChatMenuButton")]
+        mine = [m["menu_button"] for m in menus if int(m["chat_id"]) == user.id]
+        text = t(user.language_code or "en", "webapp.open")
+        assert mine == [{"type": "web_app", "text": text, "web_app": {"url": pages[0]}}]
     links = [b.url for b in top.table_message().buttons if b.url]
     assert links == [f"https://t.me/cardtable_test_bot/table?startapp={param}"]
     async with client(h) as c:
@@ -219,8 +347,8 @@ async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Har
     # The old game's page: its players see the new game, a stranger sees it gone.
     assert (await picture(h, players[1], param))["view"]["hand"]
     async with client(h) as c:
-        stranger = init_data(h.user("Cid"))
-        r = await c.get("/app/api/state", params={"t": param}, headers=auth(stranger))
+        stranger = await token(c, h.user("Cid"), param)
+        r = await c.get("/app/api/state", headers=bearer(stranger))
     assert r.status_code == 404
 
 
@@ -280,8 +408,149 @@ async def test_redis_not_answering_is_told_as_a_tap_is(
     async def down(key: str) -> None:
         raise RedisError("Timeout reading from socket")
 
-    monkeypatch.setattr(services(h.app).store, "load", down)
     async with client(h) as c:
-        r = await c.get("/app/api/state", params={"t": param}, headers=auth(init_data(bob)))
+        ticket = await token(c, bob, param)
+        monkeypatch.setattr(services(h.app).store, "load", down)
+        r = await c.get("/app/api/state", headers=bearer(ticket))
     assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
     assert services(h.app).health.down_since is not None
+
+
+async def test_n_open_pages_of_a_table_cost_one_read_per_change(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Five pages follow one table through the server's real event streams: the server
+    reads the table once per change for all of them, and not at all between changes."""
+    await _five_pages(harness, monkeypatch)
+
+
+async def test_the_real_redis_tells_the_pages_of_each_change(
+    real_harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on the real Redis: its pub/sub, and its client's read timeout, which a
+    quiet subscription outlives."""
+    await _five_pages(real_harness, monkeypatch)
+
+
+async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    top, players, param = await table_for_two(h, "durak")
+    reads = 0  # the pages' reads of the table
+    load = api.load
+
+    async def counted(application: Any, key: str) -> Snapshot:
+        nonlocal reads
+        reads += 1
+        return await load(application, key)
+
+    monkeypatch.setattr(api, "load", counted)
+    key = table_key(top.group.id, None).encode()
+    touched = 0  # every read of the table's hash, by anyone
+    execute = h.redis.execute_command
+
+    async def spied(*args: Any, **options: Any) -> Any:
+        nonlocal touched
+        touched += args[0] in ("HGET", "HGETALL", "HMGET") and args[1] in (key, key.decode())
+        return await execute(*args, **options)
+
+    monkeypatch.setattr(h.redis, "execute_command", spied)
+    monkeypatch.setattr(server, "KEEPALIVE", 0.3)  # quiet for 1.5 s, past a read timeout
+    viewers = [*players, *(h.user(name) for name in ("Cid", "Dan", "Eve"))]
+    async with (
+        page_server(h) as root,
+        httpx.AsyncClient(base_url=root, timeout=5) as c,
+        contextlib.AsyncExitStack() as stack,
+    ):
+        pages = []
+        for user in viewers:
+            params = {"s": await token(c, user, param)}
+            stream = c.stream("GET", "/app/api/events", params=params)
+            pages.append((await stack.enter_async_context(stream)).aiter_lines())
+
+        async def shown(page: AsyncIterator[str], version: int) -> None:
+            """Reads the page's stream until it shows ``version``."""
+            async for line in page:
+                if line.startswith("data: ") and json.loads(line[6:])["version"] >= version:
+                    return
+
+        first = (await stored(h, top.group))["version"]
+        for page in pages:
+            await shown(page, first)
+        assert reads == 1  # the first page's, shared by the four that came after it
+        rng = random.Random(4)
+        for _ in range(6):
+            await top.caught_up(players)
+            await top.step(players, rng)
+            newest = (await stored(h, top.group))["version"]
+            for page in pages:
+                await shown(page, newest)
+        # Quiet: while every page gets keep-alives, nobody reads the table.
+        await top.caught_up(players)
+        before = (reads, touched)
+        quiet = 0
+        async for line in pages[0]:
+            quiet += line.startswith(": keep-alive")
+            if quiet == 5:
+                break
+        assert (reads, touched) == before
+    changes = newest - first
+    assert changes >= 6 and 1 <= reads - 1 <= changes
+    print(f"\n{len(pages)} pages, {changes} changes: {reads - 1} reads of the table")
+
+
+async def test_a_page_catches_up_when_the_subscription_broke(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notice of a change is lost with the subscription (Redis restarted): the process
+    subscribes again and reads its watched tables once, and the page shows the change."""
+    h = harness
+    top, players, param = await table_for_two(h, "durak")
+    store = services(h.app).store
+    changes = store.changes
+    subscriptions = 0
+
+    @contextlib.asynccontextmanager
+    async def flaky() -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
+        nonlocal subscriptions
+        subscriptions += 1
+        async with changes() as notices:
+
+            async def lost() -> AsyncIterator[tuple[str, int]]:
+                async for _ in notices:
+                    raise RedisError("Connection closed by server.")
+                yield ("", 0)  # never: the first notice breaks it
+
+            yield lost() if subscriptions == 1 else notices
+
+    monkeypatch.setattr(store, "changes", flaky)
+    monkeypatch.setattr(server, "RETRY", 0.0)
+    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
+        params = {"s": await token(c, players[0], param)}
+        async with c.stream("GET", "/app/api/events", params=params) as stream:
+            shown = (
+                json.loads(line[6:])["version"]
+                async for line in stream.aiter_lines()
+                if line.startswith("data: ")
+            )
+            assert await anext(shown) == (await stored(h, top.group))["version"]
+            await top.step(players, random.Random(1))
+            assert await anext(shown) == (await stored(h, top.group))["version"]
+    assert subscriptions == 2
+
+
+async def test_an_open_stream_ends_with_its_session(
+    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream opened with a token does not outlive it: the page reopens it with the
+    renewed one."""
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak")
+    monkeypatch.setattr(server, "KEEPALIVE", 0.05)
+    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
+        params = {"s": await token(c, ann, param)}
+        async with c.stream("GET", "/app/api/events", params=params) as stream:
+            lines = stream.aiter_lines()
+            assert (await anext(lines)).startswith("data: ")
+            clock.advance(SESSION)
+            rest = [line async for line in lines]  # ends: no timeout
+        assert not [line for line in rest if line.startswith("data: ")]
+        assert (await c.get("/app/api/events", params=params)).status_code == 401

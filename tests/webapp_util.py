@@ -11,12 +11,14 @@ import asyncio
 import hashlib
 import hmac
 import json
+import secrets
 import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 from urllib.parse import urlencode
+
+import httpx
 
 from bot import callbacks
 from bot.services import services
@@ -36,7 +38,7 @@ def init_data(
     profile = {"id": user.id, "first_name": user.first_name, "language_code": user.language_code}
     fields = {
         "auth_date": str(int(time.time() - age)),
-        "query_id": "AAHdF6IQAAAAAN0XohDhrOrc",
+        "query_id": secrets.token_urlsafe(18),  # Telegram's differs at each opening
         "user": json.dumps(profile, separators=(",", ":"), ensure_ascii=False),
     }
     if start_param is not None:
@@ -85,5 +87,23 @@ async def page_server(h: Harness) -> AsyncIterator[str]:
         await task
 
 
-def auth(data: str) -> dict[str, Any]:
+def tma(data: str) -> dict[str, str]:
+    """The header that trades ``data`` (initData) for a session."""
     return {"Authorization": f"tma {data}"}
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def exchange(c: httpx.AsyncClient, data: str, param: str | None) -> httpx.Response:
+    """A page's first call: its initData (and table) for a session token."""
+    return await c.post("/app/api/session", params={"t": param} if param else {}, headers=tma(data))
+
+
+async def token(c: httpx.AsyncClient, user: FakeUser, param: str) -> str:
+    """A session token of ``user``'s page on the table ``param``, from a fresh initData."""
+    r = await exchange(c, init_data(user), param)
+    assert r.status_code == 200, r.text
+    result: str = r.json()["token"]
+    return result

@@ -4,7 +4,7 @@ A reader's picture comes from the engine's views only: ``game.view(seat)`` for a
 (his hand, the dummy's for its controller), ``game.view(None)`` for anyone else. The moves
 it offers are the buttons of his hand message (:func:`bot.views.hand_screen`), with their
 callback data; a move from the page is that callback data, run through the handler a tap
-on the button runs (:mod:`bot.play`), with the user id of the checked ``initData``, so it
+on the button runs (:mod:`bot.play`), with the user id of the page's session, so it
 meets the same checks (game id, position stamp, player to act, engine) and, when refused,
 the same short reason.
 """
@@ -22,7 +22,7 @@ from telegram.ext import CallbackContext, ContextTypes
 
 from bot import callbacks, games, play, registry, views
 from bot.callbacks import STAMP_LEN, Action, BadCallback
-from bot.i18n import faces, lang_of, t
+from bot.i18n import faces, lang_of, plain
 from bot.models import Table
 from bot.render import Ctx
 from bot.services import services
@@ -37,22 +37,22 @@ _HANDLERS: dict[Action, Callable[[Tap, ContextTypes.DEFAULT_TYPE], Awaitable[Non
     Action.BACK: play.on_back,
 }
 # The page's own words (everything else it shows comes rendered from the catalogues).
-_WORDS = (
-    "hand",
-    "dummy",
-    "table",
-    "trump",
-    "stock",
-    "discard",
-    "spectator",
-    "turn_left",
-    "offline",
-    "gone",
-)
+_WORDS = {
+    "hand": "webapp.hand",
+    "dummy": "webapp.dummy",
+    "table": "webapp.table",
+    "trump": "webapp.trump",
+    "stock": "webapp.stock",
+    "discard": "webapp.discard",
+    "spectator": "webapp.spectator",
+    "turn_left": "webapp.turn_left",
+    "offline": "webapp.offline",
+    "gone": "webapp.gone",
+}
 _TAG = re.compile(r"<[^>]+>")
 
 
-def plain(text: str) -> str:
+def unmark(text: str) -> str:
     """A rendered catalogue line without its HTML: the page sets it as text."""
     return html.unescape(_TAG.sub("", text))
 
@@ -67,14 +67,17 @@ def table_of(payload: str | None) -> tuple[str, str] | None:
 
 
 def _moves(table: Table, seat: int) -> list[dict[str, Any]]:
-    """The buttons of his hand message that act, each with the card it plays (durak: the
-    card, and the attack card a beat covers; football set-up: the card picked)."""
+    """The buttons of his hand message that act, each with what the page plays it by (the
+    game's screen module says which: :attr:`bot.registry.BotGame.played`; a set-up
+    button: the card picked)."""
     screen = views.hand_screen(table, seat)
     if screen is None:
         return []
     game = games.current(table)
+    played = registry.entry(table.kind).played
     legal = dict(games.legal_for(game, seat) or [])
-    hand: list[str] = getattr(game.view(seat), "hand", [])
+    view = game.view(seat)
+    hand: list[str] = getattr(view, "hand", [])
     moves = []
     for row in screen.rows:
         for button in row:
@@ -82,11 +85,8 @@ def _moves(table: Table, seat: int) -> list[dict[str, Any]]:
                 continue
             cb = callbacks.decode(button.data)
             move: dict[str, Any] = {"label": button.text, "data": button.data}
-            if cb.action is Action.MOVE:
-                rec = legal.get(cb.arg[STAMP_LEN:], {})
-                move["card"] = rec.get("with") or rec.get("attack") or rec.get("throw")
-                move["beat"] = rec.get("beat")
-                move["dummy"] = bool(rec.get("dummy"))
+            if cb.action is Action.MOVE and (rec := legal.get(cb.arg[STAMP_LEN:])) is not None:
+                move |= played(view, rec)
             elif cb.action is Action.SETUP and cb.arg.isdigit():
                 move["card"] = hand[int(cb.arg)]
             moves.append(move)
@@ -118,11 +118,11 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
         "actor": actor,
         "turn_left": left,
         "view": view.model_dump(mode="json"),
-        "status": plain(status),
-        "events": [plain(ctx.narrate(kind, data)) for kind, data in table.events],
+        "status": unmark(status),
+        "events": [unmark(views.narrate(ctx, kind, data)) for kind, data in table.events],
         "moves": _moves(table, seat) if seat is not None and table.phase == "playing" else [],
         "faces": faces(lang),
-        "words": {w: t(lang, f"webapp.{w}") for w in _WORDS},
+        "words": {word: plain(lang, key) for word, key in _WORDS.items()},
     }
 
 
@@ -134,20 +134,23 @@ class WebTap(Tap):
 
     async def answer(self, key: str | None = None, *, alert: bool = True, **params: Any) -> None:
         if key is not None and alert:
-            self.refusal = t(self.lang, key, **params)
+            self.refusal = plain(self.lang, key, **params)
 
 
 async def move(application: Any, viewer: Viewer, data: object) -> tuple[int, str | None]:
-    """Run the page's move (a button's callback data) as ``viewer``'s tap: (HTTP status,
-    the refusal's text or None when it was applied)."""
+    """Run the page's move (a button's callback data) as ``viewer``'s tap, at the table
+    his session is for: (HTTP status, the refusal's text or None when it was applied)."""
     try:
         cb = callbacks.decode(data)
     except BadCallback:
-        return 400, t(lang_of(viewer.language_code), "tap.bad")
+        return 400, plain(lang_of(viewer.language_code), "tap.bad")
     handler = _HANDLERS.get(cb.action)
     lang = lang_of(viewer.language_code)
     if handler is None:
-        return 400, t(lang, "tap.bad")
+        return 400, plain(lang, "tap.bad")
+    bound = table_of(viewer.table)
+    if bound is None or bound[0] != table_key(cb.chat_id, cb.thread_id):
+        return 403, plain(lang, "tap.bad")  # his session is for another table
     user = User(viewer.user_id, viewer.first_name, False, language_code=viewer.language_code)
     # A fresh id: the table remembers applied taps by it (a page request is not retried
     # by Telegram; the position stamp refuses the same move sent twice).

@@ -4,10 +4,13 @@ This is python-telegram-bot's custom-webhook setup (Starlette and uvicorn beside
 Application): a webhook update is put on the Application's queue; in polling mode
 (local use) the same server runs beside the poller, for the page.
 
-Live updates are server-sent events. Each process watches a table that has pages open
-with one cheap probe of its version (``HGET v``) every :data:`PROBE` seconds, shared by
-all its pages; a new version costs one load of the table, whose picture every page then
-gets (so an update costs one Redis read however many watch it).
+Live updates are server-sent events. Every commit publishes the table's new version
+(:meth:`bot.store.Store.changes`); each process holds one subscription to those notices
+for all its pages, and loads a table its pages watch once per new version, for all of
+them. So an update costs the server one Redis read (an HGETALL) per process that has the
+table open, however many pages there watch it, and nothing between changes: no page and
+no table is polled. A subscription that breaks (Redis restarts) is made again, and every
+watched table is read once then, since the notices sent meanwhile are lost.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import secrets
 import signal
 import socket
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 from urllib.parse import urlparse
@@ -34,18 +37,19 @@ from starlette.routing import Route
 from telegram import Update
 from telegram.ext import Application
 
+from bot import sender
 from bot.config import Settings
 from bot.i18n import lang_of, t
 from bot.services import services
 from bot.store import Snapshot
 from bot.webapp import api
-from bot.webapp.auth import Checker, Forged, Viewer
+from bot.webapp.auth import Checker, Forged, Session, Viewer
 
 log = logging.getLogger(__name__)
 
-PROBE = 0.2  # seconds between two looks at a watched table's version
 KEEPALIVE = 15.0  # seconds between two comments on a quiet event stream (proxies)
 PAGE_PATH = "/app/"
+RETRY = 1.0  # seconds before a broken subscription is made again
 HOST = "0.0.0.0"  # every interface, behind the load balancer (bench/load.py: loopback)
 AnyApp = Application[Any, Any, Any, Any, Any, Any]
 
@@ -54,57 +58,76 @@ AnyApp = Application[Any, Any, Any, Any, Any, Any]
 class _Watch:
     """One watched table in this process: its newest snapshot, and who waits for it."""
 
-    snap: Snapshot
+    snap: Snapshot = field(default_factory=lambda: Snapshot(None, version=-1))  # not read yet
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     pages: int = 0
-    task: asyncio.Task[None] | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one read at a time
 
 
 class Hub:
-    """The tables this process's pages watch (see the module docstring)."""
+    """The tables this process's pages watch, and the one subscription that tells it of
+    their changes (see the module docstring)."""
 
-    def __init__(self, application: AnyApp, probe: float = PROBE) -> None:
+    def __init__(self, application: AnyApp) -> None:
         self._app = application
-        self._probe = probe
         self._watches: dict[str, _Watch] = {}
+        self._listener: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
         self.closed = False
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """The server stops: every page's stream ends now (its page reconnects, to another
         worker), rather than holding the shutdown up."""
         self.closed = True
+        self._subscribed.set()  # a page waiting for Redis to come back waits no more
         for watch in self._watches.values():
             watch.changed.set()
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
 
     @contextlib.asynccontextmanager
     async def watch(self, key: str) -> AsyncIterator[_Watch]:
-        watch = self._watches.get(key)
-        if watch is None:
-            watch = _Watch(await api.load(self._app, key))
-            self._watches[key] = watch
-            watch.task = asyncio.create_task(self._follow(key, watch), name=f"watch:{key}")
+        if self._listener is None:
+            self._listener = asyncio.create_task(self._listen(), name="webapp:changes")
+        await self._subscribed.wait()
+        watch = self._watches.setdefault(key, _Watch())
         watch.pages += 1
         try:
+            if not self.closed:
+                await self._read(key, watch, 0)
             yield watch
         finally:
             watch.pages -= 1
             if watch.pages == 0 and self._watches.get(key) is watch:
                 del self._watches[key]
-                if watch.task is not None:
-                    watch.task.cancel()
 
-    async def _follow(self, key: str, watch: _Watch) -> None:
-        redis = services(self._app).store.redis
+    async def _read(self, key: str, watch: _Watch, version: int) -> None:
+        """Load the table when what the watch holds is older than ``version``, and wake
+        its pages."""
+        async with watch.lock:
+            if watch.snap.version >= version:
+                return
+            watch.snap = await api.load(self._app, key)
+            old, watch.changed = watch.changed, asyncio.Event()
+            old.set()
+
+    async def _listen(self) -> None:
+        svc = services(self._app)
         while True:
-            await asyncio.sleep(self._probe)
             try:
-                raw = await redis.hget(key, "v")
-                if raw is not None and int(raw) != watch.snap.version:
-                    watch.snap = await api.load(self._app, key)
-                    old, watch.changed = watch.changed, asyncio.Event()
-                    old.set()
-            except RedisError:
-                continue  # bot.health reports the outage; the pages wait for it to end
+                async with svc.store.changes() as changes:
+                    for key, known in list(self._watches.items()):
+                        await self._read(key, known, known.snap.version + 1)  # missed ones
+                    self._subscribed.set()
+                    async for key, version in changes:
+                        if watch := self._watches.get(key):
+                            await self._read(key, watch, version)
+            except RedisError as exc:
+                self._subscribed.clear()  # new pages wait for the subscription
+                svc.health.failed(exc)  # reported once for the whole outage
+                await asyncio.sleep(RETRY)
 
 
 def _page() -> bytes:
@@ -112,19 +135,25 @@ def _page() -> bytes:
 
 
 def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
-    """The server's routes. The page itself needs no initData (it holds nothing); every
-    API call does: ``Authorization: tma <initData>``, or ``init`` in the query of the
-    event stream (EventSource cannot set headers)."""
+    """The server's routes. The page itself needs no credential (it holds nothing). It
+    trades its ``initData`` once for a session (``POST api/session`` with
+    ``Authorization: tma <initData>``) and renews it there before it runs out
+    (``Authorization: Bearer <token>``); every other call carries the token:
+    ``Authorization: Bearer <token>``, or ``s`` in the query of the event stream
+    (EventSource cannot set headers). See :mod:`bot.webapp.auth`."""
     checker = Checker(settings.telegram_bot_token)
     page = _page()
-    clock = services(application).clock
+    svc = services(application)
+    clock = svc.clock
 
-    def viewer(request: Request, init: str | None) -> Viewer:
+    def session(request: Request, token: str | None = None) -> Session:
         header = request.headers.get("authorization", "")
-        return checker.viewer(init if init is not None else header.removeprefix("tma "))
+        return checker.session(token or header.removeprefix("Bearer "), clock())
 
-    async def table(request: Request, who: Viewer) -> tuple[str, str] | None:
-        return api.table_of(request.query_params.get("t") or who.start_param)
+    def table(request: Request, who: Viewer) -> tuple[str, str] | None:
+        """The table of his session; None when the request names another one."""
+        asked = request.query_params.get("t")
+        return None if asked and asked != who.table else api.table_of(who.table)
 
     def picture(snap: Snapshot, who: Viewer, game_id: str) -> dict[str, Any] | None:
         """His picture of the table; None when it is gone. A player's page follows his
@@ -136,23 +165,45 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
             return None
         return api.picture(snap, who, clock())
 
+    def issued(viewer: Viewer, until: float) -> Response:
+        now = clock()
+        token, expires = checker.issue(viewer, now, until)
+        return JSONResponse({"token": token, "expires_in": expires - now})
+
     async def index(request: Request) -> Response:
         return Response(page, media_type="text/html; charset=utf-8")
 
-    async def state(request: Request) -> Response:
+    async def open_session(request: Request) -> Response:
+        """initData for a session (once: a replay is refused), or a session renewed."""
+        header = request.headers.get("authorization", "")
         try:
-            who = viewer(request, None)
+            if not header.startswith("tma "):
+                renewed = session(request)
+                return issued(renewed.viewer, renewed.until)
+            opening = checker.init_data(header.removeprefix("tma "))
         except Forged:
             return JSONResponse({"error": "unauthorized"}, 401)
-        where = await table(request, who)
-        if where is None:
+        param = request.query_params.get("t") or opening.viewer.table
+        if api.table_of(param) is None:
             return JSONResponse({"error": "no table"}, 404)
+        if not await svc.store.spend(opening.signature, opening.until):
+            return JSONResponse({"error": "unauthorized"}, 401)  # a replay
+        return issued(replace(opening.viewer, table=param), opening.until)
+
+    async def state(request: Request) -> Response:
+        try:
+            who = session(request).viewer
+        except Forged:
+            return JSONResponse({"error": "unauthorized"}, 401)
+        where = table(request, who)
+        if where is None:
+            return JSONResponse({"error": "another table"}, 403)
         shown = picture(await api.load(application, where[0]), who, where[1])
         return JSONResponse(shown) if shown else JSONResponse({"error": "gone"}, 404)
 
     async def move(request: Request) -> Response:
         try:
-            who = viewer(request, None)
+            who = session(request).viewer
             body = await request.json()
         except Forged:
             return JSONResponse({"error": "unauthorized"}, 401)
@@ -162,24 +213,31 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
         return JSONResponse({"ok": refusal is None, "refusal": refusal}, status)
 
     async def events(request: Request) -> Response:
+        """The stream ends when the session does (the page reconnects with its renewed
+        token)."""
         try:
-            who = viewer(request, request.query_params.get("init", ""))
+            held = session(request, request.query_params.get("s", ""))
         except Forged:
             return JSONResponse({"error": "unauthorized"}, 401)
-        where = await table(request, who)
+        who = held.viewer
+        where = table(request, who)
         if where is None:
-            return JSONResponse({"error": "no table"}, 404)
+            return JSONResponse({"error": "another table"}, 403)
         key, game_id = where
+
+        def live() -> float:
+            """Seconds until the next keep-alive, or until the session ends (0: it has)."""
+            return 0.0 if hub.closed else max(0.0, min(KEEPALIVE, held.expires - clock()))
 
         async def stream() -> AsyncIterator[str]:
             async with hub.watch(key) as watch:
-                while not hub.closed:
+                while live():
                     shown = picture(watch.snap, who, game_id)
                     yield f"data: {json.dumps(shown, ensure_ascii=False)}\n\n"
                     waiting = watch.changed
-                    while not hub.closed:
+                    while wait := live():
                         with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(waiting.wait(), KEEPALIVE)
+                            await asyncio.wait_for(waiting.wait(), wait)
                             break
                         yield ": keep-alive\n\n"
 
@@ -188,6 +246,7 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
 
     routes = [
         Route(PAGE_PATH, index),
+        Route(PAGE_PATH + "api/session", open_session, methods=["POST"]),
         Route(PAGE_PATH + "api/state", state),
         Route(PAGE_PATH + "api/move", move, methods=["POST"]),
         Route(PAGE_PATH + "api/events", events),
@@ -209,9 +268,9 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
     async def unavailable(request: Request, exc: Exception) -> Response:
         """Redis does not answer: an outage (bot.health reports it once), and the page says
         what a tap would be told."""
-        services(application).health.failed(exc)
+        svc.health.failed(exc)
         try:
-            lang = lang_of(viewer(request, request.query_params.get("init")).language_code)
+            lang = lang_of(session(request, request.query_params.get("s")).viewer.language_code)
         except Forged:
             lang = lang_of(None)
         return JSONResponse({"refusal": t(lang, "common.unavailable")}, 503)
@@ -228,7 +287,7 @@ class Server(uvicorn.Server):
         super().__init__(uvicorn.Config(app, log_level="warning", **config))
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self.hub.close()
+        await self.hub.close()
         await super().shutdown(sockets)
 
     @contextlib.contextmanager
@@ -254,11 +313,8 @@ async def run(application: AnyApp, settings: Settings, allowed_updates: Sequence
     if application.post_init is not None:
         await application.post_init(application)
     if settings.webhook_url:
-        await application.bot.set_webhook(
-            settings.webhook_url,
-            allowed_updates=list(allowed_updates),
-            secret_token=settings.webhook_secret,
-        )
+        secret = settings.webhook_secret or ""  # required with a webhook (bot.config)
+        await sender.set_webhook(application.bot, settings.webhook_url, allowed_updates, secret)
     elif application.updater is not None:
         await application.updater.start_polling(allowed_updates=list(allowed_updates))
     await application.start()
