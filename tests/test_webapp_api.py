@@ -192,7 +192,7 @@ async def test_a_forged_or_expired_session_gets_401_and_changes_nothing(
     harness: Harness, clock: Clock
 ) -> None:
     h = harness
-    top, players, param = await table_for_two(h, "durak")
+    top, players, param = await table_for_two(h, "durak", turn_time=0)
     before = await stored(h, top.group)
     actor = Durak.from_json(before["state"]).to_act()
     assert actor is not None
@@ -210,14 +210,14 @@ async def test_a_forged_or_expired_session_gets_401_and_changes_nothing(
         ):
             await _refused_everywhere(c, forged, move)
         # A renewal before it runs out is a new token; the old one still ends when it did.
-        clock.advance(SESSION * 2 / 3)
+        await clock.advance(SESSION * 2 / 3)
         r = await c.post("/app/api/session", headers=bearer(ticket))
         assert r.status_code == 200 and r.json()["expires_in"] == pytest.approx(SESSION)
         renewed = r.json()["token"]
-        clock.advance(SESSION / 3)
+        await clock.advance(SESSION / 3)
         await _refused_everywhere(c, ticket, move)
         assert (await c.get("/app/api/state", headers=bearer(renewed))).status_code == 200
-        clock.advance(SESSION)
+        await clock.advance(SESSION)
         await _refused_everywhere(c, renewed, move)
     assert await stored(h, top.group) == before
 
@@ -543,14 +543,14 @@ async def test_an_open_stream_ends_with_its_session(
     """A stream opened with a token does not outlive it: the page reopens it with the
     renewed one."""
     h = harness
-    _, (ann, _), param = await table_for_two(h, "durak")
+    _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
     monkeypatch.setattr(server, "KEEPALIVE", 0.05)
     async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
         params = {"s": await token(c, ann, param)}
         async with c.stream("GET", "/app/api/events", params=params) as stream:
             lines = stream.aiter_lines()
             assert (await anext(lines)).startswith("data: ")
-            clock.advance(SESSION)
+            await clock.advance(SESSION)
             rest = [line async for line in lines]  # ends: no timeout
         assert not [line for line in rest if line.startswith("data: ")]
         assert (await c.get("/app/api/events", params=params)).status_code == 401

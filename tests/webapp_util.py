@@ -24,7 +24,7 @@ from bot import callbacks
 from bot.services import services
 from bot.webapp import server
 from tests.fakegram import BOT_TOKEN, FakeGroup, FakeUser, Harness
-from tests.tabletop import Tabletop, stored
+from tests.tabletop import Tabletop, stored, table_key
 
 
 def init_data(
@@ -54,12 +54,21 @@ def tampered(data: str) -> str:
     return data.replace("%22id%22%3A", "%22id%22%3A1", 1)
 
 
-async def table_for_two(h: Harness, game: str) -> tuple[Tabletop, list[FakeUser], str]:
-    """A running game of Ann (English) and Bob (Russian) in a new group; its page parameter."""
+async def table_for_two(
+    h: Harness, game: str, *, turn_time: int | None = None
+) -> tuple[Tabletop, list[FakeUser], str]:
+    """A running game of Ann (English) and Bob (Russian) in a new group; its page parameter.
+    ``turn_time``: the lobby's turn time in seconds (0: none) instead of its default."""
     players = [h.user("Ann"), h.user("Bob", language_code="ru")]
     group = h.group(creator=players[0])
     top = Tabletop(h, group)
-    await top.setup_game(game, players)
+    await top.open(players[0], game)
+    await top.join(players[1])
+    if turn_time is not None:
+        raw = json.loads(await h.redis.hget(table_key(group), "d"))
+        raw["settings"]["turn_time"] = turn_time
+        await h.redis.hset(table_key(group), "d", json.dumps(raw))
+    await top.start(players[0])
     return top, players, await table_param(h, group)
 
 
