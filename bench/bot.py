@@ -51,16 +51,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-# Read by bot.store when it is imported below: every key this run writes starts with it.
+# Read by bot.core.store when it is imported below: every key this run writes starts with it.
 os.environ["CARDTABLE_KEY_PREFIX"] = f"ctbench{os.getpid()}"
 
 import redis.asyncio as aioredis
 from redis.asyncio.connection import Connection
 
 from bot.app import build_application, freeze_startup_heap
-from bot.callbacks import Action
-from bot.config import Settings
-from bot.store import KEY_PREFIX
+from bot.core.callbacks import Action
+from bot.core.config import Settings
+from bot.core.store import KEY_PREFIX
 from tests.fakegram import (
     ARRIVED,
     BOT_TOKEN,

@@ -100,8 +100,8 @@ sys.path.insert(0, str(ROOT))
 
 import redis.asyncio as aioredis  # noqa: E402
 
-from bot.callbacks import STAMP_LEN, Action, BadCallback, Callback, decode  # noqa: E402
-from bot.config import Settings  # noqa: E402
+from bot.core.callbacks import STAMP_LEN, Action, BadCallback, Callback, decode  # noqa: E402
+from bot.core.config import Settings  # noqa: E402
 from tests.fakegram import (  # noqa: E402
     BOT_TOKEN,
     Button,
@@ -122,7 +122,7 @@ MIX = [("football", 2), ("durak", 2), ("durak", 3), ("durak", 4), ("football", 2
 MIX += [("durak", 2), ("durak", 6)]
 QUIET = 2.0  # seconds without a chat-directed call before the tables are judged final
 SETUP_TIMEOUT = 120.0  # a group whose lobby does not start in this time is left out
-USE_52 = (Action.OPTION, "d")  # the lobby's offer of the 52-card deck (bot.render_lobby)
+USE_52 = (Action.OPTION, "d")  # the lobby's offer of the 52-card deck (bot.screens.render_lobby)
 LOBBY_TRIES = 4  # taps of one lobby button the bot refuses before a group gives up
 READY_TIMEOUT = 60.0
 # Set in the database while a run uses it: a second bench would flush it under the first.

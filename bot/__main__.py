@@ -12,9 +12,9 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 from telegram.error import InvalidToken, NetworkError
 
-from bot import health
 from bot.app import build_application, freeze_startup_heap
-from bot.config import Settings
+from bot.core import health
+from bot.core.config import Settings
 from bot.webapp import server
 
 log = logging.getLogger("bot")

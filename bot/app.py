@@ -24,25 +24,14 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot import (
-    commands,
-    computer,
-    delivery,
-    lobby,
-    members,
-    migrate,
-    once,
-    play,
-    stats_commands,
-    taps,
-    turns,
-)
-from bot.callbacks import Action
-from bot.clock import Clock
-from bot.config import Settings
-from bot.limiter import Limiter, SharedRateLimiter
-from bot.services import KEY, Services, every, guarded, services, stop_polls
-from bot.store import RENEW_EVERY, Store
+from bot.core.callbacks import Action
+from bot.core.clock import Clock
+from bot.core.config import Settings
+from bot.core.limiter import Limiter, SharedRateLimiter
+from bot.core.services import KEY, Services, every, guarded, services, stop_polls
+from bot.core.store import RENEW_EVERY, Store
+from bot.handlers import commands, computer, lobby, members, migrate, once, play, stats_commands
+from bot.service import delivery, taps, turns
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +63,7 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """What no handler caught. Redis not answering is an outage (bot.health: reported
+    """What no handler caught. Redis not answering is an outage (bot.core.health: reported
     once, and the update is told to try again); Telegram not answering, or answering
     with something that is not JSON (a proxy's 502 page), is the network's weather: one
     line each. Anything else is a bug: a traceback."""
@@ -115,7 +104,7 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
 def _poll(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     """Messages left for later (coalesced, rate-limited, refused by flood control, or left
     by a process that died) are polled from Redis, and the leases of this process's
-    deliveries are renewed (see bot.delivery)."""
+    deliveries are renewed (see bot.service.delivery)."""
     every(app, DUE_POLL, guarded(delivery.due_job))
     every(app, RENEW_EVERY, delivery.renew_job, first=RENEW_EVERY)
 
@@ -126,7 +115,7 @@ def build_application(
     request: BaseRequest | None = None,
     clock: Clock | None = None,
 ) -> Application[Any, Any, Any, Any, Any, Any]:
-    """The bot; ``clock`` (bot.clock; the system's time by default) is what its store,
+    """The bot; ``clock`` (bot.core.clock; the system's time by default) is what its store,
     limiter, pollers, turn timers and delivery read the time from and wait on: the tests
     move it instead of sleeping."""
     clock = clock or Clock()
@@ -138,7 +127,7 @@ def build_application(
         builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
     redis_limiter = Limiter(redis, clock) if settings.rate_limit else None
     if redis_limiter is not None:
-        # Every process keeps to Telegram's limits together (bot.limiter); a flood-control
+        # Every process keeps to Telegram's limits together (bot.core.limiter); a flood-control
         # answer comes straight back to the caller, who puts that message off.
         builder = builder.rate_limiter(SharedRateLimiter(redis_limiter))
     logging.getLogger("telegram.request.BaseRequest").addFilter(_NotJson())
@@ -150,7 +139,7 @@ def build_application(
     app.bot_data[KEY] = Services(
         settings=settings, store=store, limiter=redis_limiter, clock=clock, follow=migrate.follow
     )
-    # First and last: each update is handled once (bot.once).
+    # First and last: each update is handled once (bot.handlers.once).
     app.add_handler(TypeHandler(Update, once.claim), group=-1)
     app.add_handler(TypeHandler(Update, once.done), group=1)
     app.add_handler(CommandHandler("newgame", commands.newgame))

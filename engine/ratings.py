@@ -1,6 +1,6 @@
 """Standings arithmetic: what a finished game scores for each seat, and the ratings.
 
-Pure functions only (no I/O), so that live counting (bot.stats) and a rebuild from game
+Pure functions only (no I/O), so that live counting (bot.tables.stats) and a rebuild from game
 records compute exactly the same figures, and so that they are testable without Redis.
 
 A game is a ranking of its seats (1 is best, equal numbers tie): in durak every player

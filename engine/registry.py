@@ -3,7 +3,7 @@ each without knowing which game it is: its class, its options, how many may play
 computer's levels and the series rules (:mod:`engine.series`).
 
 Adding a game means a module implementing :class:`engine.base.Game`, a pair of series
-functions, and one entry here (the bot has its own list, :mod:`bot.registry`, for the
+functions, and one entry here (the bot has its own list, :mod:`bot.screens.registry`, for the
 screens); nothing else in the engine branches on a game's name.
 """
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from bot.callbacks import Action
-from bot.services import services
+from bot.core.callbacks import Action
+from bot.core.services import services
 from tests.conftest import AppFactory, Clock, harness_on
 from tests.fakegram import FakeGroup, FakeTelegram, FakeUser, Harness
 from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored

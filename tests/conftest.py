@@ -24,8 +24,8 @@ import fakeredis
 import pytest
 import redis.asyncio as aioredis
 
-from bot.clock import Clock as BotClock
-from bot.once import update_key
+from bot.core.clock import Clock as BotClock
+from bot.handlers.once import update_key
 from tests.fakegram import (
     BOT_TOKEN,
     ErrorCollector,
@@ -61,7 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def settings(**overrides: Any) -> Any:
-    from bot.config import Settings
+    from bot.core.config import Settings
 
     values: dict[str, Any] = {
         "telegram_bot_token": BOT_TOKEN,

@@ -1,6 +1,6 @@
 """Drives the card-table bot the way its users do: open a table, join, start, play.
 
-Buttons are found by what their callback_data means (``bot.callbacks``), not by their
+Buttons are found by what their callback_data means (``bot.core.callbacks``), not by their
 labels, so the same driver plays in every language. The end-to-end tests and the bot
 benchmark (bench/bot.py) both play through it.
 """
@@ -14,10 +14,10 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from bot.callbacks import STAMP_LEN, Action, BadCallback, decode, stamp
-from bot.i18n import LANGS, faces
-from bot.services import services
-from bot.store import KEY_PREFIX
+from bot.core.callbacks import STAMP_LEN, Action, BadCallback, decode, stamp
+from bot.core.i18n import LANGS, faces
+from bot.core.services import services
+from bot.core.store import KEY_PREFIX
 from engine import cards
 from engine.durak import Durak
 from engine.football import Football
@@ -46,7 +46,7 @@ def is_action(action: Action, arg: str | None = None) -> Callable[[Button], bool
 
 
 def table_key(group: FakeGroup, thread: int | None = None) -> str:
-    """The Redis key of a table (bot/store.py's documented layout)."""
+    """The Redis key of a table (bot/core/store.py's documented layout)."""
     return f"{KEY_PREFIX}:table:{group.id}:{thread or 0}"
 
 
@@ -277,7 +277,7 @@ class LeakWatch:
 
     async def _elsewhere(self, user_id: int) -> set[int]:
         """Ids of his private messages that other tables' hands own (he may sit at
-        several tables; bot/store.py's documented ``m:u<id>`` slots say which)."""
+        several tables; bot/core/store.py's documented ``m:u<id>`` slots say which)."""
         h = self.top.h
         ids = set()
         for group in h.server.groups.values():

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.callbacks import (
+from bot.core.callbacks import (
     MAX_BYTES,
     Action,
     BadCallback,

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from bot import games, turns
-from bot.games import apply_move
-from bot.models import Seat, Table
+from bot.core.models import Seat, Table
+from bot.service import turns
+from bot.tables import games
+from bot.tables.games import apply_move
 from engine import registry
 from engine.base import Game
 from engine.durak import Durak, DurakView

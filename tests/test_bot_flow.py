@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from bot.callbacks import Action, Callback, decode, encode
-from bot.models import Table
-from bot.store import DUE_KEY, TURNS_KEY
-from bot.views import group_screen
+from bot.core.callbacks import Action, Callback, decode, encode
+from bot.core.models import Table
+from bot.core.store import DUE_KEY, TURNS_KEY
+from bot.screens.views import group_screen
 from engine.records import replay
 from tests.conftest import Clock
 from tests.fakegram import BOT_USERNAME, FakeTelegram, Harness
@@ -204,7 +204,7 @@ async def test_a_move_costs_three_redis_round_trips(
         nonlocal trips, claims
         # The pollers of due work run on a timer, not per move: they are not counted.
         polling = args[:2] in (("ZRANGEBYSCORE", TURNS_KEY), ("ZRANGEBYSCORE", DUE_KEY))
-        # Every update, not only a move, is claimed (bot.once).
+        # Every update, not only a move, is claimed (bot.handlers.once).
         if args[0] == "SET" and str(args[1]).startswith("ct:upd:"):
             claims += 1
         elif not isinstance(self, aioredis.client.Pipeline) and not polling:

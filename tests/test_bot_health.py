@@ -1,4 +1,4 @@
-"""bot.health: one line when an outage starts and one when it ends; pollers back off."""
+"""bot.core.health: one line when an outage starts and one when it ends; pollers back off."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.health import FIRST_BACKOFF, MAX_BACKOFF, Health
+from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, Health
 
 
 class Clock:
@@ -35,7 +35,7 @@ def poll_times(health: Health, clock: Clock, ticks: int) -> list[float]:
 def test_pollers_back_off_while_redis_is_down_and_not_after(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="bot.health")
+    caplog.set_level(logging.INFO, logger="bot.core.health")
     clock = Clock()
     health = Health(clock)
     assert poll_times(health, clock, 3) == [0.0, STEP, 2 * STEP]
@@ -59,7 +59,7 @@ def test_pollers_back_off_while_redis_is_down_and_not_after(
 
 
 def test_a_second_outage_is_reported_again(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="bot.health")
+    caplog.set_level(logging.INFO, logger="bot.core.health")
     health = Health(Clock())
     for _ in range(2):
         health.failed(RedisConnectionError("gone"))

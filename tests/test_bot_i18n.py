@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import i18n
-from bot.i18n import Markup, faces, lang_of, plain, plural, t
+from bot.core import i18n
+from bot.core.i18n import Markup, faces, lang_of, plain, plural, t
 
 ROOT = Path(__file__).resolve().parent.parent
 

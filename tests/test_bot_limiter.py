@@ -9,7 +9,7 @@ import fakeredis
 import pytest
 from redis.exceptions import ConnectionError
 
-from bot.limiter import ALL, GROUP, PRIVATE, Limiter, Priority
+from bot.core.limiter import ALL, GROUP, PRIVATE, Limiter, Priority
 
 GROUP_CHAT = -100555
 PLAYERS = list(range(1000, 1100))

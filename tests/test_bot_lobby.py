@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot import rules_text
-from bot.callbacks import Action, decode
+from bot.core import rules_text
+from bot.core.callbacks import Action, decode
 from tests.fakegram import Harness
 from tests.tabletop import Tabletop, is_action, stored
 

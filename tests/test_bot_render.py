@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from bot import render_football, views
-from bot.callbacks import STAMP_LEN, decode
-from bot.games import apply_move
-from bot.i18n import LANGS, faces
-from bot.models import Seat, Table
-from bot.render import Ctx
-from bot.screen import Screen
+from bot.core.callbacks import STAMP_LEN, decode
+from bot.core.i18n import LANGS, faces
+from bot.core.models import Seat, Table
+from bot.core.screen import Screen
+from bot.screens import render_football, views
+from bot.screens.render import Ctx
+from bot.tables.games import apply_move
 from engine import cards
 from engine.durak import Durak, DurakOptions
 from engine.football import HOME, Football

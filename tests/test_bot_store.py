@@ -11,9 +11,9 @@ import fakeredis
 import pytest
 import redis.asyncio as aioredis
 
-from bot import store as store_module
-from bot.models import Seat, Slot, Table
-from bot.store import TABLE_SLOT, Snapshot, Store, Write, table_key, user_slot
+from bot.core import store as store_module
+from bot.core.models import Seat, Slot, Table
+from bot.core.store import TABLE_SLOT, Snapshot, Store, Write, table_key, user_slot
 from tests.conftest import REDIS_URL
 
 KEY = table_key(-100123, None)

@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from bot import registry
-from bot.commands import MENU
-from bot.i18n import CATEGORIES, LANGS, Entry, catalogue, forms
-from bot.render import ILLEGAL
-from bot.views import TABLE_EVENTS
+from bot.core.i18n import CATEGORIES, LANGS, Entry, catalogue, forms
+from bot.handlers.commands import MENU
+from bot.screens import registry
+from bot.screens.render import ILLEGAL
+from bot.screens.views import TABLE_EVENTS
 from engine import cards
 from engine.base import IllegalMove, MalformedRecord
 from engine.durak import Durak, DurakOptions
@@ -35,12 +35,12 @@ from engine.football import Football
 ROOT = Path(__file__).resolve().parent.parent
 
 # Each function that takes a catalogue key, with the position of the key among its
-# arguments: bot.i18n's t and plain, and the helpers that hand a key on to them (a
+# arguments: bot.core.i18n's t and plain, and the helpers that hand a key on to them (a
 # refusal, a tap's answer, durak's hand sizes). Called as a method (``ctx.t``) the
 # receiver is not an argument.
 _KEY_ARGS = {"t": 1, "plain": 1, "refuse": 0, "Refusal": 0, "answer": 0, "_count": 1}
 _METHOD_KEY_ARGS = {"t": 0, "answer": 0}
-# Those whose text Telegram shows as plain text: a tap's alert, bot.i18n.plain.
+# Those whose text Telegram shows as plain text: a tap's alert, bot.core.i18n.plain.
 _PLAIN = {"plain", "refuse", "Refusal", "answer"}
 # Keyword arguments of those functions that are not a text's placeholders.
 _NOT_PLACEHOLDERS = {"alert"}

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from bot.callbacks import Action, deep_link
-from bot.i18n import t
-from bot.services import services
+from bot.core.callbacks import Action, deep_link
+from bot.core.i18n import t
+from bot.core.services import services
 from engine.football import Football
 from tests.computer_util import (
     DELAY,
@@ -384,7 +384,7 @@ async def test_a_claimed_move_whose_claimant_died_is_played_later(
 ) -> None:
     """A poller that claims a due move and dies before playing it: the claim runs out and
     the move is played."""
-    from bot import turns
+    from bot.service import turns
 
     monkeypatch.setattr(turns, "CLAIM_MS", 300)
     real = turns.play_due

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from bot.callbacks import Action
+from bot.core.callbacks import Action
 from engine import cards, records
 from engine.durak import Durak
 from tests.conftest import Clock, settings

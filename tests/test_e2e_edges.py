@@ -7,8 +7,8 @@ import json
 import random
 import re
 
-from bot.callbacks import Action
-from bot.i18n import catalogue
+from bot.core.callbacks import Action
+from bot.core.i18n import catalogue
 from engine import records
 from tests.fakegram import FakeGroup, Harness, parse_html
 from tests.tabletop import LeakWatch, Tabletop, stored

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.callbacks import Action
-from bot.i18n import t
+from bot.core.callbacks import Action
+from bot.core.i18n import t
 from engine import records
 from engine.football import Football
 from tests.fakegram import FakeUser, Harness

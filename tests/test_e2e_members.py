@@ -1,13 +1,13 @@
 """Joining needs being in the group; the bot removed from a group ends its games
-(bot.members)."""
+(bot.handlers.members)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.callbacks import Action, decode
-from bot.i18n import LANGS, t
-from bot.store import DUE_KEY, TURNS_KEY, closed_key
+from bot.core.callbacks import Action, decode
+from bot.core.i18n import LANGS, t
+from bot.core.store import DUE_KEY, TURNS_KEY, closed_key
 from tests.fakegram import FakeGroup, FakeUser, Harness
 from tests.tabletop import Tabletop, action_of, stored, table_key
 

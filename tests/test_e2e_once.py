@@ -1,4 +1,4 @@
-"""An update handled twice is a no-op the second time (bot.once, bot.taps.commit).
+"""An update handled twice is a no-op the second time (bot.handlers.once, bot.service.taps.commit).
 
 Telegram delivers an update again when a webhook did not acknowledge it in time (same
 update_id, same callback query), several webhook workers may each be handed it, and a
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from bot.callbacks import Action
-from bot.once import update_key
+from bot.core.callbacks import Action
+from bot.handlers.once import update_key
 from tests.conftest import AppFactory
 from tests.fakegram import FakeUser, Harness
 from tests.tabletop import Tabletop, is_action, stored

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from bot.callbacks import Action
+from bot.core.callbacks import Action
 from engine.durak import Durak
 from engine.football import Football
 from tests.fakegram import Harness

@@ -1,4 +1,4 @@
-"""Redis stops answering and comes back (bot.health, bot.once).
+"""Redis stops answering and comes back (bot.core.health, bot.handlers.once).
 
 The bot runs on a Redis server of the test's own, on a free port, which the test stops
 (``SHUTDOWN SAVE``, so that it comes back with its data, as a restarted server does) or
@@ -25,9 +25,9 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
-from bot import health
-from bot.i18n import t
-from bot.store import Store
+from bot.core import health
+from bot.core.i18n import t
+from bot.core.store import Store
 from tests.conftest import AppFactory, harness_on
 from tests.fakegram import FakeTelegram, FakeUser, Harness
 from tests.tabletop import Tabletop, stored
@@ -182,8 +182,8 @@ async def test_an_outage_is_told_at_once_logged_once_and_play_goes_on(
 
     records = caplog.records
     warnings = [r for r in records if r.levelno >= logging.WARNING]
-    assert [(r.levelname, r.name) for r in warnings] == [("WARNING", "bot.health")]
-    ends = [r for r in records if r.levelno == logging.INFO and r.name == "bot.health"]
+    assert [(r.levelname, r.name) for r in warnings] == [("WARNING", "bot.core.health")]
+    ends = [r for r in records if r.levelno == logging.INFO and r.name == "bot.core.health"]
     assert len(ends) == 1
     assert not [r for r in caplog.records if r.exc_info], "no traceback"
 
@@ -207,6 +207,6 @@ async def test_redis_failing_in_the_middle_of_a_tap_is_an_outage_not_a_traceback
     monkeypatch.setattr(Store, "transact", transact)
     text, _ = await timed_tap(h, top, asked(top, players))
     assert text is None
-    lines = [(r.levelname, r.name) for r in caplog.records if r.name == "bot.health"]
-    assert lines == [("WARNING", "bot.health"), ("INFO", "bot.health")]
+    lines = [(r.levelname, r.name) for r in caplog.records if r.name == "bot.core.health"]
+    assert lines == [("WARNING", "bot.core.health"), ("INFO", "bot.core.health")]
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]

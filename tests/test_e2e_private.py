@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from bot.callbacks import Action
-from bot.i18n import t
+from bot.core.callbacks import Action
+from bot.core.i18n import t
 from engine import records
 from tests.fakegram import BOT_USERNAME, Harness
 from tests.tabletop import LeakWatch, Tabletop, stored, table_key

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.callbacks import Action, Callback, decode, encode
+from bot.core.callbacks import Action, Callback, decode, encode
 from engine import cards, registry
 from engine.base import MalformedRecord
 from engine.durak import Durak

@@ -16,10 +16,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from bot.app import DUE_POLL
-from bot.callbacks import Action, decode
-from bot.delivery import publish
-from bot.services import services
-from bot.store import LEASE_MS
+from bot.core.callbacks import Action, decode
+from bot.core.services import services
+from bot.core.store import LEASE_MS
+from bot.service.delivery import publish
 from engine import cards, records
 from engine.base import Game
 from engine.durak import Durak
@@ -259,8 +259,8 @@ def cards_shown(notation: str) -> str:
 def rendered(data: dict[str, Any], seat: int | None) -> str:
     """What the bot's own views make of the stored table now (plain text, as Telegram
     shows it): the oracle for "the screen is up to date", never for what may be shown."""
-    from bot.models import Table
-    from bot.views import group_screen, hand_screen
+    from bot.core.models import Table
+    from bot.screens.views import group_screen, hand_screen
 
     table = Table.model_validate({k: v for k, v in data.items() if k != "version"})
     table.version = data["version"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from bot.callbacks import decode
+from bot.core.callbacks import decode
 from engine.football import Football
 from tests.fakegram import FakeMessage, FakeUser, Harness
 from tests.tabletop import Tabletop, stored

@@ -12,9 +12,9 @@ import pytest
 from telegram import Update
 from telegram.ext import CommandHandler, ContextTypes
 
-from bot.limiter import Priority
-from bot.services import services
-from bot.store import DUE_KEY
+from bot.core.limiter import Priority
+from bot.core.services import services
+from bot.core.store import DUE_KEY
 from tests.conftest import AppFactory, Clock
 from tests.fakegram import FakeTelegram, FakeUser, Harness
 from tests.tabletop import Tabletop, stored, table_key
@@ -29,7 +29,7 @@ async def durak(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
 
 async def group_shows_version(h: Harness, top: Tabletop) -> tuple[int, int]:
     """(version the group message shows, version of the table), from the store's
-    documented layout (bot/store.py: the ``m:table`` slot carries the version it shows)."""
+    documented layout (bot/core/store.py: the ``m:table`` slot carries the version it shows)."""
     raw = await h.redis.hget(table_key(top.group), "m:table")
     return json.loads(raw)["version"], (await stored(h, top.group))["version"]
 
@@ -238,4 +238,4 @@ async def test_a_bad_gateway_on_a_reply_the_bot_handles_is_one_warning_line(
     h = harness
     h.server.bad_gateway("sendMessage")
     await h.private(h.user("Ann"), "/help")
-    assert bot_log(caplog) == [("WARNING", "bot.commands")]
+    assert bot_log(caplog) == [("WARNING", "bot.handlers.commands")]

@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
-from bot import delivery, stats
-from bot.callbacks import Action
-from bot.i18n import t
-from bot.services import services
-from bot.stats import Line, Player, Standings
-from bot.store import Store, Write
+from bot.core.callbacks import Action
+from bot.core.i18n import t
+from bot.core.services import services
+from bot.core.store import Store, Write
+from bot.service import delivery
+from bot.tables import stats
+from bot.tables.stats import Line, Player, Standings
 from tests.conftest import REDIS_URL, AppFactory, Clock
 from tests.fakegram import FakeGroup, FakeMessage, FakeUser, Harness, settle
 from tests.tabletop import Tabletop, is_action, stored, table_key
@@ -179,7 +180,7 @@ async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figu
     real_harness: Harness, tmp_path: Path
 ) -> None:
     """Three games in a group on the real Redis, each record taken with the Record button;
-    ``python -m bot.stats rebuild`` on them clears the group's standings and counts them
+    ``python -m bot.tables.stats rebuild`` on them clears the group's standings and counts them
     again: the same figures as counted live."""
     h = real_harness
     ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
@@ -200,7 +201,7 @@ async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figu
     live = await standings.board(group.id, "durak")
     assert [line.n for line in live] == [3, 3, 3]
     cli = subprocess.run(
-        [sys.executable, "-m", "bot.stats", "rebuild", *paths],
+        [sys.executable, "-m", "bot.tables.stats", "rebuild", *paths],
         capture_output=True,
         text=True,
         check=True,

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from bot.callbacks import Action, Callback, decode, encode
+from bot.core.callbacks import Action, Callback, decode, encode
 from engine.durak import Durak
 from tests.fakegram import Answer, FakeMessage, FakeUser, Harness
 from tests.tabletop import Tabletop, is_action, stored

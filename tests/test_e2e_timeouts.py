@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from bot.callbacks import Action
+from bot.core.callbacks import Action
 from tests.conftest import Clock
 from tests.fakegram import FakeUser, Harness
 from tests.tabletop import Tabletop, action_of, stored, table_key

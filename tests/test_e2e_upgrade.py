@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from bot.callbacks import decode
-from bot.services import services
-from bot.store import MOVED
+from bot.core.callbacks import decode
+from bot.core.services import services
+from bot.core.store import MOVED
 from tests.fakegram import FakeUser, Harness
 from tests.tabletop import LeakWatch, Tabletop, stored, table_key
 

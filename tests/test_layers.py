@@ -11,50 +11,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# Lowest first: docs/architecture.md explains each.
+# Lowest first: each layer is a package of bot/ (docs/architecture.md explains each), but
+# for the Mini App, a slice of its own whose modules sit in the layers named here, and the
+# start-up modules at the top of bot/.
 LAYERS = (
-    (
-        "clock",
-        "config",
-        "health",
-        "i18n",
-        "callbacks",
-        "screen",
-        "rules_text",
-        "models",
-        "store",
-        "limiter",
-        "sender",
-        "services",
-        "webapp",
-        "webapp.auth",
-    ),
-    ("games", "stats"),
-    (
-        "render",
-        "render_football",
-        "render_durak",
-        "render_lobby",
-        "render_stats",
-        "registry",
-        "views",
-        "webapp.links",
-    ),
-    ("taps", "turns", "delivery"),
-    (
-        "lobby",
-        "play",
-        "computer",
-        "commands",
-        "stats_commands",
-        "members",
-        "migrate",
-        "once",
-        "webapp.api",
-    ),
-    ("app", "webapp.server", "__main__"),
+    ("bot.core", "bot.webapp", "bot.webapp.auth"),
+    ("bot.tables",),
+    ("bot.screens", "bot.webapp.links"),
+    ("bot.service",),
+    ("bot.handlers", "bot.webapp.api"),
+    ("bot.app", "bot.webapp.server", "bot.__main__", "bot"),
 )
-LAYER = {f"bot.{name}": depth for depth, names in enumerate(LAYERS) for name in names}
 # engine/players is being reworked elsewhere: its computer players are picked by name
 # with imports inside engine.players.choose, and durak's search and player import each
 # other. Nothing else may.
@@ -100,8 +67,19 @@ def _imports(name: str) -> tuple[set[str], list[int]]:
 GRAPH = {name: _imports(name)[0] for name in MODULES}
 
 
+def _layer(name: str) -> int | None:
+    """The layer of a module: the one its package, or the module itself, is listed in."""
+    for depth, names in enumerate(LAYERS):
+        if name in names or name.rpartition(".")[0] in names[:1]:
+            return depth
+    return None
+
+
+LAYER = {name: depth for name in MODULES if (depth := _layer(name)) is not None}
+
+
 def test_every_bot_module_has_a_layer() -> None:
-    assert {n for n in MODULES if n.startswith("bot.")} == LAYER.keys()
+    assert sorted(n for n in MODULES if n.startswith("bot") and n not in LAYER) == []
 
 
 @pytest.mark.parametrize("name", sorted(LAYER))

@@ -1,4 +1,4 @@
-"""bot.stats: each finished game counted once, per group and per person; the board;
+"""bot.tables.stats: each finished game counted once, per group and per person; the board;
 /forgetme's erasure; a rebuild from records gives what live counting gave."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import redis.asyncio as aioredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import stats
-from bot.models import Seat, Table
-from bot.stats import Finished, Player, Standings
-from bot.store import Store
+from bot.core.models import Seat, Table
+from bot.core.store import Store
+from bot.tables import stats
+from bot.tables.stats import Finished, Player, Standings
 from engine import ratings, records
 from engine.base import Game
 from engine.durak import Durak, DurakOptions

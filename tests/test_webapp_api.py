@@ -19,12 +19,12 @@ import httpx
 import pytest
 from redis.exceptions import RedisError
 
-from bot import callbacks
-from bot.callbacks import Action
-from bot.config import Settings
-from bot.i18n import t
-from bot.services import services
-from bot.store import Snapshot, table_key
+from bot.core import callbacks
+from bot.core.callbacks import Action
+from bot.core.config import Settings
+from bot.core.i18n import t
+from bot.core.services import services
+from bot.core.store import Snapshot, table_key
 from bot.webapp import api, server
 from bot.webapp.auth import SESSION, Checker, Forged
 from engine.durak import Durak

@@ -20,8 +20,8 @@ from urllib.parse import urlencode
 
 import httpx
 
-from bot import callbacks
-from bot.services import services
+from bot.core import callbacks
+from bot.core.services import services
 from bot.webapp import server
 from tests.fakegram import BOT_TOKEN, FakeGroup, FakeUser, Harness
 from tests.tabletop import Tabletop, stored, table_key

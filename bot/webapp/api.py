@@ -2,9 +2,9 @@
 
 A reader's picture comes from the engine's views only: ``game.view(seat)`` for a player
 (his hand, the dummy's for its controller), ``game.view(None)`` for anyone else. The moves
-it offers are the buttons of his hand message (:func:`bot.views.hand_screen`), with their
+it offers are the buttons of his hand message (:func:`bot.screens.views.hand_screen`), with their
 callback data; a move from the page is that callback data, run through the handler a tap
-on the button runs (:mod:`bot.play`), with the user id of the page's session, so it
+on the button runs (:mod:`bot.handlers.play`), with the user id of the page's session, so it
 meets the same checks (game id, position stamp, player to act, engine) and, when refused,
 the same short reason.
 """
@@ -20,14 +20,17 @@ from typing import Any
 from telegram import CallbackQuery, User
 from telegram.ext import CallbackContext, ContextTypes
 
-from bot import callbacks, games, play, registry, views
-from bot.callbacks import STAMP_LEN, Action, BadCallback
-from bot.i18n import faces, lang_of, plain
-from bot.models import Table
-from bot.render import Ctx
-from bot.services import services
-from bot.store import Snapshot, table_key
-from bot.taps import Tap
+from bot.core import callbacks
+from bot.core.callbacks import STAMP_LEN, Action, BadCallback
+from bot.core.i18n import faces, lang_of, plain
+from bot.core.models import Table
+from bot.core.services import services
+from bot.core.store import Snapshot, table_key
+from bot.handlers import play
+from bot.screens import registry, views
+from bot.screens.render import Ctx
+from bot.service.taps import Tap
+from bot.tables import games
 from bot.webapp.auth import Viewer
 
 # The hand message's actions a page may send: a move, a football set-up step, "I'm back".
@@ -68,7 +71,7 @@ def table_of(payload: str | None) -> tuple[str, str] | None:
 
 def _moves(table: Table, seat: int) -> list[dict[str, Any]]:
     """The buttons of his hand message that act, each with what the page plays it by (the
-    game's screen module says which: :attr:`bot.registry.BotGame.played`; a set-up
+    game's screen module says which: :attr:`bot.screens.registry.BotGame.played`; a set-up
     button: the card picked)."""
     screen = views.hand_screen(table, seat)
     if screen is None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot import callbacks
-from bot.config import Settings
-from bot.i18n import t
-from bot.models import Table
-from bot.screen import Button, Screen
+from bot.core import callbacks
+from bot.core.config import Settings
+from bot.core.i18n import t
+from bot.core.models import Table
+from bot.core.screen import Button, Screen
 
 _LIVE = ("playing", "finished")
 

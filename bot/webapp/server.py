@@ -5,7 +5,7 @@ Application): a webhook update is put on the Application's queue; in polling mod
 (local use) the same server runs beside the poller, for the page.
 
 Live updates are server-sent events. Every commit publishes the table's new version
-(:meth:`bot.store.Store.changes`); each process holds one subscription to those notices
+(:meth:`bot.core.store.Store.changes`); each process holds one subscription to those notices
 for all its pages, and loads a table its pages watch once per new version, for all of
 them. So an update costs the server one Redis read (an HGETALL) per process that has the
 table open, however many pages there watch it, and nothing between changes: no page and
@@ -37,11 +37,11 @@ from starlette.routing import Route
 from telegram import Update
 from telegram.ext import Application
 
-from bot import sender
-from bot.config import Settings
-from bot.i18n import lang_of, t
-from bot.services import services
-from bot.store import Snapshot
+from bot.core import sender
+from bot.core.config import Settings
+from bot.core.i18n import lang_of, t
+from bot.core.services import services
+from bot.core.store import Snapshot
 from bot.webapp import api
 from bot.webapp.auth import Checker, Forged, Session, Viewer
 
@@ -266,7 +266,7 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
         routes.append(Route(urlparse(settings.webhook_url).path or "/", webhook, methods=["POST"]))
 
     async def unavailable(request: Request, exc: Exception) -> Response:
-        """Redis does not answer: an outage (bot.health reports it once), and the page says
+        """Redis does not answer: an outage (bot.core.health reports it once), and the page says
         what a tap would be told."""
         svc.health.failed(exc)
         try:
@@ -313,7 +313,7 @@ async def run(application: AnyApp, settings: Settings, allowed_updates: Sequence
     if application.post_init is not None:
         await application.post_init(application)
     if settings.webhook_url:
-        secret = settings.webhook_secret or ""  # required with a webhook (bot.config)
+        secret = settings.webhook_secret or ""  # required with a webhook (bot.core.config)
         await sender.set_webhook(application.bot, settings.webhook_url, allowed_updates, secret)
     elif application.updater is not None:
         await application.updater.start_polling(allowed_updates=list(allowed_updates))

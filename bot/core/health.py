@@ -1,0 +1,87 @@
+"""Redis outages: a client that fails fast, one state per process, pollers that back off.
+
+While Redis does not answer nothing can be decided (every table lives there), so the bot
+says so at once rather than leave a tap spinning: the update guard (:mod:`bot.handlers.once`)
+answers every tap and command with a short "temporarily unavailable" line, and the
+pollers of :mod:`bot.service.turns` and :mod:`bot.service.delivery` try less often. Nothing is
+half-applied: a change is one compare-and-set script, which runs whole or not at all.
+
+The log gets one WARNING when the outage starts (the first failure seen) and one INFO when
+it ends (the first success after it), never a traceback per tick or per tap.
+
+Fail fast: redis-py 8 retries a failed command ten times with backoff, 5 s timeouts each,
+which would keep a tap waiting for a minute. :func:`client` connects and reads with
+:data:`TIMEOUT` seconds and retries once, without waiting and only after a broken
+connection (what a restarted Redis leaves in the pool), never after a timeout (a hung
+server would only double the wait).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+log = logging.getLogger(__name__)
+
+TIMEOUT = 1.0  # seconds to connect, and to wait for an answer
+# Pollers try again after this during an outage, doubling up to the cap: the cap bounds
+# how late play resumes once Redis is back (turn deadlines, coalesced group edits).
+FIRST_BACKOFF = 0.25
+MAX_BACKOFF = 1.0
+
+
+def client(url: str) -> aioredis.Redis:
+    """The bot's Redis client (see the module docstring)."""
+    return aioredis.Redis.from_url(
+        url,
+        socket_timeout=TIMEOUT,
+        socket_connect_timeout=TIMEOUT,
+        retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+    )
+
+
+@dataclass
+class Health:
+    """Whether Redis answered the last time this process asked."""
+
+    clock: Callable[[], float] = time.monotonic
+    down_since: float | None = None
+    _next_poll: float = 0.0
+    _backoff: float = field(default=FIRST_BACKOFF)
+
+    @property
+    def down(self) -> bool:
+        return self.down_since is not None
+
+    def failed(self, exc: BaseException) -> None:
+        """A Redis call failed: the outage starts now unless it is already known."""
+        if self.down_since is None:
+            self.down_since = self.clock()
+            self._next_poll = self.down_since + self._backoff
+            log.warning("Redis does not answer (%s): taps and commands are refused meanwhile", exc)
+
+    def ok(self) -> None:
+        """A Redis call succeeded: the outage, if any, is over."""
+        if self.down_since is not None:
+            log.info("Redis answers again, after %.1f s", self.clock() - self.down_since)
+            self.down_since = None
+            self._backoff = FIRST_BACKOFF
+
+    def may_poll(self) -> bool:
+        """Whether a poller should try now (always, unless Redis is down and the backoff
+        has not run out)."""
+        if self.down_since is None:
+            return True
+        now = self.clock()
+        if now < self._next_poll:
+            return False
+        self._backoff = min(self._backoff * 2, MAX_BACKOFF)
+        self._next_poll = now + self._backoff
+        return True

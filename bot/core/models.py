@@ -1,0 +1,142 @@
+"""What the bot keeps per table (a group chat, or a forum topic in it).
+
+The engine state is one opaque JSON string here: the bot never reads it except through
+the engine (:mod:`bot.handlers.play` loads it, renderers get views). Everything else is the bot's
+own bookkeeping: who sits where, the lobby settings, the record's moves, the last events,
+the series score.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, Field
+
+from engine.registry import GAMES
+
+
+def _known_game(name: str) -> str:
+    if name not in GAMES:
+        raise ValueError(f"unknown game: {name!r}")
+    return name
+
+
+# A game's name, one of engine.registry's (a stored table naming another is refused).
+GameKind = Annotated[str, AfterValidator(_known_game)]
+# pick: the game picker is shown; lobby: players join; playing; finished: a result is
+# shown; abandoned: stopped by /endgame.
+Phase = Literal["pick", "lobby", "playing", "finished", "abandoned"]
+TURN_TIMES = (30, 60, 120, 300, 0)  # seconds; 0 = no limit
+RECENT_EVENTS = 6
+# Applied taps remembered per table: far more than can be in flight while one is redelivered.
+TAPS_KEPT = 32
+
+
+class GameSettings(BaseModel):
+    """The lobby's options (§1 of seeds/football.md and seeds/durak.md): engine options
+    plus the bot's turn time."""
+
+    deck_size: Literal[36, 52] = 36
+    decks: int = Field(default=1, ge=1, le=3)  # football only
+    dummy_plays: bool = False  # durak only
+    first_move: Literal["under", "from_under"] = "under"  # durak only
+    turn_time: int = 60
+
+
+class Seat(BaseModel):
+    """A player at the table, in engine seat order."""
+
+    user_id: int
+    name: str
+    lang: str = "en"
+    # False once a private message to him failed (403): the group is told to open the
+    # private chat, and the "My cards" button shows him his hand meanwhile.
+    dm_ok: bool = True
+    # Football set-up in progress: indices into his five dealt cards, goalkeeper first,
+    # then his row from his own left to right.
+    setup: list[int] = Field(default_factory=list)
+    # A computer seat: its level (engine.players.LEVELS); None for a person. Computer
+    # seats have negative user ids, which no Telegram user has.
+    computer: str | None = None
+    # Turn timeouts in a row (seeds/<game>.md §7.2); at two he is away and the computer plays for
+    # him until he taps again (bot.service.turns).
+    timeouts: int = 0
+    away: bool = False
+
+
+class Table(BaseModel):
+    """One table's whole state as stored in Redis (see :mod:`bot.core.store`)."""
+
+    game_id: str
+    chat_id: int
+    thread_id: int | None = None
+    kind: GameKind | None = None
+    phase: Phase = "pick"
+    creator: int
+    lang: str = "en"
+    chat_title: str = ""
+    settings: GameSettings = Field(default_factory=GameSettings)
+    seats: list[Seat] = Field(default_factory=list)
+    state: str | None = None  # engine JSON; hidden information, never rendered directly
+    moves: list[dict[str, Any]] = Field(default_factory=list)  # record-form moves
+    events: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
+    series: dict[str, int] = Field(default_factory=dict)  # str(user id) -> wins / fool count
+    games: int = 0  # games finished in this series
+    dealer: int | None = None  # durak: seat that deals (dealt) the current game
+    previous_fool: int | None = None  # durak: the last game's fool (None: first or drawn)
+    show_settings: bool = False  # the lobby message shows the settings keyboard
+    record_sent: bool = False  # this game's record was posted (Record works once a game)
+    lobby_link: bool = False  # the lobby offers the deep link (someone could not be reached)
+    notice: str = ""  # catalogue key of a one-off line under the lobby (e.g. start refused)
+    # Moves the computer made in a row (for computer seats, or for people who timed out or
+    # are away): past a cap the game is stopped (bot.service.turns: durak may cycle forever).
+    auto_moves: int = 0
+    # The level the lobby gives new computer seats (its "🤖" buttons; bot.handlers.computer).
+    computer_level: str = "normal"
+    # When the current position's automatic move is due (seconds since the epoch; 0: never):
+    # a computer's paced move, or a person's turn timeout (bot.service.turns).
+    turn_due: float = 0.0
+    turn_for: str = ""  # the position and wait turn_due was set for (bot.service.turns.stamp)
+    # Callback query ids of the latest taps applied here (newest last): a tap delivered
+    # again after it was committed (its process died before answering) is recognised
+    # in the compare-and-set and answered silently, not refused (bot.service.taps.commit).
+    taps: list[str] = Field(default_factory=list)
+    version: int = Field(default=0, exclude=True)  # CAS version, stored beside the JSON
+
+    @property
+    def private(self) -> bool:
+        """A private chat's table: its owner alone plays there, against computer seats."""
+        return self.chat_id > 0
+
+    def seat_of(self, user_id: int) -> int | None:
+        for index, seat in enumerate(self.seats):
+            if seat.user_id == user_id:
+                return index
+        return None
+
+    def add_events(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+        self.events = (self.events + events)[-RECENT_EVENTS:]
+
+    def note_tap(self, query_id: str) -> None:
+        if query_id not in self.taps:
+            self.taps = [*self.taps, query_id][-TAPS_KEPT:]
+
+
+class Slot(BaseModel):
+    """A message the bot keeps editing: its id, a hash of what it shows, and more.
+
+    ``version`` is the table version it shows, so that an older render never overwrites a
+    newer one; ``prompt`` says whether it carried move buttons (a new prompt is sent anew
+    so that the phone rings); ``at`` is when it was last edited and ``phase`` the table
+    phase it shows (group coalescing: a new phase is shown at once); ``game`` the game
+    whose table it shows (a new game gets a new group message).
+    """
+
+    id: int | None = None
+    hash: str = ""
+    version: int = 0
+    prompt: bool = False
+    at: float = 0.0
+    phase: str = ""
+    game: str = ""
+    quiet: float = 0.0  # when he last stopped being asked to act (a hand: bot.service.delivery)

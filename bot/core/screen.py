@@ -1,0 +1,60 @@
+"""A message as the bot means to show it: HTML text plus inline buttons.
+
+Renderers build :class:`Screen` values; :mod:`bot.service.delivery` turns them into Bot API calls
+and compares :meth:`Screen.digest` with what a message already shows, so that an edit
+which would change nothing is never sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Button:
+    text: str
+    data: str | None = None  # callback_data (see bot.core.callbacks)
+    url: str | None = None
+    web_app: str | None = None  # opens this HTTPS page as a Mini App (private chats only)
+
+
+@dataclass(frozen=True)
+class Screen:
+    text: str  # HTML
+    rows: tuple[tuple[Button, ...], ...] = field(default=())
+
+    @property
+    def prompt(self) -> bool:
+        """True when it asks its reader to act (it carries buttons that act; a link or
+        the Mini App's button asks nothing)."""
+        return any(b.data for row in self.rows for b in row)
+
+    def digest(self) -> str:
+        h = hashlib.blake2b(self.text.encode(), digest_size=12)
+        for row in self.rows:
+            h.update(b"\x1e")
+            for b in row:
+                h.update(
+                    f"\x1f{b.text}\x1d{b.data or ''}\x1d{b.url or ''}{b.web_app or ''}".encode()
+                )
+        return h.hexdigest()
+
+    def markup(self) -> dict[str, Any] | None:
+        """The Bot API's InlineKeyboardMarkup as JSON (None: no buttons)."""
+        rows = [[_button(b) for b in row] for row in self.rows if row]
+        return {"inline_keyboard": rows} if rows else None
+
+
+def _button(button: Button) -> dict[str, Any]:
+    if button.url is not None:
+        return {"text": button.text, "url": button.url}
+    if button.web_app is not None:
+        return {"text": button.text, "web_app": {"url": button.web_app}}
+    return {"text": button.text, "callback_data": button.data or ""}
+
+
+def rows_of(buttons: list[Button], width: int) -> list[tuple[Button, ...]]:
+    """Buttons laid out ``width`` to a row (phone-sized keyboards)."""
+    return [tuple(buttons[i : i + width]) for i in range(0, len(buttons), width)]

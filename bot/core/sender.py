@@ -1,0 +1,159 @@
+"""Every call the bot makes to Telegram, in one module: the rest of ``bot/`` says what to
+show and handles what Telegram answered; only this module knows how it is asked.
+
+The functions raise PTB's errors unchanged (``TelegramError`` and its subclasses): what a
+refusal means is the caller's business (a closed private chat marks a seat, a gone message
+is sent anew, a refused reply is logged).
+
+:func:`_call` is the one private PTB name the bot uses, ``Bot._post``: the path every
+wrapper takes (rate limiter and error mapping included) but without turning the returned
+message into objects, which costs about 1 ms a call and is the largest cost of a move
+while delivery needs only a message id. The public ``Bot.do_api_request`` does the same
+but warns for every method that has a wrapper, which every method called here has, and a
+warning filter around an awaited call is not safe among concurrent tasks. The project
+pins PTB's major version (pyproject.toml), and tests/fakegram.py runs every call through
+PTB's real ``Bot``, so a change of that private method fails the suite rather than
+production.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from telegram import Bot, BotCommand, CallbackQuery, ChatMember, InlineKeyboardMarkup, Message
+from telegram.constants import ParseMode
+
+from bot.core.screen import Screen
+
+
+async def _call(bot: Bot, method: str, params: dict[str, Any]) -> Any:
+    """A Bot API call whose raw JSON result is returned (see the module docstring)."""
+    return await bot._post(method, params)
+
+
+def _params(screen: Screen) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "text": screen.text,
+        "parse_mode": ParseMode.HTML.value,
+        "link_preview_options": {"is_disabled": True},
+    }
+    markup = screen.markup()
+    if markup is not None:
+        params["reply_markup"] = markup
+    return params
+
+
+async def send_screen(bot: Bot, chat_id: int, thread_id: int | None, screen: Screen) -> int:
+    """Send ``screen`` as a new message; its id."""
+    params = {"chat_id": chat_id, **_params(screen)}
+    if thread_id is not None:
+        params["message_thread_id"] = thread_id
+    message = await _call(bot, "sendMessage", params)
+    return int(message["message_id"])
+
+
+async def edit_screen(bot: Bot, chat_id: int, message_id: int, screen: Screen) -> None:
+    """Show ``screen`` in the message ``message_id`` instead of what it shows."""
+    await _call(
+        bot, "editMessageText", {"chat_id": chat_id, "message_id": message_id, **_params(screen)}
+    )
+
+
+async def delete(bot: Bot, chat_id: int, message_id: int) -> None:
+    await _call(bot, "deleteMessage", {"chat_id": chat_id, "message_id": message_id})
+
+
+async def strip_buttons(bot: Bot, chat_id: int, message_id: int) -> None:
+    """Take the buttons away from a message (one too old to delete, or no longer current)."""
+    await _call(bot, "editMessageReplyMarkup", {"chat_id": chat_id, "message_id": message_id})
+
+
+async def send_text(
+    bot: Bot,
+    chat_id: int,
+    text: str,
+    *,
+    html: bool = False,
+    thread_id: int | None = None,
+    reply_to: int | None = None,
+) -> Message:
+    """A text message (``reply_to``: in reply to that message, if it still exists)."""
+    return await bot.send_message(
+        chat_id,
+        text,
+        parse_mode=ParseMode.HTML if html else None,
+        message_thread_id=thread_id,
+        reply_to_message_id=reply_to,
+        allow_sending_without_reply=True if reply_to is not None else None,
+    )
+
+
+async def reply(
+    message: Message,
+    text: str,
+    *,
+    quote: bool,
+    html: bool = True,
+    markup: InlineKeyboardMarkup | None = None,
+) -> None:
+    """An answer to a command in its chat (``quote``: as a reply to it)."""
+    await message.reply_text(
+        text, parse_mode=ParseMode.HTML if html else None, reply_markup=markup, do_quote=quote
+    )
+
+
+async def edit_text(message: Message, text: str, markup: InlineKeyboardMarkup | None) -> None:
+    """Show HTML ``text`` (and ``markup``) in a message the bot sent, instead of its own."""
+    await message.edit_text(text, parse_mode=ParseMode.HTML, reply_markup=markup)
+
+
+async def edit_tapped(query: CallbackQuery, text: str) -> None:
+    """Replace the text of the message whose button was tapped (its buttons go with it)."""
+    await query.edit_message_text(text)
+
+
+async def send_document(
+    bot: Bot,
+    chat_id: int,
+    content: bytes,
+    filename: str,
+    *,
+    thread_id: int | None,
+    reply_to: int | None,
+) -> None:
+    await bot.send_document(
+        chat_id,
+        content,
+        filename=filename,
+        message_thread_id=thread_id,
+        reply_to_message_id=reply_to,
+        allow_sending_without_reply=True,
+    )
+
+
+async def answer(query: CallbackQuery, text: str | None, alert: bool) -> None:
+    """Answer a tap: silently (``text`` None), or with a short text or an alert."""
+    await query.answer(text, show_alert=alert)
+
+
+async def member(bot: Bot, chat_id: int, user_id: int) -> ChatMember:
+    """``user_id``'s membership of the group ``chat_id``."""
+    return await bot.get_chat_member(chat_id, user_id)
+
+
+async def set_menu_button(bot: Bot, chat_id: int, text: str, url: str) -> None:
+    """The menu button of the private chat ``chat_id``: ``text``, opening the Mini App at
+    ``url``."""
+    button = {"type": "web_app", "text": text, "web_app": {"url": url}}
+    await _call(bot, "setChatMenuButton", {"chat_id": chat_id, "menu_button": button})
+
+
+async def set_commands(bot: Bot, commands: Sequence[BotCommand], lang: str | None) -> None:
+    """The command menu for users of language ``lang`` (None: every other language)."""
+    await bot.set_my_commands(commands, language_code=lang)
+
+
+async def set_webhook(bot: Bot, url: str, allowed_updates: Sequence[str], secret: str) -> None:
+    """Ask Telegram to post our updates to ``url``, each with ``secret`` in its header."""
+    await bot.set_webhook(url, allowed_updates=list(allowed_updates), secret_token=secret)

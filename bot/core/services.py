@@ -1,0 +1,115 @@
+"""What every handler needs, kept in ``application.bot_data``: settings, store, locks."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+from weakref import WeakValueDictionary
+
+from redis.exceptions import RedisError
+from telegram.ext import Application, ContextTypes
+
+from bot.core.clock import Clock, Timer
+from bot.core.config import Settings
+from bot.core.health import Health
+from bot.core.limiter import Limiter
+from bot.core.store import Store
+
+log = logging.getLogger(__name__)
+
+KEY = "services"
+# (the application, the group's old chat id, its new one)
+Follow = Callable[[Any, int, int], Coroutine[Any, Any, None]]
+
+
+@dataclass
+class Services:
+    settings: Settings
+    store: Store
+    limiter: Limiter | None = None  # None: no rate limiting (tests)
+    bot_username: str = ""
+    clock: Clock = field(default_factory=Clock)  # seconds since the epoch (tests move it)
+    # One lock per table key in this process: a process serves one table's updates one at
+    # a time (the CAS covers other processes); weak, so idle tables cost nothing.
+    _locks: WeakValueDictionary[str, asyncio.Lock] = field(default_factory=WeakValueDictionary)
+    # Tables this process is delivering (bot.service.delivery), each with whether a commit made
+    # meanwhile asks for one more round.
+    delivering: dict[str, bool] = field(default_factory=dict)
+    # The one pending wake-up per table of this process's deliveries (bot.service.delivery).
+    wakes: dict[str, tuple[float, Timer]] = field(default_factory=dict)
+    # This process's pollers (:func:`every`), running from start-up until it stops.
+    pollers: list[asyncio.Task[None]] = field(default_factory=list)
+    # Whether Redis answers (bot.core.health): an outage is reported once, pollers back off.
+    health: Health = field(default_factory=Health)
+    # Moves a group's table to its new supergroup (bot.handlers.migrate.follow, wired in by bot.app)
+    # when delivery learns of the migration from Telegram: delivery sits below migrate.
+    follow: Follow | None = None
+
+    def lock(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+
+def services(
+    context: ContextTypes.DEFAULT_TYPE | Application[Any, Any, Any, Any, Any, Any],
+) -> Services:
+    data = context.bot_data
+    result = data[KEY]
+    assert isinstance(result, Services)
+    return result
+
+
+AnyApp = Application[Any, Any, Any, Any, Any, Any]
+Job = Callable[[AnyApp], Coroutine[Any, Any, None]]
+
+
+def guarded(job: Job) -> Job:
+    """``job`` (a poller: :func:`every`) made to back off while Redis is down, and to
+    report the outage once instead of raising a traceback every tick."""
+
+    async def run(app: AnyApp) -> None:
+        health = services(app).health
+        if not health.may_poll():
+            return
+        try:
+            await job(app)
+        except RedisError as exc:
+            health.failed(exc)
+        else:
+            health.ok()
+
+    run.__name__ = run.__qualname__ = job.__name__
+    run.__doc__ = job.__doc__
+    return run
+
+
+def every(app: AnyApp, seconds: float, job: Job, *, first: float = 0.0) -> None:
+    """Runs ``job`` every ``seconds`` on the bot's clock (the first time after ``first``)
+    while ``app`` is running: a poller. Started at start-up, stopped by :func:`stop_polls`."""
+    svc = services(app)
+    svc.pollers.append(asyncio.create_task(_every(app, svc.clock, seconds, job, first)))
+
+
+async def _every(app: AnyApp, clock: Clock, seconds: float, job: Job, first: float) -> None:
+    await clock.sleep(first)
+    while True:
+        if app.running:
+            try:
+                await job(app)
+            except Exception:  # a bug: reported, and the poller goes on
+                log.exception("poller %s failed", job.__name__)
+        await clock.sleep(seconds)
+
+
+async def stop_polls(app: AnyApp) -> None:
+    """Ends the pollers of :func:`every` (the application has stopped)."""
+    pollers = services(app).pollers
+    for task in pollers:
+        task.cancel()
+    await asyncio.gather(*pollers, return_exceptions=True)
+    pollers.clear()

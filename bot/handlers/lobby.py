@@ -1,0 +1,354 @@
+"""Before and between games: the picker, joining, settings, start, play again, stop."""
+
+from __future__ import annotations
+
+import contextlib
+
+from redis.exceptions import RedisError
+from telegram import User
+from telegram.error import Forbidden, TelegramError
+from telegram.ext import ContextTypes
+
+from bot.core import sender
+from bot.core.callbacks import new_game_id
+from bot.core.i18n import LANGS, lang_of, t
+from bot.core.models import TURN_TIMES, Seat, Slot, Table
+from bot.core.services import Services, services
+from bot.core.store import Snapshot, Write, table_key, user_slot
+from bot.handlers import members
+from bot.screens import registry
+from bot.service import delivery
+from bot.service.taps import Reply, Tap, commit, current_table, is_admin, refuse
+from bot.tables import games
+
+
+def _creator(table: Table, tap: Tap) -> None:
+    if tap.user.id != table.creator:
+        refuse("tap.creator_only")
+
+
+def _in_lobby(table: Table) -> None:
+    if table.phase != "lobby":
+        refuse("tap.stale")
+
+
+def display_name(user: User) -> str:
+    return (user.full_name or user.username or str(user.id))[:32]
+
+
+async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    picked = registry.BY_LETTER.get(tap.cb.arg)
+
+    def change(table: Table) -> Reply | None:
+        if table.phase != "pick" or picked is None:
+            refuse("tap.stale")
+        _creator(table, tap)
+        table.kind = picked.name
+        table.phase = "lobby"
+        return None
+
+    # He sits down at once; his tap is answered by the join (an alert if his private chat
+    # is closed: the lobby then offers the deep link).
+    if await commit(context, tap, change, answer=False) is not None:
+        await join(context, tap.key, tap.cb.game_id, tap.user, tap)
+
+
+async def join(
+    context: ContextTypes.DEFAULT_TYPE,
+    key: str,
+    game_id: str,
+    user: User,
+    tap: Tap | None = None,
+) -> bool:
+    """Seat ``user`` in the lobby, after checking that his private chat takes our messages.
+
+    The check is the private confirmation itself (it becomes his hand message). If the
+    chat refuses us, the lobby starts offering the deep link.
+    """
+    svc = services(context)
+    lang = lang_of(user.language_code)
+
+    async def answer(key_: str | None, **params: object) -> None:
+        if tap is not None:
+            await tap.answer(key_, alert=key_ is not None, **params)
+        elif key_ is not None:
+            with contextlib.suppress(TelegramError):
+                await sender.send_text(context.bot, user.id, t(lang, key_, **params), html=True)
+
+    def refusal(tb: Table | None) -> str | None:
+        """Why he cannot sit down at this table now (None: he can)."""
+        if tb is None or tb.game_id != game_id or tb.phase != "lobby":
+            return "tap.stale"
+        if tb.private and tb.chat_id != user.id:
+            return "join.not_yours"
+        if tb.seat_of(user.id) is not None:
+            return "join.already"
+        if len(tb.seats) >= games.seat_cap(tb):
+            return "join.full"
+        return None
+
+    async with svc.lock(key):
+        table = (await svc.store.load(key)).table
+        if (
+            tap is not None
+            and table is not None
+            and tap.query.id in table.taps
+            and table.seat_of(user.id) is not None
+        ):
+            await answer(None)  # delivered again after it seated him (bot.handlers.once)
+            return False
+        if (why := refusal(table)) is not None:
+            await answer(why)
+            return False
+        assert table is not None
+        if (why := await _outsider(context, table, user)) is not None:
+            await answer(why, chat=table.chat_title)
+            return False
+        try:
+            message = await sender.send_text(
+                context.bot,
+                user.id,
+                t(
+                    lang,
+                    # a private chat's table (its title is "against the computer") has no
+                    # group to name
+                    "join.vs_computer" if table.private else "join.private",
+                    game=t(lang, registry.entry(table.kind).title),
+                    chat=table.chat_title,
+                ),
+                html=True,
+            )
+        except Forbidden:
+            linked = await _set_link(svc, key, game_id)
+            await answer("join.need_private")
+            if linked is not None:
+                delivery.publish(context, linked)
+            return False
+        except TelegramError:
+            await answer("common.try_again")
+            return False
+
+        def decide(s: Snapshot) -> tuple[Write, str | None]:
+            tb = s.table
+            if (why := refusal(tb)) is not None:
+                return Write(None), why
+            assert tb is not None
+            tb.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang))
+            tb.notice = ""
+            if tap is not None:
+                tb.note_tap(tap.query.id)
+            return Write(tb), None
+
+        async def unsay() -> None:
+            with contextlib.suppress(TelegramError):  # "you joined" would be untrue
+                await sender.delete(context.bot, user.id, message.message_id)
+
+        try:
+            snap, why = await svc.store.transact(key, decide)
+        except RedisError:  # an outage (bot.core.health): he is told to try again
+            await unsay()
+            raise
+        if why is not None:  # the lobby changed meanwhile (another process seated others)
+            await unsay()
+            await answer(why)
+            return False
+        slot = Slot(id=message.message_id, version=snap.version)
+        snap.slots[user_slot(user.id)] = slot
+        await svc.store.save_slots(key, {user_slot(user.id): slot})
+        await answer(None)
+        delivery.publish(context, snap)
+        return True
+
+
+async def _outsider(context: ContextTypes.DEFAULT_TYPE, table: Table, user: User) -> str | None:
+    """Why ``user`` may not join a group's game as an outsider (None: he is in the group,
+    or it is his private table): a forwarded link, a public group read from outside.
+    The creator opened the table with a command in the group: he is not asked about."""
+    if table.private or user.id == table.creator:
+        return None
+    try:
+        inside = await members.is_member(context, table.chat_id, user.id)
+    except members.CannotTell:
+        return "common.try_again"
+    return None if inside else "join.not_member"
+
+
+async def _set_link(svc: Services, key: str, game_id: str) -> Snapshot | None:
+    def decide(s: Snapshot) -> tuple[Write, bool]:
+        tb = s.table
+        if tb is None or tb.game_id != game_id or tb.lobby_link:
+            return Write(None), False
+        tb.lobby_link = True
+        return Write(tb), True
+
+    snap, done = await svc.store.transact(key, decide)
+    return snap if done else None
+
+
+async def on_join(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    await join(context, tap.key, tap.cb.game_id, tap.user, tap)
+
+
+async def on_leave(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    def change(table: Table) -> Reply | None:
+        _in_lobby(table)
+        seat = table.seat_of(tap.user.id)
+        if seat is None:
+            refuse("tap.not_player")
+        del table.seats[seat]
+        table.notice = ""
+        return None
+
+    await commit(context, tap, change)
+
+
+async def on_settings(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    def change(table: Table) -> Reply | None:
+        _in_lobby(table)
+        _creator(table, tap)
+        table.show_settings = not table.show_settings
+        return None
+
+    await commit(context, tap, change)
+
+
+def _next(values: tuple[object, ...], current: object) -> object:
+    index = values.index(current) if current in values else -1
+    return values[(index + 1) % len(values)]
+
+
+async def on_option(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    def change(table: Table) -> Reply | None:
+        _in_lobby(table)
+        _creator(table, tap)
+        s = table.settings
+        arg = tap.cb.arg
+        own = registry.entry(table.kind).options  # the settings only this game has
+        if arg == "d":
+            s.deck_size = 52 if s.deck_size == 36 else 36
+        elif arg in own:
+            own[arg](s)
+        elif arg == "t":
+            s.turn_time = int(str(_next(TURN_TIMES, s.turn_time)))
+        elif arg == "l":
+            table.lang = str(_next(LANGS, table.lang))
+        else:
+            refuse("tap.bad")
+        table.notice = ""
+        return None
+
+    await commit(context, tap, change)
+
+
+def _player_problem(table: Table) -> tuple[str, dict[str, int]] | None:
+    """Why the rules do not allow a start with these players (None: they do)."""
+    low, high = games.player_limits(table)
+    n = len(table.seats)
+    if n < low:
+        return "lobby.need_players", {"need": low, "n": n}
+    if n > high:
+        return "lobby.too_many", {"most": high, "n": n}
+    if all(seat.computer is not None for seat in table.seats):
+        return "lobby.need_person", {}
+    return None
+
+
+async def _may_manage(context: ContextTypes.DEFAULT_TYPE, tap: Tap, creator: int) -> bool:
+    return tap.user.id == creator or await is_admin(context, tap.cb.chat_id, tap.user.id)
+
+
+async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    table = await current_table(tap, context, "lobby")
+    if table is None:
+        return
+    if not await _may_manage(context, tap, table.creator):
+        await tap.answer("tap.creator_or_admin")
+        return
+
+    def change(table: Table) -> Reply | None:
+        _in_lobby(table)
+        problem = _player_problem(table)
+        if problem is not None:
+            key, params = problem
+            if key != "lobby.too_many":
+                refuse(key, **params)
+            table.notice = key  # the lobby says so and offers the 52-card deck
+            return Reply(key, True, params)
+        games.start(table)
+        return None
+
+    await commit(context, tap, change)
+
+
+async def on_again(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Play again: same players, series score kept, series rules for who starts/deals."""
+    table = await current_table(tap, context, "finished")
+    if table is None:
+        return
+    if table.seat_of(tap.user.id) is None and not await _may_manage(context, tap, table.creator):
+        await tap.answer("tap.not_player")
+        return
+
+    def change(table: Table) -> Reply | None:
+        if table.phase != "finished":
+            refuse("tap.stale")
+        table.game_id = new_game_id()
+        games.start(table)
+        return None
+
+    await commit(context, tap, change)  # the new game gets a new group message (delivery)
+
+
+async def new_table(
+    context: ContextTypes.DEFAULT_TYPE,
+    chat_id: int,
+    thread_id: int | None,
+    title: str,
+    user: User,
+) -> tuple[Snapshot, bool]:
+    """/newgame: a new table in the picker phase, unless one is open (then False)."""
+    svc = services(context)
+    key = table_key(chat_id, thread_id)
+
+    def decide(snap: Snapshot) -> tuple[Write, bool]:
+        old = snap.table
+        if old is not None and old.phase in ("pick", "lobby", "playing"):
+            return Write(None), False
+        table = Table(
+            game_id=new_game_id(),
+            chat_id=chat_id,
+            thread_id=thread_id,
+            creator=user.id,
+            lang=lang_of(user.language_code),
+            chat_title=title,
+        )
+        if old is not None:
+            table.series, table.games = {}, 0
+        return Write(table, fresh=True), True
+
+    async with svc.lock(key):
+        snap, created = await svc.store.transact(key, decide)
+        if created:
+            delivery.publish(context, snap)
+    return snap, created
+
+
+async def stop(
+    context: ContextTypes.DEFAULT_TYPE, chat_id: int, thread_id: int | None
+) -> Table | None:
+    """/endgame: the open table is abandoned (None when there was none)."""
+    svc = services(context)
+    key = table_key(chat_id, thread_id)
+
+    def decide(snap: Snapshot) -> tuple[Write, bool]:
+        table = snap.table
+        if table is None or table.phase not in ("pick", "lobby", "playing"):
+            return Write(None), False
+        table.phase = "abandoned"
+        return Write(table), True
+
+    async with svc.lock(key):
+        snap, stopped = await svc.store.transact(key, decide)
+        if stopped:
+            delivery.publish(context, snap)
+    return snap.table if stopped else None

@@ -1,0 +1,74 @@
+"""A basic group upgraded to a supergroup: its table follows it to the new chat id.
+
+Telegram says so twice (``migrate_to_chat_id`` in the old chat, ``migrate_from_chat_id``
+in the new one) and refuses the old id meanwhile (ChatMigrated, which delivery passes on
+here). Whichever comes first moves the table (:meth:`bot.core.store.Store.move`); the others
+find nothing to move, but each finishes a move that an error cut short. The table's chat
+id changes, and with it every button's callback data: the hands are edited in place, and
+the table is posted anew in the supergroup, since the old group's message can no longer
+be edited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from telegram import Update
+from telegram.ext import ContextTypes
+
+from bot.core.services import AnyApp, services
+from bot.core.store import BUSY, MOVED, TABLE_SLOT, Snapshot, Write, table_key
+from bot.service import delivery, turns
+from bot.tables import stats
+
+log = logging.getLogger(__name__)
+
+BUSY_RETRY = 0.25  # seconds between tries while another process delivers the table
+BUSY_TRIES = 200  # a delivery ends within seconds (its calls time out); a dead one within LEASE_MS
+
+
+async def follow(app: AnyApp | ContextTypes.DEFAULT_TYPE, old_chat: int, new_chat: int) -> None:
+    """Move the table of ``old_chat`` (if any) to ``new_chat`` and show it there."""
+    svc = services(app)
+    old, new = table_key(old_chat, None), table_key(new_chat, None)
+    for _ in range(BUSY_TRIES):
+        async with svc.lock(old):
+            moved = await svc.store.move(old, new)
+        if moved != BUSY:
+            break
+        await asyncio.sleep(BUSY_RETRY)
+    if moved == MOVED:
+        log.info("table of chat %s moved to its supergroup %s", old_chat, new_chat)
+    await stats.of(svc.store).move_group(old_chat, new_chat)
+
+    def decide(snap: Snapshot) -> tuple[Write, bool]:
+        table = snap.table
+        if table is None or table.chat_id != old_chat:  # no table, or its move is done
+            return Write(None), False
+        table.chat_id = new_chat
+        return Write(table), True
+
+    async with svc.lock(new):
+        snap, rewritten = await svc.store.transact(new, decide)
+        if not rewritten or snap.table is None:
+            return
+        # The private chats that refused us are indexed by table key.
+        closed = {s.user_id for s in snap.table.seats if not s.dm_ok}
+        if closed:
+            await svc.store.note_reach(new, dict.fromkeys(closed, False))
+            await svc.store.note_reach(old, dict.fromkeys(closed, True))
+        snap.slots.pop(TABLE_SLOT, None)  # a message of the old chat: post a new one
+        await turns.wake(svc, new, snap.table.turn_due or None)
+        delivery.publish(app, snap)
+
+
+async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Either of the two service messages of an upgrade."""
+    message = update.effective_message
+    if message is None:
+        return
+    if message.migrate_to_chat_id:
+        await follow(context, message.chat.id, message.migrate_to_chat_id)
+    elif message.migrate_from_chat_id:
+        await follow(context, message.migrate_from_chat_id, message.chat.id)

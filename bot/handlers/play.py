@@ -1,0 +1,203 @@
+"""Playing: the taps on a running game, and handing out its record.
+
+A move reaches the engine and the table only through :func:`bot.tables.games.apply_move`, the
+path taps, computer players and turn timeouts share.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from bot.core import sender
+from bot.core.callbacks import STAMP_LEN, stamp
+from bot.core.models import Table
+from bot.core.services import services
+from bot.core.store import Snapshot, Write
+from bot.screens import views
+from bot.screens.render import ILLEGAL, Ctx
+from bot.service import delivery
+from bot.service.taps import Reply, Tap, commit, current_table, refuse
+from bot.tables import games
+from bot.tables.stats import record_table
+from engine import records
+from engine.base import IllegalMove, MalformedRecord, SetsUp
+
+
+def _illegal(exc: IllegalMove, table: Table, lang: str) -> None:
+    refuse(ILLEGAL[exc.code], **Ctx(table, lang).params(exc.params))
+
+
+def _seated(table: Table, tap: Tap) -> int:
+    if table.phase != "playing":
+        refuse("tap.over")
+    seat = table.seat_of(tap.user.id)
+    if seat is None:
+        refuse("tap.not_player")
+    return seat
+
+
+async def on_move(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """An engine move token from a hand message."""
+
+    position, token = tap.cb.arg[:STAMP_LEN], tap.cb.arg[STAMP_LEN:]
+
+    def change(table: Table) -> Reply | None:
+        seat = _seated(table, tap)
+        game = games.load(table)
+        actor = game.to_act()
+        if actor is None or actor.player != seat:
+            refuse("illegal.not_your_turn")
+        if position != stamp(len(table.moves)):
+            refuse("tap.superseded")  # offered in an earlier position: a double tap
+        try:
+            move = game.move_from_token(token, seat)
+        except MalformedRecord:
+            refuse("tap.bad")
+        try:
+            games.apply_move(table, game, seat, move)
+        except IllegalMove as exc:
+            _illegal(exc, table, tap.lang)
+        return None
+
+    await commit(context, tap, change)
+
+
+async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A set-up, step by step (football's): goalkeeper, then the row from the player's own
+    left; the last card goes in by itself; Confirm submits the whole set-up as one move.
+    The engine places the cards (:class:`engine.base.SetsUp`)."""
+
+    def change(table: Table) -> Reply | None:
+        seat = _seated(table, tap)
+        game = games.load(table)
+        hand: list[str] = getattr(game.view(seat), "hand", [])
+        if not isinstance(game, SetsUp) or not hand:
+            refuse("tap.setup_over")
+        picks = list(table.seats[seat].setup)
+        arg = tap.cb.arg
+        if arg == "r":
+            picks = []
+        elif arg == "c":
+            if len(picks) != len(hand):
+                refuse("tap.bad")
+            try:
+                games.apply_move(table, game, seat, game.setup_move(seat, picks))
+            except IllegalMove as exc:
+                _illegal(exc, table, tap.lang)
+            picks = []
+        elif len(arg) == 1 and arg.isdigit() and int(arg) < len(hand):
+            if int(arg) in picks or len(picks) >= len(hand):
+                refuse("tap.already_chosen")
+            picks = game.complete_setup([*picks, int(arg)])
+        else:
+            refuse("tap.bad")
+        table.seats[seat].setup = picks
+        return None
+
+    await commit(context, tap, change)
+
+
+def _back(tap: Tap) -> Callable[[Table], Reply | None]:
+    """A change that only brings the tapping player back from away (commit's bookkeeping
+    of any tap on the game does it: seeds/<game>.md §7.2); refused when he is not away."""
+
+    def change(table: Table) -> Reply | None:
+        if not table.seats[_seated(table, tap)].away:
+            refuse("tap.stale")
+        return None
+
+    return change
+
+
+async def on_back(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "I'm back" on an away player's hand message."""
+    await commit(context, tap, _back(tap))
+
+
+async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "My cards" in the group: the tapper's hand in an alert only he sees. For a player
+    whose private chat is closed it is the one tap he can make, so it also brings him back
+    if he was away."""
+    table = await current_table(tap, context, "playing")
+    if table is None:
+        return
+    seat = table.seat_of(tap.user.id)
+    if seat is None:
+        await tap.answer("tap.not_player")
+        return
+    if table.seats[seat].away and await commit(context, tap, _back(tap), answer=False) is None:
+        return  # the game moved on meanwhile: refused, and answered
+    text = views.alert_text(table, seat, tap.lang)
+    with contextlib.suppress(TelegramError):
+        await sender.answer(tap.query, text, alert=True)
+
+
+def has_record(table: Table) -> bool:
+    """A record can be handed out: the game is over (the record holds the whole deck, so
+    handing it out mid-game would show every hand) and one was dealt at all."""
+    return table.phase in ("finished", "abandoned") and table.state is not None
+
+
+async def post_record(
+    context: ContextTypes.DEFAULT_TYPE, table: Table, reply_to: int | None = None
+) -> bool:
+    """Post the table's game record (docs/records.md) as a JSON document in its chat, in
+    reply to ``reply_to`` when given; False when Telegram refused it. The one way a record
+    leaves the bot: the Record button and /record both come here."""
+    record = {**records.export(games.load(table), table.moves), "table": record_table(table)}
+    try:
+        await sender.send_document(
+            context.bot,
+            table.chat_id,
+            json.dumps(record, ensure_ascii=False, indent=1).encode(),
+            f"{table.kind}-{table.game_id}.json",
+            thread_id=table.thread_id,
+            reply_to=reply_to,
+        )
+    except TelegramError:
+        return False
+    return True
+
+
+async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The Record button: the record in the group, once per game. A document counts
+    against the group's 20 messages a minute, and the table's own edits would wait behind
+    a crowd of them, while refusing a tap costs no message. (/record, in bot.handlers.commands,
+    answers each time: any answer to a command is a message.)"""
+
+    def claim(table: Table) -> Reply | None:
+        if not has_record(table):
+            refuse("tap.stale")  # running, or stopped before a game was dealt
+        if table.record_sent:
+            refuse("tap.record_sent")
+        table.record_sent = True
+        return None
+
+    snap = await commit(context, tap, claim, answer=False)
+    if snap is None or snap.table is None:
+        return
+    if not await post_record(context, snap.table):
+        await tap.answer("common.try_again")
+        await _unclaim_record(context, tap.key, snap.table.game_id)
+        return
+    await tap.answer()
+
+
+async def _unclaim_record(context: ContextTypes.DEFAULT_TYPE, key: str, game_id: str) -> None:
+    """The record was not posted: the next tap may try again (if it is still that game)."""
+
+    def decide(snap: Snapshot) -> tuple[Write, None]:
+        if snap.table is None or snap.table.game_id != game_id:
+            return Write(None), None
+        snap.table.record_sent = False
+        return Write(snap.table), None
+
+    svc = services(context)
+    async with svc.lock(key):
+        snap, _ = await svc.store.transact(key, decide)
+        delivery.publish(context, snap)  # it takes the lease when it writes

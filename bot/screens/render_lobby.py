@@ -1,0 +1,83 @@
+"""The group message before a game: the game picker and the lobby (with its settings)."""
+
+from __future__ import annotations
+
+from bot.core import callbacks
+from bot.core.callbacks import Action
+from bot.core.i18n import LANGUAGES
+from bot.core.screen import Button, Screen
+from bot.screens import registry
+from bot.screens.render import Ctx
+from bot.tables.games import player_limits
+
+
+def picker(ctx: Ctx) -> Screen:
+    return Screen(
+        ctx.t("lobby.pick"),
+        tuple(
+            (Button(ctx.t(game.title), ctx.cb(Action.PICK, game.letter)),)
+            for game in registry.GAMES.values()
+        ),
+    )
+
+
+def settings(ctx: Ctx) -> list[tuple[str, str]]:
+    """Each setting of the table as (its line, its option code for bot.handlers.lobby): the lobby
+    shows the lines, the settings keyboard the same texts as buttons that change them."""
+    table = ctx.table
+    s = table.settings
+    items: list[tuple[str, str]] = [(ctx.t("settings.deck", n=s.deck_size), "d")]
+    items += registry.entry(table.kind).settings(ctx)
+    turn_time = ctx.t("settings.turn_time", n=s.turn_time) if s.turn_time else None
+    items.append((turn_time or ctx.t("settings.no_limit"), "t"))
+    items.append((ctx.t("settings.language", name=ctx.t(LANGUAGES[table.lang])), "l"))
+    return items
+
+
+def lobby(ctx: Ctx, bot_username: str) -> Screen:
+    """The lobby; with the settings open (the creator's Settings), their buttons come in
+    between, and Join, Leave and Start stay for everyone else."""
+    table = ctx.table
+    low, high = player_limits(table)
+    need = str(low) if low == high else f"{low}–{high}"
+    names = ", ".join(ctx.name(i) for i in range(len(table.seats))) or "—"
+    lines = [
+        ctx.t("lobby.title", game=ctx.t(registry.entry(table.kind).title)),
+        ctx.t("lobby.players", n=len(table.seats), need=need, names=names),
+        " · ".join(line for line, _ in settings(ctx)),
+    ]
+    if not table.private:  # a group: the cards come by private message
+        lines.append(ctx.t("lobby.private_note"))
+    if table.notice:
+        lines.append("⚠️ " + ctx.t(table.notice, most=high, n=len(table.seats)))
+    rows: list[tuple[Button, ...]] = []
+    if not table.private:  # Join and Leave are for groups
+        rows.append(
+            (
+                Button(ctx.t("btn.join"), ctx.cb(Action.JOIN)),
+                Button(ctx.t("btn.leave"), ctx.cb(Action.LEAVE)),
+            )
+        )
+    level = ctx.t(registry.LEVELS[registry.lobby_level(table)])
+    rows.append(
+        (
+            Button(ctx.t("btn.add_computer"), ctx.cb(Action.COMPUTER, "+")),
+            Button(ctx.t("btn.remove_computer"), ctx.cb(Action.COMPUTER, "-")),
+        )
+    )
+    rows.append((Button(ctx.t("btn.computer_level", level=level), ctx.cb(Action.COMPUTER, "v")),))
+    if table.show_settings:
+        rows.extend((Button(label, ctx.cb(Action.OPTION, code)),) for label, code in settings(ctx))
+    toggle = "btn.done" if table.show_settings else "btn.settings"
+    rows.append(
+        (
+            Button(ctx.t(toggle), ctx.cb(Action.SETTINGS)),
+            Button(ctx.t("btn.start"), ctx.cb(Action.START)),
+        )
+    )
+    if table.notice == "lobby.too_many" and table.settings.deck_size == 36:
+        rows.append((Button(ctx.t("btn.use_52"), ctx.cb(Action.OPTION, "d")),))
+    if table.lobby_link and bot_username:
+        url = callbacks.deep_link(bot_username, table.chat_id, table.thread_id, table.game_id)
+        rows.append((Button(ctx.t("btn.open_private"), url=url),))
+    return Screen("\n".join(lines), tuple(rows))

@@ -1,0 +1,126 @@
+"""Which screen each reader gets for a table: the group message and every hand message.
+
+Game screens come from the engine's views only: ``game.view(None)`` for the group,
+``game.view(seat)`` for a seat's hand, plus that seat's own legal moves when he is to act.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core import callbacks
+from bot.core.callbacks import Action
+from bot.core.i18n import Markup
+from bot.core.models import Table
+from bot.core.screen import Button, Screen
+from bot.screens import registry, render_lobby, render_stats
+from bot.screens.render import Ctx
+from bot.tables import games
+from bot.tables.stats import Moved
+
+# The table's own events (bot.service.turns), whatever its game.
+TABLE_EVENTS = {
+    "seat_timeout": "event.seat_timeout",
+    "seat_away": "event.seat_away",
+    "seat_back": "event.seat_back",
+    "computer_stalled": "event.computer_stalled",
+}
+
+
+def narrate(ctx: Ctx, kind: str, data: dict[str, Any]) -> Markup:
+    """One event in words: the game's (by its kind, and reason if it has one) or the
+    table's own."""
+    reason = data.get("reason")
+    name = f"{kind}.{reason}" if isinstance(reason, str) else kind
+    key = registry.entry(ctx.table.kind).events.get(name) or TABLE_EVENTS[name]
+    return ctx.t(key, **ctx.params(data))
+
+
+def series_line(ctx: Ctx) -> str:
+    table = ctx.table
+    if not table.games:
+        return ""
+    scores = ", ".join(
+        f"{ctx.name(i)} {table.series.get(str(s.user_id), 0)}" for i, s in enumerate(table.seats)
+    )
+    return ctx.t(registry.entry(table.kind).series, games=table.games, scores=scores)
+
+
+def group_screen(table: Table, bot_username: str, moved: Moved | None = None) -> Screen:
+    """The group's message; ``moved``: the finished game was counted in the group's
+    standings (bot.tables.stats), and who moved up on its board with it."""
+    ctx = Ctx(table, table.lang)
+    if table.phase == "pick":
+        return render_lobby.picker(ctx)
+    if table.phase == "lobby":
+        return render_lobby.lobby(ctx, bot_username)
+    if table.state is None:  # stopped before a game was dealt
+        return Screen(ctx.t("lobby.closed"))
+    screens = registry.entry(table.kind)
+    view = games.current(table).view(None)
+    lines = [f"<b>{ctx.t(screens.title)}</b>", screens.group(view, ctx)]
+    if table.events:
+        lines.append("\n".join("• " + narrate(ctx, kind, data) for kind, data in table.events))
+    if table.phase == "abandoned":
+        lines.append(ctx.t("table.stopped"))
+    else:
+        lines.append("➡️ " + screens.status(view, ctx))
+    series = series_line(ctx)
+    if series and table.phase != "playing":
+        lines.append(series)
+    if moved is not None and table.phase == "finished":
+        lines += render_stats.moved_lines(ctx, moved)
+    rows: list[tuple[Button, ...]] = []
+    if table.phase == "playing":
+        gone = [i for i, s in enumerate(table.seats) if s.away]
+        if gone:
+            lines.append("💤 " + ctx.t("table.away", names=", ".join(ctx.name(i) for i in gone)))
+        away = [i for i, s in enumerate(table.seats) if not s.dm_ok]
+        if away:
+            names = ", ".join(ctx.name(i) for i in away)
+            lines.append("⚠️ " + ctx.t("table.open_private", names=names))
+            url = callbacks.deep_link(bot_username, table.chat_id, table.thread_id, table.game_id)
+            rows.append((Button(ctx.t("btn.my_cards"), ctx.cb(Action.CARDS)),))
+            if bot_username:
+                rows.append((Button(ctx.t("btn.open_private"), url=url),))
+    elif table.phase == "finished":
+        rows.append(
+            (
+                Button(ctx.t("btn.again"), ctx.cb(Action.AGAIN)),
+                Button(ctx.t("btn.record"), ctx.cb(Action.RECORD)),
+            )
+        )
+        if moved is not None:
+            rows.append((render_stats.standings_button(ctx),))
+    else:
+        rows.append((Button(ctx.t("btn.record"), ctx.cb(Action.RECORD)),))
+    return Screen("\n\n".join(lines), tuple(rows))
+
+
+def hand_screen(table: Table, seat: int) -> Screen | None:
+    """Seat ``seat``'s private message, in his language; None before the deal."""
+    if table.phase not in ("playing", "finished", "abandoned") or table.state is None:
+        return None
+    ctx = Ctx(table, table.seats[seat].lang)
+    game = games.current(table)
+    view = game.view(seat)
+    active = table.phase != "abandoned"
+    screens = registry.entry(table.kind)
+    header = ctx.t("hand.header", game=ctx.t(screens.title), chat=table.chat_title)
+    legal = games.legal_for(game, seat) if active else None
+    text, rows = screens.hand(view, ctx, table.seats[seat].setup, legal, active)
+    if not active:
+        text += "\n" + ctx.t("table.stopped")
+    elif seconds := games.turn_time(table, seat):
+        text += "\n" + ctx.t("hand.turn_time", n=seconds)
+    if table.phase == "playing" and table.seats[seat].away:
+        text += "\n💤 " + ctx.t("hand.away", button=ctx.t("btn.back"))
+        rows = [*rows, (Button(ctx.t("btn.back"), ctx.cb(Action.BACK)),)]
+    return Screen(f"{header}\n{text}", tuple(rows))
+
+
+def alert_text(table: Table, seat: int, lang: str) -> str:
+    """A seat's secret cards for the group's "My cards" alert (at most 200 characters)."""
+    ctx = Ctx(table, lang)
+    text = registry.entry(table.kind).alert(games.current(table).view(seat), ctx)
+    return text if len(text) <= 200 else text[:199] + "…"

@@ -1,0 +1,514 @@
+"""Bringing Telegram up to date with the tables: apart from the taps, newest state only.
+
+A tap is answered as soon as its change is committed; the messages follow here, in a task
+of their own, so that neither the answer nor the next tap on the table waits for Telegram.
+The table version in Redis is what every message should show and each message's slot
+(:class:`bot.core.models.Slot`) what it shows now: a delivery renders the newest state, sends
+what differs, and records it. Intermediate states that were superseded before their turn
+came are never sent.
+
+Who delivers: one process at a time per table (the delivery lease of :mod:`bot.core.store`,
+short and renewed while the holder works), and in that process one task at a time. A
+commit made meanwhile, here or in another process, makes the holder go round again. If
+the holder dies, its lease runs out within seconds and the table is due (``ct:due``):
+every process polls that set and takes the work over.
+
+In which order, when the bot is busy (the rate limits of :mod:`bot.core.limiter`, shared by
+every process):
+
+1. the player to act gets his move buttons (a new message that rings his phone if he has
+   not been asked for a while, else his message is edited in place, one call);
+2. the player who just moved loses his buttons, and every message of a table that has
+   entered a new phase (the deal, the result) is brought up to date;
+3. the group's table message, at most once per ``table_edit_interval`` seconds;
+4. the hands of players who only watch, at most as often as the table message;
+5. deleting messages that were superseded.
+
+What a priority cannot have now waits, and is coalesced meanwhile: when its time comes the
+newest state is shown, so a busy bot makes fewer calls per move, not a longer queue.
+
+Telegram's errors never reach the game: a private chat that refuses us marks the seat
+(the group then says who must open the private chat), a message that can no longer be
+edited is replaced by a new one (the old one is deleted), flood control and network
+errors put the message off, and anything else is logged in one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from redis.exceptions import RedisError
+from telegram import Bot
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
+from telegram.ext import Application, ContextTypes
+
+from bot.core import sender
+from bot.core.limiter import Priority, granted, retry_after_seconds
+from bot.core.models import Slot
+from bot.core.screen import Screen
+from bot.core.services import AnyApp, Services, services
+from bot.core.store import LEASE_MS, TABLE_SLOT, Snapshot, Write, table_key, user_slot
+from bot.screens import views
+from bot.tables import stats
+from bot.tables.stats import Moved
+from bot.webapp import links
+
+log = logging.getLogger(__name__)
+
+# What a private message showed before a game's first hand: the lobby's confirmation
+# (saved with no phase, bot.handlers.lobby), or the lobby.
+_BEFORE = ("", "pick", "lobby")
+RETRY_SECONDS = 3.0  # after a timeout or a network error
+# The least a message the limiter refused waits before it is asked for again. The limiter
+# says when a call would fit, but while the bot is busy more urgent calls take that room
+# first; asking again at once would only cost another round over the whole table.
+RETRY_AFTER_REFUSAL = {
+    Priority.PROMPT: 0.0,
+    Priority.MOVER: 0.25,
+    Priority.REPLY: 0.25,
+    Priority.TABLE: 1.0,
+    Priority.WATCHER: 1.0,
+    Priority.CLEANUP: 0.5,
+}
+
+
+def _gone(exc: BadRequest) -> bool:
+    text = exc.message.lower()
+    return "not found" in text or "can't be edited" in text or "message_id_invalid" in text
+
+
+def _not_modified(exc: BadRequest) -> bool:
+    return "not modified" in exc.message.lower()
+
+
+async def _edit(bot: Bot, chat_id: int, message_id: int, screen: Screen) -> bool:
+    """Edit in place; False when the message is gone or can no longer be edited."""
+    try:
+        await sender.edit_screen(bot, chat_id, message_id, screen)
+    except BadRequest as exc:
+        if _not_modified(exc):
+            return True
+        if _gone(exc):
+            return False
+        raise
+    return True
+
+
+async def _remove(bot: Bot, chat_id: int, message_id: int, strip: bool) -> None:
+    """Delete a superseded message (``strip``: only take its buttons away)."""
+    with contextlib.suppress(BadRequest, Forbidden):
+        if not strip:
+            try:
+                await sender.delete(bot, chat_id, message_id)
+                return
+            except BadRequest as exc:  # too old to delete (48 h): strip its buttons instead
+                if "not found" in exc.message.lower():
+                    return
+        await sender.strip_buttons(bot, chat_id, message_id)
+
+
+@dataclass
+class _Job:
+    """One message to bring up to date in this pass."""
+
+    slot_name: str
+    chat_id: int
+    thread_id: int | None
+    screen: Screen
+    slot: Slot | None
+    priority: Priority
+    ring: bool = False  # send anew, so that his phone rings
+    fresh: bool = False  # a new game: a new group message, the old one keeps its result
+    tidy: bool = False  # the old message may be removed at once (the limiter granted it)
+
+
+@dataclass
+class _Pass:
+    """What one pass over a table did and left."""
+
+    snap: Snapshot
+    clock: Callable[[], float]
+    changed: dict[str, Slot] = field(default_factory=dict)
+    due: float | None = None
+    removed: list[tuple[int, int]] = field(default_factory=list)  # junk deleted
+    junk: list[tuple[int, int, bool]] = field(default_factory=list)  # to remove later
+    reach: dict[int, bool] = field(default_factory=dict)
+    migrated: int | None = None  # the group became this supergroup
+    moved: Moved | None = None  # a finished game counted in its group: who moved up
+
+    def later(self, when: float) -> None:
+        self.due = when if self.due is None else min(self.due, when)
+
+    def discard(self, chat_id: int, message_id: int, *, strip: bool = False) -> None:
+        """Leave a superseded message to a later pass (it is saved with the slots), and
+        make that pass come at once."""
+        self.junk.append((chat_id, message_id, strip))
+        self.later(self.clock())
+
+
+def _application(app: AnyApp | ContextTypes.DEFAULT_TYPE) -> AnyApp:
+    return app if isinstance(app, Application) else app.application
+
+
+def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
+    """Bring a just-committed table's messages up to date, in the background.
+
+    Only the holder of the delivery lease delivers (see :mod:`bot.core.store`); without it
+    another process is delivering and will show this version too."""
+    if snap.table is not None and snap.lease:
+        start(app, table_key(snap.table.chat_id, snap.table.thread_id), snap)
+
+
+def start(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, snap: Snapshot | None) -> bool:
+    """Deliver ``key`` in this process: from ``snap`` (leased), or by claiming the table.
+    A delivery already under way here is told to go round once more instead, and a
+    process that is stopping starts nothing (its lease runs out, and the table is due for
+    a live process then): False, not started here."""
+    svc = services(app)
+    application = _application(app)
+    if not application.running:
+        return False
+    if key in svc.delivering:
+        svc.delivering[key] = True
+        return False
+    svc.delivering[key] = False
+    application.create_task(_run(application, svc, key, snap), name=f"deliver:{key}")
+    return True
+
+
+async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> None:
+    current = snap
+    try:
+        if current is None:
+            current = await svc.store.claim(key)
+        while current is not None:
+            done = await _pass(app, svc, key, current)
+            version = done.snap.version
+            current = await svc.store.release(
+                key, version, done.changed, due=done.due, deleted=done.removed, junk=done.junk
+            )
+            if done.due is not None:
+                _wake_at(app, key, done.due)
+            if done.migrated is not None:
+                _follow(app, done.snap, done.migrated)
+            if current is None and svc.delivering.get(key):
+                svc.delivering[key] = False  # a commit here found our lease: go round
+                current = await svc.store.claim(key)
+    except RedisError as exc:  # an outage (reported once): the lease runs out, the
+        svc.health.failed(exc)  # table is due then, and is delivered once Redis is back
+    except Exception:
+        log.warning("delivery of %s failed; it will be retried", key, exc_info=True)
+    finally:
+        svc.delivering.pop(key, None)
+
+
+def _wake_at(app: AnyApp, key: str, when: float) -> None:
+    """This process looks at the table again when what it left is due (the due set in
+    Redis does the same for every process, in case this one is gone by then). One wake
+    per table: the earliest; a later one would only go round for nothing."""
+    svc = services(app)
+    pending = svc.wakes.get(key)
+    if pending is not None and not pending[1].cancelled():
+        if pending[0] <= when:
+            return
+        pending[1].cancel()
+    svc.wakes[key] = (when, svc.clock.call_at(when, lambda: _woken(app, key)))
+
+
+def _woken(app: AnyApp, key: str) -> None:
+    """The timer of :func:`_wake_at`."""
+    services(app).wakes.pop(key, None)
+    start(app, key, None)
+
+
+def _follow(app: AnyApp, snap: Snapshot, new_chat: int) -> None:
+    """The group became a supergroup: its table follows it (bot.handlers.migrate, through
+    :attr:`Services.follow`)."""
+    follow = services(app).follow
+    assert snap.table is not None and follow is not None
+    app.create_task(follow(app, snap.table.chat_id, new_chat))
+
+
+async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
+    """One round: plan every message that differs, ask the limiter for the calls in
+    priority order (one round trip), make the granted calls side by side, and note
+    when the rest is due."""
+    done = _Pass(snap, svc.clock)
+    if snap.table is None:  # gone, or unreadable: nothing to show
+        return done
+    done.moved = await stats.settle(svc.store, snap.table)  # counted once (bot.tables.stats)
+    jobs, removals = _plan(svc, snap, done)
+    # A message sent anew supersedes the old one: its removal is asked for with it, as
+    # urgently as a mover's hand (else his chat shows two hands for a while).
+    tidy = [j for j in jobs if (j.ring or j.fresh) and j.slot is not None and j.slot.id]
+    requests = [(j.chat_id, j.priority) for j in jobs]
+    requests += [(j.chat_id, Priority.MOVER) for j in tidy]
+    requests += [(chat, Priority.CLEANUP) for chat, _, _ in removals]
+    waits = await _grants(svc, requests)
+    for job, wait in zip(tidy, waits[len(jobs) : len(jobs) + len(tidy)], strict=True):
+        job.tidy = wait <= 0
+    now = svc.clock()
+    calls: list[Awaitable[None]] = []
+    for job, wait in zip(jobs, waits, strict=False):
+        if wait > 0:
+            done.later(now + max(wait, RETRY_AFTER_REFUSAL[job.priority]))
+        else:
+            calls.append(_show(app.bot, job, done))
+    for (chat, message, strip), wait in zip(removals, waits[len(jobs) + len(tidy) :], strict=True):
+        if wait > 0:
+            done.later(now + max(wait, RETRY_AFTER_REFUSAL[Priority.CLEANUP]))
+        else:
+            calls.append(_clean(app.bot, chat, message, strip, done))
+    with granted():
+        await asyncio.gather(*calls)
+    if done.reach:  # a newer version: the release sends us round again, and the group
+        await set_reachable(svc, key, done.reach)  # says who must open his private chat
+    return done
+
+
+async def _grants(svc: Services, requests: list[tuple[int, Priority]]) -> list[float]:
+    if svc.limiter is None or not requests:
+        return [0.0] * len(requests)
+    return await svc.limiter.try_acquire(requests)
+
+
+def _plan(
+    svc: Services, snap: Snapshot, done: _Pass
+) -> tuple[list[_Job], list[tuple[int, int, bool]]]:
+    """The messages that differ from what they should show, most urgent first, and the
+    superseded messages to remove. Coalesced ones that are not due yet only set ``due``."""
+    table = snap.table
+    assert table is not None
+    now = svc.clock()
+    interval = svc.settings.table_edit_interval
+    jobs: list[_Job] = []
+    for index, seat in enumerate(table.seats):
+        if not seat.dm_ok or seat.computer is not None:  # a computer seat has no chat
+            continue
+        screen = views.hand_screen(table, index)
+        if screen is None:
+            continue
+        screen = links.hand(screen, svc.settings, table, index)
+        name = user_slot(seat.user_id)
+        slot = snap.slots.get(name)
+        if _shown(slot, screen, table.version):
+            continue
+        job = _Job(name, seat.user_id, None, screen, slot, Priority.WATCHER)
+        if screen.prompt:
+            job.priority = Priority.PROMPT
+            # his phone rings for a new prompt, unless he moved a moment ago (he is looking)
+            # or the computer plays for him meanwhile
+            idle = slot is None or now - slot.quiet >= svc.settings.ring_after
+            job.ring = not seat.away and idle and (slot is None or not slot.prompt)
+        elif slot is not None and (slot.prompt or slot.phase != table.phase):
+            job.priority = Priority.MOVER
+        elif slot is not None and interval > 0 and slot.at + interval > now:
+            done.later(slot.at + interval)
+            continue
+        jobs.append(job)
+    group = _group_job(svc, snap, now, done)
+    if group is not None:
+        jobs.append(group)
+    jobs.sort(key=lambda j: j.priority)
+    return jobs, [(chat, message, strip) for chat, message, strip in snap.junk]
+
+
+def _shown(slot: Slot | None, screen: Screen, version: int) -> bool:
+    """The message shows this screen already, or a newer version than this one."""
+    return slot is not None and (slot.version > version or slot.hash == screen.digest())
+
+
+def _group_job(svc: Services, snap: Snapshot, now: float, done: _Pass) -> _Job | None:
+    """The coalescing rule: edit now if the last edit is ``table_edit_interval`` old or
+    the table entered a new phase (the lobby, the deal, the result are never late), else
+    say when the edit is due. A new game (Play again) gets a new message."""
+    table = snap.table
+    assert table is not None
+    screen = views.group_screen(table, svc.bot_username, done.moved)
+    screen = links.group(screen, svc.settings, table, svc.bot_username)
+    slot = snap.slots.get(TABLE_SLOT)
+    fresh = slot is not None and slot.game not in ("", table.game_id)
+    if not fresh and _shown(slot, screen, table.version):
+        return None
+    job = _Job(
+        TABLE_SLOT,
+        table.chat_id,
+        table.thread_id,
+        screen,
+        slot,
+        Priority.TABLE,
+        fresh=fresh,
+    )
+    interval = svc.settings.table_edit_interval
+    if slot is None or fresh or interval <= 0 or slot.phase != table.phase:
+        # a new message answers a command or a tap; a new phase is never late
+        job.priority = Priority.MOVER if slot is not None else Priority.REPLY
+        return job
+    if slot.at + interval <= now:
+        return job
+    done.later(slot.at + interval)
+    return None
+
+
+async def _show(bot: Bot, job: _Job, done: _Pass) -> None:
+    """Make one message show its screen, and record it; Telegram's refusals are noted."""
+    try:
+        slot = await _put(bot, job, done)
+    except Forbidden:
+        if job.chat_id > 0:
+            done.reach[job.chat_id] = False
+        else:
+            log.info("the group %s refuses the bot's messages", job.chat_id)
+        return
+    except ChatMigrated as exc:
+        done.migrated = exc.new_chat_id
+        return
+    except RetryAfter as exc:
+        done.later(done.clock() + retry_after_seconds(exc))
+        return
+    except NetworkError as exc:  # a timeout, a 502 page, no route: try again soon
+        log.info("message to %s put off: %s", job.chat_id, exc)
+        done.later(done.clock() + RETRY_SECONDS)
+        return
+    except TelegramError as exc:
+        log.warning("message to %s not shown: %s", job.chat_id, exc)
+        return
+    done.changed[job.slot_name] = slot
+
+
+async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
+    """Edit the message in place when it can be; else send it anew and leave the old one
+    to be removed (a new game's group message: only its buttons are taken away)."""
+    now = done.clock()
+    table = done.snap.table
+    assert table is not None
+    old = job.slot
+    quiet = old.quiet if old is not None else 0.0
+    if old is not None and old.prompt and not job.screen.prompt:
+        quiet = now  # he has just moved
+    new = Slot(
+        hash=job.screen.digest(),
+        version=table.version,
+        prompt=job.screen.prompt,
+        at=now,
+        phase=table.phase,
+        game=table.game_id if job.slot_name == TABLE_SLOT else "",  # the group's message
+        quiet=quiet,
+    )
+    stale = old.id if old is not None else None
+    # An edit that fails ("not found", "can't be edited") falls through to a new message;
+    # the old one is removed all the same, should it still be there with its buttons.
+    if old is None or old.phase in _BEFORE:
+        await _offer_page(bot, job)
+    in_place = stale is not None and not job.ring and not job.fresh
+    if in_place and stale is not None and await _edit(bot, job.chat_id, stale, job.screen):
+        new.id = stale
+        return new
+    new.id = await sender.send_screen(bot, job.chat_id, job.thread_id, job.screen)
+    if stale is not None:
+        if job.tidy:
+            await _clean(bot, job.chat_id, stale, job.fresh, done)
+        else:
+            done.discard(job.chat_id, stale, strip=job.fresh)
+    return new
+
+
+async def _offer_page(bot: Bot, job: _Job) -> None:
+    """His first hand of a game (his message showed nothing or the lobby) opens the Mini
+    App (bot.webapp.links): from now on, so does the menu button of his private chat
+    (once a game per player; not a message, so not under the limiter's message budget).
+    It keeps opening that table after the game, until his next game's first hand sets it
+    anew. A refusal costs only the menu button."""
+    page = next((b for row in job.screen.rows for b in row if b.web_app), None)
+    if page is None or page.web_app is None:
+        return
+    try:
+        await sender.set_menu_button(bot, job.chat_id, page.text, page.web_app)
+    except TelegramError as exc:
+        log.info("the menu button of %s not set: %s", job.chat_id, exc)
+
+
+async def _clean(bot: Bot, chat_id: int, message_id: int, strip: bool, done: _Pass) -> None:
+    """Remove a superseded message; one that cannot be removed now is kept for later."""
+    try:
+        await _remove(bot, chat_id, message_id, strip)
+    except TelegramError as exc:
+        log.info("message %s in %s not removed yet: %s", message_id, chat_id, exc)
+        wait = retry_after_seconds(exc) if isinstance(exc, RetryAfter) else RETRY_SECONDS
+        done.junk.append((chat_id, message_id, strip))
+        done.later(done.clock() + wait)
+        return
+    done.removed.append((chat_id, message_id))
+
+
+async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snapshot | None:
+    """Record that private chats refuse (or accept again) us; the committed snapshot."""
+
+    def decide(snap: Snapshot) -> tuple[Write, dict[int, bool]]:
+        table = snap.table
+        if table is None:
+            return Write(None), {}
+        changed = {}
+        for seat in table.seats:
+            if seat.user_id in reach and seat.dm_ok != reach[seat.user_id]:
+                seat.dm_ok = changed[seat.user_id] = reach[seat.user_id]
+        return Write(table if changed else None), changed
+
+    snap, changed = await svc.store.transact(key, decide)
+    await svc.store.note_reach(key, reach)  # also drops a table that is gone
+    return snap if changed else None
+
+
+async def bring_hand(
+    app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, user_id: int, *, again: bool = True
+) -> None:
+    """He has opened his private chat: show his hand at this table from now on.
+    ``again``: deliver even when his chat was not known to be closed (he followed the
+    table's link: perhaps he deleted his hand message)."""
+    svc = services(app)
+    async with svc.lock(key):
+        leased = await set_reachable(svc, key, {user_id: True})
+    if leased is not None:
+        publish(app, leased)
+    elif again:
+        start(app, key, None)
+
+
+async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
+    """He has (re)opened his private chat (/start): his hands at every table where it
+    had refused us (a table where that is not so any more just leaves his list)."""
+    for key in await services(app).store.closed_to(user_id):
+        await bring_hand(app, key, user_id, again=False)
+
+
+async def due_job(app: AnyApp) -> None:
+    """Tables that are due (polled by every process): messages left for later whose time
+    has come, or a delivery whose holder's lease ran out (he may have died). Each is
+    brought up to date from the newest state; a table another process is delivering is
+    left to it (it stays due at that lease's expiry)."""
+    svc = services(app)
+    for key in await svc.store.take_due():
+        if not start(app, key, None):
+            # Under way here already: stay due, in case that delivery hangs (its lease,
+            # renewed while it is alive, keeps the others off meanwhile).
+            await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
+
+
+async def renew_job(app: AnyApp) -> None:
+    """Keep the leases of the deliveries under way in this process (it is alive). While
+    Redis is down there is nothing to keep: the deliveries fail, and the outage is
+    reported by them and by the pollers."""
+    svc = services(app)
+    with contextlib.suppress(RedisError):
+        await svc.store.renew(list(svc.delivering))

@@ -1,0 +1,196 @@
+"""Button taps: strict decoding, the checks every tap shares, and committing a change.
+
+A tap is answered exactly once: with a short alert when it is refused (stale, forged, not
+the tapper's turn, illegal...), silently when it changed the table, and silently again
+when it comes back after it was applied (the table remembers its callback query). A
+refused tap writes nothing, except that an away player's tap on his game brings him back
+(:func:`commit`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from telegram import CallbackQuery, Update, User
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from bot.core import callbacks, sender
+from bot.core.callbacks import Action, BadCallback, Callback
+from bot.core.i18n import lang_of, plain
+from bot.core.models import Table
+from bot.core.services import services
+from bot.core.store import Snapshot, Write, table_key
+from bot.service import delivery, turns
+
+log = logging.getLogger(__name__)
+
+# Actions on the group message; the others are taps on a private hand message.
+GROUP_ACTIONS = frozenset(
+    {
+        Action.PICK,
+        Action.JOIN,
+        Action.LEAVE,
+        Action.SETTINGS,
+        Action.OPTION,
+        Action.START,
+        Action.AGAIN,
+        Action.RECORD,
+        Action.CARDS,
+        Action.COMPUTER,
+        Action.STANDINGS,
+    }
+)
+
+
+class Refusal(Exception):
+    """A tap that changes nothing: its alert text key and parameters."""
+
+    def __init__(self, key: str, **params: Any) -> None:
+        super().__init__(key)
+        self.key = key
+        self.params = params
+
+
+def refuse(key: str, **params: Any) -> NoReturn:
+    raise Refusal(key, **params)
+
+
+@dataclass
+class Reply:
+    """How a tap that changed the table is answered: a toast, or an alert."""
+
+    key: str | None = None
+    alert: bool = False
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Tap:
+    query: CallbackQuery
+    cb: Callback
+    user: User
+    lang: str
+
+    @property
+    def key(self) -> str:
+        return table_key(self.cb.chat_id, self.cb.thread_id)
+
+    async def answer(self, key: str | None = None, *, alert: bool = True, **params: Any) -> None:
+        await _answer(self.query, self.lang, key, alert, **params)
+
+
+async def _answer(
+    query: CallbackQuery, lang: str, key: str | None, alert: bool = True, **params: Any
+) -> None:
+    """Answer a tap once: silently, or with a short text (an alert by default)."""
+    text = plain(lang, key, **params)[:200] if key else None
+    try:
+        await sender.answer(query, text, alert=alert and text is not None)
+    except TelegramError as exc:  # too old to answer: nothing to tell anyone
+        log.info("callback query not answered: %s", exc)
+
+
+TapHandler = Callable[[Tap, ContextTypes.DEFAULT_TYPE], Awaitable[None]]
+
+
+async def parse(update: Update) -> Tap | None:
+    """The tap, or None when it is not ours or not well-formed (then already answered)."""
+    query = update.callback_query
+    if query is None:
+        return None
+    user = query.from_user
+    lang = lang_of(user.language_code)
+    try:
+        cb = callbacks.decode(query.data)
+    except BadCallback:
+        cb = None
+    # A group button is tapped in its group; a hand button in the tapper's private chat.
+    message = query.message
+    where = message.chat.id if message is not None else None
+    if cb is None or where != (cb.chat_id if cb.action in GROUP_ACTIONS else user.id):
+        await _answer(query, lang, "tap.bad")
+        return None
+    return Tap(query, cb, user, lang)
+
+
+async def commit(
+    context: ContextTypes.DEFAULT_TYPE,
+    tap: Tap,
+    change: Callable[[Table], Reply | None],
+    *,
+    answer: bool = True,
+) -> Snapshot | None:
+    """Apply ``change`` to the tapped table under compare-and-set, answer, and set the
+    messages' delivery off (:func:`bot.service.delivery.publish`).
+
+    ``change`` runs on a fresh copy of the table (again after a conflict) and either
+    mutates it and returns how to answer, or raises :class:`Refusal`. The committed
+    snapshot comes back when ``change`` was applied, None when it was refused.
+    ``answer`` False: a refusal is answered here, an applied change is left for the
+    caller to answer.
+    """
+    svc = services(context)
+    wake: list[float | None] = [None]  # the committed position's deadline, if it came closer
+
+    def decide(snap: Snapshot) -> tuple[Write, tuple[bool, bool, Reply]]:
+        """(what to write, (whether anything is written, whether ``change`` was applied,
+        how to answer))."""
+        table = snap.table
+        if table is not None and tap.query.id in table.taps:
+            # Delivered again after it was applied (its first handling died before the
+            # answer): the tapper has what he asked for, so nothing to say.
+            return Write(None), (False, False, Reply())
+        # Any tap of an away player on his game brings him back (seeds/<game>.md §7.2), even one
+        # that is refused (a prompt the computer has just answered for him): then the
+        # table as it was, with only that, is written.
+        back: Table | None = None
+        try:
+            if table is None or table.game_id != tap.cb.game_id:
+                refuse("tap.stale")
+            if turns.is_away(table, tap.user.id):
+                back = table.model_copy(deep=True)
+            reply = change(table)
+        except Refusal as exc:
+            refused = Reply(exc.key, True, exc.params)
+            if back is None:
+                return Write(None), (False, False, refused)
+            table, reply = back, refused
+            applied = False
+        else:
+            applied = True
+            table.note_tap(tap.query.id)
+        turns.note_active(table, tap.user.id)
+        wake[0] = turns.stamp(table, svc.settings.computer_delay, svc.clock())
+        return Write(table), (True, applied, reply or Reply())
+
+    async with svc.lock(tap.key):
+        snap, (written, applied, reply) = await svc.store.transact(tap.key, decide)
+    if written:  # the messages follow in the background: the answer waits for none
+        delivery.publish(context, snap)
+    if answer or not applied:
+        await tap.answer(reply.key, alert=reply.alert, **reply.params)
+    if written:
+        await turns.wake(svc, tap.key, wake[0])
+    return snap if applied else None
+
+
+async def current_table(tap: Tap, context: ContextTypes.DEFAULT_TYPE, *phases: str) -> Table | None:
+    """The tapped game's table if it is still in one of ``phases``; otherwise the tap is
+    answered as stale and None comes back (a button of an older game, or of a phase gone)."""
+    table = (await services(context).store.load(tap.key)).table
+    if table is None or table.game_id != tap.cb.game_id or table.phase not in phases:
+        await tap.answer("tap.stale")
+        return None
+    return table
+
+
+async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
+    try:
+        member = await sender.member(context.bot, chat_id, user_id)
+    except TelegramError:
+        return False
+    return member.status in ("creator", "administrator")

@@ -1,0 +1,252 @@
+"""Moves nobody taps: computer seats, turn timeouts (seeds/<game>.md §7.2) and people who are away.
+
+Every committed position of a running game has a *deadline* (``Table.turn_due``), set in
+the same compare-and-set as the position itself (:func:`stamp`):
+
+- a computer seat, or a person marked away, is to act: ``computer_delay`` seconds (moves
+  are paced so that people can follow them);
+- a person is to act: the table's turn time (no deadline when it is 0).
+
+Deadlines are found through the Redis sorted set ``ct:turns`` (member: the table key,
+score: when to look at it, ms), which every process polls, like the ``ct:due`` group
+edits of :mod:`bot.service.delivery`; so a deadline outlives the process that set it. The set
+never says *later* than the table: its score is at most the table's ``turn_due``. A
+commit whose deadline is no earlier than the previous one (the usual case: a person moved
+and the next turn time starts later) writes nothing there, so a person's move costs no
+extra round trip; one whose deadline came closer (a computer is to act next) lowers the
+score after the commit (``ZADD LT``). If the process dies between the two, the old score
+wakes the table a little late, never not at all.
+
+A poller *claims* a due table by pushing its score :data:`CLAIM_MS` ahead (a Lua
+script: one poller wins), then either plays the due move or finds the deadline not reached yet,
+and finally sets the score to the newest deadline, unless a commit lowered it meanwhile.
+If the claimant dies, the table comes due again after the claim and another process
+plays it. The move goes through the store's compare-and-set and
+:func:`bot.tables.games.apply_move` and is played only if the position is the one the poller
+looked at; a retried decision comes out the same (its seed hashes the game id and the
+move count).
+
+A person whose deadline passes has his move made by the computer (level normal) and the
+table says so; after two in a row he is away, and the computer plays for him, paced, until
+he taps anything on the game (:func:`note_active`).
+
+Durak among computers can go round forever (takes pass the same cards about). After
+:data:`AUTO_MOVE_CAP` computer moves in a row, with no person acting, the game is stopped
+like /endgame (no fool, no score) and the table says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from typing import Any
+
+from telegram.ext import ContextTypes
+
+from bot.core.models import Table
+from bot.core.services import AnyApp, Services, every, guarded, services
+from bot.core.store import Snapshot, Write
+from bot.service import delivery
+from bot.tables import games
+from engine import records
+from engine.base import Game, IllegalMove
+from engine.players import LEVELS, choose, public_events
+
+log = logging.getLogger(__name__)
+
+CLAIM_MS = 30_000  # a claimed deadline comes due again after this if its claimant died
+AUTO_MOVE_CAP = 600  # computer moves in a row before a game nobody plays is stopped
+TIMEOUT_LEVEL = "normal"  # seeds/<game>.md §7.2: the computer that stands in for a person
+AWAY_AFTER = 2  # timeouts in a row
+
+
+def due_in(table: Table, computer_delay: float) -> float | None:
+    """Seconds from now until the current position's deadline (None: no deadline)."""
+    seat = games.actor(table)
+    if seat is None:
+        return None
+    if games.computer_plays(table, seat):
+        return computer_delay
+    return float(games.turn_time(table, seat)) or None
+
+
+def stamp(table: Table, computer_delay: float, now: float) -> float | None:
+    """Set the deadline of the position about to be committed (in the transaction); the
+    deadline to wake the table at, when it came closer than the previous one.
+
+    A commit that leaves the position and who must act in it as they were (a football
+    set-up step, a tap that only brings someone back from elsewhere) keeps the deadline:
+    taps that are not moves must not lengthen anybody's turn."""
+    old = table.turn_due
+    wait = due_in(table, computer_delay)
+    basis = f"{table.game_id}:{len(table.moves)}:{games.actor(table)}:{wait}"
+    if old and basis == table.turn_for:
+        return None
+    table.turn_for = basis
+    table.turn_due = 0.0 if wait is None else now + wait
+    if table.turn_due and (not old or table.turn_due < old):
+        return table.turn_due
+    return None
+
+
+async def wake(svc: Services, key: str, due: float | None) -> None:
+    """After a commit whose deadline came closer: look at the table by then."""
+    if due is not None:
+        await svc.store.schedule_turn(key, due)
+
+
+def is_away(table: Table, user_id: int) -> bool:
+    seat = table.seat_of(user_id)
+    return table.phase == "playing" and seat is not None and table.seats[seat].away
+
+
+def note_active(table: Table, user_id: int) -> None:
+    """A person tapped on the game: his timeouts are forgiven and he is back if away."""
+    seat = table.seat_of(user_id)
+    if seat is None or table.phase != "playing":
+        return
+    person = table.seats[seat]
+    if person.away:
+        table.add_events([("seat_back", {"seat": seat})])
+    person.away = False
+    person.timeouts = 0
+    table.auto_moves = 0
+
+
+def seed_for(table: Table) -> int:
+    """Stable per decision: the same position always gets the same computer move."""
+    digest = hashlib.sha256(f"{table.game_id}:{len(table.moves)}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def level_for(table: Table, seat: int) -> str:
+    level = table.seats[seat].computer or TIMEOUT_LEVEL
+    assert table.kind is not None
+    return level if level in LEVELS[table.kind] else TIMEOUT_LEVEL
+
+
+def computer_move(table: Table, game: Game, seat: int) -> Any:
+    """What the computer plays for ``seat``: from that seat's view, the legal moves and the
+    public event history only (engine.players), never the game itself."""
+    assert table.kind is not None
+    history = public_events(records.export(game, table.moves))
+    return choose(
+        table.kind,
+        game.view(seat),
+        list(game.legal_moves()),
+        history,
+        level_for(table, seat),
+        seed_for(table),
+    )
+
+
+async def _decide_move(table: Table) -> tuple[int, Any] | None:
+    """(seat, move) for the table's current position, computed off the event loop (a hard
+    durak search must not hold up other chats)."""
+    seat = games.actor(table)
+    if seat is None:
+        return None
+    game = games.load(table)
+    return seat, await asyncio.to_thread(computer_move, table, game, seat)
+
+
+def _play(table: Table, seat: int, move: Any) -> None:
+    """Apply the computer's move for ``seat`` and narrate what it stood in for."""
+    person = table.seats[seat]
+    if person.computer is None and not person.away:
+        person.timeouts += 1
+        table.add_events([("seat_timeout", {"seat": seat})])
+        if person.timeouts >= AWAY_AFTER:
+            person.away = True
+            table.add_events([("seat_away", {"seat": seat})])
+    person.setup = []
+    table.auto_moves += 1
+    games.apply_move(table, games.load(table), seat, move)
+    if table.phase == "playing" and table.auto_moves >= AUTO_MOVE_CAP:
+        table.phase = "abandoned"
+        table.add_events([("computer_stalled", {})])
+
+
+async def play_due(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, claim: int) -> None:
+    """Play the move a claimed table is due for, if any; put the table back in the set at
+    its newest deadline, then show the move. On an error the claim stays: the table comes
+    due again once it runs out, and another try is made."""
+    svc = services(app)
+    async with svc.lock(key):
+        due, committed = await _play_due(svc, key)
+        await _settle(svc, key, claim, due)
+        if committed is not None:
+            delivery.publish(app, committed)
+
+
+async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
+    """The move, if it is due: the deadline of the position the table is left in (0:
+    none), and the snapshot to deliver when a move was committed."""
+    delay = svc.settings.computer_delay
+    for _ in range(5):  # the position may change under a long computation
+        snap = await svc.store.load(key)
+        table = snap.table
+        if table is None or table.phase != "playing" or not table.turn_due:
+            return 0.0, None
+        if svc.clock() < table.turn_due:
+            return table.turn_due, None
+        decided = await _decide_move(table)
+        if decided is None:
+            return 0.0, None
+        seat, move = decided
+        version = snap.version
+
+        def decide(
+            s: Snapshot, seat: int = seat, move: Any = move, version: int = version
+        ) -> tuple[Write, bool]:
+            if s.table is None or s.version != version:
+                return Write(None), False
+            try:
+                _play(s.table, seat, move)
+            except IllegalMove:  # cannot happen for a legal move of this very position
+                log.exception("computer move refused in %s", key)
+                return Write(None), True
+            stamp(s.table, delay, svc.clock())
+            return Write(s.table), True
+
+        committed, done = await svc.store.transact(key, decide)
+        if not done:
+            continue
+        if committed.version != version and committed.table is not None:
+            return committed.table.turn_due, committed
+        return 0.0, None
+    return (table.turn_due if table is not None else 0.0), None
+
+
+async def _settle(svc: Services, key: str, claim: int, due: float) -> None:
+    """Replace our claim by the table's deadline (or drop it: none), unless a commit has
+    set an earlier time meanwhile."""
+    await svc.store.settle_turn(key, claim, due)
+
+
+async def _claim(svc: Services, key: str, now_ms: int) -> int | None:
+    """Take a due table (see the module docstring): the claim's score, or None when it was
+    not due any more or another poller took it."""
+    claim = now_ms + CLAIM_MS
+    return claim if await svc.store.claim_turn(key, now_ms, claim) else None
+
+
+async def turns_job(app: AnyApp) -> None:
+    """Polled by every process: each due table is handled in its own task, so that one
+    table's computer never holds up another's."""
+    svc = services(app)
+    now_ms = int(svc.clock() * 1000)
+    for key in await svc.store.due_turns(now_ms):
+        claim = await _claim(svc, key, now_ms)
+        # A process stopping meanwhile starts nothing: its claim runs out, and a live
+        # process (or this one, restarted) plays the table then.
+        if claim is not None and app.running:
+            app.create_task(play_due(app, key, claim))
+
+
+def poll(app: AnyApp) -> None:
+    """Start polling the deadlines (often enough for the computer's pace)."""
+    delay = services(app).settings.computer_delay
+    seconds = min(max(delay / 3, 0.02), 0.5)
+    every(app, seconds, guarded(turns_job), first=seconds)  # an outage: backs off

@@ -1,0 +1,1 @@
+"""Layer 2: a table's game through the engine, and the standings."""

@@ -1,0 +1,155 @@
+"""A table's game through the engine: dealing it from a lobby, loading it, applying a
+move, and keeping the series between games.
+
+The rules, series rules included, stay in the engine (:mod:`engine.registry` finds the
+table's game); here the table only keeps what they decide: the seat order, the dealer
+and previous fool (:class:`engine.series.Carry`), and the series score.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections import OrderedDict
+from typing import Any
+
+from bot.core.models import Table
+from engine import registry
+from engine.base import Event, Game
+from engine.registry import GameSpec
+from engine.series import Carry
+
+
+def spec(table: Table) -> GameSpec:
+    """The engine's entry for the table's game (it has one once picked)."""
+    return registry.spec(table.kind)
+
+
+def player_limits(table: Table) -> tuple[int, int]:
+    """(fewest, most) players the table's game and deck take (§1 of seeds/football.md
+    and seeds/durak.md)."""
+    return spec(table).players(table.settings.deck_size)
+
+
+def seat_cap(table: Table) -> int:
+    """How many may join the table's lobby at all (a durak lobby may outgrow a 36-card
+    deck)."""
+    return spec(table).seats
+
+
+def load(table: Table) -> Game:
+    """The table's game, to change (a fresh copy)."""
+    assert table.state is not None
+    return spec(table).game.from_json(table.state)
+
+
+# Read-only games, by state: one state is rendered for every seat and the group and asked
+# who is to act, and the game a move was just applied to is the one asked next.
+_GAMES: OrderedDict[str, Game] = OrderedDict()
+_CACHED = 256
+
+
+def remember(state: str, game: Game) -> None:
+    """Offer the game whose ``to_json()`` is ``state``; it must not change afterwards."""
+    _GAMES[state] = game
+    _GAMES.move_to_end(state)
+    while len(_GAMES) > _CACHED:
+        _GAMES.popitem(last=False)
+
+
+def current(table: Table) -> Game:
+    """The table's game, read-only: never apply a move to it (use :func:`load`)."""
+    assert table.state is not None
+    game = _GAMES.get(table.state)
+    if game is None:
+        game = load(table)
+        remember(table.state, game)
+    return game
+
+
+def actor(table: Table) -> int | None:
+    """The seat to act in a running game (None: nobody, or not running)."""
+    if table.phase != "playing" or table.state is None:
+        return None
+    to_act = current(table).to_act()
+    return None if to_act is None else to_act.player
+
+
+def computer_plays(table: Table, seat: int) -> bool:
+    """The computer makes this seat's moves: a computer seat, or a person who is away
+    (§7.2 of seeds/football.md and seeds/durak.md)."""
+    person = table.seats[seat]
+    return person.computer is not None or person.away
+
+
+def turn_time(table: Table, seat: int) -> int:
+    """Seconds of turn time ``seat`` has for his move (seeds/<game>.md §7.2); 0 when it is
+    not his move, the computer makes it, or there is no limit."""
+    if actor(table) != seat or computer_plays(table, seat):
+        return 0
+    return table.settings.turn_time
+
+
+def start(table: Table, rng: random.Random | None = None) -> Game:
+    """Deal a new game for the table's seats, following the series rules (§7.1 of
+    seeds/football.md and seeds/durak.md).
+
+    Who sits where and who deals come from :mod:`engine.series`; the table keeps the
+    dealer and previous fool between games. Resets the per-game data of the table.
+    """
+    rng = rng or random.Random(secrets.randbits(64))
+    seed = rng.getrandbits(64)
+    game_spec = spec(table)
+    carry = _carry(table)
+    options = game_spec.make_options(table.settings)
+    game, order = game_spec.deal(options, [s.name for s in table.seats], carry, rng, seed)
+    table.seats = [table.seats[i] for i in order]
+    table.dealer, table.previous_fool = carry.dealer, carry.previous_fool
+    for seat in table.seats:
+        seat.setup = []
+    table.state = game.to_json()
+    table.moves = []
+    table.events = []
+    table.phase = "playing"
+    table.notice = ""
+    table.show_settings = False
+    table.record_sent = False
+    return game
+
+
+def _carry(table: Table) -> Carry:
+    return Carry(table.games == 0, table.dealer, table.previous_fool)
+
+
+def finish(table: Table, result: dict[str, Any]) -> None:
+    """Count a finished game into the series and note who deals next."""
+    table.phase = "finished"
+    carry = _carry(table)
+    table.games += 1
+    counted = spec(table).finish(carry, result)
+    table.dealer, table.previous_fool = carry.dealer, carry.previous_fool
+    if counted is not None:
+        uid = str(table.seats[counted].user_id)
+        table.series[uid] = table.series.get(uid, 0) + 1
+
+
+def apply_move(table: Table, game: Game, seat: int, move: Any) -> list[Event]:
+    """Play ``move`` for ``seat``: engine first (raises IllegalMove), then the bot's data:
+    the record's move list, the state, recent events, and the series when it ends."""
+    events = game.apply(move)
+    table.moves.append(game.move_to_record(move))
+    table.state = game.to_json()
+    remember(table.state, game)  # rendered next, and never changed again
+    table.add_events([(e.kind, e.data) for e in events])
+    result = game.result()
+    if result is not None:
+        finish(table, result)
+    return events
+
+
+def legal_for(game: Game, seat: int) -> list[tuple[str, dict[str, Any]]] | None:
+    """(token, record) of every legal move when ``seat`` is to act, else None."""
+    actor = game.to_act()
+    if actor is None or actor.player != seat:
+        return None
+    return [(game.move_token(m), game.move_to_record(m)) for m in game.legal_moves()]
