@@ -291,6 +291,7 @@ def constructed(
     attacker: int = 0,
     defender: int = 1,
     known: list[list[str]] | None = None,
+    limit: int = 6,
 ) -> Durak:
     """A two-player position (hands: seat 0, seat 1, dummy); unplaced cards are in the
     stock (the trump card last) and then the discard."""
@@ -322,7 +323,7 @@ def constructed(
         "attacker": attacker,
         "defender": defender,
         "pos": 0,
-        "limit": 6,
+        "limit": limit,
         "controller": 0,
         "out": [],
         "pending": [],
@@ -426,7 +427,9 @@ def test_finds_the_escape_in_an_open_endgame(level: str) -> None:
         world = World([list(h) for h in full["hands"]], [], list(full["discard"]))
         outcomes = {}
         for move in game.legal_moves():
-            outcomes[move] = playout(Position(view, seen).game(world), move, Mirror(seen, world))[0]
+            sim, mirror = Position(view, seen).game(world), Mirror(seen, world)
+            mirror.update(sim.apply(move))
+            outcomes[move] = playout(sim, mirror)[0]
         if len({o == actor.player for o in outcomes.values()}) < 2:
             continue  # every move wins, or every move loses
         chosen = choose("durak", view, game.legal_moves(), events, level, 0)

@@ -50,8 +50,10 @@ def choose(
     # late in a two-player game): one playout per move is then exact, and cheap.
     if level == "normal" and not determined(seen):
         return normal(seen, legal)
-    from engine.players.durak_search import hard
+    from engine.players.durak_search import hard, search
 
+    if level == "normal":
+        return search(view, seen, legal, seed)
     return hard(view, seen, legal, events, seed)
 
 

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from engine.base import Event
 from engine.durak import Durak, DurakMove, DurakView
 from engine.players.durak import normal
+from engine.players.durak_endgame import NODES, OutOfNodes, Solver
 from engine.players.durak_seen import Seen
 from engine.players.sampling import Mirror, Position, determined, sample_world
 
@@ -57,32 +58,65 @@ def hard(
     budget: int | None = None,
 ) -> DurakMove:
     """The move to play; ``budget`` (simulated decisions) defaults to :data:`BUDGET`."""
+    return search(view, seen, legal, seed, budget, NODES)
+
+
+def search(
+    view: DurakView,
+    seen: Seen,
+    legal: Sequence[DurakMove],
+    seed: int,
+    budget: int | None = None,
+    nodes: int = 0,
+) -> DurakMove:
+    """The move that leaves this seat the fool least often in sampled worlds.
+
+    In the endgame each world is first solved (up to ``nodes`` positions in all, see
+    :mod:`engine.players.durak_endgame`): a move that escapes against every reply
+    scores best, one that escapes only when everyone plays on as normal does next,
+    so a sure escape is never traded for a hopeful one."""
     preferred = normal(seen, legal)
     if seen.stock > SEARCH_STOCK or seen.stalled:
         return preferred
     candidates = [preferred, *(m for m in legal if m != preferred)]
     rng = random.Random(seed)
     position = Position(view, seen)
-    fools = [0] * len(candidates)
+    # Half-samples lost: 0 a sure escape, 1 an escape in the playout, 2 the fool.
+    lost = [0] * len(candidates)
     # When every hidden card has only one place to be (the opponent's hand, late in a
     # two-player game), every sample is the truth: one is enough, and a lead is sure.
-    most, margin = (1, 1) if determined(seen) else (MAX_SAMPLES, MARGIN)
+    exact = determined(seen)
+    most, margin = (1, 1) if exact else (MAX_SAMPLES, 2 * MARGIN)
+    nodes = nodes if seen.stock <= 1 else 0
     spent = samples = 0
     limit = BUDGET if budget is None else budget
     while samples < most and (samples < MIN_SAMPLES or spent < limit):
         world = sample_world(seen, rng)
+        root = position.game(world)
+        solver = Solver(seen.seat, seen.trump, nodes) if nodes > 0 else None
         for i, move in enumerate(candidates):
-            fool, steps = playout(position.game(world), move, Mirror(seen, world))
-            fools[i] += fool == seen.seat
+            game = root.copy()
+            mirror = Mirror(seen, world)
+            mirror.update(game.apply(move))
+            if solver is not None:
+                try:
+                    if solver.escapes(game):
+                        if exact:
+                            return move  # the world is the true one: nothing does better
+                        continue
+                except OutOfNodes:
+                    solver = None
+            fool, steps = playout(game, mirror)
+            lost[i] += 2 if fool == seen.seat else 1
             spent += steps
+        nodes = 0 if solver is None else solver.left
         samples += 1
-    best = min(range(len(candidates)), key=lambda i: (fools[i], i))
-    return candidates[best] if fools[best] <= fools[0] - margin else preferred
+    best = min(range(len(candidates)), key=lambda i: (lost[i], i))
+    return candidates[best] if lost[best] <= lost[0] - margin else preferred
 
 
-def playout(game: Durak, first: DurakMove, mirror: Mirror) -> tuple[int | None, int]:
-    """Play ``first`` and then the normal player everywhere; the fool and the steps."""
-    mirror.update(game.apply(first))
+def playout(game: Durak, mirror: Mirror) -> tuple[int | None, int]:
+    """Play on with the normal player everywhere; the fool and the steps."""
     steps = 1
     while True:
         actor = game.to_act()
