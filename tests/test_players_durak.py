@@ -13,11 +13,12 @@ from engine import cards
 from engine.base import Event
 from engine.cards import Card
 from engine.durak import HAND, Durak, DurakMove, DurakOptions
-from engine.players import LEVELS, choose, public_events
+from engine.players import choose, public_events
 from engine.players.durak_search import hard, playout
 from engine.players.durak_seen import Memory, seen_from_view
 from engine.players.sampling import Mirror, Position, World, sample_world
 from engine.records import export
+from engine.registry import GAMES
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 
@@ -81,7 +82,7 @@ def test_hard_plays_whole_games_legally() -> None:
             view = game.view(actor.player)
             if actor.player == 0 and len(legal) > 1:
                 seen = seen_from_view(view, Memory.of(events))
-                move = hard(view, seen, legal, events, seed, budget=150)
+                move = hard(view, seen, legal, seed, budget=150)
             else:
                 move = choose("durak", view, legal, events, "normal", seed)
             assert move in legal
@@ -100,7 +101,7 @@ def test_hard_through_choose_at_real_positions() -> None:
 
 
 def test_levels_are_listed() -> None:
-    assert LEVELS["durak"] == ("easy", "normal", "hard")
+    assert GAMES["durak"].levels == ("easy", "normal", "hard")
     game = new_game(1)
     with pytest.raises(ValueError, match="level"):
         choose("durak", game.view(0), game.legal_moves(), [], "expert", 0)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from engine.base import Event
 from engine.durak import Durak, DurakMove, DurakView
 from engine.players.durak import normal
 from engine.players.durak_endgame import NODES, OutOfNodes, Solver
@@ -43,6 +42,9 @@ MARGIN = 2
 # Simulated decisions per choice: sized so that a choice takes well under 300 ms.
 BUDGET = 2000
 MIN_SAMPLES = 4
+# Positions the endgame solver visits in the time of one simulated decision: solving
+# draws on the same budget, so that a choice stays as quick as before.
+NODES_PER_STEP = 2
 MAX_SAMPLES = 64
 # Durak can cycle for ever (cards passing round in takes); a playout this long is one
 # and counts as a game nobody lost.
@@ -53,7 +55,6 @@ def hard(
     view: DurakView,
     seen: Seen,
     legal: Sequence[DurakMove],
-    events: Sequence[Event],
     seed: int,
     budget: int | None = None,
 ) -> DurakMove:
@@ -93,6 +94,7 @@ def search(
     while samples < most and (samples < MIN_SAMPLES or spent < limit):
         world = sample_world(seen, rng)
         root = position.game(world)
+        before = nodes
         solver = Solver(seen.seat, seen.trump, nodes) if nodes > 0 else None
         for i, move in enumerate(candidates):
             game = root.copy()
@@ -110,6 +112,7 @@ def search(
             lost[i] += 2 if fool == seen.seat else 1
             spent += steps
         nodes = 0 if solver is None else solver.left
+        spent += (before - nodes) // NODES_PER_STEP
         samples += 1
     best = min(range(len(candidates)), key=lambda i: (lost[i], i))
     return candidates[best] if lost[best] <= lost[0] - margin else preferred
