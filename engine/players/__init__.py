@@ -13,9 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine import registry
+from engine import records, registry
 from engine.base import Event
-from engine.records import load
 
 
 def choose(
@@ -27,8 +26,8 @@ def choose(
     seed: int,
 ) -> Any:
     """The move the computer plays for the seat whose ``view`` is given."""
-    # The registry lists each game's players, and so imports this package: it is looked
-    # up when a move is wanted, never while the modules load.
+    # The registry lists each game's players, and so imports this package: it (and the
+    # records, which import the registry) is looked up when wanted, not at import time.
     spec = registry.GAMES.get(game)
     if spec is None:
         raise ValueError(f"unknown game: {game!r}")
@@ -46,7 +45,7 @@ def public_events(record: dict[str, Any]) -> list[Event]:
     how the bot gets a computer player's memory of the game.  Raises MalformedRecord,
     and IllegalMove for a record whose moves are not legal.
     """
-    game, moves = load(record)
+    game, moves = records.load(record)
     events: list[Event] = []
     for move in moves:
         events.extend(game.apply(move))
