@@ -99,7 +99,11 @@ def search(
     # two-player game), every sample is the truth: one is enough, and a lead is sure.
     exact = determined(seen)
     most, margin = (1, 1) if exact else (MAX_SAMPLES, 2 * MARGIN)
-    nodes = nodes if seen.stock <= 1 else 0
+    # With more than one opponent holding cards, the solver's side of "everyone else" is
+    # too gloomy to pay for its cost in samples (four players: the fool 14.7 % of the
+    # time against greedy with it, 10.7 % without).
+    duel = seen.n - len(seen.out) == 2
+    nodes = nodes if seen.stock <= 1 and duel else 0
     spent = samples = 0
     limit = BUDGET if budget is None else budget
     while samples < most and (samples < MIN_SAMPLES or spent < limit):
