@@ -100,8 +100,8 @@ def search(
     exact = determined(seen)
     most, margin = (1, 1) if exact else (MAX_SAMPLES, 2 * MARGIN)
     # With more than one opponent holding cards, the solver's side of "everyone else" is
-    # too gloomy to pay for its cost in samples (four players: the fool 14.7 % of the
-    # time against greedy with it, 10.7 % without).
+    # too gloomy to pay for its cost in samples (three players: the fool 15.3 % of the
+    # time against greedy with it, 12.7 % without).
     duel = seen.n - len(seen.out) == 2
     nodes = nodes if seen.stock <= 1 and duel else 0
     spent = samples = 0
