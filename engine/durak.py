@@ -430,6 +430,73 @@ class Durak:
             "previous_fool": self._previous_fool,
         }
 
+    # ------------------------------------------------------------------ search support
+
+    def copy(self) -> Self:
+        """An independent game at the same point, for players that search the move tree:
+        far cheaper than a round trip through the stored state, which validates all."""
+        twin = object.__new__(type(self))
+        # Shared: never changed after creation, changed only by reassignment, or caches.
+        twin._attacker = self._attacker
+        twin._beaters = self._beaters
+        twin._controller = self._controller
+        twin._dealer = self._dealer
+        twin._deck = self._deck
+        twin._deckset = self._deckset
+        twin._defender = self._defender
+        twin._drawn = self._drawn
+        twin._dummy_plays = self._dummy_plays
+        twin._fool = self._fool
+        twin._limit = self._limit
+        twin._mask = self._mask
+        twin._n = self._n
+        twin._names = self._names
+        twin._nxt = self._nxt
+        twin._order = self._order
+        twin._orders = self._orders
+        twin._phase = self._phase
+        twin._pos = self._pos
+        twin._previous_fool = self._previous_fool
+        twin._stock = self._stock
+        twin._tables = self._tables
+        twin._trump = self._trump
+        twin._trump_card = self._trump_card
+        twin.options = self.options
+        twin._hands = [list(h) for h in self._hands]
+        twin._known = [set(k) for k in self._known]
+        twin._discard = list(self._discard)
+        twin._att = list(self._att)
+        twin._dfn = list(self._dfn)
+        twin._out = list(self._out)
+        twin._pending = list(self._pending)
+        twin._events = []
+        return twin
+
+    def safe(self, seat: int) -> bool:
+        """Whether ``seat`` can no longer be the fool: it is out while another player
+        still holds cards (who then goes out after it, or is the fool)."""
+        hands = self._hands
+        return seat in self._out and any(hands[p] for p in range(self._n) if p != seat)
+
+    def position(self) -> tuple[object, ...]:
+        """Everything the rest of the game depends on, hashable: two games with equal
+        positions play on alike (the order of cards in a hand and the discard pile, and
+        what is publicly known, change no move)."""
+        return (
+            tuple(map(frozenset, self._hands)),
+            tuple(self._att),
+            tuple(self._dfn),
+            self._phase,
+            self._pos,
+            self._attacker,
+            self._defender,
+            self._controller,
+            self._limit,
+            self._drawn,
+            tuple(self._out),
+            tuple(self._pending),
+        )
+
     # ------------------------------------------------------------------ queries
 
     @property

@@ -10,14 +10,16 @@ screens); nothing else in the engine branches on a game's name.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from engine import durak, football, ratings, series
-from engine.base import Game, MalformedRecord
+from engine.base import Event, Game, MalformedRecord
+from engine.players import durak_levels
+from engine.players import football as football_players
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,8 @@ class GameSpec:
     """One game. ``players(deck_size)``: the fewest and most players its rules allow with
     that deck; ``seats``: the most a lobby may seat at all (a durak lobby may outgrow a
     36-card deck and be offered the 52-card one); ``levels``: the levels its computer
-    player accepts."""
+    player accepts, and ``computer`` plays them: ``(view, legal, events, level, seed)``
+    to the move (see :mod:`engine.players`)."""
 
     name: str
     game: type[Game]
@@ -33,6 +36,7 @@ class GameSpec:
     players: Callable[[int], tuple[int, int]]
     seats: int
     levels: tuple[str, ...]
+    computer: Callable[[BaseModel, Sequence[Any], Sequence[Event], str, int], Any]
     deal: Callable[[Any, list[str], series.Carry, random.Random, int], tuple[Game, list[int]]]
     finish: Callable[[series.Carry, dict[str, Any]], int | None]
     # (name, result, summary) of a finished game -> how the standings count it
@@ -57,6 +61,7 @@ GAMES: dict[str, GameSpec] = {
             # No hard level: normal already takes the exact best chance of scoring each
             # turn, and no stronger play was found (engine/players/football.py).
             levels=("easy", "normal"),
+            computer=football_players.choose,
             deal=series.football_deal,
             finish=series.football_finish,
             outcome=ratings.FootballOutcome.of,
@@ -68,6 +73,7 @@ GAMES: dict[str, GameSpec] = {
             players=lambda deck_size: (durak.MIN_PLAYERS, durak.MAX_PLAYERS[deck_size]),
             seats=max(durak.MAX_PLAYERS.values()),
             levels=("easy", "normal", "hard"),
+            computer=durak_levels.choose,
             deal=series.durak_deal,
             finish=series.durak_finish,
             outcome=ratings.DurakOutcome.of,

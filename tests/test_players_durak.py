@@ -13,11 +13,12 @@ from engine import cards
 from engine.base import Event
 from engine.cards import Card
 from engine.durak import HAND, Durak, DurakMove, DurakOptions
-from engine.players import LEVELS, choose, public_events
+from engine.players import choose, public_events
 from engine.players.durak_search import hard, playout
 from engine.players.durak_seen import Memory, seen_from_view
 from engine.players.sampling import Mirror, Position, World, sample_world
 from engine.records import export
+from engine.registry import GAMES
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 
@@ -81,7 +82,7 @@ def test_hard_plays_whole_games_legally() -> None:
             view = game.view(actor.player)
             if actor.player == 0 and len(legal) > 1:
                 seen = seen_from_view(view, Memory.of(events))
-                move = hard(view, seen, legal, events, seed, budget=150)
+                move = hard(view, seen, legal, seed, budget=150)
             else:
                 move = choose("durak", view, legal, events, "normal", seed)
             assert move in legal
@@ -100,7 +101,7 @@ def test_hard_through_choose_at_real_positions() -> None:
 
 
 def test_levels_are_listed() -> None:
-    assert LEVELS["durak"] == ("easy", "normal", "hard")
+    assert GAMES["durak"].levels == ("easy", "normal", "hard")
     game = new_game(1)
     with pytest.raises(ValueError, match="level"):
         choose("durak", game.view(0), game.legal_moves(), [], "expert", 0)
@@ -291,6 +292,7 @@ def constructed(
     attacker: int = 0,
     defender: int = 1,
     known: list[list[str]] | None = None,
+    limit: int = 6,
 ) -> Durak:
     """A two-player position (hands: seat 0, seat 1, dummy); unplaced cards are in the
     stock (the trump card last) and then the discard."""
@@ -322,7 +324,7 @@ def constructed(
         "attacker": attacker,
         "defender": defender,
         "pos": 0,
-        "limit": 6,
+        "limit": limit,
         "controller": 0,
         "out": [],
         "pending": [],
@@ -426,7 +428,9 @@ def test_finds_the_escape_in_an_open_endgame(level: str) -> None:
         world = World([list(h) for h in full["hands"]], [], list(full["discard"]))
         outcomes = {}
         for move in game.legal_moves():
-            outcomes[move] = playout(Position(view, seen).game(world), move, Mirror(seen, world))[0]
+            sim, mirror = Position(view, seen).game(world), Mirror(seen, world)
+            mirror.update(sim.apply(move))
+            outcomes[move] = playout(sim, mirror)[0]
         if len({o == actor.player for o in outcomes.values()}) < 2:
             continue  # every move wins, or every move loses
         chosen = choose("durak", view, game.legal_moves(), events, level, 0)

@@ -11,10 +11,11 @@ import pytest
 from engine import cards
 from engine.cards import Card, matches
 from engine.football import HOME, Football, FootballOptions, FootballView, Move
-from engine.players import LEVELS, choose, public_events
+from engine.players import choose, public_events
 from engine.players.football import best_shot, pitch_of, pool_of
 from engine.players.football_odds import Pitch, advance_chance, chance_from, reachable
 from engine.records import export
+from engine.registry import GAMES
 
 
 def c(text: str) -> Card:
@@ -207,7 +208,7 @@ def self_play(seed: int, levels: tuple[str, str], decks: int = 1) -> tuple[Footb
     return game, chosen
 
 
-@pytest.mark.parametrize("level", LEVELS["football"])
+@pytest.mark.parametrize("level", GAMES["football"].levels)
 def test_every_level_plays_only_legal_moves(level: str) -> None:
     for seed in range(8):
         game, _ = self_play(seed, (level, "easy"), decks=1 + seed % 3)
@@ -221,7 +222,7 @@ def test_same_inputs_same_moves() -> None:
 
 def test_football_offers_no_hard_level() -> None:
     # Normal already plays the exact odds: a "hard" would be normal under another name.
-    assert LEVELS["football"] == ("easy", "normal")
+    assert GAMES["football"].levels == ("easy", "normal")
     game = Football.new(FootballOptions(), ["A", "B"], seed=1)
     with pytest.raises(ValueError, match="level"):
         choose("football", game.view(0), game.legal_moves(), [], "hard", 0)

@@ -55,8 +55,8 @@ class Seat(BaseModel):
     # Football set-up in progress: indices into his five dealt cards, goalkeeper first,
     # then his row from his own left to right.
     setup: list[int] = Field(default_factory=list)
-    # A computer seat: its level (engine.players.LEVELS); None for a person. Computer
-    # seats have negative user ids, which no Telegram user has.
+    # A computer seat: its level (GameSpec.levels in engine.registry); None for a
+    # person. Computer seats have negative user ids, which no Telegram user has.
     computer: str | None = None
     # Turn timeouts in a row (seeds/<game>.md §7.2); at two he is away and the computer plays for
     # him until he taps again (bot.service.turns).

@@ -51,7 +51,8 @@ from bot.service import delivery
 from bot.tables import games
 from engine import records
 from engine.base import Game, IllegalMove
-from engine.players import LEVELS, choose, public_events
+from engine.players import choose, public_events
+from engine.registry import GAMES
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +124,7 @@ def seed_for(table: Table) -> int:
 def level_for(table: Table, seat: int) -> str:
     level = table.seats[seat].computer or TIMEOUT_LEVEL
     assert table.kind is not None
-    return level if level in LEVELS[table.kind] else TIMEOUT_LEVEL
+    return level if level in GAMES[table.kind].levels else TIMEOUT_LEVEL
 
 
 def computer_move(table: Table, game: Game, seat: int) -> Any:

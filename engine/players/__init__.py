@@ -13,11 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine import records, registry
 from engine.base import Event
-from engine.records import load
-from engine.registry import GAMES
-
-LEVELS: dict[str, tuple[str, ...]] = {name: spec.levels for name, spec in GAMES.items()}
 
 
 def choose(
@@ -29,25 +26,16 @@ def choose(
     seed: int,
 ) -> Any:
     """The move the computer plays for the seat whose ``view`` is given."""
-    if game not in LEVELS:
+    # The registry lists each game's players, and so imports this package: it (and the
+    # records, which import the registry) is looked up when wanted, not at import time.
+    spec = registry.GAMES.get(game)
+    if spec is None:
         raise ValueError(f"unknown game: {game!r}")
-    if level not in LEVELS[game]:
+    if level not in spec.levels:
         raise ValueError(f"unknown level for {game}: {level!r}")
     if not legal:
         raise ValueError("no legal move to choose from")
-    if game == "football":
-        from engine.football import FootballView
-        from engine.players.football import choose as choose_football
-
-        if not isinstance(view, FootballView):
-            raise TypeError("football needs a FootballView")
-        return choose_football(view, legal, level, seed)
-    from engine.durak import DurakView
-    from engine.players.durak import choose as choose_durak
-
-    if not isinstance(view, DurakView):
-        raise TypeError("durak needs a DurakView")
-    return choose_durak(view, legal, events, level, seed)
+    return spec.computer(view, legal, events, level, seed)
 
 
 def public_events(record: dict[str, Any]) -> list[Event]:
@@ -57,7 +45,7 @@ def public_events(record: dict[str, Any]) -> list[Event]:
     how the bot gets a computer player's memory of the game.  Raises MalformedRecord,
     and IllegalMove for a record whose moves are not legal.
     """
-    game, moves = load(record)
+    game, moves = records.load(record)
     events: list[Event] = []
     for move in moves:
         events.extend(game.apply(move))

@@ -1,4 +1,4 @@
-"""The durak computer player: easy (a beginner), normal (heuristic), hard (search).
+"""The durak heuristics: easy (a beginner) and normal (a club player).
 
 Easy plays the greedy yardstick's move (:mod:`engine.players.durak_greedy`) half the
 time and a careless but never absurd one otherwise.  Normal plays the way a sound club
@@ -6,8 +6,9 @@ player does: lead low non-trumps, beat as cheaply as possible, keep trumps for t
 endgame, take rather than burn a high trump early, throw in every plain card it may
 (what the defender probably cannot beat first), and as the controller spend the
 dummy's cards freely, since the dummy can never be the fool; and once it can tell where
-every card is, it checks its move by playing the game out.  Hard is in
-:mod:`engine.players.durak_search`; it plays the games out with this player.
+every card is, it checks its move by playing the game out
+(:mod:`engine.players.durak_levels`).  Hard is in :mod:`engine.players.durak_search`;
+it plays the games out with this player.
 """
 
 from __future__ import annotations
@@ -17,13 +18,10 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import cache
 
-from engine import cards
-from engine.base import Event
 from engine.cards import Card
-from engine.durak import DurakMove, DurakView, beats
+from engine.durak import DurakMove, beats
 from engine.players.durak_greedy import greedy
-from engine.players.durak_seen import STALL_TAKES, Memory, Seen, full_deck, seen_from_view
-from engine.players.sampling import determined
+from engine.players.durak_seen import Seen, full_deck
 
 # A trump outranks every plain card: its value is its rank plus this.
 TRUMP_BONUS = 13
@@ -32,27 +30,6 @@ EARLY_STOCK = 6
 DEAR_TRUMP_RANK = 12  # beating with the queen of trumps or higher is dear early on
 # How often easy plays an unweighed card instead of the greedy one.
 SLIP = 0.5
-
-
-def choose(
-    view: DurakView, legal: Sequence[DurakMove], events: Sequence[Event], level: str, seed: int
-) -> DurakMove:
-    if len(legal) == 1:
-        return legal[0]
-    memory = Memory.of(events)
-    if level == "easy":
-        trump = cards.parse(view.trump) & 3
-        if memory.takes >= STALL_TAKES:
-            return progress(legal, trump)
-        return easy(legal, trump, random.Random(seed))
-    seen = seen_from_view(view, memory)
-    # Normal too searches once it can tell where every card is (the opponent's hand,
-    # late in a two-player game): one playout per move is then exact, and cheap.
-    if level == "normal" and not determined(seen):
-        return normal(seen, legal)
-    from engine.players.durak_search import hard
-
-    return hard(view, seen, legal, events, seed)
 
 
 def easy(legal: Sequence[DurakMove], trump: int, rng: random.Random) -> DurakMove:

@@ -12,8 +12,12 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
+
+from pydantic import BaseModel
 
 from engine import cards
+from engine.base import Event
 from engine.cards import Card, matches
 from engine.football import HOME, FootballView, Move
 from engine.players.football_odds import (
@@ -30,11 +34,16 @@ from engine.players.football_odds import (
 REACH_COUNT = (2, 3, 3, 2)
 
 
-def choose(view: FootballView, legal: Sequence[Move], level: str, seed: int) -> Move:
-    if not legal:
-        raise ValueError("no legal move to choose from")
+def choose(
+    view: BaseModel, legal: Sequence[Any], events: Sequence[Event], level: str, seed: int
+) -> Move:
+    """The move for ``view``'s seat; the events are not needed: every card played stays
+    in sight on the pitch, in the goals or on the discard list."""
+    if not isinstance(view, FootballView):
+        raise TypeError("football needs a FootballView")
     if level == "easy":
-        return legal[random.Random(seed).randrange(len(legal))]
+        move: Move = legal[random.Random(seed).randrange(len(legal))]
+        return move
     if legal[0].kind == "setup":
         return best_setup(view, legal)
     return best_shot(view, legal)

@@ -1,0 +1,41 @@
+"""The durak computer's levels, each from the seat's view and the public events only:
+easy and normal are heuristics (:mod:`engine.players.durak`), hard searches
+(:mod:`engine.players.durak_search`)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine import cards
+from engine.base import Event
+from engine.durak import DurakMove, DurakView
+from engine.players.durak import easy, normal, progress
+from engine.players.durak_search import hard, search
+from engine.players.durak_seen import STALL_TAKES, Memory, seen_from_view
+from engine.players.sampling import determined
+
+
+def choose(
+    view: BaseModel, legal: Sequence[Any], events: Sequence[Event], level: str, seed: int
+) -> DurakMove:
+    if not isinstance(view, DurakView):
+        raise TypeError("durak needs a DurakView")
+    if len(legal) == 1:
+        return legal[0]  # type: ignore[no-any-return]
+    memory = Memory.of(events)
+    if level == "easy":
+        trump = cards.parse(view.trump) & 3
+        if memory.takes >= STALL_TAKES:
+            return progress(legal, trump)
+        return easy(legal, trump, random.Random(seed))
+    seen = seen_from_view(view, memory)
+    if level == "hard":
+        return hard(view, seen, legal, seed)
+    # Normal too plays the game out once it can tell where every card is (the opponent's
+    # hand, late in a two-player game): one playout per move is then exact, and cheap.
+    # It does not solve the endgame: that is hard's.
+    return search(view, seen, legal, seed) if determined(seen) else normal(seen, legal)
