@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import cards
 from engine.base import Event, Game
+from engine.computer import choose
 from engine.durak import Durak, DurakOptions, DurakView
 from engine.football import Football, FootballOptions
-from engine.players import choose
 from engine.players.durak_greedy import greedy
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]

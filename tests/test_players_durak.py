@@ -12,8 +12,8 @@ import pytest
 from engine import cards
 from engine.base import Event
 from engine.cards import Card
+from engine.computer import choose, public_events
 from engine.durak import HAND, Durak, DurakMove, DurakOptions
-from engine.players import choose, public_events
 from engine.players.durak_search import hard, playout
 from engine.players.durak_seen import Memory, seen_from_view
 from engine.players.sampling import Mirror, Position, World, sample_world

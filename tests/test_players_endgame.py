@@ -14,8 +14,8 @@ import pytest
 
 from engine import cards
 from engine.base import Event
+from engine.computer import choose
 from engine.durak import Durak
-from engine.players import choose
 from engine.players.durak_endgame import OutOfNodes, Solver
 from tests.test_players_durak import constructed, new_game, state
 

@@ -10,8 +10,8 @@ import pytest
 
 from engine import cards
 from engine.cards import Card, matches
+from engine.computer import choose, public_events
 from engine.football import HOME, Football, FootballOptions, FootballView, Move
-from engine.players import choose, public_events
 from engine.players.football import best_shot, pitch_of, pool_of
 from engine.players.football_odds import Pitch, advance_chance, chance_from, reachable
 from engine.records import export

@@ -12,8 +12,8 @@ import pytest
 
 from engine import cards
 from engine.base import Event
+from engine.computer import choose
 from engine.durak import Durak, DurakMove
-from engine.players import choose
 from engine.players import durak_search as search
 from engine.players.durak_greedy import greedy
 from engine.players.durak_seen import STALL_TAKES, Memory, seen_from_view

@@ -51,7 +51,7 @@ from bot.service import delivery
 from bot.tables import games
 from engine import records
 from engine.base import Game, IllegalMove
-from engine.players import choose, public_events
+from engine.computer import choose, public_events
 from engine.registry import GAMES
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,7 @@ def level_for(table: Table, seat: int) -> str:
 
 def computer_move(table: Table, game: Game, seat: int) -> Any:
     """What the computer plays for ``seat``: from that seat's view, the legal moves and the
-    public event history only (engine.players), never the game itself."""
+    public event history only (engine.computer), never the game itself."""
     assert table.kind is not None
     history = public_events(records.export(game, table.moves))
     return choose(

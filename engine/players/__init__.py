@@ -4,49 +4,7 @@ A player is given the seat's view (``game.view(seat)``), the legal moves (what t
 allow is public), and the public events of the game so far; never the game itself.  So a
 computer player cannot cheat by construction, and the bot can call it for a timed-out
 human with nothing but what it already shows that human.  Same inputs, same move.
+
+Each game's levels are listed by :mod:`engine.registry`; :mod:`engine.computer` asks it
+for the player of a game and level.
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Any
-
-from pydantic import BaseModel
-
-from engine import records, registry
-from engine.base import Event
-
-
-def choose(
-    game: str,
-    view: BaseModel,
-    legal: Sequence[Any],
-    events: Sequence[Event],
-    level: str,
-    seed: int,
-) -> Any:
-    """The move the computer plays for the seat whose ``view`` is given."""
-    # The registry lists each game's players, and so imports this package: it (and the
-    # records, which import the registry) is looked up when wanted, not at import time.
-    spec = registry.GAMES.get(game)
-    if spec is None:
-        raise ValueError(f"unknown game: {game!r}")
-    if level not in spec.levels:
-        raise ValueError(f"unknown level for {game}: {level!r}")
-    if not legal:
-        raise ValueError("no legal move to choose from")
-    return spec.computer(view, legal, events, level, seed)
-
-
-def public_events(record: dict[str, Any]) -> list[Event]:
-    """Every event of a record's game, in order, as the players saw them happen.
-
-    Events carry only public information by design, so replaying the public record is
-    how the bot gets a computer player's memory of the game.  Raises MalformedRecord,
-    and IllegalMove for a record whose moves are not legal.
-    """
-    game, moves = records.load(record)
-    events: list[Event] = []
-    for move in moves:
-        events.extend(game.apply(move))
-    return events
