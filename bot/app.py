@@ -93,6 +93,10 @@ class _NotJson(logging.Filter):
         return not str(record.msg).startswith("Can not load invalid JSON data")
 
 
+# One instance: the logger is global, and a filter already on it is not added again.
+_NOT_JSON = _NotJson()
+
+
 async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     svc = services(app)
     svc.bot_username = app.bot.username
@@ -130,7 +134,7 @@ def build_application(
         # Every process keeps to Telegram's limits together (bot.core.limiter); a flood-control
         # answer comes straight back to the caller, who puts that message off.
         builder = builder.rate_limiter(SharedRateLimiter(redis_limiter))
-    logging.getLogger("telegram.request.BaseRequest").addFilter(_NotJson())
+    logging.getLogger("telegram.request.BaseRequest").addFilter(_NOT_JSON)
     # Updates of different chats run side by side; one table's run one at a time per
     # process (a lock per table), and the CAS in Redis covers other processes.
     builder = builder.concurrent_updates(256).post_init(_post_init).post_stop(stop_polls)

@@ -62,7 +62,7 @@ from engine.base import (
     first_error,
     read_header,
 )
-from engine.cards import Card
+from engine.cards import Card, matches
 
 SETUP, PLAY, FINISHED = 0, 1, 2
 PHASES: tuple[Literal["setup", "play", "finished"], ...] = ("setup", "play", "finished")
@@ -80,15 +80,8 @@ def ahead(seat: int, row: int) -> int:
     return row + STEP[seat]
 
 
-def matches(card: Card, ball: Card) -> bool:
-    """A card matches the ball when it has the ball's suit or its rank (§1 of
-    seeds/football.md): a flipped card that matches lets the ball stand, a goalkeeper
-    that matches saves."""
-    return (card & 3) == (ball & 3) or (card >> 2) == (ball >> 2)
-
-
 ALL_UP = (1 << 18) - 1
-DEALT = 18  # 8 middle cards + 2 × 5 hands are dealt before the piles
+DEALT = 8 + PLAYERS * HAND  # the middle cards and the hands are dealt before the piles
 
 # The columns of the next row reachable from column c: straight ahead and diagonally.
 REACH = tuple(tuple(n for n in (c - 1, c, c + 1) if 0 <= n < 4) for c in range(4))
@@ -522,7 +515,7 @@ class Football:
             raise IllegalMove("no_such_seat", f"There is no seat {seat} in this game.", seat=seat)
         if self._setup[seat] is not None:
             raise IllegalMove("already_set_up", "You have already set up.")
-        if len(move.cards) != 5 or sorted(move.cards) != sorted(self.hand(seat)):
+        if len(move.cards) != HAND or sorted(move.cards) != sorted(self.hand(seat)):
             raise IllegalMove(
                 "setup_cards_mismatch",
                 "A set-up uses exactly your five dealt cards: one goalkeeper and four in your row.",
@@ -643,7 +636,7 @@ class Football:
 
     def _advance_mask(self, pos: int) -> int:
         """The columns of the next row the ball on ``pos`` may go to: face down, or face up
-        and matching.  (The hot paths spell :func:`engine.cards.matches` out inline.)"""
+        and matching."""
         seat, ball, field, up = self._turn, self._ball, self._field, self._up
         start = ahead(seat, pos >> 2) * 4
         mask = 0

@@ -409,18 +409,18 @@ async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
     stale = old.id if old is not None else None
     # An edit that fails ("not found", "can't be edited") falls through to a new message;
     # the old one is removed all the same, should it still be there with its buttons.
-    if old is None or old.phase in _BEFORE:
-        await _offer_page(bot, job)
     in_place = stale is not None and not job.ring and not job.fresh
     if in_place and stale is not None and await _edit(bot, job.chat_id, stale, job.screen):
         new.id = stale
-        return new
-    new.id = await sender.send_screen(bot, job.chat_id, job.thread_id, job.screen)
-    if stale is not None:
-        if job.tidy:
-            await _clean(bot, job.chat_id, stale, job.fresh, done)
-        else:
-            done.discard(job.chat_id, stale, strip=job.fresh)
+    else:
+        new.id = await sender.send_screen(bot, job.chat_id, job.thread_id, job.screen)
+        if stale is not None:
+            if job.tidy:
+                await _clean(bot, job.chat_id, stale, job.fresh, done)
+            else:
+                done.discard(job.chat_id, stale, strip=job.fresh)
+    if old is None or old.phase in _BEFORE:  # after the hand: it never waits for this
+        await _offer_page(bot, job)
     return new
 
 

@@ -176,7 +176,7 @@ async def play_due(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, claim: int
     svc = services(app)
     async with svc.lock(key):
         due, committed = await _play_due(svc, key)
-        await _settle(svc, key, claim, due)
+        await svc.store.settle_turn(key, claim, due)
         if committed is not None:
             delivery.publish(app, committed)
 
@@ -220,12 +220,6 @@ async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
     return (table.turn_due if table is not None else 0.0), None
 
 
-async def _settle(svc: Services, key: str, claim: int, due: float) -> None:
-    """Replace our claim by the table's deadline (or drop it: none), unless a commit has
-    set an earlier time meanwhile."""
-    await svc.store.settle_turn(key, claim, due)
-
-
 async def _claim(svc: Services, key: str, now_ms: int) -> int | None:
     """Take a due table (see the module docstring): the claim's score, or None when it was
     not due any more or another poller took it."""
@@ -237,7 +231,7 @@ async def turns_job(app: AnyApp) -> None:
     """Polled by every process: each due table is handled in its own task, so that one
     table's computer never holds up another's."""
     svc = services(app)
-    now_ms = int(svc.clock() * 1000)
+    now_ms = svc.store.now_ms()
     for key in await svc.store.due_turns(now_ms):
         claim = await _claim(svc, key, now_ms)
         # A process stopping meanwhile starts nothing: its claim runs out, and a live

@@ -17,6 +17,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from pydantic import BaseModel
 from telegram import CallbackQuery, User
 from telegram.ext import CallbackContext, ContextTypes
 
@@ -69,17 +70,15 @@ def table_of(payload: str | None) -> tuple[str, str] | None:
     return table_key(chat, thread), game_id
 
 
-def _moves(table: Table, seat: int) -> list[dict[str, Any]]:
+def _moves(table: Table, seat: int, view: BaseModel) -> list[dict[str, Any]]:
     """The buttons of his hand message that act, each with what the page plays it by (the
     game's screen module says which: :attr:`bot.screens.registry.BotGame.played`; a set-up
-    button: the card picked)."""
+    button: the card picked). ``view``: his seat's view, which the caller has made."""
     screen = views.hand_screen(table, seat)
     if screen is None:
         return []
-    game = games.current(table)
     played = registry.entry(table.kind).played
-    legal = dict(games.legal_for(game, seat) or [])
-    view = game.view(seat)
+    legal = dict(games.legal_for(games.current(table), seat) or [])
     hand: list[str] = getattr(view, "hand", [])
     moves = []
     for row in screen.rows:
@@ -123,7 +122,7 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
         "view": view.model_dump(mode="json"),
         "status": unmark(status),
         "events": [unmark(views.narrate(ctx, kind, data)) for kind, data in table.events],
-        "moves": _moves(table, seat) if seat is not None and table.phase == "playing" else [],
+        "moves": _moves(table, seat, view) if seat is not None and table.phase == "playing" else [],
         "faces": faces(lang),
         "words": {word: plain(lang, key) for word, key in _WORDS.items()},
     }

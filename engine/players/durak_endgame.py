@@ -18,9 +18,6 @@ inputs give equal answers on any machine; past it the caller falls back to sampl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from engine import cards
 from engine.durak import Durak, DurakMove
 from engine.players.durak import value
 
@@ -92,24 +89,3 @@ class Solver:
         if sound:
             self.known[key] = value
         return value, sound
-
-
-def solve(
-    game: Durak,
-    seat: int,
-    legal: Sequence[DurakMove],
-    preferred: DurakMove,
-    nodes: int = NODES,
-) -> DurakMove | None:
-    """A move with which ``seat`` surely escapes (``preferred`` if it is one), or None:
-    none escapes against every reply, or the tree is too big to tell."""
-    solver = Solver(seat, cards.parse(game.view(None).trump) & 3, nodes)
-    for move in [preferred, *(m for m in legal if m != preferred)]:
-        child = game.copy()
-        child.apply(move)
-        try:
-            if solver.escapes(child):
-                return move
-        except OutOfNodes:
-            return None
-    return None

@@ -15,7 +15,7 @@ from engine.base import Event
 from engine.durak import DurakMove, DurakView
 from engine.players.durak import easy, normal, progress
 from engine.players.durak_search import hard, search
-from engine.players.durak_seen import STALL_TAKES, Memory, seen_from_view
+from engine.players.durak_seen import Memory, seen_from_view, stalled
 from engine.players.sampling import determined
 
 
@@ -29,7 +29,7 @@ def choose(
     memory = Memory.of(events)
     if level == "easy":
         trump = cards.parse(view.trump) & 3
-        if memory.takes >= STALL_TAKES:
+        if stalled(memory.takes):
             return progress(legal, trump)
         return easy(legal, trump, random.Random(seed))
     seen = seen_from_view(view, memory)

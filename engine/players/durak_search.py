@@ -70,9 +70,9 @@ def hard(
     seen: Seen,
     legal: Sequence[DurakMove],
     seed: int,
-    budget: int | None = None,
+    budget: int = BUDGET,
 ) -> DurakMove:
-    """The move to play; ``budget`` (simulated decisions) defaults to :data:`BUDGET`."""
+    """The move to play within ``budget`` simulated decisions."""
     return search(view, seen, legal, seed, budget, NODES)
 
 
@@ -81,7 +81,7 @@ def search(
     seen: Seen,
     legal: Sequence[DurakMove],
     seed: int,
-    budget: int | None = None,
+    budget: int = BUDGET,
     nodes: int = 0,
 ) -> DurakMove:
     """The move that leaves this seat the fool least often in sampled worlds.
@@ -113,8 +113,7 @@ def search(
     duel = seen.n - len(seen.out) == 2
     nodes = nodes if seen.stock <= 1 and duel else 0
     spent = samples = 0
-    limit = BUDGET if budget is None else budget
-    while samples < most and (samples < MIN_SAMPLES or spent < limit):
+    while samples < most and (samples < MIN_SAMPLES or spent < budget):
         world = sample_world(seen, rng)
         root = position.game(world)
         before = nodes

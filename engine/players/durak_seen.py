@@ -28,6 +28,12 @@ from engine.durak import DurakView
 STALL_TAKES = 8
 
 
+def stalled(takes: int) -> bool:
+    """Cards have only changed hands for a long while (``takes`` in a row): time to play
+    for progress."""
+    return takes >= STALL_TAKES
+
+
 @dataclass
 class Memory:
     """The public record of where table cards went, kept up to date event by event."""
@@ -88,8 +94,7 @@ class Seen:
 
     @property
     def stalled(self) -> bool:
-        """Cards have only changed hands for a long while: time to play for progress."""
-        return self.takes >= STALL_TAKES
+        return stalled(self.takes)
 
     @cached_property
     def unseen(self) -> set[Card]:
