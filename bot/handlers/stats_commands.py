@@ -15,7 +15,7 @@ from bot.core.callbacks import Action
 from bot.core.i18n import lang_of, t
 from bot.core.screen import Button, Screen
 from bot.core.services import services
-from bot.screens import render_stats
+from bot.screens import registry, render_stats
 from bot.service.taps import Tap
 from bot.tables import stats
 from bot.tables.stats import KINDS, Standings
@@ -133,7 +133,8 @@ async def on_standings(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     tapping it makes one message); "s<game>": a board's game button switches it; "=<game>":
     the button of the game it shows already."""
     what, letter = tap.cb.arg[:1], tap.cb.arg[1:]
-    kind = render_stats.KIND_OF.get(letter)
+    game = registry.BY_LETTER.get(letter)
+    kind = game.name if game is not None else None
     message = tap.query.message
     if kind is None or what not in ("p", "s", "=") or not isinstance(message, Message):
         await tap.answer("tap.bad")

@@ -16,8 +16,6 @@ from bot.tables.stats import KINDS, MIN_GAMES, Line, Moved
 from engine.ratings import trend
 
 BOARD_GAME_ID = "0000"  # a board's buttons name no game; the address needs one
-LETTER = {kind: registry.GAMES[kind].letter for kind in KINDS}
-KIND_OF = {letter: kind for kind, letter in LETTER.items()}
 
 
 def _name(line: Line) -> str:
@@ -39,7 +37,9 @@ def moved_lines(ctx: Ctx, moved: Moved) -> list[str]:
 
 def standings_button(ctx: Ctx) -> Button:
     kind = ctx.table.kind or KINDS[0]
-    return Button(ctx.t("btn.standings"), ctx.cb(Action.STANDINGS, "p" + LETTER[kind]))
+    return Button(
+        ctx.t("btn.standings"), ctx.cb(Action.STANDINGS, "p" + registry.GAMES[kind].letter)
+    )
 
 
 def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
@@ -68,7 +68,9 @@ def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
         Button(
             ("• " if other == kind else "") + t(lang, registry.GAMES[other].title),
             callbacks.at(
-                address, Action.STANDINGS, ("=" if other == kind else "s") + LETTER[other]
+                address,
+                Action.STANDINGS,
+                ("=" if other == kind else "s") + registry.GAMES[other].letter,
             ),
         )
         for other in KINDS
@@ -76,16 +78,11 @@ def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
     return Screen("\n".join(text), (buttons,))
 
 
-def figures(lang: str, kind: str, line: Line) -> str:
-    """One person's counters at one game."""
-    return registry.GAMES[kind].figures(lang, line)
-
-
 def _game_block(lang: str, kind: str, line: Line) -> list[str]:
     rating = t(lang, "stats.rating", rating=_rating(line), trend=trend(line.trend)).rstrip()
     game = registry.GAMES[kind]
     streak = t(lang, game.streak, cur=line.get("cur"), best=line.get("best"))
-    return [f"<b>{t(lang, game.title)}</b>", figures(lang, kind, line), rating, streak]
+    return [f"<b>{t(lang, game.title)}</b>", game.figures(lang, line), rating, streak]
 
 
 def mine(lang: str, overall: dict[str, Line], vs: dict[tuple[str, str], Line]) -> Screen:
@@ -98,13 +95,14 @@ def mine(lang: str, overall: dict[str, Line], vs: dict[tuple[str, str], Line]) -
     if vs:
         rows: list[str] = [t(lang, "stats.vs_computer")]
         for (kind, level), line in vs.items():
+            game = registry.GAMES[kind]
             where = t(
                 lang,
                 "stats.vs_level",
-                game=t(lang, registry.GAMES[kind].title),
+                game=t(lang, game.title),
                 level=t(lang, registry.LEVELS[level]),
             )
-            rows.append(f"{where}: {figures(lang, kind, line)}")
+            rows.append(f"{where}: {game.figures(lang, line)}")
         text.append("\n".join(rows))
     return Screen("\n\n".join(text))
 

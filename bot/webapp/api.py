@@ -15,6 +15,7 @@ import html
 import re
 import secrets
 from collections.abc import Awaitable, Callable
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -54,6 +55,11 @@ _WORDS = {
     "gone": "webapp.gone",
 }
 _TAG = re.compile(r"<[^>]+>")
+
+
+@cache
+def _words(lang: str) -> dict[str, str]:
+    return {word: plain(lang, key) for word, key in _WORDS.items()}
 
 
 def unmark(text: str) -> str:
@@ -124,7 +130,7 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
         "events": [unmark(views.narrate(ctx, kind, data)) for kind, data in table.events],
         "moves": _moves(table, seat, view) if seat is not None and table.phase == "playing" else [],
         "faces": faces(lang),
-        "words": {word: plain(lang, key) for word, key in _WORDS.items()},
+        "words": _words(lang),
     }
 
 
@@ -142,12 +148,12 @@ class WebTap(Tap):
 async def move(application: Any, viewer: Viewer, data: object) -> tuple[int, str | None]:
     """Run the page's move (a button's callback data) as ``viewer``'s tap, at the table
     his session is for: (HTTP status, the refusal's text or None when it was applied)."""
+    lang = lang_of(viewer.language_code)
     try:
         cb = callbacks.decode(data)
     except BadCallback:
-        return 400, plain(lang_of(viewer.language_code), "tap.bad")
+        return 400, plain(lang, "tap.bad")
     handler = _HANDLERS.get(cb.action)
-    lang = lang_of(viewer.language_code)
     if handler is None:
         return 400, plain(lang, "tap.bad")
     bound = table_of(viewer.table)

@@ -35,12 +35,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from telegram import Update
-from telegram.ext import Application
 
 from bot.core import sender
 from bot.core.config import Settings
 from bot.core.i18n import lang_of, t
-from bot.core.services import services
+from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot
 from bot.webapp import api
 from bot.webapp.auth import Checker, Forged, Session, Viewer
@@ -51,7 +50,6 @@ KEEPALIVE = 15.0  # seconds between two comments on a quiet event stream (proxie
 PAGE_PATH = "/app/"
 RETRY = 1.0  # seconds before a broken subscription is made again
 HOST = "0.0.0.0"  # every interface, behind the load balancer (bench/load.py: loopback)
-AnyApp = Application[Any, Any, Any, Any, Any, Any]
 
 
 @dataclass
