@@ -554,16 +554,25 @@ class Store:
         new = str(int(due * 1000)) if due else ""
         await self._turn_settle(keys=[TURNS_KEY], args=[key, claim, new])
 
-    async def drop(self, key: str, *indexes: str) -> Snapshot:
-        """Delete a table and its members of the sorted sets ``indexes``, in one
-        transaction (the bot was removed from its chat); the table as it was."""
+    async def chat_tables(self, chat_id: int) -> list[str]:
+        """The keys of every table of a chat, in any of its topics."""
+        pattern = f"{KEY_PREFIX}:table:{chat_id}:*"
+        return [_text(k) async for k in self.redis.scan_iter(match=pattern, count=1000)]
+
+    async def drop(self, key: str) -> Snapshot:
+        """Delete a table with its entries in the deadline sets, in one transaction, and
+        in its players' closed-chat sets (the bot was removed from its chat); the table
+        as it was."""
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hgetall(key)
             pipe.delete(key)
-            for index in indexes:
+            for index in (DUE_KEY, TURNS_KEY):
                 pipe.zrem(index, key)
             raw, *_ = await pipe.execute()
-        return _decode(raw)
+        snap = _decode(raw)
+        if snap.table is not None and snap.table.seats:
+            await self.note_reach(key, {seat.user_id: True for seat in snap.table.seats})
+        return snap
 
     async def save_slots(self, key: str, slots: Mapping[str, Slot]) -> None:
         """Remember a message outside a delivery (a lobby's private confirmation)."""

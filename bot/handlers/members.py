@@ -27,8 +27,8 @@ from telegram.ext import ContextTypes
 
 from bot.core import sender
 from bot.core.i18n import t
-from bot.core.services import Services, services
-from bot.core.store import DUE_KEY, KEY_PREFIX, TURNS_KEY, Snapshot, closed_key, user_slot
+from bot.core.services import services
+from bot.core.store import KEY_PREFIX, Snapshot, user_slot
 from bot.screens import registry
 
 log = logging.getLogger(__name__)
@@ -82,30 +82,13 @@ async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) 
         return
     svc = services(context)
     chat_id = change.chat.id
-    keys = [
-        k
-        async for k in svc.store.redis.scan_iter(
-            match=f"{KEY_PREFIX}:table:{chat_id}:*", count=1000
-        )
-    ]
-    for raw in keys:
-        key = raw.decode() if isinstance(raw, bytes) else str(raw)
+    keys = await svc.store.chat_tables(chat_id)
+    for key in keys:
         async with svc.lock(key):
-            snap = await _drop(svc, key)
+            snap = await svc.store.drop(key)
         if snap.table is not None and snap.table.phase in ("lobby", "playing"):
             await _tell_players(context, snap)
     log.info("removed from chat %s: %d table(s) dropped", chat_id, len(keys))
-
-
-async def _drop(svc: Services, key: str) -> Snapshot:
-    """Delete a table with its index entries; the table as it was."""
-    snap = await svc.store.drop(key, DUE_KEY, TURNS_KEY)
-    if snap.table is not None and snap.table.seats:
-        async with svc.store.redis.pipeline(transaction=False) as pipe:
-            for seat in snap.table.seats:
-                pipe.srem(closed_key(seat.user_id), key)
-            await pipe.execute()
-    return snap
 
 
 async def _tell_players(context: ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
