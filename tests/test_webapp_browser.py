@@ -14,10 +14,13 @@ they go to the test's temporary directory.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
 import shutil
+import signal
+import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -45,23 +48,53 @@ DARK = {"bg_color": "#17212b", "text_color": "#f5f5f5", "hint_color": "#708499"}
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
+# Chromium as the machine's notes start it: nothing of its own on the network (this
+# machine's network is closed, and lookups of Google's hosts can hang it), a fresh profile.
+CHROMIUM_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+DRIVER_TIMEOUT = 60.0  # seconds for any one call to chromedriver (Selenium has none)
+
+
 @pytest.fixture(scope="module")
-def browsers() -> Iterator[list[Any]]:
+def browsers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
     """Two phone-sized headless Chromium windows (a player's and a spectator's), shared by
-    the module's tests: starting Chromium is the slow part."""
+    the module's tests: starting Chromium is the slow part. Each chromedriver leads a
+    process group of its own, killed at the end whatever state Chromium is in, so that no
+    browser outlives the run or holds its teardown."""
     drivers = []
-    for _ in range(2):
-        options = webdriver.ChromeOptions()
-        options.binary_location = shutil.which("chromium") or ""
-        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu"):
-            options.add_argument(arg)
-        phone = {"width": 360, "height": 740, "pixelRatio": 2}  # a small phone's screen
-        options.add_experimental_option("mobileEmulation", {"deviceMetrics": phone})
-        service = webdriver.ChromeService(shutil.which("chromedriver"))
-        drivers.append(webdriver.Chrome(options=options, service=service))
+    default = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(DRIVER_TIMEOUT)  # read once, by each driver's connection pool
+    try:
+        for index in range(2):
+            options = webdriver.ChromeOptions()
+            options.binary_location = shutil.which("chromium") or ""
+            for arg in CHROMIUM_FLAGS:
+                options.add_argument(arg)
+            profile = tmp_path_factory.mktemp(f"chromium{index}")
+            options.add_argument(f"--user-data-dir={profile}")
+            phone = {"width": 360, "height": 740, "pixelRatio": 2}  # a small phone's screen
+            options.add_experimental_option("mobileEmulation", {"deviceMetrics": phone})
+            service = webdriver.ChromeService(
+                shutil.which("chromedriver"), popen_kw={"start_new_session": True}
+            )
+            drivers.append(webdriver.Chrome(options=options, service=service))
+    finally:
+        socket.setdefaulttimeout(default)
     yield drivers
     for driver in drivers:
-        driver.quit()
+        group = driver.service.process.pid
+        with contextlib.suppress(Exception):
+            driver.quit()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
 
 
 @pytest.fixture
