@@ -60,7 +60,7 @@ CHROMIUM_FLAGS = (
     "--disable-component-update",
     "--disable-sync",
 )
-DRIVER_TIMEOUT = 60.0  # seconds for any one call to chromedriver (Selenium has none)
+DRIVER_TIMEOUT = 30.0  # seconds for any one call to chromedriver (Selenium has none)
 
 
 @pytest.fixture(scope="module")
