@@ -12,7 +12,8 @@ production: an edit that changes nothing (400 "message is not modified", counted
 :attr:`FakeTelegram.not_modified`), callback data over 64 bytes, a callback query answered
 twice or never, a message to a user who never opened the bot, HTML that does not parse.
 A method the fake does not know is answered with Telegram's 404 and recorded in
-:attr:`FakeTelegram.unknown_calls`, so that a test notices.
+:attr:`FakeTelegram.unknown_calls`, so that a test notices. Method names are taken in any
+case, as Telegram takes them, and recorded as Telegram documents them (``sendMessage``).
 
 Simulated methods: getMe, sendMessage, editMessageText, editMessageReplyMarkup,
 editMessageCaption, deleteMessage(s), sendDocument, answerCallbackQuery, getChat,
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from telegram import Update
+from telegram import Bot, Update
 from telegram.ext import Application
 from telegram.request import BaseRequest, RequestData
 
@@ -428,6 +429,23 @@ def _command_entities(text: str) -> list[dict[str, Any]]:
 # Methods that put something into a chat (or change or remove it) when they name one with
 # ``chat_id``: what Telegram's flood control counts. Answering a callback query, reading a
 # chat or a member, and setting up the bot (commands, webhook) are not limited.
+# Every Bot API method PTB knows, by its name in lower case: PTB's ``Bot`` has each under
+# its documented camelCase name as well as in snake_case.
+_DOCUMENTED = {
+    name.lower(): name for name in dir(Bot) if name[:1].islower() and name != name.lower()
+}
+
+
+def documented(method: str) -> str:
+    """``method`` as the Bot API documents it (``sendmessage`` → ``sendMessage``)."""
+    return _DOCUMENTED.get(method.lower(), method)
+
+
+def method_of(url: str) -> str:
+    """The documented name of the method that ``url`` calls."""
+    return documented(url.rstrip("/").rsplit("/", 1)[-1])
+
+
 _CHAT_DIRECTED = ("send", "edit", "delete", "copy", "forward", "pin", "unpin")
 
 
@@ -662,7 +680,7 @@ class FakeTelegram:
         """One call: the result object, or raises :class:`ApiError`."""
         started = time.perf_counter()
         try:
-            return self._handle(method, params, files)
+            return self._handle(documented(method), params, files)
         finally:
             self.busy[TAG.get()] = self.busy.get(TAG.get(), 0.0) + time.perf_counter() - started
 
@@ -1125,7 +1143,7 @@ class FakeRequest(BaseRequest):
         connect_timeout: Any = None,
         pool_timeout: Any = None,
     ) -> tuple[int, bytes]:
-        api_method = url.rstrip("/").rsplit("/", 1)[-1]
+        api_method = method_of(url)
         params = dict(request_data.parameters) if request_data else {}
         files: dict[str, Any] = {}
         if request_data is not None and request_data.contains_files:
@@ -1522,6 +1540,18 @@ def app_tasks(app: Application[Any, Any, Any, Any, Any, Any]) -> list[asyncio.Ta
     return [t for t in tasks if not t.done()]
 
 
+def _stack_of(task: asyncio.Task[Any]) -> str:
+    """Where ``task`` waits: its chain of awaited coroutines, outermost first."""
+    lines = [task.get_name()]
+    awaited: Any = task.get_coro()
+    while awaited is not None:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if frame is not None:
+            lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    return "\n".join(lines)
+
+
 async def settle(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     """Waits for the tasks an update set off through ``Application.create_task``."""
     for _ in range(50):
@@ -1551,9 +1581,19 @@ async def start_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     await app.start()
 
 
+STOP_WITHIN = 10.0  # seconds: a bot that takes longer to stop has work that never ends
+
+
 async def stop_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Stops ``app`` as ``run_polling`` does; fails, naming what still runs, when
+    ``Application.stop`` (which waits for every task the bot set off) does not return."""
     if app.running:
-        await app.stop()
+        stopping = asyncio.ensure_future(app.stop())
+        done, _ = await asyncio.wait([stopping], timeout=STOP_WITHIN)
+        if not done:
+            stuck = "\n".join(_stack_of(t) for t in app_tasks(app))
+            raise AssertionError(f"the bot did not stop within {STOP_WITHIN} s:\n{stuck}")
+        stopping.result()
     if app.post_stop:
         await app.post_stop(app)
     await app.shutdown()

@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl
 import httpx
 from telegram.ext import Application
 
-from tests.fakegram import BOT_TOKEN, ApiError, FakeTelegram, Harness
+from tests.fakegram import BOT_TOKEN, ApiError, FakeTelegram, Harness, documented
 
 # Parameters the Bot API takes as strings: never JSON-decoded (a text "12" stays text).
 _STRING_PARAMS = frozenset(
@@ -222,7 +222,7 @@ class FakeServer:
     ) -> tuple[int, dict[str, Any]]:
         if not path.startswith(self.prefix):
             return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
-        method = path[len(self.prefix) :].strip("/")
+        method = documented(path[len(self.prefix) :].strip("/"))
         params, files = parse_body(content_type, body)
         low, high = self.delay
         if high > 0:

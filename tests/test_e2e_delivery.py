@@ -19,6 +19,7 @@ from tests.fakegram import (
     FakeTelegram,
     FakeUser,
     Harness,
+    method_of,
     settle,
 )
 from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, stored
@@ -35,7 +36,7 @@ class SlowMessages(FakeRequest):
         self.shown = shown
 
     async def do_request(self, url: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        if url.rstrip("/").rsplit("/", 1)[-1] in ("sendMessage", "editMessageText"):
+        if method_of(url) in ("sendMessage", "editMessageText"):
             await self.shown.wait()
         return await super().do_request(url, method, *args, **kwargs)
 

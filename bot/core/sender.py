@@ -5,15 +5,12 @@ The functions raise PTB's errors unchanged (``TelegramError`` and its subclasses
 refusal means is the caller's business (a closed private chat marks a seat, a gone message
 is sent anew, a refused reply is logged).
 
-:func:`_call` is the one private PTB name the bot uses, ``Bot._post``: the path every
-wrapper takes (rate limiter and error mapping included) but without turning the returned
-message into objects, which costs about 1 ms a call and is the largest cost of a move
-while delivery needs only a message id. The public ``Bot.do_api_request`` does the same
-but warns for every method that has a wrapper, which every method called here has, and a
-warning filter around an awaited call is not safe among concurrent tasks. The project
-pins PTB's major version (pyproject.toml), and tests/fakegram.py runs every call through
-PTB's real ``Bot``, so a change of that private method fails the suite rather than
-production.
+:func:`_call` goes through PTB's public ``Bot.do_api_request``, which returns the raw
+JSON: delivery needs only a message id, and building message objects from every answer
+cost about 1 ms a call, the largest cost of a move. ``do_api_request`` warns when asked
+for a method that PTB also wraps (``sendMessage``), so :func:`_call` asks for it in lower
+case: the Bot API takes method names in any case, and PTB's own path (rate limiter and
+error mapping included) is the same either way.
 """
 
 from __future__ import annotations
@@ -28,8 +25,9 @@ from bot.core.screen import Screen
 
 
 async def _call(bot: Bot, method: str, params: dict[str, Any]) -> Any:
-    """A Bot API call whose raw JSON result is returned (see the module docstring)."""
-    return await bot._post(method, params)
+    """The Bot API method ``method`` (named as Telegram documents it), its raw JSON result
+    (see the module docstring)."""
+    return await bot.do_api_request(method.lower(), api_kwargs=params)
 
 
 def _params(screen: Screen) -> dict[str, Any]:
