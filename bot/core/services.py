@@ -21,6 +21,8 @@ from bot.core.store import Store
 log = logging.getLogger(__name__)
 
 KEY = "services"
+STOP_CHECK = 0.5  # seconds between two cancellations of a poller that is still running
+
 # (the application, the group's old chat id, its new one)
 Follow = Callable[[Any, int, int], Coroutine[Any, Any, None]]
 
@@ -107,9 +109,14 @@ async def _every(app: AnyApp, clock: Clock, seconds: float, job: Job, first: flo
 
 
 async def stop_polls(app: AnyApp) -> None:
-    """Ends the pollers of :func:`every` (the application has stopped)."""
+    """Ends the pollers of :func:`every` (the application has stopped). A cancellation can
+    be lost inside a job: Python 3.11's ``asyncio.wait_for`` drops one that comes just as
+    its inner call completes (fakeredis's client waits that way; so may any library). That
+    poller would then sleep on for ever and the stop wait for it, so a poller still
+    running after a moment is cancelled again."""
     pollers = services(app).pollers
-    for task in pollers:
-        task.cancel()
-    await asyncio.gather(*pollers, return_exceptions=True)
+    while running := [task for task in pollers if not task.done()]:
+        for task in running:
+            task.cancel()
+        await asyncio.wait(running, timeout=STOP_CHECK)
     pollers.clear()
