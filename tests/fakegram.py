@@ -563,6 +563,7 @@ class FakeTelegram:
         # Calls counted by (TAG, method, error), kept with or without ``history``.
         self.tally: collections.Counter[tuple[str | None, str, str | None]] = collections.Counter()
         self.not_modified = 0
+        self.unchanged: list[str] = []  # which edits changed nothing (the first few)
         # Seconds spent simulating Telegram, per TAG: the benchmark subtracts it.
         self.busy: dict[str | None, float] = {}
         self.unknown_calls: list[Call] = []
@@ -699,6 +700,9 @@ class FakeTelegram:
             call.error = error.description
             if error.description == NOT_MODIFIED:
                 self.not_modified += 1
+                if len(self.unchanged) < 5:
+                    where = (params.get("chat_id"), params.get("message_id"))
+                    self.unchanged.append(f"{method} of message {where[1]} in chat {where[0]}")
             raise
         finally:
             self.tally[call.tag, method, call.error] += 1
@@ -1509,7 +1513,8 @@ class Harness:
         users, flood control) expects some of these."""
         out = []
         if self.server.not_modified:
-            out.append(f"{self.server.not_modified} edits changed nothing")
+            seen = "; ".join(self.server.unchanged)
+            out.append(f"{self.server.not_modified} edits changed nothing ({seen})")
         out += [f"unknown Bot API method {c.method}" for c in self.server.unknown_calls]
         out += [
             f"{c.method} refused: {c.error}"

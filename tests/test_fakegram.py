@@ -142,7 +142,10 @@ async def test_an_edit_that_changes_nothing_is_refused_and_counted(tiny: Harness
     with pytest.raises(BadRequest, match=r"(?i)message is not modified"):
         await bot.edit_message_reply_markup(ann.id, message.message_id, reply_markup=None)
     assert tiny.server.not_modified == 2
-    assert tiny.problems() == ["2 edits changed nothing"]
+    where = f"of message {message.message_id} in chat {ann.id}"
+    assert tiny.problems() == [
+        f"2 edits changed nothing (editMessageText {where}; editMessageReplyMarkup {where})"
+    ]
 
 
 async def test_private_chats_need_start_and_respect_blocks(tiny: Harness) -> None:
