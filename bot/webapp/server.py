@@ -82,8 +82,7 @@ class Hub:
             watch.changed.set()
         if self._listener is not None:
             self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
+            await asyncio.wait([self._listener])  # its end; a cancellation of ours goes on
 
     @contextlib.asynccontextmanager
     async def watch(self, key: str) -> AsyncIterator[_Watch]:
