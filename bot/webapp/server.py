@@ -233,8 +233,11 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
                     yield f"data: {json.dumps(shown, ensure_ascii=False)}\n\n"
                     waiting = watch.changed
                     while wait := live():
+                        # asyncio.timeout, as 3.11's wait_for can lose the cancellation
+                        # that comes when the page goes away
                         with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(waiting.wait(), wait)
+                            async with asyncio.timeout(wait):
+                                await waiting.wait()
                             break
                         yield ": keep-alive\n\n"
 
