@@ -60,6 +60,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "redis: needs the real Redis on 127.0.0.1:6379")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests kept on one worker (an ``xdist_group``: the browser tests share one Chromium)
+    run first: each group is one long piece of work, which the other worker balances
+    while it runs, rather than a tail that one worker runs while the other has finished."""
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
+
+
 def settings(**overrides: Any) -> Any:
     from bot.core.config import Settings
 

@@ -194,15 +194,41 @@ class Tabletop:
 # ----------------------------------------------------------------------- hidden cards
 
 
+def _spellings(notation: str) -> set[str]:
+    """How a message could show the card: its display in each language (``10♥``, ``Т♠``)."""
+    card = cards.parse(notation)
+    shown = {cards.display(card)} | {cards.display(card, faces(lang)) for lang in LANGS}
+    return shown | {cards.display(card, dict(zip("JQKA", "ВДКТ", strict=True)))}
+
+
+def _alternatives(spellings: set[str]) -> str:
+    return "|".join(re.escape(s) for s in sorted(spellings, key=len, reverse=True))
+
+
 @cache
 def card_pattern(notation: str) -> re.Pattern[str]:
     """Every way a message could spell the card: record notation, and its display in each
-    language (``10♥``, ``Т♠``); a rank must not be the tail of a longer word or number."""
-    card = cards.parse(notation)
-    shown = {cards.display(card)} | {cards.display(card, faces(lang)) for lang in LANGS}
-    shown |= {cards.display(card, dict(zip("JQKA", "ВДКТ", strict=True)))}
-    spelled = "|".join(re.escape(s) for s in sorted(shown, key=len, reverse=True))
+    language; a rank must not be the tail of a longer word or number."""
+    spelled = _alternatives(_spellings(notation))
     return re.compile(rf"(?<![\w])(?:{spelled})|(?<![\w]){re.escape(notation)}(?![\w])", re.UNICODE)
+
+
+@cache
+def _any_card() -> tuple[re.Pattern[str], dict[str, str]]:
+    """:func:`card_pattern` for every card at once, and the card each spelling names: a
+    text is read once, not once per card it must not show."""
+    notations = cards.to_strs(cards.deck(52))
+    card_of = {spelling: n for n in notations for spelling in _spellings(n)}
+    shown, noted = _alternatives(set(card_of)), _alternatives(set(notations))
+    card_of.update((n, n) for n in notations)
+    pattern = re.compile(rf"(?<![\w])(?:{shown}|(?:{noted})(?![\w]))", re.UNICODE)
+    return pattern, card_of
+
+
+def cards_named(text: str) -> set[str]:
+    """The cards ``text`` names, in any of the ways :func:`card_pattern` knows."""
+    pattern, card_of = _any_card()
+    return {card_of[found.group()] for found in pattern.finditer(text)}
 
 
 def visible_cards(kind: str, state: str, seat: int | None) -> tuple[set[str], set[str]]:
@@ -230,7 +256,7 @@ def hidden_cards(kind: str, state: str, seat: int | None) -> set[str]:
 
 
 def leaks(text: str, hidden: set[str]) -> list[str]:
-    return sorted(c for c in hidden if card_pattern(c).search(text))
+    return sorted(hidden & cards_named(text))
 
 
 class LeakWatch:

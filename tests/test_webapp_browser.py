@@ -31,7 +31,7 @@ import pytest
 from engine.durak import Durak
 from engine.football import Football
 from tests.fakegram import Harness
-from tests.tabletop import card_pattern, hidden_cards, stored
+from tests.tabletop import hidden_cards, leaks, stored
 from tests.webapp_util import init_data, page_server, table_for_two, tampered
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
@@ -40,6 +40,10 @@ if not (shutil.which("chromium") and shutil.which("chromedriver")):
         "no chromium/chromedriver here (scripts/test installs them as root with apt)",
         allow_module_level=True,
     )
+
+# One worker runs this whole module (scripts/test distributes by xdist group), first
+# (tests/conftest.py): Chromium is started once, not once per worker.
+pytestmark = pytest.mark.xdist_group("chromium")
 
 # Seconds the test waits for a change to show: a timeout for a page that never updates,
 # not a measure (the latencies are printed, not asserted).
@@ -228,7 +232,7 @@ async def test_durak_played_on_the_page_against_buttons(
         assert await spectator.newer_than(before) >= shown
         public = hidden_cards("durak", (await stored(h, group))["state"], None)
         text = await spectator.shown_cards()
-        assert not [c for c in public if card_pattern(c).search(text)], text
+        assert not leaks(text, public), text
         moves += 1
         if moves == 4:
             await asyncio.to_thread(page.driver.save_screenshot, str(shots / "webapp-durak-en.png"))
@@ -284,7 +288,7 @@ async def test_football_field_on_the_page(
         assert cells == 16
         text = await page.shown_cards()
         secret = hidden_cards("football", data["state"], seat)
-        assert not [c for c in secret if card_pattern(c).search(text)]
+        assert not leaks(text, secret)
         for card in (c for c in view.keepers if c):
             assert card in text  # his own goalkeeper, and any turned up
         lang = "en" if user is ann else "ru"
