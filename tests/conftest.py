@@ -58,6 +58,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "telegram_complaints: the test provokes Bot API errors on purpose"
     )
     config.addinivalue_line("markers", "redis: needs the real Redis on 127.0.0.1:6379")
+    # pytest-xdist's, declared here too for a run without it (-p no:xdist)
+    config.addinivalue_line("markers", "xdist_group(name): run on one worker with its group")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -421,18 +421,18 @@ async def test_n_open_pages_of_a_table_cost_one_read_per_change(
 ) -> None:
     """Five pages follow one table through the server's real event streams: the server
     reads the table once per change for all of them, and not at all between changes."""
-    await _five_pages(harness, monkeypatch)
+    await _five_pages(harness, monkeypatch, keepalive=0.05)
 
 
 async def test_the_real_redis_tells_the_pages_of_each_change(
     real_harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same on the real Redis: its pub/sub, and its client's read timeout, which a
-    quiet subscription outlives."""
-    await _five_pages(real_harness, monkeypatch)
+    quiet subscription outlives (five keep-alives of 0.3 s: quiet for 1.5 s)."""
+    await _five_pages(real_harness, monkeypatch, keepalive=0.3)
 
 
-async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: float) -> None:
     top, players, param = await table_for_two(h, "durak")
     reads = 0  # the pages' reads of the table
     load = api.load
@@ -453,7 +453,7 @@ async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
         return await execute(*args, **options)
 
     monkeypatch.setattr(h.redis, "execute_command", spied)
-    monkeypatch.setattr(server, "KEEPALIVE", 0.3)  # quiet for 1.5 s, past a read timeout
+    monkeypatch.setattr(server, "KEEPALIVE", keepalive)
     viewers = [*players, *(h.user(name) for name in ("Cid", "Dan", "Eve"))]
     async with (
         page_server(h) as root,
