@@ -204,3 +204,30 @@ async def test_superseded_messages_are_kept_until_removed(store: Store) -> None:
     await store.redis.delete(KEY)
     await store.discard(KEY, [(7, 13, False)])  # the table is gone: nothing is written
     assert not await store.redis.exists(KEY)
+
+
+async def test_a_commit_delivers_from_what_a_delivery_saved_after_the_read(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delivery saves what the messages show between another change's read of the table
+    and its commit (only the version is compared, so the commit goes through). The
+    committed snapshot, which the next delivery starts from, has the messages as saved,
+    not as read: else that delivery makes the same edit again, or edits a message that
+    was replaced meanwhile and leaves the new one with its buttons."""
+    first, _ = await store.transact(KEY, _add_seat)
+    assert first.lease
+    shown = {
+        TABLE_SLOT: Slot(id=5, version=first.version, hash="table"),
+        user_slot(1): Slot(id=6, version=first.version, hash="hand"),
+    }
+    read = store.load
+
+    async def read_then_delivered(key: str) -> Snapshot:
+        snap = await read(key)
+        await store.release(KEY, first.version, shown, junk=[(1, 4, False)])
+        return snap
+
+    monkeypatch.setattr(store, "load", read_then_delivered)
+    second, _ = await store.transact(KEY, _add_seat)
+    assert second.lease and second.version == first.version + 1
+    assert second.slots == shown and second.junk == [(1, 4, False)]

@@ -121,8 +121,11 @@ end
 """
 
 # ARGV[4..]: expected version, new version, table JSON, ttl, fresh (1 drops every other
-# field: a new game starts with no remembered messages), the channel of changes.
-# 0: conflict; 1: committed, another process delivers; 2: committed, deliver.
+# field: a new game starts with no remembered messages), the channel of changes, the
+# prefix of the junk fields. 0: conflict; 1: committed, another process delivers; else
+# committed, deliver: the message fields (slots and junk) as they are now, name/value
+# pairs. A delivery may have saved them since the caller loaded the table (only the
+# version is compared), and the one that follows must start from what the messages show.
 _CAS = (
     _LEASE
     + """
@@ -134,7 +137,16 @@ redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
 redis.call('PUBLISH', ARGV[9], ARGV[5] .. ' ' .. KEYS[1])
 if not lease_free() then return 1 end
 take_lease()
-return 2
+local shown = {}
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local name = fields[i]
+  if string.sub(name, 1, 2) == 'm:' or string.sub(name, 1, #ARGV[10]) == ARGV[10] then
+    shown[#shown + 1] = name
+    shown[#shown + 1] = fields[i + 1]
+  end
+end
+return shown
 """
 )
 
@@ -315,6 +327,14 @@ def _decode(raw: Mapping[Any, Any]) -> Snapshot:
         log.warning("a stored table does not validate; the chat counts as free")
         return Snapshot(None, version=version)
     table.version = version
+    slots, junk = _messages(raw)
+    return Snapshot(table, slots, version, junk=junk)
+
+
+def _messages(
+    raw: Mapping[bytes, bytes],
+) -> tuple[dict[str, Slot], list[tuple[int, int, bool]]]:
+    """A table's message fields: its slots, and the messages left to remove."""
     slots: dict[str, Slot] = {}
     junk: list[tuple[int, int, bool]] = []
     for name, value in raw.items():
@@ -326,7 +346,7 @@ def _decode(raw: Mapping[Any, Any]) -> Snapshot:
         elif name.startswith(JUNK.encode()):
             chat, _, message = name.decode().removeprefix(JUNK).partition(":")
             junk.append((int(chat), int(message), value == b"s"))
-    return Snapshot(table, slots, version, junk=sorted(junk))
+    return slots, sorted(junk)
 
 
 def _junk_pairs(junk: Sequence[tuple[int, int, bool]]) -> list[str]:
@@ -410,14 +430,18 @@ class Store:
                 ttl,
                 1 if write.fresh else 0,
                 CHANGED,
+                JUNK,
             )
-            if done:
-                new.version = expected + 1
+            if done == 0:  # lost a race: back off a little, with jitter, so that a crowd
+                await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))  # thins out
+                continue
+            new.version = expected + 1
+            if done == 1:  # another process delivers
                 if write.fresh:
-                    return Snapshot(new, {}, expected + 1, lease=done == 2), result
-                return Snapshot(new, snap.slots, expected + 1, done == 2, snap.junk), result
-            # Lost a race: back off a little, with jitter, so that a crowd thins out.
-            await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))
+                    return Snapshot(new, version=new.version), result
+                return Snapshot(new, snap.slots, new.version, junk=snap.junk), result
+            slots, junk = _messages(dict(zip(done[::2], done[1::2], strict=True)))
+            return Snapshot(new, slots, new.version, lease=True, junk=junk), result
         raise ConflictError(key)
 
     async def release(
