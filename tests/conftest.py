@@ -58,15 +58,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "telegram_complaints: the test provokes Bot API errors on purpose"
     )
     config.addinivalue_line("markers", "redis: needs the real Redis on 127.0.0.1:6379")
-    # pytest-xdist's, declared here too for a run without it (-p no:xdist)
-    config.addinivalue_line("markers", "xdist_group(name): run on one worker with its group")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests kept on one worker (an ``xdist_group``: the browser tests share one Chromium)
-    run first: each group is one long piece of work, which the other worker balances
-    while it runs, rather than a tail that one worker runs while the other has finished."""
-    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
 
 
 def settings(**overrides: Any) -> Any:

@@ -41,10 +41,6 @@ if not (shutil.which("chromium") and shutil.which("chromedriver")):
         allow_module_level=True,
     )
 
-# One worker runs this whole module (scripts/test distributes by xdist group), first
-# (tests/conftest.py): Chromium is started once, not once per worker.
-pytestmark = pytest.mark.xdist_group("chromium")
-
 # Seconds the test waits for a change to show: a timeout for a page that never updates,
 # not a measure (the latencies are printed, not asserted).
 WITHIN = 10.0
