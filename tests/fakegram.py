@@ -424,11 +424,6 @@ def _command_entities(text: str) -> list[dict[str, Any]]:
     return [{"type": "bot_command", "offset": 0, "length": _utf16_len(match.group(0))}]
 
 
-# ------------------------------------------------------------------- Telegram's limits
-
-# Methods that put something into a chat (or change or remove it) when they name one with
-# ``chat_id``: what Telegram's flood control counts. Answering a callback query, reading a
-# chat or a member, and setting up the bot (commands, webhook) are not limited.
 # Every Bot API method PTB knows, by its name in lower case: PTB's ``Bot`` has each under
 # its documented camelCase name as well as in snake_case.
 _DOCUMENTED = {
@@ -446,6 +441,11 @@ def method_of(url: str) -> str:
     return documented(url.rstrip("/").rsplit("/", 1)[-1])
 
 
+# ------------------------------------------------------------------- Telegram's limits
+
+# Methods that put something into a chat (or change or remove it) when they name one with
+# ``chat_id``: what Telegram's flood control counts. Answering a callback query, reading a
+# chat or a member, and setting up the bot (commands, webhook) are not limited.
 _CHAT_DIRECTED = ("send", "edit", "delete", "copy", "forward", "pin", "unpin")
 
 
@@ -562,8 +562,7 @@ class FakeTelegram:
         self.calls: list[Call] = []
         # Calls counted by (TAG, method, error), kept with or without ``history``.
         self.tally: collections.Counter[tuple[str | None, str, str | None]] = collections.Counter()
-        self.not_modified = 0
-        self.unchanged: list[str] = []  # which edits changed nothing (the first few)
+        self.unchanged: list[str] = []  # the edits that changed nothing: which message
         # Seconds spent simulating Telegram, per TAG: the benchmark subtracts it.
         self.busy: dict[str | None, float] = {}
         self.unknown_calls: list[Call] = []
@@ -588,6 +587,12 @@ class FakeTelegram:
         }
 
     # ----- world building
+
+    @property
+    def not_modified(self) -> int:
+        """How many edits changed nothing (Telegram refused each: "message is not
+        modified")."""
+        return len(self.unchanged)
 
     def add_user(self, user: FakeUser) -> FakeUser:
         self.users[user.id] = user
@@ -699,10 +704,8 @@ class FakeTelegram:
         except ApiError as error:
             call.error = error.description
             if error.description == NOT_MODIFIED:
-                self.not_modified += 1
-                if len(self.unchanged) < 5:
-                    where = (params.get("chat_id"), params.get("message_id"))
-                    self.unchanged.append(f"{method} of message {where[1]} in chat {where[0]}")
+                where = (params.get("chat_id"), params.get("message_id"))
+                self.unchanged.append(f"{method} of message {where[1]} in chat {where[0]}")
             raise
         finally:
             self.tally[call.tag, method, call.error] += 1
@@ -1513,7 +1516,7 @@ class Harness:
         users, flood control) expects some of these."""
         out = []
         if self.server.not_modified:
-            seen = "; ".join(self.server.unchanged)
+            seen = "; ".join(self.server.unchanged[:5])
             out.append(f"{self.server.not_modified} edits changed nothing ({seen})")
         out += [f"unknown Bot API method {c.method}" for c in self.server.unknown_calls]
         out += [

@@ -432,8 +432,9 @@ class Store:
                 CHANGED,
                 JUNK,
             )
-            if done == 0:  # lost a race: back off a little, with jitter, so that a crowd
-                await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))  # thins out
+            if done == 0:
+                # Lost a race: back off a little, with jitter, so that a crowd thins out.
+                await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))
                 continue
             new.version = expected + 1
             if done == 1:  # another process delivers
