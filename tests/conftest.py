@@ -24,6 +24,7 @@ import fakeredis
 import pytest
 import redis.asyncio as aioredis
 
+from bot.core import health
 from bot.core.clock import Clock as BotClock
 from bot.handlers.once import update_key
 from tests.fakegram import (
@@ -196,7 +197,7 @@ async def real_redis(server: FakeTelegram) -> AsyncIterator[aioredis.Redis]:
     """The real Redis. Not flushed: several test runs may share the database at once
     (the harness draws random chat and user ids); what this test's chats and users left
     is deleted at the end."""
-    client = aioredis.Redis.from_url(REDIS_URL, socket_timeout=5)
+    client = health.client(REDIS_URL)  # as the bot's: its timeouts and retries
     try:
         await client.ping()
     except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):

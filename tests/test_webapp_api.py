@@ -19,7 +19,7 @@ import httpx
 import pytest
 from redis.exceptions import RedisError
 
-from bot.core import callbacks
+from bot.core import callbacks, health
 from bot.core.callbacks import Action
 from bot.core.config import Settings
 from bot.core.i18n import t
@@ -428,8 +428,9 @@ async def test_the_real_redis_tells_the_pages_of_each_change(
     real_harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same on the real Redis: its pub/sub, and its client's read timeout, which a
-    quiet subscription outlives (five keep-alives of 0.3 s: quiet for 1.5 s)."""
-    await _five_pages(real_harness, monkeypatch, keepalive=0.3)
+    quiet subscription outlives (five keep-alives of a quarter of the time the bot's client
+    waits for an answer: quiet for longer than that)."""
+    await _five_pages(real_harness, monkeypatch, keepalive=health.TIMEOUT / 4)
 
 
 async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: float) -> None:
