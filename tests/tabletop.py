@@ -305,15 +305,18 @@ class LeakWatch:
         """Ids of his private messages that other tables' hands own (he may sit at
         several tables; bot/core/store.py's documented ``m:u<id>`` slots say which)."""
         h = self.top.h
-        ids = set()
-        for group in h.server.groups.values():
-            for thread in [None, *group.topics]:
-                if (group.id, thread) == (self.top.group.id, self.top.thread):
-                    continue
-                raw = await h.redis.hget(table_key(group, thread), f"m:u{user_id}")
-                if raw:
-                    ids.add(json.loads(raw).get("id"))
-        return ids
+        here = (self.top.group.id, self.top.thread)
+        others = [
+            table_key(group, thread)
+            for group in h.server.groups.values()
+            for thread in [None, *group.topics]
+            if (group.id, thread) != here
+        ]
+        async with h.redis.pipeline(transaction=False) as pipe:  # one round trip for all
+            for key in others:
+                pipe.hget(key, f"m:u{user_id}")
+            slots = await pipe.execute()
+        return {json.loads(raw).get("id") for raw in slots if raw}
 
     async def check(self) -> None:
         h = self.top.h

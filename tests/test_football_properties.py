@@ -129,12 +129,14 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
         actor = g.to_act()
         assert actor is not None and all(m.player == actor.player for m in legal)
         if legal[0].kind != "setup":
-            # Exactly the listed column moves are accepted, by anyone.
+            # Exactly the listed column moves are accepted, by anyone; a refused one leaves
+            # the game as it was (so the same copy serves the next try).
+            copy = Football.from_json(text)
             for move in every_column_move(0) + every_column_move(1):
-                copy = Football.from_json(text)
                 try:
                     copy.apply(move)
                     accepted = True
+                    copy = Football.from_json(text)
                 except IllegalMove:
                     accepted = False
                     assert copy.to_json() == text
