@@ -6,10 +6,11 @@ the target it is held to (the limits and rates are set in this file).  Durak lev
 measured against a fixed yardstick, the greedy player (:mod:`engine.players.durak_greedy`),
 so that a stronger level shows as a lower fool rate rather than as a moving comparison.
 Seats rotate between games so that no level profits from moving first; game ``i`` is dealt
-from seed ``i``.
+from seed ``i``, counted from ``--first-seed`` (0): a change tuned on the usual seeds can
+be checked on fresh ones.
 
     .venv/bin/python bench/players.py [--quick] [--games N] [--hard-games N] [--jobs J]
-                                      [--timing-games N] [--json]
+                                      [--first-seed S] [--timing-games N] [--json]
 
 The defaults (1000 games per easy/normal matchup, 300 per matchup with hard) take the
 better part of an hour on two idle cores, the hard matchups nearly all of it; --quick
@@ -138,8 +139,8 @@ def play_one(args: tuple[Matchup, int]) -> Outcome:
     return Outcome(measured, result, times)
 
 
-def run(m: Matchup, games: int, jobs: int) -> list[Outcome]:
-    tasks = [(m, seed) for seed in range(games)]
+def run(m: Matchup, games: int, jobs: int, first: int = 0) -> list[Outcome]:
+    tasks = [(m, seed) for seed in range(first, first + games)]
     if jobs <= 1:
         return [play_one(t) for t in tasks]
     with ProcessPoolExecutor(jobs) as pool:
@@ -259,6 +260,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--hard-games", type=int, default=300, help="games per matchup with hard")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument(
+        "--first-seed", type=int, default=0, help="the seed of the first game of every matchup"
+    )
+    parser.add_argument(
         "--timing-games", type=int, default=12, help="games per level timed in one process"
     )
     parser.add_argument(
@@ -279,7 +283,8 @@ def main(argv: list[str]) -> int:
     rows: list[dict[str, Any]] = []
     for m, summarise in plan:
         started = time.perf_counter()
-        outcomes = run(m, args.hard_games if m.hard else args.games, args.jobs)
+        games = args.hard_games if m.hard else args.games
+        outcomes = run(m, games, args.jobs, args.first_seed)
         new = summarise(outcomes)
         rows.extend(new)
         if not args.json:
