@@ -45,19 +45,18 @@ under 15 %; the playouts by normal, which judge every move, are the limit.
 On fresh seeds (``bench/players.py --first-seed 1000``, 600 two-player games against
 greedy) hard as it is was the fool 19.7 % [16.7, 23.0] of the time: the 18.3 % did
 flatter a little, but the larger lead holds up (the smaller one on those games, 23.2 %
-[20.0, 26.7]).  On the same 600 games nothing else did better.  Reading the opponent's
-choices since his last draw (he beat with the cheapest card that beats, took only
-what he could not beat short of a dear trump, passed only when what he could throw in
-was trumps) and dealing him elsewhere the cards they rule out: 19.3 % [16.4, 22.7], and
-in normal's odds 28.6 % rather than 28.7 % over 4,000 games.  An opponent in the
-playouts who spends a dear trump rather than take (the habit in which beginners, and
-greedy, differ most from normal): 20.5 % [17.5, 23.9].  His next choice in each world
-made by a search (his best reply, each played out by normal), at twice the budget:
-20.8 % [17.8, 24.3].  Overruling normal only when the lead is also clear of the spread
-of the per-sample differences (one-sided 95 %): 22.7 % [19.5, 26.2].  Twice the
-budget: 21.2 % [18.1, 24.6].  Normal's own
-thresholds (the dear trump rank from 10 to 13, the early stock at 4) stayed within a
-point of 28.8 % over 3,000 games.
+[20.0, 26.7]). On the same 600 games nothing else did better. Reading the opponent's
+choices since his last draw (he beat with the cheapest card that beats, took only what
+he could not beat short of a dear trump, passed only when what he could throw in was
+trumps) and dealing him elsewhere the cards they rule out: 19.3 % [16.4, 22.7], and in
+normal's odds 28.6 % rather than 28.7 % over 4,000 games. An opponent in the playouts
+who spends a dear trump rather than take (the habit in which beginners, and greedy,
+differ most from normal): 20.5 % [17.5, 23.9]. His next choice in each world made by a
+search (his best reply, each played out by normal), at twice the budget: 20.8 % [17.8,
+24.3]. Overruling normal only when the lead is also clear of the spread of the
+per-sample differences (one-sided 95 %): 22.7 % [19.5, 26.2]. Twice the budget: 21.2 %
+[18.1, 24.6]. Normal's own thresholds (the dear trump rank from 10 to 13, the early
+stock at 4) stayed within a point of 28.8 % over 3,000 games.
 
 The work is bounded by a fixed number of simulated decisions (the solver's positions
 count two to a decision) rather than by the clock, so that equal inputs give equal
