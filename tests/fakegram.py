@@ -704,8 +704,8 @@ class FakeTelegram:
         except ApiError as error:
             call.error = error.description
             if error.description == NOT_MODIFIED:
-                where = (params.get("chat_id"), params.get("message_id"))
-                self.unchanged.append(f"{method} of message {where[1]} in chat {where[0]}")
+                chat, message = params.get("chat_id"), params.get("message_id")
+                self.unchanged.append(f"{method} of message {message} in chat {chat}")
             raise
         finally:
             self.tally[call.tag, method, call.error] += 1

@@ -17,7 +17,8 @@ from typing import Any
 from bot.core.callbacks import STAMP_LEN, Action, BadCallback, decode, stamp
 from bot.core.i18n import LANGS, faces
 from bot.core.services import services
-from bot.core.store import KEY_PREFIX
+from bot.core.store import table_key as store_key
+from bot.core.store import user_slot
 from engine import cards
 from engine.durak import Durak
 from engine.football import Football
@@ -47,7 +48,7 @@ def is_action(action: Action, arg: str | None = None) -> Callable[[Button], bool
 
 def table_key(group: FakeGroup, thread: int | None = None) -> str:
     """The Redis key of a table (bot/core/store.py's documented layout)."""
-    return f"{KEY_PREFIX}:table:{group.id}:{thread or 0}"
+    return store_key(group.id, thread)
 
 
 async def stored(h: Harness, group: FakeGroup, thread: int | None = None) -> dict[str, Any]:
@@ -314,7 +315,7 @@ class LeakWatch:
         ]
         async with h.redis.pipeline(transaction=False) as pipe:  # one round trip for all
             for key in others:
-                pipe.hget(key, f"m:u{user_id}")
+                pipe.hget(key, user_slot(user_id))
             slots = await pipe.execute()
         return {json.loads(raw).get("id") for raw in slots if raw}
 

@@ -15,6 +15,8 @@ import pytest
 from bot.core.callbacks import Action, deep_link
 from bot.core.i18n import t
 from bot.core.services import services
+from bot.core.store import TURNS_KEY
+from bot.core.store import table_key as store_key
 from engine.football import Football
 from tests.computer_util import (
     DELAY,
@@ -25,7 +27,7 @@ from tests.computer_util import (
     quick_harness,
     until,
 )
-from tests.fakegram import BOT_USERNAME, FakeTelegram, FakeUser, Harness
+from tests.fakegram import BOT_USERNAME, FakeTelegram, FakeUser, Harness, stop_app
 from tests.tabletop import Tabletop, action_of, hidden_cards, leaks, stored, table_key
 
 
@@ -219,8 +221,6 @@ async def paced(
 async def test_a_due_computer_move_survives_a_restart(paced: Harness, make_app: object) -> None:
     """The process that scheduled a computer move dies before the move is due; a new one
     on the same Redis plays it when it is."""
-    from tests.fakegram import stop_app
-
     h = paced
     ann = h.user("Ann")
     top = await lobby_with_computers(h, ann, ann, "durak", 2)
@@ -238,7 +238,7 @@ async def test_a_due_computer_move_survives_a_restart(paced: Harness, make_app: 
         await stop_app(h.app)
         data = await stored(h, top.group)
     before = len(data["moves"])
-    assert await h.redis.zcard("ct:turns"), "a computer move is due"
+    assert await h.redis.zcard(TURNS_KEY), "a computer move is due"
     h.apps = [await make_app(h.redis, computer_delay=RESTART_PACE)]  # type: ignore[operator]
 
     async def moved() -> bool:
@@ -247,7 +247,7 @@ async def test_a_due_computer_move_survives_a_restart(paced: Harness, make_app: 
     assert not await moved()  # its time has not come
     await clock_of(h).advance(RESTART_PACE)
     await until(h, moved, timeout=1, what="the due computer move")
-    raw = json.loads(await h.redis.hget(f"ct:table:{ann.id}:0", "d"))
+    raw = json.loads(await h.redis.hget(store_key(ann.id, None), "d"))
     assert raw["moves"][before]["player"] != 0
 
 
@@ -273,7 +273,7 @@ async def someone_away(h: Harness, *, bob_blocks: bool = False) -> tuple[Tableto
     top = Tabletop(h, h.group())
     await top.open(ann, "durak")
     await top.join(bob)
-    key = f"ct:table:{top.group.id}:0"
+    key = store_key(top.group.id, None)
     raw = json.loads(await h.redis.hget(key, "d"))
     raw["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
     await h.redis.hset(key, "d", json.dumps(raw))
@@ -488,7 +488,7 @@ async def test_nobody_else_sits_down_at_a_private_game_by_its_link(quick: Harnes
     h = quick
     ann, eve = h.user("Ann"), h.user("Eve")
     await lobby_with_computers(h, ann, ann, "durak", 1)
-    key = f"ct:table:{ann.id}:0"
+    key = store_key(ann.id, None)
     game_id = json.loads(await h.redis.hget(key, "d"))["game_id"]
     await h.follow(eve, deep_link(BOT_USERNAME, ann.id, None, game_id))
     seats = json.loads(await h.redis.hget(key, "d"))["seats"]

@@ -14,7 +14,7 @@ from telegram.ext import CommandHandler, ContextTypes
 
 from bot.core.limiter import Priority
 from bot.core.services import services
-from bot.core.store import DUE_KEY
+from bot.core.store import DUE_KEY, TABLE_SLOT
 from tests.conftest import AppFactory, Clock
 from tests.fakegram import FakeTelegram, FakeUser, Harness
 from tests.tabletop import Tabletop, stored, table_key
@@ -30,7 +30,7 @@ async def durak(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
 async def group_shows_version(h: Harness, top: Tabletop) -> tuple[int, int]:
     """(version the group message shows, version of the table), from the store's
     documented layout (bot/core/store.py: the ``m:table`` slot carries the version it shows)."""
-    raw = await h.redis.hget(table_key(top.group), "m:table")
+    raw = await h.redis.hget(table_key(top.group), TABLE_SLOT)
     return json.loads(raw)["version"], (await stored(h, top.group))["version"]
 
 

@@ -122,10 +122,11 @@ end
 
 # ARGV[4..]: expected version, new version, table JSON, ttl, fresh (1 drops every other
 # field: a new game starts with no remembered messages), the channel of changes, the
-# prefix of the junk fields. 0: conflict; 1: committed, another process delivers; else
-# committed, deliver: the message fields (slots and junk) as they are now, name/value
-# pairs. A delivery may have saved them since the caller loaded the table (only the
-# version is compared), and the one that follows must start from what the messages show.
+# prefixes of the slot and the junk fields. 0: conflict; 1: committed, another process
+# delivers; else committed, deliver: the message fields (slots and junk) as they are now,
+# name/value pairs. A delivery may have saved them since the caller loaded the table (only
+# the version is compared), and the one that follows must start from what the messages
+# show.
 _CAS = (
     _LEASE
     + """
@@ -137,11 +138,12 @@ redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
 redis.call('PUBLISH', ARGV[9], ARGV[5] .. ' ' .. KEYS[1])
 if not lease_free() then return 1 end
 take_lease()
+local function starts(name, prefix) return string.sub(name, 1, #prefix) == prefix end
 local shown = {}
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields, 2 do
   local name = fields[i]
-  if string.sub(name, 1, 2) == 'm:' or string.sub(name, 1, #ARGV[10]) == ARGV[10] then
+  if starts(name, ARGV[10]) or starts(name, ARGV[11]) then
     shown[#shown + 1] = name
     shown[#shown + 1] = fields[i + 1]
   end
@@ -239,6 +241,7 @@ KEY_PREFIX = os.environ.get("CARDTABLE_KEY_PREFIX", "ct")
 DUE_KEY = f"{KEY_PREFIX}:due"
 CHANGED = f"{KEY_PREFIX}:changed"
 TURNS_KEY = f"{KEY_PREFIX}:turns"
+SLOT = "m:"  # the fields that remember a message shown (see the module docstring)
 JUNK = "x:"
 
 
@@ -277,14 +280,14 @@ def closed_key(user_id: int) -> str:
 
 
 def user_slot(user_id: int) -> str:
-    return f"m:u{user_id}"
+    return f"{SLOT}u{user_id}"
 
 
 def junk_field(chat_id: int, message_id: int) -> str:
     return f"{JUNK}{chat_id}:{message_id}"
 
 
-TABLE_SLOT = "m:table"
+TABLE_SLOT = f"{SLOT}table"
 
 
 @dataclass
@@ -338,7 +341,7 @@ def _messages(
     slots: dict[str, Slot] = {}
     junk: list[tuple[int, int, bool]] = []
     for name, value in raw.items():
-        if name.startswith(b"m:"):
+        if name.startswith(SLOT.encode()):
             try:
                 slots[name.decode()] = Slot.model_validate_json(value)
             except ValidationError:
@@ -430,6 +433,7 @@ class Store:
                 ttl,
                 1 if write.fresh else 0,
                 CHANGED,
+                SLOT,
                 JUNK,
             )
             if done == 0:
