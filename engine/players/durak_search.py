@@ -70,9 +70,9 @@ from collections.abc import Sequence
 
 from engine.durak import Durak, DurakMove, DurakView
 from engine.players.durak import normal
-from engine.players.durak_endgame import NODES, OutOfNodes, Solver
+from engine.players.durak_endgame import NODES, STYLE_NODES, STYLES, OutOfNodes, Solver, Versus
 from engine.players.durak_seen import Seen
-from engine.players.sampling import Mirror, Position, determined, sample_world
+from engine.players.sampling import Mirror, Position, determined, every_world, sample_world
 
 # The search starts when the stock holds this many cards or fewer.
 SEARCH_STOCK = 12
@@ -81,6 +81,12 @@ MARGIN = 2
 # Simulated decisions per choice: sized so that a choice takes well under 300 ms.
 BUDGET = 2000
 MIN_SAMPLES = 4
+# What a move loses, in half-samples, for each style it finds no escape against: more
+# than the playout's verdict, which is only one line of normal play.
+STYLE_LOSS = 4
+# Positions the searches against the styles may visit in one choice, about 100 ms: past
+# it, the worlds still to come are only played out (one world may overrun it as much).
+STYLE_BUDGET = 5000
 # Positions the endgame solver visits in the time of one simulated decision: solving
 # draws on the same budget, so that a choice stays as quick as before.
 NODES_PER_STEP = 2
@@ -113,15 +119,17 @@ def search(
 
     In the endgame each world is first solved (up to ``nodes`` positions in all, see
     :mod:`engine.players.durak_endgame`): a move that escapes against every reply
-    scores best, one that escapes only when everyone plays on as normal does next,
-    so a sure escape is never traded for a hopeful one."""
+    scores best; in a duel, next one that escapes against more styles of play, then
+    one that escapes when everyone plays on as normal does next, so a sure escape is
+    never traded for a hopeful one."""
     preferred = normal(seen, legal)
     if seen.stock > SEARCH_STOCK or seen.stalled:
         return preferred
     candidates = [preferred, *(m for m in legal if m != preferred)]
     rng = random.Random(seed)
     position = Position(view, seen)
-    # Half-samples lost: 0 a sure escape, 1 an escape in the playout, 2 the fool.
+    # Half-samples lost: 0 a sure escape, 1 an escape in the playout, 2 the fool, and
+    # STYLE_LOSS more for each style of play a move finds no escape against.
     lost = [0] * len(candidates)
     # When every hidden card has only one place to be (the opponent's hand, late in a
     # two-player game), every sample is the truth: one is enough, and a lead is sure.
@@ -137,10 +145,23 @@ def search(
     # time against greedy with it, 12.7 % without).
     duel = seen.n - len(seen.out) == 2
     nodes = nodes if seen.stock <= 1 and duel else 0
+    # Late in a duel the few unseen cards make few deals: each is tried once, and then
+    # the figures are exact, so any lead is a real one.
+    worlds = None if exact or not duel else every_world(seen, MAX_SAMPLES)
+    if worlds is not None:
+        most, margin = len(worlds), 1
+    # In a duel's endgame a move is also judged by the styles of play it escapes against
+    # (:mod:`engine.players.durak_endgame`): best play may win for the opponent, but
+    # people do not play endgames perfectly.
+    styled = duel and seen.stock <= 1
+    style_left = STYLE_BUDGET
+    style_nodes = min(STYLE_NODES, STYLE_BUDGET // (len(candidates) * len(STYLES)))
     spent = samples = 0
-    while samples < most and (samples < MIN_SAMPLES or spent < budget):
-        world = sample_world(seen, rng)
+    while samples < most and (samples < MIN_SAMPLES or spent < budget or worlds):
+        world = sample_world(seen, rng) if worlds is None else worlds[samples]
         root = position.game(world)
+        # Every move is tried against the styles in the same worlds, or in none.
+        styling = styled and style_left > 0
         before = nodes
         solver = Solver(seen.seat, seen.trump, nodes) if nodes > 0 else None
         for i, move in enumerate(candidates):
@@ -155,6 +176,10 @@ def search(
                         continue
                 except OutOfNodes:
                     solver = None
+            if styling:
+                failed, used = unescaped(seen, game, mirror, style_nodes)
+                lost[i] += STYLE_LOSS * failed
+                style_left -= used
             fool, steps = playout(game, mirror)
             lost[i] += 2 if fool == seen.seat else 1
             spent += steps
@@ -163,6 +188,20 @@ def search(
         samples += 1
     best = min(range(len(candidates)), key=lambda i: (lost[i], i))
     return candidates[best] if lost[best] <= lost[0] - margin else preferred
+
+
+def unescaped(seen: Seen, game: Durak, mirror: Mirror, nodes: int) -> tuple[int, int]:
+    """How many of the styles of play the seat finds no escape against (or none within
+    ``nodes`` positions each) in this world, and the positions visited."""
+    count = used = 0
+    for style in STYLES:
+        versus = Versus(seen.seat, seen.trump, style, nodes)
+        try:
+            count += not versus.escapes(game.copy(), mirror.copy())
+        except OutOfNodes:
+            count += 1
+        used += nodes - max(versus.left, 0)
+    return count, used
 
 
 def playout(game: Durak, mirror: Mirror) -> tuple[int | None, int]:

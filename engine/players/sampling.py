@@ -14,9 +14,11 @@ engine's own rules, never on a copy of them.
 from __future__ import annotations
 
 import json
+import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 from engine import cards
@@ -69,6 +71,47 @@ def sample_world(seen: Seen, rng: random.Random) -> World:
     at += stock_slots
     discard = list(seen.discard_seen) + pool[at:]
     return World(hands, stock, discard)
+
+
+def every_world(seen: Seen, most: int) -> list[World] | None:
+    """Every deal of the unseen cards, when they lie in hands only and make at most
+    ``most`` deals (None otherwise).
+
+    Late in a game a few unseen cards are left between a hand or two (the dummy's, for
+    the seat that does not control it): then trying each deal once weighs them all
+    alike, where sampling would try some twice and miss others."""
+    *slots, stock_slots, discard_slots = hidden_places(seen)
+    if stock_slots or discard_slots:
+        return None
+    pool = sorted(seen.unseen)
+    deals, left = 1, len(pool)
+    for count in slots:
+        deals *= math.comb(left, count)
+        left -= count
+    if deals > most:
+        return None
+    stock = [seen.trump_card] if seen.stock else []
+    return [
+        World(hands, list(stock), list(seen.discard_seen)) for hands in _deals(seen, slots, 0, pool)
+    ]
+
+
+def _deals(seen: Seen, slots: list[int], who: int, pool: list[Card]) -> Iterator[list[list[Card]]]:
+    """The hands of ``who`` onwards, for every way of dealing ``pool`` into them."""
+    if who > seen.n:
+        yield []
+        return
+    if who == seen.seat:
+        choices: Iterator[tuple[Card, ...]] = iter([()])
+        fixed = list(seen.own)
+    elif who == seen.n and seen.dummy_hand is not None:
+        choices, fixed = iter([()]), list(seen.dummy_hand)
+    else:
+        choices, fixed = combinations(pool, slots[who]), sorted(seen.known[who])
+    for chosen in choices:
+        rest = [c for c in pool if c not in chosen]
+        for later in _deals(seen, slots, who + 1, rest):
+            yield [[*fixed, *chosen], *later]
 
 
 class Position:
@@ -161,6 +204,19 @@ class Mirror:
         self.out = list(seen.out)
         self.trump_card = seen.trump_card
         self.deck_size = seen.deck_size
+
+    def copy(self) -> Mirror:
+        """An independent mirror of the same world, for a search that branches."""
+        twin = object.__new__(Mirror)
+        twin.__dict__.update(self.__dict__)
+        twin.hands = [list(h) for h in self.hands]
+        twin.stock = list(self.stock)
+        twin.discard = list(self.discard)
+        twin.known = [set(k) for k in self.known]
+        twin.att = list(self.att)
+        twin.dfn = list(self.dfn)
+        twin.out = list(self.out)
+        return twin
 
     def who(self, seat: int | str) -> int:
         return self.n if seat == "dummy" else int(seat)
