@@ -203,9 +203,8 @@ def durak_figures(
 def time_figures(times: dict[str, list[float]]) -> list[dict[str, Any]]:
     """p50 and p95 per game and level; ``times`` is keyed ``"durak hard"`` etc."""
     # Hard may think up to 300 ms a move.  Durak's normal was held to 5 ms as a
-    # pure heuristic; in endgames it can see whole it now plays the game out and
-    # searches its own lines against the styles of play (a few ms, rarely a hundred),
-    # which nobody notices with a second between computer moves.
+    # pure heuristic; it now plays the game out in endgames it can see whole (a few
+    # ms, rarely tens), which nobody notices with a second between computer moves.
     limits = {"football normal": 0.005, "durak normal": 0.050, "durak hard": 0.300}
     rows = []
     for key in sorted(times):

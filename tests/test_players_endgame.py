@@ -9,6 +9,7 @@ tries to every deal the seat cannot rule out.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -21,7 +22,8 @@ from engine import cards
 from engine.base import Event
 from engine.computer import choose
 from engine.durak import Durak, DurakMove
-from engine.players.durak_endgame import STYLES, OutOfNodes, Solver, Style, Versus
+from engine.players.durak_endgame import STYLE_NODES, STYLES, OutOfNodes, Solver, Style, Versus
+from engine.players.durak_search import unescaped
 from engine.players.durak_seen import Memory, seen_from_view
 from engine.players.sampling import Mirror, World, every_world, hidden_places
 from tests.test_players_durak import constructed, new_game, state
@@ -225,10 +227,30 @@ def test_every_deal_the_seat_cannot_rule_out_is_tried_once() -> None:
             assert sorted(world.hands[1]) == sorted(full["hands"][1])
             assert [len(h) for h in world.hands] == [len(h) for h in full["hands"]]
             assert sorted(world.discard) == sorted(full["discard"])
+            # Exactly the unseen cards are dealt, each once, beside what is known.
+            dealt = [x for who in (0, 2) for x in world.hands[who] if x not in full["known"][who]]
+            assert sorted(dealt) == sorted(seen.unseen)
+            assert set(full["known"][0]) <= set(world.hands[0])
         if len(worlds) > 1:
             assert every_world(seen, len(worlds) - 1) is None
             checked += 1
     assert checked >= 20
+
+
+def test_trying_the_styles_leaves_the_position_alone() -> None:
+    # Hard tries every move against the styles in the same world, one after another:
+    # each try must start from the position as it is.
+    checked = 0
+    for game in deciding(3, 0, 40):
+        seen = seen_from_view(game.view(0), Memory.of(witnessed(game)))
+        mirror = mirrored(game, 0)
+        mirror.update(game.apply(game.legal_moves()[0]))  # as hard tries a move
+        before, mirrored_before = game.to_json(), copy.deepcopy(vars(mirror))
+        unescaped(seen, game, mirror, STYLE_NODES)
+        assert game.to_json() == before
+        assert vars(mirror) == mirrored_before
+        checked += 1
+    assert checked >= 10
 
 
 def test_hard_in_the_endgame_depends_only_on_what_the_seat_sees() -> None:

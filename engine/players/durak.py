@@ -6,8 +6,7 @@ player does: lead low non-trumps, beat as cheaply as possible, keep trumps for t
 endgame, take rather than burn a high trump early, throw in every plain card it may
 (what the defender probably cannot beat first), and as the controller spend the
 dummy's cards freely, since the dummy can never be the fool; and once it can tell where
-every card is, it checks its move by playing the game out and, with one opponent left,
-by searching its own lines against the styles of play
+every card is, it checks its move by playing the game out
 (:mod:`engine.players.durak_levels`).  Hard is in :mod:`engine.players.durak_search`;
 it plays the games out with this player.
 """

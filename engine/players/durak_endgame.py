@@ -155,8 +155,9 @@ class Versus(_Search):
     others' moves are fixed, so only the seat's own choices branch, and the search is
     far smaller than :class:`Solver`'s.  A move that escapes against more styles is the
     better hope.  Positions are remembered by :meth:`Durak.position`, which leaves out
-    what is publicly known about the hands: a style may read that, so two equal
-    positions reached by different lines may, rarely, be played differently."""
+    what is publicly known about the hands and how many takes came in a row: the club
+    style reads both, so two equal positions reached by different lines may, rarely, be
+    played differently."""
 
     def __init__(self, seat: int, trump: int, style: Style, nodes: int = STYLE_NODES) -> None:
         super().__init__(seat, trump, nodes)

@@ -36,7 +36,6 @@ def choose(
     if level == "hard":
         return hard(view, seen, legal, seed)
     # Normal too plays the game out once it can tell where every card is (the opponent's
-    # hand, late in a two-player game): one playout per move is then exact, and cheap;
-    # with one opponent left it also tries its own lines against the styles of play
-    # (:mod:`engine.players.durak_endgame`).  It does not solve the endgame: that is hard's.
+    # hand, late in a two-player game): one playout per move is then exact, and cheap.
+    # It does not solve the endgame, nor try the styles of play: that is hard's.
     return search(view, seen, legal, seed) if determined(seen) else normal(seen, legal)

@@ -72,10 +72,14 @@ losses fell to 34, 11 of them still escapable with every card shown (all by the 
 that does not see the dummy), about 20 lost against greedy whatever hard did once the
 stock was gone: what is left is mostly the middle game.  Against greedy in 300
 two-player games hard is now the fool 15.7 % [12.0, 20.2] of the time on seeds 0–299
-(from 18.3 %) and 14.7 % [11.1, 19.1] on seeds 1000–1299 (over 1000–1599 it was 19.7 %); every other
-cell of ``bench/players.py`` improved too (the README has the table).  Each part alone
-did less, on seeds 1000–1299: every deal tried once, 19.7 %; the club style alone,
-17.3 %; greedy itself as the opponent in every playout (no search against it), 20.0 %.
+(from 18.3 %) and 14.7 % [11.1, 19.1] on seeds 1000–1299 (over 1000–1599 it was
+19.7 %); every other cell of hard in ``bench/players.py`` improved too (the README has
+the table).  Normal, which plays known endgames out through this search, does not try
+the styles: with them it was the fool 23.7 % rather than 28.1 % of two-player games
+against greedy, but a choice could take a tenth of a second, and the levels should stay
+apart.  Each part alone did less, on seeds 1000–1299: every deal tried once, 19.7 %;
+the club style alone, 17.3 %; greedy itself as the opponent in every playout (no search
+against it), 20.0 %.
 Nor did these do better there: 3,000 positions per style search rather than 500
 (14.7 % either way, before ``STYLE_BUDGET``); the styles only in exact or enumerated
 worlds, not sampled ones, 15.0 %; the styles from a stock of four, 15.0 %; up to 256
@@ -83,9 +87,11 @@ deals enumerated, 16.0 %; twice the ``STYLE_LOSS``, 15.0 %; with no limit on the
 positions of one choice (``STYLE_BUDGET``, which keeps the slowest choices under a
 second), 13.7 %, within the noise of the 14.7 %.
 
-The work is bounded by a fixed number of simulated decisions (the solver's positions
-count two to a decision) rather than by the clock, so that equal inputs give equal
-moves on any machine.
+The work is bounded by fixed counts rather than by the clock, so that equal inputs give
+equal moves on any machine: simulated decisions while sampling (the solver's positions
+count two to a decision), the style searches' positions (``STYLE_BUDGET``), and where
+every deal is tried, the number of deals (at most ``MAX_SAMPLES``, each played out
+whatever the budget).
 """
 
 from __future__ import annotations
@@ -128,8 +134,9 @@ def hard(
     seed: int,
     budget: int = BUDGET,
 ) -> DurakMove:
-    """The move to play within ``budget`` simulated decisions."""
-    return search(view, seen, legal, seed, budget, NODES)
+    """The move to play within ``budget`` simulated decisions (see the module's last
+    paragraph for the other bounds)."""
+    return search(view, seen, legal, seed, budget, NODES, styles=True)
 
 
 def search(
@@ -139,14 +146,15 @@ def search(
     seed: int,
     budget: int = BUDGET,
     nodes: int = 0,
+    styles: bool = False,
 ) -> DurakMove:
     """The move that leaves this seat the fool least often in sampled worlds.
 
     In the endgame each world is first solved (up to ``nodes`` positions in all, see
     :mod:`engine.players.durak_endgame`): a move that escapes against every reply
-    scores best; in a duel, next one that escapes against more styles of play, then
-    one that escapes when everyone plays on as normal does next, so a sure escape is
-    never traded for a hopeful one."""
+    scores best; in a duel and with ``styles``, next one that escapes against more
+    styles of play, then one that escapes when everyone plays on as normal does next,
+    so a sure escape is never traded for a hopeful one."""
     preferred = normal(seen, legal)
     if seen.stock > SEARCH_STOCK or seen.stalled:
         return preferred
@@ -178,7 +186,7 @@ def search(
     # In a duel's endgame a move is also judged by the styles of play it escapes against
     # (:mod:`engine.players.durak_endgame`): best play may win for the opponent, but
     # people do not play endgames perfectly.
-    styled = duel and seen.stock <= 1
+    styled = styles and duel and seen.stock <= 1
     style_left = STYLE_BUDGET
     style_nodes = min(STYLE_NODES, STYLE_BUDGET // (len(candidates) * len(STYLES)))
     spent = samples = 0

@@ -84,6 +84,8 @@ def every_world(seen: Seen, most: int) -> list[World] | None:
     if stock_slots or discard_slots:
         return None
     pool = sorted(seen.unseen)
+    if sum(slots) != len(pool):
+        raise ValueError("the view and the events do not add up to one deck")
     deals, left = 1, len(pool)
     for count in slots:
         deals *= math.comb(left, count)
