@@ -55,9 +55,10 @@ class _Search:
         self.known: dict[tuple[object, ...], bool] = {}
         self.line: set[tuple[object, ...]] = set()
 
-    def _end(self, game: Durak) -> bool | None:
-        """Whether the seat escapes, where nothing is left to search (None elsewhere)."""
-        if game.to_act() is None:
+    def _end(self, game: Durak, actor: Actor | None) -> bool | None:
+        """Whether the seat escapes, where nothing is left to search (None elsewhere);
+        ``actor`` is who acts in ``game``, which the caller has asked already."""
+        if actor is None:
             result = game.result()
             assert result is not None
             return bool(result["fool"] != self.seat)
@@ -100,15 +101,14 @@ class Solver(_Search):
 
     def _value(self, game: Durak) -> tuple[bool, bool]:
         """(escapes, sound), as :meth:`_Search._leave` says."""
-        end = self._end(game)
-        if end is not None:
-            return end, True
+        actor = game.to_act()
+        end = self._end(game, actor)
+        if end is not None or actor is None:
+            return bool(end), True
         key = game.position()
         settled = self._enter(key)
         if settled is not None:
             return settled
-        actor = game.to_act()
-        assert actor is not None
         mine = actor.player == self.seat
         sound = True
         value = not mine
@@ -171,11 +171,10 @@ class Versus(_Search):
     def _value(self, game: Durak, mirror: Mirror) -> tuple[bool, bool]:
         """(escapes, sound), as :meth:`_Search._leave` says."""
         while True:  # the others' moves, and any forced one, are played straight on
-            end = self._end(game)
-            if end is not None:
-                return end, True
             actor = game.to_act()
-            assert actor is not None
+            end = self._end(game, actor)
+            if end is not None or actor is None:
+                return bool(end), True
             legal = game.legal_moves()
             if actor.player == self.seat and len(legal) > 1:
                 break

@@ -14,11 +14,10 @@ engine's own rules, never on a copy of them.
 from __future__ import annotations
 
 import json
-import math
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, islice
 from typing import Any
 
 from engine import cards
@@ -49,23 +48,34 @@ def determined(seen: Seen) -> bool:
     return sum(1 for count in hidden_places(seen) if count) <= 1
 
 
-def sample_world(seen: Seen, rng: random.Random) -> World:
-    """Deal the unseen cards at random into every place this seat cannot see."""
-    n = seen.n
+def unseen_places(seen: Seen) -> tuple[list[int], int, int, list[Card]]:
+    """How many unseen cards each hand, the stock and the discard hold (as
+    :func:`hidden_places`), and the unseen cards themselves, in order."""
     *slots, stock_slots, discard_slots = hidden_places(seen)
     pool = sorted(seen.unseen)
     if sum(slots) + stock_slots + discard_slots != len(pool):
         raise ValueError("the view and the events do not add up to one deck")
+    return slots, stock_slots, discard_slots, pool
+
+
+def named(seen: Seen, who: int) -> list[Card]:
+    """The cards of ``who``'s hand this seat can name: its own, the dummy it controls,
+    or what is publicly known to be there."""
+    if who == seen.seat:
+        return list(seen.own)
+    if who == seen.n and seen.dummy_hand is not None:
+        return list(seen.dummy_hand)
+    return sorted(seen.known[who])
+
+
+def sample_world(seen: Seen, rng: random.Random) -> World:
+    """Deal the unseen cards at random into every place this seat cannot see."""
+    slots, stock_slots, _, pool = unseen_places(seen)
     rng.shuffle(pool)
     hands: list[list[Card]] = []
     at = 0
-    for who in range(n + 1):
-        if who == seen.seat:
-            hands.append(list(seen.own))
-        elif who == n and seen.dummy_hand is not None:
-            hands.append(list(seen.dummy_hand))
-        else:
-            hands.append(sorted(seen.known[who]) + pool[at : at + slots[who]])
+    for who in range(seen.n + 1):
+        hands.append(named(seen, who) + pool[at : at + slots[who]])
         at += slots[who]
     stock = pool[at : at + stock_slots] + ([seen.trump_card] if seen.stock else [])
     at += stock_slots
@@ -80,22 +90,14 @@ def every_world(seen: Seen, most: int) -> list[World] | None:
     Late in a game a few unseen cards are left between a hand or two (the dummy's, for
     the seat that does not control it): then trying each deal once weighs them all
     alike, where sampling would try some twice and miss others."""
-    *slots, stock_slots, discard_slots = hidden_places(seen)
+    slots, stock_slots, discard_slots, pool = unseen_places(seen)
     if stock_slots or discard_slots:
         return None
-    pool = sorted(seen.unseen)
-    if sum(slots) != len(pool):
-        raise ValueError("the view and the events do not add up to one deck")
-    deals, left = 1, len(pool)
-    for count in slots:
-        deals *= math.comb(left, count)
-        left -= count
-    if deals > most:
+    deals = list(islice(_deals(seen, slots, 0, pool), most + 1))
+    if len(deals) > most:
         return None
     stock = [seen.trump_card] if seen.stock else []
-    return [
-        World(hands, list(stock), list(seen.discard_seen)) for hands in _deals(seen, slots, 0, pool)
-    ]
+    return [World(hands, list(stock), list(seen.discard_seen)) for hands in deals]
 
 
 def _deals(seen: Seen, slots: list[int], who: int, pool: list[Card]) -> Iterator[list[list[Card]]]:
@@ -103,17 +105,10 @@ def _deals(seen: Seen, slots: list[int], who: int, pool: list[Card]) -> Iterator
     if who > seen.n:
         yield []
         return
-    if who == seen.seat:
-        choices: Iterator[tuple[Card, ...]] = iter([()])
-        fixed = list(seen.own)
-    elif who == seen.n and seen.dummy_hand is not None:
-        choices, fixed = iter([()]), list(seen.dummy_hand)
-    else:
-        choices, fixed = combinations(pool, slots[who]), sorted(seen.known[who])
-    for chosen in choices:
+    for chosen in combinations(pool, slots[who]):
         rest = [c for c in pool if c not in chosen]
         for later in _deals(seen, slots, who + 1, rest):
-            yield [[*fixed, *chosen], *later]
+            yield [named(seen, who) + list(chosen), *later]
 
 
 class Position:
