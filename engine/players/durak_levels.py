@@ -14,6 +14,7 @@ from engine import cards
 from engine.base import Event
 from engine.durak import DurakMove, DurakView
 from engine.players.durak import easy, normal, progress
+from engine.players.durak_reads import Reads
 from engine.players.durak_search import hard, search
 from engine.players.durak_seen import Memory, seen_from_view, stalled
 from engine.players.sampling import determined
@@ -34,7 +35,8 @@ def choose(
         return easy(legal, trump, random.Random(seed))
     seen = seen_from_view(view, memory)
     if level == "hard":
-        return hard(view, seen, legal, seed)
+        reads = Reads.of(events, seen.n, seen.trump, view.deck_size)
+        return hard(view, seen, legal, seed, reads=reads)
     # Normal too plays the game out once it can tell where every card is (the opponent's
     # hand, late in a two-player game): one playout per move is then exact, and cheap.
     # It does not solve the endgame, nor try the styles of play: that is hard's.
