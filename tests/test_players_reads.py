@@ -9,7 +9,7 @@ draws new ones.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +21,7 @@ from engine.computer import choose
 from engine.durak import Durak, DurakMove, DurakOptions, DurakView
 from engine.players import durak_reads
 from engine.players.durak_reads import ODDS, Reads
-from engine.players.durak_search import MAX_SAMPLES, hard
+from engine.players.durak_search import MAX_DEALS, MAX_SAMPLES, fitness, hard, likeliest
 from engine.players.durak_seen import Memory, Seen, seen_from_view
 from engine.players.sampling import every_world
 from tests.test_players_durak import NAMES, c, state
@@ -146,9 +146,12 @@ def test_old_choices_count_for_less_after_a_draw() -> None:
     assert Reads.of(many, 2, SPADES, 36).fit(2).weight([c("7D")]) == 1
 
 
-def late_positions(seeds: range) -> Iterator[tuple[DurakView, Seen, list[DurakMove], list[Event]]]:
-    """Two-player positions where the seat without the dummy tries every deal of the
-    cards it cannot see (the stock gone), in games played by normal."""
+def late_positions(
+    seeds: range, deals: Callable[[Seen], bool]
+) -> Iterator[tuple[DurakView, Seen, list[DurakMove], list[Event]]]:
+    """Two-player positions, the stock gone, where the seat without the dummy has a
+    choice and the deals of the cards it cannot see are as ``deals`` wants, in games
+    played by normal."""
     for seed in seeds:
         game = Durak.new(DurakOptions(deck_size=36), NAMES[:2], dealer=seed % 2, seed=seed)
         events: list[Event] = []
@@ -159,7 +162,7 @@ def late_positions(seeds: range) -> Iterator[tuple[DurakView, Seen, list[DurakMo
             assert isinstance(view, DurakView)
             seen = seen_from_view(view, Memory.of(events))
             late = seen.stock <= 1 and seen.dummy_hand is None and not seen.stalled
-            if late and len(legal) > 1 and every_world(seen, MAX_SAMPLES):
+            if late and len(legal) > 1 and deals(seen):
                 yield view, seen, legal, events
             events.extend(game.apply(choose("durak", view, legal, events, "normal", 1)))
 
@@ -168,7 +171,8 @@ def test_hard_weighs_the_deals_by_what_it_read() -> None:
     # Nothing read weighs every deal alike, and hard then plays as it did before it
     # read anything; what the game shows changes some of its moves.
     changed = 0
-    for count, (view, seen, legal, events) in enumerate(late_positions(range(40))):
+    few = late_positions(range(40), lambda seen: every_world(seen, MAX_SAMPLES) is not None)
+    for count, (view, seen, legal, events) in enumerate(few):
         blank = Reads.of([], 2, seen.trump, 36)
         unread = hard(view, seen, legal, 7)
         assert hard(view, seen, legal, 7, reads=blank) == unread
@@ -177,3 +181,23 @@ def test_hard_weighs_the_deals_by_what_it_read() -> None:
         if changed and count >= 5:
             break
     assert changed
+
+
+def test_where_many_deals_are_left_hard_tries_the_likeliest() -> None:
+    def many(seen: Seen) -> bool:
+        return every_world(seen, MAX_SAMPLES) is None and every_world(seen, MAX_DEALS) is not None
+
+    checked = 0
+    for _, seen, _, events in late_positions(range(40), many):
+        fits = Reads.of(events, 2, seen.trump, 36).fits(seen)
+        deals = every_world(seen, MAX_DEALS)
+        kept = likeliest(seen, fits)
+        assert deals is not None and kept is not None and len(kept) == MAX_SAMPLES
+        key = [[sorted(h) for h in w.hands] for w in kept]
+        dropped = [w for w in deals if [sorted(h) for h in w.hands] not in key]
+        assert len(dropped) == len(deals) - MAX_SAMPLES
+        assert min(fitness(fits, w) for w in kept) >= max(fitness(fits, w) for w in dropped)
+        checked += 1
+        if checked == 3:
+            break
+    assert checked == 3

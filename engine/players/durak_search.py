@@ -95,12 +95,16 @@ the true hands throughout give.  So hard now reads the others' choices
 (:mod:`engine.players.durak_reads`): a deal in which the opponent took while a plain
 card beat, or in which the dummy was passed over while holding a card of a rank on the
 table, counts for less, or next to nothing.  Where every deal is tried, each counts as
-much as it fits: the fool 13.7 % of the time on seeds 1000-1299 (from 14.7 %), and
-14.7 % on 0-299 (from 15.7 %).  The true deal then holds about 30 % of the weight
-where it held 8 %, far from the certainty of the bound.  Weighing sampled worlds too
-did worse, 16.7 % (a few heavy samples make a noisy lead); nor did odds closer to the
-greedy player's (13.7 %), nor trying the 64 best-fitting of up to 1,000 deals (13.3 %),
-nor drawing 64 of them by weight (14.3 %) do better.
+much as it fits: the fool 13.7 % of the time on seeds 1000-1299 (from 14.7 %), 14.7 %
+on 0-299 (from 15.7 %) and 15.0 % on 2000-2299 (from 16.0 %).  The true deal then holds
+about 30 % of the weight where it held 8 %.  Knowing the true hands only where at most
+64 deals are left gave 12.0 %, only where more are left 11.7 %: the sampled endgames
+count as much.  So where more than 64 but at most ``MAX_DEALS`` deals are left, hard
+now tries the 64 that fit best, each weighed: 11.7 % on seeds 0-299, 13.3 % on
+1000-1299, 13.0 % on 2000-2299 (12.7 % over the 900 games, from 15.4 % before the
+reads).  Weighing sampled worlds instead did worse, 16.7 % on 1000-1299 (a few heavy
+samples make a noisy lead), and so did drawing the 64 deals by weight (14.3 %); odds
+closer to the greedy player's changed nothing (13.7 %).
 
 The work is bounded by fixed counts rather than by the clock, so that equal inputs give
 equal moves on any machine: simulated decisions while sampling (the solver's positions
@@ -138,6 +142,9 @@ STYLE_BUDGET = 5000
 # draws on the same budget, so that a choice stays as quick as before.
 NODES_PER_STEP = 2
 MAX_SAMPLES = 64
+# The most deals weighed to pick the likeliest MAX_SAMPLES of: six unseen cards in each
+# of two hands make 924.
+MAX_DEALS = 1000
 # Durak can cycle for ever (cards passing round in takes); a playout this long is one
 # and counts as a game nobody lost.
 PLAYOUT_CAP = 600
@@ -204,11 +211,14 @@ def search(
     # the figures are exact, so a lead of one half-sample is a real one (of one in a deal
     # of average weight, once the deals are weighed).
     worlds = None if exact or not duel else every_world(seen, MAX_SAMPLES)
+    # Where there are more, but not many more, the likeliest of them are tried instead,
+    # in the light of the others' choices so far (:mod:`engine.players.durak_reads`).
+    if worlds is None and reads is not None and not exact and duel and seen.stock <= 1:
+        worlds = likeliest(seen, reads.fits(seen))
     if worlds is not None:
         most, margin = len(worlds), 1
-    # Where every deal is tried, each counts as much as it fits the others' choices so
-    # far (:mod:`engine.players.durak_reads`).  Sampled worlds are not weighed: a few
-    # heavy samples make a noisy lead.
+    # Where deals are tried, each counts as much as it fits those choices.  Sampled
+    # worlds are not weighed: a few heavy samples make a noisy lead.
     fits = [] if worlds is None or reads is None else reads.fits(seen)
     # In a duel's endgame a move is also judged by the styles of play it escapes against
     # (:mod:`engine.players.durak_endgame`): best play may win for the opponent, but
@@ -258,6 +268,16 @@ def fitness(fits: list[tuple[int, Fit]], world: World) -> float:
     for who, fit in fits:
         weight *= fit.weight(world.hands[who])
     return weight
+
+
+def likeliest(seen: Seen, fits: list[tuple[int, Fit]]) -> list[World] | None:
+    """The ``MAX_SAMPLES`` deals of the unseen cards that fit ``fits`` best, when there
+    are at most ``MAX_DEALS`` (None otherwise)."""
+    deals = every_world(seen, MAX_DEALS)
+    if deals is None:
+        return None
+    ranked = sorted(((fitness(fits, w), i) for i, w in enumerate(deals)), reverse=True)
+    return [deals[i] for _, i in ranked[:MAX_SAMPLES]]
 
 
 def unescaped(seen: Seen, game: Durak, mirror: Mirror, nodes: int) -> tuple[int, int]:
