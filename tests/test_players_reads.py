@@ -29,11 +29,6 @@ from tests.test_players_durak import NAMES, c, state
 SPADES = cards.parse("6S") & 3  # the trump suit of the made-up bouts below
 
 
-def reads_of(game: Durak, events: list[Event]) -> Reads:
-    view = game.view(0)
-    return Reads.of(events, len(view.players), cards.parse(view.trump) & 3, view.deck_size)
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10**6),
@@ -58,7 +53,8 @@ def test_the_true_deal_is_never_ruled_out(
             if game.is_finished():
                 break
             events.extend(game.apply(rng.choice(game.legal_moves())))
-        reads = reads_of(game, events)
+        trump = cards.parse(game.view(0).trump) & 3
+        reads = Reads.of(events, players, trump, 36)
         for who, hand in enumerate(state(game)["hands"]):
             assert reads.fit(who).weight(hand) > 0, (who, hand)
 

@@ -27,8 +27,8 @@ from typing import Any, NamedTuple
 from engine import cards
 from engine.base import Event
 from engine.cards import Card
-from engine.durak import BOUT_LIMIT, HAND, beats
-from engine.players.durak import value
+from engine.durak import BOUT_LIMIT, HAND
+from engine.players.durak import beaters, value
 from engine.players.durak_seen import Seen, participant
 
 # How likely a sensible player makes each choice that a plainer or cheaper one was open
@@ -125,6 +125,9 @@ class Reads:
     def _table(self) -> list[Card]:
         return [*self.att, *(d for d in self.dfn if d is not None)]
 
+    def _ranks(self) -> set[int]:
+        return {c >> 2 for c in self._table()}
+
     def _cards(self, plain: bool = False, ranks: set[int] | None = None) -> int:
         """The cards (plain ones only, or of ``ranks`` only) as a mask."""
         return mask(
@@ -165,7 +168,7 @@ class Reads:
     def _choice(self, who: int, kind: str, data: dict[str, Any]) -> None:
         """Read one choice of ``who``'s: what cards would have made it unlikely."""
         trump = self.trump
-        ranks = {c >> 2 for c in self._table()}
+        ranks = self._ranks()
         if kind in ("attack", "throw"):
             card = cards.parse(data["card"])
             rank = card >> 2
@@ -183,16 +186,16 @@ class Reads:
         elif kind == "beat":
             attack, card = cards.parse(data["card"]), cards.parse(data["with"])
             cost = value(card, trump)
-            cheaper = (c for c in self.deck if beats(c, attack, trump) and value(c, trump) < cost)
+            cheaper = (c for c in beaters(attack, trump) if value(c, trump) < cost)
             self._step(who, ODDS["beat_dear"], mask(cheaper))
             self._play(who, card)
             self.dfn[self.att.index(attack)] = card
             self._restart()
         elif kind == "take_declared":
-            beaters = mask(c for c in self.deck if beats(c, self.att[-1], trump))
+            beating = mask(beaters(self.att[-1], trump))
             plain = self._cards(plain=True)
-            self._step(who, ODDS["take_plain"], beaters & plain)
-            self._step(who, ODDS["take_trump"], beaters & ~plain)
+            self._step(who, ODDS["take_plain"], beating & plain)
+            self._step(who, ODDS["take_trump"], beating & ~plain)
             self._restart()
         else:  # a pass
             self.passed.add(who)
@@ -203,7 +206,7 @@ class Reads:
     def _restart(self) -> None:
         """A beat or a take starts the round of throw-ins again, with this table."""
         self.passed = set()
-        self.round_ranks = {c >> 2 for c in self._table()}
+        self.round_ranks = self._ranks()
 
     def _bout_end(self) -> None:
         """Whoever did not pass in the last round was passed over, by the engine: it held

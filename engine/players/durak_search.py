@@ -211,15 +211,16 @@ def search(
     # the figures are exact, so a lead of one half-sample is a real one (of one in a deal
     # of average weight, once the deals are weighed).
     worlds = None if exact or not duel else every_world(seen, MAX_SAMPLES)
-    # Where there are more, but not many more, the likeliest of them are tried instead,
-    # in the light of the others' choices so far (:mod:`engine.players.durak_reads`).
-    if worlds is None and reads is not None and not exact and duel and seen.stock <= 1:
-        worlds = likeliest(seen, reads.fits(seen))
+    # The others' choices so far (:mod:`engine.players.durak_reads`): where there are
+    # more deals, but not many more, the likeliest of them are tried instead.
+    fits = [] if reads is None or exact or not duel else reads.fits(seen)
+    if worlds is None and fits and seen.stock <= 1:
+        worlds = likeliest(seen, fits)
     if worlds is not None:
         most, margin = len(worlds), 1
-    # Where deals are tried, each counts as much as it fits those choices.  Sampled
-    # worlds are not weighed: a few heavy samples make a noisy lead.
-    fits = [] if worlds is None or reads is None else reads.fits(seen)
+    else:
+        fits = []  # sampled worlds are not weighed: a few heavy samples make a noisy lead
+    # Where deals are tried, each counts as much as it fits those choices.
     # In a duel's endgame a move is also judged by the styles of play it escapes against
     # (:mod:`engine.players.durak_endgame`): best play may win for the opponent, but
     # people do not play endgames perfectly.
