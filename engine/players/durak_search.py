@@ -215,7 +215,9 @@ def search(
     # more deals, but not many more, the likeliest of them are tried instead.
     fits = [] if reads is None or exact or not duel else reads.fits(seen)
     if worlds is None and fits and seen.stock <= 1:
-        worlds = likeliest(seen, fits)
+        worlds = every_world(seen, MAX_DEALS)
+    if worlds is not None and fits:
+        worlds = likeliest(worlds, fits)
     if worlds is not None:
         most, margin = len(worlds), 1
     else:
@@ -271,14 +273,12 @@ def fitness(fits: list[tuple[int, Fit]], world: World) -> float:
     return weight
 
 
-def likeliest(seen: Seen, fits: list[tuple[int, Fit]]) -> list[World] | None:
-    """The ``MAX_SAMPLES`` deals of the unseen cards that fit ``fits`` best, when there
-    are at most ``MAX_DEALS`` (None otherwise)."""
-    deals = every_world(seen, MAX_DEALS)
-    if deals is None:
-        return None
-    ranked = sorted(((fitness(fits, w), i) for i, w in enumerate(deals)), reverse=True)
-    return [deals[i] for _, i in ranked[:MAX_SAMPLES]]
+def likeliest(worlds: list[World], fits: list[tuple[int, Fit]]) -> list[World]:
+    """The ``MAX_SAMPLES`` of ``worlds`` that fit ``fits`` best, the best first (ties in
+    their order): the searches against the styles may run out of positions before the
+    last worlds, which should then be the least likely."""
+    order = sorted(range(len(worlds)), key=lambda i: -fitness(fits, worlds[i]))
+    return [worlds[i] for i in order[:MAX_SAMPLES]]
 
 
 def unescaped(seen: Seen, game: Durak, mirror: Mirror, nodes: int) -> tuple[int, int]:
