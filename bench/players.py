@@ -284,6 +284,8 @@ def main(argv: list[str]) -> int:
     for m, summarise in plan:
         started = time.perf_counter()
         games = args.hard_games if m.hard else args.games
+        if games == 0:
+            continue  # --games 0 --hard-games 0: the decision times only
         outcomes = run(m, games, args.jobs, args.first_seed)
         new = summarise(outcomes)
         rows.extend(new)
