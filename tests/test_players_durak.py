@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 
 from engine import cards
-from engine.base import Event
+from engine.base import Actor, Event
 from engine.cards import Card
 from engine.computer import choose, public_events
 from engine.durak import HAND, Durak, DurakMove, DurakOptions
+from engine.players.durak_endgame import club, plain
 from engine.players.durak_search import hard, playout
-from engine.players.durak_seen import Memory, seen_from_view
+from engine.players.durak_seen import Memory, Seen, seen_from_view
 from engine.players.sampling import Mirror, Position, World, sample_world
 from engine.records import export
 from engine.registry import GAMES
@@ -150,6 +152,17 @@ def positions(count: int, players: int, dummy_plays: bool) -> list[tuple[Durak, 
     return found[:count]
 
 
+def decisions(
+    count: int, players: int, dummy_plays: bool
+) -> Iterator[tuple[Durak, list[Event], Actor, Any, Seen]]:
+    """:func:`positions` with who acts there, his view and what his seat knows."""
+    for game, events in positions(count, players, dummy_plays):
+        actor = game.to_act()
+        assert actor is not None
+        view = game.view(actor.player)
+        yield game, events, actor, view, seen_from_view(view, Memory.of(events))
+
+
 @pytest.mark.parametrize(("players", "dummy_plays"), [(2, False), (3, True), (5, False)])
 def test_a_view_holds_no_other_hand(players: int, dummy_plays: bool) -> None:
     for game, _ in positions(15, players, dummy_plays):
@@ -173,13 +186,9 @@ def test_a_view_holds_no_other_hand(players: int, dummy_plays: bool) -> None:
 
 @pytest.mark.parametrize(("players", "dummy_plays"), [(2, False), (3, True), (4, False)])
 def test_samples_never_move_a_seen_card(players: int, dummy_plays: bool) -> None:
-    for game, events in positions(12, players, dummy_plays):
-        actor = game.to_act()
-        assert actor is not None
+    for game, _, actor, view, seen in decisions(12, players, dummy_plays):
         full = state(game)
         seat = actor.player
-        view = game.view(seat)
-        seen = seen_from_view(view, Memory.of(events))
         # Every discarded card went there face up, so the seat knows the whole discard.
         assert sorted(seen.discard_seen) == sorted(full["discard"])
         rng = random.Random(1)
@@ -213,12 +222,8 @@ def dealt(players: int) -> int:
 def test_the_true_deal_rebuilds_the_same_game(players: int, dummy_plays: bool) -> None:
     # Load the real hands through the determinisation's position builder: the result
     # must be the real game, to the legal moves and every seat's view.
-    for game, events in positions(10, players, dummy_plays):
+    for game, _, _, view, seen in decisions(10, players, dummy_plays):
         full = state(game)
-        actor = game.to_act()
-        assert actor is not None
-        view = game.view(actor.player)
-        seen = seen_from_view(view, Memory.of(events))
         start = dealt(players)
         stock = [*full["deck"][start + 1 :], full["deck"][start]]
         world = World(
@@ -234,11 +239,7 @@ def test_the_true_deal_rebuilds_the_same_game(players: int, dummy_plays: bool) -
 def test_simulated_players_see_what_their_view_shows(players: int, dummy_plays: bool) -> None:
     # The playouts read each seat's knowledge off a mirror of the sampled world; it must
     # be exactly what that seat's real view and event memory give.
-    for game, events in positions(6, players, dummy_plays):
-        actor = game.to_act()
-        assert actor is not None
-        view = game.view(actor.player)
-        seen = seen_from_view(view, Memory.of(events))
+    for _, events, _, view, seen in decisions(6, players, dummy_plays):
         world = sample_world(seen, random.Random(5))
         sim = Position(view, seen).game(world)
         mirror = Mirror(seen, world)
@@ -417,11 +418,7 @@ def test_finds_the_escape_in_an_open_endgame(level: str) -> None:
     # some move lets the seat escape being the fool (everyone playing on as normal's
     # heuristics do), normal and hard must each find one such move.
     checked = 0
-    for game, events in positions(200, 2, False):
-        actor = game.to_act()
-        assert actor is not None
-        view = game.view(actor.player)
-        seen = seen_from_view(view, Memory.of(events))
+    for game, events, actor, view, seen in decisions(200, 2, False):
         if view.stock or view.dummy_hand is None or len(game.legal_moves()) < 2:
             continue
         full = state(game)
@@ -430,13 +427,35 @@ def test_finds_the_escape_in_an_open_endgame(level: str) -> None:
         for move in game.legal_moves():
             sim, mirror = Position(view, seen).game(world), Mirror(seen, world)
             mirror.update(sim.apply(move))
-            outcomes[move] = playout(sim, mirror)[0]
+            outcomes[move] = playout(sim, mirror, actor.player, club)[0]
         if len({o == actor.player for o in outcomes.values()}) < 2:
             continue  # every move wins, or every move loses
         chosen = choose("durak", view, game.legal_moves(), events, level, 0)
         assert outcomes[chosen] != actor.player
         checked += 1
     assert checked >= 3
+
+
+def test_a_playout_plays_the_others_in_the_style_given() -> None:
+    # Hard's playouts judge each move against a style of play for the others (the club
+    # player's or the beginner's, by turns): the style decides the others' choices,
+    # the dummy's too when another seat controls it, and never one of the seat's own.
+    asked: list[Actor] = []
+
+    def beginner(mirror: Mirror, who: Actor, legal: Sequence[DurakMove]) -> DurakMove:
+        asked.append(who)
+        return plain(mirror, who, legal)
+
+    dummy_asked = 0
+    for _, _, actor, view, seen in decisions(20, 2, False):
+        world = sample_world(seen, random.Random(0))
+        sim, mirror = Position(view, seen).game(world), Mirror(seen, world)
+        asked.clear()
+        playout(sim, mirror, actor.player, beginner)
+        assert asked
+        assert all(who.player != actor.player for who in asked)
+        dummy_asked += any(who.dummy for who in asked)
+    assert dummy_asked
 
 
 def test_hidden_cards_elsewhere_do_not_change_the_move() -> None:
