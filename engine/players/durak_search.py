@@ -124,8 +124,9 @@ normal's choice, so that the rest get more samples), 13.8 % before the sorting. 
 moved the middle game is the playouts.  The others had played normal's heuristics in all
 of them, so a move was judged by how it fares against club players alone; now they play
 as the beginner in every other sample: over seeds 0-999 11.1 % [9.3, 13.2] (from 13.0
-%), over 1000-1999 12.8 % [10.9, 15.0] (from 14.0 %), and against normal 18.3 % on seeds
-0-299 (20.7 % before both changes).
+%), over 1000-1999 12.8 % [10.9, 15.0] (from 14.0 %), over 2000-2999 13.7 % [11.7, 16.0]
+(12.5 % [11.4, 13.8] over the 3000 games), and against normal 18.3 % on seeds 0-299
+(20.7 % before both changes).
 
 The work is bounded by fixed counts rather than by the clock, so that equal inputs give
 equal moves on any machine: simulated decisions while sampling (the solver's positions
