@@ -8,7 +8,8 @@ endgame, take rather than burn a high trump early, throw in every plain card it 
 dummy's cards freely, since the dummy can never be the fool; and once it can tell where
 every card is, it checks its move by playing the game out
 (:mod:`engine.players.durak_levels`).  Hard is in :mod:`engine.players.durak_search`;
-it plays the games out with this player.
+its playouts play its own seat with this player, and the others with it or with the
+greedy one, sample by sample.
 """
 
 from __future__ import annotations
