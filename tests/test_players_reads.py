@@ -190,10 +190,11 @@ def test_where_many_deals_are_left_hard_tries_the_likeliest() -> None:
         assert deals is not None
         kept = likeliest(deals, fits)
         assert len(kept) == MAX_SAMPLES
-        key = [[sorted(h) for h in w.hands] for w in kept]
+        key = [[sorted(h) for h in w.hands] for w, _ in kept]
         dropped = [w for w in deals if [sorted(h) for h in w.hands] not in key]
         assert len(dropped) == len(deals) - MAX_SAMPLES
-        weights = [fitness(fits, w) for w in kept]
+        weights = [fitness(fits, w) for w, _ in kept]
+        assert weights == [weight for _, weight in kept]
         # The likeliest come first: the searches against the styles reach them first.
         assert weights == sorted(weights, reverse=True)
         assert weights[-1] >= max(fitness(fits, w) for w in dropped)

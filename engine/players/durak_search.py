@@ -247,13 +247,11 @@ def search(
     fits = [] if reads is None or exact or not duel else reads.fits(seen)
     if worlds is None and fits and seen.stock <= 1:
         worlds = every_world(seen, MAX_DEALS)
-    if worlds is not None and fits:
-        worlds = likeliest(worlds, fits)
-    if worlds is not None:
-        most, margin = len(worlds), 1
-    else:
-        fits = []  # sampled worlds are not weighed: a few heavy samples make a noisy lead
-    # Where deals are tried, each counts as much as it fits those choices.
+    # Where deals are tried, each counts as much as it fits those choices; sampled
+    # worlds are not weighed, since a few heavy samples make a noisy lead.
+    tried = None if worlds is None else likeliest(worlds, fits)
+    if tried is not None:
+        most, margin = len(tried), 1
     # In a duel's endgame a move is also judged by the styles of play it escapes against
     # (:mod:`engine.players.durak_endgame`): best play may win for the opponent, but
     # people do not play endgames perfectly.
@@ -261,13 +259,12 @@ def search(
     style_left = STYLE_BUDGET
     style_nodes = min(STYLE_NODES, STYLE_BUDGET // (len(candidates) * len(STYLES)))
     spent = samples = 0
-    while samples < most and (samples < MIN_SAMPLES or spent < budget or worlds):
-        world = sample_world(seen, rng) if worlds is None else worlds[samples]
+    while samples < most and (samples < MIN_SAMPLES or spent < budget or tried):
+        world, weight = (sample_world(seen, rng), 1.0) if tried is None else tried[samples]
         root = position.game(world)
         # The others play each world's playouts in one style, the styles taking turns:
         # nobody knows whether the table plays like a club or like beginners.
         style = STYLES[samples % len(STYLES)]
-        weight = fitness(fits, world)
         weights += weight
         # Every move is tried against the styles in the same worlds, or in none.
         styling = styled and style_left > 0
@@ -307,12 +304,13 @@ def fitness(fits: list[tuple[int, Fit]], world: World) -> float:
     return weight
 
 
-def likeliest(worlds: list[World], fits: list[tuple[int, Fit]]) -> list[World]:
-    """The ``MAX_SAMPLES`` of ``worlds`` that fit ``fits`` best, the best first (ties in
-    their order): the searches against the styles may run out of positions before the
-    last worlds, which should then be the least likely."""
-    order = sorted(range(len(worlds)), key=lambda i: -fitness(fits, worlds[i]))
-    return [worlds[i] for i in order[:MAX_SAMPLES]]
+def likeliest(worlds: list[World], fits: list[tuple[int, Fit]]) -> list[tuple[World, float]]:
+    """The ``MAX_SAMPLES`` of ``worlds`` that fit ``fits`` best, each with its
+    :func:`fitness`, the best first (ties in their order): the searches against the
+    styles may run out of positions before the last worlds, which should then be the
+    least likely."""
+    weighed = [(world, fitness(fits, world)) for world in worlds]
+    return sorted(weighed, key=lambda pair: -pair[1])[:MAX_SAMPLES]
 
 
 def unescaped(seen: Seen, game: Durak, mirror: Mirror, nodes: int) -> tuple[int, int]:
