@@ -127,8 +127,20 @@ class Hub:
                 await asyncio.sleep(RETRY)
 
 
-def _page() -> bytes:
-    return resources.files("bot.webapp").joinpath("static/index.html").read_bytes()
+# The page and the files it loads, by the name it asks for: its script and style are files
+# of their own, so that the page runs under a policy that allows no inline code.
+ASSETS = {
+    "": ("index.html", "text/html; charset=utf-8"),
+    "table.js": ("table.js", "text/javascript; charset=utf-8"),
+    "table.css": ("table.css", "text/css; charset=utf-8"),
+}
+
+
+def _assets() -> dict[str, tuple[bytes, str]]:
+    static = resources.files("bot.webapp").joinpath("static")
+    return {
+        path: (static.joinpath(name).read_bytes(), kind) for path, (name, kind) in ASSETS.items()
+    }
 
 
 def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
@@ -139,7 +151,7 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
     ``Authorization: Bearer <token>``, or ``s`` in the query of the event stream
     (EventSource cannot set headers). See :mod:`bot.webapp.auth`."""
     checker = Checker(settings.telegram_bot_token)
-    page = _page()
+    assets = _assets()
     svc = services(application)
     clock = svc.clock
 
@@ -167,8 +179,9 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
         token, expires = checker.issue(viewer, now, until)
         return JSONResponse({"token": token, "expires_in": expires - now})
 
-    async def index(request: Request) -> Response:
-        return Response(page, media_type="text/html; charset=utf-8")
+    async def asset(request: Request) -> Response:
+        body, kind = assets[request.url.path.removeprefix(PAGE_PATH)]
+        return Response(body, media_type=kind)
 
     async def open_session(request: Request) -> Response:
         """initData for a session (once: a replay is refused), or a session renewed."""
@@ -245,7 +258,7 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
     routes = [
-        Route(PAGE_PATH, index),
+        *(Route(PAGE_PATH + path, asset) for path in ASSETS),
         Route(PAGE_PATH + "api/session", open_session, methods=["POST"]),
         Route(PAGE_PATH + "api/state", state),
         Route(PAGE_PATH + "api/move", move, methods=["POST"]),

@@ -1,0 +1,208 @@
+"use strict";
+const H = new URLSearchParams(location.hash.slice(1));
+const Q = new URLSearchParams(location.search);
+const INIT = H.get("tgWebAppData") || (window.Telegram && Telegram.WebApp && Telegram.WebApp.initData) || "";
+const TABLE = Q.get("t") || H.get("tgWebAppStartParam") || "";
+const API = location.pathname.replace(/[^/]*$/, "") + "api/";
+const SUITS = {S: "♠", C: "♣", D: "♦", H: "♥"};
+let S = null, pick = null, TOKEN = "", ES = null;
+
+function post(ev, data) {
+  const proxy = window.TelegramWebviewProxy;
+  if (proxy) proxy.postEvent(ev, JSON.stringify(data || {}));
+  else if (window.parent !== window) window.parent.postMessage(JSON.stringify({eventType: ev, eventData: data || {}}), "*");
+}
+// Telegram's colours: at start from the URL, later from its theme_changed event.
+function theme(p) {
+  const map = {bg_color: "--bg", text_color: "--fg", hint_color: "--hint", button_color: "--btn", button_text_color: "--btnfg", secondary_bg_color: "--sec"};
+  for (const k in map) if (p[k]) document.documentElement.style.setProperty(map[k], p[k]);
+}
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text != null) e.textContent = text;
+  return e;
+}
+function card(c, small) {
+  const e = el("div", "card" + (small ? " sm" : ""));
+  if (!c) { e.classList.add("back"); return e; }
+  const suit = c.slice(-1), rank = c.slice(0, -1);
+  if (suit === "D" || suit === "H") e.classList.add("r");
+  e.dataset.card = c;
+  e.append(el("span", "", (S && S.faces[rank]) || rank), el("span", "s", SUITS[suit]));
+  return e;
+}
+function toast(text) {
+  const t = document.getElementById("toast");
+  t.textContent = text; t.style.display = "block";
+  clearTimeout(toast.timer); toast.timer = setTimeout(() => { t.style.display = "none"; }, 3000);
+}
+async function send(data) {
+  pick = null;
+  const r = await fetch(API + "move", {method: "POST", headers: {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"}, body: JSON.stringify({data})});
+  const b = await r.json().catch(() => ({}));
+  if (b.refusal) toast(b.refusal);
+}
+function button(m) {
+  const b = el("button", "mv", m.label);
+  b.dataset.card = m.card || "";
+  b.onclick = () => send(m.data);
+  return b;
+}
+// A card with one move plays it; with several (a beat of either attack card) it asks which.
+function hand(cards, label, moves) {
+  const box = el("div");
+  box.append(el("div", "lbl", label));
+  const row = el("div", "row hand");
+  for (const c of cards) {
+    const e = card(c), mine = moves.filter(m => m.card === c);
+    if (mine.length) {
+      e.classList.add("play");
+      e.onclick = () => { if (mine.length === 1) send(mine[0].data); else { pick = c; draw(); } };
+    }
+    row.append(e);
+  }
+  box.append(row);
+  return box;
+}
+// Moves without a card or a field cell (Take, Pass, Confirm), and those of a picked card.
+function moveButtons(moves) {
+  const box = el("div", "btns");
+  for (const m of moves) if (!m.cell && (!m.card || m.card === pick)) box.append(button(m));
+  return box;
+}
+function durak(v, main) {
+  const w = S.words, moves = S.moves;
+  // attacker and defender: a seat, or "dummy"
+  const mark = i => (v.out.includes(i) ? "✅ " : "") + (v.attacker === i ? "⚔️ " : "") + (v.defender === i ? "🛡 " : "");
+  const chips = el("div", "players");
+  v.players.forEach((name, i) => {
+    const p = el("div", "pl" + (S.actor === i ? " act" : ""), mark(i) + name + ": " + v.hand_counts[i]);
+    for (const k of v.known[i]) p.append(" ", card(k, true));
+    chips.append(p);
+  });
+  const d = el("div", "pl", mark("dummy") + "🂠 " + v.dummy_count);
+  for (const k of v.dummy_known) d.append(" ", card(k, true));
+  chips.append(d);
+  main.append(chips);
+  const felt = el("div", "felt");
+  const top = el("div", "row");
+  top.append(el("span", "lbl", w.trump + " "), card(v.trump, true), el("span", "lbl", " " + w.stock + ": " + v.stock + " · " + w.discard + ": " + v.discard));
+  felt.append(top, el("div", "lbl", w.table));
+  const pairs = el("div", "row table");
+  for (const [a, b] of v.table) {
+    const p = el("div", "pair");
+    p.append(card(a));
+    if (b) p.append(card(b));
+    pairs.append(p);
+  }
+  felt.append(pairs);
+  main.append(felt);
+  if (S.seat != null) main.append(hand(v.hand, w.hand, moves.filter(m => !m.dummy)));
+  if (v.dummy_hand) main.append(hand(v.dummy_hand, w.dummy, moves.filter(m => m.dummy)));
+  main.append(moveButtons(moves));
+}
+function football(v, main) {
+  const w = S.words, me = S.seat === 1 ? 1 : 0;
+  const rows = me === 1 ? [0, 1, 2, 3] : [3, 2, 1, 0], cols = me === 1 ? [3, 2, 1, 0] : [0, 1, 2, 3];
+  const g = v.goals.map(x => x.length);
+  main.append(el("div", "score", v.players[0] + " " + g[0] + " : " + g[1] + " " + v.players[1]));
+  const felt = el("div", "felt");
+  const keeper = s => {
+    const k = el("div", "keeper");
+    const c = card(v.keepers[s]);
+    if (v.keepers[s] && !v.keepers_up[s]) c.classList.add("mine");
+    k.append(el("span", "", "🧤 " + v.players[s]), c);
+    return k;
+  };
+  felt.append(keeper(1 - me));
+  const grid = el("div", "field");
+  for (const r of rows) for (const c of cols) {
+    const x = card(v.field[r][c]);
+    if (v.ball_at && v.ball_at[0] === r && v.ball_at[1] === c) x.classList.add("ball");
+    if (v.field[r][c] && !v.face_up[r][c]) x.classList.add("mine");
+    // the ball steps onto a field card: a tap on that card plays the move
+    const step = S.moves.find(m => m.cell && m.cell[0] === r && m.cell[1] === c);
+    if (step) { x.classList.add("play"); x.onclick = () => send(step.data); }
+    grid.append(x);
+  }
+  felt.append(grid, keeper(me));
+  if (v.ball) { const b = el("div", "row"); b.append(el("span", "lbl", "⚽ "), card(v.ball, true)); felt.append(b); }
+  main.append(felt);
+  if (S.seat != null && v.hand.length) main.append(hand(v.hand, w.hand, S.moves.filter(m => m.card)));
+  main.append(moveButtons(S.moves));
+}
+function draw() {
+  const main = document.getElementById("main");
+  main.textContent = "";
+  if (!S) return;
+  document.documentElement.lang = S.lang;
+  document.body.dataset.version = S.version;
+  document.body.dataset.pick = pick || "";
+  document.getElementById("status").textContent = S.status;
+  subline();
+  (S.kind === "football" ? football : durak)(S.view, main);
+  document.getElementById("events").textContent = S.events.slice(-3).join(" · ");
+}
+// Who is looking, and the turn time left: the one line the countdown redraws (a redraw of
+// the cards would drop a tap that falls in it).
+function subline() {
+  const sub = [];
+  if (S.seat == null) sub.push(S.words.spectator);
+  if (S.turn_left != null) sub.push(S.words.turn_left.replace("{n}", S.turn_left));
+  document.getElementById("sub").textContent = sub.join(" · ");
+}
+function show(s) {
+  if (!s) { document.getElementById("status").textContent = S ? S.words.gone : "—"; S = null; draw(); return; }
+  if (S && s.version !== S.version) pick = null;
+  S = s; draw();
+  if (!document.body.dataset.drawn) document.body.dataset.drawn = Math.round(performance.now());
+  clearInterval(show.tick);
+  show.tick = setInterval(() => { if (S && S.turn_left > 0) { S.turn_left--; subline(); } }, 1000);
+}
+window.Telegram = window.Telegram || {};
+Telegram.WebView = Telegram.WebView || {receiveEvent(type, data) { if (type === "theme_changed" && data) theme(data.theme_params || {}); }};
+function refused() {
+  document.body.dataset.refused = "1";
+  document.getElementById("status").textContent = "401";
+}
+// The initData is traded once for a session token (a second trade is refused as a
+// replay); the token is renewed with itself before it runs out, and kept for a reload.
+async function session(auth) {
+  const r = await fetch(API + "session?t=" + encodeURIComponent(TABLE), {method: "POST", headers: {"Authorization": auth}});
+  if (!r.ok) return false;
+  const b = await r.json();
+  TOKEN = b.token;
+  sessionStorage.setItem("s:" + TABLE, TOKEN);
+  clearTimeout(session.timer);  // the last minute of the initData's day: no renewal
+  if (b.expires_in > 60) session.timer = setTimeout(renew, b.expires_in * 1000 * 2 / 3);
+  return true;
+}
+async function renew() {
+  let ok;
+  try { ok = await session("Bearer " + TOKEN); } catch (e) { setTimeout(renew, 3000); return; }  // offline
+  if (ok) follow(); else refused();
+}
+// Server-sent pictures; the stream ends with the token it was opened with (reopened then).
+function follow() {
+  if (ES) ES.close();
+  ES = new EventSource(API + "events?t=" + encodeURIComponent(TABLE) + "&s=" + encodeURIComponent(TOKEN));
+  ES.onmessage = e => show(JSON.parse(e.data));
+  ES.onerror = () => {
+    if (S) document.getElementById("sub").textContent = S.words.offline;
+    if (ES.readyState === EventSource.CLOSED) setTimeout(renew, 1000);
+  };
+}
+async function start() {
+  try { theme(JSON.parse(H.get("tgWebAppThemeParams") || "{}")); } catch (e) { /* no theme: ours */ }
+  post("web_app_ready"); post("web_app_expand");
+  TOKEN = sessionStorage.getItem("s:" + TABLE) || "";
+  if (!(TOKEN && await session("Bearer " + TOKEN)) && !await session("tma " + INIT)) return refused();
+  const r = await fetch(API + "state?t=" + encodeURIComponent(TABLE), {headers: {"Authorization": "Bearer " + TOKEN}});
+  if (r.status === 401) return refused();
+  const body = await r.json().catch(() => null);
+  if (body && body.refusal) toast(body.refusal);
+  show(r.ok ? body : null);
+  follow();
+}
+start();
