@@ -22,8 +22,10 @@ from bot.screens import render_football, views
 from bot.screens.render import Ctx
 from bot.tables.games import apply_move
 from engine import cards
-from engine.durak import Durak, DurakOptions
-from engine.football import HOME, Football
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakOptions
+from engine.games.football.game import Football
+from engine.games.football.rules import HOME
 
 
 def _table(game: Any, kind: str, langs: list[str]) -> Table:

@@ -29,8 +29,9 @@ from bot.screens.render import ILLEGAL
 from bot.screens.views import TABLE_EVENTS
 from engine import cards
 from engine.base import IllegalMove, MalformedRecord
-from engine.durak import Durak, DurakOptions
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakOptions
+from engine.games.football.game import Football
 
 ROOT = Path(__file__).resolve().parent.parent
 

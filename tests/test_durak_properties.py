@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from engine import cards
 from engine.base import CorruptState
-from engine.durak import Durak, DurakOptions
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakOptions
 from engine.records import export, replay
 from tests.durak_positions import NAMES
 

@@ -16,7 +16,7 @@ import pytest
 
 from bot.core.callbacks import Action
 from engine import cards, records
-from engine.durak import Durak
+from engine.games.durak.game import Durak
 from tests.conftest import Clock, settings
 from tests.fakegram import FakeUser, Harness
 from tests.tabletop import LeakWatch, Tabletop, action_of, stored

@@ -18,7 +18,7 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.i18n import t
 from engine import records
-from engine.football import Football
+from engine.games.football.game import Football
 from tests.fakegram import FakeUser, Harness
 from tests.tabletop import LeakWatch, Tabletop, is_action, stored
 

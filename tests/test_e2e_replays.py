@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from bot.core.callbacks import decode
-from engine.football import Football
+from engine.games.football.game import Football
 from tests.fakegram import FakeMessage, FakeUser, Harness
 from tests.tabletop import Tabletop, stored
 

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from bot.core.callbacks import Action, Callback, decode, encode
-from engine.durak import Durak
+from engine.games.durak.game import Durak
 from tests.fakegram import Answer, FakeMessage, FakeUser, Harness
 from tests.tabletop import Tabletop, is_action, stored
 

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from engine import cards
 from engine.base import IllegalMove
-from engine.football import HOME, Football, FootballOptions, FootballView, Move
+from engine.games.football.game import Football
+from engine.games.football.rules import HOME, FootballOptions, Move
+from engine.games.football.view import FootballView
 from engine.records import export, replay
 
 games = st.builds(

@@ -49,8 +49,9 @@ def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
 
 def _with_packages(names: set[str]) -> set[str]:
     """``names`` and the packages they are in: Python runs a package's ``__init__`` before
-    any module of it, so importing ``engine.players.durak`` imports ``engine.players`` too
-    (an import cycle through a package's ``__init__`` is a cycle all the same)."""
+    any module of it, so importing ``engine.games.durak.rules`` imports ``engine.games.durak``
+    and ``engine.games`` too (an import cycle through a package's ``__init__`` is a cycle
+    all the same)."""
     found = set(names)
     for name in names:
         parts = name.split(".")

@@ -27,7 +27,7 @@ from bot.core.services import services
 from bot.core.store import Snapshot, table_key
 from bot.webapp import api, server
 from bot.webapp.auth import SESSION, Checker, Forged
-from engine.durak import Durak
+from engine.games.durak.game import Durak
 from tests.conftest import Clock, settings
 from tests.fakegram import BOT_TOKEN, FakeTelegram, FakeUser, Harness
 from tests.fakeserver import FakeServer

@@ -19,7 +19,7 @@ from bot.screens import render_durak, render_football
 from bot.screens.render import Ctx
 from bot.tables.stats import Line
 from engine.registry import GAMES as ENGINE_GAMES
-from engine.registry import GameSpec
+from engine.spec import GameSpec
 
 # (token, record) of each legal move of the reader, when he is to act.
 Legal = list[tuple[str, dict[str, Any]]]

@@ -1,4 +1,4 @@
-"""Durak with a dummy on screen, rendered only from :class:`engine.durak.DurakView`."""
+"""Durak with a dummy on screen, rendered only from :class:`engine.games.durak.view.DurakView`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from bot.core.models import GameSettings
 from bot.core.screen import Button, rows_of
 from bot.screens.render import Ctx, percent
 from bot.tables.stats import Line
-from engine.durak import DurakView
+from engine.games.durak.view import DurakView
 
 # The narration of each event the engine emits, by kind.
 EVENTS = {

@@ -1,4 +1,5 @@
-"""Belarusian football on screen, rendered only from :class:`engine.football.FootballView`.
+"""Belarusian football on screen, rendered only from its view
+(:class:`engine.games.football.view.FootballView`).
 
 Each player sees the field from his own side: his row at the bottom, his left on the
 left. Views use absolute coordinates (row 0 and column 0 are A's), so for seat 1 (B) both
@@ -17,7 +18,8 @@ from bot.core.screen import Button, rows_of
 from bot.screens.render import Ctx
 from bot.tables.stats import Line
 from engine import cards
-from engine.football import HOME, FootballView, ahead
+from engine.games.football.rules import HOME, ahead
+from engine.games.football.view import FootballView
 
 _ARROWS = {-1: "↖", 0: "⬆", 1: "↗"}
 # The narration of each event the engine emits, by kind (and reason: ``kind.reason``).
