@@ -41,6 +41,7 @@ from bot.core.config import Settings
 from bot.core.i18n import lang_of, t
 from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot
+from bot.screens import registry
 from bot.webapp import api
 from bot.webapp.auth import Checker, Forged, Session, Viewer
 
@@ -128,7 +129,8 @@ class Hub:
 
 
 # The page and the files it loads, by the name it asks for: its script and style are files
-# of their own, so that the page runs under a policy that allows no inline code.
+# of their own, so that the page runs under a policy that allows no inline code (the
+# games' drawings come from the registry: bot.screens.registry.page_files).
 ASSETS = {
     "": ("index.html", "text/html; charset=utf-8"),
     "table.js": ("table.js", "text/javascript; charset=utf-8"),
@@ -138,9 +140,10 @@ ASSETS = {
 
 def _assets() -> dict[str, tuple[bytes, str]]:
     static = resources.files("bot.webapp").joinpath("static")
-    return {
+    own = {
         path: (static.joinpath(name).read_bytes(), kind) for path, (name, kind) in ASSETS.items()
     }
+    return own | registry.page_files()
 
 
 def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
@@ -258,7 +261,7 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
     routes = [
-        *(Route(PAGE_PATH + path, asset) for path in ASSETS),
+        *(Route(PAGE_PATH + path, asset) for path in assets),
         Route(PAGE_PATH + "api/session", open_session, methods=["POST"]),
         Route(PAGE_PATH + "api/state", state),
         Route(PAGE_PATH + "api/move", move, methods=["POST"]),
