@@ -1,5 +1,5 @@
-"""A durak game written down and read back: the stored state (:func:`dump`, :func:`load`),
-the record's header and moves (docs/records.md) and the moves' button tokens.
+"""A durak game written down and read back (:class:`DurakCodec`): the stored state, the
+record's header and moves (docs/records.md) and the moves' button tokens.
 
 Loading checks everything the rules keep true between two moves, so that play from a
 loaded state can never reach a position the rules do not have.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -40,7 +40,7 @@ _TOKEN = re.compile(rf"(d?)(?:a({_CARD})|b({_CARD})({_CARD})|w({_CARD})|(t)|(p))
 
 
 class Stored(BaseModel):
-    """The stored form of a game (:func:`dump`): ints and lists, validated on the way in.
+    """The stored form of a game (``to_json``): ints and lists, validated on the way in.
 
     Cards are ints (engine.cards); participants are seats with the dummy as ``n``;
     ``hands``/``known`` have the dummy's last. The stock is not stored: it is the deck's
@@ -73,125 +73,132 @@ class Stored(BaseModel):
     fool: int | None
 
 
-# ------------------------------------------------------------------ records
+class DurakCodec(DurakRules):
+    """The rules written down and read back (the module doc)."""
 
+    name: ClassVar[str]
+    __slots__ = ()
 
-def header(game: DurakRules, name: str) -> dict[str, Any]:
-    """The record of ``game`` without its moves (docs/records.md §2)."""
-    return {
-        "game": name,
-        "options": game.options.model_dump(),
-        "players": list(game._names),
-        "deck": cards.to_strs(game._deck),
-        "dealer": game._dealer,
-        "previous_fool": game._previous_fool,
-    }
+    # ------------------------------------------------------------------ records
 
+    def header(self) -> dict[str, Any]:
+        return {
+            "game": self.name,
+            "options": self.options.model_dump(),
+            "players": list(self._names),
+            "deck": cards.to_strs(self._deck),
+            "dealer": self._dealer,
+            "previous_fool": self._previous_fool,
+        }
 
-def start(record: dict[str, Any]) -> tuple[DurakOptions, list[str], int, int | None, list[int]]:
-    """What a record's game starts from: options, players, dealer, previous fool, deck
-    (each checked for its shape; the rules check the rest). Raises MalformedRecord."""
-    options, players, deck = read_header(record, DurakOptions)
-    if "dealer" not in record:
-        raise MalformedRecord("dealer is required")
-    return options, players, record["dealer"], record.get("previous_fool"), deck
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Self:
+        options, players, deck = read_header(record, DurakOptions)
+        if "dealer" not in record:
+            raise MalformedRecord("dealer is required")
+        try:
+            return cls.new(
+                options, players, record["dealer"], record.get("previous_fool"), deck=deck
+            )
+        except ValueError as exc:
+            raise MalformedRecord(str(exc)) from None
 
+    def move_to_record(self, move: DurakMove) -> dict[str, Any]:
+        player, dummy, kind, cs = move
+        data: dict[str, Any] = {"player": player}
+        if kind in (ATTACK, THROW_KIND):
+            data[kind] = cards.to_str(cs[0])
+        elif kind == BEAT:
+            data[BEAT] = cards.to_str(cs[0])
+            data["with"] = cards.to_str(cs[1])
+        else:
+            data[kind] = True
+        if dummy:
+            data["dummy"] = True
+        return data
 
-def move_to_record(move: DurakMove) -> dict[str, Any]:
-    player, dummy, kind, cs = move
-    data: dict[str, Any] = {"player": player}
-    if kind in (ATTACK, THROW_KIND):
-        data[kind] = cards.to_str(cs[0])
-    elif kind == BEAT:
-        data[BEAT] = cards.to_str(cs[0])
-        data["with"] = cards.to_str(cs[1])
-    else:
-        data[kind] = True
-    if dummy:
-        data["dummy"] = True
-    return data
+    def move_from_record(self, data: object) -> DurakMove:
+        if not isinstance(data, dict):
+            raise MalformedRecord(f"a move is a JSON object, not {json.dumps(data)}")
+        player = data.get("player")
+        dummy = data.get("dummy", False)
+        if type(player) is not int or not isinstance(dummy, bool):
+            raise MalformedRecord(f"bad move: {json.dumps(data)}")
+        keys = set(data) - {"player", "dummy"}
+        try:
+            if keys == {ATTACK} or keys == {THROW_KIND}:
+                (kind,) = keys
+                return DurakMove(player, dummy, kind, (cards.parse(data[kind]),))
+            if keys == {BEAT, "with"}:
+                pair = (cards.parse(data[BEAT]), cards.parse(data["with"]))
+                return DurakMove(player, dummy, BEAT, pair)
+            if (keys == {TAKE_KIND} or keys == {PASS}) and all(data[k] is True for k in keys):
+                (kind,) = keys
+                return DurakMove(player, dummy, kind)
+        except ValueError as exc:
+            raise MalformedRecord(f"{exc} in move {json.dumps(data)}") from None
+        raise MalformedRecord(f"unknown move shape: {json.dumps(data)}")
 
+    # ------------------------------------------------------------------ button tokens
 
-def move_from_record(data: object) -> DurakMove:
-    if not isinstance(data, dict):
-        raise MalformedRecord(f"a move is a JSON object, not {json.dumps(data)}")
-    player = data.get("player")
-    dummy = data.get("dummy", False)
-    if type(player) is not int or not isinstance(dummy, bool):
-        raise MalformedRecord(f"bad move: {json.dumps(data)}")
-    keys = set(data) - {"player", "dummy"}
-    try:
-        if keys == {ATTACK} or keys == {THROW_KIND}:
-            (kind,) = keys
-            return DurakMove(player, dummy, kind, (cards.parse(data[kind]),))
-        if keys == {BEAT, "with"}:
-            pair = (cards.parse(data[BEAT]), cards.parse(data["with"]))
-            return DurakMove(player, dummy, BEAT, pair)
-        if (keys == {TAKE_KIND} or keys == {PASS}) and all(data[k] is True for k in keys):
-            (kind,) = keys
-            return DurakMove(player, dummy, kind)
-    except ValueError as exc:
-        raise MalformedRecord(f"{exc} in move {json.dumps(data)}") from None
-    raise MalformedRecord(f"unknown move shape: {json.dumps(data)}")
+    def move_token(self, move: DurakMove) -> str:
+        _, dummy, kind, cs = move
+        prefix = "d" if dummy else ""
+        if kind == ATTACK:
+            return f"{prefix}a{cards.to_str(cs[0])}"
+        if kind == BEAT:
+            return f"{prefix}b{cards.to_str(cs[0])}{cards.to_str(cs[1])}"
+        if kind == THROW_KIND:
+            return f"{prefix}w{cards.to_str(cs[0])}"
+        return prefix + ("t" if kind == TAKE_KIND else "p")
 
+    def move_from_token(self, token: str, player: int) -> DurakMove:
+        match = _TOKEN.fullmatch(token) if isinstance(token, str) else None
+        if match is None:
+            raise MalformedRecord(f"bad durak move token: {token!r}")
+        d, attack, beat_a, beat_c, throw, take, _ = match.groups()
+        dummy = d == "d"
+        if attack:
+            return DurakMove(player, dummy, ATTACK, (cards.parse(attack),))
+        if beat_a:
+            return DurakMove(player, dummy, BEAT, (cards.parse(beat_a), cards.parse(beat_c)))
+        if throw:
+            return DurakMove(player, dummy, THROW_KIND, (cards.parse(throw),))
+        return DurakMove(player, dummy, TAKE_KIND if take else PASS)
 
-# ------------------------------------------------------------------ button tokens
+    # ------------------------------------------------------------------ stored state
 
+    def to_json(self) -> str:
+        state = Stored.model_construct(
+            v=1,
+            options=self.options,
+            players=self._names,
+            dealer=self._dealer,
+            previous_fool=self._previous_fool,
+            deck=list(self._deck),
+            drawn=self._drawn,
+            hands=self._hands,
+            known=[sorted(k) for k in self._known],
+            discard=self._discard,
+            table=[[a] if d < 0 else [a, d] for a, d in zip(self._att, self._dfn, strict=True)],
+            phase=PHASES[self._phase],
+            attacker=self._attacker,
+            defender=self._defender,
+            pos=self._pos,
+            limit=self._limit,
+            controller=self._controller,
+            out=self._out,
+            pending=self._pending,
+            fool=self._fool,
+        )
+        return state.model_dump_json()
 
-def move_token(move: DurakMove) -> str:
-    _, dummy, kind, cs = move
-    prefix = "d" if dummy else ""
-    if kind == ATTACK:
-        return f"{prefix}a{cards.to_str(cs[0])}"
-    if kind == BEAT:
-        return f"{prefix}b{cards.to_str(cs[0])}{cards.to_str(cs[1])}"
-    if kind == THROW_KIND:
-        return f"{prefix}w{cards.to_str(cs[0])}"
-    return prefix + ("t" if kind == TAKE_KIND else "p")
-
-
-def move_from_token(token: str, player: int) -> DurakMove:
-    match = _TOKEN.fullmatch(token) if isinstance(token, str) else None
-    if match is None:
-        raise MalformedRecord(f"bad durak move token: {token!r}")
-    d, attack, beat_a, beat_c, throw, take, _ = match.groups()
-    dummy = d == "d"
-    if attack:
-        return DurakMove(player, dummy, ATTACK, (cards.parse(attack),))
-    if beat_a:
-        return DurakMove(player, dummy, BEAT, (cards.parse(beat_a), cards.parse(beat_c)))
-    if throw:
-        return DurakMove(player, dummy, THROW_KIND, (cards.parse(throw),))
-    return DurakMove(player, dummy, TAKE_KIND if take else PASS)
-
-
-# ------------------------------------------------------------------ stored state
-
-
-def dump(game: DurakRules) -> str:
-    state = Stored.model_construct(
-        v=1,
-        options=game.options,
-        players=game._names,
-        dealer=game._dealer,
-        previous_fool=game._previous_fool,
-        deck=list(game._deck),
-        drawn=game._drawn,
-        hands=game._hands,
-        known=[sorted(k) for k in game._known],
-        discard=game._discard,
-        table=[[a] if d < 0 else [a, d] for a, d in zip(game._att, game._dfn, strict=True)],
-        phase=PHASES[game._phase],
-        attacker=game._attacker,
-        defender=game._defender,
-        pos=game._pos,
-        limit=game._limit,
-        controller=game._controller,
-        out=game._out,
-        pending=game._pending,
-        fool=game._fool,
-    )
-    return state.model_dump_json()
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        state = parse(text)
+        game = cls(state.options, state.players, state.dealer, state.previous_fool, state.deck)
+        load(game, state)
+        return game
 
 
 def parse(text: str | bytes) -> Stored:

@@ -1,5 +1,5 @@
-"""What one seat may see of a durak game (its view) and what a record's replay shows
-of it (its summary): both built from the state, never handing it out."""
+"""What one seat may see of a durak game (its view) and what a record's replay shows of
+it (its summary, docs/records.md §6.5): both built from the state, never handing it out."""
 
 from __future__ import annotations
 
@@ -53,66 +53,67 @@ class DurakView(BaseModel):
     fool: int | None  # when finished: the fool, or None for a drawn game
 
 
-def _table_pairs(game: DurakRules) -> list[tuple[str, str | None]]:
-    return [
-        (cards.to_str(a), cards.to_str(d) if d >= 0 else None)
-        for a, d in zip(game._att, game._dfn, strict=True)
-    ]
+class DurakViewer(DurakRules):
+    """What the rules show: a seat's view and the replay's summary (the module doc)."""
 
+    __slots__ = ()
 
-def summary(game: DurakRules) -> dict[str, Any]:
-    """docs/records.md §6.5: what everyone at the table sees."""
-    over = game._phase == OVER
-    n = game._n
-    return {
-        "trump": cards.to_str(game._trump_card),
-        "stock": len(game._stock) - game._drawn,
-        "hands": [len(h) for h in game._hands[:n]],
-        "dummy": len(game._hands[n]),
-        "discard": len(game._discard),
-        "table": [list(pair) for pair in _table_pairs(game)],
-        "attacker": None if over else game._seat(game._attacker),
-        "defender": None if over else game._seat(game._defender),
-        "controller": game._controller,
-        "out": list(game._out),
-    }
+    def _table_pairs(self) -> list[tuple[str, str | None]]:
+        return [
+            (cards.to_str(a), cards.to_str(d) if d >= 0 else None)
+            for a, d in zip(self._att, self._dfn, strict=True)
+        ]
 
+    def summary(self) -> dict[str, Any]:
+        over = self._phase == OVER
+        n = self._n
+        return {
+            "trump": cards.to_str(self._trump_card),
+            "stock": len(self._stock) - self._drawn,
+            "hands": [len(h) for h in self._hands[:n]],
+            "dummy": len(self._hands[n]),
+            "discard": len(self._discard),
+            "table": [list(pair) for pair in self._table_pairs()],
+            "attacker": None if over else self._seat(self._attacker),
+            "defender": None if over else self._seat(self._defender),
+            "controller": self._controller,
+            "out": list(self._out),
+        }
 
-def _sorted(game: DurakRules, hand: Iterable[Card]) -> list[str]:
-    return cards.to_strs(sorted(hand, key=cards.sort_key_by_suit(game._trump)))
+    def _sorted(self, hand: Iterable[Card]) -> list[str]:
+        return cards.to_strs(sorted(hand, key=cards.sort_key_by_suit(self._trump)))
 
-
-def view(game: DurakRules, seat: int | None) -> DurakView:
-    """Own hand; the dummy's only for its controller; of the others only what is public."""
-    n = game._n
-    if seat is not None and (type(seat) is not int or not 0 <= seat < n):
-        raise ValueError(f"no seat {seat!r}")
-    over = game._phase == OVER
-    actor = game.to_act()
-    return DurakView(
-        seat=seat,
-        players=list(game._names),
-        dealer=game._dealer,
-        deck_size=game.options.deck_size,
-        dummy_plays=game._dummy_plays,
-        trump=cards.to_str(game._trump_card),
-        hand=[] if seat is None else _sorted(game, game._hands[seat]),
-        dummy_hand=_sorted(game, game._hands[n]) if seat == game._controller else None,
-        hand_counts=[len(h) for h in game._hands[:n]],
-        dummy_count=len(game._hands[n]),
-        known=[_sorted(game, k) for k in game._known[:n]],
-        dummy_known=_sorted(game, game._known[n]),
-        table=_table_pairs(game),
-        stock=len(game._stock) - game._drawn,
-        discard=len(game._discard),
-        phase=PHASES[game._phase],
-        attacker=None if over else game._seat(game._attacker),
-        defender=None if over else game._seat(game._defender),
-        to_act=None if actor is None else ActorView(player=actor.player, dummy=actor.dummy),
-        controller=game._controller,
-        out=list(game._out),
-        limit=None if over else game._limit,
-        attack_cards=len(game._att),
-        finished=over,
-        fool=game._fool,
-    )
+    def view(self, seat: int | None) -> DurakView:
+        """Own hand; the dummy's only for its controller; of the others only what is public."""
+        n = self._n
+        if seat is not None and (type(seat) is not int or not 0 <= seat < n):
+            raise ValueError(f"no seat {seat!r}")
+        over = self._phase == OVER
+        actor = self.to_act()
+        return DurakView(
+            seat=seat,
+            players=list(self._names),
+            dealer=self._dealer,
+            deck_size=self.options.deck_size,
+            dummy_plays=self._dummy_plays,
+            trump=cards.to_str(self._trump_card),
+            hand=[] if seat is None else self._sorted(self._hands[seat]),
+            dummy_hand=self._sorted(self._hands[n]) if seat == self._controller else None,
+            hand_counts=[len(h) for h in self._hands[:n]],
+            dummy_count=len(self._hands[n]),
+            known=[self._sorted(k) for k in self._known[:n]],
+            dummy_known=self._sorted(self._known[n]),
+            table=self._table_pairs(),
+            stock=len(self._stock) - self._drawn,
+            discard=len(self._discard),
+            phase=PHASES[self._phase],
+            attacker=None if over else self._seat(self._attacker),
+            defender=None if over else self._seat(self._defender),
+            to_act=None if actor is None else ActorView(player=actor.player, dummy=actor.dummy),
+            controller=self._controller,
+            out=list(self._out),
+            limit=None if over else self._limit,
+            attack_cards=len(self._att),
+            finished=over,
+            fool=self._fool,
+        )

@@ -1,6 +1,5 @@
-"""A football game written down and read back: the stored state (:func:`dump`,
-:func:`load`), the record's header and moves (docs/records.md) and the moves' button
-tokens.
+"""A football game written down and read back (:class:`FootballCodec`): the stored
+state, the record's header and moves (docs/records.md) and the moves' button tokens.
 
 Loading checks every rule a stored state must satisfy, so that play from a loaded state
 can never reach a position the rules do not have.
@@ -9,7 +8,7 @@ can never reach a position the rules do not have.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import to_json
@@ -55,105 +54,112 @@ class Stored(BaseModel):
     phase: int = Field(ge=SETUP, le=FINISHED)
 
 
-# ----------------------------------------------------------------- records
+class FootballCodec(FootballRules):
+    """The rules written down and read back (the module doc)."""
 
+    name: ClassVar[str]
+    __slots__ = ()
 
-def header(game: FootballRules, name: str) -> dict[str, Any]:
-    """The record of ``game`` without its moves (docs/records.md §2)."""
-    return {
-        "game": name,
-        "options": game._options.model_dump(),
-        "players": list(game._players),
-        "deck": cards.to_strs(game._deck),
-    }
+    # ----------------------------------------------------------------- records
 
-
-def start(record: dict[str, Any]) -> tuple[FootballOptions, list[str], list[Card]]:
-    """What a record's game starts from: options, players and deck; raises MalformedRecord."""
-    return read_header(record, FootballOptions)
-
-
-def move_to_record(move: Move) -> dict[str, Any]:
-    if move.kind == "setup":
+    def header(self) -> dict[str, Any]:
         return {
-            "player": move.player,
-            "setup": {
-                "goalkeeper": _to_str(move.cards[0]),
-                "row": cards.to_strs(move.cards[1:]),
-            },
+            "game": self.name,
+            "options": self._options.model_dump(),
+            "players": list(self._players),
+            "deck": cards.to_strs(self._deck),
         }
-    return {"player": move.player, move.kind: move.column}
 
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Self:
+        options, players, deck = read_header(record, FootballOptions)
+        return cls.new(options, players, deck=deck)
 
-def move_from_record(data: object) -> Move:
-    if not isinstance(data, dict) or len(data) != 2 or not _is_int(data.get("player")):
-        raise MalformedRecord(f"not a football move: {_short(data)}")
-    player = data["player"]
-    if "setup" in data:
-        setup = data["setup"]
-        if (
-            not isinstance(setup, dict)
-            or set(setup) != {"goalkeeper", "row"}
-            or not isinstance(setup["row"], list)
-            or len(setup["row"]) != 4
-        ):
-            raise MalformedRecord(f"not a football set-up: {_short(data)}")
-        try:
-            chosen = (cards.parse(setup["goalkeeper"]), *cards.parse_many(setup["row"]))
-        except ValueError as exc:
-            raise MalformedRecord(str(exc)) from None
-        return Move(player, "setup", -1, chosen)
-    for kind in ("enter", "advance"):
-        if kind in data:
-            if not _is_int(data[kind]):
-                raise MalformedRecord(f"a column must be an integer: {_short(data)}")
-            return Move(player, kind, data[kind])
-    raise MalformedRecord(f"not a football move: {_short(data)}")
+    def move_to_record(self, move: Move) -> dict[str, Any]:
+        if move.kind == "setup":
+            return {
+                "player": move.player,
+                "setup": {
+                    "goalkeeper": _to_str(move.cards[0]),
+                    "row": cards.to_strs(move.cards[1:]),
+                },
+            }
+        return {"player": move.player, move.kind: move.column}
 
-
-# ----------------------------------------------------------------- button tokens
-
-
-def move_token(move: Move) -> str:
-    if move.kind == "setup":
-        return "s" + ".".join(cards.to_strs(move.cards))
-    return move.kind[0] + str(move.column)
-
-
-def move_from_token(token: str, player: int) -> Move:
-    if len(token) == 2 and token[0] in "ea" and token[1] in "0123":
-        return Move(player, "enter" if token[0] == "e" else "advance", int(token[1]))
-    if token.startswith("s") and len(token) <= 40:
-        parts = token[1:].split(".")
-        if len(parts) == 5:
+    def move_from_record(self, data: object) -> Move:
+        if not isinstance(data, dict) or len(data) != 2 or not _is_int(data.get("player")):
+            raise MalformedRecord(f"not a football move: {_short(data)}")
+        player = data["player"]
+        if "setup" in data:
+            setup = data["setup"]
+            if (
+                not isinstance(setup, dict)
+                or set(setup) != {"goalkeeper", "row"}
+                or not isinstance(setup["row"], list)
+                or len(setup["row"]) != 4
+            ):
+                raise MalformedRecord(f"not a football set-up: {_short(data)}")
             try:
-                return Move(player, "setup", -1, tuple(cards.parse(p) for p in parts))
-            except ValueError:
-                pass
-    raise MalformedRecord(f"not a football move token: {token[:40]!r}")
+                chosen = (cards.parse(setup["goalkeeper"]), *cards.parse_many(setup["row"]))
+            except ValueError as exc:
+                raise MalformedRecord(str(exc)) from None
+            return Move(player, "setup", -1, chosen)
+        for kind in ("enter", "advance"):
+            if kind in data:
+                if not _is_int(data[kind]):
+                    raise MalformedRecord(f"a column must be an integer: {_short(data)}")
+                return Move(player, kind, data[kind])
+        raise MalformedRecord(f"not a football move: {_short(data)}")
 
+    # ----------------------------------------------------------------- button tokens
 
-# ----------------------------------------------------------------- stored state
+    def move_token(self, move: Move) -> str:
+        if move.kind == "setup":
+            return "s" + ".".join(cards.to_strs(move.cards))
+        return move.kind[0] + str(move.column)
 
+    def move_from_token(self, token: str, player: int) -> Move:
+        if len(token) == 2 and token[0] in "ea" and token[1] in "0123":
+            return Move(player, "enter" if token[0] == "e" else "advance", int(token[1]))
+        if token.startswith("s") and len(token) <= 40:
+            parts = token[1:].split(".")
+            if len(parts) == 5:
+                try:
+                    return Move(player, "setup", -1, tuple(cards.parse(p) for p in parts))
+                except ValueError:
+                    pass
+        raise MalformedRecord(f"not a football move token: {token[:40]!r}")
 
-def dump(game: FootballRules) -> str:
-    # pydantic-core's serialiser is several times faster than json.dumps here.
-    return to_json(
-        {
-            "v": 1,
-            "options": {"decks": game._options.decks, "deck_size": game._options.deck_size},
-            "players": game._players,
-            "deck": game._deck,
-            "setup": [list(s) if s else [] for s in game._setup],
-            "up": game._up,
-            "drawn": game._drawn,
-            "goals": game._goals,
-            "out": game._out,
-            "at": game._at,
-            "turn": game._turn,
-            "phase": game._phase,
-        }
-    ).decode()
+    # ----------------------------------------------------------------- stored state
+
+    def to_json(self) -> str:
+        # pydantic-core's serialiser is several times faster than json.dumps here.
+        return to_json(
+            {
+                "v": 1,
+                "options": {"decks": self._options.decks, "deck_size": self._options.deck_size},
+                "players": self._players,
+                "deck": self._deck,
+                "setup": [list(s) if s else [] for s in self._setup],
+                "up": self._up,
+                "drawn": self._drawn,
+                "goals": self._goals,
+                "out": self._out,
+                "at": self._at,
+                "turn": self._turn,
+                "phase": self._phase,
+            }
+        ).decode()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        state = parse(text)
+        try:
+            game = cls.new(state.options, state.players, deck=state.deck)
+        except MalformedRecord as exc:
+            raise CorruptState(f"football state: {exc}") from None
+        load(game, state)
+        return game
 
 
 def parse(text: str | bytes) -> Stored:

@@ -1,5 +1,6 @@
 """What one seat may see of a football game (its view) and what a record's replay shows
-of it (its summary): both built from the state, never handing it out."""
+of it (its summary, docs/records.md §6.5): both built from the state, never handing it
+out."""
 
 from __future__ import annotations
 
@@ -57,66 +58,71 @@ class FootballView(BaseModel):
     result: FootballResult | None
 
 
-def summary(game: FootballRules) -> dict[str, Any]:
-    """docs/records.md §6.5: what everyone at the table sees."""
-    face_up: dict[str, str] = {}
-    for pos in range(16):
-        if game._up >> pos & 1:
-            face_up[f"r{pos >> 2}c{pos & 3}"] = _to_str(game._field[pos])
-    for seat in (0, 1):
-        if game._up & KEEPER_BIT[seat]:
-            face_up[f"keeper{seat}"] = _to_str(game._keepers[seat])
-    return {
-        "piles": game.piles(),
-        "goals": [len(game._goals[0]), len(game._goals[1])],
-        "ball": None if game._ball < 0 else _to_str(game._ball),
-        "ball_at": None if game._at < 0 else [game._at >> 2, game._at & 3],
-        "face_up": face_up,
-    }
+class FootballViewer(FootballRules):
+    """What the rules show: a seat's view and the replay's summary (the module doc)."""
 
+    __slots__ = ()
 
-def view(game: FootballRules, seat: int | None) -> FootballView:
-    """seeds/football.md §4: his own row and goalkeeper, and what is face up."""
-    if seat is not None and seat not in (0, 1):
-        raise ValueError(f"no seat {seat!r} in football")
-    up = game._up
-    field: list[list[str | None]] = []
-    face_up: list[list[bool]] = []
-    for row in range(4):
-        own = seat is not None and HOME[seat] == row
-        cells: list[str | None] = []
-        flags: list[bool] = []
-        for col in range(4):
-            pos = row * 4 + col
-            card = game._field[pos]
-            shown = (up >> pos & 1 or own) and card >= 0
-            cells.append(_to_str(card) if shown else None)
-            flags.append(bool(up >> pos & 1))
-        field.append(cells)
-        face_up.append(flags)
-    keepers: list[str | None] = []
-    for k in (0, 1):
-        known = up & KEEPER_BIT[k] or seat == k
-        keepers.append(_to_str(game._keepers[k]) if known and game._keepers[k] >= 0 else None)
-    result = game.result()
-    return FootballView(
-        seat=seat,
-        players=list(game._players),
-        options=game._options,
-        phase=PHASES[game._phase],
-        turn=game._turn if game._phase == PLAY else None,
-        setup_done=[s is not None for s in game._setup],
-        hand=(
-            cards.to_strs(game.hand(seat)) if seat is not None and game._setup[seat] is None else []
-        ),
-        field=field,
-        face_up=face_up,
-        keepers=keepers,
-        keepers_up=[bool(up & KEEPER_BIT[0]), bool(up & KEEPER_BIT[1])],
-        ball=None if game._ball < 0 else _to_str(game._ball),
-        ball_at=None if game._at < 0 else [game._at >> 2, game._at & 3],
-        piles=game.piles(),
-        goals=[cards.to_strs(g) for g in game._goals],
-        discarded=cards.to_strs(game._out),
-        result=None if result is None else FootballResult(**result),
-    )
+    def summary(self) -> dict[str, Any]:
+        face_up: dict[str, str] = {}
+        for pos in range(16):
+            if self._up >> pos & 1:
+                face_up[f"r{pos >> 2}c{pos & 3}"] = _to_str(self._field[pos])
+        for seat in (0, 1):
+            if self._up & KEEPER_BIT[seat]:
+                face_up[f"keeper{seat}"] = _to_str(self._keepers[seat])
+        return {
+            "piles": self.piles(),
+            "goals": [len(self._goals[0]), len(self._goals[1])],
+            "ball": None if self._ball < 0 else _to_str(self._ball),
+            "ball_at": None if self._at < 0 else [self._at >> 2, self._at & 3],
+            "face_up": face_up,
+        }
+
+    def view(self, seat: int | None) -> FootballView:
+        """seeds/football.md §4: his own row and goalkeeper, and what is face up."""
+        if seat is not None and seat not in (0, 1):
+            raise ValueError(f"no seat {seat!r} in football")
+        up = self._up
+        field: list[list[str | None]] = []
+        face_up: list[list[bool]] = []
+        for row in range(4):
+            own = seat is not None and HOME[seat] == row
+            cells: list[str | None] = []
+            flags: list[bool] = []
+            for col in range(4):
+                pos = row * 4 + col
+                card = self._field[pos]
+                shown = (up >> pos & 1 or own) and card >= 0
+                cells.append(_to_str(card) if shown else None)
+                flags.append(bool(up >> pos & 1))
+            field.append(cells)
+            face_up.append(flags)
+        keepers: list[str | None] = []
+        for k in (0, 1):
+            known = up & KEEPER_BIT[k] or seat == k
+            keepers.append(_to_str(self._keepers[k]) if known and self._keepers[k] >= 0 else None)
+        result = self.result()
+        return FootballView(
+            seat=seat,
+            players=list(self._players),
+            options=self._options,
+            phase=PHASES[self._phase],
+            turn=self._turn if self._phase == PLAY else None,
+            setup_done=[s is not None for s in self._setup],
+            hand=(
+                cards.to_strs(self.hand(seat))
+                if seat is not None and self._setup[seat] is None
+                else []
+            ),
+            field=field,
+            face_up=face_up,
+            keepers=keepers,
+            keepers_up=[bool(up & KEEPER_BIT[0]), bool(up & KEEPER_BIT[1])],
+            ball=None if self._ball < 0 else _to_str(self._ball),
+            ball_at=None if self._at < 0 else [self._at >> 2, self._at & 3],
+            piles=self.piles(),
+            goals=[cards.to_strs(g) for g in self._goals],
+            discarded=cards.to_strs(self._out),
+            result=None if result is None else FootballResult(**result),
+        )
