@@ -167,8 +167,9 @@ def _moves_for(player: int, dummy: bool) -> _MoveTable:
 
 class DurakRules:
     """One game's state and its rules: who acts, the legal moves, apply and the steps the
-    rules take by themselves. :class:`engine.games.durak.game.Durak` adds the codecs and
-    the views; the package's modules share these attributes."""
+    rules take by themselves. Its codecs (:class:`engine.games.durak.codec.DurakCodec`) and
+    views (:class:`engine.games.durak.view.DurakViewer`) read these attributes, and
+    :class:`engine.games.durak.game.Durak` joins the three."""
 
     __slots__ = (
         "_att",

@@ -179,8 +179,10 @@ def _sorted_deck(size: int, decks: int) -> list[Card]:
 
 class FootballRules:
     """One game's state and its rules: who acts, the legal moves, apply and the steps the
-    rules take by themselves. :class:`engine.games.football.game.Football` adds the codecs
-    and the views; the package's modules share these attributes."""
+    rules take by themselves. Its codecs
+    (:class:`engine.games.football.codec.FootballCodec`) and views
+    (:class:`engine.games.football.view.FootballViewer`) read these attributes, and
+    :class:`engine.games.football.game.Football` joins the three."""
 
     __slots__ = (
         "_at",
