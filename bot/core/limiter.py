@@ -38,6 +38,7 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
+from bot.core import metrics
 from bot.core.clock import Clock
 from bot.core.store import KEY_PREFIX
 
@@ -191,6 +192,7 @@ class Limiter:
                 return 0.0
             if self.clock() + wait > deadline:
                 return wait
+            metrics.waited("slept", wait)
             await self.clock.sleep(wait)
 
     async def hold(self, chat_id: int, seconds: float) -> None:
