@@ -22,7 +22,7 @@ from telegram.ext import (
     TypeHandler,
     filters,
 )
-from telegram.request import BaseRequest, HTTPXRequest
+from telegram.request import BaseRequest
 
 from bot import inbox
 from bot.core import logs, metrics
@@ -153,18 +153,17 @@ def build_application(
     move it instead of sleeping."""
     clock = clock or Clock()
     builder = ApplicationBuilder().token(settings.telegram_bot_token.get_secret_value())
-    # Every Bot API call is counted (bot.core.metrics); PTB's own defaults otherwise.
-    calls = Counted(request or HTTPXRequest(connection_pool_size=256))
-    polls = Counted(request) if request is not None else Counted(HTTPXRequest())
-    builder = builder.request(calls).get_updates_request(polls)
+    if request is not None:
+        builder = builder.request(request).get_updates_request(request)
     if settings.telegram_base_url:
         root = settings.telegram_base_url.rstrip("/")
         builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
     redis_limiter = Limiter(redis, clock) if settings.rate_limit else None
-    if redis_limiter is not None:
-        # Every process keeps to Telegram's limits together (bot.core.limiter); a flood-control
-        # answer comes straight back to the caller, who puts that message off.
-        builder = builder.rate_limiter(SharedRateLimiter(redis_limiter))
+    # Every process keeps to Telegram's limits together (bot.core.limiter); a flood-control
+    # answer comes straight back to the caller, who puts that message off. Every call is
+    # counted around that (bot.core.metrics).
+    shared = SharedRateLimiter(redis_limiter) if redis_limiter is not None else None
+    builder = builder.rate_limiter(Counted(shared))
     logging.getLogger("telegram.request.BaseRequest").addFilter(_NOT_JSON)
     # Updates of different chats run side by side; one table's run one at a time per
     # process (a lock per table), and the CAS in Redis covers other processes.

@@ -10,7 +10,7 @@ processes. The names, and who counts them:
   handling in this process to its answer.
 - ``cardtable_bot_api_calls_total{method,outcome}``: every Bot API call, by method and
   outcome: ok, flood (a 429: flood control), refused (any other error answer), network
-  (no answer) (:class:`Counted`, around PTB's HTTP client).
+  (no answer) (:class:`Counted`, PTB's hook around every call).
 - ``cardtable_limiter_wait_seconds{how}``: the shared rate limiter's waits
   (bot.core.limiter): ``slept``, a caller waited that long; ``deferred``, a delivery's
   call was put off by that long (bot.service.delivery).
@@ -29,12 +29,13 @@ processes. The names, and who counts them:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
+from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
-from telegram._utils.defaultvalue import DEFAULT_NONE
-from telegram._utils.types import ODVInput
-from telegram.request import BaseRequest, RequestData
+from telegram.error import NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.ext import BaseRateLimiter
 
 # Seconds: a tap's answer should come within tens of milliseconds, a delivery within a
 # second or two, a limiter's wait up to its 30 s cap.
@@ -86,47 +87,46 @@ def waited(how: str, seconds: float) -> None:
         LIMITER_WAIT.labels(how).observe(seconds)
 
 
-def _outcome(status: int) -> str:
-    if 200 <= status < 300:
-        return "ok"
-    return "flood" if status == 429 else "refused"
+def _outcome(error: TelegramError) -> str:
+    if isinstance(error, RetryAfter):
+        return "flood"
+    # TimedOut, or NetworkError itself: no answer (BadRequest is a NetworkError too)
+    return "network" if type(error) in (NetworkError, TimedOut) else "refused"
 
 
-class Counted(BaseRequest):
-    """PTB's HTTP client (or the tests' fake) with every call counted by method and
-    outcome: the one place every Bot API call passes, whichever code made it."""
+class Counted(BaseRateLimiter[None]):
+    """PTB's hook around every Bot API call (the shared rate limiter's, when it is on,
+    inside it): each call counted by method and outcome, whichever code made it."""
 
-    def __init__(self, inner: BaseRequest) -> None:
+    def __init__(self, inner: BaseRateLimiter[None] | None) -> None:
         self.inner = inner
 
-    @property
-    def read_timeout(self) -> float | None:
-        return self.inner.read_timeout
-
     async def initialize(self) -> None:
-        await self.inner.initialize()
+        if self.inner is not None:
+            await self.inner.initialize()
 
     async def shutdown(self) -> None:
-        await self.inner.shutdown()
+        if self.inner is not None:
+            await self.inner.shutdown()
 
-    async def do_request(
+    async def process_request(
         self,
-        url: str,
-        method: str,
-        request_data: RequestData | None = None,
-        read_timeout: ODVInput[float] = DEFAULT_NONE,
-        write_timeout: ODVInput[float] = DEFAULT_NONE,
-        connect_timeout: ODVInput[float] = DEFAULT_NONE,
-        pool_timeout: ODVInput[float] = DEFAULT_NONE,
-    ) -> tuple[int, bytes]:
-        name = url.rsplit("/", 1)[-1]
+        callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: None,
+    ) -> bool | dict[str, Any] | list[dict[str, Any]]:
         try:
-            status, payload = await self.inner.do_request(
-                url, method, request_data, read_timeout, write_timeout, connect_timeout,
-                pool_timeout,
-            )  # fmt: skip
-        except Exception:
-            API_CALLS.labels(name, "network").inc()
+            if self.inner is None:
+                result = await callback(*args, **kwargs)
+            else:
+                result = await self.inner.process_request(
+                    callback, args, kwargs, endpoint, data, rate_limit_args
+                )
+        except TelegramError as error:
+            API_CALLS.labels(endpoint, _outcome(error)).inc()
             raise
-        API_CALLS.labels(name, _outcome(status)).inc()
-        return status, payload
+        API_CALLS.labels(endpoint, "ok").inc()
+        return result
