@@ -3,7 +3,7 @@ their logs, a SIGTERM in the middle of a game, a worker killed with updates queu
 the webhook while Redis is down (bot.runner, bot.inbox, bot.endpoints, bot.core.logs).
 
 Each test that stops or shares Redis between processes runs a redis-server of its own
-(tests/test_e2e_outage.py's OwnRedis); waits are on real events (a process's exit, an
+(tests/ownredis.py); waits are on real events (a process's exit, an
 answer, the fake Bot API going quiet), never fixed sleeps.
 """
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import shutil
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +25,11 @@ from bot.core.i18n import t
 from tests.botproc import SECRET, BotProcess, ProcHarness
 from tests.fakegram import BOT_TOKEN, FakeTelegram, FakeUser
 from tests.fakeserver import FakeServer
+from tests.ownredis import OwnRedis
 from tests.tabletop import Tabletop
-from tests.test_e2e_outage import OwnRedis
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit (5 s) and a touch's period, with room
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
-    if shutil.which("redis-server") is None:
-        pytest.skip("no redis-server to run")
-    server = OwnRedis(tmp_path)
-    server.start()
-    yield server
-    server.kill()
 
 
 @pytest.fixture

@@ -7,9 +7,7 @@ from __future__ import annotations
 import contextlib
 import random
 import re
-import shutil
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -21,8 +19,8 @@ from bot.webapp import server
 from tests.conftest import AppFactory
 from tests.fakegram import FakeTelegram, Harness
 from tests.fakeserver import SECRET_HEADER
+from tests.ownredis import OwnRedis
 from tests.tabletop import Tabletop
-from tests.test_e2e_outage import OwnRedis
 
 HOOK = "https://cards.example.org/hook"
 SECRET = "s3cret"
@@ -37,16 +35,6 @@ async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
     ) as c:
         yield c
     await hub.close()
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
-    if shutil.which("redis-server") is None:
-        pytest.skip("no redis-server to run")
-    redis_server = OwnRedis(tmp_path)
-    redis_server.start()
-    yield redis_server
-    redis_server.kill()
 
 
 async def test_readyz_is_503_while_redis_is_stopped_and_200_once_it_is_back(

@@ -26,7 +26,7 @@ import datetime as dt
 import logging
 import math
 import warnings
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import IntEnum
@@ -254,13 +254,13 @@ class SharedRateLimiter(BaseRateLimiter[None]):
 
     async def process_request(
         self,
-        callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
+        callback: metrics.ApiCall,
         args: Any,
         kwargs: dict[str, Any],
         endpoint: str,
         data: dict[str, Any],
         rate_limit_args: None,
-    ) -> bool | dict[str, Any] | list[dict[str, Any]]:
+    ) -> metrics.ApiResult:
         chat = _chat_of(data)
         if chat is not None and endpoint not in UNLIMITED and not _GRANTED.get():
             wait = await self.limiter.acquire(chat, _PRIORITY.get())

@@ -61,6 +61,10 @@ REDIS_DOWN = Gauge("cardtable_redis_down", "1 while Redis does not answer this p
 WEBHOOK = Counter("cardtable_webhook_updates", "Webhook posts, by outcome", ["outcome"])
 RECLAIMED = Counter("cardtable_inbox_reclaimed", "Updates taken over from a dead worker")
 
+# What PTB's rate-limiter hook is given to call, and what that call gives back.
+ApiResult = bool | dict[str, Any] | list[dict[str, Any]]
+ApiCall = Callable[..., Coroutine[Any, Any, ApiResult]]
+
 # When this process started handling the update in hand (time.perf_counter).
 _STARTED: ContextVar[float | None] = ContextVar("update_started", default=None)
 
@@ -111,13 +115,13 @@ class Counted(BaseRateLimiter[None]):
 
     async def process_request(
         self,
-        callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
+        callback: ApiCall,
         args: Any,
         kwargs: dict[str, Any],
         endpoint: str,
         data: dict[str, Any],
         rate_limit_args: None,
-    ) -> bool | dict[str, Any] | list[dict[str, Any]]:
+    ) -> ApiResult:
         try:
             if self.inner is None:
                 result = await callback(*args, **kwargs)
