@@ -46,7 +46,8 @@ def free_port() -> int:
 
 
 class BotProcess:
-    """One bot process in webhook mode on a free port (see the module docstring)."""
+    """One bot process on a free port, in webhook mode unless ``webhook`` is False (see
+    the module docstring)."""
 
     def __init__(
         self,
@@ -56,6 +57,7 @@ class BotProcess:
         python: str = sys.executable,
         cwd: Path = ROOT,
         source_tree: bool = True,
+        webhook: bool = True,
         **env: str,
     ) -> None:
         self.port = free_port()
@@ -70,12 +72,12 @@ class BotProcess:
             TELEGRAM_BOT_TOKEN=BOT_TOKEN,
             TELEGRAM_BASE_URL=api,
             PORT=str(self.port),
-            WEBHOOK_URL=self.hook,
-            WEBHOOK_SECRET=SECRET,
             TABLE_EDIT_INTERVAL="0",
             RATE_LIMIT="false",
             COMPUTER_DELAY="0.05",
         )
+        if webhook:
+            environ.update(WEBHOOK_URL=self.hook, WEBHOOK_SECRET=SECRET)
         environ.update(env)
         self._err = logs.open("ab")
         self.process = subprocess.Popen(

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 
@@ -219,3 +220,25 @@ async def test_the_webhook_answers_503_while_redis_is_down_and_the_update_is_han
     finally:
         bot.kill()
         await h.close()
+
+
+async def test_a_poller_with_port_set_serves_health_readiness_and_metrics_and_stops_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    served = FakeServer(FakeTelegram(), delay=(0.05, 0.05))  # getUpdates: at most 20/s
+    await served.start()
+    bot = BotProcess(served.url, tmp_path / "bot.log", webhook=False, SHUTDOWN_GRACE=str(GRACE))
+    try:
+        await bot.ready()
+        async with httpx.AsyncClient(base_url=bot.root) as c:
+            assert (await c.get("/readyz")).status_code == 200
+            await until(lambda: any(s.method == "getUpdates" for s in served.log), 5, "no poll")
+            page = (await c.get("/metrics")).text
+        assert "cardtable_bot_api_calls_total{" in page, page  # its start-up calls
+        bot.process.terminate()
+        assert await bot.stopped(GRACE + 5) == 0
+    finally:
+        bot.kill()
+        await served.stop()
+    log = bot.log()
+    assert "Traceback" not in log and " ERROR " not in log, log

@@ -8,7 +8,8 @@ processes. The names, and who counts them:
 - ``cardtable_taps_answered_total{how}``: callback queries answered (silent, text, alert;
   bot.core.sender), and ``cardtable_tap_answer_seconds``: from the start of the tap's
   handling in this process to its answer.
-- ``cardtable_bot_api_calls_total{method,outcome}``: every Bot API call, by method and
+- ``cardtable_bot_api_calls_total{method,outcome}``: every Bot API call but the
+  poller's getUpdates (which PTB makes around the hook), by method and
   outcome: ok, flood (a 429: flood control), refused (any other error answer), network
   (no answer) (:class:`Counted`, PTB's hook around every call).
 - ``cardtable_limiter_wait_seconds{how}``: the shared rate limiter's waits
