@@ -1,6 +1,7 @@
 """The bot as users install it: the wheel built from the source tree, installed with the
 runtime lock alone in a fresh venv, run from outside the source tree, and driven through
-the fake Bot API: /rules in three languages and a game to the end.
+the fake Bot API: the Mini App's page and files served, /rules in three languages and a
+game to the end.
 
 The steps are the Dockerfile's, one for one (no container engine runs here, so this test
 is that file's check): build the wheel, make a venv, install requirements-runtime.lock,
@@ -16,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from bot.core import rules_text
@@ -27,6 +29,7 @@ from tests.tabletop import Tabletop
 # What the Dockerfile's build stage copies.
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "bot", "engine", "seeds")
 LANGS = ("en", "ru", "uk")
+PAGE = "https://cards.example.org/app/"
 
 
 def _run(*args: str | Path, cwd: Path) -> None:
@@ -70,10 +73,19 @@ async def test_the_installed_wheel_answers_rules_in_three_languages_and_plays_a_
     run.mkdir()  # its working directory: no source tree in sight
     # No REDIS_URL: the in-process store, which the runtime must carry.
     bot = BotProcess(served.url, tmp_path / "bot.log", python=str(python), cwd=run,
-                     source_tree=False)  # fmt: skip
+                     source_tree=False, WEBAPP_URL=PAGE)  # fmt: skip
     h = ProcHarness(served.telegram, served, [bot.hook])
     try:
         await bot.ready()
+        async with httpx.AsyncClient(base_url=bot.root) as c:  # the page, from the package
+            for name, kind in (("", "text/html"), ("table.js", "text/javascript"),
+                               ("table.css", "text/css")):  # fmt: skip
+                got = await c.get(f"/app/{name}")
+                assert got.status_code == 200 and got.headers["content-type"].startswith(kind)
+                assert (
+                    got.content
+                    == (ROOT / "bot/webapp/static" / (name or "index.html")).read_bytes()
+                )
         for lang in LANGS:
             reader = h.user(f"Reader-{lang}", language_code=lang)
             await h.private(reader, "/rules football")
