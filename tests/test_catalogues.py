@@ -45,6 +45,8 @@ _PLAIN = {"plain", "refuse", "Refusal", "answer"}
 # Keyword arguments of those functions that are not a text's placeholders.
 _NOT_PLACEHOLDERS = {"alert"}
 _KEY_SHAPE = re.compile(r"[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)+")
+# The Mini App's files (table.js, table.css) are named like keys of the "table" namespace.
+_PAGE_FILES = {path.name for path in (ROOT / "bot" / "webapp" / "static").iterdir()}
 
 
 @dataclass
@@ -87,7 +89,8 @@ def scan_source(source: str, filename: str, namespaces: set[str], scan: Scan) ->
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = node.value
-            if _KEY_SHAPE.fullmatch(text) and text.split(".")[0] in namespaces:
+            key_like = _KEY_SHAPE.fullmatch(text) and text.split(".")[0] in namespaces
+            if key_like and text not in _PAGE_FILES:
                 scan.keys.add(text)
         if not isinstance(node, ast.Call) or (position := _key_position(node)) is None:
             continue

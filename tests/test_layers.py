@@ -20,7 +20,15 @@ LAYERS = (
     ("bot.screens", "bot.webapp.links"),
     ("bot.service",),
     ("bot.handlers", "bot.webapp.api"),
-    ("bot.app", "bot.webapp.server", "bot.__main__", "bot"),
+    (
+        "bot.app",
+        "bot.webapp.server",
+        "bot.__main__",
+        "bot.runner",
+        "bot.endpoints",
+        "bot.inbox",
+        "bot",
+    ),
 )
 
 

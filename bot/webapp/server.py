@@ -1,8 +1,8 @@
-"""One ASGI app on ``PORT``: Telegram's webhook, the Mini App page and its API.
+"""One ASGI app on ``PORT``: the Mini App page and its API, beside the routes of
+bot.endpoints (Telegram's webhook, health, readiness, metrics).
 
 This is python-telegram-bot's custom-webhook setup (Starlette and uvicorn beside the
-Application): a webhook update is put on the Application's queue; in polling mode
-(local use) the same server runs beside the poller, for the page.
+Application); bot.runner starts and stops it, in webhook and in polling mode.
 
 Live updates are server-sent events. Every commit publishes the table's new version
 (:meth:`bot.core.store.Store.changes`); each process holds one subscription to those notices
@@ -19,14 +19,11 @@ import asyncio
 import contextlib
 import json
 import logging
-import secrets
-import signal
 import socket
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
-from urllib.parse import urlparse
 
 import uvicorn
 from redis.exceptions import RedisError
@@ -34,9 +31,9 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from telegram import Update
 
-from bot.core import sender
+from bot import endpoints
+from bot.core import metrics
 from bot.core.config import Settings
 from bot.core.i18n import lang_of, t
 from bot.core.services import AnyApp, services
@@ -91,11 +88,13 @@ class Hub:
         await self._subscribed.wait()
         watch = self._watches.setdefault(key, _Watch())
         watch.pages += 1
+        metrics.STREAMS.inc()
         try:
             if not self.closed:
                 await self._read(key, watch, 0)
             yield watch
         finally:
+            metrics.STREAMS.dec()
             watch.pages -= 1
             if watch.pages == 0 and self._watches.get(key) is watch:
                 del self._watches[key]
@@ -150,7 +149,7 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
     (``Authorization: Bearer <token>``); every other call carries the token:
     ``Authorization: Bearer <token>``, or ``s`` in the query of the event stream
     (EventSource cannot set headers). See :mod:`bot.webapp.auth`."""
-    checker = Checker(settings.telegram_bot_token)
+    checker = Checker(settings.telegram_bot_token.get_secret_value())
     assets = _assets()
     svc = services(application)
     clock = svc.clock
@@ -258,25 +257,13 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
     routes = [
+        *endpoints.routes(application, settings),  # webhook, health, readiness, metrics
         *(Route(PAGE_PATH + path, asset) for path in ASSETS),
         Route(PAGE_PATH + "api/session", open_session, methods=["POST"]),
         Route(PAGE_PATH + "api/state", state),
         Route(PAGE_PATH + "api/move", move, methods=["POST"]),
         Route(PAGE_PATH + "api/events", events),
     ]
-    if settings.webhook_url:
-        secret = settings.webhook_secret or ""
-
-        async def webhook(request: Request) -> Response:
-            token = request.headers.get("x-telegram-bot-api-secret-token", "")
-            if not secrets.compare_digest(token, secret):
-                return Response(status_code=403)
-            await application.update_queue.put(
-                Update.de_json(await request.json(), application.bot)
-            )
-            return Response()
-
-        routes.append(Route(urlparse(settings.webhook_url).path or "/", webhook, methods=["POST"]))
 
     async def unavailable(request: Request, exc: Exception) -> Response:
         """Redis does not answer: an outage (bot.core.health reports it once), and the page says
@@ -292,7 +279,8 @@ def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
 
 
 class Server(uvicorn.Server):
-    """uvicorn serving :func:`asgi`; at shutdown it ends the pages' event streams first."""
+    """uvicorn serving :func:`asgi` and bot.endpoints; at shutdown it ends the pages' event
+    streams first."""
 
     def __init__(self, application: AnyApp, settings: Settings, **config: Any) -> None:
         self.hub = Hub(application)
@@ -305,36 +293,6 @@ class Server(uvicorn.Server):
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
-        """SIGINT and SIGTERM stop the server and let :func:`run` stop the bot after it
-        (uvicorn's own handling raises the signal again once it has stopped, which would
-        kill the process before the bot's shutdown)."""
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, self.handle_exit, sig, None)
-        try:
-            yield
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
-
-
-async def run(application: AnyApp, settings: Settings, allowed_updates: Sequence[str]) -> None:
-    """Serve on ``PORT`` until interrupted: the webhook when ``WEBHOOK_URL`` is set (else
-    the poller runs beside the server), the page and its API."""
-    server = Server(application, settings, host=HOST, port=settings.port)
-    await application.initialize()
-    if application.post_init is not None:
-        await application.post_init(application)
-    if settings.webhook_url:
-        secret = settings.webhook_secret or ""  # required with a webhook (bot.core.config)
-        await sender.set_webhook(application.bot, settings.webhook_url, allowed_updates, secret)
-    elif application.updater is not None:
-        await application.updater.start_polling(allowed_updates=list(allowed_updates))
-    await application.start()
-    try:
-        await server.serve()
-    finally:
-        if application.updater is not None and application.updater.running:
-            await application.updater.stop()
-        await application.stop()
-        await application.shutdown()
+        """The signals are bot.runner's, which stops this server last, once the updates
+        it took are handled (uvicorn's own handling would stop it first)."""
+        yield
