@@ -3,10 +3,12 @@ API by players who all speak one language, with a spectator, the standings, the 
 and the Mini App, and everything the bot showed them read back from the calls it made.
 
 Nothing shown may hold a catalogue key (a text the catalogues lack), a ``{placeholder}``
-(a parameter the text did not get) or, in a language other than English, an English word
-(a text left untranslated, or a word put together in code). The players' own words, their
-names and the group's title, are theirs and are left out; so are the commands (/newgame)
-and the names that stay as they are in every language (Telegram, JSON).
+(a parameter the text did not get) or, in a language other than English, an English word:
+a word of the English texts (one copied rather than translated), or any word in Latin
+letters that the language's own texts (its catalogue, its rules) do not hold (one put
+together in code). The players' own words, their names and the group's title, are theirs
+and are left out; so are the commands (/newgame) and the names that every language writes
+as they are (Telegram, JSON).
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ from __future__ import annotations
 import json
 import random
 import re
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from bot.core.callbacks import Action, decode
-from bot.core.i18n import DEFAULT, LANGS, catalogue, t
+from bot.core.i18n import DEFAULT, LANGS, catalogue, forms, t
 from tests.fakegram import FakeGroup, FakeUser, Harness
 from tests.tabletop import Tabletop, is_action, stored
 from tests.webapp_util import bearer, page_server, table_param, token
@@ -34,6 +38,8 @@ _KEPT = {"Telegram", "JSON"}
 _TAG = re.compile(r"<[^>]+>")
 _COMMAND = re.compile(r"/\w+")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_WORD = re.compile(r"[^\W\d_]{4,}")
+SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 _PLACEHOLDER = re.compile(r"\{\w*\}")
 _NAMESPACES = "|".join(sorted({key.split(".")[0] for key in catalogue(DEFAULT)}))
 _KEY = re.compile(rf"\b(?:{_NAMESPACES})\.[A-Za-z_]+\b")
@@ -65,6 +71,18 @@ def shown(h: Harness, lang: str, elsewhere: list[range]) -> list[tuple[str, str]
     return out
 
 
+@cache
+def _words(lang: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the words in Latin letters of the language's own texts, the English texts' words
+    of four letters or more)."""
+    own = [text for entry in catalogue(lang).values() for text in forms(entry)]
+    own += [p.read_text(encoding="utf-8") for p in SEEDS.glob(f"*.{lang}.md")]
+    english = [text for entry in catalogue(DEFAULT).values() for text in forms(entry)]
+    english_words = set(_WORD.findall(_PLACEHOLDER.sub(" ", _TAG.sub(" ", " ".join(english)))))
+    own_text = _COMMAND.sub(" ", _PLACEHOLDER.sub(" ", " ".join(own)))
+    return frozenset(_LATIN_WORD.findall(own_text)), frozenset(english_words - _KEPT)
+
+
 def problems(lang: str, texts: list[tuple[str, str]]) -> list[str]:
     """What in ``texts`` is not a finished text of ``lang``."""
     found = []
@@ -77,7 +95,10 @@ def problems(lang: str, texts: list[tuple[str, str]]) -> list[str]:
         if fields := _PLACEHOLDER.findall(words):
             found.append(f"{where}: placeholder {fields} in {text!r}")
         if lang != DEFAULT:
-            english = set(_LATIN_WORD.findall(_COMMAND.sub(" ", words))) - _KEPT
+            own, english_words = _words(lang)
+            words = _COMMAND.sub(" ", words)
+            english = set(_LATIN_WORD.findall(words)) - own - _KEPT
+            english |= set(_WORD.findall(words)) & english_words
             if english:
                 found.append(f"{where}: English {sorted(english)} in {text!r}")
     return found
@@ -190,3 +211,20 @@ async def test_every_screen_reads_in_the_players_language(harness: Harness, lang
         assert t(lang, key).split("{")[0] in seen, key
     data = await stored(h, group)
     assert data["lang"] == lang
+
+
+def test_the_check_finds_what_it_exists_to_catch() -> None:
+    """A key, a placeholder, an English text copied, an English word from code; not a
+    name, a command or Telegram."""
+    found = problems(
+        "be",
+        [
+            ("a", "Ход: <b>Ann</b> · Card night · /newgame · Telegram, JSON"),
+            ("b", "lobby.title"),
+            ("c", "Калода: {n} карт"),
+            ("d", "Deck: 5 cards"),
+            ("e", "🤖 Computer 1"),
+        ],
+    )
+    assert [problem.split(":")[0] for problem in found] == ["b", "c", "d", "e"]
+    assert problems("en", [("d", "Deck: 5 cards")]) == []
