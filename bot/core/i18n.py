@@ -125,7 +125,10 @@ def _texts(value: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
 def load(lang: str) -> Catalogue:
     """The catalogue of ``lang`` (English: the template, whose texts are its msgids)."""
     catalog = _read(_path(lang))
-    counts = _counts(catalog if lang == DEFAULT else _read(TEMPLATE))
+    if lang == DEFAULT:
+        counts = _counts(catalog)
+    else:  # the template's, as English has read them
+        counts = {k: e.count for k, e in load(DEFAULT).entries.items() if isinstance(e, Plural)}
     if lang == DEFAULT:
         forms, expression = get_plural(DEFAULT)
     else:
