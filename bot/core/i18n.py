@@ -14,9 +14,10 @@ CLDR's rule when a catalogue is started, and :func:`_load` evaluates it as gette
 (1 карта, 2 карты, 5 карт, 21 карта). The template says which parameter counts in an
 extracted comment ``#. count: n``.
 
-The PO files are read as they are when a language is first asked for (about 20 ms for
-all of them), not compiled to ``.mo``: what a translator saved is what the bot shows, the
-wheel ships the same files the repository holds, and there is no build step to forget.
+The PO files are read as they are when a language is first asked for (some tens of
+milliseconds for all of them, bench/i18n.py), not compiled to ``.mo``: what a translator
+saved is what the bot shows, the wheel ships the same files the repository holds, and
+there is no build step to forget.
 
 Every key the code asks for is a literal string in ``bot/`` (a table such as
 :data:`FACES` where the key depends on a value), never built at run time, so that
@@ -127,11 +128,9 @@ def load(lang: str) -> Catalogue:
     catalog = _read(_path(lang))
     if lang == DEFAULT:
         counts = _counts(catalog)
-    else:  # the template's, as English has read them
-        counts = {k: e.count for k, e in load(DEFAULT).entries.items() if isinstance(e, Plural)}
-    if lang == DEFAULT:
         forms, expression = get_plural(DEFAULT)
-    else:
+    else:  # the counts are the template's, as English has read them
+        counts = {k: e.count for k, e in load(DEFAULT).entries.items() if isinstance(e, Plural)}
         forms, expression = catalog.num_plurals, catalog.plural_expr
     entries: dict[str, Entry] = {}
     untranslated, fuzzy = [], []
