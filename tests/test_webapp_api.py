@@ -34,6 +34,7 @@ from tests.fakeserver import FakeServer
 from tests.tabletop import Tabletop, hidden_cards, leaks, stored
 from tests.webapp_util import (
     bearer,
+    client,
     exchange,
     init_data,
     page_server,
@@ -45,16 +46,6 @@ from tests.webapp_util import (
 
 PAGE = "https://cards.example.org/app/"
 _SETTINGS = {name.upper() for name in Settings.model_fields}
-
-
-@contextlib.asynccontextmanager
-async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
-    hub = server.Hub(h.app)
-    app = server.asgi(h.app, services(h.app).settings, hub)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://page") as c:
-        yield c
-    await hub.close()
 
 
 async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:

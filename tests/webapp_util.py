@@ -79,6 +79,17 @@ async def table_param(h: Harness, group: FakeGroup) -> str:
 
 
 @asynccontextmanager
+async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
+    """The bot's ASGI app, called in process (no socket)."""
+    hub = server.Hub(h.app)
+    app = server.asgi(h.app, services(h.app).settings, hub)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://page") as c:
+        yield c
+    await hub.close()
+
+
+@asynccontextmanager
 async def page_server(h: Harness) -> AsyncIterator[str]:
     """The bot's ASGI app served on a free loopback port in this event loop; its root."""
     app = h.app
