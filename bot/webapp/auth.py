@@ -56,6 +56,11 @@ class Opening:
     signature: str
     until: float
 
+    @property
+    def key(self) -> str:
+        """The session this opening starts (see :attr:`Session.key`)."""
+        return session_key(self.viewer.user_id, self.until)
+
 
 @dataclass(frozen=True)
 class Session:
@@ -64,6 +69,16 @@ class Session:
     viewer: Viewer
     expires: float
     until: float  # the initData's own limit: no renewal goes past it
+
+    @property
+    def key(self) -> str:
+        """Which session this is, the same through its renewals: what the server's limits
+        of requests and streams count by."""
+        return session_key(self.viewer.user_id, self.until)
+
+
+def session_key(user_id: int, until: float) -> str:
+    return f"{user_id}:{until}"
 
 
 class Forged(Exception):
