@@ -205,9 +205,9 @@ class MiniApp:
         ):
             raise Refused(404, "no table")
 
-    def _issued(self, viewer: Viewer, until: float) -> Response:
+    def _issued(self, viewer: Viewer, until: float, key: str) -> Response:
         now = self.clock()
-        token, expires = self.checker.issue(viewer, now, until)
+        token, expires = self.checker.issue(viewer, now, until, key)
         return JSONResponse({"token": token, "expires_in": expires - now})
 
     # ----- the endpoints
@@ -232,7 +232,7 @@ class MiniApp:
         if not header.startswith("tma "):
             renewed = self._session(request)
             await self._watchable(renewed.viewer)
-            return self._issued(renewed.viewer, renewed.until)
+            return self._issued(renewed.viewer, renewed.until, renewed.key)
         opening = self.checker.init_data(header.removeprefix("tma "))
         self._spend(opening.key)
         table = request.query_params.get("t") or opening.viewer.table
@@ -240,7 +240,7 @@ class MiniApp:
         await self._watchable(viewer)
         if not await self.svc.store.spend(opening.signature, opening.until):
             raise Forged("a replayed initData")
-        return self._issued(viewer, opening.until)
+        return self._issued(viewer, opening.until, opening.key)
 
     async def state(self, request: Request) -> Response:
         who = self._session(request).viewer
