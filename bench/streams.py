@@ -23,7 +23,8 @@ is the bot.
     .venv/bin/python bench/streams.py [--attempts 2000] [--users 50] [--json]
 
 ``--token-in-query`` also puts the token in the stream's URL (``?s=``), as the page did
-before issue 20, to measure an older checkout (run it with PYTHONPATH at that checkout).
+before issue 20, and ``--bot-root DIR`` runs the bot from another checkout, to measure
+the code before (``git archive 1edbc9a | tar -x -C DIR``).
 """
 
 from __future__ import annotations
@@ -199,6 +200,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     api = await server.start()
     logs = Path(tempfile.mkdtemp(prefix="bench-streams-"))
     env = {"WEBAPP_URL": PAGE, "CARDTABLE_KEY_PREFIX": PREFIX}
+    if args.bot_root:
+        env["PYTHONPATH"] = str(Path(args.bot_root).resolve())
     bots = Bots(logs, args.redis_url, env)
     redis = aioredis.Redis.from_url(args.redis_url)
     h: WebhookHarness | None = None
@@ -283,6 +286,7 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/2")
     parser.add_argument("--token-in-query", action="store_true")
+    parser.add_argument("--bot-root", help="run the bot from this checkout")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result = asyncio.run(run(args))

@@ -39,7 +39,7 @@ from bot.core.config import Settings
 from bot.core.i18n import lang_of, t
 from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot
-from bot.webapp import api
+from bot.webapp import api, quota
 from bot.webapp.auth import Checker, Forged, Session, Viewer
 from bot.webapp.quota import Quota
 from bot.webapp.streams import Hub
@@ -167,9 +167,9 @@ class MiniApp:
             raise Forged("no session token")
         return self.checker.session(header.removeprefix("Bearer "), self.clock())
 
-    def _spend(self, key: str) -> None:
-        """One request of session ``key``, or 429 when it has asked too often."""
-        wait = self.quota.take(key)
+    def _spend(self, key: str, cost: float = 1.0) -> None:
+        """A request of session ``key``, or 429 when it has asked too often."""
+        wait = self.quota.take(key, cost)
         if wait:
             raise Refused(429, "too many requests", {"Retry-After": str(math.ceil(wait))})
 
@@ -260,7 +260,8 @@ class MiniApp:
     async def events(self, request: Request) -> Response:
         """The table's pictures as server-sent events, until the session ends (the page
         reopens the stream with its renewed token) or a newer stream takes its place."""
-        held = self._session(request)
+        held = self._held(request)
+        self._spend(held.key, quota.STREAM)
         who = held.viewer
         key, game_id = self._table(request, who)
         stream = self.hub.streams.open(held.key, who.user_id)

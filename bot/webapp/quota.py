@@ -3,6 +3,7 @@
 A page asks little: a session, a picture, a stream, a renewal every ten minutes, and a
 move per tap. A session that asks far more (a script replaying its token) is answered
 429 with the seconds to wait, before the server reads a table or opens a stream for it.
+A stream, which holds a connection and draws a picture at once, costs ten requests.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable
 
 RATE = 5.0  # requests a second, sustained (a quick player taps about one)
 BURST = 60  # at once: a page's start and a quick run of taps
+STREAM = 10.0  # what opening an event stream costs: a page opens one every ten minutes
 _PRUNE_AT = 1024  # buckets held before the full ones are dropped (then twice as many)
 
 
@@ -24,15 +26,16 @@ class Quota:
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, when)
         self._prune_at = _PRUNE_AT
 
-    def take(self, key: str) -> float:
-        """Takes a request from ``key``'s bucket: 0.0, or the seconds until it may ask again."""
+    def take(self, key: str, cost: float = 1.0) -> float:
+        """Takes ``cost`` requests from ``key``'s bucket: 0.0, or the seconds until it may
+        ask again."""
         now = self._clock()
         tokens, when = self._buckets.get(key, (self._burst, now))
         tokens = min(self._burst, tokens + (now - when) * self._rate)
-        if tokens < 1.0:
+        if tokens < cost:
             self._buckets[key] = (tokens, now)
-            return (1.0 - tokens) / self._rate
-        self._buckets[key] = (tokens - 1.0, now)
+            return (cost - tokens) / self._rate
+        self._buckets[key] = (tokens - cost, now)
         if len(self._buckets) > self._prune_at:
             self._prune(now)
         return 0.0

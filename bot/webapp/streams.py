@@ -212,10 +212,12 @@ class Hub:
 
 class _EventStream(StreamingResponse):
     """Server-sent events, never buffered by a proxy; ``done`` runs once the response is
-    over, however it ended (also when the page left before its first line)."""
+    over, however it ended (also when the page left before its first line). Its connection
+    closes with it: a stream ended for a newer one gives back its file at once, rather than
+    idling as a kept-alive connection."""
 
     def __init__(self, lines: AsyncIterator[str], done: Callable[[], None]) -> None:
-        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no", "Connection": "close"}
         super().__init__(lines, media_type="text/event-stream", headers=headers)
         self._done = done
 
