@@ -73,6 +73,21 @@ async def test_a_session_only_for_a_table_that_exists(harness: Harness) -> None:
 
 
 @contextlib.asynccontextmanager
+async def _live(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[httpx.AsyncClient, contextlib.AsyncExitStack]]:
+    """The bot's server on a port, a client of it, and a stack for the streams it opens;
+    keep-alives every 50 ms."""
+    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
+    async with (
+        page_server(h) as root,
+        httpx.AsyncClient(base_url=root, timeout=5) as c,
+        contextlib.AsyncExitStack() as stack,
+    ):
+        yield c, stack
+
+
+@contextlib.asynccontextmanager
 async def _opened(c: httpx.AsyncClient, ticket: str) -> AsyncIterator[httpx.Response]:
     async with c.stream("GET", "/app/api/events", headers=bearer(ticket)) as r:
         yield r
@@ -104,12 +119,7 @@ async def test_a_session_s_new_stream_ends_its_oldest(
 ) -> None:
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
-    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
-    async with (
-        page_server(h) as root,
-        httpx.AsyncClient(base_url=root, timeout=5) as c,
-        contextlib.AsyncExitStack() as stack,
-    ):
+    async with _live(h, monkeypatch) as (c, stack):
         ticket = await token(c, ann, param)
         opened = []
         for _ in range(streams.PER_SESSION + 1):
@@ -148,13 +158,8 @@ async def test_a_user_s_streams_are_bounded_and_the_process_s_refused_past_its_c
 ) -> None:
     h = harness
     _, (ann, bob), param = await table_for_two(h, "durak", turn_time=0)
-    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
     monkeypatch.setattr(streams, "PER_PROCESS", streams.PER_USER + 1)
-    async with (
-        page_server(h) as root,
-        httpx.AsyncClient(base_url=root, timeout=5) as c,
-        contextlib.AsyncExitStack() as stack,
-    ):
+    async with _live(h, monkeypatch) as (c, stack):
         # Ann's pages in as many sessions (devices) as she likes: her oldest stream ends.
         hers = []
         for _ in range(streams.PER_USER + 1):
