@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
+from pathlib import PurePath
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -48,13 +49,15 @@ PAGE_PATH = "/app/"
 API_PATH = PAGE_PATH + "api/"
 MOVE_BODY = 1024  # bytes: a move is {"data": "<at most 64 bytes of callback data>"}
 BUSY_RETRY = 5  # seconds a page is told to wait when the process holds all its streams
-# The page and the files it loads, by the name it asks for: its script and style are files
-# of their own, so that the page runs under a policy that allows no inline code.
-ASSETS = {
-    "": ("index.html", "text/html; charset=utf-8"),
-    "table.js": ("table.js", "text/javascript; charset=utf-8"),
-    "table.css": ("table.css", "text/css; charset=utf-8"),
+# The page (index.html, served at /app/) and the files it loads (every other file of
+# static/, by its name), by what they are: the page's script and style are files of their
+# own, so that the page runs under a policy that allows no inline code.
+KINDS = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
 }
+INDEX = "index.html"
 # Telegram's web clients, which show a Mini App in a frame (its apps use a web view).
 TELEGRAM_WEB = (
     "https://web.telegram.org",
@@ -94,11 +97,14 @@ class _Asset:
 
 
 def _assets() -> dict[str, _Asset]:
-    static = resources.files("bot.webapp").joinpath("static")
+    """The files the page may ask for, by their path under /app/."""
     found = {}
-    for path, (name, kind) in ASSETS.items():
-        body = static.joinpath(name).read_bytes()
-        found[path] = _Asset(body, gzip.compress(body, mtime=0), kind)
+    for file in resources.files("bot.webapp").joinpath("static").iterdir():
+        kind = KINDS.get(PurePath(file.name).suffix)
+        if kind is not None:
+            body = file.read_bytes()
+            path = "" if file.name == INDEX else file.name
+            found[path] = _Asset(body, gzip.compress(body, mtime=0), kind)
     return found
 
 
@@ -135,7 +141,7 @@ class MiniApp:
     def routes(self) -> list[Route]:
         return [
             Route(PAGE_PATH.rstrip("/"), self.to_page),
-            *(Route(PAGE_PATH + path, self.asset) for path in ASSETS),
+            *(Route(PAGE_PATH + path, self.asset) for path in self.assets),
             Route(API_PATH + "session", self.open_session, methods=["POST"]),
             Route(API_PATH + "state", self.state),
             Route(API_PATH + "move", self.move, methods=["POST"]),
