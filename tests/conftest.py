@@ -14,10 +14,12 @@ import heapq
 import itertools
 import logging
 import os
+import shutil
 import time
 from asyncio import FIRST_COMPLETED
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import fakeredis
@@ -37,6 +39,7 @@ from tests.fakegram import (
     start_app,
     stop_app,
 )
+from tests.ownredis import OwnRedis
 
 
 def _test_db() -> int:
@@ -216,6 +219,17 @@ async def real_redis(server: FakeTelegram) -> AsyncIterator[aioredis.Redis]:
         if mine:
             await client.zrem(key, *mine)
     await client.aclose()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
+    """A redis-server of the test's own (tests/ownredis.py), killed after it."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("no redis-server to run")
+    server = OwnRedis(tmp_path)
+    server.start()
+    yield server
+    server.kill()
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The documents a reader relies on: docs/records.md's example and the real records beside
 it replay as the document says, and every citation of a rule (``seeds/durak.md §4.3``,
 ``docs/records.md §6``) in the code, the tests and the docs names a point that exists, in
-all three languages of the seeds."""
+every language of the seeds."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from engine import records
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 GAMES = ("football", "durak")
-LANGS = ("", ".ru", ".uk")
+# The seeds' languages: "" for the original, ".ru" for seeds/<game>.ru.md and so on.
+LANGS = ("", *sorted({"." + p.name.split(".")[1] for p in (ROOT / "seeds").glob("*.*.md")}))
 _HEADING = re.compile(r"^## (\d+)\. ", re.MULTILINE)
 _POINT = re.compile(r"^(\d+)\. ", re.MULTILINE)
 _REF = r"§\d+(?:\.\d+)?"

@@ -16,12 +16,21 @@ ROOT = Path(__file__).resolve().parent.parent
 # a slice of its own whose modules sit in the layers named here, and the start-up modules
 # at the top of bot/. The games' folders sit beside the screens they are.
 LAYERS = (
-    ("bot.core.*", "bot.webapp", "bot.webapp.auth"),
+    ("bot.core.*", "bot.webapp", "bot.webapp.auth", "bot.webapp.quota"),
     ("bot.tables.*",),
     ("bot.screens.*", "bot.games.*", "bot.webapp.links"),
     ("bot.service.*",),
-    ("bot.handlers.*", "bot.webapp.api"),
-    ("bot.app", "bot.webapp.server", "bot.__main__", "bot"),
+    ("bot.handlers.*", "bot.webapp.api", "bot.webapp.streams"),
+    (
+        "bot.app",
+        "bot.webapp.page",
+        "bot.webapp.server",
+        "bot.__main__",
+        "bot.runner",
+        "bot.endpoints",
+        "bot.inbox",
+        "bot",
+    ),
 )
 
 
