@@ -7,7 +7,12 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
         v          version, a decimal integer; bumped by every committed change
         d          the Table as JSON (bot data + the engine state JSON)
         m:table    Slot JSON of the group message (lobby, then the table, then the result)
-        m:u<uid>   Slot JSON of user <uid>'s hand message in his private chat
+        m:u<uid>   Slot JSON of user <uid>'s private message: his lobby confirmation,
+                   then his hand
+        m:record   Slot JSON of the last game record the Record button posted: its
+                   ``game`` is that game's id. The tap only claims the record (the
+                   table's ``record_sent``); the delivery posts it while the claim is
+                   newer than this slot, within the rate limits, and writes the slot
         x:<chat>:<message>  a message to delete (superseded, or sent by a delivery that
                    lost its lease): the next delivery deletes it
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
@@ -120,9 +125,11 @@ local function take_lease()
 end
 """
 
-# ARGV[4..]: expected version, new version, table JSON, ttl, fresh (1 drops every other
-# field: a new game starts with no remembered messages), the channel of changes, the
-# prefixes of the slot and the junk fields. 0: conflict; 1: committed, another process
+# KEYS[3]: the turn deadlines. ARGV[4..]: expected version, new version, table JSON, ttl,
+# fresh (1 drops every other field: a new game starts with no remembered messages), the
+# channel of changes, the prefixes of the slot and the junk fields, and the deadline to
+# lower the table's score in the turn deadlines to ("": none; bot.service.turns). 0:
+# conflict; 1: committed, another process
 # delivers; else committed, deliver: the message fields (slots and junk) as they are now,
 # name/value pairs. A delivery may have saved them since the caller loaded the table (only
 # the version is compared), and the one that follows must start from what the messages
@@ -136,6 +143,7 @@ if ARGV[8] == '1' then redis.call('DEL', KEYS[1]) end
 redis.call('HSET', KEYS[1], 'v', ARGV[5], 'd', ARGV[6])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
 redis.call('PUBLISH', ARGV[9], ARGV[5] .. ' ' .. KEYS[1])
+if ARGV[12] ~= '' then redis.call('ZADD', KEYS[3], 'LT', ARGV[12], KEYS[1]) end
 if not lease_free() then return 1 end
 take_lease()
 local function starts(name, prefix) return string.sub(name, 1, #prefix) == prefix end
@@ -288,6 +296,7 @@ def junk_field(chat_id: int, message_id: int) -> str:
 
 
 TABLE_SLOT = f"{SLOT}table"
+RECORD_SLOT = f"{SLOT}record"
 
 
 @dataclass
@@ -296,6 +305,9 @@ class Write:
 
     table: Table | None
     fresh: bool = False
+    # The table's next automatic move came closer: lower its deadline in ``ct:turns`` to
+    # this (seconds since the epoch), in the same script as the commit.
+    wake: float | None = None
 
 
 @dataclass
@@ -426,7 +438,7 @@ class Store:
             ttl = ttl_for(new, self.ttl, self.clock())
             done = await self._lease_call(
                 self._cas,
-                [key, DUE_KEY],
+                [key, DUE_KEY, TURNS_KEY],
                 expected,
                 expected + 1,
                 new.model_dump_json(),
@@ -435,6 +447,7 @@ class Store:
                 CHANGED,
                 SLOT,
                 JUNK,
+                "" if write.wake is None else str(int(write.wake * 1000)),
             )
             if done == 0:
                 # Lost a race: back off a little, with jitter, so that a crowd thins out.

@@ -58,7 +58,15 @@ from bot.core.limiter import Priority, granted, retry_after_seconds
 from bot.core.models import Slot
 from bot.core.screen import Screen
 from bot.core.services import AnyApp, Services, services
-from bot.core.store import LEASE_MS, TABLE_SLOT, Snapshot, Write, table_key, user_slot
+from bot.core.store import (
+    LEASE_MS,
+    RECORD_SLOT,
+    TABLE_SLOT,
+    Snapshot,
+    Write,
+    table_key,
+    user_slot,
+)
 from bot.screens import views
 from bot.tables import stats
 from bot.tables.stats import Moved
@@ -67,7 +75,7 @@ from bot.webapp import links
 log = logging.getLogger(__name__)
 
 # What a private message showed before a game's first hand: the lobby's confirmation
-# (saved with no phase, bot.handlers.lobby), or the lobby.
+# (bot.screens.views.hand_screen; "" in a slot saved before it was the delivery's).
 _BEFORE = ("", "pick", "lobby")
 RETRY_SECONDS = 3.0  # after a timeout or a network error
 # The least a message the limiter refused waits before it is asked for again. The limiter
@@ -146,6 +154,7 @@ class _Pass:
     reach: dict[int, bool] = field(default_factory=dict)
     migrated: int | None = None  # the group became this supergroup
     moved: Moved | None = None  # a finished game counted in its group: who moved up
+    unclaim: bool = False  # Telegram refused the record: the next Record tap tries again
 
     def later(self, when: float) -> None:
         self.due = when if self.due is None else min(self.due, when)
@@ -252,10 +261,17 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     # A message sent anew supersedes the old one: its removal is asked for with it, as
     # urgently as a mover's hand (else his chat shows two hands for a while).
     tidy = [j for j in jobs if (j.ring or j.fresh) and j.slot is not None and j.slot.id]
+    record = _record_due(snap)
     requests = [(j.chat_id, j.priority) for j in jobs]
     requests += [(j.chat_id, Priority.MOVER) for j in tidy]
     requests += [(chat, Priority.CLEANUP) for chat, _, _ in removals]
+    if record:  # after the result it belongs to (granted in this order)
+        requests.append((snap.table.chat_id, Priority.REPLY))
     waits = await _grants(svc, requests)
+    if record:
+        if waits[-1] > 0:
+            done.later(svc.clock() + max(waits[-1], RETRY_AFTER_REFUSAL[Priority.REPLY]))
+        record = waits.pop() <= 0
     for job, wait in zip(tidy, waits[len(jobs) : len(jobs) + len(tidy)], strict=True):
         job.tidy = wait <= 0
     now = svc.clock()
@@ -270,11 +286,67 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
             done.later(now + max(wait, RETRY_AFTER_REFUSAL[Priority.CLEANUP]))
         else:
             calls.append(_clean(app.bot, chat, message, strip, done))
+    if record:
+        calls.append(post_record(app.bot, done))
     with granted():
         await asyncio.gather(*calls)
-    if done.reach:  # a newer version: the release sends us round again, and the group
-        await set_reachable(svc, key, done.reach)  # says who must open his private chat
+    # A table changed here is committed a newer version: the release sends us round again.
+    if done.reach:  # the group says who must open his private chat
+        await set_reachable(svc, key, done.reach)
+    if done.unclaim:
+        await _unclaim_record(svc, key, snap.table.game_id)
     return done
+
+
+def _record_due(snap: Snapshot) -> bool:
+    """A Record tap claimed this game's record and it has not been posted yet (its slot
+    names the game whose record was posted last)."""
+    table = snap.table
+    slot = snap.slots.get(RECORD_SLOT)
+    return table is not None and table.record_sent and (slot is None or slot.game != table.game_id)
+
+
+async def post_record(bot: Bot, done: _Pass) -> None:
+    """Post the game record the Record button claimed (docs/records.md) in the table's
+    chat, once: its slot remembers the game. Flood control and network errors put it off;
+    any other refusal gives the claim back (the next tap tries again)."""
+    table = done.snap.table
+    assert table is not None
+    name, content = stats.record_document(table)
+    try:
+        await sender.send_document(
+            bot, table.chat_id, content, name, thread_id=table.thread_id, reply_to=None
+        )
+    except RetryAfter as exc:
+        done.later(done.clock() + retry_after_seconds(exc))
+        return
+    except (BadRequest, Forbidden, ChatMigrated) as exc:  # BadRequest is a NetworkError
+        log.info("record for %s refused: %s", table.chat_id, exc)
+        done.unclaim = True
+        return
+    except NetworkError as exc:
+        log.info("record for %s put off: %s", table.chat_id, exc)
+        done.later(done.clock() + RETRY_SECONDS)
+        return
+    except TelegramError as exc:
+        log.warning("record for %s not sent: %s", table.chat_id, exc)
+        done.unclaim = True
+        return
+    done.changed[RECORD_SLOT] = Slot(version=table.version, at=done.clock(), game=table.game_id)
+
+
+async def _unclaim_record(svc: Services, key: str, game_id: str) -> None:
+    """The record was not posted: the next Record tap may try again (if it is still that
+    game)."""
+
+    def decide(snap: Snapshot) -> tuple[Write, None]:
+        table = snap.table
+        if table is None or table.game_id != game_id or not table.record_sent:
+            return Write(None), None
+        table.record_sent = False
+        return Write(table), None
+
+    await svc.store.transact(key, decide)
 
 
 async def _grants(svc: Services, requests: list[tuple[int, Priority]]) -> list[float]:
@@ -305,7 +377,9 @@ def _plan(
         if _shown(slot, screen, table.version):
             continue
         job = _Job(name, seat.user_id, None, screen, slot, Priority.WATCHER)
-        if screen.prompt:
+        if table.phase == "lobby":  # his confirmation: the answer to his join
+            job.priority = Priority.REPLY
+        elif screen.prompt:
             job.priority = Priority.PROMPT
             # his phone rings for a new prompt, unless he moved a moment ago (he is looking)
             # or the computer plays for him meanwhile
@@ -460,6 +534,13 @@ async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snap
         if table is None:
             return Write(None), {}
         changed = {}
+        if table.phase == "lobby":  # his confirmation was refused: he is not seated yet
+            refused = [s for s in table.seats if reach.get(s.user_id) is False]
+            if refused:
+                table.seats = [s for s in table.seats if s not in refused]
+                table.lobby_link, table.notice = True, "join.need_private"
+                changed = {s.user_id: False for s in refused}
+            return Write(table if changed else None), changed
         for seat in table.seats:
             if seat.user_id in reach and seat.dm_ok != reach[seat.user_id]:
                 seat.dm_ok = changed[seat.user_id] = reach[seat.user_id]

@@ -14,8 +14,7 @@ never says *later* than the table: its score is at most the table's ``turn_due``
 commit whose deadline is no earlier than the previous one (the usual case: a person moved
 and the next turn time starts later) writes nothing there, so a person's move costs no
 extra round trip; one whose deadline came closer (a computer is to act next) lowers the
-score after the commit (``ZADD LT``). If the process dies between the two, the old score
-wakes the table a little late, never not at all.
+score in the commit's own script (``ZADD LT``: :attr:`bot.core.store.Write.wake`).
 
 A poller *claims* a due table by pushing its score :data:`CLAIM_MS` ahead (a Lua
 script: one poller wins), then either plays the due move or finds the deadline not reached yet,
@@ -113,6 +112,14 @@ def note_active(table: Table, user_id: int) -> None:
     person.away = False
     person.timeouts = 0
     table.auto_moves = 0
+
+
+def tapped(table: Table, user_id: int, computer_delay: float, now: float) -> float | None:
+    """What the timers make of a tap about to be committed (in the transaction): the
+    tapper is active (:func:`note_active`) and the position gets its deadline
+    (:func:`stamp`); the deadline to lower ``ct:turns`` to in the commit, if any."""
+    note_active(table, user_id)
+    return stamp(table, computer_delay, now)
 
 
 def seed_for(table: Table) -> int:
