@@ -6,7 +6,7 @@ once; it cannot show what players wait for when the bot is popular: the network,
 limiter, Telegram refusing calls, several processes. Here everything is real but
 Telegram, and only on 127.0.0.1:
 
-- a fake Bot API: tests/fakeserver.py serving tests/fakegram.py's ``FakeTelegram``. Each
+- a fake Bot API: testing/fakeserver.py serving testing/fakegram.py's ``FakeTelegram``. Each
   call is applied after a uniform ``--delay`` (30–80 ms), and refused with a 429 and
   ``retry_after`` where Telegram's flood control would refuse it (``FloodLimits``: token
   buckets of 30/s burst 30 for the whole bot, 1/s burst 3 per chat, 20/min burst 3 per
@@ -102,18 +102,10 @@ import redis.asyncio as aioredis  # noqa: E402
 
 from bot.core.callbacks import STAMP_LEN, Action, BadCallback, Callback, decode  # noqa: E402
 from bot.core.config import Settings  # noqa: E402
-from tests.fakegram import (  # noqa: E402
-    BOT_TOKEN,
-    Button,
-    FakeGroup,
-    FakeMessage,
-    FakeTelegram,
-    FakeUser,
-    FloodLimits,
-    chat_directed,
-)
-from tests.fakeserver import FakeServer, Served, WebhookHarness  # noqa: E402
-from tests.tabletop import PLAY_ACTIONS, action_of, is_action  # noqa: E402
+from testing.fakegram import BOT_TOKEN, Button, FakeGroup, FakeMessage, FakeTelegram, FakeUser  # noqa: E402
+from testing.fakeserver import FakeServer, Served, WebhookHarness  # noqa: E402
+from testing.flood import FloodLimits, chat_directed  # noqa: E402
+from testing.tabletop import PLAY_ACTIONS, action_of, is_action  # noqa: E402
 
 REDIS_URL = "redis://127.0.0.1:6379/10"
 SECRET = "load-bench-secret"

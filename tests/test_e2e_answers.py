@@ -17,10 +17,10 @@ from bot.core.callbacks import Action
 from bot.core.i18n import t
 from bot.handlers.once import update_key
 from engine import records
-from tests.computer_util import lobby_with_computers, play_people
-from tests.conftest import AppFactory, harness_on
-from tests.fakegram import FakeTelegram, FakeUser, Harness
-from tests.tabletop import Tabletop, is_action, stored
+from testing.computers import lobby_with_computers, play_people
+from testing.fakegram import FakeTelegram, FakeUser
+from testing.harness import AppFactory, Harness, harness_on
+from testing.tabletop import Tabletop, is_action, stored
 
 
 @pytest.fixture

@@ -28,9 +28,9 @@ from redis.retry import Retry
 from bot.core import health
 from bot.core.i18n import t
 from bot.core.store import Store
-from tests.conftest import AppFactory, harness_on
-from tests.fakegram import FakeTelegram, FakeUser, Harness
-from tests.tabletop import Tabletop, stored
+from testing.fakegram import FakeTelegram, FakeUser
+from testing.harness import AppFactory, Harness, harness_on
+from testing.tabletop import Tabletop, stored
 
 UNAVAILABLE = t("en", "common.unavailable")
 ANSWERED_WITHIN = 2.0  # seconds: a tap during an outage still gets its answer by then

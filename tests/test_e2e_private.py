@@ -11,8 +11,9 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.i18n import t
 from engine import records
-from tests.fakegram import BOT_USERNAME, Harness
-from tests.tabletop import LeakWatch, Tabletop, stored, table_key
+from testing.fakegram import BOT_USERNAME
+from testing.harness import Harness
+from testing.tabletop import LeakWatch, Tabletop, stored, table_key
 
 
 def deep_link(top: Tabletop) -> str:

@@ -21,9 +21,11 @@ from bot.core.store import Store, Write
 from bot.service import delivery
 from bot.tables import stats
 from bot.tables.stats import Line, Player, Standings
-from tests.conftest import REDIS_URL, AppFactory, Clock
-from tests.fakegram import FakeGroup, FakeMessage, FakeUser, Harness, settle
-from tests.tabletop import Tabletop, is_action, stored, table_key
+from testing.clock import Clock
+from testing.fakegram import FakeGroup, FakeMessage, FakeUser
+from testing.harness import AppFactory, Harness, settle
+from testing.settings import REDIS_URL
+from testing.tabletop import Tabletop, is_action, stored, table_key
 from tests.test_stats import played
 
 

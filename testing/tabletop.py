@@ -22,8 +22,9 @@ from bot.core.store import user_slot
 from engine import cards
 from engine.durak import Durak
 from engine.football import Football
-from tests.conftest import Clock
-from tests.fakegram import TAG, Answer, Button, FakeGroup, FakeMessage, FakeUser, Harness
+from testing.clock import Clock
+from testing.fakegram import TAG, Answer, Button, FakeGroup, FakeMessage, FakeUser
+from testing.harness import Harness
 
 PLAY_ACTIONS = (Action.MOVE, Action.SETUP)
 
@@ -90,7 +91,7 @@ class Tabletop:
         return await self.h.tap(user, message, is_action(action, arg))
 
     async def later(self) -> None:
-        """A quarter of a second passes on the bot's clock (tests/conftest.py Clock): its
+        """A quarter of a second passes on the bot's clock (testing/clock.py): its
         pollers look at what has come due meanwhile."""
         clock = services(self.h.app).clock
         assert isinstance(clock, Clock)
