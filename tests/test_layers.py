@@ -78,7 +78,7 @@ GRAPH = {name: _imports(name)[0] for name in MODULES}
 def _layer(name: str) -> int | None:
     """The layer of a module: the one its package, or the module itself, is listed in."""
     for depth, names in enumerate(LAYERS):
-        if name in names or name.rpartition(".")[0] in names[:1]:
+        if name in names or name.startswith(f"{names[0]}."):  # a package of it included
             return depth
     return None
 

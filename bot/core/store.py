@@ -46,7 +46,7 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
                    (its ``hash`` field) for a session, until that initData's own age limit:
                    a second exchange of it is a replay (bot.webapp.auth)
     ct:st:...      the standings: per group and per person, without a TTL (their layout
-                   is documented in bot.tables.stats)
+                   is documented in bot.tables.stats.keys)
 
 ``v`` and ``d`` change only together, through a compare-and-set on ``v`` (a Lua script;
 the in-process store without REDIS_URL and the tests run the same scripts on fakeredis

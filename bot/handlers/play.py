@@ -19,7 +19,7 @@ from bot.screens import views
 from bot.screens.render import ILLEGAL, Ctx
 from bot.service.taps import Reply, Tap, commit, current_table, refuse
 from bot.tables import games
-from bot.tables.stats import record_document
+from bot.tables.stats.finished import record_document
 from engine.base import IllegalMove, MalformedRecord, SetsUp
 
 

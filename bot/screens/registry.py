@@ -17,7 +17,7 @@ from bot.core.models import GameSettings, Table
 from bot.core.screen import Button
 from bot.screens import render_durak, render_football
 from bot.screens.render import Ctx
-from bot.tables.stats import Line
+from bot.tables.stats.standings import Line
 from engine.registry import GAMES as ENGINE_GAMES
 from engine.registry import GameSpec
 

@@ -16,7 +16,7 @@ from bot.core.screen import Button, Screen
 from bot.screens import registry, render_lobby, render_stats
 from bot.screens.render import Ctx
 from bot.tables import games
-from bot.tables.stats import Moved
+from bot.tables.stats.count import Moved
 
 # The table's own events (bot.service.turns), whatever its game.
 TABLE_EVENTS = {

@@ -68,8 +68,9 @@ from bot.core.store import (
     user_slot,
 )
 from bot.screens import views
-from bot.tables import stats
-from bot.tables.stats import Moved
+from bot.tables.stats.count import Moved
+from bot.tables.stats.finished import record_document
+from bot.tables.stats.standings import settle
 from bot.webapp import links
 
 log = logging.getLogger(__name__)
@@ -256,7 +257,7 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     done = _Pass(snap, svc.clock)
     if snap.table is None:  # gone, or unreadable: nothing to show
         return done
-    done.moved = await stats.settle(svc.store, snap.table)  # counted once (bot.tables.stats)
+    done.moved = await settle(svc.store, snap.table)  # counted once (bot.tables.stats)
     jobs, removals = _plan(svc, snap, done)
     # A message sent anew supersedes the old one: its removal is asked for with it, as
     # urgently as a mover's hand (else his chat shows two hands for a while).
@@ -312,7 +313,7 @@ async def post_record(bot: Bot, done: _Pass) -> None:
     any other refusal gives the claim back (the next tap tries again)."""
     table = done.snap.table
     assert table is not None
-    name, content = stats.record_document(table)
+    name, content = record_document(table)
     try:
         await sender.send_document(
             bot, table.chat_id, content, name, thread_id=table.thread_id, reply_to=None
