@@ -17,9 +17,10 @@ Keys (under :data:`bot.core.store.KEY_PREFIX`, without the games' TTL; ``<kind>`
                                   (games with a computer seat count only here)
     ct:st:in:<uid>                set: the groups where he has figures (for /forgetme)
     ct:st:counted:<game id>:<deal>   the game was counted (<deal>: a hash of its deal,
-                                  bot.tables.stats.finished.deal_digest); its value says who moved up on
-                                  the board. Its TTL outlives the table's key (it is
-                                  renewed each time the finished table is delivered).
+                                  bot.tables.stats.finished.deal_digest); its value
+                                  says who moved up on the board. Its TTL outlives
+                                  the table's key (it is renewed each time the
+                                  finished table is delivered).
     ct:st:posted:<chat>:<thread>:<game id>   the result's Standings button has posted
                                   the board (once per game; an hour)
 """
