@@ -1,5 +1,8 @@
-"""Helpers for games with computer seats: a harness with quick pacing, waiting for the
-computer, and playing a person's part while the computer plays the rest."""
+"""Games with computer seats: a quickly paced bot, waiting for it, playing the people.
+
+A harness with a short computer pace, waiting on the bot's clock for the computer, and
+playing a person's part while the computer plays the rest.
+"""
 
 from __future__ import annotations
 

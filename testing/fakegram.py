@@ -1,5 +1,4 @@
-"""The fake Telegram Bot API server: users, chats, messages and every call, as Telegram
-answers them.
+"""The fake Telegram Bot API server: users, chats, messages and every call.
 
 Why at the HTTP boundary: the bot under test is the real python-telegram-bot Application,
 so every ``Bot`` method, its serialisation and PTB's mapping of HTTP errors to exceptions

@@ -1,5 +1,6 @@
-"""The users' side of the fake Bot API: a driver that plays users and groups against the
-bot, and starting and stopping the bot as ``run_polling`` does.
+"""The users' side of the fake Bot API: users and groups playing against the bot.
+
+Also starting and stopping the bot as ``run_polling`` does.
 
 :class:`Harness` builds updates exactly as Telegram sends them and feeds them to
 ``process_update``; :meth:`Harness.problems` lists what a real Telegram would have

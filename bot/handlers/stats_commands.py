@@ -1,5 +1,8 @@
-"""/stats, /forgetme and the standings buttons (the figures: bot.tables.stats; the text:
-bot.screens.render_stats)."""
+"""/stats, /forgetme and the standings buttons.
+
+The figures are bot.tables.stats's, the text bot.screens.render_stats's: here only who
+asked where, and what he may see.
+"""
 
 from __future__ import annotations
 

@@ -1,36 +1,20 @@
-"""Bringing Telegram up to date with the tables: apart from the taps, newest state only.
+"""Bringing Telegram up to date with the tables, apart from the taps: newest state only.
 
-A tap is answered as soon as its change is committed; the messages follow here, in a task
-of their own, so that neither the answer nor the next tap on the table waits for Telegram.
-The table version in Redis is what every message should show and each message's slot
-(:class:`bot.core.models.Slot`) what it shows now: a delivery renders the newest state, sends
-what differs, and records it. Intermediate states that were superseded before their turn
-came are never sent.
+Why apart: a tap is answered as soon as its change is committed, and neither that answer
+nor the next tap may wait for Telegram, a slow and rate-limited peer. Each message's slot
+(:class:`bot.core.models.Slot`) says what it shows; a delivery renders the newest
+committed state, sends what differs and records it, so that a state overtaken before its
+turn came is never sent. What a tap asks to be posted once (the Record button's
+document) is the delivery's too, remembered by a slot of its own.
 
-Who delivers: one process at a time per table (the delivery lease of :mod:`bot.core.store`,
-short and renewed while the holder works), and in that process one task at a time. A
-commit made meanwhile, here or in another process, makes the holder go round again. If
-the holder dies, its lease runs out within seconds and the table is due (``ct:due``):
-every process polls that set and takes the work over.
-
-In which order, when the bot is busy (the rate limits of :mod:`bot.core.limiter`, shared by
-every process):
-
-1. the player to act gets his move buttons (a new message that rings his phone if he has
-   not been asked for a while, else his message is edited in place, one call);
-2. the player who just moved loses his buttons, and every message of a table that has
-   entered a new phase (the deal, the result) is brought up to date;
-3. the group's table message, at most once per ``table_edit_interval`` seconds;
-4. the hands of players who only watch, at most as often as the table message;
-5. deleting messages that were superseded.
-
-What a priority cannot have now waits, and is coalesced meanwhile: when its time comes the
-newest state is shown, so a busy bot makes fewer calls per move, not a longer queue.
-
-Telegram's errors never reach the game: a private chat that refuses us marks the seat
-(the group then says who must open the private chat), a message that can no longer be
-edited is replaced by a new one (the old one is deleted), flood control and network
-errors put the message off, and anything else is logged in one line.
+One process at a time delivers a table (the lease of :mod:`bot.core.store`), in one task;
+a commit made meanwhile sends the holder round again, and the table of a holder that died
+comes due (``ct:due``) for every process's poller. Within Telegram's limits
+(:mod:`bot.core.limiter`, shared by every process) the most urgent calls go first and the
+rest is coalesced, in the order docs/busy.md gives. Telegram's errors never reach the
+game: a private chat that refuses us marks the seat (in a lobby it unseats him), a
+message that can no longer be edited is sent anew, flood control and network errors put
+the message off, and anything else is one log line.
 """
 
 from __future__ import annotations
