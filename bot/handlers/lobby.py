@@ -74,21 +74,21 @@ async def join(
     game_id: str,
     user: User,
     tap: Tap | None = None,
-) -> bool:
+) -> None:
     """Seat ``user`` in the lobby: his Join tap, or the deep link he followed (then a
-    refusal is told in his private chat). False when he was not seated."""
+    refusal is told in his private chat). Whether he is in the group is asked first (a
+    read, answered from a cache for a minute: bot.handlers.members)."""
     table = (await services(context).store.load(key)).table
     if table is not None and table.game_id == game_id and table.phase == "lobby":
         why = await _outsider(context, table, user)
         if why is not None:
             await _tell(context, user, tap, Reply(why, True, {"chat": table.chat_title}))
-            return False
+            return
     query = tap.query.id if tap is not None else None
-    snap, reply = await write(
+    _, reply = await write(
         context, key, game_id, user.id, lambda tb: _seat(tb, game_id, user), query_id=query
     )
     await _tell(context, user, tap, reply)
-    return snap is not None
 
 
 async def _tell(
