@@ -141,7 +141,7 @@ def has_record(table: Table) -> bool:
 async def post_record(context: ContextTypes.DEFAULT_TYPE, table: Table, reply_to: int) -> bool:
     """/record's answer: the table's game record (docs/records.md) as a JSON document in
     reply to the command; False when Telegram refused it. (The Record button's document
-    is the delivery's: :func:`bot.service.delivery.post_record`.)"""
+    is the delivery's: :func:`bot.service.delivery._post_record`.)"""
     name, content = record_document(table)
     try:
         await sender.send_document(

@@ -246,17 +246,16 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     # A message sent anew supersedes the old one: its removal is asked for with it, as
     # urgently as a mover's hand (else his chat shows two hands for a while).
     tidy = [j for j in jobs if (j.ring or j.fresh) and j.slot is not None and j.slot.id]
-    record = _record_due(snap)
     requests = [(j.chat_id, j.priority) for j in jobs]
     requests += [(j.chat_id, Priority.MOVER) for j in tidy]
     requests += [(chat, Priority.CLEANUP) for chat, _, _ in removals]
-    if record:  # after the result it belongs to (granted in this order)
+    record = _record_due(snap)
+    if record:  # asked for last: the result it belongs to goes first
         requests.append((snap.table.chat_id, Priority.REPLY))
     waits = await _grants(svc, requests)
-    if record:
-        if waits[-1] > 0:
-            done.later(svc.clock() + max(waits[-1], RETRY_AFTER_REFUSAL[Priority.REPLY]))
-        record = waits.pop() <= 0
+    if record and (wait := waits.pop()) > 0:
+        done.later(svc.clock() + max(wait, RETRY_AFTER_REFUSAL[Priority.REPLY]))
+        record = False
     for job, wait in zip(tidy, waits[len(jobs) : len(jobs) + len(tidy)], strict=True):
         job.tidy = wait <= 0
     now = svc.clock()
@@ -272,7 +271,7 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
         else:
             calls.append(_clean(app.bot, chat, message, strip, done))
     if record:
-        calls.append(post_record(app.bot, done))
+        calls.append(_post_record(app.bot, done))
     with granted():
         await asyncio.gather(*calls)
     # A table changed here is committed a newer version: the release sends us round again.
@@ -291,7 +290,7 @@ def _record_due(snap: Snapshot) -> bool:
     return table is not None and table.record_sent and (slot is None or slot.game != table.game_id)
 
 
-async def post_record(bot: Bot, done: _Pass) -> None:
+async def _post_record(bot: Bot, done: _Pass) -> None:
     """Post the game record the Record button claimed (docs/records.md) in the table's
     chat, once: its slot remembers the game. Flood control and network errors put it off;
     any other refusal gives the claim back (the next tap tries again)."""
