@@ -102,7 +102,8 @@ import redis.asyncio as aioredis  # noqa: E402
 
 from bot.core.callbacks import STAMP_LEN, Action, BadCallback, Callback, decode  # noqa: E402
 from bot.core.config import Settings  # noqa: E402
-from testing.fakegram import BOT_TOKEN, Button, FakeGroup, FakeMessage, FakeTelegram, FakeUser  # noqa: E402
+from testing.chats import BOT_TOKEN, Button, FakeGroup, FakeMessage, FakeUser  # noqa: E402
+from testing.fakegram import FakeTelegram  # noqa: E402
 from testing.fakeserver import FakeServer, Served, WebhookHarness  # noqa: E402
 from testing.flood import FloodLimits, chat_directed  # noqa: E402
 from testing.tabletop import PLAY_ACTIONS, action_of, is_action  # noqa: E402

@@ -38,9 +38,10 @@ import fakeredis
 
 from bot.app import build_application
 from bot.core.callbacks import Action
+from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.computers import lobby_with_computers, play_people
-from testing.fakegram import FakeRequest, FakeTelegram, FakeUser
+from testing.fakegram import FakeRequest, FakeTelegram
 from testing.flood import FloodLimits
 from testing.harness import Harness, start_app, stop_app
 from testing.settings import settings

@@ -14,8 +14,9 @@ import pytest
 
 from bot.core.callbacks import Action
 from bot.core.services import services
+from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
-from testing.fakegram import FakeGroup, FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
 from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored
 

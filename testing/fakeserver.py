@@ -37,8 +37,9 @@ from urllib.parse import parse_qsl
 import httpx
 from telegram.ext import Application
 
+from testing.chats import BOT_TOKEN
 from testing.errors import ApiError
-from testing.fakegram import BOT_TOKEN, FakeTelegram, documented
+from testing.fakegram import FakeTelegram, documented
 from testing.harness import Harness
 
 # Parameters the Bot API takes as strings: never JSON-decoded (a text "12" stays text).

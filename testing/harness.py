@@ -27,18 +27,9 @@ import pytest
 from telegram import Update
 from telegram.ext import Application
 
+from testing.chats import BOT_USERNAME, Answer, Button, FakeGroup, FakeMessage, FakeUser
 from testing.errors import NOT_MODIFIED
-from testing.fakegram import (
-    ARRIVED,
-    BOT_USERNAME,
-    TAG,
-    Answer,
-    Button,
-    FakeGroup,
-    FakeMessage,
-    FakeTelegram,
-    FakeUser,
-)
+from testing.fakegram import ARRIVED, TAG, FakeTelegram
 from testing.html import command_entities
 
 # A line that is nothing but a dotted lowercase key, after any bullet or emoji.

@@ -22,8 +22,9 @@ from bot.core.store import user_slot
 from engine import cards
 from engine.durak import Durak
 from engine.football import Football
+from testing.chats import Answer, Button, FakeGroup, FakeMessage, FakeUser
 from testing.clock import Clock
-from testing.fakegram import TAG, Answer, Button, FakeGroup, FakeMessage, FakeUser
+from testing.fakegram import TAG
 from testing.harness import Harness
 
 PLAY_ACTIONS = (Action.MOVE, Action.SETUP)

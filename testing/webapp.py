@@ -23,7 +23,7 @@ import httpx
 from bot.core import callbacks
 from bot.core.services import services
 from bot.webapp import server
-from testing.fakegram import BOT_TOKEN, FakeGroup, FakeUser
+from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored, table_key
 

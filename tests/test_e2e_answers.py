@@ -17,8 +17,9 @@ from bot.core.callbacks import Action
 from bot.core.i18n import t
 from bot.handlers.once import update_key
 from engine import records
+from testing.chats import FakeUser
 from testing.computers import lobby_with_computers, play_people
-from testing.fakegram import FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
 from testing.tabletop import Tabletop, is_action, stored
 

@@ -19,7 +19,7 @@ from bot.core.callbacks import Action
 from bot.core.i18n import t
 from engine import records
 from engine.football import Football
-from testing.fakegram import FakeUser
+from testing.chats import FakeUser
 from testing.harness import Harness
 from testing.tabletop import LeakWatch, Tabletop, is_action, stored
 

@@ -28,7 +28,8 @@ from redis.retry import Retry
 from bot.core import health
 from bot.core.i18n import t
 from bot.core.store import Store
-from testing.fakegram import FakeTelegram, FakeUser
+from testing.chats import FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
 from testing.tabletop import Tabletop, stored
 

@@ -18,7 +18,7 @@ from bot.core.callbacks import Action, Callback, decode, encode
 from engine import cards, registry
 from engine.base import MalformedRecord
 from engine.durak import Durak
-from testing.fakegram import FakeUser
+from testing.chats import FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, card_pattern, hidden_cards, leaks, stored
 

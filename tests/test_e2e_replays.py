@@ -12,7 +12,7 @@ import random
 
 from bot.core.callbacks import decode
 from engine.football import Football
-from testing.fakegram import FakeMessage, FakeUser
+from testing.chats import FakeMessage, FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored
 

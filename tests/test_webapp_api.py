@@ -28,8 +28,9 @@ from bot.core.store import Snapshot, table_key
 from bot.webapp import api, server
 from bot.webapp.auth import SESSION, Checker, Forged
 from engine.durak import Durak
+from testing.chats import BOT_TOKEN, FakeUser
 from testing.clock import Clock
-from testing.fakegram import BOT_TOKEN, FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.harness import Harness
 from testing.settings import settings
@@ -82,7 +83,7 @@ def _help_update(user_id: int, update_id: int) -> dict[str, Any]:
 
 
 def test_initdata_signed_with_our_token_and_fresh_is_the_only_kind_accepted() -> None:
-    from testing.fakegram import BOT_TOKEN
+    from testing.chats import BOT_TOKEN
 
     ann = FakeUser(id=777, first_name="Ann", language_code="uk")
     checker = Checker(BOT_TOKEN)
