@@ -15,12 +15,21 @@ ROOT = Path(__file__).resolve().parent.parent
 # for the Mini App, a slice of its own whose modules sit in the layers named here, and the
 # start-up modules at the top of bot/.
 LAYERS = (
-    ("bot.core", "bot.webapp", "bot.webapp.auth"),
+    ("bot.core", "bot.webapp", "bot.webapp.auth", "bot.webapp.quota"),
     ("bot.tables",),
     ("bot.screens", "bot.webapp.links"),
     ("bot.service",),
-    ("bot.handlers", "bot.webapp.api"),
-    ("bot.app", "bot.webapp.server", "bot.__main__", "bot"),
+    ("bot.handlers", "bot.webapp.api", "bot.webapp.streams"),
+    (
+        "bot.app",
+        "bot.webapp.page",
+        "bot.webapp.server",
+        "bot.__main__",
+        "bot.runner",
+        "bot.endpoints",
+        "bot.inbox",
+        "bot",
+    ),
 )
 
 

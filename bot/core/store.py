@@ -40,6 +40,10 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
 
     ct:upd:<update_id>  "busy" while a process handles that update, then "done" for an
                    hour: a redelivered update is dropped (bot.handlers.once)
+    ct:inbox       a stream of the webhook's updates (field ``u``: the update's JSON),
+                   each stored before its 200 and deleted once handled; its consumer group
+                   ``workers`` holds each entry a worker has read until it is done, for
+                   another worker to take over should that one die (bot.core.inbox)
     ct:member:<chat_id>:<uid>  "1" for a minute after Telegram said that <uid> is in the
                    group <chat_id> (joining needs it; bot.handlers.members)
     ct:init:<hash>  "1" once a Mini App page exchanged the initData of that signature

@@ -8,7 +8,7 @@ from telegram import User
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.core import sender
+from bot.core import names, sender
 from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
 from bot.core.models import TURN_TIMES, Seat, Table
@@ -32,7 +32,7 @@ def _in_lobby(table: Table) -> None:
 
 
 def display_name(user: User) -> str:
-    return (user.full_name or user.username or str(user.id))[:32]
+    return names.of(user)
 
 
 def _seat(table: Table, game_id: str, user: User) -> None:

@@ -37,7 +37,7 @@ from telegram.error import (
 )
 from telegram.ext import Application, ContextTypes
 
-from bot.core import sender
+from bot.core import metrics, sender
 from bot.core.limiter import Priority, granted, retry_after_seconds
 from bot.core.models import Slot
 from bot.core.screen import Screen
@@ -183,6 +183,7 @@ def start(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, snap: Snapshot | No
 
 async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> None:
     current = snap
+    committed = svc.clock()  # when snap was committed, if it was given
     try:
         if current is None:
             current = await svc.store.claim(key)
@@ -199,6 +200,8 @@ async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> N
             if current is None and svc.delivering.get(key):
                 svc.delivering[key] = False  # a commit here found our lease: go round
                 current = await svc.store.claim(key)
+        if snap is not None:
+            metrics.DELIVERY_LAG.observe(svc.clock() - committed)
     except RedisError as exc:  # an outage (reported once): the lease runs out, the
         svc.health.failed(exc)  # table is due then, and is delivered once Redis is back
     except Exception:
@@ -336,7 +339,10 @@ async def _unclaim_record(svc: Services, key: str, game_id: str) -> None:
 async def _grants(svc: Services, requests: list[tuple[int, Priority]]) -> list[float]:
     if svc.limiter is None or not requests:
         return [0.0] * len(requests)
-    return await svc.limiter.try_acquire(requests)
+    waits = await svc.limiter.try_acquire(requests)
+    for wait in waits:
+        metrics.waited("deferred", wait)
+    return waits
 
 
 def _plan(

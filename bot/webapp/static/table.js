@@ -5,7 +5,7 @@ const INIT = H.get("tgWebAppData") || (window.Telegram && Telegram.WebApp && Tel
 const TABLE = Q.get("t") || H.get("tgWebAppStartParam") || "";
 const API = location.pathname.replace(/[^/]*$/, "") + "api/";
 const SUITS = {S: "♠", C: "♣", D: "♦", H: "♥"};
-let S = null, pick = null, TOKEN = "", ES = null;
+let S = null, pick = null, TOKEN = "";
 
 function post(ev, data) {
   const proxy = window.TelegramWebviewProxy;
@@ -168,8 +168,10 @@ function refused() {
 }
 // The initData is traded once for a session token (a second trade is refused as a
 // replay); the token is renewed with itself before it runs out, and kept for a reload.
+// A busy server (429, 503) is asked again later; 401 or 404: no session.
 async function session(auth) {
   const r = await fetch(API + "session?t=" + encodeURIComponent(TABLE), {method: "POST", headers: {"Authorization": auth}});
+  if (r.status === 429 || r.status >= 500) throw new Error("busy");
   if (!r.ok) return false;
   const b = await r.json();
   TOKEN = b.token;
@@ -180,18 +182,32 @@ async function session(auth) {
 }
 async function renew() {
   let ok;
-  try { ok = await session("Bearer " + TOKEN); } catch (e) { setTimeout(renew, 3000); return; }  // offline
+  try { ok = await session("Bearer " + TOKEN); } catch (e) { setTimeout(renew, 3000); return; }  // offline, busy
   if (ok) follow(); else refused();
 }
-// Server-sent pictures; the stream ends with the token it was opened with (reopened then).
-function follow() {
-  if (ES) ES.close();
-  ES = new EventSource(API + "events?t=" + encodeURIComponent(TABLE) + "&s=" + encodeURIComponent(TOKEN));
-  ES.onmessage = e => show(JSON.parse(e.data));
-  ES.onerror = () => {
-    if (S) document.getElementById("sub").textContent = S.words.offline;
-    if (ES.readyState === EventSource.CLOSED) setTimeout(renew, 1000);
-  };
+// Server-sent pictures, read with fetch so that the token goes in a header, never in the
+// URL; the stream ends with the token it was opened with, or idle (reopened then).
+async function follow() {
+  if (follow.ctl) follow.ctl.abort();
+  const ctl = follow.ctl = new AbortController();
+  let buf = "";
+  try {
+    const r = await fetch(API + "events?t=" + encodeURIComponent(TABLE), {headers: {"Authorization": "Bearer " + TOKEN}, signal: ctl.signal});
+    if (!r.ok) throw new Error(r.status);
+    follow.wait = 1000;
+    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (done) break;
+      const blocks = (buf + value).split("\n\n");
+      buf = blocks.pop();
+      for (const b of blocks) if (b.startsWith("data: ")) show(JSON.parse(b.slice(6)));
+    }
+  } catch (e) { /* cut off, refused or replaced: below */ }
+  if (ctl !== follow.ctl) return;  // a newer stream took its place
+  if (S) document.getElementById("sub").textContent = S.words.offline;
+  setTimeout(renew, follow.wait);
+  follow.wait = Math.min(30000, (follow.wait || 1000) * 2);
 }
 async function start() {
   try { theme(JSON.parse(H.get("tgWebAppThemeParams") || "{}")); } catch (e) { /* no theme: ours */ }
