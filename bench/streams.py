@@ -48,7 +48,8 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 import redis.asyncio as aioredis  # noqa: E402
 
-from bench.load import SECRET, Bots, Meter, quantile  # noqa: E402
+from bench.load_bots import SECRET, Bots  # noqa: E402
+from bench.load_meter import Meter, quantile  # noqa: E402
 from bot.core import callbacks  # noqa: E402
 from testing.chats import FakeUser  # noqa: E402
 from testing.fakegram import FakeTelegram  # noqa: E402
