@@ -16,9 +16,10 @@ from engine import registry
 from engine.base import Game
 from engine.durak import Durak, DurakView
 from engine.football import FootballView
-from tests.computer_util import lobby_with_computers, play_people, quick_harness
-from tests.fakegram import FakeTelegram, Harness
-from tests.tabletop import stored
+from testing.computers import lobby_with_computers, play_people, quick_harness
+from testing.fakegram import FakeTelegram
+from testing.harness import Harness
+from testing.tabletop import stored
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ PACKAGES = {name for name, path in MODULES.items() if path.name == "__init__.py"
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
-    """The project modules an import statement names (``from bot import x`` names bot.x)."""
+    """The project modules an import statement names (``from bot import core`` names bot.core)."""
     if isinstance(node, ast.Import):
         return _with_packages({a.name for a in node.names if a.name in MODULES})
     if node.module is None:
@@ -87,7 +87,7 @@ GRAPH = {name: _imports(name)[0] for name in MODULES}
 def _layer(name: str) -> int | None:
     """The layer of a module: the one its package, or the module itself, is listed in."""
     for depth, names in enumerate(LAYERS):
-        if name in names or name.rpartition(".")[0] in names[:1]:
+        if name in names or name.startswith(f"{names[0]}."):  # a package of it included
             return depth
     return None
 

@@ -1,5 +1,5 @@
 """Every game the bot offers, in one list, with what the bot needs to show and set it up:
-its screens (the game's ``bot.render_<game>`` module), its own lobby settings, the
+its screens (the game's ``bot.screens.render_<game>`` module), its own lobby settings, the
 computer levels a lobby offers, and its standings' figures. The rules come from the
 engine's entry (:mod:`engine.registry`).
 
@@ -17,7 +17,7 @@ from bot.core.models import GameSettings, Table
 from bot.core.screen import Button
 from bot.screens import render_durak, render_football
 from bot.screens.render import Ctx
-from bot.tables.stats import Line
+from bot.tables.stats.standings import Line
 from engine.registry import GAMES as ENGINE_GAMES
 from engine.registry import GameSpec
 

@@ -8,7 +8,7 @@ from bot.core.i18n import t
 from bot.core.models import GameSettings
 from bot.core.screen import Button, rows_of
 from bot.screens.render import Ctx, percent
-from bot.tables.stats import Line
+from bot.tables.stats.standings import Line
 from engine.durak import DurakView
 
 # The narration of each event the engine emits, by kind.

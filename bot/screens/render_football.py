@@ -15,7 +15,7 @@ from bot.core.i18n import Markup, t
 from bot.core.models import GameSettings
 from bot.core.screen import Button, rows_of
 from bot.screens.render import Ctx
-from bot.tables.stats import Line
+from bot.tables.stats.standings import Line
 from engine import cards
 from engine.football import HOME, FootballView, ahead
 
