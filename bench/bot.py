@@ -5,7 +5,7 @@ shown, exactly as in the end-to-end tests: updates built as Telegram sends them 
 ``Update.de_json`` and ``Application.process_update``, game state lives in the real Redis
 (``--redis-url``, under a key prefix of the run's own, whose keys are removed afterwards:
 anything else in that database, a bot's tables included, is left alone), and the Bot API
-is tests/fakegram.py (answering at once, so what is measured is the bot, not the network).
+is testing/fakegram.py (answering at once, so what is measured is the bot, not the network).
 
 Figures, per *move* (a tap on a move or set-up button in a private hand message):
 - moves/s over the wall time of the phase (all its tables at once, one process);
@@ -61,19 +61,11 @@ from bot.app import build_application, freeze_startup_heap
 from bot.core.callbacks import Action
 from bot.core.config import Settings
 from bot.core.store import KEY_PREFIX
-from tests.fakegram import (
-    ARRIVED,
-    BOT_TOKEN,
-    NOT_MODIFIED,
-    TAG,
-    FakeRequest,
-    FakeTelegram,
-    FakeUser,
-    Harness,
-    start_app,
-    stop_app,
-)
-from tests.tabletop import Tabletop
+from testing.chats import BOT_TOKEN, FakeUser
+from testing.errors import NOT_MODIFIED
+from testing.fakegram import ARRIVED, TAG, FakeRequest, FakeTelegram
+from testing.harness import Harness, start_app, stop_app
+from testing.tabletop import Tabletop
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
 # The targets the bot is held to, each checked in the phase it is about (see the module docstring).
@@ -91,7 +83,7 @@ MIX = [("durak", 2), ("durak", 4), ("football", 2), ("durak", 3)]
 
 
 class RedisMeter:
-    """Round trips and commands per context tag (see ``tests.fakegram.TAG``)."""
+    """Round trips and commands per context tag (see ``testing.fakegram.TAG``)."""
 
     trips: ClassVar[collections.Counter[str | None]] = collections.Counter()
     commands: ClassVar[collections.Counter[str | None]] = collections.Counter()

@@ -1,7 +1,7 @@
 """Streams flood: what 2,000 event-stream attempts cost a real ``python -m bot`` (issue 20).
 
 One bot process (bench/load.py's start-up: webhook mode, the page served on its port,
-loopback only) against tests/fakeserver.py's fake Bot API, on the real Redis
+loopback only) against testing/fakeserver.py's fake Bot API, on the real Redis
 (``--redis-url``, under a key prefix of the run's own, removed afterwards). A durak game
 of two players runs in a group; all along, every ``--tap-every`` seconds the player to act
 taps a move of his newest prompt (else anyone taps a button of the group's table), and the
@@ -48,12 +48,14 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 import redis.asyncio as aioredis  # noqa: E402
 
-from bench.load import SECRET, Bots, Meter, quantile  # noqa: E402
+from bench.load_bots import SECRET, Bots  # noqa: E402
+from bench.load_meter import Meter, quantile  # noqa: E402
 from bot.core import callbacks  # noqa: E402
-from tests.fakegram import FakeTelegram, FakeUser  # noqa: E402
-from tests.fakeserver import FakeServer, Served, WebhookHarness  # noqa: E402
-from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of  # noqa: E402
-from tests.webapp_util import init_data  # noqa: E402
+from testing.chats import FakeUser  # noqa: E402
+from testing.fakegram import FakeTelegram  # noqa: E402
+from testing.fakeserver import FakeServer, Served, WebhookHarness  # noqa: E402
+from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of  # noqa: E402
+from testing.webapp import init_data  # noqa: E402
 
 PAGE = "https://cards.example.org/app/"
 PREFIX = f"ctstreams{os.getpid()}"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.conftest import REDIS_URL
+from testing.settings import REDIS_URL
 
 pytestmark = pytest.mark.redis
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,9 +17,10 @@ from engine.base import Game
 from engine.games.durak.game import Durak
 from engine.games.durak.view import DurakView
 from engine.games.football.view import FootballView
-from tests.computer_util import lobby_with_computers, play_people, quick_harness
-from tests.fakegram import FakeTelegram, Harness
-from tests.tabletop import stored
+from testing.computers import lobby_with_computers, play_people, quick_harness
+from testing.fakegram import FakeTelegram
+from testing.harness import Harness
+from testing.tabletop import stored
 
 
 @pytest.fixture

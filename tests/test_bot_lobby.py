@@ -17,8 +17,8 @@ import pytest
 
 from bot.core import rules_text
 from bot.core.callbacks import Action, decode
-from tests.fakegram import Harness
-from tests.tabletop import Tabletop, is_action, stored
+from testing.harness import Harness
+from testing.tabletop import Tabletop, is_action, stored
 
 
 def _options(top: Tabletop) -> dict[str, str]:

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from bot.core.services import every, services, stop_polls
-from tests.fakegram import Harness
+from testing.harness import Harness
 
 
 async def test_a_poller_stops_even_when_its_job_lost_the_cancellation(harness: Harness) -> None:

@@ -1,5 +1,5 @@
 """The table store: compare-and-set never loses or doubles a change, with the same Lua
-scripts on fakeredis and on the real Redis (the test database of tests/conftest.py,
+scripts on fakeredis and on the real Redis (the test database of testing/settings.py,
 REDIS_TEST_DB)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 from bot.core import store as store_module
 from bot.core.models import Seat, Slot, Table
 from bot.core.store import TABLE_SLOT, Snapshot, Store, Write, table_key, user_slot
-from tests.conftest import REDIS_URL
+from testing.settings import REDIS_URL
 
 KEY = table_key(-100123, None)
 NEW_KEY = table_key(-1001000000123, None)  # the same group, upgraded to a supergroup

@@ -5,10 +5,13 @@ every language of the seeds."""
 
 from __future__ import annotations
 
+import ast
+import io
 import json
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -104,7 +107,7 @@ def test_the_real_records_replay_to_their_end(game: str) -> None:
 
 
 def test_the_documents_links_lead_to_files_of_the_repository() -> None:
-    for doc in (ROOT / "README.md", DOCS / "records.md"):
+    for doc in (ROOT / "README.md", *DOCS.glob("*.md")):
         for target in re.findall(r"\]\(([^)#:]+)\)", doc.read_text(encoding="utf-8")):
             assert (doc.parent / target).is_file(), f"{doc.name}: {target}"
 
@@ -135,3 +138,129 @@ def test_the_translations_keep_the_numbering(game: str) -> None:
     )
     assert len(english) >= 7 and sum(english.values()) >= 10
     assert all(other == english for other in others)
+
+
+# A path in the repository as prose names it: `bot/service/taps.py`, `docs/`, `seeds/<game>.md`
+# (a placeholder in angle brackets stands for any name: some file must fit it).
+_PATH = re.compile(
+    r"(?<![\w/.:<>-])((?:bench|bot|docs|engine|scripts|seeds|testing|tests|\.ci)/[\w./<>-]*[\w/>])"
+)
+# A module, or a name in one, as a docstring names it: ``bot.service.taps.commit``.
+_DOTTED = re.compile(r"(?<![\w/.-])((?:bench|bot|engine|testing)(?:\.[A-Za-z_][\w<>]*)+)")
+# Files a document tells its reader to make (a new language's), not ones it says exist.
+_TO_MAKE = {
+    "docs/translating.md": {
+        "bot/core/locales/pl.po",
+        "seeds/durak.pl.md",
+        "seeds/football.pl.md",
+    }
+}
+_DEFS = ast.FunctionDef | ast.AsyncFunctionDef
+_SUFFIXES = {"py", "md", "json", "toml", "js", "css", "png", "lock", "txt", "html"}
+
+
+def _prose() -> list[tuple[Path, str]]:
+    """The documents whole, and of the code its docstrings and comments: the prose that
+    names paths (this file's own examples excepted)."""
+    found = [(p, p.read_text(encoding="utf-8")) for p in (ROOT / "README.md", *DOCS.glob("*.md"))]
+    for folder in ("bench", "bot", "engine", "testing", "tests"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path != Path(__file__).resolve():
+                found.append((path, _docstrings_and_comments(path.read_text(encoding="utf-8"))))
+    for path in (*(ROOT / "scripts").iterdir(), ROOT / ".ci" / "run"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        found.append((path, "\n".join(line for line in lines if line.lstrip().startswith("#"))))
+    return found
+
+
+def _docstrings_and_comments(source: str) -> str:
+    tree = ast.parse(source)
+    texts = [
+        ast.get_docstring(node, clean=False) or ""
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | _DEFS)
+    ]
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    texts += [tok.string for tok in tokens if tok.type == tokenize.COMMENT]
+    return "\n".join(texts)
+
+
+def _path_exists(named: str) -> bool:
+    pattern = re.sub(r"<[^>]*>", "*", named.rstrip("."))
+    return any(ROOT.glob(pattern.rstrip("/"))) if "*" in pattern else (ROOT / pattern).exists()
+
+
+def _names(module: Path) -> dict[str, set[str] | None]:
+    """A module's top-level names: for a class the names in its body, else None."""
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    found: dict[str, set[str] | None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found[node.name] = {
+                n.name if not isinstance(n, ast.AnnAssign | ast.Assign) else _target(n)
+                for n in node.body
+                if isinstance(
+                    n, ast.FunctionDef | ast.AsyncFunctionDef | ast.AnnAssign | ast.Assign
+                )
+            }
+        elif isinstance(node, _DEFS):
+            found[node.name] = None
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            found[_target(node)] = None
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            found.update({(a.asname or a.name).split(".")[0]: None for a in node.names})
+    return found
+
+
+def _target(node: ast.Assign | ast.AnnAssign) -> str:
+    target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+    return target.id if isinstance(target, ast.Name) else ""
+
+
+def _module_exists(dotted: str) -> bool:
+    """``a.b.c.name.attr``: the longest prefix that is a module or package of the
+    repository (at least two parts), then a name it defines, then one in that class."""
+    if "<" in dotted:  # a placeholder: some module must fit it
+        pattern = re.sub(r"<[^>]*>", "*", dotted.replace(".", "/"))
+        return any(ROOT.glob(f"{pattern}.py")) or any(ROOT.glob(pattern))
+    parts = dotted.split(".")
+    if parts[-1] in _SUFFIXES:  # a file name (``bot.py``), not a module
+        return True
+    for i in range(len(parts), 1, -1):
+        base = ROOT.joinpath(*parts[:i])
+        module = base.with_suffix(".py") if base.with_suffix(".py").is_file() else None
+        if module is None and base.is_dir():
+            module = base / "__init__.py"
+            if not module.is_file():
+                return i == len(parts)  # a folder of data (bot/core/locales)
+        if module is None:
+            continue
+        rest = parts[i:]
+        if not rest:
+            return True
+        names = _names(module)
+        if rest[0] not in names:
+            return (module.parent / rest[0]).is_dir()  # a subpackage named off its parent
+        members = names[rest[0]]
+        return len(rest) == 1 or members is None or rest[1] in members
+    return False
+
+
+def test_every_path_the_docs_name_exists() -> None:
+    """README.md, docs/*.md and the code's docstrings and comments name only paths and
+    modules the repository has (the repository stands alone)."""
+    missing = []
+    checked = 0
+    for source, text in _prose():
+        to_make = _TO_MAKE.get(source.relative_to(ROOT).as_posix(), set())
+        for named in set(_PATH.findall(text)) - to_make:
+            checked += 1
+            if not _path_exists(named):
+                missing.append(f"{source.relative_to(ROOT)}: {named}")
+        if source.suffix == ".py":  # its docstrings and comments
+            for named in set(_DOTTED.findall(text)):
+                checked += 1
+                if not _module_exists(named):
+                    missing.append(f"{source.relative_to(ROOT)}: {named}")
+    assert checked > 200  # it sees the paths the docs name
+    assert sorted(missing) == [], "\n".join(sorted(missing))

@@ -1,6 +1,6 @@
 """Playing against the computer: in a private chat, and with computer seats in a
 group lobby. Computer moves are paced by the bot's clock, which these tests move on (with a
-short pace, tests.computer_util.DELAY) instead of waiting."""
+short pace, testing.computers.DELAY) instead of waiting."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from bot.core.services import services
 from bot.core.store import TURNS_KEY
 from bot.core.store import table_key as store_key
 from engine.games.football.game import Football
-from tests.computer_util import (
+from testing.chats import BOT_USERNAME, FakeUser
+from testing.computers import (
     DELAY,
     clock_of,
     finished,
@@ -27,8 +28,9 @@ from tests.computer_util import (
     quick_harness,
     until,
 )
-from tests.fakegram import BOT_USERNAME, FakeTelegram, FakeUser, Harness, stop_app
-from tests.tabletop import Tabletop, action_of, hidden_cards, leaks, stored, table_key
+from testing.fakegram import FakeTelegram
+from testing.harness import Harness, stop_app
+from testing.tabletop import Tabletop, action_of, hidden_cards, leaks, stored, table_key
 
 
 @pytest.fixture

@@ -10,19 +10,11 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from tests.conftest import AppFactory
-from tests.fakegram import (
-    EDIT_NOT_FOUND,
-    Button,
-    FakeMessage,
-    FakeRequest,
-    FakeTelegram,
-    FakeUser,
-    Harness,
-    method_of,
-    settle,
-)
-from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, stored
+from testing.chats import Button, FakeMessage, FakeUser
+from testing.errors import EDIT_NOT_FOUND
+from testing.fakegram import FakeRequest, FakeTelegram, method_of
+from testing.harness import AppFactory, Harness, settle
+from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, stored
 
 ANSWERED_WITHIN = 5.0  # seconds; the answer never comes if it waits for the messages
 

@@ -1,9 +1,9 @@
-"""The bot as deployed: ``python -m bot`` processes in webhook mode (tests/botproc.py),
+"""The bot as deployed: ``python -m bot`` processes in webhook mode (testing/botproc.py),
 their logs, a SIGTERM in the middle of a game, a worker killed with updates queued, and
 the webhook while Redis is down (bot.runner, bot.inbox, bot.endpoints, bot.core.logs).
 
 Each test that stops or shares Redis between processes runs a redis-server of its own
-(tests/ownredis.py); waits are on real events (a process's exit, an
+(testing/ownredis.py); waits are on real events (a process's exit, an
 answer, the fake Bot API going quiet), never fixed sleeps.
 """
 
@@ -23,11 +23,12 @@ import redis
 
 from bot.core import inbox
 from bot.core.i18n import t
-from tests.botproc import SECRET, BotProcess, ProcHarness
-from tests.fakegram import BOT_TOKEN, FakeTelegram, FakeUser
-from tests.fakeserver import FakeServer
-from tests.ownredis import OwnRedis
-from tests.tabletop import Tabletop
+from testing.botproc import SECRET, BotProcess, ProcHarness
+from testing.chats import BOT_TOKEN, FakeUser
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import FakeServer
+from testing.ownredis import OwnRedis
+from testing.tabletop import Tabletop
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit (5 s) and a touch's period, with room

@@ -17,9 +17,11 @@ import pytest
 from bot.core.callbacks import Action
 from engine import cards, records
 from engine.games.durak.game import Durak
-from tests.conftest import Clock, settings
-from tests.fakegram import FakeUser, Harness
-from tests.tabletop import LeakWatch, Tabletop, action_of, stored
+from testing.chats import FakeUser
+from testing.clock import Clock
+from testing.harness import Harness
+from testing.settings import settings
+from testing.tabletop import LeakWatch, Tabletop, action_of, stored
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 

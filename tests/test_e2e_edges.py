@@ -10,8 +10,10 @@ import re
 from bot.core.callbacks import Action
 from bot.core.i18n import catalogue
 from engine import records
-from tests.fakegram import FakeGroup, Harness, parse_html
-from tests.tabletop import LeakWatch, Tabletop, stored
+from testing.chats import FakeGroup
+from testing.harness import Harness
+from testing.html import parse_html
+from testing.tabletop import LeakWatch, Tabletop, stored
 from tests.test_e2e_stats import play_series
 
 

@@ -19,8 +19,9 @@ from bot.core.callbacks import Action
 from bot.core.i18n import t
 from engine import records
 from engine.games.football.game import Football
-from tests.fakegram import FakeUser, Harness
-from tests.tabletop import LeakWatch, Tabletop, is_action, stored
+from testing.chats import FakeUser
+from testing.harness import Harness
+from testing.tabletop import LeakWatch, Tabletop, is_action, stored
 
 
 def two(h: Harness, langs: tuple[str, str] = ("en", "uk")) -> list[FakeUser]:

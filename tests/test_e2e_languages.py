@@ -25,9 +25,10 @@ import pytest
 
 from bot.core.callbacks import Action, decode
 from bot.core.i18n import DEFAULT, LANGS, catalogue, forms, t
-from tests.fakegram import FakeGroup, FakeUser, Harness
-from tests.tabletop import Tabletop, is_action, stored
-from tests.webapp_util import bearer, page_server, table_param, token
+from testing.chats import FakeGroup, FakeUser
+from testing.harness import Harness
+from testing.tabletop import Tabletop, is_action, stored
+from testing.webapp import bearer, page_server, table_param, token
 
 NAMES = ("Ann", "Bob", "Cid")
 SPECTATOR = "Dan"

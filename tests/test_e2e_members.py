@@ -8,8 +8,9 @@ import pytest
 from bot.core.callbacks import Action, decode
 from bot.core.i18n import LANGS, t
 from bot.core.store import DUE_KEY, TURNS_KEY, closed_key
-from tests.fakegram import FakeGroup, FakeUser, Harness
-from tests.tabletop import Tabletop, action_of, stored, table_key
+from testing.chats import FakeGroup, FakeUser
+from testing.harness import Harness
+from testing.tabletop import Tabletop, action_of, stored, table_key
 
 
 def seated(data: dict[str, object], user: FakeUser) -> bool:

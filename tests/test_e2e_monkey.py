@@ -10,8 +10,9 @@ import random
 import pytest
 
 from engine import registry
-from tests.fakegram import FakeUser, Harness
-from tests.tabletop import LeakWatch, Tabletop, stored
+from testing.chats import FakeUser
+from testing.harness import Harness
+from testing.tabletop import LeakWatch, Tabletop, stored
 
 COMMANDS = [
     "/newgame",

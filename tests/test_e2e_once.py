@@ -15,9 +15,9 @@ import redis.asyncio as aioredis
 
 from bot.core.callbacks import Action
 from bot.handlers.once import update_key
-from tests.conftest import AppFactory
-from tests.fakegram import FakeUser, Harness
-from tests.tabletop import Tabletop, is_action, stored
+from testing.chats import FakeUser
+from testing.harness import AppFactory, Harness
+from testing.tabletop import Tabletop, is_action, stored
 
 
 def answers(h: Harness, query_id: str) -> list[Any]:

@@ -8,8 +8,8 @@ import re
 from bot.core.callbacks import Action
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
-from tests.fakegram import Harness
-from tests.tabletop import LeakWatch, Tabletop, action_of, stored
+from testing.harness import Harness
+from testing.tabletop import LeakWatch, Tabletop, action_of, stored
 
 CYRILLIC = re.compile(r"[А-Яа-яІіЇїЄєҐґ]")
 

@@ -1,6 +1,6 @@
 """Redis stops answering and comes back (bot.core.health, bot.handlers.once).
 
-The bot runs on a Redis server of the test's own (tests/ownredis.py), which the test stops
+The bot runs on a Redis server of the test's own (testing/ownredis.py), which the test stops
 (``SHUTDOWN SAVE``, so that it comes back with its data, as a restarted server does) or
 freezes (``SIGSTOP``: a server that accepts but never answers), then brings back. The
 shared Redis is never touched. A failure in the middle of an update (after its claim)
@@ -20,10 +20,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from bot.core import health
 from bot.core.i18n import t
 from bot.core.store import Store
-from tests.conftest import AppFactory, harness_on
-from tests.fakegram import FakeTelegram, FakeUser, Harness
-from tests.ownredis import OwnRedis
-from tests.tabletop import Tabletop, stored
+from testing.chats import FakeUser
+from testing.fakegram import FakeTelegram
+from testing.harness import AppFactory, Harness, harness_on
+from testing.ownredis import OwnRedis
+from testing.tabletop import Tabletop, stored
 
 UNAVAILABLE = t("en", "common.unavailable")
 ANSWERED_WITHIN = 2.0  # seconds: a tap during an outage still gets its answer by then

@@ -11,8 +11,9 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.i18n import t
 from engine import records
-from tests.fakegram import BOT_USERNAME, Harness
-from tests.tabletop import LeakWatch, Tabletop, stored, table_key
+from testing.chats import BOT_USERNAME
+from testing.harness import Harness
+from testing.tabletop import LeakWatch, Tabletop, stored, table_key
 
 
 def deep_link(top: Tabletop) -> str:
@@ -28,7 +29,8 @@ async def test_a_user_who_never_opened_the_bot_joins_by_the_deep_link(harness: H
     top = Tabletop(h, h.group())
     await top.open(ann, "durak")
     answer = await top.join(bob)
-    assert answer.show_alert and answer.text  # he is told to open the private chat
+    assert answer.text is None  # answered at once: the lobby then tells him what to do
+    assert t("en", "join.need_private") in (top.table_message().text or "")
     data = await stored(h, top.group)
     assert [s["user_id"] for s in data["seats"]] == [ann.id]
     url = deep_link(top)
@@ -49,8 +51,8 @@ async def test_the_creator_without_a_private_chat_gets_the_link_too(harness: Har
     bob = h.user("Bob")
     top = Tabletop(h, h.group())
     await h.command(ann, top.group, "/newgame")
-    answer = await top.tap_group(ann, Action.PICK, "f")
-    assert answer.show_alert and answer.text, "he is told to open the private chat"
+    await top.tap_group(ann, Action.PICK, "f")
+    assert t("en", "join.need_private") in (top.table_message().text or ""), "he is told"
     assert (await stored(h, top.group))["seats"] == []
     await h.follow(ann, deep_link(top))
     await top.join(bob)

@@ -18,8 +18,9 @@ from bot.core.callbacks import Action, Callback, decode, encode
 from engine import cards, registry
 from engine.base import MalformedRecord
 from engine.games.durak.game import Durak
-from tests.fakegram import FakeUser, Harness
-from tests.tabletop import Tabletop, card_pattern, hidden_cards, leaks, stored
+from testing.chats import FakeUser
+from testing.harness import Harness
+from testing.tabletop import Tabletop, card_pattern, hidden_cards, leaks, stored
 
 DECK_36 = cards.to_strs(cards.deck(36))
 CATALOGUE_KEY = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)+")

@@ -24,17 +24,12 @@ from engine import cards, records
 from engine.base import Game
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
-from tests.conftest import AppFactory, Clock
-from tests.fakegram import (
-    BOT_USERNAME,
-    FakeTelegram,
-    FakeUser,
-    Harness,
-    parse_html,
-    settle,
-    stop_app,
-)
-from tests.tabletop import LeakWatch, Tabletop, stored, table_key
+from testing.chats import BOT_USERNAME, FakeUser
+from testing.clock import Clock
+from testing.fakegram import FakeTelegram
+from testing.harness import AppFactory, Harness, settle, stop_app
+from testing.html import parse_html
+from testing.tabletop import LeakWatch, Tabletop, stored, table_key
 
 pytestmark = pytest.mark.redis
 

@@ -12,8 +12,9 @@ import random
 
 from bot.core.callbacks import decode
 from engine.games.football.game import Football
-from tests.fakegram import FakeMessage, FakeUser, Harness
-from tests.tabletop import Tabletop, stored
+from testing.chats import FakeMessage, FakeUser
+from testing.harness import Harness
+from testing.tabletop import Tabletop, stored
 
 
 async def until_advance(

@@ -15,9 +15,11 @@ from telegram.ext import CommandHandler, ContextTypes
 from bot.core.limiter import Priority
 from bot.core.services import services
 from bot.core.store import DUE_KEY, TABLE_SLOT
-from tests.conftest import AppFactory, Clock
-from tests.fakegram import FakeTelegram, FakeUser, Harness
-from tests.tabletop import Tabletop, stored, table_key
+from testing.chats import FakeUser
+from testing.clock import Clock
+from testing.fakegram import FakeTelegram
+from testing.harness import AppFactory, Harness
+from testing.tabletop import Tabletop, stored, table_key
 
 
 async def durak(h: Harness) -> tuple[Tabletop, list[FakeUser]]:

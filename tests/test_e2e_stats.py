@@ -19,11 +19,14 @@ from bot.core.i18n import t
 from bot.core.services import services
 from bot.core.store import Store, Write
 from bot.service import delivery
-from bot.tables import stats
-from bot.tables.stats import Line, Player, Standings
-from tests.conftest import REDIS_URL, AppFactory, Clock
-from tests.fakegram import FakeGroup, FakeMessage, FakeUser, Harness, settle
-from tests.tabletop import Tabletop, is_action, stored, table_key
+from bot.tables.stats.finished import Player
+from bot.tables.stats.keys import groups_key
+from bot.tables.stats.standings import Line, Standings, of
+from testing.chats import FakeGroup, FakeMessage, FakeUser
+from testing.clock import Clock
+from testing.harness import AppFactory, Harness, settle
+from testing.settings import REDIS_URL
+from testing.tabletop import Tabletop, is_action, stored, table_key
 from tests.test_stats import played
 
 
@@ -117,7 +120,7 @@ async def test_forgetme_erases_his_figures_after_a_confirmation(harness: Harness
     assert bot_reply(h, group, t("uk", "forget.private")[:10])
     await h.private(bob, "/forgetme")
     question = bot_reply(h, bob, t("uk", "forget.ask")[:20])
-    standings = stats.of(services(h.app).store)
+    standings = of(services(h.app).store)
     assert (await standings.mine(bob.id))[0]["football"].n == 3  # nothing erased yet
     await h.tap(bob, question, is_action(Action.FORGET))
     assert t("uk", "forget.done") in (h.last(bob).text or "")
@@ -251,4 +254,4 @@ async def test_standings_follow_a_group_into_its_supergroup_and_count_no_game_tw
         assert await standings.in_group(old.id, user.id) == {}
         assert (await standings.in_group(new.id, user.id))["football"].n == 1
         assert (await standings.mine(user.id))[0]["football"].n == 1
-        assert await h.redis.smembers(stats.groups_key(user.id)) == {str(new.id).encode()}
+        assert await h.redis.smembers(groups_key(user.id)) == {str(new.id).encode()}

@@ -12,8 +12,9 @@ import pytest
 
 from bot.core.callbacks import Action, Callback, decode, encode
 from engine.games.durak.game import Durak
-from tests.fakegram import Answer, FakeMessage, FakeUser, Harness
-from tests.tabletop import Tabletop, is_action, stored
+from testing.chats import Answer, FakeMessage, FakeUser
+from testing.harness import Harness
+from testing.tabletop import Tabletop, is_action, stored
 
 
 async def durak_table(h: Harness, n: int = 3) -> tuple[Tabletop, list[FakeUser]]:

@@ -13,9 +13,10 @@ import random
 import pytest
 
 from bot.core.callbacks import Action
-from tests.conftest import Clock
-from tests.fakegram import FakeUser, Harness
-from tests.tabletop import Tabletop, action_of, stored, table_key
+from testing.chats import FakeUser
+from testing.clock import Clock
+from testing.harness import Harness
+from testing.tabletop import Tabletop, action_of, stored, table_key
 
 
 async def test_a_player_who_does_not_act_has_his_move_made_for_him(

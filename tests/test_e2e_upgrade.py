@@ -11,8 +11,9 @@ import pytest
 from bot.core.callbacks import decode
 from bot.core.services import services
 from bot.core.store import MOVED
-from tests.fakegram import FakeUser, Harness
-from tests.tabletop import LeakWatch, Tabletop, stored, table_key
+from testing.chats import FakeUser
+from testing.harness import Harness
+from testing.tabletop import LeakWatch, Tabletop, stored, table_key
 
 
 async def game_in_a_basic_group(h: Harness, moves: int) -> tuple[Tabletop, list[FakeUser]]:

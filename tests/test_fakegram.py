@@ -21,17 +21,10 @@ from telegram.ext import (
     ContextTypes,
 )
 
-from tests.fakegram import (
-    BOT_ID,
-    BOT_TOKEN,
-    BOT_USERNAME,
-    FakeRequest,
-    FakeTelegram,
-    Harness,
-    parse_html,
-    start_app,
-    stop_app,
-)
+from testing.chats import BOT_ID, BOT_TOKEN, BOT_USERNAME
+from testing.fakegram import FakeRequest, FakeTelegram
+from testing.harness import Harness, start_app, stop_app
+from testing.html import parse_html
 
 SEEN: list[Update] = []
 

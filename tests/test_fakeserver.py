@@ -1,5 +1,5 @@
-"""Telegram's flood control as the fake models it (tests/fakegram.py ``FloodLimits``), and
-the fake served over HTTP (tests/fakeserver.py) as PTB's own client sees it."""
+"""Telegram's flood control as the fake models it (testing/flood.py ``FloodLimits``), and
+the fake served over HTTP (testing/fakeserver.py) as PTB's own client sees it."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ import pytest
 from telegram import Bot
 from telegram.error import InvalidToken, RetryAfter
 
-from tests.fakegram import BOT_TOKEN, ApiError, FakeGroup, FakeTelegram, FakeUser, FloodLimits
-from tests.fakeserver import FakeServer
+from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
+from testing.errors import ApiError
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import FakeServer
+from testing.flood import FloodLimits
 
 
 class Clock:

@@ -15,9 +15,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.fakegram import FakeUser, Harness
-from tests.tabletop import Tabletop, stored
-from tests.webapp_util import bearer, client, exchange, init_data, table_for_two, token
+from testing.chats import FakeUser
+from testing.harness import Harness
+from testing.tabletop import Tabletop, stored
+from testing.webapp import bearer, client, exchange, init_data, table_for_two, token
 
 FUZZ = settings(
     max_examples=40,

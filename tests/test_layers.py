@@ -48,7 +48,7 @@ PACKAGES = {name for name, path in MODULES.items() if path.name == "__init__.py"
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
-    """The project modules an import statement names (``from bot import x`` names bot.x)."""
+    """The project modules an import statement names (``from bot import core`` names bot.core)."""
     if isinstance(node, ast.Import):
         return _with_packages({a.name for a in node.names if a.name in MODULES})
     if node.module is None:

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from telegram import User
 
 from bot.core.names import FSI, MAX_NAME, PDI, of, shown
-from tests.fakegram import Harness
-from tests.tabletop import Tabletop
-from tests.webapp_util import bearer, client, table_param, token
+from testing.harness import Harness
+from testing.tabletop import Tabletop
+from testing.webapp import bearer, client, table_param, token
 
 RLO, PDF, LRI = "\u202e", "\u202c", "\u2066"
 BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")

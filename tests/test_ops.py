@@ -16,11 +16,11 @@ import pytest
 from bot.core import health
 from bot.core.services import services
 from bot.webapp import server
-from tests.conftest import AppFactory
-from tests.fakegram import FakeTelegram, Harness
-from tests.fakeserver import SECRET_HEADER
-from tests.ownredis import OwnRedis
-from tests.tabletop import Tabletop
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import SECRET_HEADER
+from testing.harness import AppFactory, Harness
+from testing.ownredis import OwnRedis
+from testing.tabletop import Tabletop
 
 HOOK = "https://cards.example.org/hook"
 SECRET = "s3cret"

@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 
 from bot.core.models import Seat, Table
 from bot.core.store import Store
-from bot.tables import stats
-from bot.tables.stats import Finished, Player, Standings
+from bot.tables.stats.count import Moved
+from bot.tables.stats.finished import Finished, Player, from_record, from_table, record_table
+from bot.tables.stats.keys import ST, computer_key, group_key, person_key
+from bot.tables.stats.standings import Standings, rebuild, settle
 from engine import ratings, records
 from engine.base import Game
 from engine.games.durak.game import Durak
@@ -96,20 +98,20 @@ async def test_each_durak_result_counts_in_the_group_and_overall(
     standings: Standings, make: Any, ann: dict[str, str], bob: dict[str, str]
 ) -> None:
     table = table_of(make(), "durak", [ANN, BOB])
-    game = stats.from_table(table)
+    game = from_table(table)
     assert game is not None
     await standings.count(game)
     redis = standings.redis
     for player, expected in ((ANN, ann), (BOB, bob)):
         for key in (
-            stats.group_key(GROUP, "durak", player.uid),
-            stats.person_key(player.uid, "durak"),
+            group_key(GROUP, "durak", player.uid),
+            person_key(player.uid, "durak"),
         ):
             found = await figures(redis, key)
             assert {k: found[k] for k in expected} == expected
             assert found["n"] == "1" and found["name"] == player.name
             assert found["cur"] == ("0" if "fool" in expected else "1")
-    mine = await figures(redis, stats.person_key(ANN.uid, "durak"))
+    mine = await figures(redis, person_key(ANN.uid, "durak"))
     assert mine["tr"] == f"{Rating(float(mine['mu']), float(mine['sigma'])).shown:.2f}"
     fool_above = await standings.head_to_head(GROUP, "durak", BOB.uid, ANN.uid)
     assert fool_above[0] == 1 and fool_above[1:] == (
@@ -123,8 +125,8 @@ async def test_football_wins_draws_losses_and_goals(
 ) -> None:
     outcome = GAMES["football"].outcome("football", {"goals": goals, "winner": winner}, {})
     await standings.count(Finished(GROUP, "f001", (ANN, BOB), outcome))
-    ann = await figures(standings.redis, stats.group_key(GROUP, "football", ANN.uid))
-    bob = await figures(standings.redis, stats.person_key(BOB.uid, "football"))
+    ann = await figures(standings.redis, group_key(GROUP, "football", ANN.uid))
+    bob = await figures(standings.redis, person_key(BOB.uid, "football"))
     assert (ann["gf"], ann["ga"], bob["gf"], bob["ga"]) == tuple(
         str(g) for g in [*goals, *goals[::-1]]
     )
@@ -142,10 +144,10 @@ async def test_games_with_computer_seats_count_apart_per_level_and_not_in_the_gr
     await standings.count(durak("c001", players, fool=0))
     await standings.count(durak("c002", players, fool=2))
     redis = standings.redis
-    hard = await figures(redis, stats.computer_key(ANN.uid, "durak", "hard"))
+    hard = await figures(redis, computer_key(ANN.uid, "durak", "hard"))
     assert (hard["n"], hard["fool"], hard["cur"], hard["best"]) == ("2", "1", "1", "1")
-    assert await redis.keys(f"{stats.ST}:g:*") == []
-    assert await redis.exists(stats.person_key(ANN.uid, "durak")) == 0
+    assert await redis.keys(f"{ST}:g:*") == []
+    assert await redis.exists(person_key(ANN.uid, "durak")) == 0
     overall, vs = await standings.mine(ANN.uid)
     assert overall == {} and list(vs) == [("durak", "hard")] and vs["durak", "hard"].n == 2
 
@@ -163,7 +165,7 @@ async def test_a_game_delivered_twice_and_by_two_processes_is_counted_once(
     assert await third.count(game) == moved[0] and third.round_trips == 1  # the read alone
     assert await fake_redis.ttl(marker) == third.marker_ttl  # renewed by that delivery
     for player in (ANN, BOB, CID):
-        assert (await figures(fake_redis, stats.person_key(player.uid, "durak")))["n"] == "1"
+        assert (await figures(fake_redis, person_key(player.uid, "durak")))["n"] == "1"
     n, above, below = await first.head_to_head(GROUP, "durak", ANN.uid, CID.uid)
     assert (n, above, below) == (1, 1, 0)
 
@@ -178,7 +180,7 @@ async def test_two_games_of_the_same_people_at_once_are_both_counted_on_fresh_ra
         one.count(durak("x001", [ANN, BOB], fool=1, chat=-1)),
         two.count(durak("x002", [ANN, BOB], fool=1, chat=-2)),
     )
-    ann = await figures(fake_redis, stats.person_key(ANN.uid, "durak"))
+    ann = await figures(fake_redis, person_key(ANN.uid, "durak"))
     assert ann["n"] == "2" and ann["cur"] == "2"
     twice = Rating()
     other = Rating()
@@ -220,7 +222,7 @@ async def test_forgetting_erases_him_everywhere_and_leaves_the_others(
     assert [line.name for line in await standings.board(GROUP, "durak")] == ["Bob"]
     assert (await standings.in_group(GROUP, BOB.uid))["durak"].n == 3
     assert await standings.head_to_head(GROUP, "durak", BOB.uid, ANN.uid) == (3, 0, 3)
-    assert await standings.redis.keys(f"{stats.ST}:*:{ANN.uid}*") == []
+    assert await standings.redis.keys(f"{ST}:*:{ANN.uid}*") == []
 
 
 # --- live counting equals a rebuild from the records -------------------------------------
@@ -246,14 +248,14 @@ def played(
         game.apply(move)
     table = table_of(game, kind, players, game_id)
     table.moves = moves
-    record = {**records.export(game, moves), "table": stats.record_table(table)}
+    record = {**records.export(game, moves), "table": record_table(table)}
     return table, json.loads(json.dumps(record))
 
 
 async def group_figures(redis: aioredis.Redis) -> dict[str, Any]:
     """Everything a group's standings hold, key by key."""
     found: dict[str, Any] = {}
-    for pattern in (f"{stats.ST}:g:*", f"{stats.ST}:in:*"):
+    for pattern in (f"{ST}:g:*", f"{ST}:in:*"):
         for key in map(text, await redis.keys(pattern)):
             kind = text(await redis.type(key))
             if kind == "hash":
@@ -291,16 +293,16 @@ def test_counting_live_equals_rebuilding_from_the_records(
         for index, (kind, seed, order, count) in enumerate(games):
             players = [PEOPLE[i] for i in order[: 2 if kind == "football" else count]]
             table, record = played(kind, seed, players, f"{index:04d}")
-            game = stats.from_table(table)
+            game = from_table(table)
             assert game is not None
             await standings.count(game)
             path = tmp_path / f"{index:04d}-{seed}.json"
             path.write_text(json.dumps(record))
             paths.append(path)
-        assert await stats.rebuild(rebuilt, [*paths, paths[0]], TTL) == len(games)
+        assert await rebuild(rebuilt, [*paths, paths[0]], TTL) == len(games)
         figures = await group_figures(live)
         assert await group_figures(rebuilt) == figures != {}  # the first game counted once
-        await stats.rebuild(live, paths, TTL)  # in place, over what was counted live
+        await rebuild(live, paths, TTL)  # in place, over what was counted live
         assert await group_figures(live) == figures
         await live.aclose()
         await rebuilt.aclose()
@@ -311,7 +313,7 @@ def test_counting_live_equals_rebuilding_from_the_records(
 def test_a_record_without_its_table_cannot_be_counted() -> None:
     record = records.parse(Path("docs/durak-record.json").read_text())
     with pytest.raises(records.MalformedRecord):
-        stats.from_record(record)
+        from_record(record)
 
 
 async def test_a_stopped_game_counts_nothing(fake_redis: aioredis.Redis) -> None:
@@ -319,8 +321,8 @@ async def test_a_stopped_game_counts_nothing(fake_redis: aioredis.Redis) -> None
     table, _ = played("durak", 7, [ANN, BOB], "stop")
     table.phase = "abandoned"
     store = Store(fake_redis, TTL)
-    assert await stats.settle(store, table) is None
-    assert await fake_redis.keys(f"{stats.ST}:*") == []
+    assert await settle(store, table) is None
+    assert await fake_redis.keys(f"{ST}:*") == []
     table.phase = "finished"
-    assert await stats.settle(store, table) == stats.Moved()  # nobody has 3 games yet
-    assert len(await fake_redis.keys(f"{stats.ST}:*")) > 0
+    assert await settle(store, table) == Moved()  # nobody has 3 games yet
+    assert len(await fake_redis.keys(f"{ST}:*")) > 0

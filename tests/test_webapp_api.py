@@ -28,11 +28,14 @@ from bot.core.store import Snapshot, table_key
 from bot.webapp import api, streams
 from bot.webapp.auth import SESSION, Checker, Forged
 from engine.games.durak.game import Durak
-from tests.conftest import Clock, settings
-from tests.fakegram import BOT_TOKEN, FakeTelegram, FakeUser, Harness
-from tests.fakeserver import FakeServer
-from tests.tabletop import Tabletop, hidden_cards, leaks, stored
-from tests.webapp_util import (
+from testing.chats import BOT_TOKEN, FakeUser
+from testing.clock import Clock
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import FakeServer
+from testing.harness import Harness
+from testing.settings import settings
+from testing.tabletop import Tabletop, hidden_cards, leaks, stored
+from testing.webapp import (
     bearer,
     client,
     exchange,
@@ -71,7 +74,7 @@ def _help_update(user_id: int, update_id: int) -> dict[str, Any]:
 
 
 def test_initdata_signed_with_our_token_and_fresh_is_the_only_kind_accepted() -> None:
-    from tests.fakegram import BOT_TOKEN
+    from testing.chats import BOT_TOKEN
 
     ann = FakeUser(id=777, first_name="Ann", language_code="uk")
     checker = Checker(BOT_TOKEN)

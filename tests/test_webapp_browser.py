@@ -30,9 +30,9 @@ import pytest
 
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
-from tests.fakegram import Harness
-from tests.tabletop import hidden_cards, leaks, stored
-from tests.webapp_util import init_data, page_server, table_for_two, tampered
+from testing.harness import Harness
+from testing.tabletop import hidden_cards, leaks, stored
+from testing.webapp import init_data, page_server, table_for_two, tampered
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if not (shutil.which("chromium") and shutil.which("chromedriver")):

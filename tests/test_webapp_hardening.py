@@ -16,18 +16,11 @@ import pytest
 from bot.core import callbacks
 from bot.webapp import page, quota, streams
 from bot.webapp.auth import Checker
-from tests.conftest import Clock
-from tests.fakegram import FakeUser, Harness
-from tests.tabletop import stored
-from tests.webapp_util import (
-    bearer,
-    client,
-    exchange,
-    init_data,
-    page_server,
-    table_for_two,
-    token,
-)
+from testing.chats import FakeUser
+from testing.clock import Clock
+from testing.harness import Harness
+from testing.tabletop import stored
+from testing.webapp import bearer, client, exchange, init_data, page_server, table_for_two, token
 
 HOSTILE_BODIES = [
     b"[1,2]",

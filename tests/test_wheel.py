@@ -21,10 +21,10 @@ import httpx
 import pytest
 
 from bot.core import rules_text
-from tests.botproc import ROOT, BotProcess, ProcHarness
-from tests.fakegram import FakeTelegram
-from tests.fakeserver import FakeServer
-from tests.tabletop import Tabletop
+from testing.botproc import ROOT, BotProcess, ProcHarness
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import FakeServer
+from testing.tabletop import Tabletop
 
 # What the Dockerfile's build stage copies.
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "bot", "engine", "seeds")

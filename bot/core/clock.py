@@ -3,7 +3,7 @@
 Everything in the bot that depends on time passing (the store's deadlines and leases, the
 pollers, delivery's wake-ups, the computer's pace and the turn timers, the rate limiter)
 goes through one :class:`Clock`, kept in :class:`bot.core.services.Services`. Production runs
-on the system's time; the tests give the bot a clock they move forward (tests/conftest.py),
+on the system's time; the tests give the bot a clock they move forward (testing/clock.py),
 so that what takes minutes for a user takes none of the suite's wall time.
 """
 

@@ -1,4 +1,4 @@
-"""Tables in Redis: the key layout and the scripts every change goes through.
+"""Tables in Redis: every key the bot keeps, and the scripts every change goes through.
 
 Key layout (one Redis hash per table, i.e. per group chat or per forum topic); ``ct`` is
 :data:`KEY_PREFIX`, which the environment variable ``CARDTABLE_KEY_PREFIX`` replaces::
@@ -7,7 +7,12 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
         v          version, a decimal integer; bumped by every committed change
         d          the Table as JSON (bot data + the engine state JSON)
         m:table    Slot JSON of the group message (lobby, then the table, then the result)
-        m:u<uid>   Slot JSON of user <uid>'s hand message in his private chat
+        m:u<uid>   Slot JSON of user <uid>'s private message: his lobby confirmation,
+                   then his hand
+        m:record   Slot JSON of the last game record the Record button posted: its
+                   ``game`` is that game's id. The tap only claims the record (the
+                   table's ``record_sent``); the delivery posts it while the claim is
+                   newer than this slot, within the rate limits, and writes the slot
         x:<chat>:<message>  a message to delete (superseded, or sent by a delivery that
                    lost its lease): the next delivery deletes it
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
@@ -45,32 +50,19 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
                    (its ``hash`` field) for a session, until that initData's own age limit:
                    a second exchange of it is a replay (bot.webapp.auth)
     ct:st:...      the standings: per group and per person, without a TTL (their layout
-                   is documented in bot.tables.stats)
+                   is documented in bot.tables.stats.keys)
 
-``v`` and ``d`` change only together, through a compare-and-set on ``v`` (a Lua script;
-the in-process store without REDIS_URL and the tests run the same scripts on fakeredis
-with Lua), so two bot processes serving the same chat can neither lose nor double a move.
-
-Messages are brought up to date by one process at a time, so that an older render can
-never land after a newer one: a commit takes the lease when it is free (or expired, or
-already this process's), and only the holder delivers. The lease is short
-(:data:`LEASE_MS`) and its holder renews it while it works, so that a process that dies
-holds nothing for long. The holder saves the slots and releases the lease in one script,
-which tells it when a newer version was committed meanwhile by a process that found the
-lease taken: then it delivers again, from the newest state, until it has shown the newest
-one.
-
-A table's key lives as long as its game needs: a commit sets its TTL to outlast the
-pending turn deadline, to at least :data:`IDLE_GAME_TTL` for a running game with no turn
-limit, and to the configured TTL otherwise (finished and abandoned tables expire).
-
-A move costs one HGETALL, one CAS (which takes the lease and publishes the new version)
-and one script that saves the slots and releases the lease.
-
-A table whose chat id changes (a basic group upgraded to a supergroup) is moved to its
-new key whole, once no process is delivering it, and without its lease: the move's next
-commit takes a lease there. A release finds a key gone and writes nothing, so that
-nothing can leave a table-less hash behind.
+Why scripts: ``v`` and ``d`` change only together, by a compare-and-set on ``v`` in Lua
+(the in-process store and the tests run the same scripts on fakeredis), so that two
+processes serving one chat can neither lose nor double a move. Why a lease: one process
+at a time brings a table's messages up to date, so that an older render never lands
+after a newer one. A commit takes the lease when it is free, expired or its own; the
+holder renews it while it works (:data:`LEASE_MS`, so a dead holder blocks nothing for
+long) and saves the slots and releases it in one script, which hands it the newest
+version if another process committed meanwhile. A move costs one HGETALL, one CAS (which
+also takes the lease, publishes the version and lowers the turn deadline) and one
+release. A key lives as long as its game needs (:func:`ttl_for`); a table whose group
+became a supergroup moves to its new key whole, without its lease (:meth:`Store.move`).
 """
 
 from __future__ import annotations
@@ -124,9 +116,11 @@ local function take_lease()
 end
 """
 
-# ARGV[4..]: expected version, new version, table JSON, ttl, fresh (1 drops every other
-# field: a new game starts with no remembered messages), the channel of changes, the
-# prefixes of the slot and the junk fields. 0: conflict; 1: committed, another process
+# KEYS[3]: the turn deadlines. ARGV[4..]: expected version, new version, table JSON, ttl,
+# fresh (1 drops every other field: a new game starts with no remembered messages), the
+# channel of changes, the prefixes of the slot and the junk fields, and the deadline to
+# lower the table's score in the turn deadlines to ("": none; bot.service.turns). 0:
+# conflict; 1: committed, another process
 # delivers; else committed, deliver: the message fields (slots and junk) as they are now,
 # name/value pairs. A delivery may have saved them since the caller loaded the table (only
 # the version is compared), and the one that follows must start from what the messages
@@ -140,6 +134,7 @@ if ARGV[8] == '1' then redis.call('DEL', KEYS[1]) end
 redis.call('HSET', KEYS[1], 'v', ARGV[5], 'd', ARGV[6])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
 redis.call('PUBLISH', ARGV[9], ARGV[5] .. ' ' .. KEYS[1])
+if ARGV[12] ~= '' then redis.call('ZADD', KEYS[3], 'LT', ARGV[12], KEYS[1]) end
 if not lease_free() then return 1 end
 take_lease()
 local function starts(name, prefix) return string.sub(name, 1, #prefix) == prefix end
@@ -292,6 +287,7 @@ def junk_field(chat_id: int, message_id: int) -> str:
 
 
 TABLE_SLOT = f"{SLOT}table"
+RECORD_SLOT = f"{SLOT}record"
 
 
 @dataclass
@@ -300,6 +296,9 @@ class Write:
 
     table: Table | None
     fresh: bool = False
+    # The table's next automatic move came closer: lower its deadline in ``ct:turns`` to
+    # this (seconds since the epoch), in the same script as the commit.
+    wake: float | None = None
 
 
 @dataclass
@@ -430,7 +429,7 @@ class Store:
             ttl = ttl_for(new, self.ttl, self.clock())
             done = await self._lease_call(
                 self._cas,
-                [key, DUE_KEY],
+                [key, DUE_KEY, TURNS_KEY],
                 expected,
                 expected + 1,
                 new.model_dump_json(),
@@ -439,6 +438,7 @@ class Store:
                 CHANGED,
                 SLOT,
                 JUNK,
+                "" if write.wake is None else str(int(write.wake * 1000)),
             )
             if done == 0:
                 # Lost a race: back off a little, with jitter, so that a crowd thins out.

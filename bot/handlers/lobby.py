@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import contextlib
 
-from redis.exceptions import RedisError
 from telegram import User
-from telegram.error import Forbidden, TelegramError
+from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot.core import names, sender
 from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
-from bot.core.models import TURN_TIMES, Seat, Slot, Table
-from bot.core.services import Services, services
-from bot.core.store import Snapshot, Write, table_key, user_slot
+from bot.core.models import TURN_TIMES, Seat, Table
+from bot.core.services import services
+from bot.core.store import Snapshot, Write, table_key
 from bot.handlers import members
 from bot.screens import registry
 from bot.service import delivery
-from bot.service.taps import Reply, Tap, commit, current_table, is_admin, refuse
+from bot.service.taps import Reply, Tap, commit, current_table, is_admin, refuse, write
 from bot.tables import games
 
 
@@ -36,6 +35,24 @@ def display_name(user: User) -> str:
     return names.of(user)
 
 
+def _seat(table: Table, game_id: str, user: User) -> None:
+    """Seat ``user`` in the lobby, or refuse to say why he cannot sit down now. His
+    private confirmation is the delivery's (it becomes his hand message); if his private
+    chat refuses it, he is unseated and the lobby offers the deep link
+    (:func:`bot.service.delivery.set_reachable`)."""
+    if table.game_id != game_id or table.phase != "lobby":
+        refuse("tap.stale")
+    if table.private and table.chat_id != user.id:
+        refuse("join.not_yours")
+    if table.seat_of(user.id) is not None:
+        refuse("join.already")
+    if len(table.seats) >= games.seat_cap(table):
+        refuse("join.full")
+    lang = lang_of(user.language_code)
+    table.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang))
+    table.notice = ""
+
+
 async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     picked = registry.BY_LETTER.get(tap.cb.arg)
 
@@ -45,12 +62,10 @@ async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         _creator(table, tap)
         table.kind = picked.name
         table.phase = "lobby"
+        _seat(table, tap.cb.game_id, tap.user)  # he sits down at once
         return None
 
-    # He sits down at once; his tap is answered by the join (an alert if his private chat
-    # is closed: the lobby then offers the deep link).
-    if await commit(context, tap, change, answer=False) is not None:
-        await join(context, tap.key, tap.cb.game_id, tap.user, tap)
+    await commit(context, tap, change)
 
 
 async def join(
@@ -59,105 +74,33 @@ async def join(
     game_id: str,
     user: User,
     tap: Tap | None = None,
-) -> bool:
-    """Seat ``user`` in the lobby, after checking that his private chat takes our messages.
+) -> None:
+    """Seat ``user`` in the lobby: his Join tap, or the deep link he followed (then a
+    refusal is told in his private chat). Whether he is in the group is asked first (a
+    read, answered from a cache for a minute: bot.handlers.members)."""
+    table = (await services(context).store.load(key)).table
+    if table is not None and table.game_id == game_id and table.phase == "lobby":
+        why = await _outsider(context, table, user)
+        if why is not None:
+            await _tell(context, user, tap, Reply(why, True, {"chat": table.chat_title}))
+            return
+    query = tap.query.id if tap is not None else None
+    _, reply = await write(
+        context, key, game_id, user.id, lambda tb: _seat(tb, game_id, user), query_id=query
+    )
+    await _tell(context, user, tap, reply)
 
-    The check is the private confirmation itself (it becomes his hand message). If the
-    chat refuses us, the lobby starts offering the deep link.
-    """
-    svc = services(context)
-    lang = lang_of(user.language_code)
 
-    async def answer(key_: str | None, **params: object) -> None:
-        if tap is not None:
-            await tap.answer(key_, alert=key_ is not None, **params)
-        elif key_ is not None:
-            with contextlib.suppress(TelegramError):
-                await sender.send_text(context.bot, user.id, t(lang, key_, **params), html=True)
-
-    def refusal(tb: Table | None) -> str | None:
-        """Why he cannot sit down at this table now (None: he can)."""
-        if tb is None or tb.game_id != game_id or tb.phase != "lobby":
-            return "tap.stale"
-        if tb.private and tb.chat_id != user.id:
-            return "join.not_yours"
-        if tb.seat_of(user.id) is not None:
-            return "join.already"
-        if len(tb.seats) >= games.seat_cap(tb):
-            return "join.full"
-        return None
-
-    async with svc.lock(key):
-        table = (await svc.store.load(key)).table
-        if (
-            tap is not None
-            and table is not None
-            and tap.query.id in table.taps
-            and table.seat_of(user.id) is not None
-        ):
-            await answer(None)  # delivered again after it seated him (bot.handlers.once)
-            return False
-        if (why := refusal(table)) is not None:
-            await answer(why)
-            return False
-        assert table is not None
-        if (why := await _outsider(context, table, user)) is not None:
-            await answer(why, chat=table.chat_title)
-            return False
-        try:
-            message = await sender.send_text(
-                context.bot,
-                user.id,
-                t(
-                    lang,
-                    # a private chat's table (its title is "against the computer") has no
-                    # group to name
-                    "join.vs_computer" if table.private else "join.private",
-                    game=t(lang, registry.entry(table.kind).title),
-                    chat=table.chat_title,
-                ),
-                html=True,
-            )
-        except Forbidden:
-            linked = await _set_link(svc, key, game_id)
-            await answer("join.need_private")
-            if linked is not None:
-                delivery.publish(context, linked)
-            return False
-        except TelegramError:
-            await answer("common.try_again")
-            return False
-
-        def decide(s: Snapshot) -> tuple[Write, str | None]:
-            tb = s.table
-            if (why := refusal(tb)) is not None:
-                return Write(None), why
-            assert tb is not None
-            tb.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang))
-            tb.notice = ""
-            if tap is not None:
-                tb.note_tap(tap.query.id)
-            return Write(tb), None
-
-        async def unsay() -> None:
-            with contextlib.suppress(TelegramError):  # "you joined" would be untrue
-                await sender.delete(context.bot, user.id, message.message_id)
-
-        try:
-            snap, why = await svc.store.transact(key, decide)
-        except RedisError:  # an outage (bot.core.health): he is told to try again
-            await unsay()
-            raise
-        if why is not None:  # the lobby changed meanwhile (another process seated others)
-            await unsay()
-            await answer(why)
-            return False
-        slot = Slot(id=message.message_id, version=snap.version)
-        snap.slots[user_slot(user.id)] = slot
-        await svc.store.save_slots(key, {user_slot(user.id): slot})
-        await answer(None)
-        delivery.publish(context, snap)
-        return True
+async def _tell(
+    context: ContextTypes.DEFAULT_TYPE, user: User, tap: Tap | None, reply: Reply
+) -> None:
+    """Answer a join: his tap, or (he came by the deep link) a message when refused."""
+    if tap is not None:
+        await tap.answer(reply.key, alert=reply.alert, **reply.params)
+    elif reply.key is not None:
+        text = t(lang_of(user.language_code), reply.key, **reply.params)
+        with contextlib.suppress(TelegramError):
+            await sender.send_text(context.bot, user.id, text, html=True)
 
 
 async def _outsider(context: ContextTypes.DEFAULT_TYPE, table: Table, user: User) -> str | None:
@@ -171,18 +114,6 @@ async def _outsider(context: ContextTypes.DEFAULT_TYPE, table: Table, user: User
     except members.CannotTell:
         return "common.try_again"
     return None if inside else "join.not_member"
-
-
-async def _set_link(svc: Services, key: str, game_id: str) -> Snapshot | None:
-    def decide(s: Snapshot) -> tuple[Write, bool]:
-        tb = s.table
-        if tb is None or tb.game_id != game_id or tb.lobby_link:
-            return Write(None), False
-        tb.lobby_link = True
-        return Write(tb), True
-
-    snap, done = await svc.store.transact(key, decide)
-    return snap if done else None
 
 
 async def on_join(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -20,7 +20,7 @@ from telegram.ext import ContextTypes
 from bot.core.services import AnyApp, services
 from bot.core.store import BUSY, MOVED, TABLE_SLOT, Snapshot, Write, table_key
 from bot.service import delivery, turns
-from bot.tables import stats
+from bot.tables.stats.standings import of
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ async def follow(app: AnyApp | ContextTypes.DEFAULT_TYPE, old_chat: int, new_cha
         await asyncio.sleep(BUSY_RETRY)
     if moved == MOVED:
         log.info("table of chat %s moved to its supergroup %s", old_chat, new_chat)
-    await stats.of(svc.store).move_group(old_chat, new_chat)
+    await of(svc.store).move_group(old_chat, new_chat)
 
     def decide(snap: Snapshot) -> tuple[Write, bool]:
         table = snap.table

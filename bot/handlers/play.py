@@ -7,7 +7,6 @@ path taps, computer players and turn timeouts share.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable
 
 from telegram.error import TelegramError
@@ -16,14 +15,10 @@ from telegram.ext import ContextTypes
 from bot.core import sender
 from bot.core.callbacks import STAMP_LEN, stamp
 from bot.core.models import Table
-from bot.core.services import services
-from bot.core.store import Snapshot, Write
 from bot.screens import registry, views
-from bot.service import delivery
 from bot.service.taps import Reply, Tap, commit, current_table, refuse
 from bot.tables import games
-from bot.tables.stats import record_table
-from engine import records
+from bot.tables.stats.finished import record_document
 from engine.base import IllegalMove, MalformedRecord, SetsUp
 
 
@@ -143,21 +138,14 @@ def has_record(table: Table) -> bool:
     return table.phase in ("finished", "abandoned") and table.state is not None
 
 
-async def post_record(
-    context: ContextTypes.DEFAULT_TYPE, table: Table, reply_to: int | None = None
-) -> bool:
-    """Post the table's game record (docs/records.md) as a JSON document in its chat, in
-    reply to ``reply_to`` when given; False when Telegram refused it. The one way a record
-    leaves the bot: the Record button and /record both come here."""
-    record = {**records.export(games.load(table), table.moves), "table": record_table(table)}
+async def post_record(context: ContextTypes.DEFAULT_TYPE, table: Table, reply_to: int) -> bool:
+    """/record's answer: the table's game record (docs/records.md) as a JSON document in
+    reply to the command; False when Telegram refused it. (The Record button's document
+    is the delivery's: :func:`bot.service.delivery._post_record`.)"""
+    name, content = record_document(table)
     try:
         await sender.send_document(
-            context.bot,
-            table.chat_id,
-            json.dumps(record, ensure_ascii=False, indent=1).encode(),
-            f"{table.kind}-{table.game_id}.json",
-            thread_id=table.thread_id,
-            reply_to=reply_to,
+            context.bot, table.chat_id, content, name, thread_id=table.thread_id, reply_to=reply_to
         )
     except TelegramError:
         return False
@@ -168,7 +156,9 @@ async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The Record button: the record in the group, once per game. A document counts
     against the group's 20 messages a minute, and the table's own edits would wait behind
     a crowd of them, while refusing a tap costs no message. (/record, in bot.handlers.commands,
-    answers each time: any answer to a command is a message.)"""
+    answers each time: any answer to a command is a message.) The tap claims the record
+    and is answered; the delivery posts it (and gives the claim back if Telegram refuses
+    it, so that the next tap tries again)."""
 
     def claim(table: Table) -> Reply | None:
         if not has_record(table):
@@ -178,26 +168,4 @@ async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         table.record_sent = True
         return None
 
-    snap = await commit(context, tap, claim, answer=False)
-    if snap is None or snap.table is None:
-        return
-    if not await post_record(context, snap.table):
-        await tap.answer("common.try_again")
-        await _unclaim_record(context, tap.key, snap.table.game_id)
-        return
-    await tap.answer()
-
-
-async def _unclaim_record(context: ContextTypes.DEFAULT_TYPE, key: str, game_id: str) -> None:
-    """The record was not posted: the next tap may try again (if it is still that game)."""
-
-    def decide(snap: Snapshot) -> tuple[Write, None]:
-        if snap.table is None or snap.table.game_id != game_id:
-            return Write(None), None
-        snap.table.record_sent = False
-        return Write(snap.table), None
-
-    svc = services(context)
-    async with svc.lock(key):
-        snap, _ = await svc.store.transact(key, decide)
-        delivery.publish(context, snap)  # it takes the lease when it writes
+    await commit(context, tap, claim)

@@ -1,5 +1,8 @@
-"""/stats, /forgetme and the standings buttons (the figures: bot.tables.stats; the text:
-bot.screens.render_stats)."""
+"""/stats, /forgetme and the standings buttons.
+
+The figures are bot.tables.stats's, the text bot.screens.render_stats's: here only who
+asked where, and what he may see.
+"""
 
 from __future__ import annotations
 
@@ -17,14 +20,14 @@ from bot.core.screen import Button, Screen
 from bot.core.services import services
 from bot.screens import registry, render_stats
 from bot.service.taps import Tap
-from bot.tables import stats
-from bot.tables.stats import KINDS, Standings
+from bot.tables.stats.keys import KINDS, board_key, h2h_key
+from bot.tables.stats.standings import Standings, of
 
 log = logging.getLogger(__name__)
 
 
 def _standings(context: ContextTypes.DEFAULT_TYPE) -> Standings:
-    return stats.of(services(context).store)
+    return of(services(context).store)
 
 
 def _markup(screen: Screen) -> InlineKeyboardMarkup | None:
@@ -52,8 +55,8 @@ async def board_screen(
     if kind is None:
         async with standings.redis.pipeline(transaction=False) as pipe:
             for k in KINDS:
-                pipe.zcard(stats.board_key(chat, k))
-                pipe.hlen(stats.h2h_key(chat, k))
+                pipe.zcard(board_key(chat, k))
+                pipe.hlen(h2h_key(chat, k))
             found = await pipe.execute()
         sizes = list(zip(found[::2], found[1::2], strict=True))
         kind = KINDS[sizes.index(max(sizes))]

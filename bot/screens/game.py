@@ -11,7 +11,7 @@ from typing import Any
 from bot.core.models import GameSettings
 from bot.core.screen import Button
 from bot.screens.render import ILLEGAL, Ctx, Words
-from bot.tables.stats import Line
+from bot.tables.stats.standings import Line
 from engine.spec import GameSpec
 
 # (token, record) of each legal move of the reader, when he is to act.

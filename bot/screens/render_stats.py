@@ -12,7 +12,9 @@ from bot.core.i18n import Markup, t
 from bot.core.screen import Button, Screen
 from bot.screens import registry
 from bot.screens.render import Ctx, percent
-from bot.tables.stats import KINDS, MIN_GAMES, Line, Moved
+from bot.tables.stats.count import MIN_GAMES, Moved
+from bot.tables.stats.keys import KINDS
+from bot.tables.stats.standings import Line
 from engine.ratings import trend
 
 BOARD_GAME_ID = "0000"  # a board's buttons name no game; the address needs one

@@ -16,7 +16,7 @@ from bot.core.screen import Button, Screen
 from bot.screens import registry, render_lobby, render_stats
 from bot.screens.render import Ctx
 from bot.tables import games
-from bot.tables.stats import Moved
+from bot.tables.stats.count import Moved
 
 # The table's own events (bot.service.turns), whatever its game.
 TABLE_EVENTS = {
@@ -98,7 +98,16 @@ def group_screen(table: Table, bot_username: str, moved: Moved | None = None) ->
 
 
 def hand_screen(table: Table, seat: int) -> Screen | None:
-    """Seat ``seat``'s private message, in his language; None before the deal."""
+    """Seat ``seat``'s private message, in his language: in the lobby the confirmation
+    that he is seated (which also finds out whether his private chat takes our messages),
+    then his hand."""
+    if table.phase == "lobby":
+        ctx = registry.ctx(table, table.seats[seat].lang)
+        # a private chat's table (its title is "against the computer") has no group to name
+        key = "join.vs_computer" if table.private else "join.private"
+        return Screen(
+            ctx.t(key, game=ctx.t(registry.entry(table.kind).title), chat=table.chat_title)
+        )
     if table.phase not in ("playing", "finished", "abandoned") or table.state is None:
         return None
     ctx = registry.ctx(table, table.seats[seat].lang)

@@ -1,36 +1,20 @@
-"""Bringing Telegram up to date with the tables: apart from the taps, newest state only.
+"""Bringing Telegram up to date with the tables, apart from the taps: newest state only.
 
-A tap is answered as soon as its change is committed; the messages follow here, in a task
-of their own, so that neither the answer nor the next tap on the table waits for Telegram.
-The table version in Redis is what every message should show and each message's slot
-(:class:`bot.core.models.Slot`) what it shows now: a delivery renders the newest state, sends
-what differs, and records it. Intermediate states that were superseded before their turn
-came are never sent.
+Why apart: a tap is answered as soon as its change is committed, and neither that answer
+nor the next tap may wait for Telegram, a slow and rate-limited peer. Each message's slot
+(:class:`bot.core.models.Slot`) says what it shows; a delivery renders the newest
+committed state, sends what differs and records it, so that a state overtaken before its
+turn came is never sent. What a tap asks to be posted once (the Record button's
+document) is the delivery's too, remembered by a slot of its own.
 
-Who delivers: one process at a time per table (the delivery lease of :mod:`bot.core.store`,
-short and renewed while the holder works), and in that process one task at a time. A
-commit made meanwhile, here or in another process, makes the holder go round again. If
-the holder dies, its lease runs out within seconds and the table is due (``ct:due``):
-every process polls that set and takes the work over.
-
-In which order, when the bot is busy (the rate limits of :mod:`bot.core.limiter`, shared by
-every process):
-
-1. the player to act gets his move buttons (a new message that rings his phone if he has
-   not been asked for a while, else his message is edited in place, one call);
-2. the player who just moved loses his buttons, and every message of a table that has
-   entered a new phase (the deal, the result) is brought up to date;
-3. the group's table message, at most once per ``table_edit_interval`` seconds;
-4. the hands of players who only watch, at most as often as the table message;
-5. deleting messages that were superseded.
-
-What a priority cannot have now waits, and is coalesced meanwhile: when its time comes the
-newest state is shown, so a busy bot makes fewer calls per move, not a longer queue.
-
-Telegram's errors never reach the game: a private chat that refuses us marks the seat
-(the group then says who must open the private chat), a message that can no longer be
-edited is replaced by a new one (the old one is deleted), flood control and network
-errors put the message off, and anything else is logged in one line.
+One process at a time delivers a table (the lease of :mod:`bot.core.store`), in one task;
+a commit made meanwhile sends the holder round again, and the table of a holder that died
+comes due (``ct:due``) for every process's poller. Within Telegram's limits
+(:mod:`bot.core.limiter`, shared by every process) the most urgent calls go first and the
+rest is coalesced, in the order docs/busy.md gives. Telegram's errors never reach the
+game: a private chat that refuses us marks the seat (in a lobby it unseats him), a
+message that can no longer be edited is sent anew, flood control and network errors put
+the message off, and anything else is one log line.
 """
 
 from __future__ import annotations
@@ -58,16 +42,25 @@ from bot.core.limiter import Priority, granted, retry_after_seconds
 from bot.core.models import Slot
 from bot.core.screen import Screen
 from bot.core.services import AnyApp, Services, services
-from bot.core.store import LEASE_MS, TABLE_SLOT, Snapshot, Write, table_key, user_slot
+from bot.core.store import (
+    LEASE_MS,
+    RECORD_SLOT,
+    TABLE_SLOT,
+    Snapshot,
+    Write,
+    table_key,
+    user_slot,
+)
 from bot.screens import views
-from bot.tables import stats
-from bot.tables.stats import Moved
+from bot.tables.stats.count import Moved
+from bot.tables.stats.finished import record_document
+from bot.tables.stats.standings import settle
 from bot.webapp import links
 
 log = logging.getLogger(__name__)
 
 # What a private message showed before a game's first hand: the lobby's confirmation
-# (saved with no phase, bot.handlers.lobby), or the lobby.
+# (bot.screens.views.hand_screen; "" in a slot saved before it was the delivery's).
 _BEFORE = ("", "pick", "lobby")
 RETRY_SECONDS = 3.0  # after a timeout or a network error
 # The least a message the limiter refused waits before it is asked for again. The limiter
@@ -146,6 +139,7 @@ class _Pass:
     reach: dict[int, bool] = field(default_factory=dict)
     migrated: int | None = None  # the group became this supergroup
     moved: Moved | None = None  # a finished game counted in its group: who moved up
+    unclaim: bool = False  # Telegram refused the record: the next Record tap tries again
 
     def later(self, when: float) -> None:
         self.due = when if self.due is None else min(self.due, when)
@@ -250,7 +244,7 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     done = _Pass(snap, svc.clock)
     if snap.table is None:  # gone, or unreadable: nothing to show
         return done
-    done.moved = await stats.settle(svc.store, snap.table)  # counted once (bot.tables.stats)
+    done.moved = await settle(svc.store, snap.table)  # counted once (bot.tables.stats)
     jobs, removals = _plan(svc, snap, done)
     # A message sent anew supersedes the old one: its removal is asked for with it, as
     # urgently as a mover's hand (else his chat shows two hands for a while).
@@ -258,7 +252,13 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     requests = [(j.chat_id, j.priority) for j in jobs]
     requests += [(j.chat_id, Priority.MOVER) for j in tidy]
     requests += [(chat, Priority.CLEANUP) for chat, _, _ in removals]
+    record = _record_due(snap)
+    if record:  # asked for last: the result it belongs to goes first
+        requests.append((snap.table.chat_id, Priority.REPLY))
     waits = await _grants(svc, requests)
+    if record and (wait := waits.pop()) > 0:
+        done.later(svc.clock() + max(wait, RETRY_AFTER_REFUSAL[Priority.REPLY]))
+        record = False
     for job, wait in zip(tidy, waits[len(jobs) : len(jobs) + len(tidy)], strict=True):
         job.tidy = wait <= 0
     now = svc.clock()
@@ -273,11 +273,67 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
             done.later(now + max(wait, RETRY_AFTER_REFUSAL[Priority.CLEANUP]))
         else:
             calls.append(_clean(app.bot, chat, message, strip, done))
+    if record:
+        calls.append(_post_record(app.bot, done))
     with granted():
         await asyncio.gather(*calls)
-    if done.reach:  # a newer version: the release sends us round again, and the group
-        await set_reachable(svc, key, done.reach)  # says who must open his private chat
+    # A table changed here is committed a newer version: the release sends us round again.
+    if done.reach:  # the group says who must open his private chat
+        await set_reachable(svc, key, done.reach)
+    if done.unclaim:
+        await _unclaim_record(svc, key, snap.table.game_id)
     return done
+
+
+def _record_due(snap: Snapshot) -> bool:
+    """A Record tap claimed this game's record and it has not been posted yet (its slot
+    names the game whose record was posted last)."""
+    table = snap.table
+    slot = snap.slots.get(RECORD_SLOT)
+    return table is not None and table.record_sent and (slot is None or slot.game != table.game_id)
+
+
+async def _post_record(bot: Bot, done: _Pass) -> None:
+    """Post the game record the Record button claimed (docs/records.md) in the table's
+    chat, once: its slot remembers the game. Flood control and network errors put it off;
+    any other refusal gives the claim back (the next tap tries again)."""
+    table = done.snap.table
+    assert table is not None
+    name, content = record_document(table)
+    try:
+        await sender.send_document(
+            bot, table.chat_id, content, name, thread_id=table.thread_id, reply_to=None
+        )
+    except RetryAfter as exc:
+        done.later(done.clock() + retry_after_seconds(exc))
+        return
+    except (BadRequest, Forbidden, ChatMigrated) as exc:  # BadRequest is a NetworkError
+        log.info("record for %s refused: %s", table.chat_id, exc)
+        done.unclaim = True
+        return
+    except NetworkError as exc:
+        log.info("record for %s put off: %s", table.chat_id, exc)
+        done.later(done.clock() + RETRY_SECONDS)
+        return
+    except TelegramError as exc:
+        log.warning("record for %s not sent: %s", table.chat_id, exc)
+        done.unclaim = True
+        return
+    done.changed[RECORD_SLOT] = Slot(version=table.version, at=done.clock(), game=table.game_id)
+
+
+async def _unclaim_record(svc: Services, key: str, game_id: str) -> None:
+    """The record was not posted: the next Record tap may try again (if it is still that
+    game)."""
+
+    def decide(snap: Snapshot) -> tuple[Write, None]:
+        table = snap.table
+        if table is None or table.game_id != game_id or not table.record_sent:
+            return Write(None), None
+        table.record_sent = False
+        return Write(table), None
+
+    await svc.store.transact(key, decide)
 
 
 async def _grants(svc: Services, requests: list[tuple[int, Priority]]) -> list[float]:
@@ -311,7 +367,9 @@ def _plan(
         if _shown(slot, screen, table.version):
             continue
         job = _Job(name, seat.user_id, None, screen, slot, Priority.WATCHER)
-        if screen.prompt:
+        if table.phase == "lobby":  # his confirmation: the answer to his join
+            job.priority = Priority.REPLY
+        elif screen.prompt:
             job.priority = Priority.PROMPT
             # his phone rings for a new prompt, unless he moved a moment ago (he is looking)
             # or the computer plays for him meanwhile
@@ -466,6 +524,13 @@ async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snap
         if table is None:
             return Write(None), {}
         changed = {}
+        if table.phase == "lobby":  # his confirmation was refused: he is not seated yet
+            refused = [s for s in table.seats if reach.get(s.user_id) is False]
+            if refused:
+                table.seats = [s for s in table.seats if s not in refused]
+                table.lobby_link, table.notice = True, "join.need_private"
+                changed = {s.user_id: False for s in refused}
+            return Write(table if changed else None), changed
         for seat in table.seats:
             if seat.user_id in reach and seat.dm_ok != reach[seat.user_id]:
                 seat.dm_ok = changed[seat.user_id] = reach[seat.user_id]

@@ -1,10 +1,13 @@
-"""Button taps: strict decoding, the checks every tap shares, and committing a change.
+"""Button taps: strict decoding, the checks every tap shares, and the one write path.
 
-A tap is answered exactly once: with a short alert when it is refused (stale, forged, not
-the tapper's turn, illegal...), silently when it changed the table, and silently again
-when it comes back after it was applied (the table remembers its callback query). A
-refused tap writes nothing, except that an away player's tap on his game brings him back
-(:func:`commit`).
+Why one path: every change a person makes (a tap, or the deep link that joins a lobby)
+goes through :func:`write`, so that the redelivery check, the compare-and-set, the
+timers and the delivery are the same for all. A tap is answered exactly once and at
+once, before any message it sets off: with a short alert when it is refused (stale,
+forged, not the tapper's turn, illegal...), silently when it changed the table, and
+silently again when it comes back after it was applied (the table remembers its callback
+query). A refused tap writes nothing, except that an away player's tap on his game brings
+him back.
 """
 
 from __future__ import annotations
@@ -124,58 +127,74 @@ async def commit(
     *,
     answer: bool = True,
 ) -> Snapshot | None:
-    """Apply ``change`` to the tapped table under compare-and-set, answer, and set the
-    messages' delivery off (:func:`bot.service.delivery.publish`).
+    """Apply ``change`` to the tapped table (:func:`write`) and answer the tap at once:
+    the messages follow in the background. The committed snapshot comes back when
+    ``change`` was applied, None when it was refused (or the tap was applied before).
+    ``answer`` False: a refusal is answered here, an applied change is left for the
+    caller to answer."""
+    snap, reply = await write(
+        context, tap.key, tap.cb.game_id, tap.user.id, change, query_id=tap.query.id
+    )
+    if answer or snap is None:
+        await tap.answer(reply.key, alert=reply.alert, **reply.params)
+    return snap
+
+
+async def write(
+    context: ContextTypes.DEFAULT_TYPE,
+    key: str,
+    game_id: str,
+    user_id: int,
+    change: Callable[[Table], Reply | None],
+    *,
+    query_id: str | None = None,
+) -> tuple[Snapshot | None, Reply]:
+    """The one way a person changes a table: ``change`` under compare-and-set, the
+    messages set off (:func:`bot.service.delivery.publish`), the timers told in the same
+    commit. ``user_id`` is who acts, ``game_id`` the game he acts on (another one's table
+    refuses him as stale), ``query_id`` his tap, remembered by the table so that a tap
+    delivered again after it was applied is a no-op.
 
     ``change`` runs on a fresh copy of the table (again after a conflict) and either
-    mutates it and returns how to answer, or raises :class:`Refusal`. The committed
-    snapshot comes back when ``change`` was applied, None when it was refused.
-    ``answer`` False: a refusal is answered here, an applied change is left for the
-    caller to answer.
+    mutates it and returns how to answer, or raises :class:`Refusal`. Returns the
+    committed snapshot (None when nothing of ``change`` was applied) and how to answer.
     """
     svc = services(context)
-    wake: list[float | None] = [None]  # the committed position's deadline, if it came closer
 
-    def decide(snap: Snapshot) -> tuple[Write, tuple[bool, bool, Reply]]:
-        """(what to write, (whether anything is written, whether ``change`` was applied,
-        how to answer))."""
+    def decide(snap: Snapshot) -> tuple[Write, tuple[bool, Reply]]:
+        """(what to write, (whether ``change`` was applied, how to answer))."""
         table = snap.table
-        if table is not None and tap.query.id in table.taps:
+        if table is not None and query_id is not None and query_id in table.taps:
             # Delivered again after it was applied (its first handling died before the
             # answer): the tapper has what he asked for, so nothing to say.
-            return Write(None), (False, False, Reply())
+            return Write(None), (False, Reply())
         # Any tap of an away player on his game brings him back (seeds/<game>.md §7.2), even one
         # that is refused (a prompt the computer has just answered for him): then the
         # table as it was, with only that, is written.
         back: Table | None = None
         try:
-            if table is None or table.game_id != tap.cb.game_id:
+            if table is None or table.game_id != game_id:
                 refuse("tap.stale")
-            if turns.is_away(table, tap.user.id):
+            if turns.is_away(table, user_id):
                 back = table.model_copy(deep=True)
             reply = change(table)
         except Refusal as exc:
             refused = Reply(exc.key, True, exc.params)
             if back is None:
-                return Write(None), (False, False, refused)
+                return Write(None), (False, refused)
             table, reply = back, refused
             applied = False
         else:
             applied = True
-            table.note_tap(tap.query.id)
-        turns.note_active(table, tap.user.id)
-        wake[0] = turns.stamp(table, svc.settings.computer_delay, svc.clock())
-        return Write(table), (True, applied, reply or Reply())
+            if query_id is not None:
+                table.note_tap(query_id)
+        wake = turns.tapped(table, user_id, svc.settings.computer_delay, svc.clock())
+        return Write(table, wake=wake), (applied, reply or Reply())
 
-    async with svc.lock(tap.key):
-        snap, (written, applied, reply) = await svc.store.transact(tap.key, decide)
-    if written:  # the messages follow in the background: the answer waits for none
-        delivery.publish(context, snap)
-    if answer or not applied:
-        await tap.answer(reply.key, alert=reply.alert, **reply.params)
-    if written:
-        await turns.wake(svc, tap.key, wake[0])
-    return snap if applied else None
+    async with svc.lock(key):
+        snap, (applied, reply) = await svc.store.transact(key, decide)
+    delivery.publish(context, snap)  # when written: the messages follow in the background
+    return (snap if applied else None), reply
 
 
 async def current_table(tap: Tap, context: ContextTypes.DEFAULT_TYPE, *phases: str) -> Table | None:

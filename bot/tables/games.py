@@ -1,5 +1,4 @@
-"""A table's game through the engine: dealing it from a lobby, loading it, applying a
-move, and keeping the series between games.
+"""A table's game through the engine: deal, load, apply a move, keep the series.
 
 The rules, series rules included, stay in the engine (:mod:`engine.registry` finds the
 table's game); here the table only keeps what they decide: the seat order, the dealer

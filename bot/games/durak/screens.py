@@ -8,7 +8,7 @@ from typing import Any
 from bot.core.i18n import t
 from bot.core.screen import Button, rows_of
 from bot.screens.render import Ctx, percent
-from bot.tables.stats import Line
+from bot.tables.stats.standings import Line
 from engine.games.durak.view import DurakView
 
 # Who acts in each phase of a bout, in the group's words.

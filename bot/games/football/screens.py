@@ -15,7 +15,7 @@ from bot.core.callbacks import Action
 from bot.core.i18n import Markup, t
 from bot.core.screen import Button, rows_of
 from bot.screens.render import Ctx
-from bot.tables.stats import Line
+from bot.tables.stats.standings import Line
 from engine.games.football.rules import HOME, ahead
 from engine.games.football.view import FootballView
 

@@ -1,5 +1,8 @@
-"""Helpers for games with computer seats: a harness with quick pacing, waiting for the
-computer, and playing a person's part while the computer plays the rest."""
+"""Games with computer seats: a quickly paced bot, waiting for it, playing the people.
+
+A harness with a short computer pace, waiting on the bot's clock for the computer, and
+playing a person's part while the computer plays the rest.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +14,11 @@ import pytest
 
 from bot.core.callbacks import Action
 from bot.core.services import services
-from tests.conftest import AppFactory, Clock, harness_on
-from tests.fakegram import FakeGroup, FakeTelegram, FakeUser, Harness
-from tests.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored
+from testing.chats import FakeGroup, FakeUser
+from testing.clock import Clock
+from testing.fakegram import FakeTelegram
+from testing.harness import AppFactory, Harness, harness_on
+from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored
 
 DELAY = 0.02  # seconds between computer moves in these tests (Settings.computer_delay)
 
@@ -44,7 +49,7 @@ def clock_of(h: Harness) -> Clock:
 async def until(
     h: Harness, check: Callable[[], Awaitable[bool]], timeout: float = 10.0, what: str = "it"
 ) -> None:
-    """Lets time pass for the bot (tests/conftest.py Clock), a step of the computer's pace
+    """Lets time pass for the bot (testing/clock.py), a step of the computer's pace
     at a time, until ``check`` holds; ``timeout``: seconds of the bot's time."""
     clock = clock_of(h)
     deadline = clock() + timeout
@@ -110,5 +115,5 @@ async def play_people(
             if action_of(b) in PLAY_ACTIONS and not is_action(Action.SETUP, "r")(b)
         ]
         button = rng.choice(choices)
-        await h.tap(user, message, lambda b, button=button: b == button)
+        await h.tap(user, message, button.__eq__)
         taps += 1

@@ -1,12 +1,13 @@
-"""The fake Telegram of tests/fakegram.py over real HTTP on 127.0.0.1, for a bot that runs
-in another process, and a :class:`~tests.fakegram.Harness` that delivers updates to the
-bot's webhook as Telegram does.
+"""The fake Telegram over real HTTP on 127.0.0.1, for a bot that runs in another process.
+
+It serves testing/fakegram.py's server, and a :class:`~testing.harness.Harness` delivers
+updates to the bot's webhook as Telegram does.
 
 Why: the in-process harness calls ``Application.process_update`` itself, so it cannot show
 what a deployment sees: PTB's own HTTP client and connection pool, its webhook server,
 the rate limiter waiting on a real network, several processes sharing one bot. Here the
 bot is ``python -m bot`` with ``TELEGRAM_BASE_URL`` pointing at :class:`FakeServer`; every
-call it makes is answered by one :class:`~tests.fakegram.FakeTelegram` (the simulation,
+call it makes is answered by one :class:`~testing.fakegram.FakeTelegram` (the simulation,
 its errors and, with ``limits``, Telegram's flood control) after a simulated network
 delay, and recorded with its timestamps (:class:`Served`) for whoever listens.
 
@@ -14,7 +15,7 @@ The server speaks just enough HTTP/1.1 for httpx (PTB's client): keep-alive conn
 ``Content-Length`` bodies, form-encoded, JSON or multipart parameters. Form values come
 as PTB sends them (strings as they are, everything else JSON-encoded) and are decoded
 back to what the JSON would have been, so the simulation sees the same parameters as
-through :class:`~tests.fakegram.FakeRequest`.
+through :class:`~testing.fakegram.FakeRequest`.
 """
 
 from __future__ import annotations
@@ -36,7 +37,10 @@ from urllib.parse import parse_qsl
 import httpx
 from telegram.ext import Application
 
-from tests.fakegram import BOT_TOKEN, ApiError, FakeTelegram, Harness, documented
+from testing.chats import BOT_TOKEN
+from testing.errors import ApiError
+from testing.fakegram import FakeTelegram, documented
+from testing.harness import Harness
 
 # Parameters the Bot API takes as strings: never JSON-decoded (a text "12" stays text).
 _STRING_PARAMS = frozenset(

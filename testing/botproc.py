@@ -1,4 +1,4 @@
-"""``python -m bot`` in a process of its own, in webhook mode, against tests/fakeserver.py:
+"""``python -m bot`` in a process of its own, in webhook mode, against testing/fakeserver.py:
 what a deployment runs, driven as Telegram drives it (tests of bot.runner, bot.inbox,
 bot.endpoints and the installed wheel).
 
@@ -26,8 +26,9 @@ from typing import Any
 import httpx
 
 from bot.core.config import Settings
-from tests.fakegram import BOT_TOKEN, FakeTelegram
-from tests.fakeserver import SECRET_HEADER, FakeServer, WebhookHarness
+from testing.chats import BOT_TOKEN
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import SECRET_HEADER, FakeServer, WebhookHarness
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "proc-test-secret"

@@ -23,8 +23,9 @@ import httpx
 from bot.core import callbacks
 from bot.core.services import services
 from bot.webapp import server, streams
-from tests.fakegram import BOT_TOKEN, FakeGroup, FakeUser, Harness
-from tests.tabletop import Tabletop, stored, table_key
+from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
+from testing.harness import Harness
+from testing.tabletop import Tabletop, stored, table_key
 
 
 def init_data(

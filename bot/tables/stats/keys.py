@@ -1,0 +1,74 @@
+"""The standings' Redis keys, one place for their layout.
+
+Keys (under :data:`bot.core.store.KEY_PREFIX`, without the games' TTL; ``<kind>`` is
+``football`` or ``durak``; a forum topic counts for its group, so ``<chat>`` is the group)::
+
+    ct:st:g:<chat>:<kind>:<uid>   hash: a person's figures in a group: n (games), fool,
+                                  draw, first (went out first), won, lost, gf, ga (goals
+                                  for, against), cur / best (streak now, longest), mu,
+                                  sigma (his rating in the group), name
+    ct:st:g:<chat>:<kind>:board   sorted set: uid -> shown rating (mu - 3 sigma), for the
+                                  people with at least MIN_GAMES games there
+    ct:st:g:<chat>:<kind>:h2h     hash: "<a>><b>": games a finished above b; "<a>&<b>"
+                                  (a < b): games they played together
+    ct:st:p:<uid>:<kind>          hash: his figures across all groups, his overall rating
+                                  and ``tr``, his last shown ratings (the trend)
+    ct:st:c:<uid>:<kind>:<level>  hash: his figures against the computer at that level
+                                  (games with a computer seat count only here)
+    ct:st:in:<uid>                set: the groups where he has figures (for /forgetme)
+    ct:st:counted:<game id>:<deal>   the game was counted (<deal>: a hash of its deal,
+                                  bot.tables.stats.finished.deal_digest); its value
+                                  says who moved up on the board. Its TTL outlives
+                                  the table's key (it is renewed each time the
+                                  finished table is delivered).
+    ct:st:posted:<chat>:<thread>:<game id>   the result's Standings button has posted
+                                  the board (once per game; an hour)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.store import KEY_PREFIX
+from engine.registry import GAMES
+
+# The games by name: the standings' order, whose first is also the board shown when a
+# group has played each game equally often.
+KINDS = tuple(sorted(GAMES))
+ST = f"{KEY_PREFIX}:st"
+
+
+def group_key(chat: int, kind: str, uid: int) -> str:
+    return f"{ST}:g:{chat}:{kind}:{uid}"
+
+
+def board_key(chat: int, kind: str) -> str:
+    return f"{ST}:g:{chat}:{kind}:board"
+
+
+def h2h_key(chat: int, kind: str) -> str:
+    return f"{ST}:g:{chat}:{kind}:h2h"
+
+
+def person_key(uid: int, kind: str) -> str:
+    return f"{ST}:p:{uid}:{kind}"
+
+
+def computer_key(uid: int, kind: str, level: str) -> str:
+    return f"{ST}:c:{uid}:{kind}:{level}"
+
+
+def groups_key(uid: int) -> str:
+    return f"{ST}:in:{uid}"
+
+
+def marker_key(game_id: str, deal: str) -> str:
+    return f"{ST}:counted:{game_id}:{deal}"
+
+
+def posted_key(chat: int, thread: int, game_id: str) -> str:
+    return f"{ST}:posted:{chat}:{thread}:{game_id}"
+
+
+def decoded(raw: Any) -> str:
+    return "" if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)

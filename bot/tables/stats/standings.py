@@ -1,0 +1,211 @@
+"""The standings kept beside a store: count, read, move a group's, forget a person's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from weakref import WeakKeyDictionary
+
+import redis.asyncio as aioredis
+
+from bot.core.models import Table
+from bot.core.store import Store
+from bot.tables.stats.count import COUNT, Moved, plan_for, rate, script_args
+from bot.tables.stats.finished import Finished, from_record, from_table
+from bot.tables.stats.keys import (
+    KINDS,
+    ST,
+    board_key,
+    computer_key,
+    decoded,
+    group_key,
+    groups_key,
+    h2h_key,
+    person_key,
+    posted_key,
+)
+from engine import records
+from engine.ratings import Rating
+from engine.registry import GAMES
+
+BOARD_SIZE = 10
+MARKER_TTL_MARGIN = 24 * 3600  # seconds a marker outlives the finished table's key
+POSTED_TTL = 3600  # seconds the Standings button of one result posts the board once
+
+
+class Standings:
+    """Counts finished games into Redis and reads the figures back."""
+
+    def __init__(self, redis: aioredis.Redis, ttl: int) -> None:
+        self.redis = redis
+        self.marker_ttl = ttl + MARKER_TTL_MARGIN
+        self._count = redis.register_script(COUNT)
+        self.round_trips = 0  # Redis calls made by count (the cost the docstring states)
+
+    async def claim_post(self, chat: int, thread: int, game_id: str) -> bool:
+        """The Standings button of one result posts the board once: True for the first
+        tap (within :data:`POSTED_TTL`), False for every later one."""
+        posted = posted_key(chat, thread, game_id)
+        return bool(await self.redis.set(posted, 1, nx=True, ex=POSTED_TTL))
+
+    async def count(self, game: Finished, *, personal: bool = True) -> Moved:
+        """Count ``game`` unless it was counted already; who moved up on the board.
+        ``personal`` False: the group's figures only (a rebuild)."""
+        marker = game.marker
+        for _ in range(50):
+            plan = plan_for(game, personal)
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.get(marker)
+                pipe.expire(marker, self.marker_ttl)  # outlive the table, kept on by commits
+                for row in plan.rows:
+                    if row.rated:
+                        pipe.hmget(row.key, ["mu", "sigma", "tr"])
+                found = await pipe.execute()
+            self.round_trips += 1
+            if found[0] is not None:
+                return Moved.parse(found[0])
+            for row, values in zip([r for r in plan.rows if r.rated], found[2:], strict=True):
+                row.old = (decoded(values[0]), decoded(values[1]))
+                row.old_trend = decoded(values[2])
+            rate(game, plan)
+            args = script_args(game, plan, self.marker_ttl)
+            status, text = await self._count(keys=[marker, *plan.keys], args=args)
+            self.round_trips += 1
+            if int(status) != 2:
+                return Moved.parse(text)
+        raise RuntimeError(f"the ratings of {marker} kept changing")
+
+    async def board(self, chat: int, kind: str) -> list[Line]:
+        """The group's top :data:`BOARD_SIZE` by shown rating."""
+        found = await self.redis.zrevrange(board_key(chat, kind), 0, BOARD_SIZE - 1)
+        uids = [int(decoded(u)) for u in found]
+        return await self._lines([group_key(chat, kind, u) for u in uids], uids)
+
+    async def _lines(self, keys: Sequence[str], uids: Sequence[int]) -> list[Line]:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.hgetall(key)
+            found = await pipe.execute()
+        return [Line.of(uid, raw) for uid, raw in zip(uids, found, strict=True)]
+
+    async def in_group(self, chat: int, uid: int) -> dict[str, Line]:
+        """His figures in a group, per game he played there."""
+        lines = await self._lines([group_key(chat, k, uid) for k in KINDS], [uid] * len(KINDS))
+        return {k: line for k, line in zip(KINDS, lines, strict=True) if line.n}
+
+    async def mine(self, uid: int) -> tuple[dict[str, Line], dict[tuple[str, str], Line]]:
+        """His figures across groups per game, and against the computer per game and level."""
+        levels = [(k, lv) for k in KINDS for lv in GAMES[k].levels]
+        keys = [person_key(uid, k) for k in KINDS]
+        keys += [computer_key(uid, k, lv) for k, lv in levels]
+        lines = await self._lines(keys, [uid] * len(keys))
+        overall = {k: line for k, line in zip(KINDS, lines, strict=False) if line.n}
+        vs = {kl: line for kl, line in zip(levels, lines[len(KINDS) :], strict=True) if line.n}
+        return overall, vs
+
+    async def head_to_head(self, chat: int, kind: str, a: int, b: int) -> tuple[int, int, int]:
+        """(games together, a above b, b above a) in a group."""
+        low, high = sorted((a, b))
+        raw = await self.redis.hmget(h2h_key(chat, kind), [f"{low}&{high}", f"{a}>{b}", f"{b}>{a}"])
+        n, won, lost = (int(decoded(x) or 0) for x in raw)
+        return n, won, lost
+
+    async def move_group(self, old: int, new: int) -> None:
+        """A basic group became a supergroup: its standings follow it (figures already
+        there, from a move that an error cut short, are kept)."""
+        prefix = f"{ST}:g:{old}:"
+        async for raw in self.redis.scan_iter(match=prefix + "*", count=1000):
+            key = decoded(raw)
+            rest = key.removeprefix(prefix)
+            await self.redis.renamenx(key, f"{ST}:g:{new}:{rest}")
+            uid = rest.partition(":")[2]
+            if uid.lstrip("-").isdigit():
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.srem(groups_key(int(uid)), old)
+                    pipe.sadd(groups_key(int(uid)), new)
+                    await pipe.execute()
+
+    async def forget(self, uid: int) -> None:
+        """Erase his figures everywhere; what others' figures say of him stays, nameless."""
+        chats = [int(decoded(c)) for c in await self.redis.smembers(groups_key(uid))]
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for kind in KINDS:
+                pipe.delete(person_key(uid, kind))
+                for level in GAMES[kind].levels:
+                    pipe.delete(computer_key(uid, kind, level))
+                for chat in chats:
+                    pipe.delete(group_key(chat, kind, uid))
+                    pipe.zrem(board_key(chat, kind), uid)
+            pipe.delete(groups_key(uid))
+            await pipe.execute()
+
+
+@dataclass(frozen=True)
+class Line:
+    """One person's figures in one scope (a group, overall, or against a computer level)."""
+
+    uid: int
+    name: str
+    counts: dict[str, int]
+    rating: Rating | None
+    trend: tuple[float, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return self.counts.get("n", 0)
+
+    def get(self, name: str) -> int:
+        return self.counts.get(name, 0)
+
+    @classmethod
+    def of(cls, uid: int, raw: dict[Any, Any]) -> Line:
+        data = {decoded(k): decoded(v) for k, v in raw.items()}
+        rating = Rating(float(data["mu"]), float(data["sigma"])) if "mu" in data else None
+        trend = tuple(float(v) for v in data.get("tr", "").split(",") if v)
+        counts = {k: int(v) for k, v in data.items() if k not in ("mu", "sigma", "tr", "name")}
+        return cls(uid, data.get("name", ""), counts, rating, trend)
+
+
+_BY_STORE: WeakKeyDictionary[Store, Standings] = WeakKeyDictionary()
+
+
+def of(store: Store) -> Standings:
+    """The standings kept beside a store (one per process and Redis client)."""
+    found = _BY_STORE.get(store)
+    if found is None:
+        found = _BY_STORE[store] = Standings(store.redis, store.ttl)
+    return found
+
+
+async def settle(store: Store, table: Table) -> Moved | None:
+    """Count the table's game if it has just finished (idempotent: see the module
+    docstring); who moved up, or None when the game is not counted in a group."""
+    game = from_table(table)
+    if game is None:
+        return None
+    moved = await of(store).count(game)
+    return moved if game.in_group else None
+
+
+async def rebuild(redis: aioredis.Redis, paths: Iterable[Path], ttl: int) -> int:
+    """Rebuild the standings of the groups these records were played in: their figures
+    (and markers) are cleared, then the games are counted in the order given, as live
+    counting counts them into a group (nothing personal is touched); how many games were
+    counted. A record given twice counts once."""
+    found = [from_record(records.parse(path.read_bytes())) for path in paths]
+    by_game: dict[str, Finished] = {}
+    for game in found:
+        if game.in_group:
+            by_game.setdefault(game.marker, game)
+    counted = list(by_game.values())
+    for chat in sorted({game.chat for game in counted}):
+        async for key in redis.scan_iter(match=f"{ST}:g:{chat}:*", count=1000):
+            await redis.delete(key)
+    if counted:
+        await redis.delete(*(game.marker for game in counted))
+    standings = Standings(redis, ttl)
+    for game in counted:
+        await standings.count(game, personal=False)
+    return len(counted)

@@ -1,0 +1,121 @@
+"""The bot's clock in a test, moved forward instead of slept on.
+
+Real time plus an offset the test moves, its timers fired in order as it goes, so that no
+test sleeps and a wait of minutes takes none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from asyncio import FIRST_COMPLETED
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.core.clock import Clock as BotClock
+from testing.harness import app_tasks
+
+
+@dataclass(order=True)
+class _Timer:
+    when: float
+    seq: int
+    callback: Callable[[], object] = field(compare=False)
+    handle: asyncio.TimerHandle | None = field(default=None, compare=False)
+    done: bool = field(default=False, compare=False)
+
+    def cancel(self) -> None:
+        self.done = True
+        if self.handle is not None:
+            self.handle.cancel()
+
+    def cancelled(self) -> bool:
+        return self.done
+
+
+class Clock(BotClock):
+    """The bot's clock in a test: real time plus an offset that the test moves forward
+    instead of sleeping (every app of a test shares it, as processes share real time).
+
+    Its timers (the bot's pollers, wake-ups and waits) fire when real time reaches them,
+    or as :meth:`advance` moves the clock past them: it goes from one timer to the next,
+    each time letting the bot finish what the timer set off, as if that much time passed
+    for it. So a test that advances the clock sees what a user would see after the wait."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+        self.apps: list[Any] = []  # what :meth:`settle` waits for (tests/conftest.py make_app)
+        self._timers: list[_Timer] = []  # a heap
+        self._seq = itertools.count()
+        self._awake: set[asyncio.Task[Any]] = set()  # woken from sleep, not back yet
+        self._changed = asyncio.Event()  # a task was woken, or is asleep again
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+    def call_at(self, when: float, callback: Callable[[], object]) -> _Timer:
+        timer = _Timer(when, next(self._seq), callback)
+        heapq.heappush(self._timers, timer)
+        loop = asyncio.get_running_loop()
+        timer.handle = loop.call_later(max(0.0, when - self()), self._fire, timer)
+        return timer
+
+    def _fire(self, timer: _Timer) -> None:
+        if not timer.done:
+            timer.cancel()
+            timer.callback()
+
+    async def sleep(self, seconds: float) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        if task in self._awake:
+            self._awake.discard(task)
+            self._changed.set()
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def wake() -> None:
+            if not woken.done():
+                self._awake.add(task)
+                self._changed.set()
+                woken.set_result(None)
+
+        timer = self.call_at(self() + seconds, wake)
+        try:
+            await woken
+        finally:
+            timer.cancel()
+
+    async def advance(self, seconds: float) -> None:
+        """``seconds`` pass for the bot: every timer due meanwhile fires in turn."""
+        end = self() + seconds
+        await self.settle()
+        for _ in range(100_000):
+            while self._timers and self._timers[0].done:
+                heapq.heappop(self._timers)
+            if not self._timers or self._timers[0].when > end:
+                break
+            timer = heapq.heappop(self._timers)
+            self.offset += max(0.0, timer.when - self())
+            self._fire(timer)
+            await self.settle()
+        else:
+            raise AssertionError("the bot's timers keep firing without time passing")
+        self.offset += max(0.0, end - self())
+
+    async def settle(self) -> None:
+        """Waits until the bot has done what it was set off to do: every task the apps
+        started is done, and every poller woken is asleep again."""
+        me = asyncio.current_task()
+        while True:
+            await asyncio.sleep(0)
+            self._changed.clear()
+            self._awake = {t for t in self._awake if not t.done() and t is not me}
+            pending = [t for app in self.apps for t in app_tasks(app) if t is not me]
+            if not self._awake and not pending:
+                return
+            changed = asyncio.ensure_future(self._changed.wait())
+            await asyncio.wait([*pending, *self._awake, changed], return_when=FIRST_COMPLETED)
+            changed.cancel()

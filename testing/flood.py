@@ -1,0 +1,105 @@
+"""Telegram's flood control, as token buckets: a bot that outruns it gets real 429s."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from testing.errors import ApiError
+
+# ------------------------------------------------------------------- Telegram's limits
+
+# Methods that put something into a chat (or change or remove it) when they name one with
+# ``chat_id``: what Telegram's flood control counts. Answering a callback query, reading a
+# chat or a member, and setting up the bot (commands, webhook) are not limited.
+_CHAT_DIRECTED = ("send", "edit", "delete", "copy", "forward", "pin", "unpin")
+
+
+def chat_directed(method: str, params: dict[str, Any]) -> bool:
+    """Whether a call counts against Telegram's message limits (see :class:`FloodLimits`)."""
+    return method.startswith(_CHAT_DIRECTED) and "chat_id" in params
+
+
+@dataclass
+class Bucket:
+    """A token bucket: ``burst`` calls at once, refilled at ``rate`` calls a second."""
+
+    rate: float
+    burst: float
+    tokens: float
+    stamp: float
+
+    def refill(self, now: float) -> None:
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def wait(self) -> float:
+        """Seconds until one call fits (0 when one fits now); call :meth:`refill` first."""
+        short = 1 - self.tokens
+        return 0.0 if short <= 1e-9 else short / self.rate  # float sums of refills
+
+
+class FloodLimits:
+    """Telegram's flood control as a set of token buckets, so that a bot that outruns it
+    gets real 429 answers with ``retry_after`` (Telegram publishes no exact algorithm;
+    this is the documented order of magnitude, strict enough to show a bot that ignores
+    it). A chat-directed call (:func:`chat_directed`) must find a token in every bucket
+    that applies, and takes one from each only when all have one:
+
+    - the whole bot: ``bot_rate`` a second (30), burst ``bot_burst`` (30);
+    - each chat, private or group: ``chat_rate`` a second (1), burst ``chat_burst`` (3);
+    - each group chat (a negative chat id) besides: ``group_per_minute`` a minute (20),
+      burst ``group_burst`` (3).
+
+    A refused call takes nothing; its ``retry_after`` is the wait until every bucket has a
+    token, rounded up to whole seconds (at least 1), as Telegram's answers count in whole
+    seconds. ``clock``: monotonic seconds, injectable so that tests need no sleeps.
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        bot_rate: float = 30.0,
+        bot_burst: float = 30.0,
+        chat_rate: float = 1.0,
+        chat_burst: float = 3.0,
+        group_per_minute: float = 20.0,
+        group_burst: float = 3.0,
+    ) -> None:
+        self.clock = clock
+        self._shapes = {
+            "bot": (bot_rate, bot_burst),
+            "chat": (chat_rate, chat_burst),
+            "group": (group_per_minute / 60, group_burst),
+        }
+        self._buckets: dict[tuple[str, Any], Bucket] = {}
+        self.refused = 0
+
+    def _bucket(self, kind: str, key: Any, now: float) -> Bucket:
+        bucket = self._buckets.get((kind, key))
+        if bucket is None:
+            rate, burst = self._shapes[kind]
+            bucket = self._buckets[kind, key] = Bucket(rate, burst, burst, now)
+        bucket.refill(now)
+        return bucket
+
+    def admit(self, method: str, params: dict[str, Any]) -> None:
+        """Takes the call's tokens, or raises Telegram's 429 with ``retry_after``."""
+        if not chat_directed(method, params):
+            return
+        now = self.clock()
+        chat = str(params["chat_id"])
+        buckets = [self._bucket("bot", None, now), self._bucket("chat", chat, now)]
+        if chat.startswith("-"):
+            buckets.append(self._bucket("group", chat, now))
+        wait = max(b.wait() for b in buckets)
+        if wait > 0:
+            self.refused += 1
+            retry = max(1, math.ceil(wait))
+            raise ApiError(429, f"Too Many Requests: retry after {retry}", {"retry_after": retry})
+        for bucket in buckets:
+            bucket.tokens -= 1

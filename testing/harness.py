@@ -1,0 +1,493 @@
+"""The users' side of the fake Bot API: users and groups playing against the bot.
+
+Also starting and stopping the bot as ``run_polling`` does.
+
+:class:`Harness` builds updates exactly as Telegram sends them and feeds them to
+``process_update``; :meth:`Harness.problems` lists what a real Telegram would have
+complained about (edits that changed nothing, refused calls, unanswered callback queries,
+unknown methods), errors the bot logged and catalogue keys shown raw. :func:`harness_on`
+gives a test the bot checked for those on teardown (tests/conftest.py's ``harness``
+fixtures); a test that provokes such a thing on purpose marks itself
+``@pytest.mark.telegram_complaints``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import random
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from telegram import Update
+from telegram.ext import Application
+
+from testing.chats import BOT_USERNAME, Answer, Button, FakeGroup, FakeMessage, FakeUser
+from testing.errors import NOT_MODIFIED
+from testing.fakegram import ARRIVED, TAG, FakeTelegram
+from testing.html import command_entities
+
+# A line that is nothing but a dotted lowercase key, after any bullet or emoji.
+_CATALOGUE_KEY = re.compile(r"^[^\w]*([a-z0-9_]+(?:\.[a-z0-9_]+)+)\s*$")
+START_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
+AppFactory = Callable[..., Awaitable[Any]]
+
+Pick = str | Callable[[Button], bool] | int
+
+
+class Harness:
+    """Plays users and groups against one or more Applications sharing a FakeTelegram."""
+
+    def __init__(
+        self, server: FakeTelegram, apps: Iterable[Application[Any, Any, Any, Any, Any, Any]] = ()
+    ):
+        self.server = server
+        self.apps = list(apps)
+        # Random bases: runs that share a Redis (two helpers, xdist) never share a chat,
+        # nor an update id (the bot remembers those it handled).
+        base = random.randrange(10**8)
+        self._update_ids = itertools.count(100_000 + base * 10**5)
+        self._query_ids = itertools.count(1)
+        self._user_ids = itertools.count(10**9 + base * 10)
+        self._group_ids = itertools.count(base * 10 + 1)
+        self.log_errors: list[logging.LogRecord] = []
+        self.redis: Any = None  # the store the apps share, for tests that read the state
+        self.delivered: list[dict[str, Any]] = []  # every update, as sent
+        # When set, every update is handed to all of these at once, as several webhook
+        # workers may each be handed the same update.
+        self.fanout: list[Application[Any, Any, Any, Any, Any, Any]] = []
+        # (kind of update, seconds from its arrival to the end of its handling), for the
+        # benchmark: parsing the JSON and ``process_update``
+        self.durations: list[tuple[str, float]] = []
+
+    @property
+    def app(self) -> Application[Any, Any, Any, Any, Any, Any]:
+        return self.apps[0]
+
+    # ----- the world
+
+    def user(
+        self,
+        first_name: str,
+        *,
+        language_code: str | None = "en",
+        started: bool = True,
+        username: str | None = None,
+        user_id: int | None = None,
+    ) -> FakeUser:
+        return self.server.add_user(
+            FakeUser(
+                id=user_id or next(self._user_ids),
+                first_name=first_name,
+                language_code=language_code,
+                username=username,
+                started=started,
+            )
+        )
+
+    def group(
+        self,
+        title: str = "Card night",
+        *,
+        creator: FakeUser | None = None,
+        admins: Iterable[FakeUser] = (),
+        forum: bool = False,
+        kind: str = "supergroup",
+    ) -> FakeGroup:
+        number = next(self._group_ids)
+        chat_id = -1_001_000_000_000 - number if kind == "supergroup" else -100_000 - number
+        return self.server.add_group(
+            FakeGroup(
+                id=chat_id,
+                title=title,
+                type=kind,
+                is_forum=forum,
+                creator=creator.id if creator else None,
+                admins={a.id for a in admins},
+            )
+        )
+
+    async def upgrade(self, group: FakeGroup, *, notices: bool = True) -> FakeGroup:
+        """A basic group becomes a supergroup (an admin turned on something only those
+        have): a new chat id, and the old one refused with ``migrate_to_chat_id`` from
+        now on. ``notices``: Telegram's two service messages, in the old chat and then in
+        the new one (a bot that missed them learns of it from the refusal)."""
+        assert group.type == "group" and group.creator is not None
+        new = self.server.add_group(
+            FakeGroup(
+                id=-1_001_000_000_000 - next(self._group_ids),
+                title=group.title,
+                creator=group.creator,
+                admins=set(group.admins),
+                bot_is_admin=group.bot_is_admin,
+            )
+        )
+        group.migrated_to = new.id
+        if notices:
+            await self.upgrade_notice(group, new, "to")
+            await self.upgrade_notice(group, new, "from")
+        return new
+
+    async def upgrade_notice(self, old: FakeGroup, new: FakeGroup, which: str) -> None:
+        """One of Telegram's two service messages of an upgrade: ``migrate_to_chat_id``
+        in the old chat (``which`` "to"), ``migrate_from_chat_id`` in the new one."""
+        assert old.creator is not None
+        chat, other = (old, new) if which == "to" else (new, old)
+        message = self.server.new_message(
+            chat.id, self.server.users[old.creator].to_json(), text=None
+        )
+        message.deleted = True  # a service message, not something to tap
+        data = {**message.to_json(), f"migrate_{which}_chat_id": other.id}
+        await self.feed({"message": data})
+
+    async def remove_bot(self, group: FakeGroup, by: FakeUser, *, status: str = "kicked") -> None:
+        """``by`` removes the bot from ``group`` (``status`` "kicked", or "left"): the
+        group refuses the bot from now on, and the bot gets its ``my_chat_member``."""
+        group.kicked = True
+        change: dict[str, Any] = {
+            "chat": group.chat_json(),
+            "from": by.to_json(),
+            "date": int(self.server.clock()),
+            "old_chat_member": {"status": "member", "user": self.server.bot_json_short()},
+            "new_chat_member": {"status": status, "user": self.server.bot_json_short()},
+        }
+        if status == "kicked":
+            change["new_chat_member"]["until_date"] = 0
+        await self.feed({"my_chat_member": change})
+
+    def topic(self, group: FakeGroup, name: str) -> int:
+        """Creates a forum topic; its id is the id of its service message, as on Telegram."""
+        assert group.is_forum, "topics exist only in forum supergroups"
+        message = self.server.new_message(group.id, self.server.bot_json_short(), text=None)
+        message.deleted = True  # the service message is not something the bot posted
+        group.topics[message.message_id] = name
+        return message.message_id
+
+    # ----- users acting
+
+    async def send_text(
+        self,
+        user: FakeUser,
+        chat: FakeGroup | FakeUser,
+        text: str,
+        *,
+        thread: int | None = None,
+        reply_to: FakeMessage | None = None,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> FakeMessage:
+        """A text message from ``user`` (commands get their bot_command entity).
+
+        ``reply_to``: sent as a reply. In a supergroup that is not a forum Telegram then
+        sets ``message_thread_id`` (the reply thread) *without* ``is_topic_message``."""
+        if isinstance(chat, FakeUser):
+            assert chat.id == user.id, "a user writes only in his own private chat with the bot"
+            user.started = True  # writing to the bot opens the private chat
+            user.blocked = False
+        if thread is not None:
+            assert isinstance(chat, FakeGroup) and thread in chat.topics
+        message = self.server.new_message(
+            chat.id,
+            user.to_json(),
+            text=text,
+            entities=command_entities(text),
+            thread_id=thread,
+        )
+        data = message.to_json()
+        if reply_to is not None:
+            data["reply_to_message"] = reply_to.to_json()
+            if isinstance(chat, FakeGroup) and chat.type == "supergroup" and not chat.is_forum:
+                data["message_thread_id"] = reply_to.message_id
+        elif thread is not None:  # in a topic, what replies to nothing replies to its start
+            assert isinstance(chat, FakeGroup)
+            data["reply_to_message"] = {
+                "message_id": thread,
+                "date": message.date,
+                "chat": chat.chat_json(),
+                "message_thread_id": thread,
+                "is_topic_message": True,
+                "forum_topic_created": {"name": chat.topics[thread], "icon_color": 7322096},
+            }
+        await self.feed({"message": data}, app)
+        return message
+
+    async def as_group(self, group: FakeGroup, text: str) -> FakeMessage:
+        """``text`` from an anonymous admin: Telegram sends it from GroupAnonymousBot,
+        with the group itself as ``sender_chat``."""
+        sender = {
+            "id": 1087968824,
+            "is_bot": True,
+            "first_name": "Group",
+            "username": "GroupAnonymousBot",
+        }
+        message = self.server.new_message(
+            group.id, sender, text=text, entities=command_entities(text)
+        )
+        await self.feed({"message": {**message.to_json(), "sender_chat": group.chat_json()}})
+        return message
+
+    async def command(
+        self,
+        user: FakeUser,
+        chat: FakeGroup | FakeUser,
+        text: str,
+        *,
+        thread: int | None = None,
+        mention: bool = False,
+        reply_to: FakeMessage | None = None,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> FakeMessage:
+        """``/cmd args`` in a chat; ``mention`` writes ``/cmd@botname`` as group menus do."""
+        assert text.startswith("/")
+        if mention:
+            word, _, rest = text.partition(" ")
+            text = f"{word}@{BOT_USERNAME}" + (f" {rest}" if rest else "")
+        return await self.send_text(user, chat, text, thread=thread, reply_to=reply_to, app=app)
+
+    async def private(
+        self,
+        user: FakeUser,
+        text: str,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> FakeMessage:
+        return await self.send_text(user, user, text, app=app)
+
+    async def follow(self, user: FakeUser, url: str) -> FakeMessage:
+        """Opens a t.me deep link and presses START, as the Telegram client does."""
+        parsed = urlparse(url if "://" in url else f"https://{url}")
+        assert parsed.netloc in ("t.me", "telegram.me"), url
+        assert parsed.path.strip("/") == BOT_USERNAME, f"deep link to another bot: {url}"
+        payload = parse_qs(parsed.query).get("start", [""])[0]
+        assert START_PAYLOAD.fullmatch(payload), f"Telegram rejects start payload {payload!r}"
+        return await self.private(user, f"/start {payload}")
+
+    async def tap(
+        self,
+        user: FakeUser,
+        message: FakeMessage,
+        pick: Pick,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> Answer:
+        """Taps a button that ``user`` sees on ``message`` (label, predicate or index)."""
+        assert not message.deleted, "the message is gone; nobody can tap it"
+        if message.chat_id in self.server.users:
+            assert message.chat_id == user.id, "nobody sees another user's private chat"
+        button = self.find(message, pick)
+        assert button.callback_data is not None, f"{button.text!r} is a URL button: follow it"
+        return await self.tap_data(
+            user, message.chat_id, message.message_id, button.callback_data, app
+        )
+
+    def find(self, message: FakeMessage, pick: Pick) -> Button:
+        buttons = message.buttons
+        if isinstance(pick, int):
+            return buttons[pick]
+        matches = [b for b in buttons if (b.text == pick if isinstance(pick, str) else pick(b))]
+        assert matches, f"no button {pick!r} on message: {message.shown!r}"
+        return matches[0]
+
+    async def tap_data(
+        self,
+        user: FakeUser,
+        chat_id: int,
+        message_id: int,
+        data: str,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> Answer:
+        """A callback query with any data, as a modified client could send it."""
+        message = self.server.messages.get(chat_id, {}).get(message_id)
+        query_id = str(next(self._query_ids) * 7919 + 4_000_000_000_000)
+        query: dict[str, Any] = {
+            "id": query_id,
+            "from": user.to_json(),
+            "chat_instance": str(abs(chat_id) * 31 + 17),
+            "data": data,
+        }
+        if message is not None and not message.deleted:
+            query["message"] = message.to_json()
+        else:  # Telegram's InaccessibleMessage
+            query["message"] = {
+                "message_id": message_id,
+                "chat": self.server.chat_json(chat_id),
+                "date": 0,
+            }
+        answer = self.server.queries[query_id] = Answer(user.id, data)
+        await self.feed({"callback_query": query}, app)
+        return answer
+
+    async def feed(
+        self, payload: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
+    ) -> None:
+        """Delivers one update and waits for what it set off (tasks the handler created)."""
+        await self.deliver({"update_id": next(self._update_ids), **payload}, app)
+
+    async def deliver(
+        self, data: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
+    ) -> None:
+        """One update exactly as given: also how Telegram redelivers an update a webhook
+        did not acknowledge (same update_id, same callback query id)."""
+        apps = self.fanout or [app or self.app]
+        self.server.update_ids.add(data["update_id"])
+        if self.server.history:
+            self.delivered.append(data)
+        started = ARRIVED.get() or time.perf_counter()
+        await asyncio.gather(*(a.process_update(Update.de_json(data, a.bot)) for a in apps))
+        kind = next(k for k in data if k != "update_id")
+        self.durations.append((TAG.get() or kind, time.perf_counter() - started))
+        for a in apps:
+            await settle(a)
+
+    # ----- what users see
+
+    def screen(
+        self, chat: FakeGroup | FakeUser | int, thread: int | None = None
+    ) -> list[FakeMessage]:
+        chat_id = chat if isinstance(chat, int) else chat.id
+        return self.server.screen(chat_id, thread)
+
+    def last(self, chat: FakeGroup | FakeUser | int, thread: int | None = None) -> FakeMessage:
+        messages = [m for m in self.screen(chat, thread) if m.from_bot]
+        assert messages, "the bot has posted nothing there"
+        return messages[-1]
+
+    def with_button(
+        self, chat: FakeGroup | FakeUser | int, pick: Pick, thread: int | None = None
+    ) -> FakeMessage:
+        """The newest bot message in the chat that shows the button ``pick``."""
+        for message in reversed(self.screen(chat, thread)):
+            try:
+                self.find(message, pick)
+            except (AssertionError, IndexError):
+                continue
+            return message
+        raise AssertionError(f"no message with button {pick!r} in chat")
+
+    def alerts(self, user: FakeUser) -> list[str]:
+        """The answerCallbackQuery texts the user was shown (toasts and alerts)."""
+        return [a.text for a in self.server.queries.values() if a.user_id == user.id and a.text]
+
+    def last_document(self, chat: FakeGroup | FakeUser | int) -> tuple[str, bytes]:
+        chat_id = chat if isinstance(chat, int) else chat.id
+        docs = [m for m in self.server.screen(chat_id) if m.document is not None]
+        assert docs, "no document was sent there"
+        return docs[-1].document["file_name"], docs[-1].document_bytes or b""  # type: ignore[index]
+
+    def problems(self) -> list[str]:
+        """What a real Telegram would have complained about, and errors the bot logged.
+
+        A test that makes Telegram refuse things on purpose (deleted messages, blocked
+        users, flood control) expects some of these."""
+        out = []
+        if self.server.not_modified:
+            seen = "; ".join(self.server.unchanged[:5])
+            out.append(f"{self.server.not_modified} edits changed nothing ({seen})")
+        out += [f"unknown Bot API method {c.method}" for c in self.server.unknown_calls]
+        out += [
+            f"{c.method} refused: {c.error}"
+            for c in self.server.calls
+            if c.error and c.error.startswith("Bad Request") and c.error != NOT_MODIFIED
+        ]
+        out += [f"callback {a.data!r} never answered" for a in self.server.unanswered]
+        out += [f"logged error: {r.getMessage()}" for r in self.log_errors]
+        out += [f"untranslated: {key}" for key in self.untranslated()]
+        return out
+
+    def untranslated(self) -> list[str]:
+        """Catalogue keys shown raw (a key missing from every catalogue shows itself):
+        a whole line, button label or alert that reads like ``illegal.some_code``."""
+        shown: list[str] = [a.text for a in self.server.queries.values() if a.text]
+        for chat in self.server.messages.values():
+            for message in chat.values():
+                if message.from_bot:
+                    shown += (message.text or message.caption or "").splitlines()
+                    shown += [b.text for b in message.buttons]
+        keys = {_CATALOGUE_KEY.search(line) for line in shown}
+        return sorted(k.group(1) for k in keys if k)
+
+
+def app_tasks(app: Application[Any, Any, Any, Any, Any, Any]) -> list[asyncio.Task[Any]]:
+    """The tasks ``app`` started through ``Application.create_task`` still running."""
+    tasks: set[asyncio.Task[Any]] = app._Application__create_task_tasks  # type: ignore[attr-defined]
+    return [t for t in tasks if not t.done()]
+
+
+def _stack_of(task: asyncio.Task[Any]) -> str:
+    """Where ``task`` waits: its chain of awaited coroutines, outermost first."""
+    lines = [task.get_name()]
+    awaited: Any = task.get_coro()
+    while awaited is not None:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if frame is not None:
+            lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    return "\n".join(lines)
+
+
+async def settle(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Waits for the tasks an update set off through ``Application.create_task``."""
+    for _ in range(50):
+        await asyncio.sleep(0)
+        pending = [t for t in app_tasks(app) if t is not asyncio.current_task()]
+        if not pending:
+            return
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+class ErrorCollector(logging.Handler):
+    """Collects ERROR records (a handler exception PTB swallowed shows up here)."""
+
+    def __init__(self, sink: list[logging.LogRecord]) -> None:
+        super().__init__(logging.ERROR)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.sink.append(record)
+
+
+async def start_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """What ``run_polling`` does before polling: initialize, post_init, start."""
+    await app.initialize()
+    if app.post_init:
+        await app.post_init(app)
+    await app.start()
+
+
+STOP_WITHIN = 10.0  # seconds: a bot that takes longer to stop has work that never ends
+
+
+async def stop_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Stops ``app`` as ``run_polling`` does; fails, naming what still runs, when
+    ``Application.stop`` (which waits for every task the bot set off) does not return."""
+    if app.running:
+        stopping = asyncio.ensure_future(app.stop())
+        done, _ = await asyncio.wait([stopping], timeout=STOP_WITHIN)
+        if not done:
+            stuck = "\n".join(_stack_of(t) for t in app_tasks(app))
+            raise AssertionError(f"the bot did not stop within {STOP_WITHIN} s:\n{stuck}")
+        stopping.result()
+    if app.post_stop:
+        await app.post_stop(app)
+    await app.shutdown()
+    if app.post_shutdown:
+        await app.post_shutdown(app)
+
+
+async def harness_on(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, redis: Any
+) -> AsyncIterator[Harness]:
+    """The bot on ``redis``, checked on teardown (see the module docstring)."""
+    h = Harness(server)
+    collector = ErrorCollector(h.log_errors)
+    logging.getLogger().addHandler(collector)
+    try:
+        h.apps.append(await make_app(redis))
+        h.redis = redis
+        yield h
+    finally:
+        logging.getLogger().removeHandler(collector)
+    if request.node.get_closest_marker("telegram_complaints") is None:
+        assert h.problems() == []
