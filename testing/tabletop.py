@@ -20,8 +20,8 @@ from bot.core.services import services
 from bot.core.store import table_key as store_key
 from bot.core.store import user_slot
 from engine import cards
-from engine.durak import Durak
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.football.game import Football
 from testing.chats import Answer, Button, FakeGroup, FakeMessage, FakeUser
 from testing.clock import Clock
 from testing.fakegram import TAG

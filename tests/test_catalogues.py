@@ -31,12 +31,12 @@ from bot.core.i18n import DEFAULT, LANGS, LOCALES, TEMPLATE, Entry, Plural, cata
 from bot.core.i18n import plural as category
 from bot.handlers.commands import MENU
 from bot.screens import registry
-from bot.screens.render import ILLEGAL
 from bot.screens.views import TABLE_EVENTS
 from engine import cards
 from engine.base import IllegalMove, MalformedRecord
-from engine.durak import Durak, DurakOptions
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakOptions
+from engine.games.football.game import Football
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -161,7 +161,7 @@ def test_a_call_gives_exactly_the_placeholders_of_its_text() -> None:
 def test_a_text_shown_as_plain_text_has_no_markup() -> None:
     """An alert or a plain() text would show a tag or an entity as it is written. (The
     engine's refusals are alerts; the command menu is plain text.)"""
-    plain = scan_bot().plain | set(ILLEGAL.values()) | set(MENU.values())
+    plain = scan_bot().plain | set(registry.ILLEGAL.values()) | set(MENU.values())
     assert len(plain) > 40
     markup = re.compile(r"</?[a-z]+>|&\w+;")
     wrong = [
@@ -388,7 +388,7 @@ def test_every_illegal_move_code_has_a_text() -> None:
                     codes |= _probe_codes(game, rng, tokens * 2)
                 game.apply(rng.choice(list(game.legal_moves())))
     assert {"not_your_turn", "cannot_throw_now"} <= codes
-    assert sorted(codes - set(ILLEGAL)) == []
+    assert sorted(codes - set(registry.ILLEGAL)) == []
 
 
 @pytest.mark.parametrize("game", ["football", "durak"])

@@ -17,7 +17,7 @@ from bot.core.i18n import t
 from bot.core.services import services
 from bot.core.store import TURNS_KEY
 from bot.core.store import table_key as store_key
-from engine.football import Football
+from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser
 from testing.computers import (
     DELAY,

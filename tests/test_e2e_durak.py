@@ -16,7 +16,7 @@ import pytest
 
 from bot.core.callbacks import Action
 from engine import cards, records
-from engine.durak import Durak
+from engine.games.durak.game import Durak
 from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.harness import Harness

@@ -22,8 +22,8 @@ from bot.core.store import LEASE_MS
 from bot.service.delivery import publish
 from engine import cards, records
 from engine.base import Game
-from engine.durak import Durak
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram

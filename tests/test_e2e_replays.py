@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from bot.core.callbacks import decode
-from engine.football import Football
+from engine.games.football.game import Football
 from testing.chats import FakeMessage, FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored

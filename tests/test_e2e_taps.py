@@ -11,7 +11,7 @@ import random
 import pytest
 
 from bot.core.callbacks import Action, Callback, decode, encode
-from engine.durak import Durak
+from engine.games.durak.game import Durak
 from testing.chats import Answer, FakeMessage, FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, is_action, stored

@@ -27,7 +27,7 @@ from bot.core.services import services
 from bot.core.store import Snapshot, table_key
 from bot.webapp import api, streams
 from bot.webapp.auth import SESSION, Checker, Forged
-from engine.durak import Durak
+from engine.games.durak.game import Durak
 from testing.chats import BOT_TOKEN, FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram

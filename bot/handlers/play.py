@@ -15,8 +15,7 @@ from telegram.ext import ContextTypes
 from bot.core import sender
 from bot.core.callbacks import STAMP_LEN, stamp
 from bot.core.models import Table
-from bot.screens import views
-from bot.screens.render import ILLEGAL, Ctx
+from bot.screens import registry, views
 from bot.service.taps import Reply, Tap, commit, current_table, refuse
 from bot.tables import games
 from bot.tables.stats.finished import record_document
@@ -24,7 +23,8 @@ from engine.base import IllegalMove, MalformedRecord, SetsUp
 
 
 def _illegal(exc: IllegalMove, table: Table, lang: str) -> None:
-    refuse(ILLEGAL[exc.code], **Ctx(table, lang).params(exc.params))
+    key = registry.entry(table.kind).illegal[exc.code]
+    refuse(key, **registry.ctx(table, lang).params(exc.params))
 
 
 def _seated(table: Table, tap: Tap) -> int:

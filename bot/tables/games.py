@@ -15,8 +15,8 @@ from typing import Any
 from bot.core.models import Table
 from engine import registry
 from engine.base import Event, Game
-from engine.registry import GameSpec
 from engine.series import Carry
+from engine.spec import GameSpec
 
 
 def spec(table: Table) -> GameSpec:

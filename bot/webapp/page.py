@@ -40,6 +40,7 @@ from bot.core.config import Settings
 from bot.core.i18n import lang_of, t
 from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot
+from bot.screens import registry
 from bot.webapp import api, quota
 from bot.webapp.auth import Checker, Forged, Session, Viewer
 from bot.webapp.quota import Quota
@@ -97,7 +98,8 @@ class _Asset:
 
 
 def _assets() -> dict[str, _Asset]:
-    """The files the page may ask for, by their path under /app/."""
+    """The files the page may ask for, by their path under /app/: static/'s, and the
+    games' drawings the registry joins (bot.screens.registry.page_files)."""
     found = {}
     for file in resources.files("bot.webapp").joinpath("static").iterdir():
         kind = KINDS.get(PurePath(file.name).suffix)
@@ -105,6 +107,8 @@ def _assets() -> dict[str, _Asset]:
             body = file.read_bytes()
             path = "" if file.name == INDEX else file.name
             found[path] = _Asset(body, gzip.compress(body, mtime=0), kind)
+    for path, (body, kind) in registry.page_files().items():
+        found[path] = _Asset(body, gzip.compress(body, mtime=0), kind)
     return found
 
 

@@ -1,9 +1,10 @@
-"""Durak with a dummy (seeds/durak.md), behind the :class:`engine.base.Game` protocol.
+"""The rules of Durak with a dummy (seeds/durak.md): the state, who acts, the legal moves
+and how a move changes the game.
 
 Participants are numbered ``0 .. n-1`` for the players and ``n`` for the dummy, which sits
 right after the dealer; ``_nxt`` is the clockwise ring over all of them.  Everything the
 rules do by themselves (automatic passes, the end of a bout, the draw, the next attacker,
-going out, the end) runs inside :meth:`Durak.apply`, so between two calls the game is
+going out, the end) runs inside :meth:`DurakRules.apply`, so between two calls the game is
 always at a real decision of exactly one participant, or finished.
 
 A bout moves through four phases: ``lead`` (the attacker plays a card), ``defend`` (the
@@ -35,24 +36,14 @@ When the controller acts for the dummy, ``seat`` is ``"dummy"``.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, ClassVar, Literal, NamedTuple, Self
+from typing import Any, Literal, NamedTuple, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from engine import cards
-from engine.base import (
-    Actor,
-    CorruptState,
-    Event,
-    IllegalMove,
-    MalformedRecord,
-    first_error,
-    read_header,
-)
+from engine.base import Actor, Event, IllegalMove
 from engine.cards import Card
 
 HAND = 6  # cards dealt to every hand, and what the draw fills up to
@@ -105,80 +96,6 @@ class DurakMove(NamedTuple):
     dummy: bool
     kind: str
     cards: tuple[Card, ...] = ()
-
-
-class ActorView(BaseModel):
-    player: int
-    dummy: bool
-
-
-class DurakView(BaseModel):
-    """What one seat (``None``: the group) may know; the bot renders only from this.
-
-    Seats are player indices; ``"dummy"`` where the dummy can stand (attacker, defender).
-    """
-
-    seat: int | None  # whose view this is; None: the public (group) view
-    players: list[str]
-    dealer: int
-    deck_size: int
-    dummy_plays: bool
-    trump: str  # the face-up trump card (its suit is trump), even after it is drawn
-    hand: list[str]  # own hand, sorted by suit, trumps last; [] for the public
-    dummy_hand: list[str] | None  # the dummy's cards, for its controller only
-    hand_counts: list[int]  # cards in each player's hand, by seat
-    dummy_count: int
-    # Cards each hand is publicly known to hold: picked up in a take, or the face-up trump
-    # card drawn, and not played since. Everybody saw them; they are in every view.
-    known: list[list[str]]
-    dummy_known: list[str]
-    table: list[tuple[str, str | None]]  # (attack card, defence card or None) in order
-    stock: int  # cards left to draw, the face-up trump card included
-    discard: int  # cards in the discard pile (never which)
-    phase: Phase  # lead | defend | throw | take (after "take") | over
-    attacker: Seat | None  # the lead attacker of the bout; None when finished
-    defender: Seat | None
-    to_act: ActorView | None  # who must act now (dummy: the controller acts for it)
-    controller: int  # who plays the dummy's cards
-    out: list[int]  # players who got rid of their cards, in that order
-    limit: int | None  # attack cards this bout may hold; None when finished
-    attack_cards: int  # attack cards on the table now
-    finished: bool
-    fool: int | None  # when finished: the fool, or None for a drawn game
-
-
-class _State(BaseModel):
-    """The stored form of a game (``to_json``): ints and lists, validated on the way in.
-
-    Cards are ints (engine.cards); participants are seats with the dummy as ``n``;
-    ``hands``/``known`` have the dummy's last. The stock is not stored: it is the deck's
-    cards after the deal, then the face-up trump card, of which ``drawn`` are gone.
-    ``pos`` is the index of the holder of the right to throw in, in the priority order.
-    ``pending``: players who emptied their hand while the stock had cards (out after the
-    draw if it gives them none)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    v: Literal[1]
-    options: DurakOptions
-    players: list[str]
-    dealer: int
-    previous_fool: int | None
-    deck: list[int]
-    drawn: int
-    hands: list[list[int]]
-    known: list[list[int]]
-    discard: list[int]
-    table: list[list[int]]
-    phase: Phase
-    attacker: int
-    defender: int
-    pos: int
-    limit: int
-    controller: int
-    out: list[int]
-    pending: list[int]
-    fool: int | None
 
 
 # Event((kind, data)) without NamedTuple's Python-level __new__: events are made in the
@@ -248,14 +165,11 @@ def _moves_for(player: int, dummy: bool) -> _MoveTable:
     return table
 
 
-_CARD = r"(?:10|[2-9JQKA])[SCDH]"
-_TOKEN = re.compile(rf"(d?)(?:a({_CARD})|b({_CARD})({_CARD})|w({_CARD})|(t)|(p))")
-
-
-class Durak:
-    """One game of Durak with a dummy: state, legal moves, apply (see the module doc)."""
-
-    name: ClassVar[str] = "durak"
+class DurakRules:
+    """One game's state and its rules: who acts, the legal moves, apply and the steps the
+    rules take by themselves. Its codecs (:class:`engine.games.durak.codec.DurakCodec`) and
+    views (:class:`engine.games.durak.view.DurakViewer`) read these attributes, and
+    :class:`engine.games.durak.game.Durak` joins the three."""
 
     __slots__ = (
         "_att",
@@ -407,29 +321,6 @@ class Durak:
         lowest = [min(c >> 2 for c in held(seat)) for seat in seats]
         return seats[lowest.index(min(lowest))]  # ties: first clockwise
 
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Self:
-        options, players, deck = read_header(record, DurakOptions)
-        if "dealer" not in record:
-            raise MalformedRecord("dealer is required")
-        try:
-            game = cls.new(
-                options, players, record["dealer"], record.get("previous_fool"), deck=deck
-            )
-        except ValueError as exc:
-            raise MalformedRecord(str(exc)) from None
-        return game
-
-    def header(self) -> dict[str, Any]:
-        return {
-            "game": self.name,
-            "options": self.options.model_dump(),
-            "players": list(self._names),
-            "deck": cards.to_strs(self._deck),
-            "dealer": self._dealer,
-            "previous_fool": self._previous_fool,
-        }
-
     # ------------------------------------------------------------------ search support
 
     def copy(self) -> Self:
@@ -548,6 +439,8 @@ class Durak:
     # ------------------------------------------------------------------ apply
 
     def apply(self, move: DurakMove) -> list[Event]:
+        """Check the move's shape and who makes it, then play it by its kind (each kind's
+        own method checks the phase and the cards); the forced steps follow in it."""
         phase = self._phase
         if phase == OVER:
             raise IllegalMove("game_over", "The game is over.")
@@ -558,83 +451,91 @@ class Durak:
             arity_ok = False
         if not arity_ok:
             raise IllegalMove("unknown_move", f"There is no such move: {move!r}.")
-        n = self._n
         who = self._who()
         if (
             (dummy is not True or player != self._controller)
-            if who == n
+            if who == self._n
             else (dummy is not False or player != who)
         ):
             raise self._not_your_turn(player, dummy, who)
-        self._events = events = []
-        hand = self._hands[who]
-        seat: Seat = "dummy" if who == n else who
-        if kind == BEAT:
-            if phase != DEFEND:
-                raise IllegalMove("cannot_beat_now", "There is no card to beat now.")
-            a, c = cs
-            if a != self._att[-1]:  # in this phase only the latest card is unbeaten
-                raise self._not_unbeaten(a)
-            if c not in hand:
-                raise self._not_held(c, who)
-            if c not in self._beaters[a]:
-                raise IllegalMove(
-                    "cannot_beat",
-                    f"{_STR[c]} does not beat {_STR[a]}.",
-                    card=_STR[a],
-                    with_card=_STR[c],
-                )
-            hand.remove(c)
-            self._dfn[-1] = c
-            self._mask |= 1 << (c >> 2)
-            events.append(_event(("beat", {"seat": seat, "card": _STR[a], "with": _STR[c]})))
-            if self._known[who] or not hand:
-                self._played(who, hand, c)
-            self._phase = THROW
-            self._pos = 0
-            self._advance()
-        elif kind in (ATTACK, THROW_KIND):
-            if (phase != LEAD) if kind == ATTACK else (phase < THROW):
-                raise IllegalMove(
-                    f"cannot_{kind}_now",
-                    "A bout is already under way."
-                    if kind == ATTACK
-                    else "Nobody may throw in now: the defender must act.",
-                )
-            c = cs[0]
-            if c not in hand:
-                raise self._not_held(c, who)
-            if kind == THROW_KIND and not self._mask >> (c >> 2) & 1:
-                raise IllegalMove(
-                    "rank_not_on_table",
-                    f"No card of the rank of {_STR[c]} is on the table.",
-                    card=_STR[c],
-                )
-            hand.remove(c)
-            self._att.append(c)
-            self._dfn.append(-1)
-            self._mask |= 1 << (c >> 2)
-            events.append(_event((kind, {"seat": seat, "card": _STR[c]})))
-            if self._known[who] or not hand:
-                self._played(who, hand, c)
-            if phase == TAKE:
-                self._advance()
-            else:
-                self._phase = DEFEND
-        elif kind == TAKE_KIND:
-            if phase != DEFEND:
-                raise IllegalMove("cannot_take_now", "Only the defender takes, facing a card.")
-            events.append(_event(("take_declared", {"seat": seat})))
-            self._phase = TAKE
-            self._pos = 0
-            self._advance()
-        else:  # PASS
-            if phase < THROW:
-                raise IllegalMove("cannot_pass_now", "There is no right to throw in to pass.")
-            events.append(_event(("pass", {"seat": seat})))
-            self._pos += 1
-            self._advance()
+        events: list[Event] = []
+        self._events = events
+        _STEPS[kind](self, kind, phase, who, cs)
         return events
+
+    def _beat(self, kind: str, phase: int, who: int, cs: tuple[Card, ...]) -> None:
+        if phase != DEFEND:
+            raise IllegalMove("cannot_beat_now", "There is no card to beat now.")
+        a, c = cs
+        if a != self._att[-1]:  # in this phase only the latest card is unbeaten
+            raise self._not_unbeaten(a)
+        hand = self._hands[who]
+        if c not in hand:
+            raise self._not_held(c, who)
+        if c not in self._beaters[a]:
+            raise IllegalMove(
+                "cannot_beat",
+                f"{_STR[c]} does not beat {_STR[a]}.",
+                card=_STR[a],
+                with_card=_STR[c],
+            )
+        hand.remove(c)
+        self._dfn[-1] = c
+        self._mask |= 1 << (c >> 2)
+        seat: Seat = "dummy" if who == self._n else who
+        self._events.append(_event(("beat", {"seat": seat, "card": _STR[a], "with": _STR[c]})))
+        if self._known[who] or not hand:
+            self._played(who, hand, c)
+        self._phase = THROW
+        self._pos = 0
+        self._advance()
+
+    def _lay(self, kind: str, phase: int, who: int, cs: tuple[Card, ...]) -> None:
+        """An attack (the bout's lead card) or a throw-in: a card added to the table."""
+        if (phase != LEAD) if kind == ATTACK else (phase < THROW):
+            raise IllegalMove(
+                f"cannot_{kind}_now",
+                "A bout is already under way."
+                if kind == ATTACK
+                else "Nobody may throw in now: the defender must act.",
+            )
+        c = cs[0]
+        hand = self._hands[who]
+        if c not in hand:
+            raise self._not_held(c, who)
+        if kind == THROW_KIND and not self._mask >> (c >> 2) & 1:
+            raise IllegalMove(
+                "rank_not_on_table",
+                f"No card of the rank of {_STR[c]} is on the table.",
+                card=_STR[c],
+            )
+        hand.remove(c)
+        self._att.append(c)
+        self._dfn.append(-1)
+        self._mask |= 1 << (c >> 2)
+        seat: Seat = "dummy" if who == self._n else who
+        self._events.append(_event((kind, {"seat": seat, "card": _STR[c]})))
+        if self._known[who] or not hand:
+            self._played(who, hand, c)
+        if phase == TAKE:
+            self._advance()
+        else:
+            self._phase = DEFEND
+
+    def _take(self, kind: str, phase: int, who: int, cs: tuple[Card, ...]) -> None:
+        if phase != DEFEND:
+            raise IllegalMove("cannot_take_now", "Only the defender takes, facing a card.")
+        self._events.append(_event(("take_declared", {"seat": self._seat(who)})))
+        self._phase = TAKE
+        self._pos = 0
+        self._advance()
+
+    def _pass(self, kind: str, phase: int, who: int, cs: tuple[Card, ...]) -> None:
+        if phase < THROW:
+            raise IllegalMove("cannot_pass_now", "There is no right to throw in to pass.")
+        self._events.append(_event(("pass", {"seat": self._seat(who)})))
+        self._pos += 1
+        self._advance()
 
     def _not_your_turn(self, player: object, dummy: object, who: int) -> IllegalMove:
         if type(player) is not int or not 0 <= player < self._n:
@@ -818,261 +719,12 @@ class Durak:
             order = self._orders[key] = tuple(found)
         return order
 
-    # ------------------------------------------------------------------ records and tokens
 
-    def move_to_record(self, move: DurakMove) -> dict[str, Any]:
-        player, dummy, kind, cs = move
-        data: dict[str, Any] = {"player": player}
-        if kind in (ATTACK, THROW_KIND):
-            data[kind] = cards.to_str(cs[0])
-        elif kind == BEAT:
-            data[BEAT] = cards.to_str(cs[0])
-            data["with"] = cards.to_str(cs[1])
-        else:
-            data[kind] = True
-        if dummy:
-            data["dummy"] = True
-        return data
-
-    def move_from_record(self, data: object) -> DurakMove:
-        if not isinstance(data, dict):
-            raise MalformedRecord(f"a move is a JSON object, not {json.dumps(data)}")
-        player = data.get("player")
-        dummy = data.get("dummy", False)
-        if type(player) is not int or not isinstance(dummy, bool):
-            raise MalformedRecord(f"bad move: {json.dumps(data)}")
-        keys = set(data) - {"player", "dummy"}
-        try:
-            if keys == {ATTACK} or keys == {THROW_KIND}:
-                (kind,) = keys
-                return DurakMove(player, dummy, kind, (cards.parse(data[kind]),))
-            if keys == {BEAT, "with"}:
-                pair = (cards.parse(data[BEAT]), cards.parse(data["with"]))
-                return DurakMove(player, dummy, BEAT, pair)
-            if (keys == {TAKE_KIND} or keys == {PASS}) and all(data[k] is True for k in keys):
-                (kind,) = keys
-                return DurakMove(player, dummy, kind)
-        except ValueError as exc:
-            raise MalformedRecord(f"{exc} in move {json.dumps(data)}") from None
-        raise MalformedRecord(f"unknown move shape: {json.dumps(data)}")
-
-    def move_token(self, move: DurakMove) -> str:
-        _, dummy, kind, cs = move
-        prefix = "d" if dummy else ""
-        if kind == ATTACK:
-            return f"{prefix}a{cards.to_str(cs[0])}"
-        if kind == BEAT:
-            return f"{prefix}b{cards.to_str(cs[0])}{cards.to_str(cs[1])}"
-        if kind == THROW_KIND:
-            return f"{prefix}w{cards.to_str(cs[0])}"
-        return prefix + ("t" if kind == TAKE_KIND else "p")
-
-    def move_from_token(self, token: str, player: int) -> DurakMove:
-        match = _TOKEN.fullmatch(token) if isinstance(token, str) else None
-        if match is None:
-            raise MalformedRecord(f"bad durak move token: {token!r}")
-        d, attack, beat_a, beat_c, throw, take, _ = match.groups()
-        dummy = d == "d"
-        if attack:
-            return DurakMove(player, dummy, ATTACK, (cards.parse(attack),))
-        if beat_a:
-            return DurakMove(player, dummy, BEAT, (cards.parse(beat_a), cards.parse(beat_c)))
-        if throw:
-            return DurakMove(player, dummy, THROW_KIND, (cards.parse(throw),))
-        return DurakMove(player, dummy, TAKE_KIND if take else PASS)
-
-    # ------------------------------------------------------------------ public views
-
-    def _table_pairs(self) -> list[tuple[str, str | None]]:
-        return [
-            (cards.to_str(a), cards.to_str(d) if d >= 0 else None)
-            for a, d in zip(self._att, self._dfn, strict=True)
-        ]
-
-    def summary(self) -> dict[str, Any]:
-        over = self._phase == OVER
-        n = self._n
-        return {
-            "trump": cards.to_str(self._trump_card),
-            "stock": len(self._stock) - self._drawn,
-            "hands": [len(h) for h in self._hands[:n]],
-            "dummy": len(self._hands[n]),
-            "discard": len(self._discard),
-            "table": [list(pair) for pair in self._table_pairs()],
-            "attacker": None if over else self._seat(self._attacker),
-            "defender": None if over else self._seat(self._defender),
-            "controller": self._controller,
-            "out": list(self._out),
-        }
-
-    def _sorted(self, hand: Iterable[Card]) -> list[str]:
-        return cards.to_strs(sorted(hand, key=cards.sort_key_by_suit(self._trump)))
-
-    def view(self, seat: int | None) -> DurakView:
-        """Own hand; the dummy's only for its controller; of the others only what is public."""
-        n = self._n
-        if seat is not None and (type(seat) is not int or not 0 <= seat < n):
-            raise ValueError(f"no seat {seat!r}")
-        over = self._phase == OVER
-        actor = self.to_act()
-        return DurakView(
-            seat=seat,
-            players=list(self._names),
-            dealer=self._dealer,
-            deck_size=self.options.deck_size,
-            dummy_plays=self._dummy_plays,
-            trump=cards.to_str(self._trump_card),
-            hand=[] if seat is None else self._sorted(self._hands[seat]),
-            dummy_hand=self._sorted(self._hands[n]) if seat == self._controller else None,
-            hand_counts=[len(h) for h in self._hands[:n]],
-            dummy_count=len(self._hands[n]),
-            known=[self._sorted(k) for k in self._known[:n]],
-            dummy_known=self._sorted(self._known[n]),
-            table=self._table_pairs(),
-            stock=len(self._stock) - self._drawn,
-            discard=len(self._discard),
-            phase=PHASES[self._phase],
-            attacker=None if over else self._seat(self._attacker),
-            defender=None if over else self._seat(self._defender),
-            to_act=None if actor is None else ActorView(player=actor.player, dummy=actor.dummy),
-            controller=self._controller,
-            out=list(self._out),
-            limit=None if over else self._limit,
-            attack_cards=len(self._att),
-            finished=over,
-            fool=self._fool,
-        )
-
-    # ------------------------------------------------------------------ stored state
-
-    def to_json(self) -> str:
-        state = _State.model_construct(
-            v=1,
-            options=self.options,
-            players=self._names,
-            dealer=self._dealer,
-            previous_fool=self._previous_fool,
-            deck=list(self._deck),
-            drawn=self._drawn,
-            hands=self._hands,
-            known=[sorted(k) for k in self._known],
-            discard=self._discard,
-            table=[[a] if d < 0 else [a, d] for a, d in zip(self._att, self._dfn, strict=True)],
-            phase=PHASES[self._phase],
-            attacker=self._attacker,
-            defender=self._defender,
-            pos=self._pos,
-            limit=self._limit,
-            controller=self._controller,
-            out=self._out,
-            pending=self._pending,
-            fool=self._fool,
-        )
-        return state.model_dump_json()
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> Self:
-        try:
-            state = _State.model_validate_json(text)
-        except ValidationError as exc:
-            raise CorruptState(f"durak state: {first_error(exc)}") from None
-        try:
-            cls.check_setup(
-                state.options, state.players, state.dealer, state.previous_fool, state.deck
-            )
-        except ValueError as exc:
-            raise CorruptState(f"durak state: {exc}") from None
-        game = cls(state.options, state.players, state.dealer, state.previous_fool, state.deck)
-        game._load(state)
-        return game
-
-    def _load(self, s: _State) -> None:
-        """Fill a fresh object from a validated model, or raise CorruptState.
-
-        Everything the rules keep true between two moves is checked, so that play from a
-        loaded state can never reach a position the rules do not have."""
-        n = self._n
-
-        def bad(why: str) -> CorruptState:
-            return CorruptState(f"durak state: {why}")
-
-        def seats(values: list[int], top: int) -> bool:
-            return all(0 <= v < top for v in values) and len(set(values)) == len(values)
-
-        if len(s.hands) != n + 1 or len(s.known) != n + 1:
-            raise bad("one hand per player and one for the dummy")
-        if not 0 <= s.drawn <= len(self._stock):
-            raise bad("stock position out of range")
-        if any(not set(k) <= set(h) for k, h in zip(s.known, s.hands, strict=True)):
-            raise bad("a known card that is not in its hand")
-        if any(len(pair) not in (1, 2) for pair in s.table):
-            raise bad("a table entry is [attack] or [attack, defence]")
-        everything = [c for h in s.hands for c in h] + [c for p in s.table for c in p]
-        everything += list(self._stock[s.drawn :]) + s.discard
-        if sorted(everything) != sorted(self._deck):
-            raise bad("the cards do not add up to the deck")
-        stock_empty = s.drawn == len(self._stock)
-        empty = [p for p in range(n) if not s.hands[p]]
-        if not seats(s.out + s.pending, n) or not set(s.out + s.pending) <= set(empty):
-            raise bad("out and pending name distinct players without cards")
-        if (stock_empty and (s.pending or set(s.out) != set(empty))) or (
-            not stock_empty and (s.out or set(s.pending) != set(empty))
-        ):
-            raise bad("out or pending does not fit the stock")
-        if not 0 <= s.controller < n or not seats([s.attacker, s.defender], n + 1):
-            raise bad("bad controller, attacker or defender")
-        att = [p[0] for p in s.table]
-        dfn = [p[1] if len(p) == 2 else -1 for p in s.table]
-        if any(d >= 0 and not beats(d, a, self._trump) for a, d in zip(att, dfn, strict=True)):
-            raise bad("a defence card that does not beat its attack card")
-        phase = PHASES.index(s.phase)
-        holders = n - len(empty)
-        if phase == OVER:
-            # The fool: the one holder; else, if the dummy has cards, the last one out.
-            if holders:
-                fool: int | None = next(p for p in range(n) if s.hands[p])
-            else:
-                fool = s.out[-1] if s.hands[n] and s.out else None
-            if s.table or holders > 1 or s.fool != fool:
-                raise bad("a finished game has no table, one holder at most, and its fool")
-        else:
-            unbeaten = dfn.count(-1)
-            shape_ok = {
-                LEAD: not s.table,
-                DEFEND: unbeaten == 1 and dfn[-1] == -1,  # one unbeaten: the latest
-                THROW: bool(s.table) and unbeaten == 0,
-                TAKE: bool(s.table),
-            }[phase]
-            if not shape_ok or not 1 <= s.limit <= BOUT_LIMIT or len(att) > s.limit:
-                raise bad(f"the table does not fit phase {s.phase}")
-            playing = self._dummy_plays or n not in (s.attacker, s.defender)
-            # A bout begins only with two players holding cards; during it, all may go out.
-            if s.fool is not None or (phase == LEAD and holders < 2) or not playing:
-                raise bad("no game to play")
-            if not s.hands[s.defender] or (phase == LEAD and not s.hands[s.attacker]):
-                raise bad("an attacker or defender without cards")
-        self._hands = [list(h) for h in s.hands]
-        self._known = [set(k) for k in s.known]
-        self._drawn = s.drawn
-        self._discard = list(s.discard)
-        self._att, self._dfn = att, dfn
-        for c in att + [d for d in dfn if d >= 0]:
-            self._mask |= 1 << (c >> 2)
-        self._phase = phase
-        self._controller = s.controller
-        self._out = list(s.out)
-        self._pending = list(s.pending)
-        self._fool = s.fool
-        self._limit = s.limit
-        self._attacker, self._defender = s.attacker, s.defender
-        self._pos = s.pos
-        if not 0 <= s.pos <= n:
-            raise bad("throw-in position out of range")
-        if phase != OVER:
-            self._order = self._throw_order(s.attacker, s.defender)
-            if phase >= THROW and not (
-                s.pos < len(self._order)
-                and len(att) < s.limit
-                and self._can_throw(self._order[s.pos])
-            ):
-                raise bad("nobody with the right to throw in")
+# How each kind of move is played (DurakRules.apply).
+_STEPS: dict[str, Callable[[DurakRules, str, int, int, tuple[Card, ...]], None]] = {
+    BEAT: DurakRules._beat,
+    ATTACK: DurakRules._lay,
+    THROW_KIND: DurakRules._lay,
+    TAKE_KIND: DurakRules._take,
+    PASS: DurakRules._pass,
+}

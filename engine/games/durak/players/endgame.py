@@ -25,10 +25,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from engine.base import Actor
-from engine.durak import Durak, DurakMove
-from engine.players.durak import normal, value
-from engine.players.durak_greedy import greedy
-from engine.players.sampling import Mirror
+from engine.games.durak.game import Durak
+from engine.games.durak.players.greedy import greedy
+from engine.games.durak.players.heuristics import normal, value
+from engine.games.durak.players.sampling import Mirror
+from engine.games.durak.rules import DurakMove
 
 # Positions one decision may visit: about 80 ms on an idle core of this machine.
 NODES = 5000

@@ -1,6 +1,6 @@
 """The durak computer's levels, each from the seat's view and the public events only:
-easy and normal are heuristics (:mod:`engine.players.durak`), hard searches
-(:mod:`engine.players.durak_search`)."""
+easy and normal are heuristics (:mod:`engine.games.durak.players.heuristics`), hard searches
+(:mod:`engine.games.durak.players.search`)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from pydantic import BaseModel
 
 from engine import cards
 from engine.base import Event
-from engine.durak import DurakMove, DurakView
-from engine.players.durak import easy, normal, progress
-from engine.players.durak_reads import Reads
-from engine.players.durak_search import hard, search
-from engine.players.durak_seen import Memory, seen_from_view, stalled
-from engine.players.sampling import determined
+from engine.games.durak.players.heuristics import easy, normal, progress
+from engine.games.durak.players.reads import Reads
+from engine.games.durak.players.sampling import determined
+from engine.games.durak.players.search import hard, search
+from engine.games.durak.players.seen import Memory, seen_from_view, stalled
+from engine.games.durak.rules import DurakMove
+from engine.games.durak.view import DurakView
 
 
 def choose(

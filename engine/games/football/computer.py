@@ -1,6 +1,6 @@
 """The football computer player: easy plays at random, normal plays the exact odds.
 
-Everything it uses comes from the seat's :class:`~engine.football.FootballView`: its own
+Everything it uses comes from the seat's :class:`~engine.games.football.view.FootballView`: its own
 row and goalkeeper, the face-up cards, the ball, the goals and the discarded balls.  The
 cards it has not seen (middle rows, the opponent's row and goalkeeper, both draw piles)
 are, as far as it can tell, a uniform shuffle of the rest of the deck.
@@ -19,8 +19,7 @@ from pydantic import BaseModel
 from engine import cards
 from engine.base import Event
 from engine.cards import Card, matches
-from engine.football import HOME, FootballView, Move
-from engine.players.football_odds import (
+from engine.games.football.odds import (
     Pitch,
     advance_chance,
     chance_from,
@@ -28,6 +27,8 @@ from engine.players.football_odds import (
     step_chances,
     unseen_pool,
 )
+from engine.games.football.rules import HOME, Move
+from engine.games.football.view import FootballView
 
 # How many cells of the next row a ball in each column can reach: a card in a middle
 # column gives the ball more ways forward (and the opponent more ways onto it).

@@ -1,7 +1,7 @@
 """Hard durak: determinised Monte Carlo over the cards this seat cannot see.
 
 Each sample deals the unseen cards into the hidden places
-(:mod:`engine.players.sampling`); every candidate move is tried in the same samples and
+(:mod:`engine.games.durak.players.sampling`); every candidate move is tried in the same samples and
 the game played out to the end, this seat by normal's heuristics and the others in one
 style of play per sample, the club player's or the beginner's by turns (the last
 paragraph but one says why).  The move that leaves this seat the fool least often wins,
@@ -21,7 +21,7 @@ beaten what it took, and, once the world is known, looking one move ahead at its
 turns inside the playouts.  Searching only once the stock is empty, on the other hand,
 costs a lot (the fool 32 % of the time): the search from a stock of 12 is what counts.
 
-Solving the endgame (:mod:`engine.players.durak_endgame`) came next: with the stock gone
+Solving the endgame (:mod:`engine.games.durak.players.endgame`) came next: with the stock gone
 (or down to the face-up trump card), each sampled world is solved before it is played
 out, and a move that escapes against every reply is preferred to one that escapes only
 in the playout.  Most two-player endgames are small enough: of 268 positions with the
@@ -68,7 +68,7 @@ once the stock was gone: hard gave those up, since with no move escaping best pl
 chose by one normal playout. So in a duel's endgame each world is now also searched
 against two styles of play, the club player's (normal) and the beginner's (greedy),
 and a move that escapes against more of them is preferred (:class:`Versus` in
-:mod:`engine.players.durak_endgame`); where few deals of the unseen cards are left
+:mod:`engine.games.durak.players.endgame`); where few deals of the unseen cards are left
 (at most ``MAX_SAMPLES``), each is tried once instead of sampled.  On the same seeds the
 losses fell to 34, 11 of them still escapable with every card shown (all by the seat
 that does not see the dummy), about 20 lost against greedy whatever hard did once the
@@ -94,7 +94,7 @@ the opponent and the dummy.  Dealing every hidden hand as it truly is once the s
 gone (the order of the stock still unknown: cheating, as a bound) left hard the fool
 9.3 % of the time on seeds 1000-1299 rather than 14.7 %, nearly all of the 9.0 % that
 the true hands throughout give.  So hard now reads the others' choices
-(:mod:`engine.players.durak_reads`): a deal in which the opponent took while a plain
+(:mod:`engine.games.durak.players.reads`): a deal in which the opponent took while a plain
 card beat, or in which the dummy was passed over while holding a card of a rank on the
 table, counts for less, or next to nothing.  Where every deal is tried, each counts as
 much as it fits: the fool 13.7 % of the time on seeds 1000-1299 (from 14.7 %), 14.7 %
@@ -140,9 +140,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from engine.durak import Durak, DurakMove, DurakView
-from engine.players.durak import normal
-from engine.players.durak_endgame import (
+from engine.games.durak.game import Durak
+from engine.games.durak.players.endgame import (
     NODES,
     STYLE_NODES,
     STYLES,
@@ -152,9 +151,19 @@ from engine.players.durak_endgame import (
     Versus,
     club,
 )
-from engine.players.durak_reads import Fit, Reads
-from engine.players.durak_seen import Seen
-from engine.players.sampling import Mirror, Position, World, determined, every_world, sample_world
+from engine.games.durak.players.heuristics import normal
+from engine.games.durak.players.reads import Fit, Reads
+from engine.games.durak.players.sampling import (
+    Mirror,
+    Position,
+    World,
+    determined,
+    every_world,
+    sample_world,
+)
+from engine.games.durak.players.seen import Seen
+from engine.games.durak.rules import DurakMove
+from engine.games.durak.view import DurakView
 
 # The search starts when the stock holds this many cards or fewer.
 SEARCH_STOCK = 12
@@ -209,7 +218,7 @@ def search(
     every deal, each weighed by how well it fits ``reads``).
 
     In the endgame each world is first solved (up to ``nodes`` positions in all, see
-    :mod:`engine.players.durak_endgame`): a move that escapes against every reply
+    :mod:`engine.games.durak.players.endgame`): a move that escapes against every reply
     scores best; in a duel and with ``styles``, next one that escapes against more
     styles of play, then one that escapes in the playout, so a sure escape is never
     traded for a hopeful one."""
@@ -242,7 +251,7 @@ def search(
     # the figures are exact, so a lead of one half-sample is a real one (of one in a deal
     # of average weight, once the deals are weighed).
     worlds = None if exact or not duel else every_world(seen, MAX_SAMPLES)
-    # The others' choices so far (:mod:`engine.players.durak_reads`): where there are
+    # The others' choices so far (:mod:`engine.games.durak.players.reads`): where there are
     # more deals, but not many more, the likeliest of them are tried instead.
     fits = [] if reads is None or exact or not duel else reads.fits(seen)
     if worlds is None and fits and seen.stock <= 1:
@@ -253,7 +262,7 @@ def search(
     if tried is not None:
         most, margin = len(tried), 1
     # In a duel's endgame a move is also judged by the styles of play it escapes against
-    # (:mod:`engine.players.durak_endgame`): best play may win for the opponent, but
+    # (:mod:`engine.games.durak.players.endgame`): best play may win for the opponent, but
     # people do not play endgames perfectly.
     styled = styles and duel and seen.stock <= 1
     style_left = STYLE_BUDGET

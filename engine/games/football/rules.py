@@ -1,19 +1,20 @@
-"""Belarusian football (seeds/football.md): state, legal moves, apply.
+"""The rules of Belarusian football (seeds/football.md): the state, who acts, the legal
+moves and how a move changes the game.
 
 The field is 16 positions ``row * 4 + col`` in absolute coordinates (row 0 is A's own
 row, row 3 is B's; columns 0..3 from A's left) plus the two goalkeepers.  Seat 0 (A)
 attacks upwards, seat 1 (B) downwards.  Face-up cards are one bit mask: bits 0..15 the
 field, bit 16 A's goalkeeper, bit 17 B's.
 
-Everything the rules do by themselves happens inside :meth:`Football.apply` (and
-:meth:`Football.new` is already at a decision too): the draw at the start of a turn, a
+Everything the rules do by themselves happens inside :meth:`FootballRules.apply` (and
+:meth:`FootballRules.new` is already at a decision too): the draw at the start of a turn, a
 ball that cannot enter or is stopped, the shot at the goalkeeper, passing the turn and the
 final reveal.  So after every call the state waits for a real choice, or is finished.
 
 Moves (:class:`Move`): ``setup`` (goalkeeper and own row), ``enter`` (a column of one's
 own row), ``advance`` (a column of the next row).
 
-Events returned by :meth:`Football.apply`, in order (the bot's catalogue key is
+Events returned by :meth:`FootballRules.apply`, in order (the bot's catalogue key is
 ``event.football.<kind>``; seats are ints, cards in record notation; ``with`` is always the
 ball when another card is named under ``card``):
 
@@ -43,25 +44,15 @@ finished   ``goals`` ([a, b]), ``winner`` (seat or null for a draw)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from itertools import permutations
-from typing import Any, ClassVar, Literal, NamedTuple, Self, overload
+from typing import Any, Literal, NamedTuple, Self, overload
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_core import to_json
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine import cards
-from engine.base import (
-    Actor,
-    CorruptState,
-    Event,
-    IllegalMove,
-    MalformedRecord,
-    first_error,
-    read_header,
-)
+from engine.base import Actor, Event, IllegalMove, MalformedRecord
 from engine.cards import Card, matches
 
 SETUP, PLAY, FINISHED = 0, 1, 2
@@ -181,72 +172,17 @@ class SetupMoves(Sequence[Move]):
         )
 
 
-class FootballResult(BaseModel):
-    """docs/records.md §6.4 ``result``: goals per seat, the winner's seat or None for a draw."""
-
-    model_config = ConfigDict(frozen=True)
-
-    goals: list[int]
-    winner: int | None
-
-
-class FootballView(BaseModel):
-    """What one seat (or, with ``seat`` None, the public) may know; seeds/football.md §4.
-
-    Coordinates are absolute (row 0 is A's own row); the bot mirrors them for B.
-    ``None`` in ``field``/``keepers`` is a card this viewer may not know.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    seat: int | None
-    players: list[str]
-    options: FootballOptions
-    phase: Literal["setup", "play", "finished"]
-    turn: int | None  # who moves (play phase only)
-    setup_done: list[bool]
-    hand: list[str]  # the viewer's five dealt cards until he has set up
-    field: list[list[str | None]]  # [row][col]
-    face_up: list[list[bool]]  # [row][col]: turned up for everyone
-    keepers: list[str | None]  # [A's, B's]
-    keepers_up: list[bool]
-    ball: str | None
-    ball_at: list[int] | None  # [row, col]; None while the ball is in hand or there is none
-    piles: list[int]  # cards left in each draw pile
-    goals: list[list[str]]  # each seat's goals pile (public)
-    discarded: list[str]  # balls out of the game, in the order they went out
-    result: FootballResult | None
-
-
-class _StateModel(BaseModel):
-    """The stored state.  The middle rows, hands and piles are all parts of ``deck``, so
-    only what the players changed is kept."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    v: Literal[1]
-    options: FootballOptions
-    players: list[str] = Field(min_length=PLAYERS, max_length=PLAYERS)
-    deck: list[int]
-    setup: list[list[int]] = Field(min_length=2, max_length=2)  # [keeper, c0..c3] or []
-    up: int = Field(ge=0, le=ALL_UP)
-    drawn: list[int] = Field(min_length=2, max_length=2)
-    goals: list[list[int]] = Field(min_length=2, max_length=2)
-    out: list[int]
-    at: int = Field(ge=-1, le=15)
-    turn: int = Field(ge=0, le=1)
-    phase: int = Field(ge=SETUP, le=FINISHED)
-
-
 @lru_cache(maxsize=8)
 def _sorted_deck(size: int, decks: int) -> list[Card]:
     return sorted(cards.deck(size, decks))
 
 
-class Football:
-    """One game of Belarusian football between two seats."""
-
-    name: ClassVar[str] = "football"
+class FootballRules:
+    """One game's state and its rules: who acts, the legal moves, apply and the steps the
+    rules take by themselves. Its codecs
+    (:class:`engine.games.football.codec.FootballCodec`) and views
+    (:class:`engine.games.football.view.FootballViewer`) read these attributes, and
+    :class:`engine.games.football.game.Football` joins the three."""
 
     __slots__ = (
         "_at",
@@ -323,19 +259,6 @@ class Football:
         game._mask = 0
         return game
 
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Self:
-        options, players, deck = read_header(record, FootballOptions)
-        return cls.new(options, players, deck=deck)
-
-    def header(self) -> dict[str, Any]:
-        return {
-            "game": self.name,
-            "options": self._options.model_dump(),
-            "players": list(self._players),
-            "deck": cards.to_strs(self._deck),
-        }
-
     # ----------------------------------------------------------------- queries
 
     @property
@@ -393,71 +316,9 @@ class Football:
         a, b = len(self._goals[0]), len(self._goals[1])
         return {"goals": [a, b], "winner": 0 if a > b else 1 if b > a else None}
 
-    def _piles(self) -> list[int]:
+    def piles(self) -> list[int]:
+        """Cards left in each draw pile."""
         return [self._pile - self._drawn[0], self._pile - self._drawn[1]]
-
-    def summary(self) -> dict[str, Any]:
-        face_up: dict[str, str] = {}
-        for pos in range(16):
-            if self._up >> pos & 1:
-                face_up[f"r{pos >> 2}c{pos & 3}"] = _to_str(self._field[pos])
-        for seat in (0, 1):
-            if self._up & KEEPER_BIT[seat]:
-                face_up[f"keeper{seat}"] = _to_str(self._keepers[seat])
-        return {
-            "piles": self._piles(),
-            "goals": [len(self._goals[0]), len(self._goals[1])],
-            "ball": None if self._ball < 0 else _to_str(self._ball),
-            "ball_at": None if self._at < 0 else [self._at >> 2, self._at & 3],
-            "face_up": face_up,
-        }
-
-    def view(self, seat: int | None) -> FootballView:
-        if seat is not None and seat not in (0, 1):
-            raise ValueError(f"no seat {seat!r} in football")
-        up = self._up
-        field: list[list[str | None]] = []
-        face_up: list[list[bool]] = []
-        for row in range(4):
-            own = seat is not None and HOME[seat] == row
-            cells: list[str | None] = []
-            flags: list[bool] = []
-            for col in range(4):
-                pos = row * 4 + col
-                card = self._field[pos]
-                shown = (up >> pos & 1 or own) and card >= 0
-                cells.append(_to_str(card) if shown else None)
-                flags.append(bool(up >> pos & 1))
-            field.append(cells)
-            face_up.append(flags)
-        keepers: list[str | None] = []
-        for k in (0, 1):
-            known = up & KEEPER_BIT[k] or seat == k
-            keepers.append(_to_str(self._keepers[k]) if known and self._keepers[k] >= 0 else None)
-        result = self.result()
-        return FootballView(
-            seat=seat,
-            players=list(self._players),
-            options=self._options,
-            phase=PHASES[self._phase],
-            turn=self._turn if self._phase == PLAY else None,
-            setup_done=[s is not None for s in self._setup],
-            hand=(
-                cards.to_strs(self.hand(seat))
-                if seat is not None and self._setup[seat] is None
-                else []
-            ),
-            field=field,
-            face_up=face_up,
-            keepers=keepers,
-            keepers_up=[bool(up & KEEPER_BIT[0]), bool(up & KEEPER_BIT[1])],
-            ball=None if self._ball < 0 else _to_str(self._ball),
-            ball_at=None if self._at < 0 else [self._at >> 2, self._at & 3],
-            piles=self._piles(),
-            goals=[cards.to_strs(g) for g in self._goals],
-            discarded=cards.to_strs(self._out),
-            result=None if result is None else FootballResult(**result),
-        )
 
     def places(self) -> dict[str, list[Card]]:
         """Where every card is, hidden ones included (for tests and debugging only: a
@@ -716,176 +577,6 @@ class Football:
         assert result is not None
         events.append(Event("finished", result))
 
-    # ----------------------------------------------------------------- records, tokens
-
-    def move_to_record(self, move: Move) -> dict[str, Any]:
-        if move.kind == "setup":
-            return {
-                "player": move.player,
-                "setup": {
-                    "goalkeeper": _to_str(move.cards[0]),
-                    "row": cards.to_strs(move.cards[1:]),
-                },
-            }
-        return {"player": move.player, move.kind: move.column}
-
-    def move_from_record(self, data: object) -> Move:
-        if not isinstance(data, dict) or len(data) != 2 or not _is_int(data.get("player")):
-            raise MalformedRecord(f"not a football move: {_short(data)}")
-        player = data["player"]
-        if "setup" in data:
-            setup = data["setup"]
-            if (
-                not isinstance(setup, dict)
-                or set(setup) != {"goalkeeper", "row"}
-                or not isinstance(setup["row"], list)
-                or len(setup["row"]) != 4
-            ):
-                raise MalformedRecord(f"not a football set-up: {_short(data)}")
-            try:
-                chosen = (cards.parse(setup["goalkeeper"]), *cards.parse_many(setup["row"]))
-            except ValueError as exc:
-                raise MalformedRecord(str(exc)) from None
-            return Move(player, "setup", -1, chosen)
-        for kind in ("enter", "advance"):
-            if kind in data:
-                if not _is_int(data[kind]):
-                    raise MalformedRecord(f"a column must be an integer: {_short(data)}")
-                return Move(player, kind, data[kind])
-        raise MalformedRecord(f"not a football move: {_short(data)}")
-
-    def move_token(self, move: Move) -> str:
-        if move.kind == "setup":
-            return "s" + ".".join(cards.to_strs(move.cards))
-        return move.kind[0] + str(move.column)
-
-    def move_from_token(self, token: str, player: int) -> Move:
-        if len(token) == 2 and token[0] in "ea" and token[1] in "0123":
-            return Move(player, "enter" if token[0] == "e" else "advance", int(token[1]))
-        if token.startswith("s") and len(token) <= 40:
-            parts = token[1:].split(".")
-            if len(parts) == 5:
-                try:
-                    return Move(player, "setup", -1, tuple(cards.parse(p) for p in parts))
-                except ValueError:
-                    pass
-        raise MalformedRecord(f"not a football move token: {token[:40]!r}")
-
-    # ----------------------------------------------------------------- storage
-
-    def to_json(self) -> str:
-        # pydantic-core's serialiser is several times faster than json.dumps here.
-        return to_json(
-            {
-                "v": 1,
-                "options": {"decks": self._options.decks, "deck_size": self._options.deck_size},
-                "players": self._players,
-                "deck": self._deck,
-                "setup": [list(s) if s else [] for s in self._setup],
-                "up": self._up,
-                "drawn": self._drawn,
-                "goals": self._goals,
-                "out": self._out,
-                "at": self._at,
-                "turn": self._turn,
-                "phase": self._phase,
-            }
-        ).decode()
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> Self:
-        try:
-            state = _StateModel.model_validate_json(text)
-        except ValidationError as exc:
-            raise CorruptState(f"football state: {first_error(exc)}") from None
-        try:
-            game = cls.new(state.options, state.players, deck=state.deck)
-        except MalformedRecord as exc:
-            raise CorruptState(f"football state: {exc}") from None
-        game._restore(state)
-        return game
-
-    def _restore(self, state: _StateModel) -> None:
-        """Bring a freshly dealt game to ``state``, checking every rule a stored state must
-        satisfy; raises CorruptState."""
-
-        def bad(why: str) -> CorruptState:
-            return CorruptState(f"football state: {why}")
-
-        phase, pile, drawn, turn = state.phase, self._pile, state.drawn, state.turn
-        for seat, chosen in enumerate(state.setup):
-            if chosen:
-                if sorted(chosen) != sorted(self.hand(seat)):
-                    raise bad(f"seat {seat}'s set-up is not his five dealt cards")
-                self._setup[seat] = tuple(chosen)
-                self._keepers[seat] = chosen[0]
-                self._field[HOME[seat] * 4 : HOME[seat] * 4 + 4] = chosen[1:]
-            elif phase != SETUP:
-                raise bad(f"seat {seat} has not set up but play has started")
-        if not all(0 <= d <= pile for d in drawn):
-            raise bad(f"drawn counts {drawn} out of range 0..{pile}")
-        if phase == SETUP:
-            if drawn != [0, 0] or state.up or state.at != -1 or turn != 0:
-                raise bad("play has happened during set-up")
-            if None not in self._setup:
-                raise bad("both have set up but play has not started")
-        elif phase == FINISHED:
-            if drawn != [pile, pile] or state.up != ALL_UP or state.at != -1:
-                raise bad("a finished game with cards left or hidden")
-        elif drawn[0] - drawn[1] != (1 if turn == 0 else 0) or drawn[turn] < 1:
-            raise bad(f"drawn counts {drawn} do not fit seat {turn}'s turn")
-        # Every drawn card is the ball, in a goals pile or out of the game, exactly once.
-        taken = [self._deck[DEALT + s * pile : DEALT + s * pile + drawn[s]] for s in (0, 1)]
-        ball = taken[turn][-1] if phase == PLAY else -1
-        placed = sorted([*state.goals[0], *state.goals[1], *state.out] + ([ball] * (ball >= 0)))
-        if placed != sorted(taken[0] + taken[1]):
-            raise bad("the drawn cards are not exactly the ball, the goals and the discards")
-        for seat in (0, 1):
-            rest = sorted(taken[seat])
-            for card in state.goals[seat]:
-                if card not in rest:
-                    raise bad(f"seat {seat} has a goal {card} he never drew")
-                rest.remove(card)
-            if state.goals[seat] and not state.up & KEEPER_BIT[1 - seat]:
-                raise bad(f"seat {seat} scored past a goalkeeper still face down")
-        self._up = state.up
-        self._drawn = list(drawn)
-        self._goals = [list(g) for g in state.goals]
-        self._out = list(state.out)
-        self._turn = turn
-        self._phase = phase
-        self._ball = ball
-        self._at = state.at
-        if phase != PLAY:
-            return
-        # The ball waits at a real decision: in hand with an entry, or standing on a
-        # face-up matching card of a row it can have reached, with somewhere to go.
-        at = state.at
-        if at < 0:
-            self._mask = self._entry_mask()
-            if not self._mask:
-                raise bad("the ball in hand cannot enter, yet play waits for it")
-            return
-        steps = ((at >> 2) - HOME[turn]) * STEP[turn]
-        if (
-            not 0 <= steps <= 2
-            or not state.up >> at & 1
-            or not cards.matches(self._field[at], ball)
-        ):
-            raise bad(f"the ball cannot stand on position {at}")
-        self._mask = self._advance_mask(at)
-        if not self._mask:
-            raise bad(f"the ball on position {at} has nowhere to go, yet play waits for it")
-
 
 def _unknown_kind(kind: object) -> IllegalMove:
     return IllegalMove("unknown_move", f"Unknown kind of move: {kind!r}.", kind=kind)
-
-
-def _is_int(value: object) -> bool:
-    return type(value) is int
-
-
-def _short(data: object) -> str:
-    text = json.dumps(data, ensure_ascii=False, default=str)
-    return text if len(text) <= 80 else text[:77] + "..."

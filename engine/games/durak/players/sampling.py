@@ -6,8 +6,8 @@ card under the stock) and shuffles only the unseen cards into the unknown places
 rest of each other hand, the stock above the trump card, and any discard the seat did
 not witness.  So a sample never puts a card the seat has seen into a hidden place.
 
-The world is then loaded into a real :class:`~engine.durak.Durak` through its stored-state
-format (``Durak.from_json``), which validates it whole: the simulation runs on the
+The world is then loaded into a real :class:`~engine.games.durak.game.Durak` through its
+stored-state format (``Durak.from_json``), which validates it whole: the simulation runs on the
 engine's own rules, never on a copy of them.
 """
 
@@ -23,8 +23,10 @@ from typing import Any
 from engine import cards
 from engine.base import Actor, CorruptState, Event
 from engine.cards import Card
-from engine.durak import HAND, Durak, DurakView
-from engine.players.durak_seen import Seen, participant
+from engine.games.durak.game import Durak
+from engine.games.durak.players.seen import Seen, participant
+from engine.games.durak.rules import HAND
+from engine.games.durak.view import DurakView
 
 
 @dataclass
@@ -120,7 +122,7 @@ class Position:
         self._pos: int | None = None
 
     def state(self, world: World, pos: int) -> dict[str, Any]:
-        """The stored-state document of ``world`` (see ``engine.durak._State``)."""
+        """The stored-state document of ``world`` (see ``engine.games.durak.codec.Stored``)."""
         view, seen = self.view, self.seen
         n = seen.n
         full = cards.deck(view.deck_size)

@@ -27,9 +27,9 @@ from typing import Any, NamedTuple
 from engine import cards
 from engine.base import Event
 from engine.cards import Card
-from engine.durak import BOUT_LIMIT, HAND
-from engine.players.durak import beaters, value
-from engine.players.durak_seen import Seen, participant
+from engine.games.durak.players.heuristics import beaters, value
+from engine.games.durak.players.seen import Seen, participant
+from engine.games.durak.rules import BOUT_LIMIT, HAND
 
 # How likely a sensible player makes each choice that a plainer or cheaper one was open
 # to.  The last two are the engine's own doing, facts; they still leave a deal a little

@@ -22,7 +22,7 @@ from functools import cache, cached_property
 from engine import cards
 from engine.base import Event
 from engine.cards import Card
-from engine.durak import DurakView
+from engine.games.durak.view import DurakView
 
 # This many takes in a row, with no bout beaten off, and the game counts as stalled.
 STALL_TAKES = 8

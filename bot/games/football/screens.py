@@ -1,4 +1,5 @@
-"""Belarusian football on screen, rendered only from :class:`engine.football.FootballView`.
+"""Belarusian football on screen, rendered only from its view
+(:class:`engine.games.football.view.FootballView`).
 
 Each player sees the field from his own side: his row at the bottom, his left on the
 left. Views use absolute coordinates (row 0 and column 0 are A's), so for seat 1 (B) both
@@ -12,30 +13,13 @@ from typing import Any
 
 from bot.core.callbacks import Action
 from bot.core.i18n import Markup, t
-from bot.core.models import GameSettings
 from bot.core.screen import Button, rows_of
 from bot.screens.render import Ctx
 from bot.tables.stats.standings import Line
-from engine import cards
-from engine.football import HOME, FootballView, ahead
+from engine.games.football.rules import HOME, ahead
+from engine.games.football.view import FootballView
 
 _ARROWS = {-1: "↖", 0: "⬆", 1: "↗"}
-# The narration of each event the engine emits, by kind (and reason: ``kind.reason``).
-EVENTS = {
-    "setup_done": "event.football.setup_done",
-    "started": "event.football.started",
-    "drew": "event.football.drew",
-    "ball_out.no_entry": "event.football.ball_out.no_entry",
-    "ball_out.no_match": "event.football.ball_out.no_match",
-    "ball_out.dead_end": "event.football.ball_out.dead_end",
-    "entered": "event.football.entered",
-    "flipped": "event.football.flipped",
-    "stepped": "event.football.stepped",
-    "keeper": "event.football.keeper",
-    "goal": "event.football.goal",
-    "saved": "event.football.saved",
-    "finished": "event.football.finished",
-}
 _HIDDEN = "▒▒"
 
 
@@ -97,19 +81,6 @@ def group(view: FootballView, ctx: Ctx) -> str:
     if ctx.table.phase == "playing":
         board += "\n" + ctx.t("football.legend")
     return board
-
-
-def settings(ctx: Ctx) -> list[tuple[str, str]]:
-    """Football's own lobby setting, as (its line, its option code): the decks."""
-    return [(ctx.t("settings.decks", n=ctx.table.settings.decks), "n")]
-
-
-def _more_decks(s: GameSettings) -> None:
-    s.decks = s.decks % cards.MAX_DECKS + 1
-
-
-# Football's own lobby setting, by option code: what a tap on it changes.
-OPTIONS = {"n": _more_decks}
 
 
 def figures(lang: str, line: Line) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.cards import Card
-from engine.durak import DurakMove
+from engine.games.durak.rules import DurakMove
 
 # A trump outranks every plain card: its cost is its rank plus this.
 TRUMP_COST = 13

@@ -1,13 +1,13 @@
 """The durak heuristics: easy (a beginner) and normal (a club player).
 
-Easy plays the greedy yardstick's move (:mod:`engine.players.durak_greedy`) half the
+Easy plays the greedy yardstick's move (:mod:`engine.games.durak.players.greedy`) half the
 time and a careless but never absurd one otherwise.  Normal plays the way a sound club
 player does: lead low non-trumps, beat as cheaply as possible, keep trumps for the
 endgame, take rather than burn a high trump early, throw in every plain card it may
 (what the defender probably cannot beat first), and as the controller spend the
 dummy's cards freely, since the dummy can never be the fool; and once it can tell where
 every card is, it checks its move by playing the game out
-(:mod:`engine.players.durak_levels`).  Hard is in :mod:`engine.players.durak_search`;
+(:mod:`engine.games.durak.computer`).  Hard is in :mod:`engine.games.durak.players.search`;
 its playouts play its own seat with this player, and the others with it or with the
 greedy one, sample by sample.
 """
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from functools import cache
 
 from engine.cards import Card
-from engine.durak import DurakMove, beats
-from engine.players.durak_greedy import greedy
-from engine.players.durak_seen import Seen, full_deck
+from engine.games.durak.players.greedy import greedy
+from engine.games.durak.players.seen import Seen, full_deck
+from engine.games.durak.rules import DurakMove, beats
 
 # A trump outranks every plain card: its value is its rank plus this.
 TRUMP_BONUS = 13

@@ -1,31 +1,16 @@
-"""Durak with a dummy on screen, rendered only from :class:`engine.durak.DurakView`."""
+"""Durak with a dummy on screen, rendered only from its view
+(:class:`engine.games.durak.view.DurakView`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bot.core.i18n import t
-from bot.core.models import GameSettings
 from bot.core.screen import Button, rows_of
 from bot.screens.render import Ctx, percent
 from bot.tables.stats.standings import Line
-from engine.durak import DurakView
+from engine.games.durak.view import DurakView
 
-# The narration of each event the engine emits, by kind.
-EVENTS = {
-    "bout": "event.durak.bout",
-    "attack": "event.durak.attack",
-    "beat": "event.durak.beat",
-    "take_declared": "event.durak.take_declared",
-    "throw": "event.durak.throw",
-    "pass": "event.durak.pass",
-    "took": "event.durak.took",
-    "discarded": "event.durak.discarded",
-    "drew": "event.durak.drew",
-    "out": "event.durak.out",
-    "control": "event.durak.control",
-    "finished": "event.durak.finished",
-}
 # Who acts in each phase of a bout, in the group's words.
 _TURN = {
     "lead": "durak.turn.lead",
@@ -43,7 +28,6 @@ _ASK = {
 # A hand's size, without and with the cards everybody knows are in it.
 _COUNT = ("durak.count", "durak.count_known")
 _DUMMY_COUNT = ("durak.dummy_count", "durak.dummy_count_known")
-_FIRST_MOVE = {"under": "settings.first_move.under", "from_under": "settings.first_move.from_under"}
 
 
 def _pairs(view: DurakView, ctx: Ctx) -> str:
@@ -191,28 +175,6 @@ def played(view: DurakView, record: dict[str, Any]) -> dict[str, Any]:
         "beat": record.get("beat"),
         "dummy": bool(record.get("dummy")),
     }
-
-
-def settings(ctx: Ctx) -> list[tuple[str, str]]:
-    """Durak's own lobby settings, as (its line, its option code): whether the dummy
-    plays, and who leads a rematch."""
-    s = ctx.table.settings
-    return [
-        (ctx.t("settings.dummy_plays.on" if s.dummy_plays else "settings.dummy_plays.off"), "p"),
-        (ctx.t(_FIRST_MOVE[s.first_move]), "f"),
-    ]
-
-
-def _toggle_dummy(s: GameSettings) -> None:
-    s.dummy_plays = not s.dummy_plays
-
-
-def _toggle_first_move(s: GameSettings) -> None:
-    s.first_move = "from_under" if s.first_move == "under" else "under"
-
-
-# Durak's own lobby settings, by option code: what a tap on each changes.
-OPTIONS = {"p": _toggle_dummy, "f": _toggle_first_move}
 
 
 def figures(lang: str, line: Line) -> str:
