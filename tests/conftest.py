@@ -254,14 +254,19 @@ async def make_app(server: FakeTelegram, clock: Clock) -> AsyncIterator[AppFacto
 
 
 async def harness_on(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, redis: Any
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    redis: Any,
+    **overrides: Any,
 ) -> AsyncIterator[Harness]:
-    """The bot on ``redis``, checked on teardown (see the module docstring)."""
+    """The bot on ``redis`` (with the settings ``overrides``), checked on teardown (see the
+    module docstring)."""
     h = Harness(server)
     collector = ErrorCollector(h.log_errors)
     logging.getLogger().addHandler(collector)
     try:
-        h.apps.append(await make_app(redis))
+        h.apps.append(await make_app(redis, **overrides))
         h.redis = redis
         yield h
     finally:

@@ -1,5 +1,6 @@
 """Arbitrary input thrown at everything that takes it from outside: the Mini App's API
-(bodies, credentials, parameters), callback data, command arguments. Never a 500, never an
+(bodies, credentials, parameters), callback data (a stranger's and a seated player's),
+command arguments, the webhook's bodies. Never a 500, never an
 unhandled exception or a logged error, never a changed game; a tap always gets its answer.
 
 One game per test, made at its first example and shared by the rest (the harness is the
@@ -9,13 +10,20 @@ deadline off, so that the suite stays quick.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.fakegram import FakeUser, Harness
+from bot.core import inbox
+from tests.conftest import AppFactory, harness_on
+from tests.fakegram import FakeTelegram, FakeUser, Harness
+from tests.fakeserver import SECRET_HEADER
 from tests.tabletop import Tabletop, stored
 from tests.webapp_util import bearer, client, exchange, init_data, table_for_two, token
 
@@ -139,3 +147,51 @@ async def test_any_command_argument_changes_no_game(
     text = f"/{command} {args}".rstrip()
     await h.command(stranger, stranger if private else top.group, text)
     await _unchanged(h, top, before)
+
+
+HOOK_SECRET = "s3cret"
+# What an update's parts might be sent as: the Bot API's own field names, with any value.
+FIELDS = st.sampled_from(["message_id", "date", "chat", "from", "id", "data", "text", "type"])
+UPDATES = st.builds(
+    lambda update_id, kind, value: {"update_id": update_id, kind: value},
+    st.integers() | st.booleans() | st.text(max_size=4) | st.none(),
+    st.sampled_from(["message", "callback_query", "my_chat_member", "edited_message", "x"]),
+    JSON | st.dictionaries(FIELDS, JSON, max_size=6),
+)
+
+
+@pytest.fixture
+async def hooked(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    fake_redis: Any,
+) -> AsyncIterator[Harness]:
+    """The bot in webhook mode, its worker reading the stream."""
+    hook = {"webhook_url": "https://cards.example.org/hook", "webhook_secret": HOOK_SECRET}
+    async for h in harness_on(request, server, make_app, fake_redis, **hook):
+        yield h
+
+
+async def _stream_empty(h: Harness) -> None:
+    """Wait until the worker has handled (and so removed) every stored update."""
+    deadline = time.monotonic() + 5
+    while await h.redis.xlen(inbox.STREAM):
+        assert time.monotonic() < deadline, "a stored update was not handled"
+        await asyncio.sleep(0.01)
+
+
+@FUZZ
+@given(body=st.binary(max_size=200) | (JSON | UPDATES).map(lambda v: json.dumps(v).encode()))
+async def test_any_webhook_body_is_stored_and_handled_or_refused_with_400(
+    hooked: Harness, body: bytes
+) -> None:
+    h = hooked
+    async with client(h) as c:
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: HOOK_SECRET})
+        assert r.status_code in {200, 400}, (body, r.status_code, r.text)
+        if r.status_code == 400:  # refused: never stored, so no worker ever sees it
+            assert "error" in r.json()
+            assert await h.redis.xlen(inbox.STREAM) == 0
+    await _stream_empty(h)
+    assert h.log_errors == []
