@@ -58,6 +58,17 @@ async def until(check: Any, within: float, what: str) -> None:
         await asyncio.sleep(0.02)
 
 
+async def _garbage(port: int, data: bytes) -> None:
+    """Send ``data`` to the bot's HTTP port as a client on the internet may, and wait for
+    the server to hang up."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(data)
+    await writer.drain()
+    await reader.read()
+    writer.close()
+    await writer.wait_closed()
+
+
 def help_replies(telegram: FakeTelegram, user: FakeUser) -> int:
     return len([m for m in telegram.screen(user.id) if m.from_bot])
 
@@ -74,6 +85,7 @@ async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_sec
         await top.setup_game("football", players)
         for _ in range(4):
             await top.step(players, random.Random(1))
+        await _garbage(bot.port, f"NOT HTTP {SECRET}\r\n\r\n".encode())  # uvicorn's to log
         bot.process.terminate()
         assert await bot.stopped(GRACE + 5) == 0
     finally:
@@ -81,6 +93,7 @@ async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_sec
         await h.close()
     text = (tmp_path / "bot.log").read_text()
     lines = [json.loads(line) for line in text.splitlines()]  # every line is one object
+    assert any(x["logger"].startswith("uvicorn") for x in lines), text  # the HTTP server's too
     assert len(lines) > 20 and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
     assert BOT_TOKEN not in text and BOT_TOKEN.split(":")[1] not in text and SECRET not in text
     assert "***" in text  # PTB's debug lines do carry them: masked
