@@ -1586,11 +1586,15 @@ class ErrorCollector(logging.Handler):
 
 
 async def start_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
-    """What ``run_polling`` does before polling: initialize, post_init, start."""
+    """What bot.runner does before it serves: initialize, post_init, start, and then the
+    webhook's worker (bot.inbox; in webhook mode only)."""
+    from bot import inbox
+
     await app.initialize()
     if app.post_init:
         await app.post_init(app)
     await app.start()
+    inbox.start(app)
 
 
 STOP_WITHIN = 10.0  # seconds: a bot that takes longer to stop has work that never ends

@@ -134,6 +134,7 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
         assert answer.answered and answer.text is None
         assert prompts(top, players) != before
         assert probe.xlen(inbox.STREAM) == 0
+        assert probe.xinfo_consumers(inbox.STREAM, inbox.GROUP) == []  # it left the group
         probe.close()
         log = first.log()
         assert "Traceback" not in log and " ERROR " not in log, log
@@ -149,6 +150,55 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
         if second is not None:
             second.kill()
         await h.close()
+
+
+async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_process_handles_it(
+    own_redis: OwnRedis, tmp_path: Path
+) -> None:
+    telegram = FakeTelegram()
+    slow, fast = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
+    await slow.start()
+    await fast.start()
+    grace = 1.0
+    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(grace)}
+    first = BotProcess(slow.url, tmp_path / "first.log", **env)
+    second = None
+    h = ProcHarness(telegram, slow, [first.hook])
+    h.settling = False
+    probe = redis.Redis.from_url(own_redis.url)
+    try:
+        await first.ready()
+        slow.delay = (60.0, 60.0)  # Telegram hangs: the handler outlives any grace
+        ann = h.user("Ann")
+        await h.private(ann, "/help")
+        await until(
+            lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1,
+            5,
+            "the worker did not take the update",
+        )
+        started = time.monotonic()
+        first.process.terminate()
+        assert await first.stopped(grace + 5) == 0, first.log()
+        assert time.monotonic() - started < grace + 1
+        log = first.log()
+        assert "Traceback" not in log and " ERROR " not in log, log
+        await slow.stop()
+        assert help_replies(telegram, ann) == 0
+        assert probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1  # not lost
+        second = BotProcess(fast.url, tmp_path / "second.log", **env)
+        await second.ready()
+        await until(lambda: help_replies(telegram, ann) > 0, TAKEN_OVER_WITHIN, "not taken over")
+        h.served = fast
+        await h.settle()
+        assert help_replies(telegram, ann) == 1
+        assert probe.xlen(inbox.STREAM) == 0
+    finally:
+        probe.close()
+        first.kill()
+        if second is not None:
+            second.kill()
+        await h.close()
+        await fast.stop()
 
 
 async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_each_once(
@@ -189,6 +239,11 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
         await h.settle()
         assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
         assert probe.xlen(inbox.STREAM) == 0
+        await until(  # the dead worker is removed from the group: idle, nothing pending
+            lambda: len(probe.xinfo_consumers(inbox.STREAM, inbox.GROUP)) == 1,
+            TAKEN_OVER_WITHIN,
+            "the dead worker stayed in the group",
+        )
         probe.close()
     finally:
         doomed.kill()
