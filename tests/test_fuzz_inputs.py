@@ -133,6 +133,35 @@ async def test_any_callback_data_gets_an_answer_and_changes_nothing(
 
 @FUZZ
 @given(
+    data=st.text(max_size=70) | st.binary(max_size=64).map(lambda b: b.decode("latin-1")),
+    index=st.integers(0, 63),
+    char=st.characters(codec="ascii"),
+    seat=st.integers(0, 1),
+)
+async def test_a_seated_players_forged_callback_data_gets_an_answer_and_changes_nothing(
+    harness: Harness, data: str, index: int, char: str, seat: int
+) -> None:
+    """A player at the table, on turn or not, taps forged data on his own prompt: it
+    reaches the engine's checks, and changes nothing unless it is a button the bot offers
+    (the engine's legal moves and the table's own buttons), which is left out here."""
+    h = harness
+    top, players, _, before = await _game(h)
+    player = players[seat]
+    prompt = top.prompt(player) or top.prompt(players[1 - seat])
+    assert prompt is not None
+    real = next(b.callback_data for b in prompt.buttons if b.callback_data)
+    watched = [top.group, *players]
+    offered = {b.callback_data for chat in watched for m in h.screen(chat) for b in m.buttons}
+    for sent in (data, _mutated(real, index, char)):
+        if sent in offered:
+            continue
+        answer = await h.tap_data(player, prompt.chat_id, prompt.message_id, sent)
+        assert answer.answered, sent
+    await _unchanged(h, top, before)
+
+
+@FUZZ
+@given(
     command=st.sampled_from(["newgame", "endgame", "start", "help", "rules", "record", "stats"]),
     args=st.text(st.characters(exclude_categories=["Cs"]), max_size=60),
     private=st.booleans(),
