@@ -41,6 +41,19 @@ async def served() -> AsyncIterator[FakeServer]:
     await fake.stop()
 
 
+@pytest.fixture
+async def slow_and_fast() -> AsyncIterator[tuple[FakeServer, FakeServer]]:
+    """Two Bot API servers of one Telegram: one for a process whose calls are made to
+    hang, one for the process that takes over from it."""
+    telegram = FakeTelegram()
+    servers = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
+    for fake in servers:
+        await fake.start()
+    yield servers
+    for fake in servers:
+        await fake.stop()
+
+
 def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
     """What each player is asked now: his prompt's id and buttons."""
     return {
@@ -67,6 +80,22 @@ async def _garbage(port: int, data: bytes) -> None:
     await reader.read()
     writer.close()
     await writer.wait_closed()
+
+
+async def sigterm_holding_one(bot: BotProcess, probe: redis.Redis, grace: float) -> None:
+    """Once ``bot``'s worker holds one update, SIGTERM it: it exits 0 within its grace and
+    one second more, and logs no error."""
+    await until(
+        lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1,
+        5,
+        "the worker did not take the update",
+    )
+    started = time.monotonic()
+    bot.process.terminate()
+    assert await bot.stopped(grace + 5) == 0, bot.log()
+    assert time.monotonic() - started < grace + 1
+    log = bot.log()
+    assert "Traceback" not in log and " ERROR " not in log, log
 
 
 def help_replies(telegram: FakeTelegram, user: FakeUser) -> int:
@@ -120,15 +149,7 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
         h.settling = False
         _, answer = await top.step(players, rng)
         probe = redis.Redis.from_url(own_redis.url)
-        await until(
-            lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1,
-            5,
-            "the worker did not take the tap",
-        )
-        started = time.monotonic()
-        first.process.terminate()
-        assert await first.stopped(GRACE + 5) == 0, first.log()
-        assert time.monotonic() - started < GRACE + 1
+        await sigterm_holding_one(first, probe, GRACE)
         # Before it exited it answered the tap and brought the players' messages up to
         # date (deliveries included), and left nothing in the stream.
         assert answer.answered and answer.text is None
@@ -136,8 +157,6 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
         assert probe.xlen(inbox.STREAM) == 0
         assert probe.xinfo_consumers(inbox.STREAM, inbox.GROUP) == []  # it left the group
         probe.close()
-        log = first.log()
-        assert "Traceback" not in log and " ERROR " not in log, log
         served.delay = (0.0, 0.0)
         second = BotProcess(served.url, tmp_path / "second.log", **env)
         h.hooks = iter(lambda: second.hook, None)  # type: ignore[assignment]
@@ -153,12 +172,10 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
 
 
 async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_process_handles_it(
-    own_redis: OwnRedis, tmp_path: Path
+    own_redis: OwnRedis, tmp_path: Path, slow_and_fast: tuple[FakeServer, FakeServer]
 ) -> None:
-    telegram = FakeTelegram()
-    slow, fast = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
-    await slow.start()
-    await fast.start()
+    slow, fast = slow_and_fast
+    telegram = slow.telegram
     grace = 1.0
     env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(grace)}
     first = BotProcess(slow.url, tmp_path / "first.log", **env)
@@ -171,17 +188,7 @@ async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_proce
         slow.delay = (60.0, 60.0)  # Telegram hangs: the handler outlives any grace
         ann = h.user("Ann")
         await h.private(ann, "/help")
-        await until(
-            lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1,
-            5,
-            "the worker did not take the update",
-        )
-        started = time.monotonic()
-        first.process.terminate()
-        assert await first.stopped(grace + 5) == 0, first.log()
-        assert time.monotonic() - started < grace + 1
-        log = first.log()
-        assert "Traceback" not in log and " ERROR " not in log, log
+        await sigterm_holding_one(first, probe, grace)
         await slow.stop()
         assert help_replies(telegram, ann) == 0
         assert probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1  # not lost
@@ -198,16 +205,13 @@ async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_proce
         if second is not None:
             second.kill()
         await h.close()
-        await fast.stop()
 
 
 async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_each_once(
-    own_redis: OwnRedis, tmp_path: Path
+    own_redis: OwnRedis, tmp_path: Path, slow_and_fast: tuple[FakeServer, FakeServer]
 ) -> None:
-    telegram = FakeTelegram()
-    slow, fast = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
-    await slow.start()
-    await fast.start()
+    slow, fast = slow_and_fast
+    telegram = slow.telegram
     env = {"REDIS_URL": own_redis.url}
     doomed = BotProcess(slow.url, tmp_path / "doomed.log", **env)
     other = None
@@ -250,7 +254,6 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
         if other is not None:
             other.kill()
         await h.close()
-        await fast.stop()
 
 
 async def test_the_webhook_answers_503_while_redis_is_down_and_the_update_is_handled_once_back(
