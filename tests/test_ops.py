@@ -12,15 +12,17 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 
 from bot.core import health
 from bot.core.services import services
+from bot.core.store import Write
 from bot.webapp import server
-from tests.conftest import AppFactory
-from tests.fakegram import FakeTelegram, Harness
+from tests.conftest import AppFactory, Clock
+from tests.fakegram import FakeTelegram, Harness, method_of
 from tests.fakeserver import SECRET_HEADER
 from tests.ownredis import OwnRedis
-from tests.tabletop import Tabletop
+from tests.tabletop import Tabletop, table_key
 
 HOOK = "https://cards.example.org/hook"
 SECRET = "s3cret"
@@ -119,3 +121,44 @@ async def test_a_webhook_body_that_is_not_an_update_gets_400_and_changes_nothing
         r = await c.post("/hook", content=b'{"update_id": 1}', headers={SECRET_HEADER: "x"})
         assert r.status_code == 403
     assert await fake_redis.exists("ct:inbox") == 0 or await fake_redis.xlen("ct:inbox") == 0
+
+
+async def test_delivery_lag_is_timed_from_the_commit_to_the_round_that_shows_it(
+    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit comes while the join's delivery is under way, so the delivery goes round
+    once more; that second round takes 5 s. The join's lag ends with the round that showed
+    it: it does not include those 5 s."""
+    h = harness
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.open(players[0], "durak")
+    store = services(h.app).store
+    key = table_key(top.group)
+    request = h.app.bot.request
+    calls, releases = request.do_request, store.release
+    armed = False
+
+    async def call(url: str, *args: Any, **kwargs: Any) -> Any:
+        nonlocal armed
+        if armed and method_of(url) == "editMessageText":
+            armed = False  # the delivery edits the table: another commit meanwhile
+            await store.transact(key, lambda snap: (Write(snap.table), None))
+        return await calls(url, *args, **kwargs)
+
+    rounds = 0
+
+    async def release(*args: Any, **kwargs: Any) -> Any:
+        nonlocal rounds
+        rounds += 1
+        if rounds == 2:
+            clock.offset += 5.0  # the second round was slow
+        return await releases(*args, **kwargs)
+
+    monkeypatch.setattr(request, "do_request", call)
+    monkeypatch.setattr(store, "release", release)
+    before = REGISTRY.get_sample_value("cardtable_delivery_lag_seconds_sum") or 0.0
+    armed = True
+    await top.join(players[1])
+    assert rounds == 2
+    assert (REGISTRY.get_sample_value("cardtable_delivery_lag_seconds_sum") or 0.0) - before < 1
