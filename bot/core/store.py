@@ -9,10 +9,6 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
         m:table    Slot JSON of the group message (lobby, then the table, then the result)
         m:u<uid>   Slot JSON of user <uid>'s private message: his lobby confirmation,
                    then his hand
-        m:record   Slot JSON of the last game record the Record button posted: its
-                   ``game`` is that game's id. The tap only claims the record (the
-                   table's ``record_sent``); the delivery posts it while the claim is
-                   newer than this slot, within the rate limits, and writes the slot
         x:<chat>:<message>  a message to delete (superseded, or sent by a delivery that
                    lost its lease): the next delivery deletes it
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
@@ -287,7 +283,6 @@ def junk_field(chat_id: int, message_id: int) -> str:
 
 
 TABLE_SLOT = f"{SLOT}table"
-RECORD_SLOT = f"{SLOT}record"
 
 
 @dataclass

@@ -173,8 +173,11 @@ async def record(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     table = (await services(context).store.load(table_key(*_where(message)))).table
     if table is None or not play.has_record(table):
         await _say(message, t(lang, "cmd.no_record"))
-    elif not await play.post_record(context, table, reply_to=message.message_id):
-        await _say(message, t(lang, "common.try_again"))
+    else:
+        try:
+            await delivery.send_record(context.bot, table, message.message_id)
+        except TelegramError:
+            await _say(message, t(lang, "common.try_again"))
 
 
 async def set_menu(app: Application) -> None:  # type: ignore[type-arg]
