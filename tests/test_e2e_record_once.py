@@ -1,6 +1,6 @@
 """The Record button's document comes at most once a game: not again for a table the
 old code finished and posted, not twice when the delivering process dies after sending
-it."""
+it; and a document Telegram refuses is said on the result, so that it is asked again."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from redis.exceptions import RedisError
 
 from bot.core.callbacks import Action
-from bot.core.i18n import t
+from bot.core.i18n import plain, t
 from bot.core.services import services
 from bot.core.store import LEASE_MS
 from bot.service import delivery
@@ -81,3 +81,19 @@ async def test_a_record_is_not_posted_again_when_its_sender_dies_before_saving(
         await top.later()
     assert len(documents(h, top)) == 1
     assert (await stored(h, top.group))["record_sent"]
+
+
+@pytest.mark.telegram_complaints
+async def test_a_refused_record_is_said_once_on_the_result(harness: Harness) -> None:
+    h = harness
+    top, (ann, bob) = await finished_game(h)
+    h.server.inject("sendDocument", 400, "Bad Request: not enough rights to send documents")
+    await top.tap_group(ann, Action.RECORD)
+    await settle(h.app)
+    notice = plain(ann.language_code or "en", "record.refused")
+    assert documents(h, top) == []
+    assert notice in (top.table_message().text or "")
+    await top.tap_group(bob, Action.RECORD)  # asked again: the notice goes, the record comes
+    await settle(h.app)
+    assert len(documents(h, top)) == 1
+    assert notice not in (top.table_message().text or "")

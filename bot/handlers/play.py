@@ -150,7 +150,7 @@ async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
             refuse("tap.stale")  # running, or stopped before a game was dealt
         if table.record_asked or table.record_sent:
             refuse("tap.record_sent")
-        table.record_asked = True
+        table.record_asked, table.notice = True, ""
         return None
 
     await commit(context, tap, claim)

@@ -305,7 +305,7 @@ async def _post_record(svc: Services, bot: Bot, key: str, done: _Pass) -> None:
     sent again. The price: a document whose fate is unknown (that process died, or the
     call timed out) counts as posted and may never arrive; /record still hands it out.
     A doubled document would be worse. Flood control (nothing was sent) leaves it asked
-    for; any other refusal gives the button back."""
+    for; any other refusal gives the button back, and the table says so."""
     table = done.snap.table
     assert table is not None
     mine = await _mark_record(svc, key, table.game_id, sent=True)
@@ -331,7 +331,7 @@ async def _mark_record(
 ) -> Table | None:
     """Commit the record's progress for ``game_id`` (still that game, still asked for):
     ``sent`` True begins the post (None when another pass began it first); False gives
-    it back, and without ``asked`` the button may be tapped again."""
+    it back, and without ``asked`` the result says that the button may be tapped again."""
 
     def decide(snap: Snapshot) -> tuple[Write, Table | None]:
         table = snap.table
@@ -340,6 +340,8 @@ async def _mark_record(
         if table.record_sent == sent:
             return Write(None), None
         table.record_sent, table.record_asked = sent, asked
+        if not asked:
+            table.notice = "record.refused"
         return Write(table), table
 
     return (await svc.store.transact(key, decide))[1]
