@@ -86,7 +86,7 @@ async def endgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     chat_id, thread_id = _where(message)
     snap = await services(context).store.load(table_key(chat_id, thread_id))
     table = snap.table
-    if table is None or table.phase not in ("pick", "lobby", "playing"):
+    if table is None or table.phase not in lobby.OPEN:
         await _say(message, t(lang, "cmd.no_game"))
         return
     # An anonymous admin writes as the group itself.
@@ -98,7 +98,7 @@ async def endgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     ):
         await _say(message, t(lang, "cmd.endgame_denied"))
         return
-    await lobby.stop(context, chat_id, thread_id)
+    await lobby.stop(context, chat_id, thread_id, user)
 
 
 async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -109,6 +109,12 @@ def tapped(table: Table, user_id: int, computer_delay: float, now: float) -> flo
     return stamp(table, computer_delay, now)
 
 
+def moved(table: Table) -> float | None:
+    """What the timers make of a table moved to a new key (its supergroup's): its
+    deadline, told again under that key, in the same commit."""
+    return table.turn_due or None
+
+
 def seed_for(table: Table) -> int:
     """Stable per decision: the same position always gets the same computer move."""
     digest = hashlib.sha256(f"{table.game_id}:{len(table.moves)}".encode()).digest()
