@@ -36,13 +36,12 @@ def display_name(user: User) -> str:
     return names.of(user)
 
 
-def _seat(table: Table, game_id: str, user: User) -> None:
-    """Seat ``user`` in the lobby, or refuse to say why he cannot sit down now. His
-    private confirmation is the delivery's (it becomes his hand message); if his private
-    chat refuses it, he is unseated and the lobby offers the deep link
-    (:func:`bot.service.delivery.set_reachable`)."""
-    if table.game_id != game_id or table.phase != "lobby":
-        refuse("tap.stale")
+def _seat(table: Table, user: User) -> None:
+    """Seat ``user`` in the lobby, or refuse to say why he cannot sit down now (that it is
+    still his game, :func:`bot.service.taps.write` has checked). His private confirmation
+    is the delivery's (it becomes his hand message); if his private chat refuses it, he is
+    unseated and the lobby offers the deep link (:func:`bot.service.delivery.set_reachable`)."""
+    _in_lobby(table)
     if table.private and table.chat_id != user.id:
         refuse("join.not_yours")
     if table.seat_of(user.id) is not None:
@@ -63,7 +62,7 @@ async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         _creator(table, tap)
         table.kind = picked.name
         table.phase = "lobby"
-        _seat(table, tap.cb.game_id, tap.user)  # he sits down at once
+        _seat(table, tap.user)  # he sits down at once
         return None
 
     await commit(context, tap, change)
@@ -87,7 +86,7 @@ async def join(
             return
     query = tap.query.id if tap is not None else None
     _, reply = await write(
-        context, key, game_id, user.id, lambda tb: _seat(tb, game_id, user), query_id=query
+        context, key, game_id, user.id, lambda tb: _seat(tb, user), query_id=query
     )
     await _tell(context, user, tap, reply)
 

@@ -77,12 +77,6 @@ def stamp(table: Table, computer_delay: float, now: float) -> float | None:
     return None
 
 
-async def wake(svc: Services, key: str, due: float | None) -> None:
-    """After a commit whose deadline came closer: look at the table by then."""
-    if due is not None:
-        await svc.store.schedule_turn(key, due)
-
-
 def is_away(table: Table, user_id: int) -> bool:
     seat = table.seat_of(user_id)
     return table.phase == "playing" and seat is not None and table.seats[seat].away
