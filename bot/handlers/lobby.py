@@ -13,12 +13,13 @@ from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
 from bot.core.models import TURN_TIMES, Seat, Table
 from bot.core.services import services
-from bot.core.store import Snapshot, Write, table_key
+from bot.core.store import Snapshot, table_key
 from bot.handlers import members
 from bot.screens import registry
-from bot.service import delivery
 from bot.service.taps import Reply, Tap, commit, current_table, is_admin, refuse, write
 from bot.tables import games
+
+OPEN = ("pick", "lobby", "playing")  # a table in these phases is in use
 
 
 def _creator(table: Table, tap: Tap) -> None:
@@ -35,13 +36,12 @@ def display_name(user: User) -> str:
     return names.of(user)
 
 
-def _seat(table: Table, game_id: str, user: User) -> None:
-    """Seat ``user`` in the lobby, or refuse to say why he cannot sit down now. His
-    private confirmation is the delivery's (it becomes his hand message); if his private
-    chat refuses it, he is unseated and the lobby offers the deep link
-    (:func:`bot.service.delivery.set_reachable`)."""
-    if table.game_id != game_id or table.phase != "lobby":
-        refuse("tap.stale")
+def _seat(table: Table, user: User) -> None:
+    """Seat ``user`` in the lobby, or refuse to say why he cannot sit down now (that it is
+    still his game, :func:`bot.service.taps.write` has checked). His private confirmation
+    is the delivery's (it becomes his hand message); if his private chat refuses it, he is
+    unseated and the lobby offers the deep link (:func:`bot.service.delivery.set_reachable`)."""
+    _in_lobby(table)
     if table.private and table.chat_id != user.id:
         refuse("join.not_yours")
     if table.seat_of(user.id) is not None:
@@ -62,7 +62,7 @@ async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         _creator(table, tap)
         table.kind = picked.name
         table.phase = "lobby"
-        _seat(table, tap.cb.game_id, tap.user)  # he sits down at once
+        _seat(table, tap.user)  # he sits down at once
         return None
 
     await commit(context, tap, change)
@@ -86,7 +86,7 @@ async def join(
             return
     query = tap.query.id if tap is not None else None
     _, reply = await write(
-        context, key, game_id, user.id, lambda tb: _seat(tb, game_id, user), query_id=query
+        context, key, game_id, user.id, lambda tb: _seat(tb, user), query_id=query
     )
     await _tell(context, user, tap, reply)
 
@@ -237,15 +237,14 @@ async def new_table(
     title: str,
     user: User,
 ) -> tuple[Snapshot, bool]:
-    """/newgame: a new table in the picker phase, unless one is open (then False)."""
-    svc = services(context)
+    """/newgame: a new table in the picker phase, unless one is open (then False, and
+    the table as it is)."""
     key = table_key(chat_id, thread_id)
 
-    def decide(snap: Snapshot) -> tuple[Write, bool]:
-        old = snap.table
-        if old is not None and old.phase in ("pick", "lobby", "playing"):
-            return Write(None), False
-        table = Table(
+    def make(old: Table | None) -> Table:
+        if old is not None and old.phase in OPEN:
+            refuse("cmd.already")
+        return Table(
             game_id=new_game_id(),
             chat_id=chat_id,
             thread_id=thread_id,
@@ -253,33 +252,23 @@ async def new_table(
             lang=lang_of(user.language_code),
             chat_title=title,
         )
-        if old is not None:
-            table.series, table.games = {}, 0
-        return Write(table, fresh=True), True
 
-    async with svc.lock(key):
-        snap, created = await svc.store.transact(key, decide)
-        if created:
-            delivery.publish(context, snap)
-    return snap, created
+    snap, _ = await write(context, key, None, user.id, replace=make)
+    if snap is not None:
+        return snap, True
+    return await services(context).store.load(key), False
 
 
 async def stop(
-    context: ContextTypes.DEFAULT_TYPE, chat_id: int, thread_id: int | None
+    context: ContextTypes.DEFAULT_TYPE, chat_id: int, thread_id: int | None, user: User
 ) -> Table | None:
     """/endgame: the open table is abandoned (None when there was none)."""
-    svc = services(context)
-    key = table_key(chat_id, thread_id)
 
-    def decide(snap: Snapshot) -> tuple[Write, bool]:
-        table = snap.table
-        if table is None or table.phase not in ("pick", "lobby", "playing"):
-            return Write(None), False
+    def abandon(table: Table) -> Reply | None:
+        if table.phase not in OPEN:
+            refuse("cmd.no_game")
         table.phase = "abandoned"
-        return Write(table), True
+        return None
 
-    async with svc.lock(key):
-        snap, stopped = await svc.store.transact(key, decide)
-        if stopped:
-            delivery.publish(context, snap)
-    return snap.table if stopped else None
+    snap, _ = await write(context, table_key(chat_id, thread_id), None, user.id, abandon)
+    return snap.table if snap is not None else None
