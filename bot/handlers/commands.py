@@ -181,7 +181,7 @@ async def record(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def set_menu(app: Application) -> None:  # type: ignore[type-arg]
-    """The command menu in all three languages, English also for every other language.
+    """The command menu in every language of the catalogues, English also for every other language.
     A menu Telegram refuses now (flood control after quick restarts) is no reason not to
     start: the commands work without it, and the next start sets it."""
     for lang in (None, *LANGS):

@@ -1,7 +1,7 @@
 """The standings as text: a group's board, a person's figures, who moved up.
 
 Numbers stand after a colon ("games: 5") so that every phrase reads right for any number
-in all three languages without a plural form per figure.
+in every language without a plural form per figure.
 """
 
 from __future__ import annotations
