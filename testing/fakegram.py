@@ -312,10 +312,11 @@ class Fault:
 
 
 # Every Bot API method PTB knows, by its name in lower case: PTB's ``Bot`` has each under
-# its documented camelCase name as well as in snake_case.
+# its documented camelCase name as well as in snake_case; and those newer than PTB 22.8's
+# Bot API 10.0 that the fake simulates.
 _DOCUMENTED = {
     name.lower(): name for name in dir(Bot) if name[:1].islower() and name != name.lower()
-}
+} | {name.lower(): name for name in _EPHEMERAL_METHODS}
 
 
 def documented(method: str) -> str:

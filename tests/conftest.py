@@ -9,6 +9,7 @@ the bot did nothing a real Telegram would have complained about
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -103,6 +104,20 @@ async def harness(
     fake_redis: aioredis.Redis,
 ) -> AsyncIterator[Harness]:
     async for h in harness_on(request, server, make_app, fake_redis):
+        yield h
+
+
+@pytest.fixture
+async def group_harness(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    fake_redis: aioredis.Redis,
+) -> AsyncIterator[Harness]:
+    """The bot with its own default: every player's hand in the group, as an ephemeral
+    message (docs/ephemeral.md)."""
+    make = functools.partial(make_app, hands="group")
+    async for h in harness_on(request, server, make, fake_redis):
         yield h
 
 

@@ -11,7 +11,7 @@ from telegram.ext import ContextTypes
 from bot.core import sender
 from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
-from bot.core.models import TURN_TIMES, Seat, Table
+from bot.core.models import TURN_TIMES, Place, Seat, Table
 from bot.core.services import services
 from bot.core.store import Snapshot, Write, table_key
 from bot.handlers import members
@@ -35,7 +35,7 @@ def display_name(user: User) -> str:
     return (user.full_name or user.username or str(user.id))[:32]
 
 
-def _seat(table: Table, game_id: str, user: User) -> None:
+def _seat(table: Table, game_id: str, user: User, place: Place) -> None:
     """Seat ``user`` in the lobby, or refuse to say why he cannot sit down now. His
     private confirmation is the delivery's (it becomes his hand message); if his private
     chat refuses it, he is unseated and the lobby offers the deep link
@@ -49,12 +49,19 @@ def _seat(table: Table, game_id: str, user: User) -> None:
     if len(table.seats) >= games.seat_cap(table):
         refuse("join.full")
     lang = lang_of(user.language_code)
-    table.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang))
+    table.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang, place=place))
     table.notice = ""
+
+
+async def _place(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> Place:
+    """Where his hands live: his choice, else the bot's default (the HANDS setting)."""
+    svc = services(context)
+    return await svc.store.place(user_id) or svc.settings.hands
 
 
 async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     picked = registry.BY_LETTER.get(tap.cb.arg)
+    place = await _place(context, tap.user.id)
 
     def change(table: Table) -> Reply | None:
         if table.phase != "pick" or picked is None:
@@ -62,7 +69,7 @@ async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         _creator(table, tap)
         table.kind = picked.name
         table.phase = "lobby"
-        _seat(table, tap.cb.game_id, tap.user)  # he sits down at once
+        _seat(table, tap.cb.game_id, tap.user, place)  # he sits down at once
         return None
 
     await commit(context, tap, change)
@@ -84,8 +91,9 @@ async def join(
             await _tell(context, user, tap, Reply(why, True, {"chat": table.chat_title}))
             return False
     query = tap.query.id if tap is not None else None
+    place = await _place(context, user.id)
     snap, reply = await write(
-        context, key, game_id, user.id, lambda tb: _seat(tb, game_id, user), query_id=query
+        context, key, game_id, user.id, lambda tb: _seat(tb, game_id, user, place), query_id=query
     )
     await _tell(context, user, tap, reply)
     return snap is not None
@@ -237,9 +245,12 @@ async def new_table(
     title: str,
     user: User,
 ) -> tuple[Snapshot, bool]:
-    """/newgame: a new table in the picker phase, unless one is open (then False)."""
+    """/newgame: a new table in the picker phase, unless one is open (then False). In a
+    group the bot asks whether it is an administrator there (hands follow the game on
+    their own then: docs/ephemeral.md); my_chat_member keeps that up to date."""
     svc = services(context)
     key = table_key(chat_id, thread_id)
+    admin = chat_id < 0 and await is_admin(context, chat_id, context.bot.id)
 
     def decide(snap: Snapshot) -> tuple[Write, bool]:
         old = snap.table
@@ -252,6 +263,7 @@ async def new_table(
             creator=user.id,
             lang=lang_of(user.language_code),
             chat_title=title,
+            bot_admin=admin,
         )
         if old is not None:
             table.series, table.games = {}, 0

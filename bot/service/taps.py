@@ -108,13 +108,30 @@ async def parse(update: Update) -> Tap | None:
         cb = callbacks.decode(query.data)
     except BadCallback:
         cb = None
-    # A group button is tapped in its group; a hand button in the tapper's private chat.
+    # A group button is tapped in its group; a hand button in the tapper's private chat,
+    # or on his ephemeral message in the table's group (docs/ephemeral.md).
     message = query.message
     where = message.chat.id if message is not None else None
-    if cb is None or where != (cb.chat_id if cb.action in GROUP_ACTIONS else user.id):
+    if cb is None:
+        ok = False
+    elif cb.action in GROUP_ACTIONS:
+        ok = where == cb.chat_id
+    else:
+        ok = where == user.id or (where == cb.chat_id and _his_ephemeral(query))
+    if not ok or cb is None:
         await _answer(query, lang, "tap.bad")
         return None
     return Tap(query, cb, user, lang)
+
+
+def _his_ephemeral(query: CallbackQuery) -> bool:
+    """The tapped message is an ephemeral message to the tapper (Bot API 10.2 fields,
+    which PTB 22.8 keeps in ``api_kwargs``)."""
+    extra = query.message.api_kwargs if query.message is not None else {}
+    receiver = extra.get("receiver_user")
+    return bool(extra.get("ephemeral_message_id")) and (
+        isinstance(receiver, dict) and receiver.get("id") == query.from_user.id
+    )
 
 
 async def commit(
@@ -185,6 +202,8 @@ async def write(
             applied = True
             if query_id is not None:
                 table.note_tap(query_id)
+                if table.seat_of(user_id) is not None:  # his hand may answer this tap
+                    table.last_taps[str(user_id)] = (query_id, svc.clock())
         wake = turns.tapped(table, user_id, svc.settings.computer_delay, svc.clock())
         return Write(table, wake=wake), (applied, reply or Reply())
 

@@ -1,0 +1,112 @@
+"""Hands in the group (docs/ephemeral.md): each player's cards as an ephemeral message only
+he sees, played to the end by people who never opened a private chat with the bot, with
+the bot an administrator of the group and without."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bot.core.callbacks import Action
+from testing.fakegram import FakeGroup, FakeUser
+from testing.harness import Harness
+from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, is_action, stored
+
+NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")
+
+
+def strangers(h: Harness, n: int, langs: tuple[str, ...] = ("en", "ru", "uk")) -> list[FakeUser]:
+    """People who never opened a private chat with the bot."""
+    return [h.user(NAMES[i], language_code=langs[i % 3], started=False) for i in range(n)]
+
+
+async def group_with(h: Harness, players: list[FakeUser], admin: bool) -> FakeGroup:
+    group = h.group(creator=players[0])
+    group.bot_is_admin = admin
+    return group
+
+
+async def play_watched(top: Tabletop, players: list[FakeUser], seed: int) -> int:
+    watch = LeakWatch(top)
+    await watch.check()
+    moves = await top.play(players, random.Random(seed), after_each=watch.check)
+    assert watch.checks == moves + 1
+    return moves
+
+
+def no_private_messages(h: Harness, players: list[FakeUser]) -> None:
+    for user in players:
+        assert h.screen(user) == [], f"{user.first_name} was written to privately"
+
+
+def live_buttons(h: Harness, players: list[FakeUser], group: FakeGroup) -> list[str]:
+    """The move buttons left on anyone's hand in the group."""
+    return [
+        b.text
+        for u in players
+        for m in h.hands(u, group)
+        for b in m.buttons
+        if action_of(b) in PLAY_ACTIONS
+    ]
+
+
+@pytest.mark.parametrize("admin", [True, False])
+async def test_durak_with_the_dummy_for_three_who_never_opened_a_private_chat(
+    group_harness: Harness, admin: bool
+) -> None:
+    h = group_harness
+    players = strangers(h, 3)
+    group = await group_with(h, players, admin)
+    top = Tabletop(h, group)
+    await top.open(players[0], "durak")
+    for user in players[1:]:
+        answer = await top.join(user)
+        assert answer.text is None  # seated at once, no private chat needed
+        (hand,) = h.hands(user, group)  # the answer to his Join, to him alone
+        assert "Card night" in (hand.text or "")
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.tap_group(players[0], Action.OPTION, "p")  # the dummy plays
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.start(players[0])
+    data = await stored(h, group)
+    assert data["phase"] == "playing" and data["settings"]["dummy_plays"]
+    for user in players:
+        assert h.hands(user, group), f"{user.first_name} has no hand in the group"
+    moves = await play_watched(top, players, seed=5)
+    assert moves > 10 and top.finished()
+    no_private_messages(h, players)
+    assert live_buttons(h, players, group) == []
+    assert [c for c in h.server.calls if c.error] == []
+
+
+async def test_six_play_with_the_52_card_deck_in_the_group(group_harness: Harness) -> None:
+    h = group_harness
+    players = strangers(h, 6)
+    group = await group_with(h, players, admin=True)
+    top = Tabletop(h, group)
+    await top.open(players[0], "durak")
+    for user in players[1:]:
+        await top.join(user)
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.tap_group(players[0], Action.OPTION, "d")
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.start(players[0])
+    assert (await stored(h, group))["settings"]["deck_size"] == 52
+    await play_watched(top, players, seed=8)
+    no_private_messages(h, players)
+    assert live_buttons(h, players, group) == []
+
+
+@pytest.mark.parametrize("admin", [True, False])
+async def test_football_with_its_set_up_in_the_group(group_harness: Harness, admin: bool) -> None:
+    h = group_harness
+    players = strangers(h, 2)
+    group = await group_with(h, players, admin)
+    top = Tabletop(h, group)
+    await top.setup_game("football", players)
+    for user in players:  # the set-up picks are on his hand in the group
+        assert any(is_action(Action.SETUP)(b) for m in h.hands(user, group) for b in m.buttons)
+    await play_watched(top, players, seed=3)
+    no_private_messages(h, players)
+    assert live_buttons(h, players, group) == []
