@@ -172,15 +172,17 @@ class Harness:
     async def promote(self, group: FakeGroup, by: FakeUser, *, admin: bool = True) -> None:
         """``by`` makes the bot an administrator of ``group`` (``admin`` False: takes it
         back), and the bot gets its ``my_chat_member``."""
-        old, new = ("member", "administrator") if admin else ("administrator", "member")
+        group.bot_is_admin = True
+        administrator = self.server._member(group, BOT_ID)
         group.bot_is_admin = admin
-        rights = self.server._member(group, BOT_ID) if admin else {}
+        member = {"status": "member", "user": self.server.bot_json_short()}
+        old, new = (member, administrator) if admin else (administrator, member)
         change: dict[str, Any] = {
             "chat": group.chat_json(),
             "from": by.to_json(),
             "date": int(self.server.clock()),
-            "old_chat_member": {"status": old, "user": self.server.bot_json_short()},
-            "new_chat_member": {**rights, "status": new, "user": self.server.bot_json_short()},
+            "old_chat_member": old,
+            "new_chat_member": new,
         }
         await self.feed({"my_chat_member": change})
 

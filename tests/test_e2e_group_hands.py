@@ -18,7 +18,7 @@ NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")
 
 def strangers(h: Harness, n: int, langs: tuple[str, ...] = ("en", "ru", "uk")) -> list[FakeUser]:
     """People who never opened a private chat with the bot."""
-    return [h.user(NAMES[i], language_code=langs[i % 3], started=False) for i in range(n)]
+    return [h.user(NAMES[i], language_code=langs[i % len(langs)], started=False) for i in range(n)]
 
 
 async def group_with(h: Harness, players: list[FakeUser], admin: bool) -> FakeGroup:

@@ -93,7 +93,13 @@ async def join(
     query = tap.query.id if tap is not None else None
     place = await _place(context, user.id)
     snap, reply = await write(
-        context, key, game_id, user.id, lambda tb: _seat(tb, game_id, user, place), query_id=query
+        context,
+        key,
+        game_id,
+        user.id,
+        lambda tb: _seat(tb, game_id, user, place),
+        query_id=query,
+        in_group=tap is not None,  # his Join, on the group's lobby
     )
     await _tell(context, user, tap, reply)
     return snap is not None

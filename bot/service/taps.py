@@ -146,8 +146,15 @@ async def commit(
     ``change`` was applied, None when it was refused (or the tap was applied before).
     ``answer`` False: a refusal is answered here, an applied change is left for the
     caller to answer."""
+    message = tap.query.message
     snap, reply = await write(
-        context, tap.key, tap.cb.game_id, tap.user.id, change, query_id=tap.query.id
+        context,
+        tap.key,
+        tap.cb.game_id,
+        tap.user.id,
+        change,
+        query_id=tap.query.id,
+        in_group=message is not None and message.chat.id == tap.cb.chat_id,
     )
     if answer or snap is None:
         await tap.answer(reply.key, alert=reply.alert, **reply.params)
@@ -162,12 +169,14 @@ async def write(
     change: Callable[[Table], Reply | None],
     *,
     query_id: str | None = None,
+    in_group: bool = False,
 ) -> tuple[Snapshot | None, Reply]:
     """The one way a person changes a table: ``change`` under compare-and-set, the
     messages set off (:func:`bot.service.delivery.publish`), the timers told in the same
     commit. ``user_id`` is who acts, ``game_id`` the game he acts on (another one's table
     refuses him as stale), ``query_id`` his tap, remembered by the table so that a tap
-    delivered again after it was applied is a no-op.
+    delivered again after it was applied is a no-op; ``in_group``: the tap was made in
+    the table's group, so that his hand there may answer it (docs/ephemeral.md).
 
     ``change`` runs on a fresh copy of the table (again after a conflict) and either
     mutates it and returns how to answer, or raises :class:`Refusal`. Returns the
@@ -202,7 +211,7 @@ async def write(
             applied = True
             if query_id is not None:
                 table.note_tap(query_id)
-                if table.seat_of(user_id) is not None:  # his hand may answer this tap
+                if in_group and table.seat_of(user_id) is not None:  # his hand may answer it
                     table.last_taps[str(user_id)] = (query_id, svc.clock())
         wake = turns.tapped(table, user_id, svc.settings.computer_delay, svc.clock())
         return Write(table, wake=wake), (applied, reply or Reply())
