@@ -20,12 +20,19 @@ Telegram, and only on 127.0.0.1:
 - updates POSTed to the webhooks round-robin, with the secret header, as Telegram does.
 
 A run: N groups (football 2 players; durak 2–6, in a fixed mix) open their tables
-through the real lobby (/newgame, pick, join, start; the 52-card deck for 5–6). Then for
-``--duration`` seconds, in each group, whoever is asked to act looks at his newest prompt
-(the private message with move buttons of the table's current game and latest position)
+through the real lobby (/newgame, pick, join, start; the 52-card deck for 5–6). Where the
+hands are goes round the groups too (``HANDS``): ``private``, every player's hand in his
+private chat (he chose it: ``ct:place`` is set before the run); ``group``, hands in the
+group as ephemeral messages (docs/ephemeral.md), the bot an administrator there;
+``group-tap``, hands in the group, the bot not an administrator (a hand is sent only in
+answer to its player's tap, and edited afterwards). Players of the two group kinds never
+opened a private chat. Then for ``--duration`` seconds, in each group, whoever is asked
+to act looks at his newest prompt (the message with move buttons of the table's current
+game and latest position, in his private chat or his ephemeral messages in the group)
 and, an exponential think time later (mean ``--think``), taps one of its buttons at
-random; a finished game gets *Play again*. Then tapping stops, and the run waits until
-every message is final.
+random; a finished game gets *Play again*, and a player whom the table asks to tap *My
+cards* (his hand could not be shown in the group) taps it. Then tapping stops, and the
+run waits until every message is final.
 
 Figures per run (times are the fake server's clock; "posted" is when the bench sent the
 update to the webhook):
@@ -34,8 +41,9 @@ update to the webhook):
   every tap of the tapping window (moves, set-up steps, Play again). ``unanswered``:
   taps never answered.
 - ``prompt``: p50/p99 of a move tap posted → the first send or edit applied in a
-  player's private chat that shows move buttons of a later position of the same game
-  (buttons carry the position's move count): the next player's prompt. Taps the bot
+  player's private chat, or to one player in the group (an ephemeral message), that shows
+  move buttons of a later position of the same game (buttons carry the position's move
+  count): the next player's prompt. Taps the bot
   refused and moves that ended the game are left out; ``missing`` counts accepted moves
   that got neither a next prompt nor the end of the game.
 - ``calls/move``: chat-directed calls the fake received from the start of tapping until
@@ -56,6 +64,8 @@ update to the webhook):
   group was sent or edited after the last accepted move or Play again (each move
   changes the table's text, its narration at least). ``None`` when that is not so
   within ``--settle`` seconds (the tables that are not, and why, are printed).
+- ``by hands``: answer p99, prompt p99 and calls/move of each kind of group (``HANDS``);
+  an ephemeral call counts as a call to the group.
 - ``bot CPU``: user+system CPU of the bot processes during the tapping window, percent of
   one core (summed); ``bench CPU``: this process (fake Telegram and players) likewise;
   ``load``: the machine's 1-minute load average when tapping started.
@@ -102,6 +112,7 @@ import redis.asyncio as aioredis  # noqa: E402
 
 from bot.core.callbacks import STAMP_LEN, Action, BadCallback, Callback, decode  # noqa: E402
 from bot.core.config import Settings  # noqa: E402
+from bot.core.store import place_key  # noqa: E402
 from testing.fakegram import BOT_TOKEN, Button, FakeGroup, FakeMessage, FakeTelegram, FakeUser  # noqa: E402
 from testing.fakeserver import FakeServer, Served, WebhookHarness  # noqa: E402
 from testing.flood import FloodLimits, chat_directed  # noqa: E402
@@ -114,6 +125,10 @@ MIX = [("football", 2), ("durak", 2), ("durak", 3), ("durak", 4), ("football", 2
 MIX += [("durak", 2), ("durak", 6)]
 QUIET = 2.0  # seconds without a chat-directed call before the tables are judged final
 SETUP_TIMEOUT = 120.0  # a group whose lobby does not start in this time is left out
+# Where each group's hands are, by group, cycled (see the docstring).
+HANDS = ["private", "group", "group-tap"]
+EPHEMERAL_KEYS = ("ephemeral_message_parameters", "receiver_user_id")  # a call to one player
+MY_CARDS = "tap “My cards” for your hand"  # the table's line for whose hand waits for it
 USE_52 = (Action.OPTION, "d")  # the lobby's offer of the 52-card deck (bot.screens.render_lobby)
 LOBBY_TRIES = 4  # taps of one lobby button the bot refuses before a group gives up
 READY_TIMEOUT = 60.0
@@ -160,16 +175,22 @@ class Tap:
     """One tap as the bench made it, and what came of it."""
 
     table: Table
-    kind: str  # move, setup, again, lobby
+    kind: str  # move, setup, again, lobby, cards (My cards, where the table asks for it)
     game_id: str
     stamp: int | None  # a move button's position (moves made before it)
-    version: tuple[int, int, int]  # (chat, message, edits) of what was tapped
+    version: tuple[int, int, int, int]  # what was tapped (see version_of)
     posted: float = 0.0
     answered: float | None = None
     accepted: bool | None = None
     refusal: str | None = None  # the answer's text when the bot refused the tap
     prompt_after: float | None = None  # seconds to the next player's prompt
     ended: bool = False  # the move ended the game: no next prompt to wait for
+
+
+def version_of(message: FakeMessage) -> tuple[int, int, int, int]:
+    """(chat, receiver of an ephemeral message or 0, message, edits): a message as it
+    stood when it was tapped."""
+    return (message.chat_id, message.receiver_id or 0, message.message_id, message.edits)
 
 
 # The tap being posted: set around Harness.tap, read by Meter.posted in the same task.
@@ -185,13 +206,14 @@ class Table:
     players: list[FakeUser]
     group: FakeGroup
     rng: random.Random
+    hands: str = "private"  # one of HANDS
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     game_id: str = ""
     games_seen: set[str] = field(default_factory=set)
     offered: dict[str, int] = field(default_factory=dict)  # game -> latest position offered
     ended: set[str] = field(default_factory=set)  # games whose end the group was shown
     pending: list[Tap] = field(default_factory=list)  # move taps awaiting the next prompt
-    tapped: set[tuple[int, int, int]] = field(default_factory=set)
+    tapped: set[tuple[int, int, int, int]] = field(default_factory=set)
     last_accepted: Tap | None = None  # the latest accepted tap
     last_shown: Tap | None = None  # the latest accepted move or Play again: the group shows it
     group_changed: float = 0.0  # when a message in the group was last sent or edited
@@ -224,8 +246,9 @@ class Meter:
     def __init__(self) -> None:
         self.tables: dict[int, Table] = {}  # by chat: the group and each player
         self.taps: dict[str, Tap] = {}  # by callback query id
-        # chat-directed: (done, method, status, "group" or "private")
-        self.calls: list[tuple[float, str, int, str]] = []
+        # chat-directed: (done, method, status, "group", "ephemeral" or "private", the
+        # calling table's HANDS or "")
+        self.calls: list[tuple[float, str, int, str, str]] = []
         self.last_call = 0.0
         self.webhooks: set[str] = set()
 
@@ -248,21 +271,27 @@ class Meter:
         if not chat_directed(served.method, served.params):
             return
         where = "group" if str(served.params["chat_id"]).startswith("-") else "private"
-        self.calls.append((served.done, served.method, served.status, where))
+        to_one = any(
+            k in served.params for k in ("ephemeral_message_parameters", "receiver_user_id")
+        )
+        if to_one:
+            where = "ephemeral"
         try:
             chat = int(served.params["chat_id"])
         except (TypeError, ValueError):
-            return
+            chat = 0
         table = self.tables.get(chat)
+        hands = table.hands if table is not None else ""
+        self.calls.append((served.done, served.method, served.status, where, hands))
         if table is None:
             return
         self.last_call = served.done
         table.changed.set()
         if not served.ok or not served.method.startswith(("send", "edit")):
             return
-        if chat == table.chat_id:
+        if chat == table.chat_id and not to_one:
             table.group_changed = served.done
-        self._shown(table, chat, served)
+        self._shown(table, chat == table.chat_id and not to_one, served)
 
     def _answered(self, served: Served) -> None:
         tap = self.taps.get(str(served.params.get("callback_query_id")))
@@ -285,8 +314,9 @@ class Meter:
         ):
             table.last_shown = tap
 
-    def _shown(self, table: Table, chat: int, served: Served) -> None:
-        """A message now shows these buttons: a new game, a new position, an end."""
+    def _shown(self, table: Table, public: bool, served: Served) -> None:
+        """A message now shows these buttons: a new game, a new position, an end
+        (``public``: the group's own message; else a player's hand)."""
         positions: dict[str, int] = {}
         for cb in _callbacks(served.params):
             if cb.chat_id != table.chat_id:
@@ -296,13 +326,13 @@ class Meter:
                 table.game_id = cb.game_id
             if cb.action is Action.MOVE:
                 positions[cb.game_id] = max(positions.get(cb.game_id, -1), _stamp(cb))
-            if cb.action is Action.AGAIN and chat == table.chat_id:
+            if cb.action is Action.AGAIN and public:
                 table.ended.add(cb.game_id)
         for game, position in positions.items():
             table.offered[game] = max(table.offered.get(game, -1), position)
         for tap in list(table.pending):
             reached = positions.get(tap.game_id, -1) > (tap.stamp or 0)
-            if (reached and chat != table.chat_id) or tap.game_id in table.ended:
+            if (reached and not public) or tap.game_id in table.ended:
                 tap.prompt_after = served.done - tap.posted if reached else None
                 tap.ended = not reached
                 table.pending.remove(tap)
@@ -444,14 +474,19 @@ class Run:
         asked = []
         latest = table.offered.get(table.game_id, -1)
         for user in table.players:
-            for message in self.telegram.screen(user.id):
-                version = (message.chat_id, message.message_id, message.edits)
+            for message in self.hands(table, user):
+                version = version_of(message)
                 if version in table.tapped:
                     continue
                 buttons = [b for b in message.buttons if self._current(table, b, latest)]
                 if buttons:
                     asked.append((user, message, buttons))
         return table.rng.choice(asked) if asked else None
+
+    def hands(self, table: Table, user: FakeUser) -> list[FakeMessage]:
+        """Where he may find his hand: his private chat, his ephemeral messages in the
+        table's group."""
+        return self.telegram.screen(user.id) + self.telegram.ephemerals(table.chat_id, user.id)
 
     def _current(self, table: Table, button: Button, latest: int) -> bool:
         if action_of(button) not in PLAY_ACTIONS or is_action(Action.SETUP, "r")(button):
@@ -464,7 +499,7 @@ class Run:
     def again(self, table: Table) -> tuple[FakeMessage, Button] | None:
         """The group's Play again button for the game just over, if shown."""
         for message in self.telegram.screen(table.chat_id):
-            version = (message.chat_id, message.message_id, message.edits)
+            version = version_of(message)
             for button in message.buttons:
                 if (
                     version not in table.tapped
@@ -472,6 +507,19 @@ class Run:
                     and decode(button.callback_data).game_id == table.game_id
                 ):
                     return message, button
+        return None
+
+    def cards(self, table: Table) -> tuple[FakeUser, FakeMessage, Button] | None:
+        """A player whom the group's table asks to tap *My cards* (his hand could not be
+        shown in the group), and that button, as he would tap it."""
+        found = self.group_button(table, Action.CARDS)
+        if found is None or version_of(found[0]) in table.tapped:
+            return None
+        message, button = found
+        asked = [line for line in (message.text or "").splitlines() if MY_CARDS in line]
+        for user in table.players:
+            if any(user.first_name in line.split(":")[0] for line in asked):
+                return user, message, button
         return None
 
     def group_button(
@@ -503,7 +551,7 @@ class Run:
         assert self.h is not None
         cb = decode(button.callback_data)
         stamp = _stamp(cb) if cb.action is Action.MOVE else None
-        version = (message.chat_id, message.message_id, message.edits)
+        version = version_of(message)
         tap = Tap(table, kind, cb.game_id, stamp, version)
         table.tapped.add(version)
         if kind == "move":
@@ -561,7 +609,7 @@ class Run:
             for _ in range(LOBBY_TRIES):
                 if await self.lobby_tap(table, creator, Action.START):
                     break
-                if await self.until(table, lambda: self.group_button(table, *USE_52), 5):
+                if await self.until(table, lambda: self.group_button(table, *USE_52), 15):
                     await self.lobby_tap(table, creator, *USE_52)
                 else:
                     await asyncio.sleep(1.0)
@@ -578,7 +626,7 @@ class Run:
         while clock() < stop_at and table.taps < max_taps:
             seen = await self.until(
                 table,
-                lambda: self.prompt(table) or self.again(table),
+                lambda: self.prompt(table) or self.again(table) or self.cards(table),
                 stop_at - clock(),
             )
             if seen is None:
@@ -596,6 +644,8 @@ class Run:
                 await self.press(table, user, message, button, kind)
             elif (again := self.again(table)) is not None:
                 await self.press(table, table.rng.choice(table.players), *again, "again")
+            elif (cards := self.cards(table)) is not None:
+                await self.press(table, *cards, "cards")
 
     # ----- final state
 
@@ -604,7 +654,7 @@ class Run:
         holding = [
             (user, message, cb)
             for user in table.players
-            for message in self.telegram.screen(user.id)
+            for message in self.hands(table, user)
             for b in message.buttons
             if action_of(b) in PLAY_ACTIONS
             and (cb := decode(b.callback_data)).chat_id == table.chat_id
@@ -678,22 +728,35 @@ class Run:
             await redis.flushdb()
             await redis.aclose()
 
-    def _tables(self) -> list[Table]:
+    async def _tables(self) -> list[Table]:
+        """The groups, each with its kind of hands (HANDS): the players who keep theirs in
+        the private chat chose it before (``ct:place``)."""
         assert self.h is not None
         tables = []
-        for i in range(self.level.groups):
-            kind, n = MIX[i % len(MIX)]
-            players = [self.h.user(f"G{i}P{j}", language_code="en") for j in range(n)]
-            group = self.h.group(f"Group {i}", creator=players[0])
-            rng = random.Random(self.args.seed * 100_000 + i)
-            table = Table(i, kind, players, group, rng)
-            self.meter.add(table)
-            tables.append(table)
+        redis = aioredis.Redis.from_url(self.args.redis_url)
+        try:
+            for i in range(self.level.groups):
+                kind, n = MIX[i % len(MIX)]
+                hands = HANDS[i % len(HANDS)]
+                private = hands == "private"
+                players = [
+                    self.h.user(f"G{i}P{j}", language_code="en", started=private) for j in range(n)
+                ]
+                for user in players if private else []:
+                    await redis.set(place_key(user.id), b"private")
+                group = self.h.group(f"Group {i}", creator=players[0])
+                group.bot_is_admin = hands == "group"
+                rng = random.Random(self.args.seed * 100_000 + i)
+                table = Table(i, kind, players, group, rng, hands)
+                self.meter.add(table)
+                tables.append(table)
+        finally:
+            await redis.aclose()
         return tables
 
     async def _measure(self) -> dict[str, Any]:
         level, args = self.level, self.args
-        tables = self._tables()
+        tables = await self._tables()
         opened = await asyncio.gather(*(self.open(t) for t in tables))
         ready = [t for t, failed in zip(tables, opened, strict=True) if failed is None]
         load = os.getloadavg()[0]
@@ -711,9 +774,9 @@ class Run:
         moves = [t for t in window if t.accepted and t.kind in ("move", "setup")]
         accepted_moves = [t for t in moves if t.kind == "move"]
         prompts = sorted(t.prompt_after for t in accepted_moves if t.prompt_after is not None)
-        calls = [(m, s, w) for done, m, s, w in self.meter.calls if start <= done <= end]
-        by_method = Counter(m for m, s, _ in calls if s != 429)
-        lobby_429 = sum(1 for d, _, s, _ in self.meter.calls if s == 429 and d < start)
+        calls = [(m, s, w, k) for done, m, s, w, k in self.meter.calls if start <= done <= end]
+        by_method = Counter(m for m, s, _, _ in calls if s != 429)
+        lobby_429 = sum(1 for d, _, s, _, _ in self.meter.calls if s == 429 and d < start)
         return {
             "groups": level.groups,
             "think_s": level.think,
@@ -740,8 +803,8 @@ class Run:
             }
             if moves
             else {},
-            "429": sum(1 for _, s, _ in calls if s == 429),
-            "429_by": dict(Counter(f"{m} {w}" for m, s, w in calls if s == 429)),
+            "429": sum(1 for _, s, _, _ in calls if s == 429),
+            "429_by": dict(Counter(f"{m} {w}" for m, s, w, _ in calls if s == 429)),
             "429_lobby": lobby_429,
             "final_s": None if final is None else round(final, 1),
             "not_final": problems,
@@ -749,7 +812,25 @@ class Run:
             "bench_cpu_pct": round(own_cpu / (stop - start) * 100, 1),
             "load_average": round(load, 2),
             "bot_log": self.bots.log_counts(),
+            "by_hands": {hands: by_hands(window, calls, hands) for hands in HANDS},
         }
+
+
+def by_hands(
+    window: list[Tap], calls: list[tuple[str, int, str, str]], hands: str
+) -> dict[str, Any]:
+    """The run's main figures for the groups of one kind of hands (HANDS)."""
+    taps = [t for t in window if t.table.hands == hands]
+    answers = sorted(t.answered - t.posted for t in taps if t.answered is not None)
+    moves = [t for t in taps if t.accepted and t.kind in ("move", "setup")]
+    prompts = sorted(t.prompt_after for t in moves if t.kind == "move" and t.prompt_after)
+    made = sum(1 for _, s, _, k in calls if k == hands and s != 429)
+    return {
+        "moves": len(moves),
+        "answer_p99_ms": ms(quantile(answers, 99)),
+        "prompt_p99_ms": ms(quantile(prompts, 99)),
+        "calls_per_move": round(made / len(moves), 2) if moves else None,
+    }
 
 
 # ------------------------------------------------------------------------------ output
@@ -793,10 +874,28 @@ COLUMNS = [
 ]
 
 
+HAND_COLUMNS = [
+    ("groups", "groups"),
+    ("think_s", "think"),
+    ("processes", "procs"),
+    ("hands", "hands"),
+    ("moves", "moves"),
+    ("answer_p99_ms", "ans p99"),
+    ("prompt_p99_ms", "prm p99"),
+    ("calls_per_move", "calls/mv"),
+]
+
+
 def table_text(results: list[dict[str, Any]]) -> str:
-    rows = [[label for _, label in COLUMNS]]
-    rows += [["-" if r[k] is None else str(r[k]) for k, _ in COLUMNS] for r in results]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    """The runs' figures, then each run's by kind of hands."""
+    kinds = [{**r, **f, "hands": hands} for r in results for hands, f in r["by_hands"].items()]
+    return _table(COLUMNS, results) + "\n\n" + _table(HAND_COLUMNS, kinds)
+
+
+def _table(columns: list[tuple[str, str]], results: list[dict[str, Any]]) -> str:
+    rows = [[label for _, label in columns]]
+    rows += [["-" if r[k] is None else str(r[k]) for k, _ in columns] for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     lines = [" | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -819,6 +918,12 @@ def report(result: dict[str, Any]) -> str:
         f"{result['bench_cpu_pct']} %, load {result['load_average']}; bot log {result['bot_log']}",
         "   targets: " + "; ".join(verdicts(result)),
     ]
+    for hands, figures in result["by_hands"].items():
+        lines.append(
+            f"   hands {hands}: {figures['moves']} moves, answer p99 "
+            f"{figures['answer_p99_ms']} ms, prompt p99 {figures['prompt_p99_ms']} ms, "
+            f"calls/move {figures['calls_per_move']}"
+        )
     if result["groups_not_started"] or result["lobby_refusals"]:
         lines.append(f"   lobby refused {result['lobby_refusals']}")
     lines += [f"   not started: {p}" for p in result["groups_not_started"][:10]]

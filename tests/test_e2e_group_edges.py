@@ -302,3 +302,28 @@ async def test_a_prompt_after_a_quiet_while_is_a_new_message_where_one_may_be(
     (now,) = h.hands(other, top.group)
     assert top.prompt(other) is now
     assert (now.message_id != before.message_id) is admin
+
+
+@pytest.mark.telegram_complaints  # flood control, on purpose
+async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his_hand(
+    group_harness: Harness,
+) -> None:
+    """Flood control holds his Join's answer back past Telegram's 15 seconds: he stays
+    seated (nothing may be sent to him now), and once the game starts the group asks him
+    to tap My cards, which brings his hand."""
+    h = group_harness
+    ann, bob = strangers(h, 2, ("en",))
+    group = h.group(creator=ann)
+    top = Tabletop(h, group)
+    await top.open(ann, "durak")
+    h.server.flood(
+        "sendMessage", retry_after=20, when=lambda p: "ephemeral_message_parameters" in p
+    )
+    assert (await top.join(bob)).text is None
+    await clock_of(h).advance(21)
+    assert h.hands(bob, group) == [] and len((await stored(h, group))["seats"]) == 2
+    await top.start(ann)
+    assert f"{bob.first_name}: tap “My cards” for your hand." in group_text(top)
+    await top.tap_group(bob, Action.CARDS)
+    assert "Your hand" in (h.hands(bob, group)[-1].text or "")
+    await top.play([ann, bob], random.Random(8))

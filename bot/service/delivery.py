@@ -440,6 +440,10 @@ def _hand_job(
     if table.phase == "lobby" or renewed:  # the answer to his Join, or his "My cards"
         job.priority = Priority.REPLY
         job.ring = renewed and job.may_send
+    if here and job.query is not None and (slot is None or slot.id is None or job.ring):
+        # a new message answering his tap: Telegram takes it for 15 seconds only, so it
+        # goes before everything else of the group (its table waits, coalesced)
+        job.priority = Priority.PROMPT
     elif screen.prompt:
         job.priority = Priority.PROMPT
         # his phone rings for a new prompt, unless he moved a moment ago (he is looking)
@@ -623,6 +627,11 @@ async def _put_ephemeral(bot: Bot, job: _Job, new: Slot) -> Slot:
             return new
     if job.parked:
         return new  # the place his hand has left: its message is gone, nothing to do
+    if not job.may_send and stale is None and new.phase == "lobby":
+        # his Join's answer came too late to be sent (the group's limits): he stays
+        # seated, and the game's first hand finds no message to edit (then the group
+        # asks him to tap My cards, or his private chat gets it)
+        return new
     if not job.may_send:
         raise _Undeliverable
     new.id = await sender.send_ephemeral(
