@@ -31,7 +31,8 @@ chat (else 400 CHAT_ADMIN_REQUIRED, or "query is too old"); unknown or missing
 parameters are 400s; a receiver who is offline (:attr:`FakeUser.online`) never gets one.
 Errors, worded as Telegram words them: 400 chat not found, message to
 edit / delete / be replied not found, message is not modified, message can't be edited,
-BUTTON_DATA_INVALID, message is too long, can't parse entities (HTML), query is too old;
+BUTTON_DATA_INVALID, BUTTON_TYPE_INVALID (a Mini App button outside a private chat),
+message is too long, can't parse entities (HTML), query is too old;
 403 bot can't initiate conversation with a user, bot was blocked by the user, bot was
 kicked from the group; 429 flood control (:meth:`FakeTelegram.flood`, a per-group rate
 with ``group_rate_per_minute``, or Telegram's limits on every chat by
@@ -639,6 +640,8 @@ class FakeTelegram:
                 url = button.get("url")
                 if url is not None and not re.match(r"(https?|tg)://", url):
                     raise bad(f"inline keyboard button URL '{url}' is invalid: Wrong HTTP URL")
+                if "web_app" in button and params.get("chat_id") in self.groups:
+                    raise bad("BUTTON_TYPE_INVALID")  # Mini App buttons: private chats only
                 out_row.append(dict(button))
             rows.append(out_row)
         if sum(len(r) for r in rows) > 100:

@@ -63,6 +63,17 @@ async def actor(h: Harness, top: Tabletop, players: list[FakeUser]) -> FakeUser:
     return players[to_act.player]
 
 
+async def two_started(
+    h: Harness, admin: bool
+) -> tuple[Tabletop, list[FakeUser], FakeUser, FakeUser]:
+    """A durak game for two strangers: its table, its players in seat order, who leads,
+    and who answers him."""
+    players = strangers(h, 2, ("en",))
+    top = await started(h, players, admin=admin)
+    first = await actor(h, top, players)
+    return top, players, first, next(u for u in players if u is not first)
+
+
 async def move(h: Harness, top: Tabletop, user: FakeUser, rng: random.Random) -> None:
     message = top.prompt(user)
     assert message is not None, f"{user.first_name} is not asked"
@@ -79,11 +90,8 @@ async def test_an_offline_player_gets_his_hand_back_through_my_cards(
     group_harness: Harness,
 ) -> None:
     h = group_harness
-    players = strangers(h, 2, ("en",))
-    top = await started(h, players, admin=True)
+    top, players, first, other = await two_started(h, admin=True)
     rng = random.Random(1)
-    first = await actor(h, top, players)
-    other = next(u for u in players if u is not first)
     other.online = False  # his phone is off: what is sent to him now never arrives
     await clock_of(h).advance(services(h.app).settings.ring_after + 1)
     await move(h, top, first, rng)  # now he must answer: a new prompt, which he never gets
@@ -108,11 +116,8 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
     it: its next hand sent without a tap is refused (CHAT_ADMIN_REQUIRED). The hand has
     nowhere else to go (no private chat): the group says so once, and My cards brings it."""
     h = group_harness
-    players = strangers(h, 2, ("en",))
-    top = await started(h, players, admin=True)
+    top, players, first, other = await two_started(h, admin=True)
     rng = random.Random(2)
-    first = await actor(h, top, players)
-    other = next(u for u in players if u is not first)
     top.group.bot_is_admin = False  # demoted; its my_chat_member never came
     for message in h.hands(other, top.group):  # he cleared his client: nothing to edit
         message.deleted = True
@@ -291,10 +296,7 @@ async def test_a_prompt_after_a_quiet_while_is_a_new_message_where_one_may_be(
     """An administrator rings him with a new message and deletes the old one; without
     being one, the bot may only answer his own taps: it edits his hand in place."""
     h = group_harness
-    players = strangers(h, 2, ("en",))
-    top = await started(h, players, admin=admin)
-    first = await actor(h, top, players)
-    other = next(u for u in players if u is not first)
+    top, players, first, other = await two_started(h, admin=admin)
     (before,) = h.hands(other, top.group)
     await clock_of(h).advance(TAP_FRESH + 1)  # a quiet while; his Join is too old to answer
     await move(h, top, first, random.Random(7))

@@ -5,12 +5,13 @@ the bot an administrator of the group and without."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
-from bot.core.callbacks import Action
-from testing.fakegram import FakeGroup, FakeUser
-from testing.harness import Harness
+from bot.core.callbacks import Action, payload
+from testing.fakegram import BOT_USERNAME, FakeGroup, FakeTelegram, FakeUser
+from testing.harness import AppFactory, Harness
 from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, is_action, stored
 
 NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")
@@ -110,3 +111,26 @@ async def test_football_with_its_set_up_in_the_group(group_harness: Harness, adm
     await play_watched(top, players, seed=3)
     no_private_messages(h, players)
     assert live_buttons(h, players, group) == []
+
+
+async def test_the_mini_app_opens_from_a_hand_in_the_group(
+    server: FakeTelegram, make_app: AppFactory, fake_redis: Any
+) -> None:
+    """Telegram takes a Mini App button in private chats only: a hand in the group links to
+    the page's direct address, which shows its viewer his own seat."""
+    h = Harness(server)
+    page = "https://cards.example.org/app/"
+    h.apps.append(await make_app(fake_redis, hands="group", webapp_url=page, webapp_name="table"))
+    h.redis = fake_redis
+    players = strangers(h, 2)
+    group = await group_with(h, players, admin=True)
+    top = Tabletop(h, group)
+    await top.setup_game("durak", players)
+    data = await stored(h, group)
+    param = payload(group.id, None, data["game_id"])
+    for user in players:
+        hand = h.hands(user, group)[-1]
+        assert [b.url for b in hand.buttons if b.url] == [
+            f"https://t.me/{BOT_USERNAME}/table?startapp={param}"
+        ]
+        assert not any(b.web_app for b in hand.buttons)
