@@ -672,8 +672,8 @@ class Run:
         ]
         if stale:
             return f"{where}: {len(stale)} buttons of an earlier position or game remain"
-        if not holding:
-            return f"{where}: nobody is asked to act"
+        if not holding and self.cards(table) is None:  # (a hand waiting for My cards is
+            return f"{where}: nobody is asked to act"  # final: the table says so)
         last = table.last_accepted
         moved = last is not None and last.kind == "move" and last.game_id == table.game_id
         if moved and last is not None and latest <= (last.stamp or 0):
@@ -788,6 +788,7 @@ class Run:
             "taps": len(window),
             "moves": len(moves),
             "games_again": sum(1 for t in window if t.kind == "again" and t.accepted),
+            "my_cards": sum(1 for t in window if t.kind == "cards"),
             "answer_p50_ms": ms(quantile(answers, 50)),
             "answer_p99_ms": ms(quantile(answers, 99)),
             "unanswered": len(window) - len(answers),
@@ -907,7 +908,7 @@ def report(result: dict[str, Any]) -> str:
         f"== {result['groups']} groups, think {result['think_s']} s, "
         f"{result['processes']} process(es): {result['groups_started']} started, "
         f"{result['taps']} taps, {result['moves']} moves in {result['seconds']} s, "
-        f"{result['games_again']} games again",
+        f"{result['games_again']} games again, {result['my_cards']} taps on My cards",
         f"   answer p50/p99 {result['answer_p50_ms']}/{result['answer_p99_ms']} ms "
         f"({result['unanswered']} unanswered; refused: {result['refused_taps']})",
         f"   next prompt p50/p99 {result['prompt_p50_ms']}/{result['prompt_p99_ms']} ms "

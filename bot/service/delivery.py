@@ -83,6 +83,7 @@ RETRY_SECONDS = 3.0  # after a timeout or a network error
 # An ephemeral message may answer a tap for 15 seconds (docs/ephemeral.md): one second's
 # margin for the call's way to Telegram.
 TAP_FRESH = 14.0
+_FALLBACKS = ("hand_private", "hand_wait")  # the events that say where a hand went
 # The least a message the limiter refused waits before it is asked for again. The limiter
 # says when a call would fit, but while the bot is busy more urgent calls take that room
 # first; asking again at once would only cost another round over the whole table.
@@ -687,9 +688,12 @@ async def _refused(svc: Services, key: str, refused: dict[int, bool]) -> None:
             if seat.user_id not in refused or not seat.group_ok:
                 continue
             seat.group_ok, changed = False, True
-            if table.phase == "playing" and seat.dm_ok:
+            told = any(k in _FALLBACKS and d.get("seat") == index for k, d in table.events)
+            if table.phase != "playing" or told:  # said once (while the log shows it)
+                continue
+            if seat.dm_ok:
                 table.add_events([("hand_private", {"seat": index})])
-            elif table.phase == "playing":
+            else:
                 table.add_events([("hand_wait", {"seat": index})])
         if any(refused.values()) and table.bot_admin:
             table.bot_admin, changed = False, True
