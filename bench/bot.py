@@ -61,8 +61,9 @@ from bot.app import build_application, freeze_startup_heap
 from bot.core.callbacks import Action
 from bot.core.config import Settings
 from bot.core.store import KEY_PREFIX
+from testing.chats import BOT_TOKEN, FakeUser
 from testing.errors import NOT_MODIFIED
-from testing.fakegram import ARRIVED, BOT_TOKEN, TAG, FakeRequest, FakeTelegram, FakeUser
+from testing.fakegram import ARRIVED, TAG, FakeRequest, FakeTelegram
 from testing.harness import Harness, start_app, stop_app
 from testing.tabletop import Tabletop
 

@@ -21,8 +21,10 @@ from typing import Literal
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.base import Game
-from engine.durak import Durak, DurakOptions
-from engine.football import Football, FootballOptions
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakOptions
+from engine.games.football.game import Football
+from engine.games.football.rules import FootballOptions
 
 DeckSize = Literal[36, 52]
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]

@@ -3,7 +3,7 @@
 Every figure comes with its 95 % confidence interval (Wilson for rates, the normal
 approximation for means, order statistics for the decision-time percentiles), next to
 the target it is held to (the limits and rates are set in this file).  Durak levels are
-measured against a fixed yardstick, the greedy player (:mod:`engine.players.durak_greedy`),
+measured against a fixed yardstick, the greedy player (:mod:`engine.games.durak.players.greedy`),
 so that a stronger level shows as a lower fool rate rather than as a moving comparison.
 Seats rotate between games so that no level profits from moving first; game ``i`` is dealt
 from seed ``i``, counted from ``--first-seed`` (0): a change tuned on the usual seeds can
@@ -37,9 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine import cards
 from engine.base import Event, Game
 from engine.computer import choose
-from engine.durak import Durak, DurakOptions, DurakView
-from engine.football import Football, FootballOptions
-from engine.players.durak_greedy import greedy
+from engine.games.durak.game import Durak
+from engine.games.durak.players.greedy import greedy
+from engine.games.durak.rules import DurakOptions
+from engine.games.durak.view import DurakView
+from engine.games.football.game import Football
+from engine.games.football.rules import FootballOptions
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 # Durak can cycle for ever when every seat is a deterministic computer: a game this long

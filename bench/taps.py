@@ -38,9 +38,10 @@ import fakeredis
 
 from bot.app import build_application
 from bot.core.callbacks import Action
+from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.computers import lobby_with_computers, play_people
-from testing.fakegram import FakeRequest, FakeTelegram, FakeUser
+from testing.fakegram import FakeRequest, FakeTelegram
 from testing.flood import FloodLimits
 from testing.harness import Harness, start_app, stop_app
 from testing.settings import settings
@@ -81,12 +82,7 @@ async def tap_when_shown(
     h: Harness, clock: Clock, top: Tabletop, user: FakeUser, action: Action
 ) -> float:
     """Once the button is shown (the bot's clock moved on until it is), the tap on it."""
-    for _ in range(100):
-        try:
-            message = h.with_button(top.group, is_action(action), top.thread)
-            break
-        except AssertionError:
-            await top.later()
+    message = await top.shown(action)
     return await timed_tap(h, clock, lambda: h.tap(user, message, is_action(action)))
 
 
@@ -112,13 +108,7 @@ async def record_group(h: Harness, clock: Clock) -> float:
     ann, bob = h.user("Ann"), h.user("Bob")
     top = Tabletop(h, h.group())
     await top.setup_game("football", [ann, bob])
-    rng = random.Random(2)
-    for _ in range(2000):
-        if top.finished():
-            break
-        if any(top.prompt(u) for u in (ann, bob)):
-            await top.step([ann, bob], rng)
-        await clock.advance(0.3)
+    await top.play_paced([ann, bob], random.Random(2))
     return await tap_when_shown(h, clock, top, bob, Action.RECORD)
 
 

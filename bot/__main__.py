@@ -1,5 +1,6 @@
-"""``python -m bot``: run the bot (webhook when WEBHOOK_URL is set, else polling; the Mini
-App's page and API on PORT with the webhook, or beside polling when WEBAPP_URL is set)."""
+"""``python -m bot``: run the bot (webhook when WEBHOOK_URL is set, else polling; an HTTP
+server on PORT with the webhook, the Mini App's page and API when WEBAPP_URL is set, and
+health, readiness and metrics whenever PORT is set: bot.runner, bot.endpoints)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 from telegram.error import InvalidToken, NetworkError
 
+from bot import runner
 from bot.app import build_application, freeze_startup_heap
-from bot.core import health
+from bot.core import health, logs
 from bot.core.config import Settings
-from bot.webapp import server
 
 log = logging.getLogger("bot")
 # The kinds of update the bot handles (my_chat_member: it was removed from a group).
@@ -29,10 +30,7 @@ def _not_a_failed_start(record: logging.LogRecord) -> bool:
 
 
 def main() -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logs.configure("INFO", "text", ())  # until the settings are read
     logging.getLogger("telegram.ext").addFilter(_not_a_failed_start)
     try:
         settings = Settings()
@@ -49,13 +47,17 @@ def main() -> int:
             why = err["msg"].removeprefix("Value error, ")
             print(f"error: bad settings: {where + ': ' if where else ''}{why}", file=sys.stderr)
         return 2
+    hidden = (settings.telegram_bot_token, settings.webhook_secret, settings.redis_url)
+    secrets = [s.get_secret_value() for s in hidden if s is not None]
+    logs.configure(settings.log_level, settings.log_format, secrets)
     if settings.redis_url:
+        url = settings.redis_url.get_secret_value()
         try:  # a wrong REDIS_URL is found now rather than at the first tap
-            sync_redis.Redis.from_url(settings.redis_url, socket_timeout=5).ping()
+            sync_redis.Redis.from_url(url, socket_timeout=5).ping()
         except (RedisError, ValueError) as exc:
             print(f"error: cannot use Redis at REDIS_URL: {exc}", file=sys.stderr)
             return 1
-        redis = health.client(settings.redis_url)
+        redis = health.client(url)
     else:
         import fakeredis
 
@@ -65,11 +67,7 @@ def main() -> int:
     freeze_startup_heap()
     # Start-up failures are the operator's to fix: one line each, not a traceback.
     try:
-        if settings.webhook_url or settings.webapp_url:
-            # one ASGI server on PORT: the webhook (or the poller beside it) and the page
-            asyncio.run(server.run(app, settings, UPDATES))
-        else:
-            app.run_polling(allowed_updates=UPDATES)
+        asyncio.run(runner.run(app, settings, UPDATES))
     except InvalidToken:
         print(
             "error: Telegram refused TELEGRAM_BOT_TOKEN (check it with @BotFather)", file=sys.stderr

@@ -24,10 +24,13 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
+from bot import inbox
+from bot.core import logs, metrics
 from bot.core.callbacks import Action
 from bot.core.clock import Clock
 from bot.core.config import Settings
 from bot.core.limiter import Limiter, SharedRateLimiter
+from bot.core.metrics import Counted
 from bot.core.services import KEY, Services, every, guarded, services, stop_polls
 from bot.core.store import RENEW_EVERY, Store
 from bot.handlers import commands, computer, lobby, members, migrate, once, play, stats_commands
@@ -104,6 +107,32 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     await commands.set_menu(app)
     _poll(app)
     turns.poll(app)
+    if svc.settings.webhook_url:
+        inbox.start(app)
+
+
+async def _post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    await inbox.drain(app)  # done already when bot.runner stopped the process
+    await stop_polls(app)
+
+
+async def _begin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    logs.UPDATE_ID.set(update.update_id)
+    metrics.started()
+
+
+async def _handled(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    metrics.handled(_kind(update))
+
+
+def _kind(update: Update) -> str:
+    if update.callback_query is not None:
+        return "tap"
+    if update.my_chat_member is not None:
+        return "member"
+    if update.message is not None:
+        return "command" if (update.message.text or "").startswith("/") else "message"
+    return "other"
 
 
 def _poll(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
@@ -124,29 +153,33 @@ def build_application(
     limiter, pollers, turn timers and delivery read the time from and wait on: the tests
     move it instead of sleeping."""
     clock = clock or Clock()
-    builder = ApplicationBuilder().token(settings.telegram_bot_token)
+    builder = ApplicationBuilder().token(settings.telegram_bot_token.get_secret_value())
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
     if settings.telegram_base_url:
         root = settings.telegram_base_url.rstrip("/")
         builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
     redis_limiter = Limiter(redis, clock) if settings.rate_limit else None
-    if redis_limiter is not None:
-        # Every process keeps to Telegram's limits together (bot.core.limiter); a flood-control
-        # answer comes straight back to the caller, who puts that message off.
-        builder = builder.rate_limiter(SharedRateLimiter(redis_limiter))
+    # Every process keeps to Telegram's limits together (bot.core.limiter); a flood-control
+    # answer comes straight back to the caller, who puts that message off. Every call is
+    # counted around that (bot.core.metrics).
+    shared = SharedRateLimiter(redis_limiter) if redis_limiter is not None else None
+    builder = builder.rate_limiter(Counted(shared))
     logging.getLogger("telegram.request.BaseRequest").addFilter(_NOT_JSON)
     # Updates of different chats run side by side; one table's run one at a time per
     # process (a lock per table), and the CAS in Redis covers other processes.
-    builder = builder.concurrent_updates(256).post_init(_post_init).post_stop(stop_polls)
+    builder = builder.concurrent_updates(256).post_init(_post_init).post_stop(_post_stop)
     app = builder.build()
     store = Store(redis, settings.game_ttl, clock)
     app.bot_data[KEY] = Services(
         settings=settings, store=store, limiter=redis_limiter, clock=clock, follow=migrate.follow
     )
-    # First and last: each update is handled once (bot.handlers.once).
+    # First and last: each update is handled once (bot.handlers.once); before them the
+    # update is named in the log lines of its handling, and counted once it is handled.
+    app.add_handler(TypeHandler(Update, _begin), group=-2)
     app.add_handler(TypeHandler(Update, once.claim), group=-1)
     app.add_handler(TypeHandler(Update, once.done), group=1)
+    app.add_handler(TypeHandler(Update, _handled), group=2)
     app.add_handler(CommandHandler("newgame", commands.newgame))
     app.add_handler(CommandHandler("endgame", commands.endgame))
     app.add_handler(CommandHandler("start", commands.start))

@@ -1,8 +1,10 @@
 """A computer seat's move: the game's player at its level, as :mod:`engine.registry` lists
-them (the players themselves are in :mod:`engine.players`, one module per game).
+them (each game's player is its package's ``computer`` module).
 
-Kept out of the players' package so that the registry can import the players while this
-module imports the registry, without an import cycle.
+A player is given the seat's view (``game.view(seat)``), the legal moves (what the rules
+allow is public) and the public events of the game so far; never the game itself. So a
+computer player cannot cheat by construction, and the bot can call it for a timed-out
+person with nothing but what it already shows him. Same inputs, same move.
 """
 
 from __future__ import annotations

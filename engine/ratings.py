@@ -3,19 +3,18 @@
 Pure functions only (no I/O), so that live counting (bot.tables.stats) and a rebuild from game
 records compute exactly the same figures, and so that they are testable without Redis.
 
-A game is a ranking of its seats (1 is best, equal numbers tie): in durak every player
-who is not the fool ties above the fool, and a drawn game (no fool) ties everyone; in
-football the winner is above the loser, and a draw ties both. OpenSkill's Plackett-Luce
-model turns a ranking into new ratings, each with its uncertainty (sigma); a rating is
-shown as the conservative ``mu - 3 sigma``, so that one lucky game cannot top a board:
-a newcomer starts at 0 and climbs as his uncertainty shrinks.
+A game is a ranking of its seats (1 is best, equal numbers tie), which each game's
+:class:`Outcome` (its package's ``outcome`` module) makes from the engine's result; a
+drawn game ties everyone. OpenSkill's Plackett-Luce model turns a ranking into new
+ratings, each with its uncertainty (sigma); a rating is shown as the conservative
+``mu - 3 sigma``, so that one lucky game cannot top a board: a newcomer starts at 0 and
+climbs as his uncertainty shrinks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from openskill.models import PlackettLuce
 
@@ -38,7 +37,7 @@ class Rating:
 @dataclass(frozen=True)
 class Outcome:
     """A finished game as standings count it. ``ranks``: each seat's place (1 best, ties
-    equal). Each game has its own kind of outcome (:attr:`engine.registry.GameSpec.outcome`
+    equal). Each game has its own kind of outcome (:attr:`engine.spec.GameSpec.outcome`
     makes it), which knows its counters and what keeps a streak going."""
 
     kind: str
@@ -55,62 +54,6 @@ class Outcome:
     def streak_goes_on(self, seat: int) -> bool:
         """The game lengthens the seat's streak; anything else ends it."""
         raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class FootballOutcome(Outcome):
-    """``goals``: per seat."""
-
-    goals: tuple[int, ...] = ()
-
-    @classmethod
-    def of(cls, kind: str, result: Mapping[str, Any], summary: Mapping[str, Any]) -> Outcome:
-        """The outcome from the engine's ``result()`` (the summary adds nothing)."""
-        goals = tuple(int(g) for g in result["goals"])
-        winner = result.get("winner")
-        ranks = tuple(1 if winner in (None, seat) else 2 for seat in range(len(goals)))
-        return cls(kind, ranks, goals=goals)
-
-    def figures(self, seat: int) -> dict[str, int]:
-        mine, theirs = self.goals[seat], sum(self.goals) - self.goals[seat]
-        key = "draw" if self.drawn else "won" if self.ranks[seat] == 1 else "lost"
-        return {"n": 1, key: 1, "gf": mine, "ga": theirs}
-
-    def streak_goes_on(self, seat: int) -> bool:
-        """Football: he won."""
-        return not self.drawn and self.ranks[seat] == 1
-
-
-@dataclass(frozen=True)
-class DurakOutcome(Outcome):
-    """``fool`` (None: drawn) and ``first_out`` (who got rid of his cards first, if anyone
-    did)."""
-
-    fool: int | None = None
-    first_out: int | None = None
-
-    @classmethod
-    def of(cls, kind: str, result: Mapping[str, Any], summary: Mapping[str, Any]) -> Outcome:
-        """The outcome from the engine's ``result()`` and ``summary()``."""
-        players = len(summary["hands"])
-        fool = result.get("fool")
-        out = [s for s in summary.get("out", []) if isinstance(s, int) and s < players]
-        ranks = tuple(2 if seat == fool else 1 for seat in range(players))
-        return cls(kind, ranks, fool=fool, first_out=out[0] if out else None)
-
-    def figures(self, seat: int) -> dict[str, int]:
-        add = {"n": 1}
-        if self.drawn:
-            add["draw"] = 1
-        elif self.fool == seat:
-            add["fool"] = 1
-        if self.first_out == seat:
-            add["first"] = 1
-        return add
-
-    def streak_goes_on(self, seat: int) -> bool:
-        """Durak: he was not the fool."""
-        return self.fool != seat
 
 
 def above(game: Outcome) -> list[tuple[int, int]]:

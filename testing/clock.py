@@ -1,5 +1,8 @@
-"""The bot's clock in a test: real time plus an offset the test moves forward instead of
-sleeping, its timers fired in order as it goes (no test sleeps)."""
+"""The bot's clock in a test, moved forward instead of slept on.
+
+Real time plus an offset the test moves, its timers fired in order as it goes, so that no
+test sleeps and a wait of minutes takes none.
+"""
 
 from __future__ import annotations
 

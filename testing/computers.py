@@ -1,5 +1,8 @@
-"""Helpers for games with computer seats: a harness with quick pacing, waiting for the
-computer, and playing a person's part while the computer plays the rest."""
+"""Games with computer seats: a quickly paced bot, waiting for it, playing the people.
+
+A harness with a short computer pace, waiting on the bot's clock for the computer, and
+playing a person's part while the computer plays the rest.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ import pytest
 
 from bot.core.callbacks import Action
 from bot.core.services import services
+from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
-from testing.fakegram import FakeGroup, FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
 from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored
 

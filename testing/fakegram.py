@@ -1,13 +1,13 @@
-"""The fake Telegram Bot API server: users, chats, messages and every call, as Telegram
-answers them.
+"""The fake Telegram Bot API server: users, chats, messages and every call.
 
 Why at the HTTP boundary: the bot under test is the real python-telegram-bot Application,
 so every ``Bot`` method, its serialisation and PTB's mapping of HTTP errors to exceptions
 run for real; only Telegram's servers are replaced. :class:`FakeTelegram` is the server
-and :class:`FakeRequest` the ``BaseRequest`` that PTB sends its calls through; the users'
-side is :class:`testing.harness.Harness`, Telegram's HTML is checked by
-:mod:`testing.html`, its flood control is :mod:`testing.flood`, and the same server over
-real HTTP, for a bot in another process, is :mod:`testing.fakeserver`.
+and :class:`FakeRequest` the ``BaseRequest`` that PTB sends its calls through. The chats
+it keeps are :mod:`testing.chats`, the users' side is :class:`testing.harness.Harness`,
+Telegram's HTML is checked by :mod:`testing.html`, its flood control is
+:mod:`testing.flood`, and the same server over real HTTP, for a bot in another process,
+is :mod:`testing.fakeserver`.
 
 The fake is strict where Telegram is strict, because those are the bugs that only show in
 production: an edit that changes nothing (400 "message is not modified", counted in
@@ -21,6 +21,7 @@ Simulated methods: getMe, sendMessage, editMessageText, editMessageReplyMarkup,
 editMessageCaption, deleteMessage(s), sendDocument, answerCallbackQuery, getChat,
 getChatMember, getChatAdministrators, pin/unpinChatMessage, sendChatAction,
 set/get/deleteMyCommands, setMyDescription, setMyShortDescription, setChatMenuButton,
+getUpdates (always empty),
 set/deleteWebhook; ephemeral messages (sendMessage's ``ephemeral_message_parameters``,
 editEphemeralMessageText, editEphemeralMessageReplyMarkup, deleteEphemeralMessage) as
 docs/ephemeral.md reads the Bot API: only the receiver sees one (:meth:`FakeTelegram.seen_by`),
@@ -52,12 +53,21 @@ import re
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any
 
 from telegram import Bot
 from telegram.request import BaseRequest, RequestData
 
+from testing.chats import (
+    BOT_ID,
+    BOT_USERNAME,
+    Answer,
+    Call,
+    FakeGroup,
+    FakeMessage,
+    FakeUser,
+    Fault,
+)
 from testing.errors import (
     BLOCKED,
     CANT_INITIATE,
@@ -68,10 +78,6 @@ from testing.errors import (
 )
 from testing.flood import FloodLimits
 from testing.html import parse_html, strip_entities, utf16_len
-
-BOT_ID = 7_000_000_001
-BOT_USERNAME = "cardtable_test_bot"
-BOT_TOKEN = f"{BOT_ID}:AAFakeTokenForTestsOnly_0123456789abc"
 
 # What the caller is doing (e.g. "move"): stamped on every Bot API call made meanwhile, so
 # that a benchmark can count calls per kind of update even with many updates in flight.
@@ -106,210 +112,6 @@ _EPHEMERAL_METHODS = {
     ),
     "deleteEphemeralMessage": frozenset({"chat_id", "receiver_user_id", "ephemeral_message_id"}),
 }
-
-
-# ------------------------------------------------------------------------------ the world
-
-
-@dataclass
-class FakeUser:
-    """A Telegram user. ``started``: has opened the private chat with the bot."""
-
-    id: int
-    first_name: str
-    language_code: str | None = "en"
-    username: str | None = None
-    last_name: str | None = None
-    started: bool = True
-    blocked: bool = False
-    # False: his clients are offline; an ephemeral message sent to him meanwhile never
-    # reaches him (the Bot API delivers them best effort; the bot is not told).
-    online: bool = True
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "is_bot": False, "first_name": self.first_name}
-        for key in ("last_name", "username", "language_code"):
-            if getattr(self, key) is not None:
-                data[key] = getattr(self, key)
-        return data
-
-    def chat_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "type": "private", "first_name": self.first_name}
-        if self.last_name:
-            data["last_name"] = self.last_name
-        if self.username:
-            data["username"] = self.username
-        return data
-
-
-@dataclass
-class FakeGroup:
-    """A group or supergroup; forum supergroups have topics (``message_thread_id``)."""
-
-    id: int
-    title: str
-    type: str = "supergroup"
-    is_forum: bool = False
-    creator: int | None = None
-    admins: set[int] = field(default_factory=set)
-    topics: dict[int, str] = field(default_factory=dict)
-    bot_is_admin: bool = False
-    kicked: bool = False  # the bot was removed from the group
-    # Known users who are not in the group (getChatMember says "left"); every other
-    # known user is a member.
-    outsiders: set[int] = field(default_factory=set)
-    migrated_to: int | None = None  # upgraded to this supergroup: the old id is refused
-
-    def chat_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title}
-        if self.is_forum:
-            data["is_forum"] = True
-        return data
-
-
-@dataclass(frozen=True)
-class Button:
-    """One inline-keyboard button as a user sees it."""
-
-    text: str
-    callback_data: str | None = None
-    url: str | None = None
-    row: int = 0
-    col: int = 0
-    web_app: str | None = None  # the Mini App's page
-
-
-@dataclass
-class FakeMessage:
-    """A message as it currently stands on Telegram's side (mutated by edits)."""
-
-    chat_id: int
-    message_id: int
-    date: int
-    sender: dict[str, Any]
-    chat: dict[str, Any]
-    text: str | None = None
-    entities: list[dict[str, Any]] = field(default_factory=list)
-    reply_markup: dict[str, Any] | None = None
-    thread_id: int | None = None
-    document: dict[str, Any] | None = None
-    document_bytes: bytes | None = None
-    caption: str | None = None
-    caption_entities: list[dict[str, Any]] = field(default_factory=list)
-    edit_date: int | None = None
-    edits: int = 0
-    deleted: bool = False
-    # An ephemeral message (testing.fakegram's "Ephemeral messages"): the one user who
-    # sees it (as User JSON), and whether it never reached him (he was offline).
-    receiver: dict[str, Any] | None = None
-    dropped: bool = False
-    replaces: int | None = None  # shown to him in place of this group message
-
-    @property
-    def from_bot(self) -> bool:
-        return self.sender.get("id") == BOT_ID
-
-    @property
-    def rows(self) -> list[list[Button]]:
-        keyboard = (self.reply_markup or {}).get("inline_keyboard", [])
-        return [
-            [
-                Button(
-                    b["text"],
-                    b.get("callback_data"),
-                    b.get("url"),
-                    r,
-                    c,
-                    (b.get("web_app") or {}).get("url"),
-                )
-                for c, b in enumerate(row)
-            ]
-            for r, row in enumerate(keyboard)
-        ]
-
-    @property
-    def buttons(self) -> list[Button]:
-        return [b for row in self.rows for b in row]
-
-    @property
-    def shown(self) -> str:
-        """Everything a reader sees of it: text or caption and the button labels."""
-        labels = " ".join(b.text for b in self.buttons)
-        return f"{self.text or self.caption or ''}\n{labels}"
-
-    @property
-    def receiver_id(self) -> int | None:
-        """The user an ephemeral message is for (None: everyone in the chat sees it)."""
-        return None if self.receiver is None else int(self.receiver["id"])
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "message_id": self.message_id,
-            "from": self.sender,
-            "chat": self.chat,
-            "date": self.date,
-        }
-        if self.receiver is not None:  # Bot API 10.2: message_id 0, its own id space
-            data["message_id"] = 0
-            data["ephemeral_message_id"] = self.message_id
-            data["receiver_user"] = self.receiver
-        if self.thread_id is not None:
-            data["message_thread_id"] = self.thread_id
-            data["is_topic_message"] = True
-        if self.edit_date is not None:
-            data["edit_date"] = self.edit_date
-        if self.text is not None:
-            data["text"] = self.text
-            if self.entities:
-                data["entities"] = self.entities
-        if self.document is not None:
-            data["document"] = self.document
-        if self.caption is not None:
-            data["caption"] = self.caption
-            if self.caption_entities:
-                data["caption_entities"] = self.caption_entities
-        if self.reply_markup is not None:
-            data["reply_markup"] = self.reply_markup
-        return data
-
-
-@dataclass
-class Call:
-    """One Bot API call as the fake received it, and how it ended."""
-
-    method: str
-    params: dict[str, Any]
-    error: str | None = None
-    tag: str | None = None
-
-    @property
-    def chat_id(self) -> Any:
-        return self.params.get("chat_id")
-
-
-@dataclass
-class Answer:
-    """The bot's answer to one callback query."""
-
-    user_id: int
-    data: str | None
-    answered: bool = False
-    text: str | None = None
-    show_alert: bool = False
-    chat_id: int | None = None  # the chat of the tapped message
-    message_id: int = 0  # the tapped message (an ephemeral one: its ephemeral id)
-    at: float = 0.0  # when he tapped (the server's clock)
-    ephemeral: bool = False  # the tapped message was an ephemeral one
-
-
-@dataclass
-class Fault:
-    """An error injected into the next matching calls (flood control, outages...)."""
-
-    method: str | None
-    error: ApiError
-    times: int = 1
-    when: Callable[[dict[str, Any]], bool] | None = None
 
 
 # Every Bot API method PTB knows, by its name in lower case: PTB's ``Bot`` has each under
@@ -709,6 +511,9 @@ class FakeTelegram:
 
     def _api_deletewebhook(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         return True
+
+    def _api_getupdates(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        return []  # a poller's: the tests hand their updates to the bot another way
 
     def _api_sendchataction(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         self._chat(params)

@@ -1,6 +1,7 @@
-"""The fake Telegram of testing/fakegram.py over real HTTP on 127.0.0.1, for a bot that runs
-in another process, and a :class:`~testing.harness.Harness` that delivers updates to the
-bot's webhook as Telegram does.
+"""The fake Telegram over real HTTP on 127.0.0.1, for a bot that runs in another process.
+
+It serves testing/fakegram.py's server, and a :class:`~testing.harness.Harness` delivers
+updates to the bot's webhook as Telegram does.
 
 Why: the in-process harness calls ``Application.process_update`` itself, so it cannot show
 what a deployment sees: PTB's own HTTP client and connection pool, its webhook server,
@@ -36,8 +37,9 @@ from urllib.parse import parse_qsl
 import httpx
 from telegram.ext import Application
 
+from testing.chats import BOT_TOKEN
 from testing.errors import ApiError
-from testing.fakegram import BOT_TOKEN, FakeTelegram, documented
+from testing.fakegram import FakeTelegram, documented
 from testing.harness import Harness
 
 # Parameters the Bot API takes as strings: never JSON-decoded (a text "12" stays text).

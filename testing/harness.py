@@ -1,5 +1,6 @@
-"""The users' side of the fake Bot API: a driver that plays users and groups against the
-bot, and starting and stopping the bot as ``run_polling`` does.
+"""The users' side of the fake Bot API: users and groups playing against the bot.
+
+Also starting and stopping the bot as ``run_polling`` does.
 
 :class:`Harness` builds updates exactly as Telegram sends them and feeds them to
 ``process_update``; :meth:`Harness.problems` lists what a real Telegram would have
@@ -26,19 +27,9 @@ import pytest
 from telegram import Update
 from telegram.ext import Application
 
+from testing.chats import BOT_ID, BOT_USERNAME, Answer, Button, FakeGroup, FakeMessage, FakeUser
 from testing.errors import NOT_MODIFIED
-from testing.fakegram import (
-    ARRIVED,
-    BOT_ID,
-    BOT_USERNAME,
-    TAG,
-    Answer,
-    Button,
-    FakeGroup,
-    FakeMessage,
-    FakeTelegram,
-    FakeUser,
-)
+from testing.fakegram import ARRIVED, TAG, FakeTelegram
 from testing.html import command_entities
 
 # A line that is nothing but a dotted lowercase key, after any bullet or emoji.

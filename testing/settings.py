@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from bot.core.config import Settings
-from testing.fakegram import BOT_TOKEN
+from testing.chats import BOT_TOKEN
 
 
 def _test_db() -> int:

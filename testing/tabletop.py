@@ -20,10 +20,11 @@ from bot.core.services import services
 from bot.core.store import table_key as store_key
 from bot.core.store import user_slot
 from engine import cards
-from engine.durak import Durak
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.football.game import Football
+from testing.chats import Answer, Button, FakeGroup, FakeMessage, FakeUser
 from testing.clock import Clock
-from testing.fakegram import TAG, Answer, Button, FakeGroup, FakeMessage, FakeUser
+from testing.fakegram import TAG
 from testing.harness import Harness
 
 PLAY_ACTIONS = (Action.MOVE, Action.SETUP)
@@ -77,17 +78,19 @@ class Tabletop:
         with_buttons = [m for m in mine if m.buttons]
         return (with_buttons or mine)[-1]
 
-    async def tap_group(self, user: FakeUser, action: Action, arg: str | None = None) -> Answer:
-        """Taps a button of the group; if the bot's rate limits have put the message off,
+    async def shown(self, action: Action, arg: str | None = None) -> FakeMessage:
+        """The group's message with that button; if the bot's rate limits have put it off,
         its clock is moved on until it is there."""
         for _ in range(100):
             try:
-                message = self.h.with_button(self.group, is_action(action, arg), self.thread)
-                break
+                return self.h.with_button(self.group, is_action(action, arg), self.thread)
             except AssertionError:
                 await self.later()
-        else:
-            message = self.h.with_button(self.group, is_action(action, arg), self.thread)
+        return self.h.with_button(self.group, is_action(action, arg), self.thread)
+
+    async def tap_group(self, user: FakeUser, action: Action, arg: str | None = None) -> Answer:
+        """Taps a button of the group, once it is shown (:meth:`shown`)."""
+        message = await self.shown(action, arg)
         return await self.h.tap(user, message, is_action(action, arg))
 
     async def later(self) -> None:
@@ -183,6 +186,17 @@ class Tabletop:
         finally:
             TAG.reset(token)
         return user, answer
+
+    async def play_paced(self, players: list[FakeUser], rng: random.Random) -> None:
+        """Plays to the end while the bot's rate limits hold messages back: a move whenever
+        someone is asked, the bot's clock moved on after each."""
+        for _ in range(3000):
+            if self.finished():
+                return
+            if any(self.prompt(u) for u in players):
+                await self.step(players, rng)
+            await self.later()
+        raise AssertionError("the game did not end")
 
     async def play(
         self,

@@ -22,8 +22,8 @@ import httpx
 
 from bot.core import callbacks
 from bot.core.services import services
-from bot.webapp import server
-from testing.fakegram import BOT_TOKEN, FakeGroup, FakeUser
+from bot.webapp import server, streams
+from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored, table_key
 
@@ -77,6 +77,17 @@ async def table_param(h: Harness, group: FakeGroup) -> str:
     """The page's table parameter (a deep-link payload) of the group's current game."""
     data = await stored(h, group)
     return callbacks.payload(group.id, None, data["game_id"])
+
+
+@asynccontextmanager
+async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
+    """The bot's ASGI app, called in process (no socket)."""
+    hub = streams.Hub(h.app)
+    app = server.asgi(h.app, services(h.app).settings, hub)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://page") as c:
+        yield c
+    await hub.close()
 
 
 @asynccontextmanager

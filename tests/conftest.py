@@ -10,7 +10,9 @@ the bot did nothing a real Telegram would have complained about
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import fakeredis
@@ -22,6 +24,7 @@ from bot.handlers.once import update_key
 from testing.clock import Clock
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
+from testing.ownredis import OwnRedis
 from testing.settings import REDIS_URL, settings
 
 
@@ -73,6 +76,17 @@ async def real_redis(server: FakeTelegram) -> AsyncIterator[aioredis.Redis]:
         if mine:
             await client.zrem(key, *mine)
     await client.aclose()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
+    """A redis-server of the test's own (testing/ownredis.py), killed after it."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("no redis-server to run")
+    server = OwnRedis(tmp_path)
+    server.start()
+    yield server
+    server.kill()
 
 
 @pytest.fixture

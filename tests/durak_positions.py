@@ -11,7 +11,8 @@ import json
 from typing import Any
 
 from engine import cards
-from engine.durak import Durak, DurakMove, DurakOptions
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakMove, DurakOptions
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 

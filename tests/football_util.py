@@ -6,7 +6,8 @@ from collections import Counter
 
 from engine import cards
 from engine.base import Event
-from engine.football import Football, FootballOptions, Move
+from engine.games.football.game import Football
+from engine.games.football.rules import FootballOptions, Move
 
 
 def c(text: str) -> int:

@@ -21,8 +21,9 @@ from bot.core.callbacks import (
     payload,
     stamp,
 )
-from engine.durak import Durak, DurakOptions
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakOptions
+from engine.games.football.game import Football
 
 # The largest ids Telegram hands out: supergroup ids are -100 followed by up to 13 digits;
 # topic ids are message ids (32-bit).

@@ -14,8 +14,9 @@ from bot.tables import games
 from bot.tables.games import apply_move
 from engine import registry
 from engine.base import Game
-from engine.durak import Durak, DurakView
-from engine.football import FootballView
+from engine.games.durak.game import Durak
+from engine.games.durak.view import DurakView
+from engine.games.football.view import FootballView
 from testing.computers import lobby_with_computers, play_people, quick_harness
 from testing.fakegram import FakeTelegram
 from testing.harness import Harness

@@ -21,8 +21,9 @@ from bot.core.models import Table
 from bot.core.store import DUE_KEY, TURNS_KEY
 from bot.screens.views import group_screen
 from engine.records import replay
+from testing.chats import BOT_USERNAME
 from testing.clock import Clock
-from testing.fakegram import BOT_USERNAME, FakeTelegram
+from testing.fakegram import FakeTelegram
 from testing.harness import Harness
 from testing.tabletop import Tabletop, is_action, stored
 

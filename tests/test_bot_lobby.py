@@ -48,8 +48,8 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
         "first_move": "from_under",
         "turn_time": 120,
     }
-    assert data["lang"] == "ru"
-    assert "Колода: 52 карты" in top.table_message().text  # the group's language now
+    assert data["lang"] == "be"  # the next catalogue after English
+    assert "Калода: 52 карты" in top.table_message().text  # the group's language now
     await top.tap_group(ann, Action.SETTINGS)  # done
     await top.start(ann)
     data = await stored(harness, top.group)
@@ -57,7 +57,7 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     assert '"deck_size":52' in data["state"].replace(" ", "")
     # Bob reads his hand in his own language; the group in the lobby's.
     assert "Ваші карти" in harness.last(bob).text
-    assert "Козырь" in top.table_message().text
+    assert "Козыр " in top.table_message().text
 
 
 async def test_open_settings_do_not_keep_the_others_from_joining(harness: Harness) -> None:

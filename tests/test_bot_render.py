@@ -18,12 +18,14 @@ from bot.core.callbacks import STAMP_LEN, Action, decode
 from bot.core.i18n import LANGS, faces
 from bot.core.models import Seat, Table
 from bot.core.screen import Screen
-from bot.screens import render_football, views
-from bot.screens.render import Ctx
+from bot.games.football import screens as football_screens
+from bot.screens import registry, views
 from bot.tables.games import apply_move
 from engine import cards
-from engine.durak import Durak, DurakOptions
-from engine.football import HOME, Football
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakOptions
+from engine.games.football.game import Football
+from engine.games.football.rules import HOME
 
 
 def _table(game: Any, kind: str, langs: list[str]) -> Table:
@@ -150,7 +152,7 @@ def test_football_is_seen_from_each_players_side() -> None:
     table = _table(game, "football", ["en", "en", "en"])
     for seat in (0, 1):
         view = game.view(seat)
-        grid = render_football.field(view, Ctx(table, "en"))
+        grid = football_screens.field(view, registry.ctx(table, "en"))
         lines = grid.removeprefix("<pre>").removesuffix("</pre>").splitlines()
         own = [c for c in view.field[HOME[seat]] if c]
         if seat == 1:

@@ -1,6 +1,7 @@
 """The catalogues against the code: every key the code asks for is a literal in ``bot/``
-and is in all three catalogues, every catalogue key is asked for, and the three agree on
-each text's placeholders and plural forms.
+and is in every catalogue, every catalogue key is asked for, and the catalogues agree on
+each text's placeholders; each has the plural forms its language's CLDR rule needs (from
+Babel), is up to date with the template, and leaves nothing untranslated or fuzzy.
 
 The code is read, not run: its syntax tree gives every call of a translation function
 (:data:`_KEY_ARGS`) with its key. A key there is a literal, a choice between literals
@@ -15,22 +16,27 @@ from __future__ import annotations
 import ast
 import random
 import re
+import shutil
 import string
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from babel.messages.plurals import get_plural
 
-from bot.core.i18n import CATEGORIES, LANGS, Entry, catalogue, forms
+from bot.core.i18n import DEFAULT, LANGS, LOCALES, TEMPLATE, Entry, Plural, catalogue, forms, load
+from bot.core.i18n import plural as category
 from bot.handlers.commands import MENU
 from bot.screens import registry
-from bot.screens.render import ILLEGAL
 from bot.screens.views import TABLE_EVENTS
 from engine import cards
 from engine.base import IllegalMove, MalformedRecord
-from engine.durak import Durak, DurakOptions
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakOptions
+from engine.games.football.game import Football
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,6 +51,8 @@ _PLAIN = {"plain", "refuse", "Refusal", "answer"}
 # Keyword arguments of those functions that are not a text's placeholders.
 _NOT_PLACEHOLDERS = {"alert"}
 _KEY_SHAPE = re.compile(r"[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)+")
+# A file's name (the Mini App's table.js) is shaped like a key but is none.
+_FILE_NAME = re.compile(r".+\.(?:js|css|html|json|md|png|po|pot)")
 
 
 @dataclass
@@ -87,7 +95,8 @@ def scan_source(source: str, filename: str, namespaces: set[str], scan: Scan) ->
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = node.value
-            if _KEY_SHAPE.fullmatch(text) and text.split(".")[0] in namespaces:
+            shaped = _KEY_SHAPE.fullmatch(text) and not _FILE_NAME.fullmatch(text)
+            if shaped and text.split(".")[0] in namespaces:
                 scan.keys.add(text)
         if not isinstance(node, ast.Call) or (position := _key_position(node)) is None:
             continue
@@ -152,7 +161,7 @@ def test_a_call_gives_exactly_the_placeholders_of_its_text() -> None:
 def test_a_text_shown_as_plain_text_has_no_markup() -> None:
     """An alert or a plain() text would show a tag or an entity as it is written. (The
     engine's refusals are alerts; the command menu is plain text.)"""
-    plain = scan_bot().plain | set(ILLEGAL.values()) | set(MENU.values())
+    plain = scan_bot().plain | set(registry.ILLEGAL.values()) | set(MENU.values())
     assert len(plain) > 40
     markup = re.compile(r"</?[a-z]+>|&\w+;")
     wrong = [
@@ -174,6 +183,7 @@ ctx.t(f"game.{kind}")
 t(lang, "series." + kind)
 refuse("tap.over", **params)
 logging.getLogger("telegram.ext")
+ASSETS = ("table.js", "table.css")
 """
     scan = Scan()
     scan_source(source, "x.py", {"game", "computer", "tap", "series"}, scan)
@@ -207,19 +217,94 @@ def test_the_catalogues_have_the_same_keys_and_placeholders() -> None:
 
 
 def test_a_plural_text_has_every_form_its_language_uses_and_counts_by_a_placeholder() -> None:
-    plurals = 0
+    """Each catalogue's Plural-Forms is Babel's for its language, and each plural text
+    gives that many forms, all counting by the parameter the template names."""
+    english = catalogue(DEFAULT)
+    plural_keys = {k for k, e in english.items() if isinstance(e, Plural)}
+    assert len(plural_keys) >= 9
     for lang in LANGS:
-        for key, entry in catalogue(lang).items():
-            if isinstance(entry, dict):
-                plurals += 1
-                assert set(entry) == {"plural", *CATEGORIES[lang]}, (lang, key)
-                assert entry["plural"] in _placeholders(entry), (lang, key)
-    assert plurals >= 20
+        cat = load(lang)
+        assert (cat.forms, cat.plural_forms) == get_plural(lang), lang
+        for key, entry in cat.entries.items():
+            assert isinstance(entry, Plural) == (key in plural_keys), (lang, key)
+            if isinstance(entry, Plural):
+                assert len(entry.texts) == cat.forms, (lang, key)
+                assert entry.count in _placeholders(entry), (lang, key)
+                assert entry.count == english[key].count  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_plural_forms_are_cldr_s_categories(lang: str) -> None:
+    """The header's forms sort whole numbers exactly as CLDR's rule does (one form per
+    category the language's whole numbers fall into): "21 карта", never "21 карт"."""
+    cat = load(lang)
+    pairs = {(cat.form(n), category(lang, n)) for n in range(1000)}
+    by_form = {form for form, _ in pairs}
+    assert len(pairs) == len(by_form) == cat.forms, sorted(pairs)
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGS if lang != DEFAULT])
+def test_nothing_is_left_untranslated_or_fuzzy(lang: str) -> None:
+    cat = load(lang)
+    assert (cat.untranslated, cat.fuzzy) == ((), ())
+    assert set(cat.entries) == set(catalogue(DEFAULT))
+
+
+def _pybabel(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", "from babel.messages.frontend import main; main()", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGS if lang != DEFAULT])
+def test_every_catalogue_is_up_to_date_with_the_template(lang: str) -> None:
+    """``pybabel update`` (what scripts/catalogues update runs) would change nothing: the
+    English texts, the comments and the keys are the template's."""
+    done = _pybabel(
+        "update",
+        *("-i", str(TEMPLATE), "-o", str(LOCALES / f"{lang}.po"), "-l", lang),
+        *("--previous", "--ignore-obsolete", "--ignore-pot-creation-date", "--check"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_changed_english_text_makes_its_translations_fuzzy_and_english_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The translators' round: the template changes, ``pybabel update`` marks the
+    translation fuzzy, the catalogue check names it, and the bot shows English until it
+    is translated again."""
+    from bot.core import i18n
+
+    shutil.copy(TEMPLATE, tmp_path / TEMPLATE.name)
+    shutil.copy(LOCALES / "ru.po", tmp_path / "ru.po")
+    pot = tmp_path / TEMPLATE.name
+    pot.write_text(
+        pot.read_text(encoding="utf-8").replace(
+            'msgid "It is not your turn."', 'msgid "Wait: it is not your turn."'
+        ),
+        encoding="utf-8",
+    )
+    done = _pybabel(
+        "update",
+        *("-i", str(pot), "-o", str(tmp_path / "ru.po"), "-l", "ru", "--previous"),
+    )
+    assert done.returncode == 0, done.stderr
+    monkeypatch.setattr(i18n, "LOCALES", tmp_path)
+    monkeypatch.setattr(i18n, "TEMPLATE", pot)
+    for cached in (i18n.load, i18n._table):
+        cached.cache_clear()
+    try:
+        assert i18n.load("ru").fuzzy == ("illegal.not_your_turn",)
+        assert i18n.t("ru", "illegal.not_your_turn") == "Wait: it is not your turn."
+        assert i18n.t("ru", "illegal.game_over") == "Игра окончена."
+    finally:
+        for cached in (i18n.load, i18n._table):
+            cached.cache_clear()
 
 
 def test_no_text_works_around_a_missing_plural_form() -> None:
     """A count comes with a plural text, never as "card(s)" or "Колод: {n}"."""
-    dodges = re.compile(r"\(s\)|\(и\)|\(ов\)|\w+: \{n\}$")
+    dodges = re.compile(r"\(s\)|\(и\)|\(ы\)|\(ов\)|\(аў\)|\w+: \{n\}$")
     wrong = [
         (lang, key, text)
         for lang in LANGS
@@ -230,17 +315,18 @@ def test_no_text_works_around_a_missing_plural_form() -> None:
     assert wrong == []
 
 
-# Placeholders that hold a player's name (or names), in ru and uk always nominative.
+# Placeholders that hold a player's name (or names), in ru, uk and be always nominative.
 _NAME_FIELDS = ("name", "names", "seat", "attacker", "defender", "controller", "players")
 # The only words a name may follow directly: verbs whose subject it is ("ходит Аня").
 _SUBJECT_VERBS = {
     "ru": {"играет", "ходит", "отбивается", "побеждает", "Забивает"},
     "uk": {"грає", "ходить", "відбивається", "перемагає", "Забиває"},
+    "be": {"гуляе", "ходзіць", "адбіваецца", "перамагае", "Забівае"},
 }
 
 
-@pytest.mark.parametrize("lang", ["ru", "uk"])
-def test_names_are_never_declined_in_ru_and_uk(lang: str) -> None:
+@pytest.mark.parametrize("lang", ["ru", "uk", "be"])
+def test_names_are_never_declined_in_ru_uk_and_be(lang: str) -> None:
     """A name is shown as the user wrote it, in the nominative: no string may put it where
     the grammar wants another case ("ходит под Аня", "ряда Аня", "У Аня")."""
     fields = "|".join(_NAME_FIELDS)
@@ -302,7 +388,7 @@ def test_every_illegal_move_code_has_a_text() -> None:
                     codes |= _probe_codes(game, rng, tokens * 2)
                 game.apply(rng.choice(list(game.legal_moves())))
     assert {"not_your_turn", "cannot_throw_now"} <= codes
-    assert sorted(codes - set(ILLEGAL)) == []
+    assert sorted(codes - set(registry.ILLEGAL)) == []
 
 
 @pytest.mark.parametrize("game", ["football", "durak"])

@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from engine import cards
 from engine.base import Actor, CorruptState, IllegalMove, MalformedRecord
-from engine.durak import Durak, DurakMove, DurakOptions, SeatingError
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakMove, DurakOptions, SeatingError
 from tests.durak_positions import NAMES, cs, dummy_hand, hand, new_game, play, position
 
 # ---------------------------------------------------------------- options and seating

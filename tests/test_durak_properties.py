@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from engine import cards
 from engine.base import CorruptState
-from engine.durak import Durak, DurakOptions
-from engine.records import export, replay
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakOptions
 from tests.durak_positions import NAMES
 
 MAX_DECISIONS = 5000  # far above any game: 52 cards cannot circulate for ever
@@ -195,45 +195,23 @@ def _check_views(game: Durak, public: PublicKnowledge) -> None:
 )
 @given(games())
 def test_random_games_keep_every_invariant(case: tuple[Durak, int]) -> None:
+    # What every game keeps (round trips, one actor, replays) is tests/test_game_contract.py.
     game, seed = case
     rng = random.Random(seed)
-    start = Durak.from_json(game.to_json())
     public = PublicKnowledge(game)
-    records: list[dict[str, Any]] = []
-    cut = rng.randrange(60)
-    cut_describe: dict[str, Any] | None = None
     for _ in range(MAX_DECISIONS):
         _check_conservation(game)
         _check_views(game, public)
-        text = game.to_json()
-        assert Durak.from_json(text).to_json() == text
-        assert len(text.encode()) < 2048  # a whole 6-player game fits a small Redis value
-        actor = game.to_act()
-        legal = game.legal_moves()
+        assert len(game.to_json().encode()) < 2048  # a whole 6-player game fits a small value
         if game.is_finished():
-            assert actor is None and legal == []
             break
-        # Exactly one participant acts, and has something to do.
-        assert actor is not None and legal
         _check_legal(game)
-        assert all((m.player, m.dummy) == actor for m in legal)
-        assert len(set(legal)) == len(legal)
-        if len(records) == cut:
-            cut_describe = {
-                "to_act": {"player": actor.player, "dummy": actor.dummy},
-                "legal": [game.move_to_record(m) for m in legal],
-                "summary": game.summary(),
-            }
-        move = rng.choice(legal)
+        move = rng.choice(game.legal_moves())
         record = game.move_to_record(move)
-        assert game.move_from_record(record) == move
-        assert game.move_from_token(game.move_token(move), move.player) == move
         before = game.summary()
         events = game.apply(move)
-        json.dumps([e.to_json() for e in events])  # events are JSON values only
         public.update(before, record, events)
         _check_automatic_passes(game, move, events)
-        records.append(record)
     else:
         raise AssertionError("the game did not end")
     result = game.result()
@@ -246,17 +224,6 @@ def test_random_games_keep_every_invariant(case: tuple[Durak, int]) -> None:
         assert result["fool"] == end["out"][-1]
     else:  # nothing anywhere: drawn
         assert result["fool"] is None
-
-    # The exported record replays to the same end, through JSON.
-    record = json.loads(json.dumps(export(start, records)))
-    replayed = replay(record)
-    assert replayed["ok"] is True and replayed["finished"] is True
-    assert replayed["summary"] == game.summary() and replayed["result"] == result
-    if cut_describe is not None:
-        prefix = replay({**record, "moves": records[:cut]})
-        assert prefix["to_act"] == cut_describe["to_act"]
-        assert prefix["summary"] == cut_describe["summary"]
-        assert _as_set(prefix["legal"]) == _as_set(cut_describe["legal"])
 
 
 def test_many_quick_games_end_with_a_fool_from_every_seat() -> None:

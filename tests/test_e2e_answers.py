@@ -17,8 +17,9 @@ from bot.core.callbacks import Action
 from bot.core.i18n import t
 from bot.handlers.once import update_key
 from engine import records
+from testing.chats import FakeUser
 from testing.computers import lobby_with_computers, play_people
-from testing.fakegram import FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
 from testing.tabletop import Tabletop, is_action, stored
 
@@ -47,12 +48,7 @@ def calls_since(h: Harness, start: int) -> list[str]:
 async def tap_first(h: Harness, top: Tabletop, user: FakeUser, action: Action) -> str:
     """Taps ``action`` once it is shown and checks that the tap's answer is the first
     call its handling makes; the query id."""
-    for _ in range(100):
-        try:
-            message = h.with_button(top.group, is_action(action), top.thread)
-            break
-        except AssertionError:
-            await top.later()
+    message = await top.shown(action)
     start = len(h.server.calls)
     await h.tap(user, message, is_action(action))
     query = h.delivered[-1]["callback_query"]["id"]
@@ -128,13 +124,7 @@ async def test_record_in_a_group_is_answered_before_its_document_which_comes_onc
     ann, bob = h.user("Ann"), h.user("Bob", language_code="uk")
     top = Tabletop(h, h.group())
     await top.setup_game("football", [ann, bob])
-    rng = random.Random(3)
-    for _ in range(3000):
-        if top.finished():
-            break
-        if any(top.prompt(u) for u in (ann, bob)):
-            await top.step([ann, bob], rng)
-        await top.later()
+    await top.play_paced([ann, bob], random.Random(3))
     await tap_first(h, top, ann, Action.RECORD)
     assert await redeliver(h) == ["answerCallbackQuery"]
     for _ in range(40):  # the group's limit: the result, then the document

@@ -17,7 +17,8 @@ from bot.core.i18n import t
 from bot.core.services import services
 from bot.core.store import TURNS_KEY
 from bot.core.store import table_key as store_key
-from engine.football import Football
+from engine.games.football.game import Football
+from testing.chats import BOT_USERNAME, FakeUser
 from testing.computers import (
     DELAY,
     clock_of,
@@ -27,7 +28,7 @@ from testing.computers import (
     quick_harness,
     until,
 )
-from testing.fakegram import BOT_USERNAME, FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import Harness, stop_app
 from testing.tabletop import Tabletop, action_of, hidden_cards, leaks, stored, table_key
 

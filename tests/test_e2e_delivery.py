@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from testing.chats import Button, FakeMessage, FakeUser
 from testing.errors import EDIT_NOT_FOUND
-from testing.fakegram import Button, FakeMessage, FakeRequest, FakeTelegram, FakeUser, method_of
+from testing.fakegram import FakeRequest, FakeTelegram, method_of
 from testing.harness import AppFactory, Harness, settle
 from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, stored
 

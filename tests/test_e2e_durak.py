@@ -16,9 +16,9 @@ import pytest
 
 from bot.core.callbacks import Action
 from engine import cards, records
-from engine.durak import Durak
+from engine.games.durak.game import Durak
+from testing.chats import FakeUser
 from testing.clock import Clock
-from testing.fakegram import FakeUser
 from testing.harness import Harness
 from testing.settings import settings
 from testing.tabletop import LeakWatch, Tabletop, action_of, stored

@@ -10,7 +10,7 @@ import re
 from bot.core.callbacks import Action
 from bot.core.i18n import catalogue
 from engine import records
-from testing.fakegram import FakeGroup
+from testing.chats import FakeGroup
 from testing.harness import Harness
 from testing.html import parse_html
 from testing.tabletop import LeakWatch, Tabletop, stored

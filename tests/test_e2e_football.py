@@ -18,8 +18,8 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.i18n import t
 from engine import records
-from engine.football import Football
-from testing.fakegram import FakeUser
+from engine.games.football.game import Football
+from testing.chats import FakeUser
 from testing.harness import Harness
 from testing.tabletop import LeakWatch, Tabletop, is_action, stored
 

@@ -18,10 +18,11 @@ from bot.core.services import services
 from bot.core.store import place_key
 from bot.core.store import table_key as store_key
 from bot.service.delivery import TAP_FRESH
-from engine.durak import Durak
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.football.game import Football
+from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.computers import clock_of, lobby_with_computers, play_people, quick_harness, until
-from testing.fakegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import Harness
 from testing.tabletop import (
     PLAY_ACTIONS,

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from bot.core.callbacks import Action, payload
-from testing.fakegram import BOT_USERNAME, FakeGroup, FakeTelegram, FakeUser
+from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness
 from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, is_action, stored
 

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from engine import registry
-from testing.fakegram import FakeUser
+from testing.chats import FakeUser
 from testing.harness import Harness
 from testing.tabletop import LeakWatch, Tabletop, stored
 

@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 
 from bot.core.callbacks import Action
 from bot.handlers.once import update_key
-from testing.fakegram import FakeUser
+from testing.chats import FakeUser
 from testing.harness import AppFactory, Harness
 from testing.tabletop import Tabletop, is_action, stored
 

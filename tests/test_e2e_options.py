@@ -6,8 +6,8 @@ import random
 import re
 
 from bot.core.callbacks import Action
-from engine.durak import Durak
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.football.game import Football
 from testing.harness import Harness
 from testing.tabletop import LeakWatch, Tabletop, action_of, stored
 

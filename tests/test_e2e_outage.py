@@ -1,6 +1,6 @@
 """Redis stops answering and comes back (bot.core.health, bot.handlers.once).
 
-The bot runs on a Redis server of the test's own, on a free port, which the test stops
+The bot runs on a Redis server of the test's own (testing/ownredis.py), which the test stops
 (``SHUTDOWN SAVE``, so that it comes back with its data, as a restarted server does) or
 freezes (``SIGSTOP``: a server that accepts but never answers), then brings back. The
 shared Redis is never touched. A failure in the middle of an update (after its claim)
@@ -11,25 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
-import signal
-import socket
-import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
-import redis
-from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.retry import Retry
 
 from bot.core import health
 from bot.core.i18n import t
 from bot.core.store import Store
-from testing.fakegram import FakeTelegram, FakeUser
+from testing.chats import FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
+from testing.ownredis import OwnRedis
 from testing.tabletop import Tabletop, stored
 
 UNAVAILABLE = t("en", "common.unavailable")
@@ -37,72 +31,6 @@ ANSWERED_WITHIN = 2.0  # seconds: a tap during an outage still gets its answer b
 # The bot's client as in production, but waiting 0.3 s rather than 1 s on a frozen server:
 # each tap below waits that long.
 CLIENT_TIMEOUT = 0.3
-
-
-class OwnRedis:
-    """A redis-server process this test starts, stops, freezes and starts again."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        with socket.socket() as probe:  # a free port, so that parallel runs never meet
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.directory),
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        probe = redis.Redis(port=self.port, socket_timeout=1)
-        for _ in range(500):
-            try:
-                probe.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.01)  # a process starting: nothing to wait on but the port
-        probe.close()
-
-    def stop(self) -> None:
-        """Shut down, saving the data for the next start."""
-        assert self.process is not None
-        probe = redis.Redis(port=self.port, socket_timeout=1, retry=Retry(NoBackoff(), 0))
-        probe.shutdown(save=True)
-        probe.close()
-        self.process.wait(timeout=10)
-
-    def freeze(self, frozen: bool) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGSTOP if frozen else signal.SIGCONT)
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGCONT)
-            self.process.kill()
-            self.process.wait(timeout=10)
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
-    if shutil.which("redis-server") is None:
-        pytest.skip("no redis-server to run")
-    server = OwnRedis(tmp_path)
-    server.start()
-    yield server
-    server.kill()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.i18n import t
 from engine import records
-from testing.fakegram import BOT_USERNAME
+from testing.chats import BOT_USERNAME
 from testing.harness import Harness
 from testing.tabletop import LeakWatch, Tabletop, stored, table_key
 

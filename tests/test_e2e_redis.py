@@ -22,10 +22,11 @@ from bot.core.store import LEASE_MS
 from bot.service.delivery import publish
 from engine import cards, records
 from engine.base import Game
-from engine.durak import Durak
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.football.game import Football
+from testing.chats import BOT_USERNAME, FakeUser
 from testing.clock import Clock
-from testing.fakegram import BOT_USERNAME, FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, settle, stop_app
 from testing.html import parse_html
 from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, stored, table_key

@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 
 from bot.core.callbacks import decode
-from engine.football import Football
-from testing.fakegram import FakeMessage, FakeUser
+from engine.games.football.game import Football
+from testing.chats import FakeMessage, FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored
 

@@ -15,8 +15,9 @@ from telegram.ext import CommandHandler, ContextTypes
 from bot.core.limiter import Priority
 from bot.core.services import services
 from bot.core.store import DUE_KEY, TABLE_SLOT
+from testing.chats import FakeUser
 from testing.clock import Clock
-from testing.fakegram import FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness
 from testing.tabletop import Tabletop, stored, table_key
 

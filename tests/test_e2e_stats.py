@@ -22,8 +22,8 @@ from bot.service import delivery
 from bot.tables.stats.finished import Player
 from bot.tables.stats.keys import groups_key
 from bot.tables.stats.standings import Line, Standings, of
+from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.clock import Clock
-from testing.fakegram import FakeGroup, FakeMessage, FakeUser
 from testing.harness import AppFactory, Harness, settle
 from testing.settings import REDIS_URL
 from testing.tabletop import Tabletop, is_action, stored, table_key

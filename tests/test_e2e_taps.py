@@ -11,8 +11,8 @@ import random
 import pytest
 
 from bot.core.callbacks import Action, Callback, decode, encode
-from engine.durak import Durak
-from testing.fakegram import Answer, FakeMessage, FakeUser
+from engine.games.durak.game import Durak
+from testing.chats import Answer, FakeMessage, FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, is_action, stored
 

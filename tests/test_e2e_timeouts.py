@@ -13,8 +13,8 @@ import random
 import pytest
 
 from bot.core.callbacks import Action
+from testing.chats import FakeUser
 from testing.clock import Clock
-from testing.fakegram import FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, action_of, stored, table_key
 

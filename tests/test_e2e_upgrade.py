@@ -11,7 +11,7 @@ import pytest
 from bot.core.callbacks import decode
 from bot.core.services import services
 from bot.core.store import MOVED
-from testing.fakegram import FakeUser
+from testing.chats import FakeUser
 from testing.harness import Harness
 from testing.tabletop import LeakWatch, Tabletop, stored, table_key
 

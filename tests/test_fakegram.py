@@ -21,7 +21,8 @@ from telegram.ext import (
     ContextTypes,
 )
 
-from testing.fakegram import BOT_ID, BOT_TOKEN, BOT_USERNAME, FakeRequest, FakeTelegram
+from testing.chats import BOT_ID, BOT_TOKEN, BOT_USERNAME
+from testing.fakegram import FakeRequest, FakeTelegram
 from testing.harness import Harness, start_app, stop_app
 from testing.html import parse_html
 

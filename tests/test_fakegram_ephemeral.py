@@ -16,7 +16,8 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 
 from bot.core import sender
 from bot.core.screen import Button, Screen
-from testing.fakegram import BOT_TOKEN, FakeGroup, FakeRequest, FakeTelegram, FakeUser
+from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
+from testing.fakegram import FakeRequest, FakeTelegram
 from testing.harness import Harness, start_app, stop_app
 
 SENT: dict[str, int] = {}

@@ -10,8 +10,9 @@ import pytest
 from telegram import Bot
 from telegram.error import InvalidToken, RetryAfter
 
+from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
 from testing.errors import ApiError
-from testing.fakegram import BOT_TOKEN, FakeGroup, FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.flood import FloodLimits
 

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from engine import cards
 from engine.base import IllegalMove
-from engine.football import HOME, Football, FootballOptions, FootballView, Move
-from engine.records import export, replay
+from engine.games.football.game import Football
+from engine.games.football.rules import HOME, FootballOptions, Move
+from engine.games.football.view import FootballView
 
 games = st.builds(
     lambda seed, decks, size: Football.new(
@@ -115,7 +116,7 @@ def every_column_move(seat: int) -> list[Move]:
 @settings(max_examples=25, deadline=None)
 @given(games, st.randoms(use_true_random=False))
 def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> None:
-    moves: list[dict[str, object]] = []
+    # What every game keeps (round trips, one actor, replays) is tests/test_game_contract.py.
     pile = g.summary()["piles"][0]
     assert g.summary()["piles"] == [pile, pile]
     while not g.is_finished():
@@ -123,11 +124,7 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
         for seat in (0, 1, None):
             check_view(g, g.view(seat), seat)
         text = g.to_json()
-        assert Football.from_json(text).to_json() == text
         legal = g.legal_moves()
-        assert len(legal) > 0 and len(set(legal)) == len(legal)
-        actor = g.to_act()
-        assert actor is not None and all(m.player == actor.player for m in legal)
         if legal[0].kind != "setup":
             # Exactly the listed column moves are accepted, by anyone; a refused one leaves
             # the game as it was (so the same copy serves the next try).
@@ -141,13 +138,8 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
                     accepted = False
                     assert copy.to_json() == text
                 assert accepted == (move in legal), move
-        move = rng.choice(legal)
-        assert move in legal
-        assert g.move_from_token(g.move_token(move), move.player) == move
-        moves.append(g.move_to_record(move))
-        events = g.apply(move)
+        events = g.apply(rng.choice(legal))
         assert events, "every move has something to tell"
-        json.dumps([e.to_json() for e in events])  # JSON values only
     check_places(g)
     summary = g.summary()
     assert summary["piles"] == [0, 0] and len(summary["face_up"]) == 18
@@ -157,30 +149,6 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
     assert result["winner"] == (0 if goals[0] > goals[1] else 1 if goals[1] > goals[0] else None)
     for seat in (0, 1, None):
         check_view(g, g.view(seat), seat)
-    # The record replays to the same end.
-    record = json.loads(json.dumps(export(g, moves)))
-    out = replay(record)
-    assert out["ok"] and out["finished"] and out["legal"] == [] and out["to_act"] is None
-    assert out["summary"] == summary and out["result"] == result
-
-
-@settings(max_examples=30, deadline=None)
-@given(games, st.randoms(use_true_random=False), st.integers(0, 60))
-def test_a_record_cut_anywhere_replays_to_the_same_position(
-    g: Football, rng: random.Random, cut: int
-) -> None:
-    moves: list[dict[str, object]] = []
-    while not g.is_finished() and len(moves) < cut:
-        move = rng.choice(g.legal_moves())
-        moves.append(g.move_to_record(move))
-        g.apply(move)
-    out = replay(json.loads(json.dumps(export(g, moves))))
-    assert out["ok"]
-    assert out["summary"] == g.summary() and out["result"] == g.result()
-    legal = [g.move_to_record(m) for m in g.legal_moves()]
-    assert sorted(map(json.dumps, out["legal"])) == sorted(map(json.dumps, legal))
-    actor = g.to_act()
-    assert out["to_act"] == (None if actor is None else {"player": actor.player, "dummy": False})
 
 
 @settings(max_examples=30, deadline=None)

@@ -11,16 +11,26 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# Lowest first: each layer is a package of bot/ (docs/architecture.md explains each), but
-# for the Mini App, a slice of its own whose modules sit in the layers named here, and the
-# start-up modules at the top of bot/.
+# Lowest first: each layer is a package of bot/ (docs/architecture.md explains each; a
+# ``.*`` entry is a folder, its modules at any depth in the layer), but for the Mini App,
+# a slice of its own whose modules sit in the layers named here, and the start-up modules
+# at the top of bot/. The games' folders sit beside the screens they are.
 LAYERS = (
-    ("bot.core", "bot.webapp", "bot.webapp.auth"),
-    ("bot.tables",),
-    ("bot.screens", "bot.webapp.links"),
-    ("bot.service",),
-    ("bot.handlers", "bot.webapp.api"),
-    ("bot.app", "bot.webapp.server", "bot.__main__", "bot"),
+    ("bot.core.*", "bot.webapp", "bot.webapp.auth", "bot.webapp.quota"),
+    ("bot.tables.*",),
+    ("bot.screens.*", "bot.games.*", "bot.webapp.links"),
+    ("bot.service.*",),
+    ("bot.handlers.*", "bot.webapp.api", "bot.webapp.streams"),
+    (
+        "bot.app",
+        "bot.webapp.page",
+        "bot.webapp.server",
+        "bot.__main__",
+        "bot.runner",
+        "bot.endpoints",
+        "bot.inbox",
+        "bot",
+    ),
 )
 
 
@@ -49,8 +59,9 @@ def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
 
 def _with_packages(names: set[str]) -> set[str]:
     """``names`` and the packages they are in: Python runs a package's ``__init__`` before
-    any module of it, so importing ``engine.players.durak`` imports ``engine.players`` too
-    (an import cycle through a package's ``__init__`` is a cycle all the same)."""
+    any module of it, so importing ``engine.games.durak.rules`` imports ``engine.games.durak``
+    and ``engine.games`` too (an import cycle through a package's ``__init__`` is a cycle
+    all the same)."""
     found = set(names)
     for name in names:
         parts = name.split(".")
@@ -78,7 +89,8 @@ GRAPH = {name: _imports(name)[0] for name in MODULES}
 def _layer(name: str) -> int | None:
     """The layer of a module: the one its package, or the module itself, is listed in."""
     for depth, names in enumerate(LAYERS):
-        if name in names or name.startswith(f"{names[0]}."):  # a package of it included
+        folders = [entry.removesuffix(".*") for entry in names if entry.endswith(".*")]
+        if name in names or any(name == f or name.startswith(f + ".") for f in folders):
             return depth
     return None
 

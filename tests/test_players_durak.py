@@ -14,11 +14,12 @@ from engine import cards
 from engine.base import Actor, Event
 from engine.cards import Card
 from engine.computer import choose, public_events
-from engine.durak import HAND, Durak, DurakMove, DurakOptions
-from engine.players.durak_endgame import club, plain
-from engine.players.durak_search import hard, playout
-from engine.players.durak_seen import Memory, Seen, seen_from_view
-from engine.players.sampling import Mirror, Position, World, sample_world
+from engine.games.durak.game import Durak
+from engine.games.durak.players.endgame import club, plain
+from engine.games.durak.players.sampling import Mirror, Position, World, sample_world
+from engine.games.durak.players.search import hard, playout
+from engine.games.durak.players.seen import Memory, Seen, seen_from_view
+from engine.games.durak.rules import HAND, DurakMove, DurakOptions
 from engine.records import export
 from engine.registry import GAMES
 

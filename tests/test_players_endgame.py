@@ -21,11 +21,19 @@ import pytest
 from engine import cards
 from engine.base import Event
 from engine.computer import choose
-from engine.durak import Durak, DurakMove
-from engine.players.durak_endgame import STYLE_NODES, STYLES, OutOfNodes, Solver, Style, Versus
-from engine.players.durak_search import unescaped
-from engine.players.durak_seen import Memory, seen_from_view
-from engine.players.sampling import Mirror, World, every_world, hidden_places
+from engine.games.durak.game import Durak
+from engine.games.durak.players.endgame import (
+    STYLE_NODES,
+    STYLES,
+    OutOfNodes,
+    Solver,
+    Style,
+    Versus,
+)
+from engine.games.durak.players.sampling import Mirror, World, every_world, hidden_places
+from engine.games.durak.players.search import unescaped
+from engine.games.durak.players.seen import Memory, seen_from_view
+from engine.games.durak.rules import DurakMove
 from tests.test_players_durak import constructed, new_game, state
 
 # What decides the rest of a game besides the hands (whose order does not matter).

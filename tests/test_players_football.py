@@ -11,9 +11,11 @@ import pytest
 from engine import cards
 from engine.cards import Card, matches
 from engine.computer import choose, public_events
-from engine.football import HOME, Football, FootballOptions, FootballView, Move
-from engine.players.football import best_shot, pitch_of, pool_of
-from engine.players.football_odds import Pitch, advance_chance, chance_from, reachable
+from engine.games.football.computer import best_shot, pitch_of, pool_of
+from engine.games.football.game import Football
+from engine.games.football.odds import Pitch, advance_chance, chance_from, reachable
+from engine.games.football.rules import HOME, FootballOptions, Move
+from engine.games.football.view import FootballView
 from engine.records import export
 from engine.registry import GAMES
 

@@ -13,10 +13,11 @@ import pytest
 from engine import cards
 from engine.base import Event
 from engine.computer import choose
-from engine.durak import Durak, DurakMove
-from engine.players import durak_search as search
-from engine.players.durak_greedy import greedy
-from engine.players.durak_seen import STALL_TAKES, Memory, seen_from_view
+from engine.games.durak.game import Durak
+from engine.games.durak.players import search as search
+from engine.games.durak.players.greedy import greedy
+from engine.games.durak.players.seen import STALL_TAKES, Memory, seen_from_view
+from engine.games.durak.rules import DurakMove
 from tests.test_players_durak import c, constructed, new_game
 
 # Seeded games per strength check: enough that the gaps below are many standard

@@ -18,12 +18,14 @@ from hypothesis import strategies as st
 from engine import cards
 from engine.base import Event
 from engine.computer import choose
-from engine.durak import Durak, DurakMove, DurakOptions, DurakView
-from engine.players import durak_reads
-from engine.players.durak_reads import ODDS, Reads
-from engine.players.durak_search import MAX_DEALS, MAX_SAMPLES, fitness, hard, likeliest
-from engine.players.durak_seen import Memory, Seen, seen_from_view
-from engine.players.sampling import every_world
+from engine.games.durak.game import Durak
+from engine.games.durak.players import reads as durak_reads
+from engine.games.durak.players.reads import ODDS, Reads
+from engine.games.durak.players.sampling import every_world
+from engine.games.durak.players.search import MAX_DEALS, MAX_SAMPLES, fitness, hard, likeliest
+from engine.games.durak.players.seen import Memory, Seen, seen_from_view
+from engine.games.durak.rules import DurakMove, DurakOptions
+from engine.games.durak.view import DurakView
 from tests.test_players_durak import NAMES, c, state
 
 SPADES = cards.parse("6S") & 3  # the trump suit of the made-up bouts below

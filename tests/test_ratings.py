@@ -7,8 +7,9 @@ import random
 import pytest
 
 from engine import ratings
-from engine.durak import Durak
-from engine.football import Football, FootballOptions
+from engine.games.durak.game import Durak
+from engine.games.football.game import Football
+from engine.games.football.rules import FootballOptions
 from engine.ratings import Outcome, Rating
 from engine.registry import GAMES
 from tests.durak_positions import play, position

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from engine import cards
-from engine.durak import Durak, DurakOptions
+from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakOptions
 from engine.records import export
 from tests.durak_positions import NAMES, deck_for
 from tests.replay_util import run

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from engine.football import Football, FootballOptions
+from engine.games.football.game import Football
+from engine.games.football.rules import FootballOptions
 from tests.football_util import deal
 from tests.replay_util import run
 

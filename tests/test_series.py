@@ -2,31 +2,32 @@
 
 import random
 
-from engine import series
+from engine.games.durak import series as durak_series
+from engine.games.football import series as football_series
 from engine.registry import GAMES
 from engine.series import Carry
 
 
 def test_football_first_game_draws_the_first_player_by_lot() -> None:
-    firsts = {series.football_seating(["Ann", "Bob"], True, random.Random(s))[0] for s in range(40)}
+    firsts = {football_series.seating(["Ann", "Bob"], True, random.Random(s))[0] for s in range(40)}
     assert firsts == {"Ann", "Bob"}
 
 
 def test_football_rematch_lets_the_other_player_start() -> None:
-    assert series.football_seating(["Ann", "Bob"], False, random.Random(0)) == ["Bob", "Ann"]
+    assert football_series.seating(["Ann", "Bob"], False, random.Random(0)) == ["Bob", "Ann"]
 
 
 def test_durak_first_dealer_is_any_seat_by_lot() -> None:
-    dealers = {series.durak_first_dealer(4, random.Random(s)) for s in range(60)}
+    dealers = {durak_series.first_dealer(4, random.Random(s)) for s in range(60)}
     assert dealers == {0, 1, 2, 3}
 
 
 def test_the_fool_deals_next_and_is_the_previous_fool() -> None:
-    assert series.durak_next_deal(dealer=0, fool=2) == (2, 2)
+    assert durak_series.next_deal(dealer=0, fool=2) == (2, 2)
 
 
 def test_after_a_drawn_game_the_same_dealer_deals_and_no_one_is_the_previous_fool() -> None:
-    assert series.durak_next_deal(dealer=1, fool=None) == (1, None)
+    assert durak_series.next_deal(dealer=1, fool=None) == (1, None)
 
 
 def test_a_game_scores_for_the_winner_in_football_and_the_fool_in_durak() -> None:

@@ -23,9 +23,12 @@ from bot.tables.stats.keys import ST, computer_key, group_key, person_key
 from bot.tables.stats.standings import Standings, rebuild, settle
 from engine import ratings, records
 from engine.base import Game
-from engine.durak import Durak, DurakOptions
-from engine.football import Football, FootballOptions
-from engine.ratings import DurakOutcome, Rating
+from engine.games.durak.game import Durak
+from engine.games.durak.outcome import DurakOutcome
+from engine.games.durak.rules import DurakOptions
+from engine.games.football.game import Football
+from engine.games.football.rules import FootballOptions
+from engine.ratings import Rating
 from engine.registry import GAMES
 from tests.durak_positions import play, position
 

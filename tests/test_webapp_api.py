@@ -25,17 +25,19 @@ from bot.core.config import Settings
 from bot.core.i18n import t
 from bot.core.services import services
 from bot.core.store import Snapshot, table_key
-from bot.webapp import api, server
+from bot.webapp import api, streams
 from bot.webapp.auth import SESSION, Checker, Forged
-from engine.durak import Durak
+from engine.games.durak.game import Durak
+from testing.chats import BOT_TOKEN, FakeUser
 from testing.clock import Clock
-from testing.fakegram import BOT_TOKEN, FakeTelegram, FakeUser
+from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.harness import Harness
 from testing.settings import settings
 from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, hidden_cards, leaks, stored
 from testing.webapp import (
     bearer,
+    client,
     exchange,
     init_data,
     page_server,
@@ -47,16 +49,6 @@ from testing.webapp import (
 
 PAGE = "https://cards.example.org/app/"
 _SETTINGS = {name.upper() for name in Settings.model_fields}
-
-
-@contextlib.asynccontextmanager
-async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
-    hub = server.Hub(h.app)
-    app = server.asgi(h.app, services(h.app).settings, hub)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://page") as c:
-        yield c
-    await hub.close()
 
 
 async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
@@ -82,7 +74,7 @@ def _help_update(user_id: int, update_id: int) -> dict[str, Any]:
 
 
 def test_initdata_signed_with_our_token_and_fresh_is_the_only_kind_accepted() -> None:
-    from testing.fakegram import BOT_TOKEN
+    from testing.chats import BOT_TOKEN
 
     ann = FakeUser(id=777, first_name="Ann", language_code="uk")
     checker = Checker(BOT_TOKEN)
@@ -186,7 +178,7 @@ async def _refused_everywhere(c: httpx.AsyncClient, ticket: str, move: str) -> N
     assert (await c.get("/app/api/state", headers=bearer(ticket))).status_code == 401
     r = await c.post("/app/api/move", json={"data": move}, headers=bearer(ticket))
     assert r.status_code == 401
-    assert (await c.get("/app/api/events", params={"s": ticket})).status_code == 401
+    assert (await c.get("/app/api/events", headers=bearer(ticket))).status_code == 401
     assert (await c.post("/app/api/session", headers=bearer(ticket))).status_code == 401
 
 
@@ -238,7 +230,7 @@ async def test_a_session_is_for_one_table(harness: Harness) -> None:
         ticket = await token(c, mover, param)
         r = await c.get("/app/api/state", params={"t": elsewhere}, headers=bearer(ticket))
         assert r.status_code == 403
-        r = await c.get("/app/api/events", params={"s": ticket, "t": elsewhere})
+        r = await c.get("/app/api/events", params={"t": elsewhere}, headers=bearer(ticket))
         assert r.status_code == 403
         r = await c.post("/app/api/move", json={"data": move}, headers=bearer(ticket))
         assert r.status_code == 403
@@ -349,8 +341,7 @@ async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Har
     # The old game's page: its players see the new game, a stranger sees it gone.
     assert (await picture(h, players[1], param))["view"]["hand"]
     async with client(h) as c:
-        stranger = await token(c, h.user("Cid"), param)
-        r = await c.get("/app/api/state", headers=bearer(stranger))
+        r = await exchange(c, init_data(h.user("Cid")), param)
     assert r.status_code == 404
 
 
@@ -456,7 +447,7 @@ async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: fl
         return await execute(*args, **options)
 
     monkeypatch.setattr(h.redis, "execute_command", spied)
-    monkeypatch.setattr(server, "KEEPALIVE", keepalive)
+    monkeypatch.setattr(streams, "KEEPALIVE", keepalive)
     viewers = [*players, *(h.user(name) for name in ("Cid", "Dan", "Eve"))]
     async with (
         page_server(h) as root,
@@ -464,9 +455,10 @@ async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: fl
         contextlib.AsyncExitStack() as stack,
     ):
         pages = []
-        for user in viewers:
-            params = {"s": await token(c, user, param)}
-            stream = c.stream("GET", "/app/api/events", params=params)
+        tickets = [await token(c, user, param) for user in viewers]
+        reads = 0  # a session is given for a table that exists: only the streams' reads count
+        for ticket in tickets:
+            stream = c.stream("GET", "/app/api/events", headers=bearer(ticket))
             pages.append((await stack.enter_async_context(stream)).aiter_lines())
 
         async def shown(page: AsyncIterator[str], version: int) -> None:
@@ -525,10 +517,10 @@ async def test_a_page_catches_up_when_the_subscription_broke(
             yield lost() if subscriptions == 1 else notices
 
     monkeypatch.setattr(store, "changes", flaky)
-    monkeypatch.setattr(server, "RETRY", 0.0)
+    monkeypatch.setattr(streams, "RETRY", 0.0)
     async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
-        params = {"s": await token(c, players[0], param)}
-        async with c.stream("GET", "/app/api/events", params=params) as stream:
+        headers = bearer(await token(c, players[0], param))
+        async with c.stream("GET", "/app/api/events", headers=headers) as stream:
             shown = (
                 json.loads(line[6:])["version"]
                 async for line in stream.aiter_lines()
@@ -547,13 +539,13 @@ async def test_an_open_stream_ends_with_its_session(
     renewed one."""
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
-    monkeypatch.setattr(server, "KEEPALIVE", 0.05)
+    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
     async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
-        params = {"s": await token(c, ann, param)}
-        async with c.stream("GET", "/app/api/events", params=params) as stream:
+        headers = bearer(await token(c, ann, param))
+        async with c.stream("GET", "/app/api/events", headers=headers) as stream:
             lines = stream.aiter_lines()
             assert (await anext(lines)).startswith("data: ")
             await clock.advance(SESSION)
             rest = [line async for line in lines]  # ends: no timeout
         assert not [line for line in rest if line.startswith("data: ")]
-        assert (await c.get("/app/api/events", params=params)).status_code == 401
+        assert (await c.get("/app/api/events", headers=headers)).status_code == 401

@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from engine.durak import Durak
-from engine.football import Football
+from engine.games.durak.game import Durak
+from engine.games.football.game import Football
 from testing.harness import Harness
 from testing.tabletop import hidden_cards, leaks, stored
 from testing.webapp import init_data, page_server, table_for_two, tampered

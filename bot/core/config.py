@@ -1,11 +1,20 @@
-"""The bot's settings, read from the environment (and a ``.env`` file when present)."""
+"""The bot's settings, read from the environment (and a ``.env`` file when present).
+
+The token, the webhook's secret and the Redis URL (which may carry a password) are
+``SecretStr``: their repr and str are masked, so no log line or traceback shows them; the
+code asks for the value where it is used, and nowhere else.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_PORT = 8080
+_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
 class Settings(BaseSettings):
@@ -13,17 +22,26 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
-    telegram_bot_token: str
+    telegram_bot_token: SecretStr
     # Without it the bot keeps games in process memory (fakeredis) and warns.
-    redis_url: str | None = None
+    redis_url: SecretStr | None = None
     # Root URL of a local Bot API server, e.g. http://127.0.0.1:8081.
     telegram_base_url: str | None = None
     # Webhook mode when set (the public HTTPS URL Telegram posts to); polling otherwise.
     webhook_url: str | None = None
-    port: int = 8080
+    # The HTTP server's port: /healthz, /readyz and /metrics whenever it is set (polling
+    # included), with the webhook and the Mini App's page; DEFAULT_PORT when either of
+    # those asks for a server and PORT is not set.
+    port: int | None = Field(default=None, ge=1, le=65535)
     # Required with a webhook: without it anyone who learns the URL could post updates in
     # any player's name. Telegram allows 1-256 characters A-Z a-z 0-9 _ -.
-    webhook_secret: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,256}$")
+    webhook_secret: SecretStr | None = None
+    # DEBUG, INFO, WARNING or ERROR; text lines, or one JSON object a line (bot.core.logs).
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["text", "json"] = "text"
+    # Seconds a SIGTERM leaves the process to finish the updates it took and their
+    # deliveries before it exits anyway (what is left is picked up by another process).
+    shutdown_grace: float = Field(default=10.0, ge=0)
     # Seconds between two edits of one group's table message: Telegram allows a bot about
     # 20 messages a minute per group and edits count. 0 edits at once (tests).
     table_edit_interval: float = 3.0
@@ -53,6 +71,32 @@ class Settings(BaseSettings):
     # The Mini App's short name registered with @BotFather (/newapp, same URL): the group
     # table then links spectators to t.me/<bot>/<name>?startapp=<table>.
     webapp_name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{3,30}$")
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level_in_any_case(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _format_in_any_case(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_as_telegram_takes_it(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not _SECRET.fullmatch(value.get_secret_value()):
+            raise ValueError("WEBHOOK_SECRET: 1-256 characters of A-Z a-z 0-9 _ -")
+        return value
+
+    @property
+    def serves_http(self) -> bool:
+        """Whether the process runs its HTTP server (bot.runner)."""
+        return bool(self.port or self.webhook_url or self.webapp_url)
+
+    @property
+    def http_port(self) -> int:
+        return self.port or DEFAULT_PORT
 
     @model_validator(mode="after")
     def _webhook_needs_a_secret(self) -> Self:

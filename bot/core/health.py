@@ -28,6 +28,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from bot.core import metrics
+
 log = logging.getLogger(__name__)
 
 TIMEOUT = 1.0  # seconds to connect, and to wait for an answer
@@ -50,10 +52,12 @@ def client(url: str, timeout: float = TIMEOUT) -> aioredis.Redis:
 
 @dataclass
 class Health:
-    """Whether Redis answered the last time this process asked."""
+    """Whether Redis answered the last time this process asked, and whether the process
+    is stopping (a SIGTERM: bot.runner); both make it not ready (``/readyz``)."""
 
     clock: Callable[[], float] = time.monotonic
     down_since: float | None = None
+    stopping: bool = False
     _next_poll: float = 0.0
     _backoff: float = field(default=FIRST_BACKOFF)
 
@@ -65,6 +69,7 @@ class Health:
         """A Redis call failed: the outage starts now unless it is already known."""
         if self.down_since is None:
             self.down_since = self.clock()
+            metrics.REDIS_DOWN.set(1)
             self._next_poll = self.down_since + self._backoff
             log.warning("Redis does not answer (%s): taps and commands are refused meanwhile", exc)
 
@@ -73,6 +78,7 @@ class Health:
         if self.down_since is not None:
             log.info("Redis answers again, after %.1f s", self.clock() - self.down_since)
             self.down_since = None
+            metrics.REDIS_DOWN.set(0)
             self._backoff = FIRST_BACKOFF
 
     def may_poll(self) -> bool:

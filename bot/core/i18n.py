@@ -1,17 +1,30 @@
-"""Translations: every user-facing string lives in bot/core/locales/<lang>.json.
+"""Translations: every user-facing string lives in a gettext catalogue in bot/core/locales/.
 
-Catalogues are flat ``key -> text`` maps with ``{placeholder}`` fields (str.format). A
-text whose words depend on a number is an object instead: ``"plural"`` names the
-parameter that counts, and each of the language's plural categories (CLDR's names:
-``one``, ``few``, ``many``, ``other``) gives its form, e.g. in Russian
-``{"plural": "n", "one": "{n} карта", "few": "{n} карты", "many": "{n} карт"}``.
-:func:`plural` is CLDR's rule for whole numbers in our three languages.
+``messages.pot`` is the English source and the template of the others; ``<lang>.po`` is
+one language, its code Telegram's ``language_code`` (``ru``, ``uk``, ``be``). Adding a file
+adds a language: :data:`LANGS` is the template's English and every catalogue found, and
+the lobby's language setting goes through them. ``docs/translating.md`` is the
+translators' guide, ``scripts/catalogues`` the pybabel commands.
+
+An entry's key is its ``msgctxt`` (``lobby.title``), its English text the ``msgid`` and
+the language's text the ``msgstr``, with ``{placeholder}`` fields (str.format). A text whose
+words depend on a number has a ``msgid_plural`` and one ``msgstr[i]`` per form of the
+language, in the order of its ``Plural-Forms`` header: Babel writes that header from
+CLDR's rule when a catalogue is started, and :func:`_load` evaluates it as gettext does
+(1 карта, 2 карты, 5 карт, 21 карта). The template says which parameter counts in an
+extracted comment ``#. count: n``.
+
+The PO files are read as they are when a language is first asked for (some tens of
+milliseconds for all of them, bench/i18n.py), not compiled to ``.mo``: what a translator
+saved is what the bot shows, the wheel ships the same files the repository holds, and
+there is no build step to forget.
 
 Every key the code asks for is a literal string in ``bot/`` (a table such as
 :data:`FACES` where the key depends on a value), never built at run time, so that
-``tests/test_catalogues.py`` can check each against the three catalogues. A key missing
-from a language falls back to English, and a key missing everywhere shows the key
-itself, so a gap is visible but never crashes a game.
+``tests/test_catalogues.py`` can check each against every catalogue. A key missing from a
+language, not translated yet or marked fuzzy (its English changed since) falls back to
+English, and a key missing everywhere shows the key itself, so a gap is visible but never
+crashes a game.
 
 The catalogues hold Telegram HTML (``<b>``, ``<i>``). :func:`t` escapes every text put
 into one, a player's name or a chat's title, so that no call site has to; a fragment that
@@ -21,67 +34,163 @@ is already HTML, another :func:`t`'s result, is a :class:`Markup` and goes in as
 
 from __future__ import annotations
 
+import gettext
 import html
-import json
+import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-# Our languages, each with the catalogue key of its name.
-LANGUAGES = {"en": "language.en", "ru": "language.ru", "uk": "language.uk"}
-LANGS = tuple(LANGUAGES)
+from babel import Locale
+from babel.messages.catalog import Catalog
+from babel.messages.plurals import get_plural
+from babel.messages.pofile import read_po
+
 DEFAULT = "en"
-_DIR = Path(__file__).with_name("locales")
-# Telegram language codes that read one of our languages best.
-_ALIASES = {"be": "ru", "kk": "ru", "ky": "ru", "tg": "ru", "uz": "ru"}
+LOCALES = Path(__file__).with_name("locales")
+TEMPLATE = LOCALES / "messages.pot"
+# The template's English, then every catalogue in the folder.
+LANGS = (DEFAULT, *sorted(p.stem for p in LOCALES.glob("*.po")))
+# The catalogue key of each language's name: each catalogue names its own language.
+LANGUAGES = {lang: "language.name" for lang in LANGS}
+# Telegram language codes without a catalogue of their own that read one of ours best.
+_ALIASES = {"kk": "ru", "ky": "ru", "tg": "ru", "uz": "ru"}
+_COUNT = re.compile(r"count: (\w+)$")
+_KEY_LINE = re.compile(r'^msgctxt "(.*)"$', re.MULTILINE)
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are all different: a key written twice (a merge, a
-    copy) would otherwise let its last text win without a word."""
-    twice = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+@dataclass(frozen=True, slots=True)
+class Plural:
+    """A text in the forms of its language: ``texts[form(n)]`` for the number ``n`` given
+    as the parameter ``count``."""
+
+    count: str
+    texts: tuple[str, ...]
+
+
+# A catalogue entry: a text, or a plural text.
+Entry = str | Plural
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """One language's catalogue as read: its texts, and what it does not translate yet."""
+
+    lang: str
+    entries: dict[str, Entry]  # the translated entries, by key
+    forms: int  # how many plural forms its Plural-Forms header has
+    form: Callable[[int], int]  # a number's form (its index in Plural.texts)
+    plural_forms: str  # the header's expression
+    untranslated: tuple[str, ...]  # keys with an empty text
+    fuzzy: tuple[str, ...]  # keys marked fuzzy: their English changed since
+
+
+def _path(lang: str) -> Path:
+    return TEMPLATE if lang == DEFAULT else LOCALES / f"{lang}.po"
+
+
+def _read(path: Path) -> Catalog:
+    """The catalogue at ``path``, refused when it gives a key twice (a merge, a copy would
+    otherwise let one of its texts win without a word)."""
+    text = path.read_text(encoding="utf-8")
+    twice = sorted(k for k, n in Counter(_KEY_LINE.findall(text)).items() if n > 1)
     if twice:
-        raise ValueError(f"keys given twice: {', '.join(twice)}")
-    return dict(pairs)
+        raise ValueError(f"{path.name}: keys given twice: {', '.join(twice)}")
+    with path.open("rb") as file:
+        return read_po(file, ignore_obsolete=True)
 
 
-# A catalogue entry: a text, or a plural text (see the module docstring).
-Entry = str | dict[str, str]
-# The plural categories a language's whole numbers fall into (CLDR).
-CATEGORIES = {"en": ("one", "other"), "ru": ("one", "few", "many"), "uk": ("one", "few", "many")}
+def _counts(catalog: Catalog) -> dict[str, str]:
+    """The parameter that counts, by key, for the template's plural entries."""
+    counts = {}
+    for message in catalog:
+        found = [m[1] for c in message.auto_comments if (m := _COUNT.match(c))]
+        if message.context and isinstance(message.id, tuple | list):
+            if not found:
+                raise ValueError(f"{message.context}: a plural text without '#. count: …'")
+            counts[message.context] = found[0]
+    return counts
+
+
+def _texts(value: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """A message's id or string as its forms (one for a text that is not plural)."""
+    if isinstance(value, tuple | list):
+        return tuple(value)
+    return (value or "",)
+
+
+@cache
+def load(lang: str) -> Catalogue:
+    """The catalogue of ``lang`` (English: the template, whose texts are its msgids)."""
+    catalog = _read(_path(lang))
+    if lang == DEFAULT:
+        counts = _counts(catalog)
+        forms, expression = get_plural(DEFAULT)
+    else:  # the counts are the template's, as English has read them
+        counts = {k: e.count for k, e in load(DEFAULT).entries.items() if isinstance(e, Plural)}
+        forms, expression = catalog.num_plurals, catalog.plural_expr
+    entries: dict[str, Entry] = {}
+    untranslated, fuzzy = [], []
+    for message in catalog:
+        key = message.context
+        if not message.id:
+            continue  # the header
+        if not key:
+            raise ValueError(f"{_path(lang).name}: an entry without a key (msgctxt)")
+        texts = _texts(message.id if lang == DEFAULT else message.string)
+        if not all(texts):
+            untranslated.append(key)
+        elif message.fuzzy:
+            fuzzy.append(key)
+        elif isinstance(message.id, tuple | list) and key in counts:
+            entries[key] = Plural(counts[key], texts)
+        else:
+            entries[key] = texts[0]
+    return Catalogue(
+        lang,
+        entries,
+        int(forms),
+        gettext.c2py(expression),
+        expression,
+        tuple(untranslated),
+        tuple(fuzzy),
+    )
+
+
+def catalogue(lang: str) -> dict[str, Entry]:
+    """The translated texts of ``lang``, by key."""
+    return load(lang).entries
+
+
+@cache
+def _table(lang: str) -> dict[str, tuple[Entry, Callable[[int], int]]]:
+    """Every key's entry in ``lang``, English where ``lang`` has none, each with the rule
+    that picks its plural form: one look-up per text on the render path."""
+    found = [load(lang)] if lang != DEFAULT else []
+    return {
+        key: (entry, cat.form)
+        for cat in (load(DEFAULT), *found)
+        for key, entry in cat.entries.items()
+    }
+
+
+@cache
+def _locale(lang: str) -> Locale:
+    return Locale.parse(lang)
 
 
 def plural(lang: str, n: int) -> str:
-    """The CLDR plural category of the whole number ``n`` in ``lang``: English tells one
-    from the rest; Russian and Ukrainian share a rule (1, 21, 31… one; 2–4, 22–24… few;
-    the rest, 11–14 included, many)."""
-    n = abs(n)
-    if lang == "en":
-        return "one" if n == 1 else "other"
-    if n % 10 == 1 and n % 100 != 11:
-        return "one"
-    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
-        return "few"
-    return "many"
+    """The CLDR plural category (``one``, ``few``, ``many``, ``other``…) of the whole number
+    ``n`` in ``lang``, from Babel: what a catalogue's forms are checked against."""
+    return str(_locale(lang).plural_form(abs(n)))
 
 
 def forms(entry: Entry) -> list[str]:
     """Every text an entry can show (one for a plain text)."""
-    return [entry] if isinstance(entry, str) else [v for k, v in entry.items() if k != "plural"]
-
-
-@cache
-def catalogue(lang: str) -> dict[str, Entry]:
-    path = _DIR / f"{lang}.json"
-    data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique)
-    if not isinstance(data, dict):
-        raise ValueError(f"locales/{lang}.json is not an object")
-    return {
-        str(k): {str(c): str(f) for c, f in v.items()} if isinstance(v, dict) else str(v)
-        for k, v in data.items()
-    }
+    return [entry] if isinstance(entry, str) else list(entry.texts)
 
 
 def lang_of(code: str | None) -> str:
@@ -89,7 +198,7 @@ def lang_of(code: str | None) -> str:
     if not code:
         return DEFAULT
     base = code.split("-")[0].lower()
-    base = _ALIASES.get(base, base)
+    base = base if base in LANGS else _ALIASES.get(base, base)
     return base if base in LANGS else DEFAULT
 
 
@@ -110,11 +219,13 @@ def escape(value: str) -> Markup:
 
 
 def _text(lang: str, key: str, params: dict[str, Any]) -> str:
-    entry = catalogue(lang).get(key)
-    if entry is None:
-        lang, entry = DEFAULT, catalogue(DEFAULT).get(key, key)
-    if isinstance(entry, dict):
-        entry = entry[plural(lang, int(params[entry["plural"]]))]
+    found = _table(lang if lang in LANGS else DEFAULT).get(key)
+    if found is None:
+        return key
+    entry, form = found
+    if isinstance(entry, Plural):
+        texts = entry.texts
+        entry = texts[min(form(abs(int(params[entry.count]))), len(texts) - 1)]
     return entry.format(**params) if params else entry
 
 

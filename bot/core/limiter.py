@@ -26,7 +26,7 @@ import datetime as dt
 import logging
 import math
 import warnings
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import IntEnum
@@ -38,6 +38,7 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
+from bot.core import metrics
 from bot.core.clock import Clock
 from bot.core.store import KEY_PREFIX
 
@@ -191,6 +192,7 @@ class Limiter:
                 return 0.0
             if self.clock() + wait > deadline:
                 return wait
+            metrics.waited("slept", wait)
             await self.clock.sleep(wait)
 
     async def hold(self, chat_id: int, seconds: float) -> None:
@@ -252,13 +254,13 @@ class SharedRateLimiter(BaseRateLimiter[None]):
 
     async def process_request(
         self,
-        callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
+        callback: metrics.ApiCall,
         args: Any,
         kwargs: dict[str, Any],
         endpoint: str,
         data: dict[str, Any],
         rate_limit_args: None,
-    ) -> bool | dict[str, Any] | list[dict[str, Any]]:
+    ) -> metrics.ApiResult:
         chat = _chat_of(data)
         if chat is not None and endpoint not in UNLIMITED and not _GRANTED.get():
             wait = await self.limiter.acquire(chat, _PRIORITY.get())

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 from engine.registry import GAMES
 
@@ -36,14 +44,60 @@ TAPS_KEPT = 32
 
 
 class GameSettings(BaseModel):
-    """The lobby's options (§1 of seeds/football.md and seeds/durak.md): engine options
-    plus the bot's turn time."""
+    """The lobby's settings, one model for every game: the deck and the turn time, which
+    every game has, and beside them each game's own options, the other fields of its
+    engine options model (:attr:`engine.spec.GameSpec.options`), each checked as that
+    model's field says and defaulted as it does. A game reads them as its options
+    (:meth:`engine.spec.GameSpec.make_options`) and changes one with :meth:`choose`."""
+
+    model_config = ConfigDict(extra="allow")
 
     deck_size: Literal[36, 52] = 36
-    decks: int = Field(default=1, ge=1, le=3)  # football only
-    dummy_plays: bool = False  # durak only
-    first_move: Literal["under", "from_under"] = "under"  # durak only
     turn_time: int = 60
+
+    @model_validator(mode="before")
+    @classmethod
+    def _games_options(cls, data: Any) -> Any:
+        """The common fields as given, every game's own option checked or defaulted, and
+        nothing else (a stored table may hold an option no game has any more)."""
+        if not isinstance(data, dict):
+            return data
+        values = {name: value for name, value in data.items() if name in cls.model_fields}
+        for name, (check, default) in _OPTIONS.items():
+            values[name] = _checked(name, check, data[name]) if name in data else default
+        return values
+
+    def choose(self, name: str, value: Any) -> None:
+        """Set a game's own option ``name``, checked as its model's field says."""
+        check, _ = _OPTIONS[name]
+        setattr(self, name, _checked(name, check, value))
+
+
+def _game_options() -> dict[str, tuple[TypeAdapter[Any], Any]]:
+    """Each game's own options, by name: how a value is checked, and its default (games
+    that share an option's name must mean the same by it)."""
+    found: dict[str, tuple[TypeAdapter[Any], Any]] = {}
+    fields: dict[str, Any] = {}
+    for spec in GAMES.values():
+        for name, info in spec.options.model_fields.items():
+            if name in GameSettings.model_fields:
+                continue
+            if name in fields and fields[name] != (info.annotation, info.get_default()):
+                raise TypeError(f"games disagree on option {name!r}")
+            fields[name] = (info.annotation, info.get_default())
+            shape: Any = Annotated[info.annotation, info]
+            found[name] = (TypeAdapter(shape), info.get_default())
+    return found
+
+
+def _checked(name: str, check: TypeAdapter[Any], value: Any) -> Any:
+    try:
+        return check.validate_python(value)
+    except ValidationError as exc:
+        raise ValueError(f"{name}: {exc.errors()[0]['msg']}") from None
+
+
+_OPTIONS = _game_options()
 
 
 class Seat(BaseModel):
@@ -55,8 +109,8 @@ class Seat(BaseModel):
     # False once a private message to him failed (403): the group is told to open the
     # private chat, and the "My cards" button shows him his hand meanwhile.
     dm_ok: bool = True
-    # Football set-up in progress: indices into his five dealt cards, goalkeeper first,
-    # then his row from his own left to right.
+    # A set-up in progress, in a game whose players first place their dealt cards
+    # (engine.base.SetsUp): the cards he has picked so far, as indices into his hand.
     setup: list[int] = Field(default_factory=list)
     # A computer seat: its level (GameSpec.levels in engine.registry); None for a
     # person. Computer seats have negative user ids, which no Telegram user has.
@@ -94,14 +148,16 @@ class Table(BaseModel):
     events: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
     series: dict[str, int] = Field(default_factory=dict)  # str(user id) -> wins / fool count
     games: int = 0  # games finished in this series
-    dealer: int | None = None  # durak: seat that deals (dealt) the current game
-    previous_fool: int | None = None  # durak: the last game's fool (None: first or drawn)
+    # A series' carry (engine.series.Carry): the seat that deals (dealt) the current game,
+    # and the last game's loser, who deals next (None: the first game or a drawn one).
+    dealer: int | None = None
+    previous_fool: int | None = None
     show_settings: bool = False  # the lobby message shows the settings keyboard
     record_sent: bool = False  # this game's record was posted (Record works once a game)
     lobby_link: bool = False  # the lobby offers the deep link (someone could not be reached)
     notice: str = ""  # catalogue key of a one-off line under the lobby (e.g. start refused)
     # Moves the computer made in a row (for computer seats, or for people who timed out or
-    # are away): past a cap the game is stopped (bot.service.turns: durak may cycle forever).
+    # are away): past a cap the game is stopped (bot.service.turns: a game may cycle forever).
     auto_moves: int = 0
     # The level the lobby gives new computer seats (its "🤖" buttons; bot.handlers.computer).
     computer_level: str = "normal"

@@ -1,5 +1,8 @@
 """The /rules texts: seeds/<game>.md (or <game>.<lang>.md) as Telegram HTML messages.
 
+seeds/ is read as a package (:data:`SEEDS`), so that an installed wheel, which carries it
+as package data, has its rules as the source tree does.
+
 The seeds are Markdown for people reading the repository; Telegram shows a small subset of
 HTML. Headings become bold lines, **bold**, *italic* and `code` their tags, fenced blocks
 <pre>, bulleted items bullets, and a paragraph's soft-wrapped lines are joined again.
@@ -11,9 +14,9 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
+from importlib import resources
 
-SEEDS = Path(__file__).resolve().parents[2] / "seeds"
+SEEDS = resources.files("seeds")
 MAX_TEXT = 4096
 
 _BOLD = re.compile(r"\*\*(.+?)\*\*")

@@ -21,6 +21,7 @@ from typing import Any
 from telegram import Bot, BotCommand, CallbackQuery, ChatMember, InlineKeyboardMarkup, Message
 from telegram.constants import ParseMode
 
+from bot.core import metrics
 from bot.core.screen import Screen
 
 
@@ -181,6 +182,7 @@ async def send_document(
 async def answer(query: CallbackQuery, text: str | None, alert: bool) -> None:
     """Answer a tap: silently (``text`` None), or with a short text or an alert."""
     await query.answer(text, show_alert=alert)
+    metrics.answered(text, alert)
 
 
 async def member(bot: Bot, chat_id: int, user_id: int) -> ChatMember:

@@ -1,4 +1,4 @@
-"""Tables in Redis: the key layout and the scripts every change goes through.
+"""Tables in Redis: every key the bot keeps, and the scripts every change goes through.
 
 Key layout (one Redis hash per table, i.e. per group chat or per forum topic); ``ct`` is
 :data:`KEY_PREFIX`, which the environment variable ``CARDTABLE_KEY_PREFIX`` replaces::
@@ -46,6 +46,10 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
 
     ct:upd:<update_id>  "busy" while a process handles that update, then "done" for an
                    hour: a redelivered update is dropped (bot.handlers.once)
+    ct:inbox       a stream of the webhook's updates (field ``u``: the update's JSON),
+                   each stored before its 200 and deleted once handled; its consumer group
+                   ``workers`` holds each entry a worker has read until it is done, for
+                   another worker to take over should that one die (bot.core.inbox)
     ct:member:<chat_id>:<uid>  "1" for a minute after Telegram said that <uid> is in the
                    group <chat_id> (joining needs it; bot.handlers.members)
     ct:init:<hash>  "1" once a Mini App page exchanged the initData of that signature
@@ -54,30 +58,17 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
     ct:st:...      the standings: per group and per person, without a TTL (their layout
                    is documented in bot.tables.stats.keys)
 
-``v`` and ``d`` change only together, through a compare-and-set on ``v`` (a Lua script;
-the in-process store without REDIS_URL and the tests run the same scripts on fakeredis
-with Lua), so two bot processes serving the same chat can neither lose nor double a move.
-
-Messages are brought up to date by one process at a time, so that an older render can
-never land after a newer one: a commit takes the lease when it is free (or expired, or
-already this process's), and only the holder delivers. The lease is short
-(:data:`LEASE_MS`) and its holder renews it while it works, so that a process that dies
-holds nothing for long. The holder saves the slots and releases the lease in one script,
-which tells it when a newer version was committed meanwhile by a process that found the
-lease taken: then it delivers again, from the newest state, until it has shown the newest
-one.
-
-A table's key lives as long as its game needs: a commit sets its TTL to outlast the
-pending turn deadline, to at least :data:`IDLE_GAME_TTL` for a running game with no turn
-limit, and to the configured TTL otherwise (finished and abandoned tables expire).
-
-A move costs one HGETALL, one CAS (which takes the lease and publishes the new version)
-and one script that saves the slots and releases the lease.
-
-A table whose chat id changes (a basic group upgraded to a supergroup) is moved to its
-new key whole, once no process is delivering it, and without its lease: the move's next
-commit takes a lease there. A release finds a key gone and writes nothing, so that
-nothing can leave a table-less hash behind.
+Why scripts: ``v`` and ``d`` change only together, by a compare-and-set on ``v`` in Lua
+(the in-process store and the tests run the same scripts on fakeredis), so that two
+processes serving one chat can neither lose nor double a move. Why a lease: one process
+at a time brings a table's messages up to date, so that an older render never lands
+after a newer one. A commit takes the lease when it is free, expired or its own; the
+holder renews it while it works (:data:`LEASE_MS`, so a dead holder blocks nothing for
+long) and saves the slots and releases it in one script, which hands it the newest
+version if another process committed meanwhile. A move costs one HGETALL, one CAS (which
+also takes the lease, publishes the version and lowers the turn deadline) and one
+release. A key lives as long as its game needs (:func:`ttl_for`); a table whose group
+became a supergroup moves to its new key whole, without its lease (:meth:`Store.move`).
 """
 
 from __future__ import annotations

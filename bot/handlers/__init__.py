@@ -1,3 +1,4 @@
-"""Layer 5: one function per button or command; each checks, changes the table through the
-service, and answers.
+"""Layer 5: one function per button or command.
+
+Each checks, changes the table through the service, and answers; none decides a rule.
 """

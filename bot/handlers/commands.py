@@ -9,7 +9,7 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
-from bot.core import callbacks, rules_text, sender
+from bot.core import callbacks, names, rules_text, sender
 from bot.core.i18n import LANGS, lang_of, plain, t
 from bot.core.services import services
 from bot.core.store import TABLE_SLOT, table_key
@@ -46,7 +46,7 @@ def _title(message: Message, lang: str) -> str:
     start = message.reply_to_message
     if message.is_topic_message and start and start.forum_topic_created:
         title = f"{title} › {start.forum_topic_created.name}"
-    return title
+    return names.shown(title, names.MAX_TITLE)
 
 
 async def _say(message: Message, text: str, reply: bool = True) -> None:

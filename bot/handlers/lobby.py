@@ -8,7 +8,7 @@ from telegram import User
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.core import sender
+from bot.core import names, sender
 from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
 from bot.core.models import TURN_TIMES, Place, Seat, Table
@@ -32,7 +32,7 @@ def _in_lobby(table: Table) -> None:
 
 
 def display_name(user: User) -> str:
-    return (user.full_name or user.username or str(user.id))[:32]
+    return names.of(user)
 
 
 def _seat(table: Table, game_id: str, user: User, place: Place) -> None:
@@ -81,18 +81,19 @@ async def join(
     game_id: str,
     user: User,
     tap: Tap | None = None,
-) -> bool:
+) -> None:
     """Seat ``user`` in the lobby: his Join tap, or the deep link he followed (then a
-    refusal is told in his private chat). False when he was not seated."""
+    refusal is told in his private chat). Whether he is in the group is asked first (a
+    read, answered from a cache for a minute: bot.handlers.members)."""
     table = (await services(context).store.load(key)).table
     if table is not None and table.game_id == game_id and table.phase == "lobby":
         why = await _outsider(context, table, user)
         if why is not None:
             await _tell(context, user, tap, Reply(why, True, {"chat": table.chat_title}))
-            return False
+            return
     query = tap.query.id if tap is not None else None
     place = await _place(context, user.id)
-    snap, reply = await write(
+    _, reply = await write(
         context,
         key,
         game_id,
@@ -102,7 +103,6 @@ async def join(
         in_group=tap is not None,  # his Join, on the group's lobby
     )
     await _tell(context, user, tap, reply)
-    return snap is not None
 
 
 async def _tell(

@@ -1,30 +1,19 @@
 """Each update is handled once, whatever Telegram or a crash makes of its delivery.
 
 Telegram delivers an update again when a webhook did not acknowledge it in time, several
-webhook workers may be handed the same update, and a process that dies after it has
-committed a change but before Telegram learnt of it gets its update back after a
-restart. Handling one twice would answer twice, reply twice to a command, or refuse the
-second time something the first did ("not your turn").
+workers may be handed the same one, and a process that dies mid-update gets it back after
+a restart; handled twice, it would answer twice or refuse the second time what the first
+did. So every update is *claimed* before any handler runs (:func:`claim`:
+``SET ct:upd:<update_id> busy NX PX`` :data:`BUSY_MS`; anyone else drops it), and marked
+``done`` for :data:`DONE_S` after the last handler (:func:`done`).
 
-So every update is *claimed* before any handler runs (:func:`claim`, the first handler
-group): ``SET ct:upd:<update_id> busy NX PX`` :data:`BUSY_MS`. Whoever sets it handles
-the update; anyone else drops it without a word. When the handlers are done
-(:func:`done`, the last group) the claim becomes ``done`` for :data:`DONE_S`.
-
-The trade-off is in the two lifetimes. An in-progress claim that lived as long as a done
-one would lose for good an update whose process died in the middle (its redelivery would
-find it claimed); one that expired quickly would let a slow but alive handler be joined
-by a redelivery. :data:`BUSY_MS` is longer than a callback query stays answerable (a
-few seconds): a handler that takes longer than that has lost its tap anyway, and once
-the claim expires a redelivered update is handled again. What a dead process had
-already committed is then not done twice: a tap remembers its callback query in the table
-in the same compare-and-set (:func:`bot.service.taps.commit`), and a repeat is answered silently.
-:data:`DONE_S` covers Telegram's retries of an unacknowledged webhook and a restart's
-redelivery (a getUpdates offset not yet confirmed); a key costs about 80 bytes, so an hour
-at 50 updates/s is some 15 MB.
-
-While Redis does not answer, the claim cannot be made: the update is answered with the
-"temporarily unavailable" line (:func:`unavailable`) and goes no further (bot.core.health).
+Why two lifetimes: a busy claim that lived as long as a done one would lose for good the
+update of a process that died mid-way; one that expired quickly would let a redelivery
+join a slow but live handler. :data:`BUSY_MS` outlives a callback query's answerability,
+and what a dead process had committed is not done again: the table remembers the tap's
+callback query in the same compare-and-set (:func:`bot.service.taps.write`). An hour of
+done keys at 50 updates/s is some 15 MB. While Redis does not answer, no claim can be
+made: the update gets the "temporarily unavailable" line (:func:`unavailable`).
 """
 
 from __future__ import annotations

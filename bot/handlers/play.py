@@ -16,8 +16,7 @@ from bot.core import sender
 from bot.core.callbacks import STAMP_LEN, stamp
 from bot.core.models import Place, Table
 from bot.core.services import services
-from bot.screens import views
-from bot.screens.render import ILLEGAL, Ctx
+from bot.screens import registry, views
 from bot.service.taps import Reply, Tap, commit, current_table, refuse
 from bot.tables import games
 from bot.tables.stats.finished import record_document
@@ -25,7 +24,8 @@ from engine.base import IllegalMove, MalformedRecord, SetsUp
 
 
 def _illegal(exc: IllegalMove, table: Table, lang: str) -> None:
-    refuse(ILLEGAL[exc.code], **Ctx(table, lang).params(exc.params))
+    key = registry.entry(table.kind).illegal[exc.code]
+    refuse(key, **registry.ctx(table, lang).params(exc.params))
 
 
 def _seated(table: Table, tap: Tap) -> int:
@@ -177,7 +177,7 @@ def has_record(table: Table) -> bool:
 async def post_record(context: ContextTypes.DEFAULT_TYPE, table: Table, reply_to: int) -> bool:
     """/record's answer: the table's game record (docs/records.md) as a JSON document in
     reply to the command; False when Telegram refused it. (The Record button's document
-    is the delivery's: :func:`bot.service.delivery.post_record`.)"""
+    is the delivery's: :func:`bot.service.delivery._post_record`.)"""
     name, content = record_document(table)
     try:
         await sender.send_document(

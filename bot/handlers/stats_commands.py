@@ -1,5 +1,8 @@
-"""/stats, /forgetme and the standings buttons (the figures: bot.tables.stats; the text:
-bot.screens.render_stats)."""
+"""/stats, /forgetme and the standings buttons.
+
+The figures are bot.tables.stats's, the text bot.screens.render_stats's: here only who
+asked where, and what he may see.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.core import callbacks, sender
+from bot.core import callbacks, names, sender
 from bot.core.callbacks import Action
 from bot.core.i18n import lang_of, t
 from bot.core.screen import Button, Screen
@@ -96,7 +99,7 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     h2h = {}
     if target.id != user.id:
         h2h = {k: await standings.head_to_head(chat, k, target.id, user.id) for k in lines}
-    await _show(message, render_stats.his(lang, target.full_name, lines, h2h))
+    await _show(message, render_stats.his(lang, names.of(target), lines, h2h))
 
 
 async def forgetme(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

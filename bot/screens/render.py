@@ -1,8 +1,9 @@
-"""What both games' renderers share: the reader's language, names, cards, engine data as text."""
+"""What every game's screens share: the reader's language, names, cards, engine data as text."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -12,37 +13,32 @@ from bot.core.i18n import Markup, faces, t
 from bot.core.models import Table
 from engine import cards
 
-# Event data keys that hold a seat (an int, or "dummy" for durak's dummy).
-_SEAT_KEYS = frozenset({"seat", "attacker", "defender", "fool", "winner"})
-_CARD_KEYS = frozenset({"card", "with", "with_card", "ball"})
-
-# The text of each reason an engine gives for refusing a move (``IllegalMove.code``).
+# The text of each reason any game's engine may give for refusing a move
+# (``IllegalMove.code``): those of the protocol itself. A game adds its own
+# (:attr:`bot.screens.game.BotGame.refusals`).
 ILLEGAL = {
     "game_over": "illegal.game_over",
     "unknown_move": "illegal.unknown_move",
     "no_such_seat": "illegal.no_such_seat",
     "not_your_turn": "illegal.not_your_turn",
-    "not_in_setup": "illegal.not_in_setup",
-    "already_set_up": "illegal.already_set_up",
-    "setup_cards_mismatch": "illegal.setup_cards_mismatch",
-    "setup_over": "illegal.setup_over",
-    "must_enter": "illegal.must_enter",
-    "must_advance": "illegal.must_advance",
-    "no_such_column": "illegal.no_such_column",
-    "cannot_enter": "illegal.cannot_enter",
-    "not_reachable": "illegal.not_reachable",
-    "face_up_no_match": "illegal.face_up_no_match",
-    "cannot_beat_now": "illegal.cannot_beat_now",
-    "cannot_beat": "illegal.cannot_beat",
-    "cannot_take_now": "illegal.cannot_take_now",
-    "cannot_pass_now": "illegal.cannot_pass_now",
-    "rank_not_on_table": "illegal.rank_not_on_table",
-    "not_in_game": "illegal.not_in_game",
-    "not_in_hand": "illegal.not_in_hand",
-    "not_on_table": "illegal.not_on_table",
-    "cannot_attack_now": "illegal.cannot_attack_now",
-    "cannot_throw_now": "illegal.cannot_throw_now",
 }
+
+
+@dataclass(frozen=True)
+class Words:
+    """How a game's engine data (its events' and refusals' params) reads as text: the
+    keys that hold a seat or a card (``seat``, ``card`` and ``with`` in every game; a list
+    of cards is always under ``cards``), the keys that hold a score (a list of numbers,
+    shown ``a:b``), and the catalogue key of each seat that is no player's."""
+
+    seats: frozenset[str] = frozenset()
+    cards: frozenset[str] = frozenset()
+    scores: frozenset[str] = frozenset()
+    others: Mapping[str, str] = field(default_factory=dict)
+
+
+_SEATS = frozenset({"seat"})
+_CARDS = frozenset({"card", "with"})
 
 
 @dataclass(frozen=True)
@@ -51,6 +47,7 @@ class Ctx:
 
     table: Table
     lang: str
+    words: Words = Words()
 
     def t(self, key: str, **params: Any) -> Markup:
         return t(self.lang, key, **params)
@@ -65,8 +62,8 @@ class Ctx:
 
     def name(self, seat: int | str | None) -> str:
         """A seat's name as its player wrote it (:func:`bot.core.i18n.t` escapes it)."""
-        if seat == "dummy":
-            return self.t("durak.dummy")
+        if isinstance(seat, str) and seat in self.words.others:
+            return self.t(self.words.others[seat])
         if isinstance(seat, int) and 0 <= seat < len(self.table.seats):
             return self.table.seats[seat].name
         return "—"
@@ -85,15 +82,16 @@ class Ctx:
 
     def params(self, data: dict[str, Any]) -> dict[str, Any]:
         """Engine data (events, illegal-move params) as text: seats by name, cards shown."""
+        words = self.words
         params: dict[str, Any] = {}
         for key, value in data.items():
-            if key in _SEAT_KEYS:
+            if key in _SEATS or key in words.seats:
                 params[key] = self.name(value)
-            elif key in _CARD_KEYS and isinstance(value, str):
+            elif (key in _CARDS or key in words.cards) and isinstance(value, str):
                 params[key] = self.card(value)
             elif key == "cards" and isinstance(value, list):
                 params[key] = self.cards(value)
-            elif key == "goals" and isinstance(value, list):
+            elif key in words.scores and isinstance(value, list):
                 params[key] = ":".join(str(g) for g in value)
             else:
                 params[key] = value

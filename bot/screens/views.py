@@ -51,7 +51,7 @@ def series_line(ctx: Ctx) -> str:
 def group_screen(table: Table, bot_username: str, moved: Moved | None = None) -> Screen:
     """The group's message; ``moved``: the finished game was counted in the group's
     standings (bot.tables.stats), and who moved up on its board with it."""
-    ctx = Ctx(table, table.lang)
+    ctx = registry.ctx(table, table.lang)
     if table.phase == "pick":
         return render_lobby.picker(ctx)
     if table.phase == "lobby":
@@ -126,7 +126,7 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     that he is seated (which also finds out whether his private chat takes our messages),
     then his hand."""
     if table.phase == "lobby":
-        ctx = Ctx(table, table.seats[seat].lang)
+        ctx = registry.ctx(table, table.seats[seat].lang)
         # a private chat's table (its title is "against the computer") has no group to name
         key = "join.vs_computer" if table.private else "join.private"
         return Screen(
@@ -134,7 +134,7 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
         )
     if table.phase not in ("playing", "finished", "abandoned") or table.state is None:
         return None
-    ctx = Ctx(table, table.seats[seat].lang)
+    ctx = registry.ctx(table, table.seats[seat].lang)
     game = games.current(table)
     view = game.view(seat)
     active = table.phase != "abandoned"
@@ -157,6 +157,6 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
 
 def alert_text(table: Table, seat: int, lang: str) -> str:
     """A seat's secret cards for the group's "My cards" alert (at most 200 characters)."""
-    ctx = Ctx(table, lang)
+    ctx = registry.ctx(table, lang)
     text = registry.entry(table.kind).alert(games.current(table).view(seat), ctx)
     return text if len(text) <= 200 else text[:199] + "…"

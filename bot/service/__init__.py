@@ -1,3 +1,5 @@
-"""Layer 4, the table service: commit a change under compare-and-set, run the turn timers
-and computer moves, bring every message up to date.
+"""Layer 4, the table service: the one write path, the turn timers, the delivery.
+
+Committing a change under compare-and-set (``taps``), the moves nobody taps (``turns``)
+and bringing every message up to date (``delivery``).
 """

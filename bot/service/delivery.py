@@ -1,36 +1,20 @@
-"""Bringing Telegram up to date with the tables: apart from the taps, newest state only.
+"""Bringing Telegram up to date with the tables, apart from the taps: newest state only.
 
-A tap is answered as soon as its change is committed; the messages follow here, in a task
-of their own, so that neither the answer nor the next tap on the table waits for Telegram.
-The table version in Redis is what every message should show and each message's slot
-(:class:`bot.core.models.Slot`) what it shows now: a delivery renders the newest state, sends
-what differs, and records it. Intermediate states that were superseded before their turn
-came are never sent.
+Why apart: a tap is answered as soon as its change is committed, and neither that answer
+nor the next tap may wait for Telegram, a slow and rate-limited peer. Each message's slot
+(:class:`bot.core.models.Slot`) says what it shows; a delivery renders the newest
+committed state, sends what differs and records it, so that a state overtaken before its
+turn came is never sent. What a tap asks to be posted once (the Record button's
+document) is the delivery's too, remembered by a slot of its own.
 
-Who delivers: one process at a time per table (the delivery lease of :mod:`bot.core.store`,
-short and renewed while the holder works), and in that process one task at a time. A
-commit made meanwhile, here or in another process, makes the holder go round again. If
-the holder dies, its lease runs out within seconds and the table is due (``ct:due``):
-every process polls that set and takes the work over.
-
-In which order, when the bot is busy (the rate limits of :mod:`bot.core.limiter`, shared by
-every process):
-
-1. the player to act gets his move buttons (a new message that rings his phone if he has
-   not been asked for a while, else his message is edited in place, one call);
-2. the player who just moved loses his buttons, and every message of a table that has
-   entered a new phase (the deal, the result) is brought up to date;
-3. the group's table message, at most once per ``table_edit_interval`` seconds;
-4. the hands of players who only watch, at most as often as the table message;
-5. deleting messages that were superseded.
-
-What a priority cannot have now waits, and is coalesced meanwhile: when its time comes the
-newest state is shown, so a busy bot makes fewer calls per move, not a longer queue.
-
-Telegram's errors never reach the game: a private chat that refuses us marks the seat
-(the group then says who must open the private chat), a message that can no longer be
-edited is replaced by a new one (the old one is deleted), flood control and network
-errors put the message off, and anything else is logged in one line.
+One process at a time delivers a table (the lease of :mod:`bot.core.store`), in one task;
+a commit made meanwhile sends the holder round again, and the table of a holder that died
+comes due (``ct:due``) for every process's poller. Within Telegram's limits
+(:mod:`bot.core.limiter`, shared by every process) the most urgent calls go first and the
+rest is coalesced, in the order docs/busy.md gives. Telegram's errors never reach the
+game: a private chat that refuses us marks the seat (in a lobby it unseats him), a
+message that can no longer be edited is sent anew, flood control and network errors put
+the message off, and anything else is one log line.
 """
 
 from __future__ import annotations
@@ -53,7 +37,7 @@ from telegram.error import (
 )
 from telegram.ext import Application, ContextTypes
 
-from bot.core import sender
+from bot.core import metrics, sender
 from bot.core.limiter import Priority, granted, retry_after_seconds
 from bot.core.models import Slot
 from bot.core.screen import Screen
@@ -218,6 +202,7 @@ def start(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, snap: Snapshot | No
 
 async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> None:
     current = snap
+    committed = svc.clock()  # when snap was committed, if it was given
     try:
         if current is None:
             current = await svc.store.claim(key)
@@ -234,6 +219,8 @@ async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> N
             if current is None and svc.delivering.get(key):
                 svc.delivering[key] = False  # a commit here found our lease: go round
                 current = await svc.store.claim(key)
+        if snap is not None:
+            metrics.DELIVERY_LAG.observe(svc.clock() - committed)
     except RedisError as exc:  # an outage (reported once): the lease runs out, the
         svc.health.failed(exc)  # table is due then, and is delivered once Redis is back
     except Exception:
@@ -281,17 +268,16 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     # A message sent anew supersedes the old one: its removal is asked for with it, as
     # urgently as a mover's hand (else his chat shows two hands for a while).
     tidy = [j for j in jobs if (j.ring or j.fresh) and j.slot is not None and j.slot.id]
-    record = _record_due(snap)
     requests = [(j.limited, j.priority) for j in jobs]
     requests += [(j.limited, Priority.MOVER) for j in tidy]
     requests += [(chat, Priority.CLEANUP) for chat, _, _ in removals]
-    if record:  # after the result it belongs to (granted in this order)
+    record = _record_due(snap)
+    if record:  # asked for last: the result it belongs to goes first
         requests.append((snap.table.chat_id, Priority.REPLY))
     waits = await _grants(svc, requests)
-    if record:
-        if waits[-1] > 0:
-            done.later(svc.clock() + max(waits[-1], RETRY_AFTER_REFUSAL[Priority.REPLY]))
-        record = waits.pop() <= 0
+    if record and (wait := waits.pop()) > 0:
+        done.later(svc.clock() + max(wait, RETRY_AFTER_REFUSAL[Priority.REPLY]))
+        record = False
     for job, wait in zip(tidy, waits[len(jobs) : len(jobs) + len(tidy)], strict=True):
         job.tidy = wait <= 0
         old = job.slot
@@ -310,7 +296,7 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
         else:
             calls.append(_clean(app.bot, chat, message, strip, done))
     if record:
-        calls.append(post_record(app.bot, done))
+        calls.append(_post_record(app.bot, done))
     with granted():
         await asyncio.gather(*calls)
     # A table changed here is committed a newer version: the release sends us round again.
@@ -331,7 +317,7 @@ def _record_due(snap: Snapshot) -> bool:
     return table is not None and table.record_sent and (slot is None or slot.game != table.game_id)
 
 
-async def post_record(bot: Bot, done: _Pass) -> None:
+async def _post_record(bot: Bot, done: _Pass) -> None:
     """Post the game record the Record button claimed (docs/records.md) in the table's
     chat, once: its slot remembers the game. Flood control and network errors put it off;
     any other refusal gives the claim back (the next tap tries again)."""
@@ -377,7 +363,10 @@ async def _unclaim_record(svc: Services, key: str, game_id: str) -> None:
 async def _grants(svc: Services, requests: list[tuple[int, Priority]]) -> list[float]:
     if svc.limiter is None or not requests:
         return [0.0] * len(requests)
-    return await svc.limiter.try_acquire(requests)
+    waits = await svc.limiter.try_acquire(requests)
+    for wait in waits:
+        metrics.waited("deferred", wait)
+    return waits
 
 
 def _plan(

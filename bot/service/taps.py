@@ -1,10 +1,13 @@
-"""Button taps: strict decoding, the checks every tap shares, and committing a change.
+"""Button taps: strict decoding, the checks every tap shares, and the one write path.
 
-A tap is answered exactly once: with a short alert when it is refused (stale, forged, not
-the tapper's turn, illegal...), silently when it changed the table, and silently again
-when it comes back after it was applied (the table remembers its callback query). A
-refused tap writes nothing, except that an away player's tap on his game brings him back
-(:func:`commit`).
+Why one path: every change a person makes (a tap, or the deep link that joins a lobby)
+goes through :func:`write`, so that the redelivery check, the compare-and-set, the
+timers and the delivery are the same for all. A tap is answered exactly once and at
+once, before any message it sets off: with a short alert when it is refused (stale,
+forged, not the tapper's turn, illegal...), silently when it changed the table, and
+silently again when it comes back after it was applied (the table remembers its callback
+query). A refused tap writes nothing, except that an away player's tap on his game brings
+him back.
 """
 
 from __future__ import annotations

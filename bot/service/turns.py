@@ -1,37 +1,24 @@
-"""Moves nobody taps: computer seats, turn timeouts (seeds/<game>.md §7.2) and people who are away.
+"""Moves nobody taps: computer seats, turn timeouts (seeds/<game>.md §7.2), people away.
 
-Every committed position of a running game has a *deadline* (``Table.turn_due``), set in
-the same compare-and-set as the position itself (:func:`stamp`):
+Every committed position of a running game has a *deadline* (``Table.turn_due``: a
+computer or an away person is to act: ``computer_delay``, so that people can follow;
+a person: the table's turn time, or none), set in the same compare-and-set as the
+position (:func:`tapped`, :func:`stamp`). Why a sorted set, ``ct:turns`` (member: table
+key, score: when to look, ms), polled by every process: a deadline must outlive the
+process that set it. Its score is never later than the table's deadline; a commit whose
+deadline came closer lowers it in the commit's own script (``ZADD LT``:
+:attr:`bot.core.store.Write.wake`), and a person's move, whose next deadline is later,
+costs nothing there.
 
-- a computer seat, or a person marked away, is to act: ``computer_delay`` seconds (moves
-  are paced so that people can follow them);
-- a person is to act: the table's turn time (no deadline when it is 0).
-
-Deadlines are found through the Redis sorted set ``ct:turns`` (member: the table key,
-score: when to look at it, ms), which every process polls, like the ``ct:due`` group
-edits of :mod:`bot.service.delivery`; so a deadline outlives the process that set it. The set
-never says *later* than the table: its score is at most the table's ``turn_due``. A
-commit whose deadline is no earlier than the previous one (the usual case: a person moved
-and the next turn time starts later) writes nothing there, so a person's move costs no
-extra round trip; one whose deadline came closer (a computer is to act next) lowers the
-score in the commit's own script (``ZADD LT``: :attr:`bot.core.store.Write.wake`).
-
-A poller *claims* a due table by pushing its score :data:`CLAIM_MS` ahead (a Lua
-script: one poller wins), then either plays the due move or finds the deadline not reached yet,
-and finally sets the score to the newest deadline, unless a commit lowered it meanwhile.
-If the claimant dies, the table comes due again after the claim and another process
-plays it. The move goes through the store's compare-and-set and
-:func:`bot.tables.games.apply_move` and is played only if the position is the one the poller
-looked at; a retried decision comes out the same (its seed hashes the game id and the
-move count).
-
-A person whose deadline passes has his move made by the computer (level normal) and the
-table says so; after two in a row he is away, and the computer plays for him, paced, until
-he taps anything on the game (:func:`note_active`).
-
-Durak among computers can go round forever (takes pass the same cards about). After
-:data:`AUTO_MOVE_CAP` computer moves in a row, with no person acting, the game is stopped
-like /endgame (no fool, no score) and the table says why.
+A poller *claims* a due table by pushing its score :data:`CLAIM_MS` ahead (one poller
+wins), plays the due move through the store's compare-and-set and
+:func:`bot.tables.games.apply_move` only if the position is the one it looked at (a
+retried decision comes out the same: its seed hashes the game id and the move count),
+and sets the score to the newest deadline. If it dies, the claim runs out and another
+process plays the table. A person whose deadline passes has his move made by the computer;
+after :data:`AWAY_AFTER` in a row he is away until he taps anything on the game. Computers
+alone can go round forever in durak: after :data:`AUTO_MOVE_CAP` computer moves in a row
+the game is stopped like /endgame.
 """
 
 from __future__ import annotations

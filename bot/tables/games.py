@@ -1,5 +1,4 @@
-"""A table's game through the engine: dealing it from a lobby, loading it, applying a
-move, and keeping the series between games.
+"""A table's game through the engine: deal, load, apply a move, keep the series.
 
 The rules, series rules included, stay in the engine (:mod:`engine.registry` finds the
 table's game); here the table only keeps what they decide: the seat order, the dealer
@@ -16,8 +15,8 @@ from typing import Any
 from bot.core.models import Table
 from engine import registry
 from engine.base import Event, Game
-from engine.registry import GameSpec
 from engine.series import Carry
+from engine.spec import GameSpec
 
 
 def spec(table: Table) -> GameSpec:

@@ -30,25 +30,20 @@ from bot.core.services import services
 from bot.core.store import Snapshot, table_key
 from bot.handlers import play
 from bot.screens import registry, views
-from bot.screens.render import Ctx
 from bot.service.taps import Tap
 from bot.tables import games
 from bot.webapp.auth import Viewer
 
-# The hand message's actions a page may send: a move, a football set-up step, "I'm back".
+# The hand message's actions a page may send: a move, a set-up step, "I'm back".
 _HANDLERS: dict[Action, Callable[[Tap, ContextTypes.DEFAULT_TYPE], Awaitable[None]]] = {
     Action.MOVE: play.on_move,
     Action.SETUP: play.on_setup,
     Action.BACK: play.on_back,
 }
-# The page's own words (everything else it shows comes rendered from the catalogues).
+# The page's own words (everything else it shows comes rendered from the catalogues; a
+# game's drawing adds its own, BotGame.page_words).
 _WORDS = {
     "hand": "webapp.hand",
-    "dummy": "webapp.dummy",
-    "table": "webapp.table",
-    "trump": "webapp.trump",
-    "stock": "webapp.stock",
-    "discard": "webapp.discard",
     "spectator": "webapp.spectator",
     "turn_left": "webapp.turn_left",
     "offline": "webapp.offline",
@@ -58,8 +53,9 @@ _TAG = re.compile(r"<[^>]+>")
 
 
 @cache
-def _words(lang: str) -> dict[str, str]:
-    return {word: plain(lang, key) for word, key in _WORDS.items()}
+def _words(lang: str, kind: str) -> dict[str, str]:
+    keys = {**_WORDS, **registry.entry(kind).page_words}
+    return {word: plain(lang, key) for word, key in keys.items()}
 
 
 def unmark(text: str) -> str:
@@ -78,7 +74,7 @@ def table_of(payload: str | None) -> tuple[str, str] | None:
 
 def _moves(table: Table, seat: int, view: BaseModel) -> list[dict[str, Any]]:
     """The buttons of his hand message that act, each with what the page plays it by (the
-    game's screen module says which: :attr:`bot.screens.registry.BotGame.played`; a set-up
+    game's screen module says which: :attr:`bot.screens.game.BotGame.played`; a set-up
     button: the card picked). ``view``: his seat's view, which the caller has made."""
     screen = views.hand_screen(table, seat)
     if screen is None:
@@ -108,7 +104,7 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
     assert table is not None and table.state is not None
     seat = table.seat_of(viewer.user_id)
     lang = table.seats[seat].lang if seat is not None else lang_of(viewer.language_code)
-    ctx = Ctx(table, lang)
+    ctx = registry.ctx(table, lang)
     game = games.current(table)
     view = game.view(seat)
     status = registry.entry(table.kind).status(view, ctx)
@@ -130,7 +126,7 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
         "events": [unmark(views.narrate(ctx, kind, data)) for kind, data in table.events],
         "moves": _moves(table, seat, view) if seat is not None and table.phase == "playing" else [],
         "faces": faces(lang),
-        "words": _words(lang),
+        "words": _words(lang, registry.entry(table.kind).name),
     }
 
 

@@ -34,6 +34,7 @@ MAX_AGE = timedelta(hours=24)
 # (the page renews it well before, see static/index.html).
 SESSION = 15 * 60.0
 _SESSION_KEY = b"cardtable-webapp-session"
+KEY_LEN = 22  # characters of the initData's signature that name its session
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,12 @@ class Opening:
     signature: str
     until: float
 
+    @property
+    def key(self) -> str:
+        """The session this opening starts (see :attr:`Session.key`): its signature's
+        first characters, unique to this initData."""
+        return self.signature[:KEY_LEN]
+
 
 @dataclass(frozen=True)
 class Session:
@@ -64,6 +71,7 @@ class Session:
     viewer: Viewer
     expires: float
     until: float  # the initData's own limit: no renewal goes past it
+    key: str  # which session, the same through its renewals: what the limits count by
 
 
 class Forged(Exception):
@@ -102,10 +110,11 @@ class Checker:
     def _sign(self, body: bytes) -> bytes:
         return hmac.new(self._key, body, hashlib.sha256).digest()
 
-    def issue(self, viewer: Viewer, now: float, until: float) -> tuple[str, float]:
-        """A session token for ``viewer`` and his table; its expiry."""
+    def issue(self, viewer: Viewer, now: float, until: float, key: str) -> tuple[str, float]:
+        """A token of session ``key`` for ``viewer`` and his table; its expiry."""
         expires = min(now + SESSION, until)
-        body = json.dumps([asdict(viewer), expires, until], separators=(",", ":")).encode()
+        fields = [asdict(viewer), expires, until, key]
+        body = json.dumps(fields, separators=(",", ":")).encode()
         return f"{_b64(body)}.{_b64(self._sign(body))}", expires
 
     def session(self, token: str | None, now: float) -> Session:
@@ -118,7 +127,7 @@ class Checker:
             raise Forged("a malformed session token") from None
         if not good:
             raise Forged("a session token not signed by us")
-        fields, expires, until = json.loads(body)
+        fields, expires, until, key = json.loads(body)
         if now >= expires:
             raise Forged("an expired session token")
-        return Session(Viewer(**fields), expires, until)
+        return Session(Viewer(**fields), expires, until, key)

@@ -1,5 +1,7 @@
-"""Standings: each finished game counted exactly once, per group and per person; the
-figures read back; a group's standings rebuilt from records (``python -m bot.tables.stats``).
+"""Standings: each finished game counted exactly once, per group and per person.
+
+The figures are read back for /stats, and a group's standings can be rebuilt from game
+records (``python -m bot.tables.stats``).
 
 Its modules: :mod:`~bot.tables.stats.keys` (the Redis layout),
 :mod:`~bot.tables.stats.finished` (a finished game, from a table or a record),

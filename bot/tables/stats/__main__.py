@@ -1,5 +1,8 @@
-"""``python -m bot.tables.stats rebuild FILES…``: a group's standings counted again from
-game records (after a bug, or on a new Redis), as live counting would have counted them."""
+"""``python -m bot.tables.stats rebuild FILES…``: groups' standings counted from records.
+
+For after a bug, or a new Redis: the records count as live counting would have counted
+them.
+"""
 
 from __future__ import annotations
 

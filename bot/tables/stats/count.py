@@ -1,25 +1,15 @@
-"""Counting a finished game exactly once: the plan of what it adds, and the one script
-that checks its marker and adds it.
+"""Counting a finished game exactly once: what it adds, and the script that adds it.
 
-When a game is counted: after the commit that finished it, when its finished table is
-delivered (:func:`settle`, called by bot.service.delivery before it renders a table). Counting in
-``decide`` is impossible (pure, re-run on a conflict), and counting right after the
-commit in the committing process would lose the game if that process died between the
-commit and the count. The delivery, however, is guaranteed: every committed version is
-delivered, and a delivery whose holder dies is taken over once its lease runs out (see
-bot.core.store). A finished table is delivered at least once and may be delivered again (a
-later commit: the Record button, a private chat that opened; another process taking
-over): so the count is idempotent by the game's marker, checked and set in the same Lua
-script that adds the figures. Two processes, a redelivered update or a crash between the
-two steps can neither skip nor double a game. And the result message, rendered after the
-count, can say who moved up.
-
-Cost of a game's first count: one pipelined read (the marker and the ratings), the
-ratings computed here (engine.ratings, pure), then one script that checks the marker and
-that the ratings read are unchanged (else it reads again), and writes everything: two
-round trips. Each later delivery of the finished table costs the read alone, which also
-renews the marker's TTL: a commit on a finished table (the Record button) renews the
-table's TTL, and the marker must outlive every delivery of it.
+Why on delivery: a game is counted when its finished table is delivered
+(:func:`bot.tables.stats.standings.settle`, called by bot.service.delivery before it
+renders the table), not in ``decide`` (pure, re-run on a conflict) nor right after the
+commit (lost if that process died in between): every committed version is delivered,
+by a live process if its first holder died. A finished table may be delivered more than
+once, so the count is idempotent by the game's marker, checked and set in the same Lua
+script that adds the figures; and the result, rendered after the count, can say who
+moved up. A first count costs two round trips (one pipelined read of the marker and the
+ratings, the ratings computed by engine.ratings, one script that also checks that they
+did not change meanwhile); each later delivery costs the read, which renews the marker.
 """
 
 from __future__ import annotations

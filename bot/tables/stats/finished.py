@@ -1,5 +1,8 @@
-"""A finished game as the standings count it, from a table (live) or a record (rebuild),
-and the record the bot hands out (docs/records.md), which carries what a rebuild needs."""
+"""A finished game as the standings count it, and the record the bot hands out.
+
+One shape from a table (live) or a record (rebuild), so that both count alike; the
+record (docs/records.md) carries its ``table`` field for that.
+"""
 
 from __future__ import annotations
 

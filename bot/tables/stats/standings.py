@@ -1,5 +1,4 @@
-"""The standings kept beside a store: counting into Redis, reading the figures back,
-moving a group's and forgetting a person's."""
+"""The standings kept beside a store: count, read, move a group's, forget a person's."""
 
 from __future__ import annotations
 

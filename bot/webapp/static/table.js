@@ -5,7 +5,10 @@ const INIT = H.get("tgWebAppData") || (window.Telegram && Telegram.WebApp && Tel
 const TABLE = Q.get("t") || H.get("tgWebAppStartParam") || "";
 const API = location.pathname.replace(/[^/]*$/, "") + "api/";
 const SUITS = {S: "♠", C: "♣", D: "♦", H: "♥"};
-let S = null, pick = null, TOKEN = "", ES = null;
+let S = null, pick = null, TOKEN = "";
+// Each game's drawing (games.js, one file per game in its bot folder) sets DRAW[its name]
+// to a function (view, main) that draws its table into main.
+const DRAW = {};
 
 function post(ev, data) {
   const proxy = window.TelegramWebviewProxy;
@@ -71,67 +74,6 @@ function moveButtons(moves) {
   for (const m of moves) if (!m.cell && (!m.card || m.card === pick)) box.append(button(m));
   return box;
 }
-function durak(v, main) {
-  const w = S.words, moves = S.moves;
-  // attacker and defender: a seat, or "dummy"
-  const mark = i => (v.out.includes(i) ? "✅ " : "") + (v.attacker === i ? "⚔️ " : "") + (v.defender === i ? "🛡 " : "");
-  const chips = el("div", "players");
-  v.players.forEach((name, i) => {
-    const p = el("div", "pl" + (S.actor === i ? " act" : ""), mark(i) + name + ": " + v.hand_counts[i]);
-    for (const k of v.known[i]) p.append(" ", card(k, true));
-    chips.append(p);
-  });
-  const d = el("div", "pl", mark("dummy") + "🂠 " + v.dummy_count);
-  for (const k of v.dummy_known) d.append(" ", card(k, true));
-  chips.append(d);
-  main.append(chips);
-  const felt = el("div", "felt");
-  const top = el("div", "row");
-  top.append(el("span", "lbl", w.trump + " "), card(v.trump, true), el("span", "lbl", " " + w.stock + ": " + v.stock + " · " + w.discard + ": " + v.discard));
-  felt.append(top, el("div", "lbl", w.table));
-  const pairs = el("div", "row table");
-  for (const [a, b] of v.table) {
-    const p = el("div", "pair");
-    p.append(card(a));
-    if (b) p.append(card(b));
-    pairs.append(p);
-  }
-  felt.append(pairs);
-  main.append(felt);
-  if (S.seat != null) main.append(hand(v.hand, w.hand, moves.filter(m => !m.dummy)));
-  if (v.dummy_hand) main.append(hand(v.dummy_hand, w.dummy, moves.filter(m => m.dummy)));
-  main.append(moveButtons(moves));
-}
-function football(v, main) {
-  const w = S.words, me = S.seat === 1 ? 1 : 0;
-  const rows = me === 1 ? [0, 1, 2, 3] : [3, 2, 1, 0], cols = me === 1 ? [3, 2, 1, 0] : [0, 1, 2, 3];
-  const g = v.goals.map(x => x.length);
-  main.append(el("div", "score", v.players[0] + " " + g[0] + " : " + g[1] + " " + v.players[1]));
-  const felt = el("div", "felt");
-  const keeper = s => {
-    const k = el("div", "keeper");
-    const c = card(v.keepers[s]);
-    if (v.keepers[s] && !v.keepers_up[s]) c.classList.add("mine");
-    k.append(el("span", "", "🧤 " + v.players[s]), c);
-    return k;
-  };
-  felt.append(keeper(1 - me));
-  const grid = el("div", "field");
-  for (const r of rows) for (const c of cols) {
-    const x = card(v.field[r][c]);
-    if (v.ball_at && v.ball_at[0] === r && v.ball_at[1] === c) x.classList.add("ball");
-    if (v.field[r][c] && !v.face_up[r][c]) x.classList.add("mine");
-    // the ball steps onto a field card: a tap on that card plays the move
-    const step = S.moves.find(m => m.cell && m.cell[0] === r && m.cell[1] === c);
-    if (step) { x.classList.add("play"); x.onclick = () => send(step.data); }
-    grid.append(x);
-  }
-  felt.append(grid, keeper(me));
-  if (v.ball) { const b = el("div", "row"); b.append(el("span", "lbl", "⚽ "), card(v.ball, true)); felt.append(b); }
-  main.append(felt);
-  if (S.seat != null && v.hand.length) main.append(hand(v.hand, w.hand, S.moves.filter(m => m.card)));
-  main.append(moveButtons(S.moves));
-}
 function draw() {
   const main = document.getElementById("main");
   main.textContent = "";
@@ -141,7 +83,7 @@ function draw() {
   document.body.dataset.pick = pick || "";
   document.getElementById("status").textContent = S.status;
   subline();
-  (S.kind === "football" ? football : durak)(S.view, main);
+  if (DRAW[S.kind]) DRAW[S.kind](S.view, main);
   document.getElementById("events").textContent = S.events.slice(-3).join(" · ");
 }
 // Who is looking, and the turn time left: the one line the countdown redraws (a redraw of
@@ -168,8 +110,10 @@ function refused() {
 }
 // The initData is traded once for a session token (a second trade is refused as a
 // replay); the token is renewed with itself before it runs out, and kept for a reload.
+// A busy server (429, 503) is asked again later; 401 or 404: no session.
 async function session(auth) {
   const r = await fetch(API + "session?t=" + encodeURIComponent(TABLE), {method: "POST", headers: {"Authorization": auth}});
+  if (r.status === 429 || r.status >= 500) throw new Error("busy");
   if (!r.ok) return false;
   const b = await r.json();
   TOKEN = b.token;
@@ -180,18 +124,32 @@ async function session(auth) {
 }
 async function renew() {
   let ok;
-  try { ok = await session("Bearer " + TOKEN); } catch (e) { setTimeout(renew, 3000); return; }  // offline
+  try { ok = await session("Bearer " + TOKEN); } catch (e) { setTimeout(renew, 3000); return; }  // offline, busy
   if (ok) follow(); else refused();
 }
-// Server-sent pictures; the stream ends with the token it was opened with (reopened then).
-function follow() {
-  if (ES) ES.close();
-  ES = new EventSource(API + "events?t=" + encodeURIComponent(TABLE) + "&s=" + encodeURIComponent(TOKEN));
-  ES.onmessage = e => show(JSON.parse(e.data));
-  ES.onerror = () => {
-    if (S) document.getElementById("sub").textContent = S.words.offline;
-    if (ES.readyState === EventSource.CLOSED) setTimeout(renew, 1000);
-  };
+// Server-sent pictures, read with fetch so that the token goes in a header, never in the
+// URL; the stream ends with the token it was opened with, or idle (reopened then).
+async function follow() {
+  if (follow.ctl) follow.ctl.abort();
+  const ctl = follow.ctl = new AbortController();
+  let buf = "";
+  try {
+    const r = await fetch(API + "events?t=" + encodeURIComponent(TABLE), {headers: {"Authorization": "Bearer " + TOKEN}, signal: ctl.signal});
+    if (!r.ok) throw new Error(r.status);
+    follow.wait = 1000;
+    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (done) break;
+      const blocks = (buf + value).split("\n\n");
+      buf = blocks.pop();
+      for (const b of blocks) if (b.startsWith("data: ")) show(JSON.parse(b.slice(6)));
+    }
+  } catch (e) { /* cut off, refused or replaced: below */ }
+  if (ctl !== follow.ctl) return;  // a newer stream took its place
+  if (S) document.getElementById("sub").textContent = S.words.offline;
+  setTimeout(renew, follow.wait);
+  follow.wait = Math.min(30000, (follow.wait || 1000) * 2);
 }
 async function start() {
   try { theme(JSON.parse(H.get("tgWebAppThemeParams") || "{}")); } catch (e) { /* no theme: ours */ }
@@ -205,4 +163,5 @@ async function start() {
   show(r.ok ? body : null);
   follow();
 }
-start();
+// The games' drawings load after this file: start once the page has run them all.
+document.addEventListener("DOMContentLoaded", start);

@@ -1,0 +1,91 @@
+"""The operator's endpoints and Telegram's webhook, on the HTTP server of ``PORT``.
+
+- ``GET /healthz``: 200 while the process runs (its event loop answers).
+- ``GET /readyz``: 200 when Redis answers a PING and the process is not stopping; 503
+  otherwise, so that a balancer sends nothing to a process that cannot act on it.
+- ``GET /metrics``: the Prometheus metrics of bot.core.metrics.
+- ``POST <path of WEBHOOK_URL>``: an update from Telegram, with the secret header. It is
+  answered 200 only once it is stored in Redis (bot.core.inbox), for a worker to handle
+  (bot.inbox): a process that dies then loses nothing Telegram took as delivered. 503
+  while Redis does not answer or the process is stopping (Telegram sends it again, to
+  another worker), 403 without the secret, 400 for a body that is not an update
+  (bot.core.bodies: strict JSON, bounded), never a traceback.
+"""
+
+from __future__ import annotations
+
+import secrets
+from urllib.parse import urlparse
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from redis.exceptions import RedisError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from bot.core import bodies, metrics
+from bot.core.config import Settings
+from bot.core.services import AnyApp, services
+from bot.inbox import worker_of
+
+MAX_UPDATE = 1 << 20  # bytes: an update is a few kB (a 4096-character message and more)
+SECRET_HEADER = "x-telegram-bot-api-secret-token"
+
+
+def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
+    """The routes above, for the server of bot.webapp.server to mount."""
+    svc = services(application)
+
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(request: Request) -> Response:
+        if svc.health.stopping:
+            return PlainTextResponse("stopping", 503)
+        try:
+            await svc.store.redis.ping()
+        except RedisError as exc:
+            svc.health.failed(exc)
+            return PlainTextResponse("redis does not answer", 503)
+        svc.health.ok()
+        return PlainTextResponse("ready")
+
+    async def metrics_page(request: Request) -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    found: list[BaseRoute] = [
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
+        Route("/metrics", metrics_page),
+    ]
+    if settings.webhook_url and settings.webhook_secret:
+        secret = settings.webhook_secret.get_secret_value()
+
+        async def webhook(request: Request) -> Response:
+            if not secrets.compare_digest(request.headers.get(SECRET_HEADER, ""), secret):
+                return _told("refused", 403, "forbidden")
+            worker = worker_of(application)
+            if svc.health.stopping or worker is None:
+                return _told("unavailable", 503, "stopping")
+            try:
+                raw = await bodies.read(request.stream(), limit=MAX_UPDATE)
+                if not isinstance(bodies.json_object(raw, limit=MAX_UPDATE).get("update_id"), int):
+                    raise bodies.BadBody("no update_id")
+            except bodies.BadBody as exc:
+                return _told("refused", 400, exc.reason)
+            try:
+                await worker.inbox.put(raw)
+            except RedisError as exc:
+                svc.health.failed(exc)
+                return _told("unavailable", 503, "redis does not answer")
+            svc.health.ok()
+            metrics.WEBHOOK.labels("stored").inc()
+            return Response()
+
+        found.append(Route(urlparse(settings.webhook_url).path or "/", webhook, methods=["POST"]))
+    return found
+
+
+def _told(outcome: str, status: int, reason: str) -> Response:
+    metrics.WEBHOOK.labels(outcome).inc()
+    return JSONResponse({"error": reason}, status)

@@ -1,0 +1,80 @@
+"""Durak with a dummy in the bot: its screens, settings, texts and Mini App drawing, as
+the bot's registry lists them (:class:`bot.screens.game.BotGame`)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from bot.games.durak import screens, settings
+from bot.screens.game import BotGame
+from bot.screens.render import Words
+from engine.games.durak.spec import SPEC
+
+_HERE = resources.files(__package__ or "")
+
+# The narration of each event the engine emits, by kind.
+EVENTS = {
+    "bout": "event.durak.bout",
+    "attack": "event.durak.attack",
+    "beat": "event.durak.beat",
+    "take_declared": "event.durak.take_declared",
+    "throw": "event.durak.throw",
+    "pass": "event.durak.pass",
+    "took": "event.durak.took",
+    "discarded": "event.durak.discarded",
+    "drew": "event.durak.drew",
+    "out": "event.durak.out",
+    "control": "event.durak.control",
+    "finished": "event.durak.finished",
+}
+# The text of each reason of its own the engine refuses a move for.
+REFUSALS = {
+    "cannot_beat_now": "illegal.cannot_beat_now",
+    "cannot_beat": "illegal.cannot_beat",
+    "cannot_take_now": "illegal.cannot_take_now",
+    "cannot_pass_now": "illegal.cannot_pass_now",
+    "rank_not_on_table": "illegal.rank_not_on_table",
+    "not_in_game": "illegal.not_in_game",
+    "not_in_hand": "illegal.not_in_hand",
+    "not_on_table": "illegal.not_on_table",
+    "cannot_attack_now": "illegal.cannot_attack_now",
+    "cannot_throw_now": "illegal.cannot_throw_now",
+}
+# Its engine data: seats (the dummy by name), and the card a refusal says would beat.
+WORDS = Words(
+    seats=frozenset({"attacker", "defender", "fool"}),
+    cards=frozenset({"with_card"}),
+    others={"dummy": "durak.dummy"},
+)
+# The words its drawing on the page uses.
+PAGE_WORDS = {
+    "dummy": "webapp.dummy",
+    "table": "webapp.table",
+    "trump": "webapp.trump",
+    "stock": "webapp.stock",
+    "discard": "webapp.discard",
+}
+
+ENTRY = BotGame(
+    spec=SPEC,
+    letter="d",
+    title="game.durak",
+    series="series.durak",
+    board_row="stats.row_durak",
+    streak="stats.streak_durak",
+    events=EVENTS,
+    refusals=REFUSALS,
+    words=WORDS,
+    options=settings.OPTIONS,
+    settings=settings.lines,
+    group=screens.public,
+    status=screens.status,
+    hand=screens.hand,
+    alert=screens.alert,
+    played=screens.played,
+    share="fool",
+    figures=screens.figures,
+    page_words=PAGE_WORDS,
+    script=_HERE.joinpath("page.js"),
+    style=_HERE.joinpath("page.css"),
+)

@@ -1,0 +1,69 @@
+"""Belarusian football in the bot: its screens, settings, texts and Mini App drawing, as
+the bot's registry lists them (:class:`bot.screens.game.BotGame`)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from bot.games.football import screens, settings
+from bot.screens.game import BotGame
+from bot.screens.render import Words
+from engine.games.football.spec import SPEC
+
+_HERE = resources.files(__package__ or "")
+
+# The narration of each event the engine emits, by kind (and reason: ``kind.reason``).
+EVENTS = {
+    "setup_done": "event.football.setup_done",
+    "started": "event.football.started",
+    "drew": "event.football.drew",
+    "ball_out.no_entry": "event.football.ball_out.no_entry",
+    "ball_out.no_match": "event.football.ball_out.no_match",
+    "ball_out.dead_end": "event.football.ball_out.dead_end",
+    "entered": "event.football.entered",
+    "flipped": "event.football.flipped",
+    "stepped": "event.football.stepped",
+    "keeper": "event.football.keeper",
+    "goal": "event.football.goal",
+    "saved": "event.football.saved",
+    "finished": "event.football.finished",
+}
+# The text of each reason of its own the engine refuses a move for.
+REFUSALS = {
+    "not_in_setup": "illegal.not_in_setup",
+    "already_set_up": "illegal.already_set_up",
+    "setup_cards_mismatch": "illegal.setup_cards_mismatch",
+    "setup_over": "illegal.setup_over",
+    "must_enter": "illegal.must_enter",
+    "must_advance": "illegal.must_advance",
+    "no_such_column": "illegal.no_such_column",
+    "cannot_enter": "illegal.cannot_enter",
+    "not_reachable": "illegal.not_reachable",
+    "face_up_no_match": "illegal.face_up_no_match",
+}
+# Its engine data: the winner's seat, the ball's card, the score.
+WORDS = Words(seats=frozenset({"winner"}), cards=frozenset({"ball"}), scores=frozenset({"goals"}))
+
+ENTRY = BotGame(
+    spec=SPEC,
+    letter="f",
+    title="game.football",
+    series="series.football",
+    board_row="stats.row_football",
+    streak="stats.streak_football",
+    events=EVENTS,
+    refusals=REFUSALS,
+    words=WORDS,
+    options=settings.OPTIONS,
+    settings=settings.lines,
+    group=screens.group,
+    status=screens.status,
+    hand=screens.hand,
+    alert=screens.alert,
+    played=screens.played,
+    share="won",
+    figures=screens.figures,
+    page_words={},
+    script=_HERE.joinpath("page.js"),
+    style=_HERE.joinpath("page.css"),
+)

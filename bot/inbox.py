@@ -1,0 +1,147 @@
+"""The webhook's workers: each process handles the updates of the stream of
+:mod:`bot.core.inbox`, and takes over what a dead process left.
+
+A worker reads entries as fast as it can handle them (at most :data:`CONCURRENCY` at
+once), hands each to the Application (the update guard, then the handlers), and takes it
+off the stream once the handlers are done. Every :data:`TOUCH_EVERY` seconds it touches the
+entries it holds and takes over those another worker left idle (bot.core.inbox).
+
+A taken-over update may be claimed "busy" by the dead worker's update guard
+(bot.handlers.once), which would drop it for the claim's 20 s: the worker that takes it
+over removes such a claim first (a "done" one stays: that update was handled). A worker
+frozen for longer than the idle limit may so see its update handled twice; a tap is still
+applied once (its table remembers it).
+
+At a SIGTERM (:func:`drain`) the worker reads no more and waits for the updates it holds;
+what it cannot finish within the grace stays pending, for another worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+from dataclasses import dataclass, field
+
+from redis.exceptions import RedisError
+from telegram import Update
+
+from bot.core import metrics
+from bot.core.inbox import Entry, Inbox, consumer_name
+from bot.core.services import AnyApp, every, guarded, services
+from bot.handlers import once
+
+log = logging.getLogger(__name__)
+
+KEY = "inbox"  # its place in bot_data
+CONCURRENCY = 256  # updates one process handles at once (as PTB's concurrent_updates)
+BLOCK_MS = 250  # a read waits this long for an update (well under the client's timeout)
+TOUCH_EVERY = 1.0  # seconds; well under the idle limit of bot.core.inbox
+RETRY = 0.25  # seconds before reading again after a failure
+
+
+@dataclass
+class Worker:
+    """This process's reader of the stream, and the updates it holds."""
+
+    inbox: Inbox
+    held: dict[bytes, asyncio.Task[None]] = field(default_factory=dict)
+    reader: asyncio.Task[None] | None = None
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def start(app: AnyApp) -> None:
+    """Start this process's worker (the application is starting in webhook mode)."""
+    worker = Worker(Inbox(services(app).store.redis, consumer_name()))
+    app.bot_data[KEY] = worker
+    worker.reader = asyncio.create_task(_read(app, worker), name="inbox:read")
+    every(app, TOUCH_EVERY, guarded(_touch_and_reclaim))
+
+
+def worker_of(app: AnyApp) -> Worker | None:
+    found = app.bot_data.get(KEY)
+    return found if isinstance(found, Worker) else None
+
+
+async def _read(app: AnyApp, worker: Worker) -> None:
+    svc = services(app)
+    with contextlib.suppress(RedisError):
+        await worker.inbox.make_group()
+    while not worker.stopping.is_set():
+        room = CONCURRENCY - len(worker.held)
+        if room <= 0:
+            await asyncio.wait(list(worker.held.values()), return_when=asyncio.FIRST_COMPLETED)
+            continue
+        try:
+            entries = await worker.inbox.take(room, BLOCK_MS)
+        except RedisError as exc:
+            svc.health.failed(exc)
+            await svc.clock.sleep(RETRY)
+            continue
+        svc.health.ok()
+        _hold(app, worker, entries, reclaimed=False)
+
+
+def _hold(app: AnyApp, worker: Worker, entries: list[Entry], *, reclaimed: bool) -> None:
+    for entry_id, body in entries:
+        if entry_id not in worker.held:
+            task = asyncio.create_task(_handle(app, worker, entry_id, body, reclaimed))
+            worker.held[entry_id] = task
+            task.add_done_callback(functools.partial(_let_go, worker, entry_id))
+
+
+def _let_go(worker: Worker, entry_id: bytes, _: asyncio.Task[None]) -> None:
+    worker.held.pop(entry_id, None)
+
+
+async def _handle(
+    app: AnyApp, worker: Worker, entry_id: bytes, body: bytes, reclaimed: bool
+) -> None:
+    health = services(app).health
+    try:
+        update = Update.de_json(json.loads(body), app.bot)
+        if reclaimed:
+            metrics.RECLAIMED.inc()
+            await _release(app, update.update_id)
+        await app.process_update(update)
+    except RedisError as exc:  # it stays pending: taken over once Redis is back
+        health.failed(exc)
+        return
+    except Exception:  # a bug: told once, and the entry is not tried again and again
+        log.exception("update entry %s failed", entry_id.decode())
+    try:
+        await worker.inbox.done(entry_id)
+    except RedisError as exc:  # pending still: the update guard drops its second reading
+        health.failed(exc)
+
+
+async def _release(app: AnyApp, update_id: int) -> None:
+    """Remove a dead worker's "busy" claim on ``update_id`` (see the module docstring)."""
+    redis = services(app).store.redis
+    key = once.update_key(update_id)
+    if await redis.get(key) == once.BUSY:
+        await redis.delete(key)
+
+
+async def _touch_and_reclaim(app: AnyApp) -> None:
+    worker = worker_of(app)
+    if worker is None:
+        return
+    await worker.inbox.touch(list(worker.held))  # while draining too
+    room = CONCURRENCY - len(worker.held)
+    if room > 0 and not worker.stopping.is_set():
+        _hold(app, worker, await worker.inbox.reclaim(room), reclaimed=True)
+
+
+async def drain(app: AnyApp) -> None:
+    """Read no more, and wait for the updates this worker holds."""
+    worker = worker_of(app)
+    if worker is None:
+        return
+    worker.stopping.set()
+    if worker.reader is not None:
+        await worker.reader
+    while worker.held:
+        await asyncio.wait(list(worker.held.values()))

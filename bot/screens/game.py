@@ -1,0 +1,76 @@
+"""What a game's bot folder exports (``bot/games/<game>/entry.py``): its :class:`BotGame`,
+everything the bot shows and sets up of it, which :mod:`bot.screens.registry` lists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib.resources.abc import Traversable
+from typing import Any
+
+from bot.core.models import GameSettings
+from bot.core.screen import Button
+from bot.screens.render import ILLEGAL, Ctx, Words
+from bot.tables.stats.standings import Line
+from engine.spec import GameSpec
+
+# (token, record) of each legal move of the reader, when he is to act.
+Legal = list[tuple[str, dict[str, Any]]]
+Rows = list[tuple[Button, ...]]
+
+
+@dataclass(frozen=True)
+class BotGame:
+    """One game on screen. The screen functions take the game's own view
+    (``game.view(seat)``), which only the game's folder knows the type of.
+
+    ``letter``: the game in callback data (the picker, the standings); ``title``,
+    ``series``, ``board_row``, ``streak``: the catalogue keys of its name, its series
+    line, its line on a standings board and its streak; ``events``: the catalogue key of
+    each event its engine emits, by kind (``kind.reason`` for one with a reason);
+    ``refusals``: the catalogue key of each reason its engine refuses a move for, beyond
+    those of every game (:data:`bot.screens.render.ILLEGAL`); ``words``: what its engine
+    data's keys hold; ``options``: the lobby settings only this game has, each by its
+    option code with what a tap on it changes (``settings`` gives their lines);
+    ``share``: the counter a standings board shows as a percentage of games;
+    ``played``: what the Mini App plays a legal move (its record, in the reader's view)
+    by: the ``card`` in hand, the ``beat`` card it covers, ``dummy``, or the field
+    ``cell`` it steps onto; ``page_words``: the catalogue keys of the words its drawing
+    on the page uses, beyond the page's own; ``script`` and ``style``: that drawing (a
+    script that sets ``DRAW[<name>]``, and its style sheet)."""
+
+    spec: GameSpec
+    letter: str
+    title: str
+    series: str
+    board_row: str
+    streak: str
+    events: Mapping[str, str]
+    refusals: Mapping[str, str]
+    words: Words
+    options: Mapping[str, Callable[[GameSettings], None]]
+    settings: Callable[[Ctx], list[tuple[str, str]]]
+    group: Callable[[Any, Ctx], str]
+    status: Callable[[Any, Ctx], str]
+    hand: Callable[[Any, Ctx, list[int], Legal | None, bool], tuple[str, Rows]]
+    alert: Callable[[Any, Ctx], str]
+    played: Callable[[Any, dict[str, Any]], dict[str, Any]]
+    share: str
+    figures: Callable[[str, Line], str]
+    page_words: Mapping[str, str]
+    script: Traversable
+    style: Traversable
+
+    @property
+    def offered(self) -> tuple[str, ...]:
+        """The computer levels a lobby offers, weakest first: the engine's list."""
+        return self.spec.levels
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def illegal(self) -> dict[str, str]:
+        """The catalogue key of every reason the game's engine may refuse a move for."""
+        return {**ILLEGAL, **self.refusals}

@@ -1,0 +1,51 @@
+"""Requests per session: a token bucket each, in this process, on the bot's clock.
+
+A page asks little: a session, a picture, a stream, a renewal every ten minutes, and a
+move per tap. A session that asks far more (a script replaying its token) is answered
+429 with the seconds to wait, before the server reads a table or opens a stream for it.
+A stream, which holds a connection and draws a picture at once, costs ten requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+RATE = 5.0  # requests a second, sustained (a quick player taps about one)
+BURST = 60  # at once: a page's start and a quick run of taps
+STREAM = 10.0  # what opening an event stream costs: a page opens one every ten minutes
+_PRUNE_AT = 1024  # buckets held before the full ones are dropped (then twice as many)
+
+
+class Quota:
+    """The buckets of the sessions seen lately, keyed by :attr:`bot.webapp.auth.Session.key`."""
+
+    def __init__(self, clock: Callable[[], float], rate: float = RATE, burst: int = BURST) -> None:
+        self._clock = clock
+        self._rate = rate
+        self._burst = float(burst)
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, when)
+        self._prune_at = _PRUNE_AT
+
+    def take(self, key: str, cost: float = 1.0) -> float:
+        """Takes ``cost`` requests from ``key``'s bucket: 0.0, or the seconds until it may
+        ask again."""
+        now = self._clock()
+        tokens, when = self._buckets.get(key, (self._burst, now))
+        tokens = min(self._burst, tokens + (now - when) * self._rate)
+        if tokens < cost:
+            self._buckets[key] = (tokens, now)
+            return (cost - tokens) / self._rate
+        self._buckets[key] = (tokens - cost, now)
+        if len(self._buckets) > self._prune_at:
+            self._prune(now)
+        return 0.0
+
+    def _prune(self, now: float) -> None:
+        """Forgets the buckets that have filled up again (as good as never seen)."""
+        full = self._burst / self._rate
+        self._buckets = {
+            key: (tokens, when)
+            for key, (tokens, when) in self._buckets.items()
+            if now - when < full
+        }
+        self._prune_at = max(_PRUNE_AT, 2 * len(self._buckets))

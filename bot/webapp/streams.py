@@ -1,0 +1,231 @@
+"""The pages' live updates: one subscription per process, and a bounded number of streams.
+
+Live updates are server-sent events. Every commit publishes the table's new version
+(:meth:`bot.core.store.Store.changes`); each process holds one subscription to those notices
+for all its pages (:class:`Hub`), and loads a table its pages watch once per new version,
+for all of them. So an update costs the server one Redis read (an HGETALL) per process that
+has the table open, however many pages there watch it, and nothing between changes: no page
+and no table is polled. A subscription that breaks (Redis restarts) is made again, and every
+watched table is read once then, since the notices sent meanwhile are lost.
+
+A stream holds a connection, a file and some memory for as long as it is open, so their
+number is bounded (:class:`Streams`): a few per session and per user, the oldest closed
+when a new one opens (a reloaded page opens a new one before the old one is noticed
+gone), and a ceiling per process past which a new one is refused (503: the balancer, or
+the page a second later, tries again). A stream also ends when its session does, and when
+it has had nothing new to show for :data:`IDLE` seconds (the page opens it again; one that
+went away without a word stops holding a connection).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from redis.exceptions import RedisError
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from bot.core import metrics
+from bot.core.services import AnyApp, services
+from bot.core.store import Snapshot
+from bot.webapp import api
+
+KEEPALIVE = 15.0  # seconds between two comments on a quiet event stream (proxies)
+IDLE = 5 * 60.0  # seconds without a new picture after which a stream ends
+RETRY = 1.0  # seconds before a broken subscription is made again
+PER_SESSION = 2  # live streams of one session (one page, reloaded)
+PER_USER = 4  # of one user (his pages of several tables, on several devices)
+PER_PROCESS = 500  # of everyone: a file each, well under the usual limit of 1024
+K = TypeVar("K")
+
+
+@dataclass(eq=False)
+class Stream:
+    """One open event stream: whose it is, and what wakes it (a change of its table, or
+    its end)."""
+
+    session: str
+    user_id: int
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    ended: bool = False  # by a newer stream of the same page or user, or the server's stop
+
+
+class Streams:
+    """The live streams of this process, bounded per session, per user and in all."""
+
+    def __init__(self) -> None:
+        self._by_session: dict[str, list[Stream]] = {}
+        self._by_user: dict[int, list[Stream]] = {}
+        self.live = 0
+
+    def open(self, session: str, user_id: int) -> Stream | None:
+        """A new stream, the oldest of the session or the user ended to make room for it;
+        None when the process holds its ceiling of streams already."""
+        mine = self._by_session.get(session, [])
+        his = self._by_user.get(user_id, [])
+        if len(mine) >= PER_SESSION:
+            self.close(mine[0])
+        elif len(his) >= PER_USER:
+            self.close(his[0])
+        elif self.live >= PER_PROCESS:
+            return None
+        stream = Stream(session, user_id)
+        self._by_session.setdefault(session, []).append(stream)
+        self._by_user.setdefault(user_id, []).append(stream)
+        self.live += 1
+        return stream
+
+    def close(self, stream: Stream) -> None:
+        """Ends ``stream`` (it wakes and stops) and frees its place; again: nothing."""
+        if stream.ended:
+            return
+        stream.ended = True
+        stream.wake.set()
+        self.live -= 1
+        _drop(self._by_session, stream.session, stream)
+        _drop(self._by_user, stream.user_id, stream)
+
+
+def _drop(index: dict[K, list[Stream]], key: K, stream: Stream) -> None:
+    held = index[key]
+    held.remove(stream)
+    if not held:
+        del index[key]
+
+
+@dataclass
+class _Watch:
+    """One watched table in this process: its newest snapshot, and the streams that show it."""
+
+    snap: Snapshot = field(default_factory=lambda: Snapshot(None, version=-1))  # not read yet
+    pages: set[Stream] = field(default_factory=set)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one read at a time
+
+
+class Hub:
+    """The tables this process's pages watch, and the one subscription that tells it of
+    their changes (see the module docstring)."""
+
+    def __init__(self, application: AnyApp) -> None:
+        self._app = application
+        self._watches: dict[str, _Watch] = {}
+        self._listener: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
+        self.streams = Streams()
+        self.closed = False
+
+    async def close(self) -> None:
+        """The server stops: every page's stream ends now (its page reconnects, to another
+        worker), rather than holding the shutdown up."""
+        self.closed = True
+        self._subscribed.set()  # a page waiting for Redis to come back waits no more
+        for watch in self._watches.values():
+            for stream in list(watch.pages):
+                self.streams.close(stream)
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.wait([self._listener])  # its end; a cancellation of ours goes on
+
+    @contextlib.asynccontextmanager
+    async def watch(self, key: str, stream: Stream) -> AsyncIterator[_Watch]:
+        if self._listener is None:
+            self._listener = asyncio.create_task(self._listen(), name="webapp:changes")
+        await self._subscribed.wait()
+        watch = self._watches.setdefault(key, _Watch())
+        watch.pages.add(stream)
+        metrics.STREAMS.inc()
+        try:
+            if not self.closed:
+                await self._read(key, watch, 0)
+            yield watch
+        finally:
+            metrics.STREAMS.dec()
+            self.streams.close(stream)
+            watch.pages.discard(stream)
+            if not watch.pages and self._watches.get(key) is watch:
+                del self._watches[key]
+
+    async def _read(self, key: str, watch: _Watch, version: int) -> None:
+        """Load the table when what the watch holds is older than ``version``, and wake
+        its pages."""
+        async with watch.lock:
+            if watch.snap.version >= version:
+                return
+            watch.snap = await api.load(self._app, key)
+            for stream in watch.pages:
+                stream.wake.set()
+
+    async def _listen(self) -> None:
+        svc = services(self._app)
+        while True:
+            try:
+                async with svc.store.changes() as changes:
+                    for key, known in list(self._watches.items()):
+                        await self._read(key, known, known.snap.version + 1)  # missed ones
+                    self._subscribed.set()
+                    async for key, version in changes:
+                        if watch := self._watches.get(key):
+                            await self._read(key, watch, version)
+            except RedisError as exc:
+                self._subscribed.clear()  # new pages wait for the subscription
+                svc.health.failed(exc)  # reported once for the whole outage
+                await asyncio.sleep(RETRY)
+
+    def response(
+        self,
+        key: str,
+        stream: Stream,
+        shown: Callable[[Snapshot], dict[str, Any] | None],
+        until: float,
+        clock: Callable[[], float],
+    ) -> StreamingResponse:
+        """The event stream of one page: ``shown`` of each new version of table ``key``,
+        keep-alives between, until the session ends (``until``), the stream has been idle
+        for :data:`IDLE` seconds, or it is ended by a newer one or by the server."""
+
+        async def lines() -> AsyncIterator[str]:
+            async with self.watch(key, stream) as watch:
+                version = None
+                quiet_until = clock() + IDLE
+                while not (stream.ended or self.closed):
+                    stream.wake.clear()
+                    if watch.snap.version != version:
+                        version = watch.snap.version
+                        quiet_until = clock() + IDLE
+                        yield f"data: {json.dumps(shown(watch.snap), ensure_ascii=False)}\n\n"
+                        continue
+                    wait = min(KEEPALIVE, until - clock(), quiet_until - clock())
+                    if wait <= 0:
+                        return
+                    # asyncio.timeout, as 3.11's wait_for can lose the cancellation that
+                    # comes when the page goes away
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(wait):
+                            await stream.wake.wait()
+                        continue
+                    yield ": keep-alive\n\n"
+
+        return _EventStream(lines(), lambda: self.streams.close(stream))
+
+
+class _EventStream(StreamingResponse):
+    """Server-sent events, never buffered by a proxy; ``done`` runs once the response is
+    over, however it ended (also when the page left before its first line). Its connection
+    closes with it: a stream ended for a newer one gives back its file at once, rather than
+    idling as a kept-alive connection."""
+
+    def __init__(self, lines: AsyncIterator[str], done: Callable[[], None]) -> None:
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no", "Connection": "close"}
+        super().__init__(lines, media_type="text/event-stream", headers=headers)
+        self._done = done
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._done()

@@ -1,0 +1,3 @@
+"""The games, one package each: its rules, codecs, views, series and standings rules and
+its computer player, exported as one :class:`engine.spec.GameSpec` by its ``spec`` module
+(listed in :mod:`engine.registry`)."""

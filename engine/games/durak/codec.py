@@ -1,0 +1,326 @@
+"""A durak game written down and read back (:class:`DurakCodec`): the stored state, the
+record's header and moves (docs/records.md) and the moves' button tokens.
+
+Loading checks everything the rules keep true between two moves, so that play from a
+loaded state can never reach a position the rules do not have.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from engine import cards
+from engine.base import CorruptState, MalformedRecord, first_error, read_header
+from engine.games.durak.rules import (
+    ATTACK,
+    BEAT,
+    BOUT_LIMIT,
+    DEFEND,
+    LEAD,
+    OVER,
+    PASS,
+    PHASES,
+    TAKE,
+    TAKE_KIND,
+    THROW,
+    THROW_KIND,
+    DurakMove,
+    DurakOptions,
+    DurakRules,
+    Phase,
+    beats,
+)
+
+_CARD = r"(?:10|[2-9JQKA])[SCDH]"
+_TOKEN = re.compile(rf"(d?)(?:a({_CARD})|b({_CARD})({_CARD})|w({_CARD})|(t)|(p))")
+
+
+class Stored(BaseModel):
+    """The stored form of a game (``to_json``): ints and lists, validated on the way in.
+
+    Cards are ints (engine.cards); participants are seats with the dummy as ``n``;
+    ``hands``/``known`` have the dummy's last. The stock is not stored: it is the deck's
+    cards after the deal, then the face-up trump card, of which ``drawn`` are gone.
+    ``pos`` is the index of the holder of the right to throw in, in the priority order.
+    ``pending``: players who emptied their hand while the stock had cards (out after the
+    draw if it gives them none)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    v: Literal[1]
+    options: DurakOptions
+    players: list[str]
+    dealer: int
+    previous_fool: int | None
+    deck: list[int]
+    drawn: int
+    hands: list[list[int]]
+    known: list[list[int]]
+    discard: list[int]
+    table: list[list[int]]
+    phase: Phase
+    attacker: int
+    defender: int
+    pos: int
+    limit: int
+    controller: int
+    out: list[int]
+    pending: list[int]
+    fool: int | None
+
+
+class DurakCodec(DurakRules):
+    """The rules written down and read back (the module doc)."""
+
+    name: ClassVar[str]
+    __slots__ = ()
+
+    # ------------------------------------------------------------------ records
+
+    def header(self) -> dict[str, Any]:
+        return {
+            "game": self.name,
+            "options": self.options.model_dump(),
+            "players": list(self._names),
+            "deck": cards.to_strs(self._deck),
+            "dealer": self._dealer,
+            "previous_fool": self._previous_fool,
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Self:
+        options, players, deck = read_header(record, DurakOptions)
+        if "dealer" not in record:
+            raise MalformedRecord("dealer is required")
+        try:
+            return cls.new(
+                options, players, record["dealer"], record.get("previous_fool"), deck=deck
+            )
+        except ValueError as exc:
+            raise MalformedRecord(str(exc)) from None
+
+    def move_to_record(self, move: DurakMove) -> dict[str, Any]:
+        player, dummy, kind, cs = move
+        data: dict[str, Any] = {"player": player}
+        if kind in (ATTACK, THROW_KIND):
+            data[kind] = cards.to_str(cs[0])
+        elif kind == BEAT:
+            data[BEAT] = cards.to_str(cs[0])
+            data["with"] = cards.to_str(cs[1])
+        else:
+            data[kind] = True
+        if dummy:
+            data["dummy"] = True
+        return data
+
+    def move_from_record(self, data: object) -> DurakMove:
+        if not isinstance(data, dict):
+            raise MalformedRecord(f"a move is a JSON object, not {json.dumps(data)}")
+        player = data.get("player")
+        dummy = data.get("dummy", False)
+        if type(player) is not int or not isinstance(dummy, bool):
+            raise MalformedRecord(f"bad move: {json.dumps(data)}")
+        keys = set(data) - {"player", "dummy"}
+        try:
+            if keys == {ATTACK} or keys == {THROW_KIND}:
+                (kind,) = keys
+                return DurakMove(player, dummy, kind, (cards.parse(data[kind]),))
+            if keys == {BEAT, "with"}:
+                pair = (cards.parse(data[BEAT]), cards.parse(data["with"]))
+                return DurakMove(player, dummy, BEAT, pair)
+            if (keys == {TAKE_KIND} or keys == {PASS}) and all(data[k] is True for k in keys):
+                (kind,) = keys
+                return DurakMove(player, dummy, kind)
+        except ValueError as exc:
+            raise MalformedRecord(f"{exc} in move {json.dumps(data)}") from None
+        raise MalformedRecord(f"unknown move shape: {json.dumps(data)}")
+
+    # ------------------------------------------------------------------ button tokens
+
+    def move_token(self, move: DurakMove) -> str:
+        _, dummy, kind, cs = move
+        prefix = "d" if dummy else ""
+        if kind == ATTACK:
+            return f"{prefix}a{cards.to_str(cs[0])}"
+        if kind == BEAT:
+            return f"{prefix}b{cards.to_str(cs[0])}{cards.to_str(cs[1])}"
+        if kind == THROW_KIND:
+            return f"{prefix}w{cards.to_str(cs[0])}"
+        return prefix + ("t" if kind == TAKE_KIND else "p")
+
+    def move_from_token(self, token: str, player: int) -> DurakMove:
+        match = _TOKEN.fullmatch(token) if isinstance(token, str) else None
+        if match is None:
+            raise MalformedRecord(f"bad durak move token: {token!r}")
+        d, attack, beat_a, beat_c, throw, take, _ = match.groups()
+        dummy = d == "d"
+        if attack:
+            return DurakMove(player, dummy, ATTACK, (cards.parse(attack),))
+        if beat_a:
+            return DurakMove(player, dummy, BEAT, (cards.parse(beat_a), cards.parse(beat_c)))
+        if throw:
+            return DurakMove(player, dummy, THROW_KIND, (cards.parse(throw),))
+        return DurakMove(player, dummy, TAKE_KIND if take else PASS)
+
+    # ------------------------------------------------------------------ stored state
+
+    def to_json(self) -> str:
+        state = Stored.model_construct(
+            v=1,
+            options=self.options,
+            players=self._names,
+            dealer=self._dealer,
+            previous_fool=self._previous_fool,
+            deck=list(self._deck),
+            drawn=self._drawn,
+            hands=self._hands,
+            known=[sorted(k) for k in self._known],
+            discard=self._discard,
+            table=[[a] if d < 0 else [a, d] for a, d in zip(self._att, self._dfn, strict=True)],
+            phase=PHASES[self._phase],
+            attacker=self._attacker,
+            defender=self._defender,
+            pos=self._pos,
+            limit=self._limit,
+            controller=self._controller,
+            out=self._out,
+            pending=self._pending,
+            fool=self._fool,
+        )
+        return state.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        state = parse(text)
+        game = cls(state.options, state.players, state.dealer, state.previous_fool, state.deck)
+        load(game, state)
+        return game
+
+
+def parse(text: str | bytes) -> Stored:
+    """The stored state, validated for its shape and its set-up; raises CorruptState."""
+    try:
+        state = Stored.model_validate_json(text)
+    except ValidationError as exc:
+        raise CorruptState(f"durak state: {first_error(exc)}") from None
+    try:
+        DurakRules.check_setup(
+            state.options, state.players, state.dealer, state.previous_fool, state.deck
+        )
+    except ValueError as exc:
+        raise CorruptState(f"durak state: {exc}") from None
+    return state
+
+
+def _bad(why: str) -> CorruptState:
+    return CorruptState(f"durak state: {why}")
+
+
+def _seats(values: list[int], top: int) -> bool:
+    """Distinct seats, each below ``top``."""
+    return all(0 <= v < top for v in values) and len(set(values)) == len(values)
+
+
+def load(game: DurakRules, s: Stored) -> None:
+    """Fill a fresh game (made from ``s``'s set-up) from ``s``, or raise CorruptState."""
+    n = game._n
+    _check_cards(game, s)
+    stock_empty = s.drawn == len(game._stock)
+    empty = [p for p in range(n) if not s.hands[p]]
+    if not _seats(s.out + s.pending, n) or not set(s.out + s.pending) <= set(empty):
+        raise _bad("out and pending name distinct players without cards")
+    if (stock_empty and (s.pending or set(s.out) != set(empty))) or (
+        not stock_empty and (s.out or set(s.pending) != set(empty))
+    ):
+        raise _bad("out or pending does not fit the stock")
+    if not 0 <= s.controller < n or not _seats([s.attacker, s.defender], n + 1):
+        raise _bad("bad controller, attacker or defender")
+    att = [p[0] for p in s.table]
+    dfn = [p[1] if len(p) == 2 else -1 for p in s.table]
+    if any(d >= 0 and not beats(d, a, game._trump) for a, d in zip(att, dfn, strict=True)):
+        raise _bad("a defence card that does not beat its attack card")
+    phase = PHASES.index(s.phase)
+    holders = n - len(empty)
+    if phase == OVER:
+        _check_over(s, n, holders)
+    else:
+        _check_bout(game, s, phase, dfn, holders)
+    _fill(game, s, att, dfn, phase)
+    if not 0 <= s.pos <= n:
+        raise _bad("throw-in position out of range")
+    if phase != OVER:
+        game._order = game._throw_order(s.attacker, s.defender)
+        if phase >= THROW and not (
+            s.pos < len(game._order) and len(att) < s.limit and game._can_throw(game._order[s.pos])
+        ):
+            raise _bad("nobody with the right to throw in")
+
+
+def _check_cards(game: DurakRules, s: Stored) -> None:
+    """One hand a participant, and every card of the deck in exactly one place."""
+    n = game._n
+    if len(s.hands) != n + 1 or len(s.known) != n + 1:
+        raise _bad("one hand per player and one for the dummy")
+    if not 0 <= s.drawn <= len(game._stock):
+        raise _bad("stock position out of range")
+    if any(not set(k) <= set(h) for k, h in zip(s.known, s.hands, strict=True)):
+        raise _bad("a known card that is not in its hand")
+    if any(len(pair) not in (1, 2) for pair in s.table):
+        raise _bad("a table entry is [attack] or [attack, defence]")
+    everything = [c for h in s.hands for c in h] + [c for p in s.table for c in p]
+    everything += list(game._stock[s.drawn :]) + s.discard
+    if sorted(everything) != sorted(game._deck):
+        raise _bad("the cards do not add up to the deck")
+
+
+def _check_over(s: Stored, n: int, holders: int) -> None:
+    """A finished game: no table, one holder at most, and its fool."""
+    # The fool: the one holder; else, if the dummy has cards, the last one out.
+    if holders:
+        fool: int | None = next(p for p in range(n) if s.hands[p])
+    else:
+        fool = s.out[-1] if s.hands[n] and s.out else None
+    if s.table or holders > 1 or s.fool != fool:
+        raise _bad("a finished game has no table, one holder at most, and its fool")
+
+
+def _check_bout(game: DurakRules, s: Stored, phase: int, dfn: list[int], holders: int) -> None:
+    """A bout under way: the table fits its phase, and both sides may play."""
+    n = game._n
+    unbeaten = dfn.count(-1)
+    shape_ok = {
+        LEAD: not s.table,
+        DEFEND: unbeaten == 1 and dfn[-1] == -1,  # one unbeaten: the latest
+        THROW: bool(s.table) and unbeaten == 0,
+        TAKE: bool(s.table),
+    }[phase]
+    if not shape_ok or not 1 <= s.limit <= BOUT_LIMIT or len(s.table) > s.limit:
+        raise _bad(f"the table does not fit phase {s.phase}")
+    playing = game._dummy_plays or n not in (s.attacker, s.defender)
+    # A bout begins only with two players holding cards; during it, all may go out.
+    if s.fool is not None or (phase == LEAD and holders < 2) or not playing:
+        raise _bad("no game to play")
+    if not s.hands[s.defender] or (phase == LEAD and not s.hands[s.attacker]):
+        raise _bad("an attacker or defender without cards")
+
+
+def _fill(game: DurakRules, s: Stored, att: list[int], dfn: list[int], phase: int) -> None:
+    game._hands = [list(h) for h in s.hands]
+    game._known = [set(k) for k in s.known]
+    game._drawn = s.drawn
+    game._discard = list(s.discard)
+    game._att, game._dfn = att, dfn
+    for c in att + [d for d in dfn if d >= 0]:
+        game._mask |= 1 << (c >> 2)
+    game._phase = phase
+    game._controller = s.controller
+    game._out = list(s.out)
+    game._pending = list(s.pending)
+    game._fool = s.fool
+    game._limit = s.limit
+    game._attacker, game._defender = s.attacker, s.defender
+    game._pos = s.pos

@@ -1,0 +1,119 @@
+"""What one seat may see of a durak game (its view) and what a record's replay shows of
+it (its summary, docs/records.md §6.5): both built from the state, never handing it out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine import cards
+from engine.cards import Card
+from engine.games.durak.rules import OVER, PHASES, DurakRules, Phase, Seat
+
+
+class ActorView(BaseModel):
+    player: int
+    dummy: bool
+
+
+class DurakView(BaseModel):
+    """What one seat (``None``: the group) may know; the bot renders only from this.
+
+    Seats are player indices; ``"dummy"`` where the dummy can stand (attacker, defender).
+    """
+
+    seat: int | None  # whose view this is; None: the public (group) view
+    players: list[str]
+    dealer: int
+    deck_size: int
+    dummy_plays: bool
+    trump: str  # the face-up trump card (its suit is trump), even after it is drawn
+    hand: list[str]  # own hand, sorted by suit, trumps last; [] for the public
+    dummy_hand: list[str] | None  # the dummy's cards, for its controller only
+    hand_counts: list[int]  # cards in each player's hand, by seat
+    dummy_count: int
+    # Cards each hand is publicly known to hold: picked up in a take, or the face-up trump
+    # card drawn, and not played since. Everybody saw them; they are in every view.
+    known: list[list[str]]
+    dummy_known: list[str]
+    table: list[tuple[str, str | None]]  # (attack card, defence card or None) in order
+    stock: int  # cards left to draw, the face-up trump card included
+    discard: int  # cards in the discard pile (never which)
+    phase: Phase  # lead | defend | throw | take (after "take") | over
+    attacker: Seat | None  # the lead attacker of the bout; None when finished
+    defender: Seat | None
+    to_act: ActorView | None  # who must act now (dummy: the controller acts for it)
+    controller: int  # who plays the dummy's cards
+    out: list[int]  # players who got rid of their cards, in that order
+    limit: int | None  # attack cards this bout may hold; None when finished
+    attack_cards: int  # attack cards on the table now
+    finished: bool
+    fool: int | None  # when finished: the fool, or None for a drawn game
+
+
+class DurakViewer(DurakRules):
+    """What the rules show: a seat's view and the replay's summary (the module doc)."""
+
+    __slots__ = ()
+
+    def _table_pairs(self) -> list[tuple[str, str | None]]:
+        return [
+            (cards.to_str(a), cards.to_str(d) if d >= 0 else None)
+            for a, d in zip(self._att, self._dfn, strict=True)
+        ]
+
+    def summary(self) -> dict[str, Any]:
+        over = self._phase == OVER
+        n = self._n
+        return {
+            "trump": cards.to_str(self._trump_card),
+            "stock": len(self._stock) - self._drawn,
+            "hands": [len(h) for h in self._hands[:n]],
+            "dummy": len(self._hands[n]),
+            "discard": len(self._discard),
+            "table": [list(pair) for pair in self._table_pairs()],
+            "attacker": None if over else self._seat(self._attacker),
+            "defender": None if over else self._seat(self._defender),
+            "controller": self._controller,
+            "out": list(self._out),
+        }
+
+    def _sorted(self, hand: Iterable[Card]) -> list[str]:
+        return cards.to_strs(sorted(hand, key=cards.sort_key_by_suit(self._trump)))
+
+    def view(self, seat: int | None) -> DurakView:
+        """Own hand; the dummy's only for its controller; of the others only what is public."""
+        n = self._n
+        if seat is not None and (type(seat) is not int or not 0 <= seat < n):
+            raise ValueError(f"no seat {seat!r}")
+        over = self._phase == OVER
+        actor = self.to_act()
+        return DurakView(
+            seat=seat,
+            players=list(self._names),
+            dealer=self._dealer,
+            deck_size=self.options.deck_size,
+            dummy_plays=self._dummy_plays,
+            trump=cards.to_str(self._trump_card),
+            hand=[] if seat is None else self._sorted(self._hands[seat]),
+            dummy_hand=self._sorted(self._hands[n]) if seat == self._controller else None,
+            hand_counts=[len(h) for h in self._hands[:n]],
+            dummy_count=len(self._hands[n]),
+            known=[self._sorted(k) for k in self._known[:n]],
+            dummy_known=self._sorted(self._known[n]),
+            table=self._table_pairs(),
+            stock=len(self._stock) - self._drawn,
+            discard=len(self._discard),
+            phase=PHASES[self._phase],
+            attacker=None if over else self._seat(self._attacker),
+            defender=None if over else self._seat(self._defender),
+            to_act=None if actor is None else ActorView(player=actor.player, dummy=actor.dummy),
+            controller=self._controller,
+            out=list(self._out),
+            limit=None if over else self._limit,
+            attack_cards=len(self._att),
+            finished=over,
+            fool=self._fool,
+        )

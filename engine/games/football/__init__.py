@@ -1,0 +1,1 @@
+"""Belarusian football (seeds/football.md); :mod:`.spec` is what the registry lists."""

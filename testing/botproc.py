@@ -1,0 +1,150 @@
+"""``python -m bot`` in a process of its own, in webhook mode, against testing/fakeserver.py:
+what a deployment runs, driven as Telegram drives it (tests of bot.runner, bot.inbox,
+bot.endpoints and the installed wheel).
+
+:class:`BotProcess` starts one (any Python: the source tree's, or a venv's with the wheel
+installed), waits until its ``/healthz`` answers, stops it with SIGTERM or kills it.
+:class:`ProcHarness` posts each update to a webhook and then waits on real events, not
+on time: a tap until it is answered, and every update until the fake Bot API has had no
+call for a moment (the bot's deliveries follow the answer within milliseconds here: no
+rate limits, no coalescing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bot.core.config import Settings
+from testing.chats import BOT_TOKEN
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import SECRET_HEADER, FakeServer, WebhookHarness
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "proc-test-secret"
+START_WITHIN = 30.0  # seconds for a process to answer /healthz
+QUIET = 0.15  # seconds without a Bot API call after which the bot has done with an update
+SETTLE_WITHIN = 20.0
+# Settings named in the environment that the tests' process must not pass on.
+_SETTINGS = {name.upper() for name in Settings.model_fields}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class BotProcess:
+    """One bot process on a free port, in webhook mode unless ``webhook`` is False (see
+    the module docstring)."""
+
+    def __init__(
+        self,
+        api: str,
+        logs: Path,
+        *,
+        python: str = sys.executable,
+        cwd: Path = ROOT,
+        source_tree: bool = True,
+        webhook: bool = True,
+        **env: str,
+    ) -> None:
+        self.port = free_port()
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.hook = f"{self.root}/hook"
+        self.logs = logs
+        environ = {k: v for k, v in os.environ.items() if k.upper() not in _SETTINGS}
+        environ.pop("PYTHONPATH", None)
+        if source_tree:
+            environ["PYTHONPATH"] = str(ROOT)
+        environ.update(
+            TELEGRAM_BOT_TOKEN=BOT_TOKEN,
+            TELEGRAM_BASE_URL=api,
+            PORT=str(self.port),
+            TABLE_EDIT_INTERVAL="0",
+            RATE_LIMIT="false",
+            COMPUTER_DELAY="0.05",
+        )
+        if webhook:
+            environ.update(WEBHOOK_URL=self.hook, WEBHOOK_SECRET=SECRET)
+        environ.update(env)
+        self._err = logs.open("ab")
+        self.process = subprocess.Popen(
+            [python, "-m", "bot"], env=environ, cwd=cwd, stdout=self._err, stderr=self._err
+        )
+
+    async def ready(self) -> None:
+        """Wait until /healthz answers (or fail with the process's log)."""
+        deadline = time.monotonic() + START_WITHIN
+        async with httpx.AsyncClient() as c:
+            while time.monotonic() < deadline:
+                assert self.process.poll() is None, f"the bot exited:\n{self.log()}"
+                with contextlib.suppress(httpx.TransportError):
+                    if (await c.get(f"{self.root}/healthz")).status_code == 200:
+                        return
+                await asyncio.sleep(0.05)  # a process starting: nothing to wait on but HTTP
+        raise AssertionError(f"the bot did not start:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.logs.read_text(errors="replace")
+
+    async def stopped(self, within: float) -> int:
+        """Its exit code, waiting at most ``within`` seconds."""
+        code = await asyncio.to_thread(self.process.wait, within)
+        self._err.close()
+        return code
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        self._err.close()
+
+
+class ProcHarness(WebhookHarness):
+    """A harness whose updates go to bot processes' webhooks; each delivery waits until
+    the bot has done with it (see the module docstring)."""
+
+    def __init__(self, telegram: FakeTelegram, served: FakeServer, hooks: Iterable[str]) -> None:
+        super().__init__(telegram, hooks, SECRET)
+        self.served = served
+        self.settling = True  # False: a delivery posts and waits for nothing
+
+    async def post(self, data: dict[str, Any]) -> httpx.Response:
+        """One post as Telegram makes it; the response, whatever it is."""
+        self.server.update_ids.add(data["update_id"])
+        return await self.client.post(next(self.hooks), json=data, headers={SECRET_HEADER: SECRET})
+
+    async def deliver(self, data: dict[str, Any], app: Any = None) -> None:
+        response = await self.post(data)
+        response.raise_for_status()
+        if not self.settling:
+            return
+        query = data.get("callback_query")
+        await self.settle(query["id"] if query else None)
+
+    async def settle(self, query_id: str | None = None) -> None:
+        """Wait until the tap ``query_id`` (if any) is answered and the fake Bot API has had
+        no call for :data:`QUIET` seconds."""
+        deadline = time.monotonic() + SETTLE_WITHIN
+        seen, since = -1, time.monotonic()
+        while time.monotonic() < deadline:
+            answer = self.server.queries.get(query_id) if query_id else None
+            if len(self.served.log) != seen:
+                seen, since = len(self.served.log), time.monotonic()
+            elif time.monotonic() - since >= QUIET and (answer is None or answer.answered):
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("the bot did not settle")

@@ -1,0 +1,245 @@
+"""The bot as deployed: ``python -m bot`` processes in webhook mode (testing/botproc.py),
+their logs, a SIGTERM in the middle of a game, a worker killed with updates queued, and
+the webhook while Redis is down (bot.runner, bot.inbox, bot.endpoints, bot.core.logs).
+
+Each test that stops or shares Redis between processes runs a redis-server of its own
+(testing/ownredis.py); waits are on real events (a process's exit, an
+answer, the fake Bot API going quiet), never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from bot.core import inbox
+from bot.core.i18n import t
+from testing.botproc import SECRET, BotProcess, ProcHarness
+from testing.chats import BOT_TOKEN, FakeUser
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import FakeServer
+from testing.ownredis import OwnRedis
+from testing.tabletop import Tabletop
+
+GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
+TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit (5 s) and a touch's period, with room
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[FakeServer]:
+    fake = FakeServer(FakeTelegram(), delay=(0.0, 0.0))
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
+    """What each player is asked now: his prompt's id and buttons."""
+    return {
+        u.id: (m.message_id, [b.callback_data for b in m.buttons])
+        for u in players
+        if (m := top.prompt(u)) is not None
+    }
+
+
+async def until(check: Any, within: float, what: str) -> None:
+    """Wait until ``check()`` holds, looking every few milliseconds."""
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.02)
+
+
+def help_replies(telegram: FakeTelegram, user: FakeUser) -> int:
+    return len([m for m in telegram.screen(user.id) if m.from_bot])
+
+
+async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_secret(
+    served: FakeServer, tmp_path: Path
+) -> None:
+    bot = BotProcess(served.url, tmp_path / "bot.log", LOG_FORMAT="json", LOG_LEVEL="DEBUG")
+    h = ProcHarness(served.telegram, served, [bot.hook])
+    try:
+        await bot.ready()
+        players = [h.user("Ann"), h.user("Bob")]
+        top = Tabletop(h, h.group())
+        await top.setup_game("football", players)
+        for _ in range(4):
+            await top.step(players, random.Random(1))
+        bot.process.terminate()
+        assert await bot.stopped(GRACE + 5) == 0
+    finally:
+        bot.kill()
+        await h.close()
+    text = (tmp_path / "bot.log").read_text()
+    lines = [json.loads(line) for line in text.splitlines()]  # every line is one object
+    assert len(lines) > 20 and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
+    assert BOT_TOKEN not in text and BOT_TOKEN.split(":")[1] not in text and SECRET not in text
+    assert "***" in text  # PTB's debug lines do carry them: masked
+    named = {x["update_id"] for x in lines if "update_id" in x}
+    assert len(named) >= 4  # the lines logged while handling an update name it
+
+
+async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_process_goes_on(
+    served: FakeServer, own_redis: OwnRedis, tmp_path: Path
+) -> None:
+    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(GRACE)}
+    first = BotProcess(served.url, tmp_path / "first.log", **env)
+    h = ProcHarness(served.telegram, served, [first.hook])
+    second = None
+    try:
+        await first.ready()
+        players = [h.user("Ann"), h.user("Bob")]
+        top = Tabletop(h, h.group())
+        await top.setup_game("football", players)
+        rng = random.Random(3)
+        await top.step(players, rng)
+        before = prompts(top, players)
+        served.delay = (0.3, 0.3)  # Telegram slow: the next tap is in hand for a while
+        h.settling = False
+        _, answer = await top.step(players, rng)
+        probe = redis.Redis.from_url(own_redis.url)
+        await until(
+            lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1,
+            5,
+            "the worker did not take the tap",
+        )
+        started = time.monotonic()
+        first.process.terminate()
+        assert await first.stopped(GRACE + 5) == 0, first.log()
+        assert time.monotonic() - started < GRACE + 1
+        # Before it exited it answered the tap and brought the players' messages up to
+        # date (deliveries included), and left nothing in the stream.
+        assert answer.answered and answer.text is None
+        assert prompts(top, players) != before
+        assert probe.xlen(inbox.STREAM) == 0
+        probe.close()
+        log = first.log()
+        assert "Traceback" not in log and " ERROR " not in log, log
+        served.delay = (0.0, 0.0)
+        second = BotProcess(served.url, tmp_path / "second.log", **env)
+        h.hooks = iter(lambda: second.hook, None)  # type: ignore[assignment]
+        h.settling = True
+        await second.ready()
+        await top.play(players, rng)  # the game goes on to its end on the next process
+        assert top.finished()
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()
+        await h.close()
+
+
+async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_each_once(
+    own_redis: OwnRedis, tmp_path: Path
+) -> None:
+    telegram = FakeTelegram()
+    slow, fast = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
+    await slow.start()
+    await fast.start()
+    env = {"REDIS_URL": own_redis.url}
+    doomed = BotProcess(slow.url, tmp_path / "doomed.log", **env)
+    other = None
+    h = ProcHarness(telegram, slow, [doomed.hook])
+    h.settling = False
+    try:
+        await doomed.ready()
+        slow.delay = (60.0, 60.0)  # its every Bot API call now hangs
+        users = [h.user(name) for name in ("Ann", "Bob", "Cid")]
+        for user in users:
+            await h.private(user, "/help")  # each answered 200: stored
+        probe = redis.Redis.from_url(own_redis.url)
+        await until(
+            lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == len(users),
+            5,
+            "the worker did not take the updates",
+        )
+        doomed.kill()
+        await slow.stop()  # what it had asked Telegram for dies with it
+        assert all(help_replies(telegram, u) == 0 for u in users)
+        other = BotProcess(fast.url, tmp_path / "other.log", **env)
+        await other.ready()
+        await until(
+            lambda: all(help_replies(telegram, u) for u in users),
+            TAKEN_OVER_WITHIN,
+            "the other worker did not take the updates over",
+        )
+        h.served = fast
+        await h.settle()
+        assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
+        assert probe.xlen(inbox.STREAM) == 0
+        probe.close()
+    finally:
+        doomed.kill()
+        if other is not None:
+            other.kill()
+        await h.close()
+        await fast.stop()
+
+
+async def test_the_webhook_answers_503_while_redis_is_down_and_the_update_is_handled_once_back(
+    served: FakeServer, own_redis: OwnRedis, tmp_path: Path
+) -> None:
+    bot = BotProcess(served.url, tmp_path / "bot.log", REDIS_URL=own_redis.url)
+    h = ProcHarness(served.telegram, served, [bot.hook])
+    try:
+        await bot.ready()
+        ann = h.user("Ann")
+        h.settling = False
+        sent: list[dict[str, Any]] = []
+
+        async def keep(data: dict[str, Any], app: Any = None) -> None:
+            sent.append(data)
+
+        h.deliver = keep  # type: ignore[method-assign]
+        await h.private(ann, "/help")
+        own_redis.stop()
+        refused = await h.post(sent[0])
+        assert refused.status_code == 503  # Telegram keeps it and sends it again
+        assert help_replies(served.telegram, ann) == 0
+        own_redis.start()
+        accepted = None
+        for _ in range(100):  # Telegram's retries, until the bot takes it
+            accepted = await h.post(sent[0])
+            if accepted.status_code == 200:
+                break
+            await asyncio.sleep(0.05)
+        assert accepted is not None and accepted.status_code == 200
+        await until(lambda: help_replies(served.telegram, ann) > 0, 10, "not handled")
+        await h.settle()
+        assert help_replies(served.telegram, ann) == 1
+        assert t("en", "common.unavailable") not in bot.log()
+    finally:
+        bot.kill()
+        await h.close()
+
+
+async def test_a_poller_with_port_set_serves_health_readiness_and_metrics_and_stops_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    served = FakeServer(FakeTelegram(), delay=(0.05, 0.05))  # getUpdates: at most 20/s
+    await served.start()
+    bot = BotProcess(served.url, tmp_path / "bot.log", webhook=False, SHUTDOWN_GRACE=str(GRACE))
+    try:
+        await bot.ready()
+        async with httpx.AsyncClient(base_url=bot.root) as c:
+            assert (await c.get("/readyz")).status_code == 200
+            await until(lambda: any(s.method == "getUpdates" for s in served.log), 5, "no poll")
+            page = (await c.get("/metrics")).text
+        assert "cardtable_bot_api_calls_total{" in page, page  # its start-up calls
+        bot.process.terminate()
+        assert await bot.stopped(GRACE + 5) == 0
+    finally:
+        bot.kill()
+        await served.stop()
+    log = bot.log()
+    assert "Traceback" not in log and " ERROR " not in log, log

@@ -1,0 +1,231 @@
+"""Every screen in every language: whole games of both games played through the fake Bot
+API by players who all speak one language, with a spectator, the standings, the commands
+and the Mini App, and everything the bot showed them read back from the calls it made.
+
+Nothing shown may hold a catalogue key (a text the catalogues lack), a ``{placeholder}``
+(a parameter the text did not get) or, in a language other than English, an English word:
+a word of the English texts (one copied rather than translated), or any word in Latin
+letters that the language's own texts (its catalogue, its rules) do not hold (one put
+together in code). The players' own words, their names and the group's title, are theirs
+and are left out; so are the commands (/newgame) and the names that every language writes
+as they are (Telegram, JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bot.core.callbacks import Action, decode
+from bot.core.i18n import DEFAULT, LANGS, catalogue, forms, t
+from testing.chats import FakeGroup, FakeUser
+from testing.harness import Harness
+from testing.tabletop import Tabletop, is_action, stored
+from testing.webapp import bearer, page_server, table_param, token
+
+NAMES = ("Ann", "Bob", "Cid")
+SPECTATOR = "Dan"
+STRANGER = "Eve"  # has never written to the bot: cannot join until she does
+TITLE = "Card night"
+# Words that every language writes as they are.
+_KEPT = {"Telegram", "JSON"}
+_TAG = re.compile(r"<[^>]+>")
+_COMMAND = re.compile(r"/\w+")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_WORD = re.compile(r"[^\W\d_]{4,}")
+SEEDS = Path(__file__).resolve().parent.parent / "seeds"
+_PLACEHOLDER = re.compile(r"\{\w*\}")
+_NAMESPACES = "|".join(sorted({key.split(".")[0] for key in catalogue(DEFAULT)}))
+_KEY = re.compile(rf"\b(?:{_NAMESPACES})\.[A-Za-z_]+\b")
+
+
+def _texts_of_markup(markup: Any) -> list[str]:
+    if isinstance(markup, str):
+        markup = json.loads(markup)
+    rows = (markup or {}).get("inline_keyboard", [])
+    return [button["text"] for row in rows for button in row]
+
+
+def shown(h: Harness, lang: str, elsewhere: list[range]) -> list[tuple[str, str]]:
+    """(which call, text) of everything the bot showed in the calls it made: messages,
+    edits, captions, buttons, alerts, and the command menu of ``lang``. ``elsewhere``: the
+    calls made while the table was set to another language."""
+    out: list[tuple[str, str]] = []
+    for number, call in enumerate(h.server.calls):
+        if call.error is not None or any(number in calls for calls in elsewhere):
+            continue
+        params = call.params
+        out += [(call.method, params[f]) for f in ("text", "caption") if params.get(f)]
+        out += [
+            (f"{call.method} button", text) for text in _texts_of_markup(params.get("reply_markup"))
+        ]
+    for (_, code), commands in h.server.commands.items():
+        if code == ("" if lang == DEFAULT else lang):
+            out += [("setMyCommands", c["description"]) for c in commands]
+    return out
+
+
+@cache
+def _words(lang: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the words in Latin letters of the language's own texts, the English texts' words
+    of four letters or more)."""
+    own = [text for entry in catalogue(lang).values() for text in forms(entry)]
+    own += [p.read_text(encoding="utf-8") for p in SEEDS.glob(f"*.{lang}.md")]
+    english = [text for entry in catalogue(DEFAULT).values() for text in forms(entry)]
+    english_words = set(_WORD.findall(_PLACEHOLDER.sub(" ", _TAG.sub(" ", " ".join(english)))))
+    own_text = _COMMAND.sub(" ", _PLACEHOLDER.sub(" ", " ".join(own)))
+    return frozenset(_LATIN_WORD.findall(own_text)), frozenset(english_words - _KEPT)
+
+
+def problems(lang: str, texts: list[tuple[str, str]]) -> list[str]:
+    """What in ``texts`` is not a finished text of ``lang``."""
+    found = []
+    for where, text in texts:
+        words = _TAG.sub(" ", text)
+        for name in (*NAMES, SPECTATOR, STRANGER, TITLE):
+            words = words.replace(name, " ")
+        if keys := _KEY.findall(words):
+            found.append(f"{where}: key {keys} in {text!r}")
+        if fields := _PLACEHOLDER.findall(words):
+            found.append(f"{where}: placeholder {fields} in {text!r}")
+        if lang != DEFAULT:
+            own, english_words = _words(lang)
+            words = _COMMAND.sub(" ", words)
+            english = set(_LATIN_WORD.findall(words)) - own - _KEPT
+            english |= set(_WORD.findall(words)) & english_words
+            if english:
+                found.append(f"{where}: English {sorted(english)} in {text!r}")
+    return found
+
+
+async def _private_commands(h: Harness, user: FakeUser) -> None:
+    for command in ("/start", "/help", "/rules", "/stats", "/record", "/endgame", "/forgetme"):
+        await h.command(user, user, command)
+    await h.tap(user, h.last(user), is_action(Action.FORGET))
+
+
+async def _lobby(top: Tabletop, players: list[FakeUser], spectator: FakeUser, game: str) -> range:
+    """The picker, the lobby and every setting, a computer seat added and taken away,
+    refusals of a tap by someone who may not, then the game started. The language setting
+    goes through every catalogue, named in its own words, and back to the players': the
+    calls made meanwhile are returned."""
+    await top.open(players[0], game)
+    for user in players[1:]:
+        await top.join(user)
+    await top.start(spectator)  # not his to start: an alert
+    stranger = top.h.user(STRANGER, language_code=spectator.language_code, started=False)
+    await top.join(stranger)  # she gets the link to open a private chat
+    await top.tap_group(players[0], Action.SETTINGS)
+    options = [b for b in top.table_message().buttons if is_action(Action.OPTION)(b)]
+    calls = top.h.server.calls
+    elsewhere = range(0)
+    for arg in [decode(b.callback_data).arg for b in options]:
+        if arg != "l":
+            await top.tap_group(players[0], Action.OPTION, arg)
+            continue
+        start = len(calls)
+        lang = (await stored(top.h, top.group))["lang"]
+        for step in range(1, len(LANGS) + 1):
+            await top.tap_group(players[0], Action.OPTION, arg)
+            now = LANGS[(LANGS.index(lang) + step) % len(LANGS)]
+            line = t(now, "settings.language", name=t(now, "language.name"))
+            assert line in (top.table_message().text or ""), now
+        elsewhere = range(start, len(calls) - 1)  # the last edit is in the players' again
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.tap_group(players[0], Action.COMPUTER, "+")
+    await top.tap_group(players[0], Action.COMPUTER, "v")
+    await top.tap_group(players[0], Action.COMPUTER, "-")
+    await top.tap_group(players[0], Action.COMPUTER, "-")  # none left: an alert
+    await top.start(players[0])
+    return elsewhere
+
+
+async def _mini_app(top: Tabletop, players: list[FakeUser], spectator: FakeUser) -> list[str]:
+    """What the Mini App shows a player and a spectator: its words, the status line, the
+    game's log and the labels of the moves it offers."""
+    h = top.h
+    param = await table_param(h, top.group)
+    texts: list[str] = []
+    async with page_server(h) as root, httpx.AsyncClient(base_url=root) as c:
+        for user in (*players, spectator):
+            r = await c.get("/app/api/state", headers=bearer(await token(c, user, param)))
+            assert r.status_code == 200, r.text
+            state = r.json()
+            words = state["words"]  # the page puts the seconds into turn_left itself
+            words["turn_left"] = words["turn_left"].replace("{n}", "30")
+            texts += [*words.values(), state["status"], *state["events"]]
+            texts += [move["label"] for move in state["moves"]]
+            texts += list(state["faces"].values())
+    return texts
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_every_screen_reads_in_the_players_language(harness: Harness, lang: str) -> None:
+    h = harness
+    players = [h.user(name, language_code=lang) for name in NAMES]
+    spectator = h.user(SPECTATOR, language_code=lang)
+    group: FakeGroup = h.group(TITLE, creator=players[0])
+    await _private_commands(h, players[0])
+    top = Tabletop(h, group)
+    web: list[str] = []
+
+    # Durak: three games in a row for the standings, the Mini App in the first.
+    elsewhere = [await _lobby(top, players, spectator, "durak")]
+    web += await _mini_app(top, players, spectator)
+    await top.play(players, random.Random(1))
+    for number in (2, 3):
+        await top.tap_group(players[0], Action.AGAIN)
+        await top.play(players, random.Random(number))
+    await top.tap_group(players[1], Action.RECORD)
+    await top.tap_group(players[1], Action.STANDINGS)
+    await h.command(players[0], group, "/stats")
+    said = await h.send_text(players[1], group, "gg")
+    await h.command(players[0], group, "/stats", reply_to=said)
+    await h.command(players[0], players[0], "/stats")
+    await h.command(players[0], group, "/record")
+
+    # Football: a whole game, with the Mini App and a spectator.
+    await h.command(players[0], group, "/newgame")
+    elsewhere.append(await _lobby(top, players[:2], spectator, "football"))
+    web += await _mini_app(top, players[:2], spectator)
+    await top.play(players[:2], random.Random(4))
+    await h.command(players[0], group, "/stats")
+    await h.command(players[0], group, "/newgame")
+    await top.tap_group(players[0], Action.PICK, "d")
+    await h.command(players[0], group, "/endgame")
+
+    texts = shown(h, lang, elsewhere)
+    methods = {where for where, _ in texts}
+    assert {"sendMessage", "editMessageText", "answerCallbackQuery", "setMyCommands"} <= methods
+    assert len(texts) > 300 and web
+    assert problems(lang, texts + [("Mini App", text) for text in web]) == []
+    # The players read their own language: the texts are the catalogue's.
+    seen = "\n".join(text for _, text in texts)
+    for key in ("lobby.pick", "durak.header", "football.legend", "cmd.help", "stats.row_durak"):
+        assert t(lang, key).split("{")[0] in seen, key
+    data = await stored(h, group)
+    assert data["lang"] == lang
+
+
+def test_the_check_finds_what_it_exists_to_catch() -> None:
+    """A key, a placeholder, an English text copied, an English word from code; not a
+    name, a command or Telegram."""
+    found = problems(
+        "be",
+        [
+            ("a", "Ход: <b>Ann</b> · Card night · /newgame · Telegram, JSON"),
+            ("b", "lobby.title"),
+            ("c", "Калода: {n} карт"),
+            ("d", "Deck: 5 cards"),
+            ("e", "🤖 Computer 1"),
+        ],
+    )
+    assert sorted({problem.split(":")[0] for problem in found}) == ["b", "c", "d", "e"]
+    assert problems("en", [("d", "Deck: 5 cards")]) == []

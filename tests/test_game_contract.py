@@ -1,0 +1,257 @@
+"""The contract every registered game keeps, checked over random games (hypothesis) of every
+game and option set, the counterpart of OpenSpiel's random simulation test: a game passes
+it by being in :mod:`engine.registry`, with no test of its own.
+
+At every position of a random game, dealt as a series deals it: the stored state, the
+record form and the button token of every legal move read back to the same thing; exactly
+one participant acts, every legal move is his, the same move from anyone else is refused
+and changes nothing; a seat's view shows at least what the public's does and no card
+another seat alone may know; the computer's move, at each of its levels in turn, is one
+of the legal moves; events are JSON values that the bot has a text for. At the end the
+record replays to where the game ended, and a record cut short to where it was then. What
+is particular to one game (its own invariants) is in that game's property tests."""
+
+from __future__ import annotations
+
+import json
+import random
+import typing
+from collections import Counter
+from typing import Any
+
+import annotated_types
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from bot.screens import registry as bot_registry
+from engine import cards, computer, registry
+from engine.base import Game, IllegalMove, MalformedRecord
+from engine.records import export, replay
+from engine.series import Carry
+from engine.spec import GameSpec
+
+NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
+MAX_DECISIONS = 5000  # far above any game of either kind
+DEFAULT_DECK = 36  # the lobby's deck when a game's options have no deck size
+# How often a position also asks the computer, at each of its levels in turn (a hard level
+# searches, which takes its time).
+ASK_COMPUTER = 0.03
+
+
+def _field(annotation: Any, metadata: list[Any]) -> st.SearchStrategy[Any]:
+    """Every value an option field allows (its Literal, a bool, or a bounded int)."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return st.sampled_from(typing.get_args(annotation))
+    if annotation is bool:
+        return st.booleans()
+    if annotation is int:
+        low = next(m.ge for m in metadata if isinstance(m, annotated_types.Ge))
+        high = next(m.le for m in metadata if isinstance(m, annotated_types.Le))
+        return st.integers(low, high)
+    raise AssertionError(f"no strategy for an option of type {annotation!r}")
+
+
+def options_of(model: type[BaseModel]) -> st.SearchStrategy[BaseModel]:
+    fields = {
+        name: _field(info.annotation, info.metadata) for name, info in model.model_fields.items()
+    }
+    return st.fixed_dictionaries(fields).map(model.model_validate)
+
+
+@st.composite
+def deals(draw: st.DrawFn, spec: GameSpec) -> tuple[Game, int]:
+    """A game as its series would deal it (first or later), and a seed for the play."""
+    options = draw(options_of(spec.options))
+    low, high = spec.players(getattr(options, "deck_size", DEFAULT_DECK))
+    n = draw(st.integers(low, high))
+    first = draw(st.booleans())
+    carry = Carry(first, draw(st.integers(0, n - 1)), draw(st.none() | st.integers(0, n - 1)))
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    game, _ = spec.deal(options, NAMES[:n], carry, rng, draw(st.integers(0, 2**32)))
+    return game, draw(st.integers(0, 2**32))
+
+
+def _cards_shown(value: object) -> Counter[str]:
+    """Every card a view's JSON names, with how often."""
+    found: Counter[str] = Counter()
+    if isinstance(value, str):
+        if value in cards._PARSE:
+            found[value] += 1
+    elif isinstance(value, list | tuple):
+        for item in value:
+            found += _cards_shown(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            found += _cards_shown(item)
+    return found
+
+
+def _check_views(game: Game, deck: Counter[str]) -> None:
+    """Everyone sees what the public does; what a seat sees beyond that is his alone, so
+    that no card is known privately to more seats than the deck has copies of it."""
+    public = _cards_shown(game.view(None).model_dump(mode="json"))
+    private: Counter[str] = Counter()
+    for seat in range(len(game.players)):
+        shown = _cards_shown(game.view(seat).model_dump(mode="json"))
+        assert not public - shown, f"seat {seat} does not see {public - shown}"
+        private += shown - public
+    assert not private - deck, f"known privately to more seats than it has copies: {private}"
+
+
+def _check_actor(game: Game, legal: list[Any]) -> None:
+    """One actor: every legal move is his, and the same move by another seat is refused
+    without a change."""
+    actor = game.to_act()
+    assert actor is not None and legal
+    records = [game.move_to_record(m) for m in legal]
+    assert all(
+        r["player"] == actor.player and r.get("dummy", False) == actor.dummy for r in records
+    )
+    texts = [json.dumps(r, sort_keys=True) for r in records]
+    assert len(set(texts)) == len(texts), "a legal move listed twice"
+    before = game.to_json()
+    token = game.move_token(legal[0])
+    for other in range(len(game.players)):
+        if other == actor.player:
+            continue
+        with pytest.raises(IllegalMove):
+            game.apply(game.move_from_token(token, other))
+        assert game.to_json() == before
+
+
+def _check_codecs(game: Game, legal: list[Any]) -> None:
+    """The state, each move's record and each move's button token read back alike."""
+    text = game.to_json()
+    assert type(game).from_json(text).to_json() == text
+    actor = game.to_act()
+    assert actor is not None
+    for move in legal:
+        record = json.loads(json.dumps(game.move_to_record(move)))
+        assert game.move_from_record(record) == move
+        token = game.move_token(move)
+        assert token.isascii() and len(token) <= 40
+        assert game.move_from_token(token, actor.player) == move
+
+
+def _check_computer(
+    spec: GameSpec, game: Game, legal: list[Any], events: list[Any], level: str
+) -> None:
+    """The computer, from the actor's view alone, plays one of the legal moves."""
+    actor = game.to_act()
+    assert actor is not None
+    view = game.view(actor.player)
+    move = computer.choose(spec.name, view, legal, events, level, seed=len(events))
+    assert move in legal, (level, move)
+
+
+def _play(spec: GameSpec, game: Game, rng: random.Random) -> list[dict[str, Any]]:
+    """Plays ``game`` to its end at random, checking every position; the record's moves."""
+    start = type(game).from_json(game.to_json())
+    deck = Counter(game.header()["deck"])
+    texts = bot_registry.entry(spec.name).events
+    moves: list[dict[str, Any]] = []
+    events: list[Any] = []
+    cut = rng.randrange(80)
+    asked = 0
+    at_cut: dict[str, Any] | None = None
+    for _ in range(MAX_DECISIONS):
+        _check_views(game, deck)
+        legal = list(game.legal_moves())
+        if game.is_finished():
+            assert game.to_act() is None and legal == [] and game.result() is not None
+            break
+        assert game.result() is None
+        _check_actor(game, legal)
+        _check_codecs(game, legal)
+        if rng.random() < ASK_COMPUTER:
+            _check_computer(spec, game, legal, events, spec.levels[asked % len(spec.levels)])
+            asked += 1
+        if len(moves) == cut:
+            at_cut = json.loads(json.dumps(_position(game)))
+        move = rng.choice(legal)
+        moves.append(game.move_to_record(move))
+        happened = game.apply(move)
+        for event in happened:
+            kind, data = json.loads(json.dumps(event.to_json()))
+            reason = data.get("reason")
+            assert (f"{kind}.{reason}" if isinstance(reason, str) else kind) in texts
+        events += happened
+    else:
+        raise AssertionError("the game did not end")
+    record = json.loads(json.dumps(export(start, moves)))
+    out = replay(record)
+    assert out["ok"] and out["finished"] and out["to_act"] is None and out["legal"] == []
+    assert out["summary"] == game.summary() and out["result"] == game.result()
+    if at_cut is not None:
+        assert _as_set(replay({**record, "moves": moves[:cut]})) == _as_set(at_cut)
+    return moves
+
+
+def _position(game: Game) -> dict[str, Any]:
+    actor = game.to_act()
+    return {
+        "to_act": None if actor is None else {"player": actor.player, "dummy": actor.dummy},
+        "legal": [game.move_to_record(m) for m in game.legal_moves()],
+        "summary": game.summary(),
+    }
+
+
+def _as_set(described: dict[str, Any]) -> tuple[Any, ...]:
+    """A position as docs/records.md §6.3 tells consumers to compare it: moves as a set."""
+    legal = frozenset(json.dumps(m, sort_keys=True) for m in described["legal"])
+    return described["to_act"], legal, json.dumps(described["summary"], sort_keys=True)
+
+
+@pytest.mark.parametrize("name", list(registry.GAMES))
+def test_random_games_keep_the_contract(name: str) -> None:
+    spec = registry.GAMES[name]
+
+    @settings(
+        max_examples=20,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(deals(spec))
+    def check(case: tuple[Game, int]) -> None:
+        game, seed = case
+        _play(spec, game, random.Random(seed))
+
+    check()
+
+
+@pytest.mark.parametrize("name", list(registry.GAMES))
+def test_a_finished_game_counts_for_the_series_and_the_standings(name: str) -> None:
+    spec = registry.GAMES[name]
+    rng = random.Random(7)
+    low, high = spec.players(DEFAULT_DECK)
+    for n in range(low, high + 1):
+        carry = Carry(first_game=True)
+        game, order = spec.deal(spec.options(), NAMES[:n], carry, rng, n)
+        assert sorted(order) == list(range(n)) and game.players == [NAMES[i] for i in order]
+        while not game.is_finished():
+            game.apply(rng.choice(list(game.legal_moves())))
+        result = game.result()
+        assert result is not None
+        scored = spec.finish(carry, result)
+        assert scored is None or 0 <= scored < n
+        outcome = spec.outcome(name, result, game.summary())
+        assert len(outcome.ranks) == n
+        for seat in range(n):
+            assert all(value >= 0 for value in outcome.figures(seat).values())
+
+
+@pytest.mark.parametrize("name", list(registry.GAMES))
+def test_a_token_or_record_of_no_move_is_malformed(name: str) -> None:
+    spec = registry.GAMES[name]
+    game, _ = spec.deal(
+        spec.options(), NAMES[: spec.players(DEFAULT_DECK)[0]], Carry(True), random.Random(1), 1
+    )
+    for token in ("", "?", "x" * 41, "\u00e9"):
+        with pytest.raises(MalformedRecord):
+            game.move_from_token(token, 0)
+    for data in (None, [], {}, {"player": "0"}, {"player": 0, "nothing": True}):
+        with pytest.raises(MalformedRecord):
+            game.move_from_record(data)

@@ -1,0 +1,117 @@
+"""The operator's endpoints in process (bot.endpoints): /healthz, /readyz as Redis stops
+and comes back, /metrics as a game is played, the webhook's answers to what is not an
+update. The bot's ASGI app is called through httpx's ASGI transport."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from bot.core import health
+from bot.core.services import services
+from bot.webapp import server
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import SECRET_HEADER
+from testing.harness import AppFactory, Harness
+from testing.ownredis import OwnRedis
+from testing.tabletop import Tabletop
+
+HOOK = "https://cards.example.org/hook"
+SECRET = "s3cret"
+
+
+@contextlib.asynccontextmanager
+async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
+    hub = server.Hub(h.app)
+    app = server.asgi(h.app, services(h.app).settings, hub)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://bot"
+    ) as c:
+        yield c
+    await hub.close()
+
+
+async def test_readyz_is_503_while_redis_is_stopped_and_200_once_it_is_back(
+    server: FakeTelegram, make_app: AppFactory, own_redis: OwnRedis
+) -> None:
+    redis = health.client(own_redis.url, timeout=0.3)
+    h = Harness(server)
+    h.apps.append(await make_app(redis))
+    async with client(h) as c:
+        assert (await c.get("/healthz")).status_code == 200
+        assert (await c.get("/readyz")).status_code == 200
+        own_redis.stop()
+        assert (await c.get("/readyz")).status_code == 503
+        assert (await c.get("/healthz")).status_code == 200  # alive all the same
+        metrics = (await c.get("/metrics")).text
+        assert "cardtable_redis_down 1.0" in metrics
+        own_redis.start()
+        assert (await c.get("/readyz")).status_code == 200
+        assert "cardtable_redis_down 0.0" in (await c.get("/metrics")).text
+        services(h.app).health.stopping = True  # a SIGTERM (bot.runner)
+        assert (await c.get("/readyz")).status_code == 503
+    await redis.aclose()
+
+
+def _sample(page: str, name: str, **labels: str) -> float:
+    """The value of one sample of the metrics page (0 when it is not there yet)."""
+    wanted = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    pattern = re.escape(name + (f"{{{wanted}}}" if labels else "")) + r" (\S+)"
+    found = re.search(f"^{pattern}$", page, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+async def test_metrics_move_as_a_game_is_played(harness: Harness) -> None:
+    h = harness
+    async with client(h) as c:
+        before = (await c.get("/metrics")).text
+        players = [h.user("Ann"), h.user("Bob")]
+        top = Tabletop(h, h.group())
+        await top.setup_game("football", players)
+        taps = await top.play(players, random.Random(5))
+        after = (await c.get("/metrics")).text
+
+    def moved(name: str, **labels: str) -> float:
+        return _sample(after, name, **labels) - _sample(before, name, **labels)
+
+    assert moved("cardtable_updates_total", kind="tap") >= taps + 3  # pick, join, start
+    assert moved("cardtable_updates_total", kind="command") >= 1  # /newgame
+    assert moved("cardtable_taps_answered_total", how="silent") >= taps
+    assert moved("cardtable_tap_answer_seconds_count") >= taps
+    assert (
+        moved("cardtable_bot_api_calls_total", method="answerCallbackQuery", outcome="ok") >= taps
+    )
+    assert moved("cardtable_bot_api_calls_total", method="sendMessage", outcome="ok") >= 2
+    assert moved("cardtable_delivery_lag_seconds_count") >= taps
+    assert "cardtable_webapp_streams" in after and "cardtable_limiter_wait_seconds" in after
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b"{not json", "not JSON"),
+        (b"[1, 2]", "not an object"),
+        (b'{"message": {}}', "no update_id"),
+        (b'{"update_id": "7"}', "no update_id"),
+        (b"\xff\xfe", "not UTF-8"),
+        (b"[" * 5000 + b"]" * 5000, "too deep"),
+        (b'{"update_id": 1, "x": "' + b"a" * (2 << 20) + b'"}', "too large"),
+    ],
+)
+async def test_a_webhook_body_that_is_not_an_update_gets_400_and_changes_nothing(
+    server: FakeTelegram, make_app: AppFactory, fake_redis: Any, body: bytes, reason: str
+) -> None:
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, webhook_url=HOOK, webhook_secret=SECRET))
+    async with client(h) as c:
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
+        assert (r.status_code, r.json()) == (400, {"error": reason})
+        r = await c.post("/hook", content=b'{"update_id": 1}', headers={SECRET_HEADER: "x"})
+        assert r.status_code == 403
+    assert await fake_redis.exists("ct:inbox") == 0 or await fake_redis.xlen("ct:inbox") == 0

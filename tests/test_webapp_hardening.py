@@ -1,0 +1,310 @@
+"""The Mini App probed as an attacker would: malformed bodies, floods of streams and
+requests, the headers of every answer, the token's way, a foreign Host, compression.
+Each test is a row of issue 20's table (they fail on the code before it)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any
+
+import httpx
+import pytest
+
+from bot.core import callbacks
+from bot.webapp import page, quota, streams
+from bot.webapp.auth import Checker
+from testing.chats import FakeUser
+from testing.clock import Clock
+from testing.harness import Harness
+from testing.tabletop import stored
+from testing.webapp import bearer, client, exchange, init_data, page_server, table_for_two, token
+
+HOSTILE_BODIES = [
+    b"[1,2]",
+    b'"abc"',
+    b"1",
+    b"null",
+    b"",
+    b"{",
+    b'{"data": NaN}',
+    b"\xff\xfe",
+    b"[" * 100_000,
+    b'{"data":' * 200 + b"1" + b"}" * 200,
+    b'{"data": "' + b"x" * 5000 + b'"}',
+]
+
+
+@pytest.mark.parametrize("raw", HOSTILE_BODIES, ids=range(len(HOSTILE_BODIES)))
+async def test_a_malformed_move_body_is_a_400_with_a_reason(harness: Harness, raw: bytes) -> None:
+    h = harness
+    top, (ann, _), param = await table_for_two(h, "durak")
+    before = await stored(h, top.group)
+    async with client(h) as c:
+        headers = {**bearer(await token(c, ann, param)), "Content-Type": "application/json"}
+        r = await c.post("/app/api/move", content=raw, headers=headers)
+    assert r.status_code == 400
+    assert r.json()["error"] in {"too large", "not UTF-8", "not JSON", "not an object", "too deep"}
+    assert await stored(h, top.group) == before
+
+
+async def test_a_session_only_for_a_table_that_exists(harness: Harness) -> None:
+    """Anyone with a Telegram account could get a session, even for no table at all."""
+    h = harness
+    top, _, param = await table_for_two(h, "durak")
+    game_id = (await stored(h, top.group))["game_id"]
+    nowhere = callbacks.payload(-1_009_999_999_999, None, game_id)  # no such group
+    other_game = callbacks.payload(top.group.id, None, callbacks.new_game_id())
+    async with client(h) as c:
+        for absent in (nowhere, other_game):
+            r = await exchange(c, init_data(h.user("Dan")), absent)
+            assert r.status_code == 404 and r.json() == {"error": "no table"}
+        # Anyone may watch a table that is there (the group's link), in its public view.
+        assert (await exchange(c, init_data(h.user("Cid")), param)).status_code == 200
+
+
+@contextlib.asynccontextmanager
+async def _live(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[httpx.AsyncClient, contextlib.AsyncExitStack]]:
+    """The bot's server on a port, a client of it, and a stack for the streams it opens;
+    keep-alives every 50 ms."""
+    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
+    async with (
+        page_server(h) as root,
+        httpx.AsyncClient(base_url=root, timeout=5) as c,
+        contextlib.AsyncExitStack() as stack,
+    ):
+        yield c, stack
+
+
+@contextlib.asynccontextmanager
+async def _opened(c: httpx.AsyncClient, ticket: str) -> AsyncIterator[httpx.Response]:
+    async with c.stream("GET", "/app/api/events", headers=bearer(ticket)) as r:
+        yield r
+
+
+async def _first(r: httpx.Response) -> AsyncIterator[str]:
+    lines = r.aiter_lines()
+    assert (await anext(lines)).startswith("data: ")
+    return lines
+
+
+async def _next(lines: AsyncIterator[str]) -> str:
+    """The stream's next line that is not the blank one ending an event."""
+    async for line in lines:
+        if line:
+            return line
+    raise AssertionError("the stream ended")
+
+
+async def _ends(lines: AsyncIterator[str]) -> bool:
+    """Reads a stream to its end (the test's timeout fails one that never ends)."""
+    async for _ in lines:
+        pass
+    return True
+
+
+async def test_a_session_s_new_stream_ends_its_oldest(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
+    async with _live(h, monkeypatch) as (c, stack):
+        ticket = await token(c, ann, param)
+        opened = []
+        for _ in range(streams.PER_SESSION + 1):
+            r = await stack.enter_async_context(_opened(c, ticket))
+            assert r.status_code == 200
+            opened.append(await _first(r))
+        assert await _ends(opened[0])  # the oldest, closed for the newest
+        hub = _hub(h)
+        assert hub.streams.live == streams.PER_SESSION
+
+
+def _hub(h: Harness) -> streams.Hub:
+    found = [hub for hub in _HUBS if hub._app is h.app]
+    assert found
+    return found[-1]
+
+
+_HUBS: list[streams.Hub] = []
+
+
+@pytest.fixture(autouse=True)
+def _hubs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keeps the hubs the servers of a test make, to look at their streams."""
+    made = streams.Hub.__init__
+
+    def kept(self: streams.Hub, application: Any) -> None:
+        made(self, application)
+        _HUBS.append(self)
+
+    monkeypatch.setattr(streams.Hub, "__init__", kept)
+    _HUBS.clear()
+
+
+async def test_a_user_s_streams_are_bounded_and_the_process_s_refused_past_its_ceiling(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    _, (ann, bob), param = await table_for_two(h, "durak", turn_time=0)
+    monkeypatch.setattr(streams, "PER_PROCESS", streams.PER_USER + 1)
+    async with _live(h, monkeypatch) as (c, stack):
+        # Ann's pages in as many sessions (devices) as she likes: her oldest stream ends.
+        hers = []
+        for _ in range(streams.PER_USER + 1):
+            r = await stack.enter_async_context(_opened(c, await token(c, ann, param)))
+            hers.append(await _first(r))
+        assert await _ends(hers[0])
+        # Bob's stream takes the process's last place; the next user is told it is busy.
+        his = await _first(await stack.enter_async_context(_opened(c, await token(c, bob, param))))
+        assert _hub(h).streams.live == streams.PER_PROCESS
+        cid = await token(c, h.user("Cid"), param)
+        r = await c.get("/app/api/events", headers=bearer(cid))
+        assert r.status_code == 503 and r.json() == {"error": "busy"}
+        assert r.headers["retry-after"] == str(page.BUSY_RETRY)
+        assert (await _next(his)).startswith(": keep-alive")  # his goes on
+    hub = _hub(h)
+    assert hub.streams.live == 0 and not hub._watches  # every place given back
+
+
+async def test_an_idle_stream_ends(
+    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
+    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
+    monkeypatch.setattr(streams, "IDLE", 60.0)  # shorter than the session (15 minutes)
+    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
+        async with _opened(c, await token(c, ann, param)) as r:
+            lines = await _first(r)
+            assert (await _next(lines)).startswith(": keep-alive")  # open, quiet
+            await clock.advance(60.0)
+            assert await _ends(lines)
+        assert _hub(h).streams.live == 0
+
+
+async def test_a_session_asking_too_often_gets_429_until_time_passes(
+    harness: Harness, clock: Clock
+) -> None:
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak")
+    async with client(h) as c:
+        ticket = bearer(await token(c, ann, param))  # the exchange counts
+        answered = 1
+        while (await c.get("/app/api/state", headers=ticket)).status_code == 200:
+            answered += 1
+            assert answered < 2 * quota.BURST  # (real time passes too: a few come back)
+        assert answered >= quota.BURST
+        r = await c.get("/app/api/events", headers=ticket)
+        assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
+        assert (
+            await c.post("/app/api/move", json={"data": "x"}, headers=ticket)
+        ).status_code == 429
+        # Another user's session is not held back by it.
+        other = bearer(await token(c, h.user("Cid"), param))
+        assert (await c.get("/app/api/state", headers=other)).status_code == 200
+        await clock.advance(1.0)
+        assert (await c.get("/app/api/state", headers=ticket)).status_code == 200
+
+
+async def test_every_api_answer_is_never_cached_and_the_page_has_its_policy(
+    harness: Harness,
+) -> None:
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak")
+    async with client(h) as c:
+        r = await exchange(c, init_data(ann), param)
+        answers = [r]
+        ticket = bearer(r.json()["token"])
+        answers.append(await c.get("/app/api/state", headers=ticket))  # his hand
+        answers.append(await c.post("/app/api/session", headers=ticket))  # a token
+        answers.append(await c.post("/app/api/move", json={"data": "x"}, headers=ticket))
+        answers.append(await c.get("/app/api/state"))  # 401
+        answers.append(await c.post("/app/api/move", content=b"[1]", headers=ticket))  # 400
+        for answer in answers:
+            assert answer.headers["cache-control"] == "no-store", answer.request.url
+            assert answer.headers["x-content-type-options"] == "nosniff"
+            assert answer.headers["referrer-policy"] == "no-referrer"
+        shown = await c.get("/app/")
+    parts = shown.headers["content-security-policy"].split("; ")
+    policy = dict(part.split(" ", 1) for part in parts)
+    assert policy["default-src"] == "'none'"
+    assert policy["script-src"] == policy["style-src"] == policy["connect-src"] == "'self'"
+    assert policy["frame-ancestors"].split() == list(page.TELEGRAM_WEB)
+    assert "https://web.telegram.org" in policy["frame-ancestors"].split()
+    assert shown.headers["x-content-type-options"] == "nosniff"
+    assert shown.headers["referrer-policy"] == "no-referrer"
+    html = shown.text
+    assert "<script>" not in html and "<style" not in html and " style=" not in html
+
+
+async def test_the_token_is_never_in_a_url(harness: Harness) -> None:
+    """The stream takes the token from its header only, and the page sends it so."""
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak")
+    async with client(h) as c:
+        ticket = await token(c, ann, param)
+        r = await c.get("/app/api/events", params={"s": ticket})
+        assert r.status_code == 401
+    script = resources.files("bot.webapp").joinpath("static/table.js").read_text()
+    assert "EventSource" not in script and "&s=" not in script
+    fetches = [line for line in script.splitlines() if "fetch(" in line]
+    assert fetches and all("TOKEN" not in line.split("{", 1)[0] for line in fetches)
+
+
+async def test_a_redirect_never_names_the_request_s_host(harness: Harness) -> None:
+    h = harness
+    async with client(h) as c:
+        r = await c.get("/app", params={"t": "x"}, headers={"Host": "evil.example"})
+        assert r.status_code == 307 and r.headers["location"] == "app/?t=x"
+        r = await c.get("/app/api/state/", headers={"Host": "evil.example"})
+        assert r.status_code == 404 and "location" not in r.headers
+
+
+async def test_the_page_is_compressed_for_a_client_that_takes_gzip(harness: Harness) -> None:
+    h = harness
+    raw = resources.files("bot.webapp").joinpath("static/table.js").read_bytes()
+    async with client(h) as c:
+        for path in ("/app/", "/app/table.js", "/app/table.css"):
+            r = await c.get(path, headers={"Accept-Encoding": "gzip"})
+            assert r.headers["content-encoding"] == "gzip"
+            assert r.headers["vary"] == "Accept-Encoding"
+        r = await c.get("/app/table.js", headers={"Accept-Encoding": "gzip"})
+        assert r.content == raw  # httpx took the gzip off
+        assert int(r.headers["content-length"]) < len(raw) / 2
+        for refused in ("identity", "gzip;q=0", ""):
+            r = await c.get("/app/table.js", headers={"Accept-Encoding": refused})
+            assert "content-encoding" not in r.headers and r.content == raw
+
+
+async def test_the_event_stream_is_never_compressed_nor_held_back(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
+    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
+    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
+        ticket = await token(c, ann, param)
+        headers = {**bearer(ticket), "Accept-Encoding": "gzip"}
+        async with c.stream("GET", "/app/api/events", headers=headers) as r:
+            assert "content-encoding" not in r.headers
+            assert r.headers["cache-control"] == "no-store"
+            assert r.headers["x-accel-buffering"] == "no"
+            lines = r.aiter_lines()
+            first = await anext(lines)
+            assert json.loads(first.removeprefix("data: "))["version"] >= 0
+
+
+def test_the_session_key_is_the_same_through_renewals() -> None:
+    ann = FakeUser(id=7, first_name="Ann")
+    checker = Checker("1:token")
+    opening = checker.init_data(init_data(ann, token="1:token"))
+    ticket, _ = checker.issue(opening.viewer, 0.0, opening.until, opening.key)
+    held = checker.session(ticket, 1.0)
+    renewed = checker.session(checker.issue(held.viewer, 2.0, held.until, held.key)[0], 3.0)
+    assert opening.key == held.key == renewed.key
+    assert checker.init_data(init_data(ann, token="1:token")).key != opening.key  # same second

@@ -1,0 +1,114 @@
+"""The bot as users install it: the wheel built from the source tree, installed with the
+runtime lock alone in a fresh venv, run from outside the source tree, and driven through
+the fake Bot API: the Mini App's page and files served, /rules in three languages and a
+game to the end.
+
+The steps are the Dockerfile's, one for one (no container engine runs here, so this test
+is that file's check): build the wheel, make a venv, install requirements-runtime.lock,
+install the wheel without dependencies, ``pip check``, ``python -m bot``. pip may use its
+cache and PyPI. One test, as it is slow (a venv and an install: tens of seconds).
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.core import rules_text
+from testing.botproc import ROOT, BotProcess, ProcHarness
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import FakeServer
+from testing.tabletop import Tabletop
+
+# What the Dockerfile's build stage copies.
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "bot", "engine", "seeds")
+LANGS = ("en", "ru", "uk")
+PAGE = "https://cards.example.org/app/"
+
+
+def _run(*args: str | Path, cwd: Path) -> None:
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, f"{args}:\n{done.stdout}\n{done.stderr}"
+
+
+def _install(tmp: Path) -> Path:
+    """The Dockerfile's steps 1-5; the venv's python."""
+    src = tmp / "src"
+    src.mkdir()
+    for name in SOURCES:
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
+        copy(ROOT / name, src / name)
+    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", "dist", ".",
+         cwd=src)  # fmt: skip
+    (wheel,) = (src / "dist").glob("cardtable-*.whl")
+    _run(sys.executable, "-m", "venv", tmp / "venv", cwd=tmp)
+    python = tmp / "venv" / "bin" / "python"
+    _run(python, "-m", "pip", "install", "--quiet", "-r", ROOT / "requirements-runtime.lock",
+         cwd=tmp)  # fmt: skip
+    _run(python, "-m", "pip", "install", "--quiet", "--no-deps", wheel, cwd=tmp)
+    _run(python, "-m", "pip", "check", cwd=tmp)
+    return python
+
+
+@pytest.mark.timeout(900)
+async def test_the_installed_wheel_answers_rules_in_three_languages_and_plays_a_game(
+    tmp_path: Path,
+) -> None:
+    python = _install(tmp_path)
+    # Only the runtime: none of the dev tools came with it.
+    for tool in ("pytest", "mypy", "ruff", "hypothesis", "selenium"):
+        absent = subprocess.run([python, "-c", f"import {tool}"], capture_output=True)
+        assert absent.returncode != 0, f"{tool} is installed"
+    served = FakeServer(FakeTelegram(), delay=(0.0, 0.0))
+    await served.start()
+    run = tmp_path / "run"
+    run.mkdir()  # its working directory: no source tree in sight
+    # No REDIS_URL: the in-process store, which the runtime must carry.
+    bot = BotProcess(served.url, tmp_path / "bot.log", python=str(python), cwd=run,
+                     source_tree=False, WEBAPP_URL=PAGE)  # fmt: skip
+    h = ProcHarness(served.telegram, served, [bot.hook])
+    try:
+        await bot.ready()
+        async with httpx.AsyncClient(base_url=bot.root) as c:  # the page, from the package
+            for name, kind in (("", "text/html"), ("table.js", "text/javascript"),
+                               ("table.css", "text/css")):  # fmt: skip
+                got = await c.get(f"/app/{name}")
+                assert got.status_code == 200 and got.headers["content-type"].startswith(kind)
+                assert (
+                    got.content
+                    == (ROOT / "bot/webapp/static" / (name or "index.html")).read_bytes()
+                )
+        for lang in LANGS:
+            reader = h.user(f"Reader-{lang}", language_code=lang)
+            await h.private(reader, "/rules football")
+            shown = "\n".join(m.text or "" for m in h.screen(reader) if m.from_bot)
+            source = rules_text.source("football", lang)
+            assert source is not None
+            heading = source.splitlines()[0].lstrip("# ").strip()
+            assert shown.startswith(heading), (lang, shown[:200])
+        players = [h.user("Ann"), h.user("Bob")]
+        top = Tabletop(h, h.group())
+        await top.setup_game("football", players)
+        await top.play(players, random.Random(11))
+        assert top.finished()
+        assert h.problems() == []
+        bot.process.terminate()
+        assert await bot.stopped(15) == 0
+    finally:
+        bot.kill()
+        await h.close()
+        await served.stop()
+    log = bot.log()
+    assert "REDIS_URL is not set" in log and "Traceback" not in log, log
+    installed = subprocess.run(
+        [python, "-c", "import bot; print(bot.__file__)"], cwd=run, capture_output=True, text=True
+    )
+    assert "site-packages" in installed.stdout
