@@ -82,10 +82,13 @@ async def test_durak_with_the_dummy_for_three_who_never_opened_a_private_chat(
     assert [c for c in h.server.calls if c.error] == []
 
 
-async def test_six_play_with_the_52_card_deck_in_the_group(group_harness: Harness) -> None:
+@pytest.mark.parametrize("admin", [True, False])
+async def test_six_play_with_the_52_card_deck_in_the_group(
+    group_harness: Harness, admin: bool
+) -> None:
     h = group_harness
     players = strangers(h, 6)
-    group = await group_with(h, players, admin=True)
+    group = await group_with(h, players, admin)
     top = Tabletop(h, group)
     await top.open(players[0], "durak")
     for user in players[1:]:
