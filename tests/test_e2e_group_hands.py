@@ -53,6 +53,25 @@ def live_buttons(h: Harness, players: list[FakeUser], group: FakeGroup) -> list[
     ]
 
 
+async def durak_started(
+    h: Harness, players: list[FakeUser], group: FakeGroup, option: str
+) -> Tabletop:
+    """A durak lobby everyone joins (each seated at once, his confirmation in the group
+    to him alone), one option changed in the settings, then started."""
+    top = Tabletop(h, group)
+    await top.open(players[0], "durak")
+    for user in players[1:]:
+        answer = await top.join(user)
+        assert answer.text is None  # seated at once, no private chat needed
+        (hand,) = h.hands(user, group)  # the answer to his Join, to him alone
+        assert group.title in (hand.text or "")
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.tap_group(players[0], Action.OPTION, option)
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.start(players[0])
+    return top
+
+
 @pytest.mark.parametrize("admin", [True, False])
 async def test_durak_with_the_dummy_for_three_who_never_opened_a_private_chat(
     group_harness: Harness, admin: bool
@@ -60,17 +79,7 @@ async def test_durak_with_the_dummy_for_three_who_never_opened_a_private_chat(
     h = group_harness
     players = strangers(h, 3)
     group = await group_with(h, players, admin)
-    top = Tabletop(h, group)
-    await top.open(players[0], "durak")
-    for user in players[1:]:
-        answer = await top.join(user)
-        assert answer.text is None  # seated at once, no private chat needed
-        (hand,) = h.hands(user, group)  # the answer to his Join, to him alone
-        assert "Card night" in (hand.text or "")
-    await top.tap_group(players[0], Action.SETTINGS)
-    await top.tap_group(players[0], Action.OPTION, "p")  # the dummy plays
-    await top.tap_group(players[0], Action.SETTINGS)
-    await top.start(players[0])
+    top = await durak_started(h, players, group, "p")  # the dummy plays
     data = await stored(h, group)
     assert data["phase"] == "playing" and data["settings"]["dummy_plays"]
     for user in players:
@@ -89,14 +98,7 @@ async def test_six_play_with_the_52_card_deck_in_the_group(
     h = group_harness
     players = strangers(h, 6)
     group = await group_with(h, players, admin)
-    top = Tabletop(h, group)
-    await top.open(players[0], "durak")
-    for user in players[1:]:
-        await top.join(user)
-    await top.tap_group(players[0], Action.SETTINGS)
-    await top.tap_group(players[0], Action.OPTION, "d")
-    await top.tap_group(players[0], Action.SETTINGS)
-    await top.start(players[0])
+    top = await durak_started(h, players, group, "d")  # the 52 cards
     assert (await stored(h, group))["settings"]["deck_size"] == 52
     await play_watched(top, players, seed=8)
     no_private_messages(h, players)
