@@ -35,7 +35,8 @@ EXPOSE 8080
 # /healthz answers while the process runs (PORT is set above, so polling serves it too).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('PORT', '8080') + '/healthz', timeout=2)"]
-# SIGTERM (docker stop) lets it finish what it took, within SHUTDOWN_GRACE (10 s by
-# default, under docker's own 10 s only if you raise stop_grace_period with it).
+# SIGTERM (docker stop) lets it finish what it took within SHUTDOWN_GRACE (10 s by
+# default), plus up to 3 s for the HTTP server's last requests. docker stop kills after
+# 10 s: stop it with `docker stop -t 15` (compose.yaml sets stop_grace_period: 15s).
 STOPSIGNAL SIGTERM
 CMD ["python", "-m", "bot"]

@@ -108,11 +108,12 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     _poll(app)
     turns.poll(app)
     if svc.settings.webhook_url:
-        inbox.start(app)
+        inbox.open_(app)  # it reads once the Application runs (bot.runner)
 
 
 async def _post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
-    await inbox.drain(app)  # done already when bot.runner stopped the process
+    # bot.runner drained the inbox within the grace; what is left now stays pending.
+    await inbox.stop(app)
     await stop_polls(app)
 
 

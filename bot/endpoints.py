@@ -9,12 +9,14 @@
   (bot.inbox): a process that dies then loses nothing Telegram took as delivered. 503
   while Redis does not answer or the process is stopping (Telegram sends it again, to
   another worker), 403 without the secret, 400 for a body that is not an update
-  (bot.core.bodies: strict JSON, bounded), never a traceback.
+  (bot.core.bodies: strict JSON, bounded; then decoded as the worker will decode it, so
+  that no update a worker cannot read is stored), never a traceback.
 """
 
 from __future__ import annotations
 
 import secrets
+from typing import Any
 from urllib.parse import urlparse
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -22,6 +24,7 @@ from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
+from telegram import Update
 
 from bot.core import bodies, metrics
 from bot.core.config import Settings
@@ -69,8 +72,7 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
                 return _told("unavailable", 503, "stopping")
             try:
                 raw = await bodies.read(request.stream(), limit=MAX_UPDATE)
-                if not isinstance(bodies.json_object(raw, limit=MAX_UPDATE).get("update_id"), int):
-                    raise bodies.BadBody("no update_id")
+                _update(bodies.json_object(raw, limit=MAX_UPDATE), application)
             except bodies.BadBody as exc:
                 return _told("refused", 400, exc.reason)
             try:
@@ -84,6 +86,17 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
 
         found.append(Route(urlparse(settings.webhook_url).path or "/", webhook, methods=["POST"]))
     return found
+
+
+def _update(obj: dict[str, Any], application: AnyApp) -> Update:
+    """``obj`` as the worker decodes it (bot.inbox), or BadBody."""
+    update_id = obj.get("update_id")
+    if not isinstance(update_id, int) or isinstance(update_id, bool):
+        raise bodies.BadBody("no update_id")
+    try:
+        return Update.de_json(obj, application.bot)
+    except Exception:  # PTB's decoding trusts the Bot API: any field of a wrong kind
+        raise bodies.BadBody("not an update") from None
 
 
 def _told(outcome: str, status: int, reason: str) -> Response:

@@ -7,13 +7,18 @@ off the stream once the handlers are done. Every :data:`TOUCH_EVERY` seconds it 
 entries it holds and takes over those another worker left idle (bot.core.inbox).
 
 A taken-over update may be claimed "busy" by the dead worker's update guard
-(bot.handlers.once), which would drop it for the claim's 20 s: the worker that takes it
-over removes such a claim first (a "done" one stays: that update was handled). A worker
-frozen for longer than the idle limit may so see its update handled twice; a tap is still
-applied once (its table remembers it).
+(bot.handlers.once), in the name of its entry, which would drop it for the claim's 20 s:
+the worker that takes it over removes that claim first (:func:`bot.handlers.once.release`;
+a "done" one stays, and so does a live worker's claim on the same update sent twice). A
+worker frozen for longer than the idle limit may so see its update handled twice; a tap is
+still applied once (its table remembers it).
 
-At a SIGTERM (:func:`drain`) the worker reads no more and waits for the updates it holds;
-what it cannot finish within the grace stays pending, for another worker.
+The worker reads only once the Application runs (:func:`start`, called by bot.runner after
+``Application.start``). At a SIGTERM (:func:`drain`) it reads no more and waits for the
+updates it holds; when the grace runs out, :func:`stop` cancels what is left, which stays
+pending for another worker. A worker that stops with nothing pending leaves the group, and
+the poller removes a consumer idle past the idle limit with nothing pending (a process
+that died).
 """
 
 from __future__ import annotations
@@ -52,10 +57,17 @@ class Worker:
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+def open_(app: AnyApp) -> None:
+    """This process's worker, which the webhook stores updates with (webhook mode); it
+    reads none until :func:`start`."""
+    app.bot_data[KEY] = Worker(Inbox(services(app).store.redis, consumer_name()))
+
+
 def start(app: AnyApp) -> None:
-    """Start this process's worker (the application is starting in webhook mode)."""
-    worker = Worker(Inbox(services(app).store.redis, consumer_name()))
-    app.bot_data[KEY] = worker
+    """Start reading (the Application runs: its tasks and pollers do too)."""
+    worker = worker_of(app)
+    if worker is None or worker.reader is not None:
+        return
     worker.reader = asyncio.create_task(_read(app, worker), name="inbox:read")
     every(app, TOUCH_EVERY, guarded(_touch_and_reclaim))
 
@@ -99,30 +111,33 @@ def _let_go(worker: Worker, entry_id: bytes, _: asyncio.Task[None]) -> None:
 async def _handle(
     app: AnyApp, worker: Worker, entry_id: bytes, body: bytes, reclaimed: bool
 ) -> None:
-    health = services(app).health
+    svc = services(app)
+    health = svc.health
+    held = once.Held(entry_id)
+    once.HELD.set(held)  # this task's context: the update guard claims in its name
+    metrics.STORED_AT.set(_stored_at(entry_id))
     try:
         update = Update.de_json(json.loads(body), app.bot)
         if reclaimed:
             metrics.RECLAIMED.inc()
-            await _release(app, update.update_id)
+            await once.release(svc.store, update.update_id, entry_id)
         await app.process_update(update)
     except RedisError as exc:  # it stays pending: taken over once Redis is back
         health.failed(exc)
         return
     except Exception:  # a bug: told once, and the entry is not tried again and again
         log.exception("update entry %s failed", entry_id.decode())
+    if held.unclaimed:  # Redis failed the update guard: pending still, like the above
+        return
     try:
         await worker.inbox.done(entry_id)
     except RedisError as exc:  # pending still: the update guard drops its second reading
         health.failed(exc)
 
 
-async def _release(app: AnyApp, update_id: int) -> None:
-    """Remove a dead worker's "busy" claim on ``update_id`` (see the module docstring)."""
-    redis = services(app).store.redis
-    key = once.update_key(update_id)
-    if await redis.get(key) == once.BUSY:
-        await redis.delete(key)
+def _stored_at(entry_id: bytes) -> float:
+    """When the webhook stored the entry: its id's milliseconds (Redis's clock)."""
+    return int(entry_id.split(b"-", 1)[0]) / 1000
 
 
 async def _touch_and_reclaim(app: AnyApp) -> None:
@@ -133,10 +148,11 @@ async def _touch_and_reclaim(app: AnyApp) -> None:
     room = CONCURRENCY - len(worker.held)
     if room > 0 and not worker.stopping.is_set():
         _hold(app, worker, await worker.inbox.reclaim(room), reclaimed=True)
+        await worker.inbox.forget_dead()
 
 
 async def drain(app: AnyApp) -> None:
-    """Read no more, and wait for the updates this worker holds."""
+    """Read no more, and wait for the updates this worker holds (bot.runner bounds it)."""
     worker = worker_of(app)
     if worker is None:
         return
@@ -145,3 +161,19 @@ async def drain(app: AnyApp) -> None:
         await worker.reader
     while worker.held:
         await asyncio.wait(list(worker.held.values()))
+
+
+async def stop(app: AnyApp) -> None:
+    """The end: what the worker still holds is cancelled (it stays pending, for another
+    worker), and with nothing pending it leaves the group."""
+    worker = worker_of(app)
+    if worker is None:
+        return
+    worker.stopping.set()
+    left = [*worker.held.values(), *([worker.reader] if worker.reader else [])]
+    for task in left:
+        task.cancel()
+    if left:
+        await asyncio.wait(left)
+    with contextlib.suppress(RedisError):
+        await worker.inbox.leave()

@@ -4,10 +4,14 @@ and a SIGTERM that loses nothing.
 At SIGTERM (or SIGINT) the process stops taking updates (the poller stops; the webhook
 answers 503 and ``/readyz`` too, and the webhook's worker reads no more), finishes the
 updates it took and the deliveries they started (bot.inbox, ``Application.stop``), then
-stops its HTTP server and exits 0. All of that within ``SHUTDOWN_GRACE`` seconds: what is
-still running then is left as it is, and nothing is lost by it (a webhook update not
-handled stays pending in Redis for another worker; a delivery's lease runs out and its
-table is due for any process, bot.service.delivery).
+stops its HTTP server and exits 0. All of that within ``SHUTDOWN_GRACE`` seconds, and the
+HTTP server's own :data:`bot.webapp.server.HTTP_GRACE` for its last requests: what is
+still running then is cancelled, and nothing is lost by it (a webhook update not handled
+stays pending in Redis for another worker; a delivery's lease runs out and its table is
+due for any process, bot.service.delivery).
+
+The webhook's worker starts reading only once the Application runs (after
+``Application.start``): what it handles may start tasks and deliveries.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ async def run(app: AnyApp, settings: Settings, allowed_updates: Sequence[str]) -
     elif app.updater is not None:
         await app.updater.start_polling(allowed_updates=list(allowed_updates))
     await app.start()
+    inbox.start(app)  # webhook mode only: the worker that reads the stored updates
     serving = asyncio.create_task(http.serve()) if http is not None else None
     try:
         waits = [asyncio.create_task(stop.wait())]

@@ -27,6 +27,7 @@ import pytest
 from telegram import Update
 from telegram.ext import Application
 
+from bot import inbox
 from testing.chats import BOT_ID, BOT_USERNAME, Answer, Button, FakeGroup, FakeMessage, FakeUser
 from testing.errors import NOT_MODIFIED
 from testing.fakegram import ARRIVED, TAG, FakeTelegram
@@ -486,11 +487,13 @@ class ErrorCollector(logging.Handler):
 
 
 async def start_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
-    """What ``run_polling`` does before polling: initialize, post_init, start."""
+    """What bot.runner does before it serves: initialize, post_init, start, and then the
+    webhook's worker (bot.inbox; in webhook mode only)."""
     await app.initialize()
     if app.post_init:
         await app.post_init(app)
     await app.start()
+    inbox.start(app)
 
 
 STOP_WITHIN = 10.0  # seconds: a bot that takes longer to stop has work that never ends
@@ -514,14 +517,19 @@ async def stop_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
 
 
 async def harness_on(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, redis: Any
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    redis: Any,
+    **overrides: Any,
 ) -> AsyncIterator[Harness]:
-    """The bot on ``redis``, checked on teardown (see the module docstring)."""
+    """The bot on ``redis`` (with the settings ``overrides``), checked on teardown (see the
+    module docstring)."""
     h = Harness(server)
     collector = ErrorCollector(h.log_errors)
     logging.getLogger().addHandler(collector)
     try:
-        h.apps.append(await make_app(redis))
+        h.apps.append(await make_app(redis, **overrides))
         h.redis = redis
         yield h
     finally:

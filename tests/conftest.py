@@ -9,7 +9,6 @@ the bot did nothing a real Telegram would have complained about
 
 from __future__ import annotations
 
-import functools
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -130,8 +129,7 @@ async def group_harness(
 ) -> AsyncIterator[Harness]:
     """The bot with its own default: every player's hand in the group, as an ephemeral
     message (docs/ephemeral.md)."""
-    make = functools.partial(make_app, hands="group")
-    async for h in harness_on(request, server, make, fake_redis):
+    async for h in harness_on(request, server, make_app, fake_redis, hands="group"):
         yield h
 
 

@@ -42,6 +42,19 @@ async def served() -> AsyncIterator[FakeServer]:
     await fake.stop()
 
 
+@pytest.fixture
+async def slow_and_fast() -> AsyncIterator[tuple[FakeServer, FakeServer]]:
+    """Two Bot API servers of one Telegram: one for a process whose calls are made to
+    hang, one for the process that takes over from it."""
+    telegram = FakeTelegram()
+    servers = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
+    for fake in servers:
+        await fake.start()
+    yield servers
+    for fake in servers:
+        await fake.stop()
+
+
 def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
     """What each player is asked now: his prompt's id and buttons."""
     return {
@@ -57,6 +70,33 @@ async def until(check: Any, within: float, what: str) -> None:
     while not check():
         assert time.monotonic() < deadline, what
         await asyncio.sleep(0.02)
+
+
+async def _garbage(port: int, data: bytes) -> None:
+    """Send ``data`` to the bot's HTTP port as a client on the internet may, and wait for
+    the server to hang up."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(data)
+    await writer.drain()
+    await reader.read()
+    writer.close()
+    await writer.wait_closed()
+
+
+async def sigterm_holding_one(bot: BotProcess, probe: redis.Redis, grace: float) -> None:
+    """Once ``bot``'s worker holds one update, SIGTERM it: it exits 0 within its grace and
+    one second more, and logs no error."""
+    await until(
+        lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1,
+        5,
+        "the worker did not take the update",
+    )
+    started = time.monotonic()
+    bot.process.terminate()
+    assert await bot.stopped(grace + 5) == 0, bot.log()
+    assert time.monotonic() - started < grace + 1
+    log = bot.log()
+    assert "Traceback" not in log and " ERROR " not in log, log
 
 
 def help_replies(telegram: FakeTelegram, user: FakeUser) -> int:
@@ -75,6 +115,7 @@ async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_sec
         await top.setup_game("football", players)
         for _ in range(4):
             await top.step(players, random.Random(1))
+        await _garbage(bot.port, f"NOT HTTP {SECRET}\r\n\r\n".encode())  # uvicorn's to log
         bot.process.terminate()
         assert await bot.stopped(GRACE + 5) == 0
     finally:
@@ -82,6 +123,7 @@ async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_sec
         await h.close()
     text = (tmp_path / "bot.log").read_text()
     lines = [json.loads(line) for line in text.splitlines()]  # every line is one object
+    assert any(x["logger"].startswith("uvicorn") for x in lines), text  # the HTTP server's too
     assert len(lines) > 20 and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
     assert BOT_TOKEN not in text and BOT_TOKEN.split(":")[1] not in text and SECRET not in text
     assert "***" in text  # PTB's debug lines do carry them: masked
@@ -108,23 +150,14 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
         h.settling = False
         _, answer = await top.step(players, rng)
         probe = redis.Redis.from_url(own_redis.url)
-        await until(
-            lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1,
-            5,
-            "the worker did not take the tap",
-        )
-        started = time.monotonic()
-        first.process.terminate()
-        assert await first.stopped(GRACE + 5) == 0, first.log()
-        assert time.monotonic() - started < GRACE + 1
+        await sigterm_holding_one(first, probe, GRACE)
         # Before it exited it answered the tap and brought the players' messages up to
         # date (deliveries included), and left nothing in the stream.
         assert answer.answered and answer.text is None
         assert prompts(top, players) != before
         assert probe.xlen(inbox.STREAM) == 0
+        assert probe.xinfo_consumers(inbox.STREAM, inbox.GROUP) == []  # it left the group
         probe.close()
-        log = first.log()
-        assert "Traceback" not in log and " ERROR " not in log, log
         served.delay = (0.0, 0.0)
         second = BotProcess(served.url, tmp_path / "second.log", **env)
         h.hooks = iter(lambda: second.hook, None)  # type: ignore[assignment]
@@ -139,13 +172,47 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
         await h.close()
 
 
-async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_each_once(
-    own_redis: OwnRedis, tmp_path: Path
+async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_process_handles_it(
+    own_redis: OwnRedis, tmp_path: Path, slow_and_fast: tuple[FakeServer, FakeServer]
 ) -> None:
-    telegram = FakeTelegram()
-    slow, fast = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
-    await slow.start()
-    await fast.start()
+    slow, fast = slow_and_fast
+    telegram = slow.telegram
+    grace = 1.0
+    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(grace)}
+    first = BotProcess(slow.url, tmp_path / "first.log", **env)
+    second = None
+    h = ProcHarness(telegram, slow, [first.hook])
+    h.settling = False
+    probe = redis.Redis.from_url(own_redis.url)
+    try:
+        await first.ready()
+        slow.delay = (60.0, 60.0)  # Telegram hangs: the handler outlives any grace
+        ann = h.user("Ann")
+        await h.private(ann, "/help")
+        await sigterm_holding_one(first, probe, grace)
+        await slow.stop()
+        assert help_replies(telegram, ann) == 0
+        assert probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1  # not lost
+        second = BotProcess(fast.url, tmp_path / "second.log", **env)
+        await second.ready()
+        await until(lambda: help_replies(telegram, ann) > 0, TAKEN_OVER_WITHIN, "not taken over")
+        h.served = fast
+        await h.settle()
+        assert help_replies(telegram, ann) == 1
+        assert probe.xlen(inbox.STREAM) == 0
+    finally:
+        probe.close()
+        first.kill()
+        if second is not None:
+            second.kill()
+        await h.close()
+
+
+async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_each_once(
+    own_redis: OwnRedis, tmp_path: Path, slow_and_fast: tuple[FakeServer, FakeServer]
+) -> None:
+    slow, fast = slow_and_fast
+    telegram = slow.telegram
     env = {"REDIS_URL": own_redis.url}
     doomed = BotProcess(slow.url, tmp_path / "doomed.log", **env)
     other = None
@@ -177,13 +244,17 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
         await h.settle()
         assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
         assert probe.xlen(inbox.STREAM) == 0
+        await until(  # the dead worker is removed from the group: idle, nothing pending
+            lambda: len(probe.xinfo_consumers(inbox.STREAM, inbox.GROUP)) == 1,
+            TAKEN_OVER_WITHIN,
+            "the dead worker stayed in the group",
+        )
         probe.close()
     finally:
         doomed.kill()
         if other is not None:
             other.kill()
         await h.close()
-        await fast.stop()
 
 
 async def test_the_webhook_answers_503_while_redis_is_down_and_the_update_is_handled_once_back(

@@ -1,5 +1,6 @@
 """Arbitrary input thrown at everything that takes it from outside: the Mini App's API
-(bodies, credentials, parameters), callback data, command arguments. Never a 500, never an
+(bodies, credentials, parameters), callback data (a stranger's and a seated player's),
+command arguments, the webhook's bodies. Never a 500, never an
 unhandled exception or a logged error, never a changed game; a tap always gets its answer.
 
 One game per test, made at its first example and shared by the rest (the harness is the
@@ -9,14 +10,21 @@ deadline off, so that the suite stays quick.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.core import inbox
 from testing.chats import FakeUser
-from testing.harness import Harness
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import SECRET_HEADER
+from testing.harness import AppFactory, Harness, harness_on
 from testing.tabletop import Tabletop, stored
 from testing.webapp import bearer, client, exchange, init_data, table_for_two, token
 
@@ -126,6 +134,35 @@ async def test_any_callback_data_gets_an_answer_and_changes_nothing(
 
 @FUZZ
 @given(
+    data=st.text(max_size=70) | st.binary(max_size=64).map(lambda b: b.decode("latin-1")),
+    index=st.integers(0, 63),
+    char=st.characters(codec="ascii"),
+    seat=st.integers(0, 1),
+)
+async def test_a_seated_players_forged_callback_data_gets_an_answer_and_changes_nothing(
+    harness: Harness, data: str, index: int, char: str, seat: int
+) -> None:
+    """A player at the table, on turn or not, taps forged data on his own prompt: it
+    reaches the engine's checks, and changes nothing unless it is a button the bot offers
+    (the engine's legal moves and the table's own buttons), which is left out here."""
+    h = harness
+    top, players, _, before = await _game(h)
+    player = players[seat]
+    prompt = top.prompt(player) or top.prompt(players[1 - seat])
+    assert prompt is not None
+    real = next(b.callback_data for b in prompt.buttons if b.callback_data)
+    watched = [top.group, *players]
+    offered = {b.callback_data for chat in watched for m in h.screen(chat) for b in m.buttons}
+    for sent in (data, _mutated(real, index, char)):
+        if sent in offered:
+            continue
+        answer = await h.tap_data(player, prompt.chat_id, prompt.message_id, sent)
+        assert answer.answered, sent
+    await _unchanged(h, top, before)
+
+
+@FUZZ
+@given(
     command=st.sampled_from(["newgame", "endgame", "start", "help", "rules", "record", "stats"]),
     args=st.text(st.characters(exclude_categories=["Cs"]), max_size=60),
     private=st.booleans(),
@@ -140,3 +177,51 @@ async def test_any_command_argument_changes_no_game(
     text = f"/{command} {args}".rstrip()
     await h.command(stranger, stranger if private else top.group, text)
     await _unchanged(h, top, before)
+
+
+HOOK_SECRET = "s3cret"
+# What an update's parts might be sent as: the Bot API's own field names, with any value.
+FIELDS = st.sampled_from(["message_id", "date", "chat", "from", "id", "data", "text", "type"])
+UPDATES = st.builds(
+    lambda update_id, kind, value: {"update_id": update_id, kind: value},
+    st.integers() | st.booleans() | st.text(max_size=4) | st.none(),
+    st.sampled_from(["message", "callback_query", "my_chat_member", "edited_message", "x"]),
+    JSON | st.dictionaries(FIELDS, JSON, max_size=6),
+)
+
+
+@pytest.fixture
+async def hooked(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    fake_redis: Any,
+) -> AsyncIterator[Harness]:
+    """The bot in webhook mode, its worker reading the stream."""
+    hook = {"webhook_url": "https://cards.example.org/hook", "webhook_secret": HOOK_SECRET}
+    async for h in harness_on(request, server, make_app, fake_redis, **hook):
+        yield h
+
+
+async def _stream_empty(h: Harness) -> None:
+    """Wait until the worker has handled (and so removed) every stored update."""
+    deadline = time.monotonic() + 5
+    while await h.redis.xlen(inbox.STREAM):
+        assert time.monotonic() < deadline, "a stored update was not handled"
+        await asyncio.sleep(0.01)
+
+
+@FUZZ
+@given(body=st.binary(max_size=200) | (JSON | UPDATES).map(lambda v: json.dumps(v).encode()))
+async def test_any_webhook_body_is_stored_and_handled_or_refused_with_400(
+    hooked: Harness, body: bytes
+) -> None:
+    h = hooked
+    async with client(h) as c:
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: HOOK_SECRET})
+        assert r.status_code in {200, 400}, (body, r.status_code, r.text)
+        if r.status_code == 400:  # refused: never stored, so no worker ever sees it
+            assert "error" in r.json()
+            assert await h.redis.xlen(inbox.STREAM) == 0
+    await _stream_empty(h)
+    assert h.log_errors == []

@@ -12,15 +12,18 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 
 from bot.core import health
 from bot.core.services import services
+from bot.core.store import Write
 from bot.webapp import server
-from testing.fakegram import FakeTelegram
+from testing.clock import Clock
+from testing.fakegram import FakeTelegram, method_of
 from testing.fakeserver import SECRET_HEADER
 from testing.harness import AppFactory, Harness
 from testing.ownredis import OwnRedis
-from testing.tabletop import Tabletop
+from testing.tabletop import Tabletop, table_key
 
 HOOK = "https://cards.example.org/hook"
 SECRET = "s3cret"
@@ -99,6 +102,10 @@ async def test_metrics_move_as_a_game_is_played(harness: Harness) -> None:
         (b"[1, 2]", "not an object"),
         (b'{"message": {}}', "no update_id"),
         (b'{"update_id": "7"}', "no update_id"),
+        (b'{"update_id": true, "message": {}}', "no update_id"),
+        (b'{"update_id": 1, "message": 7}', "not an update"),
+        (b'{"update_id": 1, "callback_query": {"id": "x"}}', "not an update"),
+        (b'{"update_id": 1, "message": {"message_id": 1}}', "not an update"),
         (b"\xff\xfe", "not UTF-8"),
         (b"[" * 5000 + b"]" * 5000, "too deep"),
         (b'{"update_id": 1, "x": "' + b"a" * (2 << 20) + b'"}', "too large"),
@@ -115,3 +122,44 @@ async def test_a_webhook_body_that_is_not_an_update_gets_400_and_changes_nothing
         r = await c.post("/hook", content=b'{"update_id": 1}', headers={SECRET_HEADER: "x"})
         assert r.status_code == 403
     assert await fake_redis.exists("ct:inbox") == 0 or await fake_redis.xlen("ct:inbox") == 0
+
+
+async def test_delivery_lag_is_timed_from_the_commit_to_the_round_that_shows_it(
+    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit comes while the join's delivery is under way, so the delivery goes round
+    once more; that second round takes 5 s. The join's lag ends with the round that showed
+    it: it does not include those 5 s."""
+    h = harness
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.open(players[0], "durak")
+    store = services(h.app).store
+    key = table_key(top.group)
+    request = h.app.bot.request
+    calls, releases = request.do_request, store.release
+    armed = False
+
+    async def call(url: str, *args: Any, **kwargs: Any) -> Any:
+        nonlocal armed
+        if armed and method_of(url) == "editMessageText":
+            armed = False  # the delivery edits the table: another commit meanwhile
+            await store.transact(key, lambda snap: (Write(snap.table), None))
+        return await calls(url, *args, **kwargs)
+
+    rounds = 0
+
+    async def release(*args: Any, **kwargs: Any) -> Any:
+        nonlocal rounds
+        rounds += 1
+        if rounds == 2:
+            clock.offset += 5.0  # the second round was slow
+        return await releases(*args, **kwargs)
+
+    monkeypatch.setattr(request, "do_request", call)
+    monkeypatch.setattr(store, "release", release)
+    before = REGISTRY.get_sample_value("cardtable_delivery_lag_seconds_sum") or 0.0
+    armed = True
+    await top.join(players[1])
+    assert rounds == 2
+    assert (REGISTRY.get_sample_value("cardtable_delivery_lag_seconds_sum") or 0.0) - before < 1

@@ -12,9 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.core import callbacks
-from bot.webapp import page, quota, streams
+from bot.core.services import services
+from bot.webapp import api, page, quota, streams
 from bot.webapp.auth import Checker
 from testing.chats import FakeUser
 from testing.clock import Clock
@@ -308,3 +310,24 @@ def test_the_session_key_is_the_same_through_renewals() -> None:
     renewed = checker.session(checker.issue(held.viewer, 2.0, held.until, held.key)[0], 3.0)
     assert opening.key == held.key == renewed.key
     assert checker.init_data(init_data(ann, token="1:token")).key != opening.key  # same second
+
+
+async def test_a_stream_opened_as_redis_fails_ends_quietly_and_the_outage_is_reported(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The subscription has not seen the outage yet when the table's first read fails:
+    the stream ends (its page opens it again), with no traceback."""
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
+
+    async def down(*args: Any) -> Any:
+        raise RedisConnectionError("Connection refused")
+
+    async with client(h) as c:
+        headers = bearer(await token(c, ann, param))
+        monkeypatch.setattr(api, "load", down)
+        async with c.stream("GET", "/app/api/events", headers=headers) as stream:
+            assert stream.status_code == 200
+            assert [line async for line in stream.aiter_lines() if line.startswith("data:")] == []
+    assert services(h.app).health.down
+    assert h.log_errors == []

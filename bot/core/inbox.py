@@ -10,6 +10,11 @@ the worker touches its pending entries every second (``XCLAIM`` to itself, which
 their idle time). An entry idle for :data:`CLAIM_IDLE_MS` belongs to a worker that died
 (or froze): any other takes it over (``XAUTOCLAIM``). The update guard
 (bot.handlers.once) still sees every update, so one is handled once whoever reads it.
+
+Every process joins the group under a name of its own; a worker leaves it when it stops
+with nothing pending (:meth:`Inbox.leave`), and one that died is removed once it has
+been idle for :data:`CLAIM_IDLE_MS` with nothing pending (:meth:`Inbox.forget_dead`), so
+that the group holds only the living.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import cast
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from bot.core.store import KEY_PREFIX
+from bot.core.store import FORGET_CONSUMERS, KEY_PREFIX
 
 STREAM = f"{KEY_PREFIX}:inbox"
 GROUP = "workers"
@@ -50,6 +55,7 @@ class Inbox:
     def __init__(self, redis: aioredis.Redis, consumer: str) -> None:
         self.redis = redis
         self.consumer = consumer
+        self._forget = redis.register_script(FORGET_CONSUMERS)
 
     async def put(self, update: bytes) -> None:
         """Store an update (the webhook answers 200 after this only)."""
@@ -95,6 +101,22 @@ class Inbox:
             await self.make_group()
             return []
         return _entries(cast(Raw, got[1]))  # [cursor, entries, deleted ids]
+
+    async def leave(self) -> None:
+        """This worker stops: out of the group, unless it still holds entries (they stay
+        pending under its name, for another worker to take over)."""
+        await self._forget_where(idle_ms=2**62, name=self.consumer)
+
+    async def forget_dead(self) -> None:
+        """Remove the consumers idle for :data:`CLAIM_IDLE_MS` that hold nothing."""
+        await self._forget_where(idle_ms=CLAIM_IDLE_MS, name="")
+
+    async def _forget_where(self, idle_ms: int, name: str) -> None:
+        try:
+            await self._forget(keys=[STREAM], args=[GROUP, idle_ms, name])
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):  # no group: no consumers either
+                raise
 
     async def done(self, entry_id: bytes) -> None:
         """Handled: off the stream."""

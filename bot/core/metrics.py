@@ -6,8 +6,9 @@ processes. The names, and who counts them:
 - ``cardtable_updates_total{kind}``: updates handled (claimed by bot.handlers.once), by
   kind: tap, command, message, member (the bot's membership of a chat), other.
 - ``cardtable_taps_answered_total{how}``: callback queries answered (silent, text, alert;
-  bot.core.sender), and ``cardtable_tap_answer_seconds``: from the start of the tap's
-  handling in this process to its answer.
+  bot.core.sender), and ``cardtable_tap_answer_seconds``: from the tap's arrival to its
+  answer (in webhook mode, from when the webhook stored it, :data:`STORED_AT`: its wait
+  in the stream included).
 - ``cardtable_bot_api_calls_total{method,outcome}``: every Bot API call but the
   poller's getUpdates (which PTB makes around the hook), by method and
   outcome: ok, flood (a 429: flood control), refused (any other error answer), network
@@ -15,7 +16,7 @@ processes. The names, and who counts them:
 - ``cardtable_limiter_wait_seconds{how}``: the shared rate limiter's waits
   (bot.core.limiter): ``slept``, a caller waited that long; ``deferred``, a delivery's
   call was put off by that long (bot.service.delivery).
-- ``cardtable_delivery_lag_seconds``: from a commit until the delivery it started has
+- ``cardtable_delivery_lag_seconds``: from a commit until a delivery of this process has
   shown it in every message it may change now (group edits coalesced for later are not
   waited for; bot.service.delivery).
 - ``cardtable_webapp_streams``: the Mini App's event streams open in this process.
@@ -67,13 +68,18 @@ RECLAIMED = Counter("cardtable_inbox_reclaimed", "Updates taken over from a dead
 ApiResult = bool | dict[str, Any] | list[dict[str, Any]]
 ApiCall = Callable[..., Coroutine[Any, Any, ApiResult]]
 
-# When this process started handling the update in hand (time.perf_counter).
+# When the update in hand arrived (time.perf_counter).
 _STARTED: ContextVar[float | None] = ContextVar("update_started", default=None)
+# When the webhook stored the update in hand (time.time; bot.inbox sets it), if it did.
+STORED_AT: ContextVar[float | None] = ContextVar("update_stored_at", default=None)
 
 
 def started() -> None:
-    """An update is handled from now on (in this task and those it starts)."""
-    _STARTED.set(time.perf_counter())
+    """An update is handled from now on (in this task and those it starts); it arrived
+    when the webhook stored it, if it did, or now."""
+    stored = STORED_AT.get()
+    waited = max(0.0, time.time() - stored) if stored is not None else 0.0
+    _STARTED.set(time.perf_counter() - waited)
 
 
 def handled(kind: str) -> None:

@@ -37,9 +37,9 @@ class Services:
     # One lock per table key in this process: a process serves one table's updates one at
     # a time (the CAS covers other processes); weak, so idle tables cost nothing.
     _locks: WeakValueDictionary[str, asyncio.Lock] = field(default_factory=WeakValueDictionary)
-    # Tables this process is delivering (bot.service.delivery), each with whether a commit made
-    # meanwhile asks for one more round.
-    delivering: dict[str, bool] = field(default_factory=dict)
+    # Tables this process is delivering (bot.service.delivery), each with the time of the
+    # oldest commit made meanwhile, which asks for one more round (None: none).
+    delivering: dict[str, float | None] = field(default_factory=dict)
     # The one pending wake-up per table of this process's deliveries (bot.service.delivery).
     wakes: dict[str, tuple[float, Timer]] = field(default_factory=dict)
     # This process's pollers (:func:`every`), running from start-up until it stops.

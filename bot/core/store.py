@@ -328,6 +328,32 @@ class Snapshot:
     junk: list[tuple[int, int, bool]] = field(default_factory=list)
 
 
+# Delete a key only while it still holds the value its owner gave it (a claim released by
+# its owner, never one someone else made since: bot.handlers.once).
+_DELETE_IF = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+# The consumers of a stream's group (KEYS[1]; ARGV: the group, an idle time in ms, a name)
+# that hold no pending entry and are that one or idle that long: removed from the group (a
+# worker that stopped, or died: bot.core.inbox). Checked and removed in one step, so that
+# no entry is dropped with a consumer that took it meanwhile.
+FORGET_CONSUMERS = """
+local gone = 0
+for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local f = {}
+  for i = 1, #c, 2 do f[c[i]] = c[i + 1] end
+  if f['pending'] == 0 and (f['name'] == ARGV[3] or f['idle'] >= tonumber(ARGV[2])) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], f['name'])
+    gone = gone + 1
+  end
+end
+return gone
+"""
+
+
 class ConflictError(RuntimeError):
     """The CAS kept failing (a pathological storm of concurrent changes)."""
 
@@ -414,6 +440,11 @@ class Store:
         self._save = redis.register_script(_SAVE)
         self._turn_claim = redis.register_script(_TURN_CLAIM)
         self._turn_settle = redis.register_script(_TURN_SETTLE)
+        self._delete_if = redis.register_script(_DELETE_IF)
+
+    async def delete_if(self, key: str, value: bytes) -> bool:
+        """Delete ``key`` if it holds ``value`` (GET, compare and DEL in one script)."""
+        return bool(await self._delete_if(keys=[key], args=[value]))
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)

@@ -14,12 +14,20 @@ and what a dead process had committed is not done again: the table remembers the
 callback query in the same compare-and-set (:func:`bot.service.taps.write`). An hour of
 done keys at 50 updates/s is some 15 MB. While Redis does not answer, no claim can be
 made: the update gets the "temporarily unavailable" line (:func:`unavailable`).
+
+An update of the webhook's stream (bot.inbox) is the exception: it is not told
+"unavailable" but stays pending there, and is handled once Redis is back. Such an update is
+claimed in the name of its entry (``busy:<entry id>``, :data:`HELD`): a worker that takes
+over an entry a dead one left removes that claim (:func:`release`), and only that one,
+never a live worker's claim on the same update sent twice.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from redis.exceptions import RedisError
 from telegram import Update
@@ -29,7 +37,7 @@ from telegram.ext import ApplicationHandlerStop, ContextTypes
 from bot.core import sender
 from bot.core.i18n import lang_of, t
 from bot.core.services import services
-from bot.core.store import KEY_PREFIX
+from bot.core.store import KEY_PREFIX, Store
 
 log = logging.getLogger(__name__)
 
@@ -38,18 +46,48 @@ DONE_S = 3600
 BUSY, DONE = b"busy", b"done"
 
 
+@dataclass
+class Held:
+    """An update read from the webhook's stream: the entry that holds it (bot.inbox)."""
+
+    entry: bytes
+    unclaimed: bool = False  # Redis failed the claim: the entry stays pending
+
+
+# Set by bot.inbox in the task that handles an entry; None for a polled update.
+HELD: ContextVar[Held | None] = ContextVar("held", default=None)
+
+
 def update_key(update_id: int) -> str:
     return f"{KEY_PREFIX}:upd:{update_id}"
+
+
+def busy(entry: bytes | None) -> bytes:
+    """The value of an in-progress claim: in the name of its stream entry, if any."""
+    return BUSY if entry is None else BUSY + b":" + entry
+
+
+async def release(store: Store, update_id: int, entry: bytes) -> None:
+    """Remove the claim that the handler of ``entry`` (a dead worker) made on ``update_id``;
+    any other claim stays (a live worker's, or "done")."""
+    await store.delete_if(update_key(update_id), busy(entry))
 
 
 async def claim(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The first handler group: go on only with an update nobody has claimed yet."""
     svc = services(context)
+    held = HELD.get()
+    key = update_key(update.update_id)
     try:
-        fresh = await svc.store.redis.set(update_key(update.update_id), BUSY, nx=True, px=BUSY_MS)
+        fresh = await svc.store.redis.set(
+            key, busy(held.entry if held else None), nx=True, px=BUSY_MS
+        )
     except RedisError as exc:
         svc.health.failed(exc)
-        await unavailable(update)
+        if held is not None:
+            held.unclaimed = True  # handled once Redis is back (see the module docstring)
+        else:
+            await unavailable(update)
         raise ApplicationHandlerStop from None
     svc.health.ok()
     if not fresh:

@@ -193,16 +193,21 @@ def start(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, snap: Snapshot | No
     if not application.running:
         return False
     if key in svc.delivering:
-        svc.delivering[key] = True
+        if svc.delivering[key] is None:  # the oldest commit the next round will show
+            svc.delivering[key] = svc.clock()
         return False
-    svc.delivering[key] = False
-    application.create_task(_run(application, svc, key, snap), name=f"deliver:{key}")
+    svc.delivering[key] = None
+    committed = svc.clock() if snap is not None else None  # snap was committed just now
+    application.create_task(_run(application, svc, key, snap, committed), name=f"deliver:{key}")
     return True
 
 
-async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> None:
+async def _run(
+    app: AnyApp, svc: Services, key: str, snap: Snapshot | None, committed: float | None
+) -> None:
+    """Deliver until no commit of this process is left unshown; ``committed``: when the
+    commit that this round shows was made (None: not a commit of this process)."""
     current = snap
-    committed = svc.clock()  # when snap was committed, if it was given
     try:
         if current is None:
             current = await svc.store.claim(key)
@@ -212,15 +217,17 @@ async def _run(app: AnyApp, svc: Services, key: str, snap: Snapshot | None) -> N
             current = await svc.store.release(
                 key, version, done.changed, due=done.due, deleted=done.removed, junk=done.junk
             )
+            if committed is not None:
+                metrics.DELIVERY_LAG.observe(svc.clock() - committed)
+                committed = None
             if done.due is not None:
                 _wake_at(app, key, done.due)
             if done.migrated is not None:
                 _follow(app, done.snap, done.migrated)
-            if current is None and svc.delivering.get(key):
-                svc.delivering[key] = False  # a commit here found our lease: go round
+            if current is None and (since := svc.delivering.get(key)) is not None:
+                svc.delivering[key] = None  # a commit here found our lease: go round
+                committed = since
                 current = await svc.store.claim(key)
-        if snap is not None:
-            metrics.DELIVERY_LAG.observe(svc.clock() - committed)
     except RedisError as exc:  # an outage (reported once): the lease runs out, the
         svc.health.failed(exc)  # table is due then, and is delivered once Redis is back
     except Exception:

@@ -24,6 +24,7 @@ from bot.webapp.page import Guard, MiniApp
 from bot.webapp.streams import Hub
 
 HOST = "0.0.0.0"  # every interface, behind the load balancer (bench/load.py: loopback)
+HTTP_GRACE = 3  # seconds the server gives its last requests at shutdown (bot.runner)
 
 
 def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
@@ -43,7 +44,16 @@ class Server(uvicorn.Server):
     def __init__(self, application: AnyApp, settings: Settings, **config: Any) -> None:
         self.hub = Hub(application)
         app = asgi(application, settings, self.hub)
-        super().__init__(uvicorn.Config(app, log_level="warning", **config))
+        # log_config=None: uvicorn's loggers keep to bot.core.logs (JSON, secrets masked).
+        super().__init__(
+            uvicorn.Config(
+                app,
+                log_level="warning",
+                log_config=None,
+                timeout_graceful_shutdown=HTTP_GRACE,
+                **config,
+            )
+        )
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         await self.hub.close()

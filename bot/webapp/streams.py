@@ -189,26 +189,29 @@ class Hub:
         for :data:`IDLE` seconds, or it is ended by a newer one or by the server."""
 
         async def lines() -> AsyncIterator[str]:
-            async with self.watch(key, stream) as watch:
-                version = None
-                quiet_until = clock() + IDLE
-                while not (stream.ended or self.closed):
-                    stream.wake.clear()
-                    if watch.snap.version != version:
-                        version = watch.snap.version
-                        quiet_until = clock() + IDLE
-                        yield f"data: {json.dumps(shown(watch.snap), ensure_ascii=False)}\n\n"
-                        continue
-                    wait = min(KEEPALIVE, until - clock(), quiet_until - clock())
-                    if wait <= 0:
-                        return
-                    # asyncio.timeout, as 3.11's wait_for can lose the cancellation that
-                    # comes when the page goes away
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(wait):
-                            await stream.wake.wait()
-                        continue
-                    yield ": keep-alive\n\n"
+            try:
+                async with self.watch(key, stream) as watch:
+                    version = None
+                    quiet_until = clock() + IDLE
+                    while not (stream.ended or self.closed):
+                        stream.wake.clear()
+                        if watch.snap.version != version:
+                            version = watch.snap.version
+                            quiet_until = clock() + IDLE
+                            yield f"data: {json.dumps(shown(watch.snap), ensure_ascii=False)}\n\n"
+                            continue
+                        wait = min(KEEPALIVE, until - clock(), quiet_until - clock())
+                        if wait <= 0:
+                            return
+                        # asyncio.timeout, as 3.11's wait_for can lose the cancellation that
+                        # comes when the page goes away
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(wait):
+                                await stream.wake.wait()
+                            continue
+                        yield ": keep-alive\n\n"
+            except RedisError as exc:  # the table's first read: Redis went away meanwhile
+                services(self._app).health.failed(exc)  # reported once; the page reopens it
 
         return _EventStream(lines(), lambda: self.streams.close(stream))
 

@@ -1,0 +1,192 @@
+"""The webhook's worker in process (bot.inbox over bot.core.inbox): when it starts
+reading, whose "busy" claim a taken-over entry removes, what it does when Redis fails the
+update guard, and the tap latency it reports. Updates are put in the stream as the webhook
+stores them; a worker that died is a consumer that holds an entry and never touches it
+(its idle time set with ``XCLAIM ... IDLE``), and the poller runs on the bot's clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis.asyncio as aioredis
+from prometheus_client import REGISTRY
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from bot import inbox
+from bot.app import build_application
+from bot.core import inbox as stream
+from bot.core.i18n import t
+from bot.handlers import once
+from testing.chats import Answer, FakeUser
+from testing.clock import Clock
+from testing.fakegram import FakeRequest, FakeTelegram
+from testing.harness import AppFactory, Harness, stop_app
+from testing.settings import settings
+
+HOOK = "https://cards.example.org/hook"
+WEBHOOK = {"webhook_url": HOOK, "webhook_secret": "s3cret"}
+DEAD = "dead-worker"  # a consumer whose process is gone
+WITHIN = 5.0  # seconds for the worker to act on what it reads (it reads every 250 ms)
+
+
+def _kept(h: Harness) -> list[dict[str, Any]]:
+    """The updates the harness makes (a user's messages and taps), kept rather than
+    delivered: the test stores them in the stream itself."""
+    kept: list[dict[str, Any]] = []
+
+    async def keep(data: dict[str, Any], app: Any = None) -> None:
+        h.server.update_ids.add(data["update_id"])
+        kept.append(data)
+
+    h.deliver = keep  # type: ignore[method-assign]
+    return kept
+
+
+async def _help(h: Harness, kept: list[dict[str, Any]], user: FakeUser) -> dict[str, Any]:
+    """/help in ``user``'s private chat, as Telegram would post it."""
+    await h.private(user, "/help")
+    return kept.pop()
+
+
+async def _store(redis: aioredis.Redis, update: dict[str, Any], entry: str = "*") -> bytes:
+    """The update as the webhook stores it (``entry``: its id, when it must be given)."""
+    await stream.Inbox(redis, "webhook").make_group()
+    found: bytes = await redis.xadd(stream.STREAM, {stream.FIELD: json.dumps(update)}, id=entry)
+    return found
+
+
+async def _left_by_a_dead_worker(redis: aioredis.Redis, update: dict[str, Any]) -> bytes:
+    """An entry a worker took and then died with: pending under it, idle for long."""
+    entry = await _store(redis, update)
+    await redis.xreadgroup(stream.GROUP, DEAD, {stream.STREAM: ">"}, count=1)
+    await redis.xclaim(stream.STREAM, stream.GROUP, DEAD, 0, [entry], idle=60_000, justid=True)
+    return entry
+
+
+async def _until(check: Callable[[], Any], what: str) -> None:
+    deadline = time.monotonic() + WITHIN
+    while not await check():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.01)
+
+
+async def _length_is(redis: aioredis.Redis, n: int) -> bool:
+    return bool(await redis.xlen(stream.STREAM) == n)
+
+
+def _replies(h: Harness, user: FakeUser) -> list[str]:
+    return [m.text for m in h.screen(user) if m.from_bot]
+
+
+async def test_the_worker_reads_nothing_before_the_application_runs(
+    server: FakeTelegram, clock: Clock, fake_redis: aioredis.Redis
+) -> None:
+    h = Harness(server)
+    ann = h.user("Ann")
+    await _store(fake_redis, await _help(h, _kept(h), ann))  # a backlog, left before a restart
+    app = build_application(
+        settings(**WEBHOOK), fake_redis, request=FakeRequest(server), clock=clock
+    )
+    clock.apps.append(app)
+    await app.initialize()
+    assert app.post_init is not None
+    await app.post_init(app)  # then bot.runner sets the webhook, which may take a while
+    for _ in range(200):
+        await asyncio.sleep(0)
+    pending = await fake_redis.xpending(stream.STREAM, stream.GROUP)
+    assert pending["pending"] == 0 and _replies(h, ann) == []
+    await app.start()
+    inbox.start(app)
+    try:
+        await _until(lambda: _length_is(fake_redis, 0), "not handled once running")
+        assert len(_replies(h, ann)) == 1
+    finally:
+        await stop_app(app)
+
+
+async def test_a_taken_over_entry_removes_its_own_busy_claim_never_a_live_workers(
+    server: FakeTelegram, make_app: AppFactory, clock: Clock, fake_redis: aioredis.Redis
+) -> None:
+    h = Harness(server)
+    kept = _kept(h)
+    ann, bob = h.user("Ann"), h.user("Bob")
+    # Telegram sent Ann's /help twice: a live worker handles the first entry (its claim),
+    # the second was left by a dead worker.
+    first = await _store(fake_redis, {"update_id": 999})  # stands for the live worker's
+    await fake_redis.xdel(stream.STREAM, first)
+    anns = await _help(h, kept, ann)
+    await fake_redis.set(once.update_key(anns["update_id"]), once.busy(first), px=once.BUSY_MS)
+    await _left_by_a_dead_worker(fake_redis, anns)
+    # Bob's /help: the dead worker had claimed it for itself.
+    bobs = await _help(h, kept, bob)
+    entry = await _left_by_a_dead_worker(fake_redis, bobs)
+    await fake_redis.set(once.update_key(bobs["update_id"]), once.busy(entry), px=once.BUSY_MS)
+    h.apps.append(await make_app(fake_redis, **WEBHOOK))  # it reads only new entries
+    await clock.advance(inbox.TOUCH_EVERY)  # the poller takes both over
+    await _until(lambda: _length_is(fake_redis, 0), "not taken over")
+    assert len(_replies(h, bob)) == 1  # the dead worker's own claim was removed
+    assert _replies(h, ann) == []  # the live worker's stays: it answers, once
+    assert await fake_redis.get(once.update_key(anns["update_id"])) == once.busy(first)
+
+
+async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_once_back(
+    server: FakeTelegram, make_app: AppFactory, clock: Clock, fake_redis: aioredis.Redis
+) -> None:
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, **WEBHOOK))
+    kept = _kept(h)
+    ann = h.user("Ann")
+    update = await _help(h, kept, ann)
+    real_set = fake_redis.set
+    failures = [RedisConnectionError("Redis is restarting")]
+
+    async def set_once_failing(*args: Any, **kwargs: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return await real_set(*args, **kwargs)
+
+    fake_redis.set = set_once_failing  # type: ignore[method-assign]
+    entry = await _store(fake_redis, update)
+    worker = inbox.worker_of(h.app)
+    assert worker is not None
+    await _until(lambda: _handled_by(worker, failures), "not read")
+    assert _replies(h, ann) == []  # not told "unavailable": it waits in the stream
+    assert await fake_redis.xlen(stream.STREAM) == 1
+    # Redis is back; the entry lies idle (no worker holds it), and is taken over.
+    await fake_redis.xclaim(stream.STREAM, stream.GROUP, DEAD, 0, [entry], idle=60_000)
+    await clock.advance(inbox.TOUCH_EVERY)
+    await _until(lambda: _length_is(fake_redis, 0), "not handled once back")
+    replies = _replies(h, ann)
+    assert len(replies) == 1 and t("en", "common.unavailable") not in replies[0]
+
+
+async def _handled_by(worker: inbox.Worker, failures: list[Any]) -> bool:
+    return not failures and not worker.held
+
+
+async def test_a_taps_answer_time_counts_its_wait_in_the_stream(
+    server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
+) -> None:
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, **WEBHOOK))
+    ann = h.user("Ann")
+    name = "cardtable_tap_answer_seconds_sum"
+    before = REGISTRY.get_sample_value(name) or 0.0
+    tap = {
+        "id": "4000000000001",
+        "from": ann.to_json(),
+        "chat_instance": "17",
+        "data": "stale",
+        "message": {"message_id": 1, "chat": server.chat_json(ann.id), "date": 0},
+    }
+    answer = server.queries[tap["id"]] = Answer(ann.id, tap["data"])
+    stored = int(time.time() * 1000) - 3000  # the webhook stored it 3 s ago
+    await _store(fake_redis, {"update_id": 30, "callback_query": tap}, f"{stored}-0")
+    await _until(lambda: _length_is(fake_redis, 0), "not handled")
+    assert answer.answered
+    assert (REGISTRY.get_sample_value(name) or 0.0) - before >= 3.0
