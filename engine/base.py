@@ -7,6 +7,7 @@ state, legal moves, apply).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple, Protocol, Self, TypeVar, runtime_checkable
 
@@ -89,6 +90,12 @@ class Game(Protocol):
 
     def view(self, seat: int | None) -> BaseModel:
         """Exactly what ``seat`` may know (``None``: the public)."""
+
+    def known_to(self, seat: int | None) -> Counter[str]:
+        """The cards the rules let ``seat`` (``None``: everyone) know, each as often as
+        he knows it by a fact of his own (his hand, a face-up card…). Stated apart from
+        :meth:`view`, which may name no card more often than this: the contract test
+        (tests/test_game_contract.py) holds every view against it."""
 
     def move_to_record(self, move: Any) -> dict[str, Any]: ...
 

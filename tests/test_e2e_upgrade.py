@@ -4,9 +4,12 @@ only from Telegram refusing the old chat id."""
 
 from __future__ import annotations
 
+import json
 import random
+from typing import Any
 
 import pytest
+from redis.exceptions import RedisError
 
 from bot.core.callbacks import decode
 from bot.core.services import services
@@ -103,3 +106,39 @@ async def test_a_closed_private_chat_is_still_reopened_after_an_upgrade(harness:
     await h.private(bob, "/start")  # he unblocks the bot
     assert all(s["dm_ok"] for s in (await stored(h, top.group))["seats"])
     await top.play([ann, bob], rng)
+
+
+async def test_the_turn_deadline_follows_the_table_in_the_same_commit(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process that rewrote the moved table dies at once after that commit: the
+    deadline of the player to act was committed with it, so his turn still times out in
+    the supergroup."""
+    h = harness
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group(kind="group", creator=players[0]))
+    await top.open(players[0], "durak")
+    await top.join(players[1])
+    key = table_key(top.group)
+    raw = json.loads(await h.redis.hget(key, "d"))
+    raw["settings"]["turn_time"] = 1
+    await h.redis.hset(key, "d", json.dumps(raw))
+    await top.start(players[0])
+    svc = services(h.app)
+    transact = svc.store.transact
+    old_chat = top.group.id
+
+    async def dies_after_the_rewrite(*args: Any, **kwargs: Any) -> Any:
+        done = await transact(*args, **kwargs)
+        if done[0].table is not None and done[0].table.chat_id != old_chat:
+            monkeypatch.setattr(svc.store, "transact", transact)
+            raise RedisError("the process died here")
+        return done
+
+    monkeypatch.setattr(svc.store, "transact", dies_after_the_rewrite)
+    top.group = await h.upgrade(top.group)
+    svc.health.ok()
+    assert (await stored(h, top.group))["chat_id"] == top.group.id
+    for _ in range(16):
+        await top.later()
+    assert (await stored(h, top.group))["moves"], "his turn never timed out"

@@ -5,11 +5,12 @@ it by being in :mod:`engine.registry`, with no test of its own.
 At every position of a random game, dealt as a series deals it: the stored state, the
 record form and the button token of every legal move read back to the same thing; exactly
 one participant acts, every legal move is his, the same move from anyone else is refused
-and changes nothing; a seat's view shows at least what the public's does and no card
-another seat alone may know; the computer's move, at each of its levels in turn, is one
-of the legal moves; events are JSON values that the bot has a text for. At the end the
-record replays to where the game ended, and a record cut short to where it was then. What
-is particular to one game (its own invariants) is in that game's property tests."""
+and changes nothing; a seat's view shows at least what the public's does, and no view
+names a card beyond what the game says its viewer may know (``known_to``); the
+computer's move, at each of its levels in turn, is one of the legal moves; events are JSON
+values that the bot has a text for. At the end the record replays to where the game ended,
+and a record cut short to where it was then. What is particular to one game (its own
+invariants) is in that game's property tests."""
 
 from __future__ import annotations
 
@@ -88,16 +89,19 @@ def _cards_shown(value: object) -> Counter[str]:
     return found
 
 
-def _check_views(game: Game, deck: Counter[str]) -> None:
-    """Everyone sees what the public does; what a seat sees beyond that is his alone, so
-    that no card is known privately to more seats than the deck has copies of it."""
+def _check_views(game: Game) -> None:
+    """Everyone sees what the public does, and no view names a card more often than the
+    rules let its viewer know it (the game's ``known_to``, stated apart from its views):
+    a face-down card, a card of the stock or another seat's hand shown to one seat, or
+    to the group, fails here."""
     public = _cards_shown(game.view(None).model_dump(mode="json"))
-    private: Counter[str] = Counter()
+    leaked = public - game.known_to(None)
+    assert not leaked, f"the public view shows {leaked}"
     for seat in range(len(game.players)):
         shown = _cards_shown(game.view(seat).model_dump(mode="json"))
         assert not public - shown, f"seat {seat} does not see {public - shown}"
-        private += shown - public
-    assert not private - deck, f"known privately to more seats than it has copies: {private}"
+        leaked = shown - game.known_to(seat)
+        assert not leaked, f"seat {seat} is shown {leaked}, which he may not know"
 
 
 def _check_actor(game: Game, legal: list[Any]) -> None:
@@ -149,7 +153,6 @@ def _check_computer(
 def _play(spec: GameSpec, game: Game, rng: random.Random) -> list[dict[str, Any]]:
     """Plays ``game`` to its end at random, checking every position; the record's moves."""
     start = type(game).from_json(game.to_json())
-    deck = Counter(game.header()["deck"])
     texts = bot_registry.entry(spec.name).events
     moves: list[dict[str, Any]] = []
     events: list[Any] = []
@@ -157,7 +160,7 @@ def _play(spec: GameSpec, game: Game, rng: random.Random) -> list[dict[str, Any]
     asked = 0
     at_cut: dict[str, Any] | None = None
     for _ in range(MAX_DECISIONS):
-        _check_views(game, deck)
+        _check_views(game)
         legal = list(game.legal_moves())
         if game.is_finished():
             assert game.to_act() is None and legal == [] and game.result() is not None
@@ -255,3 +258,55 @@ def test_a_token_or_record_of_no_move_is_malformed(name: str) -> None:
     for data in (None, [], {}, {"player": "0"}, {"player": 0, "nothing": True}):
         with pytest.raises(MalformedRecord):
             game.move_from_record(data)
+
+
+def _football_sees_the_middle(game: Any, seat: int | None, view: Any) -> Any:
+    """Football's face-down middle rows, shown to seat 0 (nobody knows them)."""
+    rows = [list(row) for row in view.field]
+    for pos in range(4, 12):
+        rows[pos >> 2][pos & 3] = cards.to_str(game._field[pos])
+    return view.model_copy(update={"field": rows}) if seat == 0 else view
+
+
+def _durak_sees_the_stock(game: Any, seat: int | None, view: Any) -> Any:
+    """The next card of durak's stock, shown to seat 0 (nobody knows it)."""
+    if seat != 0 or len(game._stock) - game._drawn < 2:
+        return view
+    return view.model_copy(update={"hand": [*view.hand, cards.to_str(game._stock[game._drawn])]})
+
+
+def _durak_sees_a_hand(game: Any, seat: int | None, view: Any) -> Any:
+    """A durak opponent's hand, shown to seat 0."""
+    if seat != 0:
+        return view
+    return view.model_copy(update={"hand": view.hand + cards.to_strs(game._hands[1])})
+
+
+LEAKS = {
+    "football": _football_sees_the_middle,
+    "durak stock": _durak_sees_the_stock,
+    "durak hand": _durak_sees_a_hand,
+}
+
+
+@pytest.mark.parametrize("name", list(LEAKS))
+def test_a_view_that_leaks_fails_the_contract(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above is not a count of copies: a view broken on purpose, to show one
+    seat cards nobody knows or another seat's hand, fails it in every game tried."""
+    spec = registry.GAMES[name.split()[0]]
+    honest = spec.game.view
+
+    def leaky(game: Any, seat: int | None) -> Any:
+        return LEAKS[name](game, seat, honest(game, seat))
+
+    monkeypatch.setattr(spec.game, "view", leaky)
+    for seed in range(5):
+        game, _ = spec.deal(
+            spec.options(),
+            NAMES[: spec.players(DEFAULT_DECK)[0]],
+            Carry(True),
+            random.Random(seed),
+            seed,
+        )
+        with pytest.raises(AssertionError, match="may not know"):
+            _play(spec, game, random.Random(seed))

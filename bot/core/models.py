@@ -153,7 +153,11 @@ class Table(BaseModel):
     dealer: int | None = None
     previous_fool: int | None = None
     show_settings: bool = False  # the lobby message shows the settings keyboard
-    record_sent: bool = False  # this game's record was posted (Record works once a game)
+    # The Record button's document, once a game: ``record_asked`` is the tap's claim,
+    # ``record_sent`` that the delivery posted it (or began to: an unknown outcome counts
+    # as posted). A table stored before the claim existed has only ``record_sent``.
+    record_asked: bool = False
+    record_sent: bool = False
     lobby_link: bool = False  # the lobby offers the deep link (someone could not be reached)
     notice: str = ""  # catalogue key of a one-off line under the lobby (e.g. start refused)
     # Moves the computer made in a row (for computer seats, or for people who timed out or

@@ -12,10 +12,6 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
         m:e<uid>   Slot JSON of user <uid>'s ephemeral message in the group (only he sees
                    it; docs/ephemeral.md): his lobby confirmation, then his hand, when
                    his hand lives in the group
-        m:record   Slot JSON of the last game record the Record button posted: its
-                   ``game`` is that game's id. The tap only claims the record (the
-                   table's ``record_sent``); the delivery posts it while the claim is
-                   newer than this slot, within the rate limits, and writes the slot
         x:<chat>:<message>  a message to delete (superseded, or sent by a delivery that
                    lost its lease): the next delivery deletes it
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
@@ -216,7 +212,8 @@ return 1
 
 # KEYS: old key, new key, the due set. 1: moved; 0: nothing to move, or the new key is
 # taken (the first of several notices of one upgrade moves the table); 2: a delivery of
-# the table is under way (in any process): try again when it is done.
+# the table is under way (in any process): try again when it is done. ARGV[4]: the group
+# message's slot, dropped (that message stays in the old chat: the table is posted anew).
 _MOVE = (
     _LEASE
     + """
@@ -224,7 +221,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then
 local holder, expires = lease_expiry()
 if holder ~= nil and expires > tonumber(ARGV[2]) then return 2 end
 redis.call('RENAME', KEYS[1], KEYS[2])
-redis.call('HDEL', KEYS[2], 'lease')
+redis.call('HDEL', KEYS[2], 'lease', ARGV[4])
 redis.call('ZREM', KEYS[3], KEYS[1])
 return 1
 """
@@ -302,7 +299,6 @@ def junk_field(chat_id: int, message_id: int) -> str:
 
 
 TABLE_SLOT = f"{SLOT}table"
-RECORD_SLOT = f"{SLOT}record"
 
 
 @dataclass
@@ -554,7 +550,7 @@ class Store:
         """Move a table to another key (see the module docstring): MOVED, NOTHING_TO_MOVE
         (nothing at ``old``, or ``new`` is taken) or BUSY (a delivery is under way: moving
         now would leave that delivery showing the old address)."""
-        return int(await self._lease_call(self._move, [old, new, DUE_KEY]))
+        return int(await self._lease_call(self._move, [old, new, DUE_KEY], TABLE_SLOT))
 
     async def discard(self, key: str, messages: Sequence[tuple[int, int, bool]]) -> None:
         """Remember messages that must be removed (the next delivery removes them)."""

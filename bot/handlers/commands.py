@@ -86,7 +86,7 @@ async def endgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     chat_id, thread_id = _where(message)
     snap = await services(context).store.load(table_key(chat_id, thread_id))
     table = snap.table
-    if table is None or table.phase not in ("pick", "lobby", "playing"):
+    if table is None or table.phase not in lobby.OPEN:
         await _say(message, t(lang, "cmd.no_game"))
         return
     # An anonymous admin writes as the group itself.
@@ -98,7 +98,7 @@ async def endgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     ):
         await _say(message, t(lang, "cmd.endgame_denied"))
         return
-    await lobby.stop(context, chat_id, thread_id)
+    await lobby.stop(context, chat_id, thread_id, user)
 
 
 async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -173,8 +173,11 @@ async def record(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     table = (await services(context).store.load(table_key(*_where(message)))).table
     if table is None or not play.has_record(table):
         await _say(message, t(lang, "cmd.no_record"))
-    elif not await play.post_record(context, table, reply_to=message.message_id):
-        await _say(message, t(lang, "common.try_again"))
+    else:
+        try:
+            await delivery.send_record(context.bot, table, message.message_id)
+        except TelegramError:
+            await _say(message, t(lang, "common.try_again"))
 
 
 async def set_menu(app: Application) -> None:  # type: ignore[type-arg]

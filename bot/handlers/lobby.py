@@ -13,12 +13,13 @@ from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
 from bot.core.models import TURN_TIMES, Place, Seat, Table
 from bot.core.services import services
-from bot.core.store import Snapshot, Write, table_key
+from bot.core.store import Snapshot, table_key
 from bot.handlers import members
 from bot.screens import registry
-from bot.service import delivery
 from bot.service.taps import Reply, Tap, commit, current_table, is_admin, refuse, write
 from bot.tables import games
+
+OPEN = ("pick", "lobby", "playing")  # a table in these phases is in use
 
 
 def _creator(table: Table, tap: Tap) -> None:
@@ -35,13 +36,14 @@ def display_name(user: User) -> str:
     return names.of(user)
 
 
-def _seat(table: Table, game_id: str, user: User, place: Place) -> None:
-    """Seat ``user`` in the lobby, or refuse to say why he cannot sit down now. His
-    private confirmation is the delivery's (it becomes his hand message); if his private
+def _seat(table: Table, user: User, place: Place) -> None:
+    """Seat ``user`` in the lobby, or refuse to say why he cannot sit down now (that it is
+    still his game, :func:`bot.service.taps.write` has checked). His confirmation is the
+    delivery's (it becomes his hand message): ``place`` says where he keeps his hands (in
+    the group, the confirmation is an ephemeral message answering his tap); if his private
     chat refuses it, he is unseated and the lobby offers the deep link
     (:func:`bot.service.delivery.set_reachable`)."""
-    if table.game_id != game_id or table.phase != "lobby":
-        refuse("tap.stale")
+    _in_lobby(table)
     if table.private and table.chat_id != user.id:
         refuse("join.not_yours")
     if table.seat_of(user.id) is not None:
@@ -69,7 +71,7 @@ async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         _creator(table, tap)
         table.kind = picked.name
         table.phase = "lobby"
-        _seat(table, tap.cb.game_id, tap.user, place)  # he sits down at once
+        _seat(table, tap.user, place)  # he sits down at once
         return None
 
     await commit(context, tap, change)
@@ -98,7 +100,7 @@ async def join(
         key,
         game_id,
         user.id,
-        lambda tb: _seat(tb, game_id, user, place),
+        lambda tb: _seat(tb, user, place),
         query_id=query,
         in_group=tap is not None,  # his Join, on the group's lobby
     )
@@ -251,18 +253,17 @@ async def new_table(
     title: str,
     user: User,
 ) -> tuple[Snapshot, bool]:
-    """/newgame: a new table in the picker phase, unless one is open (then False). In a
-    group the bot asks whether it is an administrator there (hands follow the game on
-    their own then: docs/ephemeral.md); my_chat_member keeps that up to date."""
-    svc = services(context)
+    """/newgame: a new table in the picker phase, unless one is open (then False, and
+    the table as it is). In a group the bot asks whether it is an administrator there
+    (hands follow the game on their own then: docs/ephemeral.md); my_chat_member keeps
+    that up to date."""
     key = table_key(chat_id, thread_id)
     admin = chat_id < 0 and await is_admin(context, chat_id, context.bot.id)
 
-    def decide(snap: Snapshot) -> tuple[Write, bool]:
-        old = snap.table
-        if old is not None and old.phase in ("pick", "lobby", "playing"):
-            return Write(None), False
-        table = Table(
+    def make(old: Table | None) -> Table:
+        if old is not None and old.phase in OPEN:
+            refuse("cmd.already")
+        return Table(
             game_id=new_game_id(),
             chat_id=chat_id,
             thread_id=thread_id,
@@ -271,33 +272,23 @@ async def new_table(
             chat_title=title,
             bot_admin=admin,
         )
-        if old is not None:
-            table.series, table.games = {}, 0
-        return Write(table, fresh=True), True
 
-    async with svc.lock(key):
-        snap, created = await svc.store.transact(key, decide)
-        if created:
-            delivery.publish(context, snap)
-    return snap, created
+    snap, _ = await write(context, key, None, user.id, replace=make)
+    if snap is not None:
+        return snap, True
+    return await services(context).store.load(key), False
 
 
 async def stop(
-    context: ContextTypes.DEFAULT_TYPE, chat_id: int, thread_id: int | None
+    context: ContextTypes.DEFAULT_TYPE, chat_id: int, thread_id: int | None, user: User
 ) -> Table | None:
     """/endgame: the open table is abandoned (None when there was none)."""
-    svc = services(context)
-    key = table_key(chat_id, thread_id)
 
-    def decide(snap: Snapshot) -> tuple[Write, bool]:
-        table = snap.table
-        if table is None or table.phase not in ("pick", "lobby", "playing"):
-            return Write(None), False
+    def abandon(table: Table) -> Reply | None:
+        if table.phase not in OPEN:
+            refuse("cmd.no_game")
         table.phase = "abandoned"
-        return Write(table), True
+        return None
 
-    async with svc.lock(key):
-        snap, stopped = await svc.store.transact(key, decide)
-        if stopped:
-            delivery.publish(context, snap)
-    return snap.table if stopped else None
+    snap, _ = await write(context, table_key(chat_id, thread_id), None, user.id, abandon)
+    return snap.table if snap is not None else None

@@ -17,9 +17,10 @@ import logging
 from telegram import Update
 from telegram.ext import ContextTypes
 
+from bot.core.models import Table
 from bot.core.services import AnyApp, services
-from bot.core.store import BUSY, MOVED, TABLE_SLOT, Snapshot, Write, table_key
-from bot.service import delivery, turns
+from bot.core.store import BUSY, MOVED, table_key
+from bot.service.taps import Reply, refuse, write
 from bot.tables.stats.standings import of
 
 log = logging.getLogger(__name__)
@@ -42,25 +43,20 @@ async def follow(app: AnyApp | ContextTypes.DEFAULT_TYPE, old_chat: int, new_cha
         log.info("table of chat %s moved to its supergroup %s", old_chat, new_chat)
     await of(svc.store).move_group(old_chat, new_chat)
 
-    def decide(snap: Snapshot) -> tuple[Write, bool]:
-        table = snap.table
-        if table is None or table.chat_id != old_chat:  # no table, or its move is done
-            return Write(None), False
+    def rewrite(table: Table) -> Reply | None:
+        if table.chat_id != old_chat:  # its move is done
+            refuse("tap.stale")
         table.chat_id = new_chat
-        return Write(table), True
+        return None
 
-    async with svc.lock(new):
-        snap, rewritten = await svc.store.transact(new, decide)
-        if not rewritten or snap.table is None:
-            return
-        # The private chats that refused us are indexed by table key.
-        closed = {s.user_id for s in snap.table.seats if not s.dm_ok}
-        if closed:
-            await svc.store.note_reach(new, dict.fromkeys(closed, False))
-            await svc.store.note_reach(old, dict.fromkeys(closed, True))
-        snap.slots.pop(TABLE_SLOT, None)  # a message of the old chat: post a new one
-        await turns.wake(svc, new, snap.table.turn_due or None)
-        delivery.publish(app, snap)
+    snap, _ = await write(app, new, None, None, rewrite)
+    if snap is None or snap.table is None:
+        return
+    # The private chats that refused us are indexed by table key.
+    closed = {s.user_id for s in snap.table.seats if not s.dm_ok}
+    if closed:
+        await svc.store.note_reach(new, dict.fromkeys(closed, False))
+        await svc.store.note_reach(old, dict.fromkeys(closed, True))
 
 
 async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

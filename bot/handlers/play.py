@@ -19,7 +19,6 @@ from bot.core.services import services
 from bot.screens import registry, views
 from bot.service.taps import Reply, Tap, commit, current_table, refuse
 from bot.tables import games
-from bot.tables.stats.finished import record_document
 from engine.base import IllegalMove, MalformedRecord, SetsUp
 
 
@@ -174,20 +173,6 @@ def has_record(table: Table) -> bool:
     return table.phase in ("finished", "abandoned") and table.state is not None
 
 
-async def post_record(context: ContextTypes.DEFAULT_TYPE, table: Table, reply_to: int) -> bool:
-    """/record's answer: the table's game record (docs/records.md) as a JSON document in
-    reply to the command; False when Telegram refused it. (The Record button's document
-    is the delivery's: :func:`bot.service.delivery._post_record`.)"""
-    name, content = record_document(table)
-    try:
-        await sender.send_document(
-            context.bot, table.chat_id, content, name, thread_id=table.thread_id, reply_to=reply_to
-        )
-    except TelegramError:
-        return False
-    return True
-
-
 async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The Record button: the record in the group, once per game. A document counts
     against the group's 20 messages a minute, and the table's own edits would wait behind
@@ -199,9 +184,9 @@ async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     def claim(table: Table) -> Reply | None:
         if not has_record(table):
             refuse("tap.stale")  # running, or stopped before a game was dealt
-        if table.record_sent:
+        if table.record_asked or table.record_sent:
             refuse("tap.record_sent")
-        table.record_sent = True
+        table.record_asked, table.notice = True, ""
         return None
 
     await commit(context, tap, claim)

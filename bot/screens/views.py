@@ -72,6 +72,8 @@ def group_screen(table: Table, bot_username: str, moved: Moved | None = None) ->
         lines.append(series)
     if moved is not None and table.phase == "finished":
         lines += render_stats.moved_lines(ctx, moved)
+    if table.notice and table.phase != "playing":  # e.g. the record could not be posted
+        lines.append("⚠️ " + ctx.t(table.notice))
     rows: list[tuple[Button, ...]] = []
     if table.phase == "playing":
         gone = [i for i, s in enumerate(table.seats) if s.away]

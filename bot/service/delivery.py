@@ -5,7 +5,7 @@ nor the next tap may wait for Telegram, a slow and rate-limited peer. Each messa
 (:class:`bot.core.models.Slot`) says what it shows; a delivery renders the newest
 committed state, sends what differs and records it, so that a state overtaken before its
 turn came is never sent. What a tap asks to be posted once (the Record button's
-document) is the delivery's too, remembered by a slot of its own.
+document) is the delivery's too, remembered by the table (:func:`_post_record`).
 
 One process at a time delivers a table (the lease of :mod:`bot.core.store`), in one task;
 a commit made meanwhile sends the holder round again, and the table of a holder that died
@@ -39,12 +39,11 @@ from telegram.ext import Application, ContextTypes
 
 from bot.core import metrics, sender
 from bot.core.limiter import Priority, granted, retry_after_seconds
-from bot.core.models import Slot
+from bot.core.models import Slot, Table
 from bot.core.screen import Screen
 from bot.core.services import AnyApp, Services, services
 from bot.core.store import (
     LEASE_MS,
-    RECORD_SLOT,
     TABLE_SLOT,
     Snapshot,
     Write,
@@ -158,7 +157,6 @@ class _Pass:
     refused: dict[int, bool] = field(default_factory=dict)
     migrated: int | None = None  # the group became this supergroup
     moved: Moved | None = None  # a finished game counted in its group: who moved up
-    unclaim: bool = False  # Telegram refused the record: the next Record tap tries again
 
     def later(self, when: float) -> None:
         self.due = when if self.due is None else min(self.due, when)
@@ -303,7 +301,7 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
         else:
             calls.append(_clean(app.bot, chat, message, strip, done))
     if record:
-        calls.append(_post_record(app.bot, done))
+        calls.append(_post_record(svc, app.bot, key, done))
     with granted():
         await asyncio.gather(*calls)
     # A table changed here is committed a newer version: the release sends us round again.
@@ -311,60 +309,73 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
         await set_reachable(svc, key, done.reach)
     if done.refused:  # their hands leave the group until "My cards"
         await _refused(svc, key, done.refused)
-    if done.unclaim:
-        await _unclaim_record(svc, key, snap.table.game_id)
     return done
 
 
 def _record_due(snap: Snapshot) -> bool:
-    """A Record tap claimed this game's record and it has not been posted yet (its slot
-    names the game whose record was posted last)."""
+    """A Record tap asked for this game's record and no pass has begun to post it."""
     table = snap.table
-    slot = snap.slots.get(RECORD_SLOT)
-    return table is not None and table.record_sent and (slot is None or slot.game != table.game_id)
+    return table is not None and table.record_asked and not table.record_sent
 
 
-async def _post_record(bot: Bot, done: _Pass) -> None:
-    """Post the game record the Record button claimed (docs/records.md) in the table's
-    chat, once: its slot remembers the game. Flood control and network errors put it off;
-    any other refusal gives the claim back (the next tap tries again)."""
+async def send_record(bot: Bot, table: Table, reply_to: int | None) -> None:
+    """Post the table's game record (docs/records.md) as a JSON document in its chat:
+    /record's answer (``reply_to`` the command) and the Record button's. Telegram's
+    errors are the caller's."""
+    name, content = record_document(table)
+    await sender.send_document(
+        bot, table.chat_id, content, name, thread_id=table.thread_id, reply_to=reply_to
+    )
+
+
+async def _post_record(svc: Services, bot: Bot, key: str, done: _Pass) -> None:
+    """Post the record the Record button asked for, at most once.
+
+    The table says it is sent (``record_sent``) in a commit before the document goes, so
+    that a process that dies, or loses its lease, after sending cannot leave it to be
+    sent again. The price: a document whose fate is unknown (that process died, or the
+    call timed out) counts as posted and may never arrive; /record still hands it out.
+    A doubled document would be worse. Flood control (nothing was sent) leaves it asked
+    for; any other refusal gives the button back, and the table says so."""
     table = done.snap.table
     assert table is not None
-    name, content = record_document(table)
+    mine = await _mark_record(svc, key, table.game_id, sent=True)
+    if mine is None:  # another pass began it
+        return
     try:
-        await sender.send_document(
-            bot, table.chat_id, content, name, thread_id=table.thread_id, reply_to=None
-        )
+        await send_record(bot, mine, None)
     except RetryAfter as exc:
         done.later(done.clock() + retry_after_seconds(exc))
-        return
+        await _mark_record(svc, key, table.game_id, sent=False)
     except (BadRequest, Forbidden, ChatMigrated) as exc:  # BadRequest is a NetworkError
         log.info("record for %s refused: %s", table.chat_id, exc)
-        done.unclaim = True
-        return
-    except NetworkError as exc:
-        log.info("record for %s put off: %s", table.chat_id, exc)
-        done.later(done.clock() + RETRY_SECONDS)
-        return
+        await _mark_record(svc, key, table.game_id, sent=False, asked=False)
+    except NetworkError as exc:  # a timeout: it may have arrived, so it counts as sent
+        log.info("record for %s may not have arrived: %s", table.chat_id, exc)
     except TelegramError as exc:
         log.warning("record for %s not sent: %s", table.chat_id, exc)
-        done.unclaim = True
-        return
-    done.changed[RECORD_SLOT] = Slot(version=table.version, at=done.clock(), game=table.game_id)
+        await _mark_record(svc, key, table.game_id, sent=False, asked=False)
 
 
-async def _unclaim_record(svc: Services, key: str, game_id: str) -> None:
-    """The record was not posted: the next Record tap may try again (if it is still that
-    game)."""
+async def _mark_record(
+    svc: Services, key: str, game_id: str, *, sent: bool, asked: bool = True
+) -> Table | None:
+    """Commit the record's progress for ``game_id`` (still that game, still asked for):
+    ``sent`` True begins the post (None when another pass began it first); False gives
+    it back, and without ``asked`` the result says that the button may be tapped again."""
 
-    def decide(snap: Snapshot) -> tuple[Write, None]:
+    def decide(snap: Snapshot) -> tuple[Write, Table | None]:
         table = snap.table
-        if table is None or table.game_id != game_id or not table.record_sent:
+        if table is None or table.game_id != game_id or not table.record_asked:
             return Write(None), None
-        table.record_sent = False
-        return Write(table), None
+        if table.record_sent == sent:
+            return Write(None), None
+        table.record_sent, table.record_asked = sent, asked
+        if not asked:
+            table.notice = "record.refused"
+        return Write(table), table
 
-    await svc.store.transact(key, decide)
+    return (await svc.store.transact(key, decide))[1]
 
 
 async def _grants(svc: Services, requests: list[tuple[int, Priority]]) -> list[float]:

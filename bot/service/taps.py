@@ -1,8 +1,9 @@
 """Button taps: strict decoding, the checks every tap shares, and the one write path.
 
-Why one path: every change a person makes (a tap, or the deep link that joins a lobby)
-goes through :func:`write`, so that the redelivery check, the compare-and-set, the
-timers and the delivery are the same for all. A tap is answered exactly once and at
+Why one path: every change a person makes (a tap, the deep link that joins a lobby, a
+command) and the move of a table to its supergroup go through :func:`write`, so that
+the redelivery check, the compare-and-set, the timers and the delivery are the same for
+all. A tap is answered exactly once and at
 once, before any message it sets off: with a short alert when it is refused (stale,
 forged, not the tapper's turn, illegal...), silently when it changed the table, and
 silently again when it comes back after it was applied (the table remembers its callback
@@ -25,7 +26,7 @@ from bot.core import callbacks, sender
 from bot.core.callbacks import Action, BadCallback, Callback
 from bot.core.i18n import lang_of, plain
 from bot.core.models import Table
-from bot.core.services import services
+from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot, Write, table_key
 from bot.service import delivery, turns
 
@@ -164,26 +165,38 @@ async def commit(
     return snap
 
 
+def _as_is(table: Table) -> Reply | None:
+    """No change beyond the table :func:`write` was given."""
+    return None
+
+
 async def write(
-    context: ContextTypes.DEFAULT_TYPE,
+    context: AnyApp | ContextTypes.DEFAULT_TYPE,
     key: str,
-    game_id: str,
-    user_id: int,
-    change: Callable[[Table], Reply | None],
+    game_id: str | None,
+    user_id: int | None,
+    change: Callable[[Table], Reply | None] = _as_is,
     *,
     query_id: str | None = None,
     in_group: bool = False,
+    replace: Callable[[Table | None], Table] | None = None,
 ) -> tuple[Snapshot | None, Reply]:
-    """The one way a person changes a table: ``change`` under compare-and-set, the
-    messages set off (:func:`bot.service.delivery.publish`), the timers told in the same
-    commit. ``user_id`` is who acts, ``game_id`` the game he acts on (another one's table
-    refuses him as stale), ``query_id`` his tap, remembered by the table so that a tap
-    delivered again after it was applied is a no-op; ``in_group``: the tap was made in
-    the table's group, so that his hand there may answer it (docs/ephemeral.md).
+    """The one way a table changes outside a delivery: a tap, a deep link, a command
+    (/newgame, /endgame), the move of a table to its supergroup. ``change`` under
+    compare-and-set, the messages set off (:func:`bot.service.delivery.publish`), the
+    timers told in the same commit. ``user_id`` is who acts (None: nobody, the table
+    moved to a new key, whose timers are told its deadline again), ``game_id`` the game
+    he acts on (another one's table refuses him as stale; None: whatever is there, or
+    nothing), ``query_id`` his tap, remembered by the table so that a tap delivered again
+    after it was applied is a no-op; ``in_group``: the tap was made in the table's group,
+    so that his hand there may answer it (docs/ephemeral.md). ``replace`` makes the table
+    to change from the stored one (or from none), written as a new table with no
+    remembered messages (/newgame).
 
-    ``change`` runs on a fresh copy of the table (again after a conflict) and either
-    mutates it and returns how to answer, or raises :class:`Refusal`. Returns the
-    committed snapshot (None when nothing of ``change`` was applied) and how to answer.
+    ``change`` (and ``replace``) run on a fresh copy of the table (again after a
+    conflict) and either mutate it and return how to answer, or raise :class:`Refusal`.
+    Returns the committed snapshot (None when nothing of ``change`` was applied) and how
+    to answer.
     """
     svc = services(context)
 
@@ -199,9 +212,11 @@ async def write(
         # table as it was, with only that, is written.
         back: Table | None = None
         try:
-            if table is None or table.game_id != game_id:
+            if replace is not None:
+                table = replace(table)
+            elif table is None or game_id not in (None, table.game_id):
                 refuse("tap.stale")
-            if turns.is_away(table, user_id):
+            if user_id is not None and turns.is_away(table, user_id):
                 back = table.model_copy(deep=True)
             reply = change(table)
         except Refusal as exc:
@@ -214,10 +229,15 @@ async def write(
             applied = True
             if query_id is not None:
                 table.note_tap(query_id)
-                if in_group and table.seat_of(user_id) is not None:  # his hand may answer it
+                seated = user_id is not None and table.seat_of(user_id) is not None
+                if in_group and seated:  # his hand in the group may answer this tap
                     table.last_taps[str(user_id)] = (query_id, svc.clock())
-        wake = turns.tapped(table, user_id, svc.settings.computer_delay, svc.clock())
-        return Write(table, wake=wake), (applied, reply or Reply())
+        if user_id is None:
+            wake = turns.moved(table)
+        else:
+            wake = turns.tapped(table, user_id, svc.settings.computer_delay, svc.clock())
+        write = Write(table, fresh=replace is not None, wake=wake)
+        return write, (applied, reply or Reply())
 
     async with svc.lock(key):
         snap, (applied, reply) = await svc.store.transact(key, decide)

@@ -77,12 +77,6 @@ def stamp(table: Table, computer_delay: float, now: float) -> float | None:
     return None
 
 
-async def wake(svc: Services, key: str, due: float | None) -> None:
-    """After a commit whose deadline came closer: look at the table by then."""
-    if due is not None:
-        await svc.store.schedule_turn(key, due)
-
-
 def is_away(table: Table, user_id: int) -> bool:
     seat = table.seat_of(user_id)
     return table.phase == "playing" and seat is not None and table.seats[seat].away
@@ -107,6 +101,12 @@ def tapped(table: Table, user_id: int, computer_delay: float, now: float) -> flo
     (:func:`stamp`); the deadline to lower ``ct:turns`` to in the commit, if any."""
     note_active(table, user_id)
     return stamp(table, computer_delay, now)
+
+
+def moved(table: Table) -> float | None:
+    """What the timers make of a table moved to a new key (its supergroup's): its
+    deadline, told again under that key, in the same commit."""
+    return table.turn_due or None
 
 
 def seed_for(table: Table) -> int:

@@ -112,7 +112,7 @@ def start(table: Table, rng: random.Random | None = None) -> Game:
     table.phase = "playing"
     table.notice = ""
     table.show_settings = False
-    table.record_sent = False
+    table.record_asked = table.record_sent = False
     return game
 
 

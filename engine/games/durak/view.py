@@ -3,6 +3,7 @@ it (its summary, docs/records.md §6.5): both built from the state, never handin
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -82,6 +83,19 @@ class DurakViewer(DurakRules):
 
     def _sorted(self, hand: Iterable[Card]) -> list[str]:
         return cards.to_strs(sorted(hand, key=cards.sort_key_by_suit(self._trump)))
+
+    def known_to(self, seat: int | None) -> Counter[str]:
+        """seeds/durak.md: the face-up trump card, the cards on the table and the cards
+        each hand is known to hold (picked up, or the trump card drawn) are everyone's;
+        a seat knows besides his own hand, and the dummy's while he controls it. Never
+        the stock's order or the discard pile."""
+        known = [self._trump_card, *self._att, *(d for d in self._dfn if d >= 0)]
+        known += [c for hand in self._known for c in hand]
+        if seat is not None:
+            known += self._hands[seat]
+            if seat == self._controller:
+                known += self._hands[self._n]
+        return Counter(cards.to_strs(known))
 
     def view(self, seat: int | None) -> DurakView:
         """Own hand; the dummy's only for its controller; of the others only what is public."""

@@ -4,6 +4,7 @@ out."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -78,6 +79,18 @@ class FootballViewer(FootballRules):
             "ball_at": None if self._at < 0 else [self._at >> 2, self._at & 3],
             "face_up": face_up,
         }
+
+    def known_to(self, seat: int | None) -> Counter[str]:
+        """seeds/football.md §4: the face-up cards, the ball, the goals piles and the
+        balls out of the game are everyone's; a seat knows besides his own row and
+        goalkeeper, and his five dealt cards until he has placed them."""
+        own = [] if seat is None else [HOME[seat] * 4 + col for col in range(4)]
+        known = [c for pos, c in enumerate(self._field) if self._up >> pos & 1 or pos in own]
+        known += [c for k, c in enumerate(self._keepers) if self._up & KEEPER_BIT[k] or seat == k]
+        known += [self._ball, *self._out, *self._goals[0], *self._goals[1]]
+        if seat is not None and self._setup[seat] is None:
+            known += self.hand(seat)
+        return Counter(cards.to_strs([c for c in known if c >= 0]))
 
     def view(self, seat: int | None) -> FootballView:
         """seeds/football.md §4: his own row and goalkeeper, and what is face up."""
