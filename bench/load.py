@@ -23,12 +23,19 @@ Telegram, and only on 127.0.0.1:
 - updates POSTed to the webhooks round-robin, with the secret header, as Telegram does.
 
 A run: N groups (football 2 players; durak 2–6, in a fixed mix) open their tables
-through the real lobby (/newgame, pick, join, start; the 52-card deck for 5–6). Then for
-``--duration`` seconds, in each group, whoever is asked to act looks at his newest prompt
-(the private message with move buttons of the table's current game and latest position)
+through the real lobby (/newgame, pick, join, start; the 52-card deck for 5–6). Where the
+hands are goes round the groups too (``HANDS``): ``private``, every player's hand in his
+private chat (he chose it: ``ct:place`` is set before the run); ``group``, hands in the
+group as ephemeral messages (docs/ephemeral.md), the bot an administrator there;
+``group-tap``, hands in the group, the bot not an administrator (a hand is sent only in
+answer to its player's tap, and edited afterwards). Players of the two group kinds never
+opened a private chat. Then for ``--duration`` seconds, in each group, whoever is asked
+to act looks at his newest prompt (the message with move buttons of the table's current
+game and latest position, in his private chat or his ephemeral messages in the group)
 and, an exponential think time later (mean ``--think``), taps one of its buttons at
-random; a finished game gets *Play again*. Then tapping stops, and the run waits until
-every message is final.
+random; a finished game gets *Play again*, and a player whom the table asks to tap *My
+cards* (his hand could not be shown in the group) taps it. Then tapping stops, and the
+run waits until every message is final.
 
 Figures per run (times are the fake server's clock; "posted" is when the bench sent the
 update to the webhook):
@@ -37,8 +44,9 @@ update to the webhook):
   every tap of the tapping window (moves, set-up steps, Play again). ``unanswered``:
   taps never answered.
 - ``prompt``: p50/p99 of a move tap posted → the first send or edit applied in a
-  player's private chat that shows move buttons of a later position of the same game
-  (buttons carry the position's move count): the next player's prompt. Taps the bot
+  player's private chat, or to one player in the group (an ephemeral message), that shows
+  move buttons of a later position of the same game (buttons carry the position's move
+  count): the next player's prompt. Taps the bot
   refused and moves that ended the game are left out; ``missing`` counts accepted moves
   that got neither a next prompt nor the end of the game.
 - ``calls/move``: chat-directed calls the fake received from the start of tapping until
@@ -59,6 +67,8 @@ update to the webhook):
   group was sent or edited after the last accepted move or Play again (each move
   changes the table's text, its narration at least). ``None`` when that is not so
   within ``--settle`` seconds (the tables that are not, and why, are printed).
+- ``by hands``: answer p99, prompt p99 and calls/move of each kind of group (``HANDS``);
+  an ephemeral call counts as a call to the group. ``My cards``: taps on it.
 - ``bot CPU``: user+system CPU of the bot processes during the tapping window, percent of
   one core (summed); ``bench CPU``: this process (fake Telegram and players) likewise;
   ``load``: the machine's 1-minute load average when tapping started.
@@ -140,10 +150,28 @@ COLUMNS = [
 ]
 
 
+HAND_COLUMNS = [
+    ("groups", "groups"),
+    ("think_s", "think"),
+    ("processes", "procs"),
+    ("hands", "hands"),
+    ("moves", "moves"),
+    ("answer_p99_ms", "ans p99"),
+    ("prompt_p99_ms", "prm p99"),
+    ("calls_per_move", "calls/mv"),
+]
+
+
 def table_text(results: list[dict[str, Any]]) -> str:
-    rows = [[label for _, label in COLUMNS]]
-    rows += [["-" if r[k] is None else str(r[k]) for k, _ in COLUMNS] for r in results]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    """The runs' figures, then each run's by kind of hands."""
+    kinds = [{**r, **f, "hands": hands} for r in results for hands, f in r["by_hands"].items()]
+    return _table(COLUMNS, results) + "\n\n" + _table(HAND_COLUMNS, kinds)
+
+
+def _table(columns: list[tuple[str, str]], results: list[dict[str, Any]]) -> str:
+    rows = [[label for _, label in columns]]
+    rows += [["-" if r[k] is None else str(r[k]) for k, _ in columns] for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     lines = [" | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -155,7 +183,7 @@ def report(result: dict[str, Any]) -> str:
         f"== {result['groups']} groups, think {result['think_s']} s, "
         f"{result['processes']} process(es): {result['groups_started']} started, "
         f"{result['taps']} taps, {result['moves']} moves in {result['seconds']} s, "
-        f"{result['games_again']} games again",
+        f"{result['games_again']} games again, {result['my_cards']} taps on My cards",
         f"   answer p50/p99 {result['answer_p50_ms']}/{result['answer_p99_ms']} ms "
         f"({result['unanswered']} unanswered; refused: {result['refused_taps']})",
         f"   next prompt p50/p99 {result['prompt_p50_ms']}/{result['prompt_p99_ms']} ms "
@@ -166,6 +194,12 @@ def report(result: dict[str, Any]) -> str:
         f"{result['bench_cpu_pct']} %, load {result['load_average']}; bot log {result['bot_log']}",
         "   targets: " + "; ".join(verdicts(result)),
     ]
+    for hands, figures in result["by_hands"].items():
+        lines.append(
+            f"   hands {hands}: {figures['moves']} moves, answer p99 "
+            f"{figures['answer_p99_ms']} ms, prompt p99 {figures['prompt_p99_ms']} ms, "
+            f"calls/move {figures['calls_per_move']}"
+        )
     if result["groups_not_started"] or result["lobby_refusals"]:
         lines.append(f"   lobby refused {result['lobby_refusals']}")
     lines += [f"   not started: {p}" for p in result["groups_not_started"][:10]]

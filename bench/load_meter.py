@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.core.callbacks import STAMP_LEN, Action, BadCallback, Callback, decode
-from testing.chats import FakeGroup, FakeUser
+from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.fakeserver import Served
 from testing.flood import chat_directed
 
@@ -43,16 +43,28 @@ class Tap:
     """One tap as the bench made it, and what came of it."""
 
     table: Table
-    kind: str  # move, setup, again, lobby
+    kind: str  # move, setup, again, lobby, cards (My cards, where the table asks for it)
     game_id: str
     stamp: int | None  # a move button's position (moves made before it)
-    version: tuple[int, int, int]  # (chat, message, edits) of what was tapped
+    version: tuple[int, int, int, int]  # what was tapped (see version_of)
     posted: float = 0.0
     answered: float | None = None
     accepted: bool | None = None
     refusal: str | None = None  # the answer's text when the bot refused the tap
     prompt_after: float | None = None  # seconds to the next player's prompt
     ended: bool = False  # the move ended the game: no next prompt to wait for
+
+
+def version_of(message: FakeMessage) -> tuple[int, int, int, int]:
+    """(chat, receiver of an ephemeral message or 0, message, edits): a message as it
+    stood when it was tapped."""
+    return (message.chat_id, message.receiver_id or 0, message.message_id, message.edits)
+
+
+# Where each group's hands are, by group, cycled (bench/load.py's docstring): in the
+# players' private chats; in the group, the bot an administrator; in the group, not one.
+HANDS = ["private", "group", "group-tap"]
+EPHEMERAL_KEYS = ("ephemeral_message_parameters", "receiver_user_id")  # a call to one player
 
 
 # The tap being posted: set around Harness.tap, read by Meter.posted in the same task.
@@ -68,13 +80,14 @@ class Table:
     players: list[FakeUser]
     group: FakeGroup
     rng: random.Random
+    hands: str = "private"  # one of HANDS
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     game_id: str = ""
     games_seen: set[str] = field(default_factory=set)
     offered: dict[str, int] = field(default_factory=dict)  # game -> latest position offered
     ended: set[str] = field(default_factory=set)  # games whose end the group was shown
     pending: list[Tap] = field(default_factory=list)  # move taps awaiting the next prompt
-    tapped: set[tuple[int, int, int]] = field(default_factory=set)
+    tapped: set[tuple[int, int, int, int]] = field(default_factory=set)
     last_accepted: Tap | None = None  # the latest accepted tap
     last_shown: Tap | None = None  # the latest accepted move or Play again: the group shows it
     group_changed: float = 0.0  # when a message in the group was last sent or edited
@@ -107,8 +120,9 @@ class Meter:
     def __init__(self) -> None:
         self.tables: dict[int, Table] = {}  # by chat: the group and each player
         self.taps: dict[str, Tap] = {}  # by callback query id
-        # chat-directed: (done, method, status, "group" or "private")
-        self.calls: list[tuple[float, str, int, str]] = []
+        # chat-directed: (done, method, status, "group", "ephemeral" or "private", the
+        # calling table's HANDS or "")
+        self.calls: list[tuple[float, str, int, str, str]] = []
         self.last_call = 0.0
         self.webhooks: set[str] = set()
 
@@ -131,21 +145,25 @@ class Meter:
         if not chat_directed(served.method, served.params):
             return
         where = "group" if str(served.params["chat_id"]).startswith("-") else "private"
-        self.calls.append((served.done, served.method, served.status, where))
+        to_one = any(k in served.params for k in EPHEMERAL_KEYS)
+        if to_one:
+            where = "ephemeral"
         try:
             chat = int(served.params["chat_id"])
         except (TypeError, ValueError):
-            return
+            chat = 0
         table = self.tables.get(chat)
+        hands = table.hands if table is not None else ""
+        self.calls.append((served.done, served.method, served.status, where, hands))
         if table is None:
             return
         self.last_call = served.done
         table.changed.set()
         if not served.ok or not served.method.startswith(("send", "edit")):
             return
-        if chat == table.chat_id:
+        if chat == table.chat_id and not to_one:
             table.group_changed = served.done
-        self._shown(table, chat, served)
+        self._shown(table, chat == table.chat_id and not to_one, served)
 
     def _answered(self, served: Served) -> None:
         tap = self.taps.get(str(served.params.get("callback_query_id")))
@@ -168,8 +186,9 @@ class Meter:
         ):
             table.last_shown = tap
 
-    def _shown(self, table: Table, chat: int, served: Served) -> None:
-        """A message now shows these buttons: a new game, a new position, an end."""
+    def _shown(self, table: Table, public: bool, served: Served) -> None:
+        """A message now shows these buttons: a new game, a new position, an end
+        (``public``: the group's own message; else a player's hand)."""
         positions: dict[str, int] = {}
         for cb in _callbacks(served.params):
             if cb.chat_id != table.chat_id:
@@ -179,13 +198,13 @@ class Meter:
                 table.game_id = cb.game_id
             if cb.action is Action.MOVE:
                 positions[cb.game_id] = max(positions.get(cb.game_id, -1), stamp_of(cb))
-            if cb.action is Action.AGAIN and chat == table.chat_id:
+            if cb.action is Action.AGAIN and public:
                 table.ended.add(cb.game_id)
         for game, position in positions.items():
             table.offered[game] = max(table.offered.get(game, -1), position)
         for tap in list(table.pending):
             reached = positions.get(tap.game_id, -1) > (tap.stamp or 0)
-            if (reached and chat != table.chat_id) or tap.game_id in table.ended:
+            if (reached and not public) or tap.game_id in table.ended:
                 tap.prompt_after = served.done - tap.posted if reached else None
                 tap.ended = not reached
                 table.pending.remove(tap)

@@ -22,8 +22,20 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from bench.load_bots import SECRET, Bots
-from bench.load_meter import TAPPING, Meter, Table, Tap, clock, ms, quantile, stamp_of
+from bench.load_meter import (
+    HANDS,
+    TAPPING,
+    Meter,
+    Table,
+    Tap,
+    clock,
+    ms,
+    quantile,
+    stamp_of,
+    version_of,
+)
 from bot.core.callbacks import Action, decode
+from bot.core.store import place_key
 from testing.chats import Button, FakeMessage, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer, WebhookHarness
@@ -35,6 +47,7 @@ MIX = [("football", 2), ("durak", 2), ("durak", 3), ("durak", 4), ("football", 2
 MIX += [("durak", 2), ("durak", 6)]
 QUIET = 2.0  # seconds without a chat-directed call before the tables are judged final
 SETUP_TIMEOUT = 120.0  # a group whose lobby does not start in this time is left out
+MY_CARDS = "tap “My cards” for your hand"  # the table's line for whose hand waits for it
 USE_52 = (Action.OPTION, "d")  # the lobby's offer of the 52-card deck (bot.screens.render_lobby)
 LOBBY_TRIES = 4  # taps of one lobby button the bot refuses before a group gives up
 # Set in the database while a run uses it: a second bench would flush it under the first.
@@ -78,14 +91,19 @@ class Run:
         asked = []
         latest = table.offered.get(table.game_id, -1)
         for user in table.players:
-            for message in self.telegram.screen(user.id):
-                version = (message.chat_id, message.message_id, message.edits)
+            for message in self.hands(table, user):
+                version = version_of(message)
                 if version in table.tapped:
                     continue
                 buttons = [b for b in message.buttons if self._current(table, b, latest)]
                 if buttons:
                     asked.append((user, message, buttons))
         return table.rng.choice(asked) if asked else None
+
+    def hands(self, table: Table, user: FakeUser) -> list[FakeMessage]:
+        """Where he may find his hand: his private chat, his ephemeral messages in the
+        table's group."""
+        return self.telegram.screen(user.id) + self.telegram.ephemerals(table.chat_id, user.id)
 
     def _current(self, table: Table, button: Button, latest: int) -> bool:
         if action_of(button) not in PLAY_ACTIONS or is_action(Action.SETUP, "r")(button):
@@ -98,7 +116,7 @@ class Run:
     def again(self, table: Table) -> tuple[FakeMessage, Button] | None:
         """The group's Play again button for the game just over, if shown."""
         for message in self.telegram.screen(table.chat_id):
-            version = (message.chat_id, message.message_id, message.edits)
+            version = version_of(message)
             for button in message.buttons:
                 if (
                     version not in table.tapped
@@ -106,6 +124,19 @@ class Run:
                     and decode(button.callback_data).game_id == table.game_id
                 ):
                     return message, button
+        return None
+
+    def cards(self, table: Table) -> tuple[FakeUser, FakeMessage, Button] | None:
+        """A player whom the group's table asks to tap *My cards* (his hand could not be
+        shown in the group), and that button, as he would tap it."""
+        found = self.group_button(table, Action.CARDS)
+        if found is None or version_of(found[0]) in table.tapped:
+            return None
+        message, button = found
+        asked = [line for line in (message.text or "").splitlines() if MY_CARDS in line]
+        for user in table.players:
+            if any(user.first_name in line.split(":")[0] for line in asked):
+                return user, message, button
         return None
 
     def group_button(
@@ -137,7 +168,7 @@ class Run:
         assert self.h is not None
         cb = decode(button.callback_data)
         stamp = stamp_of(cb) if cb.action is Action.MOVE else None
-        version = (message.chat_id, message.message_id, message.edits)
+        version = version_of(message)
         tap = Tap(table, kind, cb.game_id, stamp, version)
         table.tapped.add(version)
         if kind == "move":
@@ -195,7 +226,7 @@ class Run:
             for _ in range(LOBBY_TRIES):
                 if await self.lobby_tap(table, creator, Action.START):
                     break
-                if await self.until(table, lambda: self.group_button(table, *USE_52), 5):
+                if await self.until(table, lambda: self.group_button(table, *USE_52), 15):
                     await self.lobby_tap(table, creator, *USE_52)
                 else:
                     await asyncio.sleep(1.0)
@@ -212,7 +243,7 @@ class Run:
         while clock() < stop_at and table.taps < max_taps:
             seen = await self.until(
                 table,
-                lambda: self.prompt(table) or self.again(table),
+                lambda: self.prompt(table) or self.again(table) or self.cards(table),
                 stop_at - clock(),
             )
             if seen is None:
@@ -230,6 +261,8 @@ class Run:
                 await self.press(table, user, message, button, kind)
             elif (again := self.again(table)) is not None:
                 await self.press(table, table.rng.choice(table.players), *again, "again")
+            elif (cards := self.cards(table)) is not None:
+                await self.press(table, *cards, "cards")
 
     # ----- final state
 
@@ -238,7 +271,7 @@ class Run:
         holding = [
             (user, message, cb)
             for user in table.players
-            for message in self.telegram.screen(user.id)
+            for message in self.hands(table, user)
             for b in message.buttons
             if action_of(b) in PLAY_ACTIONS
             and (cb := decode(b.callback_data)).chat_id == table.chat_id
@@ -256,8 +289,8 @@ class Run:
         ]
         if stale:
             return f"{where}: {len(stale)} buttons of an earlier position or game remain"
-        if not holding:
-            return f"{where}: nobody is asked to act"
+        if not holding and self.cards(table) is None:  # (a hand waiting for My cards is
+            return f"{where}: nobody is asked to act"  # final: the table says so)
         last = table.last_accepted
         moved = last is not None and last.kind == "move" and last.game_id == table.game_id
         if moved and last is not None and latest <= (last.stamp or 0):
@@ -312,22 +345,35 @@ class Run:
             await redis.flushdb()
             await redis.aclose()
 
-    def _tables(self) -> list[Table]:
+    async def _tables(self) -> list[Table]:
+        """The groups, each with its kind of hands (HANDS): the players who keep theirs in
+        the private chat chose it before (``ct:place``); the others never opened one."""
         assert self.h is not None
         tables = []
-        for i in range(self.level.groups):
-            kind, n = MIX[i % len(MIX)]
-            players = [self.h.user(f"G{i}P{j}", language_code="en") for j in range(n)]
-            group = self.h.group(f"Group {i}", creator=players[0])
-            rng = random.Random(self.args.seed * 100_000 + i)
-            table = Table(i, kind, players, group, rng)
-            self.meter.add(table)
-            tables.append(table)
+        redis = aioredis.Redis.from_url(self.args.redis_url)
+        try:
+            for i in range(self.level.groups):
+                kind, n = MIX[i % len(MIX)]
+                hands = HANDS[i % len(HANDS)]
+                private = hands == "private"
+                players = [
+                    self.h.user(f"G{i}P{j}", language_code="en", started=private) for j in range(n)
+                ]
+                for user in players if private else []:
+                    await redis.set(place_key(user.id), b"private")
+                group = self.h.group(f"Group {i}", creator=players[0])
+                group.bot_is_admin = hands == "group"
+                rng = random.Random(self.args.seed * 100_000 + i)
+                table = Table(i, kind, players, group, rng, hands)
+                self.meter.add(table)
+                tables.append(table)
+        finally:
+            await redis.aclose()
         return tables
 
     async def _measure(self) -> dict[str, Any]:
         level, args = self.level, self.args
-        tables = self._tables()
+        tables = await self._tables()
         opened = await asyncio.gather(*(self.open(t) for t in tables))
         ready = [t for t, failed in zip(tables, opened, strict=True) if failed is None]
         load = os.getloadavg()[0]
@@ -345,9 +391,9 @@ class Run:
         moves = [t for t in window if t.accepted and t.kind in ("move", "setup")]
         accepted_moves = [t for t in moves if t.kind == "move"]
         prompts = sorted(t.prompt_after for t in accepted_moves if t.prompt_after is not None)
-        calls = [(m, s, w) for done, m, s, w in self.meter.calls if start <= done <= end]
-        by_method = Counter(m for m, s, _ in calls if s != 429)
-        lobby_429 = sum(1 for d, _, s, _ in self.meter.calls if s == 429 and d < start)
+        calls = [(m, s, w, k) for done, m, s, w, k in self.meter.calls if start <= done <= end]
+        by_method = Counter(m for m, s, _, _ in calls if s != 429)
+        lobby_429 = sum(1 for d, _, s, _, _ in self.meter.calls if s == 429 and d < start)
         return {
             "groups": level.groups,
             "think_s": level.think,
@@ -359,6 +405,7 @@ class Run:
             "taps": len(window),
             "moves": len(moves),
             "games_again": sum(1 for t in window if t.kind == "again" and t.accepted),
+            "my_cards": sum(1 for t in window if t.kind == "cards"),
             "answer_p50_ms": ms(quantile(answers, 50)),
             "answer_p99_ms": ms(quantile(answers, 99)),
             "unanswered": len(window) - len(answers),
@@ -374,8 +421,8 @@ class Run:
             }
             if moves
             else {},
-            "429": sum(1 for _, s, _ in calls if s == 429),
-            "429_by": dict(Counter(f"{m} {w}" for m, s, w in calls if s == 429)),
+            "429": sum(1 for _, s, _, _ in calls if s == 429),
+            "429_by": dict(Counter(f"{m} {w}" for m, s, w, _ in calls if s == 429)),
             "429_lobby": lobby_429,
             "final_s": None if final is None else round(final, 1),
             "not_final": problems,
@@ -383,4 +430,22 @@ class Run:
             "bench_cpu_pct": round(own_cpu / (stop - start) * 100, 1),
             "load_average": round(load, 2),
             "bot_log": self.bots.log_counts(),
+            "by_hands": {hands: by_hands(window, calls, hands) for hands in HANDS},
         }
+
+
+def by_hands(
+    window: list[Tap], calls: list[tuple[str, int, str, str]], hands: str
+) -> dict[str, Any]:
+    """The run's main figures for the groups of one kind of hands (HANDS)."""
+    taps = [t for t in window if t.table.hands == hands]
+    answers = sorted(t.answered - t.posted for t in taps if t.answered is not None)
+    moves = [t for t in taps if t.accepted and t.kind in ("move", "setup")]
+    prompts = sorted(t.prompt_after for t in moves if t.kind == "move" and t.prompt_after)
+    made = sum(1 for _, s, _, k in calls if k == hands and s != 429)
+    return {
+        "moves": len(moves),
+        "answer_p99_ms": ms(quantile(answers, 99)),
+        "prompt_p99_ms": ms(quantile(prompts, 99)),
+        "calls_per_move": round(made / len(moves), 2) if moves else None,
+    }

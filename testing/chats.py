@@ -29,6 +29,9 @@ class FakeUser:
     last_name: str | None = None
     started: bool = True
     blocked: bool = False
+    # False: his clients are offline; an ephemeral message sent to him meanwhile never
+    # reaches him (the Bot API delivers them best effort; the bot is not told).
+    online: bool = True
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "is_bot": False, "first_name": self.first_name}
@@ -103,6 +106,11 @@ class FakeMessage:
     edit_date: int | None = None
     edits: int = 0
     deleted: bool = False
+    # An ephemeral message (testing.fakegram's "ephemeral messages"): the one user who
+    # sees it (as User JSON), and whether it never reached him (he was offline).
+    receiver: dict[str, Any] | None = None
+    dropped: bool = False
+    replaces: int | None = None  # shown to him in place of this group message
 
     @property
     def from_bot(self) -> bool:
@@ -136,6 +144,11 @@ class FakeMessage:
         labels = " ".join(b.text for b in self.buttons)
         return f"{self.text or self.caption or ''}\n{labels}"
 
+    @property
+    def receiver_id(self) -> int | None:
+        """The user an ephemeral message is for (None: everyone in the chat sees it)."""
+        return None if self.receiver is None else int(self.receiver["id"])
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "message_id": self.message_id,
@@ -143,6 +156,10 @@ class FakeMessage:
             "chat": self.chat,
             "date": self.date,
         }
+        if self.receiver is not None:  # Bot API 10.2: message_id 0, its own id space
+            data["message_id"] = 0
+            data["ephemeral_message_id"] = self.message_id
+            data["receiver_user"] = self.receiver
         if self.thread_id is not None:
             data["message_thread_id"] = self.thread_id
             data["is_topic_message"] = True
@@ -186,6 +203,10 @@ class Answer:
     answered: bool = False
     text: str | None = None
     show_alert: bool = False
+    chat_id: int | None = None  # the chat of the tapped message
+    message_id: int = 0  # the tapped message (an ephemeral one: its ephemeral id)
+    at: float = 0.0  # when he tapped (the server's clock)
+    ephemeral: bool = False  # the tapped message was an ephemeral one
 
 
 @dataclass

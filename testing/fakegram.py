@@ -22,9 +22,18 @@ editMessageCaption, deleteMessage(s), sendDocument, answerCallbackQuery, getChat
 getChatMember, getChatAdministrators, pin/unpinChatMessage, sendChatAction,
 set/get/deleteMyCommands, setMyDescription, setMyShortDescription, setChatMenuButton,
 getUpdates (always empty),
-set/deleteWebhook. Errors, worded as Telegram words them: 400 chat not found, message to
+set/deleteWebhook; ephemeral messages (sendMessage's ``ephemeral_message_parameters``,
+editEphemeralMessageText, editEphemeralMessageReplyMarkup, deleteEphemeralMessage) as
+docs/ephemeral.md reads the Bot API: only the receiver sees one (:meth:`FakeTelegram.seen_by`),
+it is named by chat, receiver and ephemeral id, a tap on one arrives as a callback query
+whose message has ``message_id`` 0, and it may be sent by an administrator at any time
+or by anyone within :data:`EPHEMERAL_REPLY_WINDOW` seconds of the receiver's tap in that
+chat (else 400 CHAT_ADMIN_REQUIRED, or "query is too old"); unknown or missing
+parameters are 400s; a receiver who is offline (:attr:`FakeUser.online`) never gets one.
+Errors, worded as Telegram words them: 400 chat not found, message to
 edit / delete / be replied not found, message is not modified, message can't be edited,
-BUTTON_DATA_INVALID, message is too long, can't parse entities (HTML), query is too old;
+BUTTON_DATA_INVALID, BUTTON_TYPE_INVALID (a Mini App button outside a private chat),
+message is too long, can't parse entities (HTML), query is too old;
 403 bot can't initiate conversation with a user, bot was blocked by the user, bot was
 kicked from the group; 429 flood control (:meth:`FakeTelegram.flood`, a per-group rate
 with ``group_rate_per_minute``, or Telegram's limits on every chat by
@@ -78,13 +87,39 @@ TAG: ContextVar[str | None] = ContextVar("fakegram_tag", default=None)
 # spent waiting for a busy event loop counts in its handling time.
 ARRIVED: ContextVar[float | None] = ContextVar("fakegram_arrived", default=None)
 COMMAND = re.compile(r"[a-z0-9_]{1,32}")
+# Seconds after a user's tap within which any bot may send him an ephemeral message that
+# quotes the tap's callback_query_id (docs/ephemeral.md); an administrator needs none.
+EPHEMERAL_REPLY_WINDOW = 15.0
+EPHEMERAL_FIELDS = frozenset(
+    {"receiver_user_id", "callback_query_id", "replace_callback_query_message"}
+)
+_EDIT_TEXT = frozenset(
+    {
+        "chat_id",
+        "receiver_user_id",
+        "ephemeral_message_id",
+        "text",
+        "parse_mode",
+        "entities",
+        "link_preview_options",
+        "reply_markup",
+    }
+)
+_EPHEMERAL_METHODS = {
+    "editEphemeralMessageText": _EDIT_TEXT,
+    "editEphemeralMessageReplyMarkup": frozenset(
+        {"chat_id", "receiver_user_id", "ephemeral_message_id", "reply_markup"}
+    ),
+    "deleteEphemeralMessage": frozenset({"chat_id", "receiver_user_id", "ephemeral_message_id"}),
+}
 
 
 # Every Bot API method PTB knows, by its name in lower case: PTB's ``Bot`` has each under
-# its documented camelCase name as well as in snake_case.
+# its documented camelCase name as well as in snake_case; and those newer than PTB 22.8's
+# Bot API 10.0 that the fake simulates.
 _DOCUMENTED = {
     name.lower(): name for name in dir(Bot) if name[:1].islower() and name != name.lower()
-}
+} | {name.lower(): name for name in _EPHEMERAL_METHODS}
 
 
 def documented(method: str) -> str:
@@ -132,6 +167,12 @@ class FakeTelegram:
         self.faults: list[Fault] = []
         self.update_ids: set[int] = set()  # every update delivered (the bot keeps them)
         self.group_rate_per_minute: int | None = None
+        # Ephemeral messages by (chat, receiver); each chat numbers them on its own.
+        self.ephemeral: dict[tuple[int, int], dict[int, FakeMessage]] = {}
+        self._next_ephemeral: dict[int, itertools.count[int]] = {}
+        # The taps of the last EPHEMERAL_REPLY_WINDOW seconds (kept without ``history``
+        # too): an ephemeral message may answer one of them.
+        self.recent_taps: dict[str, Answer] = {}
         self._sent_at: dict[int, list[float]] = {}
         self._next_message_id: dict[int, itertools.count[int]] = {}
         self._next_file = itertools.count(1)
@@ -180,6 +221,15 @@ class FakeTelegram:
         )
         self.messages.setdefault(chat_id, {})[message.message_id] = message
         return message
+
+    def note_tap(self, query_id: str, answer: Answer) -> None:
+        """A callback query is sent to the bot: to be answered, and for 15 seconds one that
+        an ephemeral message may answer."""
+        self.queries[query_id] = answer
+        self.recent_taps = {
+            q: a for q, a in self.recent_taps.items() if answer.at - a.at <= EPHEMERAL_REPLY_WINDOW
+        }
+        self.recent_taps[query_id] = answer
 
     def age(self, chat_id: int, next_message_id: int) -> None:
         """Makes a chat look long-lived: its next message gets this id."""
@@ -233,6 +283,26 @@ class FakeTelegram:
             for m in self.messages.get(chat_id, {}).values()
             if not m.deleted and (thread_id is None or m.thread_id == thread_id)
         ]
+
+    def ephemerals(self, chat_id: int, user_id: int, *, dropped: bool = False) -> list[FakeMessage]:
+        """The live ephemeral messages to ``user_id`` in a chat, oldest first; ``dropped``:
+        those that never reached him too (everything the bot sent him there)."""
+        found = self.ephemeral.get((chat_id, user_id), {}).values()
+        return [m for m in found if not m.deleted and (dropped or not m.dropped)]
+
+    def seen_by(
+        self, chat_id: int, user_id: int, thread_id: int | None = None
+    ) -> list[FakeMessage]:
+        """What ``user_id`` sees of a group (or a topic): its messages, except those an
+        ephemeral message to him was shown in place of, then his ephemeral messages."""
+        mine = [
+            m
+            for m in self.ephemerals(chat_id, user_id)
+            if thread_id is None or m.thread_id == thread_id
+        ]
+        replaced = {m.replaces for m in mine}
+        public = [m for m in self.screen(chat_id, thread_id) if m.message_id not in replaced]
+        return public + mine
 
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method and c.error is None]
@@ -372,6 +442,8 @@ class FakeTelegram:
                 url = button.get("url")
                 if url is not None and not re.match(r"(https?|tg)://", url):
                     raise bad(f"inline keyboard button URL '{url}' is invalid: Wrong HTTP URL")
+                if "web_app" in button and params.get("chat_id") in self.groups:
+                    raise bad("BUTTON_TYPE_INVALID")  # Mini App buttons: private chats only
                 out_row.append(dict(button))
             rows.append(out_row)
         if sum(len(r) for r in rows) > 100:
@@ -458,18 +530,128 @@ class FakeTelegram:
             raise bad("message to be replied not found")
 
     def _api_sendmessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        for old in ("receiver_user_id", "callback_query_id"):  # Bot API 10.2's shape
+            if old in params:
+                raise bad(f"unknown parameter {old}: use ephemeral_message_parameters")
         chat_id = self._chat(params)
+        ephemeral = self._ephemeral_to(chat_id, params.get("ephemeral_message_parameters"))
         self._reply_ok(chat_id, params)
         text, entities = self._text(params)
-        message = self.new_message(
-            chat_id,
-            self.bot_json_short(),
-            text=text,
-            entities=entities,
-            reply_markup=self._markup(params),
-            thread_id=self._thread(chat_id, params),
+        fields: dict[str, Any] = {
+            "text": text,
+            "entities": entities,
+            "reply_markup": self._markup(params),
+            "thread_id": self._thread(chat_id, params),
+        }
+        if ephemeral is not None:
+            return self._new_ephemeral(chat_id, *ephemeral, fields).to_json()
+        return self.new_message(chat_id, self.bot_json_short(), **fields).to_json()
+
+    # ----- ephemeral messages (Bot API 10.2, reshaped by 10.3; docs/ephemeral.md)
+
+    def _ephemeral_to(self, chat_id: int, raw: Any) -> tuple[FakeUser, int | None] | None:
+        """Who an ephemeral message goes to, checked as the Bot API checks it: his user
+        and the group message it replaces (None: not an ephemeral message)."""
+        if raw is None:
+            return None
+        if isinstance(raw, str):
+            raw = json.loads(raw)
+        if not isinstance(raw, dict):
+            raise bad("can't parse ephemeral message parameters")
+        unknown = sorted(set(raw) - EPHEMERAL_FIELDS)
+        if unknown:
+            raise bad(f"can't parse ephemeral message parameters: unknown field {unknown[0]}")
+        receiver = raw.get("receiver_user_id")
+        if not isinstance(receiver, int) or isinstance(receiver, bool):
+            raise bad("ephemeral message parameters: receiver_user_id is required")
+        group = self.groups.get(chat_id)
+        if group is None:
+            raise bad("ephemeral messages can be sent only to groups and supergroups")
+        user = self.users.get(receiver)
+        if user is None or receiver in group.outsiders:
+            raise bad("PARTICIPANT_ID_INVALID")
+        query_id, replace = raw.get("callback_query_id"), raw.get("replace_callback_query_message")
+        if query_id is None:
+            if replace:
+                raise bad("replace_callback_query_message needs a callback_query_id")
+            if not group.bot_is_admin:
+                raise bad("CHAT_ADMIN_REQUIRED")
+            return user, None
+        tap = self.recent_taps.get(str(query_id))
+        if tap is None or self.clock() - tap.at > EPHEMERAL_REPLY_WINDOW:
+            raise bad(QUERY_INVALID.removeprefix("Bad Request: "))
+        if tap.user_id != receiver or tap.chat_id != chat_id:
+            raise bad("the callback query was sent by another user or in another chat")
+        if replace and tap.ephemeral:
+            raise bad(
+                "replace_callback_query_message must be False for callback queries from "
+                "ephemeral messages"
+            )
+        return user, tap.message_id if replace else None
+
+    def _new_ephemeral(
+        self, chat_id: int, user: FakeUser, replaces: int | None, fields: dict[str, Any]
+    ) -> FakeMessage:
+        counter = self._next_ephemeral.setdefault(chat_id, itertools.count(1))
+        message = FakeMessage(
+            chat_id=chat_id,
+            message_id=next(counter),
+            date=int(self.clock()),
+            sender=self.bot_json_short(),
+            chat=self.chat_json(chat_id),
+            receiver=user.to_json(),
+            dropped=not user.online,
+            replaces=replaces,
+            **fields,
         )
-        return message.to_json()
+        self.ephemeral.setdefault((chat_id, user.id), {})[message.message_id] = message
+        return message
+
+    def _ephemeral(self, method: str, params: dict[str, Any], missing: str) -> FakeMessage:
+        """The ephemeral message a call names by chat, receiver and id (every other
+        parameter the method does not take is refused)."""
+        unknown = sorted(set(params) - _EPHEMERAL_METHODS[method])
+        if unknown:
+            raise bad(f"unknown parameter {unknown[0]}")
+        chat_id = self._chat(params)
+        receiver, number = params.get("receiver_user_id"), params.get("ephemeral_message_id")
+        if not isinstance(receiver, int) or not isinstance(number, int):
+            raise bad("receiver_user_id and ephemeral_message_id are required")
+        message = self.ephemeral.get((chat_id, receiver), {}).get(number)
+        if message is None or message.deleted:
+            raise bad(missing)
+        return message
+
+    def _api_editephemeralmessagetext(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        message = self._ephemeral("editEphemeralMessageText", params, "message to edit not found")
+        text, entities = self._text(params)
+        markup = self._markup(params)
+        if (text, entities, markup) == (message.text, message.entities, message.reply_markup):
+            raise bad(NOT_MODIFIED.removeprefix("Bad Request: "))
+        message.text, message.entities, message.reply_markup = text, entities, markup
+        self._edited(message)
+        return True
+
+    def _api_editephemeralmessagereplymarkup(
+        self, params: dict[str, Any], files: dict[str, Any]
+    ) -> Any:
+        message = self._ephemeral(
+            "editEphemeralMessageReplyMarkup", params, "message to edit not found"
+        )
+        markup = self._markup(params)
+        if markup == message.reply_markup:
+            raise bad(NOT_MODIFIED.removeprefix("Bad Request: "))
+        message.reply_markup = markup
+        self._edited(message)
+        return True
+
+    def _api_deleteephemeralmessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        message = self._ephemeral("deleteEphemeralMessage", params, "message to delete not found")
+        message.deleted = True
+        if not self.history:
+            assert message.receiver_id is not None
+            del self.ephemeral[message.chat_id, message.receiver_id][message.message_id]
+        return True
 
     def bot_json_short(self) -> dict[str, Any]:
         return {k: self.bot_json[k] for k in ("id", "is_bot", "first_name", "username")}

@@ -28,7 +28,7 @@ from telegram import Update
 from telegram.ext import Application
 
 from bot import inbox
-from testing.chats import BOT_USERNAME, Answer, Button, FakeGroup, FakeMessage, FakeUser
+from testing.chats import BOT_ID, BOT_USERNAME, Answer, Button, FakeGroup, FakeMessage, FakeUser
 from testing.errors import NOT_MODIFIED
 from testing.fakegram import ARRIVED, TAG, FakeTelegram
 from testing.html import command_entities
@@ -161,6 +161,27 @@ class Harness:
             change["new_chat_member"]["until_date"] = 0
         await self.feed({"my_chat_member": change})
 
+    async def promote(self, group: FakeGroup, by: FakeUser, *, admin: bool = True) -> None:
+        """``by`` makes the bot an administrator of ``group`` (``admin`` False: takes it
+        back), and the bot gets its ``my_chat_member``."""
+        group.bot_is_admin = True
+        administrator = self.server._member(group, BOT_ID)
+        group.bot_is_admin = admin
+        member = {"status": "member", "user": self.server.bot_json_short()}
+        old, new = (member, administrator) if admin else (administrator, member)
+        change: dict[str, Any] = {
+            "chat": group.chat_json(),
+            "from": by.to_json(),
+            "date": int(self.server.clock()),
+            "old_chat_member": old,
+            "new_chat_member": new,
+        }
+        await self.feed({"my_chat_member": change})
+
+    def hands(self, user: FakeUser, group: FakeGroup) -> list[FakeMessage]:
+        """The ephemeral messages ``user`` sees in ``group``, oldest first."""
+        return self.server.ephemerals(group.id, user.id)
+
     def topic(self, group: FakeGroup, name: str) -> int:
         """Creates a forum topic; its id is the id of its service message, as on Telegram."""
         assert group.is_forum, "topics exist only in forum supergroups"
@@ -277,10 +298,18 @@ class Harness:
         assert not message.deleted, "the message is gone; nobody can tap it"
         if message.chat_id in self.server.users:
             assert message.chat_id == user.id, "nobody sees another user's private chat"
+        if message.receiver is not None:
+            assert message.receiver_id == user.id, "an ephemeral message is its receiver's"
+            assert not message.dropped, "the ephemeral message never reached him"
         button = self.find(message, pick)
         assert button.callback_data is not None, f"{button.text!r} is a URL button: follow it"
         return await self.tap_data(
-            user, message.chat_id, message.message_id, button.callback_data, app
+            user,
+            message.chat_id,
+            message.message_id,
+            button.callback_data,
+            app,
+            ephemeral=message.receiver is not None,
         )
 
     def find(self, message: FakeMessage, pick: Pick) -> Button:
@@ -298,9 +327,15 @@ class Harness:
         message_id: int,
         data: str,
         app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+        *,
+        ephemeral: bool = False,
     ) -> Answer:
-        """A callback query with any data, as a modified client could send it."""
-        message = self.server.messages.get(chat_id, {}).get(message_id)
+        """A callback query with any data, as a modified client could send it
+        (``ephemeral``: ``message_id`` is the id of his ephemeral message there)."""
+        if ephemeral:
+            message = self.server.ephemeral.get((chat_id, user.id), {}).get(message_id)
+        else:
+            message = self.server.messages.get(chat_id, {}).get(message_id)
         query_id = str(next(self._query_ids) * 7919 + 4_000_000_000_000)
         query: dict[str, Any] = {
             "id": query_id,
@@ -316,7 +351,9 @@ class Harness:
                 "chat": self.server.chat_json(chat_id),
                 "date": 0,
             }
-        answer = self.server.queries[query_id] = Answer(user.id, data)
+        answer = Answer(user.id, data, chat_id=chat_id, message_id=message_id, ephemeral=ephemeral)
+        answer.at = self.server.clock()
+        self.server.note_tap(query_id, answer)
         await self.feed({"callback_query": query}, app)
         return answer
 

@@ -24,11 +24,14 @@ REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_TEST_DB}"
 
 def settings(**overrides: Any) -> Settings:
     """What a test's bot runs with: no coalescing delay, no rate limiter (a test that is
-    about them turns them on), the test database; ``overrides`` on top."""
+    about them turns them on), the test database, hands in private chats unless a player
+    chooses the group (the tests of hands in the group ask for ``hands="group"``, the
+    bot's own default: tests/conftest.py's ``group_harness``); ``overrides`` on top."""
     values: dict[str, Any] = {
         "telegram_bot_token": BOT_TOKEN,
         "redis_url": REDIS_URL,
         "table_edit_interval": 0,
         "rate_limit": False,
+        "hands": "private",
     }
     return Settings(**{**values, **overrides})

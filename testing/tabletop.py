@@ -117,10 +117,20 @@ class Tabletop:
             await self.join(user)
         await self.start(players[0])
 
+    def hand_messages(self, user: FakeUser) -> list[FakeMessage]:
+        """Where ``user`` may find his hand: his private chat, then his ephemeral
+        messages in this table's group (docs/ephemeral.md), oldest first in each."""
+        group = [
+            m
+            for m in self.h.hands(user, self.group)
+            if self.thread is None or m.thread_id == self.thread
+        ]
+        return self.h.screen(user) + group
+
     def prompt(self, user: FakeUser) -> FakeMessage | None:
-        """The private message asking ``user`` to act now at this table, if any (he may
-        sit at several tables at once)."""
-        for message in reversed(self.h.screen(user)):
+        """The message asking ``user`` to act now at this table, if any (he may sit at
+        several tables at once): in his private chat or, newest first, in the group."""
+        for message in reversed(self.hand_messages(user)):
             if message.from_bot and any(
                 action_of(b) in PLAY_ACTIONS and self.addressed(b) for b in message.buttons
             ):
@@ -278,19 +288,23 @@ def leaks(text: str, hidden: set[str]) -> list[str]:
 class LeakWatch:
     """Checks, after each update, everything shown since the last check against what its
     reader may know at that moment: the group message (text, buttons, their data), each
-    player's private messages and the alerts he got. Visibility is not monotone (durak's
-    dummy changes controller), so each thing shown is judged against the state it was
-    shown in."""
+    player's private messages, his ephemeral messages in the group (those that never
+    reached him too: the bot sent them) and the alerts he got. An ephemeral message to
+    someone who is not seated may show no card at all. Visibility is not monotone
+    (durak's dummy changes controller), so each thing shown is judged against the state
+    it was shown in."""
 
     def __init__(self, top: Tabletop) -> None:
         self.top = top
-        self.seen: set[tuple[int, int, str]] = set()  # (chat, message, piece) checked
+        # (chat, receiver of an ephemeral message or 0, message, piece) checked
+        self.seen: set[tuple[int, int, int, str]] = set()
         self.answers: set[str] = set()  # callback queries whose answer was checked
         self.checks = 0
 
-    def _unchecked(self, messages: list[FakeMessage]) -> list[tuple[int, int, str]]:
+    def _unchecked(self, messages: list[FakeMessage]) -> list[tuple[int, int, int, str]]:
         """Texts and buttons (label and data) of the bot's messages not checked yet, each
-        as (chat, message, piece); a message that only lost its buttons shows nothing new."""
+        as (chat, receiver or 0, message, piece); a message that only lost its buttons
+        shows nothing new."""
         out = []
         for message in messages:
             if not message.from_bot:
@@ -298,7 +312,7 @@ class LeakWatch:
             pieces = [message.text or message.caption or ""]
             pieces += [f"{b.text} {b.callback_data or ''}" for b in message.buttons]
             for piece in pieces:
-                mark = (message.chat_id, message.message_id, piece)
+                mark = (message.chat_id, message.receiver_id or 0, message.message_id, piece)
                 if mark not in self.seen:
                     out.append(mark)
         return out
@@ -307,7 +321,15 @@ class LeakWatch:
         """What :meth:`_unchecked` finds, counted as checked from now on."""
         marks = self._unchecked(messages)
         self.seen.update(marks)
-        return [piece for _, _, piece in marks]
+        return [piece for *_, piece in marks]
+
+    def _ephemeral(self, user_id: int) -> list[FakeMessage]:
+        """Every ephemeral message the bot sent ``user_id`` in this table's group (or
+        topic), whether it reached him or not; one per id, apart from the group's own."""
+        top = self.top
+        sent = top.h.server.ephemerals(top.group.id, user_id, dropped=True)
+        mine = [m for m in sent if top.thread is None or m.thread_id == top.thread]
+        return mine
 
     def _ours(self, data: str | None) -> bool:
         """Whether a callback was addressed to this table (garbage counts as ours)."""
@@ -350,13 +372,19 @@ class LeakWatch:
         ]
         for shown in self._fresh(in_group):
             assert not leaks(shown, public), f"group shows {leaks(shown, public)}: {shown}"
+        everything, _ = visible_cards(kind, state, None)
+        for (chat, receiver), _messages in h.server.ephemeral.items():
+            if chat == top.group.id and receiver not in seat_of:
+                for shown in self._fresh(self._ephemeral(receiver)):
+                    found = leaks(shown, everything)
+                    assert not found, f"{receiver}, not seated, is shown {found}: {shown}"
         for user_id, seat in seat_of.items():
             secret = hidden_cards(kind, state, seat)
             mine = h.server.screen(user_id)
             if self._unchecked(mine):  # other tables' hands are his too: not judged here
                 elsewhere = await self._elsewhere(user_id)
                 mine = [m for m in mine if m.message_id not in elsewhere]
-            fresh = self._fresh(mine)
+            fresh = self._fresh(mine) + self._fresh(self._ephemeral(user_id))
             for query_id, answer in h.server.queries.items():
                 fresh_answer = answer.text and query_id not in self.answers
                 if answer.user_id == user_id and fresh_answer and self._ours(answer.data):

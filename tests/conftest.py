@@ -121,6 +121,19 @@ async def harness(
 
 
 @pytest.fixture
+async def group_harness(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    fake_redis: aioredis.Redis,
+) -> AsyncIterator[Harness]:
+    """The bot with its own default: every player's hand in the group, as an ephemeral
+    message (docs/ephemeral.md)."""
+    async for h in harness_on(request, server, make_app, fake_redis, hands="group"):
+        yield h
+
+
+@pytest.fixture
 async def real_harness(
     request: pytest.FixtureRequest,
     server: FakeTelegram,

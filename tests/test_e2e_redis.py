@@ -29,7 +29,7 @@ from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, settle, stop_app
 from testing.html import parse_html
-from testing.tabletop import LeakWatch, Tabletop, stored, table_key
+from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, stored, table_key
 
 pytestmark = pytest.mark.redis
 
@@ -64,7 +64,7 @@ async def test_two_processes_apply_a_double_tap_once(
         user = asked(top, players)
         message = top.prompt(user)
         assert message is not None
-        buttons = [b for b in message.buttons if b.callback_data]
+        buttons = [b for b in message.buttons if action_of(b) in PLAY_ACTIONS]
         one = rng.choice(buttons)
         other = (
             one

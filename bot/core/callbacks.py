@@ -62,6 +62,7 @@ class Action(StrEnum):
     BACK = "K"  # "I'm back" on the hand of a player who is away
     STANDINGS = "T"  # arg: "p" post the board, "s" switch it, "=" its game; then f or d
     FORGET = "F"  # /forgetme's confirmation in a private chat (chat: the user himself)
+    PLACE = "W"  # on a hand: move it between the group and the private chat
 
 
 class BadCallback(ValueError):

@@ -52,6 +52,14 @@ class Settings(BaseSettings):
     # asked to act for this many seconds; sooner, his message is edited in place (he is
     # looking at it, and it saves a call).
     ring_after: float = 10.0
+    # Telegram publishes no limits of their own for ephemeral messages (docs/ephemeral.md):
+    # until measured otherwise each ephemeral call counts against the group's 20 a
+    # minute as well as the bot's 30 a second. False: against the receiver's own chat
+    # budget instead (one a second), for an operator who measured otherwise.
+    ephemeral_group_budget: bool = True
+    # Where a player's hand lives until he chooses (the switch on his hand, remembered):
+    # "group", an ephemeral message only he sees there, or "private", his private chat.
+    hands: Literal["group", "private"] = "group"
     # Seconds a game is kept after its last change (finished and abandoned games expire).
     game_ttl: int = 2 * 24 * 3600
     # Seconds between two computer moves (and before a computer plays for someone away),

@@ -35,6 +35,9 @@ GameKind = Annotated[str, AfterValidator(_known_game)]
 # shown; abandoned: stopped by /endgame.
 Phase = Literal["pick", "lobby", "playing", "finished", "abandoned"]
 TURN_TIMES = (30, 60, 120, 300, 0)  # seconds; 0 = no limit
+# Where a player's hand lives: an ephemeral message in the group (only he sees it;
+# docs/ephemeral.md), or his private chat with the bot.
+Place = Literal["group", "private"]
 RECENT_EVENTS = 6
 # Applied taps remembered per table: far more than can be in flight while one is redelivered.
 TAPS_KEPT = 32
@@ -116,6 +119,15 @@ class Seat(BaseModel):
     # him until he taps again (bot.service.turns).
     timeouts: int = 0
     away: bool = False
+    # Where his hand lives (his choice, remembered for his next games: bot.core.store's
+    # ct:place); a table in a private chat keeps it there whatever he chose.
+    place: Place = "group"
+    # False once the group refused an ephemeral message to him: his hand goes to his
+    # private chat, or waits for "My cards", which makes it True again.
+    group_ok: bool = True
+    # Bumped by "My cards" and by a switch of place: his hand in the group comes as a new
+    # ephemeral message (the old one is deleted and no longer edited).
+    renew: int = 0
 
 
 class Table(BaseModel):
@@ -161,6 +173,14 @@ class Table(BaseModel):
     # again after it was committed (its process died before answering) is recognised
     # in the compare-and-set and answered silently, not refused (bot.service.taps.commit).
     taps: list[str] = Field(default_factory=list)
+    # The bot is an administrator of the group (as far as it knows: its my_chat_member
+    # updates, /newgame's check, Telegram's refusals): it may then send a player's hand to
+    # the group at any time, not only in answer to his tap (docs/ephemeral.md).
+    bot_admin: bool = False
+    # Each person's latest tap applied here (str(user id) -> its callback query id, when):
+    # for 15 seconds an ephemeral message may answer it, administrator or not
+    # (bot.service.delivery).
+    last_taps: dict[str, tuple[str, float]] = Field(default_factory=dict)
     version: int = Field(default=0, exclude=True)  # CAS version, stored beside the JSON
 
     @property
@@ -200,3 +220,4 @@ class Slot(BaseModel):
     phase: str = ""
     game: str = ""
     quiet: float = 0.0  # when he last stopped being asked to act (a hand: bot.service.delivery)
+    renew: int = 0  # an ephemeral hand: the seat's ``renew`` it was sent for

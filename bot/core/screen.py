@@ -18,6 +18,7 @@ class Button:
     data: str | None = None  # callback_data (see bot.core.callbacks)
     url: str | None = None
     web_app: str | None = None  # opens this HTTPS page as a Mini App (private chats only)
+    asks: bool = True  # a tap on it is asked of its reader (False: a setting, e.g. where)
 
 
 @dataclass(frozen=True)
@@ -27,9 +28,9 @@ class Screen:
 
     @property
     def prompt(self) -> bool:
-        """True when it asks its reader to act (it carries buttons that act; a link or
-        the Mini App's button asks nothing)."""
-        return any(b.data for row in self.rows for b in row)
+        """True when it asks its reader to act (it carries buttons that act; a link, the
+        Mini App's button or a setting asks nothing)."""
+        return any(b.data and b.asks for row in self.rows for b in row)
 
     def digest(self) -> str:
         h = hashlib.blake2b(self.text.encode(), digest_size=12)

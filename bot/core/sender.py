@@ -68,6 +68,54 @@ async def strip_buttons(bot: Bot, chat_id: int, message_id: int) -> None:
     await _call(bot, "editMessageReplyMarkup", {"chat_id": chat_id, "message_id": message_id})
 
 
+# Ephemeral messages (Bot API 10.2, reshaped by 10.3; docs/ephemeral.md): a message in a
+# group that only ``receiver`` sees, named by (chat, receiver, its ephemeral id) from then
+# on. PTB 22.8 speaks Bot API 10.0, so these go through _call like the calls above.
+
+
+async def send_ephemeral(
+    bot: Bot,
+    chat_id: int,
+    thread_id: int | None,
+    receiver: int,
+    screen: Screen,
+    *,
+    query_id: str | None = None,
+) -> int:
+    """Send ``screen`` to ``receiver`` alone in the group ``chat_id``; its ephemeral id.
+    ``query_id``: the callback query of his tap it answers (any bot may within 15 seconds
+    of it; without it the bot must be an administrator of the group)."""
+    ephemeral: dict[str, Any] = {"receiver_user_id": receiver}
+    if query_id is not None:
+        ephemeral["callback_query_id"] = query_id
+    params = {"chat_id": chat_id, "ephemeral_message_parameters": ephemeral, **_params(screen)}
+    if thread_id is not None:
+        params["message_thread_id"] = thread_id
+    message = await _call(bot, "sendMessage", params)
+    return int(message["ephemeral_message_id"])
+
+
+def _named(chat_id: int, receiver: int, ephemeral_id: int) -> dict[str, Any]:
+    return {"chat_id": chat_id, "receiver_user_id": receiver, "ephemeral_message_id": ephemeral_id}
+
+
+async def edit_ephemeral(
+    bot: Bot, chat_id: int, receiver: int, ephemeral_id: int, screen: Screen
+) -> None:
+    """Show ``screen`` in his ephemeral message instead of what it shows."""
+    params = {**_named(chat_id, receiver, ephemeral_id), **_params(screen)}
+    await _call(bot, "editEphemeralMessageText", params)
+
+
+async def strip_ephemeral(bot: Bot, chat_id: int, receiver: int, ephemeral_id: int) -> None:
+    """Take the buttons away from his ephemeral message."""
+    await _call(bot, "editEphemeralMessageReplyMarkup", _named(chat_id, receiver, ephemeral_id))
+
+
+async def delete_ephemeral(bot: Bot, chat_id: int, receiver: int, ephemeral_id: int) -> None:
+    await _call(bot, "deleteEphemeralMessage", _named(chat_id, receiver, ephemeral_id))
+
+
 async def send_text(
     bot: Bot,
     chat_id: int,

@@ -9,6 +9,9 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
         m:table    Slot JSON of the group message (lobby, then the table, then the result)
         m:u<uid>   Slot JSON of user <uid>'s private message: his lobby confirmation,
                    then his hand
+        m:e<uid>   Slot JSON of user <uid>'s ephemeral message in the group (only he sees
+                   it; docs/ephemeral.md): his lobby confirmation, then his hand, when
+                   his hand lives in the group
         x:<chat>:<message>  a message to delete (superseded, or sent by a delivery that
                    lost its lease): the next delivery deletes it
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
@@ -17,6 +20,9 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
     ct:closed:<uid>  set of the table keys where user <uid>'s private chat refused us
                    (his seat's ``dm_ok`` is false): when he opens the chat again (/start),
                    his hands there are shown (bot.service.delivery.reopen)
+
+    ct:place:<uid>  "group" or "private": where user <uid> chose to keep his hands (none:
+                   the HANDS setting's); his seats take it when he sits down
 
     ct:due         sorted set of table keys, scored by when they are due (ms): messages
                    left for later (coalesced, held back by the rate limits, refused by
@@ -78,7 +84,7 @@ import redis.asyncio as aioredis
 from pydantic import ValidationError
 from redis.asyncio.client import PubSub
 
-from bot.core.models import Slot, Table
+from bot.core.models import Place, Slot, Table
 
 log = logging.getLogger(__name__)
 
@@ -277,6 +283,15 @@ def closed_key(user_id: int) -> str:
 
 def user_slot(user_id: int) -> str:
     return f"{SLOT}u{user_id}"
+
+
+def group_slot(user_id: int) -> str:
+    """The slot of ``user_id``'s ephemeral hand in the group."""
+    return f"{SLOT}e{user_id}"
+
+
+def place_key(user_id: int) -> str:
+    return f"{KEY_PREFIX}:place:{user_id}"
 
 
 def junk_field(chat_id: int, message_id: int) -> str:
@@ -552,6 +567,14 @@ class Store:
                     pipe.sadd(closed_key(user_id), key)
                     pipe.expire(closed_key(user_id), self.ttl)
             await pipe.execute()
+
+    async def place(self, user_id: int) -> Place | None:
+        """Where ``user_id`` chose to keep his hands (``ct:place``; None: he never chose)."""
+        raw = await self.redis.get(place_key(user_id))
+        return None if raw is None else "private" if _text(raw) == "private" else "group"
+
+    async def set_place(self, user_id: int, place: Place) -> None:
+        await self.redis.set(place_key(user_id), place.encode())
 
     async def closed_to(self, user_id: int) -> list[str]:
         """The table keys where ``user_id``'s private chat refused us."""

@@ -11,7 +11,7 @@ from telegram.ext import ContextTypes
 from bot.core import names, sender
 from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
-from bot.core.models import TURN_TIMES, Seat, Table
+from bot.core.models import TURN_TIMES, Place, Seat, Table
 from bot.core.services import services
 from bot.core.store import Snapshot, table_key
 from bot.handlers import members
@@ -36,11 +36,13 @@ def display_name(user: User) -> str:
     return names.of(user)
 
 
-def _seat(table: Table, user: User) -> None:
+def _seat(table: Table, user: User, place: Place) -> None:
     """Seat ``user`` in the lobby, or refuse to say why he cannot sit down now (that it is
-    still his game, :func:`bot.service.taps.write` has checked). His private confirmation
-    is the delivery's (it becomes his hand message); if his private chat refuses it, he is
-    unseated and the lobby offers the deep link (:func:`bot.service.delivery.set_reachable`)."""
+    still his game, :func:`bot.service.taps.write` has checked). His confirmation is the
+    delivery's (it becomes his hand message): ``place`` says where he keeps his hands (in
+    the group, the confirmation is an ephemeral message answering his tap); if his private
+    chat refuses it, he is unseated and the lobby offers the deep link
+    (:func:`bot.service.delivery.set_reachable`)."""
     _in_lobby(table)
     if table.private and table.chat_id != user.id:
         refuse("join.not_yours")
@@ -49,12 +51,19 @@ def _seat(table: Table, user: User) -> None:
     if len(table.seats) >= games.seat_cap(table):
         refuse("join.full")
     lang = lang_of(user.language_code)
-    table.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang))
+    table.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang, place=place))
     table.notice = ""
+
+
+async def _place(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> Place:
+    """Where his hands live: his choice, else the bot's default (the HANDS setting)."""
+    svc = services(context)
+    return await svc.store.place(user_id) or svc.settings.hands
 
 
 async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     picked = registry.BY_LETTER.get(tap.cb.arg)
+    place = await _place(context, tap.user.id)
 
     def change(table: Table) -> Reply | None:
         if table.phase != "pick" or picked is None:
@@ -62,7 +71,7 @@ async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         _creator(table, tap)
         table.kind = picked.name
         table.phase = "lobby"
-        _seat(table, tap.user)  # he sits down at once
+        _seat(table, tap.user, place)  # he sits down at once
         return None
 
     await commit(context, tap, change)
@@ -85,8 +94,15 @@ async def join(
             await _tell(context, user, tap, Reply(why, True, {"chat": table.chat_title}))
             return
     query = tap.query.id if tap is not None else None
+    place = await _place(context, user.id)
     _, reply = await write(
-        context, key, game_id, user.id, lambda tb: _seat(tb, user), query_id=query
+        context,
+        key,
+        game_id,
+        user.id,
+        lambda tb: _seat(tb, user, place),
+        query_id=query,
+        in_group=tap is not None,  # his Join, on the group's lobby
     )
     await _tell(context, user, tap, reply)
 
@@ -238,8 +254,11 @@ async def new_table(
     user: User,
 ) -> tuple[Snapshot, bool]:
     """/newgame: a new table in the picker phase, unless one is open (then False, and
-    the table as it is)."""
+    the table as it is). In a group the bot asks whether it is an administrator there
+    (hands follow the game on their own then: docs/ephemeral.md); my_chat_member keeps
+    that up to date."""
     key = table_key(chat_id, thread_id)
+    admin = chat_id < 0 and await is_admin(context, chat_id, context.bot.id)
 
     def make(old: Table | None) -> Table:
         if old is not None and old.phase in OPEN:
@@ -251,6 +270,7 @@ async def new_table(
             creator=user.id,
             lang=lang_of(user.language_code),
             chat_title=title,
+            bot_admin=admin,
         )
 
     snap, _ = await write(context, key, None, user.id, replace=make)

@@ -28,8 +28,9 @@ from telegram.ext import ContextTypes
 from bot.core import sender
 from bot.core.i18n import t
 from bot.core.services import services
-from bot.core.store import KEY_PREFIX, Snapshot, user_slot
+from bot.core.store import KEY_PREFIX, Snapshot, Write, user_slot
 from bot.screens import registry
+from bot.service import delivery
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +77,15 @@ def _removed(change: ChatMemberUpdated) -> bool:
 
 
 async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The bot's own membership changed: when it was removed from a group, end its games."""
+    """The bot's own membership changed: when it was removed from a group, end its games;
+    when it became an administrator there or stopped being one, its tables know (hands
+    then follow the game on their own, or answer taps only: docs/ephemeral.md)."""
     change = update.my_chat_member
-    if change is None or not _removed(change):
+    if change is None:
+        return
+    if not _removed(change):
+        admin = change.new_chat_member.status == ChatMemberStatus.ADMINISTRATOR
+        await _admin(context, change.chat.id, admin)
         return
     svc = services(context)
     chat_id = change.chat.id
@@ -89,6 +96,24 @@ async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) 
         if snap.table is not None and snap.table.phase in ("lobby", "playing"):
             await _tell_players(context, snap)
     log.info("removed from chat %s: %d table(s) dropped", chat_id, len(keys))
+
+
+async def _admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, admin: bool) -> None:
+    """The bot is (or is no longer) an administrator of ``chat_id``: every table there
+    knows it (its lobby stops or starts suggesting it)."""
+    svc = services(context)
+
+    def decide(snap: Snapshot) -> tuple[Write, None]:
+        table = snap.table
+        if table is None or table.bot_admin == admin:
+            return Write(None), None
+        table.bot_admin = admin
+        return Write(table), None
+
+    for key in await svc.store.chat_tables(chat_id):
+        async with svc.lock(key):
+            snap, _ = await svc.store.transact(key, decide)
+        delivery.publish(context, snap)
 
 
 async def _tell_players(context: ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:

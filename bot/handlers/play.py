@@ -14,7 +14,8 @@ from telegram.ext import ContextTypes
 
 from bot.core import sender
 from bot.core.callbacks import STAMP_LEN, stamp
-from bot.core.models import Table
+from bot.core.models import Place, Table
+from bot.core.services import services
 from bot.screens import registry, views
 from bot.service.taps import Reply, Tap, commit, current_table, refuse
 from bot.tables import games
@@ -114,9 +115,11 @@ async def on_back(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """ "My cards" in the group: the tapper's hand in an alert only he sees. For a player
-    whose private chat is closed it is the one tap he can make, so it also brings him back
-    if he was away."""
+    """ "My cards" in the group: the tapper's hand as a new ephemeral message that
+    answers this tap (so it reaches him now, whatever became of the older one, which is no
+    longer edited), for a player whose hand lives in the group; for one who keeps it in
+    his private chat, in an alert only he sees. It is a tap on his game: it also brings
+    him back if he was away."""
     table = await current_table(tap, context, "playing")
     if table is None:
         return
@@ -124,11 +127,44 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     if seat is None:
         await tap.answer("tap.not_player")
         return
+    if table.seats[seat].place == "group":
+        await commit(context, tap, _renew(tap))
+        return
     if table.seats[seat].away and await commit(context, tap, _back(tap), answer=False) is None:
         return  # the game moved on meanwhile: refused, and answered
     text = views.alert_text(table, seat, tap.lang)
     with contextlib.suppress(TelegramError):
         await sender.answer(tap.query, text, alert=True)
+
+
+def _renew(tap: Tap, place: Place | None = None) -> Callable[[Table], Reply | None]:
+    """A change that brings his hand to the group anew (``place``: moves it there or to
+    his private chat first): the delivery sends it as a new message answering this tap."""
+
+    def change(table: Table) -> Reply | None:
+        seat = table.seats[_seated(table, tap)]
+        if place is not None:
+            seat.place = place
+        seat.group_ok, seat.renew = True, seat.renew + 1
+        return None
+
+    return change
+
+
+async def on_place(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The switch on his hand: it moves between the group and his private chat, for this
+    game and (remembered) his next ones. Into the group it comes as a new message that
+    answers this tap; the place it left says where it went."""
+    table = await current_table(tap, context, "playing")
+    if table is None:
+        return
+    seat = table.seat_of(tap.user.id)
+    if seat is None or table.private:
+        await tap.answer("tap.not_player" if seat is None else "tap.bad")
+        return
+    place: Place = "private" if views.in_group(table, seat) else "group"
+    if await commit(context, tap, _renew(tap, place)) is not None:
+        await services(context).store.set_place(tap.user.id, place)
 
 
 def has_record(table: Table) -> bool:

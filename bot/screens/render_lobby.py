@@ -46,8 +46,10 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
         ctx.t("lobby.players", n=len(table.seats), need=need, names=names),
         " · ".join(line for line, _ in settings(ctx)),
     ]
-    if not table.private:  # a group: the cards come by private message
-        lines.append(ctx.t("lobby.private_note"))
+    if not table.private:  # a group: the cards come here, to each player alone
+        lines.append(ctx.t("lobby.group_note"))
+        if not table.bot_admin:
+            lines.append(ctx.t("lobby.admin_hint"))
     if table.notice:
         lines.append("⚠️ " + ctx.t(table.notice, most=high, n=len(table.seats)))
     rows: list[tuple[Button, ...]] = []

@@ -24,6 +24,8 @@ TABLE_EVENTS = {
     "seat_away": "event.seat_away",
     "seat_back": "event.seat_back",
     "computer_stalled": "event.computer_stalled",
+    "hand_private": "event.hand_private",
+    "hand_wait": "event.hand_wait",
 }
 
 
@@ -77,14 +79,21 @@ def group_screen(table: Table, bot_username: str, moved: Moved | None = None) ->
         gone = [i for i, s in enumerate(table.seats) if s.away]
         if gone:
             lines.append("💤 " + ctx.t("table.away", names=", ".join(ctx.name(i) for i in gone)))
-        away = [i for i, s in enumerate(table.seats) if not s.dm_ok]
+        # whose hand has nowhere to go until he taps "My cards" (or opens the private chat)
+        closed = [i for i, s in enumerate(table.seats) if not s.dm_ok and not in_group(table, i)]
+        unseen = [i for i in closed if table.seats[i].place == "group"]
+        if unseen:
+            names = ", ".join(ctx.name(i) for i in unseen)
+            lines.append("🃏 " + ctx.t("table.tap_cards", names=names))
+        away = [i for i in closed if i not in unseen]
         if away:
             names = ", ".join(ctx.name(i) for i in away)
             lines.append("⚠️ " + ctx.t("table.open_private", names=names))
-            url = callbacks.deep_link(bot_username, table.chat_id, table.thread_id, table.game_id)
+        if not table.private:  # his cards, sent anew to him alone, whatever became of them
             rows.append((Button(ctx.t("btn.my_cards"), ctx.cb(Action.CARDS)),))
-            if bot_username:
-                rows.append((Button(ctx.t("btn.open_private"), url=url),))
+        if away and bot_username:
+            url = callbacks.deep_link(bot_username, table.chat_id, table.thread_id, table.game_id)
+            rows.append((Button(ctx.t("btn.open_private"), url=url),))
     elif table.phase == "finished":
         rows.append(
             (
@@ -97,6 +106,21 @@ def group_screen(table: Table, bot_username: str, moved: Moved | None = None) ->
     else:
         rows.append((Button(ctx.t("btn.record"), ctx.cb(Action.RECORD)),))
     return Screen("\n\n".join(lines), tuple(rows))
+
+
+def in_group(table: Table, seat: int) -> bool:
+    """Whether the seat's hand is an ephemeral message in the group now: his choice, and
+    the group has not refused it (a private chat's table keeps hands there)."""
+    s = table.seats[seat]
+    return not table.private and s.computer is None and s.place == "group" and s.group_ok
+
+
+def parked_screen(table: Table, seat: int) -> Screen:
+    """What his hand's other place shows once it lives in one: where his cards are now
+    (no buttons: nothing there is live any more)."""
+    ctx = Ctx(table, table.seats[seat].lang)
+    key = "hand.moved_group" if in_group(table, seat) else "hand.moved_private"
+    return Screen(ctx.t(key, game=ctx.t(registry.entry(table.kind).title), chat=table.chat_title))
 
 
 def hand_screen(table: Table, seat: int) -> Screen | None:
@@ -127,6 +151,9 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     if table.phase == "playing" and table.seats[seat].away:
         text += "\n💤 " + ctx.t("hand.away", button=ctx.t("btn.back"))
         rows = [*rows, (Button(ctx.t("btn.back"), ctx.cb(Action.BACK)),)]
+    if table.phase == "playing" and not table.private:  # his hand's place, switched
+        label = "btn.to_private" if in_group(table, seat) else "btn.to_group"
+        rows = [*rows, (Button(ctx.t(label), ctx.cb(Action.PLACE), asks=False),)]
     return Screen(f"{header}\n{text}", tuple(rows))
 
 

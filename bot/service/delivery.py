@@ -47,6 +47,7 @@ from bot.core.store import (
     TABLE_SLOT,
     Snapshot,
     Write,
+    group_slot,
     table_key,
     user_slot,
 )
@@ -62,6 +63,10 @@ log = logging.getLogger(__name__)
 # (bot.screens.views.hand_screen; "" in a slot saved before it was the delivery's).
 _BEFORE = ("", "pick", "lobby")
 RETRY_SECONDS = 3.0  # after a timeout or a network error
+# An ephemeral message may answer a tap for 15 seconds (docs/ephemeral.md): one second's
+# margin for the call's way to Telegram.
+TAP_FRESH = 14.0
+_FALLBACKS = ("hand_private", "hand_wait")  # the events that say where a hand went
 # The least a message the limiter refused waits before it is asked for again. The limiter
 # says when a call would fit, but while the bot is busy more urgent calls take that room
 # first; asking again at once would only cost another round over the whole table.
@@ -123,6 +128,17 @@ class _Job:
     ring: bool = False  # send anew, so that his phone rings
     fresh: bool = False  # a new game: a new group message, the old one keeps its result
     tidy: bool = False  # the old message may be removed at once (the limiter granted it)
+    # An ephemeral hand (docs/ephemeral.md): to this user in the group ``chat_id``.
+    receiver: int | None = None
+    query: str | None = None  # the tap of his it may answer (else: the bot is an admin)
+    may_send: bool = True  # a new message may be sent (else it can only be edited)
+    renew: int = 0  # the seat's ``renew`` it shows
+    budget: int = 0  # the chat whose rate limits the call counts against (0: chat_id)
+    parked: bool = False  # the place his hand has left: only its old message is edited
+
+    @property
+    def limited(self) -> int:
+        return self.budget or self.chat_id
 
 
 @dataclass
@@ -136,6 +152,9 @@ class _Pass:
     removed: list[tuple[int, int]] = field(default_factory=list)  # junk deleted
     junk: list[tuple[int, int, bool]] = field(default_factory=list)  # to remove later
     reach: dict[int, bool] = field(default_factory=dict)
+    # Seats whose hand the group refused (user id: whether the refusal said the bot is
+    # not an administrator): their hands go to the private chat or wait for "My cards".
+    refused: dict[int, bool] = field(default_factory=dict)
     migrated: int | None = None  # the group became this supergroup
     moved: Moved | None = None  # a finished game counted in its group: who moved up
 
@@ -254,8 +273,8 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     # A message sent anew supersedes the old one: its removal is asked for with it, as
     # urgently as a mover's hand (else his chat shows two hands for a while).
     tidy = [j for j in jobs if (j.ring or j.fresh) and j.slot is not None and j.slot.id]
-    requests = [(j.chat_id, j.priority) for j in jobs]
-    requests += [(j.chat_id, Priority.MOVER) for j in tidy]
+    requests = [(j.limited, j.priority) for j in jobs]
+    requests += [(j.limited, Priority.MOVER) for j in tidy]
     requests += [(chat, Priority.CLEANUP) for chat, _, _ in removals]
     record = _record_due(snap)
     if record:  # asked for last: the result it belongs to goes first
@@ -266,6 +285,9 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
         record = False
     for job, wait in zip(tidy, waits[len(jobs) : len(jobs) + len(tidy)], strict=True):
         job.tidy = wait <= 0
+        old = job.slot
+        if job.receiver is not None and not job.tidy and old is not None and job.renew == old.renew:
+            job.ring = False  # a new prompt whose old one could not go: edit it instead
     now = svc.clock()
     calls: list[Awaitable[None]] = []
     for job, wait in zip(jobs, waits, strict=False):
@@ -285,6 +307,8 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     # A table changed here is committed a newer version: the release sends us round again.
     if done.reach:  # the group says who must open his private chat
         await set_reachable(svc, key, done.reach)
+    if done.refused:  # their hands leave the group until "My cards"
+        await _refused(svc, key, done.refused)
     return done
 
 
@@ -371,39 +395,101 @@ def _plan(
     table = snap.table
     assert table is not None
     now = svc.clock()
-    interval = svc.settings.table_edit_interval
     jobs: list[_Job] = []
     for index, seat in enumerate(table.seats):
-        if not seat.dm_ok or seat.computer is not None:  # a computer seat has no chat
+        if seat.computer is not None:  # a computer seat has no chat
             continue
         screen = views.hand_screen(table, index)
         if screen is None:
             continue
-        screen = links.hand(screen, svc.settings, table, index)
-        name = user_slot(seat.user_id)
-        slot = snap.slots.get(name)
-        if _shown(slot, screen, table.version):
-            continue
-        job = _Job(name, seat.user_id, None, screen, slot, Priority.WATCHER)
-        if table.phase == "lobby":  # his confirmation: the answer to his join
-            job.priority = Priority.REPLY
-        elif screen.prompt:
-            job.priority = Priority.PROMPT
-            # his phone rings for a new prompt, unless he moved a moment ago (he is looking)
-            # or the computer plays for him meanwhile
-            idle = slot is None or now - slot.quiet >= svc.settings.ring_after
-            job.ring = not seat.away and idle and (slot is None or not slot.prompt)
-        elif slot is not None and (slot.prompt or slot.phase != table.phase):
-            job.priority = Priority.MOVER
-        elif slot is not None and interval > 0 and slot.at + interval > now:
-            done.later(slot.at + interval)
-            continue
-        jobs.append(job)
+        here = views.in_group(table, index)
+        screen = links.hand(
+            screen, svc.settings, table, index, in_group=here, bot_username=svc.bot_username
+        )
+        job = _hand_job(svc, snap, index, screen, here, now, done)
+        if job is not None:
+            jobs.append(job)
+        parked = _parked_job(snap, index, here)  # his hand's other place, if it shows one
+        if parked is not None:
+            jobs.append(parked)
     group = _group_job(svc, snap, now, done)
     if group is not None:
         jobs.append(group)
     jobs.sort(key=lambda j: j.priority)
     return jobs, [(chat, message, strip) for chat, message, strip in snap.junk]
+
+
+def _hand_job(
+    svc: Services, snap: Snapshot, index: int, screen: Screen, here: bool, now: float, done: _Pass
+) -> _Job | None:
+    """Seat ``index``'s hand where it lives (an ephemeral message in the group when
+    ``here``, else his private chat), if it differs from what it shows; coalesced like
+    the group's table when he is only watching."""
+    table = snap.table
+    assert table is not None
+    seat = table.seats[index]
+    if not here and not seat.dm_ok:
+        return None  # nowhere to show it: "My cards" does
+    name = group_slot(seat.user_id) if here else user_slot(seat.user_id)
+    slot = snap.slots.get(name)
+    renewed = here and slot is not None and slot.renew != seat.renew
+    if not renewed and _shown(slot, screen, table.version):
+        return None
+    job = _Job(name, seat.user_id, None, screen, slot, Priority.WATCHER)
+    if here:
+        query, at = table.last_taps.get(str(seat.user_id), ("", 0.0))
+        fresh_tap = bool(query) and now - at < TAP_FRESH
+        job.chat_id, job.thread_id, job.receiver = table.chat_id, table.thread_id, seat.user_id
+        job.query = query if fresh_tap else None
+        job.may_send = fresh_tap or table.bot_admin
+        job.renew = seat.renew
+        job.budget = 0 if svc.settings.ephemeral_group_budget else seat.user_id
+    interval = svc.settings.table_edit_interval
+    if table.phase == "lobby" or renewed:  # the answer to his Join, or his "My cards"
+        job.priority = Priority.REPLY
+        job.ring = renewed and job.may_send
+    if here and job.query is not None and (slot is None or slot.id is None or job.ring):
+        # a new message answering his tap: Telegram takes it for 15 seconds only, so it
+        # goes before everything else of the group (its table waits, coalesced)
+        job.priority = Priority.PROMPT
+    elif screen.prompt:
+        job.priority = Priority.PROMPT
+        # his phone rings for a new prompt, unless he moved a moment ago (he is looking)
+        # or the computer plays for him meanwhile; in the group, only where a new
+        # ephemeral message may be sent (else the old one is edited)
+        idle = slot is None or now - slot.quiet >= svc.settings.ring_after
+        job.ring = not seat.away and idle and (slot is None or not slot.prompt) and job.may_send
+    elif slot is not None and (slot.prompt or slot.phase != table.phase):
+        job.priority = Priority.MOVER
+    elif slot is not None and interval > 0 and slot.at + interval > now:
+        done.later(slot.at + interval)
+        return None
+    return job
+
+
+def _parked_job(snap: Snapshot, index: int, here: bool) -> _Job | None:
+    """The place his hand has left (he switched it, or the group refused it): once, where
+    his cards are now, without buttons. A place that never showed his hand is left
+    alone, and so is a refused group (it would refuse this too)."""
+    table = snap.table
+    assert table is not None
+    seat = table.seats[index]
+    if here:
+        name, chat, thread, receiver = user_slot(seat.user_id), seat.user_id, None, None
+    elif seat.group_ok and not table.private:
+        name, chat, thread = group_slot(seat.user_id), table.chat_id, table.thread_id
+        receiver = seat.user_id
+    else:
+        return None
+    slot = snap.slots.get(name)
+    if slot is None or slot.id is None or table.phase not in ("playing", "finished", "abandoned"):
+        return None
+    screen = views.parked_screen(table, index)
+    if _shown(slot, screen, table.version) or slot.hash == screen.digest():
+        return None
+    job = _Job(name, chat, thread, screen, slot, Priority.MOVER, receiver=receiver, parked=True)
+    job.renew = slot.renew
+    return job
 
 
 def _shown(slot: Slot | None, screen: Screen, version: int) -> bool:
@@ -443,10 +529,27 @@ def _group_job(svc: Services, snap: Snapshot, now: float, done: _Pass) -> _Job |
     return None
 
 
+class _Undeliverable(Exception):
+    """His hand cannot be shown in the group now: its message is gone, and no new one
+    may be sent (no tap of his to answer, and the bot is not an administrator)."""
+
+
 async def _show(bot: Bot, job: _Job, done: _Pass) -> None:
     """Make one message show its screen, and record it; Telegram's refusals are noted."""
     try:
         slot = await _put(bot, job, done)
+    except _Undeliverable:
+        assert job.receiver is not None
+        done.refused[job.receiver] = False
+        return
+    except BadRequest as exc:  # a NetworkError to PTB; for an ephemeral hand, a refusal
+        if job.receiver is None:
+            log.info("message to %s put off: %s", job.chat_id, exc)
+            done.later(done.clock() + RETRY_SECONDS)
+        else:
+            log.info("the group %s refused a hand for %s: %s", job.chat_id, job.receiver, exc)
+            done.refused[job.receiver] = "admin" in exc.message.lower()
+        return
     except Forbidden:
         if job.chat_id > 0:
             done.reach[job.chat_id] = False
@@ -488,12 +591,16 @@ async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
         game=table.game_id if job.slot_name == TABLE_SLOT else "",  # the group's message
         quiet=quiet,
     )
+    if job.receiver is not None:
+        return await _put_ephemeral(bot, job, new)
     stale = old.id if old is not None else None
     # An edit that fails ("not found", "can't be edited") falls through to a new message;
     # the old one is removed all the same, should it still be there with its buttons.
     in_place = stale is not None and not job.ring and not job.fresh
     if in_place and stale is not None and await _edit(bot, job.chat_id, stale, job.screen):
         new.id = stale
+    elif job.parked:
+        return new  # the place his hand has left: its message is gone, nothing to do
     else:
         new.id = await sender.send_screen(bot, job.chat_id, job.thread_id, job.screen)
         if stale is not None:
@@ -503,6 +610,46 @@ async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
                 done.discard(job.chat_id, stale, strip=job.fresh)
     if old is None or old.phase in _BEFORE:  # after the hand: it never waits for this
         await _offer_page(bot, job)
+    return new
+
+
+async def _put_ephemeral(bot: Bot, job: _Job, new: Slot) -> Slot:
+    """His hand in the group (docs/ephemeral.md): edited in place, else (a new prompt, his
+    "My cards", the old one gone) a new ephemeral message that answers his tap or that
+    the bot, an administrator, may send; the old one is deleted when the limiter allows
+    it now, else it is left as it is and no longer edited (its buttons are stale)."""
+    assert job.receiver is not None
+    stale = job.slot.id if job.slot is not None else None
+    new.renew = job.renew
+    if stale is not None and not job.ring:
+        try:
+            await sender.edit_ephemeral(bot, job.chat_id, job.receiver, stale, job.screen)
+        except BadRequest as exc:
+            if not _gone(exc) and not _not_modified(exc):
+                raise
+            if _not_modified(exc):
+                new.id = stale
+                return new
+        else:
+            new.id = stale
+            return new
+    if job.parked:
+        return new  # the place his hand has left: its message is gone, nothing to do
+    if not job.may_send and stale is None and new.phase == "lobby":
+        # his Join's answer came too late to be sent (the group's limits): he stays
+        # seated, and the game's first hand finds no message to edit (then the group
+        # asks him to tap My cards, or his private chat gets it)
+        return new
+    if not job.may_send:
+        raise _Undeliverable
+    new.id = await sender.send_ephemeral(
+        bot, job.chat_id, job.thread_id, job.receiver, job.screen, query_id=job.query
+    )
+    if stale is not None and job.tidy:
+        try:
+            await sender.delete_ephemeral(bot, job.chat_id, job.receiver, stale)
+        except TelegramError as exc:  # gone already, or refused: it is not edited again
+            log.info("ephemeral message %s to %s not deleted: %s", stale, job.receiver, exc)
     return new
 
 
@@ -532,6 +679,34 @@ async def _clean(bot: Bot, chat_id: int, message_id: int, strip: bool, done: _Pa
         done.later(done.clock() + wait)
         return
     done.removed.append((chat_id, message_id))
+
+
+async def _refused(svc: Services, key: str, refused: dict[int, bool]) -> None:
+    """The group refused these players' hands: they go to the private chat (or wait for
+    "My cards"), and the group says so once (an event line). A refusal that said the bot
+    is not an administrator tells the table so."""
+
+    def decide(snap: Snapshot) -> tuple[Write, None]:
+        table = snap.table
+        if table is None:
+            return Write(None), None
+        changed = False
+        for index, seat in enumerate(table.seats):
+            if seat.user_id not in refused or not seat.group_ok:
+                continue
+            seat.group_ok, changed = False, True
+            told = any(k in _FALLBACKS and d.get("seat") == index for k, d in table.events)
+            if table.phase != "playing" or told:  # said once (while the log shows it)
+                continue
+            if seat.dm_ok:
+                table.add_events([("hand_private", {"seat": index})])
+            else:
+                table.add_events([("hand_wait", {"seat": index})])
+        if any(refused.values()) and table.bot_admin:
+            table.bot_admin, changed = False, True
+        return Write(table if changed else None), None
+
+    await svc.store.transact(key, decide)
 
 
 async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snapshot | None:

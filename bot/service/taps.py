@@ -112,13 +112,30 @@ async def parse(update: Update) -> Tap | None:
         cb = callbacks.decode(query.data)
     except BadCallback:
         cb = None
-    # A group button is tapped in its group; a hand button in the tapper's private chat.
+    # A group button is tapped in its group; a hand button in the tapper's private chat,
+    # or on his ephemeral message in the table's group (docs/ephemeral.md).
     message = query.message
     where = message.chat.id if message is not None else None
-    if cb is None or where != (cb.chat_id if cb.action in GROUP_ACTIONS else user.id):
+    if cb is None:
+        ok = False
+    elif cb.action in GROUP_ACTIONS:
+        ok = where == cb.chat_id
+    else:
+        ok = where == user.id or (where == cb.chat_id and _his_ephemeral(query))
+    if not ok or cb is None:
         await _answer(query, lang, "tap.bad")
         return None
     return Tap(query, cb, user, lang)
+
+
+def _his_ephemeral(query: CallbackQuery) -> bool:
+    """The tapped message is an ephemeral message to the tapper (Bot API 10.2 fields,
+    which PTB 22.8 keeps in ``api_kwargs``)."""
+    extra = query.message.api_kwargs if query.message is not None else {}
+    receiver = extra.get("receiver_user")
+    return bool(extra.get("ephemeral_message_id")) and (
+        isinstance(receiver, dict) and receiver.get("id") == query.from_user.id
+    )
 
 
 async def commit(
@@ -133,8 +150,15 @@ async def commit(
     ``change`` was applied, None when it was refused (or the tap was applied before).
     ``answer`` False: a refusal is answered here, an applied change is left for the
     caller to answer."""
+    message = tap.query.message
     snap, reply = await write(
-        context, tap.key, tap.cb.game_id, tap.user.id, change, query_id=tap.query.id
+        context,
+        tap.key,
+        tap.cb.game_id,
+        tap.user.id,
+        change,
+        query_id=tap.query.id,
+        in_group=message is not None and message.chat.id == tap.cb.chat_id,
     )
     if answer or snap is None:
         await tap.answer(reply.key, alert=reply.alert, **reply.params)
@@ -154,6 +178,7 @@ async def write(
     change: Callable[[Table], Reply | None] = _as_is,
     *,
     query_id: str | None = None,
+    in_group: bool = False,
     replace: Callable[[Table | None], Table] | None = None,
 ) -> tuple[Snapshot | None, Reply]:
     """The one way a table changes outside a delivery: a tap, a deep link, a command
@@ -163,8 +188,10 @@ async def write(
     moved to a new key, whose timers are told its deadline again), ``game_id`` the game
     he acts on (another one's table refuses him as stale; None: whatever is there, or
     nothing), ``query_id`` his tap, remembered by the table so that a tap delivered again
-    after it was applied is a no-op. ``replace`` makes the table to change from the stored
-    one (or from none), written as a new table with no remembered messages (/newgame).
+    after it was applied is a no-op; ``in_group``: the tap was made in the table's group,
+    so that his hand there may answer it (docs/ephemeral.md). ``replace`` makes the table
+    to change from the stored one (or from none), written as a new table with no
+    remembered messages (/newgame).
 
     ``change`` (and ``replace``) run on a fresh copy of the table (again after a
     conflict) and either mutate it and return how to answer, or raise :class:`Refusal`.
@@ -202,6 +229,9 @@ async def write(
             applied = True
             if query_id is not None:
                 table.note_tap(query_id)
+                seated = user_id is not None and table.seat_of(user_id) is not None
+                if in_group and seated:  # his hand in the group may answer this tap
+                    table.last_taps[str(user_id)] = (query_id, svc.clock())
         if user_id is None:
             wake = turns.moved(table)
         else:

@@ -85,7 +85,7 @@ def _moves(table: Table, seat: int, view: BaseModel) -> list[dict[str, Any]]:
     moves = []
     for row in screen.rows:
         for button in row:
-            if button.data is None:
+            if button.data is None or not button.asks:  # a setting of his hand, not a move
                 continue
             cb = callbacks.decode(button.data)
             move: dict[str, Any] = {"label": button.text, "data": button.data}

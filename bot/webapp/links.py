@@ -19,12 +19,28 @@ def _param(table: Table) -> str:
     return callbacks.payload(table.chat_id, table.thread_id, table.game_id)
 
 
-def hand(screen: Screen, settings: Settings, table: Table, seat: int) -> Screen:
-    """His hand message, with a button that opens the page on his view of the table."""
-    if not settings.webapp_url or table.phase not in _LIVE:
+def hand(
+    screen: Screen,
+    settings: Settings,
+    table: Table,
+    seat: int,
+    *,
+    in_group: bool = False,
+    bot_username: str = "",
+) -> Screen:
+    """His hand message, with a button that opens the page on his view of the table. In
+    the group (an ephemeral hand) Telegram takes no Mini App button: the page's direct
+    link opens it there, and the page shows the viewer his own seat's view."""
+    if table.phase not in _LIVE:
         return screen
-    url = f"{settings.webapp_url}?t={_param(table)}"
-    button = Button(t(table.seats[seat].lang, "webapp.open"), web_app=url)
+    lang = table.seats[seat].lang
+    if not in_group and settings.webapp_url:
+        button = Button(t(lang, "webapp.open"), web_app=f"{settings.webapp_url}?t={_param(table)}")
+    elif in_group and settings.webapp_name and bot_username:
+        url = f"https://t.me/{bot_username}/{settings.webapp_name}?startapp={_param(table)}"
+        button = Button(t(lang, "webapp.open"), url=url)
+    else:
+        return screen
     return replace(screen, rows=(*screen.rows, (button,)))
 
 

@@ -1,0 +1,332 @@
+"""Hands in the group when things go wrong or change (docs/ephemeral.md): a player offline,
+a hand the group will not show, a hand moved between the group and the private chat, the
+computer at the table, the game's end by /endgame, by timeouts or by the bot's removal,
+a tap delivered twice, and whether the bot is an administrator."""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from bot.core.callbacks import Action
+from bot.core.services import services
+from bot.core.store import place_key
+from bot.core.store import table_key as store_key
+from bot.service.delivery import TAP_FRESH
+from engine.games.durak.game import Durak
+from engine.games.football.game import Football
+from testing.chats import FakeGroup, FakeMessage, FakeUser
+from testing.computers import clock_of, lobby_with_computers, play_people, quick_harness, until
+from testing.fakegram import FakeTelegram
+from testing.harness import Harness
+from testing.tabletop import (
+    PLAY_ACTIONS,
+    LeakWatch,
+    Tabletop,
+    action_of,
+    is_action,
+    stored,
+)
+from tests.test_e2e_group_hands import live_buttons, no_private_messages, strangers
+
+
+@pytest.fixture
+async def quick(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
+) -> AsyncIterator[Harness]:
+    """Hands in the group, the computer's pace quick (testing.computers)."""
+    make = functools.partial(make_app, hands="group")
+    async for h in quick_harness(request, server, make, fake_redis):
+        yield h
+
+
+async def started(
+    h: Harness, players: list[FakeUser], admin: bool, game: str = "durak"
+) -> Tabletop:
+    group = h.group(creator=players[0])
+    group.bot_is_admin = admin
+    top = Tabletop(h, group)
+    await top.setup_game(game, players)
+    return top
+
+
+async def actor(h: Harness, top: Tabletop, players: list[FakeUser]) -> FakeUser:
+    """Who is to act, by the stored state."""
+    data = await stored(h, top.group)
+    game = (Durak if data["kind"] == "durak" else Football).from_json(data["state"])
+    to_act = game.to_act()
+    assert to_act is not None
+    return players[to_act.player]
+
+
+async def two_started(
+    h: Harness, admin: bool
+) -> tuple[Tabletop, list[FakeUser], FakeUser, FakeUser]:
+    """A durak game for two strangers: its table, its players in seat order, who leads,
+    and who answers him."""
+    players = strangers(h, 2, ("en",))
+    top = await started(h, players, admin=admin)
+    first = await actor(h, top, players)
+    return top, players, first, next(u for u in players if u is not first)
+
+
+async def move(h: Harness, top: Tabletop, user: FakeUser, rng: random.Random) -> None:
+    message = top.prompt(user)
+    assert message is not None, f"{user.first_name} is not asked"
+    button = rng.choice([b for b in message.buttons if action_of(b) in PLAY_ACTIONS])
+    answer = await h.tap(user, message, button.__eq__)
+    assert answer.text is None, answer.text
+
+
+def group_text(top: Tabletop) -> str:
+    return top.table_message().text or ""
+
+
+async def test_an_offline_player_gets_his_hand_back_through_my_cards(
+    group_harness: Harness,
+) -> None:
+    h = group_harness
+    top, players, first, other = await two_started(h, admin=True)
+    rng = random.Random(1)
+    other.online = False  # his phone is off: what is sent to him now never arrives
+    await clock_of(h).advance(services(h.app).settings.ring_after + 1)
+    await move(h, top, first, rng)  # now he must answer: a new prompt, which he never gets
+    assert await actor(h, top, players) is other
+    assert top.prompt(other) is None, "he sees no buttons: the prompt never reached him"
+    assert h.server.ephemerals(top.group.id, other.id, dropped=True)[-1].dropped
+    other.online = True
+    answer = await top.tap_group(other, Action.CARDS)
+    assert answer.text is None  # answered at once; his hand is the answer
+    assert top.prompt(other) is not None, "My cards brought his hand with its buttons"
+    assert len(h.hands(other, top.group)) == 1, "the one he missed was deleted"
+    await move(h, top, other, rng)
+    await top.play(players, rng)
+    no_private_messages(h, players)
+
+
+@pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
+async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
+    group_harness: Harness,
+) -> None:
+    """The bot was an administrator at /newgame and lost that without the update telling
+    it: its next hand sent without a tap is refused (CHAT_ADMIN_REQUIRED). The hand has
+    nowhere else to go (no private chat): the group says so once, and My cards brings it."""
+    h = group_harness
+    top, players, first, other = await two_started(h, admin=True)
+    rng = random.Random(2)
+    top.group.bot_is_admin = False  # demoted; its my_chat_member never came
+    for message in h.hands(other, top.group):  # he cleared his client: nothing to edit
+        message.deleted = True
+    await clock_of(h).advance(TAP_FRESH + 1)  # his Join is too old to answer
+    await move(h, top, first, rng)
+    data = await stored(h, top.group)
+    seat = next(s for s in data["seats"] if s["user_id"] == other.id)
+    assert not seat["group_ok"] and not seat["dm_ok"] and not data["bot_admin"]
+    said = group_text(top)
+    assert said.count("the group could not show your cards") == 1
+    assert f"{other.first_name}: tap “My cards” for your hand." in said
+    await top.tap_group(other, Action.CARDS)
+    assert h.hands(other, top.group), "My cards answered with his hand"
+    assert next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)[
+        "group_ok"
+    ]
+    assert f"{other.first_name}: tap “My cards”" not in group_text(top)
+    await LeakWatch(top).check()
+    await top.play(players, rng)
+    assert group_text(top).count("the group could not show your cards") <= 1
+
+
+async def test_a_hand_moves_between_group_and_private_chat_mid_game(
+    group_harness: Harness,
+) -> None:
+    h = group_harness
+    ann, bob = h.user("Ann"), h.user("Bob", started=False)  # Ann has a private chat
+    top = await started(h, [ann, bob], admin=False)
+    rng = random.Random(3)
+    watch = LeakWatch(top)
+    (hand,) = h.hands(ann, top.group)
+    await h.tap(ann, hand, is_action(Action.PLACE))
+    moved = h.hands(ann, top.group)[-1]
+    assert "private chat" in (moved.text or "") and moved.buttons == []
+    private = [m for m in h.screen(ann) if m.from_bot]
+    assert len(private) == 1 and "Your hand" in (private[0].text or "")
+    assert await h.redis.get(place_key(ann.id)) == b"private"
+    await watch.check()
+    for _ in range(3):
+        await move(h, top, await actor(h, top, [ann, bob]), rng)
+        await watch.check()
+    # back to the group from the private chat: a new message there answers that tap
+    await h.tap(ann, h.last(ann), is_action(Action.PLACE))
+    assert "in the group now" in (h.last(ann).text or "") and h.last(ann).buttons == []
+    assert "Your hand" in (h.hands(ann, top.group)[-1].text or "")
+    assert await h.redis.get(place_key(ann.id)) == b"group"
+    await watch.check()
+    await top.play([ann, bob], rng, after_each=watch.check)
+
+
+async def test_his_choice_of_the_private_chat_is_kept_for_his_next_game(
+    group_harness: Harness,
+) -> None:
+    h = group_harness
+    ann, bob = h.user("Ann"), h.user("Bob", started=False)
+    top = await started(h, [ann, bob], admin=False)
+    await h.tap(ann, h.hands(ann, top.group)[0], is_action(Action.PLACE))
+    other = Tabletop(h, h.group("Other night", creator=bob))
+    await other.open(bob, "durak")
+    await other.join(ann)
+    assert h.hands(ann, other.group) == []
+    assert "Other night" in (h.last(ann).text or ""), "his seat's confirmation, privately"
+
+
+async def test_a_computer_seat_in_the_group(quick: Harness) -> None:
+    h = quick
+    ann, bob = strangers(h, 2)
+    group = h.group(creator=ann)
+    top = await lobby_with_computers(h, ann, group, "durak", 1)
+    await top.join(bob)
+    await top.start(ann)
+    await play_people(h, top, [ann, bob], random.Random(4))
+    data = await stored(h, group)
+    assert data["phase"] == "finished"
+    computer = next(s["user_id"] for s in data["seats"] if s["computer"])
+    assert all(receiver > 0 for _, receiver in h.server.ephemeral), "nothing to a computer"
+    assert h.hands(ann, group) and not h.server.ephemerals(group.id, computer)
+    no_private_messages(h, [ann, bob])
+    assert live_buttons(h, [ann, bob], group) == []
+
+
+async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(quick: Harness) -> None:
+    h = quick
+    ann = h.user("Ann")
+    top = await lobby_with_computers(h, ann, ann, "football", 1)  # type: ignore[arg-type]
+    await top.start(ann)
+    assert top.prompt(ann) is not None and top.prompt(ann) in h.screen(ann)
+    assert h.server.ephemeral == {}
+
+
+async def test_endgame_leaves_no_live_buttons(group_harness: Harness) -> None:
+    h = group_harness
+    players = strangers(h, 3)
+    top = await started(h, players, admin=False)
+    await move(h, top, await actor(h, top, players), random.Random(5))
+    assert live_buttons(h, players, top.group)
+    await h.command(players[0], top.group, "/endgame")
+    assert (await stored(h, top.group))["phase"] == "abandoned"
+    assert live_buttons(h, players, top.group) == []
+    assert all(not m.buttons for u in players for m in h.hands(u, top.group))
+
+
+async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick: Harness) -> None:
+    h = quick
+    players = strangers(h, 2)
+    group = h.group(creator=players[0])
+    top = Tabletop(h, group)
+    await top.open(players[0], "durak")
+    await top.join(players[1])
+    key = store_key(group.id, None)
+    raw = json.loads(await h.redis.hget(key, "d"))
+    raw["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
+    await h.redis.hset(key, "d", json.dumps(raw))
+    await top.start(players[0])
+
+    async def over() -> bool:  # nobody taps: the computer plays for the absent, to the end
+        return (await stored(h, group))["phase"] != "playing"
+
+    await until(h, over, timeout=900, what="the game's end")
+    assert live_buttons(h, players, group) == []
+
+
+async def test_the_bots_removal_leaves_no_live_buttons(group_harness: Harness) -> None:
+    """Removed from the group, the bot may not touch what it sent there: the hands keep
+    what they show, and every button on them is refused, changing nothing."""
+    h = group_harness
+    players = strangers(h, 2)
+    top = await started(h, players, admin=True)
+    await h.remove_bot(top.group, players[0])
+    assert await stored(h, top.group) == {}
+    left: list[tuple[FakeUser, FakeMessage]] = [
+        (u, m) for u in players for m in h.hands(u, top.group) if m.buttons
+    ]
+    assert left
+    for user, message in left:
+        for button in message.buttons:
+            answer = await h.tap(user, message, button.__eq__)
+            assert answer.show_alert and answer.text, "a dead button says so"
+    assert await stored(h, top.group) == {}
+
+
+async def test_a_redelivered_tap_on_an_ephemeral_hand_is_a_no_op(group_harness: Harness) -> None:
+    h = group_harness
+    players = strangers(h, 2)
+    top = await started(h, players, admin=False)
+    await move(h, top, await actor(h, top, players), random.Random(6))
+    before = await stored(h, top.group)
+    update = h.delivered[-1]
+    assert update["callback_query"]["message"]["message_id"] == 0  # from an ephemeral hand
+    await h.deliver(update)  # the webhook retried it
+    after = await stored(h, top.group)
+    assert (after["version"], after["moves"]) == (before["version"], before["moves"])
+
+
+async def test_the_lobby_says_once_what_an_administrator_bot_does(group_harness: Harness) -> None:
+    h = group_harness
+    ann, bob = strangers(h, 2)
+    group: FakeGroup = h.group(creator=ann)
+    top = Tabletop(h, group)
+    await top.open(ann, "durak")
+    hint = "make the bot an administrator"
+    assert group_text(top).count(hint) == 1
+    await h.promote(group, ann)
+    assert (await stored(h, group))["bot_admin"]
+    assert hint not in group_text(top)
+    await top.join(bob)
+    await top.start(ann)
+    await h.promote(group, ann, admin=False)
+    assert not (await stored(h, group))["bot_admin"]
+
+
+@pytest.mark.parametrize("admin", [True, False])
+async def test_a_prompt_after_a_quiet_while_is_a_new_message_where_one_may_be(
+    group_harness: Harness, admin: bool
+) -> None:
+    """An administrator rings him with a new message and deletes the old one; without
+    being one, the bot may only answer his own taps: it edits his hand in place."""
+    h = group_harness
+    top, players, first, other = await two_started(h, admin=admin)
+    (before,) = h.hands(other, top.group)
+    await clock_of(h).advance(TAP_FRESH + 1)  # a quiet while; his Join is too old to answer
+    await move(h, top, first, random.Random(7))
+    assert await actor(h, top, players) is other
+    (now,) = h.hands(other, top.group)
+    assert top.prompt(other) is now
+    assert (now.message_id != before.message_id) is admin
+
+
+@pytest.mark.telegram_complaints  # flood control, on purpose
+async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his_hand(
+    group_harness: Harness,
+) -> None:
+    """Flood control holds his Join's answer back past Telegram's 15 seconds: he stays
+    seated (nothing may be sent to him now), and once the game starts the group asks him
+    to tap My cards, which brings his hand."""
+    h = group_harness
+    ann, bob = strangers(h, 2, ("en",))
+    group = h.group(creator=ann)
+    top = Tabletop(h, group)
+    await top.open(ann, "durak")
+    h.server.flood(
+        "sendMessage", retry_after=20, when=lambda p: "ephemeral_message_parameters" in p
+    )
+    assert (await top.join(bob)).text is None
+    await clock_of(h).advance(21)
+    assert h.hands(bob, group) == [] and len((await stored(h, group))["seats"]) == 2
+    await top.start(ann)
+    assert f"{bob.first_name}: tap “My cards” for your hand." in group_text(top)
+    await top.tap_group(bob, Action.CARDS)
+    assert "Your hand" in (h.hands(bob, group)[-1].text or "")
+    await top.play([ann, bob], random.Random(8))

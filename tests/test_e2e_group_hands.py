@@ -1,0 +1,142 @@
+"""Hands in the group (docs/ephemeral.md): each player's cards as an ephemeral message only
+he sees, played to the end by people who never opened a private chat with the bot, with
+the bot an administrator of the group and without."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from bot.core.callbacks import Action, payload
+from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
+from testing.fakegram import FakeTelegram
+from testing.harness import AppFactory, Harness
+from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, is_action, stored
+
+NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")
+
+
+def strangers(h: Harness, n: int, langs: tuple[str, ...] = ("en", "ru", "uk")) -> list[FakeUser]:
+    """People who never opened a private chat with the bot."""
+    return [h.user(NAMES[i], language_code=langs[i % len(langs)], started=False) for i in range(n)]
+
+
+async def group_with(h: Harness, players: list[FakeUser], admin: bool) -> FakeGroup:
+    group = h.group(creator=players[0])
+    group.bot_is_admin = admin
+    return group
+
+
+async def play_watched(top: Tabletop, players: list[FakeUser], seed: int) -> int:
+    watch = LeakWatch(top)
+    await watch.check()
+    moves = await top.play(players, random.Random(seed), after_each=watch.check)
+    assert watch.checks == moves + 1
+    return moves
+
+
+def no_private_messages(h: Harness, players: list[FakeUser]) -> None:
+    for user in players:
+        assert h.screen(user) == [], f"{user.first_name} was written to privately"
+
+
+def live_buttons(h: Harness, players: list[FakeUser], group: FakeGroup) -> list[str]:
+    """The move buttons left on anyone's hand in the group."""
+    return [
+        b.text
+        for u in players
+        for m in h.hands(u, group)
+        for b in m.buttons
+        if action_of(b) in PLAY_ACTIONS
+    ]
+
+
+async def durak_started(
+    h: Harness, players: list[FakeUser], group: FakeGroup, option: str
+) -> Tabletop:
+    """A durak lobby everyone joins (each seated at once, his confirmation in the group
+    to him alone), one option changed in the settings, then started."""
+    top = Tabletop(h, group)
+    await top.open(players[0], "durak")
+    for user in players[1:]:
+        answer = await top.join(user)
+        assert answer.text is None  # seated at once, no private chat needed
+        (hand,) = h.hands(user, group)  # the answer to his Join, to him alone
+        assert group.title in (hand.text or "")
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.tap_group(players[0], Action.OPTION, option)
+    await top.tap_group(players[0], Action.SETTINGS)
+    await top.start(players[0])
+    return top
+
+
+@pytest.mark.parametrize("admin", [True, False])
+async def test_durak_with_the_dummy_for_three_who_never_opened_a_private_chat(
+    group_harness: Harness, admin: bool
+) -> None:
+    h = group_harness
+    players = strangers(h, 3)
+    group = await group_with(h, players, admin)
+    top = await durak_started(h, players, group, "p")  # the dummy plays
+    data = await stored(h, group)
+    assert data["phase"] == "playing" and data["settings"]["dummy_plays"]
+    for user in players:
+        assert h.hands(user, group), f"{user.first_name} has no hand in the group"
+    moves = await play_watched(top, players, seed=5)
+    assert moves > 10 and top.finished()
+    no_private_messages(h, players)
+    assert live_buttons(h, players, group) == []
+    assert [c for c in h.server.calls if c.error] == []
+
+
+@pytest.mark.parametrize("admin", [True, False])
+async def test_six_play_with_the_52_card_deck_in_the_group(
+    group_harness: Harness, admin: bool
+) -> None:
+    h = group_harness
+    players = strangers(h, 6)
+    group = await group_with(h, players, admin)
+    top = await durak_started(h, players, group, "d")  # the 52 cards
+    assert (await stored(h, group))["settings"]["deck_size"] == 52
+    await play_watched(top, players, seed=8)
+    no_private_messages(h, players)
+    assert live_buttons(h, players, group) == []
+
+
+@pytest.mark.parametrize("admin", [True, False])
+async def test_football_with_its_set_up_in_the_group(group_harness: Harness, admin: bool) -> None:
+    h = group_harness
+    players = strangers(h, 2)
+    group = await group_with(h, players, admin)
+    top = Tabletop(h, group)
+    await top.setup_game("football", players)
+    for user in players:  # the set-up picks are on his hand in the group
+        assert any(is_action(Action.SETUP)(b) for m in h.hands(user, group) for b in m.buttons)
+    await play_watched(top, players, seed=3)
+    no_private_messages(h, players)
+    assert live_buttons(h, players, group) == []
+
+
+async def test_the_mini_app_opens_from_a_hand_in_the_group(
+    server: FakeTelegram, make_app: AppFactory, fake_redis: Any
+) -> None:
+    """Telegram takes a Mini App button in private chats only: a hand in the group links to
+    the page's direct address, which shows its viewer his own seat."""
+    h = Harness(server)
+    page = "https://cards.example.org/app/"
+    h.apps.append(await make_app(fake_redis, hands="group", webapp_url=page, webapp_name="table"))
+    h.redis = fake_redis
+    players = strangers(h, 2)
+    group = await group_with(h, players, admin=True)
+    top = Tabletop(h, group)
+    await top.setup_game("durak", players)
+    data = await stored(h, group)
+    param = payload(group.id, None, data["game_id"])
+    for user in players:
+        hand = h.hands(user, group)[-1]
+        assert [b.url for b in hand.buttons if b.url] == [
+            f"https://t.me/{BOT_USERNAME}/table?startapp={param}"
+        ]
+        assert not any(b.web_app for b in hand.buttons)

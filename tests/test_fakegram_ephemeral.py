@@ -1,0 +1,183 @@
+"""The fake's ephemeral messages: as docs/ephemeral.md reads the Bot API, or the e2e tests
+of hands in the group lie.
+
+A tiny Application (not the bot) answers a tap with an ephemeral message through
+bot.core.sender, the calls the bot makes; the world's clock is the test's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.error import BadRequest
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+
+from bot.core import sender
+from bot.core.screen import Button, Screen
+from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
+from testing.fakegram import FakeRequest, FakeTelegram
+from testing.harness import Harness, start_app, stop_app
+
+SENT: dict[str, int] = {}
+NOW = [1_800_000_000.0]
+HAND = Screen("<b>Your cards</b>: 7♠", ((Button("Play 7♠", "p7"),),))
+
+
+async def on_deal(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    assert update.effective_message is not None
+    markup = InlineKeyboardMarkup([[InlineKeyboardButton("My cards", callback_data="c")]])
+    await update.effective_message.reply_text("Table", reply_markup=markup, do_quote=False)
+
+
+async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "My cards": his hand as an ephemeral message answering the tap; a tap on that
+    hand is answered and edits it."""
+    query = update.callback_query
+    assert query is not None and query.message is not None
+    await query.answer()
+    chat = query.message.chat.id
+    if query.data == "c":
+        SENT[str(query.from_user.id)] = await sender.send_ephemeral(
+            context.bot, chat, None, query.from_user.id, HAND, query_id=query.id
+        )
+    else:
+        ephemeral = query.message.api_kwargs["ephemeral_message_id"]
+        assert query.message.message_id == 0
+        await sender.edit_ephemeral(
+            context.bot, chat, query.from_user.id, int(ephemeral), Screen("played 7♠")
+        )
+
+
+@pytest.fixture
+async def tiny() -> AsyncIterator[Harness]:
+    SENT.clear()
+    server = FakeTelegram(clock=lambda: NOW[0])
+    app = Application.builder().token(BOT_TOKEN).request(FakeRequest(server)).build()
+    app.add_handler(CommandHandler("deal", on_deal))
+    app.add_handler(CallbackQueryHandler(on_tap))
+    await start_app(app)
+    yield Harness(server, [app])
+    await stop_app(app)
+
+
+async def _table(tiny: Harness) -> tuple[FakeUser, FakeUser, FakeGroup]:
+    ann, bob = tiny.user("Ann", started=False), tiny.user("Bob", started=False)
+    group = tiny.group()
+    await tiny.command(ann, group, "/deal")
+    return ann, bob, group
+
+
+async def test_a_tap_gets_an_ephemeral_answer_only_its_user_sees(tiny: Harness) -> None:
+    ann, bob, group = await _table(tiny)
+    await tiny.tap(ann, tiny.last(group), "My cards")
+    (hand,) = tiny.hands(ann, group)
+    assert hand.text == "Your cards: 7♠" and [b.text for b in hand.buttons] == ["Play 7♠"]
+    assert tiny.hands(bob, group) == []
+    assert hand not in tiny.screen(group)  # the group's own messages: everyone's
+    assert hand in tiny.server.seen_by(group.id, ann.id)
+    assert hand not in tiny.server.seen_by(group.id, bob.id)
+    with pytest.raises(AssertionError, match=r"(?i)receiver"):
+        await tiny.tap(bob, hand, "Play 7♠")
+    # his tap on it arrives from the ephemeral message (message_id 0) and edits it by id
+    await tiny.tap(ann, hand, "Play 7♠")
+    assert hand.text == "played 7♠" and hand.buttons == []
+    assert hand.to_json()["message_id"] == 0
+    assert hand.to_json()["receiver_user"]["id"] == ann.id
+    assert tiny.problems() == []
+
+
+async def test_without_a_tap_only_an_administrator_may_send_one(tiny: Harness) -> None:
+    ann, _, group = await _table(tiny)
+    bot = tiny.app.bot
+    with pytest.raises(BadRequest, match=r"(?i)CHAT_ADMIN_REQUIRED"):
+        await sender.send_ephemeral(bot, group.id, None, ann.id, HAND)
+    group.bot_is_admin = True
+    ephemeral = await sender.send_ephemeral(bot, group.id, None, ann.id, HAND)
+    assert [m.message_id for m in tiny.hands(ann, group)] == [ephemeral]
+
+
+async def test_a_tap_older_than_15_seconds_or_someone_elses_is_refused(tiny: Harness) -> None:
+    ann, bob, group = await _table(tiny)
+    answer = await tiny.tap(bob, tiny.last(group), "My cards")
+    query = next(q for q, a in tiny.server.queries.items() if a is answer)
+    bot = tiny.app.bot
+    with pytest.raises(BadRequest, match=r"(?i)another user"):
+        await sender.send_ephemeral(bot, group.id, None, ann.id, HAND, query_id=query)
+    NOW[0] += 16
+    with pytest.raises(BadRequest, match=r"(?i)query is too old"):
+        await sender.send_ephemeral(bot, group.id, None, bob.id, HAND, query_id=query)
+    with pytest.raises(BadRequest, match=r"(?i)query is too old"):
+        await sender.send_ephemeral(bot, group.id, None, bob.id, HAND, query_id="42")
+    carl = tiny.user("Carl")  # his private chat is open, but no chat has only one reader
+    with pytest.raises(BadRequest, match=r"(?i)only to groups"):
+        await sender.send_ephemeral(bot, carl.id, None, carl.id, HAND, query_id=query)
+
+
+async def test_unknown_or_missing_parameters_are_400s(tiny: Harness) -> None:
+    ann, _, group = await _table(tiny)
+    group.bot_is_admin = True
+    bot = tiny.app.bot
+    for params, reason in [
+        ({"receiver_user_id": ann.id, "silent": True}, "unknown field silent"),
+        ({"callback_query_id": "1"}, "receiver_user_id is required"),
+    ]:
+        with pytest.raises(BadRequest, match=r"(?i)" + reason):
+            await bot.do_api_request(
+                "sendmessage",
+                api_kwargs={
+                    "chat_id": group.id,
+                    "text": "x",
+                    "ephemeral_message_parameters": params,
+                },
+            )
+    with pytest.raises(BadRequest, match=r"(?i)use ephemeral_message_parameters"):  # 10.2's shape
+        await bot.do_api_request(
+            "sendmessage", api_kwargs={"chat_id": group.id, "text": "x", "receiver_user_id": ann.id}
+        )
+    ephemeral = await sender.send_ephemeral(bot, group.id, None, ann.id, HAND)
+    with pytest.raises(BadRequest, match=r"(?i)unknown parameter message_id"):
+        await bot.do_api_request(
+            "editephemeralmessagereplymarkup",
+            api_kwargs={
+                "chat_id": group.id,
+                "receiver_user_id": ann.id,
+                "ephemeral_message_id": ephemeral,
+                "message_id": 1,
+            },
+        )
+    with pytest.raises(BadRequest, match=r"(?i)are required"):
+        await bot.do_api_request(
+            "deleteephemeralmessage", api_kwargs={"chat_id": group.id, "receiver_user_id": ann.id}
+        )
+
+
+async def test_edits_and_deletions_name_chat_receiver_and_id(tiny: Harness) -> None:
+    ann, bob, group = await _table(tiny)
+    group.bot_is_admin = True
+    bot = tiny.app.bot
+    ephemeral = await sender.send_ephemeral(bot, group.id, None, ann.id, HAND)
+    with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):  # not Bob's
+        await sender.edit_ephemeral(bot, group.id, bob.id, ephemeral, Screen("x"))
+    with pytest.raises(BadRequest, match=r"(?i)not modified"):
+        await sender.edit_ephemeral(bot, group.id, ann.id, ephemeral, HAND)
+    await sender.strip_ephemeral(bot, group.id, ann.id, ephemeral)
+    assert tiny.hands(ann, group)[0].buttons == []
+    await sender.delete_ephemeral(bot, group.id, ann.id, ephemeral)
+    assert tiny.hands(ann, group) == []
+    with pytest.raises(BadRequest, match=r"(?i)message to delete not found"):
+        await sender.delete_ephemeral(bot, group.id, ann.id, ephemeral)
+    tiny.server.unchanged.clear()
+
+
+async def test_an_offline_user_never_gets_one(tiny: Harness) -> None:
+    ann, _, group = await _table(tiny)
+    group.bot_is_admin = True
+    ann.online = False
+    await sender.send_ephemeral(tiny.app.bot, group.id, None, ann.id, HAND)  # the bot can't tell
+    assert tiny.hands(ann, group) == []
+    assert len(tiny.server.ephemerals(group.id, ann.id, dropped=True)) == 1
+    ann.online = True
+    await tiny.tap(ann, tiny.last(group), "My cards")
+    assert [m.text for m in tiny.hands(ann, group)] == ["Your cards: 7♠"]
