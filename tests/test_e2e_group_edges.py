@@ -23,7 +23,7 @@ from engine.games.football.game import Football
 from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.computers import clock_of, lobby_with_computers, play_people, quick_harness, until
 from testing.fakegram import FakeTelegram
-from testing.harness import Harness
+from testing.harness import Harness, harness_on
 from testing.tabletop import (
     PLAY_ACTIONS,
     LeakWatch,
@@ -330,3 +330,41 @@ async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his
     await top.tap_group(bob, Action.CARDS)
     assert "Your hand" in (h.hands(bob, group)[-1].text or "")
     await top.play([ann, bob], random.Random(8))
+
+
+@pytest.fixture
+async def limited(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
+) -> AsyncIterator[Harness]:
+    """Hands in the group, under the rate limiter (the bot's own setting)."""
+    async for h in harness_on(
+        request, server, make_app, fake_redis, hands="group", rate_limit=True
+    ):
+        yield h
+
+
+async def test_superseded_hands_keep_no_buttons_under_the_limits(limited: Harness) -> None:
+    """Several *My cards* in a row, the limiter granting no deletion at once: each old
+    hand is removed later, a tap on one meanwhile is stale, and after /endgame no
+    ephemeral message anyone sees keeps a button."""
+    h = limited
+    top, players, first, _ = await two_started(h, admin=True)
+    await clock_of(h).advance(30)
+    for _ in range(3):  # each a new hand; the old one's deletion waits for the limits
+        await top.tap_group(first, Action.CARDS)
+        await clock_of(h).advance(4)
+    old = [m for m in h.hands(first, top.group)[:-1] if any(map(is_play, m.buttons))]
+    assert old, "the limiter left an old hand for later"
+    before = await stored(h, top.group)
+    answer = await h.tap(first, old[0], is_play)
+    assert answer.show_alert and answer.text, "a superseded hand is stale"
+    assert (await stored(h, top.group))["moves"] == before["moves"]
+    await clock_of(h).advance(30)
+    await h.command(players[0], top.group, "/endgame")
+    await clock_of(h).advance(60)
+    assert (await stored(h, top.group))["phase"] == "abandoned"
+    assert [b.text for u in players for m in h.hands(u, top.group) for b in m.buttons] == []
+
+
+def is_play(button: Any) -> bool:
+    return action_of(button) in PLAY_ACTIONS
