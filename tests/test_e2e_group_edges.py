@@ -141,6 +141,34 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
     assert group_text(top).count("the group could not show your cards") <= 1
 
 
+@pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
+@pytest.mark.parametrize(
+    ("description", "admin_after"),
+    [
+        ("Bad Request: CHAT_ADMIN_REQUIRED", False),
+        ('Bad Request: can\'t parse entities: unsupported start tag "admin"', True),
+    ],
+)
+async def test_only_telegrams_own_words_say_the_bot_is_no_administrator(
+    group_harness: Harness, description: str, admin_after: bool
+) -> None:
+    """A refused hand falls back either way; only CHAT_ADMIN_REQUIRED, as Telegram words
+    it, makes the table stop counting on an administrator (not any text with "admin")."""
+    h = group_harness
+    top, _, first, other = await two_started(h, admin=True)
+    for message in h.hands(other, top.group):  # nothing to edit: a new hand must be sent
+        message.deleted = True
+    await clock_of(h).advance(TAP_FRESH + 1)
+    h.server.inject(
+        "sendMessage", 400, description, when=lambda p: "ephemeral_message_parameters" in p
+    )
+    await move(h, top, first, random.Random(2))
+    data = await stored(h, top.group)
+    seat = next(s for s in data["seats"] if s["user_id"] == other.id)
+    assert not seat["group_ok"], "his hand left the group"
+    assert data["bot_admin"] is admin_after
+
+
 async def test_a_hand_moves_between_group_and_private_chat_mid_game(
     group_harness: Harness,
 ) -> None:

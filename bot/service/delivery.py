@@ -90,6 +90,12 @@ def _not_modified(exc: BadRequest) -> bool:
     return "not modified" in exc.message.lower()
 
 
+def _admin_required(exc: BadRequest) -> bool:
+    """Telegram refused because the bot is not an administrator: its error text exactly
+    (``Bad Request: CHAT_ADMIN_REQUIRED``, which PTB passes on without the prefix)."""
+    return exc.message.lower().removeprefix("bad request: ") == "chat_admin_required"
+
+
 async def _edit(bot: Bot, chat_id: int, message_id: int, screen: Screen) -> bool:
     """Edit in place; False when the message is gone or can no longer be edited."""
     try:
@@ -557,7 +563,7 @@ async def _show(bot: Bot, job: _Job, done: _Pass) -> None:
             done.later(done.clock() + RETRY_SECONDS)
         else:
             log.info("the group %s refused a hand for %s: %s", job.chat_id, job.receiver, exc)
-            done.refused[job.receiver] = "admin" in exc.message.lower()
+            done.refused[job.receiver] = _admin_required(exc)
         return
     except Forbidden:
         if job.chat_id > 0:
