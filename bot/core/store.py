@@ -25,7 +25,9 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
                    his hands there are shown (bot.service.delivery.reopen)
 
     ct:place:<uid>  "group" or "private": where user <uid> chose to keep his hands (none:
-                   the HANDS setting's); his seats take it when he sits down
+                   the HANDS setting's); his seats take it when he sits down. No expiry:
+                   it is his standing choice (a few bytes a player), as the standings
+                   are; /forgetme erases it with them
 
     ct:due         sorted set of table keys, scored by when they are due (ms): messages
                    left for later (coalesced, held back by the rate limits, refused by
@@ -583,6 +585,10 @@ class Store:
 
     async def set_place(self, user_id: int, place: Place) -> None:
         await self.redis.set(place_key(user_id), place.encode())
+
+    async def forget_place(self, user_id: int) -> None:
+        """/forgetme: his choice of place goes with his figures."""
+        await self.redis.delete(place_key(user_id))
 
     async def closed_to(self, user_id: int) -> list[str]:
         """The table keys where ``user_id``'s private chat refused us."""
