@@ -142,6 +142,22 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
 
 
 @pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
+async def test_a_hand_that_left_the_group_keeps_no_buttons_there(group_harness: Harness) -> None:
+    """Demoted unseen, the bot may not send his new prompt: his hand leaves the group,
+    and its old message there is stripped (an edit needs no administrator), so neither
+    it nor anything else keeps a button after /endgame."""
+    h = group_harness
+    top, players, first, other = await two_started(h, admin=True)
+    top.group.bot_is_admin = False  # its my_chat_member never came
+    await clock_of(h).advance(TAP_FRESH + 1)
+    await move(h, top, first, random.Random(2))
+    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)
+    assert not seat["group_ok"] and h.hands(other, top.group)
+    await h.command(players[0], top.group, "/endgame")
+    assert live_buttons(h, players, top.group) == []
+
+
+@pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
 @pytest.mark.parametrize(
     ("description", "admin_after"),
     [

@@ -564,6 +564,10 @@ async def _show(bot: Bot, job: _Job, done: _Pass) -> None:
         else:
             log.info("the group %s refused a hand for %s: %s", job.chat_id, job.receiver, exc)
             done.refused[job.receiver] = _admin_required(exc)
+            if job.slot is not None and job.slot.id is not None:
+                # his hand leaves the group: its old message there keeps no buttons (an
+                # edit needs no administrator)
+                done.discard(job.chat_id, job.slot.id, strip=True, receiver=job.receiver)
         return
     except Forbidden:
         if job.chat_id > 0:
