@@ -158,6 +158,22 @@ async def test_a_hand_that_left_the_group_keeps_no_buttons_there(group_harness: 
 
 
 @pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
+async def test_a_hand_refused_for_want_of_an_administrator_comes_back_when_there_is_one(
+    group_harness: Harness,
+) -> None:
+    h = group_harness
+    top, players, first, other = await two_started(h, admin=True)
+    top.group.bot_is_admin = False  # its my_chat_member never came
+    await clock_of(h).advance(TAP_FRESH + 1)
+    await move(h, top, first, random.Random(2))
+    assert top.prompt(other) is None, "his prompt was refused"
+    await h.promote(top.group, players[0])  # the bot is made one
+    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)
+    assert seat["group_ok"]
+    assert top.prompt(other) is not None, "his hand is back in the group, his buttons on it"
+
+
+@pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
 @pytest.mark.parametrize(
     ("description", "admin_after"),
     [

@@ -716,7 +716,7 @@ async def _refused(svc: Services, key: str, refused: dict[int, bool]) -> None:
         for index, seat in enumerate(table.seats):
             if seat.user_id not in refused or not seat.group_ok:
                 continue
-            seat.group_ok, changed = False, True
+            seat.group_ok, seat.admin_refused, changed = False, refused[seat.user_id], True
             told = any(k in _FALLBACKS and d.get("seat") == index for k, d in table.events)
             if table.phase != "playing" or told:  # said once (while the log shows it)
                 continue
