@@ -5,6 +5,7 @@ a tap delivered twice, and whether the bot is an administrator."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import random
@@ -227,6 +228,43 @@ async def test_a_hand_moves_between_group_and_private_chat_mid_game(
     assert await h.redis.get(place_key(ann.id)) == b"group"
     await watch.check()
     await top.play([ann, bob], rng, after_each=watch.check)
+
+
+@pytest.mark.telegram_complaints  # his old message is gone: the edit of it is refused
+async def test_back_to_the_group_without_a_message_there_waits_for_my_cards(
+    group_harness: Harness,
+) -> None:
+    """Without an administrator, a switch tapped in his private chat cannot send his hand
+    to the group, and his old message there is gone: the hand waits for *My cards* (it
+    does not bounce back to the private chat with a line on the table)."""
+    h = group_harness
+    ann, bob = h.user("Ann"), h.user("Bob", started=False)  # Ann has a private chat
+    top = await started(h, [ann, bob], admin=False)
+    await h.tap(ann, h.hands(ann, top.group)[0], is_action(Action.PLACE))
+    for message in h.hands(ann, top.group):  # she cleared her client
+        message.deleted = True
+    await clock_of(h).advance(TAP_FRESH + 1)
+    said = group_text(top)
+    await h.tap(ann, h.last(ann), is_action(Action.PLACE))
+    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == ann.id)
+    assert (seat["place"], seat["group_ok"]) == ("group", True)
+    assert "in the group now" in (h.last(ann).text or "") and h.last(ann).buttons == []
+    assert group_text(top) == said, "the table says nothing: she waits for My cards"
+    await top.tap_group(ann, Action.CARDS)
+    assert "Your hand" in (h.hands(ann, top.group)[-1].text or "")
+
+
+async def test_two_quick_switches_each_move_the_hand(group_harness: Harness) -> None:
+    """Each switch moves the hand from where the table has it when the tap is applied
+    (not where an earlier read saw it): two at once take it away and back."""
+    h = group_harness
+    ann, bob = h.user("Ann"), h.user("Bob", started=False)
+    top = await started(h, [ann, bob], admin=False)
+    (hand,) = h.hands(ann, top.group)
+    await asyncio.gather(*(h.tap(ann, hand, is_action(Action.PLACE)) for _ in range(2)))
+    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == ann.id)
+    assert seat["place"] == "group"
+    assert await h.redis.get(place_key(ann.id)) == b"group"
 
 
 async def test_his_choice_of_the_private_chat_is_kept_for_his_next_game(

@@ -555,7 +555,10 @@ async def _show(bot: Bot, job: _Job, done: _Pass) -> None:
         slot = await _put(bot, job, done)
     except _Undeliverable:
         assert job.receiver is not None
-        done.refused[job.receiver] = False
+        if job.slot is None or job.slot.renew == job.renew:
+            done.refused[job.receiver] = False
+        # else a hand brought to the group anew (the switch tapped in his private chat,
+        # or a "My cards" answered too late) waits for his next tap there
         return
     except BadRequest as exc:  # a NetworkError to PTB; for an ephemeral hand, a refusal
         if job.receiver is None:
