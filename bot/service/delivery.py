@@ -555,10 +555,12 @@ async def _show(bot: Bot, job: _Job, done: _Pass) -> None:
         slot = await _put(bot, job, done)
     except _Undeliverable:
         assert job.receiver is not None
-        if job.slot is None or job.slot.renew == job.renew:
+        private = done.snap.slots.get(user_slot(job.receiver))
+        switched = private is not None and private.id is not None
+        if not switched or job.slot is None or job.slot.renew == job.renew:
             done.refused[job.receiver] = False
-        # else a hand brought to the group anew (the switch tapped in his private chat,
-        # or a "My cards" answered too late) waits for his next tap there
+        # else the switch, tapped in his private chat, brought it back: it waits for his
+        # next tap in the group (his private message says where it went)
         return
     except BadRequest as exc:  # a NetworkError to PTB; for an ephemeral hand, a refusal
         if job.receiver is None:
