@@ -81,7 +81,8 @@ async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     when it became an administrator there or stopped being one, its tables know (hands
     then follow the game on their own, or answer taps only: docs/ephemeral.md)."""
     change = update.my_chat_member
-    if change is None:
+    # a forged or malformed body may lack what Telegram always sends (PTB keeps None)
+    if change is None or change.chat is None or change.new_chat_member is None:
         return
     if not _removed(change):
         admin = change.new_chat_member.status == ChatMemberStatus.ADMINISTRATOR
