@@ -32,9 +32,10 @@ class FakeUser:
     # False: his clients are offline; an ephemeral message sent to him meanwhile never
     # reaches him (the Bot API delivers them best effort; the bot is not told).
     online: bool = True
+    is_bot: bool = False  # another bot, a member of a group
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "is_bot": False, "first_name": self.first_name}
+        data: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
         for key in ("last_name", "username", "language_code"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)

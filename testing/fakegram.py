@@ -568,6 +568,10 @@ class FakeTelegram:
         if group is None:
             raise bad("ephemeral messages can be sent only to groups and supergroups")
         user = self.users.get(receiver)
+        if receiver == BOT_ID or (user is not None and user.is_bot):
+            # the Bot API: "a non-bot member of the chat"; its error text is Telegram's
+            # (MTProto's) name for a bot where a user is needed
+            raise bad("USER_IS_BOT")
         if user is None or receiver in group.outsiders:
             raise bad("PARTICIPANT_ID_INVALID")
         query_id, replace = raw.get("callback_query_id"), raw.get("replace_callback_query_message")

@@ -195,14 +195,14 @@ async def test_a_running_game_outlives_its_deadline_and_a_finished_one_expires(
 
 async def test_superseded_messages_are_kept_until_removed(store: Store) -> None:
     snap, _ = await store.transact(KEY, _add_seat)
-    await store.release(KEY, snap.version, {}, junk=[(7, 11, False), (-100123, 12, True)])
-    assert (await store.load(KEY)).junk == [(-100123, 12, True), (7, 11, False)]
+    await store.release(KEY, snap.version, {}, junk=[(7, 11, False, 0), (-100123, 12, True, 5)])
+    assert (await store.load(KEY)).junk == [(-100123, 12, True, 5), (7, 11, False, 0)]
     again = await store.claim(KEY)
     assert again is not None
-    await store.release(KEY, again.version, {}, deleted=[(7, 11)])
-    assert (await store.load(KEY)).junk == [(-100123, 12, True)]
+    await store.release(KEY, again.version, {}, deleted=[(7, 11, 0)])
+    assert (await store.load(KEY)).junk == [(-100123, 12, True, 5)]
     await store.redis.delete(KEY)
-    await store.discard(KEY, [(7, 13, False)])  # the table is gone: nothing is written
+    await store.discard(KEY, [(7, 13, False, 0)])  # the table is gone: nothing is written
     assert not await store.redis.exists(KEY)
 
 
@@ -224,10 +224,10 @@ async def test_a_commit_delivers_from_what_a_delivery_saved_after_the_read(
 
     async def read_then_delivered(key: str) -> Snapshot:
         snap = await read(key)
-        await store.release(KEY, first.version, shown, junk=[(1, 4, False)])
+        await store.release(KEY, first.version, shown, junk=[(1, 4, False, 0)])
         return snap
 
     monkeypatch.setattr(store, "load", read_then_delivered)
     second, _ = await store.transact(KEY, _add_seat)
     assert second.lease and second.version == first.version + 1
-    assert second.slots == shown and second.junk == [(1, 4, False)]
+    assert second.slots == shown and second.junk == [(1, 4, False, 0)]

@@ -5,6 +5,7 @@ a tap delivered twice, and whether the bot is an administrator."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import random
@@ -23,7 +24,7 @@ from engine.games.football.game import Football
 from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.computers import clock_of, lobby_with_computers, play_people, quick_harness, until
 from testing.fakegram import FakeTelegram
-from testing.harness import Harness
+from testing.harness import Harness, harness_on
 from testing.tabletop import (
     PLAY_ACTIONS,
     LeakWatch,
@@ -141,6 +142,66 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
     assert group_text(top).count("the group could not show your cards") <= 1
 
 
+@pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
+async def test_a_hand_that_left_the_group_keeps_no_buttons_there(group_harness: Harness) -> None:
+    """Demoted unseen, the bot may not send his new prompt: his hand leaves the group,
+    and its old message there is stripped (an edit needs no administrator), so neither
+    it nor anything else keeps a button after /endgame."""
+    h = group_harness
+    top, players, first, other = await two_started(h, admin=True)
+    top.group.bot_is_admin = False  # its my_chat_member never came
+    await clock_of(h).advance(TAP_FRESH + 1)
+    await move(h, top, first, random.Random(2))
+    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)
+    assert not seat["group_ok"] and h.hands(other, top.group)
+    await h.command(players[0], top.group, "/endgame")
+    assert live_buttons(h, players, top.group) == []
+
+
+@pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
+async def test_a_hand_refused_for_want_of_an_administrator_comes_back_when_there_is_one(
+    group_harness: Harness,
+) -> None:
+    h = group_harness
+    top, players, first, other = await two_started(h, admin=True)
+    top.group.bot_is_admin = False  # its my_chat_member never came
+    await clock_of(h).advance(TAP_FRESH + 1)
+    await move(h, top, first, random.Random(2))
+    assert top.prompt(other) is None, "his prompt was refused"
+    await h.promote(top.group, players[0])  # the bot is made one
+    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)
+    assert seat["group_ok"]
+    assert top.prompt(other) is not None, "his hand is back in the group, his buttons on it"
+
+
+@pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
+@pytest.mark.parametrize(
+    ("description", "admin_after"),
+    [
+        ("Bad Request: CHAT_ADMIN_REQUIRED", False),
+        ('Bad Request: can\'t parse entities: unsupported start tag "admin"', True),
+    ],
+)
+async def test_only_telegrams_own_words_say_the_bot_is_no_administrator(
+    group_harness: Harness, description: str, admin_after: bool
+) -> None:
+    """A refused hand falls back either way; only CHAT_ADMIN_REQUIRED, as Telegram words
+    it, makes the table stop counting on an administrator (not any text with "admin")."""
+    h = group_harness
+    top, _, first, other = await two_started(h, admin=True)
+    for message in h.hands(other, top.group):  # nothing to edit: a new hand must be sent
+        message.deleted = True
+    await clock_of(h).advance(TAP_FRESH + 1)
+    h.server.inject(
+        "sendMessage", 400, description, when=lambda p: "ephemeral_message_parameters" in p
+    )
+    await move(h, top, first, random.Random(2))
+    data = await stored(h, top.group)
+    seat = next(s for s in data["seats"] if s["user_id"] == other.id)
+    assert not seat["group_ok"], "his hand left the group"
+    assert data["bot_admin"] is admin_after
+
+
 async def test_a_hand_moves_between_group_and_private_chat_mid_game(
     group_harness: Harness,
 ) -> None:
@@ -167,6 +228,43 @@ async def test_a_hand_moves_between_group_and_private_chat_mid_game(
     assert await h.redis.get(place_key(ann.id)) == b"group"
     await watch.check()
     await top.play([ann, bob], rng, after_each=watch.check)
+
+
+@pytest.mark.telegram_complaints  # his old message is gone: the edit of it is refused
+async def test_back_to_the_group_without_a_message_there_waits_for_my_cards(
+    group_harness: Harness,
+) -> None:
+    """Without an administrator, a switch tapped in his private chat cannot send his hand
+    to the group, and his old message there is gone: the hand waits for *My cards* (it
+    does not bounce back to the private chat with a line on the table)."""
+    h = group_harness
+    ann, bob = h.user("Ann"), h.user("Bob", started=False)  # Ann has a private chat
+    top = await started(h, [ann, bob], admin=False)
+    await h.tap(ann, h.hands(ann, top.group)[0], is_action(Action.PLACE))
+    for message in h.hands(ann, top.group):  # she cleared her client
+        message.deleted = True
+    await clock_of(h).advance(TAP_FRESH + 1)
+    said = group_text(top)
+    await h.tap(ann, h.last(ann), is_action(Action.PLACE))
+    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == ann.id)
+    assert (seat["place"], seat["group_ok"]) == ("group", True)
+    assert "in the group now" in (h.last(ann).text or "") and h.last(ann).buttons == []
+    assert group_text(top) == said, "the table says nothing: she waits for My cards"
+    await top.tap_group(ann, Action.CARDS)
+    assert "Your hand" in (h.hands(ann, top.group)[-1].text or "")
+
+
+async def test_two_quick_switches_each_move_the_hand(group_harness: Harness) -> None:
+    """Each switch moves the hand from where the table has it when the tap is applied
+    (not where an earlier read saw it): two at once take it away and back."""
+    h = group_harness
+    ann, bob = h.user("Ann"), h.user("Bob", started=False)
+    top = await started(h, [ann, bob], admin=False)
+    (hand,) = h.hands(ann, top.group)
+    await asyncio.gather(*(h.tap(ann, hand, is_action(Action.PLACE)) for _ in range(2)))
+    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == ann.id)
+    assert seat["place"] == "group"
+    assert await h.redis.get(place_key(ann.id)) == b"group"
 
 
 async def test_his_choice_of_the_private_chat_is_kept_for_his_next_game(
@@ -268,9 +366,12 @@ async def test_a_redelivered_tap_on_an_ephemeral_hand_is_a_no_op(group_harness: 
     before = await stored(h, top.group)
     update = h.delivered[-1]
     assert update["callback_query"]["message"]["message_id"] == 0  # from an ephemeral hand
+    calls = len(h.server.calls)
     await h.deliver(update)  # the webhook retried it
     after = await stored(h, top.group)
     assert (after["version"], after["moves"]) == (before["version"], before["moves"])
+    # dropped by the update's claim: not even a second answer (no stale alert)
+    assert [c.method for c in h.server.calls[calls:]] == []
 
 
 async def test_the_lobby_says_once_what_an_administrator_bot_does(group_harness: Harness) -> None:
@@ -330,3 +431,41 @@ async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his
     await top.tap_group(bob, Action.CARDS)
     assert "Your hand" in (h.hands(bob, group)[-1].text or "")
     await top.play([ann, bob], random.Random(8))
+
+
+@pytest.fixture
+async def limited(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
+) -> AsyncIterator[Harness]:
+    """Hands in the group, under the rate limiter (the bot's own setting)."""
+    async for h in harness_on(
+        request, server, make_app, fake_redis, hands="group", rate_limit=True
+    ):
+        yield h
+
+
+async def test_superseded_hands_keep_no_buttons_under_the_limits(limited: Harness) -> None:
+    """Several *My cards* in a row, the limiter granting no deletion at once: each old
+    hand is removed later, a tap on one meanwhile is stale, and after /endgame no
+    ephemeral message anyone sees keeps a button."""
+    h = limited
+    top, players, first, _ = await two_started(h, admin=True)
+    await clock_of(h).advance(30)
+    for _ in range(3):  # each a new hand; the old one's deletion waits for the limits
+        await top.tap_group(first, Action.CARDS)
+        await clock_of(h).advance(4)
+    old = [m for m in h.hands(first, top.group)[:-1] if any(map(is_play, m.buttons))]
+    assert old, "the limiter left an old hand for later"
+    before = await stored(h, top.group)
+    answer = await h.tap(first, old[0], is_play)
+    assert answer.show_alert and answer.text, "a superseded hand is stale"
+    assert (await stored(h, top.group))["moves"] == before["moves"]
+    await clock_of(h).advance(30)
+    await h.command(players[0], top.group, "/endgame")
+    await clock_of(h).advance(60)
+    assert (await stored(h, top.group))["phase"] == "abandoned"
+    assert [b.text for u in players for m in h.hands(u, top.group) for b in m.buttons] == []
+
+
+def is_play(button: Any) -> bool:
+    return action_of(button) in PLAY_ACTIONS

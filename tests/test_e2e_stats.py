@@ -120,10 +120,13 @@ async def test_forgetme_erases_his_figures_after_a_confirmation(harness: Harness
     assert bot_reply(h, group, t("uk", "forget.private")[:10])
     await h.private(bob, "/forgetme")
     question = bot_reply(h, bob, t("uk", "forget.ask")[:20])
-    standings = of(services(h.app).store)
+    store = services(h.app).store
+    standings = of(store)
     assert (await standings.mine(bob.id))[0]["football"].n == 3  # nothing erased yet
+    await store.set_place(bob.id, "private")  # where he chose to keep his hands
     await h.tap(bob, question, is_action(Action.FORGET))
     assert t("uk", "forget.done") in (h.last(bob).text or "")
+    assert await store.place(bob.id) is None, "his choice of place is forgotten too"
     await h.private(bob, "/stats")
     assert t("uk", "stats.nothing") in (h.last(bob).text or "")
     await h.command(ann, group, "/stats")

@@ -98,6 +98,18 @@ async def test_without_a_tap_only_an_administrator_may_send_one(tiny: Harness) -
     assert [m.message_id for m in tiny.hands(ann, group)] == [ephemeral]
 
 
+async def test_a_bot_never_receives_one(tiny: Harness) -> None:
+    """The receiver is "a non-bot member of the chat" (the Bot API): neither the bot
+    itself nor another bot in the group."""
+    _, _, group = await _table(tiny)
+    group.bot_is_admin = True
+    other = tiny.server.add_user(FakeUser(id=777, first_name="Helper", is_bot=True))
+    for receiver in (tiny.app.bot.id, other.id):
+        with pytest.raises(BadRequest, match=r"(?i)USER_IS_BOT"):
+            await sender.send_ephemeral(tiny.app.bot, group.id, None, receiver, HAND)
+    assert tiny.server.ephemeral == {}
+
+
 async def test_a_tap_older_than_15_seconds_or_someone_elses_is_refused(tiny: Harness) -> None:
     ann, bob, group = await _table(tiny)
     answer = await tiny.tap(bob, tiny.last(group), "My cards")

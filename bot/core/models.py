@@ -125,6 +125,9 @@ class Seat(BaseModel):
     # False once the group refused an ephemeral message to him: his hand goes to his
     # private chat, or waits for "My cards", which makes it True again.
     group_ok: bool = True
+    # The group's refusal said the bot is not an administrator: once it is made one
+    # (my_chat_member), his hand comes back to the group (bot.handlers.members).
+    admin_refused: bool = False
     # Bumped by "My cards" and by a switch of place: his hand in the group comes as a new
     # ephemeral message (the old one is deleted and no longer edited).
     renew: int = 0

@@ -14,6 +14,9 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
                    his hand lives in the group
         x:<chat>:<message>  a message to delete (superseded, or sent by a delivery that
                    lost its lease): the next delivery deletes it
+        x:<chat>:<message>:<uid>  the same for a superseded ephemeral message to user
+                   <uid> in the group <chat> (its ephemeral id): deleted, else stripped of
+                   its buttons, and until then a tap on it is stale
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
                    to date (the delivery lease), renewed while it works
 
@@ -22,7 +25,9 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
                    his hands there are shown (bot.service.delivery.reopen)
 
     ct:place:<uid>  "group" or "private": where user <uid> chose to keep his hands (none:
-                   the HANDS setting's); his seats take it when he sits down
+                   the HANDS setting's); his seats take it when he sits down. No expiry:
+                   it is his standing choice (a few bytes a player), as the standings
+                   are; /forgetme erases it with them
 
     ct:due         sorted set of table keys, scored by when they are due (ms): messages
                    left for later (coalesced, held back by the rate limits, refused by
@@ -294,8 +299,15 @@ def place_key(user_id: int) -> str:
     return f"{KEY_PREFIX}:place:{user_id}"
 
 
-def junk_field(chat_id: int, message_id: int) -> str:
-    return f"{JUNK}{chat_id}:{message_id}"
+def junk_field(chat_id: int, message_id: int, receiver: int = 0) -> str:
+    """The junk field of a message (``receiver``: an ephemeral message to him)."""
+    tail = f":{receiver}" if receiver else ""
+    return f"{JUNK}{chat_id}:{message_id}{tail}"
+
+
+# A message to remove: (chat, message, only strip its buttons, the receiver of an
+# ephemeral message or 0).
+Junk = tuple[int, int, bool, int]
 
 
 TABLE_SLOT = f"{SLOT}table"
@@ -320,8 +332,7 @@ class Snapshot:
     slots: dict[str, Slot] = field(default_factory=dict)
     version: int = 0  # the stored version (also when the table itself did not validate)
     lease: bool = False  # this process holds the delivery lease: it must deliver, release
-    # messages to remove: (chat, message, only strip its buttons)
-    junk: list[tuple[int, int, bool]] = field(default_factory=list)
+    junk: list[Junk] = field(default_factory=list)  # messages to remove
 
 
 # Delete a key only while it still holds the value its owner gave it (a claim released by
@@ -374,12 +385,10 @@ def _decode(raw: Mapping[Any, Any]) -> Snapshot:
     return Snapshot(table, slots, version, junk=junk)
 
 
-def _messages(
-    raw: Mapping[bytes, bytes],
-) -> tuple[dict[str, Slot], list[tuple[int, int, bool]]]:
+def _messages(raw: Mapping[bytes, bytes]) -> tuple[dict[str, Slot], list[Junk]]:
     """A table's message fields: its slots, and the messages left to remove."""
     slots: dict[str, Slot] = {}
-    junk: list[tuple[int, int, bool]] = []
+    junk: list[Junk] = []
     for name, value in raw.items():
         if name.startswith(SLOT.encode()):
             try:
@@ -387,17 +396,18 @@ def _messages(
             except ValidationError:
                 continue
         elif name.startswith(JUNK.encode()):
-            chat, _, message = name.decode().removeprefix(JUNK).partition(":")
-            junk.append((int(chat), int(message), value == b"s"))
+            chat, message, *receiver = name.decode().removeprefix(JUNK).split(":")
+            who = int(receiver[0]) if receiver else 0
+            junk.append((int(chat), int(message), value == b"s", who))
     return slots, sorted(junk)
 
 
-def _junk_pairs(junk: Sequence[tuple[int, int, bool]]) -> list[str]:
+def _junk_pairs(junk: Sequence[Junk]) -> list[str]:
     """Hash fields of messages to remove: "s" strips the buttons, "" deletes."""
     return [
         x
-        for chat, message, strip in junk
-        for x in (junk_field(chat, message), "s" if strip else "")
+        for chat, message, strip, receiver in junk
+        for x in (junk_field(chat, message, receiver), "s" if strip else "")
     ]
 
 
@@ -503,13 +513,13 @@ class Store:
         *,
         due: float | None = None,
         drop: bool = False,
-        deleted: Sequence[tuple[int, int]] = (),
-        junk: Sequence[tuple[int, int, bool]] = (),
+        deleted: Sequence[tuple[int, int, int]] = (),
+        junk: Sequence[Junk] = (),
     ) -> Snapshot | None:
         """Save what the messages show (``version`` of the table) and give the lease back;
         ``due``: when what was left for later is due (seconds since the epoch);
-        ``deleted``: messages of the junk list that are gone now; ``junk``: messages to
-        remove later (chat, message, only strip the buttons).
+        ``deleted``: messages of the junk list that are gone now (chat, message, receiver);
+        ``junk``: messages to remove later (:data:`Junk`).
 
         Returns the newest snapshot, still leased, when a newer version was committed
         meanwhile: the caller delivers again. ``drop``: give the lease back whatever
@@ -517,7 +527,7 @@ class Store:
         """
         pairs = [x for name, slot in slots.items() for x in (name, slot.model_dump_json())]
         pairs += _junk_pairs(junk)
-        gone = [junk_field(chat, message) for chat, message in deleted]
+        gone = [junk_field(chat, message, receiver) for chat, message, receiver in deleted]
         delivered = -1 if drop else version
         due_ms = "" if due is None else str(int(due * 1000))
         newer = await self._lease_call(
@@ -552,7 +562,7 @@ class Store:
         now would leave that delivery showing the old address)."""
         return int(await self._lease_call(self._move, [old, new, DUE_KEY], TABLE_SLOT))
 
-    async def discard(self, key: str, messages: Sequence[tuple[int, int, bool]]) -> None:
+    async def discard(self, key: str, messages: Sequence[Junk]) -> None:
         """Remember messages that must be removed (the next delivery removes them)."""
         if messages:
             await self._save(keys=[key], args=[self.ttl, *_junk_pairs(messages)])
@@ -575,6 +585,10 @@ class Store:
 
     async def set_place(self, user_id: int, place: Place) -> None:
         await self.redis.set(place_key(user_id), place.encode())
+
+    async def forget_place(self, user_id: int) -> None:
+        """/forgetme: his choice of place goes with his figures."""
+        await self.redis.delete(place_key(user_id))
 
     async def closed_to(self, user_id: int) -> list[str]:
         """The table keys where ``user_id``'s private chat refused us."""

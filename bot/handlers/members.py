@@ -81,7 +81,8 @@ async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     when it became an administrator there or stopped being one, its tables know (hands
     then follow the game on their own, or answer taps only: docs/ephemeral.md)."""
     change = update.my_chat_member
-    if change is None:
+    # a forged or malformed body may lack what Telegram always sends (PTB keeps None)
+    if change is None or change.chat is None or change.new_chat_member is None:
         return
     if not _removed(change):
         admin = change.new_chat_member.status == ChatMemberStatus.ADMINISTRATOR
@@ -100,7 +101,8 @@ async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) 
 
 async def _admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, admin: bool) -> None:
     """The bot is (or is no longer) an administrator of ``chat_id``: every table there
-    knows it (its lobby stops or starts suggesting it)."""
+    knows it (its lobby stops or starts suggesting it), and the hands that left the group
+    only because it was not one come back to it (as a new message, as "My cards" does)."""
     svc = services(context)
 
     def decide(snap: Snapshot) -> tuple[Write, None]:
@@ -108,6 +110,9 @@ async def _admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, admin: bool) 
         if table is None or table.bot_admin == admin:
             return Write(None), None
         table.bot_admin = admin
+        for seat in table.seats if admin else ():
+            if not seat.group_ok and seat.admin_refused:
+                seat.group_ok, seat.admin_refused, seat.renew = True, False, seat.renew + 1
         return Write(table), None
 
     for key in await svc.store.chat_tables(chat_id):

@@ -14,7 +14,7 @@ from telegram.ext import ContextTypes
 
 from bot.core import sender
 from bot.core.callbacks import STAMP_LEN, stamp
-from bot.core.models import Place, Table
+from bot.core.models import Table
 from bot.core.services import services
 from bot.screens import registry, views
 from bot.service.taps import Reply, Tap, commit, current_table, refuse
@@ -137,14 +137,16 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         await sender.answer(tap.query, text, alert=True)
 
 
-def _renew(tap: Tap, place: Place | None = None) -> Callable[[Table], Reply | None]:
-    """A change that brings his hand to the group anew (``place``: moves it there or to
-    his private chat first): the delivery sends it as a new message answering this tap."""
+def _renew(tap: Tap, switch: bool = False) -> Callable[[Table], Reply | None]:
+    """A change that brings his hand to the group anew (``switch``: first moves it from
+    where it is now, in the group or his private chat, to the other place, decided on the
+    table being changed): the delivery sends it as a new message answering this tap."""
 
     def change(table: Table) -> Reply | None:
-        seat = table.seats[_seated(table, tap)]
-        if place is not None:
-            seat.place = place
+        index = _seated(table, tap)
+        seat = table.seats[index]
+        if switch:
+            seat.place = "private" if views.in_group(table, index) else "group"
         seat.group_ok, seat.renew = True, seat.renew + 1
         return None
 
@@ -162,9 +164,11 @@ async def on_place(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     if seat is None or table.private:
         await tap.answer("tap.not_player" if seat is None else "tap.bad")
         return
-    place: Place = "private" if views.in_group(table, seat) else "group"
-    if await commit(context, tap, _renew(tap, place)) is not None:
-        await services(context).store.set_place(tap.user.id, place)
+    snap = await commit(context, tap, _renew(tap, switch=True))
+    if snap is not None and snap.table is not None:
+        moved = snap.table.seat_of(tap.user.id)
+        if moved is not None:
+            await services(context).store.set_place(tap.user.id, snap.table.seats[moved].place)
 
 
 def has_record(table: Table) -> bool:

@@ -119,11 +119,13 @@ async def forgetme(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_forget(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The confirmation: his figures are erased, and the question says so."""
+    """The confirmation: his figures (and his choice of place for his hands) are erased,
+    and the question says so."""
     if tap.cb.chat_id != tap.user.id or tap.cb.arg != "y":
         await tap.answer("tap.bad")
         return
     await _standings(context).forget(tap.user.id)
+    await services(context).store.forget_place(tap.user.id)
     await tap.answer()
     try:
         await sender.edit_tapped(tap.query, t(tap.lang, "forget.done"))

@@ -45,6 +45,7 @@ from bot.core.services import AnyApp, Services, services
 from bot.core.store import (
     LEASE_MS,
     TABLE_SLOT,
+    Junk,
     Snapshot,
     Write,
     group_slot,
@@ -89,6 +90,12 @@ def _not_modified(exc: BadRequest) -> bool:
     return "not modified" in exc.message.lower()
 
 
+def _admin_required(exc: BadRequest) -> bool:
+    """Telegram refused because the bot is not an administrator: its error text exactly
+    (``Bad Request: CHAT_ADMIN_REQUIRED``, which PTB passes on without the prefix)."""
+    return exc.message.lower().removeprefix("bad request: ") == "chat_admin_required"
+
+
 async def _edit(bot: Bot, chat_id: int, message_id: int, screen: Screen) -> bool:
     """Edit in place; False when the message is gone or can no longer be edited."""
     try:
@@ -102,9 +109,17 @@ async def _edit(bot: Bot, chat_id: int, message_id: int, screen: Screen) -> bool
     return True
 
 
-async def _remove(bot: Bot, chat_id: int, message_id: int, strip: bool) -> None:
-    """Delete a superseded message (``strip``: only take its buttons away)."""
+async def _remove(bot: Bot, chat_id: int, message_id: int, strip: bool, receiver: int) -> None:
+    """Delete a superseded message (``strip``: only take its buttons away; ``receiver``:
+    an ephemeral message to him, stripped when it cannot be deleted)."""
     with contextlib.suppress(BadRequest, Forbidden):
+        if receiver:
+            if not strip:
+                with contextlib.suppress(BadRequest):
+                    await sender.delete_ephemeral(bot, chat_id, receiver, message_id)
+                    return
+            await sender.strip_ephemeral(bot, chat_id, receiver, message_id)
+            return
         if not strip:
             try:
                 await sender.delete(bot, chat_id, message_id)
@@ -149,8 +164,8 @@ class _Pass:
     clock: Callable[[], float]
     changed: dict[str, Slot] = field(default_factory=dict)
     due: float | None = None
-    removed: list[tuple[int, int]] = field(default_factory=list)  # junk deleted
-    junk: list[tuple[int, int, bool]] = field(default_factory=list)  # to remove later
+    removed: list[tuple[int, int, int]] = field(default_factory=list)  # junk deleted
+    junk: list[Junk] = field(default_factory=list)  # to remove later
     reach: dict[int, bool] = field(default_factory=dict)
     # Seats whose hand the group refused (user id: whether the refusal said the bot is
     # not an administrator): their hands go to the private chat or wait for "My cards".
@@ -161,10 +176,12 @@ class _Pass:
     def later(self, when: float) -> None:
         self.due = when if self.due is None else min(self.due, when)
 
-    def discard(self, chat_id: int, message_id: int, *, strip: bool = False) -> None:
+    def discard(
+        self, chat_id: int, message_id: int, *, strip: bool = False, receiver: int = 0
+    ) -> None:
         """Leave a superseded message to a later pass (it is saved with the slots), and
         make that pass come at once."""
-        self.junk.append((chat_id, message_id, strip))
+        self.junk.append((chat_id, message_id, strip, receiver))
         self.later(self.clock())
 
 
@@ -275,7 +292,7 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
     tidy = [j for j in jobs if (j.ring or j.fresh) and j.slot is not None and j.slot.id]
     requests = [(j.limited, j.priority) for j in jobs]
     requests += [(j.limited, Priority.MOVER) for j in tidy]
-    requests += [(chat, Priority.CLEANUP) for chat, _, _ in removals]
+    requests += [(chat, Priority.CLEANUP) for chat, _, _, _ in removals]
     record = _record_due(snap)
     if record:  # asked for last: the result it belongs to goes first
         requests.append((snap.table.chat_id, Priority.REPLY))
@@ -295,11 +312,11 @@ async def _pass(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> _Pass:
             done.later(now + max(wait, RETRY_AFTER_REFUSAL[job.priority]))
         else:
             calls.append(_show(app.bot, job, done))
-    for (chat, message, strip), wait in zip(removals, waits[len(jobs) + len(tidy) :], strict=True):
+    for junk, wait in zip(removals, waits[len(jobs) + len(tidy) :], strict=True):
         if wait > 0:
             done.later(now + max(wait, RETRY_AFTER_REFUSAL[Priority.CLEANUP]))
         else:
-            calls.append(_clean(app.bot, chat, message, strip, done))
+            calls.append(_clean(app.bot, junk, done))
     if record:
         calls.append(_post_record(svc, app.bot, key, done))
     with granted():
@@ -387,9 +404,7 @@ async def _grants(svc: Services, requests: list[tuple[int, Priority]]) -> list[f
     return waits
 
 
-def _plan(
-    svc: Services, snap: Snapshot, done: _Pass
-) -> tuple[list[_Job], list[tuple[int, int, bool]]]:
+def _plan(svc: Services, snap: Snapshot, done: _Pass) -> tuple[list[_Job], list[Junk]]:
     """The messages that differ from what they should show, most urgent first, and the
     superseded messages to remove. Coalesced ones that are not due yet only set ``due``."""
     table = snap.table
@@ -416,7 +431,7 @@ def _plan(
     if group is not None:
         jobs.append(group)
     jobs.sort(key=lambda j: j.priority)
-    return jobs, [(chat, message, strip) for chat, message, strip in snap.junk]
+    return jobs, list(snap.junk)
 
 
 def _hand_job(
@@ -540,7 +555,12 @@ async def _show(bot: Bot, job: _Job, done: _Pass) -> None:
         slot = await _put(bot, job, done)
     except _Undeliverable:
         assert job.receiver is not None
-        done.refused[job.receiver] = False
+        private = done.snap.slots.get(user_slot(job.receiver))
+        switched = private is not None and private.id is not None
+        if not switched or job.slot is None or job.slot.renew == job.renew:
+            done.refused[job.receiver] = False
+        # else the switch, tapped in his private chat, brought it back: it waits for his
+        # next tap in the group (his private message says where it went)
         return
     except BadRequest as exc:  # a NetworkError to PTB; for an ephemeral hand, a refusal
         if job.receiver is None:
@@ -548,7 +568,11 @@ async def _show(bot: Bot, job: _Job, done: _Pass) -> None:
             done.later(done.clock() + RETRY_SECONDS)
         else:
             log.info("the group %s refused a hand for %s: %s", job.chat_id, job.receiver, exc)
-            done.refused[job.receiver] = "admin" in exc.message.lower()
+            done.refused[job.receiver] = _admin_required(exc)
+            if job.slot is not None and job.slot.id is not None:
+                # his hand leaves the group: its old message there keeps no buttons (an
+                # edit needs no administrator)
+                done.discard(job.chat_id, job.slot.id, strip=True, receiver=job.receiver)
         return
     except Forbidden:
         if job.chat_id > 0:
@@ -592,7 +616,7 @@ async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
         quiet=quiet,
     )
     if job.receiver is not None:
-        return await _put_ephemeral(bot, job, new)
+        return await _put_ephemeral(bot, job, new, done)
     stale = old.id if old is not None else None
     # An edit that fails ("not found", "can't be edited") falls through to a new message;
     # the old one is removed all the same, should it still be there with its buttons.
@@ -605,7 +629,7 @@ async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
         new.id = await sender.send_screen(bot, job.chat_id, job.thread_id, job.screen)
         if stale is not None:
             if job.tidy:
-                await _clean(bot, job.chat_id, stale, job.fresh, done)
+                await _clean(bot, (job.chat_id, stale, job.fresh, 0), done)
             else:
                 done.discard(job.chat_id, stale, strip=job.fresh)
     if old is None or old.phase in _BEFORE:  # after the hand: it never waits for this
@@ -613,11 +637,12 @@ async def _put(bot: Bot, job: _Job, done: _Pass) -> Slot:
     return new
 
 
-async def _put_ephemeral(bot: Bot, job: _Job, new: Slot) -> Slot:
+async def _put_ephemeral(bot: Bot, job: _Job, new: Slot, done: _Pass) -> Slot:
     """His hand in the group (docs/ephemeral.md): edited in place, else (a new prompt, his
     "My cards", the old one gone) a new ephemeral message that answers his tap or that
     the bot, an administrator, may send; the old one is deleted when the limiter allows
-    it now, else it is left as it is and no longer edited (its buttons are stale)."""
+    it now, else it is kept in the junk for a later pass (a tap on it is stale
+    meanwhile), which deletes it or strips its buttons."""
     assert job.receiver is not None
     stale = job.slot.id if job.slot is not None else None
     new.renew = job.renew
@@ -645,11 +670,12 @@ async def _put_ephemeral(bot: Bot, job: _Job, new: Slot) -> Slot:
     new.id = await sender.send_ephemeral(
         bot, job.chat_id, job.thread_id, job.receiver, job.screen, query_id=job.query
     )
-    if stale is not None and job.tidy:
-        try:
-            await sender.delete_ephemeral(bot, job.chat_id, job.receiver, stale)
-        except TelegramError as exc:  # gone already, or refused: it is not edited again
-            log.info("ephemeral message %s to %s not deleted: %s", stale, job.receiver, exc)
+    if stale is not None:
+        junk = (job.chat_id, stale, False, job.receiver)
+        if job.tidy:
+            await _clean(bot, junk, done)
+        else:
+            done.discard(*junk[:2], receiver=job.receiver)
     return new
 
 
@@ -668,17 +694,18 @@ async def _offer_page(bot: Bot, job: _Job) -> None:
         log.info("the menu button of %s not set: %s", job.chat_id, exc)
 
 
-async def _clean(bot: Bot, chat_id: int, message_id: int, strip: bool, done: _Pass) -> None:
+async def _clean(bot: Bot, junk: Junk, done: _Pass) -> None:
     """Remove a superseded message; one that cannot be removed now is kept for later."""
+    chat_id, message_id, strip, receiver = junk
     try:
-        await _remove(bot, chat_id, message_id, strip)
+        await _remove(bot, chat_id, message_id, strip, receiver)
     except TelegramError as exc:
         log.info("message %s in %s not removed yet: %s", message_id, chat_id, exc)
         wait = retry_after_seconds(exc) if isinstance(exc, RetryAfter) else RETRY_SECONDS
-        done.junk.append((chat_id, message_id, strip))
+        done.junk.append(junk)
         done.later(done.clock() + wait)
         return
-    done.removed.append((chat_id, message_id))
+    done.removed.append((chat_id, message_id, receiver))
 
 
 async def _refused(svc: Services, key: str, refused: dict[int, bool]) -> None:
@@ -694,7 +721,7 @@ async def _refused(svc: Services, key: str, refused: dict[int, bool]) -> None:
         for index, seat in enumerate(table.seats):
             if seat.user_id not in refused or not seat.group_ok:
                 continue
-            seat.group_ok, changed = False, True
+            seat.group_ok, seat.admin_refused, changed = False, refused[seat.user_id], True
             told = any(k in _FALLBACKS and d.get("seat") == index for k, d in table.events)
             if table.phase != "playing" or told:  # said once (while the log shows it)
                 continue

@@ -159,6 +159,7 @@ async def commit(
         change,
         query_id=tap.query.id,
         in_group=message is not None and message.chat.id == tap.cb.chat_id,
+        ephemeral_id=message.api_kwargs.get("ephemeral_message_id") if message else None,
     )
     if answer or snap is None:
         await tap.answer(reply.key, alert=reply.alert, **reply.params)
@@ -179,6 +180,7 @@ async def write(
     *,
     query_id: str | None = None,
     in_group: bool = False,
+    ephemeral_id: int | None = None,
     replace: Callable[[Table | None], Table] | None = None,
 ) -> tuple[Snapshot | None, Reply]:
     """The one way a table changes outside a delivery: a tap, a deep link, a command
@@ -189,7 +191,8 @@ async def write(
     he acts on (another one's table refuses him as stale; None: whatever is there, or
     nothing), ``query_id`` his tap, remembered by the table so that a tap delivered again
     after it was applied is a no-op; ``in_group``: the tap was made in the table's group,
-    so that his hand there may answer it (docs/ephemeral.md). ``replace`` makes the table
+    so that his hand there may answer it (docs/ephemeral.md); ``ephemeral_id``: the
+    ephemeral message tapped, stale when a newer hand superseded it. ``replace`` makes the table
     to change from the stored one (or from none), written as a new table with no
     remembered messages (/newgame).
 
@@ -211,10 +214,14 @@ async def write(
         # that is refused (a prompt the computer has just answered for him): then the
         # table as it was, with only that, is written.
         back: Table | None = None
+        # a superseded hand of his, not removed yet (bot.core.store: the junk)
+        superseded = bool(ephemeral_id) and any(
+            j[1] == ephemeral_id and j[3] == user_id for j in snap.junk
+        )
         try:
             if replace is not None:
                 table = replace(table)
-            elif table is None or game_id not in (None, table.game_id):
+            elif table is None or game_id not in (None, table.game_id) or superseded:
                 refuse("tap.stale")
             if user_id is not None and turns.is_away(table, user_id):
                 back = table.model_copy(deep=True)
