@@ -67,11 +67,16 @@ class FakeGroup:
     # known user is a member.
     outsiders: set[int] = field(default_factory=set)
     migrated_to: int | None = None  # upgraded to this supergroup: the old id is refused
+    # A public group (@username): anyone may read it and tap its buttons, outsiders too;
+    # a private group's messages only its members see.
+    username: str | None = None
 
     def chat_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title}
         if self.is_forum:
             data["is_forum"] = True
+        if self.username:
+            data["username"] = self.username
         return data
 
 

@@ -99,6 +99,7 @@ class Harness:
         admins: Iterable[FakeUser] = (),
         forum: bool = False,
         kind: str = "supergroup",
+        username: str | None = None,
     ) -> FakeGroup:
         number = next(self._group_ids)
         chat_id = -1_001_000_000_000 - number if kind == "supergroup" else -100_000 - number
@@ -110,6 +111,7 @@ class Harness:
                 is_forum=forum,
                 creator=creator.id if creator else None,
                 admins={a.id for a in admins},
+                username=username,
             )
         )
 
@@ -298,6 +300,8 @@ class Harness:
         assert not message.deleted, "the message is gone; nobody can tap it"
         if message.chat_id in self.server.users:
             assert message.chat_id == user.id, "nobody sees another user's private chat"
+        elif (group := self.server.groups.get(message.chat_id)) and not group.username:
+            assert user.id not in group.outsiders, "only members see a private group's messages"
         if message.receiver is not None:
             assert message.receiver_id == user.id, "an ephemeral message is its receiver's"
             assert not message.dropped, "the ephemeral message never reached him"

@@ -22,8 +22,9 @@ def member_checks(h: Harness, user: FakeUser) -> int:
 
 
 async def lobby(h: Harness) -> tuple[Tabletop, FakeUser]:
+    """A lobby in a public group: an outsider sees its buttons too."""
     ann = h.user("Ann")
-    top = Tabletop(h, h.group("Card night"))
+    top = Tabletop(h, h.group("Card night", username="cardnight"))
     await top.open(ann, "durak")
     return top, ann
 
@@ -74,6 +75,20 @@ async def test_membership_is_asked_once_a_minute(harness: Harness) -> None:
     top.group.outsiders.discard(eve.id)  # she joins the group
     assert (await top.join(eve)).text is None
     assert seated(await stored(h, top.group), eve)
+
+
+async def test_a_join_tap_in_a_private_group_asks_telegram_nothing(harness: Harness) -> None:
+    """Only members see a private group's lobby, so a Join tap there is seated at once,
+    answered without waiting for Telegram; a repeated tap of a seated player neither."""
+    h = harness
+    top = Tabletop(h, h.group("Card night"))
+    await top.open(h.user("Ann"), "durak")
+    bob = h.user("Bob")
+    assert (await top.join(bob)).text is None
+    assert seated(await stored(h, top.group), bob)
+    again = await top.join(bob)
+    assert again.text != t("en", "common.try_again")
+    assert member_checks(h, bob) == 0
 
 
 async def in_play(h: Harness, group: FakeGroup) -> tuple[Tabletop, list[FakeUser]]:

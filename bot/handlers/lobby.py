@@ -85,11 +85,12 @@ async def join(
     tap: Tap | None = None,
 ) -> None:
     """Seat ``user`` in the lobby: his Join tap, or the deep link he followed (then a
-    refusal is told in his private chat). Whether he is in the group is asked first (a
-    read, answered from a cache for a minute: bot.handlers.members)."""
+    refusal is told in his private chat). Whether he is in the group is asked first, where
+    it must be (:func:`_outsider`; a read, answered from a cache for a minute:
+    bot.handlers.members)."""
     table = (await services(context).store.load(key)).table
     if table is not None and table.game_id == game_id and table.phase == "lobby":
-        why = await _outsider(context, table, user)
+        why = await _outsider(context, table, user, tap)
         if why is not None:
             await _tell(context, user, tap, Reply(why, True, {"chat": table.chat_title}))
             return
@@ -119,11 +120,17 @@ async def _tell(
             await sender.send_text(context.bot, user.id, text, html=True)
 
 
-async def _outsider(context: ContextTypes.DEFAULT_TYPE, table: Table, user: User) -> str | None:
+async def _outsider(
+    context: ContextTypes.DEFAULT_TYPE, table: Table, user: User, tap: Tap | None
+) -> str | None:
     """Why ``user`` may not join a group's game as an outsider (None: he is in the group,
     or it is his private table): a forwarded link, a public group read from outside.
-    The creator opened the table with a command in the group: he is not asked about."""
-    if table.private or user.id == table.creator:
+    Telegram is asked only where it must be: not about the creator (he opened the table
+    with a command in the group), a seated player (a repeated tap), or a tap on a private
+    group's message (only its members see it)."""
+    if table.private or user.id == table.creator or table.seat_of(user.id) is not None:
+        return None
+    if tap is not None and tap.query.message is not None and not tap.query.message.chat.username:
         return None
     try:
         inside = await members.is_member(context, table.chat_id, user.id)
