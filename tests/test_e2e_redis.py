@@ -203,7 +203,8 @@ async def test_a_crowd_joining_a_full_lobby_from_two_processes(
     held = slow.bot.request.hold = asyncio.Event()  # its Bot API calls wait for this
     ann, bob = h.user("Ann"), h.user("Bob")
     crowd = [h.user(f"U{i}") for i in range(3)]
-    top = Tabletop(h, h.group())
+    # A public group: the slow process asks Telegram whether each joiner is a member.
+    top = Tabletop(h, h.group(username="cardnight"))
     await top.open(ann, "football")
     lobby = top.table_message()
     join = h.find(lobby, lambda b: decode(b.callback_data or "").action.name == "JOIN")
