@@ -160,7 +160,9 @@ def build_application(
     if settings.telegram_base_url:
         root = settings.telegram_base_url.rstrip("/")
         builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
-    redis_limiter = Limiter(redis, clock) if settings.rate_limit else None
+    redis_limiter = (
+        Limiter(redis, clock, settings.ephemeral_group_budget) if settings.rate_limit else None
+    )
     # Every process keeps to Telegram's limits together (bot.core.limiter); a flood-control
     # answer comes straight back to the caller, who puts that message off. Every call is
     # counted around that (bot.core.metrics).

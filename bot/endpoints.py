@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from typing import Any
 from urllib.parse import urlparse
@@ -54,6 +55,9 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
         return PlainTextResponse("ready")
 
     async def metrics_page(request: Request) -> Response:
+        if svc.limiter is not None:  # shared by every process: read where it is kept
+            with contextlib.suppress(RedisError):
+                metrics.GROUPS_LEARNED.set(await svc.limiter.learned())
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     found: list[BaseRoute] = [

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from testing.errors import ApiError
 
@@ -21,6 +22,15 @@ _CHAT_DIRECTED = ("send", "edit", "delete", "copy", "forward", "pin", "unpin")
 def chat_directed(method: str, params: dict[str, Any]) -> bool:
     """Whether a call counts against Telegram's message limits (see :class:`FloodLimits`)."""
     return method.startswith(_CHAT_DIRECTED) and "chat_id" in params
+
+
+def receiver(params: dict[str, Any]) -> int | None:
+    """The receiver of the ephemeral message a call sends or names (None: not one)."""
+    raw = params.get("ephemeral_message_parameters", params)
+    if isinstance(raw, str):
+        raw = json.loads(raw)
+    found = raw.get("receiver_user_id") if isinstance(raw, dict) else None
+    return found if isinstance(found, int) else None
 
 
 @dataclass
@@ -56,7 +66,15 @@ class FloodLimits:
 
     A refused call takes nothing; its ``retry_after`` is the wait until every bucket has a
     token, rounded up to whole seconds (at least 1), as Telegram's answers count in whole
-    seconds. ``clock``: monotonic seconds, injectable so that tests need no sleeps.
+    seconds: the Bot API's 429, ``{"ok": false, "error_code": 429, "description": "Too
+    Many Requests: retry after N", "parameters": {"retry_after": N}}``. ``clock``:
+    monotonic seconds, injectable so that tests need no sleeps.
+
+    Telegram publishes no limit for ephemeral messages (docs/ephemeral.md), so which
+    buckets an ephemeral call (one that names a ``receiver_user_id``) takes is a switch,
+    ``ephemeral``, for the two worlds a bot must play well in: ``"group"``, as any call to
+    the group (its chat and its 20 a minute); ``"receiver"``, as a call to the receiver's
+    private chat (about one a second), the group's buckets untouched.
     """
 
     def __init__(
@@ -69,8 +87,10 @@ class FloodLimits:
         chat_burst: float = 3.0,
         group_per_minute: float = 20.0,
         group_burst: float = 3.0,
+        ephemeral: Literal["group", "receiver"] = "group",
     ) -> None:
         self.clock = clock
+        self.ephemeral = ephemeral
         self._shapes = {
             "bot": (bot_rate, bot_burst),
             "chat": (chat_rate, chat_burst),
@@ -93,6 +113,9 @@ class FloodLimits:
             return
         now = self.clock()
         chat = str(params["chat_id"])
+        to = receiver(params)
+        if to is not None and self.ephemeral == "receiver":
+            chat = str(to)  # counted as his private chat's
         buckets = [self._bucket("bot", None, now), self._bucket("chat", chat, now)]
         if chat.startswith("-"):
             buckets.append(self._bucket("group", chat, now))

@@ -7,9 +7,23 @@ from collections.abc import AsyncIterator
 
 import fakeredis
 import pytest
-from redis.exceptions import ConnectionError
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError, RedisError
 
-from bot.core.limiter import ALL, GROUP, PRIVATE, Limiter, Priority
+from bot.core import health
+from bot.core.budget import LEARNED_FOR, Mode, of_ephemeral
+from bot.core.config import Settings
+from bot.core.limiter import (
+    ALL,
+    ALL_KEY,
+    GROUP,
+    LEARNED_KEY,
+    PRIVATE,
+    Limiter,
+    Priority,
+    chat_bucket_key,
+)
+from testing.settings import REDIS_URL
 
 GROUP_CHAT = -100555
 PLAYERS = list(range(1000, 1100))
@@ -122,3 +136,91 @@ async def test_without_redis_calls_go_through(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(limiter, "_acquire", down)
     assert await limiter.try_acquire([(PLAYERS[0], Priority.PROMPT)]) == [0.0]
+
+
+async def ephemerals_granted(limiter: Limiter, clock: Clock, seconds: float) -> int:
+    """How many calls for hands in GROUP_CHAT, each to another player in turn, are
+    granted over ``seconds`` (asking four times a second)."""
+    count = 0
+    end = clock.now + seconds
+    players = iter(PLAYERS * 100)
+    while clock.now < end:
+        spent = of_ephemeral(limiter.ephemeral, GROUP_CHAT, next(players))
+        (wait,) = await limiter.try_acquire([(spent, Priority.PROMPT)])
+        count += wait == 0
+        clock.now += 0.25
+    return count
+
+
+@pytest.mark.parametrize(
+    ("mode", "low", "high"), [("auto", 200, 240), (False, 200, 240), (True, 15, 20)]
+)
+async def test_hands_in_the_group_count_against_the_group_as_the_setting_says(
+    mode: Mode, low: int, high: int
+) -> None:
+    """A minute of hands to many players in one group: against the group's 20 a minute
+    only when the operator says so (True); by default, against each player's own."""
+    clock = Clock()
+    limiter = Limiter(fakeredis.FakeAsyncRedis(), clock, ephemeral=mode)
+    assert low <= await ephemerals_granted(limiter, clock, 60) <= high
+
+
+@pytest.fixture(params=["in-process", pytest.param("redis", marks=pytest.mark.redis)])
+async def one_redis(request: pytest.FixtureRequest) -> AsyncIterator[aioredis.Redis]:
+    """The in-process store's Redis (fakeredis), or the real one (its keys of this test
+    are removed after it)."""
+    if request.param == "in-process":
+        client: aioredis.Redis = fakeredis.FakeAsyncRedis()
+    else:
+        client = health.client(REDIS_URL)
+        try:
+            await client.ping()
+        except (OSError, RedisError):
+            await client.aclose()
+            pytest.skip("no Redis answers on 127.0.0.1:6379")
+    yield client
+    await client.zrem(LEARNED_KEY, str(GROUP_CHAT))
+    await client.delete(ALL_KEY, *(chat_bucket_key(c) for c in [GROUP_CHAT, *PLAYERS]))
+    await client.aclose()
+
+
+async def test_a_429_in_a_group_teaches_every_process_for_a_day(
+    one_redis: aioredis.Redis,
+) -> None:
+    """One process meets Telegram's 429 in a group: from then on, in every process, that
+    group's hands count against its 20 a minute, after the wait Telegram asked for; a day
+    later the group has forgotten it, and its hands count against each player again."""
+    clock = Clock()
+    first, second = Limiter(one_redis, clock), Limiter(one_redis, clock)
+    await first.flooded(GROUP_CHAT, PLAYERS[0], 5)
+    assert await second.learned() == 1
+    spent = of_ephemeral(second.ephemeral, GROUP_CHAT, PLAYERS[1])
+    (held,) = await second.try_acquire([(spent, Priority.PROMPT)])
+    assert 4 < held <= 5  # the whole group waits out Telegram's retry_after
+    clock.now += 5
+    assert await ephemerals_granted(second, clock, 60) <= 20
+    clock.now += LEARNED_FOR - 3 * 60
+    assert await first.learned() == 1
+    assert await ephemerals_granted(first, clock, 60) <= 20  # still, a minute before a day
+    clock.now += 60
+    assert await second.learned() == 0
+    assert await ephemerals_granted(second, clock, 60) > 20
+
+
+async def test_a_429_teaches_nothing_where_the_setting_is_fixed_or_the_chat_private() -> None:
+    clock = Clock()
+    redis = fakeredis.FakeAsyncRedis()
+    for mode in (True, False):
+        await Limiter(redis, clock, ephemeral=mode).flooded(GROUP_CHAT, PLAYERS[0], 1)
+    await Limiter(redis, clock).flooded(PLAYERS[1], None, 1)
+    assert await Limiter(redis, clock).learned() == 0
+
+
+def test_the_setting_takes_auto_true_and_false() -> None:
+    def mode(value: str) -> Mode:
+        return Settings(
+            telegram_bot_token="1:x", ephemeral_group_budget=value
+        ).ephemeral_group_budget
+
+    assert [mode(v) for v in ("auto", "AUTO", "true", "false")] == ["auto", "auto", True, False]
+    assert Settings(telegram_bot_token="1:x").ephemeral_group_budget == "auto"

@@ -437,9 +437,16 @@ async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his
 async def limited(
     request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
 ) -> AsyncIterator[Harness]:
-    """Hands in the group, under the rate limiter (the bot's own setting)."""
+    """Hands in the group, under the rate limiter (the bot's own setting), each hand's
+    call counted in the group's budget (its tightest)."""
     async for h in harness_on(
-        request, server, make_app, fake_redis, hands="group", rate_limit=True
+        request,
+        server,
+        make_app,
+        fake_redis,
+        hands="group",
+        rate_limit=True,
+        ephemeral_group_budget=True,
     ):
         yield h
 

@@ -4,7 +4,7 @@ the fake served over HTTP (testing/fakeserver.py) as PTB's own client sees it.""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from telegram import Bot
@@ -105,6 +105,44 @@ def test_what_is_not_a_chat_message_is_never_limited(telegram: FakeTelegram, clo
         telegram.handle("getMe", {}, {})
         telegram.handle("getChatMember", {"chat_id": -1001, "user_id": 100}, {})
     assert telegram.limits is not None and telegram.limits.refused == 0
+
+
+def hand(chat_id: int, receiver: int) -> dict[str, Any]:
+    """An ephemeral message's parameters (the bot an administrator of the group)."""
+    return {"chat_id": chat_id, "text": "your hand", **ephemeral(receiver)}
+
+
+def ephemeral(receiver: int) -> dict[str, Any]:
+    return {"ephemeral_message_parameters": {"receiver_user_id": receiver}}
+
+
+@pytest.mark.parametrize("world", ["group", "receiver"])
+def test_hands_in_a_group_count_against_the_group_or_each_receiver_as_the_switch_says(
+    clock: Clock, world: Literal["group", "receiver"]
+) -> None:
+    """Telegram publishes no limit for ephemeral messages: the fake plays either world."""
+    telegram = FakeTelegram(limits=FloodLimits(clock=clock, ephemeral=world))
+    for i in range(10):
+        telegram.add_user(FakeUser(id=100 + i, first_name=f"U{i}"))
+    telegram.add_group(FakeGroup(id=-1001, title="Card night", bot_is_admin=True))
+    refused = []
+    for i in range(10):
+        try:
+            telegram.handle("sendMessage", hand(-1001, 100 + i), {})
+        except ApiError as error:
+            assert error.code == 429 and error.parameters is not None
+            refused.append(error.parameters["retry_after"])
+    if world == "group":
+        assert refused == [3] * 7  # the group's burst of three, then its 20 a minute
+        return
+    assert refused == []  # each receiver's own: a burst of three, one a second
+    for _ in range(2):
+        telegram.handle("sendMessage", hand(-1001, 100), {})
+    edit = {"chat_id": -1001, "receiver_user_id": 100, "ephemeral_message_id": 1, "text": "x"}
+    with pytest.raises(ApiError) as too_many:
+        telegram.handle("editEphemeralMessageText", edit, {})
+    assert too_many.value.code == 429
+    send(telegram, -1001)  # the group's own budget is untouched
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ from typing import Literal, Self
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.core.budget import Mode
+
 DEFAULT_PORT = 8080
 _SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
@@ -52,11 +54,12 @@ class Settings(BaseSettings):
     # asked to act for this many seconds; sooner, his message is edited in place (he is
     # looking at it, and it saves a call).
     ring_after: float = 10.0
-    # Telegram publishes no limits of their own for ephemeral messages (docs/ephemeral.md):
-    # until measured otherwise each ephemeral call counts against the group's 20 a
-    # minute as well as the bot's 30 a second. False: against the receiver's own chat
-    # budget instead (one a second), for an operator who measured otherwise.
-    ephemeral_group_budget: bool = True
+    # Telegram publishes no limits of their own for ephemeral messages (docs/ephemeral.md).
+    # "auto": each ephemeral call counts against its receiver (one a second) and the bot's
+    # 30 a second, until a 429 in that group teaches that they count against the group's
+    # 20 a minute too, for a day (bot.core.budget). True: always against the group's as
+    # well; False: never. Fixed choices for an operator who knows.
+    ephemeral_group_budget: Mode = "auto"
     # Where a player's hand lives until he chooses (the switch on his hand, remembered):
     # "group", an ephemeral message only he sees there, or "private", his private chat.
     hands: Literal["group", "private"] = "group"
@@ -80,6 +83,11 @@ class Settings(BaseSettings):
     @field_validator("log_format", mode="before")
     @classmethod
     def _format_in_any_case(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("ephemeral_group_budget", mode="before")
+    @classmethod
+    def _budget_in_any_case(cls, value: object) -> object:
         return value.lower() if isinstance(value, str) else value
 
     @field_validator("webhook_secret")

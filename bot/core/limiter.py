@@ -13,7 +13,10 @@ tables and the hands of players who only watch wait, and are coalesced meanwhile
 sender renders the newest state when their turn comes (see :mod:`bot.service.delivery`).
 
 A 429 that still comes (another bot on the same token, a limit we do not know) pushes
-that chat's bucket past its ``retry_after``, for every process; other chats go on.
+that chat's bucket past its ``retry_after``, for every process; other chats go on. What a
+call counts against is its :class:`bot.core.budget.Budget`: a hand in the group, by
+default, against its receiver until a 429 in that group teaches that its 20 a minute
+count (kept here, :data:`LEARNED_KEY`, for a day).
 
 Without Redis (an outage) calls are let through: the bot then has little to send anyway,
 and a limiter that fails closed would stall what it could deliver.
@@ -38,7 +41,8 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
-from bot.core import metrics
+from bot.core import budget, metrics
+from bot.core.budget import Budget
 from bot.core.clock import Clock
 from bot.core.store import KEY_PREFIX
 
@@ -86,6 +90,9 @@ SHARE = {
 MAX_WAIT = 30.0  # seconds a blocking caller waits at most; longer, the call is refused
 
 ALL_KEY = f"{KEY_PREFIX}:rl:all"
+# The groups whose ephemeral calls count against their own limit (bot.core.budget),
+# scored by when that ends (ms on the limiter's clock).
+LEARNED_KEY = f"{KEY_PREFIX}:rl:learned"
 
 
 def retry_after_seconds(exc: RetryAfter) -> float:
@@ -104,10 +111,12 @@ def bucket_of(chat_id: int) -> Bucket:
     return PRIVATE if chat_id > 0 else GROUP
 
 
-# KEYS[1]: the whole-bot bucket, KEYS[2..]: chat buckets. ARGV[1]: now (ms), ARGV[2]: the
-# whole-bot interval (ms); then per request: its chat bucket's index in KEYS, that
-# bucket's interval and tolerance, the whole-bot tolerance at its priority (ms). Requests
-# are granted in order; each answer is 0 (granted) or the ms to wait.
+# KEYS[1]: the whole-bot bucket, KEYS[2]: the learned groups (LEARNED_KEY), KEYS[3..]: chat
+# buckets. ARGV[1]: now (ms), ARGV[2]: the whole-bot interval (ms); then per request: its
+# chat bucket's index in KEYS, that bucket's interval and tolerance, the whole-bot
+# tolerance at its priority (ms); then its group's index in KEYS (0: none), interval,
+# tolerance and member of KEYS[2]: that bucket counts too while the group is learned.
+# Requests are granted in order; each answer is 0 (granted) or the ms to wait.
 _ACQUIRE = """
 local now = tonumber(ARGV[1])
 local all_interval = tonumber(ARGV[2])
@@ -116,20 +125,33 @@ local function get(key)
   if tat[key] == nil then tat[key] = tonumber(redis.call('GET', key) or '0') end
   return math.max(tat[key], now)
 end
+local function learned(member)
+  return tonumber(redis.call('ZSCORE', KEYS[2], member) or '0') > now
+end
 local out = {}
-local n = (#ARGV - 2) / 4
+local n = (#ARGV - 2) / 8
 for i = 0, n - 1 do
-  local base = 3 + i * 4
+  local base = 3 + i * 8
   local chat = KEYS[tonumber(ARGV[base])]
   local interval, tolerance = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
   local all_tolerance = tonumber(ARGV[base + 3])
+  local group = nil
+  if tonumber(ARGV[base + 4]) > 0 and learned(ARGV[base + 7]) then
+    group = KEYS[tonumber(ARGV[base + 4])]
+  end
   local a, c = get(KEYS[1]), get(chat)
   local wait = math.max(a - all_tolerance - now, c - tolerance - now, 0)
+  local g = 0
+  if group then
+    g = get(group)
+    wait = math.max(wait, g - tonumber(ARGV[base + 6]) - now)
+  end
   if wait > 0 then
     out[i + 1] = math.ceil(wait)
   else
     tat[KEYS[1]] = a + all_interval
     tat[chat] = c + interval
+    if group then tat[group] = g + tonumber(ARGV[base + 5]) end
     out[i + 1] = 0
   end
 end
@@ -153,41 +175,55 @@ end
 return 1
 """
 
+# KEYS[1]: LEARNED_KEY; ARGV: now (ms), until (ms), the group. The group learned until then
+# (what ended before now is dropped on the way); 1 when it had not learned it before.
+_LEARN = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+"""
+
 
 class Limiter:
-    """The shared buckets (see the module docstring)."""
+    """The shared buckets (see the module docstring); ``ephemeral``: what a hand in the
+    group counts against (``EPHEMERAL_GROUP_BUDGET``, bot.core.budget)."""
 
-    def __init__(self, redis: aioredis.Redis, clock: Clock | None = None) -> None:
+    def __init__(
+        self, redis: aioredis.Redis, clock: Clock | None = None, ephemeral: budget.Mode = "auto"
+    ) -> None:
         self.redis = redis
         self.clock = clock or Clock()
+        self.ephemeral = ephemeral
         self._acquire = redis.register_script(_ACQUIRE)
         self._hold = redis.register_script(_HOLD)
+        self._learn = redis.register_script(_LEARN)
 
-    async def try_acquire(self, requests: Sequence[tuple[int, Priority]]) -> list[float]:
-        """Ask for one call to each chat, in order: 0 for each granted call, else the
-        seconds to wait before asking again. One round trip for all of them."""
+    async def try_acquire(self, requests: Sequence[tuple[int | Budget, Priority]]) -> list[float]:
+        """Ask for one call to each chat (or budget), in order: 0 for each granted call,
+        else the seconds to wait before asking again. One round trip for all of them."""
         if not requests:
             return []
-        chats = list(dict.fromkeys(chat for chat, _ in requests))
-        keys = [ALL_KEY, *(chat_bucket_key(c) for c in chats)]
-        args: list[int] = [int(self.clock() * 1000), int(ALL.interval * 1000)]
-        for chat, priority in requests:
-            bucket = bucket_of(chat)
+        budgets = [b if isinstance(b, Budget) else budget.of_call(b) for b, _ in requests]
+        chats = list(dict.fromkeys(c for b in budgets for c in (b.chat, b.group) if c))
+        keys = [ALL_KEY, LEARNED_KEY, *(chat_bucket_key(c) for c in chats)]
+        args: list[int | str] = [int(self.clock() * 1000), int(ALL.interval * 1000)]
+        for each, (_, priority) in zip(budgets, requests, strict=True):
+            bucket = bucket_of(each.chat)
             share = int(ALL.tolerance_ms * SHARE[priority])
-            args += [chats.index(chat) + 2, int(bucket.interval * 1000), bucket.tolerance_ms]
-            args.append(share)
+            args += [chats.index(each.chat) + 3, int(bucket.interval * 1000), bucket.tolerance_ms]
+            args += [share, chats.index(each.group) + 3 if each.group else 0]
+            args += [int(GROUP.interval * 1000), GROUP.tolerance_ms, str(each.group)]
         try:
             waits = await self._acquire(keys=keys, args=args)
         except RedisError:
             return [0.0] * len(requests)
         return [int(w) / 1000 for w in waits]
 
-    async def acquire(self, chat_id: int, priority: Priority) -> float:
-        """Wait until a call to ``chat_id`` is allowed: 0, or, when that would take more
+    async def acquire(self, chat: int | Budget, priority: Priority) -> float:
+        """Wait until a call to ``chat`` is allowed: 0, or, when that would take more
         than :data:`MAX_WAIT` (flood control holds the chat), the seconds still to wait."""
         deadline = self.clock() + MAX_WAIT
         while True:
-            (wait,) = await self.try_acquire([(chat_id, priority)])
+            (wait,) = await self.try_acquire([(chat, priority)])
             if wait <= 0:
                 return 0.0
             if self.clock() + wait > deadline:
@@ -201,6 +237,26 @@ class Limiter:
         args = [int(self.clock() * 1000), math.ceil(seconds * 1000), bucket.tolerance_ms]
         with contextlib.suppress(RedisError):
             await self._hold(keys=[chat_bucket_key(chat_id)], args=args)
+
+    async def flooded(self, chat_id: int, receiver: int | None, seconds: float) -> None:
+        """Telegram said 429 to a call into ``chat_id`` (for ``receiver``'s ephemeral
+        message there, if not None): that chat, and the receiver's budget, are held for
+        ``seconds`` in every process, and a group may learn that its limit counts
+        (bot.core.budget)."""
+        await self.hold(chat_id, seconds)
+        if receiver is not None:
+            await self.hold(receiver, seconds)
+        if budget.learns(self.ephemeral, chat_id):
+            now = int(self.clock() * 1000)
+            until = now + int(budget.LEARNED_FOR * 1000)
+            with contextlib.suppress(RedisError):
+                if await self._learn(keys=[LEARNED_KEY], args=[now, until, str(chat_id)]):
+                    log.info("the group %s: its hands count in its limit from now on", chat_id)
+
+    async def learned(self) -> int:
+        """How many groups count their hands in their limit now (bot.core.budget)."""
+        now = int(self.clock() * 1000)
+        return int(await self.redis.zcount(LEARNED_KEY, f"({now}", "+inf"))
 
 
 # Set by the sender around calls whose grant it already holds (it asks for all the calls
@@ -228,15 +284,6 @@ def priority(value: Priority) -> Iterator[None]:
         _PRIORITY.reset(token)
 
 
-def _chat_of(data: dict[str, Any]) -> int | None:
-    chat = data.get("chat_id")
-    if isinstance(chat, int):
-        return chat
-    if isinstance(chat, str) and chat.lstrip("-").isdigit():
-        return int(chat)
-    return None
-
-
 class SharedRateLimiter(BaseRateLimiter[None]):
     """PTB's hook around every Bot API call: chat-directed calls wait for the shared
     buckets (unless the sender holds their grant already); a 429 holds that chat back
@@ -261,16 +308,20 @@ class SharedRateLimiter(BaseRateLimiter[None]):
         data: dict[str, Any],
         rate_limit_args: None,
     ) -> metrics.ApiResult:
-        chat = _chat_of(data)
+        chat = budget.chat_of(data)
+        receiver = budget.receiver_of(data)
         if chat is not None and endpoint not in UNLIMITED and not _GRANTED.get():
-            wait = await self.limiter.acquire(chat, _PRIORITY.get())
+            spent: int | Budget = chat
+            if receiver is not None:
+                spent = budget.of_ephemeral(self.limiter.ephemeral, chat, receiver)
+            wait = await self.limiter.acquire(spent, _PRIORITY.get())
             if wait > 0:  # held back for long: refused here, as Telegram would refuse it
                 raise RetryAfter(dt.timedelta(seconds=math.ceil(wait)))
         try:
             return await callback(*args, **kwargs)
         except RetryAfter as exc:
             if chat is not None:
-                await self.limiter.hold(chat, retry_after_seconds(exc))
+                await self.limiter.flooded(chat, receiver, retry_after_seconds(exc))
             raise
 
 

@@ -13,6 +13,11 @@ processes. The names, and who counts them:
   poller's getUpdates (which PTB makes around the hook), by method and
   outcome: ok, flood (a 429: flood control), refused (any other error answer), network
   (no answer) (:class:`Counted`, PTB's hook around every call).
+- ``cardtable_floods_total{method,chat}``: the 429s among those, by method and kind of
+  chat: private, group, ephemeral (a hand in the group), none (bot.core.budget.kind_of).
+- ``cardtable_groups_learned``: the groups whose hands count against the group's own
+  limit now, having met a 429 (bot.core.budget); read from Redis when the metrics are
+  served, so every process shows the same figure (take the max, not the sum).
 - ``cardtable_limiter_wait_seconds{how}``: the shared rate limiter's waits
   (bot.core.limiter): ``slept``, a caller waited that long; ``deferred``, a delivery's
   call was put off by that long (bot.service.delivery).
@@ -40,6 +45,8 @@ from telegram import Bot
 from telegram.error import NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import BaseRateLimiter
 
+from bot.core.budget import kind_of
+
 # Seconds: a tap's answer should come within tens of milliseconds, a delivery within a
 # second or two, a limiter's wait up to its 30 s cap.
 _FAST = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -53,6 +60,8 @@ TAP_SECONDS = Histogram(
 API_CALLS = Counter(
     "cardtable_bot_api_calls", "Bot API calls, by method and outcome", ["method", "outcome"]
 )
+FLOODS = Counter("cardtable_floods", "429s from Telegram, by method and chat", ["method", "chat"])
+GROUPS_LEARNED = Gauge("cardtable_groups_learned", "Groups whose hands count in their limit")
 LIMITER_WAIT = Histogram(
     "cardtable_limiter_wait_seconds", "Waits of the shared rate limiter", ["how"], buckets=_SLOW
 )
@@ -104,6 +113,13 @@ def waited(how: str, seconds: float) -> None:
 _DOCUMENTED = {
     name.lower(): name for name in dir(Bot) if name[:1].islower() and name != name.lower()
 }
+# and those newer than PTB's Bot API that bot.core.sender makes (ephemeral messages)
+_EPHEMERAL = (
+    "editEphemeralMessageText",
+    "editEphemeralMessageReplyMarkup",
+    "deleteEphemeralMessage",
+)
+_DOCUMENTED |= {name.lower(): name for name in _EPHEMERAL}
 
 
 def _documented(endpoint: str) -> str:
@@ -150,6 +166,8 @@ class Counted(BaseRateLimiter[None]):
                 )
         except TelegramError as error:
             API_CALLS.labels(_documented(endpoint), _outcome(error)).inc()
+            if isinstance(error, RetryAfter):
+                FLOODS.labels(_documented(endpoint), kind_of(data)).inc()
             raise
         API_CALLS.labels(_documented(endpoint), "ok").inc()
         return result

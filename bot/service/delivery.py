@@ -38,6 +38,7 @@ from telegram.error import (
 from telegram.ext import Application, ContextTypes
 
 from bot.core import metrics, sender
+from bot.core.budget import Budget, of_ephemeral
 from bot.core.limiter import Priority, granted, retry_after_seconds
 from bot.core.models import Slot, Table
 from bot.core.screen import Screen
@@ -148,11 +149,11 @@ class _Job:
     query: str | None = None  # the tap of his it may answer (else: the bot is an admin)
     may_send: bool = True  # a new message may be sent (else it can only be edited)
     renew: int = 0  # the seat's ``renew`` it shows
-    budget: int = 0  # the chat whose rate limits the call counts against (0: chat_id)
+    budget: int | Budget = 0  # what the call counts against (0: chat_id's rate limits)
     parked: bool = False  # the place his hand has left: only its old message is edited
 
     @property
-    def limited(self) -> int:
+    def limited(self) -> int | Budget:
         return self.budget or self.chat_id
 
 
@@ -395,7 +396,7 @@ async def _mark_record(
     return (await svc.store.transact(key, decide))[1]
 
 
-async def _grants(svc: Services, requests: list[tuple[int, Priority]]) -> list[float]:
+async def _grants(svc: Services, requests: list[tuple[int | Budget, Priority]]) -> list[float]:
     if svc.limiter is None or not requests:
         return [0.0] * len(requests)
     waits = await svc.limiter.try_acquire(requests)
@@ -458,7 +459,7 @@ def _hand_job(
         job.query = query if fresh_tap else None
         job.may_send = fresh_tap or table.bot_admin
         job.renew = seat.renew
-        job.budget = 0 if svc.settings.ephemeral_group_budget else seat.user_id
+        job.budget = of_ephemeral(svc.settings.ephemeral_group_budget, job.chat_id, seat.user_id)
     interval = svc.settings.table_edit_interval
     if table.phase == "lobby" or renewed:  # the answer to his Join, or his "My cards"
         job.priority = Priority.REPLY

@@ -1,0 +1,86 @@
+"""Which of Telegram's limits a call counts against: for a hand in the group (an ephemeral
+message), learned per group from Telegram's own answers.
+
+Telegram publishes its limits for messages (about 30 a second for the whole bot, about one
+a second in one chat, 20 a minute in one group) but none of their own for ephemeral
+messages (docs/ephemeral.md), and a bot that assumes the group's 20 a minute for them
+plays a quick game at a third of its pace (issue 29). So, by default
+(``EPHEMERAL_GROUP_BUDGET=auto``), an ephemeral call counts against its receiver, about
+one a second as his private chat, and the bot's 30 a second, until Telegram refuses a call
+in that group with a 429: from then on, for :data:`LEARNED_FOR`, that group's ephemeral
+calls also count against its 20 a minute, in every process (the limiter keeps what was
+learned in Redis beside its buckets). Any 429 in the group teaches it, not only one to an
+ephemeral call: the bot keeps its other calls to the group within the group's published
+limit, so a refusal there can only come from the calls it did not count. ``true`` and
+``false`` are an operator's fixed choice: always against the group as well, or never.
+
+The cost, where Telegram does count them against the group: one 429 per group and day,
+and its wait (``retry_after``), after which the refused call goes again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# EPHEMERAL_GROUP_BUDGET: learn it per group, or always (True) or never (False) count an
+# ephemeral call against the group's limit.
+Mode = bool | Literal["auto"]
+LEARNED_FOR = 24 * 3600.0  # seconds a group keeps what its 429 taught
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The chat buckets one call counts against, besides the whole bot's: ``chat``'s,
+    and ``group``'s too once that group has learned that Telegram counts its ephemeral
+    calls (0: no such group)."""
+
+    chat: int
+    group: int = 0
+
+
+def of_call(chat_id: int) -> Budget:
+    """A call into a chat (a message, an edit, a deletion): that chat's bucket."""
+    return Budget(chat_id)
+
+
+def of_ephemeral(mode: Mode, chat_id: int, receiver: int) -> Budget:
+    """A call for ``receiver``'s ephemeral message in the group ``chat_id``: the one place
+    that decides what it counts against (see the module docstring)."""
+    if mode == "auto":
+        return Budget(receiver, group=chat_id)
+    return Budget(chat_id) if mode else Budget(receiver)
+
+
+def learns(mode: Mode, chat_id: int) -> bool:
+    """Whether a 429 to a call into ``chat_id`` teaches that group's ephemeral calls to
+    count against its limit (only a group learns, and only in ``auto``)."""
+    return mode == "auto" and chat_id < 0
+
+
+def chat_of(data: dict[str, Any]) -> int | None:
+    """The chat a Bot API call's parameters name (None: none, or a @username)."""
+    chat = data.get("chat_id")
+    if isinstance(chat, int):
+        return chat
+    if isinstance(chat, str) and chat.lstrip("-").isdigit():
+        return int(chat)
+    return None
+
+
+def receiver_of(data: dict[str, Any]) -> int | None:
+    """The receiver of the ephemeral message a call sends or names (None: not one)."""
+    raw = data.get("ephemeral_message_parameters", data)
+    receiver = raw.get("receiver_user_id") if isinstance(raw, dict) else None
+    return receiver if isinstance(receiver, int) else None
+
+
+def kind_of(data: dict[str, Any]) -> str:
+    """The kind of chat a call goes to: ``private``, ``group``, ``ephemeral`` (a message
+    in a group that one member sees) or ``none``."""
+    chat = chat_of(data)
+    if chat is None:
+        return "none"
+    if receiver_of(data) is not None:
+        return "ephemeral"
+    return "private" if chat > 0 else "group"
