@@ -100,7 +100,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.load_run import Level, Run  # noqa: E402
+from bench.load_run import Level, Run, add_world  # noqa: E402
 
 REDIS_URL = "redis://127.0.0.1:6379/10"
 TARGETS = {
@@ -238,6 +238,7 @@ def parse(argv: list[str] | None = None) -> tuple[list[Level], argparse.Namespac
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--redis-url", default=REDIS_URL, help="FLUSHED before and after")
     parser.add_argument("--bot-env", action="append", default=[], metavar="NAME=VALUE")
+    add_world(parser)
     parser.add_argument("--logs", help="keep the bots' logs in this directory")
     parser.add_argument("--json", action="store_true", help="one JSON object per run")
     args = parser.parse_args(argv)

@@ -53,8 +53,11 @@ def _cpu_seconds(pid: int) -> float:
 class Bots:
     """The bot processes of one run: started, watched, stopped (whatever happens)."""
 
-    def __init__(self, logs: Path, redis_url: str, extra_env: dict[str, str]) -> None:
+    def __init__(
+        self, logs: Path, redis_url: str, extra_env: dict[str, str], root: Path = ROOT
+    ) -> None:
         self.logs = logs
+        self.root = root  # the checkout whose bot runs
         self.redis_url = redis_url
         self.extra_env = extra_env
         self.procs: list[asyncio.subprocess.Process] = []
@@ -65,7 +68,7 @@ class Bots:
         settings = {name.upper() for name in Settings.model_fields}
         env = {k: v for k, v in os.environ.items() if k.upper() not in settings}
         env.update(
-            PYTHONPATH=str(ROOT),
+            PYTHONPATH=str(self.root),
             TELEGRAM_BOT_TOKEN=BOT_TOKEN,
             TELEGRAM_BASE_URL=api,
             REDIS_URL=self.redis_url,

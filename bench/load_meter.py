@@ -92,6 +92,7 @@ class Table:
     last_shown: Tap | None = None  # the latest accepted move or Play again: the group shows it
     group_changed: float = 0.0  # when a message in the group was last sent or edited
     taps: int = 0
+    floods: list[float] = field(default_factory=list)  # when Telegram said 429 to its calls
 
     @property
     def chat_id(self) -> int:
@@ -157,6 +158,8 @@ class Meter:
         self.calls.append((served.done, served.method, served.status, where, hands))
         if table is None:
             return
+        if served.status == 429:
+            table.floods.append(served.done)
         self.last_call = served.done
         table.changed.set()
         if not served.ok or not served.method.startswith(("send", "edit")):

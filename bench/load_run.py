@@ -21,7 +21,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from bench.load_bots import SECRET, Bots
+from bench.load_bots import ROOT, SECRET, Bots
 from bench.load_meter import (
     HANDS,
     TAPPING,
@@ -54,6 +54,18 @@ LOBBY_TRIES = 4  # taps of one lobby button the bot refuses before a group gives
 CLAIM = "load-bench:running"  # for a bot process to set its webhook
 
 
+def add_world(parser: argparse.ArgumentParser) -> None:
+    """The options of the world a run plays in: how the fake counts ephemeral calls, and
+    which checkout's bot plays (another's: its figures before a change)."""
+    parser.add_argument(
+        "--world",
+        choices=["receiver", "group"],
+        default="receiver",
+        help="the fake counts an ephemeral call against its receiver, or against the group",
+    )
+    parser.add_argument("--bot-root", default=str(ROOT), help="the checkout whose bot runs")
+
+
 @dataclass(frozen=True)
 class Level:
     groups: int
@@ -67,7 +79,9 @@ class Run:
     def __init__(self, level: Level, args: argparse.Namespace, logs: Path) -> None:
         self.level = level
         self.args = args
-        self.telegram = FakeTelegram(history=False, limits=FloodLimits())
+        # Telegram's flood control, ephemeral calls counted as ``--world`` says.
+        limits = FloodLimits(ephemeral=args.world)
+        self.telegram = FakeTelegram(history=False, limits=limits)
         self.server = FakeServer(
             self.telegram,
             delay=(args.delay[0], args.delay[1]),
@@ -77,9 +91,10 @@ class Run:
         self.meter = Meter()
         self.server.listeners.append(self.meter)
         extra = dict(kv.split("=", 1) for kv in args.bot_env)
-        self.bots = Bots(logs, args.redis_url, extra)
+        self.bots = Bots(logs, args.redis_url, extra, Path(args.bot_root))
         self.h: WebhookHarness | None = None
         self.all_taps: list[Tap] = []
+        self.window = (0.0, 0.0)  # the tapping window (bench.load_meter.clock)
         self.lobby_refusals: Counter[str] = Counter()
 
     # ----- what a player sees
@@ -345,6 +360,11 @@ class Run:
             await redis.flushdb()
             await redis.aclose()
 
+    def layout(self, index: int) -> tuple[str, int, str]:
+        """Group ``index``'s game, players and hands (MIX and HANDS, cycled)."""
+        kind, n = MIX[index % len(MIX)]
+        return kind, n, HANDS[index % len(HANDS)]
+
     async def _tables(self) -> list[Table]:
         """The groups, each with its kind of hands (HANDS): the players who keep theirs in
         the private chat chose it before (``ct:place``); the others never opened one."""
@@ -353,8 +373,7 @@ class Run:
         redis = aioredis.Redis.from_url(self.args.redis_url)
         try:
             for i in range(self.level.groups):
-                kind, n = MIX[i % len(MIX)]
-                hands = HANDS[i % len(HANDS)]
+                kind, n, hands = self.layout(i)
                 private = hands == "private"
                 players = [
                     self.h.user(f"G{i}P{j}", language_code="en", started=private) for j in range(n)
@@ -382,6 +401,7 @@ class Run:
         max_taps = math.ceil(args.duration / level.think * 5) + 20
         await asyncio.gather(*(self.play(t, stop_at, max_taps) for t in ready))
         stop = clock()
+        self.window = (start, stop)
         bot_cpu, own_cpu = self.bots.cpu() - bot_cpu, time.process_time() - own_cpu
         final, problems = await self.settle(ready, stop)
         end = stop + final if final is not None else clock()
