@@ -42,7 +42,7 @@ def _seat(table: Table, user: User, place: Place) -> None:
     delivery's (it becomes his hand message): ``place`` says where he keeps his hands (in
     the group, the confirmation is an ephemeral message answering his tap); if his private
     chat refuses it, he is unseated and the lobby offers the deep link
-    (:func:`bot.service.delivery.set_reachable`)."""
+    (:func:`bot.service.messages.refusals.set_reachable`)."""
     _in_lobby(table)
     if table.private and table.chat_id != user.id:
         refuse("join.not_yours")
