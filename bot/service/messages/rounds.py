@@ -18,9 +18,10 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from bot.core import metrics
+from bot.core.config import Settings
 from bot.core.limiter import Priority, granted
 from bot.core.services import AnyApp, Services
-from bot.core.store import TABLE_SLOT, Snapshot, group_slot, user_slot
+from bot.core.store import TABLE_SLOT, Junk, Snapshot, group_slot, user_slot
 from bot.screens import views
 from bot.service.messages import cleanup
 from bot.service.messages.calls import show
@@ -66,6 +67,35 @@ class Ask:
         return now + max(self.wait, RETRY_AFTER_REFUSAL[self.priority])
 
 
+@dataclass
+class Asks:
+    """The calls one pass asks the limiter for, each named by what it is for."""
+
+    sends: dict[int, Ask]  # each message's own call (by ``id`` of the message)
+    replaced: dict[int, Ask]  # the removal of the old message a new one replaces
+    leftovers: list[tuple[Junk, Ask]]  # the removals that earlier passes left
+    record: Ask | None  # the Record button's document
+
+    def in_order(self) -> list[Ask]:
+        """In the order the limiter grants them: the messages most urgent first, so a
+        prompt is never refused for a removal's sake; the record last (the result it
+        belongs to goes first)."""
+        asks = [*self.sends.values(), *self.replaced.values(), *(a for _, a in self.leftovers)]
+        return asks + ([self.record] if self.record is not None else [])
+
+
+def asks_for(settings: Settings, messages: list[Message], snap: Snapshot) -> Asks:
+    """What a pass asks for: ``messages`` (most urgent first), the removals the table
+    keeps, and the record if one is asked for."""
+    assert snap.table is not None
+    return Asks(
+        sends={id(m): Ask(m.budget, m.priority) for m in messages},
+        replaced={id(m): Ask(m.budget, cleanup.REPLACED) for m in messages if m.replaces},
+        leftovers=[(j, Ask(cleanup.budget(settings, j), cleanup.LEFTOVER)) for j in snap.junk],
+        record=Ask(snap.table.chat_id, Priority.REPLY) if record_due(snap) else None,
+    )
+
+
 async def _grant(svc: Services, asks: list[Ask]) -> None:
     """Ask the limiter for every call in order (one round trip) and note its answers."""
     if svc.limiter is None or not asks:
@@ -84,36 +114,28 @@ async def deliver_once(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> 
         return done
     done.moved = await settle(svc.store, snap.table)  # counted once (bot.tables.stats)
     messages = _plan(svc, snap, done)
-    # In this order: the limiter grants in order, so a prompt is never refused for a
-    # removal's sake; the record is asked for last (the result it belongs to goes first).
-    sends = {id(m): Ask(m.budget, m.priority) for m in messages}
-    replaced = {id(m): Ask(m.budget, cleanup.REPLACED) for m in messages if m.replaces}
-    leftovers = [
-        (junk, Ask(cleanup.budget(svc.settings, junk), cleanup.LEFTOVER)) for junk in snap.junk
-    ]
-    record = Ask(snap.table.chat_id, Priority.REPLY) if record_due(snap) else None
-    asks = [*sends.values(), *replaced.values(), *(ask for _, ask in leftovers)]
-    await _grant(svc, asks + ([record] if record is not None else []))
+    asks = asks_for(svc.settings, messages, snap)
+    await _grant(svc, asks.in_order())
     now = svc.clock()
     calls: list[Awaitable[None]] = []
     for message in messages:
-        send, old_goes = sends[id(message)], replaced.get(id(message))
+        send, old_goes = asks.sends[id(message)], asks.replaced.get(id(message))
         if not send.granted:
             done.later(send.retry_at(now))
             continue
         if old_goes is not None and not old_goes.granted:
             when_old_stays(message)
         calls.append(show(app.bot, message, old_goes is not None and old_goes.granted, done))
-    for junk, ask in leftovers:
+    for junk, ask in asks.leftovers:
         if ask.granted:
             calls.append(cleanup.clean(app.bot, junk, done))
         else:
             done.later(ask.retry_at(now))
-    if record is not None:
-        if record.granted:
+    if asks.record is not None:
+        if asks.record.granted:
             calls.append(post_record(svc, app.bot, key, done))
         else:
-            done.later(record.retry_at(now))
+            done.later(asks.record.retry_at(now))
     with granted():
         await asyncio.gather(*calls)
     # A table changed here is committed a newer version: the release sends us round again.
