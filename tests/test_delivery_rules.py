@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.core.keys import group_slot, user_slot
 from bot.core.limiter import Priority
 from bot.core.models import Seat, Slot, Table
 from bot.core.screen import Button, Screen
-from bot.core.store import Snapshot, group_slot, user_slot
+from bot.core.store import Snapshot
 from bot.service.messages import cleanup
 from bot.service.messages.group_hand import (
     TAP_FRESH,

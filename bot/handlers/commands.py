@@ -11,8 +11,8 @@ from telegram.ext import Application, ContextTypes
 
 from bot.core import callbacks, names, rules_text, sender
 from bot.core.i18n import LANGS, lang_of, plain, t
+from bot.core.keys import TABLE_SLOT, table_key
 from bot.core.services import services
-from bot.core.store import TABLE_SLOT, table_key
 from bot.handlers import lobby, play
 from bot.screens import registry
 from bot.service import delivery

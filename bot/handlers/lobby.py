@@ -11,9 +11,10 @@ from telegram.ext import ContextTypes
 from bot.core import names, sender
 from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
+from bot.core.keys import table_key
 from bot.core.models import TURN_TIMES, Place, Seat, Table
 from bot.core.services import services
-from bot.core.store import Snapshot, table_key
+from bot.core.store import Snapshot
 from bot.handlers import members
 from bot.screens import registry
 from bot.service.taps import Reply, Tap, commit, current_table, is_admin, refuse, write

@@ -26,8 +26,9 @@ from redis.exceptions import RedisError
 from telegram.ext import Application, ContextTypes
 
 from bot.core import metrics
+from bot.core.keys import table_key
 from bot.core.services import AnyApp, Services, services
-from bot.core.store import LEASE_MS, Snapshot, table_key
+from bot.core.store import LEASE_MS, Snapshot
 from bot.service.messages.refusals import set_reachable
 from bot.service.messages.rounds import deliver_once
 

@@ -22,9 +22,9 @@ from telegram.error import (
 )
 
 from bot.core import sender
+from bot.core.keys import TABLE_SLOT, user_slot
 from bot.core.limiter import retry_after_seconds
 from bot.core.models import Slot
-from bot.core.store import TABLE_SLOT, user_slot
 from bot.service.messages.cleanup import RETRY_SECONDS, replace
 from bot.service.messages.message import How, InGroup, Message
 from bot.service.messages.outcome import Outcome

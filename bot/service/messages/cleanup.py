@@ -19,8 +19,8 @@ from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from bot.core import sender
 from bot.core.config import Settings
+from bot.core.keys import Junk
 from bot.core.limiter import Priority, retry_after_seconds
-from bot.core.store import Junk
 from bot.service.messages.group_hand import ephemeral_budget
 from bot.service.messages.outcome import Outcome
 

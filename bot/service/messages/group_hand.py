@@ -12,10 +12,10 @@ module's to say.
 from __future__ import annotations
 
 from bot.core.config import Settings
+from bot.core.keys import group_slot
 from bot.core.limiter import Priority
 from bot.core.models import Slot, Table
 from bot.core.screen import Screen
-from bot.core.store import group_slot
 from bot.service.messages.hand import his_turn
 from bot.service.messages.message import Decision, How, InGroup, Later, Message, shown
 from bot.service.messages.watcher import not_to_act

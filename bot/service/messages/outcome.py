@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.core.keys import Junk
 from bot.core.models import Slot
-from bot.core.store import Junk, Snapshot
+from bot.core.store import Snapshot
 from bot.tables.stats.count import Moved
 
 

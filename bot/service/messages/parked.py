@@ -8,10 +8,10 @@ says where to look, as urgently as a mover's hand (docs/busy.md, second rule).
 from __future__ import annotations
 
 from bot.core.config import Settings
+from bot.core.keys import group_slot, user_slot
 from bot.core.limiter import Priority
 from bot.core.models import Slot, Table
 from bot.core.screen import Screen
-from bot.core.store import group_slot, user_slot
 from bot.service.messages.group_hand import ephemeral_budget
 from bot.service.messages.message import How, InGroup, Message
 

@@ -9,10 +9,10 @@ until he opens it again ("My cards" shows his hand meanwhile).
 from __future__ import annotations
 
 from bot.core.config import Settings
+from bot.core.keys import user_slot
 from bot.core.limiter import Priority
 from bot.core.models import Slot, Table
 from bot.core.screen import Screen
-from bot.core.store import user_slot
 from bot.service.messages.hand import his_turn
 from bot.service.messages.message import Decision, Later, Message, shown
 from bot.service.messages.watcher import not_to_act

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 from bot.core import metrics
 from bot.core.config import Settings
+from bot.core.keys import TABLE_SLOT, Junk, group_slot, user_slot
 from bot.core.limiter import Priority, granted
 from bot.core.services import AnyApp, Services
-from bot.core.store import TABLE_SLOT, Junk, Snapshot, group_slot, user_slot
+from bot.core.store import Snapshot
 from bot.screens import views
 from bot.service.messages import cleanup
 from bot.service.messages.calls import show

@@ -7,10 +7,10 @@ a new game (Play again) gets a new message below, the old one keeping the last r
 
 from __future__ import annotations
 
+from bot.core.keys import TABLE_SLOT
 from bot.core.limiter import Priority
 from bot.core.models import Slot, Table
 from bot.core.screen import Screen
-from bot.core.store import TABLE_SLOT
 from bot.service.messages.message import Decision, How, Later, Message, shown
 
 
