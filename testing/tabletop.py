@@ -16,9 +16,9 @@ from typing import Any
 
 from bot.core.callbacks import STAMP_LEN, Action, BadCallback, decode, stamp
 from bot.core.i18n import LANGS, faces
+from bot.core.keys import table_key as store_key
+from bot.core.keys import user_slot
 from bot.core.services import services
-from bot.core.store import table_key as store_key
-from bot.core.store import user_slot
 from engine import cards
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
@@ -49,7 +49,7 @@ def is_action(action: Action, arg: str | None = None) -> Callable[[Button], bool
 
 
 def table_key(group: FakeGroup, thread: int | None = None) -> str:
-    """The Redis key of a table (bot/core/store.py's documented layout)."""
+    """The Redis key of a table (bot/core/keys.py's documented layout)."""
     return store_key(group.id, thread)
 
 
@@ -341,7 +341,7 @@ class LeakWatch:
 
     async def _elsewhere(self, user_id: int) -> set[int]:
         """Ids of his private messages that other tables' hands own (he may sit at
-        several tables; bot/core/store.py's documented ``m:u<id>`` slots say which)."""
+        several tables; bot/core/keys.py's documented ``m:u<id>`` slots say which)."""
         h = self.top.h
         here = (self.top.group.id, self.top.thread)
         others = [

@@ -44,7 +44,7 @@ from telegram.warnings import PTBDeprecationWarning
 from bot.core import budget, metrics
 from bot.core.budget import Budget
 from bot.core.clock import Clock
-from bot.core.store import KEY_PREFIX
+from bot.core.keys import KEY_PREFIX
 
 log = logging.getLogger(__name__)
 
