@@ -14,7 +14,9 @@ Telegram, and only on 127.0.0.1:
   ``retry_after`` where Telegram's flood control would refuse it (``FloodLimits``: token
   buckets of 30/s burst 30 for the whole bot, 1/s burst 3 per chat, 20/min burst 3 per
   group, on chat-directed calls only: send*, edit*, delete*... naming a ``chat_id``;
-  answerCallbackQuery, getMe, getChatMember, setWebhook are never limited);
+  answerCallbackQuery, getMe, getChatMember, setWebhook are never limited). Telegram
+  publishes no limit for ephemeral messages: ``--world receiver`` (the default) counts
+  one against its receiver's private chat, ``--world group`` against the group;
 - one or two bot processes, ``python -m bot`` with the production defaults (rate
   limiter on, TABLE_EDIT_INTERVAL 3 s, ...; nothing of the environment that names a bot
   setting is passed on but what ``--bot-env`` adds) in webhook mode, Redis ``--redis-url``
@@ -79,6 +81,7 @@ Usage (the Redis at 127.0.0.1:6379 must answer)::
     .venv/bin/python bench/load.py --quick  # 10 groups, think 3 s, one process, 10 s
     .venv/bin/python bench/load.py --groups 10 50 --think 3 --processes 1 2 --duration 30
     .venv/bin/python bench/load.py --bot-env RATE_LIMIT=false --json
+    .venv/bin/python bench/load.py --quick --bot-root /path/to/an/older/checkout
 
 Each run starts fresh bot processes, a fresh fake and an empty database. Ctrl-C stops the
 run and its processes. ``--logs DIR`` keeps the bots' logs (their warnings, errors and
@@ -100,9 +103,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.load_run import Level, Run, add_world  # noqa: E402
+from bench.load_run import Level, Run, add_run_options  # noqa: E402
 
-REDIS_URL = "redis://127.0.0.1:6379/10"
 TARGETS = {
     "answer_p99_ms": "< 250 at every level",
     "429": "== 0",
@@ -165,10 +167,11 @@ HAND_COLUMNS = [
 def table_text(results: list[dict[str, Any]]) -> str:
     """The runs' figures, then each run's by kind of hands."""
     kinds = [{**r, **f, "hands": hands} for r in results for hands, f in r["by_hands"].items()]
-    return _table(COLUMNS, results) + "\n\n" + _table(HAND_COLUMNS, kinds)
+    return aligned(COLUMNS, results) + "\n\n" + aligned(HAND_COLUMNS, kinds)
 
 
-def _table(columns: list[tuple[str, str]], results: list[dict[str, Any]]) -> str:
+def aligned(columns: list[tuple[str, str]], results: list[dict[str, Any]]) -> str:
+    """``results`` as a text table: a row each, the ``columns`` (key, heading) aligned."""
     rows = [[label for _, label in columns]]
     rows += [["-" if r[k] is None else str(r[k]) for k, _ in columns] for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
@@ -229,17 +232,10 @@ def parse(argv: list[str] | None = None) -> tuple[list[Level], argparse.Namespac
     parser.add_argument("--groups", type=int, nargs="+", default=[10, 25, 50, 100])
     parser.add_argument("--think", type=float, nargs="+", default=[3.0, 0.5], help="mean s")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2], choices=[1, 2])
-    parser.add_argument("--duration", type=float, default=30.0, help="seconds of tapping")
     parser.add_argument(
         "--quick", action="store_true", help="10 groups, think 3 s, one process, 10 s"
     )
-    parser.add_argument("--delay", type=float, nargs=2, default=[0.03, 0.08], help="low high s")
-    parser.add_argument("--settle", type=float, default=30.0, help="max s to wait for final")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--redis-url", default=REDIS_URL, help="FLUSHED before and after")
-    parser.add_argument("--bot-env", action="append", default=[], metavar="NAME=VALUE")
-    add_world(parser)
-    parser.add_argument("--logs", help="keep the bots' logs in this directory")
+    add_run_options(parser, duration=30.0)
     parser.add_argument("--json", action="store_true", help="one JSON object per run")
     args = parser.parse_args(argv)
     if args.quick:

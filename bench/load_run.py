@@ -52,11 +52,20 @@ USE_52 = (Action.OPTION, "d")  # the lobby's offer of the 52-card deck (bot.scre
 LOBBY_TRIES = 4  # taps of one lobby button the bot refuses before a group gives up
 # Set in the database while a run uses it: a second bench would flush it under the first.
 CLAIM = "load-bench:running"  # for a bot process to set its webhook
+REDIS_URL = "redis://127.0.0.1:6379/10"  # the database a run uses: FLUSHED before and after
 
 
-def add_world(parser: argparse.ArgumentParser) -> None:
-    """The options of the world a run plays in: how the fake counts ephemeral calls, and
-    which checkout's bot plays (another's: its figures before a change)."""
+def add_run_options(parser: argparse.ArgumentParser, duration: float) -> None:
+    """The options of a run of real bot processes against the fake (bench/load.py,
+    bench/pace.py): its length, the fake's delay and world (how it counts ephemeral
+    calls), the Redis it flushes, and which checkout's bot plays (another's: its figures
+    before a change) with what settings."""
+    parser.add_argument("--duration", type=float, default=duration, help="seconds of tapping")
+    parser.add_argument("--delay", type=float, nargs=2, default=[0.03, 0.08], help="low high s")
+    parser.add_argument("--settle", type=float, default=30.0, help="max s to wait for final")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--redis-url", default=REDIS_URL, help="FLUSHED before and after")
+    parser.add_argument("--bot-env", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument(
         "--world",
         choices=["receiver", "group"],
@@ -64,6 +73,7 @@ def add_world(parser: argparse.ArgumentParser) -> None:
         help="the fake counts an ephemeral call against its receiver, or against the group",
     )
     parser.add_argument("--bot-root", default=str(ROOT), help="the checkout whose bot runs")
+    parser.add_argument("--logs", help="keep the bots' logs in this directory")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,4 @@
-"""Pace: the moves a minute of players who tap the moment their buttons show, hands in the
-group beside hands in private chats, in both worlds of Telegram's limits (issue 29).
+"""Pace: moves a minute of quick players, hands in the group beside private hands (issue 29).
 
 Telegram publishes no limit for ephemeral messages (a hand in the group), so the bot must
 play well whether Telegram counts them against their receiver, about one a second as his
@@ -15,7 +14,8 @@ millisecond; a finished game gets *Play again*).
 
 Figures, per world, game and hands: ``moves`` made in the window (accepted moves and set-up
 steps), ``moves/min``, ``prompt p50`` (a move's tap until the next player's prompt, ms),
-``429`` (Telegram's refusals in that group or its players' chats, from the lobby on) and,
+``429`` (Telegram's refusals of calls into that group or its players' private chats, from
+the lobby on; ``429 in play``: those in the tapping window) and,
 for the hands in the group, ``pace``: their moves a minute as a share of the same game's
 with private hands. The goal: ``pace`` ≥ 85 % where Telegram counts per receiver; where
 it counts against the group, at most one 429 a group, then none.
@@ -39,10 +39,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.load import aligned  # noqa: E402
 from bench.load_meter import ms, quantile  # noqa: E402
-from bench.load_run import Level, Run  # noqa: E402
+from bench.load_run import Level, Run, add_run_options  # noqa: E402
 
-REDIS_URL = "redis://127.0.0.1:6379/10"
 THINK = 0.001  # seconds: the players tap at once
 GOAL = 0.85  # of the private hands' pace, where Telegram counts per receiver
 # The four groups of a world: (game, players, where the hands are).
@@ -105,12 +105,7 @@ COLUMNS = [
 
 
 def table_text(rows: list[dict[str, Any]]) -> str:
-    cells = [[label for _, label in COLUMNS]]
-    cells += [["-" if r.get(k) is None else str(r[k]) for k, _ in COLUMNS] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
-    lines = [" | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
-    lines.insert(1, "-+-".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return aligned(COLUMNS, rows)
 
 
 def verdicts(rows: list[dict[str, Any]]) -> list[str]:
@@ -147,14 +142,7 @@ async def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--duration", type=float, default=60.0, help="seconds of tapping")
-    parser.add_argument("--delay", type=float, nargs=2, default=[0.03, 0.08], help="low high s")
-    parser.add_argument("--settle", type=float, default=30.0, help="max s to wait for final")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--redis-url", default=REDIS_URL, help="FLUSHED before and after")
-    parser.add_argument("--bot-env", action="append", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--bot-root", default=str(ROOT), help="the checkout whose bot runs")
-    parser.add_argument("--logs", help="keep the bots' logs in this directory")
+    add_run_options(parser, duration=60.0)  # its --world is ignored: both are played
     return parser.parse_args(argv)
 
 
