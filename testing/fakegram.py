@@ -37,7 +37,8 @@ message is too long, can't parse entities (HTML), query is too old;
 403 bot can't initiate conversation with a user, bot was blocked by the user, bot was
 kicked from the group; 429 flood control (:meth:`FakeTelegram.flood`, a per-group rate
 with ``group_rate_per_minute``, or Telegram's limits on every chat by
-:class:`testing.flood.FloodLimits`); a proxy's HTML 502 page
+:class:`testing.flood.FloodLimits`, which counts an ephemeral call against the group or
+against its receiver, as its switch says); a proxy's HTML 502 page
 (:meth:`FakeTelegram.bad_gateway`); anything else by :meth:`FakeTelegram.inject`. A
 :class:`FakeRequest` can also be slowed (``latency``) or frozen (``hold``). Group
 membership: every known user is in every group except its ``outsiders``.

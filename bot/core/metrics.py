@@ -14,7 +14,8 @@ processes. The names, and who counts them:
   outcome: ok, flood (a 429: flood control), refused (any other error answer), network
   (no answer) (:class:`Counted`, PTB's hook around every call).
 - ``cardtable_floods_total{method,chat}``: the 429s among those, by method and kind of
-  chat: private, group, ephemeral (a hand in the group), none (bot.core.budget.kind_of).
+  chat: private, group, ephemeral (a hand in the group), none (bot.core.budget.kind_of);
+  a call the shared limiter refused itself (held back past its 30 s) counts as one.
 - ``cardtable_groups_learned``: the groups whose hands count against the group's own
   limit now, having met a 429 (bot.core.budget); read from Redis when the metrics are
   served, so every process shows the same figure (take the max, not the sum).
