@@ -79,6 +79,7 @@ class PaceRun(Run):
                     "prompt_p50_ms": ms(quantile(prompts, 50)),
                     "429": len(floods),
                     "429_in_play": sum(1 for f in floods if f >= start),
+                    "pace": None,  # the group's hands: their share of the private pace
                 }
             )
         for row in rows:
