@@ -92,7 +92,8 @@ class Table:
     last_shown: Tap | None = None  # the latest accepted move or Play again: the group shows it
     group_changed: float = 0.0  # when a message in the group was last sent or edited
     taps: int = 0
-    floods: list[float] = field(default_factory=list)  # when Telegram said 429 to its calls
+    # When Telegram said 429 to a call of the table, to which method and kind of chat.
+    floods: list[tuple[float, str, str]] = field(default_factory=list)
 
     @property
     def chat_id(self) -> int:
@@ -159,7 +160,7 @@ class Meter:
         if table is None:
             return
         if served.status == 429:
-            table.floods.append(served.done)
+            table.floods.append((served.done, served.method, where))
         self.last_call = served.done
         table.changed.set()
         if not served.ok or not served.method.startswith(("send", "edit")):

@@ -78,7 +78,8 @@ class PaceRun(Run):
                     "moves_per_min": round(len(moves) / minutes, 1) if minutes else None,
                     "prompt_p50_ms": ms(quantile(prompts, 50)),
                     "429": len(floods),
-                    "429_in_play": sum(1 for f in floods if f >= start),
+                    "429_in_play": sum(1 for done, _, _ in floods if done >= start),
+                    "429_by": [f"{method} {where}" for _, method, where in floods],
                     "pace": None,  # the group's hands: their share of the private pace
                 }
             )
@@ -138,6 +139,9 @@ async def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
             found = await PaceRun(level, world_args, logs).figures()
             rows += found
             print(table_text(found), flush=True)
+    for row in rows:
+        if row["429_by"]:
+            print(f"429s: {row['world']} {row['game']} {row['hands']}: {row['429_by']}")
     return rows
 
 

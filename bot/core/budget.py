@@ -4,18 +4,20 @@ message), learned per group from Telegram's own answers.
 Telegram publishes its limits for messages (about 30 a second for the whole bot, about one
 a second in one chat, 20 a minute in one group) but none of their own for ephemeral
 messages (docs/ephemeral.md), and a bot that assumes the group's 20 a minute for them
-plays a quick game at a third of its pace (issue 29). So, by default
+plays a quick game at a fifth of its pace (issue 29). So, by default
 (``EPHEMERAL_GROUP_BUDGET=auto``), an ephemeral call counts against its receiver, about
-one a second as his private chat, and the bot's 30 a second, until Telegram refuses a call
-in that group with a 429: from then on, for :data:`LEARNED_FOR`, that group's ephemeral
-calls also count against its 20 a minute, in every process (the limiter keeps what was
-learned in Redis beside its buckets). Any 429 in the group teaches it, not only one to an
-ephemeral call: the bot keeps its other calls to the group within the group's published
-limit, so a refusal there can only come from the calls it did not count. ``true`` and
-``false`` are an operator's fixed choice: always against the group as well, or never.
+one a second as his private chat, and the bot's 30 a second, until Telegram answers an
+ephemeral call in that group with a 429: from then on, for :data:`LEARNED_FOR`,
+that group's ephemeral calls also count against its 20 a minute, in every process (the
+limiter keeps what was learned in Redis beside its buckets). Only a refused ephemeral call
+teaches it: a 429 to the group's table message comes as well where nothing is counted
+wrongly (a network that delivers two calls together), and it would hold the group's
+hands to its 20 a minute for a day. ``true`` and ``false`` are an operator's fixed
+choice: always against the group as well, or never.
 
-The cost, where Telegram does count them against the group: one 429 per group and day,
-and its wait (``retry_after``), after which the refused call goes again.
+The cost, where Telegram does count them against the group: a 429 per group and day
+(more only when calls that went out together are refused together), and its wait
+(``retry_after``), after which the refused call goes again.
 """
 
 from __future__ import annotations
@@ -52,10 +54,11 @@ def of_ephemeral(mode: Mode, chat_id: int, receiver: int) -> Budget:
     return Budget(chat_id) if mode else Budget(receiver)
 
 
-def learns(mode: Mode, chat_id: int) -> bool:
-    """Whether a 429 to a call into ``chat_id`` teaches that group's ephemeral calls to
-    count against its limit (only a group learns, and only in ``auto``)."""
-    return mode == "auto" and chat_id < 0
+def learns(mode: Mode, chat_id: int, receiver: int | None) -> bool:
+    """Whether a 429 to a call into ``chat_id`` (for ``receiver``'s ephemeral message, if
+    not None) teaches that group's ephemeral calls to count against its limit: only a
+    refused ephemeral call, and only in ``auto``."""
+    return mode == "auto" and chat_id < 0 and receiver is not None
 
 
 def chat_of(data: dict[str, Any]) -> int | None:

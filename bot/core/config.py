@@ -56,9 +56,9 @@ class Settings(BaseSettings):
     ring_after: float = 10.0
     # Telegram publishes no limits of their own for ephemeral messages (docs/ephemeral.md).
     # "auto": each ephemeral call counts against its receiver (one a second) and the bot's
-    # 30 a second, until a 429 in that group teaches that they count against the group's
-    # 20 a minute too, for a day (bot.core.budget). True: always against the group's as
-    # well; False: never. Fixed choices for an operator who knows.
+    # 30 a second, until a 429 to one in a group teaches that they count against that
+    # group's 20 a minute too, for a day (bot.core.budget). True: always against the
+    # group's as well; False: never. Fixed choices for an operator who knows.
     ephemeral_group_budget: Mode = "auto"
     # Where a player's hand lives until he chooses (the switch on his hand, remembered):
     # "group", an ephemeral message only he sees there, or "private", his private chat.

@@ -46,7 +46,7 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
     ct:rl:all, ct:rl:c:<chat_id>  the shared rate-limit buckets (bot.core.limiter)
     ct:rl:learned  sorted set of group chat ids, scored by when (ms, the limiter's clock)
                    their hands stop counting against the group's own limit: a day after
-                   Telegram's 429 in that group taught it (bot.core.budget); what ended is
+                   Telegram's 429 to a hand there taught it (bot.core.budget); what ended is
                    dropped when the next group learns
 
     ct:upd:<update_id>  "busy" while a process handles that update, then "done" for an

@@ -15,7 +15,7 @@ sender renders the newest state when their turn comes (see :mod:`bot.service.del
 A 429 that still comes (another bot on the same token, a limit we do not know) pushes
 that chat's bucket past its ``retry_after``, for every process; other chats go on. What a
 call counts against is its :class:`bot.core.budget.Budget`: a hand in the group, by
-default, against its receiver until a 429 in that group teaches that its 20 a minute
+default, against its receiver until a 429 to one there teaches that its 20 a minute
 count (kept here, :data:`LEARNED_KEY`, for a day).
 
 Without Redis (an outage) calls are let through: the bot then has little to send anyway,
@@ -246,7 +246,7 @@ class Limiter:
         await self.hold(chat_id, seconds)
         if receiver is not None:
             await self.hold(receiver, seconds)
-        if budget.learns(self.ephemeral, chat_id):
+        if budget.learns(self.ephemeral, chat_id, receiver):
             now = int(self.clock() * 1000)
             until = now + int(budget.LEARNED_FOR * 1000)
             with contextlib.suppress(RedisError):
