@@ -49,7 +49,7 @@ class InGroup:
     renew: int = 0  # the seat's ``renew`` it shows (a new "My cards" sends it anew)
 
 
-@dataclass
+@dataclass(eq=False)  # each is one message of one pass: the same only as itself
 class Message:
     """One message to bring up to date in this pass, as its kind's rule decided."""
 

@@ -16,7 +16,7 @@ from bot.service.messages.group_hand import ephemeral_budget
 from bot.service.messages.message import How, InGroup, Message
 
 # The phases whose hand has a place to leave (before the game his place is not settled).
-_PLAYED = ("playing", "finished", "abandoned")
+PLAYED = ("playing", "finished", "abandoned")
 
 
 def parked(
@@ -39,7 +39,7 @@ def parked(
     else:
         return None
     slot = slots.get(name)
-    if slot is None or slot.id is None or table.phase not in _PLAYED:
+    if slot is None or slot.id is None or table.phase not in PLAYED:
         return None
     if slot.version > table.version or slot.hash == screen.digest():
         return None

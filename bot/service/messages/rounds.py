@@ -30,7 +30,7 @@ from bot.service.messages.calls import show
 from bot.service.messages.group_hand import group_hand, when_old_stays
 from bot.service.messages.message import Decision, Later, Message
 from bot.service.messages.outcome import Outcome
-from bot.service.messages.parked import parked
+from bot.service.messages.parked import PLAYED, parked
 from bot.service.messages.private_hand import private_hand
 from bot.service.messages.record import post_record, record_due
 from bot.service.messages.refusals import refused_hands, set_reachable
@@ -73,8 +73,8 @@ class Ask:
 class Asks:
     """The calls one pass asks the limiter for, each named by what it is for."""
 
-    sends: dict[int, Ask]  # each message's own call (by ``id`` of the message)
-    replaced: dict[int, Ask]  # the removal of the old message a new one replaces
+    sends: dict[Message, Ask]  # each message's own call
+    replaced: dict[Message, Ask]  # the removal of the old message a new one replaces
     leftovers: list[tuple[Junk, Ask]]  # the removals that earlier passes left
     record: Ask | None  # the Record button's document
 
@@ -91,8 +91,8 @@ def asks_for(settings: Settings, messages: list[Message], snap: Snapshot) -> Ask
     keeps, and the record if one is asked for."""
     assert snap.table is not None
     return Asks(
-        sends={id(m): Ask(m.budget, m.priority) for m in messages},
-        replaced={id(m): Ask(m.budget, cleanup.REPLACED) for m in messages if m.replaces},
+        sends={m: Ask(m.budget, m.priority) for m in messages},
+        replaced={m: Ask(m.budget, cleanup.REPLACED) for m in messages if m.replaces},
         leftovers=[(j, Ask(cleanup.budget(settings, j), cleanup.LEFTOVER)) for j in snap.junk],
         record=Ask(snap.table.chat_id, Priority.REPLY) if record_due(snap) else None,
     )
@@ -120,8 +120,8 @@ async def deliver_once(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> 
     await _grant(svc, asks.in_order())
     now = svc.clock()
     calls: list[Awaitable[None]] = []
-    for message in messages:
-        send, old_goes = asks.sends[id(message)], asks.replaced.get(id(message))
+    for message, send in asks.sends.items():
+        old_goes = asks.replaced.get(message)
         if not send.granted:
             done.later(send.retry_at(now))
             continue
@@ -171,7 +171,7 @@ def _plan(svc: Services, snap: Snapshot, done: Outcome) -> list[Message]:
         else:
             slot = snap.slots.get(user_slot(seat.user_id))
             decisions.append(private_hand(svc.settings, table, index, screen, slot, now))
-        if table.phase in ("playing", "finished", "abandoned"):  # his hand's other place
+        if table.phase in PLAYED:  # his hand's other place, if it showed his hand
             left = views.parked_screen(table, index)
             decisions.append(parked(svc.settings, table, index, here, left, snap.slots))
     screen = views.group_screen(table, svc.bot_username, done.moved)
