@@ -15,6 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import IO
 
+import httpx
+
 from bench.load_meter import Meter, clock
 from bot.core.config import Settings
 from testing.chats import BOT_TOKEN
@@ -98,11 +100,24 @@ class Bots:
             self.procs.append(proc)
             self.hooks.append(hook)
         deadline = clock() + READY_TIMEOUT
-        while not set(self.hooks) <= meter.webhooks:
+        while not set(self.hooks) <= meter.webhooks or not await self._serving():
             dead = [p for p in self.procs if p.returncode is not None]
             if dead or clock() > deadline:
                 raise RuntimeError(f"a bot did not start; see {self.logs}")
             await asyncio.sleep(0.1)
+
+    async def _serving(self) -> bool:
+        """Whether every bot's HTTP server answers (it may set its webhook before it
+        listens, and a loaded machine makes that moment long)."""
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            for hook in self.hooks:
+                try:
+                    answer = await client.get(hook.removesuffix("/hook") + "/healthz")
+                except httpx.HTTPError:
+                    return False
+                if answer.status_code != 200:
+                    return False
+        return True
 
     def cpu(self) -> float:
         return sum(_cpu_seconds(p.pid) for p in self.procs)
