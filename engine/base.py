@@ -41,11 +41,18 @@ class IllegalMove(Exception):
         self.params = params
 
 
-class Actor(NamedTuple):
-    """Who must act: a seat, and whether he acts for the dummy (durak's controller)."""
+class Actor(Protocol):
+    """Who must act: his seat, and how a record names him (docs/records.md ``to_act``).
 
-    player: int
-    dummy: bool = False
+    Each game has its own actor type, which may say more than the seat (in what capacity
+    he acts); the rest of the project reads only ``player``."""
+
+    @property
+    def player(self) -> int: ...
+
+    def record(self) -> dict[str, Any]:
+        """The replay's ``to_act`` object for this actor."""
+        ...
 
 
 class Event(NamedTuple):
