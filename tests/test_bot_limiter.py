@@ -207,6 +207,15 @@ async def test_a_429_in_a_group_teaches_every_process_for_a_day(
     assert await ephemerals_granted(second, clock, 60) > 20
 
 
+async def test_what_was_learned_leaves_redis_once_every_group_forgot(
+    one_redis: aioredis.Redis,
+) -> None:
+    """The learned groups expire with the last of them: a bot whose groups stopped
+    meeting 429s leaves nothing of it in Redis."""
+    await Limiter(one_redis, Clock()).flooded(GROUP_CHAT, PLAYERS[0], 1)
+    assert 0 < await one_redis.pttl(LEARNED_KEY) <= (LEARNED_FOR + 1) * 1000
+
+
 async def test_only_a_refused_hand_in_the_group_teaches_and_only_by_default() -> None:
     """Not a 429 to the group's own message (the bot counts those against the group
     already: one may come of a network that delivers two calls together), nor one in a

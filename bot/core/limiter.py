@@ -176,10 +176,13 @@ return 1
 """
 
 # KEYS[1]: LEARNED_KEY; ARGV: now (ms), until (ms), the group. The group learned until then
-# (what ended before now is dropped on the way); 1 when it had not learned it before.
+# (what ended before now is dropped on the way); 1 when it had not learned it before. The
+# set goes when its last group forgets (every member's end is at most the newest's).
 _LEARN = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+local new = redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) - tonumber(ARGV[1]) + 1000)
+return new
 """
 
 
