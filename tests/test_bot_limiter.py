@@ -4,6 +4,7 @@ first, a 429 holding back one chat only. Time is the limiter's injected clock.""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import fakeredis
 import pytest
@@ -118,7 +119,7 @@ async def test_flood_control_holds_back_that_chat_alone_in_every_process(
     two: tuple[Limiter, Limiter, Clock],
 ) -> None:
     first, second, clock = two
-    await first.hold(GROUP_CHAT, 30)
+    await first.flooded(GROUP_CHAT, None, 30)
     (held,) = await second.try_acquire([(GROUP_CHAT, Priority.PROMPT)])
     assert 29 < held <= 30
     (other,) = await second.try_acquire([(GROUP_CHAT - 1, Priority.PROMPT)])
@@ -205,6 +206,41 @@ async def test_a_429_in_a_group_teaches_every_process_for_a_day(
     clock.now += 60
     assert await second.learned() == 0
     assert await ephemerals_granted(second, clock, 60) > 20
+
+
+async def test_what_was_learned_leaves_redis_once_every_group_forgot(
+    one_redis: aioredis.Redis,
+) -> None:
+    """The learned groups expire with the last of them: a bot whose groups stopped
+    meeting 429s leaves nothing of it in Redis."""
+    await Limiter(one_redis, Clock()).flooded(GROUP_CHAT, PLAYERS[0], 1)
+    assert 0 < await one_redis.pttl(LEARNED_KEY) <= (LEARNED_FOR + 1) * 1000
+
+
+async def test_no_other_process_slips_a_hand_in_while_a_429_is_recorded() -> None:
+    """One process records Telegram's 429 to a hand in the group while another asks to
+    send another player's hand there at every step of it: that hand waits out the
+    ``retry_after`` too (were the hold and the learning apart, it would go between them
+    and meet a second 429)."""
+    clock = Clock()
+    redis = fakeredis.FakeAsyncRedis()
+    first, second = Limiter(redis, clock), Limiter(redis, clock)
+    alone = redis.evalsha
+    waits: list[float] = []
+
+    async def and_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        answer = await alone(*args, **kwargs)
+        spent = of_ephemeral(second.ephemeral, GROUP_CHAT, PLAYERS[1])
+        redis.evalsha = alone  # type: ignore[method-assign]
+        try:
+            waits.extend(await second.try_acquire([(spent, Priority.PROMPT)]))
+        finally:
+            redis.evalsha = and_meanwhile  # type: ignore[method-assign]
+        return answer
+
+    redis.evalsha = and_meanwhile  # type: ignore[method-assign]
+    await first.flooded(GROUP_CHAT, PLAYERS[0], 5)
+    assert waits and all(wait > 4 for wait in waits)
 
 
 async def test_only_a_refused_hand_in_the_group_teaches_and_only_by_default() -> None:

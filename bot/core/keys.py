@@ -47,7 +47,7 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
     ct:rl:learned  sorted set of group chat ids, scored by when (ms, the limiter's clock)
                    their hands stop counting against the group's own limit: a day after
                    Telegram's 429 to a hand there taught it (bot.core.budget); what ended is
-                   dropped when the next group learns
+                   dropped when the next group learns, the set a day after the last did
 
     ct:upd:<update_id>  "busy" while a process handles that update, then "done" for an
                    hour: a redelivered update is dropped (bot.handlers.once)

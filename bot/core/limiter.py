@@ -163,23 +163,27 @@ end
 return out
 """
 
-# KEYS[1]: a chat bucket; ARGV: now (ms), the hold (ms), the bucket's tolerance (ms). After
-# a 429 nothing may go to that chat before now + hold.
-_HOLD = """
-local span = tonumber(ARGV[2]) + tonumber(ARGV[3])
-local until_ = tonumber(ARGV[1]) + span
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if until_ > current then
-  redis.call('SET', KEYS[1], string.format('%d', until_), 'PX', span + 1000)
+# KEYS[1]: LEARNED_KEY, KEYS[2..]: the chat buckets Telegram's 429 holds. ARGV[1]: now (ms),
+# ARGV[2]: the hold (ms), ARGV[3]: when the group ends counting its hands against its limit
+# (ms; 0: it learns nothing), ARGV[4]: that group; then each bucket's tolerance (ms). One
+# script, so that no process's call goes between the hold and the learning. Nothing may go
+# to those chats before now + hold; a group learns until then (what ended before now is
+# dropped on the way, the set goes when its last group forgets: every end is at most the
+# newest). 1 when the group had not learned it before.
+_FLOODED = """
+local now, hold, until_ = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+for i = 2, #KEYS do
+  local span = hold + tonumber(ARGV[3 + i])
+  local current = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if now + span > current then
+    redis.call('SET', KEYS[i], string.format('%d', now + span), 'PX', span + 1000)
+  end
 end
-return 1
-"""
-
-# KEYS[1]: LEARNED_KEY; ARGV: now (ms), until (ms), the group. The group learned until then
-# (what ended before now is dropped on the way); 1 when it had not learned it before.
-_LEARN = """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+if until_ == 0 then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local new = redis.call('ZADD', KEYS[1], until_, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], until_ - now + 1000)
+return new
 """
 
 
@@ -194,8 +198,7 @@ class Limiter:
         self.clock = clock or Clock()
         self.ephemeral = ephemeral
         self._acquire = redis.register_script(_ACQUIRE)
-        self._hold = redis.register_script(_HOLD)
-        self._learn = redis.register_script(_LEARN)
+        self._flooded = redis.register_script(_FLOODED)
 
     async def try_acquire(self, requests: Sequence[tuple[int | Budget, Priority]]) -> list[float]:
         """Ask for one call to each chat (or budget), in order: 0 for each granted call,
@@ -231,27 +234,21 @@ class Limiter:
             metrics.waited("slept", wait)
             await self.clock.sleep(wait)
 
-    async def hold(self, chat_id: int, seconds: float) -> None:
-        """Telegram said 429 for ``chat_id``: no process calls it for ``seconds``."""
-        bucket = bucket_of(chat_id)
-        args = [int(self.clock() * 1000), math.ceil(seconds * 1000), bucket.tolerance_ms]
-        with contextlib.suppress(RedisError):
-            await self._hold(keys=[chat_bucket_key(chat_id)], args=args)
-
     async def flooded(self, chat_id: int, receiver: int | None, seconds: float) -> None:
         """Telegram said 429 to a call into ``chat_id`` (for ``receiver``'s ephemeral
         message there, if not None): that chat, and the receiver's budget, are held for
         ``seconds`` in every process, and a group may learn that its limit counts
         (bot.core.budget)."""
-        await self.hold(chat_id, seconds)
-        if receiver is not None:
-            await self.hold(receiver, seconds)
-        if budget.learns(self.ephemeral, chat_id, receiver):
-            now = int(self.clock() * 1000)
-            until = now + int(budget.LEARNED_FOR * 1000)
-            with contextlib.suppress(RedisError):
-                if await self._learn(keys=[LEARNED_KEY], args=[now, until, str(chat_id)]):
-                    log.info("the group %s: its hands count in its limit from now on", chat_id)
+        chats = [chat_id] if receiver is None else [chat_id, receiver]
+        now = int(self.clock() * 1000)
+        learns = budget.learns(self.ephemeral, chat_id, receiver)
+        until = now + int(budget.LEARNED_FOR * 1000) if learns else 0
+        args: list[int | str] = [now, math.ceil(seconds * 1000), until, str(chat_id)]
+        args += [bucket_of(c).tolerance_ms for c in chats]
+        keys = [LEARNED_KEY, *(chat_bucket_key(c) for c in chats)]
+        with contextlib.suppress(RedisError):
+            if await self._flooded(keys=keys, args=args):
+                log.info("the group %s: its hands count in its limit from now on", chat_id)
 
     async def learned(self) -> int:
         """How many groups count their hands in their limit now (bot.core.budget)."""
