@@ -192,6 +192,65 @@ def test_rule_4_a_watchers_hand_is_coalesced_like_the_table() -> None:
     assert message.priority is Priority.WATCHER
 
 
+# The branches of rules 1 to 4 and of the hands in the group that a reader might take
+# for slips, each pinned.
+
+
+def test_rule_1_a_prompt_that_follows_his_prompt_is_an_edit_he_was_just_asked() -> None:
+    # still his turn (he attacked, he may throw in more): he is looking at it already
+    slot = shown(PROMPT, quiet=NOW - 60)
+    message = decided(private_hand(SETTINGS, table(), 0, Screen("more?", PROMPT.rows), slot, NOW))
+    assert (message.priority, message.how) == (Priority.PROMPT, How.EDIT)
+
+
+def test_rules_3_and_4_without_a_table_edit_interval_nothing_is_coalesced() -> None:
+    eager = fake.settings(table_edit_interval=0)
+    slot = shown(WATCHING, at=NOW - 0.1)
+    watcher = decided(private_hand(eager, table(), 0, Screen("Bob played"), slot, NOW))
+    assert watcher.priority is Priority.WATCHER
+    group = decided(table_message(table(), Screen("a move later"), shown(TABLE, at=NOW), 0, NOW))
+    assert group.priority is Priority.MOVER
+
+
+def test_rule_3_a_new_game_in_the_same_phase_still_gets_a_new_message() -> None:
+    old = shown(TABLE, game="g0", at=NOW - 1)  # the last game's table, edited a second ago
+    message = decided(table_message(table(), TABLE, old, INTERVAL, NOW))
+    assert (message.priority, message.how) == (Priority.MOVER, How.NEW_GAME)
+    # a message saved before the table's message knew its game is not a new game's
+    unknown = shown(Screen("older"), game="", at=NOW - INTERVAL)
+    assert decided(table_message(table(), TABLE, unknown, INTERVAL, NOW)).how is How.EDIT
+
+
+def test_a_tap_that_needs_no_new_message_does_not_jump_the_queue() -> None:
+    # he moved: his tap is fresh, but his hand is only edited (his buttons go), as a mover's
+    tapped = table(bot_admin=True, last_taps={str(ALICE): ("q3", NOW - 1)})
+    message = decided(group_hand(SETTINGS, tapped, 0, WATCHING, shown(PROMPT), NOW))
+    assert (message.priority, message.how) == (Priority.MOVER, How.EDIT)
+
+
+def test_my_cards_whose_tap_is_too_old_to_answer_is_an_edit_without_an_administrator() -> None:
+    seats = table().seats
+    seats[0].renew = 1  # he tapped "My cards", and the group's limits held it back since
+    late = table(seats=seats, last_taps={str(ALICE): ("q2", NOW - TAP_FRESH - 1)})
+    message = decided(group_hand(SETTINGS, late, 0, WATCHING, shown(WATCHING), NOW))
+    assert (message.priority, message.how) == (Priority.REPLY, How.EDIT)
+    admin = table(seats=seats, bot_admin=True, last_taps=late.last_taps)
+    assert decided(group_hand(SETTINGS, admin, 0, WATCHING, shown(WATCHING), NOW)).how is How.ANEW
+
+
+def test_the_place_his_hand_has_left_is_not_edited_where_it_cannot_or_need_not_be() -> None:
+    moved = Screen("your cards are in your private chat")
+    back = {group_slot(ALICE): shown(PROMPT)}
+    seats = table().seats
+    seats[0].group_ok = False  # the group refused his hand: it would refuse this too
+    assert parked(SETTINGS, table(seats=seats), 0, False, moved, back) is None
+    assert parked(SETTINGS, table(chat_id=ALICE), 0, False, moved, back) is None  # his own chat
+    never_sent = {group_slot(ALICE): shown(PROMPT, id=None)}
+    assert parked(SETTINGS, table(), 0, False, moved, never_sent) is None
+    newer = {group_slot(ALICE): shown(PROMPT, version=11)}  # a newer state shows there
+    assert parked(SETTINGS, table(), 0, False, moved, newer) is None
+
+
 # 5. The removal of superseded messages.
 
 

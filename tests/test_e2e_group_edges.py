@@ -17,7 +17,9 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.keys import place_key
 from bot.core.keys import table_key as store_key
+from bot.core.limiter import Priority
 from bot.core.services import services
+from bot.service.messages import cleanup
 from bot.service.messages.group_hand import TAP_FRESH
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
@@ -476,3 +478,28 @@ async def test_superseded_hands_keep_no_buttons_under_the_limits(limited: Harnes
 
 def is_play(button: Any) -> bool:
     return action_of(button) in PLAY_ACTIONS
+
+
+class _NoRemovalsYet:
+    """A limiter that grants every call but the removal asked with a message sent anew
+    (cleanup.REPLACED, the mover's priority): that removal must wait for a later pass."""
+
+    async def try_acquire(self, requests: list[tuple[int, Priority]]) -> list[float]:
+        return [5.0 if priority is cleanup.REPLACED else 0.0 for _, priority in requests]
+
+
+async def test_a_new_prompt_whose_old_hand_may_not_go_yet_is_that_hand_edited(
+    group_harness: Harness,
+) -> None:
+    """After a quiet while his prompt would ring as a new message, but the limits do not
+    let its old hand go in the same grant: his hand is edited in place instead, so that
+    he never sees two hands with move buttons."""
+    h = group_harness
+    top, players, first, other = await two_started(h, admin=True)
+    (before,) = h.hands(other, top.group)
+    services(h.app).limiter = _NoRemovalsYet()  # type: ignore[assignment]
+    await clock_of(h).advance(TAP_FRESH + 1)  # a quiet while; his Join is too old to answer
+    await move(h, top, first, random.Random(7))
+    assert await actor(h, top, players) is other
+    (now,) = h.hands(other, top.group)
+    assert top.prompt(other) is now and now.message_id == before.message_id

@@ -21,7 +21,7 @@ processes. The names, and who counts them:
   served, so every process shows the same figure (take the max, not the sum).
 - ``cardtable_limiter_wait_seconds{how}``: the shared rate limiter's waits
   (bot.core.limiter): ``slept``, a caller waited that long; ``deferred``, a delivery's
-  call was put off by that long (bot.service.delivery).
+  call was put off by that long (bot.service.messages.rounds).
 - ``cardtable_delivery_lag_seconds``: from a commit until a delivery of this process has
   shown it in every message it may change now (group edits coalesced for later are not
   waited for; bot.service.delivery).

@@ -182,7 +182,7 @@ class Table(BaseModel):
     bot_admin: bool = False
     # Each person's latest tap applied here (str(user id) -> its callback query id, when):
     # for 15 seconds an ephemeral message may answer it, administrator or not
-    # (bot.service.delivery).
+    # (bot.service.messages.group_hand).
     last_taps: dict[str, tuple[str, float]] = Field(default_factory=dict)
     version: int = Field(default=0, exclude=True)  # CAS version, stored beside the JSON
 
@@ -222,5 +222,6 @@ class Slot(BaseModel):
     at: float = 0.0
     phase: str = ""
     game: str = ""
-    quiet: float = 0.0  # when he last stopped being asked to act (a hand: bot.service.delivery)
+    # When he last stopped being asked to act (a hand: bot.service.messages.hand).
+    quiet: float = 0.0
     renew: int = 0  # an ephemeral hand: the seat's ``renew`` it was sent for

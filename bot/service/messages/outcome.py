@@ -30,6 +30,8 @@ class Outcome:
     moved: Moved | None = None  # a finished game counted in its group: who moved up
 
     def later(self, when: float) -> None:
+        """Something is left for ``when``: the table comes due again then at the latest
+        (one wake per table, the earliest of what is left)."""
         self.due = when if self.due is None else min(self.due, when)
 
     def discard(

@@ -13,7 +13,7 @@ from bot.core.limiter import Priority
 from bot.core.models import Slot, Table
 from bot.core.screen import Screen
 from bot.service.messages.group_hand import ephemeral_budget
-from bot.service.messages.message import How, InGroup, Message
+from bot.service.messages.message import How, InGroup, Message, shown
 
 # The phases whose hand has a place to leave (before the game his place is not settled).
 PLAYED = ("playing", "finished", "abandoned")
@@ -41,7 +41,7 @@ def parked(
     slot = slots.get(name)
     if slot is None or slot.id is None or table.phase not in PLAYED:
         return None
-    if slot.version > table.version or slot.hash == screen.digest():
+    if shown(slot, screen, table.version):
         return None
     message = Message(name, chat, thread, screen, slot, Priority.MOVER, How.PARKED)
     if not in_group:  # the group's ephemeral message to him

@@ -62,6 +62,7 @@ class Ask:
 
     @property
     def granted(self) -> bool:
+        """The call may be made in this pass (no limiter: every call may)."""
         return self.wait <= 0
 
     def retry_at(self, now: float) -> float:

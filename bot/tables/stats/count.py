@@ -1,7 +1,7 @@
 """Counting a finished game exactly once: what it adds, and the script that adds it.
 
 Why on delivery: a game is counted when its finished table is delivered
-(:func:`bot.tables.stats.standings.settle`, called by bot.service.delivery before it
+(:func:`bot.tables.stats.standings.settle`, called by bot.service.messages.rounds before it
 renders the table), not in ``decide`` (pure, re-run on a conflict) nor right after the
 commit (lost if that process died in between): every committed version is delivered,
 by a live process if its first holder died. A finished table may be delivered more than
