@@ -96,11 +96,10 @@ def record_table(table: Table) -> dict[str, Any]:
     }
 
 
-def record_document(table: Table) -> tuple[str, bytes]:
-    """The game record the bot hands out (docs/records.md) as a file: its name, its JSON."""
+def record_document(table: Table) -> bytes:
+    """The game record the bot hands out (docs/records.md), as its file holds it."""
     record = {**records.export(games.load(table), table.moves), "table": record_table(table)}
-    name = f"{table.kind}-{table.game_id}.json"
-    return name, json.dumps(record, ensure_ascii=False, indent=1).encode()
+    return json.dumps(record, ensure_ascii=False, indent=1).encode()
 
 
 def from_record(record: dict[str, Any]) -> Finished:
