@@ -45,6 +45,9 @@ class Finished:
     players: tuple[Player, ...]
     outcome: Outcome
     deal: str = ""  # deal_digest of the game
+    # Which variant of its game it was: its options as canonical JSON ("": not known),
+    # so that a person's figures split by variant (bot/tables/stats/keys.py)
+    variant: str = ""
 
     @property
     def marker(self) -> str:
@@ -73,7 +76,8 @@ def _finished(
     result = game.result()
     assert result is not None
     outcome = GAMES[kind].outcome(kind, result, game.summary())
-    return Finished(chat, game_id, tuple(players), outcome, deal_digest(game))
+    variant = json.dumps(game.header()["options"], sort_keys=True, separators=(",", ":"))
+    return Finished(chat, game_id, tuple(players), outcome, deal_digest(game), variant)
 
 
 def from_table(table: Table) -> Finished | None:
