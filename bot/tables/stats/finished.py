@@ -45,7 +45,7 @@ class Finished:
     players: tuple[Player, ...]
     outcome: Outcome
     deal: str = ""  # deal_digest of the game
-    # Which variant of its game it was: its options as canonical JSON ("": not known),
+    # Which variant of its game it was: all its options, as canonical JSON ("": not known),
     # so that a person's figures split by variant (bot/tables/stats/keys.py)
     variant: str = ""
 
@@ -76,7 +76,8 @@ def _finished(
     result = game.result()
     assert result is not None
     outcome = GAMES[kind].outcome(kind, result, game.summary())
-    variant = json.dumps(game.header()["options"], sort_keys=True, separators=(",", ":"))
+    options = GAMES[kind].options.model_validate(game.header()["options"]).model_dump()
+    variant = json.dumps(options, sort_keys=True, separators=(",", ":"))  # every option
     return Finished(chat, game_id, tuple(players), outcome, deal_digest(game), variant)
 
 
