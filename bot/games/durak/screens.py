@@ -193,9 +193,9 @@ def alert(view: DurakView, ctx: Ctx) -> str:
 
 
 def played(view: DurakView, record: dict[str, Any]) -> dict[str, Any]:
-    """The card a legal move puts down (an attack, a throw-in, a transfer or the beating card), the
-    attack card a beat covers, and whether the move is the dummy's: the Mini App draws
-    the move on those cards."""
+    """The card a legal move puts down (an attack, a throw-in, a transfer or the beating
+    card), the attack card a beat covers, and whether the move is the dummy's: the Mini
+    App draws the move on those cards."""
     return {
         "card": _card_of(record),
         "beat": record.get("beat"),
