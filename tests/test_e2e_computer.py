@@ -14,10 +14,10 @@ import pytest
 
 from bot.core.callbacks import Action, deep_link
 from bot.core.i18n import t
+from bot.core.keys import TURNS_KEY
+from bot.core.keys import table_key as store_key
 from bot.core.models import GameSettings
 from bot.core.services import services
-from bot.core.store import TURNS_KEY
-from bot.core.store import table_key as store_key
 from bot.screens.registry import GAMES
 from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser

@@ -7,8 +7,8 @@ import pytest
 
 from bot.core.callbacks import Action, decode
 from bot.core.i18n import LANGS, t
+from bot.core.keys import DUE_KEY, TURNS_KEY, closed_key
 from bot.core.models import GameSettings
-from bot.core.store import DUE_KEY, TURNS_KEY, closed_key
 from bot.screens.registry import GAMES
 from testing.chats import FakeGroup, FakeUser
 from testing.harness import Harness
