@@ -48,7 +48,7 @@ MIX += [("durak", 2), ("durak", 6)]
 QUIET = 2.0  # seconds without a chat-directed call before the tables are judged final
 SETUP_TIMEOUT = 120.0  # a group whose lobby does not start in this time is left out
 MY_CARDS = "tap “My cards” for your hand"  # the table's line for whose hand waits for it
-USE_52 = (Action.OPTION, "d")  # the lobby's offer of the 52-card deck (bot.screens.render_lobby)
+USE_52 = (Action.OPTION, "d52")  # the lobby's offer of the 52-card deck (bot.screens.render_lobby)
 LOBBY_TRIES = 4  # taps of one lobby button the bot refuses before a group gives up
 # Set in the database while a run uses it: a second bench would flush it under the first.
 CLAIM = "load-bench:running"  # for a bot process to set its webhook

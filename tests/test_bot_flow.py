@@ -47,7 +47,7 @@ async def test_football_from_set_up_to_rematch(harness: Harness) -> None:
     # The record replays to the result the group was shown.
     await top.tap_group(users[1], Action.RECORD)
     name, blob = harness.last_document(top.group)
-    assert name.startswith("football-")
+    assert name.startswith("belarusian-football-")  # the game's name in English
     result = replay(json.loads(blob))
     assert result["ok"] and result["finished"]
     goals = result["result"]["goals"]

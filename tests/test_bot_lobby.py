@@ -37,21 +37,20 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     answer = await top.tap_group(bob, Action.SETTINGS)
     assert answer.show_alert and answer.text  # not the creator
     await top.tap_group(ann, Action.SETTINGS)
-    assert set(_options(top)) == {"d", "p", "f", "t", "l"}
+    assert set(_options(top)) == {"d", "m", "p", "5", "f", "t", "l"}
     for arg in ("d", "p", "f", "t", "l"):
         await top.tap_group(ann, Action.OPTION, arg)
     data = await stored(harness, top.group)
     assert data["settings"] == {
         "deck_size": 52,
         "decks": 1,
+        "dummy": True,
         "dummy_plays": True,
         "first_move": "from_under",
-        "turn_time": 120,
-        # durak's variants, not offered by the lobby yet: the seed's game
-        "dummy": True,
-        "transfer": False,
-        "throw_in": "all",
         "five_before_discard": False,
+        "throw_in": "all",
+        "transfer": False,
+        "turn_time": 120,
     }
     assert data["lang"] == "be"  # the next catalogue after English
     assert "Калода: 52 карты" in top.table_message().text  # the group's language now
@@ -95,8 +94,9 @@ async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
         await top.join(user)
     answer = await top.start(users[0])
     assert answer.show_alert and "4" in (answer.text or "")
-    assert "52" in top.table_message().text
-    await top.tap_group(users[0], Action.OPTION, "d")  # "Use the 52-card deck"
+    offered = {b.text for b in top.table_message().buttons}
+    assert {"🂠 Use the 52-card deck", "🃏 Play without the dummy"} <= offered
+    await top.tap_group(users[0], Action.OPTION, "d52")  # "Use the 52-card deck"
     await top.start(users[0])
     assert (await stored(harness, group))["phase"] == "playing"
 

@@ -342,6 +342,16 @@ def test_names_are_never_declined_in_ru_uk_and_be(lang: str) -> None:
     assert wrong == []
 
 
+# Durak's variants (seeds/durak.md §9): the dummy playing or not, podkidnoy, perevodnoy
+# with neighbours and five before the first discard.
+VARIANTS = (
+    DurakOptions(),
+    DurakOptions(dummy_plays=True),
+    DurakOptions(dummy=False),
+    DurakOptions(dummy=False, transfer=True, throw_in="neighbours", five_before_discard=True),
+)
+
+
 def _probe_codes(game: Any, rng: random.Random, tokens: list[str]) -> set[str]:
     """The reasons the engine gives for a sample of taps the actor could forge now."""
     codes: set[str] = set()
@@ -365,7 +375,7 @@ def test_every_illegal_move_code_has_a_text() -> None:
     # Codes built at run time: forge taps at random positions of random games.
     rng = random.Random(5)
     names = [c for c in cards.to_strs(cards.deck(52))]
-    durak_tokens = [p + k + c for p in ("", "d") for k in "aw" for c in names]
+    durak_tokens = [p + k + c for p in ("", "d") for k in "awr" for c in names]
     durak_tokens += [
         "t",
         "p",
@@ -376,10 +386,7 @@ def test_every_illegal_move_code_has_a_text() -> None:
     football_tokens = [f"{k}{c}" for k in "ea" for c in range(4)]
     for n in range(6):
         games: list[tuple[Any, list[str]]] = [
-            (
-                Durak.new(DurakOptions(dummy_plays=n % 2 == 1), ["a", "b", "c"], 0, seed=n),
-                durak_tokens,
-            ),
+            (Durak.new(VARIANTS[n % len(VARIANTS)], ["a", "b", "c"], 0, seed=n), durak_tokens),
             (Football.new(None, ["a", "b"], seed=n), football_tokens),
         ]
         for game, tokens in games:
@@ -399,9 +406,7 @@ def test_every_event_the_engine_emits_has_a_text(game: str) -> None:
         g = (
             Football.new(None, ["a", "b"], seed=n)
             if game == "football"
-            else Durak.new(
-                DurakOptions(dummy_plays=n % 2 == 0), ["a", "b", "c"][: 2 + n % 2], 0, seed=n
-            )
+            else Durak.new(VARIANTS[n % len(VARIANTS)], ["a", "b", "c"][: 2 + n % 2], 0, seed=n)
         )
         while not g.is_finished():
             for event in g.apply(rng.choice(list(g.legal_moves()))):

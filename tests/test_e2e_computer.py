@@ -16,7 +16,9 @@ from bot.core.callbacks import Action, deep_link
 from bot.core.i18n import t
 from bot.core.keys import TURNS_KEY
 from bot.core.keys import table_key as store_key
+from bot.core.models import GameSettings
 from bot.core.services import services
+from bot.screens.registry import GAMES
 from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser
 from testing.computers import (
@@ -31,6 +33,8 @@ from testing.computers import (
 from testing.fakegram import FakeTelegram
 from testing.harness import Harness, stop_app
 from testing.tabletop import Tabletop, action_of, hidden_cards, leaks, stored, table_key
+
+DURAK = GAMES["durak"]  # its name in a text is its variant's (the default settings here)
 
 
 @pytest.fixture
@@ -98,14 +102,14 @@ async def test_joining_a_private_game_does_not_name_a_chat(quick: Harness) -> No
         ann = h.user("Ann", language_code=code)
         await lobby_with_computers(h, ann, ann, "durak", 1)
         texts = [m.text or "" for m in h.screen(ann) if m.from_bot]
-        game = t(code, "game.durak")
+        game = DURAK.variant(code, GameSettings())
         assert t(code, "join.vs_computer", game=game) in texts
         assert not any(f"«{t(code, 'table.vs_computer')}»" in text for text in texts)
     bob, cid = h.user("Bob", language_code="ru"), h.user("Cid")
     top = Tabletop(h, h.group("Карты"))
     await top.open(cid, "durak")
     await top.join(bob)
-    joined = t("ru", "join.private", game=t("ru", "game.durak"), chat="Карты")
+    joined = t("ru", "join.private", game=DURAK.variant("ru", GameSettings()), chat="Карты")
     assert joined in [m.text for m in h.screen(bob) if m.from_bot]  # a group is named
 
 
@@ -147,7 +151,7 @@ async def test_start_is_refused_with_a_reason_when_computers_make_too_many(quick
     answer = await top.start(ann)
     assert answer.show_alert and answer.text and "5" in answer.text
     assert (await stored(h, top.group))["phase"] == "lobby"
-    assert (await top.tap_group(ann, Action.OPTION, "d")).text is None  # the 52-card deck
+    assert (await top.tap_group(ann, Action.OPTION, "d52")).text is None  # the 52-card deck
     await top.start(ann)
     assert (await stored(h, top.group))["phase"] == "playing"
 

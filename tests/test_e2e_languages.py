@@ -123,10 +123,16 @@ async def _lobby(top: Tabletop, players: list[FakeUser], spectator: FakeUser, ga
     stranger = top.h.user(STRANGER, language_code=spectator.language_code, started=False)
     await top.join(stranger)  # she gets the link to open a private chat
     await top.tap_group(players[0], Action.SETTINGS)
-    options = [b for b in top.table_message().buttons if is_action(Action.OPTION)(b)]
     calls = top.h.server.calls
     elsewhere = range(0)
-    for arg in [decode(b.callback_data).arg for b in options]:
+    tapped: set[str] = set()
+    while True:  # each setting once, those a change brings up (durak's variants) too
+        options = [b for b in top.table_message().buttons if is_action(Action.OPTION)(b)]
+        todo = [arg for arg in (decode(b.callback_data).arg for b in options) if arg not in tapped]
+        if not todo:
+            break
+        arg = todo[0]
+        tapped.add(arg)
         if arg != "l":
             await top.tap_group(players[0], Action.OPTION, arg)
             continue

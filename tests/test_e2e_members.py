@@ -8,9 +8,13 @@ import pytest
 from bot.core.callbacks import Action, decode
 from bot.core.i18n import LANGS, t
 from bot.core.keys import DUE_KEY, TURNS_KEY, closed_key
+from bot.core.models import GameSettings
+from bot.screens.registry import GAMES
 from testing.chats import FakeGroup, FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, action_of, stored, table_key
+
+DURAK = GAMES["durak"]  # its name in a text is its variant's (the default settings here)
 
 
 def seated(data: dict[str, object], user: FakeUser) -> bool:
@@ -132,7 +136,9 @@ async def test_the_bot_removed_mid_game_ends_it_and_tells_the_players(
     assert not await h.redis.sismember(closed_key(players[2].id), key)
     for user in players:
         lang = user.language_code or "en"
-        expected = t(lang, "removed.ended", chat="Card night", game=t(lang, "game.durak"))
+        expected = t(
+            lang, "removed.ended", chat="Card night", game=DURAK.variant(lang, GameSettings())
+        )
         assert [m for m in h.screen(user) if m.from_bot][-1].text == expected
         assert move_buttons(h, user, group) == [], "no move button outlives the game"
     assert not [c for c in h.server.calls[calls:] if c.chat_id == group.id]

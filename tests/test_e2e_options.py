@@ -26,7 +26,7 @@ async def test_a_full_36_card_durak_lobby_offers_the_52_card_deck(harness: Harne
     assert refused.show_alert and refused.text
     assert (await stored(h, top.group))["phase"] == "lobby"
     assert (await stored(h, top.group))["seats"] == before["seats"]
-    await top.tap_group(players[0], Action.OPTION, "d")  # "Use 52 cards"
+    await top.tap_group(players[0], Action.OPTION, "d52")  # "Use the 52-card deck"
     assert (await stored(h, top.group))["settings"]["deck_size"] == 52
     await top.start(players[0])
     data = await stored(h, top.group)

@@ -1,6 +1,7 @@
 """Standings end to end: games played in a group through the fake Bot API, then /stats in
 the group and in private, the result's Standings button, /forgetme, and a finished game
-delivered again (another process, a redelivered update) counted once."""
+delivered again (another process, a redelivered update) counted once; durak's variants on
+one board, a person's own figures split by variant."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from bot.core.services import services
 from bot.core.store import Store, Write
 from bot.service import delivery
 from bot.tables.stats.finished import Player
-from bot.tables.stats.keys import groups_key
+from bot.tables.stats.keys import board_key, group_key, groups_key
 from bot.tables.stats.standings import Line, Standings, of
 from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.clock import Clock
@@ -258,3 +259,30 @@ async def test_standings_follow_a_group_into_its_supergroup_and_count_no_game_tw
         assert (await standings.in_group(new.id, user.id))["football"].n == 1
         assert (await standings.mine(user.id))[0]["football"].n == 1
         assert await h.redis.smembers(groups_key(user.id)) == {str(new.id).encode()}
+
+
+async def test_every_variant_counts_on_one_board_and_splits_his_own_figures(
+    harness: Harness,
+) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    group = h.group(creator=ann)
+    for number, taps in enumerate((["m"], ["m", "x"], ["m", "x"])):
+        top = Tabletop(h, group)
+        await top.open(ann, "durak")
+        await top.join(bob)
+        await top.tap_group(ann, Action.SETTINGS)
+        for code in taps:
+            await top.tap_group(ann, Action.OPTION, code)
+        await top.start(ann)
+        await top.play([ann, bob], random.Random(number))
+    # One board, one rating: three games each, whatever the variant.
+    board = await h.redis.zrange(board_key(group.id, "durak"), 0, -1)
+    assert sorted(int(uid) for uid in board) == sorted([ann.id, bob.id])
+    mine = await h.redis.hgetall(group_key(group.id, "durak", ann.id))
+    assert mine[b"n"] == b"3" and b"mu" in mine
+    await h.private(ann, "/stats")
+    text = next(m.text for m in reversed(h.screen(ann)) if (m.text or "").startswith("📊"))
+    assert "Games: 3" in (text or "")
+    assert "· 🃏 Perevodnoy durak · 36 cards: Games: 2" in (text or "")
+    assert "· 🃏 Podkidnoy durak · 36 cards: Games: 1" in (text or "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -212,10 +213,13 @@ async def test_the_board_shows_people_after_three_games_best_rating_first(
 async def test_forgetting_erases_him_everywhere_and_leaves_the_others(
     standings: Standings,
 ) -> None:
+    podkidnoy = json.dumps(DurakOptions(dummy=False).model_dump(), sort_keys=True)
     for i in range(3):
-        await standings.count(durak(f"f{i:03d}", [ANN, BOB], fool=1))
+        await standings.count(replace(durak(f"f{i:03d}", [ANN, BOB], fool=1), variant=podkidnoy))
     await standings.count(durak("f100", [ANN, Player(-1, "🤖", "easy")], fool=0))
+    assert (await standings.variants(ANN.uid))["durak"][podkidnoy].n == 3
     await standings.forget(ANN.uid)
+    assert await standings.variants(ANN.uid) == {}
     overall, vs = await standings.mine(ANN.uid)
     assert overall == {} and vs == {}
     assert await standings.in_group(GROUP, ANN.uid) == {}

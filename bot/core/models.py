@@ -34,6 +34,7 @@ GameKind = Annotated[str, AfterValidator(_known_game)]
 # pick: the game picker is shown; lobby: players join; playing; finished: a result is
 # shown; abandoned: stopped by /endgame.
 Phase = Literal["pick", "lobby", "playing", "finished", "abandoned"]
+DeckSize = Literal[24, 36, 52]  # every game's; its own options say which it plays
 TURN_TIMES = (30, 60, 120, 300, 0)  # seconds; 0 = no limit
 # Where a player's hand lives: an ephemeral message in the group (only he sees it;
 # docs/ephemeral.md), or his private chat with the bot.
@@ -52,7 +53,7 @@ class GameSettings(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    deck_size: Literal[36, 52] = 36
+    deck_size: DeckSize = 36
     turn_time: int = 60
 
     @model_validator(mode="before")

@@ -168,11 +168,15 @@ async def send_document(
     *,
     thread_id: int | None,
     reply_to: int | None,
+    caption: str | None = None,
 ) -> None:
+    """A file, with an HTML ``caption`` under it if given."""
     await bot.send_document(
         chat_id,
         content,
         filename=filename,
+        caption=caption,
+        parse_mode=ParseMode.HTML if caption else None,
         message_thread_id=thread_id,
         reply_to_message_id=reply_to,
         allow_sending_without_reply=True,

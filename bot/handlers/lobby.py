@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from typing import cast
 
 from telegram import User
 from telegram.error import TelegramError
@@ -12,7 +13,7 @@ from bot.core import names, sender
 from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
 from bot.core.keys import table_key
-from bot.core.models import TURN_TIMES, Place, Seat, Table
+from bot.core.models import TURN_TIMES, DeckSize, Place, Seat, Table
 from bot.core.services import services
 from bot.core.store import Snapshot
 from bot.handlers import members
@@ -172,24 +173,38 @@ def _next(values: tuple[object, ...], current: object) -> object:
     return values[(index + 1) % len(values)]
 
 
+def choose(table: Table, arg: str) -> None:
+    """The lobby's setting ``arg`` changed as its button says: the deck ("d" the next,
+    "d<size>" that one), the game's own settings, the turn time, the language. A button
+    the settings do not offer now (an old one) changes nothing: the game's options are
+    checked whole, so a combination the game refuses never enters."""
+    s = table.settings
+    game = registry.entry(table.kind)
+    sizes = games.deck_sizes(table)
+    if arg == "d":
+        s.deck_size = cast(DeckSize, _next(sizes, s.deck_size))
+    elif arg[:1] == "d" and arg[1:].isdigit() and int(arg[1:]) in sizes:
+        s.deck_size = cast(DeckSize, int(arg[1:]))
+    elif arg in game.options:  # the settings only this game has
+        game.options[arg](s)
+    elif arg == "t":
+        s.turn_time = int(str(_next(TURN_TIMES, s.turn_time)))
+    elif arg == "l":
+        table.lang = str(_next(LANGS, table.lang))
+    else:
+        refuse("tap.bad")
+    try:
+        game.spec.make_options(s)
+    except ValueError:
+        refuse("tap.stale")
+    table.notice = ""
+
+
 async def on_option(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     def change(table: Table) -> Reply | None:
         _in_lobby(table)
         _creator(table, tap)
-        s = table.settings
-        arg = tap.cb.arg
-        own = registry.entry(table.kind).options  # the settings only this game has
-        if arg == "d":
-            s.deck_size = 52 if s.deck_size == 36 else 36
-        elif arg in own:
-            own[arg](s)
-        elif arg == "t":
-            s.turn_time = int(str(_next(TURN_TIMES, s.turn_time)))
-        elif arg == "l":
-            table.lang = str(_next(LANGS, table.lang))
-        else:
-            refuse("tap.bad")
-        table.notice = ""
+        choose(table, tap.cb.arg)
         return None
 
     await commit(context, tap, change)

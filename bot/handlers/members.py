@@ -140,7 +140,7 @@ async def _tell_players(context: ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> N
                     seat.lang,
                     "removed.ended",
                     chat=table.chat_title,
-                    game=t(seat.lang, registry.entry(table.kind).title),
+                    game=registry.entry(table.kind).variant(seat.lang, table.settings),
                 ),
                 html=True,
             )

@@ -81,7 +81,8 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     standings = _standings(context)
     if message.chat.type == ChatType.PRIVATE:
         overall, vs = await standings.mine(user.id)
-        await _show(message, render_stats.mine(lang, overall, vs), reply=False)
+        variants = await standings.variants(user.id)
+        await _show(message, render_stats.mine(lang, overall, vs, variants), reply=False)
         return
     chat = message.chat.id
     replied = message.reply_to_message

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from typing import Any
 
+from pydantic import BaseModel
+
 from bot.core.models import GameSettings
 from bot.core.screen import Button
 from bot.screens.render import ILLEGAL, Ctx, Words
@@ -25,13 +27,18 @@ class BotGame:
     (``game.view(seat)``), which only the game's folder knows the type of.
 
     ``letter``: the game in callback data (the picker, the standings); ``title``,
-    ``series``, ``board_row``, ``streak``: the catalogue keys of its name, its series
-    line, its line on a standings board and its streak; ``events``: the catalogue key of
-    each event its engine emits, by kind (``kind.reason`` for one with a reason);
+    ``series``, ``board_row``, ``streak``: the catalogue keys of its name (the picker's
+    and the standings board's: every variant of a game counts on one board), its series
+    line, its line on a standings board and its streak; ``naming``: the name of the
+    variant a set of its engine options makes, in a language (:meth:`variant`);
+    ``events``: the catalogue key of each event its engine emits, by kind
+    (``kind.reason`` for one with a reason);
     ``refusals``: the catalogue key of each reason its engine refuses a move for, beyond
     those of every game (:data:`bot.screens.render.ILLEGAL`); ``words``: what its engine
     data's keys hold; ``options``: the lobby settings only this game has, each by its
     option code with what a tap on it changes (``settings`` gives their lines);
+    ``seatings``: those of them a lobby too full for its settings is offered, if they
+    seat everyone (by option code, the catalogue key of the button);
     ``share``: the counter a standings board shows as a percentage of games;
     ``played``: what the Mini App plays a legal move (its record, in the reader's view)
     by, in the keys the game's drawing reads (a ``card`` in hand is the one the page
@@ -43,6 +50,7 @@ class BotGame:
     spec: GameSpec
     letter: str
     title: str
+    naming: Callable[[str, BaseModel], str]
     series: str
     board_row: str
     streak: str
@@ -50,6 +58,7 @@ class BotGame:
     refusals: Mapping[str, str]
     words: Words
     options: Mapping[str, Callable[[GameSettings], None]]
+    seatings: Mapping[str, str]
     settings: Callable[[Ctx], list[tuple[str, str]]]
     group: Callable[[Any, Ctx], str]
     status: Callable[[Any, Ctx], str]
@@ -70,6 +79,11 @@ class BotGame:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def variant(self, lang: str, settings: GameSettings) -> str:
+        """The name of the game a table's settings make, in ``lang``: the lobby's, the
+        table's, each hand's, the result's and the record's."""
+        return self.naming(lang, self.spec.make_options(settings))
 
     @property
     def illegal(self) -> dict[str, str]:

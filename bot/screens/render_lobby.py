@@ -5,10 +5,11 @@ from __future__ import annotations
 from bot.core import callbacks
 from bot.core.callbacks import Action
 from bot.core.i18n import LANGUAGES
+from bot.core.models import GameSettings, Table
 from bot.core.screen import Button, Screen
 from bot.screens import registry
 from bot.screens.render import Ctx
-from bot.tables.games import player_limits
+from bot.tables.games import deck_sizes, player_limits
 
 
 def picker(ctx: Ctx) -> Screen:
@@ -34,6 +35,30 @@ def settings(ctx: Ctx) -> list[tuple[str, str]]:
     return items
 
 
+def seatings(ctx: Ctx) -> list[Button]:
+    """What would seat everyone in a lobby too full for its settings, one change each:
+    another deck ("d<size>"), or a setting of the game's own (its ``seatings``)."""
+    table = ctx.table
+    game = registry.entry(table.kind)
+    n = len(table.seats)
+    found: list[Button] = []
+    for size in deck_sizes(table):
+        other = table.settings.model_copy(update={"deck_size": size})
+        if size != table.settings.deck_size and _seats(table, other, n):
+            found.append(Button(ctx.t("btn.use_deck", n=size), ctx.cb(Action.OPTION, f"d{size}")))
+    for code, key in game.seatings.items():
+        other = table.settings.model_copy(deep=True)
+        game.options[code](other)
+        if other != table.settings and _seats(table, other, n):
+            found.append(Button(ctx.t(key), ctx.cb(Action.OPTION, code)))
+    return found
+
+
+def _seats(table: Table, settings: GameSettings, n: int) -> bool:
+    low, high = player_limits(table, settings)
+    return low <= n <= high
+
+
 def lobby(ctx: Ctx, bot_username: str) -> Screen:
     """The lobby; with the settings open (the creator's Settings), their buttons come in
     between, and Join, Leave and Start stay for everyone else."""
@@ -42,7 +67,7 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
     need = str(low) if low == high else f"{low}–{high}"
     names = ", ".join(ctx.name(i) for i in range(len(table.seats))) or "—"
     lines = [
-        ctx.t("lobby.title", game=ctx.t(registry.entry(table.kind).title)),
+        ctx.t("lobby.title", game=registry.entry(table.kind).variant(ctx.lang, table.settings)),
         ctx.t("lobby.players", n=len(table.seats), need=need, names=names),
         " · ".join(line for line, _ in settings(ctx)),
     ]
@@ -77,8 +102,8 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
             Button(ctx.t("btn.start"), ctx.cb(Action.START)),
         )
     )
-    if table.notice == "lobby.too_many" and table.settings.deck_size == 36:
-        rows.append((Button(ctx.t("btn.use_52"), ctx.cb(Action.OPTION, "d")),))
+    if table.notice == "lobby.too_many":
+        rows.extend((button,) for button in seatings(ctx))
     if table.lobby_link and bot_username:
         url = callbacks.deep_link(bot_username, table.chat_id, table.thread_id, table.game_id)
         rows.append((Button(ctx.t("btn.open_private"), url=url),))

@@ -6,6 +6,8 @@ in every language without a plural form per figure.
 
 from __future__ import annotations
 
+import json
+
 from bot.core import callbacks
 from bot.core.callbacks import Action
 from bot.core.i18n import Markup, t
@@ -87,13 +89,48 @@ def _game_block(lang: str, kind: str, line: Line) -> list[str]:
     return [f"<b>{t(lang, game.title)}</b>", game.figures(lang, line), rating, streak]
 
 
-def mine(lang: str, overall: dict[str, Line], vs: dict[tuple[str, str], Line]) -> Screen:
-    """A person's own figures across all groups, and against the computer per level."""
+def _variant_name(lang: str, kind: str, variant: str) -> str | None:
+    """The name of the variant a person's figures were counted in (its options' JSON;
+    None: options the game no longer has)."""
+    spec = registry.GAMES[kind].spec
+    try:
+        stored = json.loads(variant)
+        options = {k: v for k, v in stored.items() if k in spec.options.model_fields}
+        return registry.GAMES[kind].naming(lang, spec.options.model_validate(options))
+    except (ValueError, AttributeError):
+        return None
+
+
+def _variant_lines(lang: str, kind: str, found: dict[str, Line]) -> list[str]:
+    """His figures in each variant of the game he played, most played first; variants
+    named alike (apart only in a setting the name leaves out) count together. None when
+    every game he played bears the game's own name (a game without variants)."""
+    game = registry.GAMES[kind]
+    merged: dict[str, Line] = {}
+    for variant, line in found.items():
+        name = _variant_name(lang, kind, variant)
+        if name is not None:
+            merged[name] = merged[name].plus(line) if name in merged else line
+    if set(merged) <= {t(lang, game.title)}:
+        return []
+    ordered = sorted(merged.items(), key=lambda item: (-item[1].n, item[0]))
+    return [f"· {name}: {game.figures(lang, line)}" for name, line in ordered]
+
+
+def mine(
+    lang: str,
+    overall: dict[str, Line],
+    vs: dict[tuple[str, str], Line],
+    variants: dict[str, dict[str, Line]],
+) -> Screen:
+    """A person's own figures across all groups (split by variant), and against the
+    computer per level."""
     text: list[str] = [t(lang, "stats.mine_title")]
     if not overall and not vs:
         text.append(t(lang, "stats.nothing"))
     for kind, line in overall.items():
-        text.append("\n".join(_game_block(lang, kind, line)))
+        split = _variant_lines(lang, kind, variants.get(kind, {}))
+        text.append("\n".join(_game_block(lang, kind, line) + split))
     if vs:
         rows: list[str] = [t(lang, "stats.vs_computer")]
         for (kind, level), line in vs.items():

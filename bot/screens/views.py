@@ -6,6 +6,7 @@ Game screens come from the engine's views only: ``game.view(None)`` for the grou
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bot.core import callbacks
@@ -60,7 +61,7 @@ def group_screen(table: Table, bot_username: str, moved: Moved | None = None) ->
         return Screen(ctx.t("lobby.closed"))
     screens = registry.entry(table.kind)
     view = games.current(table).view(None)
-    lines = [f"<b>{ctx.t(screens.title)}</b>", screens.group(view, ctx)]
+    lines = [f"<b>{screens.variant(ctx.lang, table.settings)}</b>", screens.group(view, ctx)]
     if table.events:
         lines.append("\n".join("• " + narrate(ctx, kind, data) for kind, data in table.events))
     if table.phase == "abandoned":
@@ -120,7 +121,8 @@ def parked_screen(table: Table, seat: int) -> Screen:
     (no buttons: nothing there is live any more)."""
     ctx = Ctx(table, table.seats[seat].lang)
     key = "hand.moved_group" if in_group(table, seat) else "hand.moved_private"
-    return Screen(ctx.t(key, game=ctx.t(registry.entry(table.kind).title), chat=table.chat_title))
+    game = registry.entry(table.kind).variant(ctx.lang, table.settings)
+    return Screen(ctx.t(key, game=game, chat=table.chat_title))
 
 
 def hand_screen(table: Table, seat: int) -> Screen | None:
@@ -131,9 +133,8 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
         ctx = registry.ctx(table, table.seats[seat].lang)
         # a private chat's table (its title is "against the computer") has no group to name
         key = "join.vs_computer" if table.private else "join.private"
-        return Screen(
-            ctx.t(key, game=ctx.t(registry.entry(table.kind).title), chat=table.chat_title)
-        )
+        name = registry.entry(table.kind).variant(ctx.lang, table.settings)
+        return Screen(ctx.t(key, game=name, chat=table.chat_title))
     if table.phase not in ("playing", "finished", "abandoned") or table.state is None:
         return None
     ctx = registry.ctx(table, table.seats[seat].lang)
@@ -141,7 +142,8 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     view = game.view(seat)
     active = table.phase != "abandoned"
     screens = registry.entry(table.kind)
-    header = ctx.t("hand.header", game=ctx.t(screens.title), chat=table.chat_title)
+    name = screens.variant(ctx.lang, table.settings)
+    header = ctx.t("hand.header", game=name, chat=table.chat_title)
     legal = games.legal_for(game, seat) if active else None
     text, rows = screens.hand(view, ctx, table.seats[seat].setup, legal, active)
     if not active:
@@ -162,3 +164,12 @@ def alert_text(table: Table, seat: int, lang: str) -> str:
     ctx = registry.ctx(table, lang)
     text = registry.entry(table.kind).alert(games.current(table).view(seat), ctx)
     return text if len(text) <= 200 else text[:199] + "…"
+
+
+def record_names(table: Table) -> tuple[str, str]:
+    """The finished game's record as a file: its name (the variant in English, as a
+    name a file may have, and the game's id: ``perevodnoy-durak-36-cards-<id>.json``)
+    and its caption (the variant in the table's language)."""
+    game = registry.entry(table.kind)
+    words = re.findall(r"[a-z0-9]+", game.variant("en", table.settings).lower())
+    return "-".join([*words, table.game_id]) + ".json", game.variant(table.lang, table.settings)

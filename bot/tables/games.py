@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import random
 import secrets
+import typing
 from collections import OrderedDict
 from typing import Any
 
-from bot.core.models import Table
+from bot.core.models import GameSettings, Table
 from engine import registry
 from engine.base import Event, Game
 from engine.series import Carry
@@ -24,11 +25,18 @@ def spec(table: Table) -> GameSpec:
     return registry.spec(table.kind)
 
 
-def player_limits(table: Table) -> tuple[int, int]:
-    """(fewest, most) players the table's game takes with its options (§1 of
-    seeds/football.md and seeds/durak.md)."""
+def player_limits(table: Table, settings: GameSettings | None = None) -> tuple[int, int]:
+    """(fewest, most) players the table's game takes with its settings, or with
+    ``settings`` (§1 of seeds/football.md, §1 and §10 of seeds/durak.md)."""
     game = spec(table)
-    return game.players(game.make_options(table.settings))
+    return game.players(game.make_options(settings or table.settings))
+
+
+def deck_sizes(table: Table) -> tuple[int, ...]:
+    """The deck sizes the table's game is played with, smallest first (its options
+    model's ``deck_size``)."""
+    field = spec(table).options.model_fields["deck_size"]
+    return tuple(sorted(typing.get_args(field.annotation)))
 
 
 def seat_cap(table: Table) -> int:

@@ -1,11 +1,11 @@
-"""Durak with a dummy in the bot: its screens, settings, texts and Mini App drawing, as
-the bot's registry lists them (:class:`bot.screens.game.BotGame`)."""
+"""Durak in the bot, every variant of it: its screens, settings, texts and Mini App
+drawing, as the bot's registry lists them (:class:`bot.screens.game.BotGame`)."""
 
 from __future__ import annotations
 
 from importlib import resources
 
-from bot.games.durak import screens, settings
+from bot.games.durak import screens, settings, variant
 from bot.screens.game import BotGame
 from bot.screens.render import Words
 from engine.games.durak.spec import SPEC
@@ -64,6 +64,7 @@ ENTRY = BotGame(
     spec=SPEC,
     letter="d",
     title="game.durak",
+    naming=variant.name,
     series="series.durak",
     board_row="stats.row_durak",
     streak="stats.streak_durak",
@@ -71,6 +72,7 @@ ENTRY = BotGame(
     refusals=REFUSALS,
     words=WORDS,
     options=settings.OPTIONS,
+    seatings=settings.SEATINGS,
     settings=settings.lines,
     group=screens.public,
     status=screens.status,

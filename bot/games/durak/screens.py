@@ -1,4 +1,4 @@
-"""Durak with a dummy on screen, rendered only from its view
+"""Durak on screen, every variant of it, rendered only from its view
 (:class:`engine.games.durak.view.DurakView`)."""
 
 from __future__ import annotations
@@ -51,8 +51,9 @@ def _counts(view: DurakView, ctx: Ctx) -> str:
         mark = " ✅" if seat in view.out else ""
         known = view.known[seat]
         parts.append(_count(ctx, _COUNT, known, name=ctx.name(seat), n=count) + mark)
-    dummy = {"n": view.dummy_count, "controller": ctx.name(view.controller)}
-    parts.append(_count(ctx, _DUMMY_COUNT, view.dummy_known, **dummy))
+    if view.dummy:
+        dummy = {"n": view.dummy_count, "controller": ctx.name(view.controller)}
+        parts.append(_count(ctx, _DUMMY_COUNT, view.dummy_known, **dummy))
     return " · ".join(parts)
 
 
@@ -83,6 +84,14 @@ def status(view: DurakView, ctx: Ctx) -> str:
     return ctx.t(_TURN[view.phase], name=_actor(view, ctx))
 
 
+def _card_of(record: dict[str, Any]) -> str | None:
+    """The card a move puts down: an attack, a throw-in, a transfer or the beating card."""
+    found: str | None = (
+        record.get("with") or record.get("attack") or record.get("throw") or record.get("transfer")
+    )
+    return found
+
+
 def _in_hand_order(
     view: DurakView, legal: list[tuple[str, dict[str, Any]]]
 ) -> list[tuple[str, dict[str, Any]]]:
@@ -91,8 +100,7 @@ def _in_hand_order(
     place = {card: i for i, card in enumerate([*view.hand, *(view.dummy_hand or [])])}
 
     def key(move: tuple[str, dict[str, Any]]) -> int:
-        rec = move[1]
-        card: str = rec.get("with") or rec.get("attack") or rec.get("throw") or ""
+        card = _card_of(move[1]) or ""
         return place.get(card, len(place))
 
     return sorted(legal, key=key)
@@ -101,10 +109,12 @@ def _in_hand_order(
 def _buttons(
     view: DurakView, ctx: Ctx, legal: list[tuple[str, dict[str, Any]]]
 ) -> list[tuple[Button, ...]]:
-    """Cards to play four to a row, in the order of the hand; beats grouped by the attack
-    card they cover when more than one card is unbeaten; Take / Pass last."""
+    """Cards to play four to a row, in the order of the hand; the transfers (↪️) in a row
+    of their own; beats grouped by the attack card they cover when more than one card is
+    unbeaten (they may be beaten in any order); Take / Pass last."""
     unbeaten = {a for a, d in view.table if d is None}
     cards: list[Button] = []
+    transfers: list[Button] = []
     beats: dict[str, list[Button]] = {}
     last: list[Button] = []
     for token, rec in _in_hand_order(view, legal):
@@ -114,6 +124,10 @@ def _buttons(
             if len(unbeaten) > 1:
                 label = ctx.t("durak.btn.beat", card=ctx.card(rec["beat"]), with_=label)
             beats.setdefault(rec["beat"], []).append(Button(label, data))
+        elif "transfer" in rec:
+            transfers.append(
+                Button(ctx.t("durak.btn.transfer", card=ctx.card(rec["transfer"])), data)
+            )
         elif "attack" in rec or "throw" in rec:
             label = ctx.card(rec.get("attack") or rec["throw"])
             if rec.get("dummy"):
@@ -122,7 +136,7 @@ def _buttons(
         else:
             label = ctx.t("durak.btn.take" if "take" in rec else "durak.btn.pass")
             last.append(Button(label, data))
-    rows = rows_of(cards, 4)
+    rows = rows_of(cards, 4) + rows_of(transfers, 4)
     for group in beats.values():
         rows.extend(rows_of(group, 4))
     if last:
@@ -148,15 +162,27 @@ def hand(
     if legal:
         lines.append(public(view, ctx))
         dummy = bool(view.to_act and view.to_act.dummy)
-        lines.append(ctx.t(_ASK[view.phase][dummy]))
+        transfer = any("transfer" in rec for _, rec in legal)
+        lines.append(ctx.t("durak.ask.defend.transfer" if transfer else _ASK[view.phase][dummy]))
         return "\n".join(lines), _buttons(view, ctx, legal)
     if view.finished or not active:
         lines.append(public(view, ctx))
         if active:
             lines.append(status(view, ctx))
     else:
-        lines.append(ctx.t("durak.trump", trump=ctx.card(view.trump)))
+        lines.append(_trump(view, ctx))
     return "\n".join(lines), []
+
+
+def _trump(view: DurakView, ctx: Ctx) -> str:
+    """A waiting hand's trump line: the trump card, and who holds it when everybody knows
+    (dealt face up into the dealer's hand when the whole deck is dealt, or drawn last)."""
+    trump, holder = ctx.card(view.trump), view.trump_held_by
+    if holder is None:
+        return ctx.t("durak.trump", trump=trump)
+    if holder == view.seat:
+        return ctx.t("durak.trump_mine", trump=trump)
+    return ctx.t("durak.trump_held", trump=trump, name=ctx.name(holder))
 
 
 def alert(view: DurakView, ctx: Ctx) -> str:
@@ -171,10 +197,7 @@ def played(view: DurakView, record: dict[str, Any]) -> dict[str, Any]:
     card), the attack card a beat covers, and whether the move is the dummy's: the Mini
     App draws the move on those cards."""
     return {
-        "card": record.get("with")
-        or record.get("attack")
-        or record.get("throw")
-        or record.get("transfer"),
+        "card": _card_of(record),
         "beat": record.get("beat"),
         "dummy": bool(record.get("dummy")),
     }

@@ -4,6 +4,9 @@ settings model (:class:`bot.core.models.GameSettings`)."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
+from bot.core.i18n import Markup, t
 from bot.core.models import GameSettings
 from bot.screens.render import Ctx
 from engine import cards
@@ -18,6 +21,11 @@ def options(settings: GameSettings) -> FootballOptions:
     return found
 
 
+def name(lang: str, options: BaseModel) -> Markup:
+    """Football's name, whatever its settings: its decks are no variant."""
+    return t(lang, "game.football")
+
+
 def lines(ctx: Ctx) -> list[tuple[str, str]]:
     """Football's setting as (its line, its option code)."""
     return [(ctx.t("settings.decks", n=options(ctx.table.settings).decks), "n")]
@@ -29,3 +37,5 @@ def _more_decks(settings: GameSettings) -> None:
 
 # By option code: what a tap on it changes.
 OPTIONS = {"n": _more_decks}
+# A football lobby cannot be too full: it seats two and takes no more.
+SEATINGS: dict[str, str] = {}

@@ -15,6 +15,7 @@ from bot.core.limiter import retry_after_seconds
 from bot.core.models import Table
 from bot.core.services import Services
 from bot.core.store import Snapshot, Write
+from bot.screens import views
 from bot.service.messages.outcome import Outcome
 from bot.tables.stats.finished import record_document
 
@@ -31,9 +32,15 @@ async def send_record(bot: Bot, table: Table, reply_to: int | None) -> None:
     """Post the table's game record (docs/records.md) as a JSON document in its chat:
     /record's answer (``reply_to`` the command) and the Record button's. Telegram's
     errors are the caller's."""
-    name, content = record_document(table)
+    name, caption = views.record_names(table)
     await sender.send_document(
-        bot, table.chat_id, content, name, thread_id=table.thread_id, reply_to=reply_to
+        bot,
+        table.chat_id,
+        record_document(table),
+        name,
+        thread_id=table.thread_id,
+        reply_to=reply_to,
+        caption=caption,
     )
 
 

@@ -25,6 +25,8 @@ from bot.tables.stats.keys import (
     groups_key,
     h2h_key,
     person_key,
+    variant_key,
+    variants_key,
 )
 from engine import ratings
 from engine.ratings import Rating
@@ -126,7 +128,7 @@ return {{0, text}}
 @dataclass
 class _Row:
     """One hash a game adds to: a seat's figures in one scope ("group", "overall": both
-    rated, each as a game of its own; "computer": not rated)."""
+    rated, each as a game of its own; "computer", "variant": not rated)."""
 
     key: str
     seat: int
@@ -138,7 +140,7 @@ class _Row:
 
     @property
     def rated(self) -> bool:
-        return self.scope != "computer"
+        return self.scope in ("group", "overall")
 
 
 @dataclass
@@ -170,8 +172,10 @@ def plan_for(game: Finished, personal: bool) -> _Plan:
             plan.rows.append(_Row(key, seat, "group", board=board))
     if personal:
         for seat in people:
-            key = person_key(game.players[seat].uid, kind)
-            plan.rows.append(_Row(key, seat, "overall"))
+            uid = game.players[seat].uid
+            plan.rows.append(_Row(person_key(uid, kind), seat, "overall"))
+            if game.variant:
+                plan.rows.append(_Row(variant_key(uid, kind, game.variant), seat, "variant"))
     return plan
 
 
@@ -217,8 +221,14 @@ def script_args(game: Finished, plan: _Plan, ttl: int) -> list[Any]:
     args.append(len(pairs))
     if pairs:
         args += [plan.index(h2h_key(game.chat, game.kind)), *pairs]
-    members = [] if not game.in_group else [p.uid for p in game.players]
+    members: list[tuple[str, Any]] = []
+    if game.in_group:
+        members += [(groups_key(p.uid), game.chat) for p in game.players]
+    for row in plan.rows:
+        if row.scope == "variant":
+            uid = game.players[row.seat].uid
+            members.append((variants_key(uid, game.kind), game.variant))
     args.append(len(members))
-    for uid in members:
-        args += [plan.index(groups_key(uid)), game.chat]
+    for key, member in members:
+        args += [plan.index(key), member]
     return args

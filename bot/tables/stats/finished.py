@@ -45,6 +45,9 @@ class Finished:
     players: tuple[Player, ...]
     outcome: Outcome
     deal: str = ""  # deal_digest of the game
+    # Which variant of its game it was: all its options, as canonical JSON ("": not known),
+    # so that a person's figures split by variant (bot/tables/stats/keys.py)
+    variant: str = ""
 
     @property
     def marker(self) -> str:
@@ -73,7 +76,9 @@ def _finished(
     result = game.result()
     assert result is not None
     outcome = GAMES[kind].outcome(kind, result, game.summary())
-    return Finished(chat, game_id, tuple(players), outcome, deal_digest(game))
+    options = GAMES[kind].options.model_validate(game.header()["options"]).model_dump()
+    variant = json.dumps(options, sort_keys=True, separators=(",", ":"))  # every option
+    return Finished(chat, game_id, tuple(players), outcome, deal_digest(game), variant)
 
 
 def from_table(table: Table) -> Finished | None:
@@ -96,11 +101,10 @@ def record_table(table: Table) -> dict[str, Any]:
     }
 
 
-def record_document(table: Table) -> tuple[str, bytes]:
-    """The game record the bot hands out (docs/records.md) as a file: its name, its JSON."""
+def record_document(table: Table) -> bytes:
+    """The game record the bot hands out (docs/records.md), as its file holds it."""
     record = {**records.export(games.load(table), table.moves), "table": record_table(table)}
-    name = f"{table.kind}-{table.game_id}.json"
-    return name, json.dumps(record, ensure_ascii=False, indent=1).encode()
+    return json.dumps(record, ensure_ascii=False, indent=1).encode()
 
 
 def from_record(record: dict[str, Any]) -> Finished:

@@ -15,6 +15,12 @@ Keys (under :data:`bot.core.keys.KEY_PREFIX`, without the games' TTL; ``<kind>``
                                   and ``tr``, his last shown ratings (the trend)
     ct:st:c:<uid>:<kind>:<level>  hash: his figures against the computer at that level
                                   (games with a computer seat count only here)
+    ct:st:v:<uid>:<kind>          set: the variants of the game he has figures in across
+                                  groups (each its options as canonical JSON,
+                                  bot.tables.stats.finished.Finished.variant)
+    ct:st:v:<uid>:<kind>:<hash>   hash: his figures in one of them (<hash>: of its JSON),
+                                  counted as ct:st:p's and unrated (the rating is the
+                                  game's, one for all its variants)
     ct:st:in:<uid>                set: the groups where he has figures (for /forgetme)
     ct:st:counted:<game id>:<deal>   the game was counted (<deal>: a hash of its deal,
                                   bot.tables.stats.finished.deal_digest); its value
@@ -27,6 +33,7 @@ Keys (under :data:`bot.core.keys.KEY_PREFIX`, without the games' TTL; ``<kind>``
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from bot.core.keys import KEY_PREFIX
@@ -56,6 +63,15 @@ def person_key(uid: int, kind: str) -> str:
 
 def computer_key(uid: int, kind: str, level: str) -> str:
     return f"{ST}:c:{uid}:{kind}:{level}"
+
+
+def variants_key(uid: int, kind: str) -> str:
+    return f"{ST}:v:{uid}:{kind}"
+
+
+def variant_key(uid: int, kind: str, variant: str) -> str:
+    digest = hashlib.blake2b(variant.encode(), digest_size=6).hexdigest()
+    return f"{ST}:v:{uid}:{kind}:{digest}"
 
 
 def groups_key(uid: int) -> str:

@@ -25,6 +25,8 @@ from bot.tables.stats.keys import (
     h2h_key,
     person_key,
     posted_key,
+    variant_key,
+    variants_key,
 )
 from engine import records
 from engine.ratings import Rating
@@ -105,6 +107,20 @@ class Standings:
         vs = {kl: line for kl, line in zip(levels, lines[len(KINDS) :], strict=True) if line.n}
         return overall, vs
 
+    async def variants(self, uid: int) -> dict[str, dict[str, Line]]:
+        """His figures across groups per game and variant (its options' JSON)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for kind in KINDS:
+                pipe.smembers(variants_key(uid, kind))
+            found = await pipe.execute()
+        named = [(k, decoded(v)) for k, members in zip(KINDS, found, strict=True) for v in members]
+        lines = await self._lines([variant_key(uid, k, v) for k, v in named], [uid] * len(named))
+        out: dict[str, dict[str, Line]] = {}
+        for (kind, variant), line in zip(named, lines, strict=True):
+            if line.n:
+                out.setdefault(kind, {})[variant] = line
+        return out
+
     async def head_to_head(self, chat: int, kind: str, a: int, b: int) -> tuple[int, int, int]:
         """(games together, a above b, b above a) in a group."""
         low, high = sorted((a, b))
@@ -130,9 +146,12 @@ class Standings:
     async def forget(self, uid: int) -> None:
         """Erase his figures everywhere; what others' figures say of him stays, nameless."""
         chats = [int(decoded(c)) for c in await self.redis.smembers(groups_key(uid))]
+        variants = {k: await self.redis.smembers(variants_key(uid, k)) for k in KINDS}
         async with self.redis.pipeline(transaction=True) as pipe:
             for kind in KINDS:
-                pipe.delete(person_key(uid, kind))
+                pipe.delete(person_key(uid, kind), variants_key(uid, kind))
+                for variant in variants[kind]:
+                    pipe.delete(variant_key(uid, kind, decoded(variant)))
                 for level in GAMES[kind].levels:
                     pipe.delete(computer_key(uid, kind, level))
                 for chat in chats:
@@ -158,6 +177,12 @@ class Line:
 
     def get(self, name: str) -> int:
         return self.counts.get(name, 0)
+
+    def plus(self, other: Line) -> Line:
+        """Both lines' counters added up (not their streaks, which no sum makes), no rating."""
+        names = (set(self.counts) | set(other.counts)) - {"cur", "best"}
+        counts = {k: self.get(k) + other.get(k) for k in names}
+        return Line(self.uid, self.name, counts, None)
 
     @classmethod
     def of(cls, uid: int, raw: dict[Any, Any]) -> Line:

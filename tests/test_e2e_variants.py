@@ -1,0 +1,209 @@
+"""Durak as groups play it (seeds/durak.md §9), whole games through the fake Bot API:
+the variant picked in the lobby's settings, named wherever the game is, played by buttons
+with every hand in the group (ephemeral messages, the bot's default), and checked for
+leaks after every update; a computer seat in each variant."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from bot.core.callbacks import Action
+from engine.games.durak.game import Durak
+from testing.chats import FakeGroup, FakeUser
+from testing.computers import DELAY, lobby_with_computers, play_people
+from testing.fakegram import FakeTelegram
+from testing.harness import Harness, harness_on
+from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, stored
+
+NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")
+TRANSFER = "↪️ "  # a transfer button's label starts so (durak.btn.transfer)
+
+
+@pytest.fixture
+async def quick(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
+) -> AsyncIterator[Harness]:
+    """Computer moves at a quick pace, hands in the group (the bot's default)."""
+    async for h in harness_on(
+        request, server, make_app, fake_redis, computer_delay=DELAY, hands="group"
+    ):
+        yield h
+
+
+def strangers(h: Harness, n: int) -> list[FakeUser]:
+    """People who never opened a private chat with the bot: their hands are in the group."""
+    return [h.user(NAMES[i], started=False) for i in range(n)]
+
+
+async def variant_lobby(h: Harness, players: list[FakeUser], taps: list[str]) -> Tabletop:
+    """A durak lobby everyone joins, the creator's settings tapped in order."""
+    top = Tabletop(h, h.group(creator=players[0]))
+    await top.open(players[0], "durak")
+    for user in players[1:]:
+        assert (await top.join(user)).text is None
+    await top.tap_group(players[0], Action.SETTINGS)
+    for code in taps:
+        answer = await top.tap_group(players[0], Action.OPTION, code)
+        assert answer.text is None, answer.text
+    await top.tap_group(players[0], Action.SETTINGS)
+    return top
+
+
+def lobby_title(top: Tabletop) -> str:
+    return (top.table_message().text or "").splitlines()[0]
+
+
+async def game_of(top: Tabletop) -> Durak:
+    return Durak.from_json((await stored(top.h, top.group))["state"])
+
+
+class Seen:
+    """What the players were shown while a game was played."""
+
+    def __init__(self) -> None:
+        self.transfers_offered = 0
+        self.transfers_made = 0
+        self.several_unbeaten = 0  # prompts offering beats on more than one attack card
+
+
+async def play_watched(
+    top: Tabletop, players: list[FakeUser], seed: int, seen: Seen | None = None
+) -> Seen:
+    """Plays to the end, a transfer tapped most times one is offered, every other move a
+    seeded-random button; checks for leaks after every update."""
+    seen = seen or Seen()
+    rng = random.Random(seed)
+    watch = LeakWatch(top)
+    await watch.check()
+    for _ in range(3000):
+        if top.finished():
+            return seen
+        asked = [(u, m) for u in players if (m := top.prompt(u)) is not None]
+        assert asked, f"nobody is asked to act:\n{top.table_message().text}"
+        user, message = rng.choice(asked)
+        buttons = [b for b in message.buttons if action_of(b) in PLAY_ACTIONS]
+        transfers = [b for b in buttons if b.text.startswith(TRANSFER)]
+        covered = {b.text.split(" on ")[1] for b in buttons if " on " in b.text}
+        seen.several_unbeaten += len(covered) > 1
+        if transfers:
+            seen.transfers_offered += 1
+        pick = rng.choice(transfers if transfers and rng.random() < 0.7 else buttons)
+        seen.transfers_made += pick in transfers
+        answer = await top.h.tap(user, message, pick.__eq__)
+        assert answer.text is None, f"{pick.text} refused: {answer.text}"
+        await watch.check()
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.parametrize(("n", "seed"), [(2, 1), (4, 2)])
+async def test_perevodnoy_played_to_the_end_with_hands_in_the_group(
+    group_harness: Harness, n: int, seed: int
+) -> None:
+    h = group_harness
+    players = strangers(h, n)
+    top = await variant_lobby(h, players, ["m", "x"])  # no dummy, transfers
+    assert lobby_title(top).startswith("🃏 Perevodnoy durak · 36 cards")
+    await top.start(players[0])
+    game = await game_of(top)
+    assert game.options.transfer and not game.options.dummy
+    assert (top.table_message().text or "").startswith("🃏 Perevodnoy durak · 36 cards")
+    seen = await play_watched(top, players, seed)
+    moves = (await stored(h, top.group))["moves"]
+    assert seen.transfers_made and sum("transfer" in m for m in moves) == seen.transfers_made
+    assert seen.several_unbeaten, "after a transfer the defender beats in any order"
+    for user in players:
+        assert h.screen(user) == [], "his hand stayed in the group"
+    # The record names the variant, as its file and its caption.
+    await top.tap_group(players[0], Action.RECORD)
+    (document,) = [m for m in h.screen(top.group) if m.document is not None]
+    assert document.document is not None
+    assert document.document["file_name"].startswith("perevodnoy-durak-36-cards-")
+    assert document.caption == "🃏 Perevodnoy durak · 36 cards"
+
+
+async def test_a_transfer_is_narrated_and_passes_the_attack_on(group_harness: Harness) -> None:
+    h = group_harness
+    players = strangers(h, 3)
+    top = await variant_lobby(h, players, ["m", "x"])
+    await top.start(players[0])
+    rng = random.Random(9)
+    for _ in range(400):
+        assert not top.finished(), "no transfer came in a whole game"
+        asked = [(u, m) for u in players if (m := top.prompt(u)) is not None]
+        user, message = rng.choice(asked)
+        transfer = next((b for b in message.buttons if b.text.startswith(TRANSFER)), None)
+        if transfer is None:
+            await top.step(players, rng)
+            continue
+        assert "transfer with ↪️" in (message.text or "")
+        before = await game_of(top)
+        await h.tap(user, message, transfer.__eq__)
+        after = await game_of(top)
+        old, new = before.view(None), after.view(None)
+        assert new.attacker == old.defender and new.defender != old.defender
+        defender = players[new.defender]  # type: ignore[index]
+        assert f"{user.first_name} transfers with" in (top.table_message().text or "")
+        assert f"to {defender.first_name}." in (top.table_message().text or "")
+        assert top.prompt(defender) is not None, "the new defender is asked at once"
+        return
+
+
+@pytest.mark.parametrize(
+    ("taps", "n", "title"),
+    [
+        (["m"], 6, "🃏 Podkidnoy durak · 36 cards"),
+        (["m", "d", "d"], 4, "🃏 Podkidnoy durak · 24 cards"),
+    ],
+)
+async def test_the_whole_deck_dealt_shows_the_trump_in_the_dealers_hand(
+    group_harness: Harness, taps: list[str], n: int, title: str
+) -> None:
+    h = group_harness
+    players = strangers(h, n)
+    top = await variant_lobby(h, players, taps)
+    assert lobby_title(top).startswith(title)
+    await top.start(players[0])
+    game = await game_of(top)
+    public = game.view(None)
+    assert public.stock == 0 and public.whole_deck and public.trump_held_by == public.dealer
+    dealer = players[public.dealer]
+    trump = public.trump.replace("H", "♥").replace("D", "♦").replace("S", "♠").replace("C", "♣")
+    waiting = [u for u in players if top.prompt(u) is None]
+    assert waiting
+    for user in waiting:
+        (hand,) = [m for m in h.hands(user, top.group) if m.text]
+        expected = "in your hand" if user is dealer else f"in {dealer.first_name}'s hand"
+        assert f"Trump: {trump}, {expected}" in (hand.text or ""), hand.text
+    await play_watched(top, players, seed=n)
+    assert (await game_of(top)).is_finished()
+
+
+VARIANTS = {  # the seed's game with a computer seat: tests/test_e2e_computer.py
+    "podkidnoy": ["m"],
+    "perevodnoy": ["m", "x"],
+    "perevodnoy, neighbours, five": ["m", "x", "n", "5"],
+    "podkidnoy on 24 cards": ["m", "d", "d"],
+}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+async def test_a_computer_seat_plays_every_variant(quick: Harness, variant: str) -> None:
+    h = quick
+    ann, bob = strangers(h, 2)
+    group: FakeGroup = h.group(creator=ann)
+    top = await lobby_with_computers(h, ann, group, "durak", 1)
+    assert (await top.join(bob)).text is None
+    await top.tap_group(ann, Action.SETTINGS)
+    for code in VARIANTS[variant]:
+        await top.tap_group(ann, Action.OPTION, code)
+    await top.tap_group(ann, Action.SETTINGS)
+    await top.start(ann)
+    data = await stored(h, group)
+    assert data["phase"] == "playing" and [s["computer"] for s in data["seats"]].count("normal")
+    taps = await play_people(h, top, [ann, bob], random.Random(len(variant)))
+    data = await stored(h, group)
+    assert data["phase"] == "finished" and len(data["moves"]) > taps

@@ -1,0 +1,155 @@
+"""The lobby's durak settings (seeds/durak.md §9): what it offers keeps it at a game the
+rules allow and reaches every variant they allow; a lobby too full for its settings is
+offered what seats everyone."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from bot.core.callbacks import decode
+from bot.core.models import GameSettings, Seat, Table
+from bot.handlers import lobby
+from bot.screens import registry, render_lobby
+from bot.service.taps import Refusal
+from bot.tables import games
+from engine.games.durak.rules import DurakOptions
+from testing.harness import Harness
+from testing.tabletop import Tabletop, stored
+
+# The settings that make a variant (the rematch lead, turn time and language do not).
+VARIANT = ("deck_size", "dummy", "dummy_plays", "transfer", "throw_in", "five_before_discard")
+CHOICES = {
+    "deck_size": (24, 36, 52),
+    "dummy": (True, False),
+    "dummy_plays": (True, False),
+    "transfer": (True, False),
+    "throw_in": ("all", "neighbours"),
+    "five_before_discard": (True, False),
+}
+
+
+def lobby_table(settings: GameSettings | None = None, players: int = 1) -> Table:
+    seats = [Seat(user_id=i + 1, name=f"P{i}") for i in range(players)]
+    return Table(
+        game_id="abcd",
+        chat_id=-100,
+        creator=1,
+        kind="durak",
+        phase="lobby",
+        seats=seats,
+        settings=settings or GameSettings(),
+    )
+
+
+def variant_of(settings: GameSettings) -> tuple[object, ...]:
+    return tuple(getattr(settings, name) for name in VARIANT)
+
+
+def allowed() -> set[tuple[object, ...]]:
+    """Every combination the rules allow (the engine's options model says which)."""
+    found = set()
+    for values in itertools.product(*(CHOICES[name] for name in VARIANT)):
+        try:
+            DurakOptions(**dict(zip(VARIANT, values, strict=True)))
+        except ValueError:
+            continue
+        found.add(values)
+    return found
+
+
+def offered(table: Table) -> list[str]:
+    """The option codes of the settings buttons the lobby shows now."""
+    return [code for _, code in render_lobby.settings(registry.ctx(table, "en"))]
+
+
+def test_the_settings_offered_reach_every_allowed_variant_and_nothing_else() -> None:
+    start = lobby_table()
+    seen = {variant_of(start.settings)}
+    queue = [start]
+    while queue:
+        table = queue.pop()
+        for code in offered(table):
+            if code in ("t", "l", "f"):
+                continue
+            tapped = table.model_copy(deep=True)
+            lobby.choose(tapped, code)  # every button offered is taken
+            durak = registry.entry("durak").spec.make_options(tapped.settings)
+            assert isinstance(durak, DurakOptions)  # an allowed game
+            if variant_of(tapped.settings) not in seen:
+                seen.add(variant_of(tapped.settings))
+                queue.append(tapped)
+    assert seen == allowed()
+    assert len(seen) == 3 * 2 * (2 + 4)  # decks x five x (dummy plays | transfers x throw-in)
+
+
+@pytest.mark.parametrize(
+    ("taps", "stale"),
+    [([], "x"), ([], "n"), (["m"], "p")],  # transfers or neighbours with the dummy; ...
+)
+def test_a_button_the_lobby_no_longer_offers_changes_nothing(taps: list[str], stale: str) -> None:
+    table = lobby_table()
+    for code in taps:
+        lobby.choose(table, code)
+    assert stale not in offered(table)
+    before = table.model_copy(deep=True)
+    with pytest.raises(Refusal):
+        lobby.choose(table.model_copy(deep=True), stale)
+    assert table == before
+
+
+def test_turning_the_dummy_on_again_drops_what_it_rules_out() -> None:
+    table = lobby_table()
+    for code in ("m", "x", "n", "m"):
+        lobby.choose(table, code)
+    options = registry.entry("durak").spec.make_options(table.settings)
+    assert options == DurakOptions()
+    for code in ("p", "m"):
+        lobby.choose(table, code)
+    assert registry.entry("durak").spec.make_options(table.settings) == DurakOptions(dummy=False)
+
+
+@pytest.mark.parametrize(
+    ("taps", "players", "fixes"),
+    [
+        ([], 5, {"d52", "m0"}),  # the seed's 36 seats 4: the larger deck, or no dummy
+        (["d", "d"], 3, {"d36", "d52", "m0"}),  # 24 cards with the dummy seat two
+        (["m", "d", "d"], 6, {"d36", "d52"}),  # 24 without it seat four
+    ],
+)
+def test_a_too_full_lobby_is_offered_each_change_that_seats_everyone(
+    taps: list[str], players: int, fixes: set[str]
+) -> None:
+    table = lobby_table(players=players)
+    for code in taps:
+        lobby.choose(table, code)
+    table.notice = "lobby.too_many"
+    buttons = render_lobby.seatings(registry.ctx(table, "en"))
+    assert {decode(b.data).arg for b in buttons} == fixes
+    for button in buttons:
+        fixed = table.model_copy(deep=True)
+        lobby.choose(fixed, decode(button.data).arg)
+        low, high = games.player_limits(fixed)
+        assert low <= players <= high
+
+
+async def test_a_full_lobby_starts_without_the_dummy_when_offered(harness: Harness) -> None:
+    h = harness
+    players = [h.user(f"P{i}") for i in range(5)]
+    top = Tabletop(h, h.group(creator=players[0]))
+    await top.open(players[0], "durak")
+    for user in players[1:]:
+        await top.join(user)
+    refused = await top.start(players[0])
+    assert refused.show_alert and "at most 4" in (refused.text or "")
+    labels = [b.text for b in top.table_message().buttons]
+    assert "🂠 Use the 52-card deck" in labels and "🃏 Play without the dummy" in labels
+    assert not any("24" in label for label in labels)
+    await h.tap(players[0], top.table_message(), "🃏 Play without the dummy")
+    lines = (top.table_message().text or "").splitlines()
+    assert lines[0].startswith("🃏 Podkidnoy durak · 36 cards")
+    assert "🃏 Play without the dummy" not in [b.text for b in top.table_message().buttons]
+    await top.start(players[0])
+    data = await stored(h, top.group)
+    assert data["phase"] == "playing" and not data["settings"]["dummy"]
