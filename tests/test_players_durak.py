@@ -296,29 +296,33 @@ def constructed(
     defender: int = 1,
     known: list[list[str]] | None = None,
     limit: int = 6,
+    options: dict[str, Any] | None = None,
 ) -> Durak:
-    """A two-player position (hands: seat 0, seat 1, dummy); unplaced cards are in the
-    stock (the trump card last) and then the discard."""
+    """A position (hands: seat 0, seat 1, ..., the dummy's, empty in a game without one);
+    unplaced cards are in the stock (the trump card last) and then the discard.
+    ``options`` go beyond the 36-card deck (``{"dummy": False, "transfer": True}``)."""
     n = len(hands) - 1
+    options = {"deck_size": 36, **(options or {})}
+    dummy, size = options.get("dummy", True), options["deck_size"]
     placed = [c(x) for h in hands for x in h] + [c(x) for p in table for x in p if x]
     trump_card = c(trump)
-    rest = [x for x in cards.deck(36) if x not in placed and x != trump_card]
+    rest = [x for x in cards.deck(size) if x not in placed and x != trump_card]
     stock_cards = [*rest[: stock - 1], trump_card] if stock else []
     discard = rest[stock - 1 :] if stock else [*rest, trump_card]
-    dealt = 6 * (n + 1)
-    others = [x for x in cards.deck(36) if x not in stock_cards]
+    dealt = 6 * (n + 1 if dummy else n)
+    others = [x for x in cards.deck(size) if x not in stock_cards]
     deck = [*others[:dealt], trump_card, *others[dealt:], *stock_cards[:-1]]
     if not stock:
         others.remove(trump_card)
         deck = [*others[:dealt], trump_card, *others[dealt:]]
     document = {
         "v": 1,
-        "options": {"deck_size": 36},
+        "options": options,
         "players": NAMES[:n],
         "dealer": 1,
         "previous_fool": None,
         "deck": deck,
-        "drawn": 36 - dealt - stock,
+        "drawn": size - dealt - stock,
         "hands": [[c(x) for x in h] for h in hands],
         "known": [[c(x) for x in k] for k in (known or [[]] * (n + 1))],
         "discard": discard,
@@ -328,7 +332,7 @@ def constructed(
         "defender": defender,
         "pos": 0,
         "limit": limit,
-        "controller": 0,
+        "controller": 0 if dummy else None,
         "out": [],
         "pending": [],
         "fool": None,
@@ -493,3 +497,43 @@ def test_hidden_cards_elsewhere_do_not_change_the_move() -> None:
             assert ours == theirs
         swapped += 1
     assert swapped >= 5
+
+
+# ---------------------------------------------------------------------- transfers
+
+PEREVODNOY = {"dummy": False, "transfer": True}
+
+
+def defence(hand: list[str], attack: str, stock: int = 12) -> Durak:
+    """Seat 1 defends ``attack`` with ``hand`` in perevodnoy, hearts trump (the six of
+    hearts face up under the stock)."""
+    attacker = ["KD", "9C", "7C", "AD", "10C"]
+    return constructed(
+        [attacker, hand, []],
+        trump="6H",
+        stock=stock,
+        table=[(attack, None)],
+        phase="defend",
+        options=PEREVODNOY,
+    )
+
+
+def test_passes_the_attack_on_with_a_plain_card() -> None:
+    # Cheaper than any card that beats it, and the attacker has two cards to beat now.
+    game = defence(["9D", "10S", "7S", "JC", "8D", "AC"], "9S")
+    assert normal_move(game) == DurakMove(1, False, "transfer", (c("9D"),))
+
+
+def test_passes_a_trump_on_where_beating_would_spend_it() -> None:
+    # The seven of hearts is the only card that beats: spent either way, it is better
+    # spent handing the attacker two cards to beat.
+    game = defence(["7H", "8D", "10D", "JC", "6D", "AC"], "7S")
+    assert normal_move(game) == DurakMove(1, False, "transfer", (c("7H"),))
+
+
+def test_keeps_a_high_trump_early_rather_than_pass_it_on() -> None:
+    # Neither beating with the queen of trumps nor passing it on is worth a few cards
+    # taken while the stock is big; once it is gone, the queen goes.
+    hand = ["QH", "8D", "10D", "JC", "6D", "AC"]
+    assert normal_move(defence(hand, "QS")) == DurakMove(1, False, "take")
+    assert normal_move(defence(hand, "QS", stock=0)) == DurakMove(1, False, "transfer", (c("QH"),))

@@ -80,6 +80,24 @@ def test_greedy_throws_in_plain_cards_and_keeps_trumps() -> None:
     assert greedy_move(only_trump) == DurakMove(0, False, "pass")
 
 
+PEREVODNOY = {"dummy": False, "transfer": True}
+
+
+def test_greedy_passes_the_attack_on_with_a_plain_card() -> None:
+    # Where transfers are played, the obvious move is to shed a card of the attack's
+    # rank rather than spend one that beats; a trump it keeps, as it does in throw-ins.
+    hands = [["KD", "9C", "7C", "AD", "10S"], ["9D", "9H", "7S", "10D", "JC", "8D"], []]
+    game = constructed(
+        hands, trump="6H", stock=12, table=[("9S", None)], phase="defend", options=PEREVODNOY
+    )
+    assert greedy_move(game) == DurakMove(1, False, "transfer", (c("9D"),))
+    trump_only = [hands[0], ["9H", "7S", "10D", "JC", "8D", "AC"], []]
+    game = constructed(
+        trump_only, trump="6H", stock=12, table=[("9S", None)], phase="defend", options=PEREVODNOY
+    )
+    assert greedy_move(game) == DurakMove(1, False, "beat", (c("9S"), c("9H")))
+
+
 # ---------------------------------------------------------------------- the ladder
 
 
