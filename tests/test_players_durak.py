@@ -31,8 +31,12 @@ def c(text: str) -> Card:
     return cards.parse(text)
 
 
-def new_game(seed: int, players: int = 2, dummy_plays: bool = False) -> Durak:
-    options = DurakOptions(deck_size=36 if players <= 4 else 52, dummy_plays=dummy_plays)
+def new_game(
+    seed: int, players: int = 2, dummy_plays: bool = False, options: DurakOptions | None = None
+) -> Durak:
+    """The seed's game (``dummy_plays`` or not), or the variant ``options`` make."""
+    if options is None:
+        options = DurakOptions(deck_size=36 if players <= 4 else 52, dummy_plays=dummy_plays)
     return Durak.new(options, NAMES[:players], dealer=seed % players, seed=seed)
 
 
@@ -134,12 +138,15 @@ def test_whole_normal_games_repeat_exactly() -> None:
 # ---------------------------------------------------------------------- fairness
 
 
-def positions(count: int, players: int, dummy_plays: bool) -> list[tuple[Durak, list[Event]]]:
-    """Positions of real games with their event history, a few per game."""
+def positions(
+    count: int, players: int, dummy_plays: bool, options: DurakOptions | None = None
+) -> list[tuple[Durak, list[Event]]]:
+    """Positions of real games (of :func:`new_game`) with their event history, a few per
+    game."""
     found = []
     seed = 0
     while len(found) < count:
-        game = new_game(seed, players, dummy_plays)
+        game = new_game(seed, players, dummy_plays, options)
         rng = random.Random(seed)
         events: list[Event] = []
         while not game.is_finished():
@@ -155,10 +162,10 @@ def positions(count: int, players: int, dummy_plays: bool) -> list[tuple[Durak, 
 
 
 def decisions(
-    count: int, players: int, dummy_plays: bool
+    count: int, players: int, dummy_plays: bool, options: DurakOptions | None = None
 ) -> Iterator[tuple[Durak, list[Event], Actor, Any, Seen]]:
     """:func:`positions` with who acts there, his view and what his seat knows."""
-    for game, events in positions(count, players, dummy_plays):
+    for game, events in positions(count, players, dummy_plays, options):
         actor = game.to_act()
         assert actor is not None
         view = game.view(actor.player)
@@ -215,33 +222,58 @@ def test_samples_never_move_a_seen_card(players: int, dummy_plays: bool) -> None
                 assert set(world.stock[:-1]) <= seen.unseen
 
 
-def dealt(players: int) -> int:
-    """Cards dealt before the trump card: six to every player and to the dummy."""
-    return HAND * (players + 1)
+def stock_left(full: dict[str, Any]) -> list[Card]:
+    """The cards still to draw, top first, the face-up trump card last (none at all when
+    the whole deck was dealt): six were dealt to every player, and to the dummy."""
+    players, deck = len(full["players"]), full["deck"]
+    start = HAND * (players + 1 if full["options"]["dummy"] else players)
+    stock = [*deck[start + 1 :], deck[start]] if start < len(deck) else []
+    return stock[full["drawn"] :]
 
 
-@pytest.mark.parametrize(("players", "dummy_plays"), [(2, False), (3, True), (4, True)])
-def test_the_true_deal_rebuilds_the_same_game(players: int, dummy_plays: bool) -> None:
+# Variants the computer plays in (rules.md 2.6), by (players, options): perevodnoy, with
+# neighbours and five before the first discard, the whole deck dealt (24 cards to four,
+# 36 to six), and the seed's game on 24 cards.
+VARIANT_TABLES = [
+    (2, DurakOptions(dummy=False, transfer=True)),
+    (4, DurakOptions(dummy=False, transfer=True, throw_in="neighbours", five_before_discard=True)),
+    (4, DurakOptions(dummy=False, deck_size=24)),
+    (6, DurakOptions(dummy=False, transfer=True, throw_in="neighbours")),
+    (2, DurakOptions(deck_size=24, five_before_discard=True)),
+]
+SEED_AND_VARIANTS = [
+    *((players, dummy_plays, None) for players, dummy_plays in [(2, False), (3, True), (4, True)]),
+    *((players, False, options) for players, options in VARIANT_TABLES),
+]
+
+
+@pytest.mark.parametrize(("players", "dummy_plays", "options"), SEED_AND_VARIANTS)
+def test_the_true_deal_rebuilds_the_same_game(
+    players: int, dummy_plays: bool, options: DurakOptions | None
+) -> None:
     # Load the real hands through the determinisation's position builder: the result
-    # must be the real game, to the legal moves and every seat's view.
-    for game, _, _, view, seen in decisions(10, players, dummy_plays):
+    # must be the real game, to the legal moves and every seat's view, in every variant
+    # (its options, the transfer, the cap of five and the neighbours' order all come
+    # from the view).
+    for game, _, _, view, seen in decisions(10, players, dummy_plays, options):
         full = state(game)
-        start = dealt(players)
-        stock = [*full["deck"][start + 1 :], full["deck"][start]]
-        world = World(
-            [list(h) for h in full["hands"]], stock[full["drawn"] :], list(full["discard"])
-        )
+        world = World([list(h) for h in full["hands"]], stock_left(full), list(full["discard"]))
         rebuilt = Position(view, seen).game(world)
         assert rebuilt.legal_moves() == game.legal_moves()
         for seat in range(players):
             assert rebuilt.view(seat) == game.view(seat)
 
 
-@pytest.mark.parametrize(("players", "dummy_plays"), [(2, True), (3, False), (4, True)])
-def test_simulated_players_see_what_their_view_shows(players: int, dummy_plays: bool) -> None:
+@pytest.mark.parametrize(
+    ("players", "dummy_plays", "options"),
+    [(2, True, None), (3, False, None), (4, True, None), *SEED_AND_VARIANTS[3:]],
+)
+def test_simulated_players_see_what_their_view_shows(
+    players: int, dummy_plays: bool, options: DurakOptions | None
+) -> None:
     # The playouts read each seat's knowledge off a mirror of the sampled world; it must
     # be exactly what that seat's real view and event memory give.
-    for _, events, _, view, seen in decisions(6, players, dummy_plays):
+    for _, events, _, view, seen in decisions(6, players, dummy_plays, options):
         world = sample_world(seen, random.Random(5))
         sim = Position(view, seen).game(world)
         mirror = Mirror(seen, world)
@@ -464,28 +496,39 @@ def test_a_playout_plays_the_others_in_the_style_given() -> None:
     assert dummy_asked
 
 
-def test_hidden_cards_elsewhere_do_not_change_the_move() -> None:
-    # Swap a card the seat cannot see between another hand and the stock: the seat's
-    # view, and so every level's move, must stay the same.
+@pytest.mark.parametrize(
+    ("players", "dummy_plays", "options"), [(3, True, None), *SEED_AND_VARIANTS[3:]]
+)
+def test_hidden_cards_elsewhere_do_not_change_the_move(
+    players: int, dummy_plays: bool, options: DurakOptions | None
+) -> None:
+    # Swap a card the seat cannot see between another hand and the stock (or another
+    # hand, when the whole deck was dealt): the seat's view, and so every level's move,
+    # must stay the same, in every variant.
     swapped = 0
-    for game, events in positions(30, 3, True):
+    for game, events in positions(20, players, dummy_plays, options):
         actor = game.to_act()
         assert actor is not None
         full = state(game)
-        other = next(
-            p
-            for p in range(4)
-            if p != actor.player and not (p == 3 and full["controller"] == actor.player)
-        )
-        secret = [x for x in full["hands"][other] if x not in full["known"][other]]
-        start = dealt(3)
-        stock = [*full["deck"][start + 1 :], full["deck"][start]]
-        if not secret or len(stock) - full["drawn"] < 2:
+        mine = {actor.player, players} if full["controller"] == actor.player else {actor.player}
+        secrets = [
+            (who, x)
+            for who in range(players + 1)
+            if who not in mine
+            for x in full["hands"][who]
+            if x not in full["known"][who]
+        ]
+        stock = stock_left(full)[:-1]  # above the trump card
+        if not secrets:
             continue
-        hand_card, stock_card = secret[0], stock[-2]  # -2: just above the trump card
-        swap = {hand_card: stock_card, stock_card: hand_card}
+        who, hand_card = secrets[0]
+        elsewhere = [x for other, x in secrets if other != who]
+        if not stock and not elsewhere:
+            continue
+        other_card = stock[-1] if stock else elsewhere[0]
+        swap = {hand_card: other_card, other_card: hand_card}
         twin_state = json.loads(json.dumps(full))
-        twin_state["hands"][other] = [swap.get(x, x) for x in full["hands"][other]]
+        twin_state["hands"] = [[swap.get(x, x) for x in h] for h in full["hands"]]
         twin_state["deck"] = [swap.get(x, x) for x in full["deck"]]
         twin = Durak.from_json(json.dumps(twin_state))
         assert twin.view(actor.player) == game.view(actor.player)
