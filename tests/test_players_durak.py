@@ -340,7 +340,9 @@ def constructed(
     trump_card = c(trump)
     rest = [x for x in cards.deck(size) if x not in placed and x != trump_card]
     stock_cards = [*rest[: stock - 1], trump_card] if stock else []
-    discard = rest[stock - 1 :] if stock else [*rest, trump_card]
+    # With the stock gone, the trump card is in the discard pile unless a hand holds it.
+    played = [] if trump_card in placed else [trump_card]
+    discard = rest[stock - 1 :] if stock else [*rest, *played]
     dealt = 6 * (n + 1 if dummy else n)
     others = [x for x in cards.deck(size) if x not in stock_cards]
     deck = [*others[:dealt], trump_card, *others[dealt:], *stock_cards[:-1]]
@@ -567,16 +569,48 @@ def test_passes_the_attack_on_with_a_plain_card() -> None:
     assert normal_move(game) == DurakMove(1, False, "transfer", (c("9D"),))
 
 
-def test_passes_a_trump_on_where_beating_would_spend_it() -> None:
-    # The seven of hearts is the only card that beats: spent either way, it is better
-    # spent handing the attacker two cards to beat.
-    game = defence(["7H", "8D", "10D", "JC", "6D", "AC"], "7S")
+def test_passes_a_low_trump_on_rather_than_take() -> None:
+    # Two sevens to beat and only the seven of hearts beats either: a take, unless the
+    # seven goes on to the attacker, who must then beat three.
+    game = constructed(
+        [["KD", "9C", "7D", "AD", "10C"], ["7H", "8D", "10D", "JD", "6D", "9D"], []],
+        trump="6H",
+        stock=12,
+        table=[("7S", None), ("7C", None)],
+        phase="defend",
+        options=PEREVODNOY,
+    )
     assert normal_move(game) == DurakMove(1, False, "transfer", (c("7H"),))
 
 
-def test_keeps_a_high_trump_early_rather_than_pass_it_on() -> None:
-    # Neither beating with the queen of trumps nor passing it on is worth a few cards
-    # taken while the stock is big; once it is gone, the queen goes.
+def test_keeps_a_trump_it_would_only_hand_over() -> None:
+    # Passed on, the trump may end in the attacker's hand; beaten with, it is gone for
+    # good.  And the queen of trumps early is worth a take, passed on or beaten with.
+    low = defence(["7H", "8D", "10D", "JC", "6D", "AC"], "7S")
+    assert normal_move(low) == DurakMove(1, False, "beat", (c("7S"), c("7H")))
     hand = ["QH", "8D", "10D", "JC", "6D", "AC"]
     assert normal_move(defence(hand, "QS")) == DurakMove(1, False, "take")
-    assert normal_move(defence(hand, "QS", stock=0)) == DurakMove(1, False, "transfer", (c("QH"),))
+    assert normal_move(defence(hand, "QS", stock=0)) == DurakMove(
+        1, False, "beat", (c("QS"), c("QH"))
+    )
+
+
+def test_hard_finds_the_transfer_that_escapes() -> None:
+    # From a game against greedy (seed 86): diamonds trump, the stock gone, seat 0 led
+    # the seven of spades.  Beating it, with the ten of spades as normal does, leaves
+    # seat 1 the fool against best play; passing it on with the seven of trumps is the
+    # only move that escapes, and hard's search, on the engine's own rules, finds it.
+    game = constructed(
+        [["7H", "KC", "KD"], ["JD", "AD", "7D", "10S", "6S", "8D"], []],
+        trump="KD",
+        stock=0,
+        table=[("7S", None)],
+        phase="defend",
+        known=[["KD"], [], []],
+        options=PEREVODNOY,
+    )
+    legal = game.legal_moves()
+    assert normal_move(game) == DurakMove(1, False, "beat", (c("7S"), c("10S")))
+    assert choose("durak", game.view(1), legal, [], "hard", 0) == DurakMove(
+        1, False, "transfer", (c("7D"),)
+    )

@@ -151,9 +151,12 @@ def pass_on(
     A transfer spends one card of the attack's rank, never dearer than a plain card that
     beats the same attack, where beating every card on the table spends one card each,
     and the next defender must then beat one card more: with a plain card it always
-    pays.  A trump passed on is a trump spent, worth it where the defence would spend
-    one as dear, or where the take it saves is worse than losing it (the trump is not
-    too dear to spend, as :func:`too_dear` judges)."""
+    pays.  A trump passed on is another matter: where the next defender takes, it is
+    his.  So it is passed on only to save a take, and only one not too dear to spend
+    (as :func:`too_dear` judges).  Against the greedy player in two-player perevodnoy
+    (1000 games), passing a trump on wherever the defence would spend one as dear
+    left normal the fool 2.4 points more often (26.6 % against 24.2 %; 25.4 against
+    22.6 % on seeds 1000-1999)."""
     transfers = [m for m in legal if m.kind == "transfer"]
     if not transfers:
         return None
@@ -162,10 +165,7 @@ def pass_on(
     card = move.cards[0]
     if card & 3 != trump:
         return move
-    if plan is None:
-        return None if too_dear(seen, [(card, card)]) else move
-    dearest = max((value(c, trump) for _, c in plan if c & 3 == trump), default=-1)
-    return move if dearest >= value(card, trump) else None
+    return move if plan is None and not too_dear(seen, [(card, card)]) else None
 
 
 def too_dear(seen: Seen, plan: list[tuple[Card, Card]]) -> bool:
