@@ -24,19 +24,13 @@ from engine.games.durak.players.reads import ODDS, Reads
 from engine.games.durak.players.sampling import every_world
 from engine.games.durak.players.search import MAX_DEALS, MAX_SAMPLES, fitness, hard, likeliest
 from engine.games.durak.players.seen import Memory, Seen, seen_from_view
-from engine.games.durak.rules import DurakMove, DurakOptions, seating
+from engine.games.durak.rules import DurakMove, DurakOptions
 from engine.games.durak.view import DurakView
-from tests.test_game_contract import combinations
 from tests.test_players_durak import NAMES, c, state
+from tests.test_players_variants import VARIANTS
 
 SPADES = cards.parse("6S") & 3  # the trump suit of the made-up bouts below
 SEED_GAME = DurakOptions()
-# Every variant there is (rules.md 2.6), with the players each seats.
-VARIANTS = [
-    (options, players)
-    for options in combinations(DurakOptions)
-    for players in range(2, seating(options)[1] + 1)  # type: ignore[arg-type]
-]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
