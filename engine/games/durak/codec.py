@@ -34,6 +34,7 @@ from engine.games.durak.rules import (
     DurakRules,
     Phase,
     beats,
+    unwritten,
 )
 
 _CARD = r"(?:10|[2-9JQKA])[SCDH]"
@@ -89,7 +90,7 @@ class DurakCodec(DurakRules):
     def header(self) -> dict[str, Any]:
         return {
             "game": self.name,
-            "options": self.options.model_dump(),
+            "options": self.options.model_dump(exclude=set(unwritten(self.options))),
             "players": list(self._names),
             "deck": cards.to_strs(self._deck),
             "dealer": self._dealer,
@@ -199,9 +200,9 @@ class DurakCodec(DurakRules):
             out=self._out,
             pending=self._pending,
             fool=self._fool,
-            order=list(self._order) if self._neighbours else None,
+            order=list(self._order) if self._neighbours and self._phase != OVER else None,
         )
-        return state.model_dump_json(exclude=None if self._neighbours else {"order"})
+        return state.model_dump_json(exclude=_left_out(self.options, state.order is None))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Self:
@@ -209,6 +210,22 @@ class DurakCodec(DurakRules):
         game = cls(state.options, state.players, state.dealer, state.previous_fool, state.deck)
         load(game, state)
         return game
+
+
+_LEFT_OUT: dict[tuple[DurakOptions, bool], dict[str, Any]] = {}
+
+
+def _left_out(options: DurakOptions, no_order: bool) -> dict[str, Any]:
+    """What the stored state leaves out: the variants' options at their defaults, and the
+    throw-in order where none is kept (worked out once per kind of game: states are
+    written after every move)."""
+    key = (options, no_order)
+    found = _LEFT_OUT.get(key)
+    if found is None:
+        found = _LEFT_OUT[key] = {"options": set(unwritten(options))}
+        if no_order:
+            found["order"] = True
+    return found
 
 
 def parse(text: str | bytes) -> Stored:
@@ -264,6 +281,8 @@ def load(game: DurakRules, s: Stored) -> None:
     _fill(game, s, att, dfn, phase)
     if not 0 <= s.pos <= n:
         raise _bad("throw-in position out of range")
+    if phase == OVER and s.order is not None:
+        raise _bad("a throw-in order in a finished game")
     if phase != OVER:
         game._order = _order(game, s)
         if phase >= THROW and not (
