@@ -19,7 +19,7 @@ from engine.games.durak.players.endgame import club, plain
 from engine.games.durak.players.sampling import Mirror, Position, World, sample_world
 from engine.games.durak.players.search import hard, playout
 from engine.games.durak.players.seen import Memory, Seen, seen_from_view
-from engine.games.durak.rules import HAND, DurakMove, DurakOptions
+from engine.games.durak.rules import EARLY_LIMIT, HAND, DurakMove, DurakOptions
 from engine.games.durak.rules import DurakActor as Actor
 from engine.records import export
 from engine.registry import GAMES
@@ -226,7 +226,7 @@ def stock_left(full: dict[str, Any]) -> list[Card]:
     """The cards still to draw, top first, the face-up trump card last (none at all when
     the whole deck was dealt): six were dealt to every player, and to the dummy."""
     players, deck = len(full["players"]), full["deck"]
-    start = HAND * (players + 1 if full["options"]["dummy"] else players)
+    start = HAND * (players + 1 if full["options"].get("dummy", True) else players)
     stock = [*deck[start + 1 :], deck[start]] if start < len(deck) else []
     return stock[full["drawn"] :]
 
@@ -255,6 +255,7 @@ def test_the_true_deal_rebuilds_the_same_game(
     # must be the real game, to the legal moves and every seat's view, in every variant
     # (its options, the transfer, the cap of five and the neighbours' order all come
     # from the view).
+    capped = 0
     for game, _, _, view, seen in decisions(10, players, dummy_plays, options):
         full = state(game)
         world = World([list(h) for h in full["hands"]], stock_left(full), list(full["discard"]))
@@ -262,6 +263,9 @@ def test_the_true_deal_rebuilds_the_same_game(
         assert rebuilt.legal_moves() == game.legal_moves()
         for seat in range(players):
             assert rebuilt.view(seat) == game.view(seat)
+        capped += view.limit == EARLY_LIMIT and not full["discard"]
+    if options is not None and options.five_before_discard:
+        assert capped  # some of them before the first discard, at the cap of five
 
 
 @pytest.mark.parametrize(
