@@ -5,6 +5,8 @@ approximation for means, order statistics for the decision-time percentiles), ne
 the target it is held to (the limits and rates are set in this file).  Durak levels are
 measured against a fixed yardstick, the greedy player (:mod:`engine.games.durak.players.greedy`),
 so that a stronger level shows as a lower fool rate rather than as a moving comparison.
+Decision times are the deciding process's CPU time: on a quiet machine that is the
+time a player waits, and on a shared one it leaves out the time the neighbours take.
 Seats rotate between games so that no level profits from moving first; game ``i`` is dealt
 from seed ``i``, counted from ``--first-seed`` (0): a change tuned on the usual seeds can
 be checked on fresh ones.
@@ -46,7 +48,7 @@ from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
-# The durak variants measured (docs/rules.md §2.6), by the options beyond the deck.
+# The durak variants measured (seeds/durak.md §9), by the options beyond the deck.
 VARIANTS: dict[str, dict[str, Any]] = {
     "dummy": {},  # the seed's game
     "dummy_plays": {"dummy_plays": True},
@@ -144,13 +146,13 @@ def play_one(args: tuple[Matchup, int]) -> Outcome:
         level = m.level if actor.player == measured else m.others
         legal = game.legal_moves()
         view = game.view(actor.player)
-        start = time.perf_counter()
+        start = time.process_time()
         if level == "greedy":
             assert isinstance(view, DurakView)
             move = greedy(legal, cards.parse(view.trump) & 3)
         else:
             move = choose(m.game, view, legal, events, level, seed * 100_003 + step)
-        times.setdefault(level, []).append(time.perf_counter() - start)
+        times.setdefault(level, []).append(time.process_time() - start)
         events.extend(game.apply(move))
         step += 1
     result = game.result()

@@ -231,7 +231,7 @@ def stock_left(full: dict[str, Any]) -> list[Card]:
     return stock[full["drawn"] :]
 
 
-# Variants the computer plays in (rules.md 2.6), by (players, options): perevodnoy, with
+# Variants the computer plays in (seeds/durak.md §9), by (players, options): perevodnoy, with
 # neighbours and five before the first discard, the whole deck dealt (24 cards to four,
 # 36 to six), and the seed's game on 24 cards.
 VARIANT_TABLES = [

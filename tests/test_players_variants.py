@@ -1,5 +1,5 @@
 """The durak computer in every variant there is: legal moves at every level, and a seat's
-memory of the game exact, whatever the options (rules.md 2.6) and the table size."""
+memory of the game exact, whatever the options (seeds/durak.md §9) and the table size."""
 
 from __future__ import annotations
 

@@ -118,7 +118,7 @@ class Reads:
         return reads
 
     def _cap(self) -> int:
-        """Attack cards a bout may hold, whatever the defender's hand (rules.md 2.6.5)."""
+        """Attack cards a bout may hold, whatever the defender's hand (seeds/durak.md §14)."""
         early = self.options.five_before_discard and not self.discarded
         return EARLY_LIMIT if early else BOUT_LIMIT
 
@@ -137,8 +137,8 @@ class Reads:
         self.limit = min(self._cap(), self.counts[defender])
 
     def _throwers(self) -> list[int]:
-        """Who has the right to throw in this bout, the defender aside (rules.md 2.3.3,
-        and by neighbours 2.6.4: the lead attacker and the first holder after the
+        """Who has the right to throw in this bout, the defender aside (seeds/durak.md §4.3,
+        and by neighbours §13: the lead attacker and the first holder after the
         defender, fixed when the bout began or was handed on; as the engine fixes it,
         after any draw, so ``counts`` says who holds cards)."""
         if self.options.throw_in != "neighbours" or self.attacker is None:
