@@ -132,9 +132,11 @@ class Reads:
         return None
 
     def _defend(self, defender: int) -> None:
-        """A bout begins, or a transfer hands it on: who defends, and the limit."""
+        """A bout begins, or a transfer hands it on: who defends, the limit, and who may
+        throw in (``attacker`` is the bout's lead attacker already)."""
         self.defender = defender
         self.limit = min(self._cap(), self.counts[defender])
+        self.throwers = self._throwers()
 
     def _throwers(self) -> list[int]:
         """Who has the right to throw in this bout, the defender aside (seeds/durak.md §4.3,
@@ -180,7 +182,6 @@ class Reads:
             if kind == "bout":
                 self.attacker = self._who(data["attacker"])
                 self._defend(self._who(data["defender"]))
-                self.throwers = self._throwers()
                 self.passed, self.round_ranks = set(), set()
             elif kind == "control":
                 self.controller = int(data["seat"])
@@ -205,14 +206,12 @@ class Reads:
                     self.attacker = who  # the first bout's lead attacker
                 if kind in ("beat", "take_declared", "transfer") and self.defender is None:
                     self._defend(who)
-                    self.throwers = self._throwers()
                 if kind in ("beat", "take_declared"):
                     self._read_no_transfer(who)
                 self._choice(who, kind, data)
                 if kind == "transfer":  # he leads the bout now; the next holder defends
                     self.attacker = who
                     self._defend(self._who(data["defender"]))
-                    self.throwers = self._throwers()
 
     def _choice(self, who: int, kind: str, data: dict[str, Any]) -> None:
         """Read one choice of ``who``'s: what cards would have made it unlikely."""
