@@ -5,12 +5,15 @@ approximation for means, order statistics for the decision-time percentiles), ne
 the target it is held to (the limits and rates are set in this file).  Durak levels are
 measured against a fixed yardstick, the greedy player (:mod:`engine.games.durak.players.greedy`),
 so that a stronger level shows as a lower fool rate rather than as a moving comparison.
+Decision times are the deciding process's CPU time: on a quiet machine that is the
+time a player waits, and on a shared one it leaves out the time the neighbours take.
 Seats rotate between games so that no level profits from moving first; game ``i`` is dealt
 from seed ``i``, counted from ``--first-seed`` (0): a change tuned on the usual seeds can
 be checked on fresh ones.
 
     .venv/bin/python bench/players.py [--quick] [--games N] [--hard-games N] [--jobs J]
                                       [--first-seed S] [--timing-games N] [--json]
+                                      [--only TITLE] [--timing-only KEY]
 
 The defaults (1000 games per easy/normal matchup, 300 per matchup with hard) take the
 better part of an hour on two idle cores, the hard matchups nearly all of it; --quick
@@ -45,6 +48,19 @@ from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
+# The durak variants measured (seeds/durak.md §9), by the options beyond the deck.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "dummy": {},  # the seed's game
+    "dummy_plays": {"dummy_plays": True},
+    "podkidnoy": {"dummy": False},
+    "perevodnoy": {"dummy": False, "transfer": True},
+    "perevodnoy neighbours five": {
+        "dummy": False,
+        "transfer": True,
+        "throw_in": "neighbours",
+        "five_before_discard": True,
+    },
+}
 # Durak can cycle for ever when every seat is a deterministic computer: a game this long
 # is stopped and counted as unfinished (nobody the fool).
 MAX_DECISIONS = 5000
@@ -95,8 +111,9 @@ class Matchup:
     players: int
     level: str
     others: str
-    dummy_plays: bool = False
+    variant: str = "dummy"  # a key of VARIANTS
     hard: bool = False
+    deck: int = 0  # the deck's size; 0: 36 cards up to four players, 52 above
 
 
 @dataclass
@@ -109,7 +126,8 @@ class Outcome:
 def new_game(m: Matchup, seed: int) -> Game:
     if m.game == "football":
         return Football.new(FootballOptions(), NAMES[:2], seed=seed)
-    options = DurakOptions(deck_size=36 if m.players <= 4 else 52, dummy_plays=m.dummy_plays)
+    deck = m.deck or (36 if m.players <= 4 else 52)
+    options = DurakOptions(deck_size=deck, **VARIANTS[m.variant])  # type: ignore[arg-type]
     return Durak.new(options, NAMES[: m.players], dealer=seed % m.players, seed=seed)
 
 
@@ -128,13 +146,13 @@ def play_one(args: tuple[Matchup, int]) -> Outcome:
         level = m.level if actor.player == measured else m.others
         legal = game.legal_moves()
         view = game.view(actor.player)
-        start = time.perf_counter()
+        start = time.process_time()
         if level == "greedy":
             assert isinstance(view, DurakView)
             move = greedy(legal, cards.parse(view.trump) & 3)
         else:
             move = choose(m.game, view, legal, events, level, seed * 100_003 + step)
-        times.setdefault(level, []).append(time.perf_counter() - start)
+        times.setdefault(level, []).append(time.process_time() - start)
         events.extend(game.apply(move))
         step += 1
     result = game.result()
@@ -212,8 +230,9 @@ def time_figures(times: dict[str, list[float]]) -> list[dict[str, Any]]:
     rows = []
     for key in sorted(times):
         values = [t * 1000 for t in times[key]]
+        game, *_, level = key.split()  # "durak perevodnoy 36 hard": a variant's time
         for q, label in ((0.5, "p50"), (0.95, "p95")):
-            limit = limits.get(key) if label == "p95" else None
+            limit = limits.get(f"{game} {level}") if label == "p95" else None
             est = quantile_interval(values, q)
             ok = None if limit is None else est[2] < limit * 1000
             target = "" if limit is None else f"< {limit * 1000:g} ms"
@@ -224,13 +243,41 @@ def time_figures(times: dict[str, list[float]]) -> list[dict[str, Any]]:
 TIMED = [
     Matchup("timing", "football", 2, "normal", "easy"),
     Matchup("timing", "durak", 2, "hard", "normal"),
-    Matchup("timing", "durak", 4, "hard", "easy", True),
+    Matchup("timing", "durak", 4, "hard", "easy", "dummy_plays"),
     Matchup("timing", "durak", 2, "normal", "greedy"),
     Matchup("timing", "durak", 3, "normal", "greedy"),
+    Matchup("timing", "durak", 2, "hard", "normal", "perevodnoy"),
+    Matchup("timing", "durak", 2, "hard", "normal", "podkidnoy"),
+    Matchup("timing", "durak", 2, "hard", "normal", "perevodnoy", deck=24),
+    Matchup("timing", "durak", 4, "hard", "easy", "perevodnoy neighbours five"),
 ]
 
-# Durak tables: (players, dummy_plays).  Every level meets the greedy reference in each.
-TABLES = [(2, False), (2, True), (3, False), (4, False)]
+# Durak tables: (players, variant, deck; 0 by the players).  Every level meets the greedy
+# reference in each.
+TABLES = [
+    (2, "dummy", 0),
+    (2, "dummy_plays", 0),
+    (3, "dummy", 0),
+    (4, "dummy", 0),
+    (2, "perevodnoy", 0),
+    (2, "podkidnoy", 0),
+    (2, "perevodnoy", 24),
+    (2, "podkidnoy", 24),
+    (4, "perevodnoy", 0),
+    (4, "perevodnoy neighbours five", 0),
+]
+
+
+def table_name(players: int, variant: str, deck: int) -> str:
+    """``durak 2p``, ``durak 2p perevodnoy 24``: the table a matchup plays at."""
+    name = f"durak {players}p" + ("" if variant == "dummy" else f" {variant}")
+    return name + (f" {deck}" if deck else "")
+
+
+def timing_key(m: Matchup, level: str) -> str:
+    """``durak hard``, ``durak perevodnoy 24 hard``: whose decision times pool together."""
+    variant = table_name(m.players, m.variant, m.deck).split(maxsplit=2)[2:]
+    return " ".join([m.game, *variant, level])
 
 
 Summary = Callable[[list[Outcome]], list[dict[str, Any]]]
@@ -240,8 +287,8 @@ def durak_plan() -> list[tuple[Matchup, Summary]]:
     """Every durak level against the greedy reference, and hard against normal, at
     every table size, each held to the target set beside it."""
     plan: list[tuple[Matchup, Summary]] = []
-    for players, dummy in TABLES:
-        table = f"durak {players}p" + (" dummy_plays" if dummy else "")
+    for players, variant, deck in TABLES:
+        table = table_name(players, variant, deck)
         # Easy should lose to greedy, but not hopelessly; at a bigger table, losing
         # more than the even share is what being weaker means.
         easy = (0.55, 0.75) if players == 2 else (1 / players, 0.75)
@@ -252,7 +299,7 @@ def durak_plan() -> list[tuple[Matchup, Summary]]:
             ("hard", "normal", (0.0, 0.35)),
         ):
             title = f"{table} {level} vs {others}"
-            m = Matchup(title, "durak", players, level, others, dummy, level == "hard")
+            m = Matchup(title, "durak", players, level, others, variant, level == "hard", deck)
             plan.append((m, partial(durak_figures, m, target=target)))
     return plan
 
@@ -274,6 +321,11 @@ def main(argv: list[str]) -> int:
         help="a rough look in under two minutes (100 and 10 games, 2 timed games)",
     )
     parser.add_argument("--only", default="", help="only the matchups whose title has this")
+    parser.add_argument(
+        "--timing-only",
+        default="",
+        help="time only the levels whose key has this (durak hard, durak perevodnoy hard, ...)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args(argv)
     if args.quick:
@@ -299,12 +351,15 @@ def main(argv: list[str]) -> int:
                 f"    ({len(outcomes)} games in {time.perf_counter() - started:.0f} s)", flush=True
             )
     # Decision times come from games played one at a time, so that parallel games do
-    # not slow each other down; durak 2p and 4p, hard against normal against easy.
+    # not slow each other down; durak 2p and 4p, hard against normal or easy, in the
+    # seed's game and the variants.
     times: dict[str, list[float]] = {}
     for m in TIMED:
+        if args.timing_only not in timing_key(m, m.level):
+            continue
         for o in run(m, args.timing_games, 1):
             for level, values in o.times.items():
-                times.setdefault(f"{m.game} {level}", []).extend(values)
+                times.setdefault(timing_key(m, level), []).extend(values)
     timing = time_figures(times)
     rows.extend(timing)
     if args.json:

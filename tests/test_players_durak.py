@@ -19,7 +19,7 @@ from engine.games.durak.players.endgame import club, plain
 from engine.games.durak.players.sampling import Mirror, Position, World, sample_world
 from engine.games.durak.players.search import hard, playout
 from engine.games.durak.players.seen import Memory, Seen, seen_from_view
-from engine.games.durak.rules import HAND, DurakMove, DurakOptions
+from engine.games.durak.rules import EARLY_LIMIT, HAND, DurakMove, DurakOptions
 from engine.games.durak.rules import DurakActor as Actor
 from engine.records import export
 from engine.registry import GAMES
@@ -31,8 +31,12 @@ def c(text: str) -> Card:
     return cards.parse(text)
 
 
-def new_game(seed: int, players: int = 2, dummy_plays: bool = False) -> Durak:
-    options = DurakOptions(deck_size=36 if players <= 4 else 52, dummy_plays=dummy_plays)
+def new_game(
+    seed: int, players: int = 2, dummy_plays: bool = False, options: DurakOptions | None = None
+) -> Durak:
+    """The seed's game (``dummy_plays`` or not), or the variant ``options`` make."""
+    if options is None:
+        options = DurakOptions(deck_size=36 if players <= 4 else 52, dummy_plays=dummy_plays)
     return Durak.new(options, NAMES[:players], dealer=seed % players, seed=seed)
 
 
@@ -134,12 +138,15 @@ def test_whole_normal_games_repeat_exactly() -> None:
 # ---------------------------------------------------------------------- fairness
 
 
-def positions(count: int, players: int, dummy_plays: bool) -> list[tuple[Durak, list[Event]]]:
-    """Positions of real games with their event history, a few per game."""
+def positions(
+    count: int, players: int, dummy_plays: bool, options: DurakOptions | None = None
+) -> list[tuple[Durak, list[Event]]]:
+    """Positions of real games (of :func:`new_game`) with their event history, a few per
+    game."""
     found = []
     seed = 0
     while len(found) < count:
-        game = new_game(seed, players, dummy_plays)
+        game = new_game(seed, players, dummy_plays, options)
         rng = random.Random(seed)
         events: list[Event] = []
         while not game.is_finished():
@@ -155,10 +162,10 @@ def positions(count: int, players: int, dummy_plays: bool) -> list[tuple[Durak, 
 
 
 def decisions(
-    count: int, players: int, dummy_plays: bool
+    count: int, players: int, dummy_plays: bool, options: DurakOptions | None = None
 ) -> Iterator[tuple[Durak, list[Event], Actor, Any, Seen]]:
     """:func:`positions` with who acts there, his view and what his seat knows."""
-    for game, events in positions(count, players, dummy_plays):
+    for game, events in positions(count, players, dummy_plays, options):
         actor = game.to_act()
         assert actor is not None
         view = game.view(actor.player)
@@ -215,33 +222,62 @@ def test_samples_never_move_a_seen_card(players: int, dummy_plays: bool) -> None
                 assert set(world.stock[:-1]) <= seen.unseen
 
 
-def dealt(players: int) -> int:
-    """Cards dealt before the trump card: six to every player and to the dummy."""
-    return HAND * (players + 1)
+def stock_left(full: dict[str, Any]) -> list[Card]:
+    """The cards still to draw, top first, the face-up trump card last (none at all when
+    the whole deck was dealt): six were dealt to every player, and to the dummy."""
+    players, deck = len(full["players"]), full["deck"]
+    start = HAND * (players + 1 if full["options"].get("dummy", True) else players)
+    stock = [*deck[start + 1 :], deck[start]] if start < len(deck) else []
+    return stock[full["drawn"] :]
 
 
-@pytest.mark.parametrize(("players", "dummy_plays"), [(2, False), (3, True), (4, True)])
-def test_the_true_deal_rebuilds_the_same_game(players: int, dummy_plays: bool) -> None:
+# Variants the computer plays in (seeds/durak.md §9), by (players, options): perevodnoy, with
+# neighbours and five before the first discard, the whole deck dealt (24 cards to four,
+# 36 to six), and the seed's game on 24 cards.
+VARIANT_TABLES = [
+    (2, DurakOptions(dummy=False, transfer=True)),
+    (4, DurakOptions(dummy=False, transfer=True, throw_in="neighbours", five_before_discard=True)),
+    (4, DurakOptions(dummy=False, deck_size=24)),
+    (6, DurakOptions(dummy=False, transfer=True, throw_in="neighbours")),
+    (2, DurakOptions(deck_size=24, five_before_discard=True)),
+]
+SEED_AND_VARIANTS = [
+    *((players, dummy_plays, None) for players, dummy_plays in [(2, False), (3, True), (4, True)]),
+    *((players, False, options) for players, options in VARIANT_TABLES),
+]
+
+
+@pytest.mark.parametrize(("players", "dummy_plays", "options"), SEED_AND_VARIANTS)
+def test_the_true_deal_rebuilds_the_same_game(
+    players: int, dummy_plays: bool, options: DurakOptions | None
+) -> None:
     # Load the real hands through the determinisation's position builder: the result
-    # must be the real game, to the legal moves and every seat's view.
-    for game, _, _, view, seen in decisions(10, players, dummy_plays):
+    # must be the real game, to the legal moves and every seat's view, in every variant
+    # (its options, the transfer, the cap of five and the neighbours' order all come
+    # from the view).
+    capped = 0
+    for game, _, _, view, seen in decisions(10, players, dummy_plays, options):
         full = state(game)
-        start = dealt(players)
-        stock = [*full["deck"][start + 1 :], full["deck"][start]]
-        world = World(
-            [list(h) for h in full["hands"]], stock[full["drawn"] :], list(full["discard"])
-        )
+        world = World([list(h) for h in full["hands"]], stock_left(full), list(full["discard"]))
         rebuilt = Position(view, seen).game(world)
         assert rebuilt.legal_moves() == game.legal_moves()
         for seat in range(players):
             assert rebuilt.view(seat) == game.view(seat)
+        capped += view.limit == EARLY_LIMIT and not full["discard"]
+    if options is not None and options.five_before_discard:
+        assert capped  # some of them before the first discard, at the cap of five
 
 
-@pytest.mark.parametrize(("players", "dummy_plays"), [(2, True), (3, False), (4, True)])
-def test_simulated_players_see_what_their_view_shows(players: int, dummy_plays: bool) -> None:
+@pytest.mark.parametrize(
+    ("players", "dummy_plays", "options"),
+    [(2, True, None), (3, False, None), (4, True, None), *SEED_AND_VARIANTS[3:]],
+)
+def test_simulated_players_see_what_their_view_shows(
+    players: int, dummy_plays: bool, options: DurakOptions | None
+) -> None:
     # The playouts read each seat's knowledge off a mirror of the sampled world; it must
     # be exactly what that seat's real view and event memory give.
-    for _, events, _, view, seen in decisions(6, players, dummy_plays):
+    for _, events, _, view, seen in decisions(6, players, dummy_plays, options):
         world = sample_world(seen, random.Random(5))
         sim = Position(view, seen).game(world)
         mirror = Mirror(seen, world)
@@ -296,29 +332,35 @@ def constructed(
     defender: int = 1,
     known: list[list[str]] | None = None,
     limit: int = 6,
+    options: dict[str, Any] | None = None,
 ) -> Durak:
-    """A two-player position (hands: seat 0, seat 1, dummy); unplaced cards are in the
-    stock (the trump card last) and then the discard."""
+    """A position (hands: seat 0, seat 1, ..., the dummy's, empty in a game without one);
+    unplaced cards are in the stock (the trump card last) and then the discard.
+    ``options`` go beyond the 36-card deck (``{"dummy": False, "transfer": True}``)."""
     n = len(hands) - 1
+    options = {"deck_size": 36, **(options or {})}
+    dummy, size = options.get("dummy", True), options["deck_size"]
     placed = [c(x) for h in hands for x in h] + [c(x) for p in table for x in p if x]
     trump_card = c(trump)
-    rest = [x for x in cards.deck(36) if x not in placed and x != trump_card]
+    rest = [x for x in cards.deck(size) if x not in placed and x != trump_card]
     stock_cards = [*rest[: stock - 1], trump_card] if stock else []
-    discard = rest[stock - 1 :] if stock else [*rest, trump_card]
-    dealt = 6 * (n + 1)
-    others = [x for x in cards.deck(36) if x not in stock_cards]
+    # With the stock gone, the trump card is in the discard pile unless a hand holds it.
+    played = [] if trump_card in placed else [trump_card]
+    discard = rest[stock - 1 :] if stock else [*rest, *played]
+    dealt = 6 * (n + 1 if dummy else n)
+    others = [x for x in cards.deck(size) if x not in stock_cards]
     deck = [*others[:dealt], trump_card, *others[dealt:], *stock_cards[:-1]]
     if not stock:
         others.remove(trump_card)
         deck = [*others[:dealt], trump_card, *others[dealt:]]
     document = {
         "v": 1,
-        "options": {"deck_size": 36},
+        "options": options,
         "players": NAMES[:n],
         "dealer": 1,
         "previous_fool": None,
         "deck": deck,
-        "drawn": 36 - dealt - stock,
+        "drawn": size - dealt - stock,
         "hands": [[c(x) for x in h] for h in hands],
         "known": [[c(x) for x in k] for k in (known or [[]] * (n + 1))],
         "discard": discard,
@@ -328,7 +370,7 @@ def constructed(
         "defender": defender,
         "pos": 0,
         "limit": limit,
-        "controller": 0,
+        "controller": 0 if dummy else None,
         "out": [],
         "pending": [],
         "fool": None,
@@ -460,28 +502,39 @@ def test_a_playout_plays_the_others_in_the_style_given() -> None:
     assert dummy_asked
 
 
-def test_hidden_cards_elsewhere_do_not_change_the_move() -> None:
-    # Swap a card the seat cannot see between another hand and the stock: the seat's
-    # view, and so every level's move, must stay the same.
+@pytest.mark.parametrize(
+    ("players", "dummy_plays", "options"), [(3, True, None), *SEED_AND_VARIANTS[3:]]
+)
+def test_hidden_cards_elsewhere_do_not_change_the_move(
+    players: int, dummy_plays: bool, options: DurakOptions | None
+) -> None:
+    # Swap a card the seat cannot see between another hand and the stock (or another
+    # hand, when the whole deck was dealt): the seat's view, and so every level's move,
+    # must stay the same, in every variant.
     swapped = 0
-    for game, events in positions(30, 3, True):
+    for game, events in positions(20, players, dummy_plays, options):
         actor = game.to_act()
         assert actor is not None
         full = state(game)
-        other = next(
-            p
-            for p in range(4)
-            if p != actor.player and not (p == 3 and full["controller"] == actor.player)
-        )
-        secret = [x for x in full["hands"][other] if x not in full["known"][other]]
-        start = dealt(3)
-        stock = [*full["deck"][start + 1 :], full["deck"][start]]
-        if not secret or len(stock) - full["drawn"] < 2:
+        mine = {actor.player, players} if full["controller"] == actor.player else {actor.player}
+        secrets = [
+            (who, x)
+            for who in range(players + 1)
+            if who not in mine
+            for x in full["hands"][who]
+            if x not in full["known"][who]
+        ]
+        stock = stock_left(full)[:-1]  # above the trump card
+        if not secrets:
             continue
-        hand_card, stock_card = secret[0], stock[-2]  # -2: just above the trump card
-        swap = {hand_card: stock_card, stock_card: hand_card}
+        who, hand_card = secrets[0]
+        elsewhere = [x for other, x in secrets if other != who]
+        if not stock and not elsewhere:
+            continue
+        other_card = stock[-1] if stock else elsewhere[0]
+        swap = {hand_card: other_card, other_card: hand_card}
         twin_state = json.loads(json.dumps(full))
-        twin_state["hands"][other] = [swap.get(x, x) for x in full["hands"][other]]
+        twin_state["hands"] = [[swap.get(x, x) for x in h] for h in full["hands"]]
         twin_state["deck"] = [swap.get(x, x) for x in full["deck"]]
         twin = Durak.from_json(json.dumps(twin_state))
         assert twin.view(actor.player) == game.view(actor.player)
@@ -493,3 +546,75 @@ def test_hidden_cards_elsewhere_do_not_change_the_move() -> None:
             assert ours == theirs
         swapped += 1
     assert swapped >= 5
+
+
+# ---------------------------------------------------------------------- transfers
+
+PEREVODNOY = {"dummy": False, "transfer": True}
+
+
+def defence(hand: list[str], attack: str, stock: int = 12) -> Durak:
+    """Seat 1 defends ``attack`` with ``hand`` in perevodnoy, hearts trump (the six of
+    hearts face up under the stock)."""
+    attacker = ["KD", "9C", "7C", "AD", "10C"]
+    return constructed(
+        [attacker, hand, []],
+        trump="6H",
+        stock=stock,
+        table=[(attack, None)],
+        phase="defend",
+        options=PEREVODNOY,
+    )
+
+
+def test_passes_the_attack_on_with_a_plain_card() -> None:
+    # Cheaper than any card that beats it, and the attacker has two cards to beat now.
+    game = defence(["9D", "10S", "7S", "JC", "8D", "AC"], "9S")
+    assert normal_move(game) == DurakMove(1, False, "transfer", (c("9D"),))
+
+
+def test_passes_a_low_trump_on_rather_than_take() -> None:
+    # Two sevens to beat and only the seven of hearts beats either: a take, unless the
+    # seven goes on to the attacker, who must then beat three.
+    game = constructed(
+        [["KD", "9C", "7D", "AD", "10C"], ["7H", "8D", "10D", "JD", "6D", "9D"], []],
+        trump="6H",
+        stock=12,
+        table=[("7S", None), ("7C", None)],
+        phase="defend",
+        options=PEREVODNOY,
+    )
+    assert normal_move(game) == DurakMove(1, False, "transfer", (c("7H"),))
+
+
+def test_keeps_a_trump_it_would_only_hand_over() -> None:
+    # Passed on, the trump may end in the attacker's hand; beaten with, it is gone for
+    # good.  And the queen of trumps early is worth a take, passed on or beaten with.
+    low = defence(["7H", "8D", "10D", "JC", "6D", "AC"], "7S")
+    assert normal_move(low) == DurakMove(1, False, "beat", (c("7S"), c("7H")))
+    hand = ["QH", "8D", "10D", "JC", "6D", "AC"]
+    assert normal_move(defence(hand, "QS")) == DurakMove(1, False, "take")
+    assert normal_move(defence(hand, "QS", stock=0)) == DurakMove(
+        1, False, "beat", (c("QS"), c("QH"))
+    )
+
+
+def test_hard_finds_the_transfer_that_escapes() -> None:
+    # From a game against greedy (seed 86): diamonds trump, the stock gone, seat 0 led
+    # the seven of spades.  Beating it, with the ten of spades as normal does, leaves
+    # seat 1 the fool against best play; passing it on with the seven of trumps is the
+    # only move that escapes, and hard's search, on the engine's own rules, finds it.
+    game = constructed(
+        [["7H", "KC", "KD"], ["JD", "AD", "7D", "10S", "6S", "8D"], []],
+        trump="KD",
+        stock=0,
+        table=[("7S", None)],
+        phase="defend",
+        known=[["KD"], [], []],
+        options=PEREVODNOY,
+    )
+    legal = game.legal_moves()
+    assert normal_move(game) == DurakMove(1, False, "beat", (c("7S"), c("10S")))
+    assert choose("durak", game.view(1), legal, [], "hard", 0) == DurakMove(
+        1, False, "transfer", (c("7D"),)
+    )

@@ -17,7 +17,7 @@ from engine.games.durak.game import Durak
 from engine.games.durak.players import search as search
 from engine.games.durak.players.greedy import greedy
 from engine.games.durak.players.seen import STALL_TAKES, Memory, seen_from_view
-from engine.games.durak.rules import DurakMove
+from engine.games.durak.rules import DurakMove, DurakOptions
 from tests.test_players_durak import c, constructed, new_game
 
 # Seeded games per strength check: enough that the gaps below are many standard
@@ -80,16 +80,39 @@ def test_greedy_throws_in_plain_cards_and_keeps_trumps() -> None:
     assert greedy_move(only_trump) == DurakMove(0, False, "pass")
 
 
+PEREVODNOY = {"dummy": False, "transfer": True}
+
+
+def test_greedy_passes_the_attack_on_with_a_plain_card() -> None:
+    # Where transfers are played, the obvious move is to shed a card of the attack's
+    # rank rather than spend one that beats; a trump it keeps, as it does in throw-ins.
+    hands = [["KD", "9C", "7C", "AD", "10S"], ["9D", "9H", "7S", "10D", "JC", "8D"], []]
+    game = constructed(
+        hands, trump="6H", stock=12, table=[("9S", None)], phase="defend", options=PEREVODNOY
+    )
+    assert greedy_move(game) == DurakMove(1, False, "transfer", (c("9D"),))
+    trump_only = [hands[0], ["9H", "7S", "10D", "JC", "8D", "AC"], []]
+    game = constructed(
+        trump_only, trump="6H", stock=12, table=[("9S", None)], phase="defend", options=PEREVODNOY
+    )
+    assert greedy_move(game) == DurakMove(1, False, "beat", (c("9S"), c("9H")))
+
+
 # ---------------------------------------------------------------------- the ladder
 
 
 def fool_rate(
-    level: str, players: int = 2, dummy_plays: bool = False, games: int = LADDER_GAMES
+    level: str,
+    players: int = 2,
+    dummy_plays: bool = False,
+    games: int = LADDER_GAMES,
+    options: DurakOptions | None = None,
 ) -> float:
-    """How often ``level`` (one seat, rotating) is the fool against greedy seats."""
+    """How often ``level`` (one seat, rotating) is the fool against greedy seats, in the
+    seed's game or the variant ``options`` make."""
     fools = 0
     for seed in range(games):
-        game = new_game(seed, players, dummy_plays)
+        game = new_game(seed, players, dummy_plays, options)
         ours = seed % players
         events: list[Event] = []
         while not game.is_finished():
@@ -105,15 +128,27 @@ def fool_rate(
     return fools / games
 
 
-@pytest.mark.parametrize("dummy_plays", [False, True])
-def test_easy_loses_to_greedy_but_not_hopelessly(dummy_plays: bool) -> None:
+# The seed's game, with and without dummy_plays, and two-player perevodnoy on 36 cards,
+# where greedy passes the attack on whenever it can with a plain card.
+TABLES = [
+    pytest.param(False, None, id="dummy"),
+    pytest.param(True, None, id="dummy_plays"),
+    pytest.param(False, DurakOptions(**PEREVODNOY), id="perevodnoy"),
+]
+
+
+@pytest.mark.parametrize(("dummy_plays", "options"), TABLES)
+def test_easy_loses_to_greedy_but_not_hopelessly(
+    dummy_plays: bool, options: DurakOptions | None
+) -> None:
     # Uniform random play was the fool 96 % of the time: no contest at all.
-    assert 0.55 <= fool_rate("easy", dummy_plays=dummy_plays) <= 0.8
+    assert 0.55 <= fool_rate("easy", dummy_plays=dummy_plays, options=options) <= 0.8
 
 
-@pytest.mark.parametrize("dummy_plays", [False, True])
-def test_normal_beats_greedy(dummy_plays: bool) -> None:
-    assert fool_rate("normal", dummy_plays=dummy_plays, games=NORMAL_GAMES) <= 0.45
+@pytest.mark.parametrize(("dummy_plays", "options"), TABLES)
+def test_normal_beats_greedy(dummy_plays: bool, options: DurakOptions | None) -> None:
+    rate = fool_rate("normal", dummy_plays=dummy_plays, games=NORMAL_GAMES, options=options)
+    assert rate <= 0.45
 
 
 def test_easy_never_plays_an_absurd_move() -> None:

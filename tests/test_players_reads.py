@@ -27,27 +27,26 @@ from engine.games.durak.players.seen import Memory, Seen, seen_from_view
 from engine.games.durak.rules import DurakMove, DurakOptions
 from engine.games.durak.view import DurakView
 from tests.test_players_durak import NAMES, c, state
+from tests.test_players_variants import VARIANTS
 
 SPADES = cards.parse("6S") & 3  # the trump suit of the made-up bouts below
+SEED_GAME = DurakOptions()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=st.integers(0, 10**6),
-    players=st.integers(2, 4),
-    dummy_plays=st.booleans(),
-    stop=st.integers(1, 400),
-)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), variant=st.sampled_from(VARIANTS), stop=st.integers(1, 400))
 def test_the_true_deal_is_never_ruled_out(
-    seed: int, players: int, dummy_plays: bool, stop: int
+    seed: int, variant: tuple[DurakOptions, int], stop: int
 ) -> None:
     # Random play slips all the time, so only what reads take for facts (a hand passed
     # over held no card of the table's ranks, a hand asked held one) are put to zero:
-    # the true hands must still fit, at every table size, with or without dummy_plays.
+    # the true hands must still fit, at every table size, in every variant (where the
+    # bout's cap is five before the first discard, or only neighbours throw in, a hand
+    # the engine passes over for those reasons holds what it likes).
+    options, players = variant
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(durak_reads.ODDS, "skipped", 0.0)
         patch.setitem(durak_reads.ODDS, "asked", 0.0)
-        options = DurakOptions(deck_size=36, dummy_plays=dummy_plays)
         game = Durak.new(options, NAMES[:players], dealer=seed % players, seed=seed)
         rng = random.Random(seed)
         events: list[Event] = []
@@ -56,7 +55,7 @@ def test_the_true_deal_is_never_ruled_out(
                 break
             events.extend(game.apply(rng.choice(game.legal_moves())))
         trump = cards.parse(game.view(0).trump) & 3
-        reads = Reads.of(events, players, trump, 36)
+        reads = Reads.of(events, players, trump, options)
         for who, hand in enumerate(state(game)["hands"]):
             assert reads.fit(who).weight(hand) > 0, (who, hand)
 
@@ -75,7 +74,7 @@ def bout(dummy_passes: bool) -> list[Event]:
 
 
 def test_a_pass_makes_a_throwable_plain_card_unlikely() -> None:
-    dummy = Reads.of(bout(dummy_passes=True), 2, SPADES, 36).fit(2)
+    dummy = Reads.of(bout(dummy_passes=True), 2, SPADES, SEED_GAME).fit(2)
     trump_seven = dummy.weight([c("7S"), c("KD")])
     # A sensible player keeps a trump seven; a plain seven he would have thrown in, so
     # the pass makes it unlikely, never impossible; and the engine asks only a hand
@@ -85,7 +84,7 @@ def test_a_pass_makes_a_throwable_plain_card_unlikely() -> None:
 
 
 def test_a_hand_passed_over_held_no_card_of_the_table_ranks() -> None:
-    reads = Reads.of(bout(dummy_passes=False), 2, SPADES, 36)
+    reads = Reads.of(bout(dummy_passes=False), 2, SPADES, SEED_GAME)
     for who in (0, 2):  # the attacker and the dummy were both passed over
         fit = reads.fit(who)
         assert fit.weight([c("9D")]) == pytest.approx(ODDS["skipped"] * fit.weight([c("8D")]))
@@ -105,7 +104,7 @@ def test_cards_taken_after_a_choice_do_not_count_against_it() -> None:
         Event("take_declared", {"seat": 0}),
         Event("took", {"seat": 0, "count": 1}),
     ]
-    fit = Reads.of(events, 2, SPADES, 36).fit(0)
+    fit = Reads.of(events, 2, SPADES, SEED_GAME).fit(0)
     plain = fit.weight([c("8C"), c("KD")])
     # The eight came after the ten was spent: holding it now takes nothing from that
     # choice, while a seven held all along would have beaten the six more cheaply.
@@ -124,7 +123,7 @@ def test_a_take_round_tells_who_had_nothing_more_to_throw_in() -> None:
         Event("throw", {"seat": 0, "card": "7C"}),
         Event("took", {"seat": 1, "count": 2}),
     ]
-    reads = Reads.of(events, 2, SPADES, 36)
+    reads = Reads.of(events, 2, SPADES, SEED_GAME)
     for who in (0, 2):
         fit = reads.fit(who)
         assert fit.weight([c("7D")]) == pytest.approx(ODDS["skipped"] * fit.weight([c("8D")]))
@@ -134,14 +133,14 @@ def test_old_choices_count_for_less_after_a_draw() -> None:
     # The dummy passed over with a seven on the table, then drew two cards to its six:
     # a seven it holds now may be one of them (two chances in eight).
     events = [*bout(dummy_passes=False), Event("drew", {"seat": "dummy", "count": 2})]
-    fit = Reads.of(events, 2, SPADES, 36).fit(2)
+    fit = Reads.of(events, 2, SPADES, SEED_GAME).fit(2)
     fade = 2 / 8
     skipped = ODDS["skipped"]
     assert fit.weight([c("7D")]) == pytest.approx(skipped + (1 - skipped) * fade)
     assert fit.weight([c("7D"), c("9C")]) == pytest.approx(skipped + (1 - skipped) * fade**2)
     # Past enough draws a choice says nothing any more.
     many = [*bout(dummy_passes=False), *[Event("drew", {"seat": "dummy", "count": 6})] * 3]
-    assert Reads.of(many, 2, SPADES, 36).fit(2).weight([c("7D")]) == 1
+    assert Reads.of(many, 2, SPADES, SEED_GAME).fit(2).weight([c("7D")]) == 1
 
 
 def late_positions(
@@ -171,10 +170,10 @@ def test_hard_weighs_the_deals_by_what_it_read() -> None:
     changed = 0
     few = late_positions(range(40), lambda seen: every_world(seen, MAX_SAMPLES) is not None)
     for count, (view, seen, legal, events) in enumerate(few):
-        blank = Reads.of([], 2, seen.trump, 36)
+        blank = Reads.of([], 2, seen.trump, SEED_GAME)
         unread = hard(view, seen, legal, 7)
         assert hard(view, seen, legal, 7, reads=blank) == unread
-        read = Reads.of(events, 2, seen.trump, 36)
+        read = Reads.of(events, 2, seen.trump, SEED_GAME)
         changed += hard(view, seen, legal, 7, reads=read) != unread
         if changed and count >= 2:
             break
@@ -187,7 +186,7 @@ def test_where_many_deals_are_left_hard_tries_the_likeliest() -> None:
 
     checked = 0
     for _, seen, _, events in late_positions(range(40), many):
-        fits = Reads.of(events, 2, seen.trump, 36).fits(seen)
+        fits = Reads.of(events, 2, seen.trump, SEED_GAME).fits(seen)
         deals = every_world(seen, MAX_DEALS)
         assert deals is not None
         kept = likeliest(deals, fits)

@@ -36,7 +36,7 @@ def choose(
         return easy(legal, trump, random.Random(seed))
     seen = seen_from_view(view, memory)
     if level == "hard":
-        reads = Reads.of(events, seen.n, seen.trump, seen.deck_size)
+        reads = Reads.of(events, seen.n, seen.trump, view.options)
         return hard(view, seen, legal, seed, reads=reads)
     # Normal too plays the game out once it can tell where every card is (the opponent's
     # hand, late in a two-player game): one playout per move is then exact, and cheap.

@@ -1,8 +1,10 @@
 """The greedy durak player: the simplest sensible strategy, a fixed yardstick.
 
 It looks at nothing but the legal moves and the trump suit: lead the lowest card
-(plain cards before trumps), beat with the cheapest card that beats, take only when
-nothing beats, throw in the cheapest plain card and never a trump.  That is how most
+(plain cards before trumps), pass the attack on with a plain card whenever the variant
+allows a transfer (it sheds a card without spending one that beats), else beat with the
+cheapest card that beats, take only when nothing beats, throw in the cheapest plain
+card and never a trump.  That is how most
 people play their first games, so the levels are measured against it
 (``bench/players.py``): easy should lose to it more often than not, normal and hard
 should beat it clearly.  It is deliberately independent of the levels' heuristics, so
@@ -27,6 +29,9 @@ def cost(card: Card, trump: int) -> int:
 
 def greedy(legal: Sequence[DurakMove], trump: int) -> DurakMove:
     """The greedy move among ``legal`` (all of one kind of decision, as the engine gives)."""
+    transfers = [m for m in legal if m.kind == "transfer" and m.cards[0] & 3 != trump]
+    if transfers:
+        return min(transfers, key=lambda m: m.cards[0])
     plays = [m for m in legal if m.kind in ("attack", "beat", "throw")]
     if any(m.kind == "pass" for m in legal):  # a throw-in: trumps are kept
         plays = [m for m in plays if m.cards[0] & 3 != trump]

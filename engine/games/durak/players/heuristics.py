@@ -5,7 +5,9 @@ time and a careless but never absurd one otherwise.  Normal plays the way a soun
 player does: lead low non-trumps, beat as cheaply as possible, keep trumps for the
 endgame, take rather than burn a high trump early, throw in every plain card it may
 (what the defender probably cannot beat first), and as the controller spend the
-dummy's cards freely, since the dummy can never be the fool; and once it can tell where
+dummy's cards freely, since the dummy can never be the fool; where transfers are played
+it passes the attack on with a plain card whenever it may (:func:`pass_on` says why);
+and once it can tell where
 every card is, it checks its move by playing the game out
 (:mod:`engine.games.durak.computer`).  Hard is in :mod:`engine.games.durak.players.search`;
 its playouts play its own seat with this player, and the others with it or with the
@@ -55,7 +57,10 @@ def progress(legal: Sequence[DurakMove], trump: int) -> DurakMove:
     card, as the holder of the highest trump in play always does; defenders take turns,
     so the cards in play keep dwindling and the game ends."""
     passing = [m for m in legal if m.kind == "pass"]
-    return passing[0] if passing else greedy(legal, trump)
+    if passing:
+        return passing[0]
+    # A transfer only hands the cards on: the defender beats what he can instead.
+    return greedy([m for m in legal if m.kind != "transfer"], trump)
 
 
 def value(card: Card, trump: int) -> int:
@@ -127,10 +132,40 @@ def defend(seen: Seen, legal: Sequence[DurakMove]) -> DurakMove:
     take = next(m for m in legal if m.kind == "take")
     unbeaten = [a for a, d in seen.table if d is None]
     plan = plan_defence(seen.hand, unbeaten, seen.trump)
-    if plan is None or (seen.actor != seen.n and too_dear(seen, plan)):
+    affordable = plan is not None and (seen.actor == seen.n or not too_dear(seen, plan))
+    transfer = pass_on(seen, legal, plan if affordable else None)
+    if transfer is not None:
+        return transfer
+    if plan is None or not affordable:
         return take
     attack, card = plan[0]
     return next(m for m in legal if m.kind == "beat" and m.cards == (attack, card))
+
+
+def pass_on(
+    seen: Seen, legal: Sequence[DurakMove], plan: list[tuple[Card, Card]] | None
+) -> DurakMove | None:
+    """The transfer to play instead of the affordable defence ``plan`` (None: a take),
+    if any.
+
+    A transfer spends one card of the attack's rank, never dearer than a plain card that
+    beats the same attack, where beating every card on the table spends one card each,
+    and the next defender must then beat one card more: with a plain card it always
+    pays.  A trump passed on is another matter: where the next defender takes, it is
+    his.  So it is passed on only to save a take, and only one not too dear to spend
+    (as :func:`too_dear` judges).  Against the greedy player in two-player perevodnoy
+    (1000 games), passing a trump on wherever the defence would spend one as dear
+    left normal the fool 2.4 points more often (26.6 % against 24.2 %; 25.4 against
+    22.6 % on seeds 1000-1999)."""
+    transfers = [m for m in legal if m.kind == "transfer"]
+    if not transfers:
+        return None
+    trump = seen.trump
+    move = min(transfers, key=lambda m: value(m.cards[0], trump))
+    card = move.cards[0]
+    if card & 3 != trump:
+        return move
+    return move if plan is None and not too_dear(seen, [(card, card)]) else None
 
 
 def too_dear(seen: Seen, plan: list[tuple[Card, Card]]) -> bool:

@@ -29,7 +29,7 @@ from engine.base import Event
 from engine.cards import Card
 from engine.games.durak.players.heuristics import beaters, value
 from engine.games.durak.players.seen import Seen, participant
-from engine.games.durak.rules import BOUT_LIMIT, HAND
+from engine.games.durak.rules import BOUT_LIMIT, EARLY_LIMIT, HAND, DurakOptions
 
 # How likely a sensible player makes each choice that a plainer or cheaper one was open
 # to.  The last two are the engine's own doing, facts; they still leave a deal a little
@@ -43,6 +43,8 @@ ODDS = {
     "pass_plain": 0.1,  # passed while holding a plain card it could throw in
     "throw_trump": 0.3,  # threw in a trump while it could throw in a plain card
     "throw_high": 0.7,  # threw in a plain card while a lower one would do
+    "transfer_trump": 0.3,  # passed the attack on with a trump while a plain card would do
+    "kept_rank": 0.2,  # beat or took while it could pass the attack on with a plain card
     "skipped": 0.01,  # was passed over, so held no card of a rank on the table
     "asked": 0.01,  # was asked to throw in, so held a card of a rank on the table
 }
@@ -85,29 +87,67 @@ class Reads:
 
     n: int
     trump: int
-    deck: list[Card]
+    options: DurakOptions
+    deck: list[Card] = field(init=False)
     log: list[list[Step | Change]] = field(init=False)
     counts: list[int] = field(init=False)
     att: list[Card] = field(init=False, default_factory=list)
     dfn: list[Card | None] = field(init=False, default_factory=list)
     # The first bout has no "bout" event (the deal's events are not public): its
     # defender is the first to beat or take, the dummy's controller the first to lead,
-    # and every hand holds HAND cards, so the limit is the usual one.
+    # and every hand holds HAND cards, so the limit is the bout's cap.
+    attacker: int | None = field(init=False, default=None)
     defender: int | None = field(init=False, default=None)
     controller: int | None = field(init=False, default=None)
-    limit: int = field(init=False, default=BOUT_LIMIT)
+    limit: int = field(init=False)
     passed: set[int] = field(init=False, default_factory=set)  # in the current round
+    throwers: list[int] = field(init=False, default_factory=list)  # who may throw in
     round_ranks: set[int] = field(init=False, default_factory=set)
+    discarded: bool = field(init=False, default=False)  # a bout went to the discard pile
 
     def __post_init__(self) -> None:
+        self.deck = cards.deck(self.options.deck_size)
         self.log = [[] for _ in range(self.n + 1)]
-        self.counts = [HAND] * (self.n + 1)
+        self.counts = [HAND] * self.n + [HAND if self.options.dummy else 0]
+        self.limit = self._cap()
 
     @classmethod
-    def of(cls, events: Iterable[Event], n: int, trump: int, deck_size: int) -> Reads:
-        reads = cls(n, trump, cards.deck(deck_size))
+    def of(cls, events: Iterable[Event], n: int, trump: int, options: DurakOptions) -> Reads:
+        reads = cls(n, trump, options)
         reads.update(events)
         return reads
+
+    def _cap(self) -> int:
+        """Attack cards a bout may hold, whatever the defender's hand (seeds/durak.md §14)."""
+        early = self.options.five_before_discard and not self.discarded
+        return EARLY_LIMIT if early else BOUT_LIMIT
+
+    def _next_holder(self, seat: int) -> int | None:
+        """The next player clockwise after ``seat`` who holds cards, in a game without
+        the dummy (where transfers and neighbours are played); None if nobody does."""
+        for step in range(1, self.n):
+            who = (seat + step) % self.n
+            if self.counts[who]:
+                return who
+        return None
+
+    def _defend(self, defender: int) -> None:
+        """A bout begins, or a transfer hands it on: who defends, the limit, and who may
+        throw in (``attacker`` is the bout's lead attacker already)."""
+        self.defender = defender
+        self.limit = min(self._cap(), self.counts[defender])
+        self.throwers = self._throwers()
+
+    def _throwers(self) -> list[int]:
+        """Who has the right to throw in this bout, the defender aside (seeds/durak.md §4.3,
+        and by neighbours §13: the lead attacker and the first holder after the
+        defender, fixed when the bout began or was handed on; as the engine fixes it,
+        after any draw, so ``counts`` says who holds cards)."""
+        if self.options.throw_in != "neighbours" or self.attacker is None:
+            return [who for who in range(self.n + 1) if who != self.defender]
+        assert self.defender is not None
+        after = self._next_holder(self.defender)
+        return [self.attacker] if after in (None, self.attacker) else [self.attacker, after]
 
     def _who(self, seat: int | str) -> int:
         who = participant(seat, self.n)
@@ -140,8 +180,8 @@ class Reads:
         for event in events:
             kind, data = event.kind, event.data
             if kind == "bout":
-                self.defender = self._who(data["defender"])
-                self.limit = min(BOUT_LIMIT, self.counts[self.defender])
+                self.attacker = self._who(data["attacker"])
+                self._defend(self._who(data["defender"]))
                 self.passed, self.round_ranks = set(), set()
             elif kind == "control":
                 self.controller = int(data["seat"])
@@ -151,32 +191,41 @@ class Reads:
                 self.counts[who] += data["count"]
             elif kind in ("took", "discarded"):
                 self._bout_end()
+                self.discarded = self.discarded or kind == "discarded"
                 if kind == "took":
                     who = self._who(data["seat"])
                     table = self._table()
                     self.log[who].append(Change(taken=mask(table)))
                     self.counts[who] += len(table)
                 self.att, self.dfn = [], []
-            elif kind == "transfer":  # the card joins the attack; read nothing into it
-                who = self._who(data["seat"])
-                self._play(who, cards.parse(data["card"]))
-                self.att.append(cards.parse(data["card"]))
-                self.dfn.append(None)
-                self.defender = self._who(data["defender"])
-                self.limit = min(BOUT_LIMIT, self.counts[self.defender])
-            elif kind in ("attack", "throw", "beat", "take_declared", "pass"):
+            elif kind in ("attack", "throw", "beat", "take_declared", "pass", "transfer"):
                 who = self._who(data["seat"])
                 if kind == "attack" and self.controller is None:
                     self.controller = who  # the first to lead controls the dummy
-                if kind in ("beat", "take_declared") and self.defender is None:
-                    self.defender = who
+                if kind == "attack" and self.attacker is None:
+                    self.attacker = who  # the first bout's lead attacker
+                if kind in ("beat", "take_declared", "transfer") and self.defender is None:
+                    self._defend(who)
+                if kind in ("beat", "take_declared"):
+                    self._read_no_transfer(who)
                 self._choice(who, kind, data)
+                if kind == "transfer":  # he leads the bout now; the next holder defends
+                    self.attacker = who
+                    self._defend(self._who(data["defender"]))
 
     def _choice(self, who: int, kind: str, data: dict[str, Any]) -> None:
         """Read one choice of ``who``'s: what cards would have made it unlikely."""
         trump = self.trump
         ranks = self._ranks()
-        if kind in ("attack", "throw"):
+        single = self.dfn.count(None) == 1  # one card to beat: a choice between cards
+        if kind == "transfer":
+            card = cards.parse(data["card"])
+            if card & 3 == trump:
+                self._step(who, ODDS["transfer_trump"], self._cards(True, {card >> 2}))
+            self._play(who, card)
+            self.att.append(card)
+            self.dfn.append(None)
+        elif kind in ("attack", "throw"):
             card = cards.parse(data["card"])
             rank = card >> 2
             if kind == "attack":
@@ -194,21 +243,34 @@ class Reads:
             attack, card = cards.parse(data["card"]), cards.parse(data["with"])
             cost = value(card, trump)
             cheaper = (c for c in beaters(attack, trump) if value(c, trump) < cost)
-            self._step(who, ODDS["beat_dear"], mask(cheaper))
+            if single:  # with more, a cheap card may be kept for another
+                self._step(who, ODDS["beat_dear"], mask(cheaper))
             self._play(who, card)
             self.dfn[self.att.index(attack)] = card
             self._restart()
         elif kind == "take_declared":
-            beating = mask(beaters(self.att[-1], trump))
-            plain = self._cards(plain=True)
-            self._step(who, ODDS["take_plain"], beating & plain)
-            self._step(who, ODDS["take_trump"], beating & ~plain)
+            if single:  # with more, beating one of them may not be enough
+                (unbeaten,) = (a for a, d in zip(self.att, self.dfn, strict=True) if d is None)
+                beating = mask(beaters(unbeaten, trump))
+                plain = self._cards(plain=True)
+                self._step(who, ODDS["take_plain"], beating & plain)
+                self._step(who, ODDS["take_trump"], beating & ~plain)
             self._restart()
         else:  # a pass
             self.passed.add(who)
             self._step(who, ODDS["pass_plain"], self._cards(True, ranks))
             # The engine asks only a hand that holds a card of a rank on the table.
             self._step(who, ODDS["asked"], self._cards(ranks=ranks), positive=True)
+
+    def _read_no_transfer(self, who: int) -> None:
+        """A defender who beats or takes where he could have passed the attack on with a
+        plain card (nothing beaten yet, and the next holder holding enough cards) is
+        unlikely to hold one of the rank."""
+        if not self.options.transfer or any(d is not None for d in self.dfn):
+            return
+        after = self._next_holder(who)
+        if after is not None and self.counts[after] > len(self.att):
+            self._step(who, ODDS["kept_rank"], self._cards(True, {self.att[0] >> 2}))
 
     def _restart(self) -> None:
         """A beat or a take starts the round of throw-ins again, with this table."""
@@ -223,8 +285,8 @@ class Reads:
         if self.defender is None or not self.round_ranks or len(self.att) >= self.limit:
             return
         against = self._cards(ranks=self.round_ranks)
-        for who in range(self.n + 1):
-            if who == self.defender or not self.counts[who] or who in self.passed:
+        for who in self.throwers:
+            if not self.counts[who] or who in self.passed:
                 continue
             if who == self.n and self.controller == self.defender:
                 continue  # the dummy may not throw in against its controller

@@ -51,7 +51,7 @@ class Memory:
     def update(self, events: Iterable[Event]) -> None:
         for event in events:
             kind, data = event.kind, event.data
-            if kind in ("attack", "throw"):
+            if kind in ("attack", "throw", "transfer"):
                 self.table.append(cards.parse(data["card"]))
             elif kind == "beat":
                 self.table.append(cards.parse(data["with"]))
