@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from bot.games.football import screens, settings
+from bot.games.football import page, screens, settings
 from bot.screens.game import BotGame
 from bot.screens.render import Words
 from engine.games.football.spec import SPEC
@@ -66,4 +66,5 @@ ENTRY = BotGame(
     page_words={},
     script=_HERE.joinpath("page.js"),
     style=_HERE.joinpath("page.css"),
+    scene=page.scene,
 )
