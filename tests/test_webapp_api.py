@@ -259,6 +259,11 @@ async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
     assert [m["data"] for m in moves] == offered
     # The lead: every move plays a card from his hand, and says which.
     assert {m["card"] for m in moves} <= set((await picture(h, mover, param))["view"]["hand"])
+    # Each is marked on the page (data-move) by the engine's token of the move.
+    game = Durak.from_json(before["state"])
+    legal = {game.move_token(m) for m in game.legal_moves()}
+    assert {m["token"] for m in moves} == legal
+    assert all(m["token"] == f"a{m['card']}" for m in moves)
     async with client(h) as c:
         mine, theirs = bearer(await token(c, mover, param)), bearer(await token(c, other, param))
         # The other player sending the same move: refused as the button would be.

@@ -53,6 +53,10 @@ PAGE_WORDS = {
     "trump": "webapp.trump",
     "stock": "webapp.stock",
     "discard": "webapp.discard",
+    "dummy_name": "durak.dummy",
+    "attacks": "webapp.attacks",
+    "defends": "webapp.defends",
+    "done": "webapp.done",
 }
 
 ENTRY = BotGame(
