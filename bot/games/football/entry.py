@@ -44,6 +44,19 @@ REFUSALS = {
 # Its engine data: the winner's seat, the ball's card, the score.
 WORDS = Words(seats=frozenset({"winner"}), cards=frozenset({"ball"}), scores=frozenset({"goals"}))
 
+# The words its drawing on the page uses (page.js), beyond the page's own.
+PAGE_WORDS = {
+    "field": "webapp.football.field",
+    "pile": "webapp.football.pile",
+    "keeper": "webapp.football.keeper",
+    "slot": "webapp.football.slot",
+    "goals": "webapp.football.goals",
+    "ask_keeper": "webapp.football.ask_keeper",
+    "ask_row": "webapp.football.ask_row",
+    "goal": "webapp.football.goal",
+    "saved": "webapp.football.saved",
+}
+
 ENTRY = BotGame(
     spec=SPEC,
     letter="f",
@@ -63,7 +76,7 @@ ENTRY = BotGame(
     played=screens.played,
     share="won",
     figures=screens.figures,
-    page_words={},
+    page_words=PAGE_WORDS,
     script=_HERE.joinpath("page.js"),
     style=_HERE.joinpath("page.css"),
     scene=page.scene,
