@@ -175,6 +175,9 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
         "status": unmark(status),
         "events": [unmark(views.narrate(ctx, kind, data)) for kind, data in table.events],
         "moves": _moves(table, seat, view) if seat is not None and table.phase == "playing" else [],
+        # his set-up in progress (football's): indexes into his hand, as the chat keeps it
+        "picks": list(table.seats[seat].setup) if seat is not None else [],
+        "scene": registry.entry(table.kind).scene(view, ctx),
         "faces": faces(lang),
         "words": _words(lang, registry.entry(table.kind).name),
         "cardnames": _names(lang),
