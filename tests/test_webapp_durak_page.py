@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
 import random
+from collections.abc import AsyncIterator, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -28,16 +30,18 @@ from bot.core.models import Table
 from bot.tables.stats.finished import record_document
 from engine import records
 from engine.games.durak.game import Durak
+from testing.browser import DARK, MISSING, WITHIN, Page, chromiums
 from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.tabletop import stored
-from testing.webapp import client, init_data, table_for_two
-from tests.test_webapp_browser import DARK, WITHIN, Page, browsers, root, shots
-
-__all__ = ["browsers", "root", "shots"]  # the fixtures this module shares
+from testing.webapp import client, init_data, page_server, table_for_two
 
 keys = pytest.importorskip("selenium.webdriver.common.keys", reason="selenium is not installed")
+if MISSING:
+    pytest.skip(MISSING, allow_module_level=True)
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 # Run in every document the browsers open, before the page's own scripts: what went
 # wrong (script errors, refused loads, policy violations, console.error), and the
@@ -66,6 +70,24 @@ PAGE_BUDGET = 40 * 1024  # bytes, gzipped: the whole page (issue 28)
 ALL_MOVES = "return [...document.querySelectorAll('[data-move]')].map(e => e.dataset.move)"
 
 
+@pytest.fixture(scope="module")
+def browsers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
+    """Two phone-sized Chromium windows, Ann's and Bob's, shared by the module's tests."""
+    with chromiums([tmp_path_factory.mktemp(f"durak{i}") for i in range(2)]) as drivers:
+        yield drivers
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    return DOCS if os.environ.get("CARDTABLE_SCREENSHOTS") == "1" else tmp_path
+
+
+@pytest.fixture
+async def root(harness: Harness) -> AsyncIterator[str]:
+    async with page_server(harness) as url:
+        yield url
+
+
 class Player(Page):
     """A player's page, watched (WATCH), that he plays by tapping its data-move elements."""
 
@@ -78,7 +100,7 @@ class Player(Page):
         shown = await self.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
         assert shown, f"the page did not reach version {version} within {WITHIN} s"
 
-    async def tap(self, selector: str, keyboard: bool) -> None:
+    async def press(self, selector: str, keyboard: bool) -> None:
         """Taps the one element ``selector`` finds, or focuses it and presses Enter."""
         found = await self.js(f"return document.querySelectorAll({selector!r}).length")
         assert found == 1, f"{found} elements for {selector}"
@@ -93,12 +115,12 @@ class Player(Page):
         """Plays the move ``token``: its element, or its card's choice and then it."""
         offered = await self.js(ALL_MOVES)
         if token in offered:
-            await self.tap(f'[data-move="{token}"]', keyboard)
+            await self.press(f'[data-move="{token}"]', keyboard)
             return
         card = next(t for t in offered if t.startswith("pick:") and t[5:] in token)
-        await self.tap(f'[data-move="{card}"]', keyboard)
+        await self.press(f'[data-move="{card}"]', keyboard)
         await self.wait("return !document.getElementById('sheet').hidden")
-        await self.tap(f'#sheet [data-move="{token}"]', keyboard)
+        await self.press(f'#sheet [data-move="{token}"]', keyboard)
 
     async def probe(self, on: bool) -> None:
         """Marks the frames the test holds up (a screenshot, axe), which are not the page's."""
@@ -149,7 +171,7 @@ async def _page_weight(h: Harness) -> int:
     """The bytes the page costs on the wire, gzipped: the document and every file it loads."""
     total = 0
     async with client(h) as c:
-        for path in ("", "table.js", "table.css", "games.js", "games.css"):
+        for path in ("", "table.js", "table.css", "games.js", "games.css", "icon.svg"):
             r = await c.get("/app/" + path, headers={"Accept-Encoding": "gzip"})
             assert r.status_code == 200
             total += len(gzip.compress(r.content, mtime=0))
@@ -222,6 +244,7 @@ async def test_durak_with_the_dummy_played_whole_on_two_pages(
         await p.shows(data["version"])
         findings[f"{who} at the end"] = await p.axe()
         assert await p.errors() == []
+        assert await p.console_errors() == []
         assert await p.foreign() == []
     assert not any(findings.values()), json.dumps(findings, indent=1)
     # The game's Record, as the bot hands it out, replays to its end.
