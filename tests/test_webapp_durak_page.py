@@ -16,9 +16,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import os
 import random
-from collections.abc import AsyncIterator, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,18 +28,17 @@ from bot.core.models import Table
 from bot.tables.stats.finished import record_document
 from engine import records
 from engine.games.durak.game import Durak
-from testing.browser import DARK, MISSING, WITHIN, Page, chromiums
+from testing.browser import DARK, MISSING, WITHIN, Page
 from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.tabletop import stored
-from testing.webapp import client, init_data, page_server, table_for_two
+from testing.webapp import client, init_data, table_for_two
 
 keys = pytest.importorskip("selenium.webdriver.common.keys", reason="selenium is not installed")
 if MISSING:
     pytest.skip(MISSING, allow_module_level=True)
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 # Run in every document the browsers open, before the page's own scripts: what went
 # wrong (script errors, refused loads, policy violations, console.error), and the
@@ -68,24 +65,6 @@ if (!window.__errors) {
 """
 PAGE_BUDGET = 40 * 1024  # bytes, gzipped: the whole page (issue 28)
 ALL_MOVES = "return [...document.querySelectorAll('[data-move]')].map(e => e.dataset.move)"
-
-
-@pytest.fixture(scope="module")
-def browsers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
-    """Two phone-sized Chromium windows, Ann's and Bob's, shared by the module's tests."""
-    with chromiums([tmp_path_factory.mktemp(f"durak{i}") for i in range(2)]) as drivers:
-        yield drivers
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    return DOCS if os.environ.get("CARDTABLE_SCREENSHOTS") == "1" else tmp_path
-
-
-@pytest.fixture
-async def root(harness: Harness) -> AsyncIterator[str]:
-    async with page_server(harness) as url:
-        yield url
 
 
 class Player(Page):
