@@ -50,12 +50,17 @@ CT.game("durak", {
     const stock = CT.el("div", "stock");
     stock.setAttribute("role", "group");
     stock.setAttribute("aria-label", `${w.stock}: ${v.stock}; ${w.trump}: ${CT.name(v.trump)}`);
-    const trump = CT.card(v.trump, {key: v.stock ? key(v.trump) : "trump-shown"});
-    trump.classList.add("trump");
-    if (!v.stock) trump.classList.add("gone");
-    stock.append(trump);
-    if (v.stock > 1) stock.append(CT.card(null, {key: "stock"}));
-    stock.append(CT.el("span", "n", String(v.stock)));
+    if (v.stock) {  // the trump face up under the stock, the last card to be drawn
+      const trump = CT.card(v.trump, {key: key(v.trump)});
+      trump.classList.add("trump");
+      stock.append(trump);
+      if (v.stock > 1) stock.append(CT.card(null, {key: "stock"}));
+      stock.append(CT.el("span", "n", String(v.stock)));
+    } else {  // drawn, or the whole deck dealt: its suit is still trump
+      const suit = v.trump.slice(-1), mark = CT.el("div", "trumpmark " + (suit === "H" || suit === "D" ? "red" : "black"));
+      mark.append(CT.suit(suit));
+      stock.append(mark);
+    }
     const table = CT.el("div", "bout");
     table.setAttribute("aria-label", w.table);
     table.setAttribute("role", "group");
@@ -80,6 +85,9 @@ CT.game("durak", {
       CT.sink(took ? sel(was.defender) : ".discard");
     }
 
+    // A choice between a card's moves, in the page's words: which card it beats, or the
+    // transfer.
+    const say = m => m.beat ? w.beat_on.replace("{card}", CT.short(m.beat)) : v.phase === "defend" ? w.transfer : m.label;
     // His hand (and the dummy's for its controller), fanned, the playable cards raised.
     function hand(cards, label, dummy, cls) {
       const box = CT.el("section", "hand " + cls + (actor === (dummy ? "dummy" : me) && me != null && v.to_act && v.to_act.player === me ? " turn" : ""));
@@ -90,7 +98,7 @@ CT.game("durak", {
       box.append(head);
       const els = cards.map(c => {
         const e = CT.card(c, {key: key(c), from: ".stock"}), moves = CT.movesOf(c, m => !!m.dummy === dummy);
-        return moves.length ? CT.playable(e, c, moves) : e;
+        return moves.length ? CT.playable(e, c, moves, say) : e;
       });
       // while some can be played, the others are dimmed
       if (els.some(e => e.dataset.move)) els.forEach(e => { if (!e.dataset.move) e.classList.add("dim"); });
