@@ -30,12 +30,12 @@ from bot.core.models import Table
 from bot.tables.stats.finished import record_document
 from engine import records
 from engine.games.durak.game import Durak
-from testing.browser import DARK, MISSING, WITHIN, Page
+from testing.browser import DARK, MISSING, WITHIN, Page, page_url
 from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
-from testing.tabletop import stored
-from testing.webapp import client, init_data, table_for_two
+from testing.tabletop import Tabletop, stored
+from testing.webapp import client, init_data, settle, table_for_two, table_param
 
 keys = pytest.importorskip("selenium.webdriver.common.keys", reason="selenium is not installed")
 if MISSING:
@@ -371,3 +371,128 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     assert await page.js("return document.getElementById('toast').textContent") == refusal
     final = await stored(h, top.group)  # no move made (his tap only brought him back)
     assert (final["state"], final["moves"]) == (after["state"], after["moves"])
+
+
+async def test_six_players_without_the_dummy_the_whole_deck_dealt(
+    harness: Harness, root: str, browsers: list[Any], shots: Path
+) -> None:
+    """Six players and no dummy: the whole deck is dealt, so no stock is drawn (the
+    trump's suit shows where it lay) and the trump card, dealt face up, shows in its
+    holder's seat to everyone, or in his own hand; five others sit around Ann's table.
+    A few moves are played on the pages and by the others' chat buttons."""
+    h = harness
+    names = ("Cid", "Dan", "Eve", "Fay")
+    users = [h.user("Ann"), h.user("Bob", language_code="ru"), *map(h.user, names)]
+    group = h.group(creator=users[0])
+    top = Tabletop(h, group)
+    await top.open(users[0], "durak")
+    await settle(h, group, {"dummy": False})
+    for user in users[1:]:
+        await top.join(user)
+    await top.start(users[0])
+    pages = await open_pages(root, await table_param(h, group), users[:2], browsers)
+    data = await stored(h, group)
+    seats = _seated(data, users)
+    for user, page in ((u, pages[u.id]) for u in users[:2]):
+        view = Durak.from_json(data["state"]).view(seats.index(user))
+        assert view.whole_deck and view.stock == 0 and not view.dummy
+        drawn = await page.js(
+            "return [...document.querySelectorAll('[data-seat]')].map(e => e.dataset.seat)"
+        )
+        assert sorted(drawn) == sorted([*(str(s) for s in range(6) if s != view.seat), "me"])
+        assert await page.js("return document.querySelectorAll('.stock .card').length") == 0
+        assert await page.js("return document.querySelectorAll('.trumpmark').length") == 1
+        holder = view.trump_held_by
+        where = "me" if holder == view.seat else str(holder)
+        found = f'[data-seat="{where}"] [data-card="{view.trump}"]'
+        assert await page.js(f"return document.querySelectorAll({found!r}).length") == 1
+        assert await page.axe() == []
+    await pages[users[0].id].snap(shots / "webapp-durak-six.png")
+    rng = random.Random(2)
+    for _ in range(12):  # a few moves, on the pages and by the chat's buttons
+        data = await stored(h, group)
+        game = Durak.from_json(data["state"])
+        actor = game.to_act()
+        if actor is None:
+            break
+        user = _seated(data, users)[actor.player]
+        if user.id in pages:
+            await pages[user.id].shows(data["version"])
+            await pages[user.id].play(rng.choice([game.move_token(m) for m in game.legal_moves()]))
+        else:
+            await top.caught_up(users)
+            await top.step([user], rng)
+        for page in pages.values():
+            await page.shows(data["version"] + 1)
+    for page in pages.values():
+        assert await page.errors() == [] and await page.console_errors() == []
+
+
+# Telegram's Android view as the page meets it: a proxy it posts its events to (recorded).
+TELEGRAM = """
+window.__tg = [];
+window.TelegramWebviewProxy = {postEvent: (type, data) => __tg.push([type, JSON.parse(data)])};
+"""
+
+
+async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
+    harness: Harness, root: str, browsers: list[Any]
+) -> None:
+    """Inside Telegram the page is ready and expanded, asks for the theme and the safe
+    areas, asks before closing while he plays, taps lightly when his turn comes, puts
+    *Take* on the MainButton (and its press takes), follows a theme change and the safe
+    areas live."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak")
+    ann, bob = users
+    page = Player(browsers[0])
+    await asyncio.to_thread(
+        page.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": TELEGRAM}
+    )
+    await asyncio.to_thread(page.driver.get, "about:blank")
+    url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=android"
+    await asyncio.to_thread(page.driver.get, url)
+    assert await page.wait("return document.body.dataset.drawn")
+    sent = "return __tg.map(e => e[0])"
+    assert {"web_app_ready", "web_app_expand", "web_app_request_theme"} <= set(await page.js(sent))
+    assert {"web_app_request_safe_area", "web_app_request_content_safe_area"} <= set(
+        await page.js(sent)
+    )
+    closing = "return __tg.filter(e => e[0] === 'web_app_setup_closing_behavior').map(e => e[1])"
+    assert (await page.js(closing))[-1] == {"need_confirmation": True}
+    rng = random.Random(1)
+    while True:  # on until Ann must beat or take: Bob by his buttons, Ann on the page
+        data = await stored(h, top.group)
+        game = Durak.from_json(data["state"])
+        actor = game.to_act()
+        assert actor is not None, "the game ended before Ann had to take"
+        legal = [game.move_token(m) for m in game.legal_moves()]
+        if _seated(data, users)[actor.player] is bob:
+            await page.js("__tg.length = 0")
+            await top.caught_up(users)
+            await top.step([bob], rng)
+            continue
+        await page.shows(data["version"])
+        if "t" in legal:
+            break
+        await page.play(rng.choice(legal))
+    haptics = "return __tg.filter(e => e[0] === 'web_app_trigger_haptic_feedback').map(e => e[1])"
+    assert {"type": "impact", "impact_style": "light"} in await page.js(haptics)  # his turn
+    main = "return __tg.filter(e => e[0] === 'web_app_setup_main_button').map(e => e[1])"
+    button = (await page.js(main))[-1]
+    assert button["is_visible"] and button["text"] == plain("en", "durak.btn.take")
+    assert await page.js("return document.getElementById('actions').hidden")  # Telegram's own
+    await page.js("Telegram.WebView.receiveEvent('main_button_pressed', {})")
+    await page.shows(data["version"] + 1)
+    taken = Durak.from_json((await stored(h, top.group))["state"]).view(None)
+    assert taken.phase == "take" or not taken.table  # he took (and the bout went on)
+    # The theme and the safe areas, changed while the page is open.
+    dark = {"theme_params": DARK}
+    await page.js(f"Telegram.WebView.receiveEvent('theme_changed', {json.dumps(dark)})")
+    assert await page.js("return getComputedStyle(document.body).backgroundColor") == (
+        "rgb(23, 33, 43)"
+    )
+    assert await page.js("return document.documentElement.dataset.theme") == "dark"
+    area = {"top": 24, "bottom": 30, "left": 0, "right": 0}
+    await page.js(f"Telegram.WebView.receiveEvent('safe_area_changed', {json.dumps(area)})")
+    assert await page.js("return getComputedStyle(document.body).paddingBottom") == "40px"

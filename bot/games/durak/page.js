@@ -29,7 +29,8 @@ CT.game("durak", {
       for (let i = 0; i < count - known.length; i++) cards.push(CT.card(null, {key: `b${s}.${i}`, from: ".stock"}));
       for (const c of known) cards.push(CT.card(c, {key: key(c)}));
       head.append(CT.el("span", "n", String(count)));
-      box.append(head, CT.fan(cards, {cw: 30, width: Math.min(130, width / 2.6), spread: 5, cls: "backs"}));
+      const many = around.length > 3;  // five others: three to a row, smaller
+      box.append(head, CT.fan(cards, {cw: many ? 24 : 30, width: many ? Math.min(90, width / 4.2) : Math.min(130, width / 2.6), spread: 5, cls: "backs"}));
       return box;
     }
     const me = p.seat, n = v.players.length, hasDummy = v.dummy !== false;
@@ -37,7 +38,7 @@ CT.game("durak", {
     const next = s => s === "dummy" ? (v.dealer + 1) % n : s === v.dealer && hasDummy ? "dummy" : (s + 1) % n;
     const around = [];
     for (let s = me == null ? 0 : next(me); around.length < n + hasDummy - (me != null); s = next(s)) around.push(s);
-    const top = CT.el("div", "seats");
+    const top = CT.el("div", "seats" + (around.length > 3 ? " many" : ""));
     for (const s of around) {
       top.append(s === "dummy"
         ? seat("dummy", w.dummy_name, v.dummy_count, v.dummy_known, v.players[v.controller])
