@@ -15,9 +15,11 @@ offline, and catch up by themselves when it is back.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,13 +28,15 @@ import httpx
 import pytest
 
 from bot.core.callbacks import Action
+from bot.core.i18n import plain as t
 from bot.tables import games
 from engine import records
 from engine.games.football.game import Football
-from testing.browser import DARK, MISSING, Page, chromiums
+from testing.browser import DARK, MISSING, WITHIN, Page, chromiums
+from testing.clock import Clock
 from testing.harness import Harness
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
-from testing.webapp import Commits, init_data, serving, table_for_two
+from testing.webapp import Commits, PageServer, init_data, serving, table_for_two
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if MISSING:
@@ -204,3 +208,117 @@ async def test_a_whole_game_of_football_on_two_pages(
         f"p50 {quantile(lag, 0.5) * 1000:.0f} ms, p95 {quantile(lag, 0.95) * 1000:.0f} ms "
         f"({len(lag)} showings), page {size} bytes gzipped"
     )
+
+
+async def test_every_move_shows_on_every_page_and_a_page_catches_up(
+    harness: Harness, clock: Clock, browsers: list[Any]
+) -> None:
+    """Moves made on a page, by a chat button, by a turn that timed out and by the
+    computer that then plays for the away player show on both pages (the latency from each commit
+    printed by where the move came from). The server stopped for a while: both pages say
+    they are offline, and when it is back they show the move made meanwhile by
+    themselves. A page asleep (frozen, its network gone) catches up when it wakes."""
+    h = harness
+    top, (ann, bob), param = await table_for_two(h, "football")
+    rng = random.Random(5)
+    while Football.from_json((await stored(h, top.group))["state"]).view(None).phase == "setup":
+        await top.step([ann, bob], rng)  # set up by the chat's buttons
+    pages = {ann.id: Page(browsers[0]), bob.id: Page(browsers[1])}
+    made: dict[str, set[int]] = {
+        "page": set(),
+        "button": set(),
+        "timeout": set(),
+        "computer": set(),
+    }
+    outage = asleep = 0.0
+    async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
+        for user in (ann, bob):
+            await open_logged(pages[user.id], web.root, param, init_data(user))
+        await pages[ann.id].console_errors()
+        while (data := await stored(h, top.group))["phase"] == "playing":
+            game = Football.from_json(data["state"])
+            actor = game.to_act()
+            assert actor is not None
+            user = next(u for u in (ann, bob) if seat_of(data, u) == actor.player)
+            bob_seat = data["seats"][seat_of(data, bob)]
+            before = data["version"]
+            if user is ann:  # she plays on her page
+                await pages[ann.id].wait(f"return +document.body.dataset.version >= {before}")
+                await pages[ann.id].tap(rng.choice(await pages[ann.id].tokens()))
+                made["page"].add(before + 1)
+            elif len(made["button"]) == 3 and not outage:  # (not counted: shown when back)
+                outage = await through_an_outage(h, top, web, [*pages.values()], bob, rng)
+            elif len(made["button"]) == 4 and not asleep:
+                asleep = await through_a_sleep(h, top, pages[ann.id], bob, rng)
+            elif len(made["button"]) < 6:
+                await top.step([bob], rng)
+                made["button"].add(before + 1)
+            elif not bob_seat["away"]:  # his time runs out (twice: then he is away)
+                await clock.advance(data["settings"]["turn_time"] + 1)
+                made["timeout"].add(before + 1)
+            else:  # away: the computer plays for him, at its pace
+                while (await stored(h, top.group))["version"] == before:
+                    await clock.advance(1)
+                made["computer"].add(before + 1)
+            for page in pages.values():
+                await page.newer_than(before)
+        shown = [await shown_at(p) for p in pages.values()]
+        errors = [e for e in await pages[bob.id].console_errors() if "/app/api/" not in e]
+    assert made["timeout"] and made["computer"] and outage and asleep
+    assert not errors, errors  # Ann's page was cut off on purpose: its network errors
+    figures = []
+    for source, versions in made.items():
+        lag = latencies(commits, shown, versions)
+        assert lag, source
+        p50, p95 = quantile(lag, 0.5) * 1000, quantile(lag, 0.95) * 1000
+        figures.append(f"{source} p50 {p50:.0f} / p95 {p95:.0f} ms")
+    print(
+        "\nfootball, a move's commit to both pages: " + ", ".join(figures) + "; "
+        f"back from a server outage in {outage * 1000:.0f} ms, from a sleep in "
+        f"{asleep * 1000:.0f} ms"
+    )
+
+
+async def through_an_outage(
+    h: Harness, top: Tabletop, web: PageServer, pages: list[Page], bob: Any, rng: random.Random
+) -> float:
+    """The server stops; Bob moves by his button meanwhile; it starts again. The seconds
+    from its start to both pages showing the move, which they fetch by themselves."""
+    await web.stop()
+    for page in pages:
+        assert await page.wait("return document.body.dataset.offline === '1'"), "not offline"
+        said = await page.js("return document.getElementById('sub').textContent")
+        assert said.startswith(
+            t(await page.js("return document.documentElement.lang"), "webapp.offline")
+        )
+    await top.step([bob], rng)
+    version = (await stored(h, top.group))["version"]
+    start = time.perf_counter()
+    await web.start()
+    for page in pages:
+        assert await page.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
+        assert await page.js("return document.body.dataset.offline") == ""
+    return time.perf_counter() - start
+
+
+async def through_a_sleep(
+    h: Harness, top: Tabletop, page: Page, bob: Any, rng: random.Random
+) -> float:
+    """Ann's page sleeps (frozen, as a phone freezes a page it hides, with no network);
+    Bob moves meanwhile; it wakes. The seconds from its waking to its showing the move."""
+    cdp = page.driver.execute_cdp_cmd
+    await asyncio.to_thread(cdp, "Network.enable", {})
+    conditions = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+    await asyncio.to_thread(
+        cdp, "Network.emulateNetworkConditions", {"offline": True, **conditions}
+    )
+    await asyncio.to_thread(cdp, "Page.setWebLifecycleState", {"state": "frozen"})
+    await top.step([bob], rng)
+    version = (await stored(h, top.group))["version"]
+    start = time.perf_counter()
+    await asyncio.to_thread(
+        cdp, "Network.emulateNetworkConditions", {"offline": False, **conditions}
+    )
+    await asyncio.to_thread(cdp, "Page.setWebLifecycleState", {"state": "active"})
+    assert await page.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
+    return time.perf_counter() - start
