@@ -7,7 +7,10 @@ const CT = (() => {
   const Q = new URLSearchParams(location.search);
   const TG = window.Telegram && Telegram.WebApp;
   const INIT = H.get("tgWebAppData") || (TG && TG.initData) || "";
-  const TABLE = Q.get("t") || H.get("tgWebAppStartParam") || "";
+  // The table: ``t`` in a Mini App button's address; from the group's direct link
+  // (t.me/<bot>/<app>?startapp=…) Telegram puts its parameter in the query as
+  // tgWebAppStartParam (and signs it in initData's start_param, which the server reads).
+  const TABLE = Q.get("t") || Q.get("tgWebAppStartParam") || H.get("tgWebAppStartParam") || "";
   const API = location.pathname.replace(/[^/]*$/, "") + "api/";
   // Inside Telegram the main action is its MainButton; in a plain browser (the tests, a
   // look without Telegram) it is a button of the page.
