@@ -322,3 +322,35 @@ async def through_a_sleep(
     await asyncio.to_thread(cdp, "Page.setWebLifecycleState", {"state": "active"})
     assert await page.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
     return time.perf_counter() - start
+
+
+async def test_the_groups_link_opens_each_his_own_view(
+    server: Any, make_app: Any, fake_redis: Any, browsers: list[Any]
+) -> None:
+    """The group's *Open the table* (the page's direct link, WEBAPP_NAME): opened from it
+    as Telegram opens it, the page shows a player his own seat and anyone else the
+    public view; another group's link opened after it, its own table."""
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, webapp_name="table"))
+    h.redis = fake_redis
+    top, (ann, _), param = await table_for_two(h, "football")
+    (link,) = [b.url for b in top.table_message().buttons if b.url]
+    assert link is not None and link.endswith(f"?startapp={param}")
+    mine, theirs = Page(browsers[0]), Page(browsers[1])
+    cid = h.user("Cid", language_code="uk")
+    data = await stored(h, top.group)
+    hand = Football.from_json(data["state"]).view(seat_of(data, ann)).hand
+    async with serving(h) as web:
+        for page, user in ((mine, ann), (theirs, cid)):
+            await page.open(web.root, param, init_data(user, start_param=param), direct=True)
+        shown = await mine.shown_cards()
+        assert all(card in shown for card in hand)  # her five dealt cards
+        assert await mine.tokens()  # her set-up, on her own page
+        assert t("uk", "webapp.spectator") in await theirs.js("return document.body.innerText")
+        assert not await theirs.tokens()
+        await no_leak(h, top, theirs, None)
+        # Another group's link, opened in the same web view (Telegram's web client keeps
+        # the page's storage): that table, not the one before.
+        _, (other, _), elsewhere = await table_for_two(h, "durak")
+        await theirs.open(web.root, elsewhere, init_data(other, start_param=elsewhere), direct=True)
+        assert await theirs.js("return document.body.dataset.kind") == "durak"
