@@ -41,11 +41,29 @@ class IllegalMove(Exception):
         self.params = params
 
 
-class Actor(NamedTuple):
-    """Who must act: a seat, and whether he acts for the dummy (durak's controller)."""
+class Actor(Protocol):
+    """Who must act: his seat, and how a record names him (docs/records.md ``to_act``).
+
+    A game where a seat may act for something else says so in its own actor type (durak's
+    controller acting for the dummy); the rest of the project reads only ``player``."""
+
+    @property
+    def player(self) -> int: ...
+
+    def record(self) -> dict[str, Any]:
+        """The replay's ``to_act`` object for this actor."""
+        ...
+
+
+class Turn(NamedTuple):
+    """A seat acting for himself: the actor of a game in which nobody acts for another."""
 
     player: int
-    dummy: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """docs/records.md gives every game's ``to_act`` the same fields: a seat acting for
+        himself has ``"dummy": false``."""
+        return {"player": self.player, "dummy": False}
 
 
 class Event(NamedTuple):

@@ -17,10 +17,10 @@ SUITS = "SCDH"
 SUIT_SYMBOLS = "♠♣♦♥"
 RANK_NAMES = {2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 8: "8", 9: "9", 10: "10"}
 RANK_NAMES.update({11: "J", 12: "Q", 13: "K", 14: "A"})
-DECK_SIZES = (36, 52)
+DECK_SIZES = (24, 36, 52)  # the 24-card pack (9 to ace) is durak's only
 MAX_DECKS = 3
 
-_LOW_RANK = {36: 6, 52: 2}
+_LOW_RANK = {24: 9, 36: 6, 52: 2}
 
 
 def rank(card: Card) -> int:
@@ -74,9 +74,9 @@ def display(card: Card, faces: Mapping[str, str] | None = None) -> str:
 
 
 def deck(size: int = 36, decks: int = 1) -> list[Card]:
-    """An ordered deck: ``decks`` copies of the 36- or 52-card pack."""
+    """An ordered deck: ``decks`` copies of the 24-, 36- or 52-card pack."""
     if size not in DECK_SIZES:
-        raise ValueError(f"deck size must be 36 or 52, not {size!r}")
+        raise ValueError(f"deck size must be 24, 36 or 52, not {size!r}")
     if not 1 <= decks <= MAX_DECKS:
         raise ValueError(f"deck count must be 1 to {MAX_DECKS}, not {decks!r}")
     one = [make(r, s) for s in range(4) for r in range(_LOW_RANK[size], 15)]

@@ -44,7 +44,7 @@ def describe(game: Game) -> dict[str, Any]:
     actor = game.to_act()
     return {
         "finished": game.is_finished(),
-        "to_act": None if actor is None else {"player": actor.player, "dummy": actor.dummy},
+        "to_act": None if actor is None else actor.record(),
         "legal": [game.move_to_record(m) for m in game.legal_moves()],
         "summary": game.summary(),
         "result": game.result(),

@@ -18,9 +18,10 @@ from engine.series import Carry
 
 @dataclass(frozen=True)
 class GameSpec:
-    """One game. ``players(deck_size)``: the fewest and most players its rules allow with
-    that deck; ``seats``: the most a lobby may seat at all (a lobby may outgrow the small
-    deck and be offered the larger one); ``levels``: the levels its computer player
+    """One game. ``players(options)``: the fewest and most players its rules allow with
+    those options (its options model; durak's depend on the deck and the dummy);
+    ``seats``: the most a lobby may seat at all (a lobby may outgrow what its options
+    seat and be offered options that seat it); ``levels``: the levels its computer player
     accepts, weakest first, and ``computer`` plays them: ``(view, legal, events, level,
     seed)`` to the move; ``deal`` and ``finish``: its series rules (:mod:`engine.series`);
     ``outcome``: how the standings count a finished game, from ``(name, result,
@@ -29,7 +30,7 @@ class GameSpec:
     name: str
     game: type[Game]
     options: type[BaseModel]
-    players: Callable[[int], tuple[int, int]]
+    players: Callable[[BaseModel], tuple[int, int]]
     seats: int
     levels: tuple[str, ...]
     computer: Callable[[BaseModel, Sequence[Any], Sequence[Event], str, int], Any]

@@ -26,14 +26,17 @@ def deck_for(
     n: int,
     dealer: int,
     hands: dict[int, str],
-    dummy: str = "",
+    dummy_cards: str = "",
     trump: str = "6S",
     stock: str = "",
     deck_size: int = 36,
+    with_dummy: bool = True,
 ) -> list[int]:
     """A deck whose deal gives each seat the cards named (hands not named, or named short,
-    are filled with the lowest cards left); ``stock`` names the top of the stock."""
-    named = [c for text in [*hands.values(), dummy, trump, stock] for c in cs(text)]
+    are filled with the lowest cards left); ``stock`` names the top of the stock. Without
+    the dummy no dummy's hand is dealt; where the whole deck is dealt, the trump is the
+    dealer's sixth card (``trump`` is then "")."""
+    named = [c for text in [*hands.values(), dummy_cards, trump, stock] for c in cs(text)]
     assert len(named) == len(set(named)), "a card named twice"
     left = [c for c in sorted(cards.deck(deck_size), key=lambda c: (c >> 2, c & 3))]
     left = [c for c in left if c not in named]
@@ -47,7 +50,8 @@ def deck_for(
     deck: list[int] = []
     for k in range(n):
         deck += fill(hands.get((dealer + 1 + k) % n, ""))
-    deck += fill(dummy)
+    if with_dummy:
+        deck += fill(dummy_cards)
     deck += cs(trump)
     deck += cs(stock) + left
     return deck
@@ -57,30 +61,32 @@ def new_game(
     n: int,
     dealer: int,
     hands: dict[int, str],
-    dummy: str = "",
+    dummy_cards: str = "",
     trump: str = "6S",
     stock: str = "",
     previous_fool: int | None = None,
     **options: Any,
 ) -> Durak:
     deck_size = options.get("deck_size", 36)
-    deck = deck_for(n, dealer, hands, dummy, trump, stock, deck_size)
+    with_dummy = options.get("dummy", True)
+    deck = deck_for(n, dealer, hands, dummy_cards, trump, stock, deck_size, with_dummy)
     return Durak.new(DurakOptions(**options), NAMES[:n], dealer, previous_fool, deck=deck)
 
 
 def position(
     hands: list[str],
-    dummy: str,
+    dummy_cards: str,
     attacker: int,
     defender: int,
-    controller: int,
+    controller: int | None,
     trump: str = "6S",
     stock: str | None = None,
     dealer: int = 0,
     out: list[int] | None = None,
+    order: list[int] | None = None,
     **options: Any,
 ) -> Durak:
-    """A game at the lead of a bout. ``hands`` by seat, ``dummy`` the dummy's cards
+    """A game at the lead of a bout. ``hands`` by seat, ``dummy_cards`` the dummy's cards
     (attacker/defender ``len(hands)`` is the dummy). ``stock``: the cards still in the
     stock above the face-up trump card, top first; ``None``: the stock is used up and the
     trump card is wherever the hands say (or in the discard). Every other card is in the
@@ -88,12 +94,12 @@ def position(
     n = len(hands)
     opts = DurakOptions(**options)
     trump_card = cards.parse(trump)
-    held = [cs(h) for h in hands] + [cs(dummy)]
+    held = [cs(h) for h in hands] + [cs(dummy_cards)]
     in_stock = [] if stock is None else cs(stock)
     taken = {c for h in held for c in h} | set(in_stock)
     assert stock is None or trump_card not in taken
     pool = [c for c in cards.deck(opts.deck_size) if c not in in_stock and c != trump_card]
-    dealt = 6 * (n + 1)
+    dealt = 6 * (n + 1) if opts.dummy else 6 * n
     # Above the trump card: the cards drawn so far, then what is still in the stock.
     deck = [*pool[:dealt], trump_card, *pool[dealt:], *in_stock]
     total = len(deck) - dealt
@@ -116,12 +122,14 @@ def position(
         "attacker": attacker,
         "defender": defender,
         "pos": 0,
-        "limit": min(6, len(held[defender])),
+        "limit": min(5 if opts.five_before_discard and not discard else 6, len(held[defender])),
         "controller": controller,
         "out": out or [],
         "pending": [],
         "fool": None,
     }
+    if order is not None:  # the throw-in order the neighbours fixed (throw_in: neighbours)
+        state["order"] = order
     return Durak.from_json(json.dumps(state))
 
 

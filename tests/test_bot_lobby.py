@@ -47,6 +47,11 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
         "dummy_plays": True,
         "first_move": "from_under",
         "turn_time": 120,
+        # durak's variants, not offered by the lobby yet: the seed's game
+        "dummy": True,
+        "transfer": False,
+        "throw_in": "all",
+        "five_before_discard": False,
     }
     assert data["lang"] == "be"  # the next catalogue after English
     assert "Калода: 52 карты" in top.table_message().text  # the group's language now

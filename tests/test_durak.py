@@ -8,8 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from engine import cards
-from engine.base import Actor, CorruptState, IllegalMove, MalformedRecord
+from engine.base import CorruptState, IllegalMove, MalformedRecord
 from engine.games.durak.game import Durak
+from engine.games.durak.rules import DurakActor as Actor
 from engine.games.durak.rules import DurakMove, DurakOptions, SeatingError
 from tests.durak_positions import NAMES, cs, dummy_hand, hand, new_game, play, position
 
@@ -21,6 +22,10 @@ def test_options_defaults_and_strictness() -> None:
         "deck_size": 36,
         "dummy_plays": False,
         "first_move": "under",
+        "dummy": True,
+        "transfer": False,
+        "throw_in": "all",
+        "five_before_discard": False,
     }
     for bad in ({"deck_size": 40}, {"dummy_plays": "yes"}, {"first_move": "left"}, {"x": 1}):
         with pytest.raises(ValidationError):
@@ -86,7 +91,7 @@ def test_trump_card_is_drawn_last_and_draw_order_starts_with_the_lead_attacker()
     # Dealer 0, so the ring is 0 → dummy → 1 → 2 → 0. Seat 1 leads against seat 2.
     game = position(
         ["AC AD KD 6C 6D", "7H 9D 10C JD QC 6H", "8H 9C 10D JC QD KC"],
-        dummy="KH AH KS AS 10S",
+        dummy_cards="KH AH KS AS 10S",
         attacker=1,
         defender=2,
         controller=1,
@@ -115,7 +120,7 @@ def test_trump_card_is_drawn_last_and_draw_order_starts_with_the_lead_attacker()
 def test_draw_stops_when_the_stock_runs_out() -> None:
     game = position(
         ["AC AD KD 6C 6D", "7H 9D 10C JD QC", "8H 9C 10D JC QD KC"],
-        dummy="KH AH KS AS 10S",
+        dummy_cards="KH AH KS AS 10S",
         attacker=1,
         defender=2,
         controller=1,
@@ -135,7 +140,7 @@ def test_lowest_trump_leads_and_becomes_controller() -> None:
         3,
         0,
         {2: "7S AH AD AC KH KD", 1: "9S QH QD QC JH JD", 0: "6H 6D 6C 7H 7D 7C"},
-        dummy="8H 8D 8C 9H 9D 9C",
+        dummy_cards="8H 8D 8C 9H 9D 9C",
         trump="QS",
     )
     assert game.to_act() == Actor(2)
@@ -148,7 +153,7 @@ def test_dummy_lowest_trump_makes_the_dealer_lead_from_his_own_hand() -> None:
         3,
         1,
         {1: "AH AD AC AS KH KD", 2: "7S QH QD QC JH JD", 0: "8S KC KS QS JC JS"},
-        dummy="6S 6H 6D 6C 7H 7D",
+        dummy_cards="6S 6H 6D 6C 7H 7D",
         trump="10S",
     )
     assert game.to_act() == Actor(1)  # the dealer
@@ -165,13 +170,13 @@ def test_no_trump_in_any_hand_lowest_rank_leads_ties_first_clockwise() -> None:
     hands = _no_trump_hands()
     hands[2] = "6D 8D 9D 10D JD QD"
     hands[0] = "6C 8C 9C 10C JC QC"
-    game = new_game(3, 0, hands, dummy="KH KD KC AH AD AC", trump="AS", stock="6S 7S 8S")
+    game = new_game(3, 0, hands, dummy_cards="KH KD KC AH AD AC", trump="AS", stock="6S 7S 8S")
     assert game.to_act() == Actor(2)  # seat 2 comes before the dealer going round from 1
 
 
 def test_no_trump_dummys_low_card_counts_as_the_dealers() -> None:
     game = new_game(
-        3, 0, _no_trump_hands(), dummy="6H KD KC AH AD AC", trump="AS", stock="6S 7S 8S"
+        3, 0, _no_trump_hands(), dummy_cards="6H KD KC AH AD AC", trump="AS", stock="6S 7S 8S"
     )
     assert game.to_act() == Actor(0)
 
@@ -196,7 +201,7 @@ def _three_handed() -> Durak:
     """Ring 0 → dummy → 1 → 2; seat 1 (controller) leads against seat 2."""
     return position(
         ["7D JD QH", "7H 7C QC", "8H 8C 9D AS KS"],
-        dummy="7S 10C",
+        dummy_cards="7S 10C",
         attacker=1,
         defender=2,
         controller=1,
@@ -239,7 +244,7 @@ def test_dummy_is_skipped_for_throw_ins_while_its_controller_defends() -> None:
     # Ring 0 → dummy → 1 → 2; seat 2 leads against seat 0, who controls the dummy.
     game = position(
         ["8H 9C 10D", "QC JC", "7H 7C QH"],
-        dummy="7S 7D",
+        dummy_cards="7S 7D",
         attacker=2,
         defender=0,
         controller=0,
@@ -263,7 +268,7 @@ def test_participant_with_nothing_to_throw_is_passed_automatically() -> None:
 def test_take_round_runs_once_more_and_the_defender_takes_everything() -> None:
     game = position(
         ["7D 8D QH", "7H 7C QC", "8H 8C 9D AS KS"],
-        dummy="7S 10C",
+        dummy_cards="7S 10C",
         attacker=1,
         defender=2,
         controller=1,
@@ -288,7 +293,9 @@ def test_take_round_runs_once_more_and_the_defender_takes_everything() -> None:
 
 
 def test_limit_is_the_defenders_hand_at_bout_start_and_counts_every_attack_card() -> None:
-    game = position(["7H 7C 7D 7S 8S", "9H 10D JC"], dummy="", attacker=0, defender=1, controller=0)
+    game = position(
+        ["7H 7C 7D 7S 8S", "9H 10D JC"], dummy_cards="", attacker=0, defender=1, controller=0
+    )
     assert game.view(None).limit == 3
     play(game, "a7H", "t", "w7C")
     assert game.to_act() == Actor(0)
@@ -300,7 +307,7 @@ def test_limit_is_the_defenders_hand_at_bout_start_and_counts_every_attack_card(
 def test_limit_of_six_in_the_first_bout() -> None:
     game = position(
         ["7H 7C 7D 9C 9D 10H 10D", "9H 10C JD QH KH AH AC"],
-        dummy="",
+        dummy_cards="",
         attacker=0,
         defender=1,
         controller=0,
@@ -320,7 +327,7 @@ def test_limit_of_six_in_the_first_bout() -> None:
 def test_controller_out_mid_bout_passes_control_at_once() -> None:
     game = position(
         ["9C 9D", "7H", "8H 10S JS"],
-        dummy="7D",
+        dummy_cards="7D",
         attacker=1,
         defender=2,
         controller=1,
@@ -340,7 +347,7 @@ def test_controller_out_mid_bout_passes_control_at_once() -> None:
 def test_out_after_the_draw_when_the_stock_ran_out_before_him() -> None:
     game = position(
         ["7D", "7H 9C 9D JC QC KC", "8H 8D 10D JD QD KD"],
-        dummy="AC AD",
+        dummy_cards="AC AD",
         attacker=1,
         defender=2,
         controller=1,
@@ -355,7 +362,7 @@ def test_out_after_the_draw_when_the_stock_ran_out_before_him() -> None:
 
 
 def test_fool_is_the_one_player_still_holding_cards() -> None:
-    game = position(["7H 9C", "8H"], dummy="AC", attacker=0, defender=1, controller=0)
+    game = position(["7H 9C", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
     events = play(game, "a7H", "b7H8H")
     assert events[-1] == ("finished", {"fool": 0})
     assert game.result() == {"fool": 0} and game.to_act() is None and game.legal_moves() == []
@@ -364,7 +371,7 @@ def test_fool_is_the_one_player_still_holding_cards() -> None:
 
 
 def test_dummy_left_last_the_fool_is_who_emptied_his_hand_last() -> None:
-    game = position(["7H", "8H"], dummy="AC", attacker=0, defender=1, controller=0)
+    game = position(["7H", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
     events = play(game, "a7H")
     assert events[1:] == [("out", {"seat": 0}), ("control", {"seat": 1})]
     events = play(game, "b7H8H")
@@ -374,7 +381,7 @@ def test_dummy_left_last_the_fool_is_who_emptied_his_hand_last() -> None:
 
 
 def test_nothing_anywhere_is_a_drawn_game() -> None:
-    game = position(["7H", "8H"], dummy="", attacker=0, defender=1, controller=0)
+    game = position(["7H", "8H"], dummy_cards="", attacker=0, defender=1, controller=0)
     events = play(game, "a7H", "b7H8H")
     assert events[-1] == ("finished", {"fool": None})
     assert game.result() == {"fool": None}
@@ -385,7 +392,9 @@ def test_nothing_anywhere_is_a_drawn_game() -> None:
 
 def test_end_is_checked_only_at_the_end_of_a_bout() -> None:
     # Seat 1 goes out at once, but seat 0 and seat 2 still finish the bout.
-    game = position(["7C 9D", "7H", "8H 8C KD"], dummy="", attacker=1, defender=2, controller=1)
+    game = position(
+        ["7C 9D", "7H", "8H 8C KD"], dummy_cards="", attacker=1, defender=2, controller=1
+    )
     play(game, "a7H")
     assert not game.is_finished() and game.to_act() == Actor(2)
     play(game, "b7H8H")
@@ -397,7 +406,9 @@ def test_end_is_checked_only_at_the_end_of_a_bout() -> None:
 
 def test_next_attacker_skips_a_defender_who_went_out() -> None:
     # Ring 0 → dummy → 1 → 2 → 0. Seat 2 beats with his last card, the stock empty.
-    game = position(["9C 9D", "7H JC", "8H"], dummy="AC", attacker=1, defender=2, controller=1)
+    game = position(
+        ["9C 9D", "7H JC", "8H"], dummy_cards="AC", attacker=1, defender=2, controller=1
+    )
     events = play(game, "a7H", "b7H8H")
     assert ("out", {"seat": 2}) in events
     assert events[-1] == ("bout", {"attacker": 0, "defender": 1})  # the dummy skipped too
@@ -411,7 +422,7 @@ def test_dummy_plays_dealer_leads_against_the_dummy_and_controls_both_sides() ->
         3,
         0,
         {1: "AH AD AC AS KH KD", 2: "9S QH QD QC JH JD", 0: "8S 7H 7C 9H 9C 9D"},
-        dummy="6S 6H 10H JC 8H 8C",
+        dummy_cards="6S 6H 10H JC 8H 8C",
         trump="10S",
         dummy_plays=True,
     )
@@ -431,7 +442,7 @@ def test_dummy_plays_the_dummy_leads_even_against_its_controller() -> None:
     # Ring 0 → dummy → 1 → 2; the dummy leads, seat 1 (its controller) defends.
     game = position(
         ["7C QD", "8H 9C KS", "JC QC"],
-        dummy="7H 7S 7D",
+        dummy_cards="7H 7S 7D",
         attacker=3,
         defender=1,
         controller=1,
@@ -446,7 +457,7 @@ def test_dummy_plays_the_dummy_leads_even_against_its_controller() -> None:
 
 
 def test_without_dummy_plays_the_dummy_is_never_attacked_or_attacking() -> None:
-    game = new_game(3, 0, {1: "6S AH AD AC KH KD"}, dummy="7S 8S 9S 10S JS QS", trump="KS")
+    game = new_game(3, 0, {1: "6S AH AD AC KH KD"}, dummy_cards="7S 8S 9S 10S JS QS", trump="KS")
     assert game.view(None).defender == 2  # the dummy sits between 0 and 1 but never defends
 
 
@@ -492,7 +503,7 @@ def test_illegal_moves_are_refused_with_a_reason_and_leave_the_state_alone() -> 
 
 
 def test_moves_after_the_end_are_refused() -> None:
-    game = position(["7H 9C", "8H"], dummy="", attacker=0, defender=1, controller=0)
+    game = position(["7H 9C", "8H"], dummy_cards="", attacker=0, defender=1, controller=0)
     play(game, "a7H", "b7H8H")
     _illegal(game, DurakMove(0, False, "attack", (cards.parse("9C"),)), "game_over")
 
@@ -569,7 +580,7 @@ def test_header_is_the_record_without_moves() -> None:
     game = Durak.new(DurakOptions(dummy_plays=True), NAMES[:3], dealer=1, previous_fool=1, seed=9)
     header = game.header()
     assert header["game"] == "durak" and header["players"] == NAMES[:3]
-    assert header["options"] == {"deck_size": 36, "dummy_plays": True, "first_move": "under"}
+    assert header["options"] == {**DurakOptions().model_dump(), "dummy_plays": True}
     assert header["dealer"] == 1 and header["previous_fool"] == 1
     again = Durak.from_record(json.loads(json.dumps(header)))
     assert again.to_json() == game.to_json()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from engine.base import CorruptState, IllegalMove, MalformedRecord
+from engine.base import CorruptState, IllegalMove, MalformedRecord, Turn
 from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions, Move
 from tests.football_util import advance, c, cs, enter, game, kinds, setup
@@ -63,15 +63,15 @@ def test_52_card_deck_gives_piles_of_17() -> None:
 
 def test_setup_may_come_from_either_seat_first_and_play_starts_after_both() -> None:
     g = game(ROW1, ROW2, HAND_A, HAND_B, "JD", PILE_B)
-    assert g.to_act() == (0, False)
+    assert g.to_act() == Turn(0)
     events = g.apply(setup(1, "KD", "QD 7H 8H 9H"))
     assert kinds(events) == ["setup_done"]
-    assert g.to_act() == (0, False)  # the lowest seat not set up
+    assert g.to_act() == Turn(0)  # the lowest seat not set up
     assert g.view(None).setup_done == [False, True]
     events = g.apply(setup(0, "10S", "JS 7S 8S 9S"))
     assert kinds(events) == ["setup_done", "started", "drew"]
     assert events[2].data == {"seat": 0, "card": "JD", "pile": 8}
-    assert g.to_act() == (0, False)
+    assert g.to_act() == Turn(0)
     assert g.view(None).phase == "play"
 
 
@@ -81,7 +81,7 @@ def test_setup_lists_every_arrangement_of_the_five_cards() -> None:
     assert len(moves) == 120 == len(set(moves))
     assert all(sorted(m.cards) == sorted(cs(HAND_A)) and m.player == 0 for m in moves)
     g.apply(moves[37])
-    assert g.to_act() == (1, False)
+    assert g.to_act() == Turn(1)
     assert len(set(g.legal_moves())) == 120
 
 
@@ -100,7 +100,7 @@ def test_setup_places_keeper_and_row_by_absolute_column() -> None:
 def test_ball_with_no_entry_is_discarded_and_the_turn_passes() -> None:
     g = started("6H JD")
     # 6H matches none of JS 7S 8S 9S; B's 6S matches none of QD 7H 8H 9H.
-    assert g.to_act() == (0, False)
+    assert g.to_act() == Turn(0)
     assert g.view(None).discarded == ["6H", "6S"]
     assert g.summary()["ball"] == "JD" and g.summary()["ball_at"] is None
     assert g.summary()["piles"] == [7, 8]
@@ -235,7 +235,7 @@ def test_b_attacks_downwards() -> None:
     g = game(ROW1, ROW2, HAND_A, "KH 6H 7H 8H 9H", "6C", "9D")
     g.apply(setup(0, "10S", "JS 7S 8S 9S"))
     g.apply(setup(1, "KH", "6H 7H 8H 9H"))
-    assert g.to_act() == (1, False)  # A's 6C could not enter (no C, no 6 in JS 7S 8S 9S)
+    assert g.to_act() == Turn(1)  # A's 6C could not enter (no C, no 6 in JS 7S 8S 9S)
     assert list(g.legal_moves()) == [enter(1, 3)]
     g.apply(enter(1, 3))
     assert g.summary()["ball_at"] == [3, 3]

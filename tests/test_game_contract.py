@@ -2,7 +2,8 @@
 game and option set, the counterpart of OpenSpiel's random simulation test: a game passes
 it by being in :mod:`engine.registry`, with no test of its own.
 
-At every position of a random game, dealt as a series deals it: the stored state, the
+Every allowed combination of a game's options is played (the options model refuses the
+others). At every position of a random game, dealt as a series deals it: the stored state, the
 record form and the button token of every legal move read back to the same thing; exactly
 one participant acts, every legal move is his, the same move from anyone else is refused
 and changes nothing; a seat's view shows at least what the public's does, and no view
@@ -14,6 +15,7 @@ invariants) is in that game's property tests."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import typing
@@ -24,7 +26,7 @@ import annotated_types
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from bot.screens import registry as bot_registry
 from engine import cards, computer, registry
@@ -35,37 +37,50 @@ from engine.spec import GameSpec
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 MAX_DECISIONS = 5000  # far above any game of either kind
-DEFAULT_DECK = 36  # the lobby's deck when a game's options have no deck size
 # How often a position also asks the computer, at each of its levels in turn (a hard level
 # searches, which takes its time).
 ASK_COMPUTER = 0.03
 
 
-def _field(annotation: Any, metadata: list[Any]) -> st.SearchStrategy[Any]:
+def _field(annotation: Any, metadata: list[Any]) -> tuple[Any, ...]:
     """Every value an option field allows (its Literal, a bool, or a bounded int)."""
     if typing.get_origin(annotation) is typing.Literal:
-        return st.sampled_from(typing.get_args(annotation))
+        return typing.get_args(annotation)
     if annotation is bool:
-        return st.booleans()
+        return (False, True)
     if annotation is int:
         low = next(m.ge for m in metadata if isinstance(m, annotated_types.Ge))
         high = next(m.le for m in metadata if isinstance(m, annotated_types.Le))
-        return st.integers(low, high)
-    raise AssertionError(f"no strategy for an option of type {annotation!r}")
+        return tuple(range(low, high + 1))
+    raise AssertionError(f"no values for an option of type {annotation!r}")
 
 
-def options_of(model: type[BaseModel]) -> st.SearchStrategy[BaseModel]:
+def combinations(model: type[BaseModel]) -> list[BaseModel]:
+    """Every combination of option values that the game's options model allows."""
     fields = {
         name: _field(info.annotation, info.metadata) for name, info in model.model_fields.items()
     }
-    return st.fixed_dictionaries(fields).map(model.model_validate)
+    found = []
+    for values in itertools.product(*fields.values()):
+        try:
+            found.append(model.model_validate(dict(zip(fields, values, strict=True))))
+        except ValidationError:
+            continue  # a combination the game's rules do not allow
+    return found
+
+
+CASES = [
+    pytest.param(name, options, id=f"{name}-{'-'.join(map(str, options.model_dump().values()))}")
+    for name, spec in registry.GAMES.items()
+    for options in combinations(spec.options)
+]
 
 
 @st.composite
-def deals(draw: st.DrawFn, spec: GameSpec) -> tuple[Game, int]:
-    """A game as its series would deal it (first or later), and a seed for the play."""
-    options = draw(options_of(spec.options))
-    low, high = spec.players(getattr(options, "deck_size", DEFAULT_DECK))
+def deals(draw: st.DrawFn, spec: GameSpec, options: BaseModel) -> tuple[Game, int]:
+    """A game with ``options`` as its series would deal it (first or later), and a seed
+    for the play."""
+    low, high = spec.players(options)
     n = draw(st.integers(low, high))
     first = draw(st.booleans())
     carry = Carry(first, draw(st.integers(0, n - 1)), draw(st.none() | st.integers(0, n - 1)))
@@ -110,9 +125,9 @@ def _check_actor(game: Game, legal: list[Any]) -> None:
     actor = game.to_act()
     assert actor is not None and legal
     records = [game.move_to_record(m) for m in legal]
-    assert all(
-        r["player"] == actor.player and r.get("dummy", False) == actor.dummy for r in records
-    )
+    # A move's record names its maker as to_act does (a field left out is false).
+    who = actor.record()
+    assert all(all(r.get(k, False) == v for k, v in who.items()) for r in records)
     texts = [json.dumps(r, sort_keys=True) for r in records]
     assert len(set(texts)) == len(texts), "a legal move listed twice"
     before = game.to_json()
@@ -195,7 +210,7 @@ def _play(spec: GameSpec, game: Game, rng: random.Random) -> list[dict[str, Any]
 def _position(game: Game) -> dict[str, Any]:
     actor = game.to_act()
     return {
-        "to_act": None if actor is None else {"player": actor.player, "dummy": actor.dummy},
+        "to_act": None if actor is None else actor.record(),
         "legal": [game.move_to_record(m) for m in game.legal_moves()],
         "summary": game.summary(),
     }
@@ -207,17 +222,26 @@ def _as_set(described: dict[str, Any]) -> tuple[Any, ...]:
     return described["to_act"], legal, json.dumps(described["summary"], sort_keys=True)
 
 
-@pytest.mark.parametrize("name", list(registry.GAMES))
-def test_random_games_keep_the_contract(name: str) -> None:
+def test_every_allowed_combination_is_played() -> None:
+    """The cases below hold each game's default options and nothing its model refuses."""
+    for name, spec in registry.GAMES.items():
+        played = [options for game, options in (c.values for c in CASES) if game == name]
+        assert spec.options() in played
+    # Durak: 24 combinations with the dummy, 48 without (first_move doubles each).
+    assert sum(1 for c in CASES if c.values[0] == "durak") == 72
+
+
+@pytest.mark.parametrize(("name", "options"), CASES)
+def test_random_games_keep_the_contract(name: str, options: BaseModel) -> None:
     spec = registry.GAMES[name]
 
     @settings(
-        max_examples=20,
+        max_examples=3,
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.too_slow],
     )
-    @given(deals(spec))
+    @given(deals(spec, options))
     def check(case: tuple[Game, int]) -> None:
         game, seed = case
         _play(spec, game, random.Random(seed))
@@ -229,7 +253,7 @@ def test_random_games_keep_the_contract(name: str) -> None:
 def test_a_finished_game_counts_for_the_series_and_the_standings(name: str) -> None:
     spec = registry.GAMES[name]
     rng = random.Random(7)
-    low, high = spec.players(DEFAULT_DECK)
+    low, high = spec.players(spec.options())
     for n in range(low, high + 1):
         carry = Carry(first_game=True)
         game, order = spec.deal(spec.options(), NAMES[:n], carry, rng, n)
@@ -250,7 +274,7 @@ def test_a_finished_game_counts_for_the_series_and_the_standings(name: str) -> N
 def test_a_token_or_record_of_no_move_is_malformed(name: str) -> None:
     spec = registry.GAMES[name]
     game, _ = spec.deal(
-        spec.options(), NAMES[: spec.players(DEFAULT_DECK)[0]], Carry(True), random.Random(1), 1
+        spec.options(), NAMES[: spec.players(spec.options())[0]], Carry(True), random.Random(1), 1
     )
     for token in ("", "?", "x" * 41, "\u00e9"):
         with pytest.raises(MalformedRecord):
@@ -303,7 +327,7 @@ def test_a_view_that_leaks_fails_the_contract(name: str, monkeypatch: pytest.Mon
     for seed in range(5):
         game, _ = spec.deal(
             spec.options(),
-            NAMES[: spec.players(DEFAULT_DECK)[0]],
+            NAMES[: spec.players(spec.options())[0]],
             Carry(True),
             random.Random(seed),
             seed,

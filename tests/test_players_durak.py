@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from engine import cards
-from engine.base import Actor, Event
+from engine.base import Event
 from engine.cards import Card
 from engine.computer import choose, public_events
 from engine.games.durak.game import Durak
@@ -20,6 +20,7 @@ from engine.games.durak.players.sampling import Mirror, Position, World, sample_
 from engine.games.durak.players.search import hard, playout
 from engine.games.durak.players.seen import Memory, Seen, seen_from_view
 from engine.games.durak.rules import HAND, DurakMove, DurakOptions
+from engine.games.durak.rules import DurakActor as Actor
 from engine.records import export
 from engine.registry import GAMES
 

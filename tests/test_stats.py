@@ -69,19 +69,19 @@ def table_of(game: Game, kind: str, players: list[Player], game_id: str = "g001"
 
 
 def fool_game() -> Durak:
-    game = position(["7H 9C", "8H"], dummy="AC", attacker=0, defender=1, controller=0)
+    game = position(["7H 9C", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
     play(game, "a7H", "b7H8H")
     return game
 
 
 def dummy_last_game() -> Durak:
-    game = position(["7H", "8H"], dummy="AC", attacker=0, defender=1, controller=0)
+    game = position(["7H", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
     play(game, "a7H", "b7H8H")
     return game
 
 
 def drawn_game() -> Durak:
-    game = position(["7H", "8H"], dummy="", attacker=0, defender=1, controller=0)
+    game = position(["7H", "8H"], dummy_cards="", attacker=0, defender=1, controller=0)
     play(game, "a7H", "b7H8H")
     return game
 

@@ -13,45 +13,22 @@ they go to the test's temporary directory.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import time
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine.games.durak.game import Durak
-from testing.browser import MISSING, Page, chromiums
+from testing.browser import MISSING, Page
 from testing.harness import Harness
 from testing.tabletop import hidden_cards, leaks, stored
-from testing.webapp import init_data, page_server, table_for_two, tampered
+from testing.webapp import init_data, table_for_two, tampered
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if MISSING:
     pytest.skip(MISSING, allow_module_level=True)
-
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-
-
-@pytest.fixture(scope="module")
-def browsers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
-    """Two phone-sized headless Chromium windows (a player's and a spectator's), shared by
-    the module's tests: starting Chromium is the slow part."""
-    with chromiums([tmp_path_factory.mktemp(f"chromium{i}") for i in range(2)]) as drivers:
-        yield drivers
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    return DOCS if os.environ.get("CARDTABLE_SCREENSHOTS") == "1" else tmp_path
-
-
-@pytest.fixture
-async def root(harness: Harness) -> AsyncIterator[str]:
-    async with page_server(harness) as url:
-        yield url
 
 
 async def test_durak_played_on_the_page_against_buttons(

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,7 @@ from bot.core.i18n import plain as t
 from bot.tables import games
 from engine import records
 from engine.games.football.game import Football
-from testing.browser import DARK, MISSING, WITHIN, Page, chromiums
+from testing.browser import DARK, MISSING, WITHIN, Page
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
@@ -42,7 +40,6 @@ pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if MISSING:
     pytest.skip(MISSING, allow_module_level=True)
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 # Logs, in the page, when each version was drawn and when the frame after it was done
 # (performance.timeOrigin + now: milliseconds since the epoch, as the test's clock).
 SHOWN_LOG = """
@@ -59,18 +56,6 @@ new MutationObserver(seen)
   .observe(document.body, {attributes: true, attributeFilter: ["data-version"]});
 seen();
 """
-
-
-@pytest.fixture(scope="module")
-def browsers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
-    """Two phone-sized Chromium windows, Ann's and Bob's, shared by the module's tests."""
-    with chromiums([tmp_path_factory.mktemp(f"football{i}") for i in range(2)]) as drivers:
-        yield drivers
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    return DOCS if os.environ.get("CARDTABLE_SCREENSHOTS") == "1" else tmp_path
 
 
 def quantile(values: list[float], q: float) -> float:

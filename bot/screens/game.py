@@ -34,8 +34,9 @@ class BotGame:
     option code with what a tap on it changes (``settings`` gives their lines);
     ``share``: the counter a standings board shows as a percentage of games;
     ``played``: what the Mini App plays a legal move (its record, in the reader's view)
-    by: the ``card`` in hand, the ``beat`` card it covers, ``dummy``, or the field
-    ``cell`` it steps onto; ``page_words``: the catalogue keys of the words its drawing
+    by, in the keys the game's drawing reads (a ``card`` in hand is the one the page
+    itself offers to pick; durak's also say which card a beat covers, football's the field
+    ``cell`` the ball steps onto); ``page_words``: the catalogue keys of the words its drawing
     on the page uses, beyond the page's own; ``script`` and ``style``: that drawing (a
     script that sets ``DRAW[<name>]``, and its style sheet); ``scene``: what that drawing
     shows beside the view, public and read from the table (football: the ball's latest

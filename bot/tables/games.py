@@ -25,9 +25,10 @@ def spec(table: Table) -> GameSpec:
 
 
 def player_limits(table: Table) -> tuple[int, int]:
-    """(fewest, most) players the table's game and deck take (§1 of seeds/football.md
-    and seeds/durak.md)."""
-    return spec(table).players(table.settings.deck_size)
+    """(fewest, most) players the table's game takes with its options (§1 of
+    seeds/football.md and seeds/durak.md)."""
+    game = spec(table)
+    return game.players(game.make_options(table.settings))
 
 
 def seat_cap(table: Table) -> int:

@@ -17,6 +17,7 @@ EVENTS = {
     "bout": "event.durak.bout",
     "attack": "event.durak.attack",
     "beat": "event.durak.beat",
+    "transfer": "event.durak.transfer",
     "take_declared": "event.durak.take_declared",
     "throw": "event.durak.throw",
     "pass": "event.durak.pass",
@@ -39,6 +40,10 @@ REFUSALS = {
     "not_on_table": "illegal.not_on_table",
     "cannot_attack_now": "illegal.cannot_attack_now",
     "cannot_throw_now": "illegal.cannot_throw_now",
+    "cannot_transfer_now": "illegal.cannot_transfer_now",
+    "transfer_after_beat": "illegal.transfer_after_beat",
+    "transfer_rank": "illegal.transfer_rank",
+    "transfer_too_few": "illegal.transfer_too_few",
 }
 # Its engine data: seats (the dummy by name), and the card a refusal says would beat.
 WORDS = Words(

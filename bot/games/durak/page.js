@@ -28,8 +28,8 @@ CT.game("durak", {
       const cards = [];
       for (let i = 0; i < count - known.length; i++) cards.push(CT.card(null, {key: `b${s}.${i}`, from: ".stock"}));
       for (const c of known) cards.push(CT.card(c, {key: key(c)}));
+      head.append(CT.el("span", "n", String(count)));
       box.append(head, CT.fan(cards, {cw: 30, width: Math.min(130, width / 2.6), spread: 5, cls: "backs"}));
-      box.append(CT.el("span", "n", String(count)));
       return box;
     }
     const me = p.seat, n = v.players.length, hasDummy = v.dummy !== false;
@@ -85,12 +85,16 @@ CT.game("durak", {
       const box = CT.el("section", "hand " + cls + (actor === (dummy ? "dummy" : me) && me != null && v.to_act && v.to_act.player === me ? " turn" : ""));
       box.dataset.seat = dummy ? "dummy-hand" : "me";
       box.setAttribute("aria-label", label);
-      box.append(CT.el("div", "lbl", label));
+      const head = CT.el("div", "lbl");
+      head.append(CT.el("span", "", label));
+      box.append(head);
       const els = cards.map(c => {
         const e = CT.card(c, {key: key(c), from: ".stock"}), moves = CT.movesOf(c, m => !!m.dummy === dummy);
         return moves.length ? CT.playable(e, c, moves) : e;
       });
-      box.append(CT.fan(els, {cw: dummy ? 50 : 62, width: width - 8}));
+      // while some can be played, the others are dimmed
+      if (els.some(e => e.dataset.move)) els.forEach(e => { if (!e.dataset.move) e.classList.add("dim"); });
+      box.append(CT.fan(els, {cw: dummy ? 50 : 62, width: width * 0.9}));
       return box;
     }
     if (v.dummy_hand) root.append(hand(v.dummy_hand, w.dummy, true, "dummys"));

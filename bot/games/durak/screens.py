@@ -167,11 +167,14 @@ def alert(view: DurakView, ctx: Ctx) -> str:
 
 
 def played(view: DurakView, record: dict[str, Any]) -> dict[str, Any]:
-    """The card a legal move puts down (an attack, a throw-in or the beating card), the
-    attack card a beat covers, and whether the move is the dummy's: the Mini App draws
-    the move on those cards."""
+    """The card a legal move puts down (an attack, a throw-in, a transfer or the beating
+    card), the attack card a beat covers, and whether the move is the dummy's: the Mini
+    App draws the move on those cards."""
     return {
-        "card": record.get("with") or record.get("attack") or record.get("throw"),
+        "card": record.get("with")
+        or record.get("attack")
+        or record.get("throw")
+        or record.get("transfer"),
         "beat": record.get("beat"),
         "dummy": bool(record.get("dummy")),
     }

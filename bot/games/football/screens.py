@@ -171,7 +171,7 @@ def _move_label(view: FootballView, ctx: Ctx, record: dict[str, Any]) -> tuple[i
 def played(view: FootballView, record: dict[str, Any]) -> dict[str, Any]:
     """A play move steps the ball onto a field card: the Mini App plays it by a tap on
     that ``cell`` ([row, column], absolute as in the view)."""
-    return {"card": None, "beat": None, "dummy": False, "cell": list(_target(view, record))}
+    return {"cell": list(_target(view, record))}
 
 
 def hand(

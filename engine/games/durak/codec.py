@@ -28,6 +28,7 @@ from engine.games.durak.rules import (
     TAKE_KIND,
     THROW,
     THROW_KIND,
+    TRANSFER,
     DurakMove,
     DurakOptions,
     DurakRules,
@@ -36,7 +37,7 @@ from engine.games.durak.rules import (
 )
 
 _CARD = r"(?:10|[2-9JQKA])[SCDH]"
-_TOKEN = re.compile(rf"(d?)(?:a({_CARD})|b({_CARD})({_CARD})|w({_CARD})|(t)|(p))")
+_TOKEN = re.compile(rf"(d?)(?:a({_CARD})|b({_CARD})({_CARD})|w({_CARD})|r({_CARD})|(t)|(p))")
 
 
 class Stored(BaseModel):
@@ -47,7 +48,10 @@ class Stored(BaseModel):
     cards after the deal, then the face-up trump card, of which ``drawn`` are gone.
     ``pos`` is the index of the holder of the right to throw in, in the priority order.
     ``pending``: players who emptied their hand while the stock had cards (out after the
-    draw if it gives them none)."""
+    draw if it gives them none). ``controller`` is null without the dummy; ``order`` is
+    the bout's throw-in order where it cannot be worked out again (by neighbours, §13: a
+    neighbour who went out stays in it), and absent elsewhere. When the whole deck is
+    dealt there is no stock at all."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -67,10 +71,11 @@ class Stored(BaseModel):
     defender: int
     pos: int
     limit: int
-    controller: int
+    controller: int | None
     out: list[int]
     pending: list[int]
     fool: int | None
+    order: list[int] | None = None
 
 
 class DurakCodec(DurakRules):
@@ -106,7 +111,7 @@ class DurakCodec(DurakRules):
     def move_to_record(self, move: DurakMove) -> dict[str, Any]:
         player, dummy, kind, cs = move
         data: dict[str, Any] = {"player": player}
-        if kind in (ATTACK, THROW_KIND):
+        if kind in (ATTACK, THROW_KIND, TRANSFER):
             data[kind] = cards.to_str(cs[0])
         elif kind == BEAT:
             data[BEAT] = cards.to_str(cs[0])
@@ -126,7 +131,7 @@ class DurakCodec(DurakRules):
             raise MalformedRecord(f"bad move: {json.dumps(data)}")
         keys = set(data) - {"player", "dummy"}
         try:
-            if keys == {ATTACK} or keys == {THROW_KIND}:
+            if keys == {ATTACK} or keys == {THROW_KIND} or keys == {TRANSFER}:
                 (kind,) = keys
                 return DurakMove(player, dummy, kind, (cards.parse(data[kind]),))
             if keys == {BEAT, "with"}:
@@ -150,13 +155,15 @@ class DurakCodec(DurakRules):
             return f"{prefix}b{cards.to_str(cs[0])}{cards.to_str(cs[1])}"
         if kind == THROW_KIND:
             return f"{prefix}w{cards.to_str(cs[0])}"
+        if kind == TRANSFER:
+            return f"{prefix}r{cards.to_str(cs[0])}"
         return prefix + ("t" if kind == TAKE_KIND else "p")
 
     def move_from_token(self, token: str, player: int) -> DurakMove:
         match = _TOKEN.fullmatch(token) if isinstance(token, str) else None
         if match is None:
             raise MalformedRecord(f"bad durak move token: {token!r}")
-        d, attack, beat_a, beat_c, throw, take, _ = match.groups()
+        d, attack, beat_a, beat_c, throw, transfer, take, _ = match.groups()
         dummy = d == "d"
         if attack:
             return DurakMove(player, dummy, ATTACK, (cards.parse(attack),))
@@ -164,6 +171,8 @@ class DurakCodec(DurakRules):
             return DurakMove(player, dummy, BEAT, (cards.parse(beat_a), cards.parse(beat_c)))
         if throw:
             return DurakMove(player, dummy, THROW_KIND, (cards.parse(throw),))
+        if transfer:
+            return DurakMove(player, dummy, TRANSFER, (cards.parse(transfer),))
         return DurakMove(player, dummy, TAKE_KIND if take else PASS)
 
     # ------------------------------------------------------------------ stored state
@@ -186,12 +195,13 @@ class DurakCodec(DurakRules):
             defender=self._defender,
             pos=self._pos,
             limit=self._limit,
-            controller=self._controller,
+            controller=self._controller if self._controller >= 0 else None,
             out=self._out,
             pending=self._pending,
             fool=self._fool,
+            order=list(self._order) if self._neighbours else None,
         )
-        return state.model_dump_json()
+        return state.model_dump_json(exclude=None if self._neighbours else {"order"})
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Self:
@@ -237,7 +247,9 @@ def load(game: DurakRules, s: Stored) -> None:
         not stock_empty and (s.out or set(s.pending) != set(empty))
     ):
         raise _bad("out or pending does not fit the stock")
-    if not 0 <= s.controller < n or not _seats([s.attacker, s.defender], n + 1):
+    no_dummy = not s.options.dummy
+    controller_ok = s.controller is None if no_dummy else 0 <= (s.controller or 0) < n
+    if not controller_ok or not _seats([s.attacker, s.defender], n if no_dummy else n + 1):
         raise _bad("bad controller, attacker or defender")
     att = [p[0] for p in s.table]
     dfn = [p[1] if len(p) == 2 else -1 for p in s.table]
@@ -253,11 +265,25 @@ def load(game: DurakRules, s: Stored) -> None:
     if not 0 <= s.pos <= n:
         raise _bad("throw-in position out of range")
     if phase != OVER:
-        game._order = game._throw_order(s.attacker, s.defender)
+        game._order = _order(game, s)
         if phase >= THROW and not (
             s.pos < len(game._order) and len(att) < s.limit and game._can_throw(game._order[s.pos])
         ):
             raise _bad("nobody with the right to throw in")
+
+
+def _order(game: DurakRules, s: Stored) -> tuple[int, ...]:
+    """The bout's throw-in order: stored where it is fixed by neighbours, else worked out."""
+    if not game._neighbours:
+        if s.order is not None:
+            raise _bad("a throw-in order where everyone throws in")
+        return game._throw_order(s.attacker, s.defender)
+    order = s.order or []
+    if not order or order[0] != s.attacker or len(order) > 2 or not _seats(order, game._n):
+        raise _bad("the neighbours' order does not start with the attacker")
+    if s.defender in order:
+        raise _bad("the defender among those who throw in")
+    return tuple(order)
 
 
 def _check_cards(game: DurakRules, s: Stored) -> None:
@@ -267,6 +293,8 @@ def _check_cards(game: DurakRules, s: Stored) -> None:
         raise _bad("one hand per player and one for the dummy")
     if not 0 <= s.drawn <= len(game._stock):
         raise _bad("stock position out of range")
+    if not s.options.dummy and (s.hands[n] or s.known[n]):
+        raise _bad("a dummy's hand in a game without the dummy")
     if any(not set(k) <= set(h) for k, h in zip(s.known, s.hands, strict=True)):
         raise _bad("a known card that is not in its hand")
     if any(len(pair) not in (1, 2) for pair in s.table):
@@ -294,7 +322,8 @@ def _check_bout(game: DurakRules, s: Stored, phase: int, dfn: list[int], holders
     unbeaten = dfn.count(-1)
     shape_ok = {
         LEAD: not s.table,
-        DEFEND: unbeaten == 1 and dfn[-1] == -1,  # one unbeaten: the latest
+        # One unbeaten: the latest; with transfers, any (§12).
+        DEFEND: unbeaten >= 1 if game._transfer else unbeaten == 1 and dfn[-1] == -1,
         THROW: bool(s.table) and unbeaten == 0,
         TAKE: bool(s.table),
     }[phase]
@@ -317,7 +346,7 @@ def _fill(game: DurakRules, s: Stored, att: list[int], dfn: list[int], phase: in
     for c in att + [d for d in dfn if d >= 0]:
         game._mask |= 1 << (c >> 2)
     game._phase = phase
-    game._controller = s.controller
+    game._controller = -1 if s.controller is None else s.controller
     game._out = list(s.out)
     game._pending = list(s.pending)
     game._fool = s.fool

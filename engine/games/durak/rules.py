@@ -1,8 +1,10 @@
-"""The rules of Durak with a dummy (seeds/durak.md): the state, who acts, the legal moves
-and how a move changes the game.
+"""The rules of durak (seeds/durak.md): the state, who acts, the legal moves and how a move
+changes the game, for the seed's game with a dummy and for the variants its options make
+(no dummy, transfers, throw-in by neighbours, five before the first discard, 24 cards).
 
 Participants are numbered ``0 .. n-1`` for the players and ``n`` for the dummy, which sits
-right after the dealer; ``_nxt`` is the clockwise ring over all of them.  Everything the
+right after the dealer; ``_nxt`` is the clockwise ring over all of them. Without the dummy
+its hand ``n`` stays empty and the ring never reaches it.  Everything the
 rules do by themselves (automatic passes, the end of a bout, the draw, the next attacker,
 going out, the end) runs inside :meth:`DurakRules.apply`, so between two calls the game is
 always at a real decision of exactly one participant, or finished.
@@ -20,6 +22,8 @@ are public narration: they never name a drawn card.
 ``attack``                ``{"seat": seat, "card": C}``: lead card
 ``beat``                  ``{"seat": seat, "card": A, "with": C}``
 ``take_declared``         ``{"seat": seat}``: the defender will take
+``transfer``              ``{"seat": seat, "card": C, "defender": seat}``: the defender
+                          passed the attack on with C; the new defender
 ``throw``                 ``{"seat": seat, "card": C}``: a throw-in
 ``pass``                  ``{"seat": seat}``: gave up the right to throw in (chosen, not
                           automatic)
@@ -40,54 +44,105 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Literal, NamedTuple, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from engine import cards
-from engine.base import Actor, Event, IllegalMove
+from engine.base import Event, IllegalMove
 from engine.cards import Card
 
 HAND = 6  # cards dealt to every hand, and what the draw fills up to
 BOUT_LIMIT = 6  # attack cards a bout may hold at most
-MAX_PLAYERS = {36: 4, 52: 6}  # six cards to each player and the dummy, one left for trump
+EARLY_LIMIT = 5  # ... before the first discard, with five_before_discard (seeds/durak.md §14)
 MIN_PLAYERS = 2
+MOST_PLAYERS = 6  # at any table, whatever the deck
 
 LEAD, DEFEND, THROW, TAKE, OVER = range(5)
 Phase = Literal["lead", "defend", "throw", "take", "over"]
 PHASES: tuple[Phase, ...] = ("lead", "defend", "throw", "take", "over")
 
 ATTACK, BEAT, TAKE_KIND, THROW_KIND, PASS = "attack", "beat", "take", "throw", "pass"
-_ARITY = {ATTACK: 1, BEAT: 2, TAKE_KIND: 0, THROW_KIND: 1, PASS: 0}
+TRANSFER = "transfer"
+_ARITY = {ATTACK: 1, BEAT: 2, TAKE_KIND: 0, THROW_KIND: 1, PASS: 0, TRANSFER: 1}
 
 Seat = int | Literal["dummy"]
 
 
 class DurakOptions(BaseModel):
-    """The lobby settings (seeds/durak.md §1, §3.4, §3.2): deck, whether the dummy plays,
-    rematch lead."""
+    """The lobby settings (seeds/durak.md §1, §3.4, §3.2 and the variants of §9): the
+    deck, the dummy and whether it plays, the rematch lead, transfers, who throws in and
+    five before the first discard. The defaults are the seed's game."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    deck_size: Literal[36, 52] = 36
+    deck_size: Literal[36, 52, 24] = 36
     dummy_plays: bool = False
     first_move: Literal["under", "from_under"] = "under"
+    dummy: bool = True
+    transfer: bool = False
+    throw_in: Literal["all", "neighbours"] = "all"
+    five_before_discard: bool = False
+
+    @model_validator(mode="after")
+    def _allowed(self) -> Self:
+        why = refusal(self)
+        if why is not None:
+            raise ValueError(why)
+        return self
+
+
+def refusal(options: DurakOptions) -> str | None:
+    """Why a combination of options is no game (what each option needs, §9), or None."""
+    if options.dummy:
+        if options.transfer:
+            return "transfer needs dummy: false"
+        if options.throw_in != "all":
+            return "throw_in: neighbours needs dummy: false"
+    elif options.dummy_plays:
+        return "dummy_plays needs dummy: true"
+    return None
+
+
+def seating(options: DurakOptions) -> tuple[int, int]:
+    """(fewest, most) players a game with these options seats (§1, §10.2): six cards to
+    each hand; with the dummy, six to it too and one card left over for the trump."""
+    size = options.deck_size
+    most = (size - 1) // HAND - 1 if options.dummy else size // HAND
+    return MIN_PLAYERS, min(MOST_PLAYERS, most)
 
 
 class SeatingError(ValueError):
-    """Too many or too few players for the deck; the lobby offers the 52-card deck."""
+    """Too many or too few players for the deck and options; names a larger deck that
+    seats them, if one does."""
 
-    def __init__(self, players: int, deck_size: int) -> None:
-        most = MAX_PLAYERS[deck_size]
-        hint = " (the 52-card deck takes up to 6)" if deck_size == 36 and players <= 6 else ""
-        super().__init__(
-            f"a {deck_size}-card game takes {MIN_PLAYERS} to {most} players, not {players}{hint}"
-        )
+    def __init__(self, players: int, options: DurakOptions) -> None:
+        _, most = seating(options)
+        game = f"a {options.deck_size}-card game" + ("" if options.dummy else " without the dummy")
+        larger = [
+            (size, seating(options.model_copy(update={"deck_size": size}))[1])
+            for size in (36, 52)
+            if size > options.deck_size
+        ]
+        fits = [f" (the {s}-card deck takes up to {m})" for s, m in larger if m >= players]
+        hint = fits[0] if fits and players > most else ""
+        super().__init__(f"{game} takes {MIN_PLAYERS} to {most} players, not {players}{hint}")
         self.players = players
-        self.deck_size = deck_size
+        self.deck_size = options.deck_size
         self.most = most
 
 
+class DurakActor(NamedTuple):
+    """Who must act: a seat, and whether he acts for the dummy (as its controller)."""
+
+    player: int
+    dummy: bool = False
+
+    def record(self) -> dict[str, Any]:
+        return {"player": self.player, "dummy": self.dummy}
+
+
 class DurakMove(NamedTuple):
-    """One choice: ``cards`` is ``(C,)`` for attack/throw, ``(A, C)`` for beat, else ``()``.
+    """One choice: ``cards`` is ``(C,)`` for attack/throw/transfer, ``(A, C)`` for beat,
+    else ``()``.
 
     ``player`` is the seat that taps; ``dummy`` is true when he acts for the dummy.
     """
@@ -121,12 +176,13 @@ _STR = [cards.to_str(c) if c in _ALL_CARDS else "" for c in range(60)]  # hot-pa
 class _MoveTable:
     """Every move object one actor can make, built once: the hot loop only looks them up."""
 
-    __slots__ = ("_key", "_rows", "attack", "pass_", "take", "throw")
+    __slots__ = ("_key", "_rows", "attack", "pass_", "take", "throw", "transfer")
 
     def __init__(self, player: int, dummy: bool) -> None:
         self._key = (player, dummy)
         self.attack = [DurakMove(player, dummy, ATTACK, (c,)) for c in range(60)]
         self.throw = [DurakMove(player, dummy, THROW_KIND, (c,)) for c in range(60)]
+        self.transfer = [DurakMove(player, dummy, TRANSFER, (c,)) for c in range(60)]
         self.take = DurakMove(player, dummy, TAKE_KIND)
         self.pass_ = DurakMove(player, dummy, PASS)
         self._rows: list[list[DurakMove] | None] = [None] * 60
@@ -185,6 +241,7 @@ class DurakRules:
         "_drawn",
         "_dummy_plays",
         "_events",
+        "_five",
         "_fool",
         "_hands",
         "_known",
@@ -192,6 +249,7 @@ class DurakRules:
         "_mask",
         "_n",
         "_names",
+        "_neighbours",
         "_nxt",
         "_order",
         "_orders",
@@ -200,8 +258,10 @@ class DurakRules:
         "_phase",
         "_pos",
         "_previous_fool",
+        "_ring",
         "_stock",
         "_tables",
+        "_transfer",
         "_trump",
         "_trump_card",
         "options",
@@ -227,16 +287,24 @@ class DurakRules:
         self._deck = tuple(deck)
         self._deckset = frozenset(deck)
         self._dummy_plays = options.dummy_plays
+        self._transfer = options.transfer
+        self._neighbours = options.throw_in == "neighbours"
+        self._five = options.five_before_discard
         ring = [(p + 1) % n for p in range(n)] + [(dealer + 1) % n]
-        ring[dealer] = n  # the dummy sits right after the dealer
+        if options.dummy:
+            ring[dealer] = n  # the dummy sits right after the dealer
         self._nxt = tuple(ring)
-        dealt = HAND * (n + 1)
-        self._trump_card = deck[dealt]
-        self._trump = deck[dealt] & 3
+        self._ring = n + 1 if options.dummy else n  # participants round the table
+        dealt = HAND * self._ring
+        if dealt == len(deck):  # the whole deck dealt: the dealer's sixth card is trump
+            self._trump_card = deck[dealt - 1]
+            self._stock: tuple[Card, ...] = ()
+        else:  # the face-up card goes under the stock: it is drawn last
+            self._trump_card = deck[dealt]
+            self._stock = (*deck[dealt + 1 :], deck[dealt])
+        self._trump = self._trump_card & 3
         self._beaters = _BEATERS[self._trump]
         self._tables = [_moves_for(p, False) for p in range(n)]
-        # The face-up card goes under the stock: it is drawn last.
-        self._stock = (*deck[dealt + 1 :], deck[dealt])
         self._drawn = 0
         self._hands: list[list[Card]] = [[] for _ in range(n + 1)]
         self._known: list[set[Card]] = [set() for _ in range(n + 1)]
@@ -265,8 +333,9 @@ class DurakRules:
     ) -> None:
         """Raise ValueError (SeatingError for the player count) unless a game can start."""
         n = len(players)
-        if not MIN_PLAYERS <= n <= MAX_PLAYERS[options.deck_size]:
-            raise SeatingError(n, options.deck_size)
+        low, high = seating(options)
+        if not low <= n <= high:
+            raise SeatingError(n, options)
         if type(dealer) is not int or not 0 <= dealer < n:
             raise ValueError(f"dealer must be a seat 0..{n - 1}, not {dealer!r}")
         if previous_fool is not None and (
@@ -298,9 +367,12 @@ class DurakRules:
         n, deck = self._n, self._deck
         for k in range(n):  # from the dealer's neighbour round to the dealer
             self._hands[(self._dealer + 1 + k) % n] = list(deck[HAND * k : HAND * (k + 1)])
-        self._hands[n] = list(deck[HAND * n : HAND * (n + 1)])
+        if self.options.dummy:
+            self._hands[n] = list(deck[HAND * n : HAND * (n + 1)])
+        elif not self._stock:  # the dealer's face-up sixth card: everyone saw it go to him
+            self._known[self._dealer].add(self._trump_card)
         first = self._first_attacker()
-        self._controller = first
+        self._controller = first if self.options.dummy else -1  # -1: no dummy to control
         self._start_bout(first)
         self._events = []
 
@@ -337,19 +409,23 @@ class DurakRules:
         twin._defender = self._defender
         twin._drawn = self._drawn
         twin._dummy_plays = self._dummy_plays
+        twin._five = self._five
         twin._fool = self._fool
         twin._limit = self._limit
         twin._mask = self._mask
         twin._n = self._n
         twin._names = self._names
+        twin._neighbours = self._neighbours
         twin._nxt = self._nxt
         twin._order = self._order
         twin._orders = self._orders
         twin._phase = self._phase
         twin._pos = self._pos
         twin._previous_fool = self._previous_fool
+        twin._ring = self._ring
         twin._stock = self._stock
         twin._tables = self._tables
+        twin._transfer = self._transfer
         twin._trump = self._trump
         twin._trump_card = self._trump_card
         twin.options = self.options
@@ -381,6 +457,7 @@ class DurakRules:
             self._pos,
             self._attacker,
             self._defender,
+            self._order,
             self._controller,
             self._limit,
             self._drawn,
@@ -403,11 +480,11 @@ class DurakRules:
             return self._defender
         return self._order[self._pos]
 
-    def to_act(self) -> Actor | None:
+    def to_act(self) -> DurakActor | None:
         if self._phase == OVER:
             return None
         who = self._who()
-        return Actor(self._controller, True) if who == self._n else Actor(who, False)
+        return DurakActor(self._controller, True) if who == self._n else DurakActor(who, False)
 
     def is_finished(self) -> bool:
         return self._phase == OVER
@@ -424,8 +501,10 @@ class DurakRules:
         hand = self._hands[who]
         if phase == LEAD:
             return list(map(table.attack.__getitem__, hand))
-        if phase == DEFEND:  # exactly one card is unbeaten: the latest one
-            a = self._att[-1]
+        if phase == DEFEND:
+            if self._transfer:
+                return self._defences(table, hand)
+            a = self._att[-1]  # without transfers exactly one card is unbeaten: the latest
             moves = list(
                 map(table.beats(a).__getitem__, filter(self._beaters[a].__contains__, hand))
             )
@@ -435,6 +514,46 @@ class DurakRules:
         moves = list(map(table.throw.__getitem__, filter(throwable, hand)))
         moves.append(table.pass_)
         return moves
+
+    def _defences(self, table: _MoveTable, hand: list[Card]) -> list[DurakMove]:
+        """The defender's moves where transfers are played (§12): beat any unbeaten card,
+        transfer while nothing is beaten, or take."""
+        moves: list[DurakMove] = []
+        beaters = self._beaters
+        for a, d in zip(self._att, self._dfn, strict=True):
+            if d < 0:
+                moves += map(table.beats(a).__getitem__, filter(beaters[a].__contains__, hand))
+        if self._transfer_target(self._defender) >= 0:
+            rank = self._att[0] >> 2
+            moves += [table.transfer[c] for c in hand if c >> 2 == rank]
+        moves.append(table.take)
+        return moves
+
+    def _cap(self) -> int:
+        """Attack cards a bout may hold before the defender's hand counts (§4.5, §14)."""
+        return EARLY_LIMIT if self._five and not self._discard else BOUT_LIMIT
+
+    def _next_holder(self, seat: int) -> int:
+        """The next player clockwise after ``seat`` who holds cards; -1 if nobody does."""
+        nxt, hands = self._nxt, self._hands
+        who = nxt[seat]
+        while who != seat:
+            if hands[who]:
+                return who
+            who = nxt[who]
+        return -1
+
+    def _transfer_target(self, defender: int) -> int:
+        """Who would defend after a transfer by ``defender`` now, or -1 if none may be
+        made (§12): a card is beaten already, or the new defender holds fewer cards than
+        the attack cards would then be (never more than four: the bout's cap of five or
+        six cannot stop it)."""
+        if max(self._dfn) >= 0:
+            return -1
+        new = self._next_holder(defender)
+        if new < 0 or len(self._att) + 1 > len(self._hands[new]):
+            return -1
+        return new
 
     # ------------------------------------------------------------------ apply
 
@@ -467,8 +586,10 @@ class DurakRules:
         if phase != DEFEND:
             raise IllegalMove("cannot_beat_now", "There is no card to beat now.")
         a, c = cs
-        if a != self._att[-1]:  # in this phase only the latest card is unbeaten
-            raise self._not_unbeaten(a)
+        att, dfn = self._att, self._dfn
+        i = len(att) - 1  # the latest card: the only unbeaten one without transfers
+        if a != att[i] or dfn[i] >= 0:
+            i = self._unbeaten_index(a)
         hand = self._hands[who]
         if c not in hand:
             raise self._not_held(c, who)
@@ -480,12 +601,14 @@ class DurakRules:
                 with_card=_STR[c],
             )
         hand.remove(c)
-        self._dfn[-1] = c
+        dfn[i] = c
         self._mask |= 1 << (c >> 2)
         seat: Seat = "dummy" if who == self._n else who
         self._events.append(_event(("beat", {"seat": seat, "card": _STR[a], "with": _STR[c]})))
         if self._known[who] or not hand:
             self._played(who, hand, c)
+        if self._transfer and -1 in dfn:
+            return  # more cards to beat, in any order (§12)
         self._phase = THROW
         self._pos = 0
         self._advance()
@@ -521,6 +644,56 @@ class DurakRules:
             self._advance()
         else:
             self._phase = DEFEND
+
+    def _transfer_move(self, kind: str, phase: int, who: int, cs: tuple[Card, ...]) -> None:
+        """The defender passes the attack on with a card of the rank on the table (§12)."""
+        if phase != DEFEND or not self._transfer:
+            raise IllegalMove(
+                "cannot_transfer_now",
+                "No transfer now: only the defender transfers, in a game with transfers.",
+            )
+        c = cs[0]
+        hand = self._hands[who]
+        if c not in hand:
+            raise self._not_held(c, who)
+        att = self._att
+        if max(self._dfn) >= 0:
+            raise IllegalMove(
+                "transfer_after_beat", "A card on the table is beaten already: no transfer now."
+            )
+        if c >> 2 != att[0] >> 2:
+            raise IllegalMove(
+                "transfer_rank",
+                f"{_STR[c]} is not of the rank of the cards on the table.",
+                card=_STR[c],
+            )
+        # The attack cards are one rank, four at most: the cap (five or six) never stops
+        # a transfer, the new defender's hand may.
+        count = len(att) + 1
+        new = self._next_holder(who)
+        if new < 0:
+            raise IllegalMove("cannot_transfer_now", "Nobody else holds cards to defend.")
+        if count > len(self._hands[new]):
+            held = len(self._hands[new])
+            raise IllegalMove(
+                "transfer_too_few",
+                f"{self._names[new]} holds {held} cards, too few to face {count}.",
+                seat=new,
+                held=held,
+                count=count,
+            )
+        hand.remove(c)
+        att.append(c)
+        self._dfn.append(-1)
+        self._events.append(_event((TRANSFER, {"seat": who, "card": _STR[c], "defender": new})))
+        if self._known[who] or not hand:
+            self._played(who, hand, c)
+        # He is now the bout's lead attacker; the limit counts from the new defender's hand.
+        self._attacker = who
+        self._defender = new
+        self._order = self._throw_order(who, new)
+        self._limit = min(self._cap(), len(self._hands[new]))
+        self._pos = 0
 
     def _take(self, kind: str, phase: int, who: int, cs: tuple[Card, ...]) -> None:
         if phase != DEFEND:
@@ -564,6 +737,13 @@ class DurakRules:
             )
         whose = "The dummy does" if who == self._n else "You do"
         return IllegalMove("not_in_hand", f"{whose} not hold {_name(c)}.", card=_name(c))
+
+    def _unbeaten_index(self, a: object) -> int:
+        """Where unbeaten attack card ``a`` lies on the table; raises if it does not."""
+        for i, (x, d) in enumerate(zip(self._att, self._dfn, strict=True)):
+            if x == a and d < 0:
+                return i
+        raise self._not_unbeaten(a)
 
     def _not_unbeaten(self, a: object) -> IllegalMove:
         if a not in self._deckset:
@@ -666,7 +846,7 @@ class DurakRules:
         total = len(stock)
         hands, nxt, n = self._hands, self._nxt, self._n
         who = self._attacker
-        for _ in range(n + 1):
+        for _ in range(self._ring):
             hand = hands[who]
             want = HAND - len(hand)
             if want > 0:
@@ -699,20 +879,25 @@ class DurakRules:
         self._attacker = attacker
         self._defender = defender
         self._order = self._throw_order(attacker, defender)
-        self._limit = min(BOUT_LIMIT, len(self._hands[defender]))
+        self._limit = min(self._cap(), len(self._hands[defender]))
         self._phase = LEAD
         self._pos = 0
         seats = ("dummy" if attacker == n else attacker, "dummy" if defender == n else defender)
         self._events.append(_event(("bout", {"attacker": seats[0], "defender": seats[1]})))
 
     def _throw_order(self, attacker: int, defender: int) -> tuple[int, ...]:
-        """Priority order of the right to throw in: the lead attacker, then clockwise."""
+        """Priority order of the right to throw in: the lead attacker, then clockwise; with
+        throw-in by neighbours (§13), the lead attacker and the first player after the
+        defender who holds cards, fixed now (at the start of a bout, or a transfer)."""
+        if self._neighbours:
+            after = self._next_holder(defender)
+            return (attacker,) if after in (attacker, -1) else (attacker, after)
         key = attacker * 8 + defender
         order = self._orders.get(key)
         if order is None:
             found = []
             who = attacker
-            for _ in range(self._n + 1):
+            for _ in range(self._ring):
                 if who != defender:
                     found.append(who)
                 who = self._nxt[who]
@@ -727,4 +912,5 @@ _STEPS: dict[str, Callable[[DurakRules, str, int, int, tuple[Card, ...]], None]]
     THROW_KIND: DurakRules._lay,
     TAKE_KIND: DurakRules._take,
     PASS: DurakRules._pass,
+    TRANSFER: DurakRules._transfer_move,
 }

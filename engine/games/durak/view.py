@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from engine import cards
 from engine.cards import Card
-from engine.games.durak.rules import OVER, PHASES, DurakRules, Phase, Seat
+from engine.games.durak.rules import OVER, PHASES, DurakOptions, DurakRules, Phase, Seat
 
 
 class ActorView(BaseModel):
@@ -23,14 +23,24 @@ class DurakView(BaseModel):
     """What one seat (``None``: the group) may know; the bot renders only from this.
 
     Seats are player indices; ``"dummy"`` where the dummy can stand (attacker, defender).
+    Without the dummy (``dummy`` false) its hand, count and known cards stay empty and
+    ``controller`` is None. The legal moves (``Durak.legal_moves``) may hold transfers
+    where ``options.transfer`` is on.
     """
 
     seat: int | None  # whose view this is; None: the public (group) view
     players: list[str]
     dealer: int
+    options: DurakOptions  # the variant played (seeds/durak.md §9)
     deck_size: int
+    dummy: bool  # whether there is a dummy at all
     dummy_plays: bool
     trump: str  # the face-up trump card (its suit is trump), even after it is drawn
+    # The seat known to hold the face-up trump card (the dealer's when the whole deck was
+    # dealt, §10.3, or whoever drew it), until he plays it; None while it is under the
+    # stock or once played.
+    trump_held_by: Seat | None
+    whole_deck: bool  # the whole deck was dealt: no stock, trump in the dealer's hand
     hand: list[str]  # own hand, sorted by suit, trumps last; [] for the public
     dummy_hand: list[str] | None  # the dummy's cards, for its controller only
     hand_counts: list[int]  # cards in each player's hand, by seat
@@ -46,9 +56,12 @@ class DurakView(BaseModel):
     attacker: Seat | None  # the lead attacker of the bout; None when finished
     defender: Seat | None
     to_act: ActorView | None  # who must act now (dummy: the controller acts for it)
-    controller: int  # who plays the dummy's cards
+    controller: int | None  # who plays the dummy's cards; None without the dummy
     out: list[int]  # players who got rid of their cards, in that order
     limit: int | None  # attack cards this bout may hold; None when finished
+    # Who has the right to throw in this bout, in priority order (the defender's
+    # neighbours only with throw_in "neighbours"); [] when finished.
+    throw_order: list[Seat]
     attack_cards: int  # attack cards on the table now
     finished: bool
     fool: int | None  # when finished: the fool, or None for a drawn game
@@ -77,7 +90,7 @@ class DurakViewer(DurakRules):
             "table": [list(pair) for pair in self._table_pairs()],
             "attacker": None if over else self._seat(self._attacker),
             "defender": None if over else self._seat(self._defender),
-            "controller": self._controller,
+            "controller": self._controller if self._controller >= 0 else None,
             "out": list(self._out),
         }
 
@@ -86,7 +99,8 @@ class DurakViewer(DurakRules):
 
     def known_to(self, seat: int | None) -> Counter[str]:
         """seeds/durak.md: the face-up trump card, the cards on the table and the cards
-        each hand is known to hold (picked up, or the trump card drawn) are everyone's;
+        each hand is known to hold (picked up, the trump card drawn, or dealt face up to
+        the dealer when the whole deck is dealt) are everyone's;
         a seat knows besides his own hand, and the dummy's while he controls it. Never
         the stock's order or the discard pile."""
         known = [self._trump_card, *self._att, *(d for d in self._dfn if d >= 0)]
@@ -96,6 +110,14 @@ class DurakViewer(DurakRules):
             if seat == self._controller:
                 known += self._hands[self._n]
         return Counter(cards.to_strs(known))
+
+    def _trump_holder(self) -> Seat | None:
+        """The participant everyone knows holds the face-up trump card, if one does."""
+        card = self._trump_card
+        for who, known in enumerate(self._known):
+            if card in known:
+                return self._seat(who)
+        return None
 
     def view(self, seat: int | None) -> DurakView:
         """Own hand; the dummy's only for its controller; of the others only what is public."""
@@ -108,9 +130,13 @@ class DurakViewer(DurakRules):
             seat=seat,
             players=list(self._names),
             dealer=self._dealer,
+            options=self.options,
             deck_size=self.options.deck_size,
+            dummy=self.options.dummy,
             dummy_plays=self._dummy_plays,
             trump=cards.to_str(self._trump_card),
+            trump_held_by=self._trump_holder(),
+            whole_deck=not self._stock,
             hand=[] if seat is None else self._sorted(self._hands[seat]),
             dummy_hand=self._sorted(self._hands[n]) if seat == self._controller else None,
             hand_counts=[len(h) for h in self._hands[:n]],
@@ -124,9 +150,10 @@ class DurakViewer(DurakRules):
             attacker=None if over else self._seat(self._attacker),
             defender=None if over else self._seat(self._defender),
             to_act=None if actor is None else ActorView(player=actor.player, dummy=actor.dummy),
-            controller=self._controller,
+            controller=self._controller if self._controller >= 0 else None,
             out=list(self._out),
             limit=None if over else self._limit,
+            throw_order=[] if over else [self._seat(who) for who in self._order],
             attack_cards=len(self._att),
             finished=over,
             fool=self._fool,

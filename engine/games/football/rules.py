@@ -52,7 +52,7 @@ from typing import Any, Literal, NamedTuple, Self, overload
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine import cards
-from engine.base import Actor, Event, IllegalMove, MalformedRecord
+from engine.base import Event, IllegalMove, MalformedRecord, Turn
 from engine.cards import Card, matches
 
 SETUP, PLAY, FINISHED = 0, 1, 2
@@ -272,11 +272,11 @@ class FootballRules:
     def is_finished(self) -> bool:
         return self._phase == FINISHED
 
-    def to_act(self) -> Actor | None:
+    def to_act(self) -> Turn | None:
         if self._phase == PLAY:
-            return Actor(self._turn)
+            return Turn(self._turn)
         if self._phase == SETUP:
-            return Actor(0 if self._setup[0] is None else 1)
+            return Turn(0 if self._setup[0] is None else 1)
         return None
 
     def hand(self, seat: int) -> list[Card]:

@@ -12,7 +12,7 @@ SPEC = GameSpec(
     name=Football.name,
     game=Football,
     options=FootballOptions,
-    players=lambda deck_size: (PLAYERS, PLAYERS),
+    players=lambda options: (PLAYERS, PLAYERS),
     seats=PLAYERS,
     # No hard level: normal already takes the exact best chance of scoring each turn, and
     # no stronger play was found (engine/games/football/computer.py).

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from engine.base import Actor
 from engine.games.durak.game import Durak
 from engine.games.durak.players.greedy import greedy
 from engine.games.durak.players.heuristics import normal, value
 from engine.games.durak.players.sampling import Mirror
-from engine.games.durak.rules import DurakMove
+from engine.games.durak.rules import DurakActor, DurakMove
 
 # Positions one decision may visit: about 80 ms on an idle core of this machine.
 NODES = 5000
@@ -56,7 +55,7 @@ class _Search:
         self.known: dict[tuple[object, ...], bool] = {}
         self.line: set[tuple[object, ...]] = set()
 
-    def _end(self, game: Durak, actor: Actor | None) -> bool | None:
+    def _end(self, game: Durak, actor: DurakActor | None) -> bool | None:
         """Whether the seat escapes, where nothing is left to search (None elsewhere);
         ``actor`` is who acts in ``game``, which the caller has asked already."""
         if actor is None:
@@ -131,15 +130,15 @@ def cheap_first(move: DurakMove, trump: int) -> int:
 
 
 # How the others may play: a choice from what the actor's seat would see.
-Style = Callable[[Mirror, Actor, Sequence[DurakMove]], DurakMove]
+Style = Callable[[Mirror, DurakActor, Sequence[DurakMove]], DurakMove]
 
 
-def club(mirror: Mirror, actor: Actor, legal: Sequence[DurakMove]) -> DurakMove:
+def club(mirror: Mirror, actor: DurakActor, legal: Sequence[DurakMove]) -> DurakMove:
     """The sound club player: the normal level."""
     return normal(mirror.seen(actor), legal)
 
 
-def plain(mirror: Mirror, actor: Actor, legal: Sequence[DurakMove]) -> DurakMove:
+def plain(mirror: Mirror, actor: DurakActor, legal: Sequence[DurakMove]) -> DurakMove:
     """The simplest sensible play, as most people's first games go: the greedy player."""
     return greedy(legal, mirror.trump_card & 3)
 

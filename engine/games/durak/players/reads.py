@@ -157,6 +157,13 @@ class Reads:
                     self.log[who].append(Change(taken=mask(table)))
                     self.counts[who] += len(table)
                 self.att, self.dfn = [], []
+            elif kind == "transfer":  # the card joins the attack; read nothing into it
+                who = self._who(data["seat"])
+                self._play(who, cards.parse(data["card"]))
+                self.att.append(cards.parse(data["card"]))
+                self.dfn.append(None)
+                self.defender = self._who(data["defender"])
+                self.limit = min(BOUT_LIMIT, self.counts[self.defender])
             elif kind in ("attack", "throw", "beat", "take_declared", "pass"):
                 who = self._who(data["seat"])
                 if kind == "attack" and self.controller is None:

@@ -21,11 +21,11 @@ from itertools import combinations, islice
 from typing import Any
 
 from engine import cards
-from engine.base import Actor, CorruptState, Event
+from engine.base import CorruptState, Event
 from engine.cards import Card
 from engine.games.durak.game import Durak
 from engine.games.durak.players.seen import Seen, participant
-from engine.games.durak.rules import HAND
+from engine.games.durak.rules import HAND, DurakActor
 from engine.games.durak.view import DurakView
 
 
@@ -126,18 +126,20 @@ class Position:
         view, seen = self.view, self.seen
         n = seen.n
         full = cards.deck(view.deck_size)
-        dealt = HAND * (n + 1)
+        dealt = HAND * (n + 1 if view.dummy else n)
         rest = sorted(set(full) - set(world.stock) - {seen.trump_card})
         # The engine's stock is deck[dealt + 1:] then deck[dealt] (the face-up trump):
         # put the trump there and the sampled stock at the very end of the deck.
         deck = [*rest[:dealt], seen.trump_card, *rest[dealt:], *world.stock[:-1]]
-        if not world.stock:
+        if view.whole_deck:  # the trump is the dealer's last card dealt; no stock
+            deck = [*rest[: dealt - 1], seen.trump_card, *rest[dealt - 1 :]]
+        elif not world.stock:
             deck = [*rest[:dealt], seen.trump_card, *rest[dealt:]]
         table = [[a] if d is None else [a, d] for a, d in seen.table]
         pending = [p for p in range(n) if not world.hands[p] and p not in seen.out]
         return {
             "v": 1,
-            "options": {"deck_size": view.deck_size, "dummy_plays": view.dummy_plays},
+            "options": view.options.model_dump(),
             "players": view.players,
             "dealer": view.dealer,
             "previous_fool": None,
@@ -156,7 +158,15 @@ class Position:
             "out": view.out,
             "pending": pending,
             "fool": None,
+            **self._order(),
         }
+
+    def _order(self) -> dict[str, Any]:
+        """The stored throw-in order where the engine keeps one (neighbours)."""
+        view = self.view
+        if view.options.throw_in != "neighbours" or view.phase == "over":
+            return {}
+        return {"order": [participant(who, self.seen.n) for who in view.throw_order]}
 
     def game(self, world: World) -> Durak:
         """The engine game of ``world``, the seat to act exactly as in the view."""
@@ -223,7 +233,7 @@ class Mirror:
     def update(self, events: Sequence[Event]) -> None:
         for event in events:
             kind, data = event.kind, event.data
-            if kind in ("attack", "throw", "beat"):
+            if kind in ("attack", "throw", "beat", "transfer"):
                 who = self.who(data["seat"])
                 if kind == "beat":
                     attack, card = cards.parse(data["card"]), cards.parse(data["with"])
@@ -234,6 +244,8 @@ class Mirror:
                     self.dfn.append(None)
                 self.hands[who].remove(card)
                 self.known[who].discard(card)
+                if kind == "transfer":
+                    self.attacker, self.defender = who, self.who(data["defender"])
             elif kind == "take_declared":
                 self.taking = True
             elif kind in ("took", "discarded"):
@@ -270,7 +282,7 @@ class Mirror:
             return "lead"
         return "defend" if None in self.dfn else "throw"
 
-    def seen(self, actor: Actor) -> Seen:
+    def seen(self, actor: DurakActor) -> Seen:
         """What ``actor``'s seat knows now, as its view and memory would tell it."""
         n, seat = self.n, actor.player
         return Seen(

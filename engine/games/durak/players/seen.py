@@ -86,7 +86,7 @@ class Seen:
     discard_count: int
     attacker: int | None
     defender: int | None
-    controller: int
+    controller: int | None  # None without the dummy
     deck_size: int
     phase: str
     out: list[int]
