@@ -319,9 +319,17 @@ const CT = (() => {
     clearInterval(show.tick);
     show.tick = setInterval(() => { if (S && S.turn_left > 0) { S.turn_left--; subline(); } }, 1000);
   }
+  // No session: a forged or replayed opening, or one that slept past its session (it
+  // keeps its last picture, with nothing to tap, and says to open the table again).
   function refused() {
     document.body.dataset.refused = "1";
-    $("status").textContent = "401";
+    clearTimeout(retry);
+    if (!S) { $("status").textContent = "401"; return; }
+    clearInterval(show.tick);
+    S.moves = []; S.turn_left = null;
+    online(true);
+    draw();
+    $("status").textContent = S.words.expired;
   }
 
   // ----- the session and the live stream
