@@ -28,6 +28,7 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.i18n import plain as t
 from bot.tables import games
+from bot.webapp.auth import SESSION
 from engine import records
 from engine.games.football.game import Football
 from testing.browser import DARK, MISSING, WITHIN, Page
@@ -35,6 +36,7 @@ from testing.clock import Clock
 from testing.harness import Harness
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
 from testing.webapp import Commits, PageServer, init_data, serving, table_for_two
+from tests.test_webapp_durak_page import Player
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if MISSING:
@@ -122,16 +124,19 @@ async def test_a_whole_game_of_football_on_two_pages(
     ``data-move`` tokens: ``setup:<card>``, ``setup:confirm``, the field's cells)."""
     h = harness
     top, (ann, bob), param = await table_for_two(h, "football")
-    pages = {ann.id: Page(browsers[0]), bob.id: Page(browsers[1])}
+    pages = {ann.id: Player(browsers[0]), bob.id: Player(browsers[1])}
     rng = random.Random(11)
     answered = len(h.server.calls_to("answerCallbackQuery"))  # the lobby's taps
+    findings: dict[str, list[str]] = {}
     async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
+        for p in pages.values():
+            await p.watch()
         paint = [
             await open_logged(pages[ann.id], web.root, param, init_data(ann)),
             await open_logged(pages[bob.id], web.root, param, init_data(bob), theme=DARK),
         ]
-        await pages[ann.id].console_errors()
-        await pages[bob.id].console_errors()
+        for p in pages.values():
+            await p.console_errors()
         taps = 0
         laid: dict[int, list[str]] = {ann.id: [], bob.id: []}
         while (data := await stored(h, top.group))["phase"] == "playing":
@@ -154,11 +159,17 @@ async def test_a_whole_game_of_football_on_two_pages(
                 legal = games.legal_for(game, seat_of(data, user)) or []
                 assert sorted(offered) == sorted(token for token, _ in legal), offered
                 token = rng.choice(offered)
-            if token.startswith("setup:") and token != "setup:confirm":
+            if len(laid[user.id]) == 1 and user is ann and not findings:  # she starts over
+                token = "setup:reset"
+                for p, who in ((page, "en, light"), (other, "ru, dark")):
+                    findings[f"{who}, set-up"] = await p.axe()
+            if token == "setup:reset":
+                laid[user.id] = []
+            elif token.startswith("setup:") and token != "setup:confirm":
                 laid[user.id].append(token[6:])
             if view.phase == "setup" and len(laid[user.id]) == 2 and user is ann:
                 await page.still()
-                await page.screenshot(shots / "webapp-football-setup-en.png")
+                await page.snap(shots / "webapp-football-setup-en.png")
             before = data["version"]
             await page.tap(token)
             taps += 1
@@ -169,13 +180,21 @@ async def test_a_whole_game_of_football_on_two_pages(
             if taps == 24:  # the ball on its way: the pictures of docs/webapp.md
                 for p in pages.values():
                     await p.still()
-                await pages[ann.id].screenshot(shots / "webapp-football-en.png")
-                await pages[bob.id].screenshot(shots / "webapp-football-ru.png")
+                await pages[ann.id].snap(shots / "webapp-football-en.png")
+                await pages[bob.id].snap(shots / "webapp-football-ru.png")
+                findings["en, light, playing"] = await pages[ann.id].axe()
+                findings["ru, dark, playing"] = await pages[bob.id].axe()
         versions = set(range(data["version"] - taps, data["version"] + 1))
         lag = latencies(commits, [await shown_at(p) for p in pages.values()], versions)
-        errors = [e for p in pages.values() for e in await p.console_errors()]
+        findings["en, light, the end"] = await pages[ann.id].axe()
+        findings["ru, dark, the end"] = await pages[bob.id].axe()
+        errors = [e for p in pages.values() for e in await p.console_errors() + await p.errors()]
+        foreign = [e for p in pages.values() for e in await p.foreign()]
+        frames = [f for p in pages.values() for f in await p.js("return window.__frames")]
         size = await weight(pages[ann.id])
     assert data["phase"] == "finished" and taps > 12 and not errors, errors
+    assert not foreign, foreign  # nothing asked of anyone but the bot's server
+    assert not any(findings.values()), findings  # axe-core: nothing serious or critical
     assert len(h.server.calls_to("answerCallbackQuery")) == answered, "a chat button was tapped"
     final = Football.from_json(data["state"])
     for user in (ann, bob):  # laid as he tapped them: goalkeeper, then his row from his left
@@ -191,7 +210,8 @@ async def test_a_whole_game_of_football_on_two_pages(
         f"\nfootball on two pages: {taps} taps, first picture {paint[0] * 1000:.0f} / "
         f"{paint[1] * 1000:.0f} ms, a move's commit to the other pages: "
         f"p50 {quantile(lag, 0.5) * 1000:.0f} ms, p95 {quantile(lag, 0.95) * 1000:.0f} ms "
-        f"({len(lag)} showings), page {size} bytes gzipped"
+        f"({len(lag)} showings), page {size} bytes gzipped; while the ball moved "
+        f"{len(frames)} frames, p95 {quantile(frames, 0.95):.0f} ms, max {max(frames):.0f} ms"
     )
 
 
@@ -202,7 +222,8 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     computer that then plays for the away player show on both pages (the latency from each commit
     printed by where the move came from). The server stopped for a while: both pages say
     they are offline, and when it is back they show the move made meanwhile by
-    themselves. A page asleep (frozen, its network gone) catches up when it wakes."""
+    themselves. A page asleep (frozen, its network gone) catches up when it wakes; one
+    asleep past its session keeps its picture and says to open the table again."""
     h = harness
     top, (ann, bob), param = await table_for_two(h, "football")
     rng = random.Random(5)
@@ -248,6 +269,14 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
             for page in pages.values():
                 await page.newer_than(before)
         shown = [await shown_at(p) for p in pages.values()]
+        await clock.advance(SESSION + 60)  # asleep past the session: it says to reopen it
+        for page in pages.values():
+            assert await page.wait("return document.body.dataset.refused === '1'", WITHIN)
+            said = await page.js("return document.getElementById('status').textContent")
+            assert said == t(
+                await page.js("return document.documentElement.lang"), "webapp.expired"
+            )
+            assert not await page.tokens()
         errors = [e for e in await pages[bob.id].console_errors() if "/app/api/" not in e]
     assert made["timeout"] and made["computer"] and outage and asleep
     assert not errors, errors  # Ann's page was cut off on purpose: its network errors
