@@ -17,6 +17,7 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 from urllib.parse import urlencode
 
 import httpx
@@ -57,21 +58,30 @@ def tampered(data: str) -> str:
 
 
 async def table_for_two(
-    h: Harness, game: str, *, turn_time: int | None = None
+    h: Harness, game: str, *, turn_time: int | None = None, **options: Any
 ) -> tuple[Tabletop, list[FakeUser], str]:
     """A running game of Ann (English) and Bob (Russian) in a new group; its page parameter.
-    ``turn_time``: the lobby's turn time in seconds (0: none) instead of its default."""
+    ``turn_time``: the lobby's turn time in seconds (0: none) instead of its default;
+    ``options``: the game's own settings (durak's ``dummy``, ``transfer`` …)."""
     players = [h.user("Ann"), h.user("Bob", language_code="ru")]
     group = h.group(creator=players[0])
     top = Tabletop(h, group)
     await top.open(players[0], game)
     await top.join(players[1])
-    if turn_time is not None:
-        raw = json.loads(await h.redis.hget(table_key(group), "d"))
-        raw["settings"]["turn_time"] = turn_time
-        await h.redis.hset(table_key(group), "d", json.dumps(raw))
+    await settle(
+        h, group, (options | {"turn_time": turn_time}) if turn_time is not None else options
+    )
     await top.start(players[0])
     return top, players, await table_param(h, group)
+
+
+async def settle(h: Harness, group: FakeGroup, settings: dict[str, Any]) -> None:
+    """The lobby's ``settings`` set as if chosen in it (any the lobby's buttons may not
+    reach yet): before the game starts."""
+    if settings:
+        raw = json.loads(await h.redis.hget(table_key(group), "d"))
+        raw["settings"].update(settings)
+        await h.redis.hset(table_key(group), "d", json.dumps(raw))
 
 
 async def table_param(h: Harness, group: FakeGroup) -> str:

@@ -17,6 +17,8 @@ import asyncio
 import gzip
 import json
 import random
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -28,12 +30,12 @@ from bot.core.models import Table
 from bot.tables.stats.finished import record_document
 from engine import records
 from engine.games.durak.game import Durak
-from testing.browser import DARK, MISSING, WITHIN, Page
-from testing.chats import FakeUser
+from testing.browser import DARK, MISSING, WITHIN, Page, page_url
+from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
-from testing.tabletop import stored
-from testing.webapp import client, init_data, table_for_two
+from testing.tabletop import Tabletop, stored
+from testing.webapp import client, init_data, settle, table_for_two, table_param
 
 keys = pytest.importorskip("selenium.webdriver.common.keys", reason="selenium is not installed")
 if MISSING:
@@ -90,16 +92,18 @@ class Player(Page):
         active = await asyncio.to_thread(lambda: self.driver.switch_to.active_element)
         await asyncio.to_thread(active.send_keys, keys.Keys.ENTER)
 
-    async def play(self, token: str, keyboard: bool = False) -> None:
-        """Plays the move ``token``: its element, or its card's choice and then it."""
+    async def play(self, token: str, keyboard: bool = False) -> bool:
+        """Plays the move ``token``: its element, or its card's choice and then it;
+        whether it went through a choice."""
         offered = await self.js(ALL_MOVES)
         if token in offered:
             await self.press(f'[data-move="{token}"]', keyboard)
-            return
+            return False
         card = next(t for t in offered if t.startswith("pick:") and t[5:] in token)
         await self.press(f'[data-move="{card}"]', keyboard)
         await self.wait("return !document.getElementById('sheet').hidden")
         await self.press(f'#sheet [data-move="{token}"]', keyboard)
+        return True
 
     async def probe(self, on: bool) -> None:
         """Marks the frames the test holds up (a screenshot, axe), which are not the page's."""
@@ -169,77 +173,165 @@ def _figures(frames: list[float]) -> str:
     )
 
 
-async def test_durak_with_the_dummy_played_whole_on_two_pages(
-    harness: Harness, root: str, browsers: list[Any], shots: Path
-) -> None:
-    h = harness
-    top, users, param = await table_for_two(h, "durak")
-    ann, bob = users
-    group = top.group
-    pages = {ann.id: Player(browsers[0]), bob.id: Player(browsers[1])}
-    for user, theme in ((ann, None), (bob, DARK)):  # Bob's Telegram is dark, in Russian
-        await pages[user.id].watch()
-        await pages[user.id].open(root, param, init_data(user), theme)
-    rng = random.Random(11)
-    moves = dummy_moves = keyboard = 0
-    findings: dict[str, list[str]] = {}
+# What a test does at points of the game: (the stage, the moves made so far, the page of
+# the player to act); the stages: "turn" (his page shows his moves), "flying" (a card of
+# his move in flight), "moved" (every page shows the move).
+Hook = Callable[[str, int, Player], Awaitable[None]]
+
+
+async def play_whole(
+    h: Harness,
+    group: FakeGroup,
+    users: list[FakeUser],
+    pages: dict[int, Player],
+    seed: int,
+    hook: Hook | None = None,
+) -> tuple[dict[str, Any], Counter[str]]:
+    """Plays the game to its end on the pages alone, each move a random legal one tapped
+    (now and then by the keyboard) on the page of the player to act; the table at the end
+    and what was played (moves, the dummy's, transfers, by the keyboard, through a pick).
+    On the way: every legal move is on his page (a card with several: behind its pick)
+    and nothing else is; every other page offers nothing."""
+    rng = random.Random(seed)
+    played: Counter[str] = Counter()
     while (data := await stored(h, group))["phase"] == "playing":
         game = Durak.from_json(data["state"])
         actor = game.to_act()
         assert actor is not None
         user = _seated(data, users)[actor.player]
-        page, other = pages[user.id], pages[(bob if user is ann else ann).id]
+        page = pages[user.id]
+        others = [p for who, p in pages.items() if who != user.id]
         await page.shows(data["version"])
         legal = sorted(game.move_token(m) for m in game.legal_moves())
         offered = set(await page.js(ALL_MOVES))
-        # Every legal move is on his page (a card with several: behind its pick), and
-        # nothing else; the other player's page offers nothing.
         direct = {t for t in offered if not t.startswith("pick:")}
         picked = {t[5:] for t in offered if t.startswith("pick:")}
         assert direct <= set(legal), (direct, legal)
         assert all(t in direct or any(c in t for c in picked) for t in legal), (offered, legal)
-        assert await other.js(ALL_MOVES) == []
-        if moves in (0, 12):
-            for who, p in pages.items():
-                findings[f"{who} at move {moves}"] = await p.axe()
+        for other in others:
+            assert await other.js(ALL_MOVES) == []
+        if hook:
+            await hook("turn", played["moves"], page)
         token = rng.choice(legal)
-        by_keys = moves % 5 == 3  # now and then by the keyboard: focus, Enter
-        await page.play(token, keyboard=by_keys)
-        keyboard += by_keys
-        dummy_moves += token.startswith("d")
-        if moves == 9:
-            await page.wait("return +document.body.dataset.flying > 0", 2)
-            await page.snap(shots / "webapp-durak-flight.png")
-        await page.shows(data["version"] + 1)
-        await other.shows(data["version"] + 1)
-        moves += 1
-        if moves == 8:
-            await pages[ann.id].wait("return !+document.body.dataset.flying", 2)
-            await pages[bob.id].wait("return !+document.body.dataset.flying", 2)
-            await pages[ann.id].snap(shots / "webapp-durak-light-en.png")
-            await pages[bob.id].snap(shots / "webapp-durak-dark-ru.png")
-    assert data["phase"] == "finished" and dummy_moves > 0 and keyboard > 0
-    for who, p in pages.items():
+        by_keys = played["moves"] % 5 == 3  # now and then by the keyboard: focus, Enter
+        played["pick"] += await page.play(token, keyboard=by_keys)
+        played["keyboard"] += by_keys
+        played["dummy"] += token.startswith("d")
+        played["transfer"] += token.lstrip("d").startswith("r")
+        if hook:
+            await hook("flying", played["moves"], page)
+        for p in pages.values():
+            await p.shows(data["version"] + 1)
+        played["moves"] += 1
+        if hook:
+            await hook("moved", played["moves"], page)
+    return data, played
+
+
+async def check_the_end(h: Harness, data: dict[str, Any], pages: dict[int, Player]) -> None:
+    """After the game: every page shows its end, said nothing wrong, asked nothing of
+    anyone but the bot's server; the game's Record, as the bot hands it out, replays to
+    its end."""
+    assert data["phase"] == "finished"
+    for p in pages.values():
         await p.shows(data["version"])
-        findings[f"{who} at the end"] = await p.axe()
         assert await p.errors() == []
         assert await p.console_errors() == []
         assert await p.foreign() == []
-    assert not any(findings.values()), json.dumps(findings, indent=1)
-    # The game's Record, as the bot hands it out, replays to its end.
     _, content = record_document(Table.model_validate(data))
     record = json.loads(content)
     replayed = records.replay(record)
     assert replayed["ok"] and replayed["finished"]
     assert replayed["result"] == Durak.from_json(data["state"]).result()
-    assert len(record["moves"]) == moves
-    frames = [f for p in pages.values() for f in await p.js("return window.__frames")]
+    assert len(record["moves"]) == len(data["moves"])
+
+
+async def frames(pages: dict[int, Player]) -> str:
+    return _figures([f for p in pages.values() for f in await p.js("return window.__frames")])
+
+
+async def open_pages(
+    root: str, param: str, users: list[FakeUser], browsers: list[Any]
+) -> dict[int, Player]:
+    """Each user's page in a browser of his own, watched; Bob's Telegram is dark."""
+    pages = {}
+    for user, driver in zip(users, browsers, strict=True):
+        page = pages[user.id] = Player(driver)
+        await page.watch()
+        await page.open(root, param, init_data(user), DARK if user.first_name == "Bob" else None)
+        await page.console_errors()  # from here on: none
+    return pages
+
+
+async def test_durak_with_the_dummy_played_whole_on_two_pages(
+    harness: Harness, root: str, browsers: list[Any], shots: Path
+) -> None:
+    """The seed's game: Ann and Bob and the dummy, played by its controller's page."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak")
+    pages = await open_pages(root, param, users, browsers)
+    ann, bob = (pages[u.id] for u in users)
+    findings: dict[str, list[str]] = {}
+
+    async def hook(stage: str, moves: int, page: Player) -> None:
+        if stage == "turn" and moves in (0, 12):  # axe-core, light (Ann) and dark (Bob)
+            findings[f"Ann at move {moves}"] = await ann.axe()
+            findings[f"Bob at move {moves}"] = await bob.axe()
+        if stage == "flying" and moves == 9:
+            await page.wait("return +document.body.dataset.flying > 0", 2)
+            await page.snap(shots / "webapp-durak-flight.png")
+        if stage == "moved" and moves == 8:
+            for p in (ann, bob):
+                await p.wait("return !+document.body.dataset.flying", 2)
+            await ann.snap(shots / "webapp-durak-light-en.png")
+            await bob.snap(shots / "webapp-durak-dark-ru.png")
+
+    data, played = await play_whole(h, top.group, users, pages, 11, hook)
+    await check_the_end(h, data, pages)
+    findings["Ann at the end"] = await ann.axe()
+    findings["Bob at the end"] = await bob.axe()
+    assert not any(findings.values()), json.dumps(findings, indent=1)
+    assert played["dummy"] > 0 and played["keyboard"] > 0
     weight = await _page_weight(h)
     print(
-        f"\ndurak on two pages: {moves} moves ({dummy_moves} the dummy's, {keyboard} by "
-        f"the keyboard); {_figures(frames)}; the page {weight} bytes gzipped"
+        f"\ndurak on two pages: {played['moves']} moves ({played['dummy']} the dummy's, "
+        f"{played['keyboard']} by the keyboard); {await frames(pages)}; "
+        f"the page {weight} bytes gzipped"
     )
     assert weight <= PAGE_BUDGET
+
+
+async def test_perevodnoy_played_whole_on_two_pages(
+    harness: Harness, root: str, browsers: list[Any], shots: Path
+) -> None:
+    """Durak with transfers and no dummy: a transfer is a card the defender plays (where
+    it could also beat, the page asks which)."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak", dummy=False, transfer=True)
+    pages = await open_pages(root, param, users, browsers)
+    findings: dict[str, list[str]] = {}
+
+    async def hook(stage: str, moves: int, page: Player) -> None:
+        """The first choice between a card's moves: opened, checked, pictured, cancelled."""
+        picks = [t for t in await page.js(ALL_MOVES) if t.startswith("pick:")]
+        if stage != "turn" or not picks or findings:
+            return
+        await page.press(f'[data-move="{picks[0]}"]', keyboard=False)
+        assert await page.wait("return !document.getElementById('sheet').hidden")
+        findings[f"a choice at move {moves}"] = await page.axe()
+        await page.snap(shots / "webapp-durak-choice.png")
+        await page.press("#sheet button.sec", keyboard=True)  # Cancel, by the keyboard
+        assert await page.js("return document.getElementById('sheet').hidden")
+
+    data, played = await play_whole(h, top.group, users, pages, 4, hook)
+    await check_the_end(h, data, pages)
+    assert not await pages[users[0].id].js("return document.querySelector('[data-seat=dummy]')")
+    assert played["transfer"] > 0 and played["dummy"] == 0
+    assert findings and not any(findings.values()), json.dumps(findings, indent=1)
+    print(
+        f"\nperevodnoy on two pages: {played['moves']} moves ({played['transfer']} transfers, "
+        f"{played['pick']} through a choice); {await frames(pages)}"
+    )
 
 
 async def test_a_refused_move_says_why_in_the_reader_s_language(
@@ -279,3 +371,128 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     assert await page.js("return document.getElementById('toast').textContent") == refusal
     final = await stored(h, top.group)  # no move made (his tap only brought him back)
     assert (final["state"], final["moves"]) == (after["state"], after["moves"])
+
+
+async def test_six_players_without_the_dummy_the_whole_deck_dealt(
+    harness: Harness, root: str, browsers: list[Any], shots: Path
+) -> None:
+    """Six players and no dummy: the whole deck is dealt, so no stock is drawn (the
+    trump's suit shows where it lay) and the trump card, dealt face up, shows in its
+    holder's seat to everyone, or in his own hand; five others sit around Ann's table.
+    A few moves are played on the pages and by the others' chat buttons."""
+    h = harness
+    names = ("Cid", "Dan", "Eve", "Fay")
+    users = [h.user("Ann"), h.user("Bob", language_code="ru"), *map(h.user, names)]
+    group = h.group(creator=users[0])
+    top = Tabletop(h, group)
+    await top.open(users[0], "durak")
+    await settle(h, group, {"dummy": False})
+    for user in users[1:]:
+        await top.join(user)
+    await top.start(users[0])
+    pages = await open_pages(root, await table_param(h, group), users[:2], browsers)
+    data = await stored(h, group)
+    seats = _seated(data, users)
+    for user, page in ((u, pages[u.id]) for u in users[:2]):
+        view = Durak.from_json(data["state"]).view(seats.index(user))
+        assert view.whole_deck and view.stock == 0 and not view.dummy
+        drawn = await page.js(
+            "return [...document.querySelectorAll('[data-seat]')].map(e => e.dataset.seat)"
+        )
+        assert sorted(drawn) == sorted([*(str(s) for s in range(6) if s != view.seat), "me"])
+        assert await page.js("return document.querySelectorAll('.stock .card').length") == 0
+        assert await page.js("return document.querySelectorAll('.trumpmark').length") == 1
+        holder = view.trump_held_by
+        where = "me" if holder == view.seat else str(holder)
+        found = f'[data-seat="{where}"] [data-card="{view.trump}"]'
+        assert await page.js(f"return document.querySelectorAll({found!r}).length") == 1
+        assert await page.axe() == []
+    await pages[users[0].id].snap(shots / "webapp-durak-six.png")
+    rng = random.Random(2)
+    for _ in range(12):  # a few moves, on the pages and by the chat's buttons
+        data = await stored(h, group)
+        game = Durak.from_json(data["state"])
+        actor = game.to_act()
+        if actor is None:
+            break
+        user = _seated(data, users)[actor.player]
+        if user.id in pages:
+            await pages[user.id].shows(data["version"])
+            await pages[user.id].play(rng.choice([game.move_token(m) for m in game.legal_moves()]))
+        else:
+            await top.caught_up(users)
+            await top.step([user], rng)
+        for page in pages.values():
+            await page.shows(data["version"] + 1)
+    for page in pages.values():
+        assert await page.errors() == [] and await page.console_errors() == []
+
+
+# Telegram's Android view as the page meets it: a proxy it posts its events to (recorded).
+TELEGRAM = """
+window.__tg = [];
+window.TelegramWebviewProxy = {postEvent: (type, data) => __tg.push([type, JSON.parse(data)])};
+"""
+
+
+async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
+    harness: Harness, root: str, browsers: list[Any]
+) -> None:
+    """Inside Telegram the page is ready and expanded, asks for the theme and the safe
+    areas, asks before closing while he plays, taps lightly when his turn comes, puts
+    *Take* on the MainButton (and its press takes), follows a theme change and the safe
+    areas live."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak")
+    ann, bob = users
+    page = Player(browsers[0])
+    await asyncio.to_thread(
+        page.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": TELEGRAM}
+    )
+    await asyncio.to_thread(page.driver.get, "about:blank")
+    url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=android"
+    await asyncio.to_thread(page.driver.get, url)
+    assert await page.wait("return document.body.dataset.drawn")
+    sent = "return __tg.map(e => e[0])"
+    assert {"web_app_ready", "web_app_expand", "web_app_request_theme"} <= set(await page.js(sent))
+    assert {"web_app_request_safe_area", "web_app_request_content_safe_area"} <= set(
+        await page.js(sent)
+    )
+    closing = "return __tg.filter(e => e[0] === 'web_app_setup_closing_behavior').map(e => e[1])"
+    assert (await page.js(closing))[-1] == {"need_confirmation": True}
+    rng = random.Random(1)
+    while True:  # on until Ann must beat or take: Bob by his buttons, Ann on the page
+        data = await stored(h, top.group)
+        game = Durak.from_json(data["state"])
+        actor = game.to_act()
+        assert actor is not None, "the game ended before Ann had to take"
+        legal = [game.move_token(m) for m in game.legal_moves()]
+        if _seated(data, users)[actor.player] is bob:
+            await page.js("__tg.length = 0")
+            await top.caught_up(users)
+            await top.step([bob], rng)
+            continue
+        await page.shows(data["version"])
+        if "t" in legal:
+            break
+        await page.play(rng.choice(legal))
+    haptics = "return __tg.filter(e => e[0] === 'web_app_trigger_haptic_feedback').map(e => e[1])"
+    assert {"type": "impact", "impact_style": "light"} in await page.js(haptics)  # his turn
+    main = "return __tg.filter(e => e[0] === 'web_app_setup_main_button').map(e => e[1])"
+    button = (await page.js(main))[-1]
+    assert button["is_visible"] and button["text"] == plain("en", "durak.btn.take")
+    assert await page.js("return document.getElementById('actions').hidden")  # Telegram's own
+    await page.js("Telegram.WebView.receiveEvent('main_button_pressed', {})")
+    await page.shows(data["version"] + 1)
+    taken = Durak.from_json((await stored(h, top.group))["state"]).view(None)
+    assert taken.phase == "take" or not taken.table  # he took (and the bout went on)
+    # The theme and the safe areas, changed while the page is open.
+    dark = {"theme_params": DARK}
+    await page.js(f"Telegram.WebView.receiveEvent('theme_changed', {json.dumps(dark)})")
+    assert await page.js("return getComputedStyle(document.body).backgroundColor") == (
+        "rgb(23, 33, 43)"
+    )
+    assert await page.js("return document.documentElement.dataset.theme") == "dark"
+    area = {"top": 24, "bottom": 30, "left": 0, "right": 0}
+    await page.js(f"Telegram.WebView.receiveEvent('safe_area_changed', {json.dumps(area)})")
+    assert await page.js("return getComputedStyle(document.body).paddingBottom") == "40px"

@@ -62,6 +62,8 @@ PAGE_WORDS = {
     "attacks": "webapp.attacks",
     "defends": "webapp.defends",
     "done": "webapp.done",
+    "beat_on": "webapp.beat_on",
+    "transfer": "webapp.transfer",
 }
 
 ENTRY = BotGame(

@@ -29,7 +29,8 @@ CT.game("durak", {
       for (let i = 0; i < count - known.length; i++) cards.push(CT.card(null, {key: `b${s}.${i}`, from: ".stock"}));
       for (const c of known) cards.push(CT.card(c, {key: key(c)}));
       head.append(CT.el("span", "n", String(count)));
-      box.append(head, CT.fan(cards, {cw: 30, width: Math.min(130, width / 2.6), spread: 5, cls: "backs"}));
+      const many = around.length > 3;  // five others: three to a row, smaller
+      box.append(head, CT.fan(cards, {cw: many ? 24 : 30, width: many ? Math.min(90, width / 4.2) : Math.min(130, width / 2.6), spread: 5, cls: "backs"}));
       return box;
     }
     const me = p.seat, n = v.players.length, hasDummy = v.dummy !== false;
@@ -37,7 +38,7 @@ CT.game("durak", {
     const next = s => s === "dummy" ? (v.dealer + 1) % n : s === v.dealer && hasDummy ? "dummy" : (s + 1) % n;
     const around = [];
     for (let s = me == null ? 0 : next(me); around.length < n + hasDummy - (me != null); s = next(s)) around.push(s);
-    const top = CT.el("div", "seats");
+    const top = CT.el("div", "seats" + (around.length > 3 ? " many" : ""));
     for (const s of around) {
       top.append(s === "dummy"
         ? seat("dummy", w.dummy_name, v.dummy_count, v.dummy_known, v.players[v.controller])
@@ -50,12 +51,17 @@ CT.game("durak", {
     const stock = CT.el("div", "stock");
     stock.setAttribute("role", "group");
     stock.setAttribute("aria-label", `${w.stock}: ${v.stock}; ${w.trump}: ${CT.name(v.trump)}`);
-    const trump = CT.card(v.trump, {key: v.stock ? key(v.trump) : "trump-shown"});
-    trump.classList.add("trump");
-    if (!v.stock) trump.classList.add("gone");
-    stock.append(trump);
-    if (v.stock > 1) stock.append(CT.card(null, {key: "stock"}));
-    stock.append(CT.el("span", "n", String(v.stock)));
+    if (v.stock) {  // the trump face up under the stock, the last card to be drawn
+      const trump = CT.card(v.trump, {key: key(v.trump)});
+      trump.classList.add("trump");
+      stock.append(trump);
+      if (v.stock > 1) stock.append(CT.card(null, {key: "stock"}));
+      stock.append(CT.el("span", "n", String(v.stock)));
+    } else {  // drawn, or the whole deck dealt: its suit is still trump
+      const suit = v.trump.slice(-1), mark = CT.el("div", "trumpmark " + (suit === "H" || suit === "D" ? "red" : "black"));
+      mark.append(CT.suit(suit));
+      stock.append(mark);
+    }
     const table = CT.el("div", "bout");
     table.setAttribute("aria-label", w.table);
     table.setAttribute("role", "group");
@@ -80,6 +86,9 @@ CT.game("durak", {
       CT.sink(took ? sel(was.defender) : ".discard");
     }
 
+    // A choice between a card's moves, in the page's words: which card it beats, or the
+    // transfer.
+    const say = m => m.beat ? w.beat_on.replace("{card}", CT.short(m.beat)) : v.phase === "defend" ? w.transfer : m.label;
     // His hand (and the dummy's for its controller), fanned, the playable cards raised.
     function hand(cards, label, dummy, cls) {
       const box = CT.el("section", "hand " + cls + (actor === (dummy ? "dummy" : me) && me != null && v.to_act && v.to_act.player === me ? " turn" : ""));
@@ -90,7 +99,7 @@ CT.game("durak", {
       box.append(head);
       const els = cards.map(c => {
         const e = CT.card(c, {key: key(c), from: ".stock"}), moves = CT.movesOf(c, m => !!m.dummy === dummy);
-        return moves.length ? CT.playable(e, c, moves) : e;
+        return moves.length ? CT.playable(e, c, moves, say) : e;
       });
       // while some can be played, the others are dimmed
       if (els.some(e => e.dataset.move)) els.forEach(e => { if (!e.dataset.move) e.classList.add("dim"); });

@@ -110,6 +110,10 @@ const CT = (() => {
     const n = S.cardnames, suit = c.slice(-1), rank = c.slice(0, -1);
     return n.card.replace("{rank}", n.ranks[rank] || rank).replace("{suit}", n.suits[suit] || suit);
   }
+  // A card as the chat writes it: "7♣", "Q♥" in the reader's letters.
+  function short(c) {
+    return (S.faces[c.slice(0, -1)] || c.slice(0, -1)) + {S: "♠", C: "♣", D: "♦", H: "♥"}[c.slice(-1)];
+  }
   // A text of the catalogues with its number: the form Intl.PluralRules picks.
   function count(word, n) {
     const forms = S.words[word];
@@ -165,25 +169,34 @@ const CT = (() => {
   }
   // A card of his hand made playable: with one move it plays it, with several it asks
   // which (the sheet of choices; the card's token is "pick:<card>").
-  function playable(e, c, moves) {
+  // ``say`` (optional): a choice's words, where the game has better ones than the chat's
+  // button label.
+  function playable(e, c, moves, say) {
     e.classList.add("play");
     if (moves.length === 1) return actionable(e, moves[0].token, name(c) + " — " + moves[0].label, () => send(moves[0]));
-    return actionable(e, "pick:" + c, name(c), () => choose(c, moves));
+    return actionable(e, "pick:" + c, name(c), () => choose(c, moves, say));
   }
-  function choose(c, moves) {
+  function choose(c, moves, say) {
     pick = c;
     haptic("pick");
     const sheet = $("sheet");
     sheet.textContent = "";
     sheet.setAttribute("aria-label", name(c));
     sheet.append(el("div", "lbl", name(c)));
-    for (const m of moves) sheet.append(button(m));
+    for (const m of moves) sheet.append(button(say ? Object.assign({}, m, {label: say(m)}) : m));
     const cancel = el("button", "sec", S.words.cancel);
-    cancel.onclick = () => { pick = null; sheet.hidden = true; };
+    cancel.onclick = unpick;
     sheet.append(cancel);
     sheet.hidden = false;
     document.body.dataset.pick = c;
     sheet.querySelector("button").focus();
+  }
+  // The choice closed: by Cancel, a move sent, or a new picture (its moves are gone).
+  function unpick() {
+    pick = null;
+    const sheet = $("sheet");
+    sheet.hidden = true; sheet.textContent = "";
+    document.body.dataset.pick = "";
   }
   function button(m, cls) {
     const b = el("button", "mv" + (cls ? " " + cls : ""), m.label);
@@ -261,7 +274,7 @@ const CT = (() => {
   // stale (its position stamp), so it is not sent.
   async function send(m) {
     if (sent === S.version) return;
-    sent = S.version; pick = null; $("sheet").hidden = true; document.body.dataset.pick = "";
+    sent = S.version; unpick();
     haptic("tap");
     try {
       const r = await fetch(API + "move", {method: "POST", headers: {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"}, body: JSON.stringify({data: m.data})});
@@ -309,7 +322,7 @@ const CT = (() => {
   }
   function show(s) {
     if (!s) { $("status").textContent = S ? S.words.gone : "—"; S = null; draw(); return; }
-    if (S && s.version !== S.version) { pick = null; $("sheet").hidden = true; }
+    if (S && s.version !== S.version) unpick();
     const mine = x => x && x.seat != null && x.actor === x.seat && x.moves.length > 0;
     const turn = mine(s) && !(S && mine(S) && S.version === s.version);
     prev = S; S = s;
@@ -432,7 +445,7 @@ const CT = (() => {
   return {
     // A game's page module: CT.game(kind, {draw(picture, root, previous)}).
     game: (kind, module) => { games[kind] = module; },
-    el, card, fan, name, count, actionable, playable, button, send, haptic,
+    el, card, fan, name, short, count, suit: s => svg(s, "suit"), actionable, playable, button, send, haptic,
     // Where face-up cards that leave the picture fly to in this redraw (a selector).
     sink: selector => { sinkTo = selector; },
     // The moves of ``card`` (its own hand's, or the dummy's: ``filter``).
