@@ -82,13 +82,16 @@ def chromiums(profiles: list[Path]) -> Iterator[list[Any]]:
                 os.killpg(group, signal.SIGKILL)
 
 
-def page_url(root: str, param: str | None, data: str, theme: dict[str, str] | None) -> str:
+def page_url(
+    root: str, param: str | None, data: str, theme: dict[str, str] | None, direct: bool = False
+) -> str:
     """The page's address as Telegram opens it: initData and the theme in the fragment;
-    the table parameter as ``t`` (a button's URL) or, with ``param`` None, only in the
-    signed initData's ``start_param`` (its direct link)."""
+    the table parameter as ``t`` (a Mini App button's URL), or, ``direct``, as Telegram
+    passes the ``startapp`` of a direct link: ``tgWebAppStartParam`` (the initData then
+    carries it too, signed, as ``start_param``)."""
     colours = quote(json.dumps(theme or {}), safe="")
     fragment = f"tgWebAppData={quote(data, safe='')}&tgWebAppThemeParams={colours}"
-    query = f"?t={param}" if param else ""
+    query = f"?{'tgWebAppStartParam' if direct else 't'}={param}" if param else ""
     return f"{root}/app/{query}#{fragment}"
 
 
@@ -102,12 +105,18 @@ class Page:
         return await asyncio.to_thread(self.driver.execute_script, script, *args)
 
     async def open(
-        self, root: str, param: str | None, data: str, theme: dict[str, str] | None = None
+        self,
+        root: str,
+        param: str | None,
+        data: str,
+        theme: dict[str, str] | None = None,
+        *,
+        direct: bool = False,
     ) -> float:
-        """Opens the page as Telegram does; the seconds from navigation to the first
-        picture drawn (0.0 when it was refused)."""
+        """Opens the page as Telegram does (see :func:`page_url`); the seconds from
+        navigation to the first picture drawn (0.0 when it was refused)."""
         await asyncio.to_thread(self.driver.get, "about:blank")
-        await asyncio.to_thread(self.driver.get, page_url(root, param, data, theme))
+        await asyncio.to_thread(self.driver.get, page_url(root, param, data, theme, direct))
         drawn = await self.wait(
             "return document.body.dataset.drawn || document.body.dataset.refused"
         )

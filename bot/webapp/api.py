@@ -48,6 +48,7 @@ _WORDS = {
     "turn_left": "webapp.turn_left",
     "offline": "webapp.offline",
     "gone": "webapp.gone",
+    "expired": "webapp.expired",
     "card_back": "webapp.card_back",
     "cancel": "webapp.cancel",
 }

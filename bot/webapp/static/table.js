@@ -7,7 +7,10 @@ const CT = (() => {
   const Q = new URLSearchParams(location.search);
   const TG = window.Telegram && Telegram.WebApp;
   const INIT = H.get("tgWebAppData") || (TG && TG.initData) || "";
-  const TABLE = Q.get("t") || H.get("tgWebAppStartParam") || "";
+  // The table: ``t`` in a Mini App button's address; from the group's direct link
+  // (t.me/<bot>/<app>?startapp=…) Telegram puts its parameter in the query as
+  // tgWebAppStartParam (and signs it in initData's start_param, which the server reads).
+  const TABLE = Q.get("t") || Q.get("tgWebAppStartParam") || H.get("tgWebAppStartParam") || "";
   const API = location.pathname.replace(/[^/]*$/, "") + "api/";
   // Inside Telegram the main action is its MainButton; in a plain browser (the tests, a
   // look without Telegram) it is a button of the page.
@@ -317,6 +320,7 @@ const CT = (() => {
     const sub = [];
     if (S.seat == null) sub.push(S.words.spectator);
     if (S.turn_left != null) sub.push(S.words.turn_left.replace("{n}", S.turn_left));
+    if (!live) sub.unshift(S.words.offline);
     $("sub").textContent = sub.join(" · ");
   }
   function show(s) {
@@ -331,9 +335,17 @@ const CT = (() => {
     clearInterval(show.tick);
     show.tick = setInterval(() => { if (S && S.turn_left > 0) { S.turn_left--; subline(); } }, 1000);
   }
+  // No session: a forged or replayed opening, or one that slept past its session (it
+  // keeps its last picture, with nothing to tap, and says to open the table again).
   function refused() {
     document.body.dataset.refused = "1";
-    $("status").textContent = "401";
+    clearTimeout(retry);
+    if (!S) { $("status").textContent = "401"; return; }
+    clearInterval(show.tick);
+    S.moves = []; S.turn_left = null;
+    online(true);
+    draw();
+    $("status").textContent = S.words.expired;
   }
 
   // ----- the session and the live stream
@@ -352,9 +364,34 @@ const CT = (() => {
     if (b.expires_in > 60) session.timer = setTimeout(renew, b.expires_in * 1000 * 2 / 3);
     return true;
   }
+  // Live, or not: a stream that ended is opened again at once when it had lived a while
+  // (the server ends one when the session renews, when it has been idle, when the process
+  // stops), else after a growing wait; meanwhile the page says it is offline. A stream that
+  // has been quiet for longer than the server's keep-alives allow is taken for dead (a
+  // phone that slept, a network that changed): when the page wakes, is shown again or the
+  // network comes back, it reconnects now rather than at its next retry.
+  const STALE = 12000;  // ms without a byte; the server sends one every 5 s
+  let live = true, heard = 0, retry = 0;
+  function online(on) {
+    live = on;
+    document.body.dataset.offline = on ? "" : "1";
+    if (S) subline();
+  }
+  function later() {
+    const wait = follow.wait || 500;
+    follow.wait = Math.min(8000, wait * 2);
+    clearTimeout(retry);
+    retry = setTimeout(renew, wait * (0.75 + Math.random() / 2));
+  }
+  function wake() {
+    if (live && performance.now() - heard < STALE) return;
+    follow.wait = 0;
+    clearTimeout(retry);
+    renew();
+  }
   async function renew() {
     let ok;
-    try { ok = await session("Bearer " + TOKEN); } catch (e) { setTimeout(renew, 3000); return; }  // offline, busy
+    try { ok = await session("Bearer " + TOKEN); } catch (e) { online(false); later(); return; }  // offline, busy
     if (ok) follow(); else refused();
   }
   // Server-sent pictures, read with fetch so that the token goes in a header, never in the
@@ -362,25 +399,32 @@ const CT = (() => {
   async function follow() {
     if (follow.ctl) follow.ctl.abort();
     const ctl = follow.ctl = new AbortController();
-    let buf = "";
+    let buf = "", opened = 0, ended = false;
     try {
       const r = await fetch(API + "events?t=" + encodeURIComponent(TABLE), {headers: {"Authorization": "Bearer " + TOKEN}, signal: ctl.signal});
       if (!r.ok) throw new Error(r.status);
-      follow.wait = 1000;
+      opened = heard = performance.now();
       const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
       for (;;) {
         const {value, done} = await reader.read();
-        if (done) break;
+        if (done) { ended = true; break; }
+        heard = performance.now();
+        if (!live) { online(true); follow.wait = 0; }
         const blocks = (buf + value).split("\n\n");
         buf = blocks.pop();
         for (const b of blocks) if (b.startsWith("data: ")) show(JSON.parse(b.slice(6)));
       }
     } catch (e) { /* cut off, refused or replaced: below */ }
     if (ctl !== follow.ctl) return;  // a newer stream took its place
-    if (S) $("sub").textContent = S.words.offline;
-    setTimeout(renew, follow.wait);
-    follow.wait = Math.min(30000, (follow.wait || 1000) * 2);
+    if (ended && performance.now() - opened > 2000) { follow.wait = 0; renew(); return; }
+    online(false);
+    later();
   }
+  addEventListener("online", wake);
+  addEventListener("offline", () => { online(false); if (follow.ctl) follow.ctl.abort(); });
+  addEventListener("pageshow", wake);
+  document.addEventListener("visibilitychange", wake);
+  setInterval(() => { if (heard && performance.now() - heard > STALE && follow.ctl) follow.ctl.abort(); }, 3000);
   async function start() {
     main = $("main");
     let p = null;
