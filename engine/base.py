@@ -44,8 +44,8 @@ class IllegalMove(Exception):
 class Actor(Protocol):
     """Who must act: his seat, and how a record names him (docs/records.md ``to_act``).
 
-    A game where a seat may act for something else says so in its own actor type (durak's
-    controller acting for the dummy); the rest of the project reads only ``player``."""
+    Each game has its own actor type, which may say more than the seat (in what capacity
+    he acts); the rest of the project reads only ``player``."""
 
     @property
     def player(self) -> int: ...
@@ -53,17 +53,6 @@ class Actor(Protocol):
     def record(self) -> dict[str, Any]:
         """The replay's ``to_act`` object for this actor."""
         ...
-
-
-class Turn(NamedTuple):
-    """A seat acting for himself: the actor of a game in which nobody acts for another."""
-
-    player: int
-
-    def record(self) -> dict[str, Any]:
-        """docs/records.md gives every game's ``to_act`` the same fields: a seat acting for
-        himself has ``"dummy": false``."""
-        return {"player": self.player, "dummy": False}
 
 
 class Event(NamedTuple):

@@ -202,10 +202,7 @@ class DurakCodec(DurakRules):
             fool=self._fool,
             order=list(self._order) if self._neighbours and self._phase != OVER else None,
         )
-        left_out: dict[str, Any] = {"options": set(unwritten(self.options))}
-        if state.order is None:
-            left_out["order"] = True
-        return state.model_dump_json(exclude=left_out)
+        return state.model_dump_json(exclude=_left_out(self.options, state.order is None))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Self:
@@ -213,6 +210,22 @@ class DurakCodec(DurakRules):
         game = cls(state.options, state.players, state.dealer, state.previous_fool, state.deck)
         load(game, state)
         return game
+
+
+_LEFT_OUT: dict[tuple[DurakOptions, bool], dict[str, Any]] = {}
+
+
+def _left_out(options: DurakOptions, no_order: bool) -> dict[str, Any]:
+    """What the stored state leaves out: the variants' options at their defaults, and the
+    throw-in order where none is kept (worked out once per kind of game: states are
+    written after every move)."""
+    key = (options, no_order)
+    found = _LEFT_OUT.get(key)
+    if found is None:
+        found = _LEFT_OUT[key] = {"options": set(unwritten(options))}
+        if no_order:
+            found["order"] = True
+    return found
 
 
 def parse(text: str | bytes) -> Stored:

@@ -597,9 +597,9 @@ class DurakRules:
         if phase != DEFEND:
             raise IllegalMove("cannot_beat_now", "There is no card to beat now.")
         a, c = cs
-        att, dfn = self._att, self._dfn
-        i = len(att) - 1  # the latest card: the only unbeaten one without transfers
-        if a != att[i] or dfn[i] >= 0:
+        dfn = self._dfn
+        i = -1  # the latest card: the only unbeaten one without transfers
+        if a != self._att[-1] or dfn[-1] >= 0:
             i = self._unbeaten_index(a)
         hand = self._hands[who]
         if c not in hand:
@@ -890,7 +890,8 @@ class DurakRules:
         self._attacker = attacker
         self._defender = defender
         self._order = self._throw_order(attacker, defender)
-        self._limit = min(self._cap(), len(self._hands[defender]))
+        cap = EARLY_LIMIT if self._five and not self._discard else BOUT_LIMIT  # _cap, inlined
+        self._limit = min(cap, len(self._hands[defender]))
         self._phase = LEAD
         self._pos = 0
         seats = ("dummy" if attacker == n else attacker, "dummy" if defender == n else defender)

@@ -52,7 +52,7 @@ from typing import Any, Literal, NamedTuple, Self, overload
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine import cards
-from engine.base import Event, IllegalMove, MalformedRecord, Turn
+from engine.base import Event, IllegalMove, MalformedRecord
 from engine.cards import Card, matches
 
 SETUP, PLAY, FINISHED = 0, 1, 2
@@ -78,6 +78,17 @@ DEALT = 8 + PLAYERS * HAND  # the middle cards and the hands are dealt before th
 REACH = tuple(tuple(n for n in (c - 1, c, c + 1) if 0 <= n < 4) for c in range(4))
 
 _to_str = cards.to_str
+
+
+class Turn(NamedTuple):
+    """Who must act: a seat, always for himself."""
+
+    player: int
+
+    def record(self) -> dict[str, Any]:
+        """docs/records.md gives every game's ``to_act`` the same two fields; in football
+        nobody acts for another hand, so ``dummy`` is always false."""
+        return {"player": self.player, "dummy": False}
 
 
 class FootballOptions(BaseModel):
