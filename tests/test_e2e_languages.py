@@ -158,9 +158,17 @@ async def _mini_app(top: Tabletop, players: list[FakeUser], spectator: FakeUser)
             r = await c.get("/app/api/state", headers=bearer(await token(c, user, param)))
             assert r.status_code == 200, r.text
             state = r.json()
-            words = state["words"]  # the page puts the seconds into turn_left itself
-            words["turn_left"] = words["turn_left"].replace("{n}", "30")
-            texts += [*words.values(), state["status"], *state["events"]]
+            # The page fills the placeholders itself (a counted word comes in each of the
+            # language's plural forms), and names each card to a screen reader.
+            for word in state["words"].values():
+                for text in word.values() if isinstance(word, dict) else [word]:
+                    texts.append(text.replace("{n}", "30").replace("{card}", "7♣"))
+            names = state["cardnames"]
+            suits = list(names["suits"].values())
+            for i, rank in enumerate(names["ranks"].values()):  # every rank, every suit
+                suit = suits[i % len(suits)]
+                texts.append(names["card"].replace("{rank}", rank).replace("{suit}", suit))
+            texts += [state["status"], *state["events"]]
             texts += [move["label"] for move in state["moves"]]
             texts += list(state["faces"].values())
     return texts

@@ -509,3 +509,38 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     area = {"top": 24, "bottom": 30, "left": 0, "right": 0}
     await page.js(f"Telegram.WebView.receiveEvent('safe_area_changed', {json.dumps(area)})")
     assert await page.js("return getComputedStyle(document.body).paddingBottom") == "40px"
+
+
+async def test_with_reduced_motion_nothing_flies(
+    harness: Harness, root: str, browsers: list[Any]
+) -> None:
+    """A reader whose system asks for reduced motion sees each new picture at once."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak")
+    page = Player(browsers[0])
+    reduce = {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]}
+    cdp = page.driver.execute_cdp_cmd
+    await asyncio.to_thread(cdp, "Emulation.setEmulatedMedia", reduce)
+    try:
+        data = await stored(h, top.group)
+        actor = Durak.from_json(data["state"]).to_act()
+        assert actor is not None
+        mover = _seated(data, users)[actor.player]
+        await page.open(root, param, init_data(mover))
+        await page.shows(data["version"])
+        moves = 0
+        for _ in range(4):  # his moves while it is his turn, each one a new picture
+            data = await stored(h, top.group)
+            game = Durak.from_json(data["state"])
+            now = game.to_act()
+            if now is None or _seated(data, users)[now.player] is not mover:
+                break
+            await page.shows(data["version"])
+            await page.play(game.move_token(game.legal_moves()[0]))
+            await page.shows(data["version"] + 1)
+            moves += 1
+            assert await page.js("return document.getAnimations().length") == 0
+            assert not await page.js("return +document.body.dataset.flying")
+        assert moves
+    finally:
+        await asyncio.to_thread(cdp, "Emulation.setEmulatedMedia", {"features": []})
