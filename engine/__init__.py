@@ -1,1 +1,2 @@
-"""Pure game logic for Belarusian football and Durak with a dummy: no I/O of any kind."""
+"""Pure game logic for Belarusian football and durak (with a dummy, and the variants groups
+play without one): no I/O of any kind."""

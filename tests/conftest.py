@@ -147,7 +147,7 @@ async def real_harness(
         yield h
 
 
-# ----- the Mini App in a browser (tests/test_webapp_*.py)
+# ----- the Mini App in a browser (the browser tests: its page, durak and football)
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

@@ -1,33 +1,62 @@
-"""Durak invariants over random games: every table size, both decks, every option."""
+"""Durak invariants over random games: every table size, every deck, every allowed
+combination of options (the seed's game with the dummy and the variants without it)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from engine import cards
 from engine.base import CorruptState
 from engine.games.durak.game import Durak
-from engine.games.durak.rules import DurakOptions
+from engine.games.durak.rules import DurakOptions, seating
 from tests.durak_positions import NAMES
 
 MAX_DECISIONS = 5000  # far above any game: 52 cards cannot circulate for ever
 
 
+def _allowed() -> list[DurakOptions]:
+    """Every combination of the variants' options that the rules allow (first_move is
+    drawn by each game)."""
+    found = []
+    for deck_size, dummy, plays, transfer, throw_in, five in itertools.product(
+        (36, 52, 24),
+        (True, False),
+        (False, True),
+        (False, True),
+        ("all", "neighbours"),
+        (False, True),
+    ):
+        values = {"deck_size": deck_size, "dummy": dummy, "dummy_plays": plays}
+        values |= {"transfer": transfer, "throw_in": throw_in, "five_before_discard": five}
+        try:
+            found.append(DurakOptions.model_validate(values))
+        except ValidationError:
+            continue
+    return found
+
+
+ALLOWED = _allowed()
+
+
+def _name(options: DurakOptions) -> str:
+    return "-".join(f"{k}={v}" for k, v in options.model_dump().items() if k != "first_move")
+
+
 @st.composite
-def games(draw: st.DrawFn) -> tuple[Durak, int]:
-    deck_size = draw(st.sampled_from([36, 52]))
-    n = draw(st.integers(2, 4 if deck_size == 36 else 6))
-    options = DurakOptions(
-        deck_size=deck_size,
-        dummy_plays=draw(st.booleans()),
-        first_move=draw(st.sampled_from(["under", "from_under"])),
-    )
+def games(draw: st.DrawFn, variant: DurakOptions | None = None) -> tuple[Durak, int]:
+    chosen = variant or draw(st.sampled_from(ALLOWED))
+    first_move = draw(st.sampled_from(["under", "from_under"]))
+    options = chosen.model_copy(update={"first_move": first_move})
+    n = draw(st.integers(*seating(options)))
     dealer = draw(st.integers(0, n - 1))
     previous_fool = draw(st.none() | st.integers(0, n - 1))
     seed = draw(st.integers(0, 2**32))
@@ -51,8 +80,9 @@ def _check_conservation(game: Durak) -> None:
     state = _state(game)
     n = len(state["players"])
     deck = state["deck"]
-    dealt = 6 * (n + 1)
-    stock = [*deck[dealt + 1 :], deck[dealt]][state["drawn"] :]
+    dealt = 6 * (n + 1) if state["options"]["dummy"] else 6 * n
+    # The whole deck dealt leaves no stock; else the face-up trump card is drawn last.
+    stock = [] if dealt == len(deck) else [*deck[dealt + 1 :], deck[dealt]][state["drawn"] :]
     everything = [c for h in state["hands"] for c in h] + [c for p in state["table"] for c in p]
     assert Counter(everything + stock + state["discard"]) == Counter(deck)
     summary = game.summary()
@@ -70,6 +100,8 @@ class PublicKnowledge:
         self.n = len(game.players)
         self.trump = game.summary()["trump"]
         self.seen: dict[int | str, set[str]] = {p: set() for p in [*range(self.n), "dummy"]}
+        if game.summary()["stock"] == 0:  # the whole deck dealt: the dealer's face-up card
+            self.seen[game.view(None).dealer].add(self.trump)
 
     def update(self, before: dict[str, Any], move: dict[str, Any], events: list[Any]) -> None:
         table = {c for pair in before["table"] for c in pair if c is not None}
@@ -77,7 +109,7 @@ class PublicKnowledge:
         stock = before["stock"]
         for event in events:
             kind, data = event.kind, event.data
-            if kind in ("attack", "throw"):
+            if kind in ("attack", "throw", "transfer"):
                 self.seen[data["seat"]].discard(data["card"])
             elif kind == "beat":
                 self.seen[data["seat"]].discard(data["with"])
@@ -119,6 +151,7 @@ def _check_legal(game: Durak) -> None:
     elif phase == "defend":
         unbeaten = [a for a, d in table if d is None]
         expected = [{"beat": a, "with": c} for a in unbeaten for c in hand if beats(c, a)]
+        expected += [{"transfer": c} for c in _transfers(state, table, hand)]
         expected.append({"take": True})
     else:
         expected = [{"throw": c} for c in hand if cards.rank(cards.parse(c)) in ranks]
@@ -128,6 +161,40 @@ def _check_legal(game: Durak) -> None:
     expected = [{"player": actor.player, **m, **extra} for m in expected]
     got = [game.move_to_record(m) for m in game.legal_moves()]
     assert _as_set(got) == _as_set(expected)
+
+
+def _next_holder(state: dict[str, Any], seat: int) -> int | None:
+    """The next player clockwise after ``seat`` who holds cards (no dummy to skip)."""
+    n = len(state["players"])
+    return next((p for p in [(seat + k) % n for k in range(1, n)] if state["hands"][p]), None)
+
+
+def _transfers(state: dict[str, Any], table: list[Any], hand: list[str]) -> list[str]:
+    """The cards the defender may transfer with (seeds/durak.md §12), from the state."""
+    if not state["options"]["transfer"] or any(d is not None for _, d in table):
+        return []
+    new = _next_holder(state, state["defender"])
+    if new is None or len(table) + 1 > len(state["hands"][new]):
+        return []
+    rank = cards.rank(cards.parse(table[0][0]))
+    return [c for c in hand if cards.rank(cards.parse(c)) == rank]
+
+
+def _check_bout_start(game: Durak, events: list[Any], discarded: bool) -> None:
+    """At a bout's start or a transfer: the limit (six, or five before the first discard
+    with five_before_discard, never more than the defender holds) and who may throw in
+    (everyone, or the defender's two neighbours, §13)."""
+    kinds = [e.kind for e in events]
+    if "finished" in kinds or not ({"bout", "transfer"} & set(kinds)):
+        return
+    state, view = _state(game), game.view(None)
+    options = state["options"]
+    defender, attacker = state["defender"], state["attacker"]
+    cap = 5 if options["five_before_discard"] and not discarded else 6
+    assert view.limit == min(cap, len(state["hands"][defender]))
+    if options["throw_in"] == "neighbours":
+        after = _next_holder(state, defender)
+        assert view.throw_order == [attacker] + ([after] if after not in (attacker, None) else [])
 
 
 def _check_automatic_passes(game: Durak, move: Any, events: list[Any]) -> None:
@@ -143,8 +210,12 @@ def _check_automatic_passes(game: Durak, move: Any, events: list[Any]) -> None:
     n = len(state["players"])
     attacker, defender, dealer = state["attacker"], state["defender"], state["dealer"]
     ring = [*range(dealer + 1, n), *range(dealer + 1), n]  # the dummy right after the dealer
+    if not state["options"]["dummy"]:
+        ring.remove(n)
     ring = ring[ring.index(attacker) :] + ring[: ring.index(attacker)]
     order = [p for p in ring if p != defender]
+    if state["options"]["throw_in"] == "neighbours":
+        order = [int(p) for p in view.throw_order]  # fixed at the bout's start or transfer
     actor = game.to_act()
     assert actor is not None
     now = n if actor.dummy else actor.player
@@ -190,15 +261,23 @@ def _check_views(game: Durak, public: PublicKnowledge) -> None:
         assert shown <= allowed, f"seat {seat} sees {shown - allowed}"
 
 
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
-)
-@given(games())
-def test_random_games_keep_every_invariant(case: tuple[Durak, int]) -> None:
+@pytest.mark.parametrize("variant", ALLOWED, ids=_name)
+def test_random_games_keep_every_invariant(variant: DurakOptions) -> None:
+    @settings(
+        max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+    )
+    @given(games(variant))
+    def check(case: tuple[Durak, int]) -> None:
+        _play_checked(*case)
+
+    check()
+
+
+def _play_checked(game: Durak, seed: int) -> None:
     # What every game keeps (round trips, one actor, replays) is tests/test_game_contract.py.
-    game, seed = case
     rng = random.Random(seed)
     public = PublicKnowledge(game)
+    discarded = False
     for _ in range(MAX_DECISIONS):
         _check_conservation(game)
         _check_views(game, public)
@@ -211,6 +290,8 @@ def test_random_games_keep_every_invariant(case: tuple[Durak, int]) -> None:
         before = game.summary()
         events = game.apply(move)
         public.update(before, record, events)
+        discarded = discarded or "discarded" in [e.kind for e in events]
+        _check_bout_start(game, events, discarded)
         _check_automatic_passes(game, move, events)
     else:
         raise AssertionError("the game did not end")
@@ -230,9 +311,9 @@ def test_many_quick_games_end_with_a_fool_from_every_seat() -> None:
     """Without the per-step checks: many games, each option, all end; fools vary."""
     fools: Counter[int | None] = Counter()
     for seed in range(240):
-        deck_size = 36 if seed % 2 else 52
-        n = 2 + seed % (3 if deck_size == 36 else 5)
-        options = DurakOptions(deck_size=deck_size, dummy_plays=seed % 3 == 0)
+        options = ALLOWED[seed % len(ALLOWED)]
+        low, high = seating(options)
+        n = low + seed % (high - low + 1)
         game = Durak.new(options, NAMES[:n], dealer=seed % n, seed=seed)
         rng = random.Random(seed)
         for _ in range(MAX_DECISIONS):

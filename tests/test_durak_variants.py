@@ -235,17 +235,29 @@ def test_two_players_transfer_back_and_forth_and_the_cards_are_beaten_in_any_ord
     assert game.is_finished() and game.result() == {"fool": 0}
 
 
-def test_the_transfer_move_replays_from_a_record() -> None:
-    game = position(["7H 7C 9D JD", "7D 10C 8H QD"], "", 0, 1, None, trump="AS", **PEREVODNOY)
-    moves = [{"player": 0, "attack": "7H"}, {"player": 1, "transfer": "7D"}]
-    record = {**game.header(), "moves": moves}
-    # A position is no deal: replay from the state's own deal is not possible, so check
-    # the record form of the moves against the game instead.
-    for data in moves:
-        move = game.move_from_record(data)
-        assert game.move_to_record(move) == data
-        game.apply(move)
-    assert record["options"]["transfer"] is True
+def test_a_transfer_with_the_last_card_when_the_stock_is_empty_goes_out_at_once() -> None:
+    game = position(["7H 9C", "7S", "8H 10S JC"], "", 0, 1, None, trump="6D", **PEREVODNOY)
+    events = play(game, "a7H", "r7S")
+    assert ("out", {"seat": 1}) in events and game.summary()["out"] == [1]
+    events = play(game, "b7H8H", "b7S10S")  # seat 1 throws in first, with nothing: passed
+    assert ("discarded", {"count": 4}) in events and game.view(None).attacker == 2
+
+
+def test_a_record_with_a_transfer_replays() -> None:
+    hands = {0: "8S 7H 9C 10D JD QD", 1: "7D 9D 10H JH QH KH"}
+    game = new_game(2, 1, hands, trump="6S", **PEREVODNOY)
+    lead = [{"player": 0, "attack": "7H"}]
+    out = json.loads(run(json.dumps({**game.header(), "moves": lead})).stdout)
+    assert {"player": 1, "transfer": "7D"} in out["legal"]
+    done = run(json.dumps({**game.header(), "moves": [*lead, {"player": 1, "transfer": "7D"}]}))
+    out = json.loads(done.stdout)
+    assert out["ok"] and out["to_act"] == {"player": 0, "dummy": False}
+    summary = out["summary"]
+    assert (summary["attacker"], summary["defender"]) == (1, 0)
+    assert summary["table"] == [["7H", None], ["7D", None]] and summary["controller"] is None
+    bad = run(json.dumps({**game.header(), "moves": [*lead, {"player": 1, "transfer": "9D"}]}))
+    out = json.loads(bad.stdout)
+    assert not out["ok"] and out["move"] == 1 and "rank" in out["error"]
 
 
 # ---------------------------------------------------------------- neighbours

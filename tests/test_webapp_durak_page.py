@@ -56,10 +56,15 @@ if (!window.__errors) {
   const said = console.error;
   console.error = (...a) => { __errors.push(a.join(" ")); said.apply(console, a); };
   window.__frames = [];
+  window.__still = [];  // the frames while nothing flies: what the machine allows
+  window.__draws = [];  // what each redraw cost (body[data-drawms])
+  addEventListener("DOMContentLoaded", () => new MutationObserver(
+    () => __draws.push(+document.body.dataset.drawms)
+  ).observe(document.body, {attributes: true, attributeFilter: ["data-drawms"]}));
   let last = 0;
   requestAnimationFrame(function tick(t) {
     const b = document.body;
-    if (last && b && +b.dataset.flying > 0 && !b.dataset.probed) __frames.push(t - last);
+    if (last && b && !b.dataset.probed) (+b.dataset.flying > 0 ? __frames : __still).push(t - last);
     last = t;
     requestAnimationFrame(tick);
   });
@@ -163,11 +168,11 @@ async def _page_weight(h: Harness) -> int:
 
 def _figures(frames: list[float]) -> str:
     if not frames:
-        return "no frame while cards flew"
+        return "no frame"
     ordered = sorted(frames)
     p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
     return (
-        f"{len(ordered)} frames while cards flew: median {ordered[len(ordered) // 2]:.1f} ms, "
+        f"{len(ordered)} frames: median {ordered[len(ordered) // 2]:.1f} ms, "
         f"p95 {p95:.1f} ms, max {ordered[-1]:.1f} ms, over 50 ms: "
         f"{sum(f > 50 for f in ordered)}"
     )
@@ -247,7 +252,15 @@ async def check_the_end(h: Harness, data: dict[str, Any], pages: dict[int, Playe
 
 
 async def frames(pages: dict[int, Player]) -> str:
-    return _figures([f for p in pages.values() for f in await p.js("return window.__frames")])
+    """The frame times while cards flew, and beside them those while nothing did (the
+    same pages, the same machine: how much of a long frame is the load of the machine)."""
+    flying = [f for p in pages.values() for f in await p.js("return window.__frames")]
+    still = [f for p in pages.values() for f in await p.js("return window.__still")]
+    draws = sorted([d for p in pages.values() for d in await p.js("return window.__draws")])
+    return (
+        f"{_figures(flying)} (while nothing flew: {_figures(still)}); a redraw with its "
+        f"motion set up: median {draws[len(draws) // 2]:.1f} ms, max {draws[-1]:.1f} ms"
+    )
 
 
 async def open_pages(

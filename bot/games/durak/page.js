@@ -25,12 +25,14 @@ CT.game("durak", {
       head.append(CT.el("span", "nm", label));
       if (under) head.append(CT.el("span", "sub", under));
       if (role) head.append(CT.el("span", "role " + (v.attacker === s ? "att" : v.defender === s ? "def" : "done"), role));
-      const cards = [];
-      for (let i = 0; i < count - known.length; i++) cards.push(CT.card(null, {key: `b${s}.${i}`, from: ".stock"}));
-      for (const c of known) cards.push(CT.card(c, {key: key(c)}));
+      const backs = [];
+      for (let i = 0; i < count - known.length; i++) backs.push(CT.card(null, {key: `b${s}.${i}`, from: ".stock"}));
       head.append(CT.el("span", "n", String(count)));
       const many = around.length > 3;  // five others: three to a row, smaller
-      box.append(head, CT.fan(cards, {cw: many ? 24 : 30, width: many ? Math.min(90, width / 4.2) : Math.min(130, width / 2.6), spread: 5, cls: "backs"}));
+      const cw = many ? 24 : 30, room = many ? Math.min(90, width / 4.2) : Math.min(130, width / 2.6);
+      box.append(head, CT.fan(backs, {cw, width: room, spread: 5, cls: "backs"}));
+      // the cards everyone knows he holds, face up in front of his backs
+      if (known.length) box.append(CT.fan(known.map(c => CT.card(c, {key: key(c)})), {cw, width: room, spread: 2, cls: "known"}));
       return box;
     }
     const me = p.seat, n = v.players.length, hasDummy = v.dummy !== false;

@@ -34,6 +34,7 @@ from engine.games.durak.rules import (
     DurakRules,
     Phase,
     beats,
+    unwritten,
 )
 
 _CARD = r"(?:10|[2-9JQKA])[SCDH]"
@@ -89,7 +90,7 @@ class DurakCodec(DurakRules):
     def header(self) -> dict[str, Any]:
         return {
             "game": self.name,
-            "options": self.options.model_dump(),
+            "options": self.options.model_dump(exclude=set(unwritten(self.options))),
             "players": list(self._names),
             "deck": cards.to_strs(self._deck),
             "dealer": self._dealer,
@@ -199,9 +200,12 @@ class DurakCodec(DurakRules):
             out=self._out,
             pending=self._pending,
             fool=self._fool,
-            order=list(self._order) if self._neighbours else None,
+            order=list(self._order) if self._neighbours and self._phase != OVER else None,
         )
-        return state.model_dump_json(exclude=None if self._neighbours else {"order"})
+        left_out: dict[str, Any] = {"options": set(unwritten(self.options))}
+        if state.order is None:
+            left_out["order"] = True
+        return state.model_dump_json(exclude=left_out)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Self:
@@ -264,6 +268,8 @@ def load(game: DurakRules, s: Stored) -> None:
     _fill(game, s, att, dfn, phase)
     if not 0 <= s.pos <= n:
         raise _bad("throw-in position out of range")
+    if phase == OVER and s.order is not None:
+        raise _bad("a throw-in order in a finished game")
     if phase != OVER:
         game._order = _order(game, s)
         if phase >= THROW and not (

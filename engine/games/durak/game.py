@@ -1,5 +1,6 @@
-"""Durak with a dummy (seeds/durak.md) behind the :class:`engine.base.Game` protocol: the
-rules (:mod:`.rules`) with their codecs (:mod:`.codec`) and views (:mod:`.view`)."""
+"""Durak (seeds/durak.md), the seed's game with a dummy and its variants, behind the
+:class:`engine.base.Game` protocol: the rules (:mod:`.rules`) with their codecs
+(:mod:`.codec`) and views (:mod:`.view`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from engine.games.durak.view import DurakViewer
 
 
 class Durak(DurakCodec, DurakViewer):
-    """One game of Durak with a dummy, as the bot, the records and the players see it."""
+    """One game of durak, as the bot, the records and the players see it."""
 
     name: ClassVar[str] = "durak"
     __slots__ = ()

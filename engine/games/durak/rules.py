@@ -90,6 +90,17 @@ class DurakOptions(BaseModel):
         return self
 
 
+VARIANTS = ("dummy", "transfer", "throw_in", "five_before_discard")
+
+
+def unwritten(options: DurakOptions) -> frozenset[str]:
+    """The variants' options left at their default, which a record or a stored state
+    leaves out: the seed's game is written exactly as before the variants existed (and
+    an older engine still reads it)."""
+    fields = DurakOptions.model_fields
+    return frozenset(k for k in VARIANTS if getattr(options, k) == fields[k].default)
+
+
 def refusal(options: DurakOptions) -> str | None:
     """Why a combination of options is no game (what each option needs, §9), or None."""
     if options.dummy:
