@@ -158,9 +158,12 @@ async def _mini_app(top: Tabletop, players: list[FakeUser], spectator: FakeUser)
             r = await c.get("/app/api/state", headers=bearer(await token(c, user, param)))
             assert r.status_code == 200, r.text
             state = r.json()
-            words = state["words"]  # the page puts the seconds into turn_left itself
-            words["turn_left"] = words["turn_left"].replace("{n}", "30")
-            texts += [*words.values(), state["status"], *state["events"]]
+            # The page fills its words' placeholders itself ({n}, {card}), and picks a
+            # counted word's plural form (each form comes, by category).
+            for word in state["words"].values():
+                forms = word.values() if isinstance(word, dict) else [word]
+                texts += [_PLACEHOLDER.sub("3", form) for form in forms]
+            texts += [state["status"], *state["events"]]
             texts += [move["label"] for move in state["moves"]]
             texts += list(state["faces"].values())
     return texts
