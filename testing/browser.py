@@ -197,6 +197,13 @@ class Page:
         )
         assert tapped, f"nothing on the page carries data-move={token!r}"
 
+    async def lifecycle(self, state: str) -> None:
+        """Freezes the page (``frozen``: its scripts and timers stop, as a phone does to a
+        page it puts away) or wakes it (``active``)."""
+        await asyncio.to_thread(
+            self.driver.execute_cdp_cmd, "Page.setWebLifecycleState", {"state": state}
+        )
+
     async def console_errors(self) -> list[str]:
         """The console's errors since the last call (Chromium's log of the page)."""
         entries = await asyncio.to_thread(self.driver.get_log, "browser")

@@ -158,11 +158,12 @@ async def _mini_app(top: Tabletop, players: list[FakeUser], spectator: FakeUser)
             r = await c.get("/app/api/state", headers=bearer(await token(c, user, param)))
             assert r.status_code == 200, r.text
             state = r.json()
-            # The page fills the placeholders itself (a counted word comes in each of the
-            # language's plural forms), and names each card to a screen reader.
+            # The page fills its words' placeholders itself ({n}, {card}), and picks a
+            # counted word's plural form (each form comes, by category); it names each
+            # card to a screen reader.
             for word in state["words"].values():
-                for text in word.values() if isinstance(word, dict) else [word]:
-                    texts.append(text.replace("{n}", "30").replace("{card}", "7♣"))
+                forms = word.values() if isinstance(word, dict) else [word]
+                texts += [_PLACEHOLDER.sub("3", form) for form in forms]
             names = state["cardnames"]
             suits = list(names["suits"].values())
             for i, rank in enumerate(names["ranks"].values()):  # every rank, every suit

@@ -177,7 +177,9 @@ async def test_a_whole_game_of_football_on_two_pages(
             await other.newer_than(before)
             for u in (ann, bob):
                 await no_leak(h, top, pages[u.id], seat_of(data, u))
-            if taps == 24:  # the ball on its way: the pictures of docs/webapp.md
+            now = Football.from_json((await stored(h, top.group))["state"]).view(None)
+            if taps >= 16 and now.ball_at and "en, light, playing" not in findings:
+                # the ball on its way: the pictures of docs/webapp.md
                 for p in pages.values():
                     await p.still()
                 await pages[ann.id].snap(shots / "webapp-football-en.png")
@@ -194,7 +196,7 @@ async def test_a_whole_game_of_football_on_two_pages(
         size = await weight(pages[ann.id])
     assert data["phase"] == "finished" and taps > 12 and not errors, errors
     assert not foreign, foreign  # nothing asked of anyone but the bot's server
-    assert not any(findings.values()), findings  # axe-core: nothing serious or critical
+    assert len(findings) == 6 and not any(findings.values()), findings  # axe: none serious
     assert len(h.server.calls_to("answerCallbackQuery")) == answered, "a chat button was tapped"
     final = Football.from_json(data["state"])
     for user in (ann, bob):  # laid as he tapped them: goalkeeper, then his row from his left
@@ -225,7 +227,8 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     themselves. A page asleep (frozen, its network gone) catches up when it wakes; one
     asleep past its session keeps its picture and says to open the table again."""
     h = harness
-    top, (ann, bob), param = await table_for_two(h, "football")
+    # 52 cards, 17 balls each: Bob moves often enough for every way of moving
+    top, (ann, bob), param = await table_for_two(h, "football", deck_size=52)
     rng = random.Random(5)
     while Football.from_json((await stored(h, top.group))["state"]).view(None).phase == "setup":
         await top.step([ann, bob], rng)  # set up by the chat's buttons
@@ -269,14 +272,14 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
             for page in pages.values():
                 await page.newer_than(before)
         shown = [await shown_at(p) for p in pages.values()]
-        await clock.advance(SESSION + 60)  # asleep past the session: it says to reopen it
-        for page in pages.values():
-            assert await page.wait("return document.body.dataset.refused === '1'", WITHIN)
-            said = await page.js("return document.getElementById('status').textContent")
-            assert said == t(
-                await page.js("return document.documentElement.lang"), "webapp.expired"
-            )
-            assert not await page.tokens()
+        # Ann's page asleep past its session (it could not renew it meanwhile): it keeps
+        # its picture, offers nothing, and says to open the table again.
+        await pages[ann.id].lifecycle("frozen")
+        await clock.advance(SESSION + 60)
+        await pages[ann.id].lifecycle("active")
+        assert await pages[ann.id].wait("return document.body.dataset.refused === '1'", WITHIN)
+        said = await pages[ann.id].js("return document.getElementById('status').textContent")
+        assert said == t("en", "webapp.expired") and not await pages[ann.id].tokens()
         errors = [e for e in await pages[bob.id].console_errors() if "/app/api/" not in e]
     assert made["timeout"] and made["computer"] and outage and asleep
     assert not errors, errors  # Ann's page was cut off on purpose: its network errors
@@ -326,14 +329,14 @@ async def through_a_sleep(
     await asyncio.to_thread(
         cdp, "Network.emulateNetworkConditions", {"offline": True, **conditions}
     )
-    await asyncio.to_thread(cdp, "Page.setWebLifecycleState", {"state": "frozen"})
+    await page.lifecycle("frozen")
     await top.step([bob], rng)
     version = (await stored(h, top.group))["version"]
     start = time.perf_counter()
     await asyncio.to_thread(
         cdp, "Network.emulateNetworkConditions", {"offline": False, **conditions}
     )
-    await asyncio.to_thread(cdp, "Page.setWebLifecycleState", {"state": "active"})
+    await page.lifecycle("active")
     assert await page.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
     return time.perf_counter() - start
 

@@ -114,7 +114,7 @@ CT.game("football", {
       svg.setAttribute("class", "path");
       svg.setAttribute("aria-hidden", "true");
       const pts = path.map(([x, y]) => `${x + 0.5},${y + 0.5}`);
-      if (run.end && run.end !== "out") pts.push(`${path[path.length - 1][0] + 0.5},${run.seat === me ? -0.4 : 4.4}`);
+      if (run.end && run.end !== "out") pts.push(`2,${run.seat === me ? -0.4 : 4.4}`);  // into the goal
       line.setAttribute("points", pts.join(" "));
       svg.append(line);
       grid.append(svg);
