@@ -177,7 +177,7 @@ const CT = (() => {
     return actionable(e, "pick:" + c, name(c), () => choose(c, moves, say));
   }
   function choose(c, moves, say) {
-    pick = c;
+    pick = c; choose.say = say;
     haptic("pick");
     const sheet = $("sheet");
     sheet.textContent = "";
@@ -325,7 +325,12 @@ const CT = (() => {
   }
   function show(s) {
     if (!s) { $("status").textContent = S ? S.words.gone : "—"; S = null; draw(); return; }
-    if (S && s.version !== S.version) unpick();
+    // A choice stays open through a picture that leaves its moves as they were (the
+    // table's bookkeeping changes its version too); otherwise it closes.
+    if (pick && S && s.version !== S.version) {
+      const of = x => JSON.stringify(x.moves.filter(m => m.card === pick).map(m => m.data));
+      if (of(s) === of(S)) { S = s; choose(pick, s.moves.filter(m => m.card === pick), choose.say); } else unpick();
+    }
     const mine = x => x && x.seat != null && x.actor === x.seat && x.moves.length > 0;
     const turn = mine(s) && !(S && mine(S) && S.version === s.version);
     prev = S; S = s;
