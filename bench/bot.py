@@ -60,7 +60,7 @@ from redis.asyncio.connection import Connection
 from bot.app import build_application, freeze_startup_heap
 from bot.core.callbacks import Action
 from bot.core.config import Settings
-from bot.core.store import KEY_PREFIX
+from bot.core.keys import KEY_PREFIX
 from testing.chats import BOT_TOKEN, FakeUser
 from testing.errors import NOT_MODIFIED
 from testing.fakegram import ARRIVED, TAG, FakeRequest, FakeTelegram

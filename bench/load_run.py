@@ -35,7 +35,7 @@ from bench.load_meter import (
     version_of,
 )
 from bot.core.callbacks import Action, decode
-from bot.core.store import place_key
+from bot.core.keys import place_key
 from testing.chats import Button, FakeMessage, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer, WebhookHarness

@@ -7,6 +7,7 @@ benchmark (bench/bot.py) both play through it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -16,9 +17,9 @@ from typing import Any
 
 from bot.core.callbacks import STAMP_LEN, Action, BadCallback, decode, stamp
 from bot.core.i18n import LANGS, faces
+from bot.core.keys import table_key as store_key
+from bot.core.keys import user_slot
 from bot.core.services import services
-from bot.core.store import table_key as store_key
-from bot.core.store import user_slot
 from engine import cards
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
@@ -49,7 +50,7 @@ def is_action(action: Action, arg: str | None = None) -> Callable[[Button], bool
 
 
 def table_key(group: FakeGroup, thread: int | None = None) -> str:
-    """The Redis key of a table (bot/core/store.py's documented layout)."""
+    """The Redis key of a table (bot/core/keys.py's documented layout)."""
     return store_key(group.id, thread)
 
 
@@ -95,7 +96,11 @@ class Tabletop:
 
     async def later(self) -> None:
         """A quarter of a second passes on the bot's clock (testing/clock.py): its
-        pollers look at what has come due meanwhile."""
+        pollers look at what has come due meanwhile. Bot processes (testing/botproc.py)
+        run on real time: a quarter of a second is waited for."""
+        if not self.h.apps:
+            await asyncio.sleep(0.25)
+            return
         clock = services(self.h.app).clock
         assert isinstance(clock, Clock)
         await clock.advance(0.25)
@@ -148,15 +153,28 @@ class Tabletop:
     async def actor_alone_asked(self, players: list[FakeUser]) -> bool:
         """Only the player to act (by the stored state) is asked, by a prompt of the
         current position (its buttons' stamp): every hand has caught up."""
+        asked = {u.id for u in players if self.prompt(u) is not None}
+        actor = await self.actor(players)
+        return actor is not None and asked == {actor.id} and await self.actor_asked(players)
+
+    async def actor_asked(self, players: list[FakeUser]) -> bool:
+        """The player to act (by the stored state) has a prompt of the current position
+        (its buttons' stamp), whatever the other hands show yet."""
+        actor = await self.actor(players)
+        prompt = self.prompt(actor) if actor is not None else None
+        if prompt is None:
+            return False
+        data = await stored(self.h, self.group, self.thread)
+        moves = [decode(b.callback_data) for b in prompt.buttons]
+        now = stamp(len(data["moves"]))
+        return all(cb.arg[:STAMP_LEN] == now for cb in moves if cb.action is Action.MOVE)
+
+    async def actor(self, players: list[FakeUser]) -> FakeUser | None:
+        """The player to act by the stored state (None: nobody)."""
         data = await stored(self.h, self.group, self.thread)
         game = (Durak if data["kind"] == "durak" else Football).from_json(data["state"])
         actor = game.to_act()
-        asked = {u.id: m for u in players if (m := self.prompt(u)) is not None}
-        if actor is None or list(asked) != [players[actor.player].id]:
-            return False
-        moves = [decode(b.callback_data) for b in asked[players[actor.player].id].buttons]
-        now = stamp(len(data["moves"]))
-        return all(cb.arg[:STAMP_LEN] == now for cb in moves if cb.action is Action.MOVE)
+        return None if actor is None else players[actor.player]
 
     async def caught_up(self, players: list[FakeUser], what: str = "the hands") -> None:
         """Lets the bot deliver what its rate limits put off: the bot's clock moves on
@@ -341,7 +359,7 @@ class LeakWatch:
 
     async def _elsewhere(self, user_id: int) -> set[int]:
         """Ids of his private messages that other tables' hands own (he may sit at
-        several tables; bot/core/store.py's documented ``m:u<id>`` slots say which)."""
+        several tables; bot/core/keys.py's documented ``m:u<id>`` slots say which)."""
         h = self.top.h
         here = (self.top.group.id, self.top.thread)
         others = [

@@ -17,8 +17,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from bot.core.callbacks import Action, Callback, decode, encode
+from bot.core.keys import DUE_KEY, TURNS_KEY
 from bot.core.models import Table
-from bot.core.store import DUE_KEY, TURNS_KEY
 from bot.screens.views import group_screen
 from engine.records import replay
 from testing.chats import BOT_USERNAME

@@ -12,8 +12,9 @@ import pytest
 import redis.asyncio as aioredis
 
 from bot.core import store as store_module
+from bot.core.keys import TABLE_SLOT, table_key, user_slot
 from bot.core.models import Seat, Slot, Table
-from bot.core.store import TABLE_SLOT, Snapshot, Store, Write, table_key, user_slot
+from bot.core.store import Snapshot, Store, Write
 from testing.settings import REDIS_URL
 
 KEY = table_key(-100123, None)

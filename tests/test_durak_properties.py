@@ -72,7 +72,9 @@ def _as_set(moves: list[dict[str, Any]]) -> set[str]:
 
 
 def _state(game: Durak) -> dict[str, Any]:
+    """The stored state, its options whole (the state leaves the variants' defaults out)."""
     state: dict[str, Any] = json.loads(game.to_json())
+    state["options"] = game.options.model_dump()
     return state
 
 

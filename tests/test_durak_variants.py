@@ -18,6 +18,7 @@ from engine.games.durak.rules import DurakOptions
 from engine.games.durak.spec import SPEC
 from tests.durak_positions import NAMES, hand, new_game, play, position
 from tests.replay_util import run
+from tests.test_game_contract import _check_views as check_views
 
 NO_DUMMY: dict[str, Any] = {"dummy": False}
 PEREVODNOY: dict[str, Any] = {"dummy": False, "transfer": True}
@@ -118,6 +119,25 @@ def test_the_whole_deck_is_dealt_and_the_dealers_sixth_card_is_trump(
         game.apply(rng.choice(game.legal_moves()))
     view = game.view(None)
     assert trump not in view.known[dealer] and view.trump_held_by is None
+
+
+@pytest.mark.parametrize("transfer", [False, True])
+@pytest.mark.parametrize(("deck_size", "players"), [(24, 4), (36, 6)])
+def test_views_of_a_whole_deck_game_show_only_what_each_seat_may_know(
+    deck_size: int, players: int, transfer: bool
+) -> None:
+    """The contract's view check at every position of whole-deck games, where the dealer's
+    face-up card is in every view until he plays it."""
+    options = DurakOptions.model_validate(
+        {"deck_size": deck_size, "dummy": False, "transfer": transfer}
+    )
+    for seed in range(3):
+        game = Durak.new(options, NAMES[:players], dealer=seed % players, seed=seed)
+        rng = random.Random(seed)
+        while not game.is_finished():
+            check_views(game)
+            game.apply(rng.choice(game.legal_moves()))
+        check_views(game)
 
 
 def test_a_game_without_the_dummy_has_no_dummy_anywhere() -> None:

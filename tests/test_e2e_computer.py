@@ -14,9 +14,9 @@ import pytest
 
 from bot.core.callbacks import Action, deep_link
 from bot.core.i18n import t
+from bot.core.keys import TURNS_KEY
+from bot.core.keys import table_key as store_key
 from bot.core.services import services
-from bot.core.store import TURNS_KEY
-from bot.core.store import table_key as store_key
 from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser
 from testing.computers import (

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 import redis
+import redis.asyncio as aioredis
 
 from bot.core import inbox
 from bot.core.i18n import t
@@ -28,7 +29,7 @@ from testing.chats import BOT_TOKEN, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.ownredis import OwnRedis
-from testing.tabletop import Tabletop
+from testing.tabletop import Tabletop, stored
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit (5 s) and a touch's period, with room
@@ -206,6 +207,94 @@ async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_proce
         if second is not None:
             second.kill()
         await h.close()
+
+
+RESTART_WITHIN = 3.0  # seconds from a new process's start to the next player's buttons
+
+
+@pytest.mark.parametrize("stop", ["kill", "sigterm"])
+@pytest.mark.parametrize(
+    ("hands", "admin"), [("private", False), ("group", False), ("group", True)]
+)
+async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_within_3_s(
+    own_redis: OwnRedis,
+    tmp_path: Path,
+    slow_and_fast: tuple[FakeServer, FakeServer],
+    hands: str,
+    admin: bool,
+    stop: str,
+) -> None:
+    """A move is committed, then its process is killed (kill -9) or stopped (SIGTERM, its
+    grace running out) while Telegram hangs, before anyone sees the new position (the
+    calls it was granted count against the group's budget all the same). The next
+    process, once it answers, shows the player to act his buttons within 3 s, and a tap
+    on them is taken: his hand in his private chat or in the group alike, the bot an
+    administrator there or not (then his hand in the group can only be edited)."""
+    slow, fast = slow_and_fast
+    telegram = slow.telegram
+    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": "1", "HANDS": hands}
+    env.update(RATE_LIMIT="true", TABLE_EDIT_INTERVAL="3")  # Telegram's limits, as deployed
+    first = BotProcess(slow.url, tmp_path / "first.log", **env)
+    second = None
+    h = ProcHarness(telegram, slow, [first.hook])
+    h.redis = aioredis.Redis.from_url(own_redis.url)
+    try:
+        await first.ready()
+        players = [h.user("Ann"), h.user("Bob"), h.user("Cid")]
+        top = Tabletop(h, h.group())
+        if admin:
+            await h.promote(top.group, players[0])
+        await top.setup_game("durak", players)
+        rng = random.Random(5)
+        for _ in range(3):
+            await until_async(lambda: top.actor_alone_asked(players), 20, "no prompt")
+            await top.step(players, rng)
+        await until_async(lambda: top.actor_alone_asked(players), 20, "no prompt")
+        for user in players:  # his hand lives where the test says (a player's choice)
+            assert bool(h.hands(user, top.group)) == (hands == "group")
+        version = (await stored(h, top.group))["version"]
+        slow.delay = (60.0, 60.0)  # Telegram hangs: nobody sees what the next move did
+        h.settling = False
+        await top.step(players, rng)
+        await until_async(lambda: _moved_past(h, top, version), 10, "the move was not committed")
+        if stop == "kill":
+            first.kill()
+        else:
+            first.process.terminate()
+            assert await first.stopped(1 + 5) == 0, first.log()
+        await slow.stop()  # what it had asked Telegram for dies with it
+        assert not await top.actor_asked(players)
+        second = BotProcess(fast.url, tmp_path / "second.log", **env)
+        h.hooks = iter(lambda: second.hook, None)  # type: ignore[assignment]
+        h.served = fast
+        await second.ready()
+        started = time.monotonic()
+        await until_async(lambda: top.actor_asked(players), 10, "no buttons after a restart")
+        waited = time.monotonic() - started
+        h.settling = True
+        actor = await top.actor(players)
+        assert actor is not None
+        _, answer = await top.step([actor], rng)
+        assert answer.answered and answer.text is None, answer.text  # his buttons work
+        assert waited <= RESTART_WITHIN, f"his buttons came {waited:.1f} s after the start"
+    finally:
+        await h.redis.aclose()
+        first.kill()
+        if second is not None:
+            second.kill()
+        await h.close()
+
+
+async def _moved_past(h: ProcHarness, top: Tabletop, version: int) -> bool:
+    return bool((await stored(h, top.group))["version"] > version)
+
+
+async def until_async(check: Any, within: float, what: str) -> None:
+    """Wait until ``await check()`` holds, looking every few milliseconds."""
+    deadline = time.monotonic() + within
+    while not await check():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.02)
 
 
 async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_each_once(

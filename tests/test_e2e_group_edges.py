@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from bot.core.callbacks import Action
+from bot.core.keys import place_key
+from bot.core.keys import table_key as store_key
 from bot.core.services import services
-from bot.core.store import place_key
-from bot.core.store import table_key as store_key
-from bot.service.delivery import TAP_FRESH
+from bot.service.messages.group_hand import TAP_FRESH
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
 from testing.chats import FakeGroup, FakeMessage, FakeUser

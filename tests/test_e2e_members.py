@@ -7,7 +7,7 @@ import pytest
 
 from bot.core.callbacks import Action, decode
 from bot.core.i18n import LANGS, t
-from bot.core.store import DUE_KEY, TURNS_KEY, closed_key
+from bot.core.keys import DUE_KEY, TURNS_KEY, closed_key
 from testing.chats import FakeGroup, FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, action_of, stored, table_key

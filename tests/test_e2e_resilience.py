@@ -12,9 +12,9 @@ import pytest
 from telegram import Update
 from telegram.ext import CommandHandler, ContextTypes
 
+from bot.core.keys import DUE_KEY, TABLE_SLOT
 from bot.core.limiter import Priority
 from bot.core.services import services
-from bot.core.store import DUE_KEY, TABLE_SLOT
 from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
@@ -31,7 +31,7 @@ async def durak(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
 
 async def group_shows_version(h: Harness, top: Tabletop) -> tuple[int, int]:
     """(version the group message shows, version of the table), from the store's
-    documented layout (bot/core/store.py: the ``m:table`` slot carries the version it shows)."""
+    documented layout (bot/core/keys.py: the ``m:table`` slot carries the version it shows)."""
     raw = await h.redis.hget(table_key(top.group), TABLE_SLOT)
     return json.loads(raw)["version"], (await stored(h, top.group))["version"]
 

@@ -23,8 +23,9 @@ from bot.core import callbacks, health
 from bot.core.callbacks import Action
 from bot.core.config import Settings
 from bot.core.i18n import t
+from bot.core.keys import table_key
 from bot.core.services import services
-from bot.core.store import Snapshot, table_key
+from bot.core.store import Snapshot
 from bot.webapp import api, streams
 from bot.webapp.auth import SESSION, Checker, Forged
 from engine.games.durak.game import Durak

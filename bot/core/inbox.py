@@ -28,7 +28,8 @@ from typing import cast
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from bot.core.store import FORGET_CONSUMERS, KEY_PREFIX
+from bot.core.keys import KEY_PREFIX
+from bot.core.scripts import FORGET_CONSUMERS
 
 STREAM = f"{KEY_PREFIX}:inbox"
 GROUP = "workers"

@@ -40,7 +40,7 @@ from telegram.warnings import PTBDeprecationWarning
 
 from bot.core import metrics
 from bot.core.clock import Clock
-from bot.core.store import KEY_PREFIX
+from bot.core.keys import KEY_PREFIX
 
 log = logging.getLogger(__name__)
 

@@ -1,63 +1,6 @@
-"""Tables in Redis: every key the bot keeps, and the scripts every change goes through.
+"""Tables in Redis: loading them, committing changes, and the delivery lease.
 
-Key layout (one Redis hash per table, i.e. per group chat or per forum topic); ``ct`` is
-:data:`KEY_PREFIX`, which the environment variable ``CARDTABLE_KEY_PREFIX`` replaces::
-
-    ct:table:<chat_id>:<thread_id or 0>
-        v          version, a decimal integer; bumped by every committed change
-        d          the Table as JSON (bot data + the engine state JSON)
-        m:table    Slot JSON of the group message (lobby, then the table, then the result)
-        m:u<uid>   Slot JSON of user <uid>'s private message: his lobby confirmation,
-                   then his hand
-        m:e<uid>   Slot JSON of user <uid>'s ephemeral message in the group (only he sees
-                   it; docs/ephemeral.md): his lobby confirmation, then his hand, when
-                   his hand lives in the group
-        x:<chat>:<message>  a message to delete (superseded, or sent by a delivery that
-                   lost its lease): the next delivery deletes it
-        x:<chat>:<message>:<uid>  the same for a superseded ephemeral message to user
-                   <uid> in the group <chat> (its ephemeral id): deleted, else stripped of
-                   its buttons, and until then a tap on it is stale
-        lease      "<process>|<expiry ms>": the process that is bringing the messages up
-                   to date (the delivery lease), renewed while it works
-
-    ct:closed:<uid>  set of the table keys where user <uid>'s private chat refused us
-                   (his seat's ``dm_ok`` is false): when he opens the chat again (/start),
-                   his hands there are shown (bot.service.delivery.reopen)
-
-    ct:place:<uid>  "group" or "private": where user <uid> chose to keep his hands (none:
-                   the HANDS setting's); his seats take it when he sits down. No expiry:
-                   it is his standing choice (a few bytes a player), as the standings
-                   are; /forgetme erases it with them
-
-    ct:due         sorted set of table keys, scored by when they are due (ms): messages
-                   left for later (coalesced, held back by the rate limits, refused by
-                   flood control), and, while a delivery runs, its lease's expiry (if the
-                   holder dies, a live process delivers once the lease has run out).
-                   Every process polls it.
-
-    ct:turns       sorted set of table keys, scored by when their automatic move is due
-                   (bot.service.turns)
-
-    ct:changed     a pub/sub channel, not a key: every commit publishes
-                   "<version> <table key>" on it (a process with Mini App pages open
-                   follows its tables by it: bot.webapp.server). Channels are shared by
-                   every database of the server: a notice is only a reason to read.
-
-    ct:rl:all, ct:rl:c:<chat_id>  the shared rate-limit buckets (bot.core.limiter)
-
-    ct:upd:<update_id>  "busy" while a process handles that update, then "done" for an
-                   hour: a redelivered update is dropped (bot.handlers.once)
-    ct:inbox       a stream of the webhook's updates (field ``u``: the update's JSON),
-                   each stored before its 200 and deleted once handled; its consumer group
-                   ``workers`` holds each entry a worker has read until it is done, for
-                   another worker to take over should that one die (bot.core.inbox)
-    ct:member:<chat_id>:<uid>  "1" for a minute after Telegram said that <uid> is in the
-                   group <chat_id> (joining needs it; bot.handlers.members)
-    ct:init:<hash>  "1" once a Mini App page exchanged the initData of that signature
-                   (its ``hash`` field) for a session, until that initData's own age limit:
-                   a second exchange of it is a replay (bot.webapp.auth)
-    ct:st:...      the standings: per group and per person, without a TTL (their layout
-                   is documented in bot.tables.stats.keys)
+The keys are :mod:`bot.core.keys`'s, the scripts :mod:`bot.core.scripts`'s.
 
 Why scripts: ``v`` and ``d`` change only together, by a compare-and-set on ``v`` in Lua
 (the in-process store and the tests run the same scripts on fakeredis), so that two
@@ -77,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import random
 import secrets
 import time
@@ -89,6 +31,21 @@ import redis.asyncio as aioredis
 from pydantic import ValidationError
 from redis.asyncio.client import PubSub
 
+from bot.core import scripts
+from bot.core.keys import (
+    CHANGED,
+    DUE_KEY,
+    JUNK,
+    KEY_PREFIX,
+    SLOT,
+    TABLE_SLOT,
+    TURNS_KEY,
+    Junk,
+    closed_key,
+    init_key,
+    junk_field,
+    place_key,
+)
 from bot.core.models import Place, Slot, Table
 
 log = logging.getLogger(__name__)
@@ -101,216 +58,7 @@ RENEW_EVERY = 0.5  # seconds between two renewals of the leases a process holds
 IDLE_GAME_TTL = 30 * 24 * 3600  # a running game with no turn limit (correspondence play)
 DEADLINE_MARGIN = 3600  # seconds a key outlives its game's pending deadline
 
-# Shared Lua. KEYS[1] is the table, KEYS[2] the due set; ARGV[1..3] owner, now (ms), lease
-# ms. A lease is "<owner>|<expiry ms>". Taking it also puts the table in the due set at its
-# expiry at the latest: if the holder dies before it has delivered, a live process's poll
-# finds the table there once the lease has run out, and delivers.
-_LEASE = """
-local function lease_expiry()
-  local lease = redis.call('HGET', KEYS[1], 'lease')
-  if not lease then return nil, 0 end
-  local holder, expires = string.match(lease, '^(.*)|(%d+)$')
-  return holder, tonumber(expires)
-end
-local function lease_free()
-  local holder, expires = lease_expiry()
-  return holder == nil or holder == ARGV[1] or expires <= tonumber(ARGV[2])
-end
-local function take_lease()
-  local expires = string.format('%d', tonumber(ARGV[2]) + tonumber(ARGV[3]))
-  redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. '|' .. expires)
-  redis.call('ZADD', KEYS[2], 'LT', expires, KEYS[1])
-end
-"""
-
-# KEYS[3]: the turn deadlines. ARGV[4..]: expected version, new version, table JSON, ttl,
-# fresh (1 drops every other field: a new game starts with no remembered messages), the
-# channel of changes, the prefixes of the slot and the junk fields, and the deadline to
-# lower the table's score in the turn deadlines to ("": none; bot.service.turns). 0:
-# conflict; 1: committed, another process
-# delivers; else committed, deliver: the message fields (slots and junk) as they are now,
-# name/value pairs. A delivery may have saved them since the caller loaded the table (only
-# the version is compared), and the one that follows must start from what the messages
-# show.
-_CAS = (
-    _LEASE
-    + """
-local v = redis.call('HGET', KEYS[1], 'v')
-if (v or '0') ~= ARGV[4] then return 0 end
-if ARGV[8] == '1' then redis.call('DEL', KEYS[1]) end
-redis.call('HSET', KEYS[1], 'v', ARGV[5], 'd', ARGV[6])
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
-redis.call('PUBLISH', ARGV[9], ARGV[5] .. ' ' .. KEYS[1])
-if ARGV[12] ~= '' then redis.call('ZADD', KEYS[3], 'LT', ARGV[12], KEYS[1]) end
-if not lease_free() then return 1 end
-take_lease()
-local function starts(name, prefix) return string.sub(name, 1, #prefix) == prefix end
-local shown = {}
-local fields = redis.call('HGETALL', KEYS[1])
-for i = 1, #fields, 2 do
-  local name = fields[i]
-  if starts(name, ARGV[10]) or starts(name, ARGV[11]) then
-    shown[#shown + 1] = name
-    shown[#shown + 1] = fields[i + 1]
-  end
-end
-return shown
-"""
-)
-
-# ARGV[4..]: delivered version (-1: give the lease back after an error), due ("" or when
-# what was left for later is due, ms), the number of fields to delete, those fields, then
-# slot name/value pairs. The holder saves what the messages show and releases the lease;
-# if a newer version was committed meanwhile it keeps the lease and gets that version back
-# (deliver again). -1: the lease is not ours any more (nothing written).
-_RELEASE = (
-    _LEASE
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 or not lease_free() then return -1 end
-local drop = tonumber(ARGV[6])
-if drop > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, 7, 6 + drop)) end
-if #ARGV > 6 + drop then redis.call('HSET', KEYS[1], unpack(ARGV, 7 + drop)) end
-local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
-if v ~= tonumber(ARGV[4]) and ARGV[4] ~= '-1' then
-  take_lease()
-  return v
-end
-redis.call('HDEL', KEYS[1], 'lease')
-if ARGV[5] ~= '' then
-  redis.call('ZADD', KEYS[2], ARGV[5], KEYS[1])
-else
-  redis.call('ZREM', KEYS[2], KEYS[1])
-end
-return 0
-"""
-)
-
-# The table with the lease taken, or nil: when it is gone, or when another process holds
-# the lease (then the table stays due at the lease's expiry, in case that holder dies).
-_CLAIM = (
-    _LEASE
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-if not lease_free() then
-  local _, expires = lease_expiry()
-  redis.call('ZADD', KEYS[2], string.format('%d', expires), KEYS[1])
-  return nil
-end
-take_lease()
-return redis.call('HGETALL', KEYS[1])
-"""
-)
-
-# KEYS: the due set, then the tables this process is delivering. Each lease still ours is
-# pushed on, and so is its due time (the time another process would take over).
-_RENEW = """
-local expires = string.format('%d', tonumber(ARGV[2]) + tonumber(ARGV[3]))
-for i = 2, #KEYS do
-  local lease = redis.call('HGET', KEYS[i], 'lease')
-  if lease and string.match(lease, '^(.*)|') == ARGV[1] then
-    redis.call('HSET', KEYS[i], 'lease', ARGV[1] .. '|' .. expires)
-    redis.call('ZADD', KEYS[1], 'GT', expires, KEYS[i])
-  end
-end
-return 1
-"""
-
-# KEYS: old key, new key, the due set. 1: moved; 0: nothing to move, or the new key is
-# taken (the first of several notices of one upgrade moves the table); 2: a delivery of
-# the table is under way (in any process): try again when it is done. ARGV[4]: the group
-# message's slot, dropped (that message stays in the old chat: the table is posted anew).
-_MOVE = (
-    _LEASE
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-local holder, expires = lease_expiry()
-if holder ~= nil and expires > tonumber(ARGV[2]) then return 2 end
-redis.call('RENAME', KEYS[1], KEYS[2])
-redis.call('HDEL', KEYS[2], 'lease', ARGV[4])
-redis.call('ZREM', KEYS[3], KEYS[1])
-return 1
-"""
-)
 MOVED, NOTHING_TO_MOVE, BUSY = 1, 0, 2
-
-# KEYS[1]: a table; ARGV: fields to set (pairs), the TTL for a key that has none. Writes
-# nothing when the table is gone (no table-less hash is left behind).
-_SAVE = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]), 'NX')
-return 1
-"""
-
-# The first part of every key. bench/bot.py sets a prefix of its own, so that it can share
-# a Redis database with a running bot and afterwards remove its own keys and nothing else.
-KEY_PREFIX = os.environ.get("CARDTABLE_KEY_PREFIX", "ct")
-DUE_KEY = f"{KEY_PREFIX}:due"
-CHANGED = f"{KEY_PREFIX}:changed"
-TURNS_KEY = f"{KEY_PREFIX}:turns"
-SLOT = "m:"  # the fields that remember a message shown (see the module docstring)
-JUNK = "x:"
-
-
-# KEYS[1]: the deadlines; ARGV: the table key, our claim's score, the new score ("": none).
-# Our claim is replaced, unless a commit has set an earlier time meanwhile.
-_TURN_SETTLE = """
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-if ARGV[3] == '' then
-  redis.call('ZREM', KEYS[1], ARGV[1])
-else
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-end
-return 1
-"""
-
-# KEYS[1]: the deadlines; ARGV: the table key, now (ms), the claim's score. 1 when the
-# table was due and is ours now.
-_TURN_CLAIM = """
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-return 1
-"""
-
-
-def table_key(chat_id: int, thread_id: int | None) -> str:
-    return f"{KEY_PREFIX}:table:{chat_id}:{thread_id or 0}"
-
-
-def init_key(signature: str) -> str:
-    return f"{KEY_PREFIX}:init:{signature}"
-
-
-def closed_key(user_id: int) -> str:
-    return f"{KEY_PREFIX}:closed:{user_id}"
-
-
-def user_slot(user_id: int) -> str:
-    return f"{SLOT}u{user_id}"
-
-
-def group_slot(user_id: int) -> str:
-    """The slot of ``user_id``'s ephemeral hand in the group."""
-    return f"{SLOT}e{user_id}"
-
-
-def place_key(user_id: int) -> str:
-    return f"{KEY_PREFIX}:place:{user_id}"
-
-
-def junk_field(chat_id: int, message_id: int, receiver: int = 0) -> str:
-    """The junk field of a message (``receiver``: an ephemeral message to him)."""
-    tail = f":{receiver}" if receiver else ""
-    return f"{JUNK}{chat_id}:{message_id}{tail}"
-
-
-# A message to remove: (chat, message, only strip its buttons, the receiver of an
-# ephemeral message or 0).
-Junk = tuple[int, int, bool, int]
-
-
-TABLE_SLOT = f"{SLOT}table"
 
 
 @dataclass
@@ -333,32 +81,6 @@ class Snapshot:
     version: int = 0  # the stored version (also when the table itself did not validate)
     lease: bool = False  # this process holds the delivery lease: it must deliver, release
     junk: list[Junk] = field(default_factory=list)  # messages to remove
-
-
-# Delete a key only while it still holds the value its owner gave it (a claim released by
-# its owner, never one someone else made since: bot.handlers.once).
-_DELETE_IF = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-
-# The consumers of a stream's group (KEYS[1]; ARGV: the group, an idle time in ms, a name)
-# that hold no pending entry and are that one or idle that long: removed from the group (a
-# worker that stopped, or died: bot.core.inbox). Checked and removed in one step, so that
-# no entry is dropped with a consumer that took it meanwhile.
-FORGET_CONSUMERS = """
-local gone = 0
-for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
-  local f = {}
-  for i = 1, #c, 2 do f[c[i]] = c[i + 1] end
-  if f['pending'] == 0 and (f['name'] == ARGV[3] or f['idle'] >= tonumber(ARGV[2])) then
-    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], f['name'])
-    gone = gone + 1
-  end
-end
-return gone
-"""
 
 
 class ConflictError(RuntimeError):
@@ -438,15 +160,15 @@ class Store:
         self.ttl = ttl
         self.clock = clock
         self.owner = secrets.token_hex(6)  # this process, as a lease holder
-        self._cas = redis.register_script(_CAS)
-        self._release = redis.register_script(_RELEASE)
-        self._claim = redis.register_script(_CLAIM)
-        self._renew = redis.register_script(_RENEW)
-        self._move = redis.register_script(_MOVE)
-        self._save = redis.register_script(_SAVE)
-        self._turn_claim = redis.register_script(_TURN_CLAIM)
-        self._turn_settle = redis.register_script(_TURN_SETTLE)
-        self._delete_if = redis.register_script(_DELETE_IF)
+        self._cas = redis.register_script(scripts.CAS)
+        self._release = redis.register_script(scripts.RELEASE)
+        self._claim = redis.register_script(scripts.CLAIM)
+        self._renew = redis.register_script(scripts.RENEW)
+        self._move = redis.register_script(scripts.MOVE)
+        self._save = redis.register_script(scripts.SAVE)
+        self._turn_claim = redis.register_script(scripts.TURN_CLAIM)
+        self._turn_settle = redis.register_script(scripts.TURN_SETTLE)
+        self._delete_if = redis.register_script(scripts.DELETE_IF)
 
     async def delete_if(self, key: str, value: bytes) -> bool:
         """Delete ``key`` if it holds ``value`` (GET, compare and DEL in one script)."""

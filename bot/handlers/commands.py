@@ -11,11 +11,12 @@ from telegram.ext import Application, ContextTypes
 
 from bot.core import callbacks, names, rules_text, sender
 from bot.core.i18n import LANGS, lang_of, plain, t
+from bot.core.keys import TABLE_SLOT, table_key
 from bot.core.services import services
-from bot.core.store import TABLE_SLOT, table_key
 from bot.handlers import lobby, play
 from bot.screens import registry
 from bot.service import delivery
+from bot.service.messages.record import send_record
 from bot.service.taps import is_admin
 
 log = logging.getLogger(__name__)
@@ -175,7 +176,7 @@ async def record(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _say(message, t(lang, "cmd.no_record"))
     else:
         try:
-            await delivery.send_record(context.bot, table, message.message_id)
+            await send_record(context.bot, table, message.message_id)
         except TelegramError:
             await _say(message, t(lang, "common.try_again"))
 

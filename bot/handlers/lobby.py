@@ -11,9 +11,10 @@ from telegram.ext import ContextTypes
 from bot.core import names, sender
 from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
+from bot.core.keys import table_key
 from bot.core.models import TURN_TIMES, Place, Seat, Table
 from bot.core.services import services
-from bot.core.store import Snapshot, table_key
+from bot.core.store import Snapshot
 from bot.handlers import members
 from bot.screens import registry
 from bot.service.taps import Reply, Tap, commit, current_table, is_admin, refuse, write
@@ -42,7 +43,7 @@ def _seat(table: Table, user: User, place: Place) -> None:
     delivery's (it becomes his hand message): ``place`` says where he keeps his hands (in
     the group, the confirmation is an ephemeral message answering his tap); if his private
     chat refuses it, he is unseated and the lobby offers the deep link
-    (:func:`bot.service.delivery.set_reachable`)."""
+    (:func:`bot.service.messages.refusals.set_reachable`)."""
     _in_lobby(table)
     if table.private and table.chat_id != user.id:
         refuse("join.not_yours")

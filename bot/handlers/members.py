@@ -27,8 +27,9 @@ from telegram.ext import ContextTypes
 
 from bot.core import sender
 from bot.core.i18n import t
+from bot.core.keys import KEY_PREFIX, user_slot
 from bot.core.services import services
-from bot.core.store import KEY_PREFIX, Snapshot, Write, user_slot
+from bot.core.store import Snapshot, Write
 from bot.screens import registry
 from bot.service import delivery
 

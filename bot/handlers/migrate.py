@@ -17,9 +17,10 @@ import logging
 from telegram import Update
 from telegram.ext import ContextTypes
 
+from bot.core.keys import table_key
 from bot.core.models import Table
 from bot.core.services import AnyApp, services
-from bot.core.store import BUSY, MOVED, table_key
+from bot.core.store import BUSY, MOVED
 from bot.service.taps import Reply, refuse, write
 from bot.tables.stats.standings import of
 

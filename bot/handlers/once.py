@@ -36,8 +36,9 @@ from telegram.ext import ApplicationHandlerStop, ContextTypes
 
 from bot.core import sender
 from bot.core.i18n import lang_of, t
+from bot.core.keys import KEY_PREFIX
 from bot.core.services import services
-from bot.core.store import KEY_PREFIX, Store
+from bot.core.store import Store
 
 log = logging.getLogger(__name__)
 

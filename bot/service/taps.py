@@ -25,9 +25,10 @@ from telegram.ext import ContextTypes
 from bot.core import callbacks, sender
 from bot.core.callbacks import Action, BadCallback, Callback
 from bot.core.i18n import lang_of, plain
+from bot.core.keys import table_key
 from bot.core.models import Table
 from bot.core.services import AnyApp, services
-from bot.core.store import Snapshot, Write, table_key
+from bot.core.store import Snapshot, Write
 from bot.service import delivery, turns
 
 log = logging.getLogger(__name__)

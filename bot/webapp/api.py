@@ -25,9 +25,10 @@ from telegram.ext import CallbackContext, ContextTypes
 from bot.core import callbacks
 from bot.core.callbacks import STAMP_LEN, Action, BadCallback
 from bot.core.i18n import by_category, faces, lang_of, plain
+from bot.core.keys import table_key
 from bot.core.models import Table
 from bot.core.services import services
-from bot.core.store import Snapshot, table_key
+from bot.core.store import Snapshot
 from bot.handlers import play
 from bot.screens import registry, views
 from bot.service.taps import Tap

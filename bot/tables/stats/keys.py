@@ -1,6 +1,6 @@
 """The standings' Redis keys, one place for their layout.
 
-Keys (under :data:`bot.core.store.KEY_PREFIX`, without the games' TTL; ``<kind>`` is
+Keys (under :data:`bot.core.keys.KEY_PREFIX`, without the games' TTL; ``<kind>`` is
 ``football`` or ``durak``; a forum topic counts for its group, so ``<chat>`` is the group)::
 
     ct:st:g:<chat>:<kind>:<uid>   hash: a person's figures in a group: n (games), fool,
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.core.store import KEY_PREFIX
+from bot.core.keys import KEY_PREFIX
 from engine.registry import GAMES
 
 # The games by name: the standings' order, whose first is also the board shown when a

@@ -1,0 +1,50 @@
+"""The place a hand has left: one last edit there, saying where his cards are now.
+
+A seat's hand lives in one place at a time (his private chat, or the group); when he
+switches it, or the group refuses it, the old place's message loses its buttons and
+says where to look, as urgently as a mover's hand (docs/busy.md, second rule).
+"""
+
+from __future__ import annotations
+
+from bot.core.config import Settings
+from bot.core.keys import group_slot, user_slot
+from bot.core.limiter import Priority
+from bot.core.models import Slot, Table
+from bot.core.screen import Screen
+from bot.service.messages.group_hand import ephemeral_budget
+from bot.service.messages.message import How, InGroup, Message
+
+# The phases whose hand has a place to leave (before the game his place is not settled).
+PLAYED = ("playing", "finished", "abandoned")
+
+
+def parked(
+    settings: Settings,
+    table: Table,
+    index: int,
+    in_group: bool,
+    screen: Screen,
+    slots: dict[str, Slot],
+) -> Message | None:
+    """The place seat ``index``'s hand has left (``in_group``: it lives in the group now,
+    so his private chat is the old place), edited once to ``screen``. A place that never
+    showed his hand is left alone, and so is a group that refused it (it would refuse
+    this too)."""
+    seat = table.seats[index]
+    if in_group:
+        name, chat, thread = user_slot(seat.user_id), seat.user_id, None
+    elif seat.group_ok and not table.private:
+        name, chat, thread = group_slot(seat.user_id), table.chat_id, table.thread_id
+    else:
+        return None
+    slot = slots.get(name)
+    if slot is None or slot.id is None or table.phase not in PLAYED:
+        return None
+    if slot.version > table.version or slot.hash == screen.digest():
+        return None
+    message = Message(name, chat, thread, screen, slot, Priority.MOVER, How.PARKED)
+    if not in_group:  # the group's ephemeral message to him
+        message.hand = InGroup(seat.user_id, renew=slot.renew)
+        message.counts_against = ephemeral_budget(settings, chat, seat.user_id)
+    return message
