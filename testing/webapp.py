@@ -8,6 +8,7 @@ than against itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -16,6 +17,7 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 from urllib.parse import urlencode
 
 import httpx
@@ -56,21 +58,30 @@ def tampered(data: str) -> str:
 
 
 async def table_for_two(
-    h: Harness, game: str, *, turn_time: int | None = None
+    h: Harness, game: str, *, turn_time: int | None = None, **options: Any
 ) -> tuple[Tabletop, list[FakeUser], str]:
     """A running game of Ann (English) and Bob (Russian) in a new group; its page parameter.
-    ``turn_time``: the lobby's turn time in seconds (0: none) instead of its default."""
+    ``turn_time``: the lobby's turn time in seconds (0: none) instead of its default;
+    ``options``: the game's own settings (durak's ``dummy``, ``transfer`` …)."""
     players = [h.user("Ann"), h.user("Bob", language_code="ru")]
     group = h.group(creator=players[0])
     top = Tabletop(h, group)
     await top.open(players[0], game)
     await top.join(players[1])
-    if turn_time is not None:
-        raw = json.loads(await h.redis.hget(table_key(group), "d"))
-        raw["settings"]["turn_time"] = turn_time
-        await h.redis.hset(table_key(group), "d", json.dumps(raw))
+    await settle(
+        h, group, (options | {"turn_time": turn_time}) if turn_time is not None else options
+    )
     await top.start(players[0])
     return top, players, await table_param(h, group)
+
+
+async def settle(h: Harness, group: FakeGroup, settings: dict[str, Any]) -> None:
+    """The lobby's ``settings`` set as if chosen in it (any the lobby's buttons may not
+    reach yet): before the game starts."""
+    if settings:
+        raw = json.loads(await h.redis.hget(table_key(group), "d"))
+        raw["settings"].update(settings)
+        await h.redis.hset(table_key(group), "d", json.dumps(raw))
 
 
 async def table_param(h: Harness, group: FakeGroup) -> str:
@@ -90,22 +101,88 @@ async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
     await hub.close()
 
 
+class PageServer:
+    """The bot's ASGI app served on a loopback port in this event loop, which a test may
+    stop and start again on the same port (a restart, or an outage the pages live
+    through)."""
+
+    def __init__(self, h: Harness) -> None:
+        self.app = h.app
+        self.port = 0
+        self._web: server.Server | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        self.port = sock.getsockname()[1]
+        self._web = web = server.Server(self.app, services(self.app).settings)
+        self._task = asyncio.create_task(web.serve(sockets=[sock]))
+        while not web.started:
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        """Stops it as the bot's process stops: the pages' streams end, the port closes."""
+        if self._web is not None and self._task is not None:
+            self._web.should_exit = True
+            await self._task
+            self._web = self._task = None
+
+
 @asynccontextmanager
 async def page_server(h: Harness) -> AsyncIterator[str]:
     """The bot's ASGI app served on a free loopback port in this event loop; its root."""
-    app = h.app
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    web = server.Server(app, services(app).settings)
-    task = asyncio.create_task(web.serve(sockets=[sock]))
-    while not web.started:
-        await asyncio.sleep(0.01)
+    async with serving(h) as web:
+        yield web.root
+
+
+@asynccontextmanager
+async def serving(h: Harness) -> AsyncIterator[PageServer]:
+    """A :class:`PageServer`, started; stopped at the end."""
+    web = PageServer(h)
+    await web.start()
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield web
     finally:
-        web.should_exit = True
-        await task
+        await web.stop()
+
+
+class Commits:
+    """When each version of a table was committed (seconds since the epoch), as the bot's
+    own subscription hears of it: every commit publishes its version in the same script
+    (:meth:`bot.core.store.Store.changes`), so this is the commit's time to within the
+    notice's trip, which the pages' latency then does not count."""
+
+    def __init__(self, h: Harness, key: str) -> None:
+        self._store = services(h.app).store
+        self._key = key
+        self.at: dict[int, float] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Commits:
+        ready = asyncio.Event()
+
+        async def listen() -> None:
+            async with self._store.changes() as changes:
+                ready.set()
+                async for key, version in changes:
+                    if key == self._key:
+                        self.at.setdefault(version, time.time())
+
+        self._task = asyncio.create_task(listen())
+        await ready.wait()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
 
 
 def tma(data: str) -> dict[str, str]:

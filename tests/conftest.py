@@ -9,6 +9,7 @@ the bot did nothing a real Telegram would have complained about
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,11 +21,13 @@ import redis.asyncio as aioredis
 
 from bot.core import health
 from bot.handlers.once import update_key
+from testing.browser import chromiums
 from testing.clock import Clock
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
 from testing.ownredis import OwnRedis
 from testing.settings import REDIS_URL, settings
+from testing.webapp import page_server
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -142,3 +145,30 @@ async def real_harness(
 ) -> AsyncIterator[Harness]:
     async for h in harness_on(request, server, make_app, real_redis):
         yield h
+
+
+# ----- the Mini App in a browser (the browser tests: its page, durak and football)
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+@pytest.fixture(scope="module")
+def browsers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
+    """Two phone-sized headless Chromium windows (Ann's and Bob's, or a player's and a
+    spectator's), shared by a module's tests: starting Chromium is the slow part."""
+    with chromiums([tmp_path_factory.mktemp(f"chromium{i}") for i in range(2)]) as drivers:
+        yield drivers
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    """Where a browser test's screenshots go: docs/ with ``CARDTABLE_SCREENSHOTS=1`` (the
+    pictures docs/webapp.md shows), else the test's own directory."""
+    return DOCS if os.environ.get("CARDTABLE_SCREENSHOTS") == "1" else tmp_path
+
+
+@pytest.fixture
+async def root(harness: Harness) -> AsyncIterator[str]:
+    """The address of the bot's page server (the Mini App and its API) for a browser."""
+    async with page_server(harness) as url:
+        yield url

@@ -164,9 +164,18 @@ async def _mini_app(top: Tabletop, players: list[FakeUser], spectator: FakeUser)
             r = await c.get("/app/api/state", headers=bearer(await token(c, user, param)))
             assert r.status_code == 200, r.text
             state = r.json()
-            words = state["words"]  # the page puts the seconds into turn_left itself
-            words["turn_left"] = words["turn_left"].replace("{n}", "30")
-            texts += [*words.values(), state["status"], *state["events"]]
+            # The page fills its words' placeholders itself ({n}, {card}), and picks a
+            # counted word's plural form (each form comes, by category); it names each
+            # card to a screen reader.
+            for word in state["words"].values():
+                forms = word.values() if isinstance(word, dict) else [word]
+                texts += [_PLACEHOLDER.sub("3", form) for form in forms]
+            names = state["cardnames"]
+            suits = list(names["suits"].values())
+            for i, rank in enumerate(names["ranks"].values()):  # every rank, every suit
+                suit = suits[i % len(suits)]
+                texts.append(names["card"].replace("{rank}", rank).replace("{suit}", suit))
+            texts += [state["status"], *state["events"]]
             texts += [move["label"] for move in state["moves"]]
             texts += list(state["faces"].values())
     return texts

@@ -260,6 +260,11 @@ async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
     assert [m["data"] for m in moves] == offered
     # The lead: every move plays a card from his hand, and says which.
     assert {m["card"] for m in moves} <= set((await picture(h, mover, param))["view"]["hand"])
+    # Each is marked on the page (data-move) by the engine's token of the move.
+    game = Durak.from_json(before["state"])
+    legal = {game.move_token(m) for m in game.legal_moves()}
+    assert {m["token"] for m in moves} == legal
+    assert all(m["token"] == f"a{m['card']}" for m in moves)
     async with client(h) as c:
         mine, theirs = bearer(await token(c, mover, param)), bearer(await token(c, other, param))
         # The other player sending the same move: refused as the button would be.
@@ -303,6 +308,34 @@ async def test_the_page_is_small_and_offered_only_when_configured(
     assert page.status_code == 200 and len(page.content) < 100_000
     with pytest.raises(ValueError):  # Telegram opens only HTTPS pages
         settings(webapp_url="http://cards.example.org/app/")
+
+
+async def test_one_link_on_the_group_opens_for_each_his_own_view(
+    server: Any, make_app: Any, fake_redis: Any
+) -> None:
+    """With only WEBAPP_NAME (the app registered with @BotFather), the group's table and
+    every hand carry the page's direct link; opened from it, as Telegram opens it (the
+    parameter in the signed initData's start_param), the page shows a player his own seat
+    and anyone else the public view."""
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, webapp_name="table"))
+    h.redis = fake_redis
+    top, (ann, bob), param = await table_for_two(h, "durak")
+    link = f"https://t.me/cardtable_test_bot/table?startapp={param}"
+    opens = [(b.text, b.url) for b in top.table_message().buttons if b.url]
+    assert opens == [(t("en", "webapp.open"), link)]
+    for user in (ann, bob):
+        hand = [m for m in h.screen(user) if m.from_bot][-1]
+        assert [b.url for b in hand.buttons if b.url] == [link]
+        assert not any(b.web_app for b in hand.buttons)
+    game = Durak.from_json((await stored(h, top.group))["state"])
+    async with client(h) as c:
+        for user, seat in ((ann, 0), (bob, 1), (h.user("Cid", language_code="uk"), None)):
+            r = await exchange(c, init_data(user, start_param=param), None)
+            assert r.status_code == 200, r.text
+            shown = (await c.get("/app/api/state", headers=bearer(r.json()["token"]))).json()
+            assert shown["seat"] == seat
+            assert shown["view"]["hand"] == ([] if seat is None else game.view(seat).hand)
 
 
 async def test_the_one_server_takes_the_webhook_with_its_secret_only(

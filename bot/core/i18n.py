@@ -242,6 +242,19 @@ def plain(lang: str, key: str, **params: Any) -> str:
     return _text(lang, key, params)
 
 
+def by_category(lang: str, key: str) -> dict[str, str]:
+    """A plural text's forms by CLDR category (``one``, ``few``, ``many``, ``other``), its
+    placeholders unfilled: for a page that picks the form itself (Intl.PluralRules)."""
+    found = _table(lang if lang in LANGS else DEFAULT).get(key)
+    assert found is not None, key
+    entry, form = found
+    assert isinstance(entry, Plural), key
+    texts: dict[str, str] = {}
+    for n in range(200):  # every category shows among the first hundred numbers or so
+        texts.setdefault(plural(lang, n), entry.texts[min(form(n), len(entry.texts) - 1)])
+    return texts
+
+
 # The catalogue key of each face card's letter.
 FACES = {"J": "face.J", "Q": "face.Q", "K": "face.K", "A": "face.A"}
 

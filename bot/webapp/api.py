@@ -24,7 +24,7 @@ from telegram.ext import CallbackContext, ContextTypes
 
 from bot.core import callbacks
 from bot.core.callbacks import STAMP_LEN, Action, BadCallback
-from bot.core.i18n import faces, lang_of, plain
+from bot.core.i18n import by_category, faces, lang_of, plain
 from bot.core.keys import table_key
 from bot.core.models import Table
 from bot.core.services import services
@@ -49,14 +49,48 @@ _WORDS = {
     "turn_left": "webapp.turn_left",
     "offline": "webapp.offline",
     "gone": "webapp.gone",
+    "expired": "webapp.expired",
+    "card_back": "webapp.card_back",
+    "cancel": "webapp.cancel",
 }
+# Words with a number, sent in every plural form of the language (the page picks one).
+_COUNTED = {"cards": "webapp.cards"}
+# A card's spoken name (its accessible name on the page): the pattern, each rank's name,
+# each suit's.
+_RANKS = {
+    "2": "card.rank.2",
+    "3": "card.rank.3",
+    "4": "card.rank.4",
+    "5": "card.rank.5",
+    "6": "card.rank.6",
+    "7": "card.rank.7",
+    "8": "card.rank.8",
+    "9": "card.rank.9",
+    "10": "card.rank.10",
+    "J": "card.rank.J",
+    "Q": "card.rank.Q",
+    "K": "card.rank.K",
+    "A": "card.rank.A",
+}
+_SUITS = {"S": "card.suit.S", "H": "card.suit.H", "D": "card.suit.D", "C": "card.suit.C"}
 _TAG = re.compile(r"<[^>]+>")
 
 
 @cache
-def _words(lang: str, kind: str) -> dict[str, str]:
+def _words(lang: str, kind: str) -> dict[str, str | dict[str, str]]:
     keys = {**_WORDS, **registry.entry(kind).page_words}
-    return {word: plain(lang, key) for word, key in keys.items()}
+    words: dict[str, str | dict[str, str]] = {word: plain(lang, key) for word, key in keys.items()}
+    return words | {word: by_category(lang, key) for word, key in _COUNTED.items()}
+
+
+@cache
+def _names(lang: str) -> dict[str, Any]:
+    """What the page names a card by, for a screen reader: "seven of hearts"."""
+    return {
+        "card": plain(lang, "card.name", rank="{rank}", suit="{suit}"),  # the page fills them
+        "ranks": {rank: plain(lang, key) for rank, key in _RANKS.items()},
+        "suits": {suit: plain(lang, key) for suit, key in _SUITS.items()},
+    }
 
 
 def unmark(text: str) -> str:
@@ -71,6 +105,22 @@ def table_of(payload: str | None) -> tuple[str, str] | None:
         return None
     chat, thread, game_id = parsed
     return table_key(chat, thread), game_id
+
+
+# The data-move token of an action that is not a game move (docs/webapp.md): set-up
+# steps by what they do, "I'm back" by its name.
+_SETUP_TOKENS = {"c": "setup:confirm", "r": "setup:reset"}
+
+
+def token(cb: callbacks.Callback, card: str | None) -> str:
+    """What the page marks the element of an action with (``data-move``): a move's token
+    as the engine writes it (``a7H``, ``t``), ``setup:<card>`` for a set-up pick,
+    ``setup:confirm``, ``setup:reset``, ``back``."""
+    if cb.action is Action.MOVE:
+        return cb.arg[STAMP_LEN:]
+    if cb.action is Action.SETUP:
+        return _SETUP_TOKENS.get(cb.arg) or f"setup:{card}"
+    return "back"
 
 
 def _moves(table: Table, seat: int, view: BaseModel) -> list[dict[str, Any]]:
@@ -94,6 +144,7 @@ def _moves(table: Table, seat: int, view: BaseModel) -> list[dict[str, Any]]:
                 move |= played(view, rec)
             elif cb.action is Action.SETUP and cb.arg.isdigit():
                 move["card"] = hand[int(cb.arg)]
+            move["token"] = token(cb, move.get("card"))
             moves.append(move)
     return moves
 
@@ -126,8 +177,12 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
         "status": unmark(status),
         "events": [unmark(views.narrate(ctx, kind, data)) for kind, data in table.events],
         "moves": _moves(table, seat, view) if seat is not None and table.phase == "playing" else [],
+        # his set-up in progress (football's): indexes into his hand, as the chat keeps it
+        "picks": list(table.seats[seat].setup) if seat is not None else [],
+        "scene": registry.entry(table.kind).scene(view, ctx),
         "faces": faces(lang),
         "words": _words(lang, registry.entry(table.kind).name),
+        "cardnames": _names(lang),
     }
 
 

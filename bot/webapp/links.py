@@ -1,6 +1,14 @@
-"""Where the messages open the Mini App: a button on each hand message (the player's own
-view of that table), a link on the group's table (the public view, for spectators).
-Both only when the operator configured the page (``WEBAPP_URL``, ``WEBAPP_NAME``)."""
+"""Where the messages open the Mini App: a button on each hand message and one on the
+group's table, each opening the same page, which shows whoever opens it his own seat if
+he plays at that table and the public view otherwise (:func:`bot.webapp.api.picture`).
+Only when the operator configured the page (``WEBAPP_URL``, ``WEBAPP_NAME``).
+
+Telegram takes a Mini App button (``web_app``) in a private chat only; in a group the page
+opens from its direct link, ``https://t.me/<bot>/<app>?startapp=<parameter>`` (the app
+registered with @BotFather under ``WEBAPP_NAME``), whose parameter Telegram hands the page
+as ``tgWebAppStartParam`` in its address and as ``start_param`` in its signed
+``initData``. The parameter is the table's deep-link payload: letters, digits, ``_`` and
+``-``, as Telegram allows there."""
 
 from __future__ import annotations
 
@@ -19,6 +27,13 @@ def _param(table: Table) -> str:
     return callbacks.payload(table.chat_id, table.thread_id, table.game_id)
 
 
+def _direct(settings: Settings, table: Table, bot_username: str) -> str | None:
+    """The page's direct link to ``table``, when the operator registered its name."""
+    if not settings.webapp_name or not bot_username:
+        return None
+    return f"https://t.me/{bot_username}/{settings.webapp_name}?startapp={_param(table)}"
+
+
 def hand(
     screen: Screen,
     settings: Settings,
@@ -28,26 +43,23 @@ def hand(
     in_group: bool = False,
     bot_username: str = "",
 ) -> Screen:
-    """His hand message, with a button that opens the page on his view of the table. In
-    the group (an ephemeral hand) Telegram takes no Mini App button: the page's direct
-    link opens it there, and the page shows the viewer his own seat's view."""
+    """His hand message, with a button that opens the page on his view of the table: a
+    Mini App button in his private chat (``WEBAPP_URL``), else the direct link."""
     if table.phase not in _LIVE:
         return screen
-    lang = table.seats[seat].lang
+    text = t(table.seats[seat].lang, "webapp.open")
     if not in_group and settings.webapp_url:
-        button = Button(t(lang, "webapp.open"), web_app=f"{settings.webapp_url}?t={_param(table)}")
-    elif in_group and settings.webapp_name and bot_username:
-        url = f"https://t.me/{bot_username}/{settings.webapp_name}?startapp={_param(table)}"
-        button = Button(t(lang, "webapp.open"), url=url)
+        button = Button(text, web_app=f"{settings.webapp_url}?t={_param(table)}")
+    elif url := _direct(settings, table, bot_username):
+        button = Button(text, url=url)
     else:
         return screen
     return replace(screen, rows=(*screen.rows, (button,)))
 
 
 def group(screen: Screen, settings: Settings, table: Table, bot_username: str) -> Screen:
-    """The group's table, with a direct Mini App link to its public view."""
-    if not settings.webapp_name or not bot_username or table.phase not in _LIVE:
+    """The group's table, with the direct link: one tap opens the table for anyone."""
+    url = _direct(settings, table, bot_username)
+    if url is None or table.phase not in _LIVE:
         return screen
-    url = f"https://t.me/{bot_username}/{settings.webapp_name}?startapp={_param(table)}"
-    button = Button(t(table.lang, "webapp.watch"), url=url)
-    return replace(screen, rows=(*screen.rows, (button,)))
+    return replace(screen, rows=(*screen.rows, (Button(t(table.lang, "webapp.open"), url=url),)))

@@ -57,6 +57,7 @@ KINDS = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",  # its icon: a browser asks for one, Telegram's view does not
 }
 INDEX = "index.html"
 # Telegram's web clients, which show a Mini App in a frame (its apps use a web view).

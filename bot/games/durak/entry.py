@@ -58,6 +58,12 @@ PAGE_WORDS = {
     "trump": "webapp.trump",
     "stock": "webapp.stock",
     "discard": "webapp.discard",
+    "dummy_name": "durak.dummy",
+    "attacks": "webapp.attacks",
+    "defends": "webapp.defends",
+    "done": "webapp.done",
+    "beat_on": "webapp.beat_on",
+    "transfer": "webapp.transfer",
 }
 
 ENTRY = BotGame(

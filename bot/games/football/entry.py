@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from bot.games.football import screens, settings
+from bot.games.football import page, screens, settings
 from bot.screens.game import BotGame
 from bot.screens.render import Words
 from engine.games.football.spec import SPEC
@@ -44,6 +44,19 @@ REFUSALS = {
 # Its engine data: the winner's seat, the ball's card, the score.
 WORDS = Words(seats=frozenset({"winner"}), cards=frozenset({"ball"}), scores=frozenset({"goals"}))
 
+# The words its drawing on the page uses (page.js), beyond the page's own.
+PAGE_WORDS = {
+    "field": "webapp.football.field",
+    "pile": "webapp.football.pile",
+    "keeper": "webapp.football.keeper",
+    "slot": "webapp.football.slot",
+    "goals": "webapp.football.goals",
+    "ask_keeper": "webapp.football.ask_keeper",
+    "ask_row": "webapp.football.ask_row",
+    "goal": "webapp.football.goal",
+    "saved": "webapp.football.saved",
+}
+
 ENTRY = BotGame(
     spec=SPEC,
     letter="f",
@@ -65,7 +78,8 @@ ENTRY = BotGame(
     played=screens.played,
     share="won",
     figures=screens.figures,
-    page_words={},
+    page_words=PAGE_WORDS,
     script=_HERE.joinpath("page.js"),
     style=_HERE.joinpath("page.css"),
+    scene=page.scene,
 )

@@ -1,0 +1,213 @@
+"""The Mini App in a real browser for the tests: headless Chromium driven by Selenium,
+phone-sized, and :class:`Page`, one window showing the page as Telegram opens it.
+
+Chromium comes from Debian (``chromium``, ``chromium-driver``; scripts/test installs them
+where it can); :data:`MISSING` says why the browser tests are skipped without them.
+Selenium blocks, so every call runs in a thread: the bot and the page's server share the
+test's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+MISSING = (
+    None
+    if shutil.which("chromium") and shutil.which("chromedriver")
+    else "no chromium/chromedriver here (scripts/test installs them as root with apt)"
+)
+# Chromium as the machine's notes start it: nothing of its own on the network (this
+# machine's network is closed, and lookups of Google's hosts can hang it), a fresh profile.
+CHROMIUM_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+DRIVER_TIMEOUT = 30.0  # seconds for any one call to chromedriver (Selenium has none)
+PHONE = {"width": 360, "height": 740, "pixelRatio": 2}  # a small phone's screen
+DARK = {"bg_color": "#17212b", "text_color": "#f5f5f5", "hint_color": "#708499"}
+# Seconds a test waits for a change to show: a timeout for a page that never updates,
+# not a measure (the latencies are printed, not asserted).
+WITHIN = 10.0
+
+
+@contextlib.contextmanager
+def chromiums(profiles: list[Path]) -> Iterator[list[Any]]:
+    """One phone-sized headless Chromium per profile directory. Each chromedriver leads a
+    process group of its own, killed at the end whatever state Chromium is in, so that no
+    browser outlives the run or holds its teardown."""
+    from selenium import webdriver
+
+    drivers = []
+    default = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(DRIVER_TIMEOUT)  # read once, by each driver's connection pool
+    try:
+        try:
+            for profile in profiles:
+                options = webdriver.ChromeOptions()
+                options.binary_location = shutil.which("chromium") or ""
+                for arg in CHROMIUM_FLAGS:
+                    options.add_argument(arg)
+                options.add_argument(f"--user-data-dir={profile}")
+                options.add_experimental_option("mobileEmulation", {"deviceMetrics": PHONE})
+                options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+                service = webdriver.ChromeService(
+                    shutil.which("chromedriver"), popen_kw={"start_new_session": True}
+                )
+                drivers.append(webdriver.Chrome(options=options, service=service))
+        finally:
+            socket.setdefaulttimeout(default)
+        yield drivers
+    finally:
+        for driver in drivers:
+            group = driver.service.process.pid
+            with contextlib.suppress(Exception):
+                driver.quit()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
+
+
+def page_url(
+    root: str, param: str | None, data: str, theme: dict[str, str] | None, direct: bool = False
+) -> str:
+    """The page's address as Telegram opens it: initData and the theme in the fragment;
+    the table parameter as ``t`` (a Mini App button's URL), or, ``direct``, as Telegram
+    passes the ``startapp`` of a direct link: ``tgWebAppStartParam`` (the initData then
+    carries it too, signed, as ``start_param``)."""
+    colours = quote(json.dumps(theme or {}), safe="")
+    fragment = f"tgWebAppData={quote(data, safe='')}&tgWebAppThemeParams={colours}"
+    query = f"?{'tgWebAppStartParam' if direct else 't'}={param}" if param else ""
+    return f"{root}/app/{query}#{fragment}"
+
+
+class Page:
+    """One browser window showing the Mini App."""
+
+    def __init__(self, driver: Any) -> None:
+        self.driver = driver
+
+    async def js(self, script: str, *args: Any) -> Any:
+        return await asyncio.to_thread(self.driver.execute_script, script, *args)
+
+    async def open(
+        self,
+        root: str,
+        param: str | None,
+        data: str,
+        theme: dict[str, str] | None = None,
+        *,
+        direct: bool = False,
+    ) -> float:
+        """Opens the page as Telegram does (see :func:`page_url`); the seconds from
+        navigation to the first picture drawn (0.0 when it was refused)."""
+        await asyncio.to_thread(self.driver.get, "about:blank")
+        await asyncio.to_thread(self.driver.get, page_url(root, param, data, theme, direct))
+        drawn = await self.wait(
+            "return document.body.dataset.drawn || document.body.dataset.refused"
+        )
+        return float(drawn) / 1000 if drawn != "1" else 0.0
+
+    async def wait(self, script: str, within: float = 5.0) -> Any:
+        """Polls ``script`` in the page every 10 ms until it returns something true."""
+        return await asyncio.to_thread(
+            self.driver.execute_async_script,
+            """const src = arguments[0], within = arguments[1], done = arguments[2];
+            const f = new Function(src), t0 = performance.now();
+            (function poll() {
+              const v = f();
+              if (v || performance.now() - t0 > within) done(v || null);
+              else setTimeout(poll, 10);
+            })();""",
+            script,
+            within * 1000,
+        )
+
+    async def still(self) -> None:
+        """Waits until nothing on the page moves (a picture taken then shows no card in
+        flight)."""
+        assert await self.wait("return document.getAnimations().length === 0 ? 1 : 0")
+
+    async def version(self) -> int:
+        return int(await self.js("return document.body.dataset.version || '0'"))
+
+    async def newer_than(self, version: int) -> int:
+        shown = await self.wait(
+            f"const v = +document.body.dataset.version; return v > {version} ? v : 0", WITHIN
+        )
+        assert shown, f"the page did not change within {WITHIN} s"
+        return int(shown)
+
+    async def shown_cards(self) -> str:
+        """Everything the page shows: its text and every card drawn (by notation)."""
+        text: str = await self.js(
+            "return document.body.innerText + ' ' + [...document.querySelectorAll('[data-card]')]"
+            ".map(e => e.dataset.card).join(' ')"
+        )
+        return text
+
+    async def click_one(self, selector: str, rng: Any) -> int:
+        """Clicks one of the elements ``selector`` finds; how many it found. Counted and
+        clicked in the page in one go: the page redraws every second (the turn time), which
+        would leave an element found by the driver stale."""
+        count: int = await self.js(f"return document.querySelectorAll({selector!r}).length")
+        if count:
+            index = rng.randrange(count)
+            await self.js(f"document.querySelectorAll({selector!r})[{index}].click()")
+        return count
+
+    async def click_a_move(self, rng: Any) -> None:
+        """Clicks a card it offers (or Take / Pass); when the card has several moves (a beat
+        of either attack card), then one of the choices it shows."""
+        found = await self.click_one(".card.play, button.mv", rng)
+        assert found, "the page offers no move although it is this player's turn"
+        pick = await self.js("return document.body.dataset.pick")
+        if pick:
+            assert await self.click_one(f'button.mv[data-card="{pick}"]', rng)
+
+    async def tokens(self) -> list[str]:
+        """The ``data-move`` tokens of the actions the page offers now, in page order."""
+        found: list[str] = await self.js(
+            "return [...document.querySelectorAll('[data-move]')]"
+            ".filter(e => e.offsetParent !== null).map(e => e.dataset.move)"
+        )
+        return found
+
+    async def tap(self, token: str) -> None:
+        """Taps the (first visible) element that carries ``data-move`` ``token``."""
+        tapped = await self.js(
+            "const e = [...document.querySelectorAll('[data-move]')]"
+            ".find(x => x.dataset.move === arguments[0] && x.offsetParent !== null);"
+            "if (e) e.click(); return !!e;",
+            token,
+        )
+        assert tapped, f"nothing on the page carries data-move={token!r}"
+
+    async def lifecycle(self, state: str) -> None:
+        """Freezes the page (``frozen``: its scripts and timers stop, as a phone does to a
+        page it puts away) or wakes it (``active``)."""
+        await asyncio.to_thread(
+            self.driver.execute_cdp_cmd, "Page.setWebLifecycleState", {"state": state}
+        )
+
+    async def console_errors(self) -> list[str]:
+        """The console's errors since the last call (Chromium's log of the page)."""
+        entries = await asyncio.to_thread(self.driver.get_log, "browser")
+        return [e["message"] for e in entries if e["level"] == "SEVERE"]
+
+    async def screenshot(self, path: Path) -> None:
+        await asyncio.to_thread(self.driver.save_screenshot, str(path))

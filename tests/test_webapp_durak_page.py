@@ -1,0 +1,567 @@
+"""Durak played whole on the Mini App's page, as people play it: two players, each in a
+headless Chromium of his own, tapping only what the page offers (elements with
+``data-move``), no chat button at all; the dummy played by its controller on his page.
+
+Checked on the way: every legal move of the player to act is on his page and nothing
+else is; the Record of the game replays to its end; no script error, no request outside
+the bot's server; axe-core finds nothing serious or critical on the durak screens, light
+and dark; a refused move says the bot's reason in the reader's language. Printed: the
+frame times while cards fly, and the page's weight gzipped (asserted ≤ 40 KB).
+
+``CARDTABLE_SCREENSHOTS=1`` writes docs/webapp.md's durak pictures into docs/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import json
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.core.i18n import plain
+from bot.core.models import Table
+from bot.tables.stats.finished import record_document
+from engine import records
+from engine.games.durak.game import Durak
+from testing.browser import DARK, MISSING, WITHIN, Page, page_url
+from testing.chats import FakeGroup, FakeUser
+from testing.clock import Clock
+from testing.harness import Harness
+from testing.tabletop import Tabletop, stored
+from testing.webapp import client, init_data, settle, table_for_two, table_param
+
+keys = pytest.importorskip("selenium.webdriver.common.keys", reason="selenium is not installed")
+if MISSING:
+    pytest.skip(MISSING, allow_module_level=True)
+
+
+# Run in every document the browsers open, before the page's own scripts: what went
+# wrong (script errors, refused loads, policy violations, console.error), and the
+# intervals between frames while a card flies (body[data-flying] > 0), but for those the
+# test itself holds up (body[data-probed]: a screenshot, axe-core).
+WATCH = """
+if (!window.__errors) {
+  window.__errors = [];
+  const what = e => e.message || (e.target && (e.target.src || e.target.href)) || e;
+  addEventListener("error", e => __errors.push(String(what(e))), true);
+  addEventListener("unhandledrejection", e => __errors.push("unhandled: " + e.reason));
+  addEventListener("securitypolicyviolation", e => __errors.push("csp: " + e.blockedURI));
+  const said = console.error;
+  console.error = (...a) => { __errors.push(a.join(" ")); said.apply(console, a); };
+  window.__frames = [];
+  window.__still = [];  // the frames while nothing flies: what the machine allows
+  window.__draws = [];  // what each redraw cost (body[data-drawms])
+  addEventListener("DOMContentLoaded", () => new MutationObserver(
+    () => __draws.push(+document.body.dataset.drawms)
+  ).observe(document.body, {attributes: true, attributeFilter: ["data-drawms"]}));
+  let last = 0;
+  requestAnimationFrame(function tick(t) {
+    const b = document.body;
+    if (last && b && !b.dataset.probed) (+b.dataset.flying > 0 ? __frames : __still).push(t - last);
+    last = t;
+    requestAnimationFrame(tick);
+  });
+}
+"""
+PAGE_BUDGET = 40 * 1024  # bytes, gzipped: the whole page (issue 28)
+ALL_MOVES = "return [...document.querySelectorAll('[data-move]')].map(e => e.dataset.move)"
+
+
+class Redrawn(Exception):
+    """What the test was to tap is no longer on the page: a newer picture came between."""
+
+
+class Player(Page):
+    """A player's page, watched (WATCH), that he plays by tapping its data-move elements."""
+
+    async def watch(self) -> None:
+        await asyncio.to_thread(
+            self.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": WATCH}
+        )
+
+    async def shows(self, version: int) -> None:
+        shown = await self.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
+        assert shown, f"the page did not reach version {version} within {WITHIN} s"
+
+    async def press(self, selector: str, keyboard: bool) -> None:
+        """Taps the one element ``selector`` finds, or focuses it and presses Enter."""
+        # Found and tapped (or focused) in one call: a new picture in between would
+        # leave an element found by an earlier call detached.
+        act = "focus" if keyboard else "click"
+        found = await self.js(
+            f"const all = document.querySelectorAll({selector!r});"
+            f"if (all.length === 1) all[0].{act}(); return all.length"
+        )
+        assert found <= 1, f"{found} elements for {selector}"
+        if not found:  # the picture changed since the caller looked: it looks again
+            raise Redrawn(selector)
+        if not keyboard:
+            return
+        active = await asyncio.to_thread(lambda: self.driver.switch_to.active_element)
+        await asyncio.to_thread(active.send_keys, keys.Keys.ENTER)
+
+    async def play(self, token: str, keyboard: bool = False) -> bool:
+        """Plays the move ``token``: its element, or its card's choice and then it;
+        whether it went through a choice."""
+        offered = await self.js(ALL_MOVES)
+        if token in offered:
+            await self.press(f'[data-move="{token}"]', keyboard)
+            return False
+        card = next((t for t in offered if t.startswith("pick:") and t[5:] in token), None)
+        if card is None:  # not on this picture (a newer one came): the caller looks again
+            raise Redrawn(token)
+        await self.press(f'[data-move="{card}"]', keyboard)
+        await self.wait("return !document.getElementById('sheet').hidden")
+        await self.press(f'#sheet [data-move="{token}"]', keyboard)
+        return True
+
+    async def probe(self, on: bool) -> None:
+        """Marks the frames the test holds up (a screenshot, axe), which are not the page's."""
+        if on:
+            await self.js("document.body.dataset.probed = 1")
+        else:  # the frame after the probe is still held up by it
+            await self.js("setTimeout(() => delete document.body.dataset.probed, 100)")
+
+    async def axe(self) -> list[str]:
+        """axe-core's serious and critical findings on the page as it is now."""
+        await self.probe(True)
+        source = resources.files("selenium_axe_python").joinpath("axe-core", "axe.min.js")
+        await self.js(source.read_text(encoding="utf-8"))
+        found = await asyncio.to_thread(
+            self.driver.execute_async_script,
+            "const done = arguments[0];"
+            "axe.run(document, {resultTypes: ['violations']}).then(r => done(JSON.stringify("
+            "r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')"
+            ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))))",
+        )
+        await self.probe(False)
+        return list(json.loads(found))
+
+    async def errors(self) -> list[str]:
+        return list(await self.js("return window.__errors || ['the watch did not run']"))
+
+    async def foreign(self) -> list[str]:
+        """Requests the page made outside the bot's server."""
+        return list(
+            await self.js(
+                "return performance.getEntriesByType('resource').map(e => e.name)"
+                ".filter(n => !n.startsWith(location.origin))"
+            )
+        )
+
+    async def snap(self, path: Path) -> None:
+        await self.probe(True)
+        await asyncio.to_thread(self.driver.save_screenshot, str(path))
+        await self.probe(False)
+
+
+def _seated(data: dict[str, Any], users: list[FakeUser]) -> list[FakeUser]:
+    ids = [s["user_id"] for s in data["seats"]]
+    return sorted(users, key=lambda u: ids.index(u.id))
+
+
+async def _page_weight(h: Harness) -> int:
+    """The bytes the page costs on the wire, gzipped: the document and every file it loads."""
+    total = 0
+    async with client(h) as c:
+        for path in ("", "table.js", "table.css", "games.js", "games.css", "icon.svg"):
+            r = await c.get("/app/" + path, headers={"Accept-Encoding": "gzip"})
+            assert r.status_code == 200
+            total += len(gzip.compress(r.content, mtime=0))
+    return total
+
+
+def _figures(frames: list[float]) -> str:
+    if not frames:
+        return "no frame"
+    ordered = sorted(frames)
+    p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+    return (
+        f"{len(ordered)} frames: median {ordered[len(ordered) // 2]:.1f} ms, "
+        f"p95 {p95:.1f} ms, max {ordered[-1]:.1f} ms, over 50 ms: "
+        f"{sum(f > 50 for f in ordered)}"
+    )
+
+
+# What a test does at points of the game: (the stage, the moves made so far, the page of
+# the player to act); the stages: "turn" (his page shows his moves), "flying" (a card of
+# his move in flight), "moved" (every page shows the move).
+Hook = Callable[[str, int, Player], Awaitable[None]]
+
+
+async def play_whole(
+    h: Harness,
+    group: FakeGroup,
+    users: list[FakeUser],
+    pages: dict[int, Player],
+    seed: int,
+    hook: Hook | None = None,
+) -> tuple[dict[str, Any], Counter[str]]:
+    """Plays the game to its end on the pages alone, each move a random legal one tapped
+    (now and then by the keyboard) on the page of the player to act; the table at the end
+    and what was played (moves, the dummy's, transfers, by the keyboard, through a pick).
+    On the way: every legal move is on his page (a card with several: behind its pick)
+    and nothing else is; every other page offers nothing."""
+    rng = random.Random(seed)
+    played: Counter[str] = Counter()
+    while (data := await stored(h, group))["phase"] == "playing":
+        game = Durak.from_json(data["state"])
+        actor = game.to_act()
+        assert actor is not None
+        user = _seated(data, users)[actor.player]
+        page = pages[user.id]
+        others = [p for who, p in pages.items() if who != user.id]
+        await page.shows(data["version"])
+        legal = sorted(game.move_token(m) for m in game.legal_moves())
+        offered = set(await page.js(ALL_MOVES))
+        direct = {t for t in offered if not t.startswith("pick:")}
+        picked = {t[5:] for t in offered if t.startswith("pick:")}
+        assert direct <= set(legal), (direct, legal)
+        assert all(t in direct or any(c in t for c in picked) for t in legal), (offered, legal)
+        for other in others:
+            assert await other.js(ALL_MOVES) == []
+        if hook:
+            await hook("turn", played["moves"], page)
+        token = rng.choice(legal)
+        by_keys = played["moves"] % 5 == 3  # now and then by the keyboard: focus, Enter
+        try:
+            played["pick"] += await page.play(token, keyboard=by_keys)
+        except Redrawn:
+            played["redrawn"] += 1
+            continue
+        played["keyboard"] += by_keys
+        played["dummy"] += token.startswith("d")
+        played["transfer"] += token.lstrip("d").startswith("r")
+        if hook:
+            await hook("flying", played["moves"], page)
+        for p in pages.values():
+            await p.shows(data["version"] + 1)
+        played["moves"] += 1
+        if hook:
+            await hook("moved", played["moves"], page)
+    return data, played
+
+
+async def check_the_end(h: Harness, data: dict[str, Any], pages: dict[int, Player]) -> None:
+    """After the game: every page shows its end, said nothing wrong, asked nothing of
+    anyone but the bot's server; the game's Record, as the bot hands it out, replays to
+    its end."""
+    assert data["phase"] == "finished"
+    for p in pages.values():
+        await p.shows(data["version"])
+        assert await p.errors() == []
+        assert await p.console_errors() == []
+        assert await p.foreign() == []
+    _, content = record_document(Table.model_validate(data))
+    record = json.loads(content)
+    replayed = records.replay(record)
+    assert replayed["ok"] and replayed["finished"]
+    assert replayed["result"] == Durak.from_json(data["state"]).result()
+    assert len(record["moves"]) == len(data["moves"])
+
+
+async def frames(pages: dict[int, Player]) -> str:
+    """The frame times while cards flew, and beside them those while nothing did (the
+    same pages, the same machine: how much of a long frame is the load of the machine)."""
+    flying = [f for p in pages.values() for f in await p.js("return window.__frames")]
+    still = [f for p in pages.values() for f in await p.js("return window.__still")]
+    draws = sorted([d for p in pages.values() for d in await p.js("return window.__draws")])
+    return (
+        f"{_figures(flying)} (while nothing flew: {_figures(still)}); a redraw with its "
+        f"motion set up: median {draws[len(draws) // 2]:.1f} ms, max {draws[-1]:.1f} ms"
+    )
+
+
+async def open_pages(
+    root: str, param: str, users: list[FakeUser], browsers: list[Any]
+) -> dict[int, Player]:
+    """Each user's page in a browser of his own, watched; Bob's Telegram is dark."""
+    pages = {}
+    for user, driver in zip(users, browsers, strict=True):
+        page = pages[user.id] = Player(driver)
+        await page.watch()
+        await page.open(root, param, init_data(user), DARK if user.first_name == "Bob" else None)
+        await page.console_errors()  # from here on: none
+    return pages
+
+
+async def test_durak_with_the_dummy_played_whole_on_two_pages(
+    harness: Harness, root: str, browsers: list[Any], shots: Path
+) -> None:
+    """The seed's game: Ann and Bob and the dummy, played by its controller's page."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak")
+    pages = await open_pages(root, param, users, browsers)
+    ann, bob = (pages[u.id] for u in users)
+    findings: dict[str, list[str]] = {}
+
+    async def hook(stage: str, moves: int, page: Player) -> None:
+        if stage == "turn" and moves in (0, 12):  # axe-core, light (Ann) and dark (Bob)
+            findings[f"Ann at move {moves}"] = await ann.axe()
+            findings[f"Bob at move {moves}"] = await bob.axe()
+        if stage == "flying" and moves == 9:
+            await page.wait("return +document.body.dataset.flying > 0", 2)
+            await page.snap(shots / "webapp-durak-flight.png")
+        if stage == "moved" and moves == 8:
+            for p in (ann, bob):
+                await p.wait("return !+document.body.dataset.flying", 2)
+            await ann.snap(shots / "webapp-durak-light-en.png")
+            await bob.snap(shots / "webapp-durak-dark-ru.png")
+
+    data, played = await play_whole(h, top.group, users, pages, 11, hook)
+    await check_the_end(h, data, pages)
+    findings["Ann at the end"] = await ann.axe()
+    findings["Bob at the end"] = await bob.axe()
+    assert not any(findings.values()), json.dumps(findings, indent=1)
+    assert played["dummy"] > 0 and played["keyboard"] > 0
+    weight = await _page_weight(h)
+    print(
+        f"\ndurak on two pages: {played['moves']} moves ({played['dummy']} the dummy's, "
+        f"{played['keyboard']} by the keyboard); {await frames(pages)}; "
+        f"the page {weight} bytes gzipped"
+    )
+    assert weight <= PAGE_BUDGET
+
+
+async def test_perevodnoy_played_whole_on_two_pages(
+    harness: Harness, root: str, browsers: list[Any], shots: Path
+) -> None:
+    """Durak with transfers and no dummy: a transfer is a card the defender plays (where
+    it could also beat, the page asks which)."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak", dummy=False, transfer=True)
+    pages = await open_pages(root, param, users, browsers)
+    findings: dict[str, list[str]] = {}
+
+    async def hook(stage: str, moves: int, page: Player) -> None:
+        """The first choice between a card's moves: opened, checked, pictured, cancelled."""
+        picks = [t for t in await page.js(ALL_MOVES) if t.startswith("pick:")]
+        if stage != "turn" or not picks or findings:
+            return
+        await page.press(f'[data-move="{picks[0]}"]', keyboard=False)
+        assert await page.wait("return !document.getElementById('sheet').hidden")
+        findings[f"a choice at move {moves}"] = await page.axe()
+        await page.snap(shots / "webapp-durak-choice.png")
+        await page.press("#sheet button.sec", keyboard=True)  # Cancel, by the keyboard
+        assert await page.js("return document.getElementById('sheet').hidden")
+
+    data, played = await play_whole(h, top.group, users, pages, 4, hook)
+    await check_the_end(h, data, pages)
+    assert not await pages[users[0].id].js("return document.querySelector('[data-seat=dummy]')")
+    assert played["transfer"] > 0 and played["dummy"] == 0
+    assert findings and not any(findings.values()), json.dumps(findings, indent=1)
+    print(
+        f"\nperevodnoy on two pages: {played['moves']} moves ({played['transfer']} transfers, "
+        f"{played['pick']} through a choice); {await frames(pages)}"
+    )
+
+
+async def test_a_refused_move_says_why_in_the_reader_s_language(
+    harness: Harness, clock: Clock, root: str, browsers: list[Any]
+) -> None:
+    """A page that missed the news (its live stream cut) still offers a move its turn's
+    timeout has already made: the server refuses it, and the page says the bot's reason
+    in the reader's language, as a tap on the chat's button would be told, with an error
+    pulse."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak", turn_time=1)
+    data = await stored(h, top.group)
+    actor = Durak.from_json(data["state"]).to_act()
+    assert actor is not None
+    mover = _seated(data, users)[actor.player]
+    page = Player(browsers[0])
+    cdp = page.driver.execute_cdp_cmd
+    await asyncio.to_thread(cdp, "Network.enable", {})
+    await asyncio.to_thread(cdp, "Network.setBlockedURLs", {"urls": ["*api/events*"]})
+    try:
+        await page.open(root, param, init_data(mover))
+        await page.shows(data["version"])
+        # nor may it read the table again when it reconnects
+        blocked = {"urls": ["*api/events*", "*api/state*"]}
+        await asyncio.to_thread(cdp, "Network.setBlockedURLs", blocked)
+        await clock.advance(3.5)  # his turn's time runs out: the bot moves for him
+        after = await stored(h, top.group)
+        assert after["version"] > data["version"]
+        assert await page.version() == data["version"]  # the page never heard of it
+        token = (await page.js(ALL_MOVES))[0]
+        await page.play(token)
+        refusal = await page.wait("return document.body.dataset.refusal", WITHIN)
+    finally:
+        await asyncio.to_thread(cdp, "Network.setBlockedURLs", {"urls": []})
+    now = Durak.from_json(after["state"]).to_act()
+    mine = now is not None and _seated(after, users)[now.player] is mover
+    key = "tap.superseded" if mine else "illegal.not_your_turn"
+    assert refusal == plain(mover.language_code or "en", key)
+    assert await page.js("return document.body.dataset.haptic") == "error"
+    assert await page.js("return document.getElementById('toast').textContent") == refusal
+    final = await stored(h, top.group)  # no move made (his tap only brought him back)
+    assert (final["state"], final["moves"]) == (after["state"], after["moves"])
+
+
+async def test_six_players_without_the_dummy_the_whole_deck_dealt(
+    harness: Harness, root: str, browsers: list[Any], shots: Path
+) -> None:
+    """Six players and no dummy: the whole deck is dealt, so no stock is drawn (the
+    trump's suit shows where it lay) and the trump card, dealt face up, shows in its
+    holder's seat to everyone, or in his own hand; five others sit around Ann's table.
+    A few moves are played on the pages and by the others' chat buttons."""
+    h = harness
+    names = ("Cid", "Dan", "Eve", "Fay")
+    users = [h.user("Ann"), h.user("Bob", language_code="ru"), *map(h.user, names)]
+    group = h.group(creator=users[0])
+    top = Tabletop(h, group)
+    await top.open(users[0], "durak")
+    await settle(h, group, {"dummy": False})
+    for user in users[1:]:
+        await top.join(user)
+    await top.start(users[0])
+    pages = await open_pages(root, await table_param(h, group), users[:2], browsers)
+    data = await stored(h, group)
+    seats = _seated(data, users)
+    for user, page in ((u, pages[u.id]) for u in users[:2]):
+        view = Durak.from_json(data["state"]).view(seats.index(user))
+        assert view.whole_deck and view.stock == 0 and not view.dummy
+        drawn = await page.js(
+            "return [...document.querySelectorAll('[data-seat]')].map(e => e.dataset.seat)"
+        )
+        assert sorted(drawn) == sorted([*(str(s) for s in range(6) if s != view.seat), "me"])
+        assert await page.js("return document.querySelectorAll('.stock .card').length") == 0
+        assert await page.js("return document.querySelectorAll('.trumpmark').length") == 1
+        holder = view.trump_held_by
+        where = "me" if holder == view.seat else str(holder)
+        found = f'[data-seat="{where}"] [data-card="{view.trump}"]'
+        assert await page.js(f"return document.querySelectorAll({found!r}).length") == 1
+        assert await page.axe() == []
+    await pages[users[0].id].snap(shots / "webapp-durak-six.png")
+    rng = random.Random(2)
+    for _ in range(12):  # a few moves, on the pages and by the chat's buttons
+        data = await stored(h, group)
+        game = Durak.from_json(data["state"])
+        actor = game.to_act()
+        if actor is None:
+            break
+        user = _seated(data, users)[actor.player]
+        if user.id in pages:
+            await pages[user.id].shows(data["version"])
+            await pages[user.id].play(rng.choice([game.move_token(m) for m in game.legal_moves()]))
+        else:
+            await top.caught_up(users)
+            await top.step([user], rng)
+        for page in pages.values():
+            await page.shows(data["version"] + 1)
+    for page in pages.values():
+        assert await page.errors() == [] and await page.console_errors() == []
+
+
+# Telegram's Android view as the page meets it: a proxy it posts its events to (recorded).
+TELEGRAM = """
+window.__tg = [];
+window.TelegramWebviewProxy = {postEvent: (type, data) => __tg.push([type, JSON.parse(data)])};
+"""
+
+
+async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
+    harness: Harness, root: str, browsers: list[Any]
+) -> None:
+    """Inside Telegram the page is ready and expanded, asks for the theme and the safe
+    areas, asks before closing while he plays, taps lightly when his turn comes, puts
+    *Take* on the MainButton (and its press takes), follows a theme change and the safe
+    areas live."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak")
+    ann, bob = users
+    page = Player(browsers[0])
+    await asyncio.to_thread(
+        page.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": TELEGRAM}
+    )
+    await asyncio.to_thread(page.driver.get, "about:blank")
+    url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=android"
+    await asyncio.to_thread(page.driver.get, url)
+    assert await page.wait("return document.body.dataset.drawn")
+    sent = "return __tg.map(e => e[0])"
+    assert {"web_app_ready", "web_app_expand", "web_app_request_theme"} <= set(await page.js(sent))
+    assert {"web_app_request_safe_area", "web_app_request_content_safe_area"} <= set(
+        await page.js(sent)
+    )
+    closing = "return __tg.filter(e => e[0] === 'web_app_setup_closing_behavior').map(e => e[1])"
+    assert (await page.js(closing))[-1] == {"need_confirmation": True}
+    rng = random.Random(1)
+    while True:  # on until Ann must beat or take: Bob by his buttons, Ann on the page
+        data = await stored(h, top.group)
+        game = Durak.from_json(data["state"])
+        actor = game.to_act()
+        assert actor is not None, "the game ended before Ann had to take"
+        legal = [game.move_token(m) for m in game.legal_moves()]
+        if _seated(data, users)[actor.player] is bob:
+            await page.js("__tg.length = 0")
+            await top.caught_up(users)
+            await top.step([bob], rng)
+            continue
+        await page.shows(data["version"])
+        if "t" in legal:
+            break
+        with contextlib.suppress(Redrawn):
+            await page.play(rng.choice(legal))
+    haptics = "return __tg.filter(e => e[0] === 'web_app_trigger_haptic_feedback').map(e => e[1])"
+    assert {"type": "impact", "impact_style": "light"} in await page.js(haptics)  # his turn
+    main = "return __tg.filter(e => e[0] === 'web_app_setup_main_button').map(e => e[1])"
+    button = (await page.js(main))[-1]
+    assert button["is_visible"] and button["text"] == plain("en", "durak.btn.take")
+    assert await page.js("return document.getElementById('actions').hidden")  # Telegram's own
+    await page.js("Telegram.WebView.receiveEvent('main_button_pressed', {})")
+    await page.shows(data["version"] + 1)
+    taken = Durak.from_json((await stored(h, top.group))["state"]).view(None)
+    assert taken.phase == "take" or not taken.table  # he took (and the bout went on)
+    # The theme and the safe areas, changed while the page is open.
+    dark = {"theme_params": DARK}
+    await page.js(f"Telegram.WebView.receiveEvent('theme_changed', {json.dumps(dark)})")
+    assert await page.js("return getComputedStyle(document.body).backgroundColor") == (
+        "rgb(23, 33, 43)"
+    )
+    assert await page.js("return document.documentElement.dataset.theme") == "dark"
+    area = {"top": 24, "bottom": 30, "left": 0, "right": 0}
+    await page.js(f"Telegram.WebView.receiveEvent('safe_area_changed', {json.dumps(area)})")
+    assert await page.js("return getComputedStyle(document.body).paddingBottom") == "40px"
+
+
+async def test_with_reduced_motion_nothing_flies(
+    harness: Harness, root: str, browsers: list[Any]
+) -> None:
+    """A reader whose system asks for reduced motion sees each new picture at once."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak")
+    page = Player(browsers[0])
+    reduce = {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]}
+    cdp = page.driver.execute_cdp_cmd
+    await asyncio.to_thread(cdp, "Emulation.setEmulatedMedia", reduce)
+    try:
+        data = await stored(h, top.group)
+        actor = Durak.from_json(data["state"]).to_act()
+        assert actor is not None
+        mover = _seated(data, users)[actor.player]
+        await page.open(root, param, init_data(mover))
+        await page.shows(data["version"])
+        moves = 0
+        for _ in range(4):  # his moves while it is his turn, each one a new picture
+            data = await stored(h, top.group)
+            game = Durak.from_json(data["state"])
+            now = game.to_act()
+            if now is None or _seated(data, users)[now.player] is not mover:
+                break
+            await page.shows(data["version"])
+            await page.play(game.move_token(game.legal_moves()[0]))
+            await page.shows(data["version"] + 1)
+            moves += 1
+            assert await page.js("return document.getAnimations().length") == 0
+            assert not await page.js("return +document.body.dataset.flying")
+        assert moves
+    finally:
+        await asyncio.to_thread(cdp, "Emulation.setEmulatedMedia", {"features": []})

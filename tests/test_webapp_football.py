@@ -1,0 +1,373 @@
+"""Football played on the Mini App alone, and the page kept live: headless Chromium, two
+players each in a browser of his own (Selenium drives them, testing/browser.py).
+
+A whole game, set-up included, is played by tapping what the pages offer (each action
+found by its ``data-move``), no chat button tapped; its Record replays to the end; no
+page logs a console error. The figures a reader of docs/webapp.md is given are printed
+(``pytest -s``): open → first picture, a move's commit → the other page showing it (p50,
+p95, from the commit's own notice to the frame after the page drew it), the page's
+weight gzipped. The live test moves the game from everywhere else (a chat button, a
+turn that timed out) and cuts the server off for a while: the pages say they are
+offline, and catch up by themselves when it is back.
+
+``CARDTABLE_SCREENSHOTS=1`` writes the screenshots into docs/ (docs/webapp.md's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bot.core.callbacks import Action
+from bot.core.i18n import plain as t
+from bot.tables import games
+from bot.webapp.auth import SESSION
+from engine import records
+from engine.games.football.game import Football
+from testing.browser import DARK, MISSING, WITHIN, Page
+from testing.clock import Clock
+from testing.harness import Harness
+from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
+from testing.webapp import Commits, PageServer, init_data, serving, table_for_two
+from tests.test_webapp_durak_page import Player
+
+pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+if MISSING:
+    pytest.skip(MISSING, allow_module_level=True)
+
+# Logs, in the page, when each version was drawn and when the frame after it was done
+# (performance.timeOrigin + now: milliseconds since the epoch, as the test's clock).
+SHOWN_LOG = """
+window.__shown = window.__shown || {};
+const seen = () => {
+  const v = document.body.dataset.version;
+  if (!v || v in __shown) return;
+  const drawn = performance.timeOrigin + performance.now();
+  __shown[v] = [drawn, drawn];
+  const done = () => { __shown[v][1] = performance.timeOrigin + performance.now(); };
+  requestAnimationFrame(() => setTimeout(done));
+};
+new MutationObserver(seen)
+  .observe(document.body, {attributes: true, attributeFilter: ["data-version"]});
+seen();
+"""
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def seat_of(data: dict[str, Any], user: Any) -> int:
+    return [s["user_id"] for s in data["seats"]].index(user.id)
+
+
+async def open_logged(page: Page, root: str, param: str, data: str, **theme: Any) -> float:
+    paint = await page.open(root, param, data, theme.get("theme"))
+    await page.js(SHOWN_LOG)
+    return paint
+
+
+async def shown_at(page: Page) -> dict[int, float]:
+    """When the page showed each version (seconds since the epoch, the frame after)."""
+    log = await page.js("return window.__shown")
+    return {int(v): at[1] / 1000 for v, at in log.items()}
+
+
+def latencies(commits: Commits, pages: list[dict[int, float]], versions: set[int]) -> list[float]:
+    """Seconds from each version's commit to each page showing it."""
+    found = []
+    for shown in pages:
+        for version in versions:
+            if version in shown and version in commits.at:
+                found.append(shown[version] - commits.at[version])
+    return found
+
+
+async def weight(page: Page) -> int:
+    """The page's bytes as the server sends them gzipped: the page and every file it
+    loaded (the browser's own list), each fetched again with gzip accepted."""
+    urls = await page.js(
+        "return [location.href.split('#')[0], "
+        "...performance.getEntriesByType('resource')"
+        ".filter(e => e.initiatorType !== 'fetch' && e.name.includes('/app/'))"
+        ".map(e => e.name)]"
+    )
+    total = 0
+    async with httpx.AsyncClient() as client:
+        for url in urls:
+            request = client.build_request("GET", url, headers={"Accept-Encoding": "gzip"})
+            response = await client.send(request, stream=True)
+            assert response.headers.get("content-encoding") == "gzip", url
+            total += sum([len(chunk) async for chunk in response.aiter_raw()])
+            await response.aclose()
+    return total
+
+
+async def no_leak(h: Harness, top: Tabletop, page: Page, seat: int | None) -> None:
+    data = await stored(h, top.group)
+    text = await page.shown_cards()
+    assert not leaks(text, hidden_cards("football", data["state"], seat)), text
+
+
+async def test_a_whole_game_of_football_on_two_pages(
+    harness: Harness, browsers: list[Any], shots: Path
+) -> None:
+    """Ann and Bob set up and play a whole game on their pages alone (the page's
+    ``data-move`` tokens: ``setup:<card>``, ``setup:confirm``, the field's cells)."""
+    h = harness
+    top, (ann, bob), param = await table_for_two(h, "football")
+    pages = {ann.id: Player(browsers[0]), bob.id: Player(browsers[1])}
+    rng = random.Random(11)
+    answered = len(h.server.calls_to("answerCallbackQuery"))  # the lobby's taps
+    findings: dict[str, list[str]] = {}
+    async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
+        for p in pages.values():
+            await p.watch()
+        paint = [
+            await open_logged(pages[ann.id], web.root, param, init_data(ann)),
+            await open_logged(pages[bob.id], web.root, param, init_data(bob), theme=DARK),
+        ]
+        for p in pages.values():
+            await p.console_errors()
+        taps = 0
+        laid: dict[int, list[str]] = {ann.id: [], bob.id: []}
+        while (data := await stored(h, top.group))["phase"] == "playing":
+            game = Football.from_json(data["state"])
+            view = game.view(None)
+            if view.phase == "setup":  # both at once: the one who has not finished taps
+                user = next(u for u in (ann, bob) if not view.setup_done[seat_of(data, u)])
+            else:
+                actor = game.to_act()
+                assert actor is not None
+                user = next(u for u in (ann, bob) if seat_of(data, u) == actor.player)
+            page, other = pages[user.id], pages[(bob if user is ann else ann).id]
+            await page.wait(f"return +document.body.dataset.version >= {data['version']}")
+            offered = await page.tokens()
+            if view.phase == "setup":
+                picks = [t for t in offered if t.startswith("setup:") and t[6:] not in ("reset",)]
+                assert picks, offered
+                token = "setup:confirm" if "setup:confirm" in picks else rng.choice(picks)
+            else:
+                legal = games.legal_for(game, seat_of(data, user)) or []
+                assert sorted(offered) == sorted(token for token, _ in legal), offered
+                token = rng.choice(offered)
+            if len(laid[user.id]) == 1 and user is ann and not findings:  # she starts over
+                token = "setup:reset"
+                for p, who in ((page, "en, light"), (other, "ru, dark")):
+                    findings[f"{who}, set-up"] = await p.axe()
+            if token == "setup:reset":
+                laid[user.id] = []
+            elif token.startswith("setup:") and token != "setup:confirm":
+                laid[user.id].append(token[6:])
+            if view.phase == "setup" and len(laid[user.id]) == 2 and user is ann:
+                await page.still()
+                await page.snap(shots / "webapp-football-setup-en.png")
+            before = data["version"]
+            await page.tap(token)
+            taps += 1
+            await page.newer_than(before)
+            await other.newer_than(before)
+            for u in (ann, bob):
+                await no_leak(h, top, pages[u.id], seat_of(data, u))
+            now = Football.from_json((await stored(h, top.group))["state"]).view(None)
+            if taps >= 16 and now.ball_at and "en, light, playing" not in findings:
+                # the ball on its way: the pictures of docs/webapp.md
+                for p in pages.values():
+                    await p.still()
+                await pages[ann.id].snap(shots / "webapp-football-en.png")
+                await pages[bob.id].snap(shots / "webapp-football-ru.png")
+                findings["en, light, playing"] = await pages[ann.id].axe()
+                findings["ru, dark, playing"] = await pages[bob.id].axe()
+        versions = set(range(data["version"] - taps, data["version"] + 1))
+        lag = latencies(commits, [await shown_at(p) for p in pages.values()], versions)
+        findings["en, light, the end"] = await pages[ann.id].axe()
+        findings["ru, dark, the end"] = await pages[bob.id].axe()
+        errors = [e for p in pages.values() for e in await p.console_errors() + await p.errors()]
+        foreign = [e for p in pages.values() for e in await p.foreign()]
+        frames = [f for p in pages.values() for f in await p.js("return window.__frames")]
+        size = await weight(pages[ann.id])
+    assert data["phase"] == "finished" and taps > 12 and not errors, errors
+    assert not foreign, foreign  # nothing asked of anyone but the bot's server
+    assert len(findings) == 6 and not any(findings.values()), findings  # axe: none serious
+    assert len(h.server.calls_to("answerCallbackQuery")) == answered, "a chat button was tapped"
+    final = Football.from_json(data["state"])
+    for user in (ann, bob):  # laid as he tapped them: goalkeeper, then his row from his left
+        seat = seat_of(data, user)
+        home = final.view(seat).field[0] if seat == 0 else final.view(seat).field[3][::-1]
+        assert [final.view(seat).keepers[seat], *home][:4] == laid[user.id]
+    await top.tap_group(ann, Action.RECORD)
+    _, content = h.last_document(top.group)
+    replayed = records.replay(json.loads(content))
+    assert replayed["ok"] and replayed["finished"]
+    assert replayed["result"] == Football.from_json(data["state"]).result()
+    print(
+        f"\nfootball on two pages: {taps} taps, first picture {paint[0] * 1000:.0f} / "
+        f"{paint[1] * 1000:.0f} ms, a move's commit to the other pages: "
+        f"p50 {quantile(lag, 0.5) * 1000:.0f} ms, p95 {quantile(lag, 0.95) * 1000:.0f} ms "
+        f"({len(lag)} showings), page {size} bytes gzipped; while the ball moved "
+        f"{len(frames)} frames, p95 {quantile(frames, 0.95):.0f} ms, max {max(frames):.0f} ms"
+    )
+
+
+async def test_every_move_shows_on_every_page_and_a_page_catches_up(
+    harness: Harness, clock: Clock, browsers: list[Any]
+) -> None:
+    """Moves made on a page, by a chat button, by a turn that timed out and by the
+    computer that then plays for the away player show on both pages (the latency from each commit
+    printed by where the move came from). The server stopped for a while: both pages say
+    they are offline, and when it is back they show the move made meanwhile by
+    themselves. A page asleep (frozen, its network gone) catches up when it wakes; one
+    asleep past its session keeps its picture and says to open the table again."""
+    h = harness
+    # 52 cards, 17 balls each: Bob moves often enough for every way of moving
+    top, (ann, bob), param = await table_for_two(h, "football", deck_size=52)
+    rng = random.Random(5)
+    while Football.from_json((await stored(h, top.group))["state"]).view(None).phase == "setup":
+        await top.step([ann, bob], rng)  # set up by the chat's buttons
+    pages = {ann.id: Page(browsers[0]), bob.id: Page(browsers[1])}
+    made: dict[str, set[int]] = {
+        "page": set(),
+        "button": set(),
+        "timeout": set(),
+        "computer": set(),
+    }
+    outage = asleep = 0.0
+    async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
+        for user in (ann, bob):
+            await open_logged(pages[user.id], web.root, param, init_data(user))
+        await pages[ann.id].console_errors()
+        while (data := await stored(h, top.group))["phase"] == "playing":
+            game = Football.from_json(data["state"])
+            actor = game.to_act()
+            assert actor is not None
+            user = next(u for u in (ann, bob) if seat_of(data, u) == actor.player)
+            bob_seat = data["seats"][seat_of(data, bob)]
+            before = data["version"]
+            if user is ann:  # she plays on her page
+                await pages[ann.id].wait(f"return +document.body.dataset.version >= {before}")
+                await pages[ann.id].tap(rng.choice(await pages[ann.id].tokens()))
+                made["page"].add(before + 1)
+            elif len(made["button"]) == 3 and not outage:  # (not counted: shown when back)
+                outage = await through_an_outage(h, top, web, [*pages.values()], bob, rng)
+            elif len(made["button"]) == 4 and not asleep:
+                asleep = await through_a_sleep(h, top, pages[ann.id], bob, rng)
+            elif len(made["button"]) < 6:
+                await top.step([bob], rng)
+                made["button"].add(before + 1)
+            elif not bob_seat["away"]:  # his time runs out (twice: then he is away)
+                await clock.advance(data["settings"]["turn_time"] + 1)
+                made["timeout"].add(before + 1)
+            else:  # away: the computer plays for him, at its pace
+                while (await stored(h, top.group))["version"] == before:
+                    await clock.advance(1)
+                made["computer"].add(before + 1)
+            for page in pages.values():
+                await page.newer_than(before)
+        shown = [await shown_at(p) for p in pages.values()]
+        # Ann's page asleep past its session (it could not renew it meanwhile): it keeps
+        # its picture, offers nothing, and says to open the table again.
+        await pages[ann.id].lifecycle("frozen")
+        await clock.advance(SESSION + 60)
+        await pages[ann.id].lifecycle("active")
+        assert await pages[ann.id].wait("return document.body.dataset.refused === '1'", WITHIN)
+        said = await pages[ann.id].js("return document.getElementById('status').textContent")
+        assert said == t("en", "webapp.expired") and not await pages[ann.id].tokens()
+        errors = [e for e in await pages[bob.id].console_errors() if "/app/api/" not in e]
+    assert made["timeout"] and made["computer"] and outage and asleep
+    assert not errors, errors  # Ann's page was cut off on purpose: its network errors
+    figures = []
+    for source, versions in made.items():
+        lag = latencies(commits, shown, versions)
+        assert lag, source
+        p50, p95 = quantile(lag, 0.5) * 1000, quantile(lag, 0.95) * 1000
+        figures.append(f"{source} p50 {p50:.0f} / p95 {p95:.0f} ms")
+    print(
+        "\nfootball, a move's commit to both pages: " + ", ".join(figures) + "; "
+        f"back from a server outage in {outage * 1000:.0f} ms, from a sleep in "
+        f"{asleep * 1000:.0f} ms"
+    )
+
+
+async def through_an_outage(
+    h: Harness, top: Tabletop, web: PageServer, pages: list[Page], bob: Any, rng: random.Random
+) -> float:
+    """The server stops; Bob moves by his button meanwhile; it starts again. The seconds
+    from its start to both pages showing the move, which they fetch by themselves."""
+    await web.stop()
+    for page in pages:
+        assert await page.wait("return document.body.dataset.offline === '1'"), "not offline"
+        said = await page.js("return document.getElementById('sub').textContent")
+        assert said.startswith(
+            t(await page.js("return document.documentElement.lang"), "webapp.offline")
+        )
+    await top.step([bob], rng)
+    version = (await stored(h, top.group))["version"]
+    start = time.perf_counter()
+    await web.start()
+    for page in pages:
+        assert await page.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
+        assert await page.js("return document.body.dataset.offline") == ""
+    return time.perf_counter() - start
+
+
+async def through_a_sleep(
+    h: Harness, top: Tabletop, page: Page, bob: Any, rng: random.Random
+) -> float:
+    """Ann's page sleeps (frozen, as a phone freezes a page it hides, with no network);
+    Bob moves meanwhile; it wakes. The seconds from its waking to its showing the move."""
+    cdp = page.driver.execute_cdp_cmd
+    await asyncio.to_thread(cdp, "Network.enable", {})
+    conditions = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+    await asyncio.to_thread(
+        cdp, "Network.emulateNetworkConditions", {"offline": True, **conditions}
+    )
+    await page.lifecycle("frozen")
+    await top.step([bob], rng)
+    version = (await stored(h, top.group))["version"]
+    start = time.perf_counter()
+    await asyncio.to_thread(
+        cdp, "Network.emulateNetworkConditions", {"offline": False, **conditions}
+    )
+    await page.lifecycle("active")
+    assert await page.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
+    return time.perf_counter() - start
+
+
+async def test_the_groups_link_opens_each_his_own_view(
+    server: Any, make_app: Any, fake_redis: Any, browsers: list[Any]
+) -> None:
+    """The group's *Open the table* (the page's direct link, WEBAPP_NAME): opened from it
+    as Telegram opens it, the page shows a player his own seat and anyone else the
+    public view; another group's link opened after it, its own table."""
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, webapp_name="table"))
+    h.redis = fake_redis
+    top, (ann, _), param = await table_for_two(h, "football")
+    (link,) = [b.url for b in top.table_message().buttons if b.url]
+    assert link is not None and link.endswith(f"?startapp={param}")
+    mine, theirs = Page(browsers[0]), Page(browsers[1])
+    cid = h.user("Cid", language_code="uk")
+    data = await stored(h, top.group)
+    hand = Football.from_json(data["state"]).view(seat_of(data, ann)).hand
+    async with serving(h) as web:
+        for page, user in ((mine, ann), (theirs, cid)):
+            await page.open(web.root, param, init_data(user, start_param=param), direct=True)
+        shown = await mine.shown_cards()
+        assert all(card in shown for card in hand)  # her five dealt cards
+        assert await mine.tokens()  # her set-up, on her own page
+        assert t("uk", "webapp.spectator") in await theirs.js("return document.body.innerText")
+        assert not await theirs.tokens()
+        await no_leak(h, top, theirs, None)
+        # Another group's link, opened in the same web view (Telegram's web client keeps
+        # the page's storage): that table, not the one before.
+        _, (other, _), elsewhere = await table_for_two(h, "durak")
+        await theirs.open(web.root, elsewhere, init_data(other, start_param=elsewhere), direct=True)
+        assert await theirs.js("return document.body.dataset.kind") == "durak"
