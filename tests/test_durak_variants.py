@@ -73,6 +73,8 @@ def _record(options: dict[str, Any], players: int, moves: list[Any] | None = Non
         ({"deck_size": 36, "dummy": True}, 5),
         ({"dummy": False, "throw_in": "left"}, 2),
         ({"dummy": False, "transfer": "yes"}, 2),
+        ({"deck_size": 24.0, "dummy": False}, 2),  # a Literal takes 24.0 == 24; a record not
+        ({"deck_size": 36.0}, 2),
     ],
 )
 def test_a_record_with_options_that_are_no_game_is_malformed(
