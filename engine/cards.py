@@ -23,6 +23,14 @@ MAX_DECKS = 3
 _LOW_RANK = {24: 9, 36: 6, 52: 2}
 
 
+def integer_deck_size(value: object) -> object:
+    """Refuses a deck size that is not an integer before the options' Literal sees it:
+    a Literal takes 36.0 (and True for 1) as equal even in strict mode; a record may not."""
+    if type(value) is not int:
+        raise ValueError("deck_size must be an integer")
+    return value
+
+
 def rank(card: Card) -> int:
     return card >> 2
 

@@ -73,6 +73,8 @@ def _record(options: dict[str, Any], players: int, moves: list[Any] | None = Non
         ({"deck_size": 36, "dummy": True}, 5),
         ({"dummy": False, "throw_in": "left"}, 2),
         ({"dummy": False, "transfer": "yes"}, 2),
+        ({"deck_size": 24.0, "dummy": False}, 2),  # a Literal takes 24.0 == 24; a record not
+        ({"deck_size": 36.0}, 2),
     ],
 )
 def test_a_record_with_options_that_are_no_game_is_malformed(
@@ -221,6 +223,25 @@ def test_a_transfer_is_refused_when_the_next_player_holds_too_few_cards() -> Non
         play(game, "r7S")
     assert err.value.code == "transfer_too_few" and err.value.params["seat"] == 2
     assert "Cid holds 1 cards, too few to face 2" in err.value.message
+
+
+def test_the_public_view_says_whom_a_transfer_would_reach_without_showing_the_hand() -> None:
+    """The group's status names the transfer from this: public, so the same whether or
+    not the defender holds a card of the rank."""
+    cards = ["7H 9C", "8D KD QS", "8H 7C AS KC"]
+    for defender in ("8D KD QS", "7S KD QS"):
+        game = position([cards[0], defender, cards[2]], "", 0, 1, None, trump="6D", **PEREVODNOY)
+        assert game.view(None).transfer_to is None  # the lead: nothing to transfer yet
+        play(game, "a7H")
+        assert game.view(None).transfer_to == 2 and game.view(0).transfer_to == 2
+    play(game, "r7S")  # seat 0 holds one card: too few to face two
+    assert game.view(None).phase == "defend" and game.view(None).transfer_to is None
+    again = position(cards, "", 0, 1, None, trump="6D", **PEREVODNOY)
+    play(again, "a7H", "b7H8D")
+    assert again.view(None).transfer_to is None  # beaten: no transfer any more
+    podkidnoy = position(cards, "", 0, 1, None, trump="6D", **NO_DUMMY)
+    play(podkidnoy, "a7H")
+    assert podkidnoy.view(None).transfer_to is None
 
 
 def test_a_transfer_is_refused_after_a_beat_and_with_another_rank() -> None:

@@ -140,6 +140,8 @@ async def test_a_transfer_is_narrated_and_passes_the_attack_on(group_harness: Ha
             await top.step(players, rng)
             continue
         assert "transfer with ↪️" in (message.text or "")
+        status = f"➡️ {user.first_name} beats, transfers or takes."
+        assert status in (top.table_message().text or "")
         before = await game_of(top)
         await h.tap(user, message, transfer.__eq__)
         after = await game_of(top)

@@ -81,7 +81,10 @@ def status(view: DurakView, ctx: Ctx) -> str:
         if view.fool is None:
             return ctx.t("durak.result_draw")
         return ctx.t("durak.result_fool", name=ctx.name(view.fool))
-    return ctx.t(_TURN[view.phase], name=_actor(view, ctx))
+    key = _TURN[view.phase]
+    if view.transfer_to is not None:  # the engine says the position allows a transfer
+        key = "durak.turn.defend.transfer"
+    return ctx.t(key, name=_actor(view, ctx))
 
 
 def _card_of(record: dict[str, Any]) -> str | None:

@@ -42,9 +42,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, Literal, NamedTuple, Self
+from typing import Annotated, Any, Literal, NamedTuple, Self
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 
 from engine import cards
 from engine.base import Event, IllegalMove
@@ -74,7 +74,7 @@ class DurakOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    deck_size: Literal[36, 52, 24] = 36
+    deck_size: Annotated[Literal[36, 52, 24], BeforeValidator(cards.integer_deck_size)] = 36
     dummy_plays: bool = False
     first_move: Literal["under", "from_under"] = "under"
     dummy: bool = True

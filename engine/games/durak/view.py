@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from engine import cards
 from engine.cards import Card
-from engine.games.durak.rules import OVER, PHASES, DurakOptions, DurakRules, Phase, Seat
+from engine.games.durak.rules import DEFEND, OVER, PHASES, DurakOptions, DurakRules, Phase, Seat
 
 
 class ActorView(BaseModel):
@@ -63,6 +63,10 @@ class DurakView(BaseModel):
     # neighbours only with throw_in "neighbours"); [] when finished.
     throw_order: list[Seat]
     attack_cards: int  # attack cards on the table now
+    # Who would defend were the defender to transfer now (§12): public, from the table and
+    # the hands' sizes, whether or not he holds a card of the rank; None when no transfer
+    # may be made (no transfers in this game, not the defence, a card beaten, too few cards).
+    transfer_to: Seat | None
     finished: bool
     fool: int | None  # when finished: the fool, or None for a drawn game
 
@@ -119,6 +123,13 @@ class DurakViewer(DurakRules):
                 return self._seat(who)
         return None
 
+    def _open_transfer(self) -> Seat | None:
+        """Who would face a transfer made now, if the position allows one (§12)."""
+        if self._phase != DEFEND or not self._transfer:
+            return None
+        new = self._transfer_target(self._defender)
+        return None if new < 0 else self._seat(new)
+
     def view(self, seat: int | None) -> DurakView:
         """Own hand; the dummy's only for its controller; of the others only what is public."""
         n = self._n
@@ -155,6 +166,7 @@ class DurakViewer(DurakRules):
             limit=None if over else self._limit,
             throw_order=[] if over else [self._seat(who) for who in self._order],
             attack_cards=len(self._att),
+            transfer_to=self._open_transfer(),
             finished=over,
             fool=self._fool,
         )

@@ -47,9 +47,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from itertools import permutations
-from typing import Any, Literal, NamedTuple, Self, overload
+from typing import Annotated, Any, Literal, NamedTuple, Self, overload
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from engine import cards
 from engine.base import Event, IllegalMove, MalformedRecord
@@ -97,15 +97,7 @@ class FootballOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     decks: int = Field(default=1, ge=1, le=cards.MAX_DECKS)
-    deck_size: Literal[36, 52] = 36
-
-    @field_validator("deck_size", mode="before")
-    @classmethod
-    def _integer_deck_size(cls, value: object) -> object:
-        # A Literal accepts 36.0 and True == 1 alike even in strict mode; records may not.
-        if type(value) is not int:
-            raise ValueError("deck_size must be the integer 36 or 52")
-        return value
+    deck_size: Annotated[Literal[36, 52], BeforeValidator(cards.integer_deck_size)] = 36
 
 
 class Move(NamedTuple):
