@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bot.core.models import GameSettings
 from bot.screens.render import Ctx
-from engine.games.durak.rules import DurakOptions
+from engine.games.durak.rules import NEEDS_DUMMY, DurakOptions
 from engine.games.durak.spec import SPEC
 
 _FIRST_MOVE = {"under": "settings.first_move.under", "from_under": "settings.first_move.from_under"}
@@ -48,8 +48,9 @@ def _set_dummy(settings: GameSettings, dummy: bool) -> None:
     """The dummy on or off; what §9 allows only the other way goes back to its default."""
     settings.choose("dummy", dummy)
     defaults = DurakOptions()
-    for name in ("dummy_plays",) if not dummy else ("transfer", "throw_in"):
-        settings.choose(name, getattr(defaults, name))
+    for name, needs in NEEDS_DUMMY.items():
+        if needs != dummy:
+            settings.choose(name, getattr(defaults, name))
 
 
 def _toggle_dummy(settings: GameSettings) -> None:

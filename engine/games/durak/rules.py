@@ -101,15 +101,19 @@ def unwritten(options: DurakOptions) -> frozenset[str]:
     return frozenset(k for k in VARIANTS if getattr(options, k) == fields[k].default)
 
 
+# What each option needs (§9): the dummy on or off, for any value but its default. The
+# engine refuses the rest; the lobby offers an option only where its dummy is chosen.
+NEEDS_DUMMY: dict[str, bool] = {"dummy_plays": True, "transfer": False, "throw_in": False}
+
+
 def refusal(options: DurakOptions) -> str | None:
     """Why a combination of options is no game (what each option needs, §9), or None."""
-    if options.dummy:
-        if options.transfer:
-            return "transfer needs dummy: false"
-        if options.throw_in != "all":
-            return "throw_in: neighbours needs dummy: false"
-    elif options.dummy_plays:
-        return "dummy_plays needs dummy: true"
+    fields = DurakOptions.model_fields
+    for name, dummy in NEEDS_DUMMY.items():
+        value = getattr(options, name)
+        if options.dummy != dummy and value != fields[name].default:
+            shown = name if isinstance(value, bool) else f"{name}: {value}"
+            return f"{shown} needs dummy: {'true' if dummy else 'false'}"
     return None
 
 
