@@ -697,6 +697,7 @@ def _state(**changes: object) -> str:
         {"phase": "throw"},
         {"attacker": 1, "defender": 1},
         {"controller": 3},
+        {"controller": None},  # the dummy's game always has its controller
         {"extra": 1},
         {"limit": 0},
         {"known": [[], [], [], [cards.parse("AS")]]},

@@ -265,7 +265,7 @@ def load(game: DurakRules, s: Stored) -> None:
     ):
         raise _bad("out or pending does not fit the stock")
     no_dummy = not s.options.dummy
-    controller_ok = s.controller is None if no_dummy else 0 <= (s.controller or 0) < n
+    controller_ok = s.controller is None if no_dummy else s.controller in range(n)
     if not controller_ok or not _seats([s.attacker, s.defender], n if no_dummy else n + 1):
         raise _bad("bad controller, attacker or defender")
     att = [p[0] for p in s.table]
