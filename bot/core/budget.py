@@ -41,11 +41,6 @@ class Budget:
     group: int = 0
 
 
-def of_call(chat_id: int) -> Budget:
-    """A call into a chat (a message, an edit, a deletion): that chat's bucket."""
-    return Budget(chat_id)
-
-
 def of_ephemeral(mode: Mode, chat_id: int, receiver: int) -> Budget:
     """A call for ``receiver``'s ephemeral message in the group ``chat_id``: the one place
     that decides what it counts against (see the module docstring)."""

@@ -80,14 +80,9 @@ class Settings(BaseSettings):
     def _level_in_any_case(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("log_format", mode="before")
+    @field_validator("log_format", "ephemeral_group_budget", mode="before")
     @classmethod
-    def _format_in_any_case(cls, value: object) -> object:
-        return value.lower() if isinstance(value, str) else value
-
-    @field_validator("ephemeral_group_budget", mode="before")
-    @classmethod
-    def _budget_in_any_case(cls, value: object) -> object:
+    def _lower_in_any_case(cls, value: object) -> object:
         return value.lower() if isinstance(value, str) else value
 
     @field_validator("webhook_secret")

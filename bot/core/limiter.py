@@ -205,7 +205,7 @@ class Limiter:
         else the seconds to wait before asking again. One round trip for all of them."""
         if not requests:
             return []
-        budgets = [b if isinstance(b, Budget) else budget.of_call(b) for b, _ in requests]
+        budgets = [b if isinstance(b, Budget) else Budget(b) for b, _ in requests]
         chats = list(dict.fromkeys(c for b in budgets for c in (b.chat, b.group) if c))
         keys = [ALL_KEY, LEARNED_KEY, *(chat_bucket_key(c) for c in chats)]
         args: list[int | str] = [int(self.clock() * 1000), int(ALL.interval * 1000)]
