@@ -894,8 +894,7 @@ class DurakRules:
         self._attacker = attacker
         self._defender = defender
         self._order = self._throw_order(attacker, defender)
-        cap = EARLY_LIMIT if self._five and not self._discard else BOUT_LIMIT  # _cap, inlined
-        self._limit = min(cap, len(self._hands[defender]))
+        self._limit = min(self._cap(), len(self._hands[defender]))
         self._phase = LEAD
         self._pos = 0
         seats = ("dummy" if attacker == n else attacker, "dummy" if defender == n else defender)
