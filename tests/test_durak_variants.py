@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from engine import cards
-from engine.base import IllegalMove
+from engine.base import CorruptState, IllegalMove
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions
 from engine.games.durak.spec import SPEC
@@ -389,6 +389,15 @@ def test_five_cards_at_most_before_the_first_discard(extra: dict[str, Any]) -> N
     plain = _five(**extra)
     play(plain, *FIVE, "t")
     assert plain.to_act() == (0, False)  # without the option the sixth card may follow
+
+
+def test_a_stored_bout_over_five_before_the_first_discard_is_a_corrupt_state() -> None:
+    game = _five(five_before_discard=True)
+    play(game, "a6C")
+    state = json.loads(game.to_json())
+    assert state["limit"] == 5 and not state["discard"]
+    with pytest.raises(CorruptState):
+        Durak.from_json(json.dumps({**state, "limit": 6}))
 
 
 def test_a_take_does_not_lift_the_cap_and_the_first_discard_does() -> None:

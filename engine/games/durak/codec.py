@@ -20,6 +20,7 @@ from engine.games.durak.rules import (
     BEAT,
     BOUT_LIMIT,
     DEFEND,
+    EARLY_LIMIT,
     LEAD,
     OVER,
     PASS,
@@ -346,7 +347,8 @@ def _check_bout(game: DurakRules, s: Stored, phase: int, dfn: list[int], holders
         THROW: bool(s.table) and unbeaten == 0,
         TAKE: bool(s.table),
     }[phase]
-    if not shape_ok or not 1 <= s.limit <= BOUT_LIMIT or len(s.table) > s.limit:
+    cap = EARLY_LIMIT if game._five and not s.discard else BOUT_LIMIT  # §14
+    if not shape_ok or not 1 <= s.limit <= cap or len(s.table) > s.limit:
         raise _bad(f"the table does not fit phase {s.phase}")
     playing = game._dummy_plays or n not in (s.attacker, s.defender)
     # A bout begins only with two players holding cards; during it, all may go out.
