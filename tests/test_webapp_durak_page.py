@@ -521,11 +521,13 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     await page.shows(data["version"] + 1)
     taken = Durak.from_json((await stored(h, top.group))["state"]).view(None)
     assert taken.phase == "take" or not taken.table  # he took (and the bout went on)
-    # The theme and the safe areas, changed while the page is open.
-    dark = {"theme_params": DARK}
-    await page.js(f"Telegram.WebView.receiveEvent('theme_changed', {json.dumps(dark)})")
-    assert await page.js("return getComputedStyle(document.body).backgroundColor") == (
-        "rgb(23, 33, 43)"
+    # The theme and the safe areas, changed while the page is open; the theme as
+    # Telegram's web clients send it, a message from the frame's parent (here the page
+    # is on top, its own parent).
+    dark = json.dumps({"eventType": "theme_changed", "eventData": {"theme_params": DARK}})
+    await page.js(f"window.postMessage({json.dumps(dark)}, '*')")
+    assert await page.wait(
+        "return getComputedStyle(document.body).backgroundColor === 'rgb(23, 33, 43)'"
     )
     assert await page.js("return document.documentElement.dataset.theme") == "dark"
     area = {"top": 24, "bottom": 30, "left": 0, "right": 0}

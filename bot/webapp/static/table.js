@@ -68,6 +68,15 @@ const CT = (() => {
     if (EVENTS[type]) EVENTS[type](data || {});
     if (inherited) inherited(type, data);
   };
+  // Telegram's web clients show the page in a frame and send it the same events as
+  // messages from the frame's parent: {eventType, eventData} as JSON.
+  addEventListener("message", e => {
+    if (e.source !== window.parent || typeof e.data !== "string") return;
+    let m = null;
+    try { m = JSON.parse(e.data); } catch (err) { return; }
+    if (m && typeof m.eventType === "string") Telegram.WebView.receiveEvent(m.eventType, m.eventData);
+  });
+  if (window.parent !== window && !window.TelegramWebviewProxy) post("iframe_ready", {reload_supported: false});
 
   // ----- Telegram's feel: haptics, closing confirmation, MainButton
 
