@@ -338,7 +338,7 @@ const CT = (() => {
     // table's bookkeeping changes its version too); otherwise it closes.
     if (pick && S && s.version !== S.version) {
       const of = x => JSON.stringify(x.moves.filter(m => m.card === pick).map(m => m.data));
-      if (of(s) === of(S)) { S = s; choose(pick, s.moves.filter(m => m.card === pick), choose.say); } else unpick();
+      if (of(s) === of(S)) choose(pick, s.moves.filter(m => m.card === pick), choose.say); else unpick();
     }
     const mine = x => x && x.seat != null && x.actor === x.seat && x.moves.length > 0;
     const turn = mine(s) && !(S && mine(S) && S.version === s.version);
@@ -462,11 +462,10 @@ const CT = (() => {
   return {
     // A game's page module: CT.game(kind, {draw(picture, root, previous)}).
     game: (kind, module) => { games[kind] = module; },
-    el, card, fan, name, short, count, suit: s => svg(s, "suit"), actionable, playable, button, send, haptic,
+    el, card, fan, name, short, count, suit: s => svg(s, "suit"), actionable, playable, send, haptic,
     // Where face-up cards that leave the picture fly to in this redraw (a selector).
     sink: selector => { sinkTo = selector; },
     // The moves of ``card`` (its own hand's, or the dummy's: ``filter``).
     movesOf: (c, filter) => S.moves.filter(m => m.card === c && (!filter || filter(m))),
-    get pick() { return pick; },
   };
 })();
