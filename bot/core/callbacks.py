@@ -31,6 +31,7 @@ against the engine's legal moves.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from enum import StrEnum
@@ -86,6 +87,20 @@ def _b36(n: int) -> str:
         digits = _ALPHABET[r] + digits
         if n == 0:
             return digits
+
+
+# The "chat" of an inline table (issue 34), which no Telegram chat is: its message lives in
+# a chat the bot need not be in, named by an inline_message_id far too long for a button.
+INLINE_CHAT = 0
+
+
+def inline_number(inline_message_id: str) -> int:
+    """An inline table's "topic" number (its address is chat :data:`INLINE_CHAT`, topic
+    this): 52 bits of a hash of its message's id, so that its buttons, deep links and
+    Redis key stay short and a repeated pick of the same message finds the same table.
+    A tap names its message itself, which the table checks (bot.service.taps)."""
+    digest = hashlib.blake2b(inline_message_id.encode(), digest_size=8).digest()
+    return (int.from_bytes(digest, "big") >> 12) or 1
 
 
 def stamp(moves: int) -> str:

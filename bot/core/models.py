@@ -134,12 +134,28 @@ class Seat(BaseModel):
     renew: int = 0
 
 
+class Inline(BaseModel):
+    """Where an inline table's message lives (issue 34): posted via the bot in a chat the
+    bot need not be in, and edited by its ``inline_message_id``. Such a table's address is
+    chat :data:`bot.core.callbacks.INLINE_CHAT` and, as its "topic", the number
+    :func:`bot.core.callbacks.inline_number` makes of that id."""
+
+    message: str  # its inline_message_id
+    # The chat it was posted in, as Telegram names it to the bot (the first tap on it says):
+    # the chat's own leaderboard and the limits of its edits are kept by it.
+    chat_instance: str = ""
+    group: bool = False  # posted in a group (the inline query's chat_type said so)
+
+
 class Table(BaseModel):
     """One table's whole state as stored in Redis (see :mod:`bot.core.store`)."""
 
     game_id: str
     chat_id: int
     thread_id: int | None = None
+    # An inline table's message (None: a group's or a private chat's table, which the bot
+    # posts in that chat itself).
+    inline: Inline | None = None
     kind: GameKind | None = None
     phase: Phase = "pick"
     creator: int

@@ -23,7 +23,7 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot.core import callbacks, sender
-from bot.core.callbacks import Action, BadCallback, Callback
+from bot.core.callbacks import INLINE_CHAT, Action, BadCallback, Callback
 from bot.core.i18n import lang_of, plain
 from bot.core.keys import table_key
 from bot.core.models import Table
@@ -49,6 +49,11 @@ GROUP_ACTIONS = frozenset(
         Action.STANDINGS,
     }
 )
+
+
+# Actions on an inline table's message: the group's, but the picker (the pick of the
+# inline result is the picker) and "My cards" (a hand is an inline query's answer there).
+INLINE_ACTIONS = (GROUP_ACTIONS - {Action.PICK, Action.CARDS}) | {Action.BACK}
 
 
 class Refusal(Exception):
@@ -114,11 +119,15 @@ async def parse(update: Update) -> Tap | None:
     except BadCallback:
         cb = None
     # A group button is tapped in its group; a hand button in the tapper's private chat,
-    # or on his ephemeral message in the table's group (docs/ephemeral.md).
+    # or on his ephemeral message in the table's group (docs/ephemeral.md); an inline
+    # table's button on its message, wherever that was posted.
     message = query.message
     where = message.chat.id if message is not None else None
     if cb is None:
         ok = False
+    elif query.inline_message_id is not None:
+        cb = on_inline(cb, query.inline_message_id)
+        ok = cb is not None
     elif cb.action in GROUP_ACTIONS:
         ok = where == cb.chat_id
     else:
@@ -127,6 +136,18 @@ async def parse(update: Update) -> Tap | None:
         await _answer(query, lang, "tap.bad")
         return None
     return Tap(query, cb, user, lang)
+
+
+def on_inline(cb: Callback, inline_message_id: str) -> Callback | None:
+    """The address of a tap on an inline table's message: the table of that message
+    (the invitation's buttons, posted before the table had its number, name none), or
+    None when the button is not one an inline table carries."""
+    number = callbacks.inline_number(inline_message_id)
+    if cb.chat_id != INLINE_CHAT or cb.thread_id not in (None, number):
+        return None
+    if cb.action not in INLINE_ACTIONS:
+        return None
+    return cb._replace(thread_id=number)
 
 
 def _his_ephemeral(query: CallbackQuery) -> bool:
@@ -157,7 +178,7 @@ async def commit(
         tap.key,
         tap.cb.game_id,
         tap.user.id,
-        change,
+        at_home(tap, change),
         query_id=tap.query.id,
         in_group=message is not None and message.chat.id == tap.cb.chat_id,
         ephemeral_id=message.api_kwargs.get("ephemeral_message_id") if message else None,
@@ -165,6 +186,23 @@ async def commit(
     if answer or snap is None:
         await tap.answer(reply.key, alert=reply.alert, **reply.params)
     return snap
+
+
+def at_home(tap: Tap, change: Callable[[Table], Reply | None]) -> Callable[[Table], Reply | None]:
+    """``change``, for a tap on an inline table's message: refused unless the table is
+    that message's (its number is a hash), and the first tap tells the table its chat."""
+    inline_message_id = tap.query.inline_message_id
+    if inline_message_id is None:
+        return change
+
+    def checked(table: Table) -> Reply | None:
+        home = table.inline
+        if home is None or home.message != inline_message_id:
+            refuse("tap.stale")
+        home.chat_instance = home.chat_instance or tap.query.chat_instance
+        return change(table)
+
+    return checked
 
 
 def _as_is(table: Table) -> Reply | None:

@@ -25,6 +25,7 @@ from bot.core import sender
 from bot.core.keys import TABLE_SLOT, user_slot
 from bot.core.limiter import retry_after_seconds
 from bot.core.models import Slot
+from bot.core.screen import Screen
 from bot.service.messages.cleanup import RETRY_SECONDS, replace
 from bot.service.messages.message import How, InGroup, Message
 from bot.service.messages.outcome import Outcome
@@ -133,6 +134,9 @@ async def _put(bot: Bot, message: Message, old_goes_now: bool, done: Outcome) ->
     new = _new_slot(message, done)
     if message.hand is not None:
         return await _put_ephemeral(bot, message, message.hand, new, old_goes_now, done)
+    if message.inline is not None:  # posted by a person via the bot: only ever edited
+        await _edit_inline(bot, message.inline, message.screen)
+        return new
     old = message.slot
     stale = old.id if old is not None else None
     # An edit that fails ("not found", "can't be edited") falls through to a new message;
@@ -163,6 +167,19 @@ async def _edit(bot: Bot, message: Message, message_id: int) -> bool:
             return False
         raise
     return True
+
+
+async def _edit_inline(bot: Bot, inline_message_id: str, screen: Screen) -> None:
+    """Edit an inline table's message. One that is gone (deleted in its chat) cannot be
+    sent anew by the bot, which is not in that chat: its table goes on without it, its
+    players' inline queries still answered."""
+    try:
+        await sender.edit_inline(bot, inline_message_id, screen)
+    except BadRequest as exc:
+        if not _not_modified(exc) and not _gone(exc):
+            raise
+        if _gone(exc):
+            log.info("an inline table's message is gone: %s", exc)
 
 
 async def _put_ephemeral(

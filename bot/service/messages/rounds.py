@@ -157,7 +157,9 @@ def _plan(svc: Services, snap: Snapshot, done: Outcome) -> list[Message]:
     now = svc.clock()
     decisions: list[Decision] = []
     for index, seat in enumerate(table.seats):
-        if seat.computer is not None:  # a computer seat has no chat
+        # a computer seat has no chat; at an inline table a hand is an answer to its
+        # player's inline query (bot.screens.inline), never a message
+        if seat.computer is not None or table.inline is not None:
             continue
         screen = views.hand_screen(table, index)
         if screen is None:
@@ -178,7 +180,9 @@ def _plan(svc: Services, snap: Snapshot, done: Outcome) -> list[Message]:
     screen = views.group_screen(table, svc.bot_username, done.moved)
     screen = links.group(screen, svc.settings, table, svc.bot_username)
     interval = svc.settings.table_edit_interval
-    decisions.append(table_message(table, screen, snap.slots.get(TABLE_SLOT), interval, now))
+    slot = snap.slots.get(TABLE_SLOT)
+    mode = svc.settings.ephemeral_group_budget
+    decisions.append(table_message(table, screen, slot, interval, now, mode))
     messages: list[Message] = []
     for decision in decisions:
         if isinstance(decision, Later):

@@ -1,0 +1,152 @@
+"""What an inline query answers (issue 34): the games to post in any chat, or, for the
+query an inline table puts into a player's input field, his hand and his moves there.
+
+An inline table's hands are never messages: each is the answer to its player's own query
+(``@bot <table>``), his hand first, then each of his moves as a result of its own, whose
+id is the move button's callback data (so that its pick is the same tap as the button
+would be: :mod:`bot.handlers.inline`). :func:`bot.core.sender.answer_inline` answers
+every query personal and uncached, so that Telegram never shows one player's cards to
+another who types the same text.
+
+What a pick posts in the chat is public by construction: a move's line is what the table
+itself will say of it (the engine's events of that move, narrated as the table narrates
+them), a set-up step says only how far his set-up is, his hand says only that he looked,
+and a person who is not seated gets the table's public status.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+
+from bot.core import callbacks, rules_text
+from bot.core.callbacks import Action, BadCallback
+from bot.core.i18n import Markup, plain
+from bot.core.models import Table
+from bot.core.screen import Article, Button, Screen
+from bot.screens import registry, render_lobby, views
+from bot.tables import games
+from engine.base import IllegalMove, MalformedRecord
+
+PAGE = 50  # results a query may answer at once (Telegram's limit); the rest: next_offset
+# The first letter of a result id that is no button's callback data (those begin with a
+# digit or "-"): a new table (then the game's letter and the new game's id), the rules
+# (then the game's letter), a hand or a watcher's view (then the table's payload).
+NEW, RULES, HAND, VIEW = "N", "R", "H", "V"
+# The buttons of a hand that a pick plays (a switch of where the hand lives has no
+# meaning at an inline table).
+PICKED = frozenset({Action.MOVE, Action.SETUP, Action.BACK})
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _text(markup: str) -> str:
+    """Rendered HTML as the plain text a result's title and description show."""
+    return html.unescape(_TAG.sub("", markup))
+
+
+def hand_button(table: Table, lang: str) -> Button:
+    """The button under a table's message and every line a pick posts: it puts the query
+    that answers with the tapper's hand into his input field."""
+    return Button(plain(lang, "btn.inline_hand"), inline_query=views.hand_query(table))
+
+
+def invitations(tables: Sequence[Table]) -> list[Article]:
+    """The games to post (one new table each, its creator seated), then their rules."""
+    found: list[Article] = []
+    for table in tables:
+        ctx = registry.ctx(table, table.lang)
+        game = registry.entry(table.kind)
+        lobby = render_lobby.lobby(ctx, "")
+        found.append(
+            Article(
+                f"{NEW}{game.letter}{table.game_id}",
+                plain(table.lang, game.title),
+                plain(table.lang, "inline.invite_hint"),
+                lobby,
+            )
+        )
+    for table in tables:
+        game = registry.entry(table.kind)
+        text = rules_text.source(game.name, table.lang)
+        if text is not None:
+            first = rules_text.messages(text)[0]
+            title = plain(table.lang, "inline.rules_title", game=plain(table.lang, game.title))
+            found.append(Article(f"{RULES}{game.letter}", title, "", Screen(first)))
+    return found
+
+
+def hand(table: Table, seat: int) -> list[Article]:
+    """Seat ``seat``'s answer: his hand (picking it posts only that he looked), then each
+    move he may make now, the title in his language and the posted line in the table's."""
+    lang = table.seats[seat].lang
+    rows = ((hand_button(table, table.lang),),)
+    name = table.seats[seat].name
+    looked = Screen(plain(table.lang, "inline.looked", name=name), rows)
+    own = _text(views.alert_text(table, seat, lang)) if table.state is not None else ""
+    first = Article(
+        f"{HAND}{views.hand_query(table)}", plain(lang, "inline.hand_title"), own, looked
+    )
+    screen = views.hand_screen(table, seat)
+    status = _status(table, lang)
+    found = [first]
+    for button in (b for row in (screen.rows if screen else ()) for b in row):
+        line = _posted(table, seat, button.data) if button.data else None
+        if line is not None and button.data is not None:
+            found.append(Article(button.data, button.text, status, Screen(line, rows)))
+    return found
+
+
+def watching(table: Table, lang: str) -> list[Article]:
+    """A person who is not seated: the table's public status, and no cards."""
+    status = _status(table, lang) or plain(lang, "inline.no_game")
+    posted = Screen(_status(table, table.lang) or status, ((hand_button(table, table.lang),),))
+    about = plain(lang, "inline.watch")
+    return [Article(f"{VIEW}{views.hand_query(table)}", status, about, posted)]
+
+
+def _status(table: Table, lang: str) -> str:
+    """The table's public status line in ``lang`` (empty before a game is dealt)."""
+    if table.state is None or table.kind is None:
+        return ""
+    ctx = registry.ctx(table, lang)
+    return _text(registry.entry(table.kind).status(games.current(table).view(None), ctx))
+
+
+def _posted(table: Table, seat: int, data: str) -> str | None:
+    """The line a pick of the hand button ``data`` posts (None: not a button a pick plays)."""
+    try:
+        cb = callbacks.decode(data)
+    except BadCallback:
+        return None
+    if cb.action not in PICKED:
+        return None
+    name = table.seats[seat].name
+    if cb.action is Action.MOVE:
+        return narrated(table, seat, cb.arg[callbacks.STAMP_LEN :])
+    if cb.action is Action.BACK:
+        return plain(table.lang, "inline.back", name=name)
+    key = "inline.setup_done" if cb.arg == "c" else "inline.setup_step"
+    return plain(table.lang, key, name=name)
+
+
+def narrated(table: Table, seat: int, token: str) -> str | None:
+    """What the table will say of ``seat``'s move ``token``: the events it makes, played on
+    a copy of the table (None: no legal move)."""
+    copy = table.model_copy(deep=True)
+    game = games.load(copy)
+    try:
+        events = games.apply_move(copy, game, seat, game.move_from_token(token, seat))
+    except (IllegalMove, MalformedRecord):
+        return None
+    ctx = registry.ctx(copy, copy.lang)
+    lines = [views.narrate(ctx, e.kind, e.data) for e in events]
+    return str(Markup("\n").join(lines)) if lines else None
+
+
+def page(results: list[Article], offset: str) -> tuple[list[Article], str]:
+    """The results from ``offset`` on, :data:`PAGE` at most, and the offset of the rest
+    ("" when there is none)."""
+    start = int(offset) if offset.isdigit() else 0
+    rest = start + PAGE
+    return results[start:rest], str(rest) if rest < len(results) else ""
