@@ -17,8 +17,9 @@ A method the fake does not know is answered with Telegram's 404 and recorded in
 :attr:`FakeTelegram.unknown_calls`, so that a test notices. Method names are taken in any
 case, as Telegram takes them, and recorded as Telegram documents them (``sendMessage``).
 
-Simulated methods: getMe, sendMessage, editMessageText, editMessageReplyMarkup,
-editMessageCaption, deleteMessage(s), sendDocument, answerCallbackQuery, getChat,
+Simulated methods: getMe, sendMessage, editMessageText, editMessageReplyMarkup (also by
+``inline_message_id``), editMessageCaption, deleteMessage(s), sendDocument,
+answerCallbackQuery, answerInlineQuery (inline mode: :mod:`testing.fakeinline`), getChat,
 getChatMember, getChatAdministrators, pin/unpinChatMessage, sendChatAction,
 set/get/deleteMyCommands, setMyDescription, setMyShortDescription, setChatMenuButton,
 getUpdates (always empty),
@@ -41,7 +42,9 @@ with ``group_rate_per_minute``, or Telegram's limits on every chat by
 against its receiver, as its switch says); a proxy's HTML 502 page
 (:meth:`FakeTelegram.bad_gateway`); anything else by :meth:`FakeTelegram.inject`. A
 :class:`FakeRequest` can also be slowed (``latency``) or frozen (``hold``). Group
-membership: every known user is in every group except its ``outsiders``.
+membership: every known user is in every group except its ``outsiders``; a group the
+bot is not in (``has_bot`` False) is "chat not found" to it (a public one refuses a
+message with 403 "bot is not a member").
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ from testing.chats import (
     BOT_USERNAME,
     Answer,
     Call,
+    FakeDialog,
     FakeGroup,
     FakeMessage,
     FakeUser,
@@ -77,6 +81,7 @@ from testing.errors import (
     ApiError,
     bad,
 )
+from testing.fakeinline import Inline
 from testing.flood import FloodLimits
 from testing.html import parse_html, strip_entities, utf16_len
 
@@ -177,6 +182,8 @@ class FakeTelegram:
         self._sent_at: dict[int, list[float]] = {}
         self._next_message_id: dict[int, itertools.count[int]] = {}
         self._next_file = itertools.count(1)
+        # Inline mode: queries, answers and their cache, messages sent via the bot.
+        self.inline = Inline(self)
         self.bot_json = {
             "id": BOT_ID,
             "is_bot": True,
@@ -205,9 +212,15 @@ class FakeTelegram:
         self.groups[group.id] = group
         return group
 
+    def add_dialog(self, a: FakeUser, b: FakeUser) -> FakeDialog:
+        """A private chat between two users (testing.fakeinline)."""
+        return self.inline.dialog(a, b)
+
     def chat_json(self, chat_id: int) -> dict[str, Any]:
         if chat_id in self.users:
             return self.users[chat_id].chat_json()
+        if chat_id in self.inline.dialogs:
+            return self.inline.dialogs[chat_id].chat_json()
         return self.groups[chat_id].chat_json()
 
     def new_message(self, chat_id: int, sender: dict[str, Any], **fields: Any) -> FakeMessage:
@@ -337,7 +350,11 @@ class FakeTelegram:
             call.error = error.description
             if error.description == NOT_MODIFIED:
                 chat, message = params.get("chat_id"), params.get("message_id")
-                self.unchanged.append(f"{method} of message {message} in chat {chat}")
+                inline = params.get("inline_message_id")
+                where = (
+                    f"inline message {inline}" if inline else f"message {message} in chat {chat}"
+                )
+                self.unchanged.append(f"{method} of {where}")
             raise
         finally:
             self.tally[call.tag, method, call.error] += 1
@@ -352,7 +369,7 @@ class FakeTelegram:
             raise fault.error
         self.faults = [f for f in self.faults if f.times > 0]
         if self.limits is not None:
-            self.limits.admit(method, params)
+            self.limits.admit(method, params, self.inline.chat_of(params))
         chat_id = params.get("chat_id")
         if (
             self.group_rate_per_minute is not None
@@ -384,6 +401,10 @@ class FakeTelegram:
             return raw
         if raw in self.groups:
             group = self.groups[raw]
+            if not group.has_bot:
+                if writing and group.username:
+                    raise ApiError(403, f"Forbidden: bot is not a member of the {group.type} chat")
+                raise bad("chat not found")
             if group.kicked:
                 raise ApiError(403, f"Forbidden: bot was kicked from the {group.type} chat")
             if group.migrated_to is not None:
@@ -420,7 +441,10 @@ class FakeTelegram:
             raise bad("message is too long" if key == "text" else "message caption is too long")
         return text, entities
 
-    def _markup(self, params: dict[str, Any]) -> dict[str, Any] | None:
+    def _markup(self, params: dict[str, Any], *, via_bot: bool = False) -> dict[str, Any] | None:
+        """The inline keyboard of a call, checked; ``via_bot``: of a message sent via the
+        bot (an inline result's), where a Mini App button is refused too."""
+        via_bot = via_bot or "inline_message_id" in params
         markup = params.get("reply_markup")
         if markup is None:
             return None
@@ -443,8 +467,9 @@ class FakeTelegram:
                 url = button.get("url")
                 if url is not None and not re.match(r"(https?|tg)://", url):
                     raise bad(f"inline keyboard button URL '{url}' is invalid: Wrong HTTP URL")
-                if "web_app" in button and params.get("chat_id") in self.groups:
-                    raise bad("BUTTON_TYPE_INVALID")  # Mini App buttons: private chats only
+                if "web_app" in button and (via_bot or params.get("chat_id") in self.groups):
+                    # Mini App buttons: only in private chats between a user and the bot
+                    raise bad("BUTTON_TYPE_INVALID")
                 out_row.append(dict(button))
             rows.append(out_row)
         if sum(len(r) for r in rows) > 100:
@@ -462,7 +487,7 @@ class FakeTelegram:
 
     def _existing(self, params: dict[str, Any], missing: str) -> FakeMessage:
         if "inline_message_id" in params:
-            raise ApiError(501, "fakegram: inline messages are not simulated")
+            return self.inline.message(params)
         chat_id = self._chat(params)
         message = self.messages.get(chat_id, {}).get(int(params.get("message_id", 0)))
         if message is None or message.deleted:
@@ -472,7 +497,10 @@ class FakeTelegram:
     # Methods: named _api_<lowercased Bot API method>.
 
     def _api_getme(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
-        return self.bot_json
+        return {**self.bot_json, "supports_inline_queries": self.inline.mode}
+
+    def _api_answerinlinequery(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        return self.inline.answer(params)
 
     def _api_setmycommands(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         commands = params.get("commands") or []
@@ -663,7 +691,7 @@ class FakeTelegram:
 
     def _api_editmessagetext(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         message = self._existing(params, "message to edit not found")
-        if not message.from_bot:
+        if not message.from_bot and message.inline_message_id is None:
             raise bad("message can't be edited")
         if message.text is None:
             raise bad("there is no text in the message to edit")
@@ -676,7 +704,7 @@ class FakeTelegram:
 
     def _api_editmessagereplymarkup(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         message = self._existing(params, "message to edit not found")
-        if not message.from_bot:
+        if not message.from_bot and message.inline_message_id is None:
             raise bad("message can't be edited")
         markup = self._markup(params)
         if markup == message.reply_markup:
@@ -705,10 +733,11 @@ class FakeTelegram:
         )
         return self._edited(message)
 
-    def _edited(self, message: FakeMessage) -> dict[str, Any]:
+    def _edited(self, message: FakeMessage) -> dict[str, Any] | bool:
+        """The answer to an edit: the Message, or True for an inline message."""
         message.edits += 1
         message.edit_date = int(self.clock())
-        return message.to_json()
+        return True if message.inline_message_id is not None else message.to_json()
 
     def _api_deletemessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         chat_id = self._chat(params, writing=False)

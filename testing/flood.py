@@ -75,6 +75,12 @@ class FloodLimits:
     ``ephemeral``, for the two worlds a bot must play well in: ``"group"``, as any call to
     the group (its chat and its 20 a minute); ``"receiver"``, as a call to the receiver's
     private chat (about one a second), the group's buckets untouched.
+
+    An edit of an inline message (by ``inline_message_id``, a message sent via the bot)
+    names no chat; Telegram counts it against the chat the message is in, and publishes
+    no figure of its own for it. Switch ``inline``: ``"chat"``, as any call to that chat
+    (1 a second in a private chat, 20 a minute in a group); ``"none"``, not limited (the
+    bot's 30 a second only).
     """
 
     def __init__(
@@ -88,9 +94,11 @@ class FloodLimits:
         group_per_minute: float = 20.0,
         group_burst: float = 3.0,
         ephemeral: Literal["group", "receiver"] = "group",
+        inline: Literal["chat", "none"] = "chat",
     ) -> None:
         self.clock = clock
         self.ephemeral = ephemeral
+        self.inline = inline
         self._shapes = {
             "bot": (bot_rate, bot_burst),
             "chat": (chat_rate, chat_burst),
@@ -107,17 +115,23 @@ class FloodLimits:
         bucket.refill(now)
         return bucket
 
-    def admit(self, method: str, params: dict[str, Any]) -> None:
-        """Takes the call's tokens, or raises Telegram's 429 with ``retry_after``."""
-        if not chat_directed(method, params):
-            return
+    def admit(self, method: str, params: dict[str, Any], inline_chat: int | None = None) -> None:
+        """Takes the call's tokens, or raises Telegram's 429 with ``retry_after``;
+        ``inline_chat``: the chat of the inline message the call names, if it names one."""
         now = self.clock()
-        chat = str(params["chat_id"])
-        to = receiver(params)
-        if to is not None and self.ephemeral == "receiver":
-            chat = str(to)  # counted as his private chat's
-        buckets = [self._bucket("bot", None, now), self._bucket("chat", chat, now)]
-        if chat.startswith("-"):
+        if chat_directed(method, params):
+            chat: str | None = str(params["chat_id"])
+            to = receiver(params)
+            if to is not None and self.ephemeral == "receiver":
+                chat = str(to)  # counted as his private chat's
+        elif inline_chat is not None and method.startswith(_CHAT_DIRECTED):
+            chat = str(inline_chat) if self.inline == "chat" else None
+        else:
+            return
+        buckets = [self._bucket("bot", None, now)]
+        if chat is not None:
+            buckets.append(self._bucket("chat", chat, now))
+        if chat is not None and chat.startswith("-"):
             buckets.append(self._bucket("group", chat, now))
         wait = max(b.wait() for b in buckets)
         if wait > 0:
