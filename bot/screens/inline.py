@@ -31,7 +31,8 @@ from engine.base import IllegalMove, MalformedRecord
 
 PAGE = 50  # results a query may answer at once (Telegram's limit); the rest: next_offset
 # The first letter of a result id that is no button's callback data (those begin with a
-# digit or "-"): a new table (then the game's letter and the new game's id), the rules
+# digit or "-"): a new table (then the game's letter, "g" when posted in a group or "p",
+# and the new game's id), the rules
 # (then the game's letter), a hand or a watcher's view (then the table's payload).
 NEW, RULES, HAND, VIEW = "N", "R", "H", "V"
 # The buttons of a hand that a pick plays (a switch of where the hand lives has no
@@ -60,7 +61,8 @@ def invitations(tables: Sequence[Table]) -> list[Article]:
         lobby = render_lobby.lobby(ctx, "")
         found.append(
             Article(
-                f"{NEW}{game.letter}{table.game_id}",
+                f"{NEW}{game.letter}{'g' if table.inline and table.inline.group else 'p'}"
+                f"{table.game_id}",
                 plain(table.lang, game.title),
                 plain(table.lang, "inline.invite_hint"),
                 lobby,
