@@ -5,15 +5,26 @@ the posted table, and every move picked from the player's own inline query.
 
 from __future__ import annotations
 
+import asyncio
 import random
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from bot.core.callbacks import INLINE_CHAT, inline_number
 from bot.core.i18n import plain
+from bot.core.keys import table_key
+from bot.core.models import Table
 from bot.core.services import services
+from testing.botproc import BotProcess, ProcHarness
 from testing.chats import FakeMessage, FakeUser
 from testing.clock import Clock
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import FakeServer
 from testing.fakeinline import Shown
 from testing.harness import Chat, Harness
+from testing.ownredis import OwnRedis
 
 HAND = plain("en", "btn.inline_hand")
 
@@ -29,7 +40,11 @@ async def post_game(h: Harness, creator: FakeUser, chat: Chat, game: str) -> Fak
 
 
 async def later(h: Harness, seconds: float) -> None:
-    """Time passes on the bot's clock (testing/clock.py): its timers fire."""
+    """Time passes on the bot's clock (testing/clock.py): its timers fire (a bot process
+    runs on real time: a quarter of a second is waited for)."""
+    if not h.apps:
+        await asyncio.sleep(0.25)
+        return
     clock = services(h.app).clock
     assert isinstance(clock, Clock)
     await clock.advance(seconds)
@@ -128,3 +143,108 @@ async def test_football_against_the_computer_and_play_again_in_the_same_message(
     assert "Series after 2 games" in (table.text or "")  # the series kept
     tables = [m for m in h.screen(ann.id) if any(b.callback_data for b in m.buttons)]
     assert tables == [table]
+
+
+async def stored(h: Harness, table: FakeMessage) -> Table:
+    """The inline table of a posted message, as Redis holds it."""
+    assert table.inline_message_id is not None
+    key = table_key(INLINE_CHAT, inline_number(table.inline_message_id))
+    found = (await services(h.app).store.load(key)).table
+    assert found is not None
+    return found
+
+
+async def set_up(h: Harness, table: FakeMessage, user: FakeUser) -> None:
+    """His football set-up, picked card by card from his hand, then confirmed."""
+    for _ in range(10):
+        seen = await h.switch(user, table, HAND)
+        offered = [r for r in moves(seen) if r["title"] != plain("en", "btn.reset")]
+        confirm = [r for r in offered if r["title"] == plain("en", "btn.confirm")]
+        if not offered:
+            return
+        await h.pick(user, seen, (confirm or offered)[0]["id"])
+
+
+async def test_a_stale_a_forged_and_a_repeated_pick_change_nothing(harness: Harness) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    chat = h.dialog(ann, bob)
+    table = await post_game(h, ann, chat, "game.football")
+    await h.tap(bob, table, plain("en", "btn.join"))
+    await h.tap(ann, table, plain("en", "btn.start"))
+    await set_up(h, table, ann)
+    await set_up(h, table, bob)
+    offers = {u.id: await h.switch(u, table, HAND) for u in (ann, bob)}
+    mover = next(u for u in (ann, bob) if moves(offers[u.id]))
+    seen = offers[mover.id]
+    line = await h.pick(mover, seen, moves(seen)[0]["id"])
+    played = await stored(h, table)
+    # Telegram sends the same pick again: one move
+    chosen = {
+        "result_id": moves(seen)[0]["id"],
+        "from": mover.to_json(),
+        "query": seen.query,
+        "inline_message_id": line.inline_message_id,
+    }
+    await h.feed({"chosen_inline_result": chosen})
+    assert (await stored(h, table)).moves == played.moves
+    assert "not played" not in (line.text or "")
+    # A result of the list he saw before his move: not played, and its line says so
+    stale = await h.pick(mover, seen, moves(seen)[-1]["id"])
+    assert (await stored(h, table)).version == played.version
+    assert "this move was not played" in (stale.text or "")
+    assert HAND in [b.text for b in stale.buttons]
+    # Forged picks: ids the bot never offered, or another player's move
+    other = bob if mover is ann else ann
+    for result_id in (
+        "0:zz:abcdM000x",
+        moves(seen)[0]["id"].replace("0:", "-5:", 1),
+        "Nfgzzzz",
+        "N?p",
+        "x" * 64,
+        moves(seen)[0]["id"],
+    ):
+        forged = {"result_id": result_id, "from": other.to_json(), "query": ""}
+        await h.feed({"chosen_inline_result": forged})
+    assert (await stored(h, table)).version == played.version
+
+
+@pytest.fixture
+async def served() -> Any:
+    fake = FakeServer(FakeTelegram(), delay=(0.0, 0.0))
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+async def test_a_process_killed_mid_game_and_the_game_goes_on(
+    own_redis: OwnRedis, served: FakeServer, tmp_path: Path
+) -> None:
+    """kill -9 of the bot's process in the middle of a one-to-one football game: the next
+    process answers the players' queries and takes their picks, to the end."""
+    env = {"REDIS_URL": own_redis.url}
+    first = BotProcess(served.url, tmp_path / "first.log", **env)
+    second = None
+    h = ProcHarness(served.telegram, served, [first.hook])
+    try:
+        await first.ready()
+        ann, bob = h.user("Ann"), h.user("Bob")
+        chat = h.dialog(ann, bob)
+        table = await post_game(h, ann, chat, "game.football")
+        await h.tap(bob, table, plain("en", "btn.join"))
+        await h.tap(ann, table, plain("en", "btn.start"))
+        await set_up(h, table, ann)
+        first.kill()
+        second = BotProcess(served.url, tmp_path / "second.log", **env)
+        h.hooks = iter(lambda: second.hook, None)  # type: ignore[assignment]
+        await second.ready()
+        await set_up(h, table, bob)
+        picks = await play_out(h, table, [ann, bob], random.Random(6))
+        assert picks > 0
+        assert plain("en", "btn.again") in [b.text for b in table.buttons]
+        only_via_bot(h, chat)
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()
+        await h.close()

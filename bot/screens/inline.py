@@ -90,13 +90,26 @@ def hand(table: Table, seat: int) -> list[Article]:
         f"{HAND}{views.hand_query(table)}", plain(lang, "inline.hand_title"), own, looked
     )
     screen = views.hand_screen(table, seat)
-    status = _status(table, lang)
+    asked = _asked(table, seat, lang)
     found = [first]
     for button in (b for row in (screen.rows if screen else ()) for b in row):
         line = _posted(table, seat, button.data) if button.data else None
         if line is not None and button.data is not None:
-            found.append(Article(button.data, button.text, status, Screen(line, rows)))
+            found.append(Article(button.data, button.text, asked, Screen(line, rows)))
     return found
+
+
+def _asked(table: Table, seat: int, lang: str) -> str:
+    """What his hand asks of him now (its last line: "Where does the ball enter?"), under
+    each of his moves; the table's status when he is asked nothing."""
+    game = games.current(table)
+    legal = games.legal_for(game, seat)
+    ctx = registry.ctx(table, lang)
+    text, _ = registry.entry(table.kind).hand(
+        game.view(seat), ctx, table.seats[seat].setup, legal, True
+    )
+    lines = _text(text).splitlines()
+    return lines[-1] if legal and lines else _status(table, lang)
 
 
 def watching(table: Table, lang: str) -> list[Article]:
@@ -128,7 +141,7 @@ def _posted(table: Table, seat: int, data: str) -> str | None:
         return narrated(table, seat, cb.arg[callbacks.STAMP_LEN :])
     if cb.action is Action.BACK:
         return plain(table.lang, "inline.back", name=name)
-    key = "inline.setup_done" if cb.arg == "c" else "inline.setup_step"
+    key = {"c": "inline.setup_done", "r": "inline.setup_reset"}.get(cb.arg, "inline.setup_step")
     return plain(table.lang, key, name=name)
 
 
