@@ -21,8 +21,8 @@ from testing.botproc import BotProcess, ProcHarness
 from testing.chats import FakeMessage, FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
-from testing.fakeserver import FakeServer
 from testing.fakeinline import Shown
+from testing.fakeserver import FakeServer
 from testing.harness import Chat, Harness
 from testing.ownredis import OwnRedis
 
@@ -154,6 +154,16 @@ async def stored(h: Harness, table: FakeMessage) -> Table:
     return found
 
 
+async def football_for_two(h: Harness) -> tuple[FakeUser, FakeUser, Chat, FakeMessage]:
+    """Ann posts football in her private chat with Bob, Bob joins, Ann starts."""
+    ann, bob = h.user("Ann"), h.user("Bob")
+    chat = h.dialog(ann, bob)
+    table = await post_game(h, ann, chat, "game.football")
+    await h.tap(bob, table, plain("en", "btn.join"))
+    await h.tap(ann, table, plain("en", "btn.start"))
+    return ann, bob, chat, table
+
+
 async def set_up(h: Harness, table: FakeMessage, user: FakeUser) -> None:
     """His football set-up, picked card by card from his hand, then confirmed."""
     for _ in range(10):
@@ -167,11 +177,7 @@ async def set_up(h: Harness, table: FakeMessage, user: FakeUser) -> None:
 
 async def test_a_stale_a_forged_and_a_repeated_pick_change_nothing(harness: Harness) -> None:
     h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    chat = h.dialog(ann, bob)
-    table = await post_game(h, ann, chat, "game.football")
-    await h.tap(bob, table, plain("en", "btn.join"))
-    await h.tap(ann, table, plain("en", "btn.start"))
+    ann, bob, _, table = await football_for_two(h)
     await set_up(h, table, ann)
     await set_up(h, table, bob)
     offers = {u.id: await h.switch(u, table, HAND) for u in (ann, bob)}
@@ -228,11 +234,7 @@ async def test_a_process_killed_mid_game_and_the_game_goes_on(
     h = ProcHarness(served.telegram, served, [first.hook])
     try:
         await first.ready()
-        ann, bob = h.user("Ann"), h.user("Bob")
-        chat = h.dialog(ann, bob)
-        table = await post_game(h, ann, chat, "game.football")
-        await h.tap(bob, table, plain("en", "btn.join"))
-        await h.tap(ann, table, plain("en", "btn.start"))
+        ann, bob, chat, table = await football_for_two(h)
         await set_up(h, table, ann)
         first.kill()
         second = BotProcess(served.url, tmp_path / "second.log", **env)
