@@ -242,6 +242,7 @@ class Answer:
     at: float = 0.0  # when he tapped (the server's clock)
     ephemeral: bool = False  # the tapped message was an ephemeral one
     inline_message_id: str | None = None  # the tapped message was sent via the bot
+    url: str | None = None  # what the answer opens: a t.me/<bot>?start= link
 
 
 @dataclass

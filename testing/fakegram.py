@@ -807,8 +807,12 @@ class FakeTelegram:
         query.answered = True
         if not self.history:
             del self.queries[str(params.get("callback_query_id"))]
+        url = params.get("url")
+        if url is not None and not str(url).startswith(f"https://t.me/{BOT_USERNAME}?start="):
+            raise bad("URL_INVALID")  # outside games, only a link that opens the bot
         query.text = text
         query.show_alert = bool(params.get("show_alert"))
+        query.url = url
         return True
 
     def _member(self, group: FakeGroup, user_id: int) -> dict[str, Any]:

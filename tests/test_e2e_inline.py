@@ -123,9 +123,16 @@ async def test_durak_for_three_in_a_group_the_bot_is_not_in(harness: Harness) ->
     await h.tap(ann, table, plain("en", "btn.start"))
     await play_out(h, table, [ann, bob, cid], random.Random(7))
     assert plain("en", "btn.again") in [b.text for b in table.buttons]
+    # Cid never started the bot: the answer opens it, and Start brings the record
+    answer = await h.tap(cid, table, plain("en", "btn.record"))
+    assert answer.url is not None and not h.screen(cid.id)
+    cid.started = True
+    await h.follow(cid, answer.url)
+    name, body = h.last_document(cid)
+    assert name.endswith(".json") and b'"moves"' in body
     never_shared(h)
     only_via_bot(h, group)
-    assert not h.screen(ann.id) and not h.screen(cid.id)  # no hand came as a message
+    assert not h.screen(ann.id) and not h.screen(bob.id)  # no hand came as a message
 
 
 async def test_football_against_the_computer_and_play_again_in_the_same_message(
