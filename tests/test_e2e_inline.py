@@ -108,6 +108,14 @@ async def test_football_in_a_one_to_one_chat_from_at_bot_to_the_record(harness: 
     await h.tap(bob, table, plain("en", "btn.record"))
     name, body = h.last_document(bob)
     assert name.endswith(".json") and b'"moves"' in body
+    # two more games, then the chat's own board (kept by its chat_instance, from the
+    # third game on): an alert, the bot not being in the chat
+    for seed in (5, 6):
+        await h.tap(bob, table, plain("en", "btn.again"))
+        await play_out(h, table, [ann, bob], random.Random(seed))
+    board = await h.tap(ann, table, plain("en", "btn.standings"))
+    assert board.show_alert and "Standings: ⚽ Belarusian football" in (board.text or "")
+    assert "Ann" in (board.text or "") and "Bob" in (board.text or "")
     never_shared(h)
     only_via_bot(h, chat)
     assert text

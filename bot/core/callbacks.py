@@ -103,6 +103,13 @@ def inline_number(inline_message_id: str) -> int:
     return (int.from_bytes(digest, "big") >> 12) or 1
 
 
+def instance_chat(chat_instance: str) -> int:
+    """The chat an inline table's games count in (its standings, its board), named by the
+    ``chat_instance`` Telegram gives the taps there: a group's number, beyond the 52 bits
+    of every Telegram chat id, so that it is no group's."""
+    return -((1 << 54) + inline_number(chat_instance))
+
+
 def stamp(moves: int) -> str:
     """The position stamp of a move button: the move count, base 36, fixed width."""
     return _b36(moves % 36**STAMP_LEN).rjust(STAMP_LEN, "0")

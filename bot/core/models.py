@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from bot.core import callbacks
 from engine.registry import GAMES
 
 
@@ -207,6 +208,16 @@ class Table(BaseModel):
     def private(self) -> bool:
         """A private chat's table: its owner alone plays there, against computer seats."""
         return self.chat_id > 0
+
+    @property
+    def counted_in(self) -> int:
+        """The chat whose standings count this table's games: its own, or an inline
+        table's chat (:func:`bot.core.callbacks.instance_chat`; 0, none, until a tap
+        there named it)."""
+        if self.inline is None:
+            return self.chat_id
+        instance = self.inline.chat_instance
+        return callbacks.instance_chat(instance) if instance else 0
 
     def seat_of(self, user_id: int) -> int | None:
         for index, seat in enumerate(self.seats):

@@ -29,7 +29,7 @@ from bot.core.keys import table_key
 from bot.core.models import Inline, Seat, Table
 from bot.core.screen import Screen
 from bot.core.services import services
-from bot.handlers import play
+from bot.handlers import play, stats_commands
 from bot.screens import inline, registry
 from bot.service.messages.record import send_record
 from bot.service.taps import Tap, TapHandler, current_table, refuse, write
@@ -201,3 +201,25 @@ async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         await tap.answer("common.try_again")
         return
     await tap.answer("inline.record_sent", alert=False)
+
+
+async def on_standings(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The finished table's Standings: at an inline table, the board of its chat (kept by
+    the chat's ``chat_instance``) in an alert, since the bot cannot post there; elsewhere
+    the group's."""
+    if tap.cb.chat_id != INLINE_CHAT:
+        await stats_commands.on_standings(tap, context)
+        return
+    game = registry.BY_LETTER.get(tap.cb.arg[1:])
+    table = await current_table(tap, context, "finished")
+    if table is None:
+        return
+    if game is None or not table.counted_in:
+        await tap.answer("tap.bad")
+        return
+    board = await stats_commands.board_screen(context, tap.lang, table.counted_in, game.name)
+    text = inline.as_text(board.text)
+    try:
+        await sender.answer(tap.query, text if len(text) <= 200 else text[:199] + "…", True)
+    except TelegramError as exc:
+        log.info("callback query not answered: %s", exc)

@@ -41,7 +41,7 @@ PICKED = frozenset({Action.MOVE, Action.SETUP, Action.BACK})
 _TAG = re.compile(r"<[^>]+>")
 
 
-def _text(markup: str) -> str:
+def as_text(markup: str) -> str:
     """Rendered HTML as the plain text a result's title and description show."""
     return html.unescape(_TAG.sub("", markup))
 
@@ -85,7 +85,7 @@ def hand(table: Table, seat: int) -> list[Article]:
     rows = ((hand_button(table, table.lang),),)
     name = table.seats[seat].name
     looked = Screen(plain(table.lang, "inline.looked", name=name), rows)
-    own = _text(views.alert_text(table, seat, lang)) if table.state is not None else ""
+    own = as_text(views.alert_text(table, seat, lang)) if table.state is not None else ""
     first = Article(
         f"{HAND}{views.hand_query(table)}", plain(lang, "inline.hand_title"), own, looked
     )
@@ -108,7 +108,7 @@ def _asked(table: Table, seat: int, lang: str) -> str:
     text, _ = registry.entry(table.kind).hand(
         game.view(seat), ctx, table.seats[seat].setup, legal, True
     )
-    lines = _text(text).splitlines()
+    lines = as_text(text).splitlines()
     return lines[-1] if legal and lines else _status(table, lang)
 
 
@@ -125,7 +125,7 @@ def _status(table: Table, lang: str) -> str:
     if table.state is None or table.kind is None:
         return ""
     ctx = registry.ctx(table, lang)
-    return _text(registry.entry(table.kind).status(games.current(table).view(None), ctx))
+    return as_text(registry.entry(table.kind).status(games.current(table).view(None), ctx))
 
 
 def _posted(table: Table, seat: int, data: str) -> str | None:
