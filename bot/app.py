@@ -67,6 +67,7 @@ _TAPS: dict[Action, taps.TapHandler] = {
     Action.COMPUTER: computer.on_computer,
     Action.BACK: play.on_back,
     Action.PLACE: play.on_place,
+    Action.QUIET: inline.on_quiet,
     Action.STANDINGS: inline.on_standings,
     Action.FORGET: stats_commands.on_forget,
 }

@@ -265,3 +265,36 @@ async def test_a_process_killed_mid_game_and_the_game_goes_on(
         if second is not None:
             second.kill()
         await h.close()
+
+
+async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
+    harness: Harness,
+) -> None:
+    h = harness
+    ann, bob, _, table = await football_for_two(h)
+    await set_up(h, table, ann)
+    await set_up(h, table, bob)
+    offers = {u.id: await h.switch(u, table, HAND) for u in (ann, bob)}
+    actor = next(u for u in (ann, bob) if moves(offers[u.id]))
+    other = bob if actor is ann else ann
+
+    def reminders(user: FakeUser) -> list[FakeMessage]:
+        return [m for m in h.screen(user.id) if m.from_bot]
+
+    await later(h, 5)
+    assert not reminders(actor)  # not yet: he may be looking at it
+    await later(h, 6)
+    assert [m.text for m in reminders(actor)] == [
+        f"⏰ Your turn: ⚽ Belarusian football, move 3. Tap {HAND} in the chat you play in."
+    ]
+    await later(h, 20)
+    assert len(reminders(actor)) == 1 and not reminders(other)  # once a turn
+    answer = await h.tap(actor, reminders(actor)[0], plain("en", "btn.quiet"))
+    assert answer.text == plain("en", "inline.quiet_done")
+    seen = await h.switch(actor, table, HAND)
+    await h.pick(actor, seen, moves(seen)[0]["id"])
+    offers = {u.id: await h.switch(u, table, HAND) for u in (ann, bob)}
+    await later(h, 11)  # whoever acts now has waited: only the one who did not stop them
+    assert [m.text for m in reminders(actor)] == [reminders(actor)[0].text]
+    assert "move 3" in (reminders(actor)[0].text or "")
+    assert len(reminders(other)) == (1 if moves(offers[other.id]) else 0)

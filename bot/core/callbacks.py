@@ -64,6 +64,7 @@ class Action(StrEnum):
     STANDINGS = "T"  # arg: "p" post the board, "s" switch it, "=" its game; then f or d
     FORGET = "F"  # /forgetme's confirmation in a private chat (chat: the user himself)
     PLACE = "W"  # on a hand: move it between the group and the private chat
+    QUIET = "Q"  # on an inline table's "your turn" message: no more of them at that table
 
 
 class BadCallback(ValueError):

@@ -133,6 +133,9 @@ class Seat(BaseModel):
     # Bumped by "My cards" and by a switch of place: his hand in the group comes as a new
     # ephemeral message (the old one is deleted and no longer edited).
     renew: int = 0
+    # An inline table: a private "your turn" message when his turn has waited a while
+    # (bot.service.messages.your_turn), until he switches it off there.
+    nudge: bool = True
 
 
 class Inline(BaseModel):
@@ -190,6 +193,7 @@ class Table(BaseModel):
     # a computer's paced move, or a person's turn timeout (bot.service.turns).
     turn_due: float = 0.0
     turn_for: str = ""  # the position and wait turn_due was set for (bot.service.turns.stamp)
+    turn_since: float = 0.0  # when that position began to wait for its actor
     # Callback query ids of the latest taps applied here (newest last): a tap delivered
     # again after it was committed (its process died before answering) is recognised
     # in the compare-and-set and answered silently, not refused (bot.service.taps.commit).

@@ -32,7 +32,7 @@ from bot.core.services import services
 from bot.handlers import play, stats_commands
 from bot.screens import inline, registry
 from bot.service.messages.record import send_record
-from bot.service.taps import Tap, TapHandler, current_table, refuse, write
+from bot.service.taps import Reply, Tap, TapHandler, commit, current_table, refuse, write
 
 log = logging.getLogger(__name__)
 
@@ -223,3 +223,16 @@ async def on_standings(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         await sender.answer(tap.query, text if len(text) <= 200 else text[:199] + "…", True)
     except TelegramError as exc:
         log.info("callback query not answered: %s", exc)
+
+
+async def on_quiet(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The switch on his "your turn" message: no more of them at this table."""
+
+    def change(table: Table) -> Reply | None:
+        seat = table.seat_of(tap.user.id)
+        if seat is None:
+            refuse("tap.not_player")
+        table.seats[seat].nudge = False
+        return Reply("inline.quiet_done")
+
+    await commit(context, tap, change)

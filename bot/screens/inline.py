@@ -165,3 +165,15 @@ def page(results: list[Article], offset: str) -> tuple[list[Article], str]:
     start = int(offset) if offset.isdigit() else 0
     rest = start + PAGE
     return results[start:rest], str(rest) if rest < len(results) else ""
+
+
+def your_turn(table: Table, seat: int) -> Screen:
+    """His private "your turn" message (bot.service.messages.your_turn): the game and the
+    move that waits for him (so that each turn's message is its own), and the switch that
+    stops them at this table."""
+    ctx = registry.ctx(table, table.seats[seat].lang)
+    game = registry.entry(table.kind).variant(ctx.lang, table.settings)
+    text = ctx.t(
+        "inline.your_turn", game=game, n=len(table.moves) + 1, button=ctx.t("btn.inline_hand")
+    )
+    return Screen(text, ((Button(ctx.t("btn.quiet"), ctx.cb(Action.QUIET), asks=False),),))

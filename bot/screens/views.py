@@ -111,6 +111,11 @@ def group_screen(table: Table, bot_username: str, moved: Moved | None = None) ->
     return Screen("\n\n".join(lines), tuple(rows))
 
 
+def people(table: Table) -> list[int]:
+    """The seats of people (not computers), in seat order."""
+    return [i for i, seat in enumerate(table.seats) if seat.computer is None]
+
+
 def hand_query(table: Table) -> str:
     """The inline query that names an inline table (its deep-link payload): its answer is
     the asker's hand and moves there (bot.screens.inline)."""
