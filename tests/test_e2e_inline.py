@@ -190,13 +190,20 @@ async def set_up(h: Harness, table: FakeMessage, user: FakeUser) -> None:
         await h.pick(user, seen, (confirm or offered)[0]["id"])
 
 
-async def test_a_stale_a_forged_and_a_repeated_pick_change_nothing(harness: Harness) -> None:
-    h = harness
+async def in_play(h: Harness) -> tuple[FakeMessage, FakeUser, FakeUser, dict[int, Shown]]:
+    """A football game for two, both set up: its table, who is to move and the other,
+    and what each sees in his hand now."""
     ann, bob, _, table = await football_for_two(h)
     await set_up(h, table, ann)
     await set_up(h, table, bob)
     offers = {u.id: await h.switch(u, table, HAND) for u in (ann, bob)}
     mover = next(u for u in (ann, bob) if moves(offers[u.id]))
+    return table, mover, bob if mover is ann else ann, offers
+
+
+async def test_a_stale_a_forged_and_a_repeated_pick_change_nothing(harness: Harness) -> None:
+    h = harness
+    table, mover, other, offers = await in_play(h)
     seen = offers[mover.id]
     line = await h.pick(mover, seen, moves(seen)[0]["id"])
     played = await stored(h, table)
@@ -216,7 +223,6 @@ async def test_a_stale_a_forged_and_a_repeated_pick_change_nothing(harness: Harn
     assert "this move was not played" in (stale.text or "")
     assert HAND in [b.text for b in stale.buttons]
     # Forged picks: ids the bot never offered, or another player's move
-    other = bob if mover is ann else ann
     for result_id in (
         "0:zz:abcdM000x",
         moves(seen)[0]["id"].replace("0:", "-5:", 1),
@@ -271,12 +277,8 @@ async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
     harness: Harness,
 ) -> None:
     h = harness
-    ann, bob, _, table = await football_for_two(h)
-    await set_up(h, table, ann)
-    await set_up(h, table, bob)
-    offers = {u.id: await h.switch(u, table, HAND) for u in (ann, bob)}
-    actor = next(u for u in (ann, bob) if moves(offers[u.id]))
-    other = bob if actor is ann else ann
+    table, actor, other, _ = await in_play(h)
+    ann, bob = actor, other
 
     def reminders(user: FakeUser) -> list[FakeMessage]:
         return [m for m in h.screen(user.id) if m.from_bot]
