@@ -102,6 +102,8 @@ async def _group(h: Harness, clock: Clock, args: argparse.Namespace, game: str, 
         if played + 1 < args.games:
             again = await top.shown(Action.AGAIN)
             await h.tap(users[0], again, is_action(Action.AGAIN))
+            while top.finished():  # the next game's message is on its way
+                await clock.advance(STEP)
     return moves
 
 
