@@ -17,16 +17,19 @@ from bot.core.i18n import plain
 from bot.core.keys import table_key
 from bot.core.models import Table
 from bot.core.services import services
+from bot.screens import views
 from testing.botproc import BotProcess, ProcHarness
-from testing.chats import FakeMessage, FakeUser
+from testing.chats import BOT_USERNAME, FakeMessage, FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.fakeinline import Shown
 from testing.fakeserver import FakeServer
-from testing.harness import Chat, Harness
+from testing.harness import AppFactory, Chat, Harness, harness_on
 from testing.ownredis import OwnRedis
+from testing.webapp import bearer, client, token
 
 HAND = plain("en", "btn.inline_hand")
+WEBAPP = "https://cards.example.org/app/"
 
 
 def titled(title: str) -> Any:
@@ -300,3 +303,34 @@ async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
     assert [m.text for m in reminders(actor)] == [reminders(actor)[0].text]
     assert "move 3" in (reminders(actor)[0].text or "")
     assert len(reminders(other)) == (1 if moves(offers[other.id]) else 0)
+
+
+@pytest.fixture
+async def app_harness(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, fake_redis: Any
+) -> Any:
+    """The bot with its Mini App configured (its page's address and its name)."""
+    async for h in harness_on(
+        request, server, make_app, fake_redis, webapp_url=WEBAPP, webapp_name="table"
+    ):
+        yield h
+
+
+async def test_the_table_opens_the_mini_app_by_its_direct_link(app_harness: Harness) -> None:
+    h = app_harness
+    table, actor, _, _ = await in_play(h)
+    opens = [b for b in table.buttons if b.text == plain("en", "webapp.open")]
+    assert [b.url for b in opens] == [
+        f"https://t.me/{BOT_USERNAME}/table?startapp={views.hand_query(await stored(h, table))}"
+    ]  # a url button: Telegram takes no web_app button in a message sent via the bot
+    await later(h, 11)
+    reminder = next(m for m in h.screen(actor.id) if m.from_bot)
+    assert any(b.web_app is not None for b in reminder.buttons)  # his private chat: the app
+    # the page shows each his own seat, a stranger the public view
+    param = views.hand_query(await stored(h, table))
+    seated = (await stored(h, table)).seat_of(actor.id)
+    async with client(h) as c:
+        for user, seat in ((actor, seated), (h.user("Eve"), None)):
+            ticket = await token(c, user, param)
+            r = await c.get("/app/api/state", headers=bearer(ticket))
+            assert r.status_code == 200 and r.json()["seat"] == seat
