@@ -289,8 +289,9 @@ async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
     await later(h, 5)
     assert not reminders(actor)  # not yet: he may be looking at it
     await later(h, 6)
+    move = len((await stored(h, table)).moves) + 1
     assert [m.text for m in reminders(actor)] == [
-        f"⏰ Your turn: ⚽ Belarusian football, move 3. Tap {HAND} in the chat you play in."
+        f"⏰ Your turn: ⚽ Belarusian football, move {move}. Tap {HAND} in the chat you play in."
     ]
     await later(h, 20)
     assert len(reminders(actor)) == 1 and not reminders(other)  # once a turn
@@ -301,7 +302,7 @@ async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
     offers = {u.id: await h.switch(u, table, HAND) for u in (ann, bob)}
     await later(h, 11)  # whoever acts now has waited: only the one who did not stop them
     assert [m.text for m in reminders(actor)] == [reminders(actor)[0].text]
-    assert "move 3" in (reminders(actor)[0].text or "")
+    assert f"move {move}." in (reminders(actor)[0].text or "")
     assert len(reminders(other)) == (1 if moves(offers[other.id]) else 0)
 
 
@@ -334,3 +335,27 @@ async def test_the_table_opens_the_mini_app_by_its_direct_link(app_harness: Harn
             ticket = await token(c, user, param)
             r = await c.get("/app/api/state", headers=bearer(ticket))
             assert r.status_code == 200 and r.json()["seat"] == seat
+
+
+async def test_the_list_offers_durak_s_variants_by_name_and_his_last_settings(
+    harness: Harness,
+) -> None:
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    chat = h.dialog(ann, bob)
+    seen = await h.inline(ann, chat, "no such game")  # any text: the games, never an error
+    assert "🃏 Perevodnoy durak · 36 cards" in seen.titles
+    assert "🃏 Podkidnoy durak · 36 cards" in seen.titles
+    table = await h.pick(ann, seen, titled("🃏 Perevodnoy durak · 36 cards"))
+    assert "Perevodnoy durak" in (table.text or "")
+    await h.tap(ann, table, plain("en", "btn.settings"))
+    await h.tap(ann, table, lambda b: b.text.startswith("Throw in"))
+    await h.tap(bob, table, plain("en", "btn.join"))
+    await h.tap(ann, table, plain("en", "btn.start"))
+    again = await h.inline(ann, chat, "")
+    last = "🃏 Perevodnoy durak · 36 cards · neighbours, as you last set it up"
+    assert again.titles.index(last) < again.titles.index(plain("en", "game.durak"))
+    others = (await h.inline(bob, chat, "")).titles
+    assert not any(t.endswith("as you last set it up") for t in others)
+    posted = await h.pick(ann, again, titled(last))
+    assert "Perevodnoy durak · 36 cards · neighbours" in (posted.text or "")

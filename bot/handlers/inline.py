@@ -23,10 +23,10 @@ from telegram.error import Forbidden, TelegramError
 from telegram.ext import ContextTypes
 
 from bot.core import callbacks, names, sender
-from bot.core.callbacks import INLINE_CHAT, Action, BadCallback, new_game_id
+from bot.core.callbacks import GAME_ID_LEN, INLINE_CHAT, Action, BadCallback, new_game_id
 from bot.core.i18n import lang_of, plain
 from bot.core.keys import table_key
-from bot.core.models import Inline, Seat, Table
+from bot.core.models import GameSettings, Inline, Seat, Table
 from bot.core.screen import Screen
 from bot.core.services import services
 from bot.handlers import play, stats_commands
@@ -42,6 +42,37 @@ _PICKS: dict[Action, TapHandler] = {
     Action.SETUP: play.on_setup,
     Action.BACK: play.on_back,
 }
+
+
+async def _offered(
+    context: ContextTypes.DEFAULT_TYPE, user: User, group: bool
+) -> list[tuple[Table, str]]:
+    """The new tables an inline query offers, each with its variant's path: every game
+    as its creator last set it up (if he did), then as usual, then its named variants."""
+    offered: list[tuple[Table, str]] = []
+    for kind in registry.GAMES:
+        last = await services(context).store.last_settings(user.id, kind)
+        paths = ([inline.LAST] if last is not None else []) + inline.variants(kind)
+        for path in paths:
+            table = fresh(kind, user, new_game_id(), group)
+            _set_up(table, path, last)
+            offered.append((table, path))
+    return offered
+
+
+def _set_up(table: Table, path: str, last: GameSettings | None) -> bool:
+    """The lobby's settings of the variant ``path`` names (:func:`bot.screens.inline.variants`;
+    :data:`~bot.screens.inline.LAST`: ``last``); False when it names none."""
+    if path == inline.LAST:
+        table.settings = last.model_copy() if last is not None else table.settings
+        return True
+    game = registry.entry(table.kind)
+    codes = path.split(".") if path else []
+    if any(code not in game.options for code in codes):
+        return False
+    for code in codes:
+        game.options[code](table.settings)
+    return True
 
 
 def fresh(kind: str, user: User, game_id: str, group: bool, message: str = "") -> Table:
@@ -81,8 +112,7 @@ async def on_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     table = await _inline_table(context, query.query)
     if table is None:
         group = query.chat_type in (ChatType.GROUP, ChatType.SUPERGROUP)
-        offered = [fresh(kind, user, new_game_id(), group) for kind in registry.GAMES]
-        results = inline.invitations(offered)
+        results = inline.invitations(await _offered(context, user, group))
     else:
         seat = table.seat_of(user.id)
         if seat is not None and table.state is not None and table.phase == "playing":
@@ -156,11 +186,20 @@ async def _open(context: ContextTypes.DEFAULT_TYPE, chosen: ChosenInlineResult) 
     rest = chosen.result_id[len(inline.NEW) :]
     game = registry.BY_LETTER.get(rest[:1])
     posted = chosen.inline_message_id
-    game_id = rest[2:]
-    if game is None or posted is None or rest[1:2] not in ("g", "p") or len(game_id) != 4:
+    game_id, path = rest[2 : 2 + GAME_ID_LEN], rest[2 + GAME_ID_LEN :]
+    well_formed = rest[1:2] in ("g", "p") and len(game_id) == GAME_ID_LEN
+    if game is None or posted is None or not well_formed:
         log.info("an invitation's pick not understood: %r", chosen.result_id)
         return
     table = fresh(game.name, chosen.from_user, game_id, rest[1] == "g", posted)
+    last = await services(context).store.last_settings(chosen.from_user.id, game.name)
+    try:
+        known = _set_up(table, path, last) and bool(game.spec.make_options(table.settings))
+    except ValueError:
+        known = False
+    if not known:
+        log.info("an invitation's variant not understood: %r", chosen.result_id)
+        return
 
     def make(old: Table | None) -> Table:
         if old is not None:

@@ -267,7 +267,12 @@ async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         games.start(table)
         return None
 
-    await commit(context, tap, change)
+    snap = await commit(context, tap, change)
+    if snap is not None and snap.table is not None and tap.user.id == snap.table.creator:
+        # what an inline query offers him as "as he last set it up" (bot.handlers.inline)
+        kind, settings = snap.table.kind, snap.table.settings
+        if kind is not None:
+            await services(context).store.set_last_settings(tap.user.id, kind, settings)
 
 
 async def on_again(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:

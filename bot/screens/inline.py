@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from bot.core import callbacks, rules_text
 from bot.core.callbacks import Action, BadCallback
 from bot.core.i18n import Markup, plain
-from bot.core.models import Table
+from bot.core.models import GameSettings, Table
 from bot.core.screen import Article, Button, Screen
 from bot.screens import registry, render_lobby, views
 from bot.tables import games
@@ -52,24 +52,61 @@ def hand_button(table: Table, lang: str) -> Button:
     return Button(plain(lang, "btn.inline_hand"), inline_query=views.hand_query(table))
 
 
-def invitations(tables: Sequence[Table]) -> list[Article]:
-    """The games to post (one new table each, its creator seated), then their rules."""
+LAST = "*"  # the path of "as he last set it up" (the settings of his last game started)
+VARIANTS = 6  # variants of one game offered at most, besides its usual one
+
+
+def variants(kind: str) -> list[str]:
+    """The named variants of a game the list offers, each as the option codes that make
+    it from the usual settings ("m.x": no dummy, then transfers), the usual first: every
+    set of options one or two of its settings' changes make that the game takes and that
+    has a name of its own (bot.screens.game.BotGame.variant)."""
+    game = registry.GAMES[kind]
+    found: dict[str, str] = {game.variant("en", GameSettings()): ""}
+    for first in ("", *game.options):  # one change, then two
+        for code in game.options:
+            made = _made(kind, f"{first}.{code}" if first else code)
+            if made is not None and made[0] not in found and len(found) <= VARIANTS:
+                found[made[0]] = made[1]
+    return list(found.values())
+
+
+def _made(kind: str, path: str) -> tuple[str, str] | None:
+    """(the variant's name, ``path``) of the settings ``path`` makes (None: refused)."""
+    game = registry.GAMES[kind]
+    settings = GameSettings()
+    try:
+        for code in path.split("."):
+            game.options[code](settings)
+        game.spec.make_options(settings)
+    except ValueError:
+        return None
+    return game.variant("en", settings), path
+
+
+def invitations(offered: Sequence[tuple[Table, str]]) -> list[Article]:
+    """The games to post (one new table each, its creator seated; ``offered``: each with
+    its variant's path, :data:`LAST` for his own last settings), then their rules."""
     found: list[Article] = []
-    for table in tables:
+    for table, path in offered:
         ctx = registry.ctx(table, table.lang)
         game = registry.entry(table.kind)
-        lobby = render_lobby.lobby(ctx, "")
+        named = game.variant(table.lang, table.settings)
+        title = plain(table.lang, game.title) if not path else named
+        if path == LAST:
+            title = plain(table.lang, "inline.as_last", game=named)
+        where = "g" if table.inline and table.inline.group else "p"
         found.append(
             Article(
-                f"{NEW}{game.letter}{'g' if table.inline and table.inline.group else 'p'}"
-                f"{table.game_id}",
-                plain(table.lang, game.title),
+                f"{NEW}{game.letter}{where}{table.game_id}{path}",
+                title,
                 plain(table.lang, "inline.invite_hint"),
-                lobby,
+                render_lobby.lobby(ctx, ""),
             )
         )
-    for table in tables:
-        game = registry.entry(table.kind)
+    for kind in dict.fromkeys(table.kind for table, _ in offered):
+        game = registry.entry(kind)
+        table = next(t for t, _ in offered if t.kind == kind)
         text = rules_text.source(game.name, table.lang)
         if text is not None:
             first = rules_text.messages(text)[0]
