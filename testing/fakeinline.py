@@ -141,6 +141,11 @@ class Shown:
     def next_offset(self) -> str:
         return "" if self.answer is None else self.answer.next_offset
 
+    @property
+    def borrowed(self) -> bool:
+        """Served from the cache of an answer to someone else's query."""
+        return self.cached and self.answer is not None and self.answer.user_id != self.user_id
+
     def result(self, pick: int | str | Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         """A result by index, id or predicate."""
         if isinstance(pick, int):
@@ -187,6 +192,11 @@ class Inline:
         return group.type
 
     # ----- a query and its answer
+
+    @property
+    def answers(self) -> list[InlineAnswer]:
+        """Every answer the bot gave, oldest first."""
+        return [q.answer for q in self.queries.values() if q.answer is not None]
 
     def cached(self, user: FakeUser, query: str, offset: str) -> InlineAnswer | None:
         """What Telegram's cache holds for ``user`` typing ``query`` now, if anything."""

@@ -461,6 +461,8 @@ class Harness:
         the chat from him via the bot, and the bot gets its ``chosen_inline_result``
         (with inline feedback on)."""
         message, chosen = self.server.inline.post(user, seen, seen.result(which))
+        if message.chat_id == user.id:  # his private chat with the bot: the bot gets it
+            await self.feed({"message": message.to_json()}, app)
         if chosen is not None:
             await self.feed({"chosen_inline_result": chosen}, app)
         return message
@@ -479,6 +481,12 @@ class Harness:
         query = button.switch_inline_query_current_chat
         assert query is not None, f"{button.text!r} does not switch to inline mode"
         return await self.inline(user, self._chat(message.chat_id), query, app=app)
+
+    def delete(self, user: FakeUser, message: FakeMessage) -> None:
+        """``user`` deletes a message he sent (an inline result he posted: the bot's edits
+        of it fail from then on)."""
+        assert message.sender.get("id") == user.id, "a user deletes only his own messages"
+        message.deleted = True
 
     def _chat(self, chat_id: int) -> Chat:
         found = (
@@ -500,7 +508,11 @@ class Harness:
     async def feed(
         self, payload: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
     ) -> None:
-        """Delivers one update and waits for what it set off (tasks the handler created)."""
+        """Delivers one update and waits for what it set off (tasks the handler created);
+        one of a kind the bot's ``allowed_updates`` leaves out is never sent."""
+        if not self.server.sends(next(iter(payload))):
+            self.server.withheld.append(payload)
+            return
         await self.deliver({"update_id": next(self._update_ids), **payload}, app)
 
     async def deliver(
@@ -569,6 +581,10 @@ class Harness:
             if c.error and c.error.startswith("Bad Request") and c.error != NOT_MODIFIED
         ]
         out += [f"callback {a.data!r} never answered" for a in self.server.unanswered]
+        out += [
+            f"{next(iter(u))} update not sent: the bot's allowed_updates leaves it out"
+            for u in self.server.withheld
+        ]
         out += [
             f"inline query {q.query!r} never answered"
             for q in self.server.inline.queries.values()

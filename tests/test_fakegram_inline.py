@@ -27,6 +27,8 @@ from telegram.ext import (
     CommandHandler,
     ContextTypes,
     InlineQueryHandler,
+    MessageHandler,
+    filters,
 )
 
 from testing.chats import BOT_TOKEN, BOT_USERNAME
@@ -95,6 +97,11 @@ async def on_menu(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await update.effective_message.reply_text("Menu", reply_markup=TABLE, do_quote=False)
 
 
+async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    assert update.message is not None
+    UPDATES.append(update.message.to_dict())
+
+
 @pytest.fixture
 async def tiny() -> AsyncIterator[Harness]:
     UPDATES.clear()
@@ -104,6 +111,7 @@ async def tiny() -> AsyncIterator[Harness]:
     app.add_handler(ChosenInlineResultHandler(on_chosen))
     app.add_handler(CallbackQueryHandler(on_tap))
     app.add_handler(CommandHandler("menu", on_menu))
+    app.add_handler(MessageHandler(filters.ALL, on_message))
     await start_app(app)
     yield Harness(server, [app])
     await stop_app(app)
@@ -111,7 +119,7 @@ async def tiny() -> AsyncIterator[Harness]:
 
 def asked(kind: str) -> list[dict[str, Any]]:
     """The updates of one kind the bot received (inline queries: those with ``offset``)."""
-    keys = {"inline": "offset", "chosen": "result_id", "tap": "chat_instance"}
+    keys = {"inline": "offset", "chosen": "result_id", "tap": "chat_instance", "message": "date"}
     return [u for u in UPDATES if keys[kind] in u]
 
 
@@ -155,7 +163,7 @@ async def test_a_shared_answer_shows_one_users_cards_to_another(tiny: Harness) -
     dialog = tiny.dialog(ann, bob)
     await tiny.inline(ann, dialog, "leak")
     seen = await tiny.inline(bob, dialog, "leak")
-    assert seen.cached and seen.titles == ["Ann's cards"]
+    assert seen.cached and seen.borrowed and seen.titles == ["Ann's cards"]
     assert [s.titles for s in tiny.results_seen(bob)] == [["Ann's cards"]]
 
 
@@ -358,3 +366,50 @@ async def test_inline_edits_count_against_their_chat_as_the_switch_says(
             waits.append(wait if isinstance(wait, int) else int(wait.total_seconds()))
     # the group's 20 a minute (a token every 3 s); the private chat's 1 a second
     assert waits == ([3, 1] if refused else [])
+
+
+async def test_updates_the_bot_did_not_ask_for_are_never_sent(tiny: Harness) -> None:
+    """setWebhook's allowed_updates: only those; none named: all but a few (the Bot API)."""
+    ann, bob = tiny.user("Ann"), tiny.user("Bob")
+    dialog = tiny.dialog(ann, bob)
+    bot = tiny.app.bot
+    await bot.set_webhook("https://example.org/hook", allowed_updates=["callback_query"])
+    assert (await tiny.inline(ann, dialog, "games")).answer is None
+    assert asked("inline") == []
+    await bot.set_webhook("https://example.org/hook")  # none named: the previous setting
+    assert tiny.server.allowed_updates == ["callback_query"]
+    await bot.set_webhook("https://example.org/hook", allowed_updates=["inline_query"])
+    await tiny.pick(ann, await tiny.inline(ann, dialog, "games"), "table")
+    assert asked("chosen") == []
+    assert tiny.problems() == [
+        "inline_query update not sent: the bot's allowed_updates leaves it out",
+        "chosen_inline_result update not sent: the bot's allowed_updates leaves it out",
+        "inline query 'games' never answered",
+    ]
+    await bot.set_webhook("https://example.org/hook", allowed_updates=[])  # the default
+    await tiny.pick(bob, await tiny.inline(bob, dialog, "many"), 0)
+    assert len(asked("inline")) == 2 and len(asked("chosen")) == 1
+
+
+async def test_a_pick_in_his_chat_with_the_bot_reaches_the_bot_as_a_message(
+    tiny: Harness,
+) -> None:
+    ann, bob = tiny.user("Ann"), tiny.user("Bob")
+    await tiny.pick(ann, await tiny.inline(ann, tiny.dialog(ann, bob), "games"), "rules")
+    assert asked("message") == []  # the bot is not in their chat
+    await tiny.pick(ann, await tiny.inline(ann, ann, "games"), "rules")
+    (message,) = asked("message")
+    assert message["from"]["id"] == ann.id and message["via_bot"]["username"] == BOT_USERNAME
+    assert message["text"] == "The rules"
+
+
+async def test_a_deleted_inline_message_can_no_longer_be_edited(tiny: Harness) -> None:
+    ann, bob = tiny.user("Ann"), tiny.user("Bob")
+    dialog = tiny.dialog(ann, bob)
+    table = await tiny.pick(ann, await tiny.inline(ann, dialog, "games"), "table")
+    with pytest.raises(AssertionError, match="his own"):
+        tiny.delete(bob, table)
+    tiny.delete(ann, table)
+    assert tiny.screen(dialog) == []
+    with pytest.raises(BadRequest, match=r"(?i)MESSAGE_ID_INVALID"):
+        await tiny.app.bot.edit_message_text("x", inline_message_id=table.inline_message_id)
