@@ -596,15 +596,21 @@ class Harness:
 
     def untranslated(self) -> list[str]:
         """Catalogue keys shown raw (a key missing from every catalogue shows itself):
-        a whole line, button label or alert that reads like ``illegal.some_code``."""
+        a whole line, button label, alert or inline result that reads like
+        ``illegal.some_code``."""
         shown: list[str] = [a.text for a in self.server.queries.values() if a.text]
         for chat in self.server.messages.values():
             for message in chat.values():
-                if message.from_bot:
+                if message.from_bot or message.via_bot is not None:
                     shown += (message.text or message.caption or "").splitlines()
                     shown += [b.text for b in message.buttons]
-        keys = {_CATALOGUE_KEY.search(line) for line in shown}
-        return sorted(k.group(1) for k in keys if k)
+        for answer in self.server.inline.answers:
+            for result in answer.results:
+                shown += [result["title"], *result.get("description", "").splitlines()]
+                shown += result["text"].splitlines()
+            shown += [answer.button["text"]] if answer.button else []
+        found = (_CATALOGUE_KEY.search(line) for line in shown)
+        return sorted({k.group(1) for k in found if k})
 
 
 def app_tasks(app: Application[Any, Any, Any, Any, Any, Any]) -> list[asyncio.Task[Any]]:

@@ -69,6 +69,8 @@ async def on_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await query.answer([article("hand", f"{name}'s cards")], cache_time=60)
     elif query.query == "mine":
         await query.answer([article("hand", f"{name}'s cards")], is_personal=True, cache_time=60)
+    elif query.query == "raw":  # a catalogue key shown as it is
+        await query.answer([article("raw", "game.football")])
     elif query.query == "many":
         start = int(query.offset or 0)
         page = [article(str(i), f"Result {i}") for i in range(start, min(start + 50, 120))]
@@ -413,3 +415,9 @@ async def test_a_deleted_inline_message_can_no_longer_be_edited(tiny: Harness) -
     assert tiny.screen(dialog) == []
     with pytest.raises(BadRequest, match=r"(?i)MESSAGE_ID_INVALID"):
         await tiny.app.bot.edit_message_text("x", inline_message_id=table.inline_message_id)
+
+
+async def test_a_catalogue_key_shown_raw_in_a_result_is_a_problem(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    await tiny.inline(ann, ann, "raw")
+    assert tiny.problems() == ["untranslated: game.football"]
