@@ -232,8 +232,10 @@ class Inline:
         *,
         cached: bool,
     ) -> Shown:
+        """Records what ``user`` saw (kept for tests to read, unless without history)."""
         seen = Shown(user.id, chat_id, query, offset, answer, cached)
-        self.shown.append(seen)
+        if self.server.history:
+            self.shown.append(seen)
         return seen
 
     def answer(self, params: dict[str, Any]) -> bool:
@@ -266,7 +268,11 @@ class Inline:
             self.server.clock(),
         )
         query.answer = answer
+        if not self.server.history:  # the benchmark: keep nothing a test reads afterwards
+            del self.queries[query.id]
         if cache_time > 0:
+            now = answer.at
+            self.cache = {k: a for k, a in self.cache.items() if now < a.at + a.cache_time}
             self.cache[query.query, query.offset, query.user_id if personal else None] = answer
         return True
 

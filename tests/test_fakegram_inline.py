@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from telegram import (
     InlineKeyboardButton,
     InlineKeyboardMarkup,
@@ -31,7 +33,7 @@ from telegram.ext import (
     filters,
 )
 
-from testing.chats import BOT_TOKEN, BOT_USERNAME
+from testing.chats import BOT_TOKEN, BOT_USERNAME, FakeUser
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.flood import FloodLimits
 from testing.harness import Harness, start_app, stop_app
@@ -421,3 +423,64 @@ async def test_a_catalogue_key_shown_raw_in_a_result_is_a_problem(tiny: Harness)
     ann = tiny.user("Ann")
     await tiny.inline(ann, ann, "raw")
     assert tiny.problems() == ["untranslated: game.football"]
+
+
+STEP = st.tuples(
+    st.integers(0, 2),  # who types
+    st.sampled_from(["a", "b"]),  # what
+    st.booleans(),  # the bot's answer: personal?
+    st.sampled_from([0, 5, 300]),  # its cache_time
+    st.integers(0, 400),  # seconds since the step before
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(STEP, max_size=25))
+def test_the_cache_serves_an_answer_only_to_whom_and_while_it_may(
+    steps: list[tuple[int, str, bool, int, int]],
+) -> None:
+    """Whatever is typed when: a cached answer is served only within its cache_time,
+    a personal one only to its asker, and an answer that may be cached is served again."""
+    now = [0.0]
+    server = FakeTelegram(clock=lambda: now[0])
+    users = [server.add_user(FakeUser(id=10 + i, first_name=f"U{i}")) for i in range(3)]
+    inline = server.inline
+    for who, text, personal, cache_time, wait in steps:
+        now[0] += wait
+        user = users[who]
+        cached = inline.cached(user, text, "")
+        if cached is not None:
+            assert now[0] < cached.at + cached.cache_time
+            assert cached.user_id == user.id or not cached.is_personal
+            continue
+        asked = inline.ask(user, user.id, text, "")
+        result = {
+            "type": "article",
+            "id": "r",
+            "title": f"{user.first_name}'s",
+            "input_message_content": {"message_text": "x"},
+        }
+        params = {"results": [result], "is_personal": personal, "cache_time": cache_time}
+        inline.answer({"inline_query_id": asked.id, **params})
+        served = inline.cached(user, text, "")  # he types it again at once
+        assert (served is asked.answer) == (cache_time > 0)
+
+
+def test_without_history_the_fake_forgets_answered_queries_and_expired_answers() -> None:
+    """The benchmark's fake (history False) must not grow with the run."""
+    now = [0.0]
+    server = FakeTelegram(clock=lambda: now[0], history=False)
+    ann = server.add_user(FakeUser(id=10, first_name="Ann"))
+    result = {
+        "type": "article",
+        "id": "r",
+        "title": "t",
+        "input_message_content": {"message_text": "x"},
+    }
+    for n in range(5):
+        asked = server.inline.ask(ann, ann.id, f"query {n}", "")
+        server.inline.answer({"inline_query_id": asked.id, "results": [result], "cache_time": 5})
+        server.inline.see(ann, ann.id, asked.query, "", asked.answer, cached=False)
+        now[0] += 10
+    assert server.inline.queries == {} and server.inline.shown == []
+    assert [key[0] for key in server.inline.cache] == ["query 4"]
