@@ -317,7 +317,7 @@ class Harness:
     ) -> Answer:
         """Taps a button that ``user`` sees on ``message`` (label, predicate or index)."""
         assert not message.deleted, "the message is gone; nobody can tap it"
-        self._sees(user, message.chat_id)
+        self.sees(user, message.chat_id)
         if message.receiver is not None:
             assert message.receiver_id == user.id, "an ephemeral message is its receiver's"
             assert not message.dropped, "the ephemeral message never reached him"
@@ -334,7 +334,7 @@ class Harness:
             ephemeral=message.receiver is not None,
         )
 
-    def _sees(self, user: FakeUser, chat_id: int) -> None:
+    def sees(self, user: FakeUser, chat_id: int) -> None:
         """Fails unless ``user`` sees the chat (and so may tap its messages)."""
         if chat_id in self.server.users:
             assert chat_id == user.id, "nobody sees another user's private chat"
@@ -447,7 +447,7 @@ class Harness:
     ) -> Shown:
         """He scrolls to the end of ``seen``: the next page (its ``next_offset``)."""
         assert seen.next_offset, "no more results: the client asks for none"
-        chat = self._chat(seen.chat_id)
+        chat = self.chat(seen.chat_id)
         return await self.inline(user, chat, seen.query, seen.next_offset, app)
 
     async def pick(
@@ -476,11 +476,11 @@ class Harness:
     ) -> Shown:
         """He taps a ``switch_inline_query_current_chat`` button: ``@bot <its query>``
         is put in his input field in that chat, which sends the inline query."""
-        self._sees(user, message.chat_id)
+        self.sees(user, message.chat_id)
         button = self.find(message, pick)
         query = button.switch_inline_query_current_chat
         assert query is not None, f"{button.text!r} does not switch to inline mode"
-        return await self.inline(user, self._chat(message.chat_id), query, app=app)
+        return await self.inline(user, self.chat(message.chat_id), query, app=app)
 
     def delete(self, user: FakeUser, message: FakeMessage) -> None:
         """``user`` deletes a message he sent (an inline result he posted: the bot's edits
@@ -488,7 +488,8 @@ class Harness:
         assert message.sender.get("id") == user.id, "a user deletes only his own messages"
         message.deleted = True
 
-    def _chat(self, chat_id: int) -> Chat:
+    def chat(self, chat_id: int) -> Chat:
+        """The chat (a user's private chat with the bot, a group, a dialog) of an id."""
         found = (
             self.server.users.get(chat_id)
             or self.server.groups.get(chat_id)

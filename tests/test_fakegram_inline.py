@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
 from hypothesis import given, settings
@@ -33,10 +34,12 @@ from telegram.ext import (
     filters,
 )
 
+from bot.webapp.auth import Checker
 from testing.chats import BOT_TOKEN, BOT_USERNAME, FakeUser
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.flood import FloodLimits
 from testing.harness import Harness, start_app, stop_app
+from testing.webapp import open_direct_link
 
 NOW = [1_800_000_000.0]
 UPDATES: list[dict[str, Any]] = []  # what the tiny bot received, as Telegram sent it
@@ -44,7 +47,7 @@ TABLE = InlineKeyboardMarkup(
     [
         [InlineKeyboardButton("Join", callback_data="join")],
         [InlineKeyboardButton("My cards", switch_inline_query_current_chat="hand 7")],
-        [InlineKeyboardButton("Rules", url="https://example.org/rules")],
+        [InlineKeyboardButton("Open", url=f"https://t.me/{BOT_USERNAME}/table?startapp=t1")],
     ]
 )
 
@@ -204,7 +207,7 @@ async def test_a_pick_is_posted_by_the_user_via_the_bot(tiny: Harness) -> None:
     assert tiny.screen(dialog) == [table] and tiny.via_bot(dialog) == [table]
     data = table.to_json()
     assert data["from"]["id"] == ann.id and data["via_bot"]["username"] == BOT_USERNAME
-    assert [b.text for b in table.buttons] == ["Join", "My cards", "Rules"]
+    assert [b.text for b in table.buttons] == ["Join", "My cards", "Open"]
     (chosen,) = asked("chosen")
     assert chosen == {
         "result_id": "table",
@@ -484,3 +487,19 @@ def test_without_history_the_fake_forgets_answered_queries_and_expired_answers()
         now[0] += 10
     assert server.inline.queries == {} and server.inline.shown == []
     assert [key[0] for key in server.inline.cache] == ["query 4"]
+
+
+async def test_a_direct_link_opens_the_mini_app_with_the_chat_it_was_opened_from(
+    tiny: Harness,
+) -> None:
+    ann, bob = tiny.user("Ann"), tiny.user("Bob")
+    dialog = tiny.dialog(ann, bob)
+    table = await tiny.pick(ann, await tiny.inline(ann, dialog, "games"), "table")
+    await tiny.tap(bob, table, "Join")
+    app, data = open_direct_link(tiny, bob, table, "Open")
+    fields = {k: v[0] for k, v in parse_qs(data).items()}
+    assert (app, fields["start_param"], fields["chat_type"]) == ("table", "t1", "private")
+    assert fields["chat_instance"] == asked("tap")[0]["chat_instance"]
+    assert Checker(BOT_TOKEN).init_data(data).viewer.user_id == bob.id  # signed as Telegram signs
+    with pytest.raises(AssertionError, match="not a direct link"):
+        open_direct_link(tiny, bob, table, "Join")
