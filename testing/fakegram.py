@@ -111,6 +111,9 @@ _EDIT_TEXT = frozenset(
         "reply_markup",
     }
 )
+# What Telegram sends a bot that never named the updates it wants ("an empty list" or none
+# at all in setWebhook / getUpdates): every type but these.
+DEFAULT_UNSENT = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
 _EPHEMERAL_METHODS = {
     "editEphemeralMessageText": _EDIT_TEXT,
     "editEphemeralMessageReplyMarkup": frozenset(
@@ -173,6 +176,10 @@ class FakeTelegram:
         self.faults: list[Fault] = []
         self.update_ids: set[int] = set()  # every update delivered (the bot keeps them)
         self.group_rate_per_minute: int | None = None
+        # The update types the bot asked for (setWebhook's or getUpdates' allowed_updates;
+        # None or empty: Telegram's default), and the updates not sent for that.
+        self.allowed_updates: list[str] | None = None
+        self.withheld: list[dict[str, Any]] = []
         # Ephemeral messages by (chat, receiver); each chat numbers them on its own.
         self.ephemeral: dict[tuple[int, int], dict[int, FakeMessage]] = {}
         self._next_ephemeral: dict[int, itertools.count[int]] = {}
@@ -235,6 +242,18 @@ class FakeTelegram:
         )
         self.messages.setdefault(chat_id, {})[message.message_id] = message
         return message
+
+    def sends(self, kind: str) -> bool:
+        """Whether Telegram sends the bot updates of this kind (``inline_query``...)."""
+        if not self.allowed_updates:
+            return kind not in DEFAULT_UNSENT
+        return kind in self.allowed_updates
+
+    def _allow(self, params: dict[str, Any]) -> None:
+        """Keeps a call's ``allowed_updates``; without one, the previous setting stays."""
+        raw = params.get("allowed_updates")
+        if raw is not None:
+            self.allowed_updates = list(json.loads(raw) if isinstance(raw, str) else raw)
 
     def note_tap(self, query_id: str, answer: Answer) -> None:
         """A callback query is sent to the bot: to be answered, and for 15 seconds one that
@@ -536,12 +555,14 @@ class FakeTelegram:
         return True
 
     def _api_setwebhook(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        self._allow(params)
         return True
 
     def _api_deletewebhook(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         return True
 
     def _api_getupdates(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        self._allow(params)
         return []  # a poller's: the tests hand their updates to the bot another way
 
     def _api_sendchataction(self, params: dict[str, Any], files: dict[str, Any]) -> Any:

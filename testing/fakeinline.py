@@ -141,6 +141,11 @@ class Shown:
     def next_offset(self) -> str:
         return "" if self.answer is None else self.answer.next_offset
 
+    @property
+    def borrowed(self) -> bool:
+        """Served from the cache of an answer to someone else's query."""
+        return self.cached and self.answer is not None and self.answer.user_id != self.user_id
+
     def result(self, pick: int | str | Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         """A result by index, id or predicate."""
         if isinstance(pick, int):
@@ -188,6 +193,11 @@ class Inline:
 
     # ----- a query and its answer
 
+    @property
+    def answers(self) -> list[InlineAnswer]:
+        """Every answer the bot gave, oldest first."""
+        return [q.answer for q in self.queries.values() if q.answer is not None]
+
     def cached(self, user: FakeUser, query: str, offset: str) -> InlineAnswer | None:
         """What Telegram's cache holds for ``user`` typing ``query`` now, if anything."""
         now = self.server.clock()
@@ -222,8 +232,10 @@ class Inline:
         *,
         cached: bool,
     ) -> Shown:
+        """Records what ``user`` saw (kept for tests to read, unless without history)."""
         seen = Shown(user.id, chat_id, query, offset, answer, cached)
-        self.shown.append(seen)
+        if self.server.history:
+            self.shown.append(seen)
         return seen
 
     def answer(self, params: dict[str, Any]) -> bool:
@@ -256,7 +268,11 @@ class Inline:
             self.server.clock(),
         )
         query.answer = answer
+        if not self.server.history:  # the benchmark: keep nothing a test reads afterwards
+            del self.queries[query.id]
         if cache_time > 0:
+            now = answer.at
+            self.cache = {k: a for k, a in self.cache.items() if now < a.at + a.cache_time}
             self.cache[query.query, query.offset, query.user_id if personal else None] = answer
         return True
 

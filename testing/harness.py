@@ -317,7 +317,7 @@ class Harness:
     ) -> Answer:
         """Taps a button that ``user`` sees on ``message`` (label, predicate or index)."""
         assert not message.deleted, "the message is gone; nobody can tap it"
-        self._sees(user, message.chat_id)
+        self.sees(user, message.chat_id)
         if message.receiver is not None:
             assert message.receiver_id == user.id, "an ephemeral message is its receiver's"
             assert not message.dropped, "the ephemeral message never reached him"
@@ -334,7 +334,7 @@ class Harness:
             ephemeral=message.receiver is not None,
         )
 
-    def _sees(self, user: FakeUser, chat_id: int) -> None:
+    def sees(self, user: FakeUser, chat_id: int) -> None:
         """Fails unless ``user`` sees the chat (and so may tap its messages)."""
         if chat_id in self.server.users:
             assert chat_id == user.id, "nobody sees another user's private chat"
@@ -447,7 +447,7 @@ class Harness:
     ) -> Shown:
         """He scrolls to the end of ``seen``: the next page (its ``next_offset``)."""
         assert seen.next_offset, "no more results: the client asks for none"
-        chat = self._chat(seen.chat_id)
+        chat = self.chat(seen.chat_id)
         return await self.inline(user, chat, seen.query, seen.next_offset, app)
 
     async def pick(
@@ -461,6 +461,8 @@ class Harness:
         the chat from him via the bot, and the bot gets its ``chosen_inline_result``
         (with inline feedback on)."""
         message, chosen = self.server.inline.post(user, seen, seen.result(which))
+        if message.chat_id == user.id:  # his private chat with the bot: the bot gets it
+            await self.feed({"message": message.to_json()}, app)
         if chosen is not None:
             await self.feed({"chosen_inline_result": chosen}, app)
         return message
@@ -474,13 +476,20 @@ class Harness:
     ) -> Shown:
         """He taps a ``switch_inline_query_current_chat`` button: ``@bot <its query>``
         is put in his input field in that chat, which sends the inline query."""
-        self._sees(user, message.chat_id)
+        self.sees(user, message.chat_id)
         button = self.find(message, pick)
         query = button.switch_inline_query_current_chat
         assert query is not None, f"{button.text!r} does not switch to inline mode"
-        return await self.inline(user, self._chat(message.chat_id), query, app=app)
+        return await self.inline(user, self.chat(message.chat_id), query, app=app)
 
-    def _chat(self, chat_id: int) -> Chat:
+    def delete(self, user: FakeUser, message: FakeMessage) -> None:
+        """``user`` deletes a message he sent (an inline result he posted: the bot's edits
+        of it fail from then on)."""
+        assert message.sender.get("id") == user.id, "a user deletes only his own messages"
+        message.deleted = True
+
+    def chat(self, chat_id: int) -> Chat:
+        """The chat (a user's private chat with the bot, a group, a dialog) of an id."""
         found = (
             self.server.users.get(chat_id)
             or self.server.groups.get(chat_id)
@@ -500,7 +509,11 @@ class Harness:
     async def feed(
         self, payload: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
     ) -> None:
-        """Delivers one update and waits for what it set off (tasks the handler created)."""
+        """Delivers one update and waits for what it set off (tasks the handler created);
+        one of a kind the bot's ``allowed_updates`` leaves out is never sent."""
+        if not self.server.sends(next(iter(payload))):
+            self.server.withheld.append(payload)
+            return
         await self.deliver({"update_id": next(self._update_ids), **payload}, app)
 
     async def deliver(
@@ -570,6 +583,10 @@ class Harness:
         ]
         out += [f"callback {a.data!r} never answered" for a in self.server.unanswered]
         out += [
+            f"{next(iter(u))} update not sent: the bot's allowed_updates leaves it out"
+            for u in self.server.withheld
+        ]
+        out += [
             f"inline query {q.query!r} never answered"
             for q in self.server.inline.queries.values()
             if q.answer is None
@@ -580,15 +597,21 @@ class Harness:
 
     def untranslated(self) -> list[str]:
         """Catalogue keys shown raw (a key missing from every catalogue shows itself):
-        a whole line, button label or alert that reads like ``illegal.some_code``."""
+        a whole line, button label, alert or inline result that reads like
+        ``illegal.some_code``."""
         shown: list[str] = [a.text for a in self.server.queries.values() if a.text]
         for chat in self.server.messages.values():
             for message in chat.values():
-                if message.from_bot:
+                if message.from_bot or message.via_bot is not None:
                     shown += (message.text or message.caption or "").splitlines()
                     shown += [b.text for b in message.buttons]
-        keys = {_CATALOGUE_KEY.search(line) for line in shown}
-        return sorted(k.group(1) for k in keys if k)
+        for answer in self.server.inline.answers:
+            for result in answer.results:
+                shown += [result["title"], *result.get("description", "").splitlines()]
+                shown += result["text"].splitlines()
+            shown += [answer.button["text"]] if answer.button else []
+        found = (_CATALOGUE_KEY.search(line) for line in shown)
+        return sorted({k.group(1) for k in found if k})
 
 
 def app_tasks(app: Application[Any, Any, Any, Any, Any, Any]) -> list[asyncio.Task[Any]]:

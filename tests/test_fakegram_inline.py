@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from telegram import (
     InlineKeyboardButton,
     InlineKeyboardMarkup,
@@ -27,12 +30,16 @@ from telegram.ext import (
     CommandHandler,
     ContextTypes,
     InlineQueryHandler,
+    MessageHandler,
+    filters,
 )
 
-from testing.chats import BOT_TOKEN, BOT_USERNAME
+from bot.webapp.auth import Checker
+from testing.chats import BOT_TOKEN, BOT_USERNAME, FakeUser
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.flood import FloodLimits
 from testing.harness import Harness, start_app, stop_app
+from testing.webapp import open_direct_link
 
 NOW = [1_800_000_000.0]
 UPDATES: list[dict[str, Any]] = []  # what the tiny bot received, as Telegram sent it
@@ -40,7 +47,7 @@ TABLE = InlineKeyboardMarkup(
     [
         [InlineKeyboardButton("Join", callback_data="join")],
         [InlineKeyboardButton("My cards", switch_inline_query_current_chat="hand 7")],
-        [InlineKeyboardButton("Rules", url="https://example.org/rules")],
+        [InlineKeyboardButton("Open", url=f"https://t.me/{BOT_USERNAME}/table?startapp=t1")],
     ]
 )
 
@@ -67,6 +74,8 @@ async def on_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await query.answer([article("hand", f"{name}'s cards")], cache_time=60)
     elif query.query == "mine":
         await query.answer([article("hand", f"{name}'s cards")], is_personal=True, cache_time=60)
+    elif query.query == "raw":  # a catalogue key shown as it is
+        await query.answer([article("raw", "game.football")])
     elif query.query == "many":
         start = int(query.offset or 0)
         page = [article(str(i), f"Result {i}") for i in range(start, min(start + 50, 120))]
@@ -95,6 +104,11 @@ async def on_menu(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await update.effective_message.reply_text("Menu", reply_markup=TABLE, do_quote=False)
 
 
+async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    assert update.message is not None
+    UPDATES.append(update.message.to_dict())
+
+
 @pytest.fixture
 async def tiny() -> AsyncIterator[Harness]:
     UPDATES.clear()
@@ -104,6 +118,7 @@ async def tiny() -> AsyncIterator[Harness]:
     app.add_handler(ChosenInlineResultHandler(on_chosen))
     app.add_handler(CallbackQueryHandler(on_tap))
     app.add_handler(CommandHandler("menu", on_menu))
+    app.add_handler(MessageHandler(filters.ALL, on_message))
     await start_app(app)
     yield Harness(server, [app])
     await stop_app(app)
@@ -111,7 +126,7 @@ async def tiny() -> AsyncIterator[Harness]:
 
 def asked(kind: str) -> list[dict[str, Any]]:
     """The updates of one kind the bot received (inline queries: those with ``offset``)."""
-    keys = {"inline": "offset", "chosen": "result_id", "tap": "chat_instance"}
+    keys = {"inline": "offset", "chosen": "result_id", "tap": "chat_instance", "message": "date"}
     return [u for u in UPDATES if keys[kind] in u]
 
 
@@ -155,7 +170,7 @@ async def test_a_shared_answer_shows_one_users_cards_to_another(tiny: Harness) -
     dialog = tiny.dialog(ann, bob)
     await tiny.inline(ann, dialog, "leak")
     seen = await tiny.inline(bob, dialog, "leak")
-    assert seen.cached and seen.titles == ["Ann's cards"]
+    assert seen.cached and seen.borrowed and seen.titles == ["Ann's cards"]
     assert [s.titles for s in tiny.results_seen(bob)] == [["Ann's cards"]]
 
 
@@ -192,7 +207,7 @@ async def test_a_pick_is_posted_by_the_user_via_the_bot(tiny: Harness) -> None:
     assert tiny.screen(dialog) == [table] and tiny.via_bot(dialog) == [table]
     data = table.to_json()
     assert data["from"]["id"] == ann.id and data["via_bot"]["username"] == BOT_USERNAME
-    assert [b.text for b in table.buttons] == ["Join", "My cards", "Rules"]
+    assert [b.text for b in table.buttons] == ["Join", "My cards", "Open"]
     (chosen,) = asked("chosen")
     assert chosen == {
         "result_id": "table",
@@ -358,3 +373,133 @@ async def test_inline_edits_count_against_their_chat_as_the_switch_says(
             waits.append(wait if isinstance(wait, int) else int(wait.total_seconds()))
     # the group's 20 a minute (a token every 3 s); the private chat's 1 a second
     assert waits == ([3, 1] if refused else [])
+
+
+async def test_updates_the_bot_did_not_ask_for_are_never_sent(tiny: Harness) -> None:
+    """setWebhook's allowed_updates: only those; none named: all but a few (the Bot API)."""
+    ann, bob = tiny.user("Ann"), tiny.user("Bob")
+    dialog = tiny.dialog(ann, bob)
+    bot = tiny.app.bot
+    await bot.set_webhook("https://example.org/hook", allowed_updates=["callback_query"])
+    assert (await tiny.inline(ann, dialog, "games")).answer is None
+    assert asked("inline") == []
+    await bot.set_webhook("https://example.org/hook")  # none named: the previous setting
+    assert tiny.server.allowed_updates == ["callback_query"]
+    await bot.set_webhook("https://example.org/hook", allowed_updates=["inline_query"])
+    await tiny.pick(ann, await tiny.inline(ann, dialog, "games"), "table")
+    assert asked("chosen") == []
+    assert tiny.problems() == [
+        "inline_query update not sent: the bot's allowed_updates leaves it out",
+        "chosen_inline_result update not sent: the bot's allowed_updates leaves it out",
+        "inline query 'games' never answered",
+    ]
+    await bot.set_webhook("https://example.org/hook", allowed_updates=[])  # the default
+    await tiny.pick(bob, await tiny.inline(bob, dialog, "many"), 0)
+    assert len(asked("inline")) == 2 and len(asked("chosen")) == 1
+
+
+async def test_a_pick_in_his_chat_with_the_bot_reaches_the_bot_as_a_message(
+    tiny: Harness,
+) -> None:
+    ann, bob = tiny.user("Ann"), tiny.user("Bob")
+    await tiny.pick(ann, await tiny.inline(ann, tiny.dialog(ann, bob), "games"), "rules")
+    assert asked("message") == []  # the bot is not in their chat
+    await tiny.pick(ann, await tiny.inline(ann, ann, "games"), "rules")
+    (message,) = asked("message")
+    assert message["from"]["id"] == ann.id and message["via_bot"]["username"] == BOT_USERNAME
+    assert message["text"] == "The rules"
+
+
+async def test_a_deleted_inline_message_can_no_longer_be_edited(tiny: Harness) -> None:
+    ann, bob = tiny.user("Ann"), tiny.user("Bob")
+    dialog = tiny.dialog(ann, bob)
+    table = await tiny.pick(ann, await tiny.inline(ann, dialog, "games"), "table")
+    with pytest.raises(AssertionError, match="his own"):
+        tiny.delete(bob, table)
+    tiny.delete(ann, table)
+    assert tiny.screen(dialog) == []
+    with pytest.raises(BadRequest, match=r"(?i)MESSAGE_ID_INVALID"):
+        await tiny.app.bot.edit_message_text("x", inline_message_id=table.inline_message_id)
+
+
+async def test_a_catalogue_key_shown_raw_in_a_result_is_a_problem(tiny: Harness) -> None:
+    ann = tiny.user("Ann")
+    await tiny.inline(ann, ann, "raw")
+    assert tiny.problems() == ["untranslated: game.football"]
+
+
+STEP = st.tuples(
+    st.integers(0, 2),  # who types
+    st.sampled_from(["a", "b"]),  # what
+    st.booleans(),  # the bot's answer: personal?
+    st.sampled_from([0, 5, 300]),  # its cache_time
+    st.integers(0, 400),  # seconds since the step before
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(STEP, max_size=25))
+def test_the_cache_serves_an_answer_only_to_whom_and_while_it_may(
+    steps: list[tuple[int, str, bool, int, int]],
+) -> None:
+    """Whatever is typed when: a cached answer is served only within its cache_time,
+    a personal one only to its asker, and an answer that may be cached is served again."""
+    now = [0.0]
+    server = FakeTelegram(clock=lambda: now[0])
+    users = [server.add_user(FakeUser(id=10 + i, first_name=f"U{i}")) for i in range(3)]
+    inline = server.inline
+    for who, text, personal, cache_time, wait in steps:
+        now[0] += wait
+        user = users[who]
+        cached = inline.cached(user, text, "")
+        if cached is not None:
+            assert now[0] < cached.at + cached.cache_time
+            assert cached.user_id == user.id or not cached.is_personal
+            continue
+        asked = inline.ask(user, user.id, text, "")
+        result = {
+            "type": "article",
+            "id": "r",
+            "title": f"{user.first_name}'s",
+            "input_message_content": {"message_text": "x"},
+        }
+        params = {"results": [result], "is_personal": personal, "cache_time": cache_time}
+        inline.answer({"inline_query_id": asked.id, **params})
+        served = inline.cached(user, text, "")  # he types it again at once
+        assert (served is asked.answer) == (cache_time > 0)
+
+
+def test_without_history_the_fake_forgets_answered_queries_and_expired_answers() -> None:
+    """The benchmark's fake (history False) must not grow with the run."""
+    now = [0.0]
+    server = FakeTelegram(clock=lambda: now[0], history=False)
+    ann = server.add_user(FakeUser(id=10, first_name="Ann"))
+    result = {
+        "type": "article",
+        "id": "r",
+        "title": "t",
+        "input_message_content": {"message_text": "x"},
+    }
+    for n in range(5):
+        asked = server.inline.ask(ann, ann.id, f"query {n}", "")
+        server.inline.answer({"inline_query_id": asked.id, "results": [result], "cache_time": 5})
+        server.inline.see(ann, ann.id, asked.query, "", asked.answer, cached=False)
+        now[0] += 10
+    assert server.inline.queries == {} and server.inline.shown == []
+    assert [key[0] for key in server.inline.cache] == ["query 4"]
+
+
+async def test_a_direct_link_opens_the_mini_app_with_the_chat_it_was_opened_from(
+    tiny: Harness,
+) -> None:
+    ann, bob = tiny.user("Ann"), tiny.user("Bob")
+    dialog = tiny.dialog(ann, bob)
+    table = await tiny.pick(ann, await tiny.inline(ann, dialog, "games"), "table")
+    await tiny.tap(bob, table, "Join")
+    app, data = open_direct_link(tiny, bob, table, "Open")
+    fields = {k: v[0] for k, v in parse_qs(data).items()}
+    assert (app, fields["start_param"], fields["chat_type"]) == ("table", "t1", "private")
+    assert fields["chat_instance"] == asked("tap")[0]["chat_instance"]
+    assert Checker(BOT_TOKEN).init_data(data).viewer.user_id == bob.id  # signed as Telegram signs
+    with pytest.raises(AssertionError, match="not a direct link"):
+        open_direct_link(tiny, bob, table, "Join")
