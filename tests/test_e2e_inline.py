@@ -132,6 +132,10 @@ async def test_durak_for_three_in_a_group_the_bot_is_not_in(harness: Harness) ->
     for user in (bob, cid):
         await h.tap(user, table, plain("en", "btn.join"))  # the creator's language
     await h.tap(ann, table, plain("en", "btn.start"))
+    dan = h.user("Dan")  # in the group, not at the table: the public view, no cards
+    watched = await h.switch(dan, table, HAND)
+    assert len(watched.results) == 1 and watched.ids[0].startswith("V")
+    assert watched.results[0]["description"] == plain("en", "inline.watch")
     await play_out(h, table, [ann, bob, cid], random.Random(7))
     assert plain("en", "btn.again") in [b.text for b in table.buttons]
     # Cid never started the bot: the answer opens it, and Start brings the record

@@ -137,16 +137,16 @@ def hand(table: Table, seat: int) -> list[Article]:
 
 
 def _asked(table: Table, seat: int, lang: str) -> str:
-    """What his hand asks of him now (its last line: "Where does the ball enter?"), under
-    each of his moves; the table's status when he is asked nothing."""
+    """What his hand asks of him now (its last line: "Where does the ball enter?", "Pick
+    your goalkeeper"), under each of his moves; the table's status when it asks nothing."""
     game = games.current(table)
     legal = games.legal_for(game, seat)
     ctx = registry.ctx(table, lang)
-    text, _ = registry.entry(table.kind).hand(
+    text, rows = registry.entry(table.kind).hand(
         game.view(seat), ctx, table.seats[seat].setup, legal, True
     )
     lines = as_text(text).splitlines()
-    return lines[-1] if legal and lines else _status(table, lang)
+    return lines[-1] if rows and lines else _status(table, lang)
 
 
 def watching(table: Table, lang: str) -> list[Article]:
