@@ -17,7 +17,12 @@ from bot.service.messages.message import Decision, How, Later, Message, shown
 
 
 def table_message(
-    table: Table, screen: Screen, slot: Slot | None, interval: float, now: float, mode: Mode
+    table: Table,
+    screen: Screen,
+    slot: Slot | None,
+    interval: float,
+    now: float,
+    mode: Mode = "auto",
 ) -> Decision:
     """The group's message: whether, when and how it shows ``screen`` (see the module
     docstring); ``interval`` is ``TABLE_EDIT_INTERVAL``, ``mode`` the operator's
