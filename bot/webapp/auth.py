@@ -99,7 +99,8 @@ class Checker:
             raise Forged("no initData")
         try:
             data = self._auth.validate(init_data, expr_in=self._max_age)
-        except (BaseTWAError, ValueError) as exc:
+        except (BaseTWAError, ValueError, TypeError) as exc:
+            # TypeError: a hash with characters that are not ASCII (hmac.compare_digest)
             raise Forged(str(exc) or type(exc).__name__) from None
         if data.user is None or not data.hash:
             raise Forged("initData without a user")
