@@ -254,3 +254,34 @@ async def test_a_stranger_s_move_is_refused_before_the_table_is_touched(
         r = await c.post("/app/api/move", json={"data": moves[0]["data"]}, headers=hers)
         assert r.status_code == 200 and touched["lock"] == 1
     assert (await stored(h, top.group))["version"] == before["version"] + 1
+
+
+async def test_a_set_up_reset_with_nothing_to_reset_makes_no_new_version(
+    harness: Harness,
+) -> None:
+    """Her reset taken again (a page sent it twice, a stale button): nothing to reset, so
+    nothing is committed, published or read again by the pages."""
+    h = harness
+    top, (ann, _), param = await table_for_two(h, "football", turn_time=0)
+    async with _served(h) as c:
+        ticket = bearer((await exchange(c, init_data(ann), param)).json()["token"])
+
+        async def shown() -> dict[str, Any]:
+            result: dict[str, Any] = (await c.get("/app/api/state", headers=ticket)).json()
+            return result
+
+        async def send(data: str) -> None:
+            r = await c.post("/app/api/move", json={"data": data}, headers=ticket)
+            assert r.status_code == 200, r.text
+
+        version = (await stored(h, top.group))["version"]
+        await send(next(m["data"] for m in (await shown())["moves"] if m.get("card")))
+        picked = await shown()
+        assert len(picked["picks"]) == 1
+        reset = next(m["data"] for m in picked["moves"] if m["token"] == "setup:reset")
+        await send(reset)
+        assert (await shown())["picks"] == []
+        assert (await stored(h, top.group))["version"] == version + 2
+        for _ in range(10):
+            await send(reset)
+        assert (await stored(h, top.group))["version"] == version + 2

@@ -199,8 +199,8 @@ async def write(
 
     ``change`` (and ``replace``) run on a fresh copy of the table (again after a
     conflict) and either mutate it and return how to answer, or raise :class:`Refusal`.
-    Returns the committed snapshot (None when nothing of ``change`` was applied) and how
-    to answer.
+    Returns the committed snapshot (None when nothing of ``change`` was applied, or when
+    it left the table as it was: then nothing is written) and how to answer.
     """
     svc = services(context)
 
@@ -219,6 +219,7 @@ async def write(
         superseded = bool(ephemeral_id) and any(
             j[1] == ephemeral_id and j[3] == user_id for j in snap.junk
         )
+        as_loaded = table.model_dump_json() if table is not None else None
         try:
             if replace is not None:
                 table = replace(table)
@@ -235,15 +236,19 @@ async def write(
             applied = False
         else:
             applied = True
-            if query_id is not None:
-                table.note_tap(query_id)
-                seated = user_id is not None and table.seat_of(user_id) is not None
-                if in_group and seated:  # his hand in the group may answer this tap
-                    table.last_taps[str(user_id)] = (query_id, svc.clock())
         if user_id is None:
             wake = turns.moved(table)
         else:
             wake = turns.tapped(table, user_id, svc.settings.computer_delay, svc.clock())
+        if applied and replace is None and table.model_dump_json() == as_loaded:
+            # It changed nothing (a reset with nothing to reset): no version to publish,
+            # nor to remember the tap by (taken again, it changes nothing again).
+            return Write(None), (False, reply or Reply())
+        if applied and query_id is not None:
+            table.note_tap(query_id)
+            seated = user_id is not None and table.seat_of(user_id) is not None
+            if in_group and seated:  # his hand in the group may answer this tap
+                table.last_taps[str(user_id)] = (query_id, svc.clock())
         write = Write(table, fresh=replace is not None, wake=wake)
         return write, (applied, reply or Reply())
 
