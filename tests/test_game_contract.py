@@ -288,7 +288,7 @@ def _football_sees_the_middle(game: Any, seat: int | None, view: Any) -> Any:
     """Football's face-down middle rows, shown to seat 0 (nobody knows them)."""
     rows = [list(row) for row in view.field]
     for pos in range(4, 12):
-        rows[pos >> 2][pos & 3] = cards.to_str(game._field[pos])
+        rows[pos >> 2][pos & 3] = cards.to_str(game.field[pos])
     return view.model_copy(update={"field": rows}) if seat == 0 else view
 
 
