@@ -294,16 +294,16 @@ def _football_sees_the_middle(game: Any, seat: int | None, view: Any) -> Any:
 
 def _durak_sees_the_stock(game: Any, seat: int | None, view: Any) -> Any:
     """The next card of durak's stock, shown to seat 0 (nobody knows it)."""
-    if seat != 0 or len(game._stock) - game._drawn < 2:
+    if seat != 0 or len(game.stock) - game.drawn < 2:
         return view
-    return view.model_copy(update={"hand": [*view.hand, cards.to_str(game._stock[game._drawn])]})
+    return view.model_copy(update={"hand": [*view.hand, cards.to_str(game.stock[game.drawn])]})
 
 
 def _durak_sees_a_hand(game: Any, seat: int | None, view: Any) -> Any:
     """A durak opponent's hand, shown to seat 0."""
     if seat != 0:
         return view
-    return view.model_copy(update={"hand": view.hand + cards.to_strs(game._hands[1])})
+    return view.model_copy(update={"hand": view.hand + cards.to_strs(game.hands[1])})
 
 
 LEAKS = {
