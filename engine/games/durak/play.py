@@ -60,6 +60,7 @@ from engine.games.durak.state import DEFEND, LEAD, OVER, TAKE, THROW, DurakState
 
 
 def to_act(s: DurakState) -> DurakActor | None:
+    """Who acts next: the controller, for the dummy, where it is the dummy's turn."""
     if s.phase == OVER:
         return None
     who = s.who()
@@ -67,14 +68,17 @@ def to_act(s: DurakState) -> DurakActor | None:
 
 
 def is_finished(s: DurakState) -> bool:
+    """Whether the game is over (a fool found, or a drawn game)."""
     return s.phase == OVER
 
 
 def result(s: DurakState) -> dict[str, Any] | None:
+    """The record's result: the fool, or None for a drawn game; None while it runs."""
     return {"fool": s.fool} if s.phase == OVER else None
 
 
 def legal_moves(s: DurakState) -> list[DurakMove]:
+    """Every move of the participant to act, looked up in his move table (the hot loop)."""
     phase = s.phase
     if phase == OVER:
         return []
@@ -116,7 +120,7 @@ def _defences(s: DurakState, table: MoveTable, hand: list[Card]) -> list[DurakMo
 
 def apply(s: DurakState, move: DurakMove) -> list[Event]:
     """Check the move's shape and who makes it, then play it by its kind (each kind's
-    own method checks the phase and the cards); the forced steps follow in it."""
+    own function checks the phase and the cards); the forced steps follow in it."""
     phase = s.phase
     if phase == OVER:
         raise IllegalMove("game_over", "The game is over.")
