@@ -93,7 +93,7 @@ async def settle(h: Harness, group: FakeGroup, settings: dict[str, Any]) -> None
     reach yet): before the game starts."""
     if settings:
         raw = json.loads(await h.redis.hget(table_key(group), "d"))
-        raw["settings"].update(settings)
+        raw["lobby"]["settings"].update(settings)
         await h.redis.hset(table_key(group), "d", json.dumps(raw))
 
 
