@@ -29,6 +29,7 @@ import pytest
 from bot.core.i18n import plain
 from bot.core.models import Table
 from bot.tables.stats.finished import record_document
+from bot.webapp.page import TELEGRAM_WEB
 from engine import records
 from engine.games.durak.game import Durak
 from testing.browser import DARK, MISSING, WITHIN, Page, page_url
@@ -469,6 +470,27 @@ window.TelegramWebviewProxy = {postEvent: (type, data) => __tg.push([type, JSON.
 """
 
 
+# A message from the frame's parent as the browser delivers it: of the parent's origin.
+FROM_PARENT = """
+const fromParent = (source, origin, data) =>
+  dispatchEvent(new MessageEvent("message", {data, origin, source}));
+"""
+# Telegram's theme_changed, dark, as its web clients post it: JSON (a string) in JavaScript.
+THEME_DARK = json.dumps(
+    json.dumps({"eventType": "theme_changed", "eventData": {"theme_params": DARK}})
+)
+# Telegram's web client as the page meets it: the page in a frame, whose parent (here a
+# stand-in) records the events the page posts to it and the origin each is addressed to.
+WEB_CLIENT = """
+window.__posted = [];
+(() => {
+  const stand = new MessageChannel().port1;
+  stand.postMessage = (data, origin) => __posted.push([JSON.parse(data).eventType, origin]);
+  Object.defineProperty(window, "parent", {get: () => stand});
+})();
+"""
+
+
 async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     harness: Harness, root: str, browsers: list[Any]
 ) -> None:
@@ -523,9 +545,8 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     assert taken.phase == "take" or not taken.table  # he took (and the bout went on)
     # The theme and the safe areas, changed while the page is open; the theme as
     # Telegram's web clients send it, a message from the frame's parent (here the page
-    # is on top, its own parent).
-    dark = json.dumps({"eventType": "theme_changed", "eventData": {"theme_params": DARK}})
-    await page.js(f"window.postMessage({json.dumps(dark)}, '*')")
+    # is on top, its own parent) of their origin.
+    await page.js(FROM_PARENT + f"fromParent(window, {TELEGRAM_WEB[0]!r}, {THEME_DARK})")
     assert await page.wait(
         "return getComputedStyle(document.body).backgroundColor === 'rgb(23, 33, 43)'"
     )
@@ -533,6 +554,36 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     area = {"top": 24, "bottom": 30, "left": 0, "right": 0}
     await page.js(f"Telegram.WebView.receiveEvent('safe_area_changed', {json.dumps(area)})")
     assert await page.js("return getComputedStyle(document.body).paddingBottom") == "40px"
+
+
+async def test_in_telegram_s_web_client_it_talks_to_telegram_s_origin_only(
+    harness: Harness, root: str, browsers: list[Any]
+) -> None:
+    """In a frame of Telegram's web client the page addresses its events to Telegram's
+    origin only (a parent of any other origin hears none of them), and takes its parent's
+    messages only from that origin: the same theme from another origin changes nothing."""
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak")
+    page = Player(browsers[1])  # not the one that plays Telegram's app (its proxy)
+    cdp = page.driver.execute_cdp_cmd
+    added = await asyncio.to_thread(
+        cdp, "Page.addScriptToEvaluateOnNewDocument", {"source": WEB_CLIENT}
+    )
+    try:
+        await asyncio.to_thread(page.driver.get, "about:blank")
+        url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=weba"
+        await asyncio.to_thread(page.driver.get, url)
+    finally:  # the pages of the tests after this one are on top
+        await asyncio.to_thread(cdp, "Page.removeScriptToEvaluateOnNewDocument", added)
+    assert await page.wait("return document.body.dataset.drawn")
+    posted = await page.js("return __posted")
+    assert {"iframe_ready", "web_app_ready", "web_app_request_theme"} <= {e for e, _ in posted}
+    assert {origin for _, origin in posted} == set(TELEGRAM_WEB)
+    for other in ("https://evil.example", "https://webk.telegram.org", root.rstrip("/")):
+        await page.js(FROM_PARENT + f"fromParent(window.parent, {other!r}, {THEME_DARK})")
+    assert await page.js("return document.documentElement.dataset.theme") == "light"
+    await page.js(FROM_PARENT + f"fromParent(window.parent, {TELEGRAM_WEB[0]!r}, {THEME_DARK})")
+    assert await page.js("return document.documentElement.dataset.theme") == "dark"
 
 
 async def test_with_reduced_motion_nothing_flies(
