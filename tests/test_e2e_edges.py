@@ -13,8 +13,8 @@ from engine import records
 from testing.chats import FakeGroup
 from testing.harness import Harness
 from testing.html import parse_html
+from testing.stats import play_series
 from testing.tabletop import LeakWatch, Tabletop, stored
-from tests.test_e2e_stats import play_series
 
 
 async def test_names_and_titles_with_html_characters(harness: Harness) -> None:

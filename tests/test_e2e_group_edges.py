@@ -26,6 +26,7 @@ from engine.games.football.game import Football
 from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.computers import clock_of, lobby_with_computers, play_people, quick_harness, until
 from testing.fakegram import FakeTelegram
+from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import Harness, harness_on
 from testing.tabletop import (
     PLAY_ACTIONS,
@@ -35,7 +36,6 @@ from testing.tabletop import (
     is_action,
     stored,
 )
-from tests.test_e2e_group_hands import live_buttons, no_private_messages, strangers
 
 
 @pytest.fixture
