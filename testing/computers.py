@@ -30,8 +30,8 @@ async def quick_harness(
     fake_redis: Any,
     delay: float = DELAY,
 ) -> AsyncIterator[Harness]:
-    """The usual harness, with the computer's pace at :data:`DELAY` (a test module makes
-    it a fixture: see tests/test_e2e_computer.py)."""
+    """The usual harness, with the computer's pace at :data:`DELAY` (the fixtures ``quick``
+    and its kin in tests/conftest.py)."""
 
     async def make(redis: Any, **overrides: Any) -> Any:
         return await make_app(redis, **{"computer_delay": delay, **overrides})
