@@ -9,7 +9,7 @@ import random
 from typing import Any
 
 from bot.core.callbacks import Action
-from bot.core.models import Seat, Table
+from bot.core.models import Lobby, Seat, Table
 from bot.tables.stats.finished import Player, record_table
 from engine import records
 from engine.base import Game
@@ -28,7 +28,7 @@ def table_of(game: Game, kind: str, players: list[Player], game_id: str = "g001"
     return Table(
         game_id=game_id,
         chat_id=GROUP,
-        creator=players[0].uid,
+        lobby=Lobby(creator=players[0].uid),
         kind=kind,  # type: ignore[arg-type]
         phase="finished",
         seats=seats,
