@@ -61,7 +61,7 @@ def _check_position(table: Table, kind: str) -> None:
                 after = games.load(copy)
                 token = cb.arg[callbacks.STAMP_LEN :]
                 games.apply_move(copy, after, seat, after.move_from_token(token, seat))
-            leaked = _shows(result.posts.text, hidden_of(after, None), table.lang)
+            leaked = _shows(result.posts.text, hidden_of(after, None), table.lobby.lang)
             assert not leaked, (result.title, result.posts.text)
     for lang in LANGS:
         for result in inline.watching(table, lang):

@@ -26,13 +26,22 @@ from bot.core import callbacks, names, sender
 from bot.core.callbacks import GAME_ID_LEN, INLINE_CHAT, Action, BadCallback, new_game_id
 from bot.core.i18n import lang_of, plain
 from bot.core.keys import table_key
-from bot.core.models import GameSettings, Inline, Seat, Table
+from bot.core.models import GameSettings, Inline, Lobby, Seat, Table
 from bot.core.screen import Screen
 from bot.core.services import services
 from bot.handlers import play, stats_commands
 from bot.screens import inline, registry
 from bot.service.messages.record import send_record
-from bot.service.taps import Reply, Tap, TapHandler, commit, current_table, refuse, write
+from bot.service.taps import (
+    Origin,
+    Reply,
+    Tap,
+    TapHandler,
+    commit,
+    current_table,
+    refuse,
+    write,
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,14 +73,14 @@ def _set_up(table: Table, path: str, last: GameSettings | None) -> bool:
     """The lobby's settings of the variant ``path`` names (:func:`bot.screens.inline.variants`;
     :data:`~bot.screens.inline.LAST`: ``last``); False when it names none."""
     if path == inline.LAST:
-        table.settings = last.model_copy() if last is not None else table.settings
+        table.lobby.settings = last.model_copy() if last is not None else table.lobby.settings
         return True
     game = registry.entry(table.kind)
     codes = path.split(".") if path else []
     if any(code not in game.options for code in codes):
         return False
     for code in codes:
-        game.options[code](table.settings)
+        game.options[code](table.lobby.settings)
     return True
 
 
@@ -87,8 +96,7 @@ def fresh(kind: str, user: User, game_id: str, group: bool, message: str = "") -
         inline=Inline(message=message, group=group),
         kind=kind,
         phase="lobby",
-        creator=user.id,
-        lang=lang,
+        lobby=Lobby(creator=user.id, lang=lang),
         seats=[seat],
     )
 
@@ -159,7 +167,7 @@ async def on_chosen(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     posted = chosen.inline_message_id
     mark = f"p{callbacks.inline_number(posted):x}" if posted else f"p{cb.arg}:{user.id}"
     query = CallbackQuery(mark, user, "inline", data=chosen.result_id)
-    pick = Pick(query, cb, user, lang_of(user.language_code))
+    pick = Pick(query, cb, user, lang_of(user.language_code), Origin(mark))
     await handler(pick, context)
     if pick.refusal is not None and posted is not None:
         await _not_played(context, pick, posted, *pick.refusal)
@@ -170,7 +178,7 @@ async def _not_played(
 ) -> None:
     """The line a refused pick posted says so, in the table's language, and why."""
     table = (await services(context).store.load(pick.key)).table
-    lang = table.lang if table is not None else pick.lang
+    lang = table.lobby.lang if table is not None else pick.lang
     why = plain(lang, key, **params)
     text = plain(lang, "inline.not_played", name=names.of(pick.user), why=why)
     rows = ((inline.hand_button(table, lang),),) if table is not None else ()
@@ -194,7 +202,7 @@ async def _open(context: ContextTypes.DEFAULT_TYPE, chosen: ChosenInlineResult) 
     table = fresh(game.name, chosen.from_user, game_id, rest[1] == "g", posted)
     last = await services(context).store.last_settings(chosen.from_user.id, game.name)
     try:
-        known = _set_up(table, path, last) and bool(game.spec.make_options(table.settings))
+        known = _set_up(table, path, last) and bool(game.spec.make_options(table.lobby.settings))
     except ValueError:
         known = False
     if not known:
@@ -271,7 +279,7 @@ async def on_quiet(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         seat = table.seat_of(tap.user.id)
         if seat is None:
             refuse("tap.not_player")
-        table.seats[seat].nudge = False
+        table.seats[seat].reach.nudge = False
         return Reply("inline.quiet_done")
 
     await commit(context, tap, change)

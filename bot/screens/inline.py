@@ -89,28 +89,30 @@ def invitations(offered: Sequence[tuple[Table, str]]) -> list[Article]:
     its variant's path, :data:`LAST` for his own last settings), then their rules."""
     found: list[Article] = []
     for table, path in offered:
-        ctx = registry.ctx(table, table.lang)
+        ctx = registry.ctx(table, table.lobby.lang)
         game = registry.entry(table.kind)
-        named = game.variant(table.lang, table.settings)
-        title = plain(table.lang, game.title) if not path else named
+        named = game.variant(table.lobby.lang, table.lobby.settings)
+        title = plain(table.lobby.lang, game.title) if not path else named
         if path == LAST:
-            title = plain(table.lang, "inline.as_last", game=named)
+            title = plain(table.lobby.lang, "inline.as_last", game=named)
         where = "g" if table.inline and table.inline.group else "p"
         found.append(
             Article(
                 f"{NEW}{game.letter}{where}{table.game_id}{path}",
                 title,
-                plain(table.lang, "inline.invite_hint"),
+                plain(table.lobby.lang, "inline.invite_hint"),
                 render_lobby.lobby(ctx, ""),
             )
         )
     for kind in dict.fromkeys(table.kind for table, _ in offered):
         game = registry.entry(kind)
         table = next(t for t, _ in offered if t.kind == kind)
-        text = rules_text.source(game.name, table.lang)
+        text = rules_text.source(game.name, table.lobby.lang)
         if text is not None:
             first = rules_text.messages(text)[0]
-            title = plain(table.lang, "inline.rules_title", game=plain(table.lang, game.title))
+            title = plain(
+                table.lobby.lang, "inline.rules_title", game=plain(table.lobby.lang, game.title)
+            )
             found.append(Article(f"{RULES}{game.letter}", title, "", Screen(first)))
     return found
 
@@ -119,9 +121,9 @@ def hand(table: Table, seat: int) -> list[Article]:
     """Seat ``seat``'s answer: his hand (picking it posts only that he looked), then each
     move he may make now, the title in his language and the posted line in the table's."""
     lang = table.seats[seat].lang
-    rows = ((hand_button(table, table.lang),),)
+    rows = ((hand_button(table, table.lobby.lang),),)
     name = table.seats[seat].name
-    looked = Screen(plain(table.lang, "inline.looked", name=name), rows)
+    looked = Screen(plain(table.lobby.lang, "inline.looked", name=name), rows)
     own = as_text(views.alert_text(table, seat, lang)) if table.state is not None else ""
     first = Article(
         f"{HAND}{views.hand_query(table)}", plain(lang, "inline.hand_title"), own, looked
@@ -152,7 +154,9 @@ def _asked(table: Table, seat: int, lang: str) -> str:
 def watching(table: Table, lang: str) -> list[Article]:
     """A person who is not seated: the table's public status, and no cards."""
     status = _status(table, lang) or plain(lang, "inline.no_game")
-    posted = Screen(_status(table, table.lang) or status, ((hand_button(table, table.lang),),))
+    posted = Screen(
+        _status(table, table.lobby.lang) or status, ((hand_button(table, table.lobby.lang),),)
+    )
     about = plain(lang, "inline.watch")
     return [Article(f"{VIEW}{views.hand_query(table)}", status, about, posted)]
 
@@ -177,9 +181,9 @@ def _posted(table: Table, seat: int, data: str) -> str | None:
     if cb.action is Action.MOVE:
         return narrated(table, seat, cb.arg[callbacks.STAMP_LEN :])
     if cb.action is Action.BACK:
-        return plain(table.lang, "inline.back", name=name)
+        return plain(table.lobby.lang, "inline.back", name=name)
     key = {"c": "inline.setup_done", "r": "inline.setup_reset"}.get(cb.arg, "inline.setup_step")
-    return plain(table.lang, key, name=name)
+    return plain(table.lobby.lang, key, name=name)
 
 
 def narrated(table: Table, seat: int, token: str) -> str | None:
@@ -191,7 +195,7 @@ def narrated(table: Table, seat: int, token: str) -> str | None:
         events = games.apply_move(copy, game, seat, game.move_from_token(token, seat))
     except (IllegalMove, MalformedRecord):
         return None
-    ctx = registry.ctx(copy, copy.lang)
+    ctx = registry.ctx(copy, copy.lobby.lang)
     lines = [views.narrate(ctx, e.kind, e.data) for e in events]
     return str(Markup("\n").join(lines)) if lines else None
 
@@ -209,7 +213,7 @@ def your_turn(table: Table, seat: int) -> Screen:
     move that waits for him (so that each turn's message is its own), and the switch that
     stops them at this table."""
     ctx = registry.ctx(table, table.seats[seat].lang)
-    game = registry.entry(table.kind).variant(ctx.lang, table.settings)
+    game = registry.entry(table.kind).variant(ctx.lang, table.lobby.settings)
     text = ctx.t(
         "inline.your_turn", game=game, n=len(table.moves) + 1, button=ctx.t("btn.inline_hand")
     )

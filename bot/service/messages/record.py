@@ -26,9 +26,9 @@ def record_due(snap: Snapshot) -> bool:
     """A Record tap asked for this game's record and no pass has begun to post it (an
     inline table's goes to each tapper's private chat at once: bot.handlers.inline)."""
     table = snap.table
-    return (
-        table is not None and table.inline is None and table.record_asked and not table.record_sent
-    )
+    if table is None or table.inline is not None:
+        return False
+    return table.delivery.record_asked and not table.delivery.record_sent
 
 
 async def send_record(bot: Bot, table: Table, reply_to: int | None, to: int | None = None) -> None:
@@ -87,13 +87,13 @@ async def _mark_record(
 
     def decide(snap: Snapshot) -> tuple[Write, Table | None]:
         table = snap.table
-        if table is None or table.game_id != game_id or not table.record_asked:
+        if table is None or table.game_id != game_id or not table.delivery.record_asked:
             return Write(None), None
-        if table.record_sent == sent:
+        if table.delivery.record_sent == sent:
             return Write(None), None
-        table.record_sent, table.record_asked = sent, asked
+        table.delivery.record_sent, table.delivery.record_asked = sent, asked
         if not asked:
-            table.notice = "record.refused"
+            table.lobby.notice = "record.refused"
         return Write(table), table
 
     return (await svc.store.transact(key, decide))[1]

@@ -26,9 +26,14 @@ def your_turn(
     """Seat ``index``'s "your turn" message (``screen``): whether and when it is sent."""
     seat = table.seats[index]
     waiting = table.phase == "playing" and games.actor(table) == index and not seat.away
-    if not waiting or not seat.nudge or not seat.dm_ok or shown(slot, screen, table.version):
+    if (
+        not waiting
+        or not seat.reach.nudge
+        or not seat.reach.dm_ok
+        or shown(slot, screen, table.version)
+    ):
         return None
-    due = table.turn_since + settings.ring_after
+    due = table.clock.turn_since + settings.ring_after
     if now < due:
         return Later(due)
     return Message(
