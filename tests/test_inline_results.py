@@ -19,7 +19,7 @@ from bot.screens import inline
 from bot.service.taps import INLINE_ACTIONS, on_inline
 from bot.tables import games
 from engine import cards
-from tests.test_bot_render import _durak_hidden, _football_hidden, _games, _table
+from testing.hidden import durak_hidden, football_hidden, random_games, table_of
 
 INLINE_IDS = st.text(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=80
@@ -27,7 +27,7 @@ INLINE_IDS = st.text(
 
 
 def _inline(game: Any, kind: str, message: str = "AgAAAexample") -> Table:
-    table = _table(game, kind, list(LANGS))
+    table = table_of(game, kind, list(LANGS))
     table.chat_id, table.thread_id = INLINE_CHAT, callbacks.inline_number(message)
     table.inline = Inline(message=message)
     return table
@@ -40,7 +40,7 @@ def _shows(text: str, hidden: set[str], lang: str) -> set[str]:
 def _check_position(table: Table, kind: str) -> None:
     """Every seat's answer: ids Telegram takes, his hand first, one result per button
     that plays, and each posted line public once its move is played."""
-    hidden_of = _football_hidden if kind == "football" else _durak_hidden
+    hidden_of = football_hidden if kind == "football" else durak_hidden
     game = games.current(table)
     for seat in range(len(table.seats)):
         results = inline.hand(table, seat)
@@ -71,7 +71,7 @@ def _check_position(table: Table, kind: str) -> None:
 
 def test_every_pick_posts_only_what_the_public_may_know() -> None:
     for kind in ("football", "durak"):
-        for game, rng in _games(kind, 4):
+        for game, rng in random_games(kind, 4):
             table = _inline(game, kind)
             while not game.is_finished():
                 _check_position(table, kind)
@@ -81,7 +81,7 @@ def test_every_pick_posts_only_what_the_public_may_know() -> None:
 
 
 def test_a_long_answer_comes_in_pages_of_fifty() -> None:
-    game, _ = next(_games("football", 1))
+    game, _ = next(random_games("football", 1))
     results = inline.hand(_inline(game, "football"), 0) * 30
     first, rest = inline.page(results, "")
     assert len(first) == 50 and rest == "50"
