@@ -12,11 +12,13 @@ import contextlib
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
 
@@ -28,6 +30,17 @@ from bot.webapp import server, streams
 from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored, table_key
+
+
+def page_files() -> list[str]:
+    """The files the page loads, in its order, as index.html names them (under /app/)."""
+    index = resources.files("bot.webapp").joinpath("static/index.html").read_text()
+    return re.findall(r'(?:src|href)="([^"#:]+)"', index)
+
+
+def shell_scripts() -> list[str]:
+    """The shell's own scripts (static/), the games' page modules (games.js) left out."""
+    return [f for f in page_files() if f.endswith(".js") and f != "games.js"]
 
 
 def init_data(
@@ -80,7 +93,7 @@ async def settle(h: Harness, group: FakeGroup, settings: dict[str, Any]) -> None
     reach yet): before the game starts."""
     if settings:
         raw = json.loads(await h.redis.hget(table_key(group), "d"))
-        raw["settings"].update(settings)
+        raw["lobby"]["settings"].update(settings)
         await h.redis.hset(table_key(group), "d", json.dumps(raw))
 
 
@@ -200,8 +213,9 @@ async def exchange(c: httpx.AsyncClient, data: str, param: str | None) -> httpx.
 
 
 async def token(c: httpx.AsyncClient, user: FakeUser, param: str) -> str:
-    """A session token of ``user``'s page on the table ``param``, from a fresh initData."""
-    r = await exchange(c, init_data(user), param)
+    """A session token of ``user``'s page on the table ``param``, from a fresh initData
+    signed for it (as from the group's link: anyone may watch by it)."""
+    r = await exchange(c, init_data(user, start_param=param), param)
     assert r.status_code == 200, r.text
     result: str = r.json()["token"]
     return result

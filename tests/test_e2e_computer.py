@@ -37,14 +37,6 @@ from testing.tabletop import Tabletop, action_of, hidden_cards, leaks, stored, t
 DURAK = GAMES["durak"]  # its name in a text is its variant's (the default settings here)
 
 
-@pytest.fixture
-async def quick(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    async for h in quick_harness(request, server, make_app, fake_redis):
-        yield h
-
-
 def computer_seats(data: dict[str, object]) -> list[int]:
     seats = data["seats"]
     assert isinstance(seats, list)
@@ -281,7 +273,7 @@ async def someone_away(h: Harness, *, bob_blocks: bool = False) -> tuple[Tableto
     await top.join(bob)
     key = store_key(top.group.id, None)
     raw = json.loads(await h.redis.hget(key, "d"))
-    raw["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
+    raw["lobby"]["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
     await h.redis.hset(key, "d", json.dumps(raw))
     bob.blocked = bob_blocks  # after joining: the deal finds his private chat closed
     await top.start(ann)
@@ -457,14 +449,6 @@ async def play_people_until_computer(h: Harness, top: Tabletop, user: Any) -> No
         await h.tap(user, message, lambda b, button=button: b == button)
 
 
-@pytest.fixture
-async def quick_real(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, real_redis: Any
-) -> AsyncIterator[Harness]:
-    async for h in quick_harness(request, server, make_app, real_redis):
-        yield h
-
-
 @pytest.mark.redis
 async def test_football_against_the_computer_on_the_real_redis(quick_real: Harness) -> None:
     """The Lua compare-and-set and ZADD LT of a real Redis, a whole game."""
@@ -474,7 +458,7 @@ async def test_football_against_the_computer_on_the_real_redis(quick_real: Harne
     await top.start(ann)
     await play_people(h, top, [ann], random.Random(8))
     data = await stored(h, top.group)
-    assert data["phase"] == "finished" and data["turn_due"] == 0  # no deadline any more
+    assert data["phase"] == "finished" and data["clock"]["turn_due"] == 0  # no deadline any more
 
 
 async def test_endgame_in_a_private_chat_stops_the_computers(quick: Harness) -> None:

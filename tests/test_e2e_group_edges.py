@@ -6,7 +6,6 @@ a tap delivered twice, and whether the bot is an administrator."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import random
 from collections.abc import AsyncIterator
@@ -24,8 +23,9 @@ from bot.service.messages.group_hand import TAP_FRESH
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
 from testing.chats import FakeGroup, FakeMessage, FakeUser
-from testing.computers import clock_of, lobby_with_computers, play_people, quick_harness, until
+from testing.computers import clock_of, lobby_with_computers, play_people, until
 from testing.fakegram import FakeTelegram
+from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import Harness, harness_on
 from testing.tabletop import (
     PLAY_ACTIONS,
@@ -35,17 +35,6 @@ from testing.tabletop import (
     is_action,
     stored,
 )
-from tests.test_e2e_group_hands import live_buttons, no_private_messages, strangers
-
-
-@pytest.fixture
-async def quick(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    """Hands in the group, the computer's pace quick (testing.computers)."""
-    make = functools.partial(make_app, hands="group")
-    async for h in quick_harness(request, server, make, fake_redis):
-        yield h
 
 
 async def started(
@@ -129,15 +118,19 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
     await move(h, top, first, rng)
     data = await stored(h, top.group)
     seat = next(s for s in data["seats"] if s["user_id"] == other.id)
-    assert not seat["group_ok"] and not seat["dm_ok"] and not data["bot_admin"]
+    assert (
+        not seat["reach"]["group_ok"]
+        and not seat["reach"]["dm_ok"]
+        and not data["delivery"]["bot_admin"]
+    )
     said = group_text(top)
     assert said.count("the group could not show your cards") == 1
     assert f"{other.first_name}: tap “My cards” for your hand." in said
     await top.tap_group(other, Action.CARDS)
     assert h.hands(other, top.group), "My cards answered with his hand"
     assert next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)[
-        "group_ok"
-    ]
+        "reach"
+    ]["group_ok"]
     assert f"{other.first_name}: tap “My cards”" not in group_text(top)
     await LeakWatch(top).check()
     await top.play(players, rng)
@@ -155,7 +148,7 @@ async def test_a_hand_that_left_the_group_keeps_no_buttons_there(group_harness: 
     await clock_of(h).advance(TAP_FRESH + 1)
     await move(h, top, first, random.Random(2))
     seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)
-    assert not seat["group_ok"] and h.hands(other, top.group)
+    assert not seat["reach"]["group_ok"] and h.hands(other, top.group)
     await h.command(players[0], top.group, "/endgame")
     assert live_buttons(h, players, top.group) == []
 
@@ -172,7 +165,7 @@ async def test_a_hand_refused_for_want_of_an_administrator_comes_back_when_there
     assert top.prompt(other) is None, "his prompt was refused"
     await h.promote(top.group, players[0])  # the bot is made one
     seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)
-    assert seat["group_ok"]
+    assert seat["reach"]["group_ok"]
     assert top.prompt(other) is not None, "his hand is back in the group, his buttons on it"
 
 
@@ -200,8 +193,8 @@ async def test_only_telegrams_own_words_say_the_bot_is_no_administrator(
     await move(h, top, first, random.Random(2))
     data = await stored(h, top.group)
     seat = next(s for s in data["seats"] if s["user_id"] == other.id)
-    assert not seat["group_ok"], "his hand left the group"
-    assert data["bot_admin"] is admin_after
+    assert not seat["reach"]["group_ok"], "his hand left the group"
+    assert data["delivery"]["bot_admin"] is admin_after
 
 
 async def test_a_hand_moves_between_group_and_private_chat_mid_game(
@@ -249,7 +242,7 @@ async def test_back_to_the_group_without_a_message_there_waits_for_my_cards(
     said = group_text(top)
     await h.tap(ann, h.last(ann), is_action(Action.PLACE))
     seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == ann.id)
-    assert (seat["place"], seat["group_ok"]) == ("group", True)
+    assert (seat["reach"]["place"], seat["reach"]["group_ok"]) == ("group", True)
     assert "in the group now" in (h.last(ann).text or "") and h.last(ann).buttons == []
     assert group_text(top) == said, "the table says nothing: she waits for My cards"
     await top.tap_group(ann, Action.CARDS)
@@ -265,7 +258,7 @@ async def test_two_quick_switches_each_move_the_hand(group_harness: Harness) -> 
     (hand,) = h.hands(ann, top.group)
     await asyncio.gather(*(h.tap(ann, hand, is_action(Action.PLACE)) for _ in range(2)))
     seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == ann.id)
-    assert seat["place"] == "group"
+    assert seat["reach"]["place"] == "group"
     assert await h.redis.get(place_key(ann.id)) == b"group"
 
 
@@ -283,8 +276,8 @@ async def test_his_choice_of_the_private_chat_is_kept_for_his_next_game(
     assert "Other night" in (h.last(ann).text or ""), "his seat's confirmation, privately"
 
 
-async def test_a_computer_seat_in_the_group(quick: Harness) -> None:
-    h = quick
+async def test_a_computer_seat_in_the_group(quick_group: Harness) -> None:
+    h = quick_group
     ann, bob = strangers(h, 2)
     group = h.group(creator=ann)
     top = await lobby_with_computers(h, ann, group, "durak", 1)
@@ -300,8 +293,10 @@ async def test_a_computer_seat_in_the_group(quick: Harness) -> None:
     assert live_buttons(h, [ann, bob], group) == []
 
 
-async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(quick: Harness) -> None:
-    h = quick
+async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(
+    quick_group: Harness,
+) -> None:
+    h = quick_group
     ann = h.user("Ann")
     top = await lobby_with_computers(h, ann, ann, "football", 1)  # type: ignore[arg-type]
     await top.start(ann)
@@ -321,8 +316,8 @@ async def test_endgame_leaves_no_live_buttons(group_harness: Harness) -> None:
     assert all(not m.buttons for u in players for m in h.hands(u, top.group))
 
 
-async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick: Harness) -> None:
-    h = quick
+async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick_group: Harness) -> None:
+    h = quick_group
     players = strangers(h, 2)
     group = h.group(creator=players[0])
     top = Tabletop(h, group)
@@ -330,7 +325,7 @@ async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick: Harness) -
     await top.join(players[1])
     key = store_key(group.id, None)
     raw = json.loads(await h.redis.hget(key, "d"))
-    raw["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
+    raw["lobby"]["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
     await h.redis.hset(key, "d", json.dumps(raw))
     await top.start(players[0])
 
@@ -385,12 +380,12 @@ async def test_the_lobby_says_once_what_an_administrator_bot_does(group_harness:
     hint = "make the bot an administrator"
     assert group_text(top).count(hint) == 1
     await h.promote(group, ann)
-    assert (await stored(h, group))["bot_admin"]
+    assert (await stored(h, group))["delivery"]["bot_admin"]
     assert hint not in group_text(top)
     await top.join(bob)
     await top.start(ann)
     await h.promote(group, ann, admin=False)
-    assert not (await stored(h, group))["bot_admin"]
+    assert not (await stored(h, group))["delivery"]["bot_admin"]
 
 
 @pytest.mark.parametrize("admin", [True, False])

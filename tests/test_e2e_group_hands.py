@@ -12,15 +12,9 @@ import pytest
 from bot.core.callbacks import Action, payload
 from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
 from testing.fakegram import FakeTelegram
+from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import AppFactory, Harness
 from testing.tabletop import LeakWatch, Tabletop, is_action, stored
-
-NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")
-
-
-def strangers(h: Harness, n: int, langs: tuple[str, ...] = ("en", "ru", "uk")) -> list[FakeUser]:
-    """People who never opened a private chat with the bot."""
-    return [h.user(NAMES[i], language_code=langs[i % len(langs)], started=False) for i in range(n)]
 
 
 async def group_with(h: Harness, players: list[FakeUser], admin: bool) -> FakeGroup:
@@ -35,16 +29,6 @@ async def play_watched(top: Tabletop, players: list[FakeUser], seed: int) -> int
     moves = await top.play(players, random.Random(seed), after_each=watch.check)
     assert watch.checks == moves + 1
     return moves
-
-
-def no_private_messages(h: Harness, players: list[FakeUser]) -> None:
-    for user in players:
-        assert h.screen(user) == [], f"{user.first_name} was written to privately"
-
-
-def live_buttons(h: Harness, players: list[FakeUser], group: FakeGroup) -> list[str]:
-    """The buttons left on anyone's hand in the group (moves, the switch, any)."""
-    return [b.text for u in players for m in h.hands(u, group) for b in m.buttons]
 
 
 async def durak_started(
@@ -75,7 +59,7 @@ async def test_durak_with_the_dummy_for_three_who_never_opened_a_private_chat(
     group = await group_with(h, players, admin)
     top = await durak_started(h, players, group, "p")  # the dummy plays
     data = await stored(h, group)
-    assert data["phase"] == "playing" and data["settings"]["dummy_plays"]
+    assert data["phase"] == "playing" and data["lobby"]["settings"]["dummy_plays"]
     for user in players:
         assert h.hands(user, group), f"{user.first_name} has no hand in the group"
     moves = await play_watched(top, players, seed=5)
@@ -93,7 +77,7 @@ async def test_six_play_with_the_52_card_deck_in_the_group(
     players = strangers(h, 6)
     group = await group_with(h, players, admin)
     top = await durak_started(h, players, group, "d")  # the 52 cards
-    assert (await stored(h, group))["settings"]["deck_size"] == 52
+    assert (await stored(h, group))["lobby"]["settings"]["deck_size"] == 52
     await play_watched(top, players, seed=8)
     no_private_messages(h, players)
     assert live_buttons(h, players, group) == []

@@ -22,8 +22,9 @@ from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.flood import FloodLimits, receiver
 from testing.harness import AppFactory, Harness, stop_app
+from testing.metrics import sample
 from testing.tabletop import Tabletop, is_action, stored
-from tests.test_ops import _sample, client
+from testing.webapp import client
 
 MINUTE = 60.0
 GROUP_PER_MINUTE = 20  # Telegram's published limit for one group
@@ -108,7 +109,7 @@ async def play_fast(
 async def learned(h: Harness) -> float:
     """How many groups count their hands in their limit, as /metrics says."""
     async with client(h) as c:
-        return _sample((await c.get("/metrics")).text, "cardtable_groups_learned")
+        return sample((await c.get("/metrics")).text, "cardtable_groups_learned")
 
 
 @pytest.mark.parametrize("server", ["receiver"], indirect=True)
@@ -152,8 +153,8 @@ async def test_where_hands_count_against_the_group_two_players_429s_teach_every_
         after = (await c.get("/metrics")).text
     labels = {"chat": "ephemeral", "method": refused[0].method}  # as the page orders them
     counted = [c for c in refused if c.method == refused[0].method]
-    assert _sample(after, "cardtable_floods_total", **labels) == (
-        _sample(before, "cardtable_floods_total", **labels) + len(counted)
+    assert sample(after, "cardtable_floods_total", **labels) == (
+        sample(before, "cardtable_floods_total", **labels) + len(counted)
     )
     # Another process takes over the table (this one stops): it knows what was learned.
     await stop_app(h.apps.pop())

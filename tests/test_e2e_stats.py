@@ -27,17 +27,8 @@ from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.clock import Clock
 from testing.harness import AppFactory, Harness, settle
 from testing.settings import REDIS_URL
+from testing.stats import play_series, played
 from testing.tabletop import Tabletop, is_action, stored, table_key
-from tests.test_stats import played
-
-
-async def play_series(top: Tabletop, players: list[FakeUser], kind: str, games: int) -> None:
-    """``games`` games in a row at the table (Play again between them)."""
-    await top.setup_game(kind, players)
-    for number in range(games):
-        if number:
-            await top.tap_group(players[0], Action.AGAIN)
-        await top.play(players, random.Random(number))
 
 
 def bot_reply(h: Harness, chat: FakeGroup | FakeUser, title: str) -> FakeMessage:
@@ -76,7 +67,7 @@ async def test_games_in_a_group_make_its_board_and_everyones_own_figures(
     assert len(rows) == 3 and all("games: 3" in row for row in rows)
     names = [row.split(" — ")[0][3:] for row in rows]
     assert sorted(names) == sorted(["Ann", "Борис", "Cid"])
-    fools = {s["name"]: data["series"].get(str(s["user_id"]), 0) for s in data["seats"]}
+    fools = {s["name"]: data["series"]["score"].get(str(s["user_id"]), 0) for s in data["seats"]}
     # the fewer times a fool, the higher (ratings tie-break aside): the top has the fewest
     assert fools[names[0]] == min(fools.values()) and fools[names[2]] == max(fools.values())
     for row in rows:

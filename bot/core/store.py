@@ -120,7 +120,7 @@ def _messages(raw: Mapping[bytes, bytes]) -> tuple[dict[str, Slot], list[Junk]]:
         elif name.startswith(JUNK.encode()):
             chat, message, *receiver = name.decode().removeprefix(JUNK).split(":")
             who = int(receiver[0]) if receiver else 0
-            junk.append((int(chat), int(message), value == b"s", who))
+            junk.append(Junk(int(chat), int(message), value == b"s", who))
     return slots, sorted(junk)
 
 
@@ -144,9 +144,9 @@ def ttl_for(table: Table, base: int, now: float) -> int:
     """How long a table's key must live after this commit (see the module docstring)."""
     if table.phase != "playing":
         return base
-    if not table.turn_due:
+    if not table.clock.turn_due:
         return max(base, IDLE_GAME_TTL)
-    return max(base, int(table.turn_due - now) + DEADLINE_MARGIN)
+    return max(base, int(table.clock.turn_due - now) + DEADLINE_MARGIN)
 
 
 class Store:
