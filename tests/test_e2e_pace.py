@@ -222,7 +222,7 @@ async def test_my_cards_and_the_switch_again_at_once_answer_an_alert_and_send_no
         assert answer.show_alert and answer.text == "Not so fast: try again in a few seconds."
     await top.caught_up(players)
     assert hands_sent(h, bob, since) == 0
-    assert (await stored(h, top.group))["seats"][1]["place"] == "group"
+    assert (await stored(h, top.group))["seats"][1]["reach"]["place"] == "group"
     await clock.advance(RENEW_COOLDOWN)
     answer = await top.tap_group(bob, Action.CARDS)
     assert answer.text is None
