@@ -81,6 +81,10 @@ class FloodLimits:
     no figure of its own for it. Switch ``inline``: ``"chat"``, as any call to that chat
     (1 a second in a private chat, 20 a minute in a group); ``"none"``, not limited (the
     bot's 30 a second only).
+
+    ``busy`` plays a congested machine or network (0: none): the calls made within each
+    span of ``busy`` seconds reach Telegram together, at the span's end, however far
+    apart the bot made them.
     """
 
     def __init__(
@@ -95,8 +99,10 @@ class FloodLimits:
         group_burst: float = 3.0,
         ephemeral: Literal["group", "receiver"] = "group",
         inline: Literal["chat", "none"] = "chat",
+        busy: float = 0.0,
     ) -> None:
         self.clock = clock
+        self.busy = busy
         self.ephemeral = ephemeral
         self.inline = inline
         self._shapes = {
@@ -119,6 +125,8 @@ class FloodLimits:
         """Takes the call's tokens, or raises Telegram's 429 with ``retry_after``;
         ``inline_chat``: the chat of the inline message the call names, if it names one."""
         now = self.clock()
+        if self.busy:
+            now = math.ceil(now / self.busy) * self.busy
         if chat_directed(method, params):
             chat: str | None = str(params["chat_id"])
             to = receiver(params)

@@ -126,5 +126,4 @@ def test_an_inline_message_s_edits_count_as_a_hand_in_a_group_does(message: str)
     assert receiver > 2**52  # no Telegram chat's id
     assert budget.of_inline("auto", message) == Budget(receiver, group=chat)
     assert budget.of_inline("auto", message, group=True) == Budget(chat)
-    assert budget.learns("auto", chat, receiver)  # a 429 teaches the group's limit
     assert budget.kind_of(call) == "inline"
