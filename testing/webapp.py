@@ -18,6 +18,7 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
 
@@ -30,6 +31,17 @@ from testing import fakeinline
 from testing.chats import BOT_TOKEN, BOT_USERNAME, FakeGroup, FakeMessage, FakeUser
 from testing.harness import Harness, Pick
 from testing.tabletop import Tabletop, stored, table_key
+
+
+def page_files() -> list[str]:
+    """The files the page loads, in its order, as index.html names them (under /app/)."""
+    index = resources.files("bot.webapp").joinpath("static/index.html").read_text()
+    return re.findall(r'(?:src|href)="([^"#:]+)"', index)
+
+
+def shell_scripts() -> list[str]:
+    """The shell's own scripts (static/), the games' page modules (games.js) left out."""
+    return [f for f in page_files() if f.endswith(".js") and f != "games.js"]
 
 
 def init_data(
@@ -111,7 +123,7 @@ async def settle(h: Harness, group: FakeGroup, settings: dict[str, Any]) -> None
     reach yet): before the game starts."""
     if settings:
         raw = json.loads(await h.redis.hget(table_key(group), "d"))
-        raw["settings"].update(settings)
+        raw["lobby"]["settings"].update(settings)
         await h.redis.hset(table_key(group), "d", json.dumps(raw))
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.core.models import Seat, Table
+from bot.core.models import Lobby, Seat, Table
 from bot.service import turns
 from bot.tables import games
 from bot.tables.games import apply_move
@@ -32,8 +32,8 @@ async def quick(
 
 
 def _table(kind: str, people: int, computers: int, turn_time: int = 60) -> Table:
-    table = Table(game_id="abcd", chat_id=-100, creator=1, kind=kind, phase="lobby")
-    table.settings.turn_time = turn_time
+    table = Table(game_id="abcd", chat_id=-100, lobby=Lobby(creator=1), kind=kind, phase="lobby")
+    table.lobby.settings.turn_time = turn_time
     for i in range(people):
         table.seats.append(Seat(user_id=i + 1, name=f"P{i}"))
     for i in range(computers):
@@ -116,7 +116,7 @@ def test_the_seed_is_stable_per_decision_and_differs_between_decisions() -> None
 def test_the_deadline_follows_who_is_to_act() -> None:
     table = _table("durak", 2, 0, turn_time=60)
     assert turns.due_in(table, 1.0) == 60.0
-    table.settings.turn_time = 0
+    table.lobby.settings.turn_time = 0
     assert turns.due_in(table, 1.0) is None  # no limit, nobody to wait for
     actor = games.load(table).to_act()
     assert actor is not None
@@ -129,30 +129,30 @@ def test_the_deadline_follows_who_is_to_act() -> None:
 def test_a_later_deadline_needs_no_wake_up_and_an_earlier_one_does() -> None:
     table = _table("durak", 2, 0, turn_time=60)
     assert turns.stamp(table, 1.0, 1000.0) is not None  # the first deadline of a game
-    first = table.turn_due
+    first = table.clock.turn_due
     assert turns.stamp(table, 1.0, 1001.0) is None  # a person moved: the next one is later
-    assert table.turn_due >= first
+    assert table.clock.turn_due >= first
     actor = games.load(table).to_act()
     assert actor is not None
     table.seats[actor.player].away = True
     wake = turns.stamp(table, 1.0, 1002.0)
     assert wake is not None and wake < first  # the computer plays sooner
     table.phase = "finished"
-    assert turns.stamp(table, 1.0, 1003.0) is None and table.turn_due == 0.0
+    assert turns.stamp(table, 1.0, 1003.0) is None and table.clock.turn_due == 0.0
 
 
 def test_taps_that_are_not_moves_do_not_lengthen_a_turn() -> None:
     table = _table("durak", 2, 0, turn_time=60)
     turns.stamp(table, 1.0, 1000.0)
-    assert table.turn_due == 1060.0
+    assert table.clock.turn_due == 1060.0
     turns.stamp(table, 1.0, 1030.0)  # a commit in the same position: a set-up step...
-    assert table.turn_due == 1060.0
+    assert table.clock.turn_due == 1060.0
     game = games.load(table)
     actor = game.to_act()
     assert actor is not None
     apply_move(table, game, actor.player, game.legal_moves()[0])
     turns.stamp(table, 1.0, 1030.0)  # a move: the next turn has its whole time
-    assert table.turn_due == 1090.0
+    assert table.clock.turn_due == 1090.0
 
 
 def test_a_tap_forgives_timeouts_and_brings_him_back() -> None:
@@ -177,7 +177,7 @@ def test_a_person_who_times_out_twice_is_away() -> None:
         turns._play(table, actor.player, turns.computer_move(table, game, actor.player))
     away = next(i for i, s in enumerate(table.seats) if s.away)
     assert timed_out.count(away) == 2 and table.seats[away].timeouts == 2
-    assert table.auto_moves == len(timed_out)
+    assert table.clock.auto_moves == len(timed_out)
 
 
 def test_computers_going_round_are_stopped_after_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -43,7 +43,7 @@ async def test_football_from_set_up_to_rematch(harness: Harness) -> None:
     starter = first["seats"][0]["user_id"]
     await top.play(users, random.Random(1))
     data = await stored(harness, top.group)
-    assert data["phase"] == "finished" and data["games"] == 1
+    assert data["phase"] == "finished" and data["series"]["games"] == 1
     # The record replays to the result the group was shown.
     await top.tap_group(users[1], Action.RECORD)
     name, blob = harness.last_document(top.group)
@@ -57,7 +57,7 @@ async def test_football_from_set_up_to_rematch(harness: Harness) -> None:
     again = await stored(harness, top.group)
     assert again["phase"] == "playing" and again["game_id"] != data["game_id"]
     assert again["seats"][0]["user_id"] != starter
-    assert again["series"] == data["series"] and again["games"] == 1
+    assert again["series"]["score"] == data["series"]["score"] and again["series"]["games"] == 1
 
 
 async def test_set_up_is_a_private_multi_step_choice(harness: Harness) -> None:
@@ -155,7 +155,7 @@ async def test_a_player_whose_private_chat_refuses_us(harness: Harness) -> None:
     assert "⚠️" not in top.table_message().text
     assert (await stored(harness, top.group))["seats"][
         [s["user_id"] for s in (await stored(harness, top.group))["seats"]].index(bob.id)
-    ]["dm_ok"]
+    ]["reach"]["dm_ok"]
 
 
 async def test_group_edits_are_coalesced_and_end_on_the_newest_state(

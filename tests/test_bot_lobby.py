@@ -41,7 +41,7 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     for arg in ("d", "p", "f", "t", "l"):
         await top.tap_group(ann, Action.OPTION, arg)
     data = await stored(harness, top.group)
-    assert data["settings"] == {
+    assert data["lobby"]["settings"] == {
         "deck_size": 52,
         "decks": 1,
         "dummy": True,
@@ -52,7 +52,7 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
         "transfer": False,
         "turn_time": 120,
     }
-    assert data["lang"] == "be"  # the next catalogue after English
+    assert data["lobby"]["lang"] == "be"  # the next catalogue after English
     assert "Калода: 52 карты" in top.table_message().text  # the group's language now
     await top.tap_group(ann, Action.SETTINGS)  # done
     await top.start(ann)

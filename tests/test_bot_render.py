@@ -16,7 +16,7 @@ import pytest
 
 from bot.core.callbacks import STAMP_LEN, Action, decode
 from bot.core.i18n import LANGS, faces
-from bot.core.models import Seat, Table
+from bot.core.models import Lobby, Seat, Table
 from bot.core.screen import Screen
 from bot.games.football import screens as football_screens
 from bot.screens import registry, views
@@ -35,12 +35,11 @@ def _table(game: Any, kind: str, langs: list[str]) -> Table:
     return Table(
         game_id="g1g1",
         chat_id=-100777,
-        creator=10,
         kind=kind,
         phase="playing",
         seats=seats,
         state=game.to_json(),
-        lang=langs[0],
+        lobby=Lobby(creator=10, lang=langs[0]),
     )
 
 
@@ -110,7 +109,7 @@ def test_no_screen_shows_a_hidden_card(kind: str) -> None:
         rng.shuffle(langs)
         table = _table(game, kind, langs)
         while True:
-            _check(views.group_screen(table, "bot"), hidden_of(game, None), table.lang)
+            _check(views.group_screen(table, "bot"), hidden_of(game, None), table.lobby.lang)
             for seat in range(len(table.seats)):
                 lang = table.seats[seat].lang
                 _check(views.hand_screen(table, seat), hidden_of(game, seat), lang)

@@ -13,7 +13,7 @@ import redis.asyncio as aioredis
 
 from bot.core import store as store_module
 from bot.core.keys import TABLE_SLOT, table_key, user_slot
-from bot.core.models import Seat, Slot, Table
+from bot.core.models import Lobby, Seat, Slot, Table
 from bot.core.store import Snapshot, Store, Write
 from testing.settings import REDIS_URL
 
@@ -22,7 +22,8 @@ NEW_KEY = table_key(-1001000000123, None)  # the same group, upgraded to a super
 
 
 def _table() -> Table:
-    return Table(game_id="ab12", chat_id=-100123, creator=1, kind="durak", phase="lobby")
+    lobby = Lobby(creator=1)
+    return Table(game_id="ab12", chat_id=-100123, lobby=lobby, kind="durak", phase="lobby")
 
 
 def _add_seat(snap: Snapshot) -> tuple[Write, int]:
@@ -181,7 +182,7 @@ async def test_a_running_game_outlives_its_deadline_and_a_finished_one_expires(
     def set_phase(phase: str, due: float) -> Callable[[Snapshot], tuple[Write, None]]:
         def decide(snap: Snapshot) -> tuple[Write, None]:
             table = snap.table or _table()
-            table.phase, table.turn_due = phase, due  # type: ignore[assignment]
+            table.phase, table.clock.turn_due = phase, due  # type: ignore[assignment]
             return Write(table), None
 
         return decide

@@ -15,7 +15,7 @@ from typing import Any
 from bot.core.budget import Budget
 from bot.core.keys import group_slot, user_slot
 from bot.core.limiter import Priority
-from bot.core.models import Seat, Slot, Table
+from bot.core.models import Delivery, LastTap, Lobby, Seat, Slot, Table
 from bot.core.screen import Button, Screen
 from bot.core.store import Snapshot
 from bot.service.messages import cleanup
@@ -43,6 +43,9 @@ WATCHING = Screen("Bob's turn")
 TABLE = Screen("the table")
 
 
+ADMIN = Delivery(bot_admin=True)  # the bot is an administrator of the group
+
+
 def table(**changes: Any) -> Table:
     """A game being played in the group: Alice and Bob, both hands in the group."""
     seats = [Seat(user_id=ALICE, name="Alice"), Seat(user_id=BOB, name="Bob")]
@@ -51,7 +54,7 @@ def table(**changes: Any) -> Table:
         "chat_id": GROUP,
         "kind": "football",
         "phase": "playing",
-        "creator": ALICE,
+        "lobby": Lobby(creator=ALICE),
         "seats": seats,
         "version": 10,
     }
@@ -105,7 +108,7 @@ def test_rule_1_a_player_who_is_away_is_not_rung() -> None:
 
 def test_rule_1_in_the_group_his_prompt_is_as_urgent_as_in_his_private_chat() -> None:
     slot = shown(WATCHING, quiet=NOW - 60)
-    message = decided(group_hand(SETTINGS, table(bot_admin=True), 0, PROMPT, slot, NOW))
+    message = decided(group_hand(SETTINGS, table(delivery=ADMIN), 0, PROMPT, slot, NOW))
     assert (message.priority, message.how) == (Priority.PROMPT, How.ANEW)
     assert message.hand is not None and message.hand.receiver == ALICE
 
@@ -119,7 +122,7 @@ def test_rule_1_in_the_group_without_a_tap_to_answer_a_new_prompt_is_an_edit() -
 
 def test_rule_1_a_new_prompt_whose_old_message_may_not_go_now_is_an_edit_of_it() -> None:
     slot = shown(WATCHING, quiet=NOW - 60)
-    message = decided(group_hand(SETTINGS, table(bot_admin=True), 0, PROMPT, slot, NOW))
+    message = decided(group_hand(SETTINGS, table(delivery=ADMIN), 0, PROMPT, slot, NOW))
     when_old_stays(message)  # the limiter refused the old message's removal
     assert message.how is How.EDIT
 
@@ -223,18 +226,20 @@ def test_rule_3_a_new_game_in_the_same_phase_still_gets_a_new_message() -> None:
 
 def test_a_tap_that_needs_no_new_message_does_not_jump_the_queue() -> None:
     # he moved: his tap is fresh, but his hand is only edited (his buttons go), as a mover's
-    tapped = table(bot_admin=True, last_taps={str(ALICE): ("q3", NOW - 1)})
+    fresh = {str(ALICE): LastTap("q3", NOW - 1)}
+    tapped = table(delivery=Delivery(bot_admin=True, last_taps=fresh))
     message = decided(group_hand(SETTINGS, tapped, 0, WATCHING, shown(PROMPT), NOW))
     assert (message.priority, message.how) == (Priority.MOVER, How.EDIT)
 
 
 def test_my_cards_whose_tap_is_too_old_to_answer_is_an_edit_without_an_administrator() -> None:
     seats = table().seats
-    seats[0].renew = 1  # he tapped "My cards", and the group's limits held it back since
-    late = table(seats=seats, last_taps={str(ALICE): ("q2", NOW - TAP_FRESH - 1)})
+    seats[0].reach.renew = 1  # he tapped "My cards", and the group's limits held it back since
+    old = {str(ALICE): LastTap("q2", NOW - TAP_FRESH - 1)}
+    late = table(seats=seats, delivery=Delivery(last_taps=old))
     message = decided(group_hand(SETTINGS, late, 0, WATCHING, shown(WATCHING), NOW))
     assert (message.priority, message.how) == (Priority.REPLY, How.EDIT)
-    admin = table(seats=seats, bot_admin=True, last_taps=late.last_taps)
+    admin = table(seats=seats, delivery=Delivery(bot_admin=True, last_taps=late.delivery.last_taps))
     assert decided(group_hand(SETTINGS, admin, 0, WATCHING, shown(WATCHING), NOW)).how is How.ANEW
 
 
@@ -242,7 +247,7 @@ def test_the_place_his_hand_has_left_is_not_edited_where_it_cannot_or_need_not_b
     moved = Screen("your cards are in your private chat")
     back = {group_slot(ALICE): shown(PROMPT)}
     seats = table().seats
-    seats[0].group_ok = False  # the group refused his hand: it would refuse this too
+    seats[0].reach.group_ok = False  # the group refused his hand: it would refuse this too
     assert parked(SETTINGS, table(seats=seats), 0, False, moved, back) is None
     assert parked(SETTINGS, table(chat_id=ALICE), 0, False, moved, back) is None  # his own chat
     never_sent = {group_slot(ALICE): shown(PROMPT, id=None)}
@@ -319,7 +324,7 @@ def test_the_answer_to_his_join_in_his_private_chat_is_a_reply() -> None:
 
 def test_my_cards_sends_his_hand_in_the_group_anew_even_if_its_old_one_stays() -> None:
     seats = table().seats
-    seats[0].renew = 1  # he tapped "My cards"
+    seats[0].reach.renew = 1  # he tapped "My cards"
     mine = table(seats=seats, last_taps={str(ALICE): ("q2", NOW)})
     message = decided(group_hand(SETTINGS, mine, 0, WATCHING, shown(WATCHING), NOW))
     assert (message.priority, message.how) == (Priority.PROMPT, How.ANEW)
@@ -329,7 +334,7 @@ def test_my_cards_sends_his_hand_in_the_group_anew_even_if_its_old_one_stays() -
 
 def test_a_private_chat_that_refused_us_shows_nothing_until_he_opens_it() -> None:
     seats = table().seats
-    seats[0].dm_ok = False
+    seats[0].reach.dm_ok = False
     assert private_hand(SETTINGS, table(seats=seats), 0, PROMPT, None, NOW) is None
 
 

@@ -148,6 +148,6 @@ async def test_a_record_telegram_refuses_can_be_asked_for_again(harness: Harness
     h.server.inject("sendDocument", 400, "Bad Request: not enough rights to send documents")
     answer = await top.tap_group(ann, Action.RECORD)
     assert answer.text is None and documents(h, top.group) == []
-    assert not (await stored(h, top.group))["record_sent"], "the claim was given back"
+    assert not (await stored(h, top.group))["delivery"]["record_sent"], "the claim was given back"
     answer = await top.tap_group(bob, Action.RECORD)
     assert answer.text is None and len(documents(h, top.group)) == 1

@@ -281,7 +281,7 @@ async def someone_away(h: Harness, *, bob_blocks: bool = False) -> tuple[Tableto
     await top.join(bob)
     key = store_key(top.group.id, None)
     raw = json.loads(await h.redis.hget(key, "d"))
-    raw["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
+    raw["lobby"]["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
     await h.redis.hset(key, "d", json.dumps(raw))
     bob.blocked = bob_blocks  # after joining: the deal finds his private chat closed
     await top.start(ann)
@@ -474,7 +474,7 @@ async def test_football_against_the_computer_on_the_real_redis(quick_real: Harne
     await top.start(ann)
     await play_people(h, top, [ann], random.Random(8))
     data = await stored(h, top.group)
-    assert data["phase"] == "finished" and data["turn_due"] == 0  # no deadline any more
+    assert data["phase"] == "finished" and data["clock"]["turn_due"] == 0  # no deadline any more
 
 
 async def test_endgame_in_a_private_chat_stops_the_computers(quick: Harness) -> None:

@@ -124,7 +124,7 @@ async def test_record_and_rematch_where_the_other_player_starts(harness: Harness
     await watch.check()
     await play_checked(top, players, 9, watch)
     third = await stored(h, group)
-    assert third["games"] == 2 and third["phase"] == "finished"
+    assert third["series"]["games"] == 2 and third["phase"] == "finished"
 
 
 async def test_the_table_explains_the_fields_symbols_while_the_game_is_played(

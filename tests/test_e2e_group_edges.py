@@ -129,15 +129,19 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
     await move(h, top, first, rng)
     data = await stored(h, top.group)
     seat = next(s for s in data["seats"] if s["user_id"] == other.id)
-    assert not seat["group_ok"] and not seat["dm_ok"] and not data["bot_admin"]
+    assert (
+        not seat["reach"]["group_ok"]
+        and not seat["reach"]["dm_ok"]
+        and not data["delivery"]["bot_admin"]
+    )
     said = group_text(top)
     assert said.count("the group could not show your cards") == 1
     assert f"{other.first_name}: tap “My cards” for your hand." in said
     await top.tap_group(other, Action.CARDS)
     assert h.hands(other, top.group), "My cards answered with his hand"
     assert next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)[
-        "group_ok"
-    ]
+        "reach"
+    ]["group_ok"]
     assert f"{other.first_name}: tap “My cards”" not in group_text(top)
     await LeakWatch(top).check()
     await top.play(players, rng)
@@ -155,7 +159,7 @@ async def test_a_hand_that_left_the_group_keeps_no_buttons_there(group_harness: 
     await clock_of(h).advance(TAP_FRESH + 1)
     await move(h, top, first, random.Random(2))
     seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)
-    assert not seat["group_ok"] and h.hands(other, top.group)
+    assert not seat["reach"]["group_ok"] and h.hands(other, top.group)
     await h.command(players[0], top.group, "/endgame")
     assert live_buttons(h, players, top.group) == []
 
@@ -172,7 +176,7 @@ async def test_a_hand_refused_for_want_of_an_administrator_comes_back_when_there
     assert top.prompt(other) is None, "his prompt was refused"
     await h.promote(top.group, players[0])  # the bot is made one
     seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)
-    assert seat["group_ok"]
+    assert seat["reach"]["group_ok"]
     assert top.prompt(other) is not None, "his hand is back in the group, his buttons on it"
 
 
@@ -200,8 +204,8 @@ async def test_only_telegrams_own_words_say_the_bot_is_no_administrator(
     await move(h, top, first, random.Random(2))
     data = await stored(h, top.group)
     seat = next(s for s in data["seats"] if s["user_id"] == other.id)
-    assert not seat["group_ok"], "his hand left the group"
-    assert data["bot_admin"] is admin_after
+    assert not seat["reach"]["group_ok"], "his hand left the group"
+    assert data["delivery"]["bot_admin"] is admin_after
 
 
 async def test_a_hand_moves_between_group_and_private_chat_mid_game(
@@ -249,7 +253,7 @@ async def test_back_to_the_group_without_a_message_there_waits_for_my_cards(
     said = group_text(top)
     await h.tap(ann, h.last(ann), is_action(Action.PLACE))
     seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == ann.id)
-    assert (seat["place"], seat["group_ok"]) == ("group", True)
+    assert (seat["reach"]["place"], seat["reach"]["group_ok"]) == ("group", True)
     assert "in the group now" in (h.last(ann).text or "") and h.last(ann).buttons == []
     assert group_text(top) == said, "the table says nothing: she waits for My cards"
     await top.tap_group(ann, Action.CARDS)
@@ -265,7 +269,7 @@ async def test_two_quick_switches_each_move_the_hand(group_harness: Harness) -> 
     (hand,) = h.hands(ann, top.group)
     await asyncio.gather(*(h.tap(ann, hand, is_action(Action.PLACE)) for _ in range(2)))
     seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == ann.id)
-    assert seat["place"] == "group"
+    assert seat["reach"]["place"] == "group"
     assert await h.redis.get(place_key(ann.id)) == b"group"
 
 
@@ -330,7 +334,7 @@ async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick: Harness) -
     await top.join(players[1])
     key = store_key(group.id, None)
     raw = json.loads(await h.redis.hget(key, "d"))
-    raw["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
+    raw["lobby"]["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
     await h.redis.hset(key, "d", json.dumps(raw))
     await top.start(players[0])
 
@@ -385,12 +389,12 @@ async def test_the_lobby_says_once_what_an_administrator_bot_does(group_harness:
     hint = "make the bot an administrator"
     assert group_text(top).count(hint) == 1
     await h.promote(group, ann)
-    assert (await stored(h, group))["bot_admin"]
+    assert (await stored(h, group))["delivery"]["bot_admin"]
     assert hint not in group_text(top)
     await top.join(bob)
     await top.start(ann)
     await h.promote(group, ann, admin=False)
-    assert not (await stored(h, group))["bot_admin"]
+    assert not (await stored(h, group))["delivery"]["bot_admin"]
 
 
 @pytest.mark.parametrize("admin", [True, False])

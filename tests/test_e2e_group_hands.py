@@ -75,7 +75,7 @@ async def test_durak_with_the_dummy_for_three_who_never_opened_a_private_chat(
     group = await group_with(h, players, admin)
     top = await durak_started(h, players, group, "p")  # the dummy plays
     data = await stored(h, group)
-    assert data["phase"] == "playing" and data["settings"]["dummy_plays"]
+    assert data["phase"] == "playing" and data["lobby"]["settings"]["dummy_plays"]
     for user in players:
         assert h.hands(user, group), f"{user.first_name} has no hand in the group"
     moves = await play_watched(top, players, seed=5)
@@ -93,7 +93,7 @@ async def test_six_play_with_the_52_card_deck_in_the_group(
     players = strangers(h, 6)
     group = await group_with(h, players, admin)
     top = await durak_started(h, players, group, "d")  # the 52 cards
-    assert (await stored(h, group))["settings"]["deck_size"] == 52
+    assert (await stored(h, group))["lobby"]["settings"]["deck_size"] == 52
     await play_watched(top, players, seed=8)
     no_private_messages(h, players)
     assert live_buttons(h, players, group) == []

@@ -137,7 +137,7 @@ async def _lobby(top: Tabletop, players: list[FakeUser], spectator: FakeUser, ga
             await top.tap_group(players[0], Action.OPTION, arg)
             continue
         start = len(calls)
-        lang = (await stored(top.h, top.group))["lang"]
+        lang = (await stored(top.h, top.group))["lobby"]["lang"]
         for step in range(1, len(LANGS) + 1):
             await top.tap_group(players[0], Action.OPTION, arg)
             now = LANGS[(LANGS.index(lang) + step) % len(LANGS)]
@@ -226,7 +226,7 @@ async def test_every_screen_reads_in_the_players_language(harness: Harness, lang
     for key in ("lobby.pick", "durak.header", "football.legend", "cmd.help", "stats.row_durak"):
         assert t(lang, key).split("{")[0] in seen, key
     data = await stored(h, group)
-    assert data["lang"] == lang
+    assert data["lobby"]["lang"] == lang
 
 
 def test_the_check_finds_what_it_exists_to_catch() -> None:

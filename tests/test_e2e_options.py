@@ -27,7 +27,7 @@ async def test_a_full_36_card_durak_lobby_offers_the_52_card_deck(harness: Harne
     assert (await stored(h, top.group))["phase"] == "lobby"
     assert (await stored(h, top.group))["seats"] == before["seats"]
     await top.tap_group(players[0], Action.OPTION, "d52")  # "Use the 52-card deck"
-    assert (await stored(h, top.group))["settings"]["deck_size"] == 52
+    assert (await stored(h, top.group))["lobby"]["settings"]["deck_size"] == 52
     await top.start(players[0])
     data = await stored(h, top.group)
     game = Durak.from_json(data["state"])
@@ -48,7 +48,7 @@ async def test_durak_with_the_dummy_playing(harness: Harness) -> None:
     await top.tap_group(players[0], Action.OPTION, "p")
     await top.tap_group(players[0], Action.OPTION, "f")
     await top.tap_group(players[0], Action.SETTINGS)
-    settings = (await stored(h, top.group))["settings"]
+    settings = (await stored(h, top.group))["lobby"]["settings"]
     assert settings["dummy_plays"] is True and settings["first_move"] == "from_under"
     await top.start(players[0])
     game = Durak.from_json((await stored(h, top.group))["state"])

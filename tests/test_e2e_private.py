@@ -110,7 +110,9 @@ async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
     await top.step([ann, bob], rng)
     await watch.check()
     data = await stored(h, top.group)
-    assert [s["dm_ok"] for s in data["seats"]] == [s["user_id"] != bob.id for s in data["seats"]]
+    assert [s["reach"]["dm_ok"] for s in data["seats"]] == [
+        s["user_id"] != bob.id for s in data["seats"]
+    ]
     text = top.table_message().text or ""
     assert "Bob" in text
     answer = await top.tap_group(bob, Action.CARDS)
@@ -125,7 +127,7 @@ async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
     bob.blocked = False
     await h.follow(bob, deep_link(top))
     data = await stored(h, top.group)
-    assert all(s["dm_ok"] for s in data["seats"])
+    assert all(s["reach"]["dm_ok"] for s in data["seats"])
     assert not [b for b in top.table_message().buttons if b.url]
     await watch.check()
     await top.play([ann, bob], random.Random(7), after_each=watch.check)
@@ -142,14 +144,14 @@ async def test_unblocking_the_bot_brings_his_hands_at_every_table(harness: Harne
     bob.blocked = True
     rng = random.Random(6)
     for top, players in zip(tables, ([ann, bob], [bob, cid]), strict=True):
-        while all(s["dm_ok"] for s in (await stored(h, top.group))["seats"]):
+        while all(s["reach"]["dm_ok"] for s in (await stored(h, top.group))["seats"]):
             await top.step(players, rng)  # until a change of his hand is refused
     # A table where his chat is open already (say its game was played again since) is
     # dropped from his list without anything being sent.
     await h.redis.sadd(f"ct:closed:{bob.id}", table_key(gone := h.group("Three")))
     await h.private(bob, "/start")
     for top in tables:
-        assert all(s["dm_ok"] for s in (await stored(h, top.group))["seats"])
+        assert all(s["reach"]["dm_ok"] for s in (await stored(h, top.group))["seats"])
         assert not [b for b in top.table_message().buttons if b.url], "the warning is gone"
     assert await h.redis.smembers(f"ct:closed:{bob.id}") == set()
     assert not h.screen(gone)

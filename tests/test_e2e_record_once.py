@@ -43,7 +43,7 @@ async def test_a_table_the_old_code_finished_and_posted_posts_no_second_record(
     top, (ann, _) = await finished_game(h)
     key = table_key(top.group)
     data = json.loads(await h.redis.hget(key, "d"))
-    data["record_sent"] = True
+    data["delivery"]["record_sent"] = True
     data.pop("record_asked", None)  # a field the old code did not have
     await h.redis.hset(key, "d", json.dumps(data))
     delivery.start(h.app, key, None)
@@ -80,7 +80,7 @@ async def test_a_record_is_not_posted_again_when_its_sender_dies_before_saving(
     for _ in range(int(LEASE_MS / 250) * 3):  # the lease runs out; the table comes due
         await top.later()
     assert len(documents(h, top)) == 1
-    assert (await stored(h, top.group))["record_sent"]
+    assert (await stored(h, top.group))["delivery"]["record_sent"]
 
 
 @pytest.mark.telegram_complaints

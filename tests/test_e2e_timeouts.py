@@ -29,7 +29,7 @@ async def test_a_player_who_does_not_act_has_his_move_made_for_him(
     await top.join(bob)
     key = table_key(top.group)
     raw = json.loads(await h.redis.hget(key, "d"))
-    raw["settings"]["turn_time"] = 1
+    raw["lobby"]["settings"]["turn_time"] = 1
     await h.redis.hset(key, "d", json.dumps(raw))
     await top.start(ann)
     (asked,) = [u for u in (ann, bob) if top.prompt(u) is not None]
@@ -77,7 +77,7 @@ async def test_an_unlimited_turn_time_is_not_shown(harness: Harness) -> None:
     for _ in range(3):  # 60 s → 120 s → 300 s → unlimited
         await top.tap_group(players[0], Action.OPTION, "t")
     await top.tap_group(players[0], Action.SETTINGS)
-    assert (await stored(h, top.group))["settings"]["turn_time"] == 0
+    assert (await stored(h, top.group))["lobby"]["settings"]["turn_time"] == 0
     await top.start(players[0])
     rng = random.Random(2)
     for _ in range(10):

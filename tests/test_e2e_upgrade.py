@@ -100,11 +100,11 @@ async def test_a_closed_private_chat_is_still_reopened_after_an_upgrade(harness:
     await top.setup_game("durak", [ann, bob])
     bob.blocked = True
     rng = random.Random(8)
-    while all(s["dm_ok"] for s in (await stored(h, top.group))["seats"]):
+    while all(s["reach"]["dm_ok"] for s in (await stored(h, top.group))["seats"]):
         await top.step([ann, bob], rng)  # until a change of his hand is refused
     top.group = await h.upgrade(top.group)
     await h.private(bob, "/start")  # he unblocks the bot
-    assert all(s["dm_ok"] for s in (await stored(h, top.group))["seats"])
+    assert all(s["reach"]["dm_ok"] for s in (await stored(h, top.group))["seats"])
     await top.play([ann, bob], rng)
 
 
@@ -121,7 +121,7 @@ async def test_the_turn_deadline_follows_the_table_in_the_same_commit(
     await top.join(players[1])
     key = table_key(top.group)
     raw = json.loads(await h.redis.hget(key, "d"))
-    raw["settings"]["turn_time"] = 1
+    raw["lobby"]["settings"]["turn_time"] = 1
     await h.redis.hset(key, "d", json.dumps(raw))
     await top.start(players[0])
     svc = services(h.app)

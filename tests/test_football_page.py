@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.core.models import Table
+from bot.core.models import Lobby, Table
 from bot.screens import registry
 from engine.games.football.game import Football
 from engine.games.football.rules import HOME
@@ -34,7 +34,7 @@ def _told(run: dict[str, Any] | None, kind: str, data: dict[str, Any]) -> dict[s
 def test_the_run_is_the_one_the_events_tell(seed: int) -> None:
     rng = random.Random(seed)
     game = Football.new(None, ["Ann", "Bob"], seed=seed)
-    table = Table(game_id="g", chat_id=-1, creator=1, kind="football")
+    table = Table(game_id="g", chat_id=-1, lobby=Lobby(creator=1), kind="football")
     entry = registry.entry("football")
     told: dict[str, Any] | None = None
     events: list[tuple[str, dict[str, Any]]] = []

@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from bot.core.callbacks import decode
-from bot.core.models import GameSettings, Seat, Table
+from bot.core.models import GameSettings, Lobby, Seat, Table
 from bot.handlers import lobby
 from bot.screens import registry, render_lobby
 from bot.service.taps import Refusal
@@ -35,11 +35,10 @@ def lobby_table(settings: GameSettings | None = None, players: int = 1) -> Table
     return Table(
         game_id="abcd",
         chat_id=-100,
-        creator=1,
         kind="durak",
         phase="lobby",
         seats=seats,
-        settings=settings or GameSettings(),
+        lobby=Lobby(creator=1, settings=settings or GameSettings()),
     )
 
 
@@ -66,7 +65,7 @@ def offered(table: Table) -> list[str]:
 
 def test_the_settings_offered_reach_every_allowed_variant_and_nothing_else() -> None:
     start = lobby_table()
-    seen = {variant_of(start.settings)}
+    seen = {variant_of(start.lobby.settings)}
     queue = [start]
     while queue:
         table = queue.pop()
@@ -75,10 +74,10 @@ def test_the_settings_offered_reach_every_allowed_variant_and_nothing_else() -> 
                 continue
             tapped = table.model_copy(deep=True)
             lobby.choose(tapped, code)  # every button offered is taken
-            durak = registry.entry("durak").spec.make_options(tapped.settings)
+            durak = registry.entry("durak").spec.make_options(tapped.lobby.settings)
             assert isinstance(durak, DurakOptions)  # an allowed game
-            if variant_of(tapped.settings) not in seen:
-                seen.add(variant_of(tapped.settings))
+            if variant_of(tapped.lobby.settings) not in seen:
+                seen.add(variant_of(tapped.lobby.settings))
                 queue.append(tapped)
     assert seen == allowed()
     assert len(seen) == 3 * 2 * (2 + 4)  # decks x five x (dummy plays | transfers x throw-in)
@@ -103,11 +102,13 @@ def test_turning_the_dummy_on_again_drops_what_it_rules_out() -> None:
     table = lobby_table()
     for code in ("m", "x", "n", "m"):
         lobby.choose(table, code)
-    options = registry.entry("durak").spec.make_options(table.settings)
+    options = registry.entry("durak").spec.make_options(table.lobby.settings)
     assert options == DurakOptions()
     for code in ("p", "m"):
         lobby.choose(table, code)
-    assert registry.entry("durak").spec.make_options(table.settings) == DurakOptions(dummy=False)
+    assert registry.entry("durak").spec.make_options(table.lobby.settings) == DurakOptions(
+        dummy=False
+    )
 
 
 @pytest.mark.parametrize(
@@ -124,7 +125,7 @@ def test_a_too_full_lobby_is_offered_each_change_that_seats_everyone(
     table = lobby_table(players=players)
     for code in taps:
         lobby.choose(table, code)
-    table.notice = "lobby.too_many"
+    table.lobby.notice = "lobby.too_many"
     buttons = render_lobby.seatings(registry.ctx(table, "en"))
     assert {decode(b.data).arg for b in buttons} == fixes
     for button in buttons:
@@ -152,4 +153,4 @@ async def test_a_full_lobby_starts_without_the_dummy_when_offered(harness: Harne
     assert "🃏 Play without the dummy" not in [b.text for b in top.table_message().buttons]
     await top.start(players[0])
     data = await stored(h, top.group)
-    assert data["phase"] == "playing" and not data["settings"]["dummy"]
+    assert data["phase"] == "playing" and not data["lobby"]["settings"]["dummy"]

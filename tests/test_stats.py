@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core.models import Seat, Table
+from bot.core.models import Lobby, Seat, Table
 from bot.core.store import Store
 from bot.tables.stats.count import Moved
 from bot.tables.stats.finished import Finished, Player, from_record, from_table, record_table
@@ -61,7 +61,7 @@ def table_of(game: Game, kind: str, players: list[Player], game_id: str = "g001"
     return Table(
         game_id=game_id,
         chat_id=GROUP,
-        creator=players[0].uid,
+        lobby=Lobby(creator=players[0].uid),
         kind=kind,  # type: ignore[arg-type]
         phase="finished",
         seats=seats,

@@ -36,7 +36,7 @@ from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored
-from testing.webapp import client, init_data, settle, table_for_two, table_param
+from testing.webapp import client, init_data, page_files, settle, table_for_two, table_param
 
 keys = pytest.importorskip("selenium.webdriver.common.keys", reason="selenium is not installed")
 if MISSING:
@@ -172,7 +172,7 @@ async def _page_weight(h: Harness) -> int:
     """The bytes the page costs on the wire, gzipped: the document and every file it loads."""
     total = 0
     async with client(h) as c:
-        for path in ("", "table.js", "table.css", "games.js", "games.css", "icon.svg"):
+        for path in ("", *page_files()):
             r = await c.get("/app/" + path, headers={"Accept-Encoding": "gzip"})
             assert r.status_code == 200
             total += len(gzip.compress(r.content, mtime=0))

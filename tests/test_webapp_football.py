@@ -263,7 +263,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
                 await top.step([bob], rng)
                 made["button"].add(before + 1)
             elif not bob_seat["away"]:  # his time runs out (twice: then he is away)
-                await clock.advance(data["settings"]["turn_time"] + 1)
+                await clock.advance(data["lobby"]["settings"]["turn_time"] + 1)
                 made["timeout"].add(before + 1)
             else:  # away: the computer plays for him, at its pace
                 while (await stored(h, top.group))["version"] == before:

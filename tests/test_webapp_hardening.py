@@ -22,7 +22,16 @@ from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.tabletop import stored
-from testing.webapp import bearer, client, exchange, init_data, page_server, table_for_two, token
+from testing.webapp import (
+    bearer,
+    client,
+    exchange,
+    init_data,
+    page_server,
+    shell_scripts,
+    table_for_two,
+    token,
+)
 
 HOSTILE_BODIES = [
     b"[1,2]",
@@ -252,10 +261,11 @@ async def test_the_token_is_never_in_a_url(harness: Harness) -> None:
         ticket = await token(c, ann, param)
         r = await c.get("/app/api/events", params={"s": ticket})
         assert r.status_code == 401
-    script = resources.files("bot.webapp").joinpath("static/table.js").read_text()
+    static = resources.files("bot.webapp").joinpath("static")
+    script = "\n".join(static.joinpath(name).read_text() for name in shell_scripts())
     assert "EventSource" not in script and "&s=" not in script
     fetches = [line for line in script.splitlines() if "fetch(" in line]
-    assert fetches and all("TOKEN" not in line.split("{", 1)[0] for line in fetches)
+    assert fetches and all("token" not in line.split("{", 1)[0].lower() for line in fetches)
 
 
 async def test_a_redirect_never_names_the_request_s_host(harness: Harness) -> None:

@@ -25,6 +25,7 @@ from testing.botproc import ROOT, BotProcess, ProcHarness
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.tabletop import Tabletop
+from testing.webapp import shell_scripts
 
 # What the Dockerfile's build stage copies.
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "bot", "engine", "seeds")
@@ -78,9 +79,10 @@ async def test_the_installed_wheel_answers_rules_in_three_languages_and_plays_a_
     try:
         await bot.ready()
         async with httpx.AsyncClient(base_url=bot.root) as c:  # the page, from the package
-            for name, kind in (("", "text/html"), ("table.js", "text/javascript"),
-                               ("table.css", "text/css")):  # fmt: skip
+            kinds = {"": "text/html", ".js": "text/javascript", ".css": "text/css"}
+            for name in ("", "table.css", *shell_scripts()):  # static/'s, as the page loads them
                 got = await c.get(f"/app/{name}")
+                kind = kinds[name and Path(name).suffix]
                 assert got.status_code == 200 and got.headers["content-type"].startswith(kind)
                 assert (
                     got.content

@@ -29,7 +29,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from bot.core.keys import KEY_PREFIX
-from bot.core.scripts import FORGET_CONSUMERS
+from bot.core.scripts import FORGET_CONSUMERS, ForgetConsumers
 
 STREAM = f"{KEY_PREFIX}:inbox"
 GROUP = "workers"
@@ -56,7 +56,7 @@ class Inbox:
     def __init__(self, redis: aioredis.Redis, consumer: str) -> None:
         self.redis = redis
         self.consumer = consumer
-        self._forget = redis.register_script(FORGET_CONSUMERS)
+        self._forget = FORGET_CONSUMERS.register(redis)
 
     async def put(self, update: bytes) -> None:
         """Store an update (the webhook answers 200 after this only)."""
@@ -114,7 +114,7 @@ class Inbox:
 
     async def _forget_where(self, idle_ms: int, name: str) -> None:
         try:
-            await self._forget(keys=[STREAM], args=[GROUP, idle_ms, name])
+            await self._forget(ForgetConsumers(STREAM, GROUP, idle_ms, name))
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):  # no group: no consumers either
                 raise

@@ -67,6 +67,7 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 # The first part of every key. bench/bot.py sets a prefix of its own, so that it can share
 # a Redis database with a running bot and afterwards remove its own keys and nothing else.
@@ -109,9 +110,13 @@ def junk_field(chat_id: int, message_id: int, receiver: int = 0) -> str:
     return f"{JUNK}{chat_id}:{message_id}{tail}"
 
 
-# A message to remove: (chat, message, only strip its buttons, the receiver of an
-# ephemeral message or 0).
-Junk = tuple[int, int, bool, int]
+class Junk(NamedTuple):
+    """A message to remove (a table's ``x:`` field)."""
+
+    chat_id: int
+    message_id: int
+    strip: bool  # only its buttons are taken away
+    receiver: int  # the receiver of an ephemeral message, or 0
 
 
 TABLE_SLOT = f"{SLOT}table"

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -45,6 +45,7 @@ from bot.core import budget, metrics
 from bot.core.budget import Budget
 from bot.core.clock import Clock
 from bot.core.keys import KEY_PREFIX
+from bot.core.lua import Args, Key, Keys, Script
 
 log = logging.getLogger(__name__)
 
@@ -111,80 +112,109 @@ def bucket_of(chat_id: int) -> Bucket:
     return PRIVATE if chat_id > 0 else GROUP
 
 
-# KEYS[1]: the whole-bot bucket, KEYS[2]: the learned groups (LEARNED_KEY), KEYS[3..]: chat
-# buckets. ARGV[1]: now (ms), ARGV[2]: the whole-bot interval (ms); then per request: its
-# chat bucket's index in KEYS, that bucket's interval and tolerance, the whole-bot
-# tolerance at its priority (ms); then its group's index in KEYS (0: none), interval,
-# tolerance and member of KEYS[2]: that bucket counts too while the group is learned.
+class Request(NamedTuple):
+    """One call asked for: its chat's bucket and, while its group has learned (bot.core.budget),
+    that group's bucket too (intervals and tolerances in ms)."""
+
+    chat: int  # the chat's bucket, by its place in Acquire.buckets (from 1)
+    interval: int
+    tolerance: int
+    all_tolerance: int  # the whole-bot tolerance at the call's priority
+    group: int | None  # the group's bucket, by its place in Acquire.buckets; None: none
+    group_interval: int
+    group_tolerance: int
+    group_member: str  # the group, as a member of the learned groups
+
+
+@dataclass(frozen=True)
+class Acquire(Args):
+    """Ask for calls, in order."""
+
+    all_key: Key  # the whole-bot bucket
+    learned_key: Key  # LEARNED_KEY
+    buckets: Keys  # the chat buckets the requests name
+    now_ms: int
+    all_interval: int
+    requests: tuple[Request, ...]
+
+
 # Requests are granted in order; each answer is 0 (granted) or the ms to wait.
-_ACQUIRE = """
-local now = tonumber(ARGV[1])
-local all_interval = tonumber(ARGV[2])
+_ACQUIRE = Script(
+    Acquire,
+    body="""
 local tat = {}
 local function get(key)
   if tat[key] == nil then tat[key] = tonumber(redis.call('GET', key) or '0') end
-  return math.max(tat[key], now)
+  return math.max(tat[key], now_ms)
 end
 local function learned(member)
-  return tonumber(redis.call('ZSCORE', KEYS[2], member) or '0') > now
+  return tonumber(redis.call('ZSCORE', learned_key, member) or '0') > now_ms
 end
 local out = {}
-local n = (#ARGV - 2) / 8
-for i = 0, n - 1 do
-  local base = 3 + i * 8
-  local chat = KEYS[tonumber(ARGV[base])]
-  local interval, tolerance = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
-  local all_tolerance = tonumber(ARGV[base + 3])
+for i, r in ipairs(requests) do
+  local chat = buckets[r.chat]
   local group = nil
-  if tonumber(ARGV[base + 4]) > 0 and learned(ARGV[base + 7]) then
-    group = KEYS[tonumber(ARGV[base + 4])]
-  end
-  local a, c = get(KEYS[1]), get(chat)
-  local wait = math.max(a - all_tolerance - now, c - tolerance - now, 0)
+  if r.group and learned(r.group_member) then group = buckets[r.group] end
+  local a, c = get(all_key), get(chat)
+  local wait = math.max(a - r.all_tolerance - now_ms, c - r.tolerance - now_ms, 0)
   local g = 0
   if group then
     g = get(group)
-    wait = math.max(wait, g - tonumber(ARGV[base + 6]) - now)
+    wait = math.max(wait, g - r.group_tolerance - now_ms)
   end
   if wait > 0 then
-    out[i + 1] = math.ceil(wait)
+    out[i] = math.ceil(wait)
   else
-    tat[KEYS[1]] = a + all_interval
-    tat[chat] = c + interval
-    if group then tat[group] = g + tonumber(ARGV[base + 5]) end
-    out[i + 1] = 0
+    tat[all_key] = a + all_interval
+    tat[chat] = c + r.interval
+    if group then tat[group] = g + r.group_interval end
+    out[i] = 0
   end
 end
 for key, value in pairs(tat) do
-  if value > now then
-    redis.call('SET', key, string.format('%d', value), 'PX', math.ceil(value - now) + 1000)
+  if value > now_ms then
+    redis.call('SET', key, string.format('%d', value), 'PX', math.ceil(value - now_ms) + 1000)
   end
 end
 return out
-"""
+""",
+)
 
-# KEYS[1]: LEARNED_KEY, KEYS[2..]: the chat buckets Telegram's 429 holds. ARGV[1]: now (ms),
-# ARGV[2]: the hold (ms), ARGV[3]: when the group ends counting its hands against its limit
-# (ms; 0: it learns nothing), ARGV[4]: that group; then each bucket's tolerance (ms). One
-# script, so that no process's call goes between the hold and the learning. Nothing may go
-# to those chats before now + hold; a group learns until then (what ended before now is
-# dropped on the way, the set goes when its last group forgets: every end is at most the
-# newest). 1 when the group had not learned it before.
-_FLOODED = """
-local now, hold, until_ = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-for i = 2, #KEYS do
-  local span = hold + tonumber(ARGV[3 + i])
-  local current = tonumber(redis.call('GET', KEYS[i]) or '0')
-  if now + span > current then
-    redis.call('SET', KEYS[i], string.format('%d', now + span), 'PX', span + 1000)
+
+@dataclass(frozen=True)
+class Flooded(Args):
+    """Telegram's 429 holds ``buckets`` for ``hold_ms``; ``group`` may learn."""
+
+    learned_key: Key  # LEARNED_KEY
+    buckets: Keys
+    now_ms: int
+    hold_ms: int
+    learn_until: int | None  # when the group ends counting its hands (None: it learns nothing)
+    group: str
+    tolerances: tuple[int, ...]  # each bucket's, in ms
+
+
+# One script, so that no process's call goes between the hold and the learning. Nothing
+# may go to those chats before now + hold; a group learns until then (what ended before
+# now is dropped on the way, the set goes when its last group forgets: every end is at
+# most the newest). 1 when the group had not learned it before.
+_FLOODED = Script(
+    Flooded,
+    body="""
+for i, bucket in ipairs(buckets) do
+  local span = hold_ms + tolerances[i]
+  local current = tonumber(redis.call('GET', bucket) or '0')
+  if now_ms + span > current then
+    redis.call('SET', bucket, string.format('%d', now_ms + span), 'PX', span + 1000)
   end
 end
-if until_ == 0 then return 0 end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local new = redis.call('ZADD', KEYS[1], until_, ARGV[4])
-redis.call('PEXPIRE', KEYS[1], until_ - now + 1000)
+if not learn_until then return 0 end
+redis.call('ZREMRANGEBYSCORE', learned_key, '-inf', now_ms)
+local new = redis.call('ZADD', learned_key, learn_until, group)
+redis.call('PEXPIRE', learned_key, learn_until - now_ms + 1000)
 return new
-"""
+""",
+)
 
 
 class Limiter:
@@ -197,8 +227,8 @@ class Limiter:
         self.redis = redis
         self.clock = clock or Clock()
         self.ephemeral = ephemeral
-        self._acquire = redis.register_script(_ACQUIRE)
-        self._flooded = redis.register_script(_FLOODED)
+        self._acquire = _ACQUIRE.register(redis)
+        self._flooded = _FLOODED.register(redis)
 
     async def try_acquire(self, requests: Sequence[tuple[int | Budget, Priority]]) -> list[float]:
         """Ask for one call to each chat (or budget), in order: 0 for each granted call,
@@ -207,16 +237,29 @@ class Limiter:
             return []
         budgets = [b if isinstance(b, Budget) else Budget(b) for b, _ in requests]
         chats = list(dict.fromkeys(c for b in budgets for c in (b.chat, b.group) if c))
-        keys = [ALL_KEY, LEARNED_KEY, *(chat_bucket_key(c) for c in chats)]
-        args: list[int | str] = [int(self.clock() * 1000), int(ALL.interval * 1000)]
-        for each, (_, priority) in zip(budgets, requests, strict=True):
-            bucket = bucket_of(each.chat)
-            share = int(ALL.tolerance_ms * SHARE[priority])
-            args += [chats.index(each.chat) + 3, int(bucket.interval * 1000), bucket.tolerance_ms]
-            args += [share, chats.index(each.group) + 3 if each.group else 0]
-            args += [int(GROUP.interval * 1000), GROUP.tolerance_ms, str(each.group)]
+        asked = tuple(
+            Request(
+                chat=chats.index(each.chat) + 1,
+                interval=int(bucket_of(each.chat).interval * 1000),
+                tolerance=bucket_of(each.chat).tolerance_ms,
+                all_tolerance=int(ALL.tolerance_ms * SHARE[priority]),
+                group=chats.index(each.group) + 1 if each.group else None,
+                group_interval=int(GROUP.interval * 1000),
+                group_tolerance=GROUP.tolerance_ms,
+                group_member=str(each.group),
+            )
+            for each, (_, priority) in zip(budgets, requests, strict=True)
+        )
+        acquire = Acquire(
+            all_key=ALL_KEY,
+            learned_key=LEARNED_KEY,
+            buckets=tuple(chat_bucket_key(c) for c in chats),
+            now_ms=int(self.clock() * 1000),
+            all_interval=int(ALL.interval * 1000),
+            requests=asked,
+        )
         try:
-            waits = await self._acquire(keys=keys, args=args)
+            waits = await self._acquire(acquire)
         except RedisError:
             return [0.0] * len(requests)
         return [int(w) / 1000 for w in waits]
@@ -242,12 +285,17 @@ class Limiter:
         chats = [chat_id] if receiver is None else [chat_id, receiver]
         now = int(self.clock() * 1000)
         learns = budget.learns(self.ephemeral, chat_id, receiver)
-        until = now + int(budget.LEARNED_FOR * 1000) if learns else 0
-        args: list[int | str] = [now, math.ceil(seconds * 1000), until, str(chat_id)]
-        args += [bucket_of(c).tolerance_ms for c in chats]
-        keys = [LEARNED_KEY, *(chat_bucket_key(c) for c in chats)]
+        flooded = Flooded(
+            learned_key=LEARNED_KEY,
+            buckets=tuple(chat_bucket_key(c) for c in chats),
+            now_ms=now,
+            hold_ms=math.ceil(seconds * 1000),
+            learn_until=now + int(budget.LEARNED_FOR * 1000) if learns else None,
+            group=str(chat_id),
+            tolerances=tuple(bucket_of(c).tolerance_ms for c in chats),
+        )
         with contextlib.suppress(RedisError):
-            if await self._flooded(keys=keys, args=args):
+            if await self._flooded(flooded):
                 log.info("the group %s: its hands count in its limit from now on", chat_id)
 
     async def learned(self) -> int:

@@ -8,7 +8,7 @@ the series score.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import (
     AfterValidator,
@@ -101,28 +101,17 @@ def _checked(name: str, check: TypeAdapter[Any], value: Any) -> Any:
 _OPTIONS = _game_options()
 
 
-class Seat(BaseModel):
-    """A player at the table, in engine seat order."""
+class Reach(BaseModel):
+    """How the delivery reaches one seat's hand: where it lives and what Telegram let
+    through. The delivery writes these (bot.service.messages.refusals), and the taps
+    that ask for his hand again (bot.handlers.play, bot.handlers.members)."""
 
-    user_id: int
-    name: str
-    lang: str = "en"
-    # False once a private message to him failed (403): the group is told to open the
-    # private chat, and the "My cards" button shows him his hand meanwhile.
-    dm_ok: bool = True
-    # A set-up in progress, in a game whose players first place their dealt cards
-    # (engine.base.SetsUp): the cards he has picked so far, as indices into his hand.
-    setup: list[int] = Field(default_factory=list)
-    # A computer seat: its level (GameSpec.levels in engine.registry); None for a
-    # person. Computer seats have negative user ids, which no Telegram user has.
-    computer: str | None = None
-    # Turn timeouts in a row (seeds/<game>.md §7.2); at two he is away and the computer plays for
-    # him until he taps again (bot.service.turns).
-    timeouts: int = 0
-    away: bool = False
     # Where his hand lives (his choice, remembered for his next games: bot.core.store's
     # ct:place); a table in a private chat keeps it there whatever he chose.
     place: Place = "group"
+    # False once a private message to him failed (403): the group is told to open the
+    # private chat, and the "My cards" button shows him his hand meanwhile.
+    dm_ok: bool = True
     # False once the group refused an ephemeral message to him: his hand goes to his
     # private chat, or waits for "My cards", which makes it True again.
     group_ok: bool = True
@@ -134,58 +123,155 @@ class Seat(BaseModel):
     renew: int = 0
 
 
-class Table(BaseModel):
-    """One table's whole state as stored in Redis (see :mod:`bot.core.store`)."""
+class Seat(BaseModel):
+    """A player at the table, in engine seat order."""
 
-    game_id: str
-    chat_id: int
-    thread_id: int | None = None
-    kind: GameKind | None = None
-    phase: Phase = "pick"
-    creator: int
+    user_id: int
+    name: str
     lang: str = "en"
-    chat_title: str = ""
-    settings: GameSettings = Field(default_factory=GameSettings)
-    seats: list[Seat] = Field(default_factory=list)
-    state: str | None = None  # engine JSON; hidden information, never rendered directly
-    moves: list[dict[str, Any]] = Field(default_factory=list)  # record-form moves
-    events: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
-    series: dict[str, int] = Field(default_factory=dict)  # str(user id) -> wins / fool count
+    # A set-up in progress, in a game whose players first place their dealt cards
+    # (engine.base.SetsUp): the cards he has picked so far, as indices into his hand.
+    setup: list[int] = Field(default_factory=list)
+    # A computer seat: its level (GameSpec.levels in engine.registry); None for a
+    # person. Computer seats have negative user ids, which no Telegram user has.
+    computer: str | None = None
+    # Turn timeouts in a row (seeds/<game>.md §7.2); at two he is away and the computer plays for
+    # him until he taps again (bot.service.turns).
+    timeouts: int = 0
+    away: bool = False
+    reach: Reach = Field(default_factory=Reach)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat(cls, data: Any) -> Any:
+        """A seat stored before :class:`Reach` existed: its flags moved there."""
+        return _nest(data, "reach", Reach)
+
+
+class Series(BaseModel):
+    """A series of games at one table: its score and what carries to the next game
+    (engine.series.Carry). Written when a game is dealt and when it ends
+    (bot.tables.games)."""
+
+    score: dict[str, int] = Field(default_factory=dict)  # str(user id) -> wins / fool count
     games: int = 0  # games finished in this series
-    # A series' carry (engine.series.Carry): the seat that deals (dealt) the current game,
-    # and the last game's loser, who deals next (None: the first game or a drawn one).
+    # The seat that deals (dealt) the current game, and the last game's loser, who deals
+    # next (None: the first game or a drawn one).
     dealer: int | None = None
     previous_fool: int | None = None
+
+
+class Lobby(BaseModel):
+    """What the lobby chooses and shows: written by its taps (bot.handlers.lobby,
+    bot.handlers.computer) and by the delivery's notes to it."""
+
+    creator: int  # who opened the table: he manages the lobby, and may end the game
+    lang: str = "en"
+    settings: GameSettings = Field(default_factory=GameSettings)
+    # The level the lobby gives new computer seats (its "🤖" buttons; bot.handlers.computer).
+    computer_level: str = "normal"
     show_settings: bool = False  # the lobby message shows the settings keyboard
+    lobby_link: bool = False  # the lobby offers the deep link (someone could not be reached)
+    notice: str = ""  # catalogue key of a one-off line under the lobby (e.g. start refused)
+
+
+class TurnClock(BaseModel):
+    """The turn clock's own state (bot.service.turns writes it)."""
+
+    # When the current position's automatic move is due (seconds since the epoch; 0: never):
+    # a computer's paced move, or a person's turn timeout.
+    turn_due: float = 0.0
+    turn_for: str = ""  # the position and wait turn_due was set for (turns.stamp)
+    # Moves the computer made in a row (for computer seats, or for people who timed out or
+    # are away): past a cap the game is stopped (a game may cycle forever).
+    auto_moves: int = 0
+
+
+class LastTap(NamedTuple):
+    """A person's latest tap applied at a table: its callback query id, and when."""
+
+    query_id: str
+    at: float
+
+
+class Delivery(BaseModel):
+    """The delivery's bookkeeping: the taps it may answer, what it knows of the bot's
+    rights, the Record's document."""
+
+    # Callback query ids of the latest taps applied here (newest last): a tap delivered
+    # again after it was committed (its process died before answering) is recognised
+    # in the compare-and-set and answered silently, not refused (bot.service.taps.commit).
+    taps: list[str] = Field(default_factory=list)
+    # Each person's latest tap applied here (str(user id)): for 15 seconds an ephemeral
+    # message may answer it, administrator or not (bot.service.messages.group_hand).
+    last_taps: dict[str, LastTap] = Field(default_factory=dict)
+    # The bot is an administrator of the group (as far as it knows: its my_chat_member
+    # updates, /newgame's check, Telegram's refusals): it may then send a player's hand to
+    # the group at any time, not only in answer to his tap (docs/ephemeral.md).
+    bot_admin: bool = False
     # The Record button's document, once a game: ``record_asked`` is the tap's claim,
     # ``record_sent`` that the delivery posted it (or began to: an unknown outcome counts
     # as posted). A table stored before the claim existed has only ``record_sent``.
     record_asked: bool = False
     record_sent: bool = False
-    lobby_link: bool = False  # the lobby offers the deep link (someone could not be reached)
-    notice: str = ""  # catalogue key of a one-off line under the lobby (e.g. start refused)
-    # Moves the computer made in a row (for computer seats, or for people who timed out or
-    # are away): past a cap the game is stopped (bot.service.turns: a game may cycle forever).
-    auto_moves: int = 0
-    # The level the lobby gives new computer seats (its "🤖" buttons; bot.handlers.computer).
-    computer_level: str = "normal"
-    # When the current position's automatic move is due (seconds since the epoch; 0: never):
-    # a computer's paced move, or a person's turn timeout (bot.service.turns).
-    turn_due: float = 0.0
-    turn_for: str = ""  # the position and wait turn_due was set for (bot.service.turns.stamp)
-    # Callback query ids of the latest taps applied here (newest last): a tap delivered
-    # again after it was committed (its process died before answering) is recognised
-    # in the compare-and-set and answered silently, not refused (bot.service.taps.commit).
-    taps: list[str] = Field(default_factory=list)
-    # The bot is an administrator of the group (as far as it knows: its my_chat_member
-    # updates, /newgame's check, Telegram's refusals): it may then send a player's hand to
-    # the group at any time, not only in answer to his tap (docs/ephemeral.md).
-    bot_admin: bool = False
-    # Each person's latest tap applied here (str(user id) -> its callback query id, when):
-    # for 15 seconds an ephemeral message may answer it, administrator or not
-    # (bot.service.messages.group_hand).
-    last_taps: dict[str, tuple[str, float]] = Field(default_factory=dict)
+
+    def note_tap(self, query_id: str) -> None:
+        if query_id not in self.taps:
+            self.taps = [*self.taps, query_id][-TAPS_KEPT:]
+
+
+def _nest(data: Any, part: str, model: type[BaseModel]) -> Any:
+    """``data`` with the fields of ``model`` that an older stored form kept flat moved
+    into its part ``part``."""
+    if not isinstance(data, dict):
+        return data
+    flat = {name: data[name] for name in model.model_fields if name in data}
+    if not flat:
+        return data
+    rest = {name: value for name, value in data.items() if name not in flat}
+    return {**rest, part: {**flat, **rest.get(part, {})}}
+
+
+def _old_series(data: dict[str, Any]) -> Any:
+    """A table stored before :class:`Series`: its ``series`` was the score alone (user
+    id -> count), beside ``games``, ``dealer`` and ``previous_fool``."""
+    score = data.get("series")
+    if not isinstance(score, dict) or not all(isinstance(n, int) for n in score.values()):
+        return data
+    return _nest({**data, "score": score, "series": {}}, "series", Series)
+
+
+class Table(BaseModel):
+    """One table's whole state as stored in Redis (see :mod:`bot.core.store`): the game
+    and its series, with a part for each layer that keeps its own state there."""
+
+    game_id: str
+    chat_id: int
+    thread_id: int | None = None
+    chat_title: str = ""
+    kind: GameKind | None = None
+    phase: Phase = "pick"
+    seats: list[Seat] = Field(default_factory=list)
+    state: str | None = None  # engine JSON; hidden information, never rendered directly
+    moves: list[dict[str, Any]] = Field(default_factory=list)  # record-form moves
+    events: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
+    series: Series = Field(default_factory=Series)
+    lobby: Lobby
+    clock: TurnClock = Field(default_factory=TurnClock)
+    delivery: Delivery = Field(default_factory=Delivery)
     version: int = Field(default=0, exclude=True)  # CAS version, stored beside the JSON
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat(cls, data: Any) -> Any:
+        """A table stored before the parts existed (one flat model): its fields moved
+        into them, so that tables saved by the previous version load and play on."""
+        if not isinstance(data, dict):
+            return data
+        data = _old_series(data)
+        data = _nest(data, "lobby", Lobby)
+        data = _nest(data, "clock", TurnClock)
+        return _nest(data, "delivery", Delivery)
 
     @property
     def private(self) -> bool:
@@ -200,10 +286,6 @@ class Table(BaseModel):
 
     def add_events(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         self.events = (self.events + events)[-RECENT_EVENTS:]
-
-    def note_tap(self, query_id: str) -> None:
-        if query_id not in self.taps:
-            self.taps = [*self.taps, query_id][-TAPS_KEPT:]
 
 
 class Slot(BaseModel):

@@ -120,7 +120,7 @@ def _messages(raw: Mapping[bytes, bytes]) -> tuple[dict[str, Slot], list[Junk]]:
         elif name.startswith(JUNK.encode()):
             chat, message, *receiver = name.decode().removeprefix(JUNK).split(":")
             who = int(receiver[0]) if receiver else 0
-            junk.append((int(chat), int(message), value == b"s", who))
+            junk.append(Junk(int(chat), int(message), value == b"s", who))
     return slots, sorted(junk)
 
 
@@ -144,9 +144,9 @@ def ttl_for(table: Table, base: int, now: float) -> int:
     """How long a table's key must live after this commit (see the module docstring)."""
     if table.phase != "playing":
         return base
-    if not table.turn_due:
+    if not table.clock.turn_due:
         return max(base, IDLE_GAME_TTL)
-    return max(base, int(table.turn_due - now) + DEADLINE_MARGIN)
+    return max(base, int(table.clock.turn_due - now) + DEADLINE_MARGIN)
 
 
 class Store:
@@ -160,25 +160,29 @@ class Store:
         self.ttl = ttl
         self.clock = clock
         self.owner = secrets.token_hex(6)  # this process, as a lease holder
-        self._cas = redis.register_script(scripts.CAS)
-        self._release = redis.register_script(scripts.RELEASE)
-        self._claim = redis.register_script(scripts.CLAIM)
-        self._renew = redis.register_script(scripts.RENEW)
-        self._move = redis.register_script(scripts.MOVE)
-        self._save = redis.register_script(scripts.SAVE)
-        self._turn_claim = redis.register_script(scripts.TURN_CLAIM)
-        self._turn_settle = redis.register_script(scripts.TURN_SETTLE)
-        self._delete_if = redis.register_script(scripts.DELETE_IF)
+        self._cas = scripts.CAS.register(redis)
+        self._release = scripts.RELEASE.register(redis)
+        self._claim = scripts.CLAIM.register(redis)
+        self._renew = scripts.RENEW.register(redis)
+        self._move = scripts.MOVE.register(redis)
+        self._save = scripts.SAVE.register(redis)
+        self._turn_claim = scripts.TURN_CLAIM.register(redis)
+        self._turn_settle = scripts.TURN_SETTLE.register(redis)
+        self._delete_if = scripts.DELETE_IF.register(redis)
 
     async def delete_if(self, key: str, value: bytes) -> bool:
         """Delete ``key`` if it holds ``value`` (GET, compare and DEL in one script)."""
-        return bool(await self._delete_if(keys=[key], args=[value]))
+        return bool(await self._delete_if(scripts.DeleteIf(key, value)))
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
-    async def _lease_call(self, script: Any, keys: list[str], *args: Any) -> Any:
-        return await script(keys=keys, args=[self.owner, self.now_ms(), LEASE_MS, *args])
+    def _holder(self) -> scripts.Holder:
+        """This process taking a lease now."""
+        return scripts.Holder(self.owner, self.now_ms(), LEASE_MS)
+
+    def _lease(self, key: str) -> scripts.Lease:
+        return scripts.Lease(key, DUE_KEY, self._holder())
 
     async def load(self, key: str) -> Snapshot:
         return _decode(await self.redis.hgetall(key))
@@ -201,19 +205,17 @@ class Store:
                 return snap, result
             new = write.table
             ttl = ttl_for(new, self.ttl, self.clock())
-            done = await self._lease_call(
-                self._cas,
-                [key, DUE_KEY, TURNS_KEY],
-                expected,
-                expected + 1,
-                new.model_dump_json(),
-                ttl,
-                1 if write.fresh else 0,
-                CHANGED,
-                SLOT,
-                JUNK,
-                "" if write.wake is None else str(int(write.wake * 1000)),
+            cas = scripts.Cas(
+                lease=self._lease(key),
+                turns_key=TURNS_KEY,
+                expected=expected,
+                version=expected + 1,
+                data=new.model_dump_json(),
+                ttl=ttl,
+                fresh=write.fresh,
+                wake_ms=None if write.wake is None else int(write.wake * 1000),
             )
+            done = await self._cas(cas)
             if done == 0:
                 # Lost a race: back off a little, with jitter, so that a crowd thins out.
                 await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))
@@ -250,11 +252,14 @@ class Store:
         pairs = [x for name, slot in slots.items() for x in (name, slot.model_dump_json())]
         pairs += _junk_pairs(junk)
         gone = [junk_field(chat, message, receiver) for chat, message, receiver in deleted]
-        delivered = -1 if drop else version
-        due_ms = "" if due is None else str(int(due * 1000))
-        newer = await self._lease_call(
-            self._release, [key, DUE_KEY], delivered, due_ms, len(gone), *gone, *pairs
+        release = scripts.Release(
+            lease=self._lease(key),
+            delivered=None if drop else version,
+            due_ms=None if due is None else int(due * 1000),
+            gone=tuple(gone),
+            fields=tuple(pairs),
         )
+        newer = await self._release(release)
         if newer is not None and newer > 0:
             return await self._leased(key)
         return None
@@ -266,7 +271,7 @@ class Store:
 
     async def claim(self, key: str) -> Snapshot | None:
         """The table with the delivery lease, or None when another process holds it."""
-        raw = await self._lease_call(self._claim, [key, DUE_KEY])
+        raw = await self._claim(self._lease(key))
         if raw is None:
             return None
         snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
@@ -276,18 +281,18 @@ class Store:
     async def renew(self, keys: Sequence[str]) -> None:
         """Push on the leases this process holds on ``keys`` (it is alive and working)."""
         if keys:
-            await self._lease_call(self._renew, [DUE_KEY, *keys])
+            await self._renew(scripts.Renew(DUE_KEY, tuple(keys), self._holder()))
 
     async def move(self, old: str, new: str) -> int:
         """Move a table to another key (see the module docstring): MOVED, NOTHING_TO_MOVE
         (nothing at ``old``, or ``new`` is taken) or BUSY (a delivery is under way: moving
         now would leave that delivery showing the old address)."""
-        return int(await self._lease_call(self._move, [old, new, DUE_KEY], TABLE_SLOT))
+        return int(await self._move(scripts.Move(self._lease(old), new, TABLE_SLOT)))
 
     async def discard(self, key: str, messages: Sequence[Junk]) -> None:
         """Remember messages that must be removed (the next delivery removes them)."""
         if messages:
-            await self._save(keys=[key], args=[self.ttl, *_junk_pairs(messages)])
+            await self._save(scripts.Save(key, self.ttl, tuple(_junk_pairs(messages))))
 
     async def note_reach(self, key: str, reach: Mapping[int, bool]) -> None:
         """Keep ``ct:closed:<uid>`` in step with the seats' ``dm_ok`` just committed."""
@@ -365,13 +370,13 @@ class Store:
     async def claim_turn(self, key: str, now_ms: int, claim: int) -> bool:
         """Take a due table's move by moving its deadline to ``claim`` (ms); False when it
         was not due any more or another poller took it."""
-        return bool(await self._turn_claim(keys=[TURNS_KEY], args=[key, now_ms, claim]))
+        return bool(await self._turn_claim(scripts.TurnClaim(TURNS_KEY, key, now_ms, claim)))
 
     async def settle_turn(self, key: str, claim: int, due: float) -> None:
         """Replace our claim by the table's next deadline (``due``; 0: none), unless a
         commit has set an earlier time meanwhile."""
-        new = str(int(due * 1000)) if due else ""
-        await self._turn_settle(keys=[TURNS_KEY], args=[key, claim, new])
+        new = int(due * 1000) if due else None
+        await self._turn_settle(scripts.TurnSettle(TURNS_KEY, key, claim, new))
 
     async def chat_tables(self, chat_id: int) -> list[str]:
         """The keys of every table of a chat, in any of its topics."""
@@ -397,4 +402,4 @@ class Store:
         """Remember a message outside a delivery (a lobby's private confirmation)."""
         if slots:
             fields = [x for name, slot in slots.items() for x in (name, slot.model_dump_json())]
-            await self._save(keys=[key], args=[self.ttl, *fields])
+            await self._save(scripts.Save(key, self.ttl, tuple(fields)))

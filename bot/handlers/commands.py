@@ -71,7 +71,7 @@ async def newgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if created or snap.table is None:
         return
     slot = snap.slots.get(TABLE_SLOT)
-    text = t(snap.table.lang, "cmd.already")
+    text = t(snap.table.lobby.lang, "cmd.already")
     try:
         reply_to = slot.id if slot and slot.id else message.message_id
         await sender.send_text(context.bot, chat_id, text, thread_id=thread_id, reply_to=reply_to)
@@ -93,7 +93,7 @@ async def endgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     # An anonymous admin writes as the group itself.
     anonymous_admin = message.sender_chat is not None and message.sender_chat.id == chat_id
     if (
-        user.id != table.creator
+        user.id != table.lobby.creator
         and not anonymous_admin
         and not await is_admin(context, chat_id, user.id)
     ):

@@ -24,8 +24,8 @@ def _add(table: Table) -> None:
     ids = [s.user_id for s in table.seats if s.user_id < 0]
     number = len(ids) + 1
     level = registry.lobby_level(table)
-    level_name = plain(table.lang, registry.LEVELS[level])
-    name = plain(table.lang, "computer.name", n=number, level=level_name)
+    level_name = plain(table.lobby.lang, registry.LEVELS[level])
+    name = plain(table.lobby.lang, "computer.name", n=number, level=level_name)
     table.seats.append(Seat(user_id=min(ids, default=0) - 1, name=name, computer=level))
 
 
@@ -43,7 +43,7 @@ async def on_computer(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     def change(table: Table) -> Reply | None:
         if table.phase != "lobby":
             refuse("tap.stale")
-        if tap.user.id != table.creator:
+        if tap.user.id != table.lobby.creator:
             refuse("tap.creator_only")
         arg = tap.cb.arg
         if arg == "+":
@@ -53,10 +53,10 @@ async def on_computer(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         elif arg == "v":
             levels = registry.entry(table.kind).offered
             current = registry.lobby_level(table)
-            table.computer_level = levels[(levels.index(current) + 1) % len(levels)]
+            table.lobby.computer_level = levels[(levels.index(current) + 1) % len(levels)]
         else:
             refuse("tap.bad")
-        table.notice = ""
+        table.lobby.notice = ""
         return None
 
     await commit(context, tap, change)

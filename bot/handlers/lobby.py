@@ -13,19 +13,19 @@ from bot.core import names, sender
 from bot.core.callbacks import new_game_id
 from bot.core.i18n import LANGS, lang_of, t
 from bot.core.keys import table_key
-from bot.core.models import TURN_TIMES, DeckSize, Place, Seat, Table
+from bot.core.models import TURN_TIMES, DeckSize, Delivery, Lobby, Place, Reach, Seat, Table
 from bot.core.services import services
 from bot.core.store import Snapshot
 from bot.handlers import members
 from bot.screens import registry
-from bot.service.taps import Reply, Tap, commit, current_table, is_admin, refuse, write
+from bot.service.taps import NOWHERE, Reply, Tap, commit, current_table, is_admin, refuse, write
 from bot.tables import games
 
 OPEN = ("pick", "lobby", "playing")  # a table in these phases is in use
 
 
 def _creator(table: Table, tap: Tap) -> None:
-    if tap.user.id != table.creator:
+    if tap.user.id != table.lobby.creator:
         refuse("tap.creator_only")
 
 
@@ -53,8 +53,10 @@ def _seat(table: Table, user: User, place: Place) -> None:
     if len(table.seats) >= games.seat_cap(table):
         refuse("join.full")
     lang = lang_of(user.language_code)
-    table.seats.append(Seat(user_id=user.id, name=display_name(user), lang=lang, place=place))
-    table.notice = ""
+    table.seats.append(
+        Seat(user_id=user.id, name=display_name(user), lang=lang, reach=Reach(place=place))
+    )
+    table.lobby.notice = ""
 
 
 async def _place(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> Place:
@@ -96,7 +98,6 @@ async def join(
         if why is not None:
             await _tell(context, user, tap, Reply(why, True, {"chat": table.chat_title}))
             return
-    query = tap.query.id if tap is not None else None
     place = await _place(context, user.id)
     _, reply = await write(
         context,
@@ -104,8 +105,7 @@ async def join(
         game_id,
         user.id,
         lambda tb: _seat(tb, user, place),
-        query_id=query,
-        in_group=tap is not None,  # his Join, on the group's lobby
+        origin=tap.origin if tap is not None else NOWHERE,  # his Join, on the group's lobby
     )
     await _tell(context, user, tap, reply)
 
@@ -130,7 +130,7 @@ async def _outsider(
     Telegram is asked only where it must be: not about the creator (he opened the table
     with a command in the group), a seated player (a repeated tap), or a tap on a private
     group's message (only its members see it)."""
-    if table.private or user.id == table.creator or table.seat_of(user.id) is not None:
+    if table.private or user.id == table.lobby.creator or table.seat_of(user.id) is not None:
         return None
     if tap is not None and tap.query.message is not None and not tap.query.message.chat.username:
         return None
@@ -152,7 +152,7 @@ async def on_leave(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         if seat is None:
             refuse("tap.not_player")
         del table.seats[seat]
-        table.notice = ""
+        table.lobby.notice = ""
         return None
 
     await commit(context, tap, change)
@@ -162,7 +162,7 @@ async def on_settings(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     def change(table: Table) -> Reply | None:
         _in_lobby(table)
         _creator(table, tap)
-        table.show_settings = not table.show_settings
+        table.lobby.show_settings = not table.lobby.show_settings
         return None
 
     await commit(context, tap, change)
@@ -178,7 +178,7 @@ def choose(table: Table, arg: str) -> None:
     "d<size>" that one), the game's own settings, the turn time, the language. A button
     the settings do not offer now (an old one) changes nothing: the game's options are
     checked whole, so a combination the game refuses never enters."""
-    s = table.settings
+    s = table.lobby.settings
     game = registry.entry(table.kind)
     sizes = games.deck_sizes(table)
     if arg == "d":
@@ -190,14 +190,14 @@ def choose(table: Table, arg: str) -> None:
     elif arg == "t":
         s.turn_time = int(str(_next(TURN_TIMES, s.turn_time)))
     elif arg == "l":
-        table.lang = str(_next(LANGS, table.lang))
+        table.lobby.lang = str(_next(LANGS, table.lobby.lang))
     else:
         refuse("tap.bad")
     try:
         game.spec.make_options(s)
     except ValueError:
         refuse("tap.stale")
-    table.notice = ""
+    table.lobby.notice = ""
 
 
 async def on_option(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -231,7 +231,7 @@ async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     table = await current_table(tap, context, "lobby")
     if table is None:
         return
-    if not await _may_manage(context, tap, table.creator):
+    if not await _may_manage(context, tap, table.lobby.creator):
         await tap.answer("tap.creator_or_admin")
         return
 
@@ -242,7 +242,7 @@ async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
             key, params = problem
             if key != "lobby.too_many":
                 refuse(key, **params)
-            table.notice = key  # the lobby says so and offers the 52-card deck
+            table.lobby.notice = key  # the lobby says so and offers the 52-card deck
             return Reply(key, True, params)
         games.start(table)
         return None
@@ -255,7 +255,9 @@ async def on_again(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     table = await current_table(tap, context, "finished")
     if table is None:
         return
-    if table.seat_of(tap.user.id) is None and not await _may_manage(context, tap, table.creator):
+    if table.seat_of(tap.user.id) is None and not await _may_manage(
+        context, tap, table.lobby.creator
+    ):
         await tap.answer("tap.not_player")
         return
 
@@ -290,10 +292,9 @@ async def new_table(
             game_id=new_game_id(),
             chat_id=chat_id,
             thread_id=thread_id,
-            creator=user.id,
-            lang=lang_of(user.language_code),
             chat_title=title,
-            bot_admin=admin,
+            lobby=Lobby(creator=user.id, lang=lang_of(user.language_code)),
+            delivery=Delivery(bot_admin=admin),
         )
 
     snap, _ = await write(context, key, None, user.id, replace=make)

@@ -108,12 +108,16 @@ async def _admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, admin: bool) 
 
     def decide(snap: Snapshot) -> tuple[Write, None]:
         table = snap.table
-        if table is None or table.bot_admin == admin:
+        if table is None or table.delivery.bot_admin == admin:
             return Write(None), None
-        table.bot_admin = admin
+        table.delivery.bot_admin = admin
         for seat in table.seats if admin else ():
-            if not seat.group_ok and seat.admin_refused:
-                seat.group_ok, seat.admin_refused, seat.renew = True, False, seat.renew + 1
+            if not seat.reach.group_ok and seat.reach.admin_refused:
+                seat.reach.group_ok, seat.reach.admin_refused, seat.reach.renew = (
+                    True,
+                    False,
+                    seat.reach.renew + 1,
+                )
         return Write(table), None
 
     for key in await svc.store.chat_tables(chat_id):
@@ -140,7 +144,7 @@ async def _tell_players(context: ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> N
                     seat.lang,
                     "removed.ended",
                     chat=table.chat_title,
-                    game=registry.entry(table.kind).variant(seat.lang, table.settings),
+                    game=registry.entry(table.kind).variant(seat.lang, table.lobby.settings),
                 ),
                 html=True,
             )

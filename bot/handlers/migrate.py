@@ -54,7 +54,7 @@ async def follow(app: AnyApp | ContextTypes.DEFAULT_TYPE, old_chat: int, new_cha
     if snap is None or snap.table is None:
         return
     # The private chats that refused us are indexed by table key.
-    closed = {s.user_id for s in snap.table.seats if not s.dm_ok}
+    closed = {s.user_id for s in snap.table.seats if not s.reach.dm_ok}
     if closed:
         await svc.store.note_reach(new, dict.fromkeys(closed, False))
         await svc.store.note_reach(old, dict.fromkeys(closed, True))

@@ -127,7 +127,7 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     if seat is None:
         await tap.answer("tap.not_player")
         return
-    if table.seats[seat].place == "group":
+    if table.seats[seat].reach.place == "group":
         await commit(context, tap, _renew(tap))
         return
     if table.seats[seat].away and await commit(context, tap, _back(tap), answer=False) is None:
@@ -146,8 +146,8 @@ def _renew(tap: Tap, switch: bool = False) -> Callable[[Table], Reply | None]:
         index = _seated(table, tap)
         seat = table.seats[index]
         if switch:
-            seat.place = "private" if views.in_group(table, index) else "group"
-        seat.group_ok, seat.renew = True, seat.renew + 1
+            seat.reach.place = "private" if views.in_group(table, index) else "group"
+        seat.reach.group_ok, seat.reach.renew = True, seat.reach.renew + 1
         return None
 
     return change
@@ -168,7 +168,9 @@ async def on_place(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     if snap is not None and snap.table is not None:
         moved = snap.table.seat_of(tap.user.id)
         if moved is not None:
-            await services(context).store.set_place(tap.user.id, snap.table.seats[moved].place)
+            await services(context).store.set_place(
+                tap.user.id, snap.table.seats[moved].reach.place
+            )
 
 
 def has_record(table: Table) -> bool:
@@ -188,9 +190,9 @@ async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     def claim(table: Table) -> Reply | None:
         if not has_record(table):
             refuse("tap.stale")  # running, or stopped before a game was dealt
-        if table.record_asked or table.record_sent:
+        if table.delivery.record_asked or table.delivery.record_sent:
             refuse("tap.record_sent")
-        table.record_asked, table.notice = True, ""
+        table.delivery.record_asked, table.lobby.notice = True, ""
         return None
 
     await commit(context, tap, claim)

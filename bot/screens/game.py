@@ -45,9 +45,9 @@ class BotGame:
     itself offers to pick; durak's also say which card a beat covers, football's the field
     ``cell`` the ball steps onto); ``page_words``: the catalogue keys of the words its drawing
     on the page uses, beyond the page's own; ``script`` and ``style``: that drawing (a
-    script that sets ``DRAW[<name>]``, and its style sheet); ``scene``: what that drawing
-    shows beside the view, public and read from the table (football: the ball's latest
-    run), or nothing."""
+    page module that registers it with ``CT.game(<name>, …)``, and its style sheet);
+    ``scene``: what that drawing shows beside the view, public and read from the table
+    (football: the ball's latest run), or nothing."""
 
     spec: GameSpec
     letter: str

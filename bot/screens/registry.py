@@ -40,7 +40,7 @@ def ctx(table: Table, lang: str) -> Ctx:
 
 def lobby_level(table: Table) -> str:
     """The level new computer seats get (a stored level the game lacks reads as normal)."""
-    level = table.computer_level
+    level = table.lobby.computer_level
     return level if level in entry(table.kind).offered else "normal"
 
 

@@ -26,12 +26,12 @@ def settings(ctx: Ctx) -> list[tuple[str, str]]:
     """Each setting of the table as (its line, its option code for bot.handlers.lobby): the lobby
     shows the lines, the settings keyboard the same texts as buttons that change them."""
     table = ctx.table
-    s = table.settings
+    s = table.lobby.settings
     items: list[tuple[str, str]] = [(ctx.t("settings.deck", n=s.deck_size), "d")]
     items += registry.entry(table.kind).settings(ctx)
     turn_time = ctx.t("settings.turn_time", n=s.turn_time) if s.turn_time else None
     items.append((turn_time or ctx.t("settings.no_limit"), "t"))
-    items.append((ctx.t("settings.language", name=ctx.t(LANGUAGES[table.lang])), "l"))
+    items.append((ctx.t("settings.language", name=ctx.t(LANGUAGES[table.lobby.lang])), "l"))
     return items
 
 
@@ -43,13 +43,13 @@ def seatings(ctx: Ctx) -> list[Button]:
     n = len(table.seats)
     found: list[Button] = []
     for size in deck_sizes(table):
-        other = table.settings.model_copy(update={"deck_size": size})
-        if size != table.settings.deck_size and _seats(table, other, n):
+        other = table.lobby.settings.model_copy(update={"deck_size": size})
+        if size != table.lobby.settings.deck_size and _seats(table, other, n):
             found.append(Button(ctx.t("btn.use_deck", n=size), ctx.cb(Action.OPTION, f"d{size}")))
     for code, key in game.seatings.items():
-        other = table.settings.model_copy(deep=True)
+        other = table.lobby.settings.model_copy(deep=True)
         game.options[code](other)
-        if other != table.settings and _seats(table, other, n):
+        if other != table.lobby.settings and _seats(table, other, n):
             found.append(Button(ctx.t(key), ctx.cb(Action.OPTION, code)))
     return found
 
@@ -67,16 +67,18 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
     need = str(low) if low == high else f"{low}–{high}"
     names = ", ".join(ctx.name(i) for i in range(len(table.seats))) or "—"
     lines = [
-        ctx.t("lobby.title", game=registry.entry(table.kind).variant(ctx.lang, table.settings)),
+        ctx.t(
+            "lobby.title", game=registry.entry(table.kind).variant(ctx.lang, table.lobby.settings)
+        ),
         ctx.t("lobby.players", n=len(table.seats), need=need, names=names),
         " · ".join(line for line, _ in settings(ctx)),
     ]
     if not table.private:  # a group: the cards come here, to each player alone
         lines.append(ctx.t("lobby.group_note"))
-        if not table.bot_admin:
+        if not table.delivery.bot_admin:
             lines.append(ctx.t("lobby.admin_hint"))
-    if table.notice:
-        lines.append("⚠️ " + ctx.t(table.notice, most=high, n=len(table.seats)))
+    if table.lobby.notice:
+        lines.append("⚠️ " + ctx.t(table.lobby.notice, most=high, n=len(table.seats)))
     rows: list[tuple[Button, ...]] = []
     if not table.private:  # Join and Leave are for groups
         rows.append(
@@ -93,18 +95,18 @@ def lobby(ctx: Ctx, bot_username: str) -> Screen:
         )
     )
     rows.append((Button(ctx.t("btn.computer_level", level=level), ctx.cb(Action.COMPUTER, "v")),))
-    if table.show_settings:
+    if table.lobby.show_settings:
         rows.extend((Button(label, ctx.cb(Action.OPTION, code)),) for label, code in settings(ctx))
-    toggle = "btn.done" if table.show_settings else "btn.settings"
+    toggle = "btn.done" if table.lobby.show_settings else "btn.settings"
     rows.append(
         (
             Button(ctx.t(toggle), ctx.cb(Action.SETTINGS)),
             Button(ctx.t("btn.start"), ctx.cb(Action.START)),
         )
     )
-    if table.notice == "lobby.too_many":
+    if table.lobby.notice == "lobby.too_many":
         rows.extend((button,) for button in seatings(ctx))
-    if table.lobby_link and bot_username:
+    if table.lobby.lobby_link and bot_username:
         url = callbacks.deep_link(bot_username, table.chat_id, table.thread_id, table.game_id)
         rows.append((Button(ctx.t("btn.open_private"), url=url),))
     return Screen("\n".join(lines), tuple(rows))

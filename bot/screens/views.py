@@ -41,18 +41,19 @@ def narrate(ctx: Ctx, kind: str, data: dict[str, Any]) -> Markup:
 
 def series_line(ctx: Ctx) -> str:
     table = ctx.table
-    if not table.games:
+    if not table.series.games:
         return ""
+    score = table.series.score
     scores = ", ".join(
-        f"{ctx.name(i)} {table.series.get(str(s.user_id), 0)}" for i, s in enumerate(table.seats)
+        f"{ctx.name(i)} {score.get(str(s.user_id), 0)}" for i, s in enumerate(table.seats)
     )
-    return ctx.t(registry.entry(table.kind).series, games=table.games, scores=scores)
+    return ctx.t(registry.entry(table.kind).series, games=table.series.games, scores=scores)
 
 
 def group_screen(table: Table, bot_username: str, moved: Moved | None = None) -> Screen:
     """The group's message; ``moved``: the finished game was counted in the group's
     standings (bot.tables.stats), and who moved up on its board with it."""
-    ctx = registry.ctx(table, table.lang)
+    ctx = registry.ctx(table, table.lobby.lang)
     if table.phase == "pick":
         return render_lobby.picker(ctx)
     if table.phase == "lobby":
@@ -61,7 +62,7 @@ def group_screen(table: Table, bot_username: str, moved: Moved | None = None) ->
         return Screen(ctx.t("lobby.closed"))
     screens = registry.entry(table.kind)
     view = games.current(table).view(None)
-    lines = [f"<b>{screens.variant(ctx.lang, table.settings)}</b>", screens.group(view, ctx)]
+    lines = [f"<b>{screens.variant(ctx.lang, table.lobby.settings)}</b>", screens.group(view, ctx)]
     if table.events:
         lines.append("\n".join("• " + narrate(ctx, kind, data) for kind, data in table.events))
     if table.phase == "abandoned":
@@ -73,16 +74,18 @@ def group_screen(table: Table, bot_username: str, moved: Moved | None = None) ->
         lines.append(series)
     if moved is not None and table.phase == "finished":
         lines += render_stats.moved_lines(ctx, moved)
-    if table.notice and table.phase != "playing":  # e.g. the record could not be posted
-        lines.append("⚠️ " + ctx.t(table.notice))
+    if table.lobby.notice and table.phase != "playing":  # e.g. the record could not be posted
+        lines.append("⚠️ " + ctx.t(table.lobby.notice))
     rows: list[tuple[Button, ...]] = []
     if table.phase == "playing":
         gone = [i for i, s in enumerate(table.seats) if s.away]
         if gone:
             lines.append("💤 " + ctx.t("table.away", names=", ".join(ctx.name(i) for i in gone)))
         # whose hand has nowhere to go until he taps "My cards" (or opens the private chat)
-        closed = [i for i, s in enumerate(table.seats) if not s.dm_ok and not in_group(table, i)]
-        unseen = [i for i in closed if table.seats[i].place == "group"]
+        closed = [
+            i for i, s in enumerate(table.seats) if not s.reach.dm_ok and not in_group(table, i)
+        ]
+        unseen = [i for i in closed if table.seats[i].reach.place == "group"]
         if unseen:
             names = ", ".join(ctx.name(i) for i in unseen)
             lines.append("🃏 " + ctx.t("table.tap_cards", names=names))
@@ -113,7 +116,9 @@ def in_group(table: Table, seat: int) -> bool:
     """Whether the seat's hand is an ephemeral message in the group now: his choice, and
     the group has not refused it (a private chat's table keeps hands there)."""
     s = table.seats[seat]
-    return not table.private and s.computer is None and s.place == "group" and s.group_ok
+    return (
+        not table.private and s.computer is None and s.reach.place == "group" and s.reach.group_ok
+    )
 
 
 def parked_screen(table: Table, seat: int) -> Screen:
@@ -121,7 +126,7 @@ def parked_screen(table: Table, seat: int) -> Screen:
     (no buttons: nothing there is live any more)."""
     ctx = Ctx(table, table.seats[seat].lang)
     key = "hand.moved_group" if in_group(table, seat) else "hand.moved_private"
-    game = registry.entry(table.kind).variant(ctx.lang, table.settings)
+    game = registry.entry(table.kind).variant(ctx.lang, table.lobby.settings)
     return Screen(ctx.t(key, game=game, chat=table.chat_title))
 
 
@@ -133,7 +138,7 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
         ctx = registry.ctx(table, table.seats[seat].lang)
         # a private chat's table (its title is "against the computer") has no group to name
         key = "join.vs_computer" if table.private else "join.private"
-        name = registry.entry(table.kind).variant(ctx.lang, table.settings)
+        name = registry.entry(table.kind).variant(ctx.lang, table.lobby.settings)
         return Screen(ctx.t(key, game=name, chat=table.chat_title))
     if table.phase not in ("playing", "finished", "abandoned") or table.state is None:
         return None
@@ -142,7 +147,7 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     view = game.view(seat)
     active = table.phase != "abandoned"
     screens = registry.entry(table.kind)
-    name = screens.variant(ctx.lang, table.settings)
+    name = screens.variant(ctx.lang, table.lobby.settings)
     header = ctx.t("hand.header", game=name, chat=table.chat_title)
     legal = games.legal_for(game, seat) if active else None
     text, rows = screens.hand(view, ctx, table.seats[seat].setup, legal, active)
@@ -171,5 +176,7 @@ def record_names(table: Table) -> tuple[str, str]:
     name a file may have, and the game's id: ``perevodnoy-durak-36-cards-<id>.json``)
     and its caption (the variant in the table's language)."""
     game = registry.entry(table.kind)
-    words = re.findall(r"[a-z0-9]+", game.variant("en", table.settings).lower())
-    return "-".join([*words, table.game_id]) + ".json", game.variant(table.lang, table.settings)
+    words = re.findall(r"[a-z0-9]+", game.variant("en", table.lobby.settings).lower())
+    return "-".join([*words, table.game_id]) + ".json", game.variant(
+        table.lobby.lang, table.lobby.settings
+    )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from telegram import CallbackQuery, Update, User
 from telegram.error import TelegramError
@@ -26,7 +26,7 @@ from bot.core import callbacks, sender
 from bot.core.callbacks import Action, BadCallback, Callback
 from bot.core.i18n import lang_of, plain
 from bot.core.keys import table_key
-from bot.core.models import Table
+from bot.core.models import LastTap, Table
 from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot, Write
 from bot.service import delivery, turns
@@ -73,12 +73,37 @@ class Reply:
     params: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a change came from: the tap's callback query and its message. A command, a
+    deep link or a table's move comes from nowhere (the defaults)."""
+
+    query_id: str | None = None  # remembered by the table: a redelivered tap is a no-op
+    chat_id: int | None = None  # the chat of the tapped message
+    ephemeral_id: int | None = None  # the ephemeral message tapped (docs/ephemeral.md)
+    # Made in the table's group: his hand there may answer it (docs/ephemeral.md).
+    in_group: bool = False
+
+    @classmethod
+    def of(cls, query: CallbackQuery, table_chat: int) -> Origin:
+        message = query.message
+        if message is None:
+            return cls(query.id)
+        chat = message.chat.id
+        ephemeral = message.api_kwargs.get("ephemeral_message_id")
+        return cls(query.id, chat, ephemeral, chat == table_chat)
+
+
+NOWHERE = Origin()
+
+
 @dataclass
 class Tap:
     query: CallbackQuery
     cb: Callback
     user: User
     lang: str
+    origin: Origin
 
     @property
     def key(self) -> str:
@@ -115,18 +140,17 @@ async def parse(update: Update) -> Tap | None:
         cb = None
     # A group button is tapped in its group; a hand button in the tapper's private chat,
     # or on his ephemeral message in the table's group (docs/ephemeral.md).
-    message = query.message
-    where = message.chat.id if message is not None else None
+    origin = Origin.of(query, cb.chat_id) if cb is not None else NOWHERE
     if cb is None:
         ok = False
     elif cb.action in GROUP_ACTIONS:
-        ok = where == cb.chat_id
+        ok = origin.in_group
     else:
-        ok = where == user.id or (where == cb.chat_id and _his_ephemeral(query))
+        ok = origin.chat_id == user.id or (origin.in_group and _his_ephemeral(query))
     if not ok or cb is None:
         await _answer(query, lang, "tap.bad")
         return None
-    return Tap(query, cb, user, lang)
+    return Tap(query, cb, user, lang, origin)
 
 
 def _his_ephemeral(query: CallbackQuery) -> bool:
@@ -151,16 +175,8 @@ async def commit(
     ``change`` was applied, None when it was refused (or the tap was applied before).
     ``answer`` False: a refusal is answered here, an applied change is left for the
     caller to answer."""
-    message = tap.query.message
     snap, reply = await write(
-        context,
-        tap.key,
-        tap.cb.game_id,
-        tap.user.id,
-        change,
-        query_id=tap.query.id,
-        in_group=message is not None and message.chat.id == tap.cb.chat_id,
-        ephemeral_id=message.api_kwargs.get("ephemeral_message_id") if message else None,
+        context, tap.key, tap.cb.game_id, tap.user.id, change, origin=tap.origin
     )
     if answer or snap is None:
         await tap.answer(reply.key, alert=reply.alert, **reply.params)
@@ -172,6 +188,86 @@ def _as_is(table: Table) -> Reply | None:
     return None
 
 
+@dataclass(frozen=True)
+class Asked:
+    """A change asked of a table, as :func:`write` takes it."""
+
+    game_id: str | None
+    user_id: int | None
+    change: Callable[[Table], Reply | None] = _as_is
+    origin: Origin = NOWHERE
+    replace: Callable[[Table | None], Table] | None = None
+
+
+class Decided(NamedTuple):
+    """What :func:`decide` made of a change: whether it was applied, how to answer."""
+
+    applied: bool
+    reply: Reply
+
+
+def decide(
+    snap: Snapshot, asked: Asked, now: float, computer_delay: float
+) -> tuple[Write, Decided]:
+    """What to write for ``asked`` on the stored ``snap``, and how to answer (a step of
+    the compare-and-set: it runs again on a fresh snapshot after a conflict).
+
+    A tap delivered again after it was applied writes nothing and is answered silently
+    (its first handling died before the answer). A refusal writes nothing, except that
+    any tap of an away player on his game brings him back (seeds/<game>.md §7.2), even a
+    refused one (a prompt the computer has just answered for him): then the table as it
+    was, with only that, is written."""
+    table, origin, user_id = snap.table, asked.origin, asked.user_id
+    if table is not None and origin.query_id in table.delivery.taps:
+        return Write(None), Decided(False, Reply())
+    back: Table | None = None
+    try:
+        if asked.replace is not None:
+            table = asked.replace(table)
+        elif (
+            table is None
+            or asked.game_id not in (None, table.game_id)
+            or _superseded(snap, origin, user_id)
+        ):
+            refuse("tap.stale")
+        if user_id is not None and turns.is_away(table, user_id):
+            back = table.model_copy(deep=True)
+        reply = asked.change(table)
+    except Refusal as exc:
+        refused = Reply(exc.key, True, exc.params)
+        if back is None:
+            return Write(None), Decided(False, refused)
+        table, reply, applied = back, refused, False
+    else:
+        applied = True
+        _note_tap(table, origin, user_id, now)
+    if user_id is None:
+        wake = turns.moved(table)
+    else:
+        wake = turns.tapped(table, user_id, computer_delay, now)
+    write = Write(table, fresh=asked.replace is not None, wake=wake)
+    return write, Decided(applied, reply or Reply())
+
+
+def _superseded(snap: Snapshot, origin: Origin, user_id: int | None) -> bool:
+    """The tapped ephemeral message is a superseded hand of his, not removed yet
+    (bot.core.store: the junk)."""
+    return bool(origin.ephemeral_id) and any(
+        j.message_id == origin.ephemeral_id and j.receiver == user_id for j in snap.junk
+    )
+
+
+def _note_tap(table: Table, origin: Origin, user_id: int | None, now: float) -> None:
+    """Remember an applied tap: a redelivery of it is then a no-op, and his hand in the
+    group may answer it (docs/ephemeral.md)."""
+    if origin.query_id is None:
+        return
+    table.delivery.note_tap(origin.query_id)
+    seated = user_id is not None and table.seat_of(user_id) is not None
+    if origin.in_group and seated:
+        table.delivery.last_taps[str(user_id)] = LastTap(origin.query_id, now)
+
+
 async def write(
     context: AnyApp | ContextTypes.DEFAULT_TYPE,
     key: str,
@@ -179,23 +275,18 @@ async def write(
     user_id: int | None,
     change: Callable[[Table], Reply | None] = _as_is,
     *,
-    query_id: str | None = None,
-    in_group: bool = False,
-    ephemeral_id: int | None = None,
+    origin: Origin = NOWHERE,
     replace: Callable[[Table | None], Table] | None = None,
 ) -> tuple[Snapshot | None, Reply]:
     """The one way a table changes outside a delivery: a tap, a deep link, a command
     (/newgame, /endgame), the move of a table to its supergroup. ``change`` under
-    compare-and-set, the messages set off (:func:`bot.service.delivery.publish`), the
-    timers told in the same commit. ``user_id`` is who acts (None: nobody, the table
-    moved to a new key, whose timers are told its deadline again), ``game_id`` the game
-    he acts on (another one's table refuses him as stale; None: whatever is there, or
-    nothing), ``query_id`` his tap, remembered by the table so that a tap delivered again
-    after it was applied is a no-op; ``in_group``: the tap was made in the table's group,
-    so that his hand there may answer it (docs/ephemeral.md); ``ephemeral_id``: the
-    ephemeral message tapped, stale when a newer hand superseded it. ``replace`` makes the table
-    to change from the stored one (or from none), written as a new table with no
-    remembered messages (/newgame).
+    compare-and-set (:func:`decide`), the messages set off
+    (:func:`bot.service.delivery.publish`), the timers told in the same commit.
+    ``user_id`` is who acts (None: nobody, the table moved to a new key, whose timers are
+    told its deadline again), ``game_id`` the game he acts on (another one's table refuses
+    him as stale; None: whatever is there, or nothing), ``origin`` where he acted.
+    ``replace`` makes the table to change from the stored one (or from none), written as
+    a new table with no remembered messages (/newgame).
 
     ``change`` (and ``replace``) run on a fresh copy of the table (again after a
     conflict) and either mutate it and return how to answer, or raise :class:`Refusal`.
@@ -203,54 +294,14 @@ async def write(
     to answer.
     """
     svc = services(context)
-
-    def decide(snap: Snapshot) -> tuple[Write, tuple[bool, Reply]]:
-        """(what to write, (whether ``change`` was applied, how to answer))."""
-        table = snap.table
-        if table is not None and query_id is not None and query_id in table.taps:
-            # Delivered again after it was applied (its first handling died before the
-            # answer): the tapper has what he asked for, so nothing to say.
-            return Write(None), (False, Reply())
-        # Any tap of an away player on his game brings him back (seeds/<game>.md §7.2), even one
-        # that is refused (a prompt the computer has just answered for him): then the
-        # table as it was, with only that, is written.
-        back: Table | None = None
-        # a superseded hand of his, not removed yet (bot.core.store: the junk)
-        superseded = bool(ephemeral_id) and any(
-            j[1] == ephemeral_id and j[3] == user_id for j in snap.junk
-        )
-        try:
-            if replace is not None:
-                table = replace(table)
-            elif table is None or game_id not in (None, table.game_id) or superseded:
-                refuse("tap.stale")
-            if user_id is not None and turns.is_away(table, user_id):
-                back = table.model_copy(deep=True)
-            reply = change(table)
-        except Refusal as exc:
-            refused = Reply(exc.key, True, exc.params)
-            if back is None:
-                return Write(None), (False, refused)
-            table, reply = back, refused
-            applied = False
-        else:
-            applied = True
-            if query_id is not None:
-                table.note_tap(query_id)
-                seated = user_id is not None and table.seat_of(user_id) is not None
-                if in_group and seated:  # his hand in the group may answer this tap
-                    table.last_taps[str(user_id)] = (query_id, svc.clock())
-        if user_id is None:
-            wake = turns.moved(table)
-        else:
-            wake = turns.tapped(table, user_id, svc.settings.computer_delay, svc.clock())
-        write = Write(table, fresh=replace is not None, wake=wake)
-        return write, (applied, reply or Reply())
-
+    asked = Asked(game_id, user_id, change, origin, replace)
+    delay = svc.settings.computer_delay
     async with svc.lock(key):
-        snap, (applied, reply) = await svc.store.transact(key, decide)
+        snap, done = await svc.store.transact(
+            key, lambda snap: decide(snap, asked, svc.clock(), delay)
+        )
     delivery.publish(context, snap)  # when written: the messages follow in the background
-    return (snap if applied else None), reply
+    return (snap if done.applied else None), done.reply
 
 
 async def current_table(tap: Tap, context: ContextTypes.DEFAULT_TYPE, *phases: str) -> Table | None:

@@ -1,6 +1,6 @@
 """Moves nobody taps: computer seats, turn timeouts (seeds/<game>.md §7.2), people away.
 
-Every committed position of a running game has a *deadline* (``Table.turn_due``: a
+Every committed position of a running game has a *deadline* (``TurnClock.turn_due``: a
 computer or an away person is to act: ``computer_delay``, so that people can follow;
 a person: the table's turn time, or none), set in the same compare-and-set as the
 position (:func:`tapped`, :func:`stamp`). Why a sorted set, ``ct:turns`` (member: table
@@ -65,15 +65,15 @@ def stamp(table: Table, computer_delay: float, now: float) -> float | None:
     A commit that leaves the position and who must act in it as they were (a football
     set-up step, a tap that only brings someone back from elsewhere) keeps the deadline:
     taps that are not moves must not lengthen anybody's turn."""
-    old = table.turn_due
+    old = table.clock.turn_due
     wait = due_in(table, computer_delay)
     basis = f"{table.game_id}:{len(table.moves)}:{games.actor(table)}:{wait}"
-    if old and basis == table.turn_for:
+    if old and basis == table.clock.turn_for:
         return None
-    table.turn_for = basis
-    table.turn_due = 0.0 if wait is None else now + wait
-    if table.turn_due and (not old or table.turn_due < old):
-        return table.turn_due
+    table.clock.turn_for = basis
+    table.clock.turn_due = 0.0 if wait is None else now + wait
+    if table.clock.turn_due and (not old or table.clock.turn_due < old):
+        return table.clock.turn_due
     return None
 
 
@@ -92,7 +92,7 @@ def note_active(table: Table, user_id: int) -> None:
         table.add_events([("seat_back", {"seat": seat})])
     person.away = False
     person.timeouts = 0
-    table.auto_moves = 0
+    table.clock.auto_moves = 0
 
 
 def tapped(table: Table, user_id: int, computer_delay: float, now: float) -> float | None:
@@ -106,7 +106,7 @@ def tapped(table: Table, user_id: int, computer_delay: float, now: float) -> flo
 def moved(table: Table) -> float | None:
     """What the timers make of a table moved to a new key (its supergroup's): its
     deadline, told again under that key, in the same commit."""
-    return table.turn_due or None
+    return table.clock.turn_due or None
 
 
 def seed_for(table: Table) -> int:
@@ -156,9 +156,9 @@ def _play(table: Table, seat: int, move: Any) -> None:
             person.away = True
             table.add_events([("seat_away", {"seat": seat})])
     person.setup = []
-    table.auto_moves += 1
+    table.clock.auto_moves += 1
     games.apply_move(table, games.load(table), seat, move)
-    if table.phase == "playing" and table.auto_moves >= AUTO_MOVE_CAP:
+    if table.phase == "playing" and table.clock.auto_moves >= AUTO_MOVE_CAP:
         table.phase = "abandoned"
         table.add_events([("computer_stalled", {})])
 
@@ -182,10 +182,10 @@ async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
     for _ in range(5):  # the position may change under a long computation
         snap = await svc.store.load(key)
         table = snap.table
-        if table is None or table.phase != "playing" or not table.turn_due:
+        if table is None or table.phase != "playing" or not table.clock.turn_due:
             return 0.0, None
-        if svc.clock() < table.turn_due:
-            return table.turn_due, None
+        if svc.clock() < table.clock.turn_due:
+            return table.clock.turn_due, None
         decided = await _decide_move(table)
         if decided is None:
             return 0.0, None
@@ -209,9 +209,9 @@ async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
         if not done:
             continue
         if committed.version != version and committed.table is not None:
-            return committed.table.turn_due, committed
+            return committed.table.clock.turn_due, committed
         return 0.0, None
-    return (table.turn_due if table is not None else 0.0), None
+    return (table.clock.turn_due if table is not None else 0.0), None
 
 
 async def _claim(svc: Services, key: str, now_ms: int) -> int | None:

@@ -29,7 +29,7 @@ def player_limits(table: Table, settings: GameSettings | None = None) -> tuple[i
     """(fewest, most) players the table's game takes with its settings, or with
     ``settings`` (§1 of seeds/football.md, §1 and §10 of seeds/durak.md)."""
     game = spec(table)
-    return game.players(game.make_options(settings or table.settings))
+    return game.players(game.make_options(settings or table.lobby.settings))
 
 
 def deck_sizes(table: Table) -> tuple[int, ...]:
@@ -95,7 +95,7 @@ def turn_time(table: Table, seat: int) -> int:
     not his move, the computer makes it, or there is no limit."""
     if actor(table) != seat or computer_plays(table, seat):
         return 0
-    return table.settings.turn_time
+    return table.lobby.settings.turn_time
 
 
 def start(table: Table, rng: random.Random | None = None) -> Game:
@@ -109,36 +109,36 @@ def start(table: Table, rng: random.Random | None = None) -> Game:
     seed = rng.getrandbits(64)
     game_spec = spec(table)
     carry = _carry(table)
-    options = game_spec.make_options(table.settings)
+    options = game_spec.make_options(table.lobby.settings)
     game, order = game_spec.deal(options, [s.name for s in table.seats], carry, rng, seed)
     table.seats = [table.seats[i] for i in order]
-    table.dealer, table.previous_fool = carry.dealer, carry.previous_fool
+    table.series.dealer, table.series.previous_fool = carry.dealer, carry.previous_fool
     for seat in table.seats:
         seat.setup = []
     table.state = game.to_json()
     table.moves = []
     table.events = []
     table.phase = "playing"
-    table.notice = ""
-    table.show_settings = False
-    table.record_asked = table.record_sent = False
+    table.lobby.notice = ""
+    table.lobby.show_settings = False
+    table.delivery.record_asked = table.delivery.record_sent = False
     return game
 
 
 def _carry(table: Table) -> Carry:
-    return Carry(table.games == 0, table.dealer, table.previous_fool)
+    return Carry(table.series.games == 0, table.series.dealer, table.series.previous_fool)
 
 
 def finish(table: Table, result: dict[str, Any]) -> None:
     """Count a finished game into the series and note who deals next."""
     table.phase = "finished"
     carry = _carry(table)
-    table.games += 1
+    table.series.games += 1
     counted = spec(table).finish(carry, result)
-    table.dealer, table.previous_fool = carry.dealer, carry.previous_fool
+    table.series.dealer, table.series.previous_fool = carry.dealer, carry.previous_fool
     if counted is not None:
         uid = str(table.seats[counted].user_id)
-        table.series[uid] = table.series.get(uid, 0) + 1
+        table.series.score[uid] = table.series.score.get(uid, 0) + 1
 
 
 def apply_move(table: Table, game: Game, seat: int, move: Any) -> list[Event]:

@@ -31,7 +31,7 @@ from bot.core.services import services
 from bot.core.store import Snapshot
 from bot.handlers import play
 from bot.screens import registry, views
-from bot.service.taps import Tap
+from bot.service.taps import Origin, Tap
 from bot.tables import games
 from bot.webapp.auth import Viewer
 
@@ -163,7 +163,11 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
     if table.phase == "abandoned":
         status = ctx.t("table.stopped")
     actor = games.actor(table)
-    left = max(0, round(table.turn_due - now)) if table.turn_due and actor is not None else None
+    left = (
+        max(0, round(table.clock.turn_due - now))
+        if table.clock.turn_due and actor is not None
+        else None
+    )
     return {
         "version": snap.version,
         "kind": table.kind,
@@ -215,7 +219,7 @@ async def move(application: Any, viewer: Viewer, data: object) -> tuple[int, str
     # A fresh id: the table remembers applied taps by it (a page request is not retried
     # by Telegram; the position stamp refuses the same move sent twice).
     query = CallbackQuery(f"w{secrets.token_hex(8)}", user, "webapp", data=str(data))
-    tap = WebTap(query, cb, user, lang)
+    tap = WebTap(query, cb, user, lang, Origin.of(query, cb.chat_id))
     await handler(tap, CallbackContext(application))
     return (409, tap.refusal) if tap.refusal else (200, None)
 

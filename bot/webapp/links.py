@@ -62,4 +62,6 @@ def group(screen: Screen, settings: Settings, table: Table, bot_username: str) -
     url = _direct(settings, table, bot_username)
     if url is None or table.phase not in _LIVE:
         return screen
-    return replace(screen, rows=(*screen.rows, (Button(t(table.lang, "webapp.open"), url=url),)))
+    return replace(
+        screen, rows=(*screen.rows, (Button(t(table.lobby.lang, "webapp.open"), url=url),))
+    )

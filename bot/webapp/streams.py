@@ -36,7 +36,7 @@ from bot.core.store import Snapshot
 from bot.webapp import api
 
 # Seconds between two comments on a quiet event stream: proxies keep it open, and the page
-# takes a stream that has said nothing for twice as long for dead (static/table.js, STALE).
+# takes a stream that has said nothing for twice as long for dead (static/live.js, STALE).
 KEEPALIVE = 5.0
 IDLE = 5 * 60.0  # seconds without a new picture after which a stream ends
 RETRY = 1.0  # seconds before a broken subscription is made again

@@ -32,7 +32,7 @@ def options(settings: GameSettings) -> DurakOptions:
 
 def lines(ctx: Ctx) -> list[tuple[str, str]]:
     """Each of durak's settings that its variant allows, as (its line, its option code)."""
-    chosen = options(ctx.table.settings)
+    chosen = options(ctx.table.lobby.settings)
     found: list[tuple[str, str]] = [(ctx.t(_DUMMY[chosen.dummy]), "m")]
     if chosen.dummy:
         found.append((ctx.t(_DUMMY_PLAYS[chosen.dummy_plays]), "p"))

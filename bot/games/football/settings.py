@@ -28,7 +28,7 @@ def name(lang: str, options: BaseModel) -> Markup:
 
 def lines(ctx: Ctx) -> list[tuple[str, str]]:
     """Football's setting as (its line, its option code)."""
-    return [(ctx.t("settings.decks", n=options(ctx.table.settings).decks), "n")]
+    return [(ctx.t("settings.decks", n=options(ctx.table.lobby.settings).decks), "n")]
 
 
 def _more_decks(settings: GameSettings) -> None:

@@ -22,7 +22,7 @@ from telegram.error import (
 )
 
 from bot.core import sender
-from bot.core.keys import TABLE_SLOT, user_slot
+from bot.core.keys import TABLE_SLOT, Junk, user_slot
 from bot.core.limiter import retry_after_seconds
 from bot.core.models import Slot
 from bot.service.messages.cleanup import RETRY_SECONDS, replace
@@ -146,7 +146,7 @@ async def _put(bot: Bot, message: Message, old_goes_now: bool, done: Outcome) ->
         new.id = await sender.send_screen(bot, message.chat_id, message.thread_id, message.screen)
         if stale is not None:
             strip = message.how is How.NEW_GAME
-            await replace(bot, (message.chat_id, stale, strip, 0), old_goes_now, done)
+            await replace(bot, Junk(message.chat_id, stale, strip, 0), old_goes_now, done)
     if old is None or old.phase in _BEFORE:  # after the hand: it never waits for this
         await _offer_page(bot, message)
     return new
@@ -199,7 +199,7 @@ async def _put_ephemeral(
         bot, message.chat_id, message.thread_id, hand.receiver, message.screen, query_id=hand.query
     )
     if stale is not None:
-        await replace(bot, (message.chat_id, stale, False, hand.receiver), old_goes_now, done)
+        await replace(bot, Junk(message.chat_id, stale, False, hand.receiver), old_goes_now, done)
     return new
 
 

@@ -15,7 +15,7 @@ from bot.core.budget import Budget, of_ephemeral
 from bot.core.config import Settings
 from bot.core.keys import group_slot
 from bot.core.limiter import Priority
-from bot.core.models import Slot, Table
+from bot.core.models import LastTap, Slot, Table
 from bot.core.screen import Screen
 from bot.service.messages.hand import his_turn
 from bot.service.messages.message import Decision, How, InGroup, Later, Message, shown
@@ -40,12 +40,12 @@ def group_hand(
 ) -> Decision:
     """Seat ``index``'s ephemeral hand: whether, when and how it shows ``screen``."""
     seat = table.seats[index]
-    renewed = slot is not None and slot.renew != seat.renew  # he tapped "My cards"
+    renewed = slot is not None and slot.renew != seat.reach.renew  # he tapped "My cards"
     if not renewed and shown(slot, screen, table.version):
         return None
-    query, at = table.last_taps.get(str(seat.user_id), ("", 0.0))
+    query, at = table.delivery.last_taps.get(str(seat.user_id), LastTap("", 0.0))
     fresh_tap = bool(query) and now - at < TAP_FRESH
-    may_send = fresh_tap or table.bot_admin
+    may_send = fresh_tap or table.delivery.bot_admin
     message = Message(
         group_slot(seat.user_id),
         table.chat_id,
@@ -53,7 +53,7 @@ def group_hand(
         screen,
         slot,
         Priority.WATCHER,
-        hand=InGroup(seat.user_id, query if fresh_tap else None, may_send, seat.renew),
+        hand=InGroup(seat.user_id, query if fresh_tap else None, may_send, seat.reach.renew),
         counts_against=ephemeral_budget(settings, table.chat_id, seat.user_id),
     )
     answer = Priority.WATCHER

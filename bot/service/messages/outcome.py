@@ -39,5 +39,5 @@ class Outcome:
     ) -> None:
         """Leave a superseded message to a later pass (it is saved with the slots), and
         make that pass come at once."""
-        self.junk.append((chat_id, message_id, strip, receiver))
+        self.junk.append(Junk(chat_id, message_id, strip, receiver))
         self.later(self.clock())

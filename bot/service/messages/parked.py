@@ -34,7 +34,7 @@ def parked(
     seat = table.seats[index]
     if in_group:
         name, chat, thread = user_slot(seat.user_id), seat.user_id, None
-    elif seat.group_ok and not table.private:
+    elif seat.reach.group_ok and not table.private:
         name, chat, thread = group_slot(seat.user_id), table.chat_id, table.thread_id
     else:
         return None

@@ -23,7 +23,7 @@ def private_hand(
 ) -> Decision:
     """Seat ``index``'s private message: whether, when and how it shows ``screen``."""
     seat = table.seats[index]
-    if not seat.dm_ok or shown(slot, screen, table.version):
+    if not seat.reach.dm_ok or shown(slot, screen, table.version):
         return None
     message = Message(user_slot(seat.user_id), seat.user_id, None, screen, slot, Priority.WATCHER)
     if screen.prompt:

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 def record_due(snap: Snapshot) -> bool:
     """A Record tap asked for this game's record and no pass has begun to post it."""
     table = snap.table
-    return table is not None and table.record_asked and not table.record_sent
+    return table is not None and table.delivery.record_asked and not table.delivery.record_sent
 
 
 async def send_record(bot: Bot, table: Table, reply_to: int | None) -> None:
@@ -83,13 +83,13 @@ async def _mark_record(
 
     def decide(snap: Snapshot) -> tuple[Write, Table | None]:
         table = snap.table
-        if table is None or table.game_id != game_id or not table.record_asked:
+        if table is None or table.game_id != game_id or not table.delivery.record_asked:
             return Write(None), None
-        if table.record_sent == sent:
+        if table.delivery.record_sent == sent:
             return Write(None), None
-        table.record_sent, table.record_asked = sent, asked
+        table.delivery.record_sent, table.delivery.record_asked = sent, asked
         if not asked:
-            table.notice = "record.refused"
+            table.lobby.notice = "record.refused"
         return Write(table), table
 
     return (await svc.store.transact(key, decide))[1]

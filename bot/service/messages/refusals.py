@@ -21,18 +21,22 @@ async def refused_hands(svc: Services, key: str, refused: dict[int, bool]) -> No
             return Write(None), None
         changed = False
         for index, seat in enumerate(table.seats):
-            if seat.user_id not in refused or not seat.group_ok:
+            if seat.user_id not in refused or not seat.reach.group_ok:
                 continue
-            seat.group_ok, seat.admin_refused, changed = False, refused[seat.user_id], True
+            seat.reach.group_ok, seat.reach.admin_refused, changed = (
+                False,
+                refused[seat.user_id],
+                True,
+            )
             told = any(k in _FALLBACKS and d.get("seat") == index for k, d in table.events)
             if table.phase != "playing" or told:  # said once (while the log shows it)
                 continue
-            if seat.dm_ok:
+            if seat.reach.dm_ok:
                 table.add_events([("hand_private", {"seat": index})])
             else:
                 table.add_events([("hand_wait", {"seat": index})])
-        if any(refused.values()) and table.bot_admin:
-            table.bot_admin, changed = False, True
+        if any(refused.values()) and table.delivery.bot_admin:
+            table.delivery.bot_admin, changed = False, True
         return Write(table if changed else None), None
 
     await svc.store.transact(key, decide)
@@ -50,12 +54,12 @@ async def set_reachable(svc: Services, key: str, reach: dict[int, bool]) -> Snap
             refused = [s for s in table.seats if reach.get(s.user_id) is False]
             if refused:
                 table.seats = [s for s in table.seats if s not in refused]
-                table.lobby_link, table.notice = True, "join.need_private"
+                table.lobby.lobby_link, table.lobby.notice = True, "join.need_private"
                 changed = {s.user_id: False for s in refused}
             return Write(table if changed else None), changed
         for seat in table.seats:
-            if seat.user_id in reach and seat.dm_ok != reach[seat.user_id]:
-                seat.dm_ok = changed[seat.user_id] = reach[seat.user_id]
+            if seat.user_id in reach and seat.reach.dm_ok != reach[seat.user_id]:
+                seat.reach.dm_ok = changed[seat.user_id] = reach[seat.user_id]
         return Write(table if changed else None), changed
 
     snap, changed = await svc.store.transact(key, decide)

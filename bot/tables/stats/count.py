@@ -15,8 +15,9 @@ did not change meanwhile); each later delivery costs the read, which renews the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
+from bot.core.lua import Args, Key, Keys, Script
 from bot.tables.stats.finished import Finished
 from bot.tables.stats.keys import (
     board_key,
@@ -32,7 +33,6 @@ from engine import ratings
 from engine.ratings import Rating
 
 MIN_GAMES = 3  # games in a group before a person appears on its board
-NO = "~"  # a script argument that is not there
 
 
 @dataclass(frozen=True)
@@ -48,41 +48,76 @@ class Moved:
         return cls(tuple((int(uid), int(place)) for uid, place in pairs))
 
 
-# KEYS: the marker, then the hashes, boards and sets the ARGV rows name by index.
-# ARGV: marker TTL, MIN_GAMES, row count, then per row: hash index, board index (0: none),
-# uid, expected mu and sigma (NO: no rating on this row), new mu, sigma, board score,
-# streak goes on (1/0), name, trend (NO: none), number of counters, counter/increment
-# pairs; then the head-to-head count, its hash index and fields; then the set count and
-# (set index, member) pairs. {1, moved}: counted before; {2}: a rating changed since it
-# was read (read again); {0, moved}: counted now.
-COUNT = f"""
-local ttl = tonumber(ARGV[1])
-local done = redis.call('GET', KEYS[1])
+class Add(NamedTuple):
+    """A counter of a hash and what it grows by."""
+
+    name: str
+    by: int
+
+
+class Row(NamedTuple):
+    """What a game adds to one hash (see :class:`_Row`)."""
+
+    hash: int  # by its place in Count.hashes (from 1)
+    board: int | None  # the group's board, by its place in Count.hashes; None: none
+    uid: str  # the player, a member of the board
+    rated: bool
+    old_mu: str  # the rating as read ("": none yet); the count stops if it changed since
+    old_sigma: str
+    mu: str  # the new rating ("" when not rated)
+    sigma: str
+    score: str  # on the board
+    streak: bool  # the player's streak goes on
+    name: str
+    trend: tuple[str, ...]  # the shown ratings kept (none: unchanged)
+    adds: tuple[Add, ...]
+
+
+class Member(NamedTuple):
+    """A member added to a set."""
+
+    set: int  # by its place in Count.hashes
+    member: str
+
+
+@dataclass(frozen=True)
+class Count(Args):
+    """A finished game's figures, counted unless its marker says it was."""
+
+    marker: Key
+    hashes: Keys  # the hashes, boards and sets the rows name
+    ttl: int  # the marker's
+    least: int  # MIN_GAMES
+    rows: tuple[Row, ...]
+    h2h: int | None  # the head-to-head hash, by its place in hashes; None: none
+    h2h_fields: tuple[str, ...]  # its fields, each grown by 1
+    members: tuple[Member, ...]
+
+
+# {1, moved}: counted before; {2}: a rating changed since it was read (read again);
+# {0, moved}: counted now.
+COUNT = Script(
+    Count,
+    body="""
+local done = redis.call('GET', marker)
 if done then
-  redis.call('EXPIRE', KEYS[1], ttl)
-  return {{1, done}}
-end
-local least = tonumber(ARGV[2])
-local rows = {{}}
-local i = 4
-for r = 1, tonumber(ARGV[3]) do
-  local row = {{key = KEYS[tonumber(ARGV[i])], board = tonumber(ARGV[i + 1]), uid = ARGV[i + 2],
-    emu = ARGV[i + 3], esig = ARGV[i + 4], mu = ARGV[i + 5], sig = ARGV[i + 6],
-    score = ARGV[i + 7], good = ARGV[i + 8], name = ARGV[i + 9], tr = ARGV[i + 10],
-    n = tonumber(ARGV[i + 11]), at = i + 12}}
-  i = i + 12 + 2 * row.n
-  if row.emu ~= '{NO}' then
-    local now = redis.call('HMGET', row.key, 'mu', 'sigma')
-    if (now[1] or '') ~= row.emu or (now[2] or '') ~= row.esig then return {{2, ''}} end
-  end
-  if row.board > 0 then row.before = redis.call('ZREVRANK', KEYS[row.board], row.uid) end
-  rows[r] = row
+  redis.call('EXPIRE', marker, ttl)
+  return {1, done}
 end
 for _, row in ipairs(rows) do
-  for j = 0, row.n - 1 do
-    redis.call('HINCRBY', row.key, ARGV[row.at + 2 * j], ARGV[row.at + 2 * j + 1])
+  row.key = hashes[row.hash]
+  if row.rated then
+    local now = redis.call('HMGET', row.key, 'mu', 'sigma')
+    if (now[1] or '') ~= row.old_mu or (now[2] or '') ~= row.old_sigma then return {2, ''} end
   end
-  if row.good == '1' then
+  if row.board then
+    row.board_key = hashes[row.board]
+    row.before = redis.call('ZREVRANK', row.board_key, row.uid)
+  end
+end
+for _, row in ipairs(rows) do
+  for _, add in ipairs(row.adds) do redis.call('HINCRBY', row.key, add.name, add.by) end
+  if row.streak then
     local cur = redis.call('HINCRBY', row.key, 'cur', 1)
     if cur > tonumber(redis.call('HGET', row.key, 'best') or '0') then
       redis.call('HSET', row.key, 'best', cur)
@@ -91,38 +126,30 @@ for _, row in ipairs(rows) do
     redis.call('HSET', row.key, 'cur', 0)
   end
   redis.call('HSET', row.key, 'name', row.name)
-  if row.emu ~= '{NO}' then redis.call('HSET', row.key, 'mu', row.mu, 'sigma', row.sig) end
-  if row.tr ~= '{NO}' then redis.call('HSET', row.key, 'tr', row.tr) end
-  if row.board > 0 and tonumber(redis.call('HGET', row.key, 'n')) >= least then
-    redis.call('ZADD', KEYS[row.board], row.score, row.uid)
+  if row.rated then redis.call('HSET', row.key, 'mu', row.mu, 'sigma', row.sigma) end
+  if #row.trend > 0 then redis.call('HSET', row.key, 'tr', table.concat(row.trend, ',')) end
+  if row.board and tonumber(redis.call('HGET', row.key, 'n')) >= least then
+    redis.call('ZADD', row.board_key, row.score, row.uid)
   end
 end
-local moved = {{}}
+local moved = {}
 for _, row in ipairs(rows) do
-  if row.board > 0 then
-    local after = redis.call('ZREVRANK', KEYS[row.board], row.uid)
+  if row.board then
+    local after = redis.call('ZREVRANK', row.board_key, row.uid)
     if after and (not row.before or after < row.before) then
       table.insert(moved, row.uid .. ':' .. (after + 1))
     end
   end
 end
-local h = tonumber(ARGV[i])
-i = i + 1
-if h > 0 then
-  local key = KEYS[tonumber(ARGV[i])]
-  for j = 1, h do redis.call('HINCRBY', key, ARGV[i + j], 1) end
-  i = i + 1 + h
+if h2h then
+  for _, f in ipairs(h2h_fields) do redis.call('HINCRBY', hashes[h2h], f, 1) end
 end
-local sets = tonumber(ARGV[i])
-i = i + 1
-for _ = 1, sets do
-  redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
-  i = i + 2
-end
+for _, m in ipairs(members) do redis.call('SADD', hashes[m.set], m.member) end
 local text = table.concat(moved, ' ')
-redis.call('SET', KEYS[1], text, 'EX', ttl)
-return {{0, text}}
-"""
+redis.call('SET', marker, text, 'EX', ttl)
+return {0, text}
+""",
+)
 
 
 @dataclass
@@ -149,10 +176,10 @@ class _Plan:
     keys: list[str] = field(default_factory=list)
 
     def index(self, key: str) -> int:
-        """The key's 1-based position in KEYS (the marker is KEYS[1])."""
+        """The key's place in Count.hashes (from 1)."""
         if key not in self.keys:
             self.keys.append(key)
-        return self.keys.index(key) + 2
+        return self.keys.index(key) + 1
 
 
 def plan_for(game: Finished, personal: bool) -> _Plan:
@@ -193,34 +220,41 @@ def rate(game: Finished, plan: _Plan) -> None:
             row.new = new
 
 
-def script_args(game: Finished, plan: _Plan, ttl: int) -> list[Any]:
-    args: list[Any] = [ttl, MIN_GAMES, len(plan.rows)]
-    for row in plan.rows:
-        player = game.players[row.seat]
-        board = plan.index(row.board) if row.board else 0
-        args += [plan.index(row.key), board, player.uid]
-        if row.new is None:
-            args += [NO, NO, NO, NO, 0]
-        else:
-            args += [*row.old, repr(row.new.mu), repr(row.new.sigma), repr(row.new.shown)]
-        args += ["1" if game.outcome.streak_goes_on(row.seat) else "0", player.name]
-        if row.scope == "overall" and row.new is not None:
-            history = [v for v in row.old_trend.split(",") if v]
-            args.append(",".join([*history, f"{row.new.shown:.2f}"][-ratings.TREND_LEN :]))
-        else:
-            args.append(NO)
-        add = game.outcome.figures(row.seat)
-        args.append(len(add))
-        args += [x for name, value in sorted(add.items()) for x in (name, value)]
+def _script_row(game: Finished, plan: _Plan, row: _Row) -> Row:
+    player = game.players[row.seat]
+    trend: tuple[str, ...] = ()
+    if row.scope == "overall" and row.new is not None:
+        history = [v for v in row.old_trend.split(",") if v]
+        trend = tuple([*history, f"{row.new.shown:.2f}"][-ratings.TREND_LEN :])
+    new = row.new
+    add = game.outcome.figures(row.seat)
+    return Row(
+        hash=plan.index(row.key),
+        board=plan.index(row.board) if row.board else None,
+        uid=str(player.uid),
+        rated=new is not None,
+        old_mu=row.old[0] if new else "",
+        old_sigma=row.old[1] if new else "",
+        mu=repr(new.mu) if new else "",
+        sigma=repr(new.sigma) if new else "",
+        score=repr(new.shown) if new else "0",
+        streak=game.outcome.streak_goes_on(row.seat),
+        name=player.name,
+        trend=trend,
+        adds=tuple(Add(name, value) for name, value in sorted(add.items())),
+    )
+
+
+def script_args(game: Finished, plan: _Plan, ttl: int) -> Count:
+    """The script's arguments; ``plan.keys`` holds the hashes they name once it is built."""
+    rows = tuple(_script_row(game, plan, row) for row in plan.rows)
     pairs: list[str] = []
     if game.in_group:
         ids = [p.uid for p in game.players]
         pairs += [f"{ids[a]}>{ids[b]}" for a, b in ratings.above(game.outcome)]
         people = sorted(ids)
         pairs += [f"{a}&{b}" for i, a in enumerate(people) for b in people[i + 1 :]]
-    args.append(len(pairs))
-    if pairs:
-        args += [plan.index(h2h_key(game.chat, game.kind)), *pairs]
+    h2h = plan.index(h2h_key(game.chat, game.kind)) if pairs else None
     members: list[tuple[str, Any]] = []
     if game.in_group:
         members += [(groups_key(p.uid), game.chat) for p in game.players]
@@ -228,7 +262,14 @@ def script_args(game: Finished, plan: _Plan, ttl: int) -> list[Any]:
         if row.scope == "variant":
             uid = game.players[row.seat].uid
             members.append((variants_key(uid, game.kind), game.variant))
-    args.append(len(members))
-    for key, member in members:
-        args += [plan.index(key), member]
-    return args
+    added = tuple(Member(plan.index(k), str(m)) for k, m in members)
+    return Count(  # after every plan.index: hashes is complete
+        marker=game.marker,
+        hashes=tuple(plan.keys),
+        ttl=ttl,
+        least=MIN_GAMES,
+        rows=rows,
+        h2h=h2h,
+        h2h_fields=tuple(pairs),
+        members=added,
+    )

@@ -43,7 +43,7 @@ class Standings:
     def __init__(self, redis: aioredis.Redis, ttl: int) -> None:
         self.redis = redis
         self.marker_ttl = ttl + MARKER_TTL_MARGIN
-        self._count = redis.register_script(COUNT)
+        self._count = COUNT.register(redis)
         self.round_trips = 0  # Redis calls made by count (the cost the docstring states)
 
     async def claim_post(self, chat: int, thread: int, game_id: str) -> bool:
@@ -72,8 +72,7 @@ class Standings:
                 row.old = (decoded(values[0]), decoded(values[1]))
                 row.old_trend = decoded(values[2])
             rate(game, plan)
-            args = script_args(game, plan, self.marker_ttl)
-            status, text = await self._count(keys=[marker, *plan.keys], args=args)
+            status, text = await self._count(script_args(game, plan, self.marker_ttl))
             self.round_trips += 1
             if int(status) != 2:
                 return Moved.parse(text)

@@ -1,0 +1,200 @@
+"""Redis scripts whose arguments are named once: by the fields of a dataclass.
+
+Why: a script sees its arguments as positions (``KEYS[3]``, ``ARGV[8]``), and a caller
+that builds those lists by hand must keep them in the same order, with flags and
+sentinels agreed by convention. Here each script declares its arguments as the fields of
+a frozen dataclass (an :class:`Args`); both the Lua prologue that names them
+(``local table_key, due_key = KEYS[1], KEYS[2]``) and the lists the caller sends are
+made from that one declaration, so the two cannot disagree. What a field is follows
+from its type:
+
+- :data:`Key` (a ``str``) is one of KEYS; :data:`Keys` (the last key field) is the rest
+  of KEYS, a Lua list;
+- ``str``, ``int``, ``bool``, ``int | None`` are one ARGV slot each, arriving in Lua as a
+  string, a number, a boolean, or a number or nil;
+- ``tuple[str, ...]`` is a list: its length travels first, then its items;
+- ``tuple[R, ...]``, R a NamedTuple of the kinds above, is a list of rows, each a Lua
+  table with R's field names;
+- a nested :class:`Args` (a part several scripts share, such as a lease) puts its fields
+  in place, under their own names.
+
+The same scripts run on Redis and, in the tests, on fakeredis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import typing
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, NamedTuple, TypeVar
+
+import redis.asyncio as aioredis
+
+_KEY = "one of KEYS"
+Key = Annotated[str, _KEY]  # one of KEYS
+Keys = Annotated[tuple[str, ...], _KEY]  # the rest of KEYS (the last key field)
+Value = str | int | bytes
+
+
+class _Field(NamedTuple):
+    name: str
+    kind: Any  # the field's type
+    is_key: bool
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls, include_extras=True)
+
+
+def _fields(cls: type) -> Iterator[_Field]:
+    """The arguments of ``cls`` in order, nested Args flattened."""
+    for f in dataclasses.fields(cls):
+        kind = _hints(cls)[f.name]
+        if isinstance(kind, type) and issubclass(kind, Args):
+            yield from _fields(kind)
+        elif typing.get_origin(kind) is Annotated:
+            yield _Field(f.name, typing.get_args(kind)[0], _KEY in kind.__metadata__)
+        else:
+            yield _Field(f.name, kind, False)
+
+
+def _is_tuple(kind: Any) -> bool:
+    return typing.get_origin(kind) is tuple
+
+
+def _item(kind: Any) -> Any:
+    return typing.get_args(kind)[0]
+
+
+def _is_row(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields")
+
+
+def _scalar(kind: Any, raw: str) -> str:
+    """The Lua expression of one slot ``raw`` as a value of ``kind``."""
+    if kind is bool:
+        return f"({raw} == '1')"
+    if kind is int or kind == int | None:
+        return f"tonumber({raw})"  # '' (None) is nil
+    if kind in (str, bytes):
+        return raw
+    raise TypeError(f"a script argument cannot be a {kind}")
+
+
+def _read(target: str, kind: Any, depth: int = 0) -> list[str]:
+    """Lua that reads a value of ``kind`` from the cursor into ``target``."""
+    if not _is_tuple(kind):
+        return [f"{target} = {_scalar(kind, 'next_arg()')}"]
+    item, i = _item(kind), "ijk"[depth]
+    lines = [f"{target} = {{}}", f"for {i} = 1, tonumber(next_arg()) do"]
+    if _is_row(item):
+        hints = _hints(item)
+        lines.append(f"  local row{depth} = {{}}")
+        for name in item._fields:
+            lines += ["  " + line for line in _read(f"row{depth}.{name}", hints[name], depth + 1)]
+        lines.append(f"  {target}[{i}] = row{depth}")
+    else:
+        lines += ["  " + line for line in _read(f"{target}[{i}]", item, depth + 1)]
+    return [*lines, "end"]
+
+
+def _locals(names: list[str], values: list[str]) -> list[str]:
+    return [f"local {', '.join(names)} = {', '.join(values)}"] if names else []
+
+
+def prologue(cls: type[Args]) -> str:
+    """The Lua lines that name every argument of ``cls`` (see the module docstring)."""
+    fields = list(_fields(cls))
+    keys = [f for f in fields if f.is_key]
+    fixed = [f for f in keys if not _is_tuple(f.kind)]
+    lines = _locals([f.name for f in fixed], [f"KEYS[{n}]" for n in range(1, len(fixed) + 1)])
+    for f in keys[len(fixed) :]:
+        lines += [f"local {f.name} = {{}}", f"for i = {len(fixed) + 1}, #KEYS do"]
+        lines += [f"  {f.name}[#{f.name} + 1] = KEYS[i]", "end"]
+    args = [f for f in fields if not f.is_key]
+    head = 0
+    while head < len(args) and not _is_tuple(args[head].kind):
+        head += 1
+    slots = [_scalar(f.kind, f"ARGV[{n + 1}]") for n, f in enumerate(args[:head])]
+    lines += _locals([f.name for f in args[:head]], slots)
+    if head < len(args):
+        lines.append(f"local argv_at = {head + 1}")
+        lines.append("local function next_arg() argv_at = argv_at + 1 return ARGV[argv_at - 1] end")
+        for f in args[head:]:
+            first, *rest = _read(f.name, f.kind)
+            lines += [f"local {first}", *rest]
+    return "\n".join(lines) + "\n"
+
+
+def _encode(kind: Any, value: Any) -> list[Value]:
+    if _is_tuple(kind):
+        item = _item(kind)
+        out: list[Value] = [len(value)]
+        for each in value:
+            if _is_row(item):
+                hints = _hints(item)
+                for name in item._fields:
+                    out += _encode(hints[name], getattr(each, name))
+            else:
+                out += _encode(item, each)
+        return out
+    if value is None:
+        return [""]
+    if isinstance(value, bool):
+        return ["1" if value else "0"]
+    return [value]
+
+
+@dataclass(frozen=True)
+class Args:
+    """A script's arguments (subclass it as a frozen dataclass; see the module docstring)."""
+
+    def lists(self) -> tuple[list[str], list[Value]]:
+        """KEYS and ARGV as the script's prologue reads them."""
+        keys: list[str] = []
+        argv: list[Value] = []
+        for f, value in zip(_fields(type(self)), self._values(), strict=True):
+            if f.is_key:
+                keys += list(value) if _is_tuple(f.kind) else [value]
+            else:
+                argv += _encode(f.kind, value)
+        return keys, argv
+
+    def _values(self) -> Iterator[Any]:
+        """The fields' values in :func:`_fields`'s order."""
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Args):
+                yield from value._values()
+            else:
+                yield value
+
+
+A = TypeVar("A", bound=Args)
+
+
+@dataclass(frozen=True)
+class Script(Generic[A]):
+    """A script: its arguments' declaration, Lua shared with other scripts (functions
+    that use the named arguments), and its body."""
+
+    args: type[A]
+    body: str
+    shared: str = ""
+
+    @property
+    def source(self) -> str:
+        return prologue(self.args) + self.shared + self.body
+
+    def register(self, redis: aioredis.Redis) -> Callable[[A], Awaitable[Any]]:
+        """The script loaded on ``redis``: call it with its arguments."""
+        script = redis.register_script(self.source)
+
+        async def run(args: A) -> Any:
+            keys, argv = args.lists()
+            return await script(keys=keys, args=argv)
+
+        return run
