@@ -40,7 +40,9 @@ kicked from the group; 429 flood control (:meth:`FakeTelegram.flood`, a per-grou
 with ``group_rate_per_minute``, or Telegram's limits on every chat by
 :class:`testing.flood.FloodLimits`, which counts an ephemeral call against the group or
 against its receiver, as its switch says); a proxy's HTML 502 page
-(:meth:`FakeTelegram.bad_gateway`); anything else by :meth:`FakeTelegram.inject`. A
+(:meth:`FakeTelegram.bad_gateway`); anything else by :meth:`FakeTelegram.inject`. Updates
+of a kind the bot's ``allowed_updates`` (setWebhook, getUpdates) leaves out are never
+sent (:meth:`FakeTelegram.sends`; Telegram's default leaves out ``DEFAULT_UNSENT``). A
 :class:`FakeRequest` can also be slowed (``latency``) or frozen (``hold``). Group
 membership: every known user is in every group except its ``outsiders``; a group the
 bot is not in (``has_bot`` False) is "chat not found" to it (a public one refuses a

@@ -5,7 +5,8 @@ user types ``@bot <text>`` in *any* chat (his private chat with the bot, a priva
 with another user, a group with or without the bot), the bot answers with results, and
 the one he picks is posted in that chat *by him*, "via @bot". :class:`Inline` is that
 world as :class:`testing.fakegram.FakeTelegram` keeps it; the users' side is
-:class:`testing.harness.Harness` (``inline``, ``pick``, ``switch``, ``tap``).
+:class:`testing.harness.Harness` (``inline``, ``scroll``, ``pick``, ``switch``, ``tap``,
+``delete``, ``results_seen``, ``via_bot``).
 
 As the Bot API documents it (core.telegram.org/bots/api, as quoted by the references of
 aiogram, grammY and python-telegram-bot):
@@ -38,6 +39,13 @@ aiogram, grammY and python-telegram-bot):
   the right form that names no message ``MESSAGE_ID_INVALID``.
 - A ``web_app`` button is "available only in private chats between a user and the bot":
   in a result's keyboard or an inline message's edit, ``BUTTON_TYPE_INVALID``.
+- A pick in the picker's private chat with the bot also reaches the bot as a ``message``
+  (with ``via_bot``); elsewhere the bot learns of it only by ``chosen_inline_result``
+  (whether a group with the bot, privacy mode on, would also deliver the message is not
+  modelled). The picker may delete his message; edits of it then fail.
+- Updates of a kind the bot's ``allowed_updates`` leaves out are never sent
+  (:meth:`testing.fakegram.FakeTelegram.sends`): a bot that does not ask for
+  ``inline_query`` and ``chosen_inline_result`` gets none.
 
 Flood limits of inline edits: :class:`testing.flood.FloodLimits` (``inline``).
 """
