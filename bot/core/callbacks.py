@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -114,6 +115,18 @@ def instance_chat(chat_instance: str) -> int:
 def stamp(moves: int) -> str:
     """The position stamp of a move button: the move count, base 36, fixed width."""
     return _b36(moves % 36**STAMP_LEN).rjust(STAMP_LEN, "0")
+
+
+SETUP_STAMP = "/"  # between a set-up step and its stamp, in a result id (setup_stamp)
+
+
+def setup_stamp(hand: Sequence[str], picks: Sequence[int]) -> str:
+    """The stamp of a set-up step picked from an inline query's list: his hand and his
+    picks so far, the position that gives the step its meaning (a card's index in that
+    hand, placed next). A list outlives its position as a hand message never does, so a
+    step picked from an old one must be told from one picked now."""
+    digest = hashlib.blake2b(",".join(hand).encode(), digest_size=4).digest()
+    return stamp(int.from_bytes(digest, "big")) + "".join(_b36(p) for p in picks)
 
 
 def new_game_id() -> str:

@@ -134,8 +134,19 @@ def hand(table: Table, seat: int) -> list[Article]:
     for button in (b for row in (screen.rows if screen else ()) for b in row):
         line = _posted(table, seat, button.data) if button.data else None
         if line is not None and button.data is not None:
-            found.append(Article(button.data, button.text, asked, Screen(line, rows)))
+            result_id = _stamped(table, seat, button.data)
+            found.append(Article(result_id, button.text, asked, Screen(line, rows)))
     return found
+
+
+def _stamped(table: Table, seat: int, data: str) -> str:
+    """The result id of the hand button ``data``: a set-up step with the stamp of his
+    set-up's position (bot.core.callbacks.setup_stamp), a move as it is (its button
+    carries its stamp already)."""
+    if callbacks.decode(data).action is not Action.SETUP:
+        return data
+    hand: list[str] = getattr(games.current(table).view(seat), "hand", [])
+    return data + callbacks.SETUP_STAMP + callbacks.setup_stamp(hand, table.seats[seat].setup)
 
 
 def _asked(table: Table, seat: int, lang: str) -> str:

@@ -363,3 +363,24 @@ async def test_the_list_offers_durak_s_variants_by_name_and_his_last_settings(
     assert not any(t.endswith("as you last set it up") for t in others)
     posted = await h.pick(ann, again, titled(last))
     assert "Perevodnoy durak · 36 cards · neighbours" in (posted.text or "")
+
+
+async def test_a_set_up_step_picked_from_an_old_list_is_not_played(harness: Harness) -> None:
+    """Each step of a set-up means "this card, in the place that comes next": one picked
+    from the list he saw before an earlier step would take another place, and is refused."""
+    h = harness
+    ann, _, _, table = await football_for_two(h)
+    seen = await h.switch(ann, table, HAND)
+    cards = [r for r in moves(seen) if r["title"] != plain("en", "btn.reset")]
+    await h.pick(ann, seen, cards[0]["id"])
+    seat = (await stored(h, table)).seat_of(ann.id)
+    assert seat is not None
+    picked = (await stored(h, table)).seats[seat].setup
+    assert len(picked) == 1
+    stale = await h.pick(ann, seen, cards[1]["id"])  # still a card he may place, elsewhere
+    assert (await stored(h, table)).seats[seat].setup == picked
+    assert "not played" in (stale.text or "")
+    again = await h.switch(ann, table, HAND)  # the list he sees now plays
+    fresh = [r for r in moves(again) if r["title"] == cards[1]["title"]]
+    await h.pick(ann, again, fresh[0]["id"])
+    assert len((await stored(h, table)).seats[seat].setup) == 2
