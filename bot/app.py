@@ -75,6 +75,8 @@ _TAPS: dict[Action, taps.TapHandler] = {
 
 async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     tap = await taps.parse(update)
+    if tap is not None and tap.invited:
+        await inline.on_invited(tap, context)
     if tap is not None:
         await _TAPS[tap.cb.action](tap, context)
 

@@ -150,6 +150,28 @@ def at(prefix: str, action: Action, arg: str = "") -> str:
     return data
 
 
+# Between an invitation's button's own arg and what it carries to open its table: the
+# button may be tapped before Telegram reports the pick that posted it (bot.handlers.inline).
+INVITED = "~"
+
+
+def invited(data: str, opening: str) -> str:
+    """callback_data of an invitation's button ``data``, carrying ``opening``."""
+    stamped = f"{data}{INVITED}{opening}"
+    if len(stamped) > MAX_BYTES or not _ARG.fullmatch(opening) or INVITED in opening:
+        raise ValueError(f"callback_data cannot carry {stamped!r}")
+    return stamped
+
+
+def invitation(cb: Callback) -> tuple[Callback, str]:
+    """An invitation's tap (its table has no topic yet): its button's own arg, and what
+    it carries to open the table ("" when it carries nothing)."""
+    if cb.thread_id is not None or INVITED not in cb.arg:
+        return cb, ""
+    arg, _, opening = cb.arg.rpartition(INVITED)
+    return cb._replace(arg=arg), opening
+
+
 def encode(cb: Callback) -> str:
     data = at(address(cb.chat_id, cb.thread_id, cb.game_id), cb.action, cb.arg)
     if not _PATTERN.fullmatch(data):

@@ -114,6 +114,12 @@ def place_key(user_id: int) -> str:
     return f"{KEY_PREFIX}:place:{user_id}"
 
 
+def inviter_key(user_id: int) -> str:
+    """His seat as his last inline query offered it (name, language): an invitation
+    tapped before its pick is reported seats him from it (bot.handlers.inline)."""
+    return f"{KEY_PREFIX}:inviter:{user_id}"
+
+
 def settings_key(user_id: int, kind: str) -> str:
     return f"{KEY_PREFIX}:set:{user_id}:{kind}"
 

@@ -138,6 +138,9 @@ class Inline(BaseModel):
     # the chat's own leaderboard and the limits of its edits are kept by it.
     chat_instance: str = ""
     group: bool = False  # posted in a group (the inline query's chat_type said so)
+    # Telegram reported the pick that posted it (inline feedback is on): a game may start,
+    # its moves being picks that only such reports play.
+    reported: bool = False
 
 
 class Seat(BaseModel):

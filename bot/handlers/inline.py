@@ -59,11 +59,12 @@ async def _offered(
     """The new tables an inline query offers, each with its variant's path: every game
     as its creator last set it up (if he did), then as usual, then its named variants."""
     offered: list[tuple[Table, str]] = []
+    await services(context).store.set_inviter(seated(user))  # seats him at a tap first
     for kind in registry.GAMES:
         last = await services(context).store.last_settings(user.id, kind)
         paths = ([inline.LAST] if last is not None else []) + inline.variants(kind)
         for path in paths:
-            table = fresh(kind, user, new_game_id(), group)
+            table = fresh(kind, seated(user), new_game_id(), group)
             _set_up(table, path, last)
             offered.append((table, path))
     return offered
@@ -84,19 +85,25 @@ def _set_up(table: Table, path: str, last: GameSettings | None) -> bool:
     return True
 
 
-def fresh(kind: str, user: User, game_id: str, group: bool, message: str = "") -> Table:
-    """A new inline table's lobby, its creator seated: the invitation an inline query
-    offers (no ``message`` yet), and the table its pick opens."""
-    lang = lang_of(user.language_code)
-    seat = Seat(user_id=user.id, name=names.of(user), lang=lang)
+def seated(user: User) -> Seat:
+    """His seat, as a table he creates gives it him."""
+    return Seat(user_id=user.id, name=names.of(user), lang=lang_of(user.language_code))
+
+
+def fresh(
+    kind: str, seat: Seat, game_id: str, group: bool, message: str = "", reported: bool = False
+) -> Table:
+    """A new inline table's lobby, its creator (``seat``) seated: the invitation an inline
+    query offers (no ``message`` yet), and the table its pick or first tap opens."""
+    lang = seat.lang
     return Table(
         game_id=game_id,
         chat_id=INLINE_CHAT,
         thread_id=callbacks.inline_number(message) if message else None,
-        inline=Inline(message=message, group=group),
+        inline=Inline(message=message, group=group, reported=reported),
         kind=kind,
         phase="lobby",
-        lobby=Lobby(creator=user.id, lang=lang),
+        lobby=Lobby(creator=seat.user_id, lang=lang),
         seats=[seat],
     )
 
@@ -189,24 +196,58 @@ async def _not_played(
 
 
 async def _open(context: ContextTypes.DEFAULT_TYPE, chosen: ChosenInlineResult) -> None:
-    """An invitation was posted: its table opens, keyed by its message (the same pick
-    delivered again finds it open and changes nothing)."""
+    """An invitation was posted: its table opens, keyed by its message, unless its first
+    tap opened it already."""
     rest = chosen.result_id[len(inline.NEW) :]
-    game = registry.BY_LETTER.get(rest[:1])
+    game_id = rest[2 : 2 + GAME_ID_LEN]
     posted = chosen.inline_message_id
-    game_id, path = rest[2 : 2 + GAME_ID_LEN], rest[2 + GAME_ID_LEN :]
-    well_formed = rest[1:2] in ("g", "p") and len(game_id) == GAME_ID_LEN
-    if game is None or posted is None or not well_formed:
+    if posted is None or len(game_id) != GAME_ID_LEN:
         log.info("an invitation's pick not understood: %r", chosen.result_id)
         return
-    table = fresh(game.name, chosen.from_user, game_id, rest[1] == "g", posted)
-    last = await services(context).store.last_settings(chosen.from_user.id, game.name)
+    creator = seated(chosen.from_user)
+    path = rest[2 + GAME_ID_LEN :]
+    await _open_table(context, rest[:2], game_id, path, creator, posted, reported=True)
+
+
+async def on_invited(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A tap on an invitation's button, which may come before Telegram reports its pick:
+    the table opens from what the button carries, unless it is open already; the tap
+    then goes to its handler as any other."""
+    head, _, path = tap.invited.partition(inline.OPENS)
+    posted = tap.query.inline_message_id
+    if not head[2:].isdigit() or posted is None:
+        return
+    creator = await services(context).store.inviter(int(head[2:]))
+    if creator is not None and creator.user_id == int(head[2:]):
+        await _open_table(context, head[:2], tap.cb.game_id, path, creator, posted)
+
+
+async def _open_table(
+    context: ContextTypes.DEFAULT_TYPE,
+    kind: str,
+    game_id: str,
+    path: str,
+    creator: Seat,
+    posted: str,
+    *,
+    reported: bool = False,
+) -> None:
+    """The table of the invitation ``posted`` opens, once, by compare-and-set: whichever
+    of its pick and its first tap comes first opens it; the other changes nothing but
+    the note that its pick was ``reported`` (Start waits for it: bot.handlers.lobby).
+    ``kind``: the game's letter, then "g" when posted in a group or "p"."""
+    game = registry.BY_LETTER.get(kind[:1])
+    if game is None or kind[1:2] not in ("g", "p"):
+        log.info("an invitation not understood: %r", kind)
+        return
+    table = fresh(game.name, creator, game_id, kind[1] == "g", posted, reported)
+    last = await services(context).store.last_settings(creator.user_id, game.name)
     try:
         known = _set_up(table, path, last) and bool(game.spec.make_options(table.lobby.settings))
     except ValueError:
         known = False
     if not known:
-        log.info("an invitation's variant not understood: %r", chosen.result_id)
+        log.info("an invitation's variant not understood: %r", path)
         return
 
     def make(old: Table | None) -> Table:
@@ -214,8 +255,16 @@ async def _open(context: ContextTypes.DEFAULT_TYPE, chosen: ChosenInlineResult) 
             refuse("tap.stale")
         return table
 
+    def note(old: Table) -> Reply | None:
+        if old.inline is None or old.inline.reported:
+            refuse("tap.stale")
+        old.inline.reported = True
+        return None
+
     key = table_key(INLINE_CHAT, table.thread_id)
-    await write(context, key, None, chosen.from_user.id, replace=make)
+    snap, _ = await write(context, key, None, creator.user_id, replace=make)
+    if snap is None and reported:  # its first tap opened it: the pick is reported now
+        await write(context, key, None, creator.user_id, note)
 
 
 async def on_record(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -258,6 +258,8 @@ async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
     def change(table: Table) -> Reply | None:
         _in_lobby(table)
+        if table.inline is not None and not table.inline.reported:
+            refuse("inline.no_feedback")  # no move picked there could be played
         problem = _player_problem(table)
         if problem is not None:
             key, params = problem

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bot.core import callbacks, rules_text
 from bot.core.callbacks import Action, BadCallback
@@ -35,6 +36,9 @@ PAGE = 50  # results a query may answer at once (Telegram's limit); the rest: ne
 # and the new game's id), the rules
 # (then the game's letter), a hand or a watcher's view (then the table's payload).
 NEW, RULES, HAND, VIEW = "N", "R", "H", "V"
+# What an invitation's buttons carry to open its table: the game's letter, "g" or "p",
+# its creator's id, then this and the variant's path.
+OPENS = "_"
 # The buttons of a hand that a pick plays (a switch of where the hand lives has no
 # meaning at an inline table).
 PICKED = frozenset({Action.MOVE, Action.SETUP, Action.BACK})
@@ -96,12 +100,13 @@ def invitations(offered: Sequence[tuple[Table, str]]) -> list[Article]:
         if path == LAST:
             title = plain(table.lobby.lang, "inline.as_last", game=named)
         where = "g" if table.inline and table.inline.group else "p"
+        opening = f"{game.letter}{where}{table.lobby.creator}{OPENS}{path}"
         found.append(
             Article(
                 f"{NEW}{game.letter}{where}{table.game_id}{path}",
                 title,
                 plain(table.lobby.lang, "inline.invite_hint"),
-                render_lobby.lobby(ctx, ""),
+                _carrying(render_lobby.lobby(ctx, ""), opening),
             )
         )
     for kind in dict.fromkeys(table.kind for table, _ in offered):
@@ -115,6 +120,16 @@ def invitations(offered: Sequence[tuple[Table, str]]) -> list[Article]:
             )
             found.append(Article(f"{RULES}{game.letter}", title, "", Screen(first)))
     return found
+
+
+def _carrying(screen: Screen, opening: str) -> Screen:
+    """An invitation, each of its buttons carrying ``opening`` (bot.core.callbacks.invited):
+    the first tap on it may come before Telegram reports its pick, and opens its table."""
+    rows = tuple(
+        tuple(replace(b, data=callbacks.invited(b.data, opening)) if b.data else b for b in row)
+        for row in screen.rows
+    )
+    return Screen(screen.text, rows)
 
 
 def hand(table: Table, seat: int) -> list[Article]:

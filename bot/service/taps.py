@@ -109,6 +109,9 @@ class Tap:
     user: User
     lang: str
     origin: Origin
+    # What a tap on an invitation's button carries to open its table (the table may not
+    # be open yet: bot.core.callbacks.INVITED), "" for every other tap.
+    invited: str = ""
 
     @property
     def key(self) -> str:
@@ -147,9 +150,11 @@ async def parse(update: Update) -> Tap | None:
     # or on his ephemeral message in the table's group (docs/ephemeral.md); an inline
     # table's button on its message, wherever that was posted.
     origin = Origin.of(query, cb.chat_id) if cb is not None else NOWHERE
+    invited = ""
     if cb is None:
         ok = False
     elif query.inline_message_id is not None:
+        cb, invited = callbacks.invitation(cb)
         cb = on_inline(cb, query.inline_message_id)
         ok = cb is not None
     elif cb.action in GROUP_ACTIONS:
@@ -159,7 +164,7 @@ async def parse(update: Update) -> Tap | None:
     if not ok or cb is None:
         await _answer(query, lang, "tap.bad")
         return None
-    return Tap(query, cb, user, lang, origin)
+    return Tap(query, cb, user, lang, origin, invited)
 
 
 def on_inline(cb: Callback, inline_message_id: str) -> Callback | None:

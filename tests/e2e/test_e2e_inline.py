@@ -384,3 +384,41 @@ async def test_a_set_up_step_picked_from_an_old_list_is_not_played(harness: Harn
     fresh = [r for r in moves(again) if r["title"] == cards[1]["title"]]
     await h.pick(ann, again, fresh[0]["id"])
     assert len((await stored(h, table)).seats[seat].setup) == 2
+
+
+async def test_a_join_before_telegram_reports_the_pick_opens_the_table_once(
+    harness: Harness,
+) -> None:
+    """Telegram reports the pick of an invitation late (or, with inline feedback off,
+    never): the first tap on it opens its table, which the late report leaves as it is;
+    Start waits for that report, without which no move picked could be played."""
+    h = harness
+    ann, bob = h.user("Ann"), h.user("Bob")
+    chat = h.dialog(ann, bob)
+    h.server.inline.feedback = False  # the pick is reported by hand below
+    seen = await h.inline(ann, chat, "")
+    result = seen.result(titled(plain("en", "game.football")))
+    table = await h.pick(ann, seen, result["id"])
+    answer = await h.tap(bob, table, plain("en", "btn.join"))
+    assert not answer.show_alert
+    assert "Ann" in (table.text or "") and "Bob" in (table.text or "")
+    # no report of the pick, none of a move picked either: no game starts, and he is told
+    refused = await h.tap(ann, table, plain("en", "btn.start"))
+    assert refused.show_alert and refused.text == plain("en", "inline.no_feedback")
+    opened = await stored(h, table)
+    assert opened.phase == "lobby"
+    chosen = {
+        "result_id": result["id"],
+        "from": ann.to_json(),
+        "query": seen.query,
+        "inline_message_id": table.inline_message_id,
+    }
+    for _ in range(2):  # reported late, then again: the same table, the same lobby
+        await h.feed({"chosen_inline_result": chosen})
+        reported = await stored(h, table)
+        assert (reported.game_id, reported.seats) == (opened.game_id, opened.seats)
+    await h.tap(ann, table, plain("en", "btn.start"))
+    assert HAND in [b.text for b in table.buttons]
+    seen = await h.switch(ann, table, HAND)
+    await h.pick(ann, seen, moves(seen)[0]["id"])  # feedback off: Telegram reports nothing
+    assert not (await stored(h, table)).seats[0].setup
