@@ -17,7 +17,7 @@ from bot.core.screen import Button, Screen
 from bot.screens import registry, render_lobby, render_stats
 from bot.screens.render import Ctx
 from bot.tables import games
-from bot.tables.stats.count import Moved
+from bot.tables.stats.standings import moved_of
 
 # The table's own events (bot.service.turns), whatever its game.
 TABLE_EVENTS = {
@@ -50,9 +50,10 @@ def series_line(ctx: Ctx) -> str:
     return ctx.t(registry.entry(table.kind).series, games=table.series.games, scores=scores)
 
 
-def group_screen(table: Table, bot_username: str, moved: Moved | None = None) -> Screen:
-    """The group's message; ``moved``: the finished game was counted in the group's
-    standings (bot.tables.stats), and who moved up on its board with it."""
+def group_screen(table: Table, bot_username: str) -> Screen:
+    """The group's message; a finished game counted in the group's standings says who
+    moved up on its board with it (bot.tables.stats)."""
+    moved = moved_of(table)
     ctx = registry.ctx(table, table.lobby.lang)
     if table.phase == "pick":
         return render_lobby.picker(ctx)

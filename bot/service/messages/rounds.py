@@ -35,7 +35,6 @@ from bot.service.messages.private_hand import private_hand
 from bot.service.messages.record import post_record, record_due
 from bot.service.messages.refusals import refused_hands, set_reachable
 from bot.service.messages.table import table_message
-from bot.tables.stats.standings import settle
 from bot.webapp import links
 
 # The least a message the limiter refused waits before it is asked for again. The limiter
@@ -115,7 +114,6 @@ async def deliver_once(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> 
     done = Outcome(snap, svc.clock)
     if snap.table is None:  # gone, or unreadable: nothing to show
         return done
-    done.moved = await settle(svc.store, snap.table)  # counted once (bot.tables.stats)
     messages = _plan(svc, snap, done)
     asks = asks_for(svc.settings, messages, snap)
     await _grant(svc, asks.in_order())
@@ -175,7 +173,7 @@ def _plan(svc: Services, snap: Snapshot, done: Outcome) -> list[Message]:
         if table.phase in PLAYED:  # his hand's other place, if it showed his hand
             left = views.parked_screen(table, index)
             decisions.append(parked(svc.settings, table, index, here, left, snap.slots))
-    screen = views.group_screen(table, svc.bot_username, done.moved)
+    screen = views.group_screen(table, svc.bot_username)
     screen = links.group(screen, svc.settings, table, svc.bot_username)
     interval = svc.settings.table_edit_interval
     decisions.append(table_message(table, screen, snap.slots.get(TABLE_SLOT), interval, now))
