@@ -27,7 +27,7 @@ from bot.core.store import Snapshot
 from bot.screens import views
 from bot.service.messages import cleanup
 from bot.service.messages.calls import show
-from bot.service.messages.group_hand import group_hand, when_old_stays
+from bot.service.messages.group_hand import group_hand, removal_budget, when_old_stays
 from bot.service.messages.message import Decision, Later, Message
 from bot.service.messages.outcome import Outcome
 from bot.service.messages.parked import PLAYED, parked
@@ -93,7 +93,7 @@ def asks_for(settings: Settings, messages: list[Message], snap: Snapshot) -> Ask
     return Asks(
         sends={m: Ask(m.budget, m.priority) for m in messages},
         replaced={m: Ask(m.budget, cleanup.REPLACED) for m in messages if m.replaces},
-        leftovers=[(j, Ask(cleanup.budget(settings, j), cleanup.LEFTOVER)) for j in snap.junk],
+        leftovers=[(j, Ask(removal_budget(settings, j), cleanup.LEFTOVER)) for j in snap.junk],
         record=Ask(snap.table.chat_id, Priority.REPLY) if record_due(snap) else None,
     )
 
