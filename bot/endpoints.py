@@ -8,9 +8,10 @@
   answered 200 only once it is stored in Redis (bot.core.inbox), for a worker to handle
   (bot.inbox): a process that dies then loses nothing Telegram took as delivered. 503
   while Redis does not answer or the process is stopping (Telegram sends it again, to
-  another worker), 403 without the secret, 400 for a body that is not an update
-  (bot.core.bodies: strict JSON, bounded; then decoded as the worker will decode it, so
-  that no update a worker cannot read is stored), never a traceback.
+  another worker), 403 without the secret (any other header, malformed ones included),
+  400 for a body that is not an update (bot.core.bodies: strict JSON, bounded; then
+  decoded as the worker will decode it, so that no update a worker cannot read is
+  stored), never a traceback.
 """
 
 from __future__ import annotations
@@ -66,10 +67,12 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
         Route("/metrics", metrics_page),
     ]
     if settings.webhook_url and settings.webhook_secret:
-        secret = settings.webhook_secret.get_secret_value()
+        secret = settings.webhook_secret.get_secret_value().encode()
 
         async def webhook(request: Request) -> Response:
-            if not secrets.compare_digest(request.headers.get(SECRET_HEADER, ""), secret):
+            # As bytes: compare_digest refuses to compare text that is not ASCII (a 500).
+            told = request.headers.get(SECRET_HEADER, "").encode("latin-1")
+            if not secrets.compare_digest(told, secret):
                 return _told("refused", 403, "forbidden")
             worker = worker_of(application)
             if svc.health.stopping or worker is None:

@@ -213,8 +213,9 @@ async def exchange(c: httpx.AsyncClient, data: str, param: str | None) -> httpx.
 
 
 async def token(c: httpx.AsyncClient, user: FakeUser, param: str) -> str:
-    """A session token of ``user``'s page on the table ``param``, from a fresh initData."""
-    r = await exchange(c, init_data(user), param)
+    """A session token of ``user``'s page on the table ``param``, from a fresh initData
+    signed for it (as from the group's link: anyone may watch by it)."""
+    r = await exchange(c, init_data(user, start_param=param), param)
     assert r.status_code == 200, r.text
     result: str = r.json()["token"]
     return result

@@ -71,7 +71,7 @@ def _durak_hidden(game: Durak, viewer: int | None) -> set[str]:
     controller = public.controller
     if viewer != controller:
         hidden |= set(views_[controller].dummy_hand or []) - set(public.dummy_known)
-    hidden |= set(cards.to_strs(game._stock[game._drawn :]))
+    hidden |= set(cards.to_strs(game.stock[game.drawn :]))
     hidden.discard(public.trump)  # face up under the stock, public
     return hidden
 

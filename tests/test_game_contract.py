@@ -288,22 +288,22 @@ def _football_sees_the_middle(game: Any, seat: int | None, view: Any) -> Any:
     """Football's face-down middle rows, shown to seat 0 (nobody knows them)."""
     rows = [list(row) for row in view.field]
     for pos in range(4, 12):
-        rows[pos >> 2][pos & 3] = cards.to_str(game._field[pos])
+        rows[pos >> 2][pos & 3] = cards.to_str(game.field[pos])
     return view.model_copy(update={"field": rows}) if seat == 0 else view
 
 
 def _durak_sees_the_stock(game: Any, seat: int | None, view: Any) -> Any:
     """The next card of durak's stock, shown to seat 0 (nobody knows it)."""
-    if seat != 0 or len(game._stock) - game._drawn < 2:
+    if seat != 0 or len(game.stock) - game.drawn < 2:
         return view
-    return view.model_copy(update={"hand": [*view.hand, cards.to_str(game._stock[game._drawn])]})
+    return view.model_copy(update={"hand": [*view.hand, cards.to_str(game.stock[game.drawn])]})
 
 
 def _durak_sees_a_hand(game: Any, seat: int | None, view: Any) -> Any:
     """A durak opponent's hand, shown to seat 0."""
     if seat != 0:
         return view
-    return view.model_copy(update={"hand": view.hand + cards.to_strs(game._hands[1])})
+    return view.model_copy(update={"hand": view.hand + cards.to_strs(game.hands[1])})
 
 
 LEAKS = {

@@ -375,8 +375,8 @@ async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Har
     # The old game's page: its players see the new game, a stranger sees it gone.
     assert (await picture(h, players[1], param))["view"]["hand"]
     async with client(h) as c:
-        r = await exchange(c, init_data(h.user("Cid")), param)
-    assert r.status_code == 404
+        r = await exchange(c, init_data(h.user("Cid"), start_param=param), param)
+    assert r.status_code == 403
 
 
 async def test_python_m_bot_serves_webhook_and_page_on_port_and_stops_cleanly() -> None:

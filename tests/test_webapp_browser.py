@@ -39,7 +39,8 @@ async def test_durak_played_on_the_page_against_buttons(
     group = top.group
     page, spectator = Page(browsers[0]), Page(browsers[1])
     paint = await page.open(root, param, init_data(ann))
-    await spectator.open(root, param, init_data(h.user("Cid", language_code="ru")))
+    cid = h.user("Cid", language_code="ru")  # by the group's link
+    await spectator.open(root, param, init_data(cid, start_param=param), direct=True)
     assert paint > 0
     fcp = await page.js(
         "return performance.getEntriesByName('first-contentful-paint')[0].startTime"

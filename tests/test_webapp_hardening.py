@@ -70,10 +70,11 @@ async def test_a_session_only_for_a_table_that_exists(harness: Harness) -> None:
     other_game = callbacks.payload(top.group.id, None, callbacks.new_game_id())
     async with client(h) as c:
         for absent in (nowhere, other_game):
-            r = await exchange(c, init_data(h.user("Dan")), absent)
-            assert r.status_code == 404 and r.json() == {"error": "no table"}
+            r = await exchange(c, init_data(h.user("Dan"), start_param=absent), absent)
+            assert r.status_code == 403 and r.json() == {"error": "forbidden"}
         # Anyone may watch a table that is there (the group's link), in its public view.
-        assert (await exchange(c, init_data(h.user("Cid")), param)).status_code == 200
+        opened = await exchange(c, init_data(h.user("Cid"), start_param=param), param)
+        assert opened.status_code == 200
 
 
 @contextlib.asynccontextmanager

@@ -216,10 +216,12 @@ def decide(
     (its first handling died before the answer). A refusal writes nothing, except that
     any tap of an away player on his game brings him back (seeds/<game>.md §7.2), even a
     refused one (a prompt the computer has just answered for him): then the table as it
-    was, with only that, is written."""
+    was, with only that, is written. A change that leaves the table as it was loaded
+    writes nothing either, answered as applied."""
     table, origin, user_id = snap.table, asked.origin, asked.user_id
     if table is not None and origin.query_id in table.delivery.taps:
         return Write(None), Decided(False, Reply())
+    as_loaded = table.model_dump_json() if table is not None else None
     back: Table | None = None
     try:
         if asked.replace is not None:
@@ -240,11 +242,16 @@ def decide(
         table, reply, applied = back, refused, False
     else:
         applied = True
-        _note_tap(table, origin, user_id, now)
     if user_id is None:
         wake = turns.moved(table)
     else:
         wake = turns.tapped(table, user_id, computer_delay, now)
+    if applied and asked.replace is None and table.model_dump_json() == as_loaded:
+        # It changed nothing (a reset with nothing to reset): no version to publish, nor
+        # a tap to remember (taken again, it changes nothing again).
+        return Write(None), Decided(False, reply or Reply())
+    if applied:
+        _note_tap(table, origin, user_id, now)
     write = Write(table, fresh=asked.replace is not None, wake=wake)
     return write, Decided(applied, reply or Reply())
 

@@ -215,6 +215,8 @@ async def move(application: Any, viewer: Viewer, data: object) -> tuple[int, str
     bound = table_of(viewer.table)
     if bound is None or bound[0] != table_key(cb.chat_id, cb.thread_id):
         return 403, plain(lang, "tap.bad")  # his session is for another table
+    if not viewer.seated:  # a spectator: refused as the table would, without touching it
+        return 409, plain(lang, "tap.not_player")
     user = User(viewer.user_id, viewer.first_name, False, language_code=viewer.language_code)
     # A fresh id: the table remembers applied taps by it (a page request is not retried
     # by Telegram; the position stamp refuses the same move sent twice).

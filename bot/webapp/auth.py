@@ -40,12 +40,17 @@ KEY_LEN = 22  # characters of the initData's signature that name its session
 @dataclass(frozen=True)
 class Viewer:
     """A checked user of the page, and the page's table parameter (a deep-link payload):
-    from ``initData`` its ``start_param``, in a session the table it is bound to."""
+    from ``initData`` its ``start_param``, in a session the table it is bound to.
+
+    ``seated``: in a session, whether he played at that table when the session was given
+    or last renewed; a spectator's move is refused without reading the table (a token
+    from before the field existed takes the full path, which checks it again)."""
 
     user_id: int
     first_name: str
     language_code: str | None
     table: str | None
+    seated: bool = True
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,8 @@ class Checker:
             raise Forged("no initData")
         try:
             data = self._auth.validate(init_data, expr_in=self._max_age)
-        except (BaseTWAError, ValueError) as exc:
+        except (BaseTWAError, ValueError, TypeError) as exc:
+            # TypeError: a hash with characters that are not ASCII (hmac.compare_digest)
             raise Forged(str(exc) or type(exc).__name__) from None
         if data.user is None or not data.hash:
             raise Forged("initData without a user")

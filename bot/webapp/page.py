@@ -1,20 +1,26 @@
 """The Mini App's routes: the page, its files, and its API, each endpoint one method.
 
 The page itself needs no credential (it holds nothing). It trades its ``initData`` once
-for a session (``POST api/session`` with ``Authorization: tma <initData>``), for a table
-that exists and that the user may see, and renews it there before it runs out
-(``Authorization: Bearer <token>``); every other call carries the token in that header,
-the event stream too (the page reads it with ``fetch``, so that no token is ever in a
-URL, where proxies' logs would keep it). See :mod:`bot.webapp.auth`.
+for a session (``POST api/session`` with ``Authorization: tma <initData>``), and renews it
+there before it runs out (``Authorization: Bearer <token>``); every other call carries
+the token in that header, the event stream too (the page reads it with ``fetch``, so that
+no token is ever in a URL, where proxies' logs would keep it). See :mod:`bot.webapp.auth`.
 
-Whatever goes wrong is answered in one place, :meth:`MiniApp.errors`: a forged, expired
-or replayed credential 401, a malformed body 400 with its reason
-(:mod:`bot.core.bodies`), a session asking too often 429 (:mod:`bot.webapp.quota`), a
-process holding all the streams it may 503 (:mod:`bot.webapp.streams`), Redis not
-answering 503 with what a tap would be told. :class:`Guard` puts the headers on every
-answer: never cached (the API), a Content-Security-Policy that lets the page run its own
-script and style only and be framed by Telegram's web clients only, no sniffing, no
-referrer.
+Which table a session is for comes from signed data only (:meth:`MiniApp._admitted`):
+the ``start_param`` Telegram signs into the ``initData`` (the group's direct link), for
+anyone, in the public view; or the address's ``?t=`` (a private hand's button), for a
+person seated at that table only. Anything else is 403, the same whether the table
+exists or not. The ``initData`` is spent the moment it is checked, whatever comes of it.
+
+Whatever goes wrong is answered in one place, :meth:`MiniApp.errors`: a forged, expired,
+malformed or replayed credential 401, a malformed body 400 with its reason
+(:mod:`bot.core.bodies`), a session or a person asking too often 429
+(:mod:`bot.webapp.quota`), a process holding all the streams it may 503
+(:mod:`bot.webapp.streams`), Redis not answering 503 with what a tap would be told.
+:class:`Guard`, the outermost layer of the server (:func:`bot.webapp.server.asgi`), puts
+the headers on every answer, a failure's 500 included: never cached (the API), a
+Content-Security-Policy that lets the page run its own script and style only and be
+framed by Telegram's web clients only, no sniffing, no referrer.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot
 from bot.screens import registry
 from bot.webapp import api, quota
-from bot.webapp.auth import Checker, Forged, Session, Viewer
+from bot.webapp.auth import Checker, Forged, Opening, Session, Viewer
 from bot.webapp.quota import Quota
 from bot.webapp.streams import Hub
 
@@ -141,6 +147,7 @@ class MiniApp:
         self.hub = hub
         self.checker = Checker(settings.telegram_bot_token.get_secret_value())
         self.quota = Quota(self.clock)
+        self.people = Quota(self.clock, quota.PERSON_RATE, quota.PERSON_BURST)
         self.assets = _assets()
 
     def routes(self) -> list[Route]:
@@ -178,15 +185,16 @@ class MiniApp:
             raise Forged("no session token")
         return self.checker.session(header.removeprefix("Bearer "), self.clock())
 
-    def _spend(self, key: str, cost: float = 1.0) -> None:
-        """A request of session ``key``, or 429 when it has asked too often."""
-        wait = self.quota.take(key, cost)
+    def _spend(self, held: Session | Opening, cost: float = 1.0) -> None:
+        """A request of session ``held``, counted for it and for its person, or 429 when
+        either has asked too often."""
+        wait = self.quota.take(held.key, cost) or self.people.take(str(held.viewer.user_id), cost)
         if wait:
             raise Refused(429, "too many requests", {"Retry-After": str(math.ceil(wait))})
 
     def _session(self, request: Request) -> Session:
         held = self._held(request)
-        self._spend(held.key)
+        self._spend(held)
         return held
 
     def _table(self, request: Request, who: Viewer) -> tuple[str, str]:
@@ -197,24 +205,33 @@ class MiniApp:
             raise Refused(403, "another table")
         return where
 
-    def _picture(self, snap: Snapshot, who: Viewer, game_id: str) -> dict[str, Any] | None:
-        """His picture of the table; None when it is gone. A player's page follows his
-        table into the next game (Play again); anyone else's shows only the game it named."""
+    @staticmethod
+    def _shows(snap: Snapshot, who: Viewer, game_id: str) -> bool:
+        """Whether the table shows him a game. A player's page follows his table into the
+        next game (Play again); anyone else's shows only the game it named (a spectator's
+        session stays one: see :attr:`Viewer.seated`)."""
         table = snap.table
         if table is None or table.state is None:
-            return None
-        if table.game_id != game_id and table.seat_of(who.user_id) is None:
-            return None
-        return api.picture(snap, who, self.clock())
+            return False
+        return table.game_id == game_id or (who.seated and table.seat_of(who.user_id) is not None)
 
-    async def _watchable(self, who: Viewer) -> None:
-        """404 unless his table parameter names a table that exists and shows him a game."""
+    def _picture(self, snap: Snapshot, who: Viewer, game_id: str) -> dict[str, Any] | None:
+        """His picture of the table; None when it is gone."""
+        return api.picture(snap, who, self.clock()) if self._shows(snap, who, game_id) else None
+
+    async def _admitted(self, who: Viewer, *, public: bool) -> Viewer:
+        """``who``, marked seated or not, when his table parameter names a table that shows
+        him a game and he may see it: anyone (``public``: the parameter is Telegram's
+        signed one, or the session's own) or only its players. Otherwise 403, the same
+        whether the table exists or not."""
         where = api.table_of(who.table)
-        if (
-            where is None
-            or self._picture(await api.load(self.app, where[0]), who, where[1]) is None
-        ):
-            raise Refused(404, "no table")
+        if where is not None:
+            snap = await api.load(self.app, where[0])
+            seated = snap.table is not None and snap.table.seat_of(who.user_id) is not None
+            admitted = replace(who, seated=seated and who.seated)  # a spectator stays one
+            if (public or admitted.seated) and self._shows(snap, admitted, where[1]):
+                return admitted
+        raise Refused(403, "forbidden")
 
     def _issued(self, viewer: Viewer, until: float, key: str) -> Response:
         now = self.clock()
@@ -242,15 +259,17 @@ class MiniApp:
         header = request.headers.get("authorization", "")
         if not header.startswith("tma "):
             renewed = self._session(request)
-            await self._watchable(renewed.viewer)
-            return self._issued(renewed.viewer, renewed.until, renewed.key)
+            viewer = await self._admitted(renewed.viewer, public=True)
+            return self._issued(viewer, renewed.until, renewed.key)
         opening = self.checker.init_data(header.removeprefix("tma "))
-        self._spend(opening.key)
-        table = request.query_params.get("t") or opening.viewer.table
-        viewer = replace(opening.viewer, table=table)
-        await self._watchable(viewer)
         if not await self.svc.store.spend(opening.signature, opening.until):
             raise Forged("a replayed initData")
+        self._spend(opening)
+        signed = opening.viewer.table
+        asked = request.query_params.get("t") or signed
+        viewer = await self._admitted(
+            replace(opening.viewer, table=asked), public=bool(signed) and asked == signed
+        )
         return self._issued(viewer, opening.until, opening.key)
 
     async def state(self, request: Request) -> Response:
@@ -272,7 +291,7 @@ class MiniApp:
         """The table's pictures as server-sent events, until the session ends (the page
         reopens the stream with its renewed token) or a newer stream takes its place."""
         held = self._held(request)
-        self._spend(held.key, quota.STREAM)
+        self._spend(held, quota.STREAM)
         who = held.viewer
         key, game_id = self._table(request, who)
         stream = self.hub.streams.open(held.key, who.user_id)

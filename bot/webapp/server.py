@@ -15,7 +15,7 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
+from starlette.types import ASGIApp
 
 from bot import endpoints
 from bot.core.config import Settings
@@ -27,13 +27,22 @@ HOST = "0.0.0.0"  # every interface, behind the load balancer (bench/load.py: lo
 HTTP_GRACE = 3  # seconds the server gives its last requests at shutdown (bot.runner)
 
 
+class _Guarded(Starlette):
+    """Starlette with :class:`bot.webapp.page.Guard` outside everything, its own error
+    handling included: the 500 of a failure carries the headers too (a middleware given
+    to Starlette sits inside that handling)."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return Guard(super().build_middleware_stack())
+
+
 def asgi(application: AnyApp, settings: Settings, hub: Hub) -> Starlette:
     """The server's routes: bot.endpoints' and the Mini App's
     (:class:`bot.webapp.page.MiniApp`). No route redirects to the request's own URL (a
     redirect built from ``Host`` would send the page anywhere)."""
     page = MiniApp(application, settings, hub)
     routes = [*endpoints.routes(application, settings), *page.routes()]
-    app = Starlette(routes=routes, exception_handlers=page.errors(), middleware=[Middleware(Guard)])
+    app = _Guarded(routes=routes, exception_handlers=page.errors())
     app.router.redirect_slashes = False
     return app
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine import cards
 from engine.base import CorruptState, MalformedRecord, first_error, read_header
+from engine.games.durak.bout import can_throw, throw_order
 from engine.games.durak.rules import (
     ATTACK,
     BEAT,
@@ -37,6 +38,7 @@ from engine.games.durak.rules import (
     beats,
     unwritten,
 )
+from engine.games.durak.state import STORED
 
 _CARD = r"(?:10|[2-9JQKA])[SCDH]"
 _TOKEN = re.compile(rf"(d?)(?:a({_CARD})|b({_CARD})({_CARD})|w({_CARD})|r({_CARD})|(t)|(p))")
@@ -92,10 +94,10 @@ class DurakCodec(DurakRules):
         return {
             "game": self.name,
             "options": self.options.model_dump(exclude=set(unwritten(self.options))),
-            "players": list(self._names),
-            "deck": cards.to_strs(self._deck),
-            "dealer": self._dealer,
-            "previous_fool": self._previous_fool,
+            "players": list(self.names),
+            "deck": cards.to_strs(self.deck),
+            "dealer": self.dealer,
+            "previous_fool": self.previous_fool,
         }
 
     @classmethod
@@ -182,33 +184,23 @@ class DurakCodec(DurakRules):
     def to_json(self) -> str:
         state = Stored.model_construct(
             v=1,
-            options=self.options,
-            players=self._names,
-            dealer=self._dealer,
-            previous_fool=self._previous_fool,
-            deck=list(self._deck),
-            drawn=self._drawn,
-            hands=self._hands,
-            known=[sorted(k) for k in self._known],
-            discard=self._discard,
-            table=[[a] if d < 0 else [a, d] for a, d in zip(self._att, self._dfn, strict=True)],
-            phase=PHASES[self._phase],
-            attacker=self._attacker,
-            defender=self._defender,
-            pos=self._pos,
-            limit=self._limit,
-            controller=self._controller if self._controller >= 0 else None,
-            out=self._out,
-            pending=self._pending,
-            fool=self._fool,
-            order=list(self._order) if self._neighbours and self._phase != OVER else None,
+            **{name: getattr(self, name) for name in STORED},
+            players=self.names,
+            deck=list(self.deck),
+            known=[sorted(k) for k in self.known],
+            table=[[a] if d < 0 else [a, d] for a, d in zip(self.att, self.dfn, strict=True)],
+            phase=PHASES[self.phase],
+            controller=self.controller if self.controller >= 0 else None,
+            order=list(self.order) if self.neighbours and self.phase != OVER else None,
         )
         return state.model_dump_json(exclude=_left_out(self.options, state.order is None))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Self:
         state = parse(text)
-        game = cls(state.options, state.players, state.dealer, state.previous_fool, state.deck)
+        game = cls.set_up(
+            state.options, state.players, state.dealer, state.previous_fool, state.deck
+        )
         load(game, state)
         return game
 
@@ -255,9 +247,9 @@ def _seats(values: list[int], top: int) -> bool:
 
 def load(game: DurakRules, s: Stored) -> None:
     """Fill a fresh game (made from ``s``'s set-up) from ``s``, or raise CorruptState."""
-    n = game._n
+    n = game.n
     _check_cards(game, s)
-    stock_empty = s.drawn == len(game._stock)
+    stock_empty = s.drawn == len(game.stock)
     empty = [p for p in range(n) if not s.hands[p]]
     if not _seats(s.out + s.pending, n) or not set(s.out + s.pending) <= set(empty):
         raise _bad("out and pending name distinct players without cards")
@@ -271,7 +263,7 @@ def load(game: DurakRules, s: Stored) -> None:
         raise _bad("bad controller, attacker or defender")
     att = [p[0] for p in s.table]
     dfn = [p[1] if len(p) == 2 else -1 for p in s.table]
-    if any(d >= 0 and not beats(d, a, game._trump) for a, d in zip(att, dfn, strict=True)):
+    if any(d >= 0 and not beats(d, a, game.trump) for a, d in zip(att, dfn, strict=True)):
         raise _bad("a defence card that does not beat its attack card")
     phase = PHASES.index(s.phase)
     holders = n - len(empty)
@@ -285,21 +277,21 @@ def load(game: DurakRules, s: Stored) -> None:
     if phase == OVER and s.order is not None:
         raise _bad("a throw-in order in a finished game")
     if phase != OVER:
-        game._order = _order(game, s)
+        game.order = _order(game, s)
         if phase >= THROW and not (
-            s.pos < len(game._order) and len(att) < s.limit and game._can_throw(game._order[s.pos])
+            s.pos < len(game.order) and len(att) < s.limit and can_throw(game, game.order[s.pos])
         ):
             raise _bad("nobody with the right to throw in")
 
 
 def _order(game: DurakRules, s: Stored) -> tuple[int, ...]:
     """The bout's throw-in order: stored where it is fixed by neighbours, else worked out."""
-    if not game._neighbours:
+    if not game.neighbours:
         if s.order is not None:
             raise _bad("a throw-in order where everyone throws in")
-        return game._throw_order(s.attacker, s.defender)
+        return throw_order(game, s.attacker, s.defender)
     order = s.order or []
-    if not order or order[0] != s.attacker or len(order) > 2 or not _seats(order, game._n):
+    if not order or order[0] != s.attacker or len(order) > 2 or not _seats(order, game.n):
         raise _bad("the neighbours' order does not start with the attacker")
     if s.defender in order:
         raise _bad("the defender among those who throw in")
@@ -308,10 +300,10 @@ def _order(game: DurakRules, s: Stored) -> tuple[int, ...]:
 
 def _check_cards(game: DurakRules, s: Stored) -> None:
     """One hand a participant, and every card of the deck in exactly one place."""
-    n = game._n
+    n = game.n
     if len(s.hands) != n + 1 or len(s.known) != n + 1:
         raise _bad("one hand per player and one for the dummy")
-    if not 0 <= s.drawn <= len(game._stock):
+    if not 0 <= s.drawn <= len(game.stock):
         raise _bad("stock position out of range")
     if not s.options.dummy and (s.hands[n] or s.known[n]):
         raise _bad("a dummy's hand in a game without the dummy")
@@ -320,8 +312,8 @@ def _check_cards(game: DurakRules, s: Stored) -> None:
     if any(len(pair) not in (1, 2) for pair in s.table):
         raise _bad("a table entry is [attack] or [attack, defence]")
     everything = [c for h in s.hands for c in h] + [c for p in s.table for c in p]
-    everything += list(game._stock[s.drawn :]) + s.discard
-    if sorted(everything) != sorted(game._deck):
+    everything += list(game.stock[s.drawn :]) + s.discard
+    if sorted(everything) != sorted(game.deck):
         raise _bad("the cards do not add up to the deck")
 
 
@@ -338,19 +330,19 @@ def _check_over(s: Stored, n: int, holders: int) -> None:
 
 def _check_bout(game: DurakRules, s: Stored, phase: int, dfn: list[int], holders: int) -> None:
     """A bout under way: the table fits its phase, and both sides may play."""
-    n = game._n
+    n = game.n
     unbeaten = dfn.count(-1)
     shape_ok = {
         LEAD: not s.table,
         # One unbeaten: the latest; with transfers, any (§12).
-        DEFEND: unbeaten >= 1 if game._transfer else unbeaten == 1 and dfn[-1] == -1,
+        DEFEND: unbeaten >= 1 if game.transfer else unbeaten == 1 and dfn[-1] == -1,
         THROW: bool(s.table) and unbeaten == 0,
         TAKE: bool(s.table),
     }[phase]
-    cap = EARLY_LIMIT if game._five and not s.discard else BOUT_LIMIT  # §14
+    cap = EARLY_LIMIT if game.five and not s.discard else BOUT_LIMIT  # §14
     if not shape_ok or not 1 <= s.limit <= cap or len(s.table) > s.limit:
         raise _bad(f"the table does not fit phase {s.phase}")
-    playing = game._dummy_plays or n not in (s.attacker, s.defender)
+    playing = game.dummy_plays or n not in (s.attacker, s.defender)
     # A bout begins only with two players holding cards; during it, all may go out.
     if s.fool is not None or (phase == LEAD and holders < 2) or not playing:
         raise _bad("no game to play")
@@ -359,18 +351,13 @@ def _check_bout(game: DurakRules, s: Stored, phase: int, dfn: list[int], holders
 
 
 def _fill(game: DurakRules, s: Stored, att: list[int], dfn: list[int], phase: int) -> None:
-    game._hands = [list(h) for h in s.hands]
-    game._known = [set(k) for k in s.known]
-    game._drawn = s.drawn
-    game._discard = list(s.discard)
-    game._att, game._dfn = att, dfn
+    """The state's fields from the stored ones: those stored as they are by name (the
+    state's ``stored`` fields), the rest from their stored form."""
+    for name in STORED:
+        setattr(game, name, getattr(s, name))
+    game.known = [set(k) for k in s.known]
+    game.att, game.dfn = att, dfn
     for c in att + [d for d in dfn if d >= 0]:
-        game._mask |= 1 << (c >> 2)
-    game._phase = phase
-    game._controller = -1 if s.controller is None else s.controller
-    game._out = list(s.out)
-    game._pending = list(s.pending)
-    game._fool = s.fool
-    game._limit = s.limit
-    game._attacker, game._defender = s.attacker, s.defender
-    game._pos = s.pos
+        game.mask |= 1 << (c >> 2)
+    game.phase = phase
+    game.controller = -1 if s.controller is None else s.controller

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from engine import cards
 from engine.cards import Card
+from engine.games.durak.bout import transfer_target
 from engine.games.durak.rules import DEFEND, OVER, PHASES, DurakOptions, DurakRules, Phase, Seat
 
 
@@ -79,27 +80,27 @@ class DurakViewer(DurakRules):
     def _table_pairs(self) -> list[tuple[str, str | None]]:
         return [
             (cards.to_str(a), cards.to_str(d) if d >= 0 else None)
-            for a, d in zip(self._att, self._dfn, strict=True)
+            for a, d in zip(self.att, self.dfn, strict=True)
         ]
 
     def summary(self) -> dict[str, Any]:
-        over = self._phase == OVER
-        n = self._n
+        over = self.phase == OVER
+        n = self.n
         return {
-            "trump": cards.to_str(self._trump_card),
-            "stock": len(self._stock) - self._drawn,
-            "hands": [len(h) for h in self._hands[:n]],
-            "dummy": len(self._hands[n]),
-            "discard": len(self._discard),
+            "trump": cards.to_str(self.trump_card),
+            "stock": len(self.stock) - self.drawn,
+            "hands": [len(h) for h in self.hands[:n]],
+            "dummy": len(self.hands[n]),
+            "discard": len(self.discard),
             "table": [list(pair) for pair in self._table_pairs()],
-            "attacker": None if over else self._seat(self._attacker),
-            "defender": None if over else self._seat(self._defender),
-            "controller": self._controller if self._controller >= 0 else None,
-            "out": list(self._out),
+            "attacker": None if over else self.seat(self.attacker),
+            "defender": None if over else self.seat(self.defender),
+            "controller": self.controller if self.controller >= 0 else None,
+            "out": list(self.out),
         }
 
     def _sorted(self, hand: Iterable[Card]) -> list[str]:
-        return cards.to_strs(sorted(hand, key=cards.sort_key_by_suit(self._trump)))
+        return cards.to_strs(sorted(hand, key=cards.sort_key_by_suit(self.trump)))
 
     def known_to(self, seat: int | None) -> Counter[str]:
         """seeds/durak.md: the face-up trump card, the cards on the table and the cards
@@ -107,66 +108,66 @@ class DurakViewer(DurakRules):
         the dealer when the whole deck is dealt) are everyone's;
         a seat knows besides his own hand, and the dummy's while he controls it. Never
         the stock's order or the discard pile."""
-        known = [self._trump_card, *self._att, *(d for d in self._dfn if d >= 0)]
-        known += [c for hand in self._known for c in hand]
+        known = [self.trump_card, *self.att, *(d for d in self.dfn if d >= 0)]
+        known += [c for hand in self.known for c in hand]
         if seat is not None:
-            known += self._hands[seat]
-            if seat == self._controller:
-                known += self._hands[self._n]
+            known += self.hands[seat]
+            if seat == self.controller:
+                known += self.hands[self.n]
         return Counter(cards.to_strs(known))
 
     def _trump_holder(self) -> Seat | None:
         """The participant everyone knows holds the face-up trump card, if one does."""
-        card = self._trump_card
-        for who, known in enumerate(self._known):
+        card = self.trump_card
+        for who, known in enumerate(self.known):
             if card in known:
-                return self._seat(who)
+                return self.seat(who)
         return None
 
     def _open_transfer(self) -> Seat | None:
         """Who would face a transfer made now, if the position allows one (§12)."""
-        if self._phase != DEFEND or not self._transfer:
+        if self.phase != DEFEND or not self.transfer:
             return None
-        new = self._transfer_target(self._defender)
-        return None if new < 0 else self._seat(new)
+        new = transfer_target(self, self.defender)
+        return None if new < 0 else self.seat(new)
 
     def view(self, seat: int | None) -> DurakView:
         """Own hand; the dummy's only for its controller; of the others only what is public."""
-        n = self._n
+        n = self.n
         if seat is not None and (type(seat) is not int or not 0 <= seat < n):
             raise ValueError(f"no seat {seat!r}")
-        over = self._phase == OVER
+        over = self.phase == OVER
         actor = self.to_act()
         return DurakView(
             seat=seat,
-            players=list(self._names),
-            dealer=self._dealer,
+            players=list(self.names),
+            dealer=self.dealer,
             options=self.options,
             deck_size=self.options.deck_size,
             dummy=self.options.dummy,
-            dummy_plays=self._dummy_plays,
-            trump=cards.to_str(self._trump_card),
+            dummy_plays=self.dummy_plays,
+            trump=cards.to_str(self.trump_card),
             trump_held_by=self._trump_holder(),
-            whole_deck=not self._stock,
-            hand=[] if seat is None else self._sorted(self._hands[seat]),
-            dummy_hand=self._sorted(self._hands[n]) if seat == self._controller else None,
-            hand_counts=[len(h) for h in self._hands[:n]],
-            dummy_count=len(self._hands[n]),
-            known=[self._sorted(k) for k in self._known[:n]],
-            dummy_known=self._sorted(self._known[n]),
+            whole_deck=not self.stock,
+            hand=[] if seat is None else self._sorted(self.hands[seat]),
+            dummy_hand=self._sorted(self.hands[n]) if seat == self.controller else None,
+            hand_counts=[len(h) for h in self.hands[:n]],
+            dummy_count=len(self.hands[n]),
+            known=[self._sorted(k) for k in self.known[:n]],
+            dummy_known=self._sorted(self.known[n]),
             table=self._table_pairs(),
-            stock=len(self._stock) - self._drawn,
-            discard=len(self._discard),
-            phase=PHASES[self._phase],
-            attacker=None if over else self._seat(self._attacker),
-            defender=None if over else self._seat(self._defender),
+            stock=len(self.stock) - self.drawn,
+            discard=len(self.discard),
+            phase=PHASES[self.phase],
+            attacker=None if over else self.seat(self.attacker),
+            defender=None if over else self.seat(self.defender),
             to_act=None if actor is None else ActorView(player=actor.player, dummy=actor.dummy),
-            controller=self._controller if self._controller >= 0 else None,
-            out=list(self._out),
-            limit=None if over else self._limit,
-            throw_order=[] if over else [self._seat(who) for who in self._order],
-            attack_cards=len(self._att),
+            controller=self.controller if self.controller >= 0 else None,
+            out=list(self.out),
+            limit=None if over else self.limit,
+            throw_order=[] if over else [self.seat(who) for who in self.order],
+            attack_cards=len(self.att),
             transfer_to=self._open_transfer(),
             finished=over,
-            fool=self._fool,
+            fool=self.fool,
         )

@@ -65,9 +65,9 @@ class FootballCodec(FootballRules):
     def header(self) -> dict[str, Any]:
         return {
             "game": self.name,
-            "options": self._options.model_dump(),
-            "players": list(self._players),
-            "deck": cards.to_strs(self._deck),
+            "options": self.options.model_dump(),
+            "players": list(self.names),
+            "deck": cards.to_strs(self.deck),
         }
 
     @classmethod
@@ -137,17 +137,17 @@ class FootballCodec(FootballRules):
         return to_json(
             {
                 "v": 1,
-                "options": {"decks": self._options.decks, "deck_size": self._options.deck_size},
-                "players": self._players,
-                "deck": self._deck,
-                "setup": [list(s) if s else [] for s in self._setup],
-                "up": self._up,
-                "drawn": self._drawn,
-                "goals": self._goals,
-                "out": self._out,
-                "at": self._at,
-                "turn": self._turn,
-                "phase": self._phase,
+                "options": {"decks": self.options.decks, "deck_size": self.options.deck_size},
+                "players": self.names,
+                "deck": self.deck,
+                "setup": [list(s) if s else [] for s in self.setup],
+                "up": self.up,
+                "drawn": self.drawn,
+                "goals": self.goals,
+                "out": self.out,
+                "at": self.at,
+                "turn": self.turn,
+                "phase": self.phase,
             }
         ).decode()
 
@@ -179,14 +179,14 @@ def load(game: FootballRules, state: Stored) -> None:
     satisfy; raises CorruptState."""
     _place_setups(game, state)
     ball = _check_draws(game, state)
-    game._up = state.up
-    game._drawn = list(state.drawn)
-    game._goals = [list(g) for g in state.goals]
-    game._out = list(state.out)
-    game._turn = state.turn
-    game._phase = state.phase
-    game._ball = ball
-    game._at = state.at
+    game.up = state.up
+    game.drawn = list(state.drawn)
+    game.goals = [list(g) for g in state.goals]
+    game.out = list(state.out)
+    game.turn = state.turn
+    game.phase = state.phase
+    game.ball = ball
+    game.at = state.at
     if state.phase == PLAY:
         _check_ball(game, state, ball)
 
@@ -197,9 +197,9 @@ def _place_setups(game: FootballRules, state: Stored) -> None:
         if chosen:
             if sorted(chosen) != sorted(game.hand(seat)):
                 raise _bad(f"seat {seat}'s set-up is not his five dealt cards")
-            game._setup[seat] = tuple(chosen)
-            game._keepers[seat] = chosen[0]
-            game._field[HOME[seat] * 4 : HOME[seat] * 4 + 4] = chosen[1:]
+            game.setup[seat] = tuple(chosen)
+            game.keepers[seat] = chosen[0]
+            game.field[HOME[seat] * 4 : HOME[seat] * 4 + 4] = chosen[1:]
         elif state.phase != SETUP:
             raise _bad(f"seat {seat} has not set up but play has started")
 
@@ -207,20 +207,20 @@ def _place_setups(game: FootballRules, state: Stored) -> None:
 def _check_draws(game: FootballRules, state: Stored) -> Card:
     """The draws fit the phase and the turn, and every drawn card is the ball, in a goals
     pile or out of the game, exactly once; returns the ball (-1: none)."""
-    phase, pile, drawn, turn = state.phase, game._pile, state.drawn, state.turn
+    phase, pile, drawn, turn = state.phase, game.pile, state.drawn, state.turn
     if not all(0 <= d <= pile for d in drawn):
         raise _bad(f"drawn counts {drawn} out of range 0..{pile}")
     if phase == SETUP:
         if drawn != [0, 0] or state.up or state.at != -1 or turn != 0:
             raise _bad("play has happened during set-up")
-        if None not in game._setup:
+        if None not in game.setup:
             raise _bad("both have set up but play has not started")
     elif phase == FINISHED:
         if drawn != [pile, pile] or state.up != ALL_UP or state.at != -1:
             raise _bad("a finished game with cards left or hidden")
     elif drawn[0] - drawn[1] != (1 if turn == 0 else 0) or drawn[turn] < 1:
         raise _bad(f"drawn counts {drawn} do not fit seat {turn}'s turn")
-    taken = [game._deck[DEALT + s * pile : DEALT + s * pile + drawn[s]] for s in (0, 1)]
+    taken = [game.deck[DEALT + s * pile : DEALT + s * pile + drawn[s]] for s in (0, 1)]
     ball = taken[turn][-1] if phase == PLAY else -1
     placed = sorted([*state.goals[0], *state.goals[1], *state.out] + ([ball] * (ball >= 0)))
     if placed != sorted(taken[0] + taken[1]):
@@ -241,15 +241,15 @@ def _check_ball(game: FootballRules, state: Stored, ball: Card) -> None:
     matching card of a row it can have reached, with somewhere to go."""
     at, turn = state.at, state.turn
     if at < 0:
-        game._mask = game._entry_mask()
-        if not game._mask:
+        game.mask = game._entry_mask()
+        if not game.mask:
             raise _bad("the ball in hand cannot enter, yet play waits for it")
         return
     steps = ((at >> 2) - HOME[turn]) * STEP[turn]
-    if not 0 <= steps <= 2 or not state.up >> at & 1 or not cards.matches(game._field[at], ball):
+    if not 0 <= steps <= 2 or not state.up >> at & 1 or not cards.matches(game.field[at], ball):
         raise _bad(f"the ball cannot stand on position {at}")
-    game._mask = game._advance_mask(at)
-    if not game._mask:
+    game.mask = game._advance_mask(at)
+    if not game.mask:
         raise _bad(f"the ball on position {at} has nowhere to go, yet play waits for it")
 
 

@@ -67,16 +67,16 @@ class FootballViewer(FootballRules):
     def summary(self) -> dict[str, Any]:
         face_up: dict[str, str] = {}
         for pos in range(16):
-            if self._up >> pos & 1:
-                face_up[f"r{pos >> 2}c{pos & 3}"] = _to_str(self._field[pos])
+            if self.up >> pos & 1:
+                face_up[f"r{pos >> 2}c{pos & 3}"] = _to_str(self.field[pos])
         for seat in (0, 1):
-            if self._up & KEEPER_BIT[seat]:
-                face_up[f"keeper{seat}"] = _to_str(self._keepers[seat])
+            if self.up & KEEPER_BIT[seat]:
+                face_up[f"keeper{seat}"] = _to_str(self.keepers[seat])
         return {
             "piles": self.piles(),
-            "goals": [len(self._goals[0]), len(self._goals[1])],
-            "ball": None if self._ball < 0 else _to_str(self._ball),
-            "ball_at": None if self._at < 0 else [self._at >> 2, self._at & 3],
+            "goals": [len(self.goals[0]), len(self.goals[1])],
+            "ball": None if self.ball < 0 else _to_str(self.ball),
+            "ball_at": None if self.at < 0 else [self.at >> 2, self.at & 3],
             "face_up": face_up,
         }
 
@@ -85,10 +85,10 @@ class FootballViewer(FootballRules):
         balls out of the game are everyone's; a seat knows besides his own row and
         goalkeeper, and his five dealt cards until he has placed them."""
         own = [] if seat is None else [HOME[seat] * 4 + col for col in range(4)]
-        known = [c for pos, c in enumerate(self._field) if self._up >> pos & 1 or pos in own]
-        known += [c for k, c in enumerate(self._keepers) if self._up & KEEPER_BIT[k] or seat == k]
-        known += [self._ball, *self._out, *self._goals[0], *self._goals[1]]
-        if seat is not None and self._setup[seat] is None:
+        known = [c for pos, c in enumerate(self.field) if self.up >> pos & 1 or pos in own]
+        known += [c for k, c in enumerate(self.keepers) if self.up & KEEPER_BIT[k] or seat == k]
+        known += [self.ball, *self.out, *self.goals[0], *self.goals[1]]
+        if seat is not None and self.setup[seat] is None:
             known += self.hand(seat)
         return Counter(cards.to_strs([c for c in known if c >= 0]))
 
@@ -96,7 +96,7 @@ class FootballViewer(FootballRules):
         """seeds/football.md §4: his own row and goalkeeper, and what is face up."""
         if seat is not None and seat not in (0, 1):
             raise ValueError(f"no seat {seat!r} in football")
-        up = self._up
+        up = self.up
         field: list[list[str | None]] = []
         face_up: list[list[bool]] = []
         for row in range(4):
@@ -105,7 +105,7 @@ class FootballViewer(FootballRules):
             flags: list[bool] = []
             for col in range(4):
                 pos = row * 4 + col
-                card = self._field[pos]
+                card = self.field[pos]
                 shown = (up >> pos & 1 or own) and card >= 0
                 cells.append(_to_str(card) if shown else None)
                 flags.append(bool(up >> pos & 1))
@@ -114,28 +114,28 @@ class FootballViewer(FootballRules):
         keepers: list[str | None] = []
         for k in (0, 1):
             known = up & KEEPER_BIT[k] or seat == k
-            keepers.append(_to_str(self._keepers[k]) if known and self._keepers[k] >= 0 else None)
+            keepers.append(_to_str(self.keepers[k]) if known and self.keepers[k] >= 0 else None)
         result = self.result()
         return FootballView(
             seat=seat,
-            players=list(self._players),
-            options=self._options,
-            phase=PHASES[self._phase],
-            turn=self._turn if self._phase == PLAY else None,
-            setup_done=[s is not None for s in self._setup],
+            players=list(self.names),
+            options=self.options,
+            phase=PHASES[self.phase],
+            turn=self.turn if self.phase == PLAY else None,
+            setup_done=[s is not None for s in self.setup],
             hand=(
                 cards.to_strs(self.hand(seat))
-                if seat is not None and self._setup[seat] is None
+                if seat is not None and self.setup[seat] is None
                 else []
             ),
             field=field,
             face_up=face_up,
             keepers=keepers,
             keepers_up=[bool(up & KEEPER_BIT[0]), bool(up & KEEPER_BIT[1])],
-            ball=None if self._ball < 0 else _to_str(self._ball),
-            ball_at=None if self._at < 0 else [self._at >> 2, self._at & 3],
+            ball=None if self.ball < 0 else _to_str(self.ball),
+            ball_at=None if self.at < 0 else [self.at >> 2, self.at & 3],
             piles=self.piles(),
-            goals=[cards.to_strs(g) for g in self._goals],
-            discarded=cards.to_strs(self._out),
+            goals=[cards.to_strs(g) for g in self.goals],
+            discarded=cards.to_strs(self.out),
             result=None if result is None else FootballResult(**result),
         )

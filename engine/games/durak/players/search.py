@@ -147,6 +147,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from engine.games.durak.game import Durak
 from engine.games.durak.players.endgame import (
@@ -236,81 +237,134 @@ def search(
     candidates = [preferred, *(m for m in legal if m != preferred)]
     rng = random.Random(seed)
     position = Position(view, seen)
-    # Half-samples lost: 0 a sure escape, 1 an escape in the playout, 2 the fool, and
-    # STYLE_LOSS more for each style of play a move finds no escape against; each
-    # world's count times its weight (1 unless every deal is tried and weighed).
-    lost = [0.0] * len(candidates)
-    weights = 0.0
-    # When every hidden card has only one place to be (the opponent's hand, late in a
-    # two-player game), every sample is the truth: one is enough, and a lead is sure.
-    exact = determined(seen)
-    # The lead in ``lost`` that a move needs over normal's choice: 2 × MARGIN at two
-    # players, MARGIN at more (measured on the same seeds against greedy: MARGIN at two
-    # players left hard the fool in 23.0 % of games rather than 18.3 %; 2 × MARGIN at
-    # four players, 15.0 % rather than 10.7 %).
-    lead = 2 * MARGIN if seen.n == 2 else MARGIN
-    most, margin = (1, 1) if exact else (MAX_SAMPLES, lead)
-    # With more than one opponent holding cards, the solver's side of "everyone else" is
-    # too gloomy to pay for its cost in samples (three players: the fool 15.3 % of the
-    # time against greedy with it, 12.7 % without).
-    duel = seen.n - len(seen.out) == 2
-    nodes = nodes if seen.stock <= 1 and duel else 0
-    # Late in a duel the few unseen cards make few deals: each is tried once, and then
-    # the figures are exact, so a lead of one half-sample is a real one (of one in a deal
-    # of average weight, once the deals are weighed).
-    worlds = None if exact or not duel else every_world(seen, MAX_SAMPLES)
-    # The others' choices so far (:mod:`engine.games.durak.players.reads`): where there are
-    # more deals, but not many more, the likeliest of them are tried instead.
-    fits = [] if reads is None or exact or not duel else reads.fits(seen)
-    if worlds is None and fits and seen.stock <= 1:
-        worlds = every_world(seen, MAX_DEALS)
-    # Where deals are tried, each counts as much as it fits those choices; sampled
-    # worlds are not weighed, since a few heavy samples make a noisy lead.
-    tried = None if worlds is None else likeliest(worlds, fits)
-    if tried is not None:
-        most, margin = len(tried), 1
-    # In a duel's endgame a move is also judged by the styles of play it escapes against
-    # (:mod:`engine.games.durak.players.endgame`): best play may win for the opponent, but
-    # people do not play endgames perfectly.
-    styled = styles and duel and seen.stock <= 1
-    style_left = STYLE_BUDGET
-    style_nodes = min(STYLE_NODES, STYLE_BUDGET // (len(candidates) * len(STYLES)))
-    spent = samples = 0
-    while samples < most and (samples < MIN_SAMPLES or spent < budget or tried):
-        world, weight = (sample_world(seen, rng), 1.0) if tried is None else tried[samples]
+    plan = Plan.of(seen, nodes, styles, reads)
+    tally = Tally(seen, candidates, plan)
+    nodes, samples = plan.nodes, 0
+    while samples < plan.most and (samples < MIN_SAMPLES or tally.spent < budget or plan.tried):
+        world, weight = (
+            (sample_world(seen, rng), 1.0) if plan.tried is None else plan.tried[samples]
+        )
         root = position.game(world)
         # The others play each world's playouts in one style, the styles taking turns:
         # nobody knows whether the table plays like a club or like beginners.
         style = STYLES[samples % len(STYLES)]
-        weights += weight
-        # Every move is tried against the styles in the same worlds, or in none.
-        styling = styled and style_left > 0
-        before = nodes
         solver = Solver(seen.seat, seen.trump, nodes) if nodes > 0 else None
-        for i, move in enumerate(candidates):
+        sure, solver = tally.world(root, world, weight, style, solver)
+        if sure is not None:
+            return sure  # the world is the true one: nothing does better
+        left = 0 if solver is None else solver.left
+        tally.spent += (nodes - left) // NODES_PER_STEP
+        nodes = left
+        samples += 1
+    best = tally.best(samples)
+    return preferred if best is None else best
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How one choice's search samples: how many worlds at most, the lead a move needs
+    over normal's choice, the solver's positions, the deals tried (None: sampled) and
+    whether moves are judged by the styles they escape against."""
+
+    exact: bool
+    most: int
+    margin: float
+    nodes: int
+    tried: list[tuple[World, float]] | None
+    styled: bool
+
+    @classmethod
+    def of(cls, seen: Seen, nodes: int, styles: bool, reads: Reads | None) -> Plan:
+        """The plan for this seat's choice (the reasons are the comments)."""
+        # When every hidden card has only one place to be (the opponent's hand, late in a
+        # two-player game), every sample is the truth: one is enough, and a lead is sure.
+        exact = determined(seen)
+        # The lead in ``lost`` that a move needs over normal's choice: 2 × MARGIN at two
+        # players, MARGIN at more (measured on the same seeds against greedy: MARGIN at two
+        # players left hard the fool in 23.0 % of games rather than 18.3 %; 2 × MARGIN at
+        # four players, 15.0 % rather than 10.7 %).
+        lead = 2 * MARGIN if seen.n == 2 else MARGIN
+        most, margin = (1, 1) if exact else (MAX_SAMPLES, lead)
+        # With more than one opponent holding cards, the solver's side of "everyone else"
+        # is too gloomy to pay for its cost in samples (three players: the fool 15.3 % of
+        # the time against greedy with it, 12.7 % without).
+        duel = seen.n - len(seen.out) == 2
+        nodes = nodes if seen.stock <= 1 and duel else 0
+        # Late in a duel the few unseen cards make few deals: each is tried once, and then
+        # the figures are exact, so a lead of one half-sample is a real one (of one in a
+        # deal of average weight, once the deals are weighed).
+        worlds = None if exact or not duel else every_world(seen, MAX_SAMPLES)
+        # The others' choices so far (:mod:`engine.games.durak.players.reads`): where there
+        # are more deals, but not many more, the likeliest of them are tried instead.
+        fits = [] if reads is None or exact or not duel else reads.fits(seen)
+        if worlds is None and fits and seen.stock <= 1:
+            worlds = every_world(seen, MAX_DEALS)
+        # Where deals are tried, each counts as much as it fits those choices; sampled
+        # worlds are not weighed, since a few heavy samples make a noisy lead.
+        tried = None if worlds is None else likeliest(worlds, fits)
+        if tried is not None:
+            most, margin = len(tried), 1
+        # In a duel's endgame a move is also judged by the styles of play it escapes
+        # against (:mod:`engine.games.durak.players.endgame`): best play may win for the
+        # opponent, but people do not play endgames perfectly.
+        return cls(exact, most, margin, nodes, tried, duel and styles and seen.stock <= 1)
+
+
+class Tally:
+    """What the worlds tried so far say of each candidate move.
+
+    ``lost`` counts half-samples lost: 0 a sure escape, 1 an escape in the playout, 2 the
+    fool, and STYLE_LOSS more for each style of play a move finds no escape against; each
+    world's count times its weight (1 unless every deal is tried and weighed)."""
+
+    def __init__(self, seen: Seen, candidates: list[DurakMove], plan: Plan) -> None:
+        self.seen = seen
+        self.candidates = candidates
+        self.plan = plan
+        self.lost = [0.0] * len(candidates)
+        self.weights = 0.0
+        self.spent = 0  # simulated decisions
+        self.style_left = STYLE_BUDGET
+        self.style_nodes = min(STYLE_NODES, STYLE_BUDGET // (len(candidates) * len(STYLES)))
+
+    def world(
+        self, root: Durak, world: World, weight: float, style: Style, solver: Solver | None
+    ) -> tuple[DurakMove | None, Solver | None]:
+        """Try every candidate in one world: a move sure to escape in the true world, or
+        None; and the solver, None once it ran out of positions."""
+        seen = self.seen
+        self.weights += weight
+        # Every move is tried against the styles in the same worlds, or in none.
+        styling = self.plan.styled and self.style_left > 0
+        for i, move in enumerate(self.candidates):
             game = root.copy()
             mirror = Mirror(seen, world)
             mirror.update(game.apply(move))
             if solver is not None:
                 try:
                     if solver.escapes(game):
-                        if exact:
-                            return move  # the world is the true one: nothing does better
+                        if self.plan.exact:
+                            return move, solver
                         continue
                 except OutOfNodes:
                     solver = None
             if styling:
-                failed, used = unescaped(seen, game, mirror, style_nodes)
-                lost[i] += weight * STYLE_LOSS * failed
-                style_left -= used
+                failed, used = unescaped(seen, game, mirror, self.style_nodes)
+                self.lost[i] += weight * STYLE_LOSS * failed
+                self.style_left -= used
             fool, steps = playout(game, mirror, seen.seat, style)
-            lost[i] += weight * (2 if fool == seen.seat else 1)
-            spent += steps
-        nodes = 0 if solver is None else solver.left
-        spent += (before - nodes) // NODES_PER_STEP
-        samples += 1
-    best = min(range(len(candidates)), key=lambda i: (lost[i], i))
-    return candidates[best] if lost[best] <= lost[0] - margin * weights / samples else preferred
+            self.lost[i] += weight * (2 if fool == seen.seat else 1)
+            self.spent += steps
+        return None, solver
+
+    def best(self, samples: int) -> DurakMove | None:
+        """The move that lost least, if it leads normal's choice (the first) by the plan's
+        margin; else None."""
+        lost = self.lost
+        best = min(range(len(self.candidates)), key=lambda i: (lost[i], i))
+        if lost[best] <= lost[0] - self.plan.margin * self.weights / samples:
+            return self.candidates[best]
+        return None
 
 
 def fitness(fits: list[tuple[int, Fit]], world: World) -> float:

@@ -1,0 +1,36 @@
+"""The engine stays readable in pieces (issue 32): no module of engine/ over 500 lines and
+no function over 60, read from the source with ``ast`` so that a growing one fails here
+rather than in review."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MOST_LINES = 500  # per module
+MOST_FUNCTION_LINES = 60  # per function or method, its signature and docstring included
+
+
+def _too_long(package: str) -> list[str]:
+    """Every module and function of ``package`` over its limit, with its length."""
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        source = path.read_text()
+        name = path.relative_to(ROOT)
+        if (lines := len(source.splitlines())) > MOST_LINES:
+            found.append(f"{name}: {lines} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MOST_FUNCTION_LINES:
+                    found.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    return found
+
+
+def test_engine_modules_and_functions_stay_small() -> None:
+    assert _too_long("engine") == []
+
+
+if __name__ == "__main__":  # the figures, for a quick look: python tests/test_engine_sizes.py
+    print("\n".join(_too_long("engine")) or "engine/: within the limits")
