@@ -132,7 +132,7 @@ async def _edit(bot: Bot, message: Message, message_id: int) -> bool:
 
 async def _offer_page(bot: Bot, message: Message) -> None:
     """His first hand of a game (his message showed nothing or the lobby) opens the Mini
-    App (bot.webapp.links): from now on, so does the menu button of his private chat
+    App (bot.screens.links): from now on, so does the menu button of his private chat
     (once a game per player; not a message, so not under the limiter's message budget).
     It keeps opening that table after the game, until his next game's first hand sets it
     anew. A refusal costs only the menu button."""

@@ -24,7 +24,7 @@ from bot.core.keys import TABLE_SLOT, Junk, group_slot, user_slot
 from bot.core.limiter import Priority, granted
 from bot.core.services import AnyApp, Services
 from bot.core.store import Snapshot
-from bot.screens import views
+from bot.screens import links, views
 from bot.service.messages import cleanup
 from bot.service.messages.calls import show
 from bot.service.messages.group_hand import group_hand, removal_budget, when_old_stays
@@ -35,7 +35,6 @@ from bot.service.messages.private_hand import private_hand
 from bot.service.messages.record import post_record, record_due
 from bot.service.messages.refusals import refused_hands, set_reachable
 from bot.service.messages.table import table_message
-from bot.webapp import links
 
 # The least a message the limiter refused waits before it is asked for again. The limiter
 # says when a call would fit, but while the bot is busy more urgent calls take that room
