@@ -30,8 +30,8 @@ async def quick_harness(
     fake_redis: Any,
     delay: float = DELAY,
 ) -> AsyncIterator[Harness]:
-    """The usual harness, with the computer's pace at :data:`DELAY` (a test module makes
-    it a fixture: see tests/test_e2e_computer.py)."""
+    """The usual harness, with the computer's pace at :data:`DELAY` (the fixtures ``quick``
+    and its kin in tests/conftest.py)."""
 
     async def make(redis: Any, **overrides: Any) -> Any:
         return await make_app(redis, **{"computer_delay": delay, **overrides})
@@ -115,5 +115,9 @@ async def play_people(
             if action_of(b) in PLAY_ACTIONS and not is_action(Action.SETUP, "r")(b)
         ]
         button = rng.choice(choices)
-        await h.tap(user, message, button.__eq__)
+        answer = await h.tap(user, message, button.__eq__)
         taps += 1
+        if answer.text is not None:
+            # Refused (a stale button, not his turn): he waits for the bot to catch up,
+            # as a person would, instead of tapping again at once while no time passes.
+            await clock.advance(DELAY)

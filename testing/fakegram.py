@@ -227,9 +227,13 @@ class FakeTelegram:
         """A callback query is sent to the bot: to be answered, and for 15 seconds one that
         an ephemeral message may answer."""
         self.queries[query_id] = answer
-        self.recent_taps = {
-            q: a for q, a in self.recent_taps.items() if answer.at - a.at <= EPHEMERAL_REPLY_WINDOW
-        }
+        # Oldest first (a dict keeps its order): drop from the front, not by a scan of them
+        # all, which made a game of thousands of taps quadratic.
+        while self.recent_taps:
+            oldest = next(iter(self.recent_taps))
+            if answer.at - self.recent_taps[oldest].at <= EPHEMERAL_REPLY_WINDOW:
+                break
+            del self.recent_taps[oldest]
         self.recent_taps[query_id] = answer
 
     def age(self, chat_id: int, next_message_id: int) -> None:

@@ -116,10 +116,19 @@ class Tabletop:
     async def start(self, user: FakeUser) -> Answer:
         return await self.tap_group(user, Action.START)
 
-    async def setup_game(self, game: str, players: list[FakeUser]) -> None:
+    async def setup_game(
+        self, game: str, players: list[FakeUser], options: tuple[str, ...] = ()
+    ) -> None:
+        """The game opened, everyone joined, each of ``options`` (their codes) tapped in
+        the settings, started by the first player."""
         await self.open(players[0], game)
         for user in players[1:]:
             await self.join(user)
+        if options:
+            await self.tap_group(players[0], Action.SETTINGS)
+            for code in options:
+                await self.tap_group(players[0], Action.OPTION, code)
+            await self.tap_group(players[0], Action.SETTINGS)
         await self.start(players[0])
 
     def hand_messages(self, user: FakeUser) -> list[FakeMessage]:

@@ -9,6 +9,7 @@ the bot did nothing a real Telegram would have complained about
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
@@ -23,6 +24,7 @@ from bot.core import health
 from bot.handlers.once import update_key
 from testing.browser import chromiums
 from testing.clock import Clock
+from testing.computers import quick_harness
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
 from testing.ownredis import OwnRedis
@@ -172,3 +174,40 @@ async def root(harness: Harness) -> AsyncIterator[str]:
     """The address of the bot's page server (the Mini App and its API) for a browser."""
     async with page_server(harness) as url:
         yield url
+
+
+@pytest.fixture
+async def quick(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    fake_redis: aioredis.Redis,
+) -> AsyncIterator[Harness]:
+    """The usual harness, the computer's pace quick (testing/computers.py)."""
+    async for h in quick_harness(request, server, make_app, fake_redis):
+        yield h
+
+
+@pytest.fixture
+async def quick_group(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    fake_redis: aioredis.Redis,
+) -> AsyncIterator[Harness]:
+    """Hands in the group (the bot's default), the computer's pace quick."""
+    make = functools.partial(make_app, hands="group")
+    async for h in quick_harness(request, server, make, fake_redis):
+        yield h
+
+
+@pytest.fixture
+async def quick_real(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    real_redis: aioredis.Redis,
+) -> AsyncIterator[Harness]:
+    """The computer's pace quick, on the real Redis."""
+    async for h in quick_harness(request, server, make_app, real_redis):
+        yield h

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,18 +16,9 @@ from engine.base import Game
 from engine.games.durak.game import Durak
 from engine.games.durak.view import DurakView
 from engine.games.football.view import FootballView
-from testing.computers import lobby_with_computers, play_people, quick_harness
-from testing.fakegram import FakeTelegram
+from testing.computers import lobby_with_computers, play_people
 from testing.harness import Harness
 from testing.tabletop import stored
-
-
-@pytest.fixture
-async def quick(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    async for h in quick_harness(request, server, make_app, fake_redis):
-        yield h
 
 
 def _table(kind: str, people: int, computers: int, turn_time: int = 60) -> Table:

@@ -12,7 +12,7 @@ from engine.base import CorruptState, IllegalMove, MalformedRecord
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakActor as Actor
 from engine.games.durak.rules import DurakMove, DurakOptions, SeatingError
-from tests.durak_positions import NAMES, cs, dummy_hand, hand, new_game, play, position
+from testing.durak_positions import NAMES, cs, dummy_hand, hand, new_game, play, position
 
 # ---------------------------------------------------------------- options and seating
 

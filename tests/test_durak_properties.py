@@ -18,7 +18,7 @@ from engine import cards
 from engine.base import CorruptState
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions, seating
-from tests.durak_positions import NAMES
+from testing.durak_positions import NAMES
 
 MAX_DECISIONS = 5000  # far above any game: 52 cards cannot circulate for ever
 

@@ -16,9 +16,9 @@ from engine.base import CorruptState, IllegalMove
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions
 from engine.games.durak.spec import SPEC
-from tests.durak_positions import NAMES, hand, new_game, play, position
-from tests.replay_util import run
-from tests.test_game_contract import _check_views as check_views
+from testing.contract import check_views
+from testing.durak_positions import NAMES, hand, new_game, play, position
+from testing.replays import run
 
 NO_DUMMY: dict[str, Any] = {"dummy": False}
 PEREVODNOY: dict[str, Any] = {"dummy": False, "transfer": True}

@@ -37,14 +37,6 @@ from testing.tabletop import Tabletop, action_of, hidden_cards, leaks, stored, t
 DURAK = GAMES["durak"]  # its name in a text is its variant's (the default settings here)
 
 
-@pytest.fixture
-async def quick(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    async for h in quick_harness(request, server, make_app, fake_redis):
-        yield h
-
-
 def computer_seats(data: dict[str, object]) -> list[int]:
     seats = data["seats"]
     assert isinstance(seats, list)
@@ -455,14 +447,6 @@ async def play_people_until_computer(h: Harness, top: Tabletop, user: Any) -> No
         choices = [b for b in choices if not b.callback_data.endswith("r")]  # type: ignore[union-attr]
         button = rng.choice(choices)
         await h.tap(user, message, lambda b, button=button: b == button)
-
-
-@pytest.fixture
-async def quick_real(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, real_redis: Any
-) -> AsyncIterator[Harness]:
-    async for h in quick_harness(request, server, make_app, real_redis):
-        yield h
 
 
 @pytest.mark.redis

@@ -214,13 +214,7 @@ async def test_the_leak_check_catches_a_card_shown_to_the_wrong_reader(harness: 
 async def dummy_playing_table(h: Harness, players: list[FakeUser]) -> Tabletop:
     """A dealt durak table whose dummy attacks and defends (so it takes, too)."""
     top = Tabletop(h, h.group())
-    await top.open(players[0], "durak")
-    for user in players[1:]:
-        await top.join(user)
-    await top.tap_group(players[0], Action.SETTINGS)
-    await top.tap_group(players[0], Action.OPTION, "p")
-    await top.tap_group(players[0], Action.SETTINGS)
-    await top.start(players[0])
+    await top.setup_game("durak", players, ("p",))
     return top
 
 

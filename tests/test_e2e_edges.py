@@ -13,8 +13,8 @@ from engine import records
 from testing.chats import FakeGroup
 from testing.harness import Harness
 from testing.html import parse_html
+from testing.stats import play_series
 from testing.tabletop import LeakWatch, Tabletop, stored
-from tests.test_e2e_stats import play_series
 
 
 async def test_names_and_titles_with_html_characters(harness: Harness) -> None:
@@ -157,13 +157,7 @@ async def test_callback_data_fits_in_a_big_old_forum(harness: Harness) -> None:
     topic = h.topic(group, "Cards")
     players = [h.user(n) for n in ("Ann", "Bob", "Cid")]
     top = Tabletop(h, group, topic)
-    await top.open(players[0], "durak")
-    for user in players[1:]:
-        await top.join(user)
-    await top.tap_group(players[0], Action.SETTINGS)
-    await top.tap_group(players[0], Action.OPTION, "p")
-    await top.tap_group(players[0], Action.SETTINGS)
-    await top.start(players[0])
+    await top.setup_game("durak", players, ("p",))
     await top.play(players, random.Random(9))
     sent = [
         button.get("callback_data", "")

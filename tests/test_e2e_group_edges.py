@@ -6,7 +6,6 @@ a tap delivered twice, and whether the bot is an administrator."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import random
 from collections.abc import AsyncIterator
@@ -24,8 +23,9 @@ from bot.service.messages.group_hand import TAP_FRESH
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
 from testing.chats import FakeGroup, FakeMessage, FakeUser
-from testing.computers import clock_of, lobby_with_computers, play_people, quick_harness, until
+from testing.computers import clock_of, lobby_with_computers, play_people, until
 from testing.fakegram import FakeTelegram
+from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import Harness, harness_on
 from testing.tabletop import (
     PLAY_ACTIONS,
@@ -35,17 +35,6 @@ from testing.tabletop import (
     is_action,
     stored,
 )
-from tests.test_e2e_group_hands import live_buttons, no_private_messages, strangers
-
-
-@pytest.fixture
-async def quick(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    """Hands in the group, the computer's pace quick (testing.computers)."""
-    make = functools.partial(make_app, hands="group")
-    async for h in quick_harness(request, server, make, fake_redis):
-        yield h
 
 
 async def started(
@@ -287,8 +276,8 @@ async def test_his_choice_of_the_private_chat_is_kept_for_his_next_game(
     assert "Other night" in (h.last(ann).text or ""), "his seat's confirmation, privately"
 
 
-async def test_a_computer_seat_in_the_group(quick: Harness) -> None:
-    h = quick
+async def test_a_computer_seat_in_the_group(quick_group: Harness) -> None:
+    h = quick_group
     ann, bob = strangers(h, 2)
     group = h.group(creator=ann)
     top = await lobby_with_computers(h, ann, group, "durak", 1)
@@ -304,8 +293,10 @@ async def test_a_computer_seat_in_the_group(quick: Harness) -> None:
     assert live_buttons(h, [ann, bob], group) == []
 
 
-async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(quick: Harness) -> None:
-    h = quick
+async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(
+    quick_group: Harness,
+) -> None:
+    h = quick_group
     ann = h.user("Ann")
     top = await lobby_with_computers(h, ann, ann, "football", 1)  # type: ignore[arg-type]
     await top.start(ann)
@@ -325,8 +316,8 @@ async def test_endgame_leaves_no_live_buttons(group_harness: Harness) -> None:
     assert all(not m.buttons for u in players for m in h.hands(u, top.group))
 
 
-async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick: Harness) -> None:
-    h = quick
+async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick_group: Harness) -> None:
+    h = quick_group
     players = strangers(h, 2)
     group = h.group(creator=players[0])
     top = Tabletop(h, group)

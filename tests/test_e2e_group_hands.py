@@ -12,15 +12,9 @@ import pytest
 from bot.core.callbacks import Action, payload
 from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
 from testing.fakegram import FakeTelegram
+from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import AppFactory, Harness
 from testing.tabletop import LeakWatch, Tabletop, is_action, stored
-
-NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")
-
-
-def strangers(h: Harness, n: int, langs: tuple[str, ...] = ("en", "ru", "uk")) -> list[FakeUser]:
-    """People who never opened a private chat with the bot."""
-    return [h.user(NAMES[i], language_code=langs[i % len(langs)], started=False) for i in range(n)]
 
 
 async def group_with(h: Harness, players: list[FakeUser], admin: bool) -> FakeGroup:
@@ -35,16 +29,6 @@ async def play_watched(top: Tabletop, players: list[FakeUser], seed: int) -> int
     moves = await top.play(players, random.Random(seed), after_each=watch.check)
     assert watch.checks == moves + 1
     return moves
-
-
-def no_private_messages(h: Harness, players: list[FakeUser]) -> None:
-    for user in players:
-        assert h.screen(user) == [], f"{user.first_name} was written to privately"
-
-
-def live_buttons(h: Harness, players: list[FakeUser], group: FakeGroup) -> list[str]:
-    """The buttons left on anyone's hand in the group (moves, the switch, any)."""
-    return [b.text for u in players for m in h.hands(u, group) for b in m.buttons]
 
 
 async def durak_started(

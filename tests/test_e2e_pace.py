@@ -18,8 +18,9 @@ from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.flood import FloodLimits, receiver
 from testing.harness import AppFactory, Harness, stop_app
+from testing.metrics import sample
 from testing.tabletop import Tabletop, stored
-from tests.test_ops import _sample, client
+from testing.webapp import client
 
 MINUTE = 60.0
 GROUP_PER_MINUTE = 20  # Telegram's published limit for one group
@@ -90,7 +91,7 @@ async def play_fast(top: Tabletop, players: list[FakeUser], seconds: float, seed
 async def learned(h: Harness) -> float:
     """How many groups count their hands in their limit, as /metrics says."""
     async with client(h) as c:
-        return _sample((await c.get("/metrics")).text, "cardtable_groups_learned")
+        return sample((await c.get("/metrics")).text, "cardtable_groups_learned")
 
 
 @pytest.mark.parametrize("server", ["receiver"], indirect=True)
@@ -130,8 +131,8 @@ async def test_where_hands_count_against_the_group_one_429_teaches_every_process
     async with client(h) as c:
         after = (await c.get("/metrics")).text
     labels = {"chat": "ephemeral", "method": refused.method}  # as the page orders them
-    assert _sample(after, "cardtable_floods_total", **labels) == (
-        _sample(before, "cardtable_floods_total", **labels) + 1
+    assert sample(after, "cardtable_floods_total", **labels) == (
+        sample(before, "cardtable_floods_total", **labels) + 1
     )
     # Another process takes over the table (this one stops): it knows what was learned.
     await stop_app(h.apps.pop())

@@ -27,17 +27,8 @@ from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.clock import Clock
 from testing.harness import AppFactory, Harness, settle
 from testing.settings import REDIS_URL
+from testing.stats import play_series, played
 from testing.tabletop import Tabletop, is_action, stored, table_key
-from tests.test_stats import played
-
-
-async def play_series(top: Tabletop, players: list[FakeUser], kind: str, games: int) -> None:
-    """``games`` games in a row at the table (Play again between them)."""
-    await top.setup_game(kind, players)
-    for number in range(games):
-        if number:
-            await top.tap_group(players[0], Action.AGAIN)
-        await top.play(players, random.Random(number))
 
 
 def bot_reply(h: Harness, chat: FakeGroup | FakeUser, title: str) -> FakeMessage:

@@ -6,32 +6,18 @@ leaks after every update; a computer seat in each variant."""
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
 from bot.core.callbacks import Action
 from engine.games.durak.game import Durak
 from testing.chats import FakeGroup, FakeUser
-from testing.computers import DELAY, lobby_with_computers, play_people
-from testing.fakegram import FakeTelegram
-from testing.harness import Harness, harness_on
+from testing.computers import lobby_with_computers, play_people
+from testing.harness import Harness
 from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, stored
 
 NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")
 TRANSFER = "↪️ "  # a transfer button's label starts so (durak.btn.transfer)
-
-
-@pytest.fixture
-async def quick(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    """Computer moves at a quick pace, hands in the group (the bot's default)."""
-    async for h in harness_on(
-        request, server, make_app, fake_redis, computer_delay=DELAY, hands="group"
-    ):
-        yield h
 
 
 def strangers(h: Harness, n: int) -> list[FakeUser]:
@@ -193,8 +179,8 @@ VARIANTS = {  # the seed's game with a computer seat: tests/test_e2e_computer.py
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-async def test_a_computer_seat_plays_every_variant(quick: Harness, variant: str) -> None:
-    h = quick
+async def test_a_computer_seat_plays_every_variant(quick_group: Harness, variant: str) -> None:
+    h = quick_group
     ann, bob = strangers(h, 2)
     group: FakeGroup = h.group(creator=ann)
     top = await lobby_with_computers(h, ann, group, "durak", 1)

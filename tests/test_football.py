@@ -9,7 +9,7 @@ import pytest
 from engine.base import CorruptState, IllegalMove, MalformedRecord
 from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions, Move, Turn
-from tests.football_util import advance, c, cs, enter, game, kinds, setup
+from testing.football_deals import advance, c, cs, enter, game, kinds, setup
 
 # One deal serves most scenarios.  Field after both set-ups (absolute rows):
 #   B keeper KD

@@ -15,18 +15,14 @@ invariants) is in that game's property tests."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import random
-import typing
-from collections import Counter
 from typing import Any
 
-import annotated_types
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from bot.screens import registry as bot_registry
 from engine import cards, computer, registry
@@ -34,39 +30,13 @@ from engine.base import Game, IllegalMove, MalformedRecord
 from engine.records import export, replay
 from engine.series import Carry
 from engine.spec import GameSpec
+from testing.contract import check_views, combinations
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 MAX_DECISIONS = 5000  # far above any game of either kind
 # How often a position also asks the computer, at each of its levels in turn (a hard level
 # searches, which takes its time).
 ASK_COMPUTER = 0.03
-
-
-def _field(annotation: Any, metadata: list[Any]) -> tuple[Any, ...]:
-    """Every value an option field allows (its Literal, a bool, or a bounded int)."""
-    if typing.get_origin(annotation) is typing.Literal:
-        return typing.get_args(annotation)
-    if annotation is bool:
-        return (False, True)
-    if annotation is int:
-        low = next(m.ge for m in metadata if isinstance(m, annotated_types.Ge))
-        high = next(m.le for m in metadata if isinstance(m, annotated_types.Le))
-        return tuple(range(low, high + 1))
-    raise AssertionError(f"no values for an option of type {annotation!r}")
-
-
-def combinations(model: type[BaseModel]) -> list[BaseModel]:
-    """Every combination of option values that the game's options model allows."""
-    fields = {
-        name: _field(info.annotation, info.metadata) for name, info in model.model_fields.items()
-    }
-    found = []
-    for values in itertools.product(*fields.values()):
-        try:
-            found.append(model.model_validate(dict(zip(fields, values, strict=True))))
-        except ValidationError:
-            continue  # a combination the game's rules do not allow
-    return found
 
 
 CASES = [
@@ -87,36 +57,6 @@ def deals(draw: st.DrawFn, spec: GameSpec, options: BaseModel) -> tuple[Game, in
     rng = random.Random(draw(st.integers(0, 2**32)))
     game, _ = spec.deal(options, NAMES[:n], carry, rng, draw(st.integers(0, 2**32)))
     return game, draw(st.integers(0, 2**32))
-
-
-def _cards_shown(value: object) -> Counter[str]:
-    """Every card a view's JSON names, with how often."""
-    found: Counter[str] = Counter()
-    if isinstance(value, str):
-        if value in cards._PARSE:
-            found[value] += 1
-    elif isinstance(value, list | tuple):
-        for item in value:
-            found += _cards_shown(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            found += _cards_shown(item)
-    return found
-
-
-def _check_views(game: Game) -> None:
-    """Everyone sees what the public does, and no view names a card more often than the
-    rules let its viewer know it (the game's ``known_to``, stated apart from its views):
-    a face-down card, a card of the stock or another seat's hand shown to one seat, or
-    to the group, fails here."""
-    public = _cards_shown(game.view(None).model_dump(mode="json"))
-    leaked = public - game.known_to(None)
-    assert not leaked, f"the public view shows {leaked}"
-    for seat in range(len(game.players)):
-        shown = _cards_shown(game.view(seat).model_dump(mode="json"))
-        assert not public - shown, f"seat {seat} does not see {public - shown}"
-        leaked = shown - game.known_to(seat)
-        assert not leaked, f"seat {seat} is shown {leaked}, which he may not know"
 
 
 def _check_actor(game: Game, legal: list[Any]) -> None:
@@ -175,7 +115,7 @@ def _play(spec: GameSpec, game: Game, rng: random.Random) -> list[dict[str, Any]
     asked = 0
     at_cut: dict[str, Any] | None = None
     for _ in range(MAX_DECISIONS):
-        _check_views(game)
+        check_views(game)
         legal = list(game.legal_moves())
         if game.is_finished():
             assert game.to_act() is None and legal == [] and game.result() is not None

@@ -4,40 +4,26 @@ update. The bot's ASGI app is called through httpx's ASGI transport."""
 
 from __future__ import annotations
 
-import contextlib
 import random
-import re
-from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import pytest
 from prometheus_client import REGISTRY
 
 from bot.core import health
 from bot.core.services import services
 from bot.core.store import Write
-from bot.webapp import server
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram, method_of
 from testing.fakeserver import SECRET_HEADER
 from testing.harness import AppFactory, Harness
+from testing.metrics import sample
 from testing.ownredis import OwnRedis
 from testing.tabletop import Tabletop, table_key
+from testing.webapp import client
 
 HOOK = "https://cards.example.org/hook"
 SECRET = "s3cret"
-
-
-@contextlib.asynccontextmanager
-async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
-    hub = server.Hub(h.app)
-    app = server.asgi(h.app, services(h.app).settings, hub)
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://bot"
-    ) as c:
-        yield c
-    await hub.close()
 
 
 async def test_readyz_is_503_while_redis_is_stopped_and_200_once_it_is_back(
@@ -62,14 +48,6 @@ async def test_readyz_is_503_while_redis_is_stopped_and_200_once_it_is_back(
     await redis.aclose()
 
 
-def _sample(page: str, name: str, **labels: str) -> float:
-    """The value of one sample of the metrics page (0 when it is not there yet)."""
-    wanted = ",".join(f'{k}="{v}"' for k, v in labels.items())
-    pattern = re.escape(name + (f"{{{wanted}}}" if labels else "")) + r" (\S+)"
-    found = re.search(f"^{pattern}$", page, re.MULTILINE)
-    return float(found.group(1)) if found else 0.0
-
-
 async def test_metrics_move_as_a_game_is_played(harness: Harness) -> None:
     h = harness
     async with client(h) as c:
@@ -81,7 +59,7 @@ async def test_metrics_move_as_a_game_is_played(harness: Harness) -> None:
         after = (await c.get("/metrics")).text
 
     def moved(name: str, **labels: str) -> float:
-        return _sample(after, name, **labels) - _sample(before, name, **labels)
+        return sample(after, name, **labels) - sample(before, name, **labels)
 
     assert moved("cardtable_updates_total", kind="tap") >= taps + 3  # pick, join, start
     assert moved("cardtable_updates_total", kind="command") >= 1  # /newgame

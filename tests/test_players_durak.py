@@ -23,21 +23,7 @@ from engine.games.durak.rules import EARLY_LIMIT, HAND, DurakMove, DurakOptions
 from engine.games.durak.rules import DurakActor as Actor
 from engine.records import export
 from engine.registry import GAMES
-
-NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
-
-
-def c(text: str) -> Card:
-    return cards.parse(text)
-
-
-def new_game(
-    seed: int, players: int = 2, dummy_plays: bool = False, options: DurakOptions | None = None
-) -> Durak:
-    """The seed's game (``dummy_plays`` or not), or the variant ``options`` make."""
-    if options is None:
-        options = DurakOptions(deck_size=36 if players <= 4 else 52, dummy_plays=dummy_plays)
-    return Durak.new(options, NAMES[:players], dealer=seed % players, seed=seed)
+from testing.durak_games import c, constructed, new_game, state
 
 
 def play(
@@ -57,11 +43,6 @@ def play(
         moves.append(move)
         events.extend(game.apply(move))
     return events, moves
-
-
-def state(game: Durak) -> dict[str, Any]:
-    """The full stored state (the tests may look at everything; the players may not)."""
-    return json.loads(game.to_json())  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------------- legality
@@ -320,62 +301,6 @@ def test_public_events_are_what_apply_returned() -> None:
 
 
 # ---------------------------------------------------------------------- heuristics
-
-
-def constructed(
-    hands: list[list[str]],
-    trump: str,
-    stock: int,
-    table: list[tuple[str, str | None]] = (),  # type: ignore[assignment]
-    phase: str = "lead",
-    attacker: int = 0,
-    defender: int = 1,
-    known: list[list[str]] | None = None,
-    limit: int = 6,
-    options: dict[str, Any] | None = None,
-) -> Durak:
-    """A position (hands: seat 0, seat 1, ..., the dummy's, empty in a game without one);
-    unplaced cards are in the stock (the trump card last) and then the discard.
-    ``options`` go beyond the 36-card deck (``{"dummy": False, "transfer": True}``)."""
-    n = len(hands) - 1
-    options = {"deck_size": 36, **(options or {})}
-    dummy, size = options.get("dummy", True), options["deck_size"]
-    placed = [c(x) for h in hands for x in h] + [c(x) for p in table for x in p if x]
-    trump_card = c(trump)
-    rest = [x for x in cards.deck(size) if x not in placed and x != trump_card]
-    stock_cards = [*rest[: stock - 1], trump_card] if stock else []
-    # With the stock gone, the trump card is in the discard pile unless a hand holds it.
-    played = [] if trump_card in placed else [trump_card]
-    discard = rest[stock - 1 :] if stock else [*rest, *played]
-    dealt = 6 * (n + 1 if dummy else n)
-    others = [x for x in cards.deck(size) if x not in stock_cards]
-    deck = [*others[:dealt], trump_card, *others[dealt:], *stock_cards[:-1]]
-    if not stock:
-        others.remove(trump_card)
-        deck = [*others[:dealt], trump_card, *others[dealt:]]
-    document = {
-        "v": 1,
-        "options": options,
-        "players": NAMES[:n],
-        "dealer": 1,
-        "previous_fool": None,
-        "deck": deck,
-        "drawn": size - dealt - stock,
-        "hands": [[c(x) for x in h] for h in hands],
-        "known": [[c(x) for x in k] for k in (known or [[]] * (n + 1))],
-        "discard": discard,
-        "table": [[c(a)] if d is None else [c(a), c(d)] for a, d in table],
-        "phase": phase,
-        "attacker": attacker,
-        "defender": defender,
-        "pos": 0,
-        "limit": limit,
-        "controller": 0 if dummy else None,
-        "out": [],
-        "pending": [],
-        "fool": None,
-    }
-    return Durak.from_json(json.dumps(document))
 
 
 def normal_move(game: Durak) -> DurakMove:

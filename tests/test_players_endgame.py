@@ -34,7 +34,7 @@ from engine.games.durak.players.sampling import Mirror, World, every_world, hidd
 from engine.games.durak.players.search import unescaped
 from engine.games.durak.players.seen import Memory, seen_from_view
 from engine.games.durak.rules import DurakMove
-from tests.test_players_durak import constructed, new_game, state
+from testing.durak_games import constructed, new_game, state
 
 # What decides the rest of a game besides the hands (whose order does not matter).
 PLAY = ("table", "phase", "attacker", "defender", "pos", "limit", "controller", "out")

@@ -18,7 +18,7 @@ from engine.games.durak.players import search as search
 from engine.games.durak.players.greedy import greedy
 from engine.games.durak.players.seen import STALL_TAKES, Memory, seen_from_view
 from engine.games.durak.rules import DurakMove, DurakOptions
-from tests.test_players_durak import c, constructed, new_game
+from testing.durak_games import c, constructed, new_game
 
 # Seeded games per strength check: enough that the gaps below are many standard
 # errors wide, few enough to run in a second or two. Normal, whose search is slower, plays

@@ -11,16 +11,9 @@ from engine.base import Event
 from engine.computer import choose
 from engine.games.durak.players import search
 from engine.games.durak.players.seen import Memory, seen_from_view
-from engine.games.durak.rules import DurakOptions, seating
-from tests.test_game_contract import combinations
-from tests.test_players_durak import new_game, state
+from engine.games.durak.rules import DurakOptions
+from testing.durak_games import VARIANTS, new_game, state
 
-# Every allowed combination of options, with each number of players it seats.
-VARIANTS = [
-    (options, players)
-    for options in combinations(DurakOptions)
-    for players in range(2, seating(options)[1] + 1)  # type: ignore[arg-type]
-]
 LEVELS = ("easy", "normal", "hard")
 # Computer tables end long before this (the stall rule); a game past it is a bug.
 MOST_DECISIONS = 1500

@@ -12,7 +12,7 @@ from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions
 from engine.ratings import Outcome, Rating
 from engine.registry import GAMES
-from tests.durak_positions import play, position
+from testing.durak_positions import play, position
 
 
 def durak_outcome(game: Durak) -> Outcome:

@@ -13,8 +13,8 @@ from engine import cards
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions
 from engine.records import export
-from tests.durak_positions import NAMES, deck_for
-from tests.replay_util import run
+from testing.durak_positions import NAMES, deck_for
+from testing.replays import run
 
 # Dealer 0: the ring is 0 → dummy → 1 → 2. Seat 1 holds the lowest trump (6S) and leads.
 HANDS = {

@@ -11,8 +11,8 @@ import pytest
 
 from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions
-from tests.football_util import deal
-from tests.replay_util import run
+from testing.football_deals import deal
+from testing.replays import run
 
 SETUP_A = {"player": 0, "setup": {"goalkeeper": "10S", "row": ["JS", "7S", "8S", "9S"]}}
 SETUP_B = {"player": 1, "setup": {"goalkeeper": "KD", "row": ["QD", "7H", "8H", "9H"]}}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,24 +15,20 @@ import redis.asyncio as aioredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core.models import Lobby, Seat, Table
 from bot.core.store import Store
 from bot.tables.stats.count import Moved
-from bot.tables.stats.finished import Finished, Player, from_record, from_table, record_table
+from bot.tables.stats.finished import Finished, Player, from_record, from_table
 from bot.tables.stats.keys import ST, computer_key, group_key, person_key
 from bot.tables.stats.standings import Standings, rebuild, settle
 from engine import ratings, records
-from engine.base import Game
 from engine.games.durak.game import Durak
 from engine.games.durak.outcome import DurakOutcome
 from engine.games.durak.rules import DurakOptions
-from engine.games.football.game import Football
-from engine.games.football.rules import FootballOptions
 from engine.ratings import Rating
 from engine.registry import GAMES
-from tests.durak_positions import play, position
+from testing.durak_positions import play, position
+from testing.stats import GROUP, played, table_of
 
-GROUP = -1001
 ANN, BOB, CID, DAN = Player(1, "Ann"), Player(2, "Bob"), Player(3, "Cid"), Player(4, "Dan")
 TTL = 3600
 
@@ -54,19 +49,6 @@ async def figures(redis: aioredis.Redis, key: str) -> dict[str, str]:
 def durak(game_id: str, players: list[Player], fool: int | None, chat: int = GROUP) -> Finished:
     ranks = tuple(2 if seat == fool else 1 for seat in range(len(players)))
     return Finished(chat, game_id, tuple(players), DurakOutcome("durak", ranks, fool=fool))
-
-
-def table_of(game: Game, kind: str, players: list[Player], game_id: str = "g001") -> Table:
-    seats = [Seat(user_id=p.uid, name=p.name, computer=p.computer) for p in players]
-    return Table(
-        game_id=game_id,
-        chat_id=GROUP,
-        lobby=Lobby(creator=players[0].uid),
-        kind=kind,  # type: ignore[arg-type]
-        phase="finished",
-        seats=seats,
-        state=game.to_json(),
-    )
 
 
 def fool_game() -> Durak:
@@ -232,28 +214,6 @@ async def test_forgetting_erases_him_everywhere_and_leaves_the_others(
 # --- live counting equals a rebuild from the records -------------------------------------
 
 PEOPLE = [ANN, BOB, CID, DAN, Player(5, "Eve")]
-
-
-def played(
-    kind: str, seed: int, players: list[Player], game_id: str
-) -> tuple[Table, dict[str, Any]]:
-    """A random finished game at the group's table, and the record the bot hands out."""
-    rng = random.Random(seed)
-    names = [p.name for p in players]
-    game: Game
-    if kind == "football":
-        game = Football.new(FootballOptions(), names, seed=seed)
-    else:
-        game = Durak.new(DurakOptions(), names, seed % len(names), None, seed=seed)
-    moves = []
-    while game.result() is None:
-        move = rng.choice(list(game.legal_moves()))
-        moves.append(game.move_to_record(move))
-        game.apply(move)
-    table = table_of(game, kind, players, game_id)
-    table.moves = moves
-    record = {**records.export(game, moves), "table": record_table(table)}
-    return table, json.loads(json.dumps(record))
 
 
 async def group_figures(redis: aioredis.Redis) -> dict[str, Any]:

@@ -20,7 +20,6 @@ import json
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -29,138 +28,23 @@ import pytest
 from bot.core.i18n import plain
 from bot.core.models import Table
 from bot.tables.stats.finished import record_document
+from bot.webapp.page import TELEGRAM_WEB
 from engine import records
 from engine.games.durak.game import Durak
-from testing.browser import DARK, MISSING, WITHIN, Page, page_url
+from testing.browser import DARK, MISSING, WITHIN, page_url
 from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
+from testing.page_player import ALL_MOVES, Player, Redrawn
 from testing.tabletop import Tabletop, stored
 from testing.webapp import client, init_data, page_files, settle, table_for_two, table_param
 
-keys = pytest.importorskip("selenium.webdriver.common.keys", reason="selenium is not installed")
+pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if MISSING:
     pytest.skip(MISSING, allow_module_level=True)
 
 
-# Run in every document the browsers open, before the page's own scripts: what went
-# wrong (script errors, refused loads, policy violations, console.error), and the
-# intervals between frames while a card flies (body[data-flying] > 0), but for those the
-# test itself holds up (body[data-probed]: a screenshot, axe-core).
-WATCH = """
-if (!window.__errors) {
-  window.__errors = [];
-  const what = e => e.message || (e.target && (e.target.src || e.target.href)) || e;
-  addEventListener("error", e => __errors.push(String(what(e))), true);
-  addEventListener("unhandledrejection", e => __errors.push("unhandled: " + e.reason));
-  addEventListener("securitypolicyviolation", e => __errors.push("csp: " + e.blockedURI));
-  const said = console.error;
-  console.error = (...a) => { __errors.push(a.join(" ")); said.apply(console, a); };
-  window.__frames = [];
-  window.__still = [];  // the frames while nothing flies: what the machine allows
-  window.__draws = [];  // what each redraw cost (body[data-drawms])
-  addEventListener("DOMContentLoaded", () => new MutationObserver(
-    () => __draws.push(+document.body.dataset.drawms)
-  ).observe(document.body, {attributes: true, attributeFilter: ["data-drawms"]}));
-  let last = 0;
-  requestAnimationFrame(function tick(t) {
-    const b = document.body;
-    if (last && b && !b.dataset.probed) (+b.dataset.flying > 0 ? __frames : __still).push(t - last);
-    last = t;
-    requestAnimationFrame(tick);
-  });
-}
-"""
 PAGE_BUDGET = 40 * 1024  # bytes, gzipped: the whole page (issue 28)
-ALL_MOVES = "return [...document.querySelectorAll('[data-move]')].map(e => e.dataset.move)"
-
-
-class Redrawn(Exception):
-    """What the test was to tap is no longer on the page: a newer picture came between."""
-
-
-class Player(Page):
-    """A player's page, watched (WATCH), that he plays by tapping its data-move elements."""
-
-    async def watch(self) -> None:
-        await asyncio.to_thread(
-            self.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": WATCH}
-        )
-
-    async def shows(self, version: int) -> None:
-        shown = await self.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
-        assert shown, f"the page did not reach version {version} within {WITHIN} s"
-
-    async def press(self, selector: str, keyboard: bool) -> None:
-        """Taps the one element ``selector`` finds, or focuses it and presses Enter."""
-        # Found and tapped (or focused) in one call: a new picture in between would
-        # leave an element found by an earlier call detached.
-        act = "focus" if keyboard else "click"
-        found = await self.js(
-            f"const all = document.querySelectorAll({selector!r});"
-            f"if (all.length === 1) all[0].{act}(); return all.length"
-        )
-        assert found <= 1, f"{found} elements for {selector}"
-        if not found:  # the picture changed since the caller looked: it looks again
-            raise Redrawn(selector)
-        if not keyboard:
-            return
-        active = await asyncio.to_thread(lambda: self.driver.switch_to.active_element)
-        await asyncio.to_thread(active.send_keys, keys.Keys.ENTER)
-
-    async def play(self, token: str, keyboard: bool = False) -> bool:
-        """Plays the move ``token``: its element, or its card's choice and then it;
-        whether it went through a choice."""
-        offered = await self.js(ALL_MOVES)
-        if token in offered:
-            await self.press(f'[data-move="{token}"]', keyboard)
-            return False
-        card = next((t for t in offered if t.startswith("pick:") and t[5:] in token), None)
-        if card is None:  # not on this picture (a newer one came): the caller looks again
-            raise Redrawn(token)
-        await self.press(f'[data-move="{card}"]', keyboard)
-        await self.wait("return !document.getElementById('sheet').hidden")
-        await self.press(f'#sheet [data-move="{token}"]', keyboard)
-        return True
-
-    async def probe(self, on: bool) -> None:
-        """Marks the frames the test holds up (a screenshot, axe), which are not the page's."""
-        if on:
-            await self.js("document.body.dataset.probed = 1")
-        else:  # the frame after the probe is still held up by it
-            await self.js("setTimeout(() => delete document.body.dataset.probed, 100)")
-
-    async def axe(self) -> list[str]:
-        """axe-core's serious and critical findings on the page as it is now."""
-        await self.probe(True)
-        source = resources.files("selenium_axe_python").joinpath("axe-core", "axe.min.js")
-        await self.js(source.read_text(encoding="utf-8"))
-        found = await asyncio.to_thread(
-            self.driver.execute_async_script,
-            "const done = arguments[0];"
-            "axe.run(document, {resultTypes: ['violations']}).then(r => done(JSON.stringify("
-            "r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')"
-            ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))))",
-        )
-        await self.probe(False)
-        return list(json.loads(found))
-
-    async def errors(self) -> list[str]:
-        return list(await self.js("return window.__errors || ['the watch did not run']"))
-
-    async def foreign(self) -> list[str]:
-        """Requests the page made outside the bot's server."""
-        return list(
-            await self.js(
-                "return performance.getEntriesByType('resource').map(e => e.name)"
-                ".filter(n => !n.startsWith(location.origin))"
-            )
-        )
-
-    async def snap(self, path: Path) -> None:
-        await self.probe(True)
-        await asyncio.to_thread(self.driver.save_screenshot, str(path))
-        await self.probe(False)
 
 
 def _seated(data: dict[str, Any], users: list[FakeUser]) -> list[FakeUser]:
@@ -469,6 +353,27 @@ window.TelegramWebviewProxy = {postEvent: (type, data) => __tg.push([type, JSON.
 """
 
 
+# A message from the frame's parent as the browser delivers it: of the parent's origin.
+FROM_PARENT = """
+const fromParent = (source, origin, data) =>
+  dispatchEvent(new MessageEvent("message", {data, origin, source}));
+"""
+# Telegram's theme_changed, dark, as its web clients post it: JSON (a string) in JavaScript.
+THEME_DARK = json.dumps(
+    json.dumps({"eventType": "theme_changed", "eventData": {"theme_params": DARK}})
+)
+# Telegram's web client as the page meets it: the page in a frame, whose parent (here a
+# stand-in) records the events the page posts to it and the origin each is addressed to.
+WEB_CLIENT = """
+window.__posted = [];
+(() => {
+  const stand = new MessageChannel().port1;
+  stand.postMessage = (data, origin) => __posted.push([JSON.parse(data).eventType, origin]);
+  Object.defineProperty(window, "parent", {get: () => stand});
+})();
+"""
+
+
 async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     harness: Harness, root: str, browsers: list[Any]
 ) -> None:
@@ -523,9 +428,8 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     assert taken.phase == "take" or not taken.table  # he took (and the bout went on)
     # The theme and the safe areas, changed while the page is open; the theme as
     # Telegram's web clients send it, a message from the frame's parent (here the page
-    # is on top, its own parent).
-    dark = json.dumps({"eventType": "theme_changed", "eventData": {"theme_params": DARK}})
-    await page.js(f"window.postMessage({json.dumps(dark)}, '*')")
+    # is on top, its own parent) of their origin.
+    await page.js(FROM_PARENT + f"fromParent(window, {TELEGRAM_WEB[0]!r}, {THEME_DARK})")
     assert await page.wait(
         "return getComputedStyle(document.body).backgroundColor === 'rgb(23, 33, 43)'"
     )
@@ -533,6 +437,36 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     area = {"top": 24, "bottom": 30, "left": 0, "right": 0}
     await page.js(f"Telegram.WebView.receiveEvent('safe_area_changed', {json.dumps(area)})")
     assert await page.js("return getComputedStyle(document.body).paddingBottom") == "40px"
+
+
+async def test_in_telegram_s_web_client_it_talks_to_telegram_s_origin_only(
+    harness: Harness, root: str, browsers: list[Any]
+) -> None:
+    """In a frame of Telegram's web client the page addresses its events to Telegram's
+    origin only (a parent of any other origin hears none of them), and takes its parent's
+    messages only from that origin: the same theme from another origin changes nothing."""
+    h = harness
+    _, (ann, _), param = await table_for_two(h, "durak")
+    page = Player(browsers[1])  # not the one that plays Telegram's app (its proxy)
+    cdp = page.driver.execute_cdp_cmd
+    added = await asyncio.to_thread(
+        cdp, "Page.addScriptToEvaluateOnNewDocument", {"source": WEB_CLIENT}
+    )
+    try:
+        await asyncio.to_thread(page.driver.get, "about:blank")
+        url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=weba"
+        await asyncio.to_thread(page.driver.get, url)
+    finally:  # the pages of the tests after this one are on top
+        await asyncio.to_thread(cdp, "Page.removeScriptToEvaluateOnNewDocument", added)
+    assert await page.wait("return document.body.dataset.drawn")
+    posted = await page.js("return __posted")
+    assert {"iframe_ready", "web_app_ready", "web_app_request_theme"} <= {e for e, _ in posted}
+    assert {origin for _, origin in posted} == set(TELEGRAM_WEB)
+    for other in ("https://evil.example", "https://webk.telegram.org", root.rstrip("/")):
+        await page.js(FROM_PARENT + f"fromParent(window.parent, {other!r}, {THEME_DARK})")
+    assert await page.js("return document.documentElement.dataset.theme") == "light"
+    await page.js(FROM_PARENT + f"fromParent(window.parent, {TELEGRAM_WEB[0]!r}, {THEME_DARK})")
+    assert await page.js("return document.documentElement.dataset.theme") == "dark"
 
 
 async def test_with_reduced_motion_nothing_flies(

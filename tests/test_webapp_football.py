@@ -34,9 +34,9 @@ from engine.games.football.game import Football
 from testing.browser import DARK, MISSING, WITHIN, Page
 from testing.clock import Clock
 from testing.harness import Harness
+from testing.page_player import Player
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
 from testing.webapp import Commits, PageServer, init_data, serving, table_for_two
-from tests.test_webapp_durak_page import Player
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if MISSING:

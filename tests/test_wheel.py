@@ -15,6 +15,7 @@ import random
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -47,13 +48,17 @@ def _install(tmp: Path) -> Path:
     for name in SOURCES:
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
         copy(ROOT / name, src / name)
-    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", "dist", ".",
-         cwd=src)  # fmt: skip
+    # The Dockerfile's two stages are independent until the wheel is installed: the wheel
+    # is built while the venv is made and the lock installed, as a builder would run them.
+    with ThreadPoolExecutor(1) as builder:
+        built = builder.submit(_run, sys.executable, "-m", "pip", "wheel", "--quiet",
+                               "--no-deps", "--wheel-dir", "dist", ".", cwd=src)  # fmt: skip
+        _run(sys.executable, "-m", "venv", tmp / "venv", cwd=tmp)
+        python = tmp / "venv" / "bin" / "python"
+        _run(python, "-m", "pip", "install", "--quiet", "-r", ROOT / "requirements-runtime.lock",
+             cwd=tmp)  # fmt: skip
+        built.result()
     (wheel,) = (src / "dist").glob("cardtable-*.whl")
-    _run(sys.executable, "-m", "venv", tmp / "venv", cwd=tmp)
-    python = tmp / "venv" / "bin" / "python"
-    _run(python, "-m", "pip", "install", "--quiet", "-r", ROOT / "requirements-runtime.lock",
-         cwd=tmp)  # fmt: skip
     _run(python, "-m", "pip", "install", "--quiet", "--no-deps", wheel, cwd=tmp)
     _run(python, "-m", "pip", "check", cwd=tmp)
     return python

@@ -66,13 +66,9 @@ KINDS = {
     ".svg": "image/svg+xml",  # its icon: a browser asks for one, Telegram's view does not
 }
 INDEX = "index.html"
-# Telegram's web clients, which show a Mini App in a frame (its apps use a web view).
-TELEGRAM_WEB = (
-    "https://web.telegram.org",
-    "https://webk.telegram.org",
-    "https://weba.telegram.org",
-    "https://webz.telegram.org",
-)
+# Telegram's web clients, which show a Mini App in a frame (its apps use a web view): all
+# of them at web.telegram.org (/k/, /a/), the one origin the page talks to (bridge.js).
+TELEGRAM_WEB = ("https://web.telegram.org",)
 POLICY = "; ".join(
     (
         "default-src 'none'",

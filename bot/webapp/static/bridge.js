@@ -7,6 +7,10 @@
 const Bridge = (() => {
   const hash = new URLSearchParams(location.hash.slice(1));
   const platform = hash.get("tgWebAppPlatform") || "";
+  // Telegram's web clients (web.telegram.org, its /k/ and /a/ alike: one origin), the
+  // only parent the page talks to either way; the server lets no other one frame it
+  // (bot/webapp/page.py, TELEGRAM_WEB).
+  const WEB = "https://web.telegram.org";
   // What the page told Telegram last: whether closing asks first, the MainButton's move.
   const told = {closing: null, main: null};
   const handlers = {};
@@ -14,7 +18,7 @@ const Bridge = (() => {
   function post(ev, data) {
     const proxy = window.TelegramWebviewProxy;
     if (proxy) proxy.postEvent(ev, JSON.stringify(data || {}));
-    else if (window.parent !== window) window.parent.postMessage(JSON.stringify({eventType: ev, eventData: data || {}}), "*");
+    else if (window.parent !== window) window.parent.postMessage(JSON.stringify({eventType: ev, eventData: data || {}}), WEB);
   }
   window.Telegram = window.Telegram || {};
   Telegram.WebView = Telegram.WebView || {};
@@ -24,9 +28,9 @@ const Bridge = (() => {
     if (inherited) inherited(type, data);
   };
   // Telegram's web clients send them as messages from the frame's parent: {eventType,
-  // eventData} as JSON.
+  // eventData} as JSON. A message of any other origin is not Telegram's.
   addEventListener("message", e => {
-    if (e.source !== window.parent || typeof e.data !== "string") return;
+    if (e.source !== window.parent || e.origin !== WEB || typeof e.data !== "string") return;
     let m = null;
     try { m = JSON.parse(e.data); } catch (err) { return; }
     if (m && typeof m.eventType === "string") Telegram.WebView.receiveEvent(m.eventType, m.eventData);

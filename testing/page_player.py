@@ -1,0 +1,134 @@
+"""A player's Mini App page in a browser, watched for errors and frame times, played
+by tapping its data-move elements.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from importlib import resources
+from pathlib import Path
+
+from testing.browser import WITHIN, Page
+
+# Run in every document the browsers open, before the page's own scripts: what went
+# wrong (script errors, refused loads, policy violations, console.error), and the
+# intervals between frames while a card flies (body[data-flying] > 0), but for those the
+# test itself holds up (body[data-probed]: a screenshot, axe-core).
+WATCH = """
+if (!window.__errors) {
+  window.__errors = [];
+  const what = e => e.message || (e.target && (e.target.src || e.target.href)) || e;
+  addEventListener("error", e => __errors.push(String(what(e))), true);
+  addEventListener("unhandledrejection", e => __errors.push("unhandled: " + e.reason));
+  addEventListener("securitypolicyviolation", e => __errors.push("csp: " + e.blockedURI));
+  const said = console.error;
+  console.error = (...a) => { __errors.push(a.join(" ")); said.apply(console, a); };
+  window.__frames = [];
+  window.__still = [];  // the frames while nothing flies: what the machine allows
+  window.__draws = [];  // what each redraw cost (body[data-drawms])
+  addEventListener("DOMContentLoaded", () => new MutationObserver(
+    () => __draws.push(+document.body.dataset.drawms)
+  ).observe(document.body, {attributes: true, attributeFilter: ["data-drawms"]}));
+  let last = 0;
+  requestAnimationFrame(function tick(t) {
+    const b = document.body;
+    if (last && b && !b.dataset.probed) (+b.dataset.flying > 0 ? __frames : __still).push(t - last);
+    last = t;
+    requestAnimationFrame(tick);
+  });
+}
+"""
+
+
+ALL_MOVES = "return [...document.querySelectorAll('[data-move]')].map(e => e.dataset.move)"
+
+
+class Redrawn(Exception):
+    """What the test was to tap is no longer on the page: a newer picture came between."""
+
+
+class Player(Page):
+    """A player's page, watched (WATCH), that he plays by tapping its data-move elements."""
+
+    async def watch(self) -> None:
+        await asyncio.to_thread(
+            self.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": WATCH}
+        )
+
+    async def shows(self, version: int) -> None:
+        shown = await self.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
+        assert shown, f"the page did not reach version {version} within {WITHIN} s"
+
+    async def press(self, selector: str, keyboard: bool) -> None:
+        """Taps the one element ``selector`` finds, or focuses it and presses Enter."""
+        # Found and tapped (or focused) in one call: a new picture in between would
+        # leave an element found by an earlier call detached.
+        act = "focus" if keyboard else "click"
+        found = await self.js(
+            f"const all = document.querySelectorAll({selector!r});"
+            f"if (all.length === 1) all[0].{act}(); return all.length"
+        )
+        assert found <= 1, f"{found} elements for {selector}"
+        if not found:  # the picture changed since the caller looked: it looks again
+            raise Redrawn(selector)
+        if not keyboard:
+            return
+        active = await asyncio.to_thread(lambda: self.driver.switch_to.active_element)
+        from selenium.webdriver.common.keys import Keys
+
+        await asyncio.to_thread(active.send_keys, Keys.ENTER)
+
+    async def play(self, token: str, keyboard: bool = False) -> bool:
+        """Plays the move ``token``: its element, or its card's choice and then it;
+        whether it went through a choice."""
+        offered = await self.js(ALL_MOVES)
+        if token in offered:
+            await self.press(f'[data-move="{token}"]', keyboard)
+            return False
+        card = next((t for t in offered if t.startswith("pick:") and t[5:] in token), None)
+        if card is None:  # not on this picture (a newer one came): the caller looks again
+            raise Redrawn(token)
+        await self.press(f'[data-move="{card}"]', keyboard)
+        await self.wait("return !document.getElementById('sheet').hidden")
+        await self.press(f'#sheet [data-move="{token}"]', keyboard)
+        return True
+
+    async def probe(self, on: bool) -> None:
+        """Marks the frames the test holds up (a screenshot, axe), which are not the page's."""
+        if on:
+            await self.js("document.body.dataset.probed = 1")
+        else:  # the frame after the probe is still held up by it
+            await self.js("setTimeout(() => delete document.body.dataset.probed, 100)")
+
+    async def axe(self) -> list[str]:
+        """axe-core's serious and critical findings on the page as it is now."""
+        await self.probe(True)
+        source = resources.files("selenium_axe_python").joinpath("axe-core", "axe.min.js")
+        await self.js(source.read_text(encoding="utf-8"))
+        found = await asyncio.to_thread(
+            self.driver.execute_async_script,
+            "const done = arguments[0];"
+            "axe.run(document, {resultTypes: ['violations']}).then(r => done(JSON.stringify("
+            "r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')"
+            ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))))",
+        )
+        await self.probe(False)
+        return list(json.loads(found))
+
+    async def errors(self) -> list[str]:
+        return list(await self.js("return window.__errors || ['the watch did not run']"))
+
+    async def foreign(self) -> list[str]:
+        """Requests the page made outside the bot's server."""
+        return list(
+            await self.js(
+                "return performance.getEntriesByType('resource').map(e => e.name)"
+                ".filter(n => !n.startsWith(location.origin))"
+            )
+        )
+
+    async def snap(self, path: Path) -> None:
+        await self.probe(True)
+        await asyncio.to_thread(self.driver.save_screenshot, str(path))
+        await self.probe(False)
