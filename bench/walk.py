@@ -167,12 +167,19 @@ def main() -> None:
     print("one move tap, from on_move until its answer (delivery apart)")
     for name, f in result.items():
         print(f"  {name:13} {f['stays']:4} functions in {f['files']:3} files, {f['calls']:5} calls")
-    if args.list:
-        seen: dict[tuple[str, str, int], int] = {}
-        for c in walk.calls:
-            seen[c] = seen.get(c, 0) + 1
-        for (path, name, line), n in seen.items():
-            print(f"{n:4}  {path}:{line} {name}")
+    if args.list:  # each function entered, with how often: the tap's, then the rest's
+        _print_stays("the tap", walk.calls)
+        _print_stays("with delivery, the rest", [c for c in walk.everything if c not in walk.calls])
+
+
+def _print_stays(title: str, calls: list[tuple[str, str, int]]) -> None:
+    """Each function of ``calls`` once, in the order first entered, with its count."""
+    seen: dict[tuple[str, str, int], int] = {}
+    for c in calls:
+        seen[c] = seen.get(c, 0) + 1
+    print(title)
+    for (path, name, line), n in seen.items():
+        print(f"{n:4}  {path}:{line} {name}")
 
 
 if __name__ == "__main__":
