@@ -39,6 +39,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "telegram_complaints: the test provokes Bot API errors on purpose"
     )
     config.addinivalue_line("markers", "redis: needs the real Redis on 127.0.0.1:6379")
+    config.addinivalue_line(
+        "markers", "frozen_clock: the test's clock moves only as the test advances it"
+    )
 
 
 # ----- opt-in: CPU seconds per test (CARDTABLE_CPU_PROFILE=1), to rank tests by what they cost
@@ -94,8 +97,8 @@ def server(clock: Clock) -> FakeTelegram:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock(request: pytest.FixtureRequest) -> Clock:
+    return Clock(frozen=request.node.get_closest_marker("frozen_clock") is not None)
 
 
 @pytest.fixture
