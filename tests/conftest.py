@@ -89,6 +89,12 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     write(f"CPU seconds over {len(_CPU_SPENT)} tests: {total:.1f}; the 40 costliest:")
     for nodeid, spent in sorted(_CPU_SPENT.items(), key=lambda kv: -kv[1])[:40]:
         write(f"{spent:8.2f}  {nodeid}")
+    by_file: dict[str, float] = {}
+    for nodeid, spent in _CPU_SPENT.items():
+        by_file[nodeid.split("::")[0]] = by_file.get(nodeid.split("::")[0], 0.0) + spent
+    write("CPU seconds by file, the 20 costliest:")
+    for path, spent in sorted(by_file.items(), key=lambda kv: -kv[1])[:20]:
+        write(f"{spent:8.2f}  {path}")
 
 
 @pytest.fixture
