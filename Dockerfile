@@ -1,4 +1,4 @@
-# The bot's image. It installs the bot exactly as tests/test_wheel.py does, step for step
+# The bot's image. It installs the bot exactly as tests/e2e/test_wheel.py does, step for step
 # (no container engine runs where the tests run, so that test is this file's check):
 #   1. build the wheel from the source tree:   pip wheel --no-deps --wheel-dir dist .
 #   2. make a fresh venv:                       python -m venv /opt/venv

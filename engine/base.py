@@ -102,7 +102,7 @@ class Game(Protocol):
         """The cards the rules let ``seat`` (``None``: everyone) know, each as often as
         he knows it by a fact of his own (his hand, a face-up card…). Stated apart from
         :meth:`view`, which may name no card more often than this: the contract test
-        (tests/test_game_contract.py) holds every view against it."""
+        (tests/engine/test_game_contract.py) holds every view against it."""
 
     def move_to_record(self, move: Any) -> dict[str, Any]: ...
 

@@ -75,6 +75,10 @@ class FloodLimits:
     ``ephemeral``, for the two worlds a bot must play well in: ``"group"``, as any call to
     the group (its chat and its 20 a minute); ``"receiver"``, as a call to the receiver's
     private chat (about one a second), the group's buckets untouched.
+
+    ``busy`` plays a congested machine or network (0: none): the calls made within each
+    span of ``busy`` seconds reach Telegram together, at the span's end, however far
+    apart the bot made them.
     """
 
     def __init__(
@@ -88,8 +92,10 @@ class FloodLimits:
         group_per_minute: float = 20.0,
         group_burst: float = 3.0,
         ephemeral: Literal["group", "receiver"] = "group",
+        busy: float = 0.0,
     ) -> None:
         self.clock = clock
+        self.busy = busy
         self.ephemeral = ephemeral
         self._shapes = {
             "bot": (bot_rate, bot_burst),
@@ -112,6 +118,8 @@ class FloodLimits:
         if not chat_directed(method, params):
             return
         now = self.clock()
+        if self.busy:
+            now = math.ceil(now / self.busy) * self.busy
         chat = str(params["chat_id"])
         to = receiver(params)
         if to is not None and self.ephemeral == "receiver":

@@ -6,18 +6,25 @@ a second in one chat, 20 a minute in one group) but none of their own for epheme
 messages (docs/ephemeral.md), and a bot that assumes the group's 20 a minute for them
 plays a quick game at a fifth of its pace (issue 29). So, by default
 (``EPHEMERAL_GROUP_BUDGET=auto``), an ephemeral call counts against its receiver, about
-one a second as his private chat, and the bot's 30 a second, until Telegram answers an
-ephemeral call in that group with a 429: from then on, for :data:`LEARNED_FOR`,
-that group's ephemeral calls also count against its 20 a minute, in every process (the
-limiter keeps what was learned in Redis beside its buckets). Only a refused ephemeral call
-teaches it: a 429 to the group's table message comes as well where nothing is counted
-wrongly (a network that delivers two calls together), and it would hold the group's
-hands to its 20 a minute for a day. ``true`` and ``false`` are an operator's fixed
-choice: always against the group as well, or never.
+one a second as his private chat (less a margin on bursts: bot.core.limiter.PRIVATE),
+and the bot's 30 a second, until Telegram answers ephemeral calls to :data:`LEARN_FROM`
+different players in that group with 429s within :data:`LEARN_WINDOW`: from then on, for
+:data:`LEARNED_FOR`, that group's ephemeral calls also count against its 20 a minute, in
+every process (the limiter keeps what was learned in Redis beside its buckets), and then
+it is tried again. Why two players: where Telegram counts per receiver, one player's 429
+comes of his own calls reaching it together (a busy machine that held them back, or his
+quick taps), and it says nothing of the group; where it counts against the group, every
+player's calls are refused once it is spent, so a second player's 429 follows within
+seconds. Only refused ephemeral calls teach it: a 429 to the group's table message comes
+as well where nothing is counted wrongly. And a person's *My cards* and place switch send
+his hand anew at most once every :data:`RENEW_COOLDOWN` seconds (a quicker tap gets a short
+alert and sends nothing), so a few members tapping together cannot draw those 429s.
+``true`` and ``false`` are an operator's fixed choice: always against the group as well,
+or never.
 
-The cost, where Telegram does count them against the group: a 429 per group and day
-(more only when calls that went out together are refused together), and its wait
-(``retry_after``), after which the refused call goes again.
+The cost, where Telegram does count them against the group: two 429s per group and hour
+(more only when calls that went out together are refused together), and their wait
+(``retry_after``), after which the refused calls go again.
 """
 
 from __future__ import annotations
@@ -28,7 +35,10 @@ from typing import Any, Literal
 # EPHEMERAL_GROUP_BUDGET: learn it per group, or always (True) or never (False) count an
 # ephemeral call against the group's limit.
 Mode = bool | Literal["auto"]
-LEARNED_FOR = 24 * 3600.0  # seconds a group keeps what its 429 taught
+LEARNED_FOR = 3600.0  # seconds a group keeps what its 429s taught; then it is tried again
+LEARN_WINDOW = 10.0  # seconds within which 429s to LEARN_FROM players' hands teach a group
+LEARN_FROM = 2  # different players whose hands must meet a 429 within LEARN_WINDOW
+RENEW_COOLDOWN = 3.0  # seconds between two hands a person has sent anew (My cards, the switch)
 
 
 @dataclass(frozen=True)
@@ -51,8 +61,9 @@ def of_ephemeral(mode: Mode, chat_id: int, receiver: int) -> Budget:
 
 def learns(mode: Mode, chat_id: int, receiver: int | None) -> bool:
     """Whether a 429 to a call into ``chat_id`` (for ``receiver``'s ephemeral message, if
-    not None) teaches that group's ephemeral calls to count against its limit: only a
-    refused ephemeral call, and only in ``auto``."""
+    not None) counts towards teaching that group's ephemeral calls to count against its
+    limit (with another player's within LEARN_WINDOW): only a refused ephemeral call, and
+    only in ``auto``."""
     return mode == "auto" and chat_id < 0 and receiver is not None
 
 

@@ -56,8 +56,8 @@ class Settings(BaseSettings):
     ring_after: float = 10.0
     # Telegram publishes no limits of their own for ephemeral messages (docs/ephemeral.md).
     # "auto": each ephemeral call counts against its receiver (one a second) and the bot's
-    # 30 a second, until a 429 to one in a group teaches that they count against that
-    # group's 20 a minute too, for a day (bot.core.budget). True: always against the
+    # 30 a second, until 429s to two players' ones in a group teach that they count against
+    # that group's 20 a minute too, for an hour (bot.core.budget). True: always against the
     # group's as well; False: never. Fixed choices for an operator who knows.
     ephemeral_group_budget: Mode = "auto"
     # Where a player's hand lives until he chooses (the switch on his hand, remembered):

@@ -21,7 +21,7 @@ there is no build step to forget.
 
 Every key the code asks for is a literal string in ``bot/`` (a table such as
 :data:`FACES` where the key depends on a value), never built at run time, so that
-``tests/test_catalogues.py`` can check each against every catalogue. A key missing from a
+``tests/project/test_catalogues.py`` can check each against every catalogue. A key missing from a
 language, not translated yet or marked fuzzy (its English changed since) falls back to
 English, and a key missing everywhere shows the key itself, so a gap is visible but never
 crashes a game.

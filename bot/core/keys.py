@@ -45,9 +45,15 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
 
     ct:rl:all, ct:rl:c:<chat_id>  the shared rate-limit buckets (bot.core.limiter)
     ct:rl:learned  sorted set of group chat ids, scored by when (ms, the limiter's clock)
-                   their hands stop counting against the group's own limit: a day after
-                   Telegram's 429 to a hand there taught it (bot.core.budget); what ended is
-                   dropped when the next group learns, the set a day after the last did
+                   their hands stop counting against the group's own limit: an hour after
+                   Telegram's 429s to two players' hands there taught it (bot.core.budget);
+                   what ended is dropped when the next group learns, the set an hour after
+                   the last did
+    ct:rl:refused:<chat_id>  sorted set of the players whose hands in that group met a 429,
+                   scored by when (ms, the limiter's clock); those older than
+                   budget.LEARN_WINDOW are dropped at each new one
+    ct:rl:cool:<user_id>  when (ms, the limiter's clock) his My cards / place switch
+                   cooldown ends (bot.core.budget.RENEW_COOLDOWN)
 
     ct:upd:<update_id>  "busy" while a process handles that update, then "done" for an
                    hour: a redelivered update is dropped (bot.handlers.once)

@@ -15,8 +15,9 @@ sender renders the newest state when their turn comes (see :mod:`bot.service.del
 A 429 that still comes (another bot on the same token, a limit we do not know) pushes
 that chat's bucket past its ``retry_after``, for every process; other chats go on. What a
 call counts against is its :class:`bot.core.budget.Budget`: a hand in the group, by
-default, against its receiver until a 429 to one there teaches that its 20 a minute
-count (kept here, :data:`LEARNED_KEY`, for a day).
+default, against its receiver until 429s to two players' hands there teach that its 20
+a minute count (kept here, :data:`LEARNED_KEY`, for an hour). The person's cooldown on
+sending his hand anew (*My cards*, the place switch) is kept here too.
 
 Without Redis (an outage) calls are let through: the bot then has little to send anyway,
 and a limiter that fails closed would stall what it could deliver.
@@ -76,7 +77,10 @@ class Bucket:
 # A little under Telegram's figures: the calls reach it after a network delay that varies,
 # so two calls granted exactly one interval apart may arrive closer together.
 ALL = Bucket(interval=0.036, burst=25)  # the whole bot: about 28/s (in whole ms)
-PRIVATE = Bucket(interval=1.1, burst=3)  # one private chat
+# One private chat, or one person's hands in a group. Telegram takes a burst of 3; one of
+# them is kept as a margin, so that calls held back (a busy machine or network) that reach
+# it together still fit.
+PRIVATE = Bucket(interval=1.1, burst=2)
 GROUP = Bucket(interval=3.3, burst=2)  # one group: at most 20 in any minute
 # How much of the whole-bot burst each priority may use: a busy bot keeps the last calls
 # of a burst for prompts.
@@ -106,6 +110,15 @@ def retry_after_seconds(exc: RetryAfter) -> float:
 
 def chat_bucket_key(chat_id: int) -> str:
     return f"{KEY_PREFIX}:rl:c:{chat_id}"
+
+
+def refused_key(chat_id: int) -> str:
+    """The players whose hands in the group ``chat_id`` met a 429 lately (bot.core.budget)."""
+    return f"{KEY_PREFIX}:rl:refused:{chat_id}"
+
+
+def cooldown_key(user_id: int) -> str:
+    return f"{KEY_PREFIX}:rl:cool:{user_id}"
 
 
 def bucket_of(chat_id: int) -> Bucket:
@@ -186,18 +199,23 @@ class Flooded(Args):
     """Telegram's 429 holds ``buckets`` for ``hold_ms``; ``group`` may learn."""
 
     learned_key: Key  # LEARNED_KEY
+    refused_key: Key  # the group's refused_key
     buckets: Keys
     now_ms: int
     hold_ms: int
     learn_until: int | None  # when the group ends counting its hands (None: it learns nothing)
+    window_ms: int  # budget.LEARN_WINDOW
+    learn_from: int  # budget.LEARN_FROM
     group: str
+    receiver: str  # whose hand was refused
     tolerances: tuple[int, ...]  # each bucket's, in ms
 
 
 # One script, so that no process's call goes between the hold and the learning. Nothing
-# may go to those chats before now + hold; a group learns until then (what ended before
-# now is dropped on the way, the set goes when its last group forgets: every end is at
-# most the newest). 1 when the group had not learned it before.
+# may go to those chats before now + hold. The receiver joins the group's refused players
+# of the last window; once they are learn_from, the group learns until learn_until (what
+# ended before now is dropped on the way, the set goes when its last group forgets: every
+# end is at most the newest). 1 when the group had not learned it before.
 _FLOODED = Script(
     Flooded,
     body="""
@@ -209,10 +227,36 @@ for i, bucket in ipairs(buckets) do
   end
 end
 if not learn_until then return 0 end
+redis.call('ZADD', refused_key, now_ms, receiver)
+redis.call('ZREMRANGEBYSCORE', refused_key, '-inf', now_ms - window_ms - 1)
+redis.call('PEXPIRE', refused_key, 10 * window_ms)
+if redis.call('ZCARD', refused_key) < learn_from then return 0 end
 redis.call('ZREMRANGEBYSCORE', learned_key, '-inf', now_ms)
 local new = redis.call('ZADD', learned_key, learn_until, group)
 redis.call('PEXPIRE', learned_key, learn_until - now_ms + 1000)
 return new
+""",
+)
+
+
+@dataclass(frozen=True)
+class Cooldown(Args):
+    """Start a person's cooldown unless it is running."""
+
+    cooldown_key: Key
+    now_ms: int
+    cooldown_ms: int
+
+
+# 1: it was over (and starts again now); 0: it runs (on the limiter's clock, like the
+# buckets; the key's own expiry, in Redis's time, only clears it away later).
+_COOLDOWN = Script(
+    Cooldown,
+    body="""
+if tonumber(redis.call('GET', cooldown_key) or '0') > now_ms then return 0 end
+local ends = now_ms + cooldown_ms
+redis.call('SET', cooldown_key, string.format('%d', ends), 'PX', cooldown_ms + 60000)
+return 1
 """,
 )
 
@@ -229,6 +273,7 @@ class Limiter:
         self.ephemeral = ephemeral
         self._acquire = _ACQUIRE.register(redis)
         self._flooded = _FLOODED.register(redis)
+        self._cooldown = _COOLDOWN.register(redis)
 
     async def try_acquire(self, requests: Sequence[tuple[int | Budget, Priority]]) -> list[float]:
         """Ask for one call to each chat (or budget), in order: 0 for each granted call,
@@ -287,16 +332,32 @@ class Limiter:
         learns = budget.learns(self.ephemeral, chat_id, receiver)
         flooded = Flooded(
             learned_key=LEARNED_KEY,
+            refused_key=refused_key(chat_id),
             buckets=tuple(chat_bucket_key(c) for c in chats),
             now_ms=now,
             hold_ms=math.ceil(seconds * 1000),
             learn_until=now + int(budget.LEARNED_FOR * 1000) if learns else None,
+            window_ms=int(budget.LEARN_WINDOW * 1000),
+            learn_from=budget.LEARN_FROM,
             group=str(chat_id),
+            receiver=str(receiver),
             tolerances=tuple(bucket_of(c).tolerance_ms for c in chats),
         )
         with contextlib.suppress(RedisError):
             if await self._flooded(flooded):
                 log.info("the group %s: its hands count in its limit from now on", chat_id)
+
+    async def cool(self, user_id: int) -> bool:
+        """Whether ``user_id`` may have his hand sent anew now (*My cards*, the place
+        switch): at most once every :data:`bot.core.budget.RENEW_COOLDOWN` seconds, so
+        that a few members tapping together stay within their own budgets. True starts
+        his cooldown."""
+        now = int(self.clock() * 1000)
+        cooldown = Cooldown(cooldown_key(user_id), now, int(budget.RENEW_COOLDOWN * 1000))
+        try:
+            return bool(await self._cooldown(cooldown))
+        except RedisError:
+            return True
 
     async def learned(self) -> int:
         """How many groups count their hands in their limit now (bot.core.budget)."""

@@ -10,9 +10,9 @@ from its type:
 
 - :data:`Key` (a ``str``) is one of KEYS; :data:`Keys` (the last key field) is the rest
   of KEYS, a Lua list;
-- ``str``, ``int``, ``bool``, ``int | None`` are one ARGV slot each, arriving in Lua as a
-  string, a number, a boolean, or a number or nil;
-- ``tuple[str, ...]`` is a list: its length travels first, then its items;
+- ``str`` (or ``bytes``), ``int``, ``bool``, ``int | None`` are one ARGV slot each,
+  arriving in Lua as a string, a number, a boolean, or a number or nil;
+- ``tuple[str, ...]`` (or of ``int``) is a list: its length travels first, then its items;
 - ``tuple[R, ...]``, R a NamedTuple of the kinds above, is a list of rows, each a Lua
   table with R's field names;
 - a nested :class:`Args` (a part several scripts share, such as a lease) puts its fields

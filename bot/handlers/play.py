@@ -128,13 +128,26 @@ async def on_cards(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         await tap.answer("tap.not_player")
         return
     if table.seats[seat].reach.place == "group":
-        await commit(context, tap, _renew(tap))
+        if await _may_renew(tap, context):
+            await commit(context, tap, _renew(tap))
         return
     if table.seats[seat].away and await commit(context, tap, _back(tap), answer=False) is None:
         return  # the game moved on meanwhile: refused, and answered
     text = views.alert_text(table, seat, tap.lang)
     with contextlib.suppress(TelegramError):
         await sender.answer(tap.query, text, alert=True)
+
+
+async def _may_renew(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """Whether his hand may be sent anew now: one person's *My cards* and place switch
+    wait out a cooldown (bot.core.budget.RENEW_COOLDOWN), answered at once with an alert
+    instead of a message, so that a few members tapping together cannot draw a 429 that
+    would teach their group the slow pace (docs/busy.md)."""
+    limiter = services(context).limiter
+    if limiter is None or await limiter.cool(tap.user.id):
+        return True
+    await tap.answer("tap.cooldown")
+    return False
 
 
 def _renew(tap: Tap, switch: bool = False) -> Callable[[Table], Reply | None]:
@@ -163,6 +176,8 @@ async def on_place(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     seat = table.seat_of(tap.user.id)
     if seat is None or table.private:
         await tap.answer("tap.not_player" if seat is None else "tap.bad")
+        return
+    if not await _may_renew(tap, context):
         return
     snap = await commit(context, tap, _renew(tap, switch=True))
     if snap is not None and snap.table is not None:

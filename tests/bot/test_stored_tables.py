@@ -17,7 +17,7 @@ from bot.core.services import services
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored, table_key
 
-OLD = json.loads((Path(__file__).parent / "data" / "table-before-split.json").read_text())
+OLD = json.loads((Path(__file__).parents[1] / "data" / "table-before-split.json").read_text())
 
 
 async def test_a_table_stored_before_the_split_loads_and_plays_on(harness: Harness) -> None:

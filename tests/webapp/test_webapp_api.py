@@ -394,7 +394,7 @@ async def test_python_m_bot_serves_webhook_and_page_on_port_and_stops_cleanly() 
     env = {k: v for k, v in os.environ.items() if k.upper() not in _SETTINGS}
     env.update(TELEGRAM_BOT_TOKEN=BOT_TOKEN, TELEGRAM_BASE_URL=api, PORT=str(port))
     env.update(WEBHOOK_URL=f"{root}/hook", WEBHOOK_SECRET="s3cret", WEBAPP_URL=PAGE)
-    env.update(PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", env=env, stderr=asyncio.subprocess.PIPE
     )

@@ -14,7 +14,7 @@ import redis
 from testing.settings import REDIS_URL
 
 pytestmark = pytest.mark.redis
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--tables", "2", "--games", "1", "--solo-games", "1", "--rate", "0", "--json"]
 
 

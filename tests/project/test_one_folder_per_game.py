@@ -17,7 +17,7 @@ import pytest
 from bot.screens import registry as bot_registry
 from engine import registry
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GAMES = sorted(registry.GAMES)
 NAMED = re.compile("|".join(GAMES), re.IGNORECASE)
 # The games' own folders.

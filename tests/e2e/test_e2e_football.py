@@ -110,7 +110,7 @@ async def test_record_and_rematch_where_the_other_player_starts(harness: Harness
         input=content,
         capture_output=True,
         check=True,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert json.loads(cli.stdout) == replayed
     await top.tap_group(players[1], Action.AGAIN)

@@ -170,7 +170,7 @@ async def test_the_whole_deck_dealt_shows_the_trump_in_the_dealers_hand(
     assert (await game_of(top)).is_finished()
 
 
-VARIANTS = {  # the seed's game with a computer seat: tests/test_e2e_computer.py
+VARIANTS = {  # the seed's game with a computer seat: tests/e2e/test_e2e_computer.py
     "podkidnoy": ["m"],
     "perevodnoy": ["m", "x"],
     "perevodnoy, neighbours, five": ["m", "x", "n", "5"],

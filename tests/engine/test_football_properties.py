@@ -116,7 +116,7 @@ def every_column_move(seat: int) -> list[Move]:
 @settings(max_examples=25, deadline=None)
 @given(games, st.randoms(use_true_random=False))
 def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> None:
-    # What every game keeps (round trips, one actor, replays) is tests/test_game_contract.py.
+    # What every game keeps (round trips, one actor, replays) is tests/engine/test_game_contract.py.
     pile = g.summary()["piles"][0]
     assert g.summary()["piles"] == [pile, pile]
     while not g.is_finished():

@@ -18,7 +18,7 @@ import pytest
 
 from engine import records
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 GAMES = ("football", "durak")
 # The seeds' languages: "" for the original, ".ru" for seeds/<game>.ru.md and so on.

@@ -16,7 +16,7 @@ from babel.messages.pofile import read_po, write_po
 from bot.core import i18n
 from bot.core.i18n import LANGS, LANGUAGES, Markup, faces, lang_of, plain, plural, t
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(

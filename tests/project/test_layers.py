@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Lowest first: each layer is a package of bot/ (docs/architecture.md explains each; a
 # ``.*`` entry is a folder, its modules at any depth in the layer), but for the Mini App,
 # a slice of its own whose modules sit in the layers named here, and the start-up modules

@@ -276,7 +276,7 @@ def test_random_games_keep_every_invariant(variant: DurakOptions) -> None:
 
 
 def _play_checked(game: Durak, seed: int) -> None:
-    # What every game keeps (round trips, one actor, replays) is tests/test_game_contract.py.
+    # What every game keeps (round trips, one actor, replays) is tests/engine/test_game_contract.py.
     rng = random.Random(seed)
     public = PublicKnowledge(game)
     discarded = False

@@ -4,7 +4,7 @@ Each kind of message has its rule in bot/service/messages/ (the group's table, a
 his private chat or in the group, his turn, a watcher's hand, the place a hand has
 left, clean-up): given what a message shows now (its slot) and the newest table, it says
 whether the message is brought up to date now, at which priority and how, or when. The
-end-to-end tests (tests/test_e2e_delivery.py, test_e2e_group_hands.py, ...) show the same
+end-to-end tests (tests/e2e/test_e2e_delivery.py, test_e2e_group_hands.py, ...) show the same
 rules through the fake Bot API; these say each in a few lines.
 """
 

@@ -38,7 +38,7 @@ from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions
 from engine.games.football.game import Football
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Each function that takes a catalogue key, with the position of the key among its
 # arguments: bot.core.i18n's t and plain, and the helpers that hand a key on to them (a

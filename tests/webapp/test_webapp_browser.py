@@ -2,7 +2,7 @@
 testing/browser.py): a durak game played by clicking cards on the page while the other
 player taps buttons, every change shown on the page (the latencies printed), a
 spectator's page never showing a private card, a forged or replayed initData refused;
-and the pictures the README shows. Football on the pages: tests/test_webapp_football.py.
+and the pictures the README shows. Football on the pages: tests/webapp/test_webapp_football.py.
 
 Without Chromium and its driver these tests are skipped with one line that says so.
 

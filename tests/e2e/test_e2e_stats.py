@@ -203,7 +203,7 @@ async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figu
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=Path(__file__).resolve().parents[2],
         env={**os.environ, "REDIS_URL": REDIS_URL},
     )
     assert cli.stdout.strip() == "3 games counted"
