@@ -31,7 +31,6 @@ from telegram import Update
 from bot.core import bodies, metrics
 from bot.core.config import Settings
 from bot.core.services import AnyApp, services
-from bot.inbox import worker_of
 
 MAX_UPDATE = 1 << 20  # bytes: an update is a few kB (a 4096-character message and more)
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
@@ -74,8 +73,8 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
             told = request.headers.get(SECRET_HEADER, "").encode("latin-1")
             if not secrets.compare_digest(told, secret):
                 return _told("refused", 403, "forbidden")
-            worker = worker_of(application)
-            if svc.health.stopping or worker is None:
+            inbox = svc.inbox
+            if svc.health.stopping or inbox is None:
                 return _told("unavailable", 503, "stopping")
             try:
                 raw = await bodies.read(request.stream(), limit=MAX_UPDATE)
@@ -83,7 +82,7 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
             except bodies.BadBody as exc:
                 return _told("refused", 400, exc.reason)
             try:
-                await worker.inbox.put(raw)
+                await inbox.put(raw)
             except RedisError as exc:
                 svc.health.failed(exc)
                 return _told("unavailable", 503, "redis does not answer")

@@ -60,7 +60,9 @@ class Worker:
 def open_(app: AnyApp) -> None:
     """This process's worker, which the webhook stores updates with (webhook mode); it
     reads none until :func:`start`."""
-    app.bot_data[KEY] = Worker(Inbox(services(app).store.redis, consumer_name()))
+    svc = services(app)
+    worker = app.bot_data[KEY] = Worker(Inbox(svc.store.redis, consumer_name()))
+    svc.inbox = worker.inbox
 
 
 def start(app: AnyApp) -> None:

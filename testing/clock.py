@@ -1,7 +1,8 @@
 """The bot's clock in a test, moved forward instead of slept on.
 
 Real time plus an offset the test moves, its timers fired in order as it goes, so that no
-test sleeps and a wait of minutes takes none.
+test sleeps and a wait of minutes takes none. A frozen clock leaves real time out: only
+the test moves it, so what the test sees does not depend on how fast the machine is.
 """
 
 from __future__ import annotations
@@ -45,7 +46,11 @@ class Clock(BotClock):
     each time letting the bot finish what the timer set off, as if that much time passed
     for it. So a test that advances the clock sees what a user would see after the wait."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, frozen: bool = False) -> None:
+        """``frozen``: the clock reads its start plus the offset, and its timers fire
+        only as :meth:`advance` reaches them, however long the test takes in real time."""
+        self.frozen = frozen
+        self.start = time.time()
         self.offset = 0.0
         self.apps: list[Any] = []  # what :meth:`settle` waits for (tests/conftest.py make_app)
         self._timers: list[_Timer] = []  # a heap
@@ -54,13 +59,14 @@ class Clock(BotClock):
         self._changed = asyncio.Event()  # a task was woken, or is asleep again
 
     def __call__(self) -> float:
-        return time.time() + self.offset
+        return (self.start if self.frozen else time.time()) + self.offset
 
     def call_at(self, when: float, callback: Callable[[], object]) -> _Timer:
         timer = _Timer(when, next(self._seq), callback)
         heapq.heappush(self._timers, timer)
-        loop = asyncio.get_running_loop()
-        timer.handle = loop.call_later(max(0.0, when - self()), self._fire, timer)
+        if not self.frozen:
+            loop = asyncio.get_running_loop()
+            timer.handle = loop.call_later(max(0.0, when - self()), self._fire, timer)
         return timer
 
     def _fire(self, timer: _Timer) -> None:

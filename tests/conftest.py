@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import functools
 import os
+import resource
 import shutil
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,62 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "telegram_complaints: the test provokes Bot API errors on purpose"
     )
     config.addinivalue_line("markers", "redis: needs the real Redis on 127.0.0.1:6379")
+    config.addinivalue_line(
+        "markers", "frozen_clock: the test's clock moves only as the test advances it"
+    )
+
+
+# ----- opt-in: CPU seconds per test (CARDTABLE_CPU_PROFILE=1), to rank tests by what they cost
+# rather than by wall time, which the machine's other load inflates.
+
+CPU_PROFILE = os.environ.get("CARDTABLE_CPU_PROFILE") == "1"
+_CPU_STARTS: dict[str, float] = {}
+_CPU_SPENT: dict[str, float] = {}
+
+
+def _cpu_now() -> float:
+    """This process's CPU seconds plus those of its children it has waited for (a bot
+    process a test started counts once the test has stopped it)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
+    if CPU_PROFILE:
+        _CPU_STARTS[item.nodeid] = _cpu_now()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, None, None]:
+    if CPU_PROFILE and call.when == "teardown" and item.nodeid in _CPU_STARTS:
+        item.user_properties.append(("cpu", _cpu_now() - _CPU_STARTS.pop(item.nodeid)))
+    yield
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, value in report.user_properties:
+        if name == "cpu" and report.when == "teardown":
+            _CPU_SPENT[report.nodeid] = float(value)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not _CPU_SPENT:
+        return
+    write = terminalreporter.write_line
+    total = sum(_CPU_SPENT.values())
+    write(f"CPU seconds over {len(_CPU_SPENT)} tests: {total:.1f}; the 40 costliest:")
+    for nodeid, spent in sorted(_CPU_SPENT.items(), key=lambda kv: -kv[1])[:40]:
+        write(f"{spent:8.2f}  {nodeid}")
+    by_file: dict[str, float] = {}
+    for nodeid, spent in _CPU_SPENT.items():
+        by_file[nodeid.split("::")[0]] = by_file.get(nodeid.split("::")[0], 0.0) + spent
+    write("CPU seconds by file, the 20 costliest:")
+    for path, spent in sorted(by_file.items(), key=lambda kv: -kv[1])[:20]:
+        write(f"{spent:8.2f}  {path}")
 
 
 @pytest.fixture
@@ -45,8 +103,8 @@ def server(clock: Clock) -> FakeTelegram:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock(request: pytest.FixtureRequest) -> Clock:
+    return Clock(frozen=request.node.get_closest_marker("frozen_clock") is not None)
 
 
 @pytest.fixture

@@ -217,7 +217,7 @@ class LastTap(NamedTuple):
 
 class Delivery(BaseModel):
     """The delivery's bookkeeping: the taps it may answer, what it knows of the bot's
-    rights, the Record's document."""
+    rights, the Record's document, the count of a finished game."""
 
     # Callback query ids of the latest taps applied here (newest last): a tap delivered
     # again after it was committed (its process died before answering) is recognised
@@ -235,6 +235,11 @@ class Delivery(BaseModel):
     # as posted). A table stored before the claim existed has only ``record_sent``.
     record_asked: bool = False
     record_sent: bool = False
+    # The finished game is counted in the standings (bot.service.counting, once, after the
+    # commit that ends it), and who moved up on the group's board with it: (user id, place
+    # from 1) each; None when it does not count in a group (bot.tables.stats).
+    counted: bool = False
+    moved_up: list[tuple[int, int]] | None = None
 
     def note_tap(self, query_id: str) -> None:
         if query_id not in self.taps:

@@ -20,9 +20,27 @@ from typing import Any
 
 from telegram import Bot, BotCommand, CallbackQuery, ChatMember, InlineKeyboardMarkup, Message
 from telegram.constants import ParseMode
+from telegram.error import BadRequest
 
 from bot.core import metrics
 from bot.core.screen import Article, Screen
+
+
+def gone(exc: BadRequest) -> bool:
+    """Telegram refused an edit because the message is gone or can no longer be edited."""
+    text = exc.message.lower()
+    return "not found" in text or "can't be edited" in text or "message_id_invalid" in text
+
+
+def not_modified(exc: BadRequest) -> bool:
+    """Telegram refused an edit that would change nothing (the message shows it already)."""
+    return "not modified" in exc.message.lower()
+
+
+def admin_required(exc: BadRequest) -> bool:
+    """Telegram refused because the bot is not an administrator: its error text exactly
+    (``Bad Request: CHAT_ADMIN_REQUIRED``, which PTB passes on without the prefix)."""
+    return exc.message.lower().removeprefix("bad request: ") == "chat_admin_required"
 
 
 async def _call(bot: Bot, method: str, params: dict[str, Any]) -> Any:

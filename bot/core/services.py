@@ -15,6 +15,7 @@ from telegram.ext import Application, ContextTypes
 from bot.core.clock import Clock, Timer
 from bot.core.config import Settings
 from bot.core.health import Health
+from bot.core.inbox import Inbox
 from bot.core.limiter import Limiter
 from bot.core.store import Store
 
@@ -49,6 +50,10 @@ class Services:
     # Moves a group's table to its new supergroup (bot.handlers.migrate.follow, wired in by bot.app)
     # when delivery learns of the migration from Telegram: delivery sits below migrate.
     follow: Follow | None = None
+    # The stream the webhook stores updates in for this process's worker to read
+    # (webhook mode: bot.inbox opens it; None: polling, or not open yet). The webhook
+    # endpoint finds it here, below both of them.
+    inbox: Inbox | None = None
 
     def lock(self, key: str) -> asyncio.Lock:
         lock = self._locks.get(key)

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.core.models import GameSettings
+from bot.core.models import GameSettings, Table
 from bot.core.screen import Button
 from bot.screens.render import ILLEGAL, Ctx, Words
 from bot.tables.stats.standings import Line
@@ -82,6 +82,15 @@ class BotGame:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def ctx(self, table: Table, lang: str) -> Ctx:
+        """The rendering context of a table of this game for a reader of ``lang``."""
+        return Ctx(table, lang, self.words)
+
+    def level(self, table: Table) -> str:
+        """The level new computer seats get (a stored level the game lacks reads as normal)."""
+        level = table.lobby.computer_level
+        return level if level in self.offered else "normal"
 
     def variant(self, lang: str, settings: GameSettings) -> str:
         """The name of the game a table's settings make, in ``lang``: the lobby's, the

@@ -106,7 +106,7 @@ def invitations(offered: Sequence[tuple[Table, str]]) -> list[Article]:
                 f"{NEW}{game.letter}{where}{table.game_id}{path}",
                 title,
                 plain(table.lobby.lang, "inline.invite_hint"),
-                _carrying(render_lobby.lobby(ctx, ""), opening),
+                _carrying(render_lobby.lobby(ctx, game, ""), opening),
             )
         )
     for kind in dict.fromkeys(table.kind for table, _ in offered):
@@ -221,8 +221,9 @@ def narrated(table: Table, seat: int, token: str) -> str | None:
         events = games.apply_move(copy, game, seat, game.move_from_token(token, seat))
     except (IllegalMove, MalformedRecord):
         return None
-    ctx = registry.ctx(copy, copy.lobby.lang)
-    lines = [views.narrate(ctx, e.kind, e.data) for e in events]
+    screens = registry.entry(copy.kind)
+    ctx = screens.ctx(copy, copy.lobby.lang)
+    lines = [views.narrate(ctx, screens, e.kind, e.data) for e in events]
     return str(Markup("\n").join(lines)) if lines else None
 
 

@@ -35,13 +35,12 @@ def entry(kind: str | None) -> BotGame:
 def ctx(table: Table, lang: str) -> Ctx:
     """The rendering context of ``table`` for a reader of ``lang``, with its game's words
     (none yet in the picker)."""
-    return Ctx(table, lang, GAMES[table.kind].words if table.kind else Words())
+    return GAMES[table.kind].ctx(table, lang) if table.kind else Ctx(table, lang, Words())
 
 
 def lobby_level(table: Table) -> str:
     """The level new computer seats get (a stored level the game lacks reads as normal)."""
-    level = table.lobby.computer_level
-    return level if level in entry(table.kind).offered else "normal"
+    return entry(table.kind).level(table)
 
 
 def page_files() -> dict[str, tuple[bytes, str]]:

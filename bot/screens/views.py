@@ -15,9 +15,10 @@ from bot.core.i18n import Markup
 from bot.core.models import Table
 from bot.core.screen import Button, Screen
 from bot.screens import registry, render_lobby, render_stats
+from bot.screens.game import BotGame
 from bot.screens.render import Ctx
 from bot.tables import games
-from bot.tables.stats.count import Moved
+from bot.tables.stats.standings import moved_of
 
 # The table's own events (bot.service.turns), whatever its game.
 TABLE_EVENTS = {
@@ -30,16 +31,16 @@ TABLE_EVENTS = {
 }
 
 
-def narrate(ctx: Ctx, kind: str, data: dict[str, Any]) -> Markup:
-    """One event in words: the game's (by its kind, and reason if it has one) or the
+def narrate(ctx: Ctx, game: BotGame, kind: str, data: dict[str, Any]) -> Markup:
+    """One event in words: ``game``'s (by its kind, and reason if it has one) or the
     table's own."""
     reason = data.get("reason")
     name = f"{kind}.{reason}" if isinstance(reason, str) else kind
-    key = registry.entry(ctx.table.kind).events.get(name) or TABLE_EVENTS[name]
+    key = game.events.get(name) or TABLE_EVENTS[name]
     return ctx.t(key, **ctx.params(data))
 
 
-def series_line(ctx: Ctx) -> str:
+def series_line(ctx: Ctx, game: BotGame) -> str:
     table = ctx.table
     if not table.series.games:
         return ""
@@ -47,59 +48,39 @@ def series_line(ctx: Ctx) -> str:
     scores = ", ".join(
         f"{ctx.name(i)} {score.get(str(s.user_id), 0)}" for i, s in enumerate(table.seats)
     )
-    return ctx.t(registry.entry(table.kind).series, games=table.series.games, scores=scores)
+    return ctx.t(game.series, games=table.series.games, scores=scores)
 
 
-def group_screen(table: Table, bot_username: str, moved: Moved | None = None) -> Screen:
-    """The group's message; ``moved``: the finished game was counted in the group's
-    standings (bot.tables.stats), and who moved up on its board with it."""
-    ctx = registry.ctx(table, table.lobby.lang)
+def group_screen(table: Table, bot_username: str) -> Screen:
+    """The group's message; a finished game counted in the group's standings says who
+    moved up on its board with it (bot.tables.stats)."""
     if table.phase == "pick":
-        return render_lobby.picker(ctx)
+        return render_lobby.picker(registry.ctx(table, table.lobby.lang))
+    game = registry.entry(table.kind)
+    ctx = game.ctx(table, table.lobby.lang)
     if table.phase == "lobby":
-        return render_lobby.lobby(ctx, bot_username)
+        return render_lobby.lobby(ctx, game, bot_username)
     if table.state is None:  # stopped before a game was dealt
         return Screen(ctx.t("lobby.closed"))
-    screens = registry.entry(table.kind)
     view = games.current(table).view(None)
-    lines = [f"<b>{screens.variant(ctx.lang, table.lobby.settings)}</b>", screens.group(view, ctx)]
+    lines = [f"<b>{game.variant(ctx.lang, table.lobby.settings)}</b>", game.group(view, ctx)]
     if table.events:
-        lines.append("\n".join("• " + narrate(ctx, kind, data) for kind, data in table.events))
+        lines.append("\n".join("• " + narrate(ctx, game, k, d) for k, d in table.events))
     if table.phase == "abandoned":
         lines.append(ctx.t("table.stopped"))
     else:
-        lines.append("➡️ " + screens.status(view, ctx))
-    series = series_line(ctx)
+        lines.append("➡️ " + game.status(view, ctx))
+    series = series_line(ctx, game)
     if series and table.phase != "playing":
         lines.append(series)
+    moved = moved_of(table)
     if moved is not None and table.phase == "finished":
         lines += render_stats.moved_lines(ctx, moved)
     if table.lobby.notice and table.phase != "playing":  # e.g. the record could not be posted
         lines.append("⚠️ " + ctx.t(table.lobby.notice))
     rows: list[tuple[Button, ...]] = []
     if table.phase == "playing":
-        gone = [i for i, s in enumerate(table.seats) if s.away]
-        if gone:
-            lines.append("💤 " + ctx.t("table.away", names=", ".join(ctx.name(i) for i in gone)))
-        # whose hand has nowhere to go until he taps "My cards" (or opens the private chat)
-        closed = [
-            i for i, s in enumerate(table.seats) if not s.reach.dm_ok and not in_group(table, i)
-        ]
-        unseen = [i for i in closed if table.seats[i].reach.place == "group"]
-        if unseen:
-            names = ", ".join(ctx.name(i) for i in unseen)
-            lines.append("🃏 " + ctx.t("table.tap_cards", names=names))
-        away = [i for i in closed if i not in unseen]
-        if away:
-            names = ", ".join(ctx.name(i) for i in away)
-            lines.append("⚠️ " + ctx.t("table.open_private", names=names))
-        if table.inline is not None:  # his cards and moves: his own inline query's answer
-            rows.append((Button(ctx.t("btn.inline_hand"), inline_query=hand_query(table)),))
-        elif not table.private:  # his cards, sent anew to him alone, whatever became of them
-            rows.append((Button(ctx.t("btn.my_cards"), ctx.cb(Action.CARDS)),))
-        if away and bot_username:
-            url = callbacks.deep_link(bot_username, table.chat_id, table.thread_id, table.game_id)
-            rows.append((Button(ctx.t("btn.open_private"), url=url),))
+        _who_is_missing(ctx, bot_username, lines, rows)
     elif table.phase == "finished":
         rows.append(
             (
@@ -125,6 +106,34 @@ def hand_query(table: Table) -> str:
     return callbacks.payload(table.chat_id, table.thread_id, table.game_id)
 
 
+def _who_is_missing(
+    ctx: Ctx, bot_username: str, lines: list[str], rows: list[tuple[Button, ...]]
+) -> None:
+    """A game under way: the group's lines on who is away and whose hand has nowhere to
+    go, with the buttons that bring it (My cards, the private chat's link)."""
+    table = ctx.table
+    gone = [i for i, s in enumerate(table.seats) if s.away]
+    if gone:
+        lines.append("💤 " + ctx.t("table.away", names=", ".join(ctx.name(i) for i in gone)))
+    # whose hand has nowhere to go until he taps "My cards" (or opens the private chat)
+    closed = [i for i, s in enumerate(table.seats) if not s.reach.dm_ok and not in_group(table, i)]
+    unseen = [i for i in closed if table.seats[i].reach.place == "group"]
+    if unseen:
+        names = ", ".join(ctx.name(i) for i in unseen)
+        lines.append("🃏 " + ctx.t("table.tap_cards", names=names))
+    away = [i for i in closed if i not in unseen]
+    if away:
+        names = ", ".join(ctx.name(i) for i in away)
+        lines.append("⚠️ " + ctx.t("table.open_private", names=names))
+    if table.inline is not None:  # his cards and moves: his own inline query's answer
+        rows.append((Button(ctx.t("btn.inline_hand"), inline_query=hand_query(table)),))
+    elif not table.private:  # his cards, sent anew to him alone, whatever became of them
+        rows.append((Button(ctx.t("btn.my_cards"), ctx.cb(Action.CARDS)),))
+    if away and bot_username:
+        url = callbacks.deep_link(bot_username, table.chat_id, table.thread_id, table.game_id)
+        rows.append((Button(ctx.t("btn.open_private"), url=url),))
+
+
 def in_group(table: Table, seat: int) -> bool:
     """Whether the seat's hand is an ephemeral message in the group now: his choice, and
     the group has not refused it (a private chat's table keeps hands there)."""
@@ -139,28 +148,28 @@ def parked_screen(table: Table, seat: int) -> Screen:
     (no buttons: nothing there is live any more)."""
     ctx = Ctx(table, table.seats[seat].lang)
     key = "hand.moved_group" if in_group(table, seat) else "hand.moved_private"
-    game = registry.entry(table.kind).variant(ctx.lang, table.lobby.settings)
-    return Screen(ctx.t(key, game=game, chat=table.chat_title))
+    name = registry.entry(table.kind).variant(ctx.lang, table.lobby.settings)
+    return Screen(ctx.t(key, game=name, chat=table.chat_title))
 
 
 def hand_screen(table: Table, seat: int) -> Screen | None:
     """Seat ``seat``'s private message, in his language: in the lobby the confirmation
     that he is seated (which also finds out whether his private chat takes our messages),
     then his hand."""
+    if table.phase not in ("lobby", "playing", "finished", "abandoned"):
+        return None
+    screens = registry.entry(table.kind)
+    ctx = screens.ctx(table, table.seats[seat].lang)
+    name = screens.variant(ctx.lang, table.lobby.settings)
     if table.phase == "lobby":
-        ctx = registry.ctx(table, table.seats[seat].lang)
         # a private chat's table (its title is "against the computer") has no group to name
         key = "join.vs_computer" if table.private else "join.private"
-        name = registry.entry(table.kind).variant(ctx.lang, table.lobby.settings)
         return Screen(ctx.t(key, game=name, chat=table.chat_title))
-    if table.phase not in ("playing", "finished", "abandoned") or table.state is None:
+    if table.state is None:
         return None
-    ctx = registry.ctx(table, table.seats[seat].lang)
     game = games.current(table)
     view = game.view(seat)
     active = table.phase != "abandoned"
-    screens = registry.entry(table.kind)
-    name = screens.variant(ctx.lang, table.lobby.settings)
     header = ctx.t("hand.header", game=name, chat=table.chat_title)
     legal = games.legal_for(game, seat) if active else None
     text, rows = screens.hand(view, ctx, table.seats[seat].setup, legal, active)
@@ -179,8 +188,8 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
 
 def alert_text(table: Table, seat: int, lang: str) -> str:
     """A seat's secret cards for the group's "My cards" alert (at most 200 characters)."""
-    ctx = registry.ctx(table, lang)
-    text = registry.entry(table.kind).alert(games.current(table).view(seat), ctx)
+    game = registry.entry(table.kind)
+    text = game.alert(games.current(table).view(seat), game.ctx(table, lang))
     return text if len(text) <= 200 else text[:199] + "…"
 
 

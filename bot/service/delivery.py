@@ -29,6 +29,7 @@ from bot.core import metrics
 from bot.core.keys import table_key
 from bot.core.services import AnyApp, Services, services
 from bot.core.store import LEASE_MS, Snapshot
+from bot.service.counting import count_finished
 from bot.service.messages.refusals import set_reachable
 from bot.service.messages.rounds import deliver_once
 
@@ -77,6 +78,7 @@ async def _run(
         if current is None:
             current = await svc.store.claim(key)
         while current is not None:
+            current = await count_finished(svc, key, current)
             done = await deliver_once(app, svc, key, current)
             version = done.snap.version
             current = await svc.store.release(

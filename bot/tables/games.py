@@ -122,6 +122,7 @@ def start(table: Table, rng: random.Random | None = None) -> Game:
     table.lobby.notice = ""
     table.lobby.show_settings = False
     table.delivery.record_asked = table.delivery.record_sent = False
+    table.delivery.counted, table.delivery.moved_up = False, None
     return game
 
 

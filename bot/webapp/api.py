@@ -156,10 +156,10 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
     assert table is not None and table.state is not None
     seat = table.seat_of(viewer.user_id)
     lang = table.seats[seat].lang if seat is not None else lang_of(viewer.language_code)
-    ctx = registry.ctx(table, lang)
-    game = games.current(table)
-    view = game.view(seat)
-    status = registry.entry(table.kind).status(view, ctx)
+    entry = registry.entry(table.kind)
+    ctx = entry.ctx(table, lang)
+    view = games.current(table).view(seat)
+    status = entry.status(view, ctx)
     if table.phase == "abandoned":
         status = ctx.t("table.stopped")
     actor = games.actor(table)
@@ -179,13 +179,13 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
         "turn_left": left,
         "view": view.model_dump(mode="json"),
         "status": unmark(status),
-        "events": [unmark(views.narrate(ctx, kind, data)) for kind, data in table.events],
+        "events": [unmark(views.narrate(ctx, entry, kind, data)) for kind, data in table.events],
         "moves": _moves(table, seat, view) if seat is not None and table.phase == "playing" else [],
         # his set-up in progress (football's): indexes into his hand, as the chat keeps it
         "picks": list(table.seats[seat].setup) if seat is not None else [],
-        "scene": registry.entry(table.kind).scene(view, ctx),
+        "scene": entry.scene(view, ctx),
         "faces": faces(lang),
-        "words": _words(lang, registry.entry(table.kind).name),
+        "words": _words(lang, entry.name),
         "cardnames": _names(lang),
     }
 

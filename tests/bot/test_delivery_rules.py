@@ -26,6 +26,7 @@ from bot.service.messages.group_hand import (
     TAP_FRESH,
     ephemeral_budget,
     group_hand,
+    removal_budget,
     when_old_stays,
 )
 from bot.service.messages.message import How, Later, Message
@@ -304,8 +305,8 @@ def test_an_ephemeral_call_counts_against_its_player_and_the_group_once_learned(
     assert decided(group_hand(SETTINGS, table(), 0, PROMPT, slot, NOW)).budget == learning
     assert decided(group_hand(always, table(), 0, PROMPT, slot, NOW)).budget == Budget(GROUP)
     # and so does the removal of his old ephemeral hand
-    assert cleanup.budget(SETTINGS, (GROUP, 60, False, ALICE)) == learning
-    assert cleanup.budget(own, (GROUP, 60, False, ALICE)) == Budget(ALICE)
+    assert removal_budget(SETTINGS, (GROUP, 60, False, ALICE)) == learning
+    assert removal_budget(own, (GROUP, 60, False, ALICE)) == Budget(ALICE)
 
 
 def test_a_new_message_answering_his_tap_goes_before_the_groups_table() -> None:

@@ -14,20 +14,23 @@ ROOT = Path(__file__).resolve().parents[2]
 # Lowest first: each layer is a package of bot/ (docs/architecture.md explains each; a
 # ``.*`` entry is a folder, its modules at any depth in the layer), but for the Mini App,
 # a slice of its own whose modules sit in the layers named here, and the start-up modules
-# at the top of bot/. The games' folders sit beside the screens they are.
+# at the top of bot/. The screens are three layers: the kit a game's screens are drawn
+# with (its context, the entry it fills in, the Mini App's buttons), the games' folders, and
+# the screens that ask a table's game of the registry.
 LAYERS = (
     ("bot.core.*", "bot.webapp", "bot.webapp.auth", "bot.webapp.quota"),
     ("bot.tables.*",),
-    ("bot.screens.*", "bot.games.*", "bot.webapp.links"),
+    ("bot.screens.render", "bot.screens.game", "bot.screens.links"),
+    ("bot.games.*",),
+    ("bot.screens.*",),
     ("bot.service.*",),
-    ("bot.handlers.*", "bot.webapp.api", "bot.webapp.streams"),
+    ("bot.handlers.*", "bot.webapp.api", "bot.webapp.streams", "bot.endpoints"),
     (
         "bot.app",
         "bot.webapp.page",
         "bot.webapp.server",
         "bot.__main__",
         "bot.runner",
-        "bot.endpoints",
         "bot.inbox",
         "bot",
     ),

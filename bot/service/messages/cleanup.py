@@ -18,11 +18,8 @@ from telegram import Bot
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from bot.core import sender
-from bot.core.budget import Budget
-from bot.core.config import Settings
 from bot.core.keys import Junk
 from bot.core.limiter import Priority, retry_after_seconds
-from bot.service.messages.group_hand import ephemeral_budget
 from bot.service.messages.outcome import Outcome
 
 log = logging.getLogger(__name__)
@@ -30,12 +27,6 @@ log = logging.getLogger(__name__)
 RETRY_SECONDS = 3.0  # after a timeout or a network error
 REPLACED = Priority.MOVER  # the removal of a message replaced in the same pass
 LEFTOVER = Priority.CLEANUP  # a removal left in the junk
-
-
-def budget(settings: Settings, junk: Junk) -> int | Budget:
-    """The chat a removal counts against (an ephemeral one's: :func:`ephemeral_budget`)."""
-    chat_id, _, _, receiver = junk
-    return ephemeral_budget(settings, chat_id, receiver) if receiver else chat_id
 
 
 async def remove(bot: Bot, chat_id: int, message_id: int, strip: bool, receiver: int) -> None:

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from bot.core.keys import Junk
 from bot.core.models import Slot
 from bot.core.store import Snapshot
-from bot.tables.stats.count import Moved
 
 
 @dataclass
@@ -27,7 +26,6 @@ class Outcome:
     # not an administrator): their hands go to the private chat or wait for "My cards".
     refused: dict[int, bool] = field(default_factory=dict)
     migrated: int | None = None  # the group became this supergroup
-    moved: Moved | None = None  # a finished game counted in its group: who moved up
 
     def later(self, when: float) -> None:
         """Something is left for ``when``: the table comes due again then at the latest

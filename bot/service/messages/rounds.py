@@ -25,10 +25,10 @@ from bot.core.limiter import Priority, granted
 from bot.core.models import Table
 from bot.core.services import AnyApp, Services
 from bot.core.store import Snapshot
-from bot.screens import inline, views
+from bot.screens import inline, links, views
 from bot.service.messages import cleanup
 from bot.service.messages.calls import show
-from bot.service.messages.group_hand import group_hand, when_old_stays
+from bot.service.messages.group_hand import group_hand, removal_budget, when_old_stays
 from bot.service.messages.message import Decision, Later, Message
 from bot.service.messages.outcome import Outcome
 from bot.service.messages.parked import PLAYED, parked
@@ -37,8 +37,6 @@ from bot.service.messages.record import post_record, record_due
 from bot.service.messages.refusals import refused_hands, set_reachable
 from bot.service.messages.table import table_message
 from bot.service.messages.your_turn import your_turn
-from bot.tables.stats.standings import settle
-from bot.webapp import links
 
 # The least a message the limiter refused waits before it is asked for again. The limiter
 # says when a call would fit, but while the bot is busy more urgent calls take that room
@@ -96,7 +94,7 @@ def asks_for(settings: Settings, messages: list[Message], snap: Snapshot) -> Ask
     return Asks(
         sends={m: Ask(m.budget, m.priority) for m in messages},
         replaced={m: Ask(m.budget, cleanup.REPLACED) for m in messages if m.replaces},
-        leftovers=[(j, Ask(cleanup.budget(settings, j), cleanup.LEFTOVER)) for j in snap.junk],
+        leftovers=[(j, Ask(removal_budget(settings, j), cleanup.LEFTOVER)) for j in snap.junk],
         record=Ask(snap.table.chat_id, Priority.REPLY) if record_due(snap) else None,
     )
 
@@ -117,7 +115,6 @@ async def deliver_once(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> 
     done = Outcome(snap, svc.clock)
     if snap.table is None:  # gone, or unreadable: nothing to show
         return done
-    done.moved = await settle(svc.store, snap.table)  # counted once (bot.tables.stats)
     messages = _plan(svc, snap, done)
     asks = asks_for(svc.settings, messages, snap)
     await _grant(svc, asks.in_order())
@@ -189,7 +186,7 @@ def _plan(svc: Services, snap: Snapshot, done: Outcome) -> list[Message]:
             decisions.append(parked(svc.settings, table, index, here, left, snap.slots))
     if table.inline is not None:  # his turn has waited: a private message rings
         decisions += [_your_turn(svc, table, i, snap, now) for i in views.people(table)]
-    screen = views.group_screen(table, svc.bot_username, done.moved)
+    screen = views.group_screen(table, svc.bot_username)
     screen = links.group(screen, svc.settings, table, svc.bot_username)
     interval = svc.settings.table_edit_interval
     slot = snap.slots.get(TABLE_SLOT)

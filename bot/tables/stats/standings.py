@@ -213,6 +213,13 @@ async def settle(store: Store, table: Table) -> Moved | None:
     return moved if game.in_group else None
 
 
+def moved_of(table: Table) -> Moved | None:
+    """Who moved up on the group's board with the table's finished game, as its count
+    left it in the table (bot.service.counting); None: not counted in a group (yet)."""
+    up = table.delivery.moved_up
+    return None if up is None or not table.delivery.counted else Moved(tuple(up))
+
+
 async def rebuild(redis: aioredis.Redis, paths: Iterable[Path], ttl: int) -> int:
     """Rebuild the standings of the groups these records were played in: their figures
     (and markers) are cleared, then the games are counted in the order given, as live
