@@ -20,7 +20,7 @@ from bot.core.config import Settings
 
 log = logging.getLogger("bot")
 # The kinds of update the bot handles (my_chat_member: it was removed from a group).
-UPDATES = ["message", "callback_query", "my_chat_member"]
+UPDATES = ["message", "callback_query", "my_chat_member", "inline_query", "chosen_inline_result"]
 
 
 def _not_a_failed_start(record: logging.LogRecord) -> bool:

@@ -16,8 +16,10 @@ from telegram.ext import (
     ApplicationBuilder,
     CallbackQueryHandler,
     ChatMemberHandler,
+    ChosenInlineResultHandler,
     CommandHandler,
     ContextTypes,
+    InlineQueryHandler,
     MessageHandler,
     TypeHandler,
     filters,
@@ -33,7 +35,17 @@ from bot.core.limiter import Limiter, SharedRateLimiter
 from bot.core.metrics import Counted
 from bot.core.services import KEY, Services, every, guarded, services, stop_polls
 from bot.core.store import RENEW_EVERY, Store
-from bot.handlers import commands, computer, lobby, members, migrate, once, play, stats_commands
+from bot.handlers import (
+    commands,
+    computer,
+    inline,
+    lobby,
+    members,
+    migrate,
+    once,
+    play,
+    stats_commands,
+)
 from bot.service import delivery, taps, turns
 
 log = logging.getLogger(__name__)
@@ -51,17 +63,20 @@ _TAPS: dict[Action, taps.TapHandler] = {
     Action.MOVE: play.on_move,
     Action.SETUP: play.on_setup,
     Action.CARDS: play.on_cards,
-    Action.RECORD: play.on_record,
+    Action.RECORD: inline.on_record,
     Action.COMPUTER: computer.on_computer,
     Action.BACK: play.on_back,
     Action.PLACE: play.on_place,
-    Action.STANDINGS: stats_commands.on_standings,
+    Action.QUIET: inline.on_quiet,
+    Action.STANDINGS: inline.on_standings,
     Action.FORGET: stats_commands.on_forget,
 }
 
 
 async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     tap = await taps.parse(update)
+    if tap is not None and tap.invited:
+        await inline.on_invited(tap, context)
     if tap is not None:
         await _TAPS[tap.cb.action](tap, context)
 
@@ -104,6 +119,12 @@ _NOT_JSON = _NotJson()
 async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     svc = services(app)
     svc.bot_username = app.bot.username
+    if not app.bot.supports_inline_queries:
+        log.warning(
+            "inline mode is off: games cannot be posted with @%s in other chats "
+            "(@BotFather: /setinline, and /setinlinefeedback at 100%%)",
+            svc.bot_username,
+        )
     await commands.set_menu(app)
     _poll(app)
     turns.poll(app)
@@ -127,8 +148,10 @@ async def _handled(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 def _kind(update: Update) -> str:
-    if update.callback_query is not None:
+    if update.callback_query is not None or update.chosen_inline_result is not None:
         return "tap"
+    if update.inline_query is not None:
+        return "query"
     if update.my_chat_member is not None:
         return "member"
     if update.message is not None:
@@ -192,6 +215,8 @@ def build_application(
     app.add_handler(CommandHandler("stats", stats_commands.stats_command))
     app.add_handler(CommandHandler("forgetme", stats_commands.forgetme))
     app.add_handler(CallbackQueryHandler(on_tap))
+    app.add_handler(InlineQueryHandler(inline.on_query))
+    app.add_handler(ChosenInlineResultHandler(inline.on_chosen))
     app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrate.on_migrate))
     app.add_handler(ChatMemberHandler(members.on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     app.add_error_handler(on_error)

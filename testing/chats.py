@@ -70,6 +70,9 @@ class FakeGroup:
     # A public group (@username): anyone may read it and tap its buttons, outsiders too;
     # a private group's messages only its members see.
     username: str | None = None
+    # False: the bot was never added; its users may still post the bot's inline results
+    # there (testing.fakeinline), and the bot can edit those, nothing else.
+    has_bot: bool = True
 
     def chat_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "type": self.type, "title": self.title}
@@ -78,6 +81,22 @@ class FakeGroup:
         if self.username:
             data["username"] = self.username
         return data
+
+
+@dataclass
+class FakeDialog:
+    """A private chat between two users, the bot not in it: only inline mode reaches it
+    (testing.fakeinline). Its ``id`` is the fake's own; Telegram never shows it to the bot."""
+
+    id: int
+    users: tuple[FakeUser, FakeUser]
+
+    def chat_json(self) -> dict[str, Any]:
+        """As the first of the two sees it: a private chat with the other."""
+        return self.users[1].chat_json()
+
+    def has(self, user_id: int) -> bool:
+        return user_id in (u.id for u in self.users)
 
 
 @dataclass(frozen=True)
@@ -90,6 +109,8 @@ class Button:
     row: int = 0
     col: int = 0
     web_app: str | None = None  # the Mini App's page
+    # Puts "@bot <this>" in the tapper's input field (an inline query in the same chat).
+    switch_inline_query_current_chat: str | None = None
 
 
 @dataclass
@@ -117,6 +138,10 @@ class FakeMessage:
     receiver: dict[str, Any] | None = None
     dropped: bool = False
     replaces: int | None = None  # shown to him in place of this group message
+    # Posted by a user from the bot's inline results: "via @bot" (the bot as User JSON),
+    # and, with a keyboard, the id by which the bot edits it (testing.fakeinline).
+    via_bot: dict[str, Any] | None = None
+    inline_message_id: str | None = None
 
     @property
     def from_bot(self) -> bool:
@@ -134,6 +159,7 @@ class FakeMessage:
                     r,
                     c,
                     (b.get("web_app") or {}).get("url"),
+                    b.get("switch_inline_query_current_chat"),
                 )
                 for c, b in enumerate(row)
             ]
@@ -166,6 +192,8 @@ class FakeMessage:
             data["message_id"] = 0
             data["ephemeral_message_id"] = self.message_id
             data["receiver_user"] = self.receiver
+        if self.via_bot is not None:
+            data["via_bot"] = self.via_bot
         if self.thread_id is not None:
             data["message_thread_id"] = self.thread_id
             data["is_topic_message"] = True
@@ -213,6 +241,8 @@ class Answer:
     message_id: int = 0  # the tapped message (an ephemeral one: its ephemeral id)
     at: float = 0.0  # when he tapped (the server's clock)
     ephemeral: bool = False  # the tapped message was an ephemeral one
+    inline_message_id: str | None = None  # the tapped message was sent via the bot
+    url: str | None = None  # what the answer opens: a t.me/<bot>?start= link
 
 
 @dataclass

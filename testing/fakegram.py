@@ -17,8 +17,9 @@ A method the fake does not know is answered with Telegram's 404 and recorded in
 :attr:`FakeTelegram.unknown_calls`, so that a test notices. Method names are taken in any
 case, as Telegram takes them, and recorded as Telegram documents them (``sendMessage``).
 
-Simulated methods: getMe, sendMessage, editMessageText, editMessageReplyMarkup,
-editMessageCaption, deleteMessage(s), sendDocument, answerCallbackQuery, getChat,
+Simulated methods: getMe, sendMessage, editMessageText, editMessageReplyMarkup (also by
+``inline_message_id``), editMessageCaption, deleteMessage(s), sendDocument,
+answerCallbackQuery, answerInlineQuery (inline mode: :mod:`testing.fakeinline`), getChat,
 getChatMember, getChatAdministrators, pin/unpinChatMessage, sendChatAction,
 set/get/deleteMyCommands, setMyDescription, setMyShortDescription, setChatMenuButton,
 getUpdates (always empty),
@@ -39,9 +40,13 @@ kicked from the group; 429 flood control (:meth:`FakeTelegram.flood`, a per-grou
 with ``group_rate_per_minute``, or Telegram's limits on every chat by
 :class:`testing.flood.FloodLimits`, which counts an ephemeral call against the group or
 against its receiver, as its switch says); a proxy's HTML 502 page
-(:meth:`FakeTelegram.bad_gateway`); anything else by :meth:`FakeTelegram.inject`. A
+(:meth:`FakeTelegram.bad_gateway`); anything else by :meth:`FakeTelegram.inject`. Updates
+of a kind the bot's ``allowed_updates`` (setWebhook, getUpdates) leaves out are never
+sent (:meth:`FakeTelegram.sends`; Telegram's default leaves out ``DEFAULT_UNSENT``). A
 :class:`FakeRequest` can also be slowed (``latency``) or frozen (``hold``). Group
-membership: every known user is in every group except its ``outsiders``.
+membership: every known user is in every group except its ``outsiders``; a group the
+bot is not in (``has_bot`` False) is "chat not found" to it (a public one refuses a
+message with 403 "bot is not a member").
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ from testing.chats import (
     BOT_USERNAME,
     Answer,
     Call,
+    FakeDialog,
     FakeGroup,
     FakeMessage,
     FakeUser,
@@ -77,6 +83,7 @@ from testing.errors import (
     ApiError,
     bad,
 )
+from testing.fakeinline import Inline
 from testing.flood import FloodLimits
 from testing.html import parse_html, strip_entities, utf16_len
 
@@ -106,6 +113,9 @@ _EDIT_TEXT = frozenset(
         "reply_markup",
     }
 )
+# What Telegram sends a bot that never named the updates it wants ("an empty list" or none
+# at all in setWebhook / getUpdates): every type but these.
+DEFAULT_UNSENT = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
 _EPHEMERAL_METHODS = {
     "editEphemeralMessageText": _EDIT_TEXT,
     "editEphemeralMessageReplyMarkup": frozenset(
@@ -168,6 +178,10 @@ class FakeTelegram:
         self.faults: list[Fault] = []
         self.update_ids: set[int] = set()  # every update delivered (the bot keeps them)
         self.group_rate_per_minute: int | None = None
+        # The update types the bot asked for (setWebhook's or getUpdates' allowed_updates;
+        # None or empty: Telegram's default), and the updates not sent for that.
+        self.allowed_updates: list[str] | None = None
+        self.withheld: list[dict[str, Any]] = []
         # Ephemeral messages by (chat, receiver); each chat numbers them on its own.
         self.ephemeral: dict[tuple[int, int], dict[int, FakeMessage]] = {}
         self._next_ephemeral: dict[int, itertools.count[int]] = {}
@@ -177,6 +191,8 @@ class FakeTelegram:
         self._sent_at: dict[int, list[float]] = {}
         self._next_message_id: dict[int, itertools.count[int]] = {}
         self._next_file = itertools.count(1)
+        # Inline mode: queries, answers and their cache, messages sent via the bot.
+        self.inline = Inline(self)
         self.bot_json = {
             "id": BOT_ID,
             "is_bot": True,
@@ -205,9 +221,15 @@ class FakeTelegram:
         self.groups[group.id] = group
         return group
 
+    def add_dialog(self, a: FakeUser, b: FakeUser) -> FakeDialog:
+        """A private chat between two users (testing.fakeinline)."""
+        return self.inline.dialog(a, b)
+
     def chat_json(self, chat_id: int) -> dict[str, Any]:
         if chat_id in self.users:
             return self.users[chat_id].chat_json()
+        if chat_id in self.inline.dialogs:
+            return self.inline.dialogs[chat_id].chat_json()
         return self.groups[chat_id].chat_json()
 
     def new_message(self, chat_id: int, sender: dict[str, Any], **fields: Any) -> FakeMessage:
@@ -222,6 +244,18 @@ class FakeTelegram:
         )
         self.messages.setdefault(chat_id, {})[message.message_id] = message
         return message
+
+    def sends(self, kind: str) -> bool:
+        """Whether Telegram sends the bot updates of this kind (``inline_query``...)."""
+        if not self.allowed_updates:
+            return kind not in DEFAULT_UNSENT
+        return kind in self.allowed_updates
+
+    def _allow(self, params: dict[str, Any]) -> None:
+        """Keeps a call's ``allowed_updates``; without one, the previous setting stays."""
+        raw = params.get("allowed_updates")
+        if raw is not None:
+            self.allowed_updates = list(json.loads(raw) if isinstance(raw, str) else raw)
 
     def note_tap(self, query_id: str, answer: Answer) -> None:
         """A callback query is sent to the bot: to be answered, and for 15 seconds one that
@@ -341,7 +375,11 @@ class FakeTelegram:
             call.error = error.description
             if error.description == NOT_MODIFIED:
                 chat, message = params.get("chat_id"), params.get("message_id")
-                self.unchanged.append(f"{method} of message {message} in chat {chat}")
+                inline = params.get("inline_message_id")
+                where = (
+                    f"inline message {inline}" if inline else f"message {message} in chat {chat}"
+                )
+                self.unchanged.append(f"{method} of {where}")
             raise
         finally:
             self.tally[call.tag, method, call.error] += 1
@@ -356,7 +394,7 @@ class FakeTelegram:
             raise fault.error
         self.faults = [f for f in self.faults if f.times > 0]
         if self.limits is not None:
-            self.limits.admit(method, params)
+            self.limits.admit(method, params, self.inline.chat_of(params))
         chat_id = params.get("chat_id")
         if (
             self.group_rate_per_minute is not None
@@ -388,6 +426,10 @@ class FakeTelegram:
             return raw
         if raw in self.groups:
             group = self.groups[raw]
+            if not group.has_bot:
+                if writing and group.username:
+                    raise ApiError(403, f"Forbidden: bot is not a member of the {group.type} chat")
+                raise bad("chat not found")
             if group.kicked:
                 raise ApiError(403, f"Forbidden: bot was kicked from the {group.type} chat")
             if group.migrated_to is not None:
@@ -424,7 +466,10 @@ class FakeTelegram:
             raise bad("message is too long" if key == "text" else "message caption is too long")
         return text, entities
 
-    def _markup(self, params: dict[str, Any]) -> dict[str, Any] | None:
+    def _markup(self, params: dict[str, Any], *, via_bot: bool = False) -> dict[str, Any] | None:
+        """The inline keyboard of a call, checked; ``via_bot``: of a message sent via the
+        bot (an inline result's), where a Mini App button is refused too."""
+        via_bot = via_bot or "inline_message_id" in params
         markup = params.get("reply_markup")
         if markup is None:
             return None
@@ -447,8 +492,9 @@ class FakeTelegram:
                 url = button.get("url")
                 if url is not None and not re.match(r"(https?|tg)://", url):
                     raise bad(f"inline keyboard button URL '{url}' is invalid: Wrong HTTP URL")
-                if "web_app" in button and params.get("chat_id") in self.groups:
-                    raise bad("BUTTON_TYPE_INVALID")  # Mini App buttons: private chats only
+                if "web_app" in button and (via_bot or params.get("chat_id") in self.groups):
+                    # Mini App buttons: only in private chats between a user and the bot
+                    raise bad("BUTTON_TYPE_INVALID")
                 out_row.append(dict(button))
             rows.append(out_row)
         if sum(len(r) for r in rows) > 100:
@@ -466,7 +512,7 @@ class FakeTelegram:
 
     def _existing(self, params: dict[str, Any], missing: str) -> FakeMessage:
         if "inline_message_id" in params:
-            raise ApiError(501, "fakegram: inline messages are not simulated")
+            return self.inline.message(params)
         chat_id = self._chat(params)
         message = self.messages.get(chat_id, {}).get(int(params.get("message_id", 0)))
         if message is None or message.deleted:
@@ -476,7 +522,10 @@ class FakeTelegram:
     # Methods: named _api_<lowercased Bot API method>.
 
     def _api_getme(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
-        return self.bot_json
+        return {**self.bot_json, "supports_inline_queries": self.inline.mode}
+
+    def _api_answerinlinequery(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        return self.inline.answer(params)
 
     def _api_setmycommands(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         commands = params.get("commands") or []
@@ -512,12 +561,14 @@ class FakeTelegram:
         return True
 
     def _api_setwebhook(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        self._allow(params)
         return True
 
     def _api_deletewebhook(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         return True
 
     def _api_getupdates(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        self._allow(params)
         return []  # a poller's: the tests hand their updates to the bot another way
 
     def _api_sendchataction(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
@@ -667,7 +718,7 @@ class FakeTelegram:
 
     def _api_editmessagetext(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         message = self._existing(params, "message to edit not found")
-        if not message.from_bot:
+        if not message.from_bot and message.inline_message_id is None:
             raise bad("message can't be edited")
         if message.text is None:
             raise bad("there is no text in the message to edit")
@@ -680,7 +731,7 @@ class FakeTelegram:
 
     def _api_editmessagereplymarkup(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         message = self._existing(params, "message to edit not found")
-        if not message.from_bot:
+        if not message.from_bot and message.inline_message_id is None:
             raise bad("message can't be edited")
         markup = self._markup(params)
         if markup == message.reply_markup:
@@ -709,10 +760,11 @@ class FakeTelegram:
         )
         return self._edited(message)
 
-    def _edited(self, message: FakeMessage) -> dict[str, Any]:
+    def _edited(self, message: FakeMessage) -> dict[str, Any] | bool:
+        """The answer to an edit: the Message, or True for an inline message."""
         message.edits += 1
         message.edit_date = int(self.clock())
-        return message.to_json()
+        return True if message.inline_message_id is not None else message.to_json()
 
     def _api_deletemessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         chat_id = self._chat(params, writing=False)
@@ -782,8 +834,12 @@ class FakeTelegram:
         query.answered = True
         if not self.history:
             del self.queries[str(params.get("callback_query_id"))]
+        url = params.get("url")
+        if url is not None and not str(url).startswith(f"https://t.me/{BOT_USERNAME}?start="):
+            raise bad("URL_INVALID")  # outside games, only a link that opens the bot
         query.text = text
         query.show_alert = bool(params.get("show_alert"))
+        query.url = url
         return True
 
     def _member(self, group: FakeGroup, user_id: int) -> dict[str, Any]:

@@ -50,6 +50,8 @@ _STRING_PARAMS = frozenset(
         "parse_mode",
         "callback_query_id",
         "inline_message_id",
+        "inline_query_id",
+        "next_offset",
         "url",
         "secret_token",
         "language_code",

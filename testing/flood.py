@@ -76,6 +76,12 @@ class FloodLimits:
     the group (its chat and its 20 a minute); ``"receiver"``, as a call to the receiver's
     private chat (about one a second), the group's buckets untouched.
 
+    An edit of an inline message (by ``inline_message_id``, a message sent via the bot)
+    names no chat; Telegram counts it against the chat the message is in, and publishes
+    no figure of its own for it. Switch ``inline``: ``"chat"``, as any call to that chat
+    (1 a second in a private chat, 20 a minute in a group); ``"none"``, not limited (the
+    bot's 30 a second only).
+
     ``busy`` plays a congested machine or network (0: none): the calls made within each
     span of ``busy`` seconds reach Telegram together, at the span's end, however far
     apart the bot made them.
@@ -92,11 +98,13 @@ class FloodLimits:
         group_per_minute: float = 20.0,
         group_burst: float = 3.0,
         ephemeral: Literal["group", "receiver"] = "group",
+        inline: Literal["chat", "none"] = "chat",
         busy: float = 0.0,
     ) -> None:
         self.clock = clock
         self.busy = busy
         self.ephemeral = ephemeral
+        self.inline = inline
         self._shapes = {
             "bot": (bot_rate, bot_burst),
             "chat": (chat_rate, chat_burst),
@@ -113,19 +121,25 @@ class FloodLimits:
         bucket.refill(now)
         return bucket
 
-    def admit(self, method: str, params: dict[str, Any]) -> None:
-        """Takes the call's tokens, or raises Telegram's 429 with ``retry_after``."""
-        if not chat_directed(method, params):
-            return
+    def admit(self, method: str, params: dict[str, Any], inline_chat: int | None = None) -> None:
+        """Takes the call's tokens, or raises Telegram's 429 with ``retry_after``;
+        ``inline_chat``: the chat of the inline message the call names, if it names one."""
         now = self.clock()
         if self.busy:
             now = math.ceil(now / self.busy) * self.busy
-        chat = str(params["chat_id"])
-        to = receiver(params)
-        if to is not None and self.ephemeral == "receiver":
-            chat = str(to)  # counted as his private chat's
-        buckets = [self._bucket("bot", None, now), self._bucket("chat", chat, now)]
-        if chat.startswith("-"):
+        if chat_directed(method, params):
+            chat: str | None = str(params["chat_id"])
+            to = receiver(params)
+            if to is not None and self.ephemeral == "receiver":
+                chat = str(to)  # counted as his private chat's
+        elif inline_chat is not None and method.startswith(_CHAT_DIRECTED):
+            chat = str(inline_chat) if self.inline == "chat" else None
+        else:
+            return
+        buckets = [self._bucket("bot", None, now)]
+        if chat is not None:
+            buckets.append(self._bucket("chat", chat, now))
+        if chat is not None and chat.startswith("-"):
             buckets.append(self._bucket("group", chat, now))
         wait = max(b.wait() for b in buckets)
         if wait > 0:

@@ -28,9 +28,19 @@ from telegram import Update
 from telegram.ext import Application
 
 from bot import inbox
-from testing.chats import BOT_ID, BOT_USERNAME, Answer, Button, FakeGroup, FakeMessage, FakeUser
+from testing.chats import (
+    BOT_ID,
+    BOT_USERNAME,
+    Answer,
+    Button,
+    FakeDialog,
+    FakeGroup,
+    FakeMessage,
+    FakeUser,
+)
 from testing.errors import NOT_MODIFIED
 from testing.fakegram import ARRIVED, TAG, FakeTelegram
+from testing.fakeinline import Shown, chat_instance
 from testing.html import command_entities
 
 # A line that is nothing but a dotted lowercase key, after any bullet or emoji.
@@ -39,6 +49,8 @@ START_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
 AppFactory = Callable[..., Awaitable[Any]]
 
 Pick = str | Callable[[Button], bool] | int
+Chat = FakeGroup | FakeUser | FakeDialog
+ResultPick = int | str | Callable[[dict[str, Any]], bool]
 
 
 class Harness:
@@ -100,7 +112,9 @@ class Harness:
         forum: bool = False,
         kind: str = "supergroup",
         username: str | None = None,
+        bot: bool = True,
     ) -> FakeGroup:
+        """A group; ``bot`` False: one the bot was never added to (inline mode only)."""
         number = next(self._group_ids)
         chat_id = -1_001_000_000_000 - number if kind == "supergroup" else -100_000 - number
         return self.server.add_group(
@@ -112,8 +126,13 @@ class Harness:
                 creator=creator.id if creator else None,
                 admins={a.id for a in admins},
                 username=username,
+                has_bot=bot,
             )
         )
+
+    def dialog(self, a: FakeUser, b: FakeUser) -> FakeDialog:
+        """A private chat between two users: the bot reaches it through inline mode only."""
+        return self.server.add_dialog(a, b)
 
     async def upgrade(self, group: FakeGroup, *, notices: bool = True) -> FakeGroup:
         """A basic group becomes a supergroup (an admin turned on something only those
@@ -298,15 +317,14 @@ class Harness:
     ) -> Answer:
         """Taps a button that ``user`` sees on ``message`` (label, predicate or index)."""
         assert not message.deleted, "the message is gone; nobody can tap it"
-        if message.chat_id in self.server.users:
-            assert message.chat_id == user.id, "nobody sees another user's private chat"
-        elif (group := self.server.groups.get(message.chat_id)) and not group.username:
-            assert user.id not in group.outsiders, "only members see a private group's messages"
+        self.sees(user, message.chat_id)
         if message.receiver is not None:
             assert message.receiver_id == user.id, "an ephemeral message is its receiver's"
             assert not message.dropped, "the ephemeral message never reached him"
         button = self.find(message, pick)
-        assert button.callback_data is not None, f"{button.text!r} is a URL button: follow it"
+        assert button.callback_data is not None, f"{button.text!r} is no callback button"
+        if message.inline_message_id is not None:
+            return await self.tap_inline(user, message.inline_message_id, button.callback_data, app)
         return await self.tap_data(
             user,
             message.chat_id,
@@ -315,6 +333,15 @@ class Harness:
             app,
             ephemeral=message.receiver is not None,
         )
+
+    def sees(self, user: FakeUser, chat_id: int) -> None:
+        """Fails unless ``user`` sees the chat (and so may tap its messages)."""
+        if chat_id in self.server.users:
+            assert chat_id == user.id, "nobody sees another user's private chat"
+        elif chat_id in self.server.inline.dialogs:
+            assert self.server.inline.dialogs[chat_id].has(user.id), "a private chat is its two's"
+        elif (group := self.server.groups.get(chat_id)) and not group.username:
+            assert user.id not in group.outsiders, "only members see a private group's messages"
 
     def find(self, message: FakeMessage, pick: Pick) -> Button:
         buttons = message.buttons
@@ -340,31 +367,153 @@ class Harness:
             message = self.server.ephemeral.get((chat_id, user.id), {}).get(message_id)
         else:
             message = self.server.messages.get(chat_id, {}).get(message_id)
-        query_id = str(next(self._query_ids) * 7919 + 4_000_000_000_000)
-        query: dict[str, Any] = {
-            "id": query_id,
-            "from": user.to_json(),
-            "chat_instance": str(abs(chat_id) * 31 + 17),
-            "data": data,
-        }
         if message is not None and not message.deleted:
-            query["message"] = message.to_json()
+            where = {"message": message.to_json()}
         else:  # Telegram's InaccessibleMessage
-            query["message"] = {
-                "message_id": message_id,
-                "chat": self.server.chat_json(chat_id),
-                "date": 0,
+            where = {
+                "message": {
+                    "message_id": message_id,
+                    "chat": self.server.chat_json(chat_id),
+                    "date": 0,
+                }
             }
         answer = Answer(user.id, data, chat_id=chat_id, message_id=message_id, ephemeral=ephemeral)
+        return await self._callback(user, answer, where, app)
+
+    async def _callback(
+        self,
+        user: FakeUser,
+        answer: Answer,
+        where: dict[str, Any],
+        app: Application[Any, Any, Any, Any, Any, Any] | None,
+    ) -> Answer:
+        """Sends the callback query of ``answer``'s tap, from the message ``where`` names."""
+        query_id = str(next(self._query_ids) * 7919 + 4_000_000_000_000)
+        query = {
+            "id": query_id,
+            "from": user.to_json(),
+            "chat_instance": chat_instance(answer.chat_id or 0),
+            "data": answer.data,
+            **where,
+        }
         answer.at = self.server.clock()
         self.server.note_tap(query_id, answer)
         await self.feed({"callback_query": query}, app)
         return answer
 
+    async def tap_inline(
+        self,
+        user: FakeUser,
+        inline_message_id: str,
+        data: str,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> Answer:
+        """A callback query from a message sent via the bot: ``inline_message_id`` and the
+        chat's ``chat_instance``, no ``message``; any data, as a modified client could send
+        (an unknown ``inline_message_id`` too: its chat_instance is then a chat of its own)."""
+        message = self.server.inline.messages.get(inline_message_id)
+        chat_id = message.chat_id if message is not None else 0
+        answer = Answer(user.id, data, chat_id=chat_id, inline_message_id=inline_message_id)
+        return await self._callback(user, answer, {"inline_message_id": inline_message_id}, app)
+
+    # ----- inline mode (testing.fakeinline)
+
+    async def inline(
+        self,
+        user: FakeUser,
+        chat: Chat,
+        text: str,
+        offset: str = "",
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> Shown:
+        """``user`` types ``@bot <text>`` in ``chat`` (a FakeUser: his own private chat with
+        the bot) and sees the results: Telegram's cached ones, or the bot's answer to an
+        ``inline_query`` (``offset``: the page he scrolled to)."""
+        assert self.server.inline.mode, "inline mode is off: typing @bot sends nothing"
+        inline = self.server.inline
+        inline.chat_type(user, chat.id)  # he must be in that chat
+        cached = inline.cached(user, text, offset)
+        if cached is not None:
+            return inline.see(user, chat.id, text, offset, cached, cached=True)
+        asked = inline.ask(user, chat.id, text, offset)
+        await self.feed({"inline_query": asked.to_json(user)}, app)
+        return inline.see(user, chat.id, text, offset, asked.answer, cached=False)
+
+    async def scroll(
+        self,
+        user: FakeUser,
+        seen: Shown,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> Shown:
+        """He scrolls to the end of ``seen``: the next page (its ``next_offset``)."""
+        assert seen.next_offset, "no more results: the client asks for none"
+        chat = self.chat(seen.chat_id)
+        return await self.inline(user, chat, seen.query, seen.next_offset, app)
+
+    async def pick(
+        self,
+        user: FakeUser,
+        seen: Shown,
+        which: ResultPick,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> FakeMessage:
+        """He picks a result he sees (index, id or predicate): its message is posted in
+        the chat from him via the bot, and the bot gets its ``chosen_inline_result``
+        (with inline feedback on)."""
+        message, chosen = self.server.inline.post(user, seen, seen.result(which))
+        if message.chat_id == user.id:  # his private chat with the bot: the bot gets it
+            await self.feed({"message": message.to_json()}, app)
+        if chosen is not None:
+            await self.feed({"chosen_inline_result": chosen}, app)
+        return message
+
+    async def switch(
+        self,
+        user: FakeUser,
+        message: FakeMessage,
+        pick: Pick,
+        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+    ) -> Shown:
+        """He taps a ``switch_inline_query_current_chat`` button: ``@bot <its query>``
+        is put in his input field in that chat, which sends the inline query."""
+        self.sees(user, message.chat_id)
+        button = self.find(message, pick)
+        query = button.switch_inline_query_current_chat
+        assert query is not None, f"{button.text!r} does not switch to inline mode"
+        return await self.inline(user, self.chat(message.chat_id), query, app=app)
+
+    def delete(self, user: FakeUser, message: FakeMessage) -> None:
+        """``user`` deletes a message he sent (an inline result he posted: the bot's edits
+        of it fail from then on)."""
+        assert message.sender.get("id") == user.id, "a user deletes only his own messages"
+        message.deleted = True
+
+    def chat(self, chat_id: int) -> Chat:
+        """The chat (a user's private chat with the bot, a group, a dialog) of an id."""
+        found = (
+            self.server.users.get(chat_id)
+            or self.server.groups.get(chat_id)
+            or self.server.inline.dialogs.get(chat_id)
+        )
+        assert found is not None, f"no chat {chat_id}"
+        return found
+
+    def results_seen(self, user: FakeUser) -> list[Shown]:
+        """Every list of inline results ``user`` saw, oldest first."""
+        return [s for s in self.server.inline.shown if s.user_id == user.id]
+
+    def via_bot(self, chat: Chat) -> list[FakeMessage]:
+        """The live messages posted in ``chat`` from inline results, oldest first."""
+        return [m for m in self.screen(chat.id) if m.via_bot is not None]
+
     async def feed(
         self, payload: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
     ) -> None:
-        """Delivers one update and waits for what it set off (tasks the handler created)."""
+        """Delivers one update and waits for what it set off (tasks the handler created);
+        one of a kind the bot's ``allowed_updates`` leaves out is never sent."""
+        if not self.server.sends(next(iter(payload))):
+            self.server.withheld.append(payload)
+            return
         await self.deliver({"update_id": next(self._update_ids), **payload}, app)
 
     async def deliver(
@@ -385,9 +534,8 @@ class Harness:
 
     # ----- what users see
 
-    def screen(
-        self, chat: FakeGroup | FakeUser | int, thread: int | None = None
-    ) -> list[FakeMessage]:
+    def screen(self, chat: Chat | int, thread: int | None = None) -> list[FakeMessage]:
+        """What everyone in the chat sees (an inline message and its edits too)."""
         chat_id = chat if isinstance(chat, int) else chat.id
         return self.server.screen(chat_id, thread)
 
@@ -434,21 +582,36 @@ class Harness:
             if c.error and c.error.startswith("Bad Request") and c.error != NOT_MODIFIED
         ]
         out += [f"callback {a.data!r} never answered" for a in self.server.unanswered]
+        out += [
+            f"{next(iter(u))} update not sent: the bot's allowed_updates leaves it out"
+            for u in self.server.withheld
+        ]
+        out += [
+            f"inline query {q.query!r} never answered"
+            for q in self.server.inline.queries.values()
+            if q.answer is None
+        ]
         out += [f"logged error: {r.getMessage()}" for r in self.log_errors]
         out += [f"untranslated: {key}" for key in self.untranslated()]
         return out
 
     def untranslated(self) -> list[str]:
         """Catalogue keys shown raw (a key missing from every catalogue shows itself):
-        a whole line, button label or alert that reads like ``illegal.some_code``."""
+        a whole line, button label, alert or inline result that reads like
+        ``illegal.some_code``."""
         shown: list[str] = [a.text for a in self.server.queries.values() if a.text]
         for chat in self.server.messages.values():
             for message in chat.values():
-                if message.from_bot:
+                if message.from_bot or message.via_bot is not None:
                     shown += (message.text or message.caption or "").splitlines()
                     shown += [b.text for b in message.buttons]
-        keys = {_CATALOGUE_KEY.search(line) for line in shown}
-        return sorted(k.group(1) for k in keys if k)
+        for answer in self.server.inline.answers:
+            for result in answer.results:
+                shown += [result["title"], *result.get("description", "").splitlines()]
+                shown += result["text"].splitlines()
+            shown += [answer.button["text"]] if answer.button else []
+        found = (_CATALOGUE_KEY.search(line) for line in shown)
+        return sorted({k.group(1) for k in found if k})
 
 
 def app_tasks(app: Application[Any, Any, Any, Any, Any, Any]) -> list[asyncio.Task[Any]]:

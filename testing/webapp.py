@@ -27,8 +27,9 @@ import httpx
 from bot.core import callbacks
 from bot.core.services import services
 from bot.webapp import server, streams
-from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
-from testing.harness import Harness
+from testing import fakeinline
+from testing.chats import BOT_TOKEN, BOT_USERNAME, FakeGroup, FakeMessage, FakeUser
+from testing.harness import Harness, Pick
 from testing.tabletop import Tabletop, stored, table_key
 
 
@@ -49,8 +50,11 @@ def init_data(
     token: str = BOT_TOKEN,
     age: float = 0.0,
     start_param: str | None = None,
+    chat_type: str | None = None,
+    chat_instance: str | None = None,
 ) -> str:
-    """The initData Telegram would give ``user``'s page, ``age`` seconds old."""
+    """The initData Telegram would give ``user``'s page, ``age`` seconds old; a page
+    opened from a direct link in a chat also gets that chat's type and chat_instance."""
     profile = {"id": user.id, "first_name": user.first_name, "language_code": user.language_code}
     fields = {
         "auth_date": str(int(time.time() - age)),
@@ -59,10 +63,36 @@ def init_data(
     }
     if start_param is not None:
         fields["start_param"] = start_param
+    if chat_type is not None and chat_instance is not None:
+        fields |= {"chat_type": chat_type, "chat_instance": chat_instance}
     check = "\n".join(f"{k}={v}" for k, v in sorted(fields.items()))
     secret = hmac.new(b"WebAppData", token.encode(), hashlib.sha256).digest()
     fields["hash"] = hmac.new(secret, check.encode(), hashlib.sha256).hexdigest()
     return urlencode(fields)
+
+
+# A Mini App's direct link: t.me/<bot>/<app short name>?startapp=<up to 512 of [A-Za-z0-9_-]>
+DIRECT_LINK = re.compile(rf"https://t\.me/{BOT_USERNAME}/(\w+)\?startapp=([\w-]{{1,512}})")
+
+
+def open_direct_link(
+    h: Harness, user: FakeUser, message: FakeMessage, pick: Pick
+) -> tuple[str, str]:
+    """``user`` taps a url button of ``message`` that opens the bot's Mini App by its
+    direct link (the only way from a message sent via the bot, where a web_app button is
+    refused): the app's short name and the initData its page gets, with the start
+    parameter and the type and ``chat_instance`` of the chat he opened it from."""
+    h.sees(user, message.chat_id)
+    url = h.find(message, pick).url or ""
+    link = DIRECT_LINK.fullmatch(url)
+    assert link is not None, f"not a direct link to the bot's Mini App: {url!r}"
+    data = init_data(
+        user,
+        start_param=link.group(2),
+        chat_type=h.server.inline.chat_type(user, message.chat_id),
+        chat_instance=fakeinline.chat_instance(message.chat_id),
+    )
+    return link.group(1), data
 
 
 def tampered(data: str) -> str:

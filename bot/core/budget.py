@@ -32,6 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bot.core.callbacks import inline_number
+
 # EPHEMERAL_GROUP_BUDGET: learn it per group, or always (True) or never (False) count an
 # ephemeral call against the group's limit.
 Mode = bool | Literal["auto"]
@@ -67,8 +69,27 @@ def learns(mode: Mode, chat_id: int, receiver: int | None) -> bool:
     return mode == "auto" and chat_id < 0 and receiver is not None
 
 
+def _inline(inline_message_id: str) -> int:
+    """The bucket number of a message posted via the bot: beyond the 52 bits of every
+    Telegram chat id, so that it is no chat's."""
+    return (1 << 53) + inline_number(inline_message_id)
+
+
+def of_inline(mode: Mode, inline_message_id: str, group: bool = False) -> Budget:
+    """An edit of a message posted via the bot (an inline table, issue 34), named by its
+    ``inline_message_id``, in a chat the bot does not know. Telegram publishes no limit
+    for these either: each message counts against one a second of its own (a 429 holds it
+    for the wait Telegram asks), and against the 20 a minute of a group when it was
+    posted in a group (``group``: the inline query said so), from the start."""
+    number = _inline(inline_message_id)
+    return Budget(-number) if group else of_ephemeral(mode, -number, number)
+
+
 def chat_of(data: dict[str, Any]) -> int | None:
-    """The chat a Bot API call's parameters name (None: none, or a @username)."""
+    """The chat a Bot API call's parameters name (None: none, or a @username); a message
+    posted via the bot counts as a group of its own (:func:`of_inline`)."""
+    if isinstance(inline := data.get("inline_message_id"), str):
+        return -_inline(inline)
     chat = data.get("chat_id")
     if isinstance(chat, int):
         return chat
@@ -78,7 +99,10 @@ def chat_of(data: dict[str, Any]) -> int | None:
 
 
 def receiver_of(data: dict[str, Any]) -> int | None:
-    """The receiver of the ephemeral message a call sends or names (None: not one)."""
+    """The receiver of the ephemeral message a call sends or names (None: not one); a
+    message posted via the bot counts as one (:func:`of_inline`)."""
+    if isinstance(inline := data.get("inline_message_id"), str):
+        return _inline(inline)
     raw = data.get("ephemeral_message_parameters", data)
     receiver = raw.get("receiver_user_id") if isinstance(raw, dict) else None
     return receiver if isinstance(receiver, int) else None
@@ -86,7 +110,10 @@ def receiver_of(data: dict[str, Any]) -> int | None:
 
 def kind_of(data: dict[str, Any]) -> str:
     """The kind of chat a call goes to: ``private``, ``group``, ``ephemeral`` (a message
-    in a group that one member sees) or ``none``."""
+    in a group that one member sees), ``inline`` (a message posted via the bot) or
+    ``none``."""
+    if "inline_message_id" in data:
+        return "inline"
     chat = chat_of(data)
     if chat is None:
         return "none"

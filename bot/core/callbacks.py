@@ -31,8 +31,10 @@ against the engine's legal moves.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -63,6 +65,7 @@ class Action(StrEnum):
     STANDINGS = "T"  # arg: "p" post the board, "s" switch it, "=" its game; then f or d
     FORGET = "F"  # /forgetme's confirmation in a private chat (chat: the user himself)
     PLACE = "W"  # on a hand: move it between the group and the private chat
+    QUIET = "Q"  # on an inline table's "your turn" message: no more of them at that table
 
 
 class BadCallback(ValueError):
@@ -88,9 +91,42 @@ def _b36(n: int) -> str:
             return digits
 
 
+# The "chat" of an inline table (issue 34), which no Telegram chat is: its message lives in
+# a chat the bot need not be in, named by an inline_message_id far too long for a button.
+INLINE_CHAT = 0
+
+
+def inline_number(inline_message_id: str) -> int:
+    """An inline table's "topic" number (its address is chat :data:`INLINE_CHAT`, topic
+    this): 52 bits of a hash of its message's id, so that its buttons, deep links and
+    Redis key stay short and a repeated pick of the same message finds the same table.
+    A tap names its message itself, which the table checks (bot.service.taps)."""
+    digest = hashlib.blake2b(inline_message_id.encode(), digest_size=8).digest()
+    return (int.from_bytes(digest, "big") >> 12) or 1
+
+
+def instance_chat(chat_instance: str) -> int:
+    """The chat an inline table's games count in (its standings, its board), named by the
+    ``chat_instance`` Telegram gives the taps there: a group's number, beyond the 52 bits
+    of every Telegram chat id, so that it is no group's."""
+    return -((1 << 54) + inline_number(chat_instance))
+
+
 def stamp(moves: int) -> str:
     """The position stamp of a move button: the move count, base 36, fixed width."""
     return _b36(moves % 36**STAMP_LEN).rjust(STAMP_LEN, "0")
+
+
+SETUP_STAMP = "/"  # between a set-up step and its stamp, in a result id (setup_stamp)
+
+
+def setup_stamp(hand: Sequence[str], picks: Sequence[int]) -> str:
+    """The stamp of a set-up step picked from an inline query's list: his hand and his
+    picks so far, the position that gives the step its meaning (a card's index in that
+    hand, placed next). A list outlives its position as a hand message never does, so a
+    step picked from an old one must be told from one picked now."""
+    digest = hashlib.blake2b(",".join(hand).encode(), digest_size=4).digest()
+    return stamp(int.from_bytes(digest, "big")) + "".join(_b36(p) for p in picks)
 
 
 def new_game_id() -> str:
@@ -112,6 +148,28 @@ def at(prefix: str, action: Action, arg: str = "") -> str:
     if len(data) > MAX_BYTES or not _ARG.fullmatch(arg):
         raise ValueError(f"callback_data cannot carry {data!r}")
     return data
+
+
+# Between an invitation's button's own arg and what it carries to open its table: the
+# button may be tapped before Telegram reports the pick that posted it (bot.handlers.inline).
+INVITED = "~"
+
+
+def invited(data: str, opening: str) -> str:
+    """callback_data of an invitation's button ``data``, carrying ``opening``."""
+    stamped = f"{data}{INVITED}{opening}"
+    if len(stamped) > MAX_BYTES or not _ARG.fullmatch(opening) or INVITED in opening:
+        raise ValueError(f"callback_data cannot carry {stamped!r}")
+    return stamped
+
+
+def invitation(cb: Callback) -> tuple[Callback, str]:
+    """An invitation's tap (its table has no topic yet): its button's own arg, and what
+    it carries to open the table ("" when it carries nothing)."""
+    if cb.thread_id is not None or INVITED not in cb.arg:
+        return cb, ""
+    arg, _, opening = cb.arg.rpartition(INVITED)
+    return cb._replace(arg=arg), opening
 
 
 def encode(cb: Callback) -> str:

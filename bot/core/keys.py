@@ -29,6 +29,10 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
                    it is his standing choice (a few bytes a player), as the standings
                    are; /forgetme erases it with them
 
+    ct:set:<uid>:<game>  the settings (GameSettings JSON) of the last game of that kind
+                   user <uid> started: an inline query offers it "as he last set it up"
+                   (bot.handlers.inline). No expiry, as ct:place; /forgetme erases it
+
     ct:due         sorted set of table keys, scored by when they are due (ms): messages
                    left for later (coalesced, held back by the rate limits, refused by
                    flood control), and, while a delivery runs, its lease's expiry (if the
@@ -108,6 +112,16 @@ def group_slot(user_id: int) -> str:
 
 def place_key(user_id: int) -> str:
     return f"{KEY_PREFIX}:place:{user_id}"
+
+
+def inviter_key(user_id: int) -> str:
+    """His seat as his last inline query offered it (name, language): an invitation
+    tapped before its pick is reported seats him from it (bot.handlers.inline)."""
+    return f"{KEY_PREFIX}:inviter:{user_id}"
+
+
+def settings_key(user_id: int, kind: str) -> str:
+    return f"{KEY_PREFIX}:set:{user_id}:{kind}"
 
 
 def junk_field(chat_id: int, message_id: int, receiver: int = 0) -> str:

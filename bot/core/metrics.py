@@ -4,7 +4,8 @@ Each process counts its own (the process's default registry); Prometheus sums th
 processes. The names, and who counts them:
 
 - ``cardtable_updates_total{kind}``: updates handled (claimed by bot.handlers.once), by
-  kind: tap, command, message, member (the bot's membership of a chat), other.
+  kind: tap (a button, or an inline result picked), query (an inline query), command,
+  message, member (the bot's membership of a chat), other.
 - ``cardtable_taps_answered_total{how}``: callback queries answered (silent, text, alert;
   bot.core.sender), and ``cardtable_tap_answer_seconds``: from the tap's arrival to its
   answer (in webhook mode, from when the webhook stored it, :data:`STORED_AT`: its wait
@@ -14,7 +15,8 @@ processes. The names, and who counts them:
   outcome: ok, flood (a 429: flood control), refused (any other error answer), network
   (no answer) (:class:`Counted`, PTB's hook around every call).
 - ``cardtable_floods_total{method,chat}``: the 429s among those, by method and kind of
-  chat: private, group, ephemeral (a hand in the group), none (bot.core.budget.kind_of);
+  chat: private, group, ephemeral (a hand in the group), inline (a message posted via the
+  bot), none (bot.core.budget.kind_of);
   a call the shared limiter refused itself (held back past its 30 s) counts as one.
 - ``cardtable_groups_learned``: the groups whose hands count against the group's own
   limit now, having met a 429 (bot.core.budget); read from Redis when the metrics are

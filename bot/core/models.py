@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from bot.core import callbacks
 from engine.registry import GAMES
 
 
@@ -121,6 +122,25 @@ class Reach(BaseModel):
     # Bumped by "My cards" and by a switch of place: his hand in the group comes as a new
     # ephemeral message (the old one is deleted and no longer edited).
     renew: int = 0
+    # An inline table: a private "your turn" message when his turn has waited a while
+    # (bot.service.messages.your_turn), until he switches it off there.
+    nudge: bool = True
+
+
+class Inline(BaseModel):
+    """Where an inline table's message lives (issue 34): posted via the bot in a chat the
+    bot need not be in, and edited by its ``inline_message_id``. Such a table's address is
+    chat :data:`bot.core.callbacks.INLINE_CHAT` and, as its "topic", the number
+    :func:`bot.core.callbacks.inline_number` makes of that id."""
+
+    message: str  # its inline_message_id
+    # The chat it was posted in, as Telegram names it to the bot (the first tap on it says):
+    # the chat's own leaderboard and the limits of its edits are kept by it.
+    chat_instance: str = ""
+    group: bool = False  # posted in a group (the inline query's chat_type said so)
+    # Telegram reported the pick that posted it (inline feedback is on): a game may start,
+    # its moves being picks that only such reports play.
+    reported: bool = False
 
 
 class Seat(BaseModel):
@@ -182,6 +202,7 @@ class TurnClock(BaseModel):
     # a computer's paced move, or a person's turn timeout.
     turn_due: float = 0.0
     turn_for: str = ""  # the position and wait turn_due was set for (turns.stamp)
+    turn_since: float = 0.0  # when that position began to wait for its actor
     # Moves the computer made in a row (for computer seats, or for people who timed out or
     # are away): past a cap the game is stopped (a game may cycle forever).
     auto_moves: int = 0
@@ -253,6 +274,9 @@ class Table(BaseModel):
     game_id: str
     chat_id: int
     thread_id: int | None = None
+    # An inline table's message (None: a group's or a private chat's table, which the bot
+    # posts in that chat itself).
+    inline: Inline | None = None
     chat_title: str = ""
     kind: GameKind | None = None
     phase: Phase = "pick"
@@ -282,6 +306,16 @@ class Table(BaseModel):
     def private(self) -> bool:
         """A private chat's table: its owner alone plays there, against computer seats."""
         return self.chat_id > 0
+
+    @property
+    def counted_in(self) -> int:
+        """The chat whose standings count this table's games: its own, or an inline
+        table's chat (:func:`bot.core.callbacks.instance_chat`; 0, none, until a tap
+        there named it)."""
+        if self.inline is None:
+            return self.chat_id
+        instance = self.inline.chat_instance
+        return callbacks.instance_chat(instance) if instance else 0
 
     def seat_of(self, user_id: int) -> int | None:
         for index, seat in enumerate(self.seats):

@@ -23,7 +23,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
 from bot.core import metrics
-from bot.core.screen import Screen
+from bot.core.screen import Article, Screen
 
 
 def gone(exc: BadRequest) -> bool:
@@ -75,6 +75,29 @@ async def edit_screen(bot: Bot, chat_id: int, message_id: int, screen: Screen) -
     await _call(
         bot, "editMessageText", {"chat_id": chat_id, "message_id": message_id, **_params(screen)}
     )
+
+
+async def edit_inline(bot: Bot, inline_message_id: str, screen: Screen) -> None:
+    """Show ``screen`` in a message posted via the bot (an inline table, or a line a pick
+    posted): named by its ``inline_message_id``, in a chat the bot need not be in."""
+    await _call(bot, "editMessageText", {"inline_message_id": inline_message_id, **_params(screen)})
+
+
+async def answer_inline(
+    bot: Bot, query_id: str, results: Sequence[Article], next_offset: str = ""
+) -> None:
+    """Answer an inline query with ``results``. Always personal and never cached: a list
+    that names a player's cards must never be shown to anyone else who types the same
+    text (Telegram caches an answer by query text unless ``is_personal``, for
+    ``cache_time`` seconds)."""
+    params = {
+        "inline_query_id": query_id,
+        "results": [r.json() for r in results],
+        "is_personal": True,
+        "cache_time": 0,
+        "next_offset": next_offset,
+    }
+    await _call(bot, "answerInlineQuery", params)
 
 
 async def delete(bot: Bot, chat_id: int, message_id: int) -> None:
@@ -201,9 +224,12 @@ async def send_document(
     )
 
 
-async def answer(query: CallbackQuery, text: str | None, alert: bool) -> None:
-    """Answer a tap: silently (``text`` None), or with a short text or an alert."""
-    await query.answer(text, show_alert=alert)
+async def answer(
+    query: CallbackQuery, text: str | None, alert: bool, url: str | None = None
+) -> None:
+    """Answer a tap: silently (``text`` None), or with a short text or an alert; ``url``
+    (a ``t.me/<bot>?start=`` link) opens the bot's private chat for him."""
+    await query.answer(text, show_alert=alert, url=url)
     metrics.answered(text, alert)
 
 

@@ -124,6 +124,12 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if table is None or table.game_id != game_id:
         await _say(message, t(lang, "tap.stale"), reply=False)
         return
+    if table.inline is not None and play.has_record(table):  # an inline table's Record
+        try:
+            await send_record(context.bot, table, None, to=user.id)
+        except TelegramError:
+            await _say(message, t(lang, "common.try_again"), reply=False)
+        return
     if table.phase == "lobby":
         await lobby.join(context, key, game_id, user)
         return

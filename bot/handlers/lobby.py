@@ -10,7 +10,7 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot.core import names, sender
-from bot.core.callbacks import new_game_id
+from bot.core.callbacks import INLINE_CHAT, new_game_id
 from bot.core.i18n import LANGS, lang_of, t
 from bot.core.keys import table_key
 from bot.core.models import TURN_TIMES, DeckSize, Delivery, Lobby, Place, Reach, Seat, Table
@@ -18,7 +18,17 @@ from bot.core.services import services
 from bot.core.store import Snapshot
 from bot.handlers import members
 from bot.screens import registry
-from bot.service.taps import NOWHERE, Reply, Tap, commit, current_table, is_admin, refuse, write
+from bot.service.taps import (
+    NOWHERE,
+    Reply,
+    Tap,
+    at_home,
+    commit,
+    current_table,
+    is_admin,
+    refuse,
+    write,
+)
 from bot.tables import games
 
 OPEN = ("pick", "lobby", "playing")  # a table in these phases is in use
@@ -99,12 +109,17 @@ async def join(
             await _tell(context, user, tap, Reply(why, True, {"chat": table.chat_title}))
             return
     place = await _place(context, user.id)
+
+    def seat(table: Table) -> Reply | None:
+        _seat(table, user, place)
+        return None
+
     _, reply = await write(
         context,
         key,
         game_id,
         user.id,
-        lambda tb: _seat(tb, user, place),
+        at_home(tap, seat) if tap is not None else seat,
         origin=tap.origin if tap is not None else NOWHERE,  # his Join, on the group's lobby
     )
     await _tell(context, user, tap, reply)
@@ -131,6 +146,8 @@ async def _outsider(
     with a command in the group), a seated player (a repeated tap), or a tap on a private
     group's message (only its members see it)."""
     if table.private or user.id == table.lobby.creator or table.seat_of(user.id) is not None:
+        return None
+    if table.inline is not None:  # only the people in its chat see an inline message
         return None
     if tap is not None and tap.query.message is not None and not tap.query.message.chat.username:
         return None
@@ -224,7 +241,11 @@ def _player_problem(table: Table) -> tuple[str, dict[str, int]] | None:
 
 
 async def _may_manage(context: ContextTypes.DEFAULT_TYPE, tap: Tap, creator: int) -> bool:
-    return tap.user.id == creator or await is_admin(context, tap.cb.chat_id, tap.user.id)
+    """The creator, or an administrator of the group (an inline table's chat has none the
+    bot could ask about)."""
+    if tap.user.id == creator:
+        return True
+    return tap.cb.chat_id != INLINE_CHAT and await is_admin(context, tap.cb.chat_id, tap.user.id)
 
 
 async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -237,6 +258,8 @@ async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
     def change(table: Table) -> Reply | None:
         _in_lobby(table)
+        if table.inline is not None and not table.inline.reported:
+            refuse("inline.no_feedback")  # no move picked there could be played
         problem = _player_problem(table)
         if problem is not None:
             key, params = problem
@@ -247,7 +270,12 @@ async def on_start(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         games.start(table)
         return None
 
-    await commit(context, tap, change)
+    snap = await commit(context, tap, change)
+    if snap is not None and snap.table is not None and tap.user.id == snap.table.lobby.creator:
+        # what an inline query offers him as "as he last set it up" (bot.handlers.inline)
+        kind, settings = snap.table.kind, snap.table.lobby.settings
+        if kind is not None:
+            await services(context).store.set_last_settings(tap.user.id, kind, settings)
 
 
 async def on_again(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -13,7 +13,7 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot.core import sender
-from bot.core.callbacks import STAMP_LEN, stamp
+from bot.core.callbacks import SETUP_STAMP, STAMP_LEN, setup_stamp, stamp
 from bot.core.models import Table
 from bot.core.services import services
 from bot.screens import registry, views
@@ -65,7 +65,8 @@ async def on_move(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A set-up, step by step (football's): goalkeeper, then the row from the player's own
     left; the last card goes in by itself; Confirm submits the whole set-up as one move.
-    The engine places the cards (:class:`engine.base.SetsUp`)."""
+    The engine places the cards (:class:`engine.base.SetsUp`). A step picked from an
+    inline list carries the position it was offered in, and is refused in any other."""
 
     def change(table: Table) -> Reply | None:
         seat = _seated(table, tap)
@@ -74,7 +75,9 @@ async def on_setup(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not isinstance(game, SetsUp) or not hand:
             refuse("tap.setup_over")
         picks = list(table.seats[seat].setup)
-        arg = tap.cb.arg
+        arg, stamped, position = tap.cb.arg.partition(SETUP_STAMP)
+        if stamped and position != setup_stamp(hand, picks):
+            refuse("tap.superseded")  # picked from an inline list of an earlier position
         if arg == "r":
             picks = []
         elif arg == "c":

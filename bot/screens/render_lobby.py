@@ -82,7 +82,9 @@ def lobby(ctx: Ctx, game: BotGame, bot_username: str) -> Screen:
         ctx.t("lobby.players", n=len(table.seats), need=need, names=names),
         " · ".join(line for line, _ in chosen),
     ]
-    if not table.private:  # a group: the cards come here, to each player alone
+    if table.inline is not None:  # posted via the bot: the cards are inline answers
+        lines.append(ctx.t("lobby.inline_note"))
+    elif not table.private:  # a group: the cards come here, to each player alone
         lines.append(ctx.t("lobby.group_note"))
         if not table.delivery.bot_admin:
             lines.append(ctx.t("lobby.admin_hint"))

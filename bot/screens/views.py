@@ -95,6 +95,17 @@ def group_screen(table: Table, bot_username: str) -> Screen:
     return Screen("\n\n".join(lines), tuple(rows))
 
 
+def people(table: Table) -> list[int]:
+    """The seats of people (not computers), in seat order."""
+    return [i for i, seat in enumerate(table.seats) if seat.computer is None]
+
+
+def hand_query(table: Table) -> str:
+    """The inline query that names an inline table (its deep-link payload): its answer is
+    the asker's hand and moves there (bot.screens.inline)."""
+    return callbacks.payload(table.chat_id, table.thread_id, table.game_id)
+
+
 def _who_is_missing(
     ctx: Ctx, bot_username: str, lines: list[str], rows: list[tuple[Button, ...]]
 ) -> None:
@@ -114,7 +125,9 @@ def _who_is_missing(
     if away:
         names = ", ".join(ctx.name(i) for i in away)
         lines.append("⚠️ " + ctx.t("table.open_private", names=names))
-    if not table.private:  # his cards, sent anew to him alone, whatever became of them
+    if table.inline is not None:  # his cards and moves: his own inline query's answer
+        rows.append((Button(ctx.t("btn.inline_hand"), inline_query=hand_query(table)),))
+    elif not table.private:  # his cards, sent anew to him alone, whatever became of them
         rows.append((Button(ctx.t("btn.my_cards"), ctx.cb(Action.CARDS)),))
     if away and bot_username:
         url = callbacks.deep_link(bot_username, table.chat_id, table.thread_id, table.game_id)

@@ -23,7 +23,7 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot.core import callbacks, sender
-from bot.core.callbacks import Action, BadCallback, Callback
+from bot.core.callbacks import INLINE_CHAT, Action, BadCallback, Callback
 from bot.core.i18n import lang_of, plain
 from bot.core.keys import table_key
 from bot.core.models import LastTap, Table
@@ -49,6 +49,11 @@ GROUP_ACTIONS = frozenset(
         Action.STANDINGS,
     }
 )
+
+
+# Actions on an inline table's message: the group's, but the picker (the pick of the
+# inline result is the picker) and "My cards" (a hand is an inline query's answer there).
+INLINE_ACTIONS = (GROUP_ACTIONS - {Action.PICK, Action.CARDS}) | {Action.BACK}
 
 
 class Refusal(Exception):
@@ -104,6 +109,9 @@ class Tap:
     user: User
     lang: str
     origin: Origin
+    # What a tap on an invitation's button carries to open its table (the table may not
+    # be open yet: bot.core.callbacks.INVITED), "" for every other tap.
+    invited: str = ""
 
     @property
     def key(self) -> str:
@@ -139,10 +147,16 @@ async def parse(update: Update) -> Tap | None:
     except BadCallback:
         cb = None
     # A group button is tapped in its group; a hand button in the tapper's private chat,
-    # or on his ephemeral message in the table's group (docs/ephemeral.md).
+    # or on his ephemeral message in the table's group (docs/ephemeral.md); an inline
+    # table's button on its message, wherever that was posted.
     origin = Origin.of(query, cb.chat_id) if cb is not None else NOWHERE
+    invited = ""
     if cb is None:
         ok = False
+    elif query.inline_message_id is not None:
+        cb, invited = callbacks.invitation(cb)
+        cb = on_inline(cb, query.inline_message_id)
+        ok = cb is not None
     elif cb.action in GROUP_ACTIONS:
         ok = origin.in_group
     else:
@@ -150,7 +164,19 @@ async def parse(update: Update) -> Tap | None:
     if not ok or cb is None:
         await _answer(query, lang, "tap.bad")
         return None
-    return Tap(query, cb, user, lang, origin)
+    return Tap(query, cb, user, lang, origin, invited)
+
+
+def on_inline(cb: Callback, inline_message_id: str) -> Callback | None:
+    """The address of a tap on an inline table's message: the table of that message
+    (the invitation's buttons, posted before the table had its number, name none), or
+    None when the button is not one an inline table carries."""
+    number = callbacks.inline_number(inline_message_id)
+    if cb.chat_id != INLINE_CHAT or cb.thread_id not in (None, number):
+        return None
+    if cb.action not in INLINE_ACTIONS:
+        return None
+    return cb._replace(thread_id=number)
 
 
 def _his_ephemeral(query: CallbackQuery) -> bool:
@@ -176,11 +202,28 @@ async def commit(
     ``answer`` False: a refusal is answered here, an applied change is left for the
     caller to answer."""
     snap, reply = await write(
-        context, tap.key, tap.cb.game_id, tap.user.id, change, origin=tap.origin
+        context, tap.key, tap.cb.game_id, tap.user.id, at_home(tap, change), origin=tap.origin
     )
     if answer or snap is None:
         await tap.answer(reply.key, alert=reply.alert, **reply.params)
     return snap
+
+
+def at_home(tap: Tap, change: Callable[[Table], Reply | None]) -> Callable[[Table], Reply | None]:
+    """``change``, for a tap on an inline table's message: refused unless the table is
+    that message's (its number is a hash), and the first tap tells the table its chat."""
+    inline_message_id = tap.query.inline_message_id
+    if inline_message_id is None:
+        return change
+
+    def checked(table: Table) -> Reply | None:
+        home = table.inline
+        if home is None or home.message != inline_message_id:
+            refuse("tap.stale")
+        home.chat_instance = home.chat_instance or tap.query.chat_instance
+        return change(table)
+
+    return checked
 
 
 def _as_is(table: Table) -> Reply | None:

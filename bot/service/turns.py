@@ -68,6 +68,8 @@ def stamp(table: Table, computer_delay: float, now: float) -> float | None:
     old = table.clock.turn_due
     wait = due_in(table, computer_delay)
     basis = f"{table.game_id}:{len(table.moves)}:{games.actor(table)}:{wait}"
+    if basis != table.clock.turn_for:  # a new position: its actor's wait begins
+        table.clock.turn_since = now
     if old and basis == table.clock.turn_for:
         return None
     table.clock.turn_for = basis

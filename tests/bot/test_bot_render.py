@@ -8,72 +8,18 @@ and the callback data.
 
 from __future__ import annotations
 
-import random
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
 from bot.core.callbacks import STAMP_LEN, Action, decode
 from bot.core.i18n import LANGS, faces
-from bot.core.models import Lobby, Seat, Table
 from bot.core.screen import Screen
 from bot.games.football import screens as football_screens
 from bot.screens import registry, views
 from bot.tables.games import apply_move
 from engine import cards
-from engine.games.durak.game import Durak
-from engine.games.durak.rules import DurakOptions
 from engine.games.football.game import Football
 from engine.games.football.rules import HOME
-
-
-def _table(game: Any, kind: str, langs: list[str]) -> Table:
-    seats = [
-        Seat(user_id=10 + i, name=name, lang=langs[i % 3]) for i, name in enumerate(game.players)
-    ]
-    return Table(
-        game_id="g1g1",
-        chat_id=-100777,
-        kind=kind,
-        phase="playing",
-        seats=seats,
-        state=game.to_json(),
-        lobby=Lobby(creator=10, lang=langs[0]),
-    )
-
-
-def _football_hidden(game: Football, viewer: int | None) -> set[str]:
-    places = game.places()
-    public = game.view(None)
-    face_up = {c for row in public.field for c in row if c}
-    hidden = set(cards.to_strs(places["pile0"] + places["pile1"]))
-    hidden |= set(cards.to_strs(places["field"])) - face_up
-    for seat in (0, 1):
-        if seat != viewer:
-            hidden |= set(cards.to_strs(places[f"hand{seat}"]))
-            keeper = game.view(seat).keepers[seat]
-            if keeper and not public.keepers_up[seat]:
-                hidden.add(keeper)
-    if viewer is not None:
-        hidden -= {c for c in game.view(viewer).field[HOME[viewer]] if c}
-    return hidden
-
-
-def _durak_hidden(game: Durak, viewer: int | None) -> set[str]:
-    n = len(game.players)
-    views_ = [game.view(s) for s in range(n)]
-    public = game.view(None)
-    hidden: set[str] = set()
-    for seat in range(n):
-        if seat != viewer:
-            hidden |= set(views_[seat].hand) - set(public.known[seat])
-    controller = public.controller
-    if viewer != controller:
-        hidden |= set(views_[controller].dummy_hand or []) - set(public.dummy_known)
-    hidden |= set(cards.to_strs(game.stock[game.drawn :]))
-    hidden.discard(public.trump)  # face up under the stock, public
-    return hidden
+from testing.hidden import durak_hidden, football_hidden, random_games, table_of
 
 
 def _shown(screen: Screen) -> tuple[str, str]:
@@ -90,24 +36,13 @@ def _check(screen: Screen | None, hidden: set[str], lang: str) -> None:
         assert card not in data, card
 
 
-def _games(kind: str, count: int) -> Iterator[tuple[Any, random.Random]]:
-    for n in range(count):
-        rng = random.Random(n)
-        if kind == "football":
-            yield Football.new(None, ["Ann", "Bob"], seed=n), rng
-        else:
-            players = ["Ann", "Bob", "Cid", "Dan"][: 2 + n % 3]
-            options = DurakOptions(dummy_plays=n % 2 == 1, deck_size=36)
-            yield Durak.new(options, players, n % len(players), seed=n), rng
-
-
 @pytest.mark.parametrize("kind", ["football", "durak"])
 def test_no_screen_shows_a_hidden_card(kind: str) -> None:
-    hidden_of = _football_hidden if kind == "football" else _durak_hidden
-    for game, rng in _games(kind, 8):
+    hidden_of = football_hidden if kind == "football" else durak_hidden
+    for game, rng in random_games(kind, 8):
         langs = list(LANGS)
         rng.shuffle(langs)
-        table = _table(game, kind, langs)
+        table = table_of(game, kind, langs)
         while True:
             _check(views.group_screen(table, "bot"), hidden_of(game, None), table.lobby.lang)
             for seat in range(len(table.seats)):
@@ -122,8 +57,8 @@ def test_no_screen_shows_a_hidden_card(kind: str) -> None:
 
 
 def test_only_the_actor_gets_buttons_and_they_are_his_legal_moves() -> None:
-    for game, rng in _games("durak", 6):
-        table = _table(game, "durak", ["en", "ru", "uk"])
+    for game, rng in random_games("durak", 6):
+        table = table_of(game, "durak", ["en", "ru", "uk"])
         while not game.is_finished():
             actor = game.to_act()
             assert actor is not None
@@ -148,7 +83,7 @@ def test_football_is_seen_from_each_players_side() -> None:
         hand = game.view(seat).hand
         setup = {"goalkeeper": hand[0], "row": hand[1:]}
         game.apply(game.move_from_record({"player": seat, "setup": setup}))
-    table = _table(game, "football", ["en", "en", "en"])
+    table = table_of(game, "football", ["en", "en", "en"])
     for seat in (0, 1):
         view = game.view(seat)
         grid = football_screens.field(view, registry.ctx(table, "en"))

@@ -10,12 +10,15 @@ rules through the fake Bot API; these say each in a few lines.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+from bot.core import budget
 from bot.core.budget import Budget
+from bot.core.callbacks import inline_number
 from bot.core.keys import group_slot, user_slot
 from bot.core.limiter import Priority
-from bot.core.models import Delivery, LastTap, Lobby, Seat, Slot, Table
+from bot.core.models import Delivery, Inline, LastTap, Lobby, Seat, Slot, Table
 from bot.core.screen import Button, Screen
 from bot.core.store import Snapshot
 from bot.service.messages import cleanup
@@ -31,6 +34,8 @@ from bot.service.messages.parked import parked
 from bot.service.messages.private_hand import private_hand
 from bot.service.messages.rounds import asks_for
 from bot.service.messages.table import table_message
+from bot.service.messages.your_turn import your_turn
+from bot.tables import games
 from testing import settings as fake
 
 GROUP = -100777
@@ -348,3 +353,50 @@ def test_the_place_his_hand_has_left_gets_one_last_edit_without_buttons() -> Non
     back = {group_slot(ALICE): shown(PROMPT)}  # from the group back to his private chat
     message = decided(parked(SETTINGS, table(), 0, False, moved, back))
     assert message.hand is not None and message.budget == ephemeral_budget(SETTINGS, GROUP, ALICE)
+
+
+# An inline table (issue 34): its message is edited by its inline_message_id, counted as
+# bot.core.budget.of_inline says, and its next game is played in the same message; the
+# player whose turn has waited gets one private "your turn" a turn.
+
+INLINE = "AgAAAinline"
+
+
+def inline_table(**changes: Any) -> Table:
+    values = {"chat_id": 0, "thread_id": inline_number(INLINE), "inline": Inline(message=INLINE)}
+    return table(**{**values, **changes})
+
+
+def test_an_inline_table_is_edited_by_its_id_and_its_next_game_in_the_same_message() -> None:
+    message = decided(table_message(inline_table(game_id="g2"), TABLE, shown(WATCHING), 0, NOW))
+    assert message.how is How.EDIT and message.inline == INLINE
+    assert message.budget == budget.of_inline("auto", INLINE)
+    grouped = decided(
+        table_message(inline_table(inline=Inline(message=INLINE, group=True)), TABLE, None, 0, NOW)
+    )
+    assert grouped.budget == budget.of_inline("auto", INLINE, group=True)
+
+
+def test_your_turn_rings_once_a_turn_after_he_waited_if_he_may_be_written_to() -> None:
+    def dealt(**changes: Any) -> tuple[Table, int]:
+        game = inline_table(phase="lobby", **changes)
+        games.start(game, random.Random(1))
+        actor = games.actor(game)
+        assert actor is not None
+        return game, actor
+
+    def at(game: Table, seat: int, slot: Slot | None = None) -> Any:
+        return your_turn(SETTINGS, game, seat, PROMPT, slot, NOW)
+
+    waiting, actor = dealt(turn_since=NOW - 10)
+    message = decided(at(waiting, actor))
+    assert message.how is How.ANEW and message.chat_id == waiting.seats[actor].user_id
+    assert at(waiting, 1 - actor) is None  # not his turn
+    assert at(waiting, actor, shown(PROMPT, version=waiting.version)) is None  # shown
+    soon, actor = dealt(turn_since=NOW - 3)
+    assert at(soon, actor) == Later(NOW + 7)  # RING_AFTER: he may be looking at it
+    for switch in ({"nudge": False}, {"dm_ok": False}):
+        game, actor = dealt(turn_since=NOW - 10)
+        seat = game.seats[actor]
+        seat.reach = seat.reach.model_copy(update=switch)
+        assert at(game, actor) is None

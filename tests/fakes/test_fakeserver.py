@@ -7,7 +7,13 @@ from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 import pytest
-from telegram import Bot
+from telegram import (
+    Bot,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InlineQueryResultArticle,
+    InputTextMessageContent,
+)
 from telegram.error import InvalidToken, RetryAfter
 
 from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
@@ -191,3 +197,27 @@ async def test_a_document_upload_arrives_whole(served: FakeServer, telegram: Fak
     assert message.document is not None and message.document["file_name"] == "game.json"
     assert message.document_bytes == record
     assert message.caption == "1e3", "a caption that reads as a number stays text"
+
+
+async def test_inline_answers_and_edits_over_http(
+    served: FakeServer, telegram: FakeTelegram
+) -> None:
+    """An offset that reads as a number stays text; an inline edit answers True."""
+    ann, bob = telegram.users[100], telegram.users[101]
+    query = telegram.inline.ask(ann, telegram.add_dialog(ann, bob).id, "games", "")
+    button = InlineKeyboardButton("Join", callback_data="join")
+    result = InlineQueryResultArticle(
+        "7",
+        "A table",
+        InputTextMessageContent("<b>A table</b>", parse_mode="HTML"),
+        reply_markup=InlineKeyboardMarkup([[button]]),
+    )
+    bot = Bot(BOT_TOKEN, base_url=f"{served.url}/bot")
+    async with bot:
+        assert await bot.answer_inline_query(query.id, [result], next_offset="1e3") is True
+        assert query.answer is not None and query.answer.next_offset == "1e3"
+        seen = telegram.inline.see(ann, query.chat_id, "games", "", query.answer, cached=False)
+        message, chosen = telegram.inline.post(ann, seen, seen.result("7"))
+        assert chosen is not None and message.text == "A table"
+        edited = await bot.edit_message_text("Joined", inline_message_id=message.inline_message_id)
+    assert edited is True and message.text == "Joined"

@@ -26,6 +26,7 @@ from bot.core import sender
 from bot.core.keys import TABLE_SLOT, Junk
 from bot.core.limiter import retry_after_seconds
 from bot.core.models import Slot
+from bot.core.screen import Screen
 from bot.service.messages.cleanup import RETRY_SECONDS, replace
 from bot.service.messages.group_hand import put_in_group
 from bot.service.messages.message import How, Message
@@ -98,6 +99,9 @@ async def _put(bot: Bot, message: Message, old_goes_now: bool, done: Outcome) ->
     """Edit the message in place when it can be; else send it anew and leave the old one
     to be removed (a new game's group message: only its buttons are taken away)."""
     new = _new_slot(message, done)
+    if message.inline is not None:  # posted by a person via the bot: only ever edited
+        await _edit_inline(bot, message.inline, message.screen)
+        return new
     old = message.slot
     stale = old.id if old is not None else None
     # An edit that fails ("not found", "can't be edited") falls through to a new message;
@@ -128,6 +132,19 @@ async def _edit(bot: Bot, message: Message, message_id: int) -> bool:
             return False
         raise
     return True
+
+
+async def _edit_inline(bot: Bot, inline_message_id: str, screen: Screen) -> None:
+    """Edit an inline table's message. One that is gone (deleted in its chat) cannot be
+    sent anew by the bot, which is not in that chat: its table goes on without it, its
+    players' inline queries still answered."""
+    try:
+        await sender.edit_inline(bot, inline_message_id, screen)
+    except BadRequest as exc:
+        if not sender.not_modified(exc) and not sender.gone(exc):
+            raise
+        if sender.gone(exc):
+            log.info("an inline table's message is gone: %s", exc)
 
 
 async def _offer_page(bot: Bot, message: Message) -> None:

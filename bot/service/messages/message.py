@@ -63,6 +63,8 @@ class Message:
     hand: InGroup | None = None  # an ephemeral hand in the group ``chat_id``
     # What the call counts against, when not ``chat_id``'s rate limits (bot.core.budget).
     counts_against: Budget | None = None
+    # An inline table's message (its inline_message_id): only ever edited, by that id.
+    inline: str | None = None
 
     @property
     def budget(self) -> int | Budget:

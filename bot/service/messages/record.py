@@ -23,22 +23,26 @@ log = logging.getLogger(__name__)
 
 
 def record_due(snap: Snapshot) -> bool:
-    """A Record tap asked for this game's record and no pass has begun to post it."""
+    """A Record tap asked for this game's record and no pass has begun to post it (an
+    inline table's goes to each tapper's private chat at once: bot.handlers.inline)."""
     table = snap.table
-    return table is not None and table.delivery.record_asked and not table.delivery.record_sent
+    if table is None or table.inline is not None:
+        return False
+    return table.delivery.record_asked and not table.delivery.record_sent
 
 
-async def send_record(bot: Bot, table: Table, reply_to: int | None) -> None:
+async def send_record(bot: Bot, table: Table, reply_to: int | None, to: int | None = None) -> None:
     """Post the table's game record (docs/records.md) as a JSON document in its chat:
-    /record's answer (``reply_to`` the command) and the Record button's. Telegram's
+    /record's answer (``reply_to`` the command) and the Record button's; ``to``: in that
+    private chat instead (an inline table's, whose chat the bot is not in). Telegram's
     errors are the caller's."""
     name, caption = views.record_names(table)
     await sender.send_document(
         bot,
-        table.chat_id,
+        table.chat_id if to is None else to,
         record_document(table),
         name,
-        thread_id=table.thread_id,
+        thread_id=table.thread_id if to is None else None,
         reply_to=reply_to,
         caption=caption,
     )

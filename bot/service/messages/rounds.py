@@ -22,9 +22,10 @@ from bot.core.budget import Budget
 from bot.core.config import Settings
 from bot.core.keys import TABLE_SLOT, Junk, group_slot, user_slot
 from bot.core.limiter import Priority, granted
+from bot.core.models import Table
 from bot.core.services import AnyApp, Services
 from bot.core.store import Snapshot
-from bot.screens import links, views
+from bot.screens import inline, links, views
 from bot.service.messages import cleanup
 from bot.service.messages.calls import show
 from bot.service.messages.group_hand import group_hand, removal_budget, when_old_stays
@@ -35,6 +36,7 @@ from bot.service.messages.private_hand import private_hand
 from bot.service.messages.record import post_record, record_due
 from bot.service.messages.refusals import refused_hands, set_reachable
 from bot.service.messages.table import table_message
+from bot.service.messages.your_turn import your_turn
 
 # The least a message the limiter refused waits before it is asked for again. The limiter
 # says when a call would fit, but while the bot is busy more urgent calls take that room
@@ -146,6 +148,14 @@ async def deliver_once(app: AnyApp, svc: Services, key: str, snap: Snapshot) -> 
     return done
 
 
+def _your_turn(svc: Services, table: Table, index: int, snap: Snapshot, now: float) -> Decision:
+    """An inline table's "your turn" for seat ``index``, with the Mini App's button."""
+    screen = inline.your_turn(table, index)
+    screen = links.hand(screen, svc.settings, table, index, bot_username=svc.bot_username)
+    slot = snap.slots.get(user_slot(table.seats[index].user_id))
+    return your_turn(svc.settings, table, index, screen, slot, now)
+
+
 def _plan(svc: Services, snap: Snapshot, done: Outcome) -> list[Message]:
     """The messages that differ from what they should show, most urgent first (each
     decided by its kind's rule). Coalesced ones that are not due yet only set ``due``."""
@@ -154,7 +164,9 @@ def _plan(svc: Services, snap: Snapshot, done: Outcome) -> list[Message]:
     now = svc.clock()
     decisions: list[Decision] = []
     for index, seat in enumerate(table.seats):
-        if seat.computer is not None:  # a computer seat has no chat
+        # a computer seat has no chat; at an inline table a hand is an answer to its
+        # player's inline query (bot.screens.inline), never a message
+        if seat.computer is not None or table.inline is not None:
             continue
         screen = views.hand_screen(table, index)
         if screen is None:
@@ -172,10 +184,14 @@ def _plan(svc: Services, snap: Snapshot, done: Outcome) -> list[Message]:
         if table.phase in PLAYED:  # his hand's other place, if it showed his hand
             left = views.parked_screen(table, index)
             decisions.append(parked(svc.settings, table, index, here, left, snap.slots))
+    if table.inline is not None:  # his turn has waited: a private message rings
+        decisions += [_your_turn(svc, table, i, snap, now) for i in views.people(table)]
     screen = views.group_screen(table, svc.bot_username)
     screen = links.group(screen, svc.settings, table, svc.bot_username)
     interval = svc.settings.table_edit_interval
-    decisions.append(table_message(table, screen, snap.slots.get(TABLE_SLOT), interval, now))
+    slot = snap.slots.get(TABLE_SLOT)
+    mode = svc.settings.ephemeral_group_budget
+    decisions.append(table_message(table, screen, slot, interval, now, mode))
     messages: list[Message] = []
     for decision in decisions:
         if isinstance(decision, Later):

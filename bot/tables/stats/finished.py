@@ -86,14 +86,14 @@ def from_table(table: Table) -> Finished | None:
     if table.phase != "finished" or table.kind is None or table.state is None:
         return None
     players = [Player(s.user_id, s.name, s.computer) for s in table.seats]
-    return _finished(table.chat_id, table.game_id, players, table.kind, games.current(table))
+    return _finished(table.counted_in, table.game_id, players, table.kind, games.current(table))
 
 
 def record_table(table: Table) -> dict[str, Any]:
     """The ``table`` field a record the bot hands out carries (docs/records.md §2): where
     the game was played and who sat where, so that standings can be rebuilt from records."""
     return {
-        "chat": table.chat_id,
+        "chat": table.counted_in,
         "thread": table.thread_id,
         "game_id": table.game_id,
         "users": [s.user_id for s in table.seats],
