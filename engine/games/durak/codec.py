@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import to_json
 
 from engine import cards
 from engine.base import CorruptState, MalformedRecord, first_error, read_header
@@ -38,7 +40,7 @@ from engine.games.durak.rules import (
     beats,
     unwritten,
 )
-from engine.games.durak.state import STORED
+from engine.games.durak.state import STORED, DurakState, compiled, take_stored
 
 _CARD = r"(?:10|[2-9JQKA])[SCDH]"
 _TOKEN = re.compile(rf"(d?)(?:a({_CARD})|b({_CARD})({_CARD})|w({_CARD})|r({_CARD})|(t)|(p))")
@@ -182,18 +184,20 @@ class DurakCodec(DurakRules):
     # ------------------------------------------------------------------ stored state
 
     def to_json(self) -> str:
-        state = Stored.model_construct(
-            v=1,
-            **{name: getattr(self, name) for name in STORED},
-            players=self.names,
-            deck=list(self.deck),
-            known=[sorted(k) for k in self.known],
-            table=[[a] if d < 0 else [a, d] for a, d in zip(self.att, self.dfn, strict=True)],
-            phase=PHASES[self.phase],
-            controller=self.controller if self.controller >= 0 else None,
-            order=list(self.order) if self.neighbours and self.phase != OVER else None,
-        )
-        return state.model_dump_json(exclude=_left_out(self.options, state.order is None))
+        rest = {
+            "v": 1,
+            "players": self.names,
+            "deck": list(self.deck),
+            "known": [sorted(k) for k in self.known],
+            "table": [[a] if d < 0 else [a, d] for a, d in zip(self.att, self.dfn, strict=True)],
+            "phase": PHASES[self.phase],
+            "controller": self.controller if self.controller >= 0 else None,
+            "order": list(self.order) if self.neighbours and self.phase != OVER else None,
+        }
+        # pydantic-core's serialiser straight from a dict: Stored.model_construct took as
+        # long as the rest of the writing.
+        exclude = _left_out(self.options, rest["order"] is None)
+        return to_json(_STORED_FORM(self, rest), exclude=exclude).decode()
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Self:
@@ -204,6 +208,21 @@ class DurakCodec(DurakRules):
         load(game, state)
         return game
 
+
+def _stored_form() -> Callable[[DurakState, dict[str, Any]], dict[str, Any]]:
+    """The stored form as a dict in :class:`Stored`'s order: the state's ``stored`` fields
+    by name, the others from what ``to_json`` worked out."""
+    lines = ["def form(state, rest):", "    return {"]
+    for name in Stored.model_fields:
+        lines.append(
+            f"        {name!r}: state.{name},"
+            if name in STORED
+            else f"        {name!r}: rest[{name!r}],"
+        )
+    return compiled("form", [*lines, "    }"], {})
+
+
+_STORED_FORM = _stored_form()
 
 _LEFT_OUT: dict[tuple[DurakOptions, bool], dict[str, Any]] = {}
 
@@ -353,8 +372,7 @@ def _check_bout(game: DurakRules, s: Stored, phase: int, dfn: list[int], holders
 def _fill(game: DurakRules, s: Stored, att: list[int], dfn: list[int], phase: int) -> None:
     """The state's fields from the stored ones: those stored as they are by name (the
     state's ``stored`` fields), the rest from their stored form."""
-    for name in STORED:
-        setattr(game, name, getattr(s, name))
+    take_stored(game, s)
     game.known = [set(k) for k in s.known]
     game.att, game.dfn = att, dfn
     for c in att + [d for d in dfn if d >= 0]:

@@ -11,7 +11,7 @@ its hand ``n`` stays empty and the ring never reaches it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, Self
 
 from engine import cards
@@ -113,7 +113,8 @@ class DurakState:
         deck: Sequence[Card],
     ) -> Self:
         """The set-up of a game with empty hands; callers validate first and then deal or
-        load."""
+        load. The fields with defaults take them from their definition (:func:`_defaulter`):
+        a keyword call of ``__init__`` with all the others took twice as long."""
         n = len(players)
         ring = [(p + 1) % n for p in range(n)] + [(dealer + 1) % n]
         if options.dummy:
@@ -124,28 +125,29 @@ class DurakState:
             trump_card = deck[dealt - 1]
         else:  # the face-up card goes under the stock: it is drawn last
             trump_card, stock = deck[dealt], (*deck[dealt + 1 :], deck[dealt])
-        return cls(
-            options=options,
-            names=list(players),
-            n=n,
-            dealer=dealer,
-            previous_fool=previous_fool,
-            deck=tuple(deck),
-            deckset=frozenset(deck),
-            dummy_plays=options.dummy_plays,
-            transfer=options.transfer,
-            neighbours=options.throw_in == "neighbours",
-            five=options.five_before_discard,
-            nxt=tuple(ring),
-            ring=n + 1 if options.dummy else n,
-            trump_card=trump_card,
-            trump=trump_card & 3,
-            stock=stock,
-            beaters=BEATERS[trump_card & 3],
-            tables=[moves_for(p, False) for p in range(n)],
-            hands=[[] for _ in range(n + 1)],
-            known=[set() for _ in range(n + 1)],
-        )
+        game = cls.__new__(cls)
+        game.options = options
+        game.names = list(players)
+        game.n = n
+        game.dealer = dealer
+        game.previous_fool = previous_fool
+        game.deck = tuple(deck)
+        game.deckset = frozenset(deck)
+        game.dummy_plays = options.dummy_plays
+        game.transfer = options.transfer
+        game.neighbours = options.throw_in == "neighbours"
+        game.five = options.five_before_discard
+        game.nxt = tuple(ring)
+        game.ring = n + 1 if options.dummy else n
+        game.trump_card = trump_card
+        game.trump = trump_card & 3
+        game.stock = stock
+        game.beaters = BEATERS[trump_card & 3]
+        game.tables = [moves_for(p, False) for p in range(n)]
+        game.hands = [[] for _ in range(n + 1)]
+        game.known = [set() for _ in range(n + 1)]
+        _DEFAULTS(game)
+        return game
 
     @staticmethod
     def check_setup(
@@ -219,10 +221,18 @@ class DurakState:
 STORED = tuple(f.name for f in fields(DurakState) if f.metadata.get("stored"))
 
 
+def compiled(name: str, lines: list[str], scope: dict[str, Any]) -> Callable[..., Any]:
+    """The function ``name`` defined by ``lines``, written out as straight code from the
+    fields' metadata (the way dataclasses writes ``__init__``): a game is copied at every
+    node of a search and written and read after every move, and a loop over the fields
+    took up to twice as long."""
+    exec("\n".join(lines), scope)
+    made: Callable[..., Any] = scope[name]
+    return made
+
+
 def _copier(cls: type[DurakState]) -> Callable[[DurakState], Any]:
-    """The copy of ``cls``'s fields, written out as straight code from their metadata (the
-    way dataclasses writes ``__init__``): the searches copy a game at every node, and a
-    loop over the fields took twice as long."""
+    """The copy of ``cls``'s fields, each taken as its metadata says."""
     scope: dict[str, Any] = {"new": object.__new__}
     lines = ["def copy(self):", "    twin = new(type(self))"]
     for f in fields(cls):
@@ -232,9 +242,32 @@ def _copier(cls: type[DurakState]) -> Callable[[DurakState], Any]:
         else:
             scope[f"copy_{f.name}"] = how
             lines.append(f"    twin.{f.name} = copy_{f.name}(self.{f.name})")
-    exec("\n".join([*lines, "    return twin"]), scope)
-    copy: Callable[[DurakState], Any] = scope["copy"]
-    return copy
+    return compiled("copy", [*lines, "    return twin"], scope)
 
 
 _COPY = _copier(DurakState)
+
+
+def _defaulter(cls: type[DurakState]) -> Callable[[DurakState], None]:
+    """The setting of ``cls``'s fields that have a default to that default."""
+    scope: dict[str, Any] = {}
+    lines = ["def defaults(self):"]
+    for f in fields(cls):
+        if f.default_factory is not MISSING:
+            scope[f"make_{f.name}"] = f.default_factory
+            lines.append(f"    self.{f.name} = make_{f.name}()")
+        elif f.default is not MISSING:
+            scope[f"default_{f.name}"] = f.default
+            lines.append(f"    self.{f.name} = default_{f.name}")
+    return compiled("defaults", lines, scope)
+
+
+_DEFAULTS = _defaulter(DurakState)
+
+take_stored: Callable[[DurakState, Any], None] = compiled(
+    "take_stored",
+    ["def take_stored(state, source):", *(f"    state.{n} = source.{n}" for n in STORED)],
+    {},
+)
+"""Set the ``stored`` fields of a state from the same-named attributes of ``source`` (the
+stored form read back)."""
