@@ -60,7 +60,7 @@ class Standings:
             plan = plan_for(game, personal)
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.get(marker)
-                pipe.expire(marker, self.marker_ttl)  # outlive the table, kept on by commits
+                pipe.expire(marker, self.marker_ttl)  # outlive the table (then Delivery.counted)
                 for row in plan.rows:
                     if row.rated:
                         pipe.hmget(row.key, ["mu", "sigma", "tr"])
