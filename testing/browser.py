@@ -82,6 +82,19 @@ def chromiums(profiles: list[Path]) -> Iterator[list[Any]]:
                 os.killpg(group, signal.SIGKILL)
 
 
+def fresh_tab(driver: Any) -> None:
+    """Puts a new tab in the place of the driver's windows: what the DevTools protocol set
+    up for a tab (scripts run on each new document, blocked addresses, emulated media or
+    network) dies with it, and each test's page server has an origin of its own."""
+    old = driver.window_handles
+    driver.switch_to.new_window("tab")
+    tab = driver.current_window_handle
+    for handle in old:
+        driver.switch_to.window(handle)
+        driver.close()
+    driver.switch_to.window(tab)
+
+
 def page_url(
     root: str, param: str | None, data: str, theme: dict[str, str] | None, direct: bool = False
 ) -> str:
@@ -203,6 +216,12 @@ class Page:
         await asyncio.to_thread(
             self.driver.execute_cdp_cmd, "Page.setWebLifecycleState", {"state": state}
         )
+
+    async def still_motion(self) -> None:
+        """Asks the page for reduced motion, as a reader's system may: each new picture
+        shows at once, nothing flies (and the browser draws no frame for it)."""
+        reduce = {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]}
+        await asyncio.to_thread(self.driver.execute_cdp_cmd, "Emulation.setEmulatedMedia", reduce)
 
     async def console_errors(self) -> list[str]:
         """The console's errors since the last call (Chromium's log of the page)."""

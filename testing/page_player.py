@@ -13,8 +13,8 @@ from testing.browser import WITHIN, Page
 
 # Run in every document the browsers open, before the page's own scripts: what went
 # wrong (script errors, refused loads, policy violations, console.error), and the
-# intervals between frames while a card flies (body[data-flying] > 0), but for those the
-# test itself holds up (body[data-probed]: a screenshot, axe-core).
+# intervals between frames while a card flies (body[data-flying] > 0) and for a second
+# after, but for those the test itself holds up (body[data-probed]: a screenshot, axe-core).
 WATCH = """
 if (!window.__errors) {
   window.__errors = [];
@@ -30,13 +30,19 @@ if (!window.__errors) {
   addEventListener("DOMContentLoaded", () => new MutationObserver(
     () => __draws.push(+document.body.dataset.drawms)
   ).observe(document.body, {attributes: true, attributeFilter: ["data-drawms"]}));
-  let last = 0;
-  requestAnimationFrame(function tick(t) {
-    const b = document.body;
-    if (last && b && !b.dataset.probed) (+b.dataset.flying > 0 ? __frames : __still).push(t - last);
+  // Frames are asked for only while a card flies and for a second after (the still ones):
+  // a page asking for every frame all the time would keep the browser drawing for nothing.
+  let last = 0, left = 0;
+  const tick = t => {
+    const b = document.body, flies = +b.dataset.flying > 0;
+    if (last && !b.dataset.probed) (flies ? __frames : __still).push(t - last);
     last = t;
-    requestAnimationFrame(tick);
-  });
+    left = flies ? 60 : left - 1;
+    if (left > 0) requestAnimationFrame(tick); else last = 0;
+  };
+  addEventListener("DOMContentLoaded", () => new MutationObserver(() => {
+    if (left <= 0) { left = 60; requestAnimationFrame(tick); }
+  }).observe(document.body, {attributes: true, attributeFilter: ["data-flying"]}));
 }
 """
 
