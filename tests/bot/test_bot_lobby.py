@@ -154,34 +154,6 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
     assert all("record" in {c["command"] for c in m.params["commands"]} for m in menus)
 
 
-def test_running_without_a_token_says_so() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "TELEGRAM_BOT_TOKEN"}
-    done = subprocess.run(
-        [sys.executable, "-m", "bot"], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 2
-    assert "TELEGRAM_BOT_TOKEN" in done.stderr and len(done.stderr.strip().splitlines()) == 1
-
-
-def test_a_webhook_without_a_secret_is_refused() -> None:
-    env = {**os.environ, "TELEGRAM_BOT_TOKEN": "1:x", "WEBHOOK_URL": "https://example.org/hook"}
-    env.pop("WEBHOOK_SECRET", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "bot"], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 2
-    assert "WEBHOOK_SECRET" in done.stderr and len(done.stderr.strip().splitlines()) == 1
-
-
-def test_an_unreachable_redis_is_reported_at_start() -> None:
-    env = {**os.environ, "TELEGRAM_BOT_TOKEN": "1:x", "REDIS_URL": "redis://127.0.0.1:1/0"}
-    done = subprocess.run(
-        [sys.executable, "-m", "bot"], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 1
-    assert "REDIS_URL" in done.stderr and len(done.stderr.strip().splitlines()) == 1
-
-
 class _RefusingBotAPI(http.server.BaseHTTPRequestHandler):
     """A Bot API that refuses every token, as Telegram answers a revoked one."""
 
@@ -214,17 +186,41 @@ def _silent_port() -> str:
         return f"http://127.0.0.1:{probe.getsockname()[1]}"
 
 
+TOKEN = {"TELEGRAM_BOT_TOKEN": "1:x"}
+NO_SECRET = {**TOKEN, "WEBHOOK_URL": "https://example.org/hook", "WEBHOOK_SECRET": None}
+NO_API = "cannot reach the Bot API"
+
+
 @pytest.mark.parametrize(
-    ("api", "code", "says"),
-    [("refusing", 2, "TELEGRAM_BOT_TOKEN"), ("silent", 1, "cannot reach the Bot API")],
+    ("env", "code", "says"),
+    [
+        ({"TELEGRAM_BOT_TOKEN": None}, 2, "TELEGRAM_BOT_TOKEN"),
+        (NO_SECRET, 2, "WEBHOOK_SECRET"),
+        ({**TOKEN, "REDIS_URL": "redis://127.0.0.1:1/0"}, 1, "REDIS_URL"),
+        ({**TOKEN, "TELEGRAM_BASE_URL": "refusing", "REDIS_URL": None}, 2, "TELEGRAM_BOT_TOKEN"),
+        (
+            {**TOKEN, "TELEGRAM_BASE_URL": "silent", "REDIS_URL": None},
+            1,
+            "cannot reach the Bot API",
+        ),
+    ],
+    ids=["no token", "a webhook without its secret", "no redis", "token refused", "no bot api"],
 )
-def test_a_failed_start_is_one_line(refusing_api: str, api: str, code: int, says: str) -> None:
-    """No traceback of PTB's before the bot's own line (the in-memory store's warning aside)."""
-    base = refusing_api if api == "refusing" else _silent_port()
-    env = {**os.environ, "TELEGRAM_BOT_TOKEN": "1:x", "TELEGRAM_BASE_URL": base}
-    env.pop("REDIS_URL", None)
+def test_a_failed_start_is_one_line(
+    refusing_api: str, env: dict[str, str | None], code: int, says: str
+) -> None:
+    """A setting missing or wrong, or a Bot API that refuses the token or does not answer:
+    one line that says which, no traceback of PTB's before it (the in-memory store's
+    warning aside)."""
+    apis = {"refusing": refusing_api, "silent": _silent_port()}
+    base = apis.get(env.get("TELEGRAM_BASE_URL") or "")
+    merged = {**os.environ, **env, "TELEGRAM_BASE_URL": base}
     done = subprocess.run(
-        [sys.executable, "-m", "bot"], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "bot"],
+        env={k: v for k, v in merged.items() if v is not None},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == code
     lines = [line for line in done.stderr.splitlines() if "REDIS_URL is not set" not in line]
