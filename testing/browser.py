@@ -165,13 +165,20 @@ class Page:
         assert shown, f"the page did not change within {WITHIN} s"
         return int(shown)
 
-    async def shown_cards(self) -> str:
-        """Everything the page shows: its text and every card drawn (by notation)."""
-        text: str = await self.js(
-            "return document.body.innerText + ' ' + [...document.querySelectorAll('[data-card]')]"
-            ".map(e => e.dataset.card).join(' ')"
+    async def shown_cards(self, newer_than: int | None = None) -> str:
+        """Everything the page shows: its text and every card drawn (by notation); once
+        it shows a version newer than ``newer_than``, if given (one call to the browser)."""
+        script = (
+            "(document.body.innerText + ' ' + [...document.querySelectorAll('[data-card]')]"
+            ".map(e => e.dataset.card).join(' '))"
         )
-        return text
+        if newer_than is None:
+            return str(await self.js(f"return {script}"))
+        shown = await self.wait(
+            f"return +document.body.dataset.version > {newer_than} && {script}", WITHIN
+        )
+        assert shown, f"the page did not change within {WITHIN} s"
+        return str(shown)
 
     async def click_one(self, selector: str, rng: Any) -> int:
         """Clicks one of the elements ``selector`` finds; how many it found. Counted and
@@ -192,13 +199,20 @@ class Page:
         if pick:
             assert await self.click_one(f'button.mv[data-card="{pick}"]', rng)
 
-    async def tokens(self) -> list[str]:
-        """The ``data-move`` tokens of the actions the page offers now, in page order."""
-        found: list[str] = await self.js(
-            "return [...document.querySelectorAll('[data-move]')]"
+    async def tokens(self, at: int | None = None) -> list[str]:
+        """The ``data-move`` tokens of the actions the page offers now, in page order;
+        once it shows version ``at``, if given (one call to the browser)."""
+        script = (
+            "[...document.querySelectorAll('[data-move]')]"
             ".filter(e => e.offsetParent !== null).map(e => e.dataset.move)"
         )
-        return found
+        if at is None:
+            return list(await self.js(f"return {script}"))
+        found = await self.wait(
+            f"return +document.body.dataset.version >= {at} && {script}", WITHIN
+        )
+        assert found is not None, f"the page did not reach version {at} within {WITHIN} s"
+        return list(found)
 
     async def tap(self, token: str) -> None:
         """Taps the (first visible) element that carries ``data-move`` ``token``."""

@@ -66,6 +66,15 @@ class Player(Page):
         shown = await self.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
         assert shown, f"the page did not reach version {version} within {WITHIN} s"
 
+    async def moves_at(self, version: int) -> list[str]:
+        """The ``data-move`` tokens the page offers once it shows ``version``: the wait
+        and the look in one call to the browser."""
+        found = await self.wait(
+            f"return +document.body.dataset.version >= {version} && ({ALL_MOVES[7:]})", WITHIN
+        )
+        assert found is not None, f"the page did not reach version {version} within {WITHIN} s"
+        return list(found)
+
     async def press(self, selector: str, keyboard: bool) -> None:
         """Taps the one element ``selector`` finds, or focuses it and presses Enter."""
         # Found and tapped (or focused) in one call: a new picture in between would
@@ -85,10 +94,14 @@ class Player(Page):
 
         await asyncio.to_thread(active.send_keys, Keys.ENTER)
 
-    async def play(self, token: str, keyboard: bool = False) -> bool:
+    async def play(
+        self, token: str, keyboard: bool = False, offered: list[str] | None = None
+    ) -> bool:
         """Plays the move ``token``: its element, or its card's choice and then it;
-        whether it went through a choice."""
-        offered = await self.js(ALL_MOVES)
+        whether it went through a choice. ``offered``: the page's tokens, when the caller
+        has just looked."""
+        if offered is None:
+            offered = list(await self.js(ALL_MOVES))
         if token in offered:
             await self.press(f'[data-move="{token}"]', keyboard)
             return False
