@@ -165,20 +165,24 @@ class Page:
         assert shown, f"the page did not change within {WITHIN} s"
         return int(shown)
 
+    async def read(self, script: str, once: str | None = None) -> Any:
+        """The value of the expression ``script`` in the page: now, or as soon as the
+        expression ``once`` holds there (the wait and the look in one call)."""
+        if once is None:
+            return await self.js(f"return {script}")
+        found = await self.wait(f"return ({once}) && {script}", WITHIN)
+        assert found is not None, f"the page did not come to {once} within {WITHIN} s"
+        return found
+
     async def shown_cards(self, newer_than: int | None = None) -> str:
         """Everything the page shows: its text and every card drawn (by notation); once
-        it shows a version newer than ``newer_than``, if given (one call to the browser)."""
+        it shows a version newer than ``newer_than``, if given."""
         script = (
             "(document.body.innerText + ' ' + [...document.querySelectorAll('[data-card]')]"
             ".map(e => e.dataset.card).join(' '))"
         )
-        if newer_than is None:
-            return str(await self.js(f"return {script}"))
-        shown = await self.wait(
-            f"return +document.body.dataset.version > {newer_than} && {script}", WITHIN
-        )
-        assert shown, f"the page did not change within {WITHIN} s"
-        return str(shown)
+        once = None if newer_than is None else f"+document.body.dataset.version > {newer_than}"
+        return str(await self.read(script, once))
 
     async def click_one(self, selector: str, rng: Any) -> int:
         """Clicks one of the elements ``selector`` finds; how many it found. Counted and
@@ -201,18 +205,13 @@ class Page:
 
     async def tokens(self, at: int | None = None) -> list[str]:
         """The ``data-move`` tokens of the actions the page offers now, in page order;
-        once it shows version ``at``, if given (one call to the browser)."""
+        once it shows version ``at``, if given."""
         script = (
             "[...document.querySelectorAll('[data-move]')]"
             ".filter(e => e.offsetParent !== null).map(e => e.dataset.move)"
         )
-        if at is None:
-            return list(await self.js(f"return {script}"))
-        found = await self.wait(
-            f"return +document.body.dataset.version >= {at} && {script}", WITHIN
-        )
-        assert found is not None, f"the page did not reach version {at} within {WITHIN} s"
-        return list(found)
+        once = None if at is None else f"+document.body.dataset.version >= {at}"
+        return list(await self.read(script, once))
 
     async def tap(self, token: str) -> None:
         """Taps the (first visible) element that carries ``data-move`` ``token``."""

@@ -69,11 +69,7 @@ class Player(Page):
     async def moves_at(self, version: int) -> list[str]:
         """The ``data-move`` tokens the page offers once it shows ``version``: the wait
         and the look in one call to the browser."""
-        found = await self.wait(
-            f"return +document.body.dataset.version >= {version} && ({ALL_MOVES[7:]})", WITHIN
-        )
-        assert found is not None, f"the page did not reach version {version} within {WITHIN} s"
-        return list(found)
+        return list(await self.read(ALL_MOVES[7:], f"+document.body.dataset.version >= {version}"))
 
     async def press(self, selector: str, keyboard: bool) -> None:
         """Taps the one element ``selector`` finds, or focuses it and presses Enter."""
