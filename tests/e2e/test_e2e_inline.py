@@ -259,14 +259,14 @@ async def test_a_process_killed_mid_game_and_the_game_goes_on(
     env = {"REDIS_URL": own_redis.url}
     first = BotProcess(served.url, tmp_path / "first.log", **env)
     second = None
-    h = ProcHarness(served.telegram, served, [first.hook])
+    h = ProcHarness(served.telegram, first)
     try:
         await first.ready()
         ann, bob, chat, table = await football_for_two(h)
         await set_up(h, table, ann)
         first.kill()
         second = BotProcess(served.url, tmp_path / "second.log", **env)
-        h.hooks = iter(lambda: second.hook, None)  # type: ignore[assignment]
+        h.serve_by(second)
         await second.ready()
         await set_up(h, table, bob)
         picks = await play_out(h, table, [ann, bob], random.Random(6))

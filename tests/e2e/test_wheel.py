@@ -86,7 +86,7 @@ async def test_the_installed_wheel_answers_rules_in_three_languages_and_plays_a_
     # No REDIS_URL: the in-process store, which the runtime must carry.
     bot = BotProcess(served.url, tmp_path / "bot.log", python=str(python), cwd=run,
                      source_tree=False, WEBAPP_URL=PAGE)  # fmt: skip
-    h = ProcHarness(served.telegram, served, [bot.hook])
+    h = ProcHarness(served.telegram, bot)
     try:
         await bot.ready()
         async with httpx.AsyncClient(base_url=bot.root) as c:  # the page, from the package
