@@ -160,3 +160,32 @@ class ProcHarness(WebhookHarness):
 
 
 _BACKLOG, _DELIVERING = "cardtable_inbox_backlog", "cardtable_tables_delivering"
+
+
+class Bots:
+    """A test's bot processes and their harnesses: each process ready when :meth:`start`
+    returns, its log in ``logs``; at the end (:meth:`close`) every harness is closed and
+    every process still running killed."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self._processes: list[BotProcess] = []
+        self._harnesses: list[ProcHarness] = []
+
+    async def start(self, api: str, name: str = "bot", **options: Any) -> BotProcess:
+        """A :class:`BotProcess` on ``api`` (``options`` as it takes them), once ready."""
+        bot = BotProcess(api, self.logs / f"{name}.log", **options)
+        self._processes.append(bot)
+        await bot.ready()
+        return bot
+
+    def harness(self, telegram: FakeTelegram, bot: BotProcess) -> ProcHarness:
+        h = ProcHarness(telegram, bot)
+        self._harnesses.append(h)
+        return h
+
+    async def close(self) -> None:
+        for h in self._harnesses:
+            await h.close()
+        for bot in self._processes:
+            bot.kill()
