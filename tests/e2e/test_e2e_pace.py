@@ -160,7 +160,7 @@ async def test_where_hands_count_against_the_group_two_players_429s_teach_every_
     await stop_app(h.apps.pop())
     h.apps.append(await production())
     await clock.advance(5)
-    moves += await play_fast(top, players, 2 * MINUTE, seed=4)
+    moves += await play_fast(top, players, MINUTE, seed=4)
     assert floods(h) == refused
     assert len((await stored(h, top.group))["moves"]) == moves
     await top.caught_up(players)  # the newest state in every hand
