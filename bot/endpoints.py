@@ -3,7 +3,8 @@
 - ``GET /healthz``: 200 while the process runs (its event loop answers).
 - ``GET /readyz``: 200 when Redis answers a PING and the process is not stopping; 503
   otherwise, so that a balancer sends nothing to a process that cannot act on it.
-- ``GET /metrics``: the Prometheus metrics of bot.core.metrics.
+- ``GET /metrics``: the Prometheus metrics of bot.core.metrics (the webhook's backlog and
+  the deliveries under way as of the read).
 - ``POST <path of WEBHOOK_URL>``: an update from Telegram, with the secret header. It is
   answered 200 only once it is stored in Redis (bot.core.inbox), for a worker to handle
   (bot.inbox): a process that dies then loses nothing Telegram took as delivered. 503
@@ -58,6 +59,10 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
         if svc.limiter is not None:  # shared by every process: read where it is kept
             with contextlib.suppress(RedisError):
                 metrics.GROUPS_LEARNED.set(await svc.limiter.learned())
+        if svc.inbox is not None:
+            with contextlib.suppress(RedisError):
+                metrics.BACKLOG.set(await svc.inbox.backlog())
+        metrics.DELIVERING.set(len(svc.delivering))
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     found: list[BaseRoute] = [

@@ -5,9 +5,8 @@ bot.endpoints and the installed wheel).
 :class:`BotProcess` starts one (any Python: the source tree's, or a venv's with the wheel
 installed), waits until its ``/healthz`` answers, stops it with SIGTERM or kills it.
 :class:`ProcHarness` posts each update to a webhook and then waits on real events, not
-on time: a tap until it is answered, and every update until the fake Bot API has had no
-call for a moment (the bot's deliveries follow the answer within milliseconds here: no
-rate limits, no coalescing).
+on time: a tap until it is answered, and every update until the process says on its
+/metrics that it has done with it (the webhook's backlog empty, no table being delivered).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +26,14 @@ import httpx
 from bot.core.config import Settings
 from testing.chats import BOT_TOKEN
 from testing.fakegram import FakeTelegram
-from testing.fakeserver import SECRET_HEADER, FakeServer, WebhookHarness
+from testing.fakeserver import SECRET_HEADER, WebhookHarness
+from testing.metrics import sample
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "proc-test-secret"
 START_WITHIN = 30.0  # seconds for a process to answer /healthz
-QUIET = 0.15  # seconds without a Bot API call after which the bot has done with an update
 SETTLE_WITHIN = 20.0
+LULL = 0.02  # seconds without a Bot API call before the bot is asked whether it is done
 # Settings named in the environment that the tests' process must not pass on.
 _SETTINGS = {name.upper() for name in Settings.model_fields}
 
@@ -114,18 +113,22 @@ class BotProcess:
 
 
 class ProcHarness(WebhookHarness):
-    """A harness whose updates go to bot processes' webhooks; each delivery waits until
+    """A harness whose updates go to a bot process's webhook; each delivery waits until
     the bot has done with it (see the module docstring)."""
 
-    def __init__(self, telegram: FakeTelegram, served: FakeServer, hooks: Iterable[str]) -> None:
-        super().__init__(telegram, hooks, SECRET)
-        self.served = served
+    def __init__(self, telegram: FakeTelegram, bot: BotProcess) -> None:
+        super().__init__(telegram, [bot.hook], SECRET)
+        self.bot = bot
         self.settling = True  # False: a delivery posts and waits for nothing
+
+    def serve_by(self, bot: BotProcess) -> None:
+        """From now on updates go to ``bot`` (another process took over)."""
+        self.bot = bot
 
     async def post(self, data: dict[str, Any]) -> httpx.Response:
         """One post as Telegram makes it; the response, whatever it is."""
         self.server.update_ids.add(data["update_id"])
-        return await self.client.post(next(self.hooks), json=data, headers={SECRET_HEADER: SECRET})
+        return await self.client.post(self.bot.hook, json=data, headers={SECRET_HEADER: SECRET})
 
     async def deliver(self, data: dict[str, Any], app: Any = None) -> None:
         response = await self.post(data)
@@ -136,15 +139,53 @@ class ProcHarness(WebhookHarness):
         await self.settle(query["id"] if query else None)
 
     async def settle(self, query_id: str | None = None) -> None:
-        """Wait until the tap ``query_id`` (if any) is answered and the fake Bot API has had
-        no call for :data:`QUIET` seconds."""
+        """Wait until the tap ``query_id`` (if any) is answered and the process has done
+        with every update: none is left in the webhook's stream, and no table is being
+        delivered (its /metrics, read as the operator reads them). They are read once the
+        bot has made no Bot API call for :data:`LULL` seconds, so as to read them seldom."""
         deadline = time.monotonic() + SETTLE_WITHIN
         seen, since = -1, time.monotonic()
         while time.monotonic() < deadline:
             answer = self.server.queries.get(query_id) if query_id else None
-            if len(self.served.log) != seen:
-                seen, since = len(self.served.log), time.monotonic()
-            elif time.monotonic() - since >= QUIET and (answer is None or answer.answered):
-                return
-            await asyncio.sleep(0.01)
+            if len(self.server.calls) != seen:
+                seen, since = len(self.server.calls), time.monotonic()
+            elif time.monotonic() - since >= LULL and (answer is None or answer.answered):
+                page = (await self.client.get(f"{self.bot.root}/metrics")).text
+                assert f"\n{_BACKLOG} " in page, page
+                if sample(page, _BACKLOG) == 0 and sample(page, _DELIVERING) == 0:
+                    return
+                since = time.monotonic()
+            await asyncio.sleep(0.005)
         raise AssertionError("the bot did not settle")
+
+
+_BACKLOG, _DELIVERING = "cardtable_inbox_backlog", "cardtable_tables_delivering"
+
+
+class Bots:
+    """A test's bot processes and their harnesses: each process ready when :meth:`start`
+    returns, its log in ``logs``; at the end (:meth:`close`) every harness is closed and
+    every process still running killed."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self._processes: list[BotProcess] = []
+        self._harnesses: list[ProcHarness] = []
+
+    async def start(self, api: str, name: str = "bot", **options: Any) -> BotProcess:
+        """A :class:`BotProcess` on ``api`` (``options`` as it takes them), once ready."""
+        bot = BotProcess(api, self.logs / f"{name}.log", **options)
+        self._processes.append(bot)
+        await bot.ready()
+        return bot
+
+    def harness(self, telegram: FakeTelegram, bot: BotProcess) -> ProcHarness:
+        h = ProcHarness(telegram, bot)
+        self._harnesses.append(h)
+        return h
+
+    async def close(self) -> None:
+        for h in self._harnesses:
+            await h.close()
+        for bot in self._processes:
+            bot.kill()

@@ -119,6 +119,10 @@ class Inbox:
             if "NOGROUP" not in str(exc):  # no group: no consumers either
                 raise
 
+    async def backlog(self) -> int:
+        """Updates stored and not yet handled, by any worker."""
+        return int(await self.redis.xlen(STREAM))
+
     async def done(self, entry_id: bytes) -> None:
         """Handled: off the stream."""
         async with self.redis.pipeline(transaction=True) as pipe:

@@ -75,6 +75,9 @@ STREAMS = Gauge("cardtable_webapp_streams", "Mini App event streams open")
 REDIS_DOWN = Gauge("cardtable_redis_down", "1 while Redis does not answer this process")
 WEBHOOK = Counter("cardtable_webhook_updates", "Webhook posts, by outcome", ["outcome"])
 RECLAIMED = Counter("cardtable_inbox_reclaimed", "Updates taken over from a dead worker")
+# Set as the page is read: what is left to do (work in hand, for a scaler or a drain).
+BACKLOG = Gauge("cardtable_inbox_backlog", "Updates stored and not yet handled, by any worker")
+DELIVERING = Gauge("cardtable_tables_delivering", "Tables this process is bringing up to date")
 
 # What PTB's rate-limiter hook is given to call, and what that call gives back.
 ApiResult = bool | dict[str, Any] | list[dict[str, Any]]

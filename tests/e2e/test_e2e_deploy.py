@@ -14,7 +14,6 @@ import json
 import random
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,7 +23,7 @@ import redis.asyncio as aioredis
 
 from bot.core import inbox
 from bot.core.i18n import t
-from testing.botproc import SECRET, BotProcess, ProcHarness
+from testing.botproc import SECRET, BotProcess, Bots, ProcHarness
 from testing.chats import BOT_TOKEN, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
@@ -33,14 +32,6 @@ from testing.tabletop import Tabletop, stored
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit (5 s) and a touch's period, with room
-
-
-@pytest.fixture
-async def served() -> AsyncIterator[FakeServer]:
-    fake = FakeServer(FakeTelegram(), delay=(0.0, 0.0))
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.fixture
@@ -105,24 +96,19 @@ def help_replies(telegram: FakeTelegram, user: FakeUser) -> int:
 
 
 async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_secret(
-    served: FakeServer, tmp_path: Path
+    served: FakeServer, bots: Bots
 ) -> None:
-    bot = BotProcess(served.url, tmp_path / "bot.log", LOG_FORMAT="json", LOG_LEVEL="DEBUG")
-    h = ProcHarness(served.telegram, served, [bot.hook])
-    try:
-        await bot.ready()
-        players = [h.user("Ann"), h.user("Bob")]
-        top = Tabletop(h, h.group())
-        await top.setup_game("football", players)
-        for _ in range(4):
-            await top.step(players, random.Random(1))
-        await _garbage(bot.port, f"NOT HTTP {SECRET}\r\n\r\n".encode())  # uvicorn's to log
-        bot.process.terminate()
-        assert await bot.stopped(GRACE + 5) == 0
-    finally:
-        bot.kill()
-        await h.close()
-    text = (tmp_path / "bot.log").read_text()
+    bot = await bots.start(served.url, LOG_FORMAT="json", LOG_LEVEL="DEBUG")
+    h = bots.harness(served.telegram, bot)
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("football", players)
+    for _ in range(4):
+        await top.step(players, random.Random(1))
+    await _garbage(bot.port, f"NOT HTTP {SECRET}\r\n\r\n".encode())  # uvicorn's to log
+    bot.process.terminate()
+    assert await bot.stopped(GRACE + 5) == 0
+    text = bot.log()
     lines = [json.loads(line) for line in text.splitlines()]  # every line is one object
     assert any(x["logger"].startswith("uvicorn") for x in lines), text  # the HTTP server's too
     assert len(lines) > 20 and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
@@ -133,24 +119,21 @@ async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_sec
 
 
 async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_process_goes_on(
-    served: FakeServer, own_redis: OwnRedis, tmp_path: Path
+    served: FakeServer, own_redis: OwnRedis, bots: Bots
 ) -> None:
     env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(GRACE)}
-    first = BotProcess(served.url, tmp_path / "first.log", **env)
-    h = ProcHarness(served.telegram, served, [first.hook])
-    second = None
-    try:
-        await first.ready()
-        players = [h.user("Ann"), h.user("Bob")]
-        top = Tabletop(h, h.group())
-        await top.setup_game("football", players)
-        rng = random.Random(3)
-        await top.step(players, rng)
-        before = prompts(top, players)
-        served.delay = (0.3, 0.3)  # Telegram slow: the next tap is in hand for a while
-        h.settling = False
-        _, answer = await top.step(players, rng)
-        probe = redis.Redis.from_url(own_redis.url)
+    first = await bots.start(served.url, "first", **env)
+    h = bots.harness(served.telegram, first)
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("football", players)
+    rng = random.Random(3)
+    await top.step(players, rng)
+    before = prompts(top, players)
+    served.delay = (0.3, 0.3)  # Telegram slow: the next tap is in hand for a while
+    h.settling = False
+    _, answer = await top.step(players, rng)
+    with redis.Redis.from_url(own_redis.url) as probe:
         await sigterm_holding_one(first, probe, GRACE)
         # Before it exited it answered the tap and brought the players' messages up to
         # date (deliveries included), and left nothing in the stream.
@@ -158,35 +141,24 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
         assert prompts(top, players) != before
         assert probe.xlen(inbox.STREAM) == 0
         assert probe.xinfo_consumers(inbox.STREAM, inbox.GROUP) == []  # it left the group
-        probe.close()
-        served.delay = (0.0, 0.0)
-        second = BotProcess(served.url, tmp_path / "second.log", **env)
-        h.hooks = iter(lambda: second.hook, None)  # type: ignore[assignment]
-        h.settling = True
-        await second.ready()
-        await top.play(players, rng)  # the game goes on to its end on the next process
-        assert top.finished()
-    finally:
-        first.kill()
-        if second is not None:
-            second.kill()
-        await h.close()
+    served.delay = (0.0, 0.0)
+    h.serve_by(await bots.start(served.url, "second", **env))
+    h.settling = True
+    await top.play(players, rng)  # the game goes on to its end on the next process
+    assert top.finished()
 
 
 async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_process_handles_it(
-    own_redis: OwnRedis, tmp_path: Path, slow_and_fast: tuple[FakeServer, FakeServer]
+    own_redis: OwnRedis, bots: Bots, slow_and_fast: tuple[FakeServer, FakeServer]
 ) -> None:
     slow, fast = slow_and_fast
     telegram = slow.telegram
     grace = 1.0
     env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(grace)}
-    first = BotProcess(slow.url, tmp_path / "first.log", **env)
-    second = None
-    h = ProcHarness(telegram, slow, [first.hook])
+    first = await bots.start(slow.url, "first", **env)
+    h = bots.harness(telegram, first)
     h.settling = False
-    probe = redis.Redis.from_url(own_redis.url)
-    try:
-        await first.ready()
+    with redis.Redis.from_url(own_redis.url) as probe:
         slow.delay = (60.0, 60.0)  # Telegram hangs: the handler outlives any grace
         ann = h.user("Ann")
         await h.private(ann, "/help")
@@ -194,31 +166,25 @@ async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_proce
         await slow.stop()
         assert help_replies(telegram, ann) == 0
         assert probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1  # not lost
-        second = BotProcess(fast.url, tmp_path / "second.log", **env)
-        await second.ready()
+        h.serve_by(await bots.start(fast.url, "second", **env))
         await until(lambda: help_replies(telegram, ann) > 0, TAKEN_OVER_WITHIN, "not taken over")
-        h.served = fast
         await h.settle()
         assert help_replies(telegram, ann) == 1
         assert probe.xlen(inbox.STREAM) == 0
-    finally:
-        probe.close()
-        first.kill()
-        if second is not None:
-            second.kill()
-        await h.close()
 
 
 RESTART_WITHIN = 3.0  # seconds from a new process's start to the next player's buttons
 
 
-@pytest.mark.parametrize("stop", ["kill", "sigterm"])
+# Each place of the hands and each way of stopping once: the stop is over before the next
+# process starts, so the two do not meet (every pair of them cost two processes more).
 @pytest.mark.parametrize(
-    ("hands", "admin"), [("private", False), ("group", False), ("group", True)]
+    ("hands", "admin", "stop"),
+    [("private", False, "sigterm"), ("group", False, "kill"), ("group", True, "sigterm")],
 )
 async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_within_3_s(
     own_redis: OwnRedis,
-    tmp_path: Path,
+    bots: Bots,
     slow_and_fast: tuple[FakeServer, FakeServer],
     hands: str,
     admin: bool,
@@ -234,12 +200,10 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
     telegram = slow.telegram
     env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": "1", "HANDS": hands}
     env.update(RATE_LIMIT="true", TABLE_EDIT_INTERVAL="3")  # Telegram's limits, as deployed
-    first = BotProcess(slow.url, tmp_path / "first.log", **env)
-    second = None
-    h = ProcHarness(telegram, slow, [first.hook])
+    first = await bots.start(slow.url, "first", **env)
+    h = bots.harness(telegram, first)
     h.redis = aioredis.Redis.from_url(own_redis.url)
     try:
-        await first.ready()
         players = [h.user("Ann"), h.user("Bob"), h.user("Cid")]
         top = Tabletop(h, h.group())
         if admin:
@@ -264,10 +228,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
             assert await first.stopped(1 + 5) == 0, first.log()
         await slow.stop()  # what it had asked Telegram for dies with it
         assert not await top.actor_asked(players)
-        second = BotProcess(fast.url, tmp_path / "second.log", **env)
-        h.hooks = iter(lambda: second.hook, None)  # type: ignore[assignment]
-        h.served = fast
-        await second.ready()
+        h.serve_by(await bots.start(fast.url, "second", **env))
         started = time.monotonic()
         await until_async(lambda: top.actor_asked(players), 10, "no buttons after a restart")
         waited = time.monotonic() - started
@@ -279,10 +240,6 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         assert waited <= RESTART_WITHIN, f"his buttons came {waited:.1f} s after the start"
     finally:
         await h.redis.aclose()
-        first.kill()
-        if second is not None:
-            second.kill()
-        await h.close()
 
 
 async def _moved_past(h: ProcHarness, top: Tabletop, version: int) -> bool:
@@ -298,22 +255,19 @@ async def until_async(check: Any, within: float, what: str) -> None:
 
 
 async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_each_once(
-    own_redis: OwnRedis, tmp_path: Path, slow_and_fast: tuple[FakeServer, FakeServer]
+    own_redis: OwnRedis, bots: Bots, slow_and_fast: tuple[FakeServer, FakeServer]
 ) -> None:
     slow, fast = slow_and_fast
     telegram = slow.telegram
     env = {"REDIS_URL": own_redis.url}
-    doomed = BotProcess(slow.url, tmp_path / "doomed.log", **env)
-    other = None
-    h = ProcHarness(telegram, slow, [doomed.hook])
+    doomed = await bots.start(slow.url, "doomed", **env)
+    h = bots.harness(telegram, doomed)
     h.settling = False
-    try:
-        await doomed.ready()
+    with redis.Redis.from_url(own_redis.url) as probe:
         slow.delay = (60.0, 60.0)  # its every Bot API call now hangs
         users = [h.user(name) for name in ("Ann", "Bob", "Cid")]
         for user in users:
             await h.private(user, "/help")  # each answered 200: stored
-        probe = redis.Redis.from_url(own_redis.url)
         await until(
             lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == len(users),
             5,
@@ -322,14 +276,12 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
         doomed.kill()
         await slow.stop()  # what it had asked Telegram for dies with it
         assert all(help_replies(telegram, u) == 0 for u in users)
-        other = BotProcess(fast.url, tmp_path / "other.log", **env)
-        await other.ready()
+        h.serve_by(await bots.start(fast.url, "other", **env))
         await until(
             lambda: all(help_replies(telegram, u) for u in users),
             TAKEN_OVER_WITHIN,
             "the other worker did not take the updates over",
         )
-        h.served = fast
         await h.settle()
         assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
         assert probe.xlen(inbox.STREAM) == 0
@@ -338,68 +290,50 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
             TAKEN_OVER_WITHIN,
             "the dead worker stayed in the group",
         )
-        probe.close()
-    finally:
-        doomed.kill()
-        if other is not None:
-            other.kill()
-        await h.close()
 
 
 async def test_the_webhook_answers_503_while_redis_is_down_and_the_update_is_handled_once_back(
-    served: FakeServer, own_redis: OwnRedis, tmp_path: Path
+    served: FakeServer, own_redis: OwnRedis, bots: Bots
 ) -> None:
-    bot = BotProcess(served.url, tmp_path / "bot.log", REDIS_URL=own_redis.url)
-    h = ProcHarness(served.telegram, served, [bot.hook])
-    try:
-        await bot.ready()
-        ann = h.user("Ann")
-        h.settling = False
-        sent: list[dict[str, Any]] = []
+    bot = await bots.start(served.url, REDIS_URL=own_redis.url)
+    h = bots.harness(served.telegram, bot)
+    ann = h.user("Ann")
+    h.settling = False
+    sent: list[dict[str, Any]] = []
 
-        async def keep(data: dict[str, Any], app: Any = None) -> None:
-            sent.append(data)
+    async def keep(data: dict[str, Any], app: Any = None) -> None:
+        sent.append(data)
 
-        h.deliver = keep  # type: ignore[method-assign]
-        await h.private(ann, "/help")
-        own_redis.stop()
-        refused = await h.post(sent[0])
-        assert refused.status_code == 503  # Telegram keeps it and sends it again
-        assert help_replies(served.telegram, ann) == 0
-        own_redis.start()
-        accepted = None
-        for _ in range(100):  # Telegram's retries, until the bot takes it
-            accepted = await h.post(sent[0])
-            if accepted.status_code == 200:
-                break
-            await asyncio.sleep(0.05)
-        assert accepted is not None and accepted.status_code == 200
-        await until(lambda: help_replies(served.telegram, ann) > 0, 10, "not handled")
-        await h.settle()
-        assert help_replies(served.telegram, ann) == 1
-        assert t("en", "common.unavailable") not in bot.log()
-    finally:
-        bot.kill()
-        await h.close()
+    h.deliver = keep  # type: ignore[method-assign]
+    await h.private(ann, "/help")
+    own_redis.stop()
+    refused = await h.post(sent[0])
+    assert refused.status_code == 503  # Telegram keeps it and sends it again
+    assert help_replies(served.telegram, ann) == 0
+    own_redis.start()
+    accepted = None
+    for _ in range(100):  # Telegram's retries, until the bot takes it
+        accepted = await h.post(sent[0])
+        if accepted.status_code == 200:
+            break
+        await asyncio.sleep(0.05)
+    assert accepted is not None and accepted.status_code == 200
+    await h.settle()  # handled: the stream's backlog is empty
+    assert help_replies(served.telegram, ann) == 1
+    assert t("en", "common.unavailable") not in bot.log()
 
 
 async def test_a_poller_with_port_set_serves_health_readiness_and_metrics_and_stops_on_sigterm(
-    tmp_path: Path,
+    served: FakeServer, bots: Bots
 ) -> None:
-    served = FakeServer(FakeTelegram(), delay=(0.05, 0.05))  # getUpdates: at most 20/s
-    await served.start()
-    bot = BotProcess(served.url, tmp_path / "bot.log", webhook=False, SHUTDOWN_GRACE=str(GRACE))
-    try:
-        await bot.ready()
-        async with httpx.AsyncClient(base_url=bot.root) as c:
-            assert (await c.get("/readyz")).status_code == 200
-            await until(lambda: any(s.method == "getUpdates" for s in served.log), 5, "no poll")
-            page = (await c.get("/metrics")).text
-        assert "cardtable_bot_api_calls_total{" in page, page  # its start-up calls
-        bot.process.terminate()
-        assert await bot.stopped(GRACE + 5) == 0
-    finally:
-        bot.kill()
-        await served.stop()
+    served.delay = (0.05, 0.05)  # getUpdates: at most 20/s
+    bot = await bots.start(served.url, webhook=False, SHUTDOWN_GRACE=str(GRACE))
+    async with httpx.AsyncClient(base_url=bot.root) as c:
+        assert (await c.get("/readyz")).status_code == 200
+        await until(lambda: any(s.method == "getUpdates" for s in served.log), 5, "no poll")
+        page = (await c.get("/metrics")).text
+    assert "cardtable_bot_api_calls_total{" in page, page  # its start-up calls
+    bot.process.terminate()
+    assert await bot.stopped(GRACE + 5) == 0
     log = bot.log()
     assert "Traceback" not in log and " ERROR " not in log, log

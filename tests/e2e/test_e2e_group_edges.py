@@ -79,6 +79,11 @@ def group_text(top: Tabletop) -> str:
     return top.table_message().text or ""
 
 
+async def seat_of(top: Tabletop, user: FakeUser) -> dict[str, Any]:
+    """``user``'s seat as stored."""
+    return next(s for s in (await stored(top.h, top.group))["seats"] if s["user_id"] == user.id)
+
+
 async def test_an_offline_player_gets_his_hand_back_through_my_cards(
     group_harness: Harness,
 ) -> None:
@@ -116,21 +121,15 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
         message.deleted = True
     await clock_of(h).advance(TAP_FRESH + 1)  # his Join is too old to answer
     await move(h, top, first, rng)
-    data = await stored(h, top.group)
-    seat = next(s for s in data["seats"] if s["user_id"] == other.id)
-    assert (
-        not seat["reach"]["group_ok"]
-        and not seat["reach"]["dm_ok"]
-        and not data["delivery"]["bot_admin"]
-    )
+    reach = (await seat_of(top, other))["reach"]
+    assert not reach["group_ok"] and not reach["dm_ok"]
+    assert not (await stored(h, top.group))["delivery"]["bot_admin"]
     said = group_text(top)
     assert said.count("the group could not show your cards") == 1
     assert f"{other.first_name}: tap “My cards” for your hand." in said
     await top.tap_group(other, Action.CARDS)
     assert h.hands(other, top.group), "My cards answered with his hand"
-    assert next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)[
-        "reach"
-    ]["group_ok"]
+    assert (await seat_of(top, other))["reach"]["group_ok"]
     assert f"{other.first_name}: tap “My cards”" not in group_text(top)
     await LeakWatch(top).check()
     await top.play(players, rng)
@@ -147,7 +146,7 @@ async def test_a_hand_that_left_the_group_keeps_no_buttons_there(group_harness: 
     top.group.bot_is_admin = False  # its my_chat_member never came
     await clock_of(h).advance(TAP_FRESH + 1)
     await move(h, top, first, random.Random(2))
-    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)
+    seat = await seat_of(top, other)
     assert not seat["reach"]["group_ok"] and h.hands(other, top.group)
     await h.command(players[0], top.group, "/endgame")
     assert live_buttons(h, players, top.group) == []
@@ -164,7 +163,7 @@ async def test_a_hand_refused_for_want_of_an_administrator_comes_back_when_there
     await move(h, top, first, random.Random(2))
     assert top.prompt(other) is None, "his prompt was refused"
     await h.promote(top.group, players[0])  # the bot is made one
-    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == other.id)
+    seat = await seat_of(top, other)
     assert seat["reach"]["group_ok"]
     assert top.prompt(other) is not None, "his hand is back in the group, his buttons on it"
 
@@ -191,10 +190,8 @@ async def test_only_telegrams_own_words_say_the_bot_is_no_administrator(
         "sendMessage", 400, description, when=lambda p: "ephemeral_message_parameters" in p
     )
     await move(h, top, first, random.Random(2))
-    data = await stored(h, top.group)
-    seat = next(s for s in data["seats"] if s["user_id"] == other.id)
-    assert not seat["reach"]["group_ok"], "his hand left the group"
-    assert data["delivery"]["bot_admin"] is admin_after
+    assert not (await seat_of(top, other))["reach"]["group_ok"], "his hand left the group"
+    assert (await stored(h, top.group))["delivery"]["bot_admin"] is admin_after
 
 
 async def test_a_hand_moves_between_group_and_private_chat_mid_game(
@@ -241,7 +238,7 @@ async def test_back_to_the_group_without_a_message_there_waits_for_my_cards(
     await clock_of(h).advance(TAP_FRESH + 1)
     said = group_text(top)
     await h.tap(ann, h.last(ann), is_action(Action.PLACE))
-    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == ann.id)
+    seat = await seat_of(top, ann)
     assert (seat["reach"]["place"], seat["reach"]["group_ok"]) == ("group", True)
     assert "in the group now" in (h.last(ann).text or "") and h.last(ann).buttons == []
     assert group_text(top) == said, "the table says nothing: she waits for My cards"
@@ -257,7 +254,7 @@ async def test_two_quick_switches_each_move_the_hand(group_harness: Harness) -> 
     top = await started(h, [ann, bob], admin=False)
     (hand,) = h.hands(ann, top.group)
     await asyncio.gather(*(h.tap(ann, hand, is_action(Action.PLACE)) for _ in range(2)))
-    seat = next(s for s in (await stored(h, top.group))["seats"] if s["user_id"] == ann.id)
+    seat = await seat_of(top, ann)
     assert seat["reach"]["place"] == "group"
     assert await h.redis.get(place_key(ann.id)) == b"group"
 

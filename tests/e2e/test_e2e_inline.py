@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ from bot.core.keys import table_key
 from bot.core.models import Table
 from bot.core.services import services
 from bot.screens import views
-from testing.botproc import BotProcess, ProcHarness
+from testing.botproc import Bots
 from testing.chats import BOT_USERNAME, FakeMessage, FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
@@ -243,41 +242,22 @@ async def test_a_stale_a_forged_and_a_repeated_pick_change_nothing(harness: Harn
     assert (await stored(h, table)).version == played.version
 
 
-@pytest.fixture
-async def served() -> Any:
-    fake = FakeServer(FakeTelegram(), delay=(0.0, 0.0))
-    await fake.start()
-    yield fake
-    await fake.stop()
-
-
 async def test_a_process_killed_mid_game_and_the_game_goes_on(
-    own_redis: OwnRedis, served: FakeServer, tmp_path: Path
+    own_redis: OwnRedis, served: FakeServer, bots: Bots
 ) -> None:
     """kill -9 of the bot's process in the middle of a one-to-one football game: the next
     process answers the players' queries and takes their picks, to the end."""
-    env = {"REDIS_URL": own_redis.url}
-    first = BotProcess(served.url, tmp_path / "first.log", **env)
-    second = None
-    h = ProcHarness(served.telegram, served, [first.hook])
-    try:
-        await first.ready()
-        ann, bob, chat, table = await football_for_two(h)
-        await set_up(h, table, ann)
-        first.kill()
-        second = BotProcess(served.url, tmp_path / "second.log", **env)
-        h.hooks = iter(lambda: second.hook, None)  # type: ignore[assignment]
-        await second.ready()
-        await set_up(h, table, bob)
-        picks = await play_out(h, table, [ann, bob], random.Random(6))
-        assert picks > 0
-        assert plain("en", "btn.again") in [b.text for b in table.buttons]
-        only_via_bot(h, chat)
-    finally:
-        first.kill()
-        if second is not None:
-            second.kill()
-        await h.close()
+    first = await bots.start(served.url, "first", REDIS_URL=own_redis.url)
+    h = bots.harness(served.telegram, first)
+    ann, bob, chat, table = await football_for_two(h)
+    await set_up(h, table, ann)
+    first.kill()
+    h.serve_by(await bots.start(served.url, "second", REDIS_URL=own_redis.url))
+    await set_up(h, table, bob)
+    picks = await play_out(h, table, [ann, bob], random.Random(6))
+    assert picks > 0
+    assert plain("en", "btn.again") in [b.text for b in table.buttons]
+    only_via_bot(h, chat)
 
 
 async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(

@@ -160,7 +160,7 @@ async def test_where_hands_count_against_the_group_two_players_429s_teach_every_
     await stop_app(h.apps.pop())
     h.apps.append(await production())
     await clock.advance(5)
-    moves += await play_fast(top, players, 2 * MINUTE, seed=4)
+    moves += await play_fast(top, players, MINUTE, seed=4)
     assert floods(h) == refused
     assert len((await stored(h, top.group))["moves"]) == moves
     await top.caught_up(players)  # the newest state in every hand
@@ -168,34 +168,19 @@ async def test_where_hands_count_against_the_group_two_players_429s_teach_every_
     assert await learned(h) == 0
 
 
+@pytest.mark.parametrize("pester", [False, True])
 @pytest.mark.parametrize("server", ["receiver"], indirect=True)
 async def test_calls_a_busy_machine_held_back_teach_no_group_the_slow_pace(
-    server: FakeTelegram, production: AppFactory, fake_redis: Any
+    server: FakeTelegram, production: AppFactory, fake_redis: Any, pester: bool
 ) -> None:
     """Where Telegram counts hands per receiver, calls that a busy machine held back reach
-    it together (every two seconds' calls at once): the bot kept a margin on each burst,
+    it together (every two seconds' calls at once), the members who are not to act tapping
+    *My cards* all together at every chance or not: the bot kept a margin on each burst,
     so Telegram refuses nothing, and the group keeps the fast pace."""
     server.limits = FloodLimits(clock=server.clock, ephemeral="receiver", busy=2.0)
     h = await harness(server, production, fake_redis)
     top, players = await quick_table(h, "durak", 3)
-    moves = await play_fast(top, players, MINUTE, seed=3)
-    assert [receiver(c.params) for c in floods(h)] == []
-    assert await learned(h) == 0
-    assert moves > GROUP_PER_MINUTE
-
-
-@pytest.mark.parametrize("server", ["receiver"], indirect=True)
-async def test_a_busy_machine_and_members_tapping_together_teach_no_group_the_slow_pace(
-    server: FakeTelegram, production: AppFactory, fake_redis: Any
-) -> None:
-    """Where Telegram counts hands per receiver, calls that a busy machine held back reach
-    it together (every two seconds' calls at once), and the members who are not to act tap
-    *My cards* all together at every chance: Telegram refuses nothing, and the group keeps
-    the fast pace."""
-    server.limits = FloodLimits(clock=server.clock, ephemeral="receiver", busy=2.0)
-    h = await harness(server, production, fake_redis)
-    top, players = await quick_table(h, "durak", 3)
-    moves = await play_fast(top, players, MINUTE, seed=3, pester=True)
+    moves = await play_fast(top, players, MINUTE, seed=3, pester=pester)
     assert [receiver(c.params) for c in floods(h)] == []
     assert await learned(h) == 0
     assert moves > GROUP_PER_MINUTE

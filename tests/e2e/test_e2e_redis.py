@@ -126,10 +126,10 @@ async def test_a_new_process_carries_on_a_game(
 
 
 async def test_concurrent_games_in_one_process_do_not_mix(real_harness: Harness) -> None:
-    """Eight tables played side by side through one Application."""
+    """Four tables played side by side through one Application: two of each game."""
     h = real_harness
     tables = []
-    for i in range(8):
+    for i in range(4):
         players = [h.user(f"P{i}a"), h.user(f"P{i}b"), h.user(f"P{i}c")][: 2 + i % 2]
         top = Tabletop(h, h.group(f"Group {i}"))
         await top.setup_game("durak" if i % 2 else "football", players)

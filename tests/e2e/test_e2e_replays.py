@@ -9,6 +9,7 @@ the second tap through as a move the player never chose.
 from __future__ import annotations
 
 import random
+from collections.abc import AsyncIterator
 
 from bot.core.callbacks import decode
 from engine.games.football.game import Football
@@ -37,11 +38,14 @@ async def until_advance(
     raise AssertionError("nobody ever advanced the ball")
 
 
-async def football(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
-    players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("football", players)
-    return top, players
+async def advances(h: Harness) -> AsyncIterator[tuple[Tabletop, FakeUser, FakeMessage]]:
+    """Six football games, each played on until someone is asked to advance the ball:
+    its table, him and his prompt."""
+    for seed in range(6):
+        players = [h.user("Ann"), h.user("Bob")]
+        top = Tabletop(h, h.group())
+        await top.setup_game("football", players)
+        yield top, *await until_advance(top, players, seed)
 
 
 async def test_a_redelivered_update_is_applied_once(harness: Harness) -> None:
@@ -49,9 +53,7 @@ async def test_a_redelivered_update_is_applied_once(harness: Harness) -> None:
     same update_id, same callback query. It is dropped: no second move, and no second
     answer (the harness fails a test whose bot answered a query twice)."""
     h = harness
-    for seed in range(6):
-        top, players = await football(h)
-        user, prompt = await until_advance(top, players, seed)
+    async for top, user, prompt in advances(h):
         before = await stored(h, top.group)
         await h.tap(user, prompt, 0)
         once = await stored(h, top.group)
@@ -65,9 +67,7 @@ async def test_a_second_tap_on_a_superseded_button_makes_no_move(harness: Harnes
     """A double tap: both callback queries carry the button as it was rendered; the
     second reaches the bot after the first moved the ball."""
     h = harness
-    for seed in range(6):
-        top, players = await football(h)
-        user, prompt = await until_advance(top, players, seed)
+    async for top, user, prompt in advances(h):
         data = prompt.buttons[0].callback_data
         assert data is not None
         before = await stored(h, top.group)

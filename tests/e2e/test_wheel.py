@@ -22,8 +22,7 @@ import httpx
 import pytest
 
 from bot.core import rules_text
-from testing.botproc import ROOT, BotProcess, ProcHarness
-from testing.fakegram import FakeTelegram
+from testing.botproc import ROOT, Bots
 from testing.fakeserver import FakeServer
 from testing.tabletop import Tabletop
 from testing.webapp import shell_scripts
@@ -72,53 +71,43 @@ def _install(tmp: Path) -> Path:
 
 @pytest.mark.timeout(900)
 async def test_the_installed_wheel_answers_rules_in_three_languages_and_plays_a_game(
-    tmp_path: Path,
+    tmp_path: Path, served: FakeServer, bots: Bots
 ) -> None:
     python = _install(tmp_path)
     # Only the runtime: none of the dev tools came with it.
     for tool in ("pytest", "mypy", "ruff", "hypothesis", "selenium"):
         absent = subprocess.run([python, "-c", f"import {tool}"], capture_output=True)
         assert absent.returncode != 0, f"{tool} is installed"
-    served = FakeServer(FakeTelegram(), delay=(0.0, 0.0))
-    await served.start()
     run = tmp_path / "run"
     run.mkdir()  # its working directory: no source tree in sight
     # No REDIS_URL: the in-process store, which the runtime must carry.
-    bot = BotProcess(served.url, tmp_path / "bot.log", python=str(python), cwd=run,
-                     source_tree=False, WEBAPP_URL=PAGE)  # fmt: skip
-    h = ProcHarness(served.telegram, served, [bot.hook])
-    try:
-        await bot.ready()
-        async with httpx.AsyncClient(base_url=bot.root) as c:  # the page, from the package
-            kinds = {"": "text/html", ".js": "text/javascript", ".css": "text/css"}
-            for name in ("", "table.css", *shell_scripts()):  # static/'s, as the page loads them
-                got = await c.get(f"/app/{name}")
-                kind = kinds[name and Path(name).suffix]
-                assert got.status_code == 200 and got.headers["content-type"].startswith(kind)
-                assert (
-                    got.content
-                    == (ROOT / "bot/webapp/static" / (name or "index.html")).read_bytes()
-                )
-        for lang in LANGS:
-            reader = h.user(f"Reader-{lang}", language_code=lang)
-            await h.private(reader, "/rules football")
-            shown = "\n".join(m.text or "" for m in h.screen(reader) if m.from_bot)
-            source = rules_text.source("football", lang)
-            assert source is not None
-            heading = source.splitlines()[0].lstrip("# ").strip()
-            assert shown.startswith(heading), (lang, shown[:200])
-        players = [h.user("Ann"), h.user("Bob")]
-        top = Tabletop(h, h.group())
-        await top.setup_game("football", players)
-        await top.play(players, random.Random(11))
-        assert top.finished()
-        assert h.problems() == []
-        bot.process.terminate()
-        assert await bot.stopped(15) == 0
-    finally:
-        bot.kill()
-        await h.close()
-        await served.stop()
+    bot = await bots.start(
+        served.url, python=str(python), cwd=run, source_tree=False, WEBAPP_URL=PAGE
+    )
+    h = bots.harness(served.telegram, bot)
+    async with httpx.AsyncClient(base_url=bot.root) as c:  # the page, from the package
+        kinds = {"": "text/html", ".js": "text/javascript", ".css": "text/css"}
+        for name in ("", "table.css", *shell_scripts()):  # static/'s, as the page loads them
+            got = await c.get(f"/app/{name}")
+            kind = kinds[name and Path(name).suffix]
+            assert got.status_code == 200 and got.headers["content-type"].startswith(kind)
+            assert got.content == (ROOT / "bot/webapp/static" / (name or "index.html")).read_bytes()
+    for lang in LANGS:
+        reader = h.user(f"Reader-{lang}", language_code=lang)
+        await h.private(reader, "/rules football")
+        shown = "\n".join(m.text or "" for m in h.screen(reader) if m.from_bot)
+        source = rules_text.source("football", lang)
+        assert source is not None
+        heading = source.splitlines()[0].lstrip("# ").strip()
+        assert shown.startswith(heading), (lang, shown[:200])
+    players = [h.user("Ann"), h.user("Bob")]
+    top = Tabletop(h, h.group())
+    await top.setup_game("football", players)
+    await top.play(players, random.Random(11))
+    assert top.finished()
+    assert h.problems() == []
+    bot.process.terminate()
+    assert await bot.stopped(15) == 0
     log = bot.log()
     assert "REDIS_URL is not set" in log and "Traceback" not in log, log
     installed = subprocess.run(
