@@ -702,4 +702,5 @@ async def harness_on(
     finally:
         logging.getLogger().removeHandler(collector)
     if request.node.get_closest_marker("telegram_complaints") is None:
-        assert h.problems() == []
+        problems = h.problems()
+        assert problems == [], problems
