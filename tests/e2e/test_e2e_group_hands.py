@@ -14,7 +14,7 @@ from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import AppFactory, Harness
-from testing.tabletop import LeakWatch, Tabletop, is_action, stored
+from testing.tabletop import LeakWatch, Tabletop, is_action, opened, stored
 
 
 async def group_with(h: Harness, players: list[FakeUser], admin: bool) -> FakeGroup:
@@ -36,8 +36,7 @@ async def durak_started(
 ) -> Tabletop:
     """A durak lobby everyone joins (each seated at once, his confirmation in the group
     to him alone), one option changed in the settings, then started."""
-    top = Tabletop(h, group)
-    await top.open(players[0], "durak")
+    top = await opened(h, players[0], "durak", group)
     for user in players[1:]:
         answer = await top.join(user)
         assert answer.text is None  # seated at once, no private chat needed

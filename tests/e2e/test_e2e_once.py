@@ -17,7 +17,7 @@ from bot.core.callbacks import Action
 from bot.handlers.once import update_key
 from testing.chats import FakeUser
 from testing.harness import AppFactory, Harness
-from testing.tabletop import Tabletop, is_action, stored
+from testing.tabletop import Tabletop, is_action, playing, stored
 
 
 def answers(h: Harness, query_id: str) -> list[Any]:
@@ -41,8 +41,7 @@ def bot_texts(h: Harness, chat: Any) -> list[str]:
 
 async def football(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("football", players)
+    top = await playing(h, "football", players)
     return top, players
 
 

@@ -19,13 +19,12 @@ from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness
-from testing.tabletop import Tabletop, stored, table_key
+from testing.tabletop import Tabletop, playing, stored, table_key
 
 
 async def durak(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     return top, players
 
 
@@ -63,7 +62,7 @@ async def test_flood_control_on_the_group_table_postpones_the_edit(
 async def test_flood_control_on_a_prompt_sends_it_later(harness: Harness, clock: Clock) -> None:
     h = harness
     top, players = await durak(h)
-    (actor,) = [u for u in players if top.prompt(u) is not None]
+    actor = top.asked(players)
     (waiting,) = [u for u in players if u is not actor]
     h.server.flood("sendMessage", retry_after=1, when=lambda p: p.get("chat_id") == waiting.id)
     await top.step(players, random.Random(1))
