@@ -63,6 +63,15 @@ async def stored(h: Harness, group: FakeGroup, thread: int | None = None) -> dic
     return {**json.loads(fields["d"]), "version": int(fields["v"])}
 
 
+NAMES = ("Ann", "Bob", "Cid", "Dan", "Eve", "Fay")
+
+
+async def game_for(h: Harness, game: str, n: int = 2) -> tuple[Tabletop, list[FakeUser]]:
+    """``n`` players (Ann, Bob, …) who started ``game`` at a new group's table."""
+    players = [h.user(name) for name in NAMES[:n]]
+    return await playing(h, game, players), players
+
+
 async def opened(
     h: Harness, creator: FakeUser, game: str, group: FakeGroup | None = None
 ) -> Tabletop:

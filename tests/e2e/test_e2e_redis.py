@@ -34,6 +34,7 @@ from testing.tabletop import (
     LeakWatch,
     Tabletop,
     action_of,
+    game_for,
     opened,
     playing,
     stored,
@@ -41,12 +42,6 @@ from testing.tabletop import (
 )
 
 pytestmark = pytest.mark.redis
-
-
-async def durak(h: Harness, n: int) -> tuple[Tabletop, list[FakeUser]]:
-    players = [h.user(name) for name in ("Ann", "Bob", "Cid", "Dan")[:n]]
-    top = await playing(h, "durak", players)
-    return top, players
 
 
 @pytest.mark.parametrize("same_button", [False, True])
@@ -59,7 +54,7 @@ async def test_two_processes_apply_a_double_tap_once(
     h = real_harness
     second = await make_app(real_redis)
     h.apps.append(second)
-    top, players = await durak(h, 3)
+    top, players = await game_for(h, "durak", 3)
     rng = random.Random(9)
     for _ in range(25):
         if top.finished():
@@ -109,7 +104,7 @@ async def test_a_new_process_carries_on_a_game(
     real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
 ) -> None:
     h = real_harness
-    top, players = await durak(h, 4)
+    top, players = await game_for(h, "durak", 4)
     watch = LeakWatch(top)
     rng = random.Random(12)
     for _ in range(15):
@@ -231,7 +226,7 @@ async def test_play_again_while_another_process_delivers_gets_a_new_group_messag
 ) -> None:
     h = real_harness
     second = await make_app(real_redis)
-    top, players = await durak(h, 2)
+    top, players = await game_for(h, "durak", 2)
     await top.play(players, random.Random(3))
     result = top.table_message()
     said = result.text
