@@ -176,7 +176,6 @@ async def test_an_anonymous_admin_is_told_to_speak_for_himself_and_may_end_a_gam
     await h.as_group(group, "/newgame")
     assert await stored(h, group) == {}  # no table nobody could pick a game for
     assert "as yourself" in h.last(group).text
-    top = Tabletop(h, group)
-    await top.setup_game("durak", [ann, bob])
+    await playing(h, "durak", [ann, bob], group=group)
     await h.as_group(group, "/endgame")
     assert (await stored(h, group))["phase"] == "abandoned"

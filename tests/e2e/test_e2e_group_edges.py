@@ -30,6 +30,7 @@ from testing.tabletop import (
     action_of,
     is_action,
     opened,
+    playing,
     stored,
 )
 
@@ -39,8 +40,7 @@ async def started(
 ) -> Tabletop:
     group = h.group(creator=players[0])
     group.bot_is_admin = admin
-    top = Tabletop(h, group)
-    await top.setup_game(game, players)
+    top = await playing(h, game, players, group=group)
     return top
 
 
@@ -308,8 +308,7 @@ async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick_group: Harn
     h = quick_group
     players = strangers(h, 2)
     group = h.group(creator=players[0])
-    top = Tabletop(h, group)
-    await top.setup_game("durak", players, turn_time=1)
+    await Tabletop(h, group).setup_game("durak", players, turn_time=1)
 
     async def over() -> bool:  # nobody taps: the computer plays for the absent, to the end
         return (await stored(h, group))["phase"] != "playing"
