@@ -121,6 +121,10 @@ class Game(Protocol):
 
     def to_json(self) -> str: ...
 
+    def copy(self) -> Self:
+        """An independent game at the same point, far cheaper than :meth:`from_json` of its
+        :meth:`to_json`: applying a move to either leaves the other as it was."""
+
     @classmethod
     def from_json(cls, text: str | bytes) -> Self:
         """Raises :class:`CorruptState` when the text does not validate."""

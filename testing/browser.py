@@ -82,6 +82,19 @@ def chromiums(profiles: list[Path]) -> Iterator[list[Any]]:
                 os.killpg(group, signal.SIGKILL)
 
 
+def fresh_tab(driver: Any) -> None:
+    """Puts a new tab in the place of the driver's windows: what the DevTools protocol set
+    up for a tab (scripts run on each new document, blocked addresses, emulated media or
+    network) dies with it, and each test's page server has an origin of its own."""
+    old = driver.window_handles
+    driver.switch_to.new_window("tab")
+    tab = driver.current_window_handle
+    for handle in old:
+        driver.switch_to.window(handle)
+        driver.close()
+    driver.switch_to.window(tab)
+
+
 def page_url(
     root: str, param: str | None, data: str, theme: dict[str, str] | None, direct: bool = False
 ) -> str:
@@ -152,13 +165,24 @@ class Page:
         assert shown, f"the page did not change within {WITHIN} s"
         return int(shown)
 
-    async def shown_cards(self) -> str:
-        """Everything the page shows: its text and every card drawn (by notation)."""
-        text: str = await self.js(
-            "return document.body.innerText + ' ' + [...document.querySelectorAll('[data-card]')]"
-            ".map(e => e.dataset.card).join(' ')"
+    async def read(self, script: str, once: str | None = None) -> Any:
+        """The value of the expression ``script`` in the page: now, or as soon as the
+        expression ``once`` holds there (the wait and the look in one call)."""
+        if once is None:
+            return await self.js(f"return {script}")
+        found = await self.wait(f"return ({once}) && {script}", WITHIN)
+        assert found is not None, f"the page did not come to {once} within {WITHIN} s"
+        return found
+
+    async def shown_cards(self, newer_than: int | None = None) -> str:
+        """Everything the page shows: its text and every card drawn (by notation); once
+        it shows a version newer than ``newer_than``, if given."""
+        script = (
+            "(document.body.innerText + ' ' + [...document.querySelectorAll('[data-card]')]"
+            ".map(e => e.dataset.card).join(' '))"
         )
-        return text
+        once = None if newer_than is None else f"+document.body.dataset.version > {newer_than}"
+        return str(await self.read(script, once))
 
     async def click_one(self, selector: str, rng: Any) -> int:
         """Clicks one of the elements ``selector`` finds; how many it found. Counted and
@@ -179,13 +203,15 @@ class Page:
         if pick:
             assert await self.click_one(f'button.mv[data-card="{pick}"]', rng)
 
-    async def tokens(self) -> list[str]:
-        """The ``data-move`` tokens of the actions the page offers now, in page order."""
-        found: list[str] = await self.js(
-            "return [...document.querySelectorAll('[data-move]')]"
+    async def tokens(self, at: int | None = None) -> list[str]:
+        """The ``data-move`` tokens of the actions the page offers now, in page order;
+        once it shows version ``at``, if given."""
+        script = (
+            "[...document.querySelectorAll('[data-move]')]"
             ".filter(e => e.offsetParent !== null).map(e => e.dataset.move)"
         )
-        return found
+        once = None if at is None else f"+document.body.dataset.version >= {at}"
+        return list(await self.read(script, once))
 
     async def tap(self, token: str) -> None:
         """Taps the (first visible) element that carries ``data-move`` ``token``."""
@@ -203,6 +229,12 @@ class Page:
         await asyncio.to_thread(
             self.driver.execute_cdp_cmd, "Page.setWebLifecycleState", {"state": state}
         )
+
+    async def still_motion(self) -> None:
+        """Asks the page for reduced motion, as a reader's system may: each new picture
+        shows at once, nothing flies (and the browser draws no frame for it)."""
+        reduce = {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]}
+        await asyncio.to_thread(self.driver.execute_cdp_cmd, "Emulation.setEmulatedMedia", reduce)
 
     async def console_errors(self) -> list[str]:
         """The console's errors since the last call (Chromium's log of the page)."""

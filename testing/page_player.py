@@ -13,8 +13,8 @@ from testing.browser import WITHIN, Page
 
 # Run in every document the browsers open, before the page's own scripts: what went
 # wrong (script errors, refused loads, policy violations, console.error), and the
-# intervals between frames while a card flies (body[data-flying] > 0), but for those the
-# test itself holds up (body[data-probed]: a screenshot, axe-core).
+# intervals between frames while a card flies (body[data-flying] > 0) and for a second
+# after, but for those the test itself holds up (body[data-probed]: a screenshot, axe-core).
 WATCH = """
 if (!window.__errors) {
   window.__errors = [];
@@ -30,13 +30,19 @@ if (!window.__errors) {
   addEventListener("DOMContentLoaded", () => new MutationObserver(
     () => __draws.push(+document.body.dataset.drawms)
   ).observe(document.body, {attributes: true, attributeFilter: ["data-drawms"]}));
-  let last = 0;
-  requestAnimationFrame(function tick(t) {
-    const b = document.body;
-    if (last && b && !b.dataset.probed) (+b.dataset.flying > 0 ? __frames : __still).push(t - last);
+  // Frames are asked for only while a card flies and for a second after (the still ones):
+  // a page asking for every frame all the time would keep the browser drawing for nothing.
+  let last = 0, left = 0;
+  const tick = t => {
+    const b = document.body, flies = +b.dataset.flying > 0;
+    if (last && !b.dataset.probed) (flies ? __frames : __still).push(t - last);
     last = t;
-    requestAnimationFrame(tick);
-  });
+    left = flies ? 60 : left - 1;
+    if (left > 0) requestAnimationFrame(tick); else last = 0;
+  };
+  addEventListener("DOMContentLoaded", () => new MutationObserver(() => {
+    if (left <= 0) { left = 60; requestAnimationFrame(tick); }
+  }).observe(document.body, {attributes: true, attributeFilter: ["data-flying"]}));
 }
 """
 
@@ -60,6 +66,11 @@ class Player(Page):
         shown = await self.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
         assert shown, f"the page did not reach version {version} within {WITHIN} s"
 
+    async def moves_at(self, version: int) -> list[str]:
+        """The ``data-move`` tokens the page offers once it shows ``version``: the wait
+        and the look in one call to the browser."""
+        return list(await self.read(ALL_MOVES[7:], f"+document.body.dataset.version >= {version}"))
+
     async def press(self, selector: str, keyboard: bool) -> None:
         """Taps the one element ``selector`` finds, or focuses it and presses Enter."""
         # Found and tapped (or focused) in one call: a new picture in between would
@@ -79,10 +90,14 @@ class Player(Page):
 
         await asyncio.to_thread(active.send_keys, Keys.ENTER)
 
-    async def play(self, token: str, keyboard: bool = False) -> bool:
+    async def play(
+        self, token: str, keyboard: bool = False, offered: list[str] | None = None
+    ) -> bool:
         """Plays the move ``token``: its element, or its card's choice and then it;
-        whether it went through a choice."""
-        offered = await self.js(ALL_MOVES)
+        whether it went through a choice. ``offered``: the page's tokens, when the caller
+        has just looked."""
+        if offered is None:
+            offered = list(await self.js(ALL_MOVES))
         if token in offered:
             await self.press(f'[data-move="{token}"]', keyboard)
             return False

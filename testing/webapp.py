@@ -163,11 +163,10 @@ class PageServer:
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
+        sock.listen()  # from now on a connection waits in the backlog until it is served
         self.port = sock.getsockname()[1]
         self._web = web = server.Server(self.app, services(self.app).settings)
         self._task = asyncio.create_task(web.serve(sockets=[sock]))
-        while not web.started:
-            await asyncio.sleep(0.01)
 
     async def stop(self) -> None:
         """Stops it as the bot's process stops: the pages' streams end, the port closes."""

@@ -24,7 +24,7 @@ import redis.asyncio as aioredis
 
 from bot.core import health
 from bot.handlers.once import update_key
-from testing.browser import chromiums
+from testing.browser import chromiums, fresh_tab
 from testing.clock import Clock
 from testing.computers import quick_harness
 from testing.fakegram import FakeRequest, FakeTelegram
@@ -212,12 +212,23 @@ async def real_harness(
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
-@pytest.fixture(scope="module")
-def browsers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
-    """Two phone-sized headless Chromium windows (Ann's and Bob's, or a player's and a
-    spectator's), shared by a module's tests: starting Chromium is the slow part."""
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
+    """Two phone-sized headless Chromium, started once for the worker's session."""
     with chromiums([tmp_path_factory.mktemp(f"chromium{i}") for i in range(2)]) as drivers:
         yield drivers
+
+
+@pytest.fixture
+def browsers(chromium: list[Any]) -> Iterator[list[Any]]:
+    """The two Chromium (Ann's and Bob's, or a player's and a spectator's), each showing a
+    fresh tab: nothing a test before set up in its tab reaches this one. Blank after the
+    test, so that no page of it runs on while the other tests do."""
+    for driver in chromium:
+        fresh_tab(driver)
+    yield chromium
+    for driver in chromium:
+        driver.get("about:blank")
 
 
 @pytest.fixture

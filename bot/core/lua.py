@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import typing
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ class _Field(NamedTuple):
     name: str
     kind: Any  # the field's type
     is_key: bool
+    path: str  # how the arguments reach its value: "lease.holder.owner"
 
 
 @functools.cache
@@ -49,16 +51,35 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls, include_extras=True)
 
 
-def _fields(cls: type) -> Iterator[_Field]:
+def _fields(cls: type, within: str = "") -> Iterator[_Field]:
     """The arguments of ``cls`` in order, nested Args flattened."""
     for f in dataclasses.fields(cls):
-        kind = _hints(cls)[f.name]
+        kind, path = _hints(cls)[f.name], within + f.name
         if isinstance(kind, type) and issubclass(kind, Args):
-            yield from _fields(kind)
+            yield from _fields(kind, path + ".")
         elif typing.get_origin(kind) is Annotated:
-            yield _Field(f.name, typing.get_args(kind)[0], _KEY in kind.__metadata__)
+            yield _Field(f.name, typing.get_args(kind)[0], _KEY in kind.__metadata__, path)
         else:
-            yield _Field(f.name, kind, False)
+            yield _Field(f.name, kind, False, path)
+
+
+class _Sent(NamedTuple):
+    """One argument as a call sends it: how to get its value, and what it is."""
+
+    get: Callable[[Any], Any]
+    kind: Any  # the field's type
+    is_key: bool
+    many: bool  # a list: KEYS' rest, or ARGV's length and items
+
+
+@functools.cache
+def _sending(cls: type) -> tuple[_Sent, ...]:
+    """The arguments of ``cls`` as :meth:`Args.lists` sends them, worked out once per
+    class from its declaration (a script runs at every commit)."""
+    return tuple(
+        _Sent(operator.attrgetter(f.path), f.kind, f.is_key, _is_tuple(f.kind))
+        for f in _fields(cls)
+    )
 
 
 def _is_tuple(kind: Any) -> bool:
@@ -141,11 +162,16 @@ def _encode(kind: Any, value: Any) -> list[Value]:
             else:
                 out += _encode(item, each)
         return out
+    return [_slot(value)]
+
+
+def _slot(value: Value | None) -> Value:
+    """One ARGV slot of a value that is not a list: None is '', a bool '1' or '0'."""
     if value is None:
-        return [""]
+        return ""
     if isinstance(value, bool):
-        return ["1" if value else "0"]
-    return [value]
+        return "1" if value else "0"
+    return value
 
 
 @dataclass(frozen=True)
@@ -156,21 +182,16 @@ class Args:
         """KEYS and ARGV as the script's prologue reads them."""
         keys: list[str] = []
         argv: list[Value] = []
-        for f, value in zip(_fields(type(self)), self._values(), strict=True):
-            if f.is_key:
-                keys += list(value) if _is_tuple(f.kind) else [value]
+        cls: type = type(self)
+        for sent in _sending(cls):
+            value = sent.get(self)
+            if sent.is_key:
+                keys += value if sent.many else [value]
+            elif sent.many:
+                argv += _encode(sent.kind, value)
             else:
-                argv += _encode(f.kind, value)
+                argv.append(_slot(value))
         return keys, argv
-
-    def _values(self) -> Iterator[Any]:
-        """The fields' values in :func:`_fields`'s order."""
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, Args):
-                yield from value._values()
-            else:
-                yield value
 
 
 A = TypeVar("A", bound=Args)

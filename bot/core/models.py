@@ -8,30 +8,17 @@ the series score.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NamedTuple
+import json
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, NamedTuple
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    TypeAdapter,
-    ValidationError,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from bot.core import callbacks
 from engine.registry import GAMES
 
-
-def _known_game(name: str) -> str:
-    if name not in GAMES:
-        raise ValueError(f"unknown game: {name!r}")
-    return name
-
-
 # A game's name, one of engine.registry's (a stored table naming another is refused).
-GameKind = Annotated[str, AfterValidator(_known_game)]
+GameKind = Annotated[str, Field(pattern="^(?:" + "|".join(map(re.escape, GAMES)) + ")$")]
 # pick: the game picker is shown; lobby: players join; playing; finished: a result is
 # shown; abandoned: stopped by /endgame.
 Phase = Literal["pick", "lobby", "playing", "finished", "abandoned"]
@@ -43,63 +30,51 @@ Place = Literal["group", "private"]
 RECENT_EVENTS = 6
 # Applied taps remembered per table: far more than can be in flight while one is redelivered.
 TAPS_KEPT = 32
+# The version of the stored form of a table (see Table.from_stored): a table this version
+# stored begins with it, and loads without the migration of older forms. A change of the
+# form that older tables must be migrated for raises it (and extends _table_form).
+FORM: Final = 2
 
 
 class GameSettings(BaseModel):
     """The lobby's settings, one model for every game: the deck and the turn time, which
     every game has, and beside them each game's own options, the other fields of its
-    engine options model (:attr:`engine.spec.GameSpec.options`), each checked as that
-    model's field says and defaulted as it does. A game reads them as its options
-    (:meth:`engine.spec.GameSpec.make_options`) and changes one with :meth:`choose`."""
+    engine options model (:attr:`engine.spec.GameSpec.options`), each a field here as it
+    is there (:func:`_with_game_options`), checked and defaulted as it is there. A game
+    reads them as its options (:meth:`engine.spec.GameSpec.make_options`) and changes one
+    with :meth:`choose`. A stored option no game has any more is dropped."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(validate_assignment=True)
 
     deck_size: DeckSize = 36
     turn_time: int = 60
 
-    @model_validator(mode="before")
-    @classmethod
-    def _games_options(cls, data: Any) -> Any:
-        """The common fields as given, every game's own option checked or defaulted, and
-        nothing else (a stored table may hold an option no game has any more)."""
-        if not isinstance(data, dict):
-            return data
-        values = {name: value for name, value in data.items() if name in cls.model_fields}
-        for name, (check, default) in _OPTIONS.items():
-            values[name] = _checked(name, check, data[name]) if name in data else default
-        return values
-
     def choose(self, name: str, value: Any) -> None:
         """Set a game's own option ``name``, checked as its model's field says."""
-        check, _ = _OPTIONS[name]
-        setattr(self, name, _checked(name, check, value))
+        setattr(self, name, value)
 
 
-def _game_options() -> dict[str, tuple[TypeAdapter[Any], Any]]:
-    """Each game's own options, by name: how a value is checked, and its default (games
-    that share an option's name must mean the same by it)."""
-    found: dict[str, tuple[TypeAdapter[Any], Any]] = {}
-    fields: dict[str, Any] = {}
+def _with_game_options(common: type[GameSettings]) -> type[GameSettings]:
+    """``common`` with each game's own options as fields, by name (games that share an
+    option's name must mean the same by it): pydantic checks and defaults them itself,
+    on every load, with no code of ours to run."""
+    found: dict[str, Any] = {}
     for spec in GAMES.values():
         for name, info in spec.options.model_fields.items():
-            if name in GameSettings.model_fields:
+            if name in common.model_fields:
                 continue
-            if name in fields and fields[name] != (info.annotation, info.get_default()):
+            shape = (info.annotation, info.get_default())
+            if name in found and found[name][1] != shape:
                 raise TypeError(f"games disagree on option {name!r}")
-            fields[name] = (info.annotation, info.get_default())
-            shape: Any = Annotated[info.annotation, info]
-            found[name] = (TypeAdapter(shape), info.get_default())
-    return found
+            found[name] = ((info.annotation, info), shape)
+    fields = {name: field for name, (field, _) in found.items()}
+    return create_model(
+        common.__name__, __base__=common, __module__=__name__, __doc__=common.__doc__, **fields
+    )
 
 
-def _checked(name: str, check: TypeAdapter[Any], value: Any) -> Any:
-    try:
-        return check.validate_python(value)
-    except ValidationError as exc:
-        raise ValueError(f"{name}: {exc.errors()[0]['msg']}") from None
-
-
-_OPTIONS = _game_options()
+if not TYPE_CHECKING:  # to a type checker, the options are what getattr finds
+    GameSettings = _with_game_options(GameSettings)
 
 
 class Reach(BaseModel):
@@ -161,11 +136,11 @@ class Seat(BaseModel):
     away: bool = False
     reach: Reach = Field(default_factory=Reach)
 
-    @model_validator(mode="before")
     @classmethod
-    def _flat(cls, data: Any) -> Any:
-        """A seat stored before :class:`Reach` existed: its flags moved there."""
-        return _nest(data, "reach", Reach)
+    def from_stored(cls, raw: str | bytes) -> Seat:
+        """A seat as stored (``ct:inviter``), also in its form before :class:`Reach`
+        existed; raises ValueError when it does not validate."""
+        return cls.model_validate(_nest(json.loads(raw), "reach", Reach))
 
 
 class Series(BaseModel):
@@ -258,6 +233,22 @@ def _nest(data: Any, part: str, model: type[BaseModel]) -> Any:
     return {**rest, part: {**flat, **rest.get(part, {})}}
 
 
+def _table_form(data: Any) -> Any:
+    """A table as an older version stored it, in the current form: before the parts
+    existed (one flat model) its fields moved into them, and its seats' flags into their
+    :class:`Reach`."""
+    if not isinstance(data, dict):
+        return data
+    data = _old_series(data)
+    data = _nest(data, "lobby", Lobby)
+    data = _nest(data, "clock", TurnClock)
+    data = _nest(data, "delivery", Delivery)
+    seats = data.get("seats")
+    if isinstance(seats, list):
+        data = {**data, "seats": [_nest(seat, "reach", Reach) for seat in seats]}
+    return data
+
+
 def _old_series(data: dict[str, Any]) -> Any:
     """A table stored before :class:`Series`: its ``series`` was the score alone (user
     id -> count), beside ``games``, ``dealer`` and ``previous_fool``."""
@@ -271,6 +262,7 @@ class Table(BaseModel):
     """One table's whole state as stored in Redis (see :mod:`bot.core.store`): the game
     and its series, with a part for each layer that keeps its own state there."""
 
+    form: Literal[2] = FORM  # first: the stored JSON begins with it (from_stored)
     game_id: str
     chat_id: int
     thread_id: int | None = None
@@ -290,17 +282,21 @@ class Table(BaseModel):
     delivery: Delivery = Field(default_factory=Delivery)
     version: int = Field(default=0, exclude=True)  # CAS version, stored beside the JSON
 
-    @model_validator(mode="before")
     @classmethod
-    def _flat(cls, data: Any) -> Any:
-        """A table stored before the parts existed (one flat model): its fields moved
-        into them, so that tables saved by the previous version load and play on."""
-        if not isinstance(data, dict):
-            return data
-        data = _old_series(data)
-        data = _nest(data, "lobby", Lobby)
-        data = _nest(data, "clock", TurnClock)
-        return _nest(data, "delivery", Delivery)
+    def from_stored(cls, raw: str | bytes) -> Table:
+        """A table as stored (:mod:`bot.core.store`); raises ValueError when it does not
+        validate.
+
+        A table this version stored begins with its form (``model_dump_json`` writes the
+        fields in their order, ``form`` first) and is read as it is, pydantic's own
+        parser alone: loading a table is the first step of every tap. Any other, a table
+        an older version stored, is brought to the current form first
+        (:func:`_table_form`), so that tables saved by the previous version load and
+        play on."""
+        text = raw.encode() if isinstance(raw, str) else raw
+        if text.startswith(_CURRENT):
+            return cls.model_validate_json(text)
+        return cls.model_validate(_table_form(json.loads(text)))
 
     @property
     def private(self) -> bool:
@@ -325,6 +321,9 @@ class Table(BaseModel):
 
     def add_events(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         self.events = (self.events + events)[-RECENT_EVENTS:]
+
+
+_CURRENT = b'{"form":%d,' % FORM  # how a table stored in the current form begins
 
 
 class Slot(BaseModel):

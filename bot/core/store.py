@@ -99,8 +99,8 @@ def _decode(raw: Mapping[Any, Any]) -> Snapshot:
     if b"d" not in raw:
         return Snapshot(None, version=version)
     try:
-        table = Table.model_validate_json(raw[b"d"])
-    except ValidationError:
+        table = Table.from_stored(raw[b"d"])
+    except ValueError:
         # A table written by an incompatible version: treat the chat as free (the next
         # game overwrites it) rather than fail on every update.
         log.warning("a stored table does not validate; the chat counts as free")
@@ -326,7 +326,7 @@ class Store:
         """His seat as his last inline query offered it (``ct:inviter``; None: none kept)."""
         raw = await self.redis.get(inviter_key(user_id))
         try:
-            return None if raw is None else Seat.model_validate_json(raw)
+            return None if raw is None else Seat.from_stored(raw)
         except ValueError:
             return None
 

@@ -50,12 +50,16 @@ AWAY_AFTER = 2  # timeouts in a row
 
 def due_in(table: Table, computer_delay: float) -> float | None:
     """Seconds from now until the current position's deadline (None: no deadline)."""
-    seat = games.actor(table)
+    return _wait(table, games.actor(table), computer_delay)
+
+
+def _wait(table: Table, seat: int | None, computer_delay: float) -> float | None:
+    """:func:`due_in` where ``seat`` is to act (None: nobody)."""
     if seat is None:
         return None
     if games.computer_plays(table, seat):
         return computer_delay
-    return float(games.turn_time(table, seat)) or None
+    return float(table.lobby.settings.turn_time) or None
 
 
 def stamp(table: Table, computer_delay: float, now: float) -> float | None:
@@ -66,8 +70,9 @@ def stamp(table: Table, computer_delay: float, now: float) -> float | None:
     set-up step, a tap that only brings someone back from elsewhere) keeps the deadline:
     taps that are not moves must not lengthen anybody's turn."""
     old = table.clock.turn_due
-    wait = due_in(table, computer_delay)
-    basis = f"{table.game_id}:{len(table.moves)}:{games.actor(table)}:{wait}"
+    seat = games.actor(table)
+    wait = _wait(table, seat, computer_delay)
+    basis = f"{table.game_id}:{len(table.moves)}:{seat}:{wait}"
     if basis != table.clock.turn_for:  # a new position: its actor's wait begins
         table.clock.turn_since = now
     if old and basis == table.clock.turn_for:

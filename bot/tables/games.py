@@ -46,13 +46,14 @@ def seat_cap(table: Table) -> int:
 
 
 def load(table: Table) -> Game:
-    """The table's game, to change (a fresh copy)."""
-    assert table.state is not None
-    return spec(table).game.from_json(table.state)
+    """The table's game, to change: a copy of :func:`current`'s, so that a tap on a
+    position this process has seen (it applied the move that led there, or rendered it)
+    copies the game instead of reading and checking its stored state again."""
+    return current(table).copy()
 
 
 # Read-only games, by state: one state is rendered for every seat and the group and asked
-# who is to act, and the game a move was just applied to is the one asked next.
+# who is to act, and the game a move was just applied to is the one asked and changed next.
 _GAMES: OrderedDict[str, Game] = OrderedDict()
 _CACHED = 256
 
@@ -70,7 +71,7 @@ def current(table: Table) -> Game:
     assert table.state is not None
     game = _GAMES.get(table.state)
     if game is None:
-        game = load(table)
+        game = spec(table).game.from_json(table.state)
         remember(table.state, game)
     return game
 

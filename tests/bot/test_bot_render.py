@@ -36,10 +36,11 @@ def _check(screen: Screen | None, hidden: set[str], lang: str) -> None:
         assert card not in data, card
 
 
-@pytest.mark.parametrize("kind", ["football", "durak"])
-def test_no_screen_shows_a_hidden_card(kind: str) -> None:
+# durak's six games: 2, 3 and 4 players, each with the dummy playing and without
+@pytest.mark.parametrize(("kind", "count"), [("football", 3), ("durak", 6)])
+def test_no_screen_shows_a_hidden_card(kind: str, count: int) -> None:
     hidden_of = football_hidden if kind == "football" else durak_hidden
-    for game, rng in random_games(kind, 8):
+    for game, rng in random_games(kind, count):
         langs = list(LANGS)
         rng.shuffle(langs)
         table = table_of(game, kind, langs)

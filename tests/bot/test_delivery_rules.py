@@ -18,7 +18,7 @@ from bot.core.budget import Budget
 from bot.core.callbacks import inline_number
 from bot.core.keys import group_slot, user_slot
 from bot.core.limiter import Priority
-from bot.core.models import Delivery, Inline, LastTap, Lobby, Seat, Slot, Table
+from bot.core.models import Delivery, Inline, LastTap, Lobby, Seat, Slot, Table, TurnClock
 from bot.core.screen import Button, Screen
 from bot.core.store import Snapshot
 from bot.service.messages import cleanup
@@ -282,7 +282,7 @@ def test_rule_5_removals_are_asked_for_after_every_message() -> None:
 
 
 def test_the_record_is_asked_for_last_as_a_reply() -> None:
-    snap = Snapshot(table(phase="finished", record_asked=True))
+    snap = Snapshot(table(phase="finished", delivery=Delivery(record_asked=True)))
     asks = asks_for(SETTINGS, [decided(table_message(table(), TABLE, None, 3, NOW))], snap)
     assert asks.record is not None and asks.in_order()[-1] is asks.record
     assert (asks.record.chat, asks.record.priority) == (GROUP, Priority.REPLY)
@@ -312,11 +312,13 @@ def test_an_ephemeral_call_counts_against_its_player_and_the_group_once_learned(
 def test_a_new_message_answering_his_tap_goes_before_the_groups_table() -> None:
     # his Join: the lobby's answer is a new ephemeral message that answers the tap, which
     # Telegram takes for 15 seconds only
-    lobby = table(phase="lobby", last_taps={str(ALICE): ("q1", NOW - 1)})
+    lobby = table(phase="lobby", delivery=Delivery(last_taps={str(ALICE): LastTap("q1", NOW - 1)}))
     message = decided(group_hand(SETTINGS, lobby, 0, Screen("you are seated"), None, NOW))
     assert message.priority is Priority.PROMPT
     assert message.hand is not None and message.hand.query == "q1"
-    old = table(phase="lobby", last_taps={str(ALICE): ("q1", NOW - TAP_FRESH - 1)})
+    old = table(
+        phase="lobby", delivery=Delivery(last_taps={str(ALICE): LastTap("q1", NOW - TAP_FRESH - 1)})
+    )
     stale = decided(group_hand(SETTINGS, old, 0, Screen("you are seated"), None, NOW))
     assert stale.priority is Priority.REPLY and stale.hand is not None
     assert (stale.hand.query, stale.hand.may_send) == (None, False)
@@ -331,7 +333,7 @@ def test_the_answer_to_his_join_in_his_private_chat_is_a_reply() -> None:
 def test_my_cards_sends_his_hand_in_the_group_anew_even_if_its_old_one_stays() -> None:
     seats = table().seats
     seats[0].reach.renew = 1  # he tapped "My cards"
-    mine = table(seats=seats, last_taps={str(ALICE): ("q2", NOW)})
+    mine = table(seats=seats, delivery=Delivery(last_taps={str(ALICE): LastTap("q2", NOW)}))
     message = decided(group_hand(SETTINGS, mine, 0, WATCHING, shown(WATCHING), NOW))
     assert (message.priority, message.how) == (Priority.PROMPT, How.ANEW)
     when_old_stays(message)  # its removal refused: his new hand goes all the same
@@ -388,15 +390,15 @@ def test_your_turn_rings_once_a_turn_after_he_waited_if_he_may_be_written_to() -
     def at(game: Table, seat: int, slot: Slot | None = None) -> Any:
         return your_turn(SETTINGS, game, seat, PROMPT, slot, NOW)
 
-    waiting, actor = dealt(turn_since=NOW - 10)
+    waiting, actor = dealt(clock=TurnClock(turn_since=NOW - 10))
     message = decided(at(waiting, actor))
     assert message.how is How.ANEW and message.chat_id == waiting.seats[actor].user_id
     assert at(waiting, 1 - actor) is None  # not his turn
     assert at(waiting, actor, shown(PROMPT, version=waiting.version)) is None  # shown
-    soon, actor = dealt(turn_since=NOW - 3)
+    soon, actor = dealt(clock=TurnClock(turn_since=NOW - 3))
     assert at(soon, actor) == Later(NOW + 7)  # RING_AFTER: he may be looking at it
     for switch in ({"nudge": False}, {"dm_ok": False}):
-        game, actor = dealt(turn_since=NOW - 10)
+        game, actor = dealt(clock=TurnClock(turn_since=NOW - 10))
         seat = game.seats[actor]
         seat.reach = seat.reach.model_copy(update=switch)
         assert at(game, actor) is None

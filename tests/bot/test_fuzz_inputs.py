@@ -3,9 +3,9 @@
 command arguments, the webhook's bodies. Never a 500, never an
 unhandled exception or a logged error, never a changed game; a tap always gets its answer.
 
-One game per test, made at its first example and shared by the rest (the harness is the
-test's): each example checks that nothing of it changed. The examples are few and the
-deadline off, so that the suite stays quick.
+One game per test, made by the test's fixture and shared by all its examples (as is the
+client of the page's API): each example checks that nothing of it changed. The examples
+are few and the deadline off, so that the suite stays quick.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,7 +31,7 @@ from testing.tabletop import Tabletop, stored
 from testing.webapp import bearer, client, exchange, init_data, table_for_two, token
 
 FUZZ = settings(
-    max_examples=40,
+    max_examples=15,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -46,19 +48,29 @@ DATA = JSON | st.text(alphabet=st.characters(codec="ascii"), max_size=80)
 STATUSES = {400, 401, 403, 404, 409, 429}
 
 
-async def _game(h: Harness) -> tuple[Tabletop, list[FakeUser], str, dict[str, Any]]:
-    """The test's game (made once), and its state before the first example."""
-    made: tuple[Tabletop, list[FakeUser], str, dict[str, Any]] | None = getattr(h, "fuzzed", None)
-    if made is None:
-        top, players, param = await table_for_two(h, "durak", turn_time=0)
-        made = (top, players, param, await stored(h, top.group))
-        h.fuzzed = made  # type: ignore[attr-defined]
-    return made
+@dataclass
+class Game:
+    """The test's game, the state it is in before every example, and the page's API."""
+
+    h: Harness
+    top: Tabletop
+    players: list[FakeUser]
+    param: str
+    before: dict[str, Any]
+    api: httpx.AsyncClient
+    stranger: FakeUser
+
+    async def unchanged(self) -> None:
+        assert await stored(self.h, self.top.group) == self.before
+        assert self.h.log_errors == []
 
 
-async def _unchanged(h: Harness, top: Tabletop, before: dict[str, Any]) -> None:
-    assert await stored(h, top.group) == before
-    assert h.log_errors == []
+@pytest.fixture
+async def game(harness: Harness) -> AsyncIterator[Game]:
+    top, players, param = await table_for_two(harness, "durak", turn_time=0)
+    before = await stored(harness, top.group)
+    async with client(harness) as c:
+        yield Game(harness, top, players, param, before, c, harness.user("Mallory"))
 
 
 def _mutated(data: str, index: int, char: str) -> str:
@@ -73,18 +85,14 @@ def _mutated(data: str, index: int, char: str) -> str:
     raw=st.binary(max_size=300) | JSON.map(lambda v: json.dumps(v).encode()),
     wrapped=DATA.map(lambda d: json.dumps({"data": d}).encode()),
 )
-async def test_any_move_body_is_refused_with_a_4xx(
-    harness: Harness, raw: bytes, wrapped: bytes
-) -> None:
-    h = harness
-    top, players, param, before = await _game(h)
-    async with client(h) as c:
-        headers = bearer(await token(c, players[1], param))  # not his turn: nothing may pass
-        for body in (raw, wrapped):
-            r = await c.post("/app/api/move", content=body, headers=headers)
-            assert r.status_code in STATUSES, (body, r.status_code, r.text)
-            assert "error" in r.json() or r.json().get("refusal")
-    await _unchanged(h, top, before)
+async def test_any_move_body_is_refused_with_a_4xx(game: Game, raw: bytes, wrapped: bytes) -> None:
+    c = game.api
+    headers = bearer(await token(c, game.players[1], game.param))  # not his turn: none passes
+    for body in (raw, wrapped):
+        r = await c.post("/app/api/move", content=body, headers=headers)
+        assert r.status_code in STATUSES, (body, r.status_code, r.text)
+        assert "error" in r.json() or r.json().get("refusal")
+    await game.unchanged()
 
 
 @FUZZ
@@ -94,18 +102,16 @@ async def test_any_move_body_is_refused_with_a_4xx(
     path=st.sampled_from(["session", "state", "events", "move"]),
 )
 async def test_any_credential_or_parameter_is_refused_with_a_4xx(
-    harness: Harness, authorization: str, param: str, path: str
+    game: Game, authorization: str, param: str, path: str
 ) -> None:
-    h = harness
-    top, _, _, before = await _game(h)
+    c = game.api
     headers = {"Authorization": authorization} if authorization.isascii() else {}
-    async with client(h) as c:
-        method = "POST" if path in ("session", "move") else "GET"
-        r = await c.request(method, f"/app/api/{path}", params={"t": param}, headers=headers)
-        assert r.status_code in STATUSES, (authorization, param, r.status_code, r.text)
-        r = await exchange(c, init_data(h.user("Eve"), start_param=param), param)
-        assert r.status_code in {200, 403}, (param, r.status_code)
-    await _unchanged(h, top, before)
+    method = "POST" if path in ("session", "move") else "GET"
+    r = await c.request(method, f"/app/api/{path}", params={"t": param}, headers=headers)
+    assert r.status_code in STATUSES, (authorization, param, r.status_code, r.text)
+    r = await exchange(c, init_data(game.h.user("Eve"), start_param=param), param)
+    assert r.status_code in {200, 403}, (param, r.status_code)
+    await game.unchanged()
 
 
 @FUZZ
@@ -115,21 +121,17 @@ async def test_any_credential_or_parameter_is_refused_with_a_4xx(
     char=st.characters(codec="ascii"),
 )
 async def test_any_callback_data_gets_an_answer_and_changes_nothing(
-    harness: Harness, data: str, index: int, char: str
+    game: Game, data: str, index: int, char: str
 ) -> None:
-    h = harness
-    top, players, _, before = await _game(h)
-    prompt = top.prompt(players[0]) or top.prompt(players[1])
+    prompt = game.top.prompt(game.players[0]) or game.top.prompt(game.players[1])
     assert prompt is not None
     real = next(b.callback_data for b in prompt.buttons if b.callback_data)
     # Someone not at the table taps: any data, or a real button's data with one character
     # changed (a stale, forged or replayed tap).
-    stranger = getattr(h, "stranger", None) or h.user("Mallory")
-    h.stranger = stranger  # type: ignore[attr-defined]
     for sent in (data, _mutated(real, index, char), real):
-        answer = await h.tap_data(stranger, prompt.chat_id, prompt.message_id, sent)
+        answer = await game.h.tap_data(game.stranger, prompt.chat_id, prompt.message_id, sent)
         assert answer.answered, sent
-    await _unchanged(h, top, before)
+    await game.unchanged()
 
 
 @FUZZ
@@ -140,13 +142,12 @@ async def test_any_callback_data_gets_an_answer_and_changes_nothing(
     seat=st.integers(0, 1),
 )
 async def test_a_seated_players_forged_callback_data_gets_an_answer_and_changes_nothing(
-    harness: Harness, data: str, index: int, char: str, seat: int
+    game: Game, data: str, index: int, char: str, seat: int
 ) -> None:
     """A player at the table, on turn or not, taps forged data on his own prompt: it
     reaches the engine's checks, and changes nothing unless it is a button the bot offers
     (the engine's legal moves and the table's own buttons), which is left out here."""
-    h = harness
-    top, players, _, before = await _game(h)
+    h, top, players = game.h, game.top, game.players
     player = players[seat]
     prompt = top.prompt(player) or top.prompt(players[1 - seat])
     assert prompt is not None
@@ -158,7 +159,7 @@ async def test_a_seated_players_forged_callback_data_gets_an_answer_and_changes_
             continue
         answer = await h.tap_data(player, prompt.chat_id, prompt.message_id, sent)
         assert answer.answered, sent
-    await _unchanged(h, top, before)
+    await game.unchanged()
 
 
 @FUZZ
@@ -168,15 +169,11 @@ async def test_a_seated_players_forged_callback_data_gets_an_answer_and_changes_
     private=st.booleans(),
 )
 async def test_any_command_argument_changes_no_game(
-    harness: Harness, command: str, args: str, private: bool
+    game: Game, command: str, args: str, private: bool
 ) -> None:
-    h = harness
-    top, _, _, before = await _game(h)
-    stranger = getattr(h, "stranger", None) or h.user("Mallory")
-    h.stranger = stranger  # type: ignore[attr-defined]
     text = f"/{command} {args}".rstrip()
-    await h.command(stranger, stranger if private else top.group, text)
-    await _unchanged(h, top, before)
+    await game.h.command(game.stranger, game.stranger if private else game.top.group, text)
+    await game.unchanged()
 
 
 HOOK_SECRET = "s3cret"
@@ -196,11 +193,12 @@ async def hooked(
     server: FakeTelegram,
     make_app: AppFactory,
     fake_redis: Any,
-) -> AsyncIterator[Harness]:
-    """The bot in webhook mode, its worker reading the stream."""
+) -> AsyncIterator[tuple[Harness, httpx.AsyncClient]]:
+    """The bot in webhook mode, its worker reading the stream, and a client of its server."""
     hook = {"webhook_url": "https://cards.example.org/hook", "webhook_secret": HOOK_SECRET}
     async for h in harness_on(request, server, make_app, fake_redis, **hook):
-        yield h
+        async with client(h) as c:
+            yield h, c
 
 
 async def _stream_empty(h: Harness) -> None:
@@ -214,14 +212,13 @@ async def _stream_empty(h: Harness) -> None:
 @FUZZ
 @given(body=st.binary(max_size=200) | (JSON | UPDATES).map(lambda v: json.dumps(v).encode()))
 async def test_any_webhook_body_is_stored_and_handled_or_refused_with_400(
-    hooked: Harness, body: bytes
+    hooked: tuple[Harness, httpx.AsyncClient], body: bytes
 ) -> None:
-    h = hooked
-    async with client(h) as c:
-        r = await c.post("/hook", content=body, headers={SECRET_HEADER: HOOK_SECRET})
-        assert r.status_code in {200, 400}, (body, r.status_code, r.text)
-        if r.status_code == 400:  # refused: never stored, so no worker ever sees it
-            assert "error" in r.json()
-            assert await h.redis.xlen(inbox.STREAM) == 0
+    h, c = hooked
+    r = await c.post("/hook", content=body, headers={SECRET_HEADER: HOOK_SECRET})
+    assert r.status_code in {200, 400}, (body, r.status_code, r.text)
+    if r.status_code == 400:  # refused: never stored, so no worker ever sees it
+        assert "error" in r.json()
+        assert await h.redis.xlen(inbox.STREAM) == 0
     await _stream_empty(h)
     assert h.log_errors == []

@@ -239,12 +239,12 @@ games_strategy = st.lists(
         st.integers(2, 4),
     ),
     min_size=1,
-    max_size=8,
+    max_size=5,
 )
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(games=games_strategy)
 def test_counting_live_equals_rebuilding_from_the_records(

@@ -113,7 +113,7 @@ def every_column_move(seat: int) -> list[Move]:
     return [Move(seat, kind, col) for kind in ("enter", "advance") for col in range(-1, 5)]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(games, st.randoms(use_true_random=False))
 def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> None:
     # What every game keeps (round trips, one actor, replays) is tests/engine/test_game_contract.py.

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from engine import cards
 from engine.base import Event
 from engine.cards import Card
 from engine.computer import choose, public_events
 from engine.games.durak.game import Durak
+from engine.games.durak.players import search as search_module
 from engine.games.durak.players.endgame import club, plain
 from engine.games.durak.players.sampling import Mirror, Position, World, sample_world
 from engine.games.durak.players.search import playout, search
@@ -48,20 +48,11 @@ def play(
 # ---------------------------------------------------------------------- legality
 
 
-@pytest.mark.parametrize(
-    ("players", "dummy_plays"), [(2, False), (2, True), (3, False), (4, True), (6, False)]
-)
-def test_easy_and_normal_play_whole_games_legally(players: int, dummy_plays: bool) -> None:
-    for seed in range(12):
-        levels = [("easy", "normal")[(seed + p) % 2] for p in range(players)]
-        game = new_game(seed, players, dummy_plays)
-        play(game, levels, seed)
-        assert game.is_finished()
-
-
-def test_hard_plays_whole_games_legally() -> None:
-    # Small bounds keep this quick (playouts, and the endgame solver's positions: the
-    # solver and the styles still run, only cut short); the move is legal whatever they are.
+def test_hard_plays_whole_games_legally(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Small bounds keep this quick (playouts, the endgame solver's positions and the
+    # styles' searches: they all still run, only cut short); the move is legal whatever
+    # they are.
+    monkeypatch.setattr(search_module, "STYLE_BUDGET", 300)
     for seed, (players, dummy_plays) in enumerate([(2, False), (3, True), (2, True)]):
         game = new_game(seed, players, dummy_plays)
         events: list[Event] = []
@@ -72,22 +63,11 @@ def test_hard_plays_whole_games_legally() -> None:
             view = game.view(actor.player)
             if actor.player == 0 and len(legal) > 1:
                 seen = seen_from_view(view, Memory.of(events))
-                move = search(view, seen, legal, seed, budget=150, nodes=300, styles=True)
+                move = search(view, seen, legal, seed, budget=40, nodes=100, styles=True)
             else:
                 move = choose("durak", view, legal, events, "normal", seed)
             assert move in legal
             events.extend(game.apply(move))
-
-
-def test_hard_through_choose_at_real_positions() -> None:
-    for seed in range(4):
-        game = new_game(seed, 2 + seed % 2)
-        events, _ = play(game, ["normal"] * 4, seed, stop=10 + 7 * seed)
-        actor = game.to_act()
-        assert actor is not None
-        legal = game.legal_moves()
-        move = choose("durak", game.view(actor.player), legal, events, "hard", seed)
-        assert move in legal
 
 
 def test_levels_are_listed() -> None:
@@ -122,25 +102,26 @@ def test_whole_normal_games_repeat_exactly() -> None:
 
 def positions(
     count: int, players: int, dummy_plays: bool, options: DurakOptions | None = None
-) -> list[tuple[Durak, list[Event]]]:
+) -> Iterator[tuple[Durak, list[Event]]]:
     """Positions of real games (of :func:`new_game`) with their event history, a few per
-    game."""
-    found = []
+    game, made as they are asked for (a test that has seen enough stops early)."""
     seed = 0
-    while len(found) < count:
+    while True:
         game = new_game(seed, players, dummy_plays, options)
         rng = random.Random(seed)
         events: list[Event] = []
         while not game.is_finished():
             legal = game.legal_moves()
             if len(legal) > 1 and rng.random() < 0.08:
-                found.append((Durak.from_json(game.to_json()), list(events)))
+                yield Durak.from_json(game.to_json()), list(events)
+                count -= 1
+                if count == 0:
+                    return
             actor = game.to_act()
             assert actor is not None
             move = choose("durak", game.view(actor.player), legal, events, "normal", seed)
             events.extend(game.apply(move))
         seed += 1
-    return found[:count]
 
 
 def decisions(
@@ -152,27 +133,6 @@ def decisions(
         assert actor is not None
         view = game.view(actor.player)
         yield game, events, actor, view, seen_from_view(view, Memory.of(events))
-
-
-@pytest.mark.parametrize(("players", "dummy_plays"), [(2, False), (3, True), (5, False)])
-def test_a_view_holds_no_other_hand(players: int, dummy_plays: bool) -> None:
-    for game, _ in positions(15, players, dummy_plays):
-        full = state(game)
-        for seat in range(players):
-            view = game.view(seat)
-            assert sorted(map(c, view.hand)) == sorted(full["hands"][seat])
-            if seat == full["controller"]:
-                assert sorted(map(c, view.dummy_hand or [])) == sorted(full["hands"][players])
-            else:
-                assert view.dummy_hand is None
-            shown = json.dumps(view.model_dump())
-            for other in range(players + 1):
-                visible = other == seat or (other == players and seat == full["controller"])
-                if visible:
-                    continue
-                secret = set(full["hands"][other]) - set(full["known"][other])
-                for card in secret:
-                    assert f'"{cards.to_str(card)}"' not in shown
 
 
 @pytest.mark.parametrize(("players", "dummy_plays"), [(2, False), (3, True), (4, False)])
@@ -403,7 +363,9 @@ def test_finds_the_escape_in_an_open_endgame(level: str) -> None:
         chosen = choose("durak", view, game.legal_moves(), events, level, 0)
         assert outcomes[chosen] != actor.player
         checked += 1
-    assert checked >= 3
+        if checked == 3:
+            break
+    assert checked == 3
 
 
 def test_a_playout_plays_the_others_in_the_style_given() -> None:
@@ -432,11 +394,13 @@ def test_a_playout_plays_the_others_in_the_style_given() -> None:
     ("players", "dummy_plays", "options"), [(3, True, None), *SEED_AND_VARIANTS[3:]]
 )
 def test_hidden_cards_elsewhere_do_not_change_the_move(
-    players: int, dummy_plays: bool, options: DurakOptions | None
+    players: int, dummy_plays: bool, options: DurakOptions | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Swap a card the seat cannot see between another hand and the stock (or another
     # hand, when the whole deck was dealt): the seat's view, and so every level's move,
-    # must stay the same, in every variant.
+    # must stay the same, in every variant. Hard's searches against the styles of play
+    # run cut short (their full budget costs seconds a move in the small decks' endgames).
+    monkeypatch.setattr(search_module, "STYLE_BUDGET", 300)
     swapped = 0
     for game, events in positions(20, players, dummy_plays, options):
         actor = game.to_act()
@@ -471,7 +435,9 @@ def test_hidden_cards_elsewhere_do_not_change_the_move(
             theirs = choose("durak", twin.view(actor.player), twin.legal_moves(), events, level, 9)
             assert ours == theirs
         swapped += 1
-    assert swapped >= 5
+        if swapped == 5:
+            break
+    assert swapped == 5
 
 
 # ---------------------------------------------------------------------- transfers

@@ -124,7 +124,7 @@ def test_the_searches_agree_with_every_line_tried() -> None:
     # are won against a style.
     rng = random.Random(12)
     outcomes: Counter[tuple[bool, bool]] = Counter()
-    for _ in range(150):
+    for _ in range(30):
         game = tiny_endgame(rng)
         trump = cards.parse(game.view(None).trump) & 3
         for seat in (0, 1):
@@ -154,7 +154,9 @@ def test_hard_escapes_whenever_an_escape_exists() -> None:
         move = choose("durak", game.view(0), game.legal_moves(), witnessed(game), "hard", 3)
         assert escapes[move]
         checked += 1
-    assert checked >= 10
+        if checked == 10:
+            break
+    assert checked == 10
 
 
 def test_the_solver_gives_up_past_its_budget() -> None:
@@ -211,7 +213,9 @@ def test_hard_plays_on_for_the_styles_when_best_play_would_win() -> None:
         move = choose("durak", game.view(0), game.legal_moves(), witnessed(game), "hard", 3)
         assert found[move][1] == max(styles)
         checked += 1
-    assert checked >= 5
+        if checked == 5:
+            break
+    assert checked == 5
 
 
 def test_every_deal_the_seat_cannot_rule_out_is_tried_once() -> None:
@@ -242,7 +246,9 @@ def test_every_deal_the_seat_cannot_rule_out_is_tried_once() -> None:
         if len(worlds) > 1:
             assert every_world(seen, len(worlds) - 1) is None
             checked += 1
-    assert checked >= 20
+        if checked == 20:
+            break
+    assert checked == 20
 
 
 def test_trying_the_styles_leaves_the_position_alone() -> None:
@@ -258,7 +264,9 @@ def test_trying_the_styles_leaves_the_position_alone() -> None:
         assert game.to_json() == before
         assert vars(mirror) == mirrored_before
         checked += 1
-    assert checked >= 10
+        if checked == 10:
+            break
+    assert checked == 10
 
 
 def test_hard_in_the_endgame_depends_only_on_what_the_seat_sees() -> None:
@@ -278,4 +286,6 @@ def test_hard_in_the_endgame_depends_only_on_what_the_seat_sees() -> None:
         theirs = choose("durak", twin.view(1), twin.legal_moves(), witnessed(twin), "hard", 3)
         assert ours == theirs
         swapped += 1
-    assert swapped >= 10
+        if swapped == 10:
+            break
+    assert swapped == 10

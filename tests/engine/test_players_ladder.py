@@ -1,8 +1,9 @@
 """The durak ladder: the greedy yardstick, easy as a beginner, and games that end.
 
-Strength is measured properly by ``bench/players.py``; these tests pin down what a
-person at the table would notice: that the yardstick plays as described, that easy
-loses to it without playing absurdly, that normal beats it, and that a table of
+Strength (easy losing to greedy but not hopelessly, normal and hard beating it) is
+measured by ``bench/players.py`` over hundreds of games, each figure held to its target
+there; these tests pin down what a person at the table would notice: that the
+yardstick plays as described, that easy never plays absurdly, and that a table of
 computers never goes round in circles.
 """
 
@@ -17,14 +18,8 @@ from engine.games.durak.game import Durak
 from engine.games.durak.players import search as search
 from engine.games.durak.players.greedy import greedy
 from engine.games.durak.players.seen import STALL_TAKES, Memory, seen_from_view
-from engine.games.durak.rules import DurakMove, DurakOptions
+from engine.games.durak.rules import DurakMove
 from testing.durak_games import c, constructed, new_game
-
-# Seeded games per strength check: enough that the gaps below are many standard
-# errors wide, few enough to run in a second or two. Normal, whose search is slower, plays
-# fewer: its margin (about 0.2 below its bound) is still five standard errors wide.
-LADDER_GAMES = 300
-NORMAL_GAMES = 150
 
 
 def greedy_move(game: Durak) -> DurakMove:
@@ -101,61 +96,11 @@ def test_greedy_passes_the_attack_on_with_a_plain_card() -> None:
 # ---------------------------------------------------------------------- the ladder
 
 
-def fool_rate(
-    level: str,
-    players: int = 2,
-    dummy_plays: bool = False,
-    games: int = LADDER_GAMES,
-    options: DurakOptions | None = None,
-) -> float:
-    """How often ``level`` (one seat, rotating) is the fool against greedy seats, in the
-    seed's game or the variant ``options`` make."""
-    fools = 0
-    for seed in range(games):
-        game = new_game(seed, players, dummy_plays, options)
-        ours = seed % players
-        events: list[Event] = []
-        while not game.is_finished():
-            actor = game.to_act()
-            assert actor is not None
-            view, legal = game.view(actor.player), game.legal_moves()
-            if actor.player == ours:
-                move = choose("durak", view, legal, events, level, seed * 1000 + len(events))
-            else:
-                move = greedy(legal, cards.parse(view.trump) & 3)
-            events.extend(game.apply(move))
-        fools += game.result()["fool"] == ours  # type: ignore[index]
-    return fools / games
-
-
-# The seed's game, with and without dummy_plays, and two-player perevodnoy on 36 cards,
-# where greedy passes the attack on whenever it can with a plain card.
-TABLES = [
-    pytest.param(False, None, id="dummy"),
-    pytest.param(True, None, id="dummy_plays"),
-    pytest.param(False, DurakOptions(**PEREVODNOY), id="perevodnoy"),
-]
-
-
-@pytest.mark.parametrize(("dummy_plays", "options"), TABLES)
-def test_easy_loses_to_greedy_but_not_hopelessly(
-    dummy_plays: bool, options: DurakOptions | None
-) -> None:
-    # Uniform random play was the fool 96 % of the time: no contest at all.
-    assert 0.55 <= fool_rate("easy", dummy_plays=dummy_plays, options=options) <= 0.8
-
-
-@pytest.mark.parametrize(("dummy_plays", "options"), TABLES)
-def test_normal_beats_greedy(dummy_plays: bool, options: DurakOptions | None) -> None:
-    rate = fool_rate("normal", dummy_plays=dummy_plays, games=NORMAL_GAMES, options=options)
-    assert rate <= 0.45
-
-
 def test_easy_never_plays_an_absurd_move() -> None:
     # A beginner errs, but he never takes while he holds a card that beats, and never
     # throws a trump in.
     checked = 0
-    for seed in range(40):
+    for seed in range(10):
         game = new_game(seed, 2 + seed % 3, dummy_plays=seed % 2 == 1)
         events: list[Event] = []
         while not game.is_finished():
@@ -170,7 +115,7 @@ def test_easy_never_plays_an_absurd_move() -> None:
                 assert move.cards[0] & 3 != trump
             checked += len(legal) > 1
             events.extend(game.apply(move))
-    assert checked > 1000
+    assert checked > 250
 
 
 def test_easy_depends_on_its_seed() -> None:
@@ -207,7 +152,7 @@ def test_computer_tables_always_finish(players: int, dummy_plays: bool) -> None:
     # a high card led, beaten with a low trump, a trump thrown on top, all taken, the
     # same card led again at the next seat.
     longest = 0
-    for seed in range(80):  # 320 tables over the four cases
+    for seed in range(20):  # 80 tables over the four cases
         game = new_game(seed, players, dummy_plays)
         levels = [("easy", "normal")[(seed >> p) & 1] for p in range(players)]
         longest = max(longest, steps_to_finish(game, levels, seed))

@@ -32,7 +32,7 @@ SPADES = cards.parse("6S") & 3  # the trump suit of the made-up bouts below
 SEED_GAME = DurakOptions()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), variant=st.sampled_from(VARIANTS), stop=st.integers(1, 400))
 def test_the_true_deal_is_never_ruled_out(
     seed: int, variant: tuple[DurakOptions, int], stop: int

@@ -19,7 +19,7 @@ LEVELS = ("easy", "normal", "hard")
 MOST_DECISIONS = 1500
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10**6),
     variant=st.sampled_from(VARIANTS),

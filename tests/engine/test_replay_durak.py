@@ -135,6 +135,8 @@ def test_an_illegal_move_stops_the_replay_and_describes_the_state_before(
 
 
 def test_a_whole_game_replays_to_its_fool_from_a_file(tmp_path: Path) -> None:
+    # The command reads a file the same for every game (a real process here); that every
+    # game's record replays to its end is the contract's (test_game_contract.py).
     game = Durak.new(DurakOptions(dummy_plays=True), NAMES[:4], dealer=2, seed=11)
     start = Durak.from_json(game.to_json())
     rng = random.Random(11)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,24 +73,6 @@ def test_a_setup_with_cards_not_dealt_is_illegal() -> None:
     wrong = {"player": 0, "setup": {"goalkeeper": "2S", "row": ["JS", "7S", "8S", "9S"]}}
     out = ok(record([wrong]))
     assert out["ok"] is False and out["move"] == 0
-
-
-def test_a_finished_game_gives_its_result(tmp_path: Path) -> None:
-    g = Football.new(FootballOptions(deck_size=52, decks=2), ["Ann", "Bob"], seed=11)
-    rng = random.Random(11)
-    moves = []
-    while not g.is_finished():
-        move = rng.choice(g.legal_moves())
-        moves.append(g.move_to_record(move))
-        g.apply(move)
-    path = tmp_path / "game.json"
-    path.write_text(json.dumps({**g.header(), "moves": moves}))
-    done = run("", file=path)
-    assert done.returncode == 0
-    out = json.loads(done.stdout)
-    assert out["ok"] and out["finished"] and out["to_act"] is None and out["legal"] == []
-    assert out["result"] == g.result() and out["summary"] == g.summary()
-    assert len(out["summary"]["face_up"]) == 18
 
 
 @pytest.mark.parametrize(

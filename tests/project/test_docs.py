@@ -6,6 +6,7 @@ every language of the seeds."""
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import json
 import re
@@ -213,8 +214,10 @@ def _path_exists(named: str) -> bool:
     return any(ROOT.glob(pattern.rstrip("/"))) if "*" in pattern else (ROOT / pattern).exists()
 
 
+@functools.cache
 def _names(module: Path) -> dict[str, set[str] | None]:
-    """A module's top-level names: for a class the names in its body, else None."""
+    """A module's top-level names: for a class the names in its body, else None (kept
+    for the run: the docstrings name some modules many times over)."""
     tree = ast.parse(module.read_text(encoding="utf-8"))
     found: dict[str, set[str] | None] = {}
     for node in tree.body:

@@ -26,7 +26,7 @@ from bot.core.i18n import t
 from bot.core.keys import table_key
 from bot.core.services import services
 from bot.core.store import Snapshot
-from bot.webapp import api, streams
+from bot.webapp import api, auth, streams
 from bot.webapp.auth import SESSION, Checker, Forged
 from engine.games.durak.game import Durak
 from testing.chats import BOT_TOKEN, FakeUser
@@ -58,6 +58,14 @@ async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
     assert r.status_code == 200, r.text
     result: dict[str, Any] = r.json()
     return result
+
+
+@pytest.fixture
+def session(monkeypatch: pytest.MonkeyPatch) -> float:
+    """A session's life cut to a minute: a test that waits past one moves the clock, and
+    with it the bot's pollers, through a minute instead of a quarter of an hour."""
+    monkeypatch.setattr(auth, "SESSION", 60.0)
+    return auth.SESSION
 
 
 def _help_update(user_id: int, update_id: int) -> dict[str, Any]:
@@ -184,7 +192,7 @@ async def _refused_everywhere(c: httpx.AsyncClient, ticket: str, move: str) -> N
 
 
 async def test_a_forged_or_expired_session_gets_401_and_changes_nothing(
-    harness: Harness, clock: Clock
+    harness: Harness, clock: Clock, session: float
 ) -> None:
     h = harness
     top, players, param = await table_for_two(h, "durak", turn_time=0)
@@ -205,14 +213,14 @@ async def test_a_forged_or_expired_session_gets_401_and_changes_nothing(
         ):
             await _refused_everywhere(c, forged, move)
         # A renewal before it runs out is a new token; the old one still ends when it did.
-        await clock.advance(SESSION * 2 / 3)
+        await clock.advance(session * 2 / 3)
         r = await c.post("/app/api/session", headers=bearer(ticket))
-        assert r.status_code == 200 and r.json()["expires_in"] == pytest.approx(SESSION)
+        assert r.status_code == 200 and r.json()["expires_in"] == pytest.approx(session)
         renewed = r.json()["token"]
-        await clock.advance(SESSION / 3)
+        await clock.advance(session / 3)
         await _refused_everywhere(c, ticket, move)
         assert (await c.get("/app/api/state", headers=bearer(renewed))).status_code == 200
-        await clock.advance(SESSION)
+        await clock.advance(session)
         await _refused_everywhere(c, renewed, move)
     assert await stored(h, top.group) == before
 
@@ -338,33 +346,6 @@ async def test_one_link_on_the_group_opens_for_each_his_own_view(
             assert shown["view"]["hand"] == ([] if seat is None else game.view(seat).hand)
 
 
-async def test_the_one_server_takes_the_webhook_with_its_secret_only(
-    server: Any, make_app: Any, fake_redis: Any
-) -> None:
-    hook = "https://cards.example.org/hook"
-    h = Harness(server)
-    h.apps.append(await make_app(fake_redis, webhook_url=hook, webhook_secret="s3cret"))
-    ann = h.user("Ann")
-
-    async with client(h) as c:
-        r = await c.post(
-            "/hook", json=_help_update(ann.id, 1), headers={"X-Telegram-Bot-Api-Secret-Token": "x"}
-        )
-        assert r.status_code == 403
-        r = await c.post(
-            "/hook",
-            json=_help_update(ann.id, 2),
-            headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"},
-        )
-        assert r.status_code == 200
-    for _ in range(200):  # the Application takes it from its update queue
-        if any(m.from_bot for m in h.screen(ann)):
-            break
-        await asyncio.sleep(0.01)
-    # One answer: /help's, of the update that carried the secret.
-    assert len([m for m in h.screen(ann) if m.from_bot]) == 1
-
-
 async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Harness) -> None:
     h = harness
     top, players, param = await table_for_two(h, "football")
@@ -381,8 +362,9 @@ async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Har
 
 async def test_python_m_bot_serves_webhook_and_page_on_port_and_stops_cleanly() -> None:
     """The real entry point with WEBHOOK_URL and WEBAPP_URL: it registers the webhook,
-    serves the page and the webhook on PORT, answers an update posted there, and a
-    SIGTERM stops it with exit code 0 and no error logged."""
+    serves the page and the webhook on PORT, answers an update posted there with its
+    secret (one answer: not to the one posted without it), and a SIGTERM stops it with
+    exit code 0 and no error logged."""
     telegram = FakeTelegram()
     telegram.add_user(FakeUser(id=777, first_name="Ann"))
     served = FakeServer(telegram, delay=(0, 0))
@@ -410,8 +392,11 @@ async def test_python_m_bot_serves_webhook_and_page_on_port_and_stops_cleanly() 
             assert page is not None and page.status_code == 200
             hook = [s.params for s in served.log if s.method == "setWebhook"]
             assert hook and hook[0]["url"] == f"{root}/hook"
+            wrong = {"X-Telegram-Bot-Api-Secret-Token": "x"}
+            r = await c.post(f"{root}/hook", json=_help_update(777, 1), headers=wrong)
+            assert r.status_code == 403
             secret = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
-            r = await c.post(f"{root}/hook", json=_help_update(777, 1), headers=secret)
+            r = await c.post(f"{root}/hook", json=_help_update(777, 2), headers=secret)
             assert r.status_code == 200
             for _ in range(100):
                 if any(s.method == "sendMessage" for s in served.log):
@@ -567,7 +552,7 @@ async def test_a_page_catches_up_when_the_subscription_broke(
 
 
 async def test_an_open_stream_ends_with_its_session(
-    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch, session: float
 ) -> None:
     """A stream opened with a token does not outlive it: the page reopens it with the
     renewed one."""
@@ -579,7 +564,7 @@ async def test_an_open_stream_ends_with_its_session(
         async with c.stream("GET", "/app/api/events", headers=headers) as stream:
             lines = stream.aiter_lines()
             assert (await anext(lines)).startswith("data: ")
-            await clock.advance(SESSION)
+            await clock.advance(session)
             rest = [line async for line in lines]  # ends: no timeout
         assert not [line for line in rest if line.startswith("data: ")]
         assert (await c.get("/app/api/events", headers=headers)).status_code == 401

@@ -6,9 +6,12 @@ Checked on the way: every legal move of the player to act is on his page and not
 else is; the Record of the game replays to its end; no script error, no request outside
 the bot's server; axe-core finds nothing serious or critical on the durak screens, light
 and dark; a refused move says the bot's reason in the reader's language. Printed: the
-frame times while cards fly, and the page's weight gzipped (asserted ≤ 40 KB).
+frame times while cards fly, and the page's weight gzipped (asserted ≤ 40 KB). Also: a
+page played against another player's chat buttons with a watcher's page beside it (never
+a private card), a forged or replayed initData refused, the page inside Telegram's apps.
 
-``CARDTABLE_SCREENSHOTS=1`` writes docs/webapp.md's durak pictures into docs/.
+``CARDTABLE_SCREENSHOTS=1`` writes docs/webapp.md's and the README's durak pictures into
+docs/ (without Chromium and its driver these tests are skipped with one line that says so).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import contextlib
 import gzip
 import json
 import random
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -31,13 +35,21 @@ from bot.tables.stats.finished import record_document
 from bot.webapp.page import TELEGRAM_WEB
 from engine import records
 from engine.games.durak.game import Durak
-from testing.browser import DARK, MISSING, WITHIN, page_url
+from testing.browser import DARK, MISSING, WITHIN, Page, page_url
 from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.page_player import ALL_MOVES, Player, Redrawn
-from testing.tabletop import Tabletop, stored
-from testing.webapp import client, init_data, page_files, settle, table_for_two, table_param
+from testing.tabletop import Tabletop, hidden_cards, leaks, stored
+from testing.webapp import (
+    client,
+    init_data,
+    page_files,
+    settle,
+    table_for_two,
+    table_param,
+    tampered,
+)
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if MISSING:
@@ -88,46 +100,54 @@ async def play_whole(
     pages: dict[int, Player],
     seed: int,
     hook: Hook | None = None,
+    transfer: bool = False,
 ) -> tuple[dict[str, Any], Counter[str]]:
     """Plays the game to its end on the pages alone, each move a random legal one tapped
     (now and then by the keyboard) on the page of the player to act; the table at the end
     and what was played (moves, the dummy's, transfers, by the keyboard, through a pick).
     On the way: every legal move is on his page (a card with several: behind its pick)
-    and nothing else is; every other page offers nothing."""
+    and nothing else is; every other page offers nothing. ``transfer``: the first transfer
+    offered is made (a short game may otherwise pass them all by)."""
     rng = random.Random(seed)
     played: Counter[str] = Counter()
+    seen: dict[int, list[str]] = {}  # what each page offers at version ``at``
+    at = -1
     while (data := await stored(h, group))["phase"] == "playing":
         game = Durak.from_json(data["state"])
         actor = game.to_act()
         assert actor is not None
         user = _seated(data, users)[actor.player]
         page = pages[user.id]
-        others = [p for who, p in pages.items() if who != user.id]
-        await page.shows(data["version"])
+        if at != data["version"]:
+            at = data["version"]
+            seen = {who: await p.moves_at(at) for who, p in pages.items()}
         legal = sorted(game.move_token(m) for m in game.legal_moves())
-        offered = set(await page.js(ALL_MOVES))
+        offered = set(seen[user.id])
         direct = {t for t in offered if not t.startswith("pick:")}
         picked = {t[5:] for t in offered if t.startswith("pick:")}
         assert direct <= set(legal), (direct, legal)
         assert all(t in direct or any(c in t for c in picked) for t in legal), (offered, legal)
-        for other in others:
-            assert await other.js(ALL_MOVES) == []
+        assert all(moves == [] for who, moves in seen.items() if who != user.id)
         if hook:
             await hook("turn", played["moves"], page)
-        token = rng.choice(legal)
+        transfers = [t for t in legal if t.lstrip("d").startswith("r")]
+        token = rng.choice(
+            transfers if transfer and transfers and not played["transfer"] else legal
+        )
         by_keys = played["moves"] % 5 == 3  # now and then by the keyboard: focus, Enter
         try:
-            played["pick"] += await page.play(token, keyboard=by_keys)
+            played["pick"] += await page.play(token, by_keys, seen[user.id])
         except Redrawn:
             played["redrawn"] += 1
+            at = -1
             continue
         played["keyboard"] += by_keys
         played["dummy"] += token.startswith("d")
         played["transfer"] += token.lstrip("d").startswith("r")
         if hook:
             await hook("flying", played["moves"], page)
-        for p in pages.values():
-            await p.shows(data["version"] + 1)
+        at = data["version"] + 1
+        seen = {who: await p.moves_at(at) for who, p in pages.items()}
         played["moves"] += 1
         if hook:
             await hook("moved", played["moves"], page)
@@ -164,13 +184,16 @@ async def frames(pages: dict[int, Player]) -> str:
 
 
 async def open_pages(
-    root: str, param: str, users: list[FakeUser], browsers: list[Any]
+    root: str, param: str, users: list[FakeUser], browsers: list[Any], still: bool = False
 ) -> dict[int, Player]:
-    """Each user's page in a browser of his own, watched; Bob's Telegram is dark."""
+    """Each user's page in a browser of his own, watched; Bob's Telegram is dark.
+    ``still``: with reduced motion (nothing flies)."""
     pages = {}
     for user, driver in zip(users, browsers, strict=True):
         page = pages[user.id] = Player(driver)
         await page.watch()
+        if still:
+            await page.still_motion()
         await page.open(root, param, init_data(user), DARK if user.first_name == "Bob" else None)
         await page.console_errors()  # from here on: none
     return pages
@@ -179,9 +202,10 @@ async def open_pages(
 async def test_durak_with_the_dummy_played_whole_on_two_pages(
     harness: Harness, root: str, browsers: list[Any], shots: Path
 ) -> None:
-    """The seed's game: Ann and Bob and the dummy, played by its controller's page."""
+    """The seed's game: Ann and Bob and the dummy, played by its controller's page (with
+    24 cards: the game is shorter, every move checked as in a longer one)."""
     h = harness
-    top, users, param = await table_for_two(h, "durak")
+    top, users, param = await table_for_two(h, "durak", deck_size=24)
     pages = await open_pages(root, param, users, browsers)
     ann, bob = (pages[u.id] for u in users)
     findings: dict[str, list[str]] = {}
@@ -218,16 +242,19 @@ async def test_perevodnoy_played_whole_on_two_pages(
     harness: Harness, root: str, browsers: list[Any], shots: Path
 ) -> None:
     """Durak with transfers and no dummy: a transfer is a card the defender plays (where
-    it could also beat, the page asks which)."""
+    it could also beat, the page asks which). With 24 cards, as the one before, and
+    nothing flying (the flights are the test's before)."""
     h = harness
-    top, users, param = await table_for_two(h, "durak", dummy=False, transfer=True)
-    pages = await open_pages(root, param, users, browsers)
+    top, users, param = await table_for_two(h, "durak", dummy=False, transfer=True, deck_size=24)
+    pages = await open_pages(root, param, users, browsers, still=True)
     findings: dict[str, list[str]] = {}
 
     async def hook(stage: str, moves: int, page: Player) -> None:
         """The first choice between a card's moves: opened, checked, pictured, cancelled."""
+        if stage != "turn" or findings:
+            return
         picks = [t for t in await page.js(ALL_MOVES) if t.startswith("pick:")]
-        if stage != "turn" or not picks or findings:
+        if not picks:
             return
         await page.press(f'[data-move="{picks[0]}"]', keyboard=False)
         assert await page.wait("return !document.getElementById('sheet').hidden")
@@ -236,14 +263,14 @@ async def test_perevodnoy_played_whole_on_two_pages(
         await page.press("#sheet button.sec", keyboard=True)  # Cancel, by the keyboard
         assert await page.js("return document.getElementById('sheet').hidden")
 
-    data, played = await play_whole(h, top.group, users, pages, 4, hook)
+    data, played = await play_whole(h, top.group, users, pages, 4, hook, transfer=True)
     await check_the_end(h, data, pages)
     assert not await pages[users[0].id].js("return document.querySelector('[data-seat=dummy]')")
     assert played["transfer"] > 0 and played["dummy"] == 0
     assert findings and not any(findings.values()), json.dumps(findings, indent=1)
     print(
         f"\nperevodnoy on two pages: {played['moves']} moves ({played['transfer']} transfers, "
-        f"{played['pick']} through a choice); {await frames(pages)}"
+        f"{played['pick']} through a choice)"
     )
 
 
@@ -266,21 +293,18 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     cdp = page.driver.execute_cdp_cmd
     await asyncio.to_thread(cdp, "Network.enable", {})
     await asyncio.to_thread(cdp, "Network.setBlockedURLs", {"urls": ["*api/events*"]})
-    try:
-        await page.open(root, param, init_data(mover))
-        await page.shows(data["version"])
-        # nor may it read the table again when it reconnects
-        blocked = {"urls": ["*api/events*", "*api/state*"]}
-        await asyncio.to_thread(cdp, "Network.setBlockedURLs", blocked)
-        await clock.advance(62)  # his turn's time runs out: the bot moves for him
-        after = await stored(h, top.group)
-        assert after["version"] > data["version"]
-        assert await page.version() == data["version"]  # the page never heard of it
-        token = (await page.js(ALL_MOVES))[0]
-        await page.play(token)
-        refusal = await page.wait("return document.body.dataset.refusal", WITHIN)
-    finally:
-        await asyncio.to_thread(cdp, "Network.setBlockedURLs", {"urls": []})
+    await page.open(root, param, init_data(mover))
+    await page.shows(data["version"])
+    # nor may it read the table again when it reconnects
+    blocked = {"urls": ["*api/events*", "*api/state*"]}
+    await asyncio.to_thread(cdp, "Network.setBlockedURLs", blocked)
+    await clock.advance(62)  # his turn's time runs out: the bot moves for him
+    after = await stored(h, top.group)
+    assert after["version"] > data["version"]
+    assert await page.version() == data["version"]  # the page never heard of it
+    token = (await page.js(ALL_MOVES))[0]
+    await page.play(token)
+    refusal = await page.wait("return document.body.dataset.refusal", WITHIN)
     now = Durak.from_json(after["state"]).to_act()
     mine = now is not None and _seated(after, users)[now.player] is mover
     key = "tap.superseded" if mine else "illegal.not_your_turn"
@@ -308,7 +332,7 @@ async def test_six_players_without_the_dummy_the_whole_deck_dealt(
     for user in users[1:]:
         await top.join(user)
     await top.start(users[0])
-    pages = await open_pages(root, await table_param(h, group), users[:2], browsers)
+    pages = await open_pages(root, await table_param(h, group), users[:2], browsers, still=True)
     data = await stored(h, group)
     seats = _seated(data, users)
     for user, page in ((u, pages[u.id]) for u in users[:2]):
@@ -388,7 +412,6 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     await asyncio.to_thread(
         page.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": TELEGRAM}
     )
-    await asyncio.to_thread(page.driver.get, "about:blank")
     url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=android"
     await asyncio.to_thread(page.driver.get, url)
     assert await page.wait("return document.body.dataset.drawn")
@@ -447,17 +470,12 @@ async def test_in_telegram_s_web_client_it_talks_to_telegram_s_origin_only(
     messages only from that origin: the same theme from another origin changes nothing."""
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak")
-    page = Player(browsers[1])  # not the one that plays Telegram's app (its proxy)
-    cdp = page.driver.execute_cdp_cmd
-    added = await asyncio.to_thread(
-        cdp, "Page.addScriptToEvaluateOnNewDocument", {"source": WEB_CLIENT}
+    page = Player(browsers[0])
+    await asyncio.to_thread(
+        page.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": WEB_CLIENT}
     )
-    try:
-        await asyncio.to_thread(page.driver.get, "about:blank")
-        url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=weba"
-        await asyncio.to_thread(page.driver.get, url)
-    finally:  # the pages of the tests after this one are on top
-        await asyncio.to_thread(cdp, "Page.removeScriptToEvaluateOnNewDocument", added)
+    url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=weba"
+    await asyncio.to_thread(page.driver.get, url)
     assert await page.wait("return document.body.dataset.drawn")
     posted = await page.js("return __posted")
     assert {"iframe_ready", "web_app_ready", "web_app_request_theme"} <= {e for e, _ in posted}
@@ -469,36 +487,82 @@ async def test_in_telegram_s_web_client_it_talks_to_telegram_s_origin_only(
     assert await page.js("return document.documentElement.dataset.theme") == "dark"
 
 
-async def test_with_reduced_motion_nothing_flies(
-    harness: Harness, root: str, browsers: list[Any]
+async def test_durak_played_on_the_page_against_buttons(
+    harness: Harness, root: str, browsers: list[Any], shots: Path
 ) -> None:
-    """A reader whose system asks for reduced motion sees each new picture at once."""
+    """Ann plays on her page, Bob by his chat's buttons, Cid watches by the group's link:
+    every change shows on both pages at once (nothing flies: reduced motion), the
+    watcher's never shows a card he may not know. A 24-card game, to its end."""
     h = harness
-    top, users, param = await table_for_two(h, "durak")
-    page = Player(browsers[0])
-    reduce = {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]}
-    cdp = page.driver.execute_cdp_cmd
-    await asyncio.to_thread(cdp, "Emulation.setEmulatedMedia", reduce)
-    try:
-        data = await stored(h, top.group)
+    top, (ann, bob), param = await table_for_two(h, "durak", deck_size=24)
+    group = top.group
+    page, spectator = Page(browsers[0]), Page(browsers[1])
+    for p in (page, spectator):  # nothing flies: every change is a new picture at once
+        await p.still_motion()
+    paint = await page.open(root, param, init_data(ann))
+    cid = h.user("Cid", language_code="ru")  # by the group's link
+    await spectator.open(root, param, init_data(cid, start_param=param), direct=True)
+    assert paint > 0
+    fcp = await page.js(
+        "return performance.getEntriesByName('first-contentful-paint')[0].startTime"
+    )
+    weight = await page.js("return performance.getEntriesByType('navigation')[0].transferSize")
+    rng = random.Random(5)
+    latencies: list[float] = []
+    moves = 0
+    while True:
+        data = await stored(h, group)
+        if data["phase"] != "playing":
+            break
         actor = Durak.from_json(data["state"]).to_act()
         assert actor is not None
-        mover = _seated(data, users)[actor.player]
-        await page.open(root, param, init_data(mover))
-        await page.shows(data["version"])
-        moves = 0
-        for _ in range(4):  # his moves while it is his turn, each one a new picture
-            data = await stored(h, top.group)
-            game = Durak.from_json(data["state"])
-            now = game.to_act()
-            if now is None or _seated(data, users)[now.player] is not mover:
-                break
-            await page.shows(data["version"])
-            await page.play(game.move_token(game.legal_moves()[0]))
-            await page.shows(data["version"] + 1)
-            moves += 1
-            assert await page.js("return document.getAnimations().length") == 0
-            assert not await page.js("return +document.body.dataset.flying")
-        assert moves
-    finally:
-        await asyncio.to_thread(cdp, "Emulation.setEmulatedMedia", {"features": []})
+        before = await page.version()
+        start = time.perf_counter()
+        if actor.player == 0:  # Ann plays on the page
+            await page.click_a_move(rng)
+        else:  # Bob taps his buttons
+            await top.caught_up([ann, bob])
+            start = time.perf_counter()
+            await top.step([bob], rng)
+        shown = await page.newer_than(before)
+        latencies.append(time.perf_counter() - start)
+        assert await spectator.newer_than(before) >= shown
+        public = hidden_cards("durak", (await stored(h, group))["state"], None)
+        text = await spectator.shown_cards()
+        assert not leaks(text, public), text
+        for p in (page, spectator):
+            assert await p.js("return document.getAnimations().length") == 0
+            assert not await p.js("return +document.body.dataset.flying")
+        moves += 1
+        if moves == 4:
+            await asyncio.to_thread(page.driver.save_screenshot, str(shots / "webapp-durak-en.png"))
+            await asyncio.to_thread(
+                spectator.driver.save_screenshot, str(shots / "webapp-durak-ru.png")
+            )
+    assert moves > 4 and data["phase"] == "finished"
+    print(
+        f"\ndurak on the page: {moves} changes, page {weight} bytes on the wire, "
+        f"first contentful paint {fcp:.0f} ms, "
+        f"first picture {paint * 1000:.0f} ms, "
+        f"update latency median {sorted(latencies)[len(latencies) // 2] * 1000:.0f} ms, "
+        f"max {max(latencies) * 1000:.0f} ms"
+    )
+
+
+async def test_a_forged_or_replayed_initdata_shows_nothing(
+    harness: Harness, root: str, browsers: list[Any]
+) -> None:
+    _, (ann, _), param = await table_for_two(harness, "durak")
+    page, elsewhere = Page(browsers[0]), Page(browsers[1])
+    cards = "return document.querySelectorAll('.card').length"
+    await page.open(root, param, tampered(init_data(ann)))
+    assert await page.js("return document.body.dataset.refused") == "1"
+    assert await page.js(cards) == 0
+    opening = init_data(ann)
+    for _ in range(2):  # opened, then reloaded: the page goes on with its session
+        await page.open(root, param, opening)
+        assert await page.js(cards) > 0
+    # The same initData in another browser (captured on the way): a replay.
+    await elsewhere.open(root, param, opening)
+    assert await elsewhere.js("return document.body.dataset.refused") == "1"
+    assert await elsewhere.js(cards) == 0

@@ -14,7 +14,6 @@ import httpx
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.core import callbacks
 from bot.core.services import services
 from bot.webapp import api, page, quota, streams
 from bot.webapp.auth import Checker
@@ -59,22 +58,6 @@ async def test_a_malformed_move_body_is_a_400_with_a_reason(harness: Harness, ra
     assert r.status_code == 400
     assert r.json()["error"] in {"too large", "not UTF-8", "not JSON", "not an object", "too deep"}
     assert await stored(h, top.group) == before
-
-
-async def test_a_session_only_for_a_table_that_exists(harness: Harness) -> None:
-    """Anyone with a Telegram account could get a session, even for no table at all."""
-    h = harness
-    top, _, param = await table_for_two(h, "durak")
-    game_id = (await stored(h, top.group))["game_id"]
-    nowhere = callbacks.payload(-1_009_999_999_999, None, game_id)  # no such group
-    other_game = callbacks.payload(top.group.id, None, callbacks.new_game_id())
-    async with client(h) as c:
-        for absent in (nowhere, other_game):
-            r = await exchange(c, init_data(h.user("Dan"), start_param=absent), absent)
-            assert r.status_code == 403 and r.json() == {"error": "forbidden"}
-        # Anyone may watch a table that is there (the group's link), in its public view.
-        opened = await exchange(c, init_data(h.user("Cid"), start_param=param), param)
-        assert opened.status_code == 200
 
 
 @contextlib.asynccontextmanager

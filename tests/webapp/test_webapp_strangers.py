@@ -63,7 +63,8 @@ async def test_a_table_opens_by_its_signed_parameter_or_for_its_players_only(
         for signed in (None, mine, nowhere):  # the address overriding the signed parameter
             r = await exchange(c, init_data(ann, start_param=signed), theirs)
             assert (r.status_code, r.json()) == (403, FORBIDDEN), signed
-        for absent in (nowhere, callbacks.payload(-1_001_234_567_890, None, "zzzz")):
+        other_game = callbacks.payload(parsed[0], None, callbacks.new_game_id())  # its group's
+        for absent in (nowhere, callbacks.payload(-1_001_234_567_890, None, "zzzz"), other_game):
             for signed in (None, absent):  # a table that is not there: the same answer
                 r = await exchange(c, init_data(ann, start_param=signed), absent)
                 assert (r.status_code, r.json()) == (403, FORBIDDEN), (absent, signed)
@@ -101,10 +102,12 @@ async def test_an_initdata_is_spent_when_first_presented_whatever_the_answer(
 
 
 async def test_a_person_s_requests_count_together_whatever_his_initdata(
-    harness: Harness,
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A fresh initData does not start a fresh quota: his sessions share one, and another
-    person is not held back by his."""
+    person is not held back by his. (His burst made a quarter of its size, as are the
+    requests that overrun it.)"""
+    monkeypatch.setattr(quota, "PERSON_BURST", quota.PERSON_BURST // 4)
     h = harness
     _, _, param = await table_for_two(h, "durak")
     dan = h.user("Dan")

@@ -42,10 +42,6 @@ def _sets(value: list[set[Card]]) -> list[set[Card]]:
     return [set(k) for k in value]
 
 
-def _fresh(value: list[Event]) -> list[Event]:
-    return []
-
-
 _LIST = {"copy": list}
 _STORE_LIST = {"copy": list, "stored": True}
 
@@ -100,8 +96,9 @@ class DurakState:
     # Emptied their hands while the stock had cards: out after the draw if it gives none.
     pending: list[int] = field(default_factory=list, metadata=_STORE_LIST)
     fool: int | None = field(default=None, metadata=_STORE)
-    # What the move being applied did.
-    events: list[Event] = field(default_factory=list, metadata={"copy": _fresh})
+    # What the move being applied did: replaced whole as each move begins (a copy shares
+    # it until its own first move).
+    events: list[Event] = field(default_factory=list)
 
     @classmethod
     def set_up(

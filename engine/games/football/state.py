@@ -8,7 +8,8 @@ are one bit mask: bits 0..15 the field, bit 16 A's goalkeeper, bit 17 B's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Self
 
 from engine.cards import Card
 from engine.games.football.options import FootballOptions
@@ -34,3 +35,16 @@ class FootballState:
     turn: int
     phase: int
     mask: int  # the columns the actor may choose now (enter/advance)
+
+    def copy(self) -> Self:
+        """An independent game at the same point: what play changes is copied, the deal
+        (the options, the names, the deck) shared."""
+        return replace(
+            self,
+            field=list(self.field),
+            keepers=list(self.keepers),
+            setup=list(self.setup),
+            drawn=list(self.drawn),
+            goals=[list(g) for g in self.goals],
+            out=list(self.out),
+        )
