@@ -65,9 +65,10 @@ async def lobby_with_computers(
     game: str,
     computers: int,
     level_taps: int = 0,
+    start: bool = False,
 ) -> Tabletop:
     """/newgame in ``chat``, the game picked, ``computers`` computer seats added (the level
-    button tapped ``level_taps`` times first)."""
+    button tapped ``level_taps`` times first), the game started by ``owner`` if ``start``."""
     top = Tabletop(h, chat)  # type: ignore[arg-type]  # a private chat is a table too
     await top.open(owner, game)
     for _ in range(level_taps):
@@ -76,6 +77,8 @@ async def lobby_with_computers(
     for _ in range(computers):
         answer = await top.tap_group(owner, Action.COMPUTER, "+")
         assert answer.text is None, answer.text
+    if start:
+        await top.start(owner)
     return top
 
 

@@ -63,6 +63,37 @@ async def stored(h: Harness, group: FakeGroup, thread: int | None = None) -> dic
     return {**json.loads(fields["d"]), "version": int(fields["v"])}
 
 
+NAMES = ("Ann", "Bob", "Cid", "Dan", "Eve", "Fay")
+
+
+async def game_for(h: Harness, game: str, n: int = 2) -> tuple[Tabletop, list[FakeUser]]:
+    """``n`` players (Ann, Bob, …) who started ``game`` at a new group's table."""
+    players = [h.user(name) for name in NAMES[:n]]
+    return await playing(h, game, players), players
+
+
+async def opened(
+    h: Harness, creator: FakeUser, game: str, group: FakeGroup | None = None
+) -> Tabletop:
+    """A table of ``group`` (a new one by default) where ``creator`` opened ``game``."""
+    top = Tabletop(h, group or h.group())
+    await top.open(creator, game)
+    return top
+
+
+async def playing(
+    h: Harness,
+    game: str,
+    players: list[FakeUser],
+    options: tuple[str, ...] = (),
+    group: FakeGroup | None = None,
+) -> Tabletop:
+    """A table of ``group`` (a new one by default) where ``players`` started ``game``."""
+    top = Tabletop(h, group or h.group())
+    await top.setup_game(game, players, options)
+    return top
+
+
 class Tabletop:
     """One group's table, seen from the users' side."""
 
@@ -94,16 +125,17 @@ class Tabletop:
         message = await self.shown(action, arg)
         return await self.h.tap(user, message, is_action(action, arg))
 
-    async def later(self) -> None:
-        """A quarter of a second passes on the bot's clock (testing/clock.py): its
-        pollers look at what has come due meanwhile. Bot processes (testing/botproc.py)
-        run on real time: a quarter of a second is waited for."""
-        if not self.h.apps:
-            await asyncio.sleep(0.25)
-            return
-        clock = services(self.h.app).clock
-        assert isinstance(clock, Clock)
-        await clock.advance(0.25)
+    async def later(self, times: int = 1) -> None:
+        """A quarter of a second passes on the bot's clock (testing/clock.py), ``times``
+        over: its pollers look at what has come due each time. Bot processes
+        (testing/botproc.py) run on real time: a quarter of a second is waited for."""
+        for _ in range(times):
+            if not self.h.apps:
+                await asyncio.sleep(0.25)
+                continue
+            clock = services(self.h.app).clock
+            assert isinstance(clock, Clock)
+            await clock.advance(0.25)
 
     async def open(self, creator: FakeUser, game: str) -> None:
         """/newgame and the game picked: the creator sits in the lobby."""
@@ -117,19 +149,35 @@ class Tabletop:
         return await self.tap_group(user, Action.START)
 
     async def setup_game(
-        self, game: str, players: list[FakeUser], options: tuple[str, ...] = ()
+        self,
+        game: str,
+        players: list[FakeUser],
+        options: tuple[str, ...] = (),
+        turn_time: int | None = None,
     ) -> None:
         """The game opened, everyone joined, each of ``options`` (their codes) tapped in
-        the settings, started by the first player."""
+        the settings, ``turn_time`` seconds a turn written into the stored lobby (it takes
+        any number, the buttons only a few), started by the first player."""
         await self.open(players[0], game)
         for user in players[1:]:
             await self.join(user)
         if options:
-            await self.tap_group(players[0], Action.SETTINGS)
-            for code in options:
-                await self.tap_group(players[0], Action.OPTION, code)
-            await self.tap_group(players[0], Action.SETTINGS)
+            await self.configure(players[0], options)
+        if turn_time is not None:
+            key = table_key(self.group, self.thread)
+            raw = json.loads(await self.h.redis.hget(key, "d"))
+            raw["lobby"]["settings"]["turn_time"] = turn_time
+            await self.h.redis.hset(key, "d", json.dumps(raw))
         await self.start(players[0])
+
+    async def configure(self, user: FakeUser, options: tuple[str, ...] | list[str]) -> None:
+        """The lobby's settings opened, each option (its code) tapped and taken at once,
+        the settings closed."""
+        await self.tap_group(user, Action.SETTINGS)
+        for code in options:
+            answer = await self.tap_group(user, Action.OPTION, code)
+            assert answer.text is None, answer.text
+        await self.tap_group(user, Action.SETTINGS)
 
     def hand_messages(self, user: FakeUser) -> list[FakeMessage]:
         """Where ``user`` may find his hand: his private chat, then his ephemeral
@@ -177,6 +225,11 @@ class Tabletop:
         moves = [decode(b.callback_data) for b in prompt.buttons]
         now = stamp(len(data["moves"]))
         return all(cb.arg[:STAMP_LEN] == now for cb in moves if cb.action is Action.MOVE)
+
+    def asked(self, players: list[FakeUser]) -> FakeUser:
+        """The one player with a prompt of this table (fails unless there is just one)."""
+        (user,) = [u for u in players if self.prompt(u) is not None]
+        return user
 
     async def actor(self, players: list[FakeUser]) -> FakeUser | None:
         """The player to act by the stored state (None: nobody)."""

@@ -21,7 +21,7 @@ from testing.chats import FakeUser
 from testing.computers import lobby_with_computers, play_people
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
-from testing.tabletop import Tabletop, is_action, stored
+from testing.tabletop import Tabletop, is_action, playing, stored
 
 
 @pytest.fixture
@@ -86,13 +86,11 @@ async def test_a_private_game_pick_is_answered_before_the_seated_message(
     top = Tabletop(h, ann)  # type: ignore[arg-type]  # a private chat is a table too
     await tap_first(h, top, ann, Action.PICK)
     seated = t("en", "join.vs_computer", game=t("en", "game.football"))
-    for _ in range(20):
-        await top.later()
+    await top.later(20)
     texts = [m.text for m in h.screen(ann) if m.from_bot]
     assert texts.count(seated) == 1, texts
     assert await redeliver(h) == ["answerCallbackQuery"]
-    for _ in range(20):
-        await top.later()
+    await top.later(20)
     assert [m.text for m in h.screen(ann) if m.from_bot].count(seated) == 1
     assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id]
 
@@ -102,18 +100,15 @@ async def test_record_in_a_private_chat_is_answered_before_its_document(
 ) -> None:
     h = limited
     ann = h.user("Ann")
-    top = await lobby_with_computers(h, ann, ann, "football", 1)
-    await top.start(ann)
+    top = await lobby_with_computers(h, ann, ann, "football", 1, start=True)
     await play_people(h, top, [ann], random.Random(1))
     await tap_first(h, top, ann, Action.RECORD)
-    for _ in range(20):
-        await top.later()
+    await top.later(20)
     (record,) = documents(h, ann)
     data = await stored(h, top.group)
     assert record["moves"] == data["moves"] and records.replay(record)["finished"]
     assert await redeliver(h) == ["answerCallbackQuery"]
-    for _ in range(20):
-        await top.later()
+    await top.later(20)
     assert len(documents(h, ann)) == 1
 
 
@@ -122,19 +117,16 @@ async def test_record_in_a_group_is_answered_before_its_document_which_comes_onc
 ) -> None:
     h = limited
     ann, bob = h.user("Ann"), h.user("Bob", language_code="uk")
-    top = Tabletop(h, h.group())
-    await top.setup_game("football", [ann, bob])
+    top = await playing(h, "football", [ann, bob])
     await top.play_paced([ann, bob], random.Random(3))
     await tap_first(h, top, ann, Action.RECORD)
     assert await redeliver(h) == ["answerCallbackQuery"]
-    for _ in range(40):  # the group's limit: the result, then the document
-        await top.later()
+    await top.later(40)  # the group's limit: the result, then the document
     (record,) = documents(h, top.group)
     assert sorted(record["table"]["users"]) == sorted([ann.id, bob.id])
     await top.tap_group(bob, Action.RECORD)  # a second tap costs no second document
     assert h.alerts(bob)[-1] == t("uk", "tap.record_sent")
-    for _ in range(20):
-        await top.later()
+    await top.later(20)
     assert len(documents(h, top.group)) == 1
 
 
@@ -142,8 +134,7 @@ async def test_record_in_a_group_is_answered_before_its_document_which_comes_onc
 async def test_a_record_telegram_refuses_can_be_asked_for_again(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", [ann, bob])
+    top = await playing(h, "durak", [ann, bob])
     await top.play([ann, bob], random.Random(4))
     h.server.inject("sendDocument", 400, "Bad Request: not enough rights to send documents")
     answer = await top.tap_group(ann, Action.RECORD)

@@ -32,7 +32,7 @@ from testing.computers import (
 )
 from testing.fakegram import FakeTelegram
 from testing.harness import Harness, stop_app
-from testing.tabletop import Tabletop, action_of, hidden_cards, leaks, stored, table_key
+from testing.tabletop import Tabletop, action_of, hidden_cards, leaks, opened, stored, table_key
 
 DURAK = GAMES["durak"]  # its name in a text is its variant's (the default settings here)
 
@@ -98,8 +98,7 @@ async def test_joining_a_private_game_does_not_name_a_chat(quick: Harness) -> No
         assert t(code, "join.vs_computer", game=game) in texts
         assert not any(f"«{t(code, 'table.vs_computer')}»" in text for text in texts)
     bob, cid = h.user("Bob", language_code="ru"), h.user("Cid")
-    top = Tabletop(h, h.group("Карты"))
-    await top.open(cid, "durak")
+    top = await opened(h, cid, "durak", h.group("Карты"))
     await top.join(bob)
     joined = t("ru", "join.private", game=DURAK.variant("ru", GameSettings()), chat="Карты")
     assert joined in [m.text for m in h.screen(bob) if m.from_bot]  # a group is named
@@ -155,8 +154,7 @@ async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> Non
     under load, and two of them closer together than they were made)."""
     h = quick
     ann = h.user("Ann")
-    top = await lobby_with_computers(h, ann, ann, "durak", 3)
-    await top.start(ann)
+    top = await lobby_with_computers(h, ann, ann, "durak", 3, start=True)
     store = services(h.app).store
     clock = clock_of(h)
     committed: list[tuple[float, int]] = []  # (when, moves) of each commit of the game
@@ -268,8 +266,7 @@ async def someone_away(h: Harness, *, bob_blocks: bool = False) -> tuple[Tableto
     """A durak table with a turn time of 1 s whose players do not tap until one of them
     (Bob, if he blocked the bot) is away: (the table, him, his seat)."""
     ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.open(ann, "durak")
+    top = await opened(h, ann, "durak")
     await top.join(bob)
     key = store_key(top.group.id, None)
     raw = json.loads(await h.redis.hget(key, "d"))
@@ -454,8 +451,7 @@ async def test_football_against_the_computer_on_the_real_redis(quick_real: Harne
     """The Lua compare-and-set and ZADD LT of a real Redis, a whole game."""
     h = quick_real
     ann = h.user("Ann")
-    top = await lobby_with_computers(h, ann, ann, "football", 1)
-    await top.start(ann)
+    top = await lobby_with_computers(h, ann, ann, "football", 1, start=True)
     await play_people(h, top, [ann], random.Random(8))
     data = await stored(h, top.group)
     assert data["phase"] == "finished" and data["clock"]["turn_due"] == 0  # no deadline any more
@@ -464,8 +460,7 @@ async def test_football_against_the_computer_on_the_real_redis(quick_real: Harne
 async def test_endgame_in_a_private_chat_stops_the_computers(quick: Harness) -> None:
     h = quick
     ann = h.user("Ann")
-    top = await lobby_with_computers(h, ann, ann, "durak", 2)
-    await top.start(ann)
+    top = await lobby_with_computers(h, ann, ann, "durak", 2, start=True)
     await h.private(ann, "/endgame")
     data = await stored(h, top.group)
     assert data["phase"] == "abandoned"

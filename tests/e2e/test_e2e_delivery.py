@@ -14,7 +14,7 @@ from testing.chats import Button, FakeMessage, FakeUser
 from testing.errors import EDIT_NOT_FOUND
 from testing.fakegram import FakeRequest, FakeTelegram, method_of
 from testing.harness import AppFactory, Harness, settle
-from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, stored
+from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, playing, stored
 
 ANSWERED_WITHIN = 5.0  # seconds; the answer never comes if it waits for the messages
 
@@ -42,11 +42,10 @@ async def slow_table(
     h.redis = fake_redis
     h.apps.append(await make_app(fake_redis))
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     slow = SlowMessages(server, shown)
     h.app.bot._request = (slow, slow)  # type: ignore[attr-defined]
-    (actor,) = [u for u in players if top.prompt(u) is not None]
+    actor = top.asked(players)
     prompt = top.prompt(actor)
     assert prompt is not None
     move = next(b for b in prompt.buttons if action_of(b) in PLAY_ACTIONS)
@@ -109,8 +108,7 @@ async def test_no_prompt_keeps_its_buttons_after_the_game_whatever_the_races(
     h = real_harness
     h.apps.append(await make_app(real_redis))
     players = [h.user(n) for n in ("Ann", "Bob", "Cid")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     rng = random.Random(5)
     for move in range(400):
         if top.finished():

@@ -28,7 +28,7 @@ from testing.chats import BOT_TOKEN, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.ownredis import OwnRedis
-from testing.tabletop import Tabletop, stored
+from testing.tabletop import Tabletop, playing, stored
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit (5 s) and a touch's period, with room
@@ -101,8 +101,7 @@ async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_sec
     bot = await bots.start(served.url, LOG_FORMAT="json", LOG_LEVEL="DEBUG")
     h = bots.harness(served.telegram, bot)
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("football", players)
+    top = await playing(h, "football", players)
     for _ in range(4):
         await top.step(players, random.Random(1))
     await _garbage(bot.port, f"NOT HTTP {SECRET}\r\n\r\n".encode())  # uvicorn's to log
@@ -125,8 +124,7 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
     first = await bots.start(served.url, "first", **env)
     h = bots.harness(served.telegram, first)
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("football", players)
+    top = await playing(h, "football", players)
     rng = random.Random(3)
     await top.step(players, rng)
     before = prompts(top, players)

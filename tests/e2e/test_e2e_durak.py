@@ -21,7 +21,7 @@ from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.settings import settings
-from testing.tabletop import LeakWatch, Tabletop, action_of, stored
+from testing.tabletop import LeakWatch, Tabletop, action_of, playing, stored
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 
@@ -47,10 +47,8 @@ async def play_checked(
 async def test_a_whole_game_from_newgame_to_result(harness: Harness, n: int, seed: int) -> None:
     h = harness
     players = seat_users(h, n)
-    group = h.group(creator=players[0])
-    top = Tabletop(h, group)
-    await top.setup_game("durak", players)
-    data = await stored(h, group)
+    top = await playing(h, "durak", players, group=h.group(creator=players[0]))
+    data = await stored(h, top.group)
     assert data["phase"] == "playing"
     assert [s["user_id"] for s in data["seats"]] == [u.id for u in players]
     # Each player got his hand privately; the group shows one table message.
@@ -58,7 +56,7 @@ async def test_a_whole_game_from_newgame_to_result(harness: Harness, n: int, see
         assert [m for m in h.screen(user) if m.from_bot], f"{user.first_name} got no hand"
     moves = await play_checked(top, players, seed)
     assert moves > 0
-    data = await stored(h, group)
+    data = await stored(h, top.group)
     game = Durak.from_json(data["state"])
     assert data["phase"] == "finished" and game.is_finished()
     fool = game.result()["fool"]  # type: ignore[index]
@@ -69,24 +67,22 @@ async def test_a_whole_game_from_newgame_to_result(harness: Harness, n: int, see
     for user in players:
         assert top.prompt(user) is None
     # One group table message only (the lobby became the table), edited in place.
-    tables = [m for m in h.screen(group) if m.from_bot]
+    tables = [m for m in h.screen(top.group) if m.from_bot]
     assert len(tables) == 1 and tables[0].edits >= moves
 
 
 async def test_record_replays_to_the_final_result(harness: Harness) -> None:
     h = harness
     players = seat_users(h, 3)
-    group = h.group()
-    top = Tabletop(h, group)
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     await top.play(players, random.Random(5))
     answer = await top.tap_group(players[2], Action.RECORD)
     assert answer.answered and answer.text is None
-    name, content = h.last_document(group)
+    name, content = h.last_document(top.group)
     assert name.endswith(".json")
     record = json.loads(content)
     replayed = records.replay(record)
-    data = await stored(h, group)
+    data = await stored(h, top.group)
     game = Durak.from_json(data["state"])
     assert replayed["ok"] and replayed["finished"]
     assert replayed["result"] == game.result()
@@ -103,16 +99,14 @@ async def test_record_replays_to_the_final_result(harness: Harness) -> None:
 async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: Harness) -> None:
     h = harness
     players = seat_users(h, 3)
-    group = h.group()
-    top = Tabletop(h, group)
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     watch = LeakWatch(top)
     await play_checked(top, players, seed=21, watch=watch)
-    first = await stored(h, group)
+    first = await stored(h, top.group)
     fool = Durak.from_json(first["state"]).result()["fool"]  # type: ignore[index]
     old_message = top.table_message()
     await top.tap_group(players[1], Action.AGAIN)
-    second = await stored(h, group)
+    second = await stored(h, top.group)
     assert second["phase"] == "playing" and second["game_id"] != first["game_id"]
     assert [s["user_id"] for s in second["seats"]] == [u.id for u in players]
     assert second["series"]["score"] == first["series"]["score"]
@@ -128,7 +122,7 @@ async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: H
     assert top.table_message().message_id != old_message.message_id
     await watch.check()
     await play_checked(top, players, seed=22, watch=watch)
-    third = await stored(h, group)
+    third = await stored(h, top.group)
     assert third["series"]["games"] == 2
     assert sum(third["series"]["score"].values()) == sum(
         1
@@ -160,9 +154,7 @@ async def test_the_private_hand_is_edited_in_place_and_rings_when_asked(
     phone rings, and the old one is deleted."""
     h = harness
     players = seat_users(h, 2)
-    group = h.group()
-    top = Tabletop(h, group)
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     rng = random.Random(2)
     rang = edited = 0
     moved_at: dict[int, float] = {}  # when each player's buttons last went (he moved)
@@ -195,26 +187,23 @@ async def test_the_leak_check_catches_a_card_shown_to_the_wrong_reader(harness: 
     """The check above cannot pass vacuously: a hidden card posted anywhere is caught."""
     h = harness
     players = seat_users(h, 2)
-    group = h.group()
-    top = Tabletop(h, group)
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     watch = LeakWatch(top)
     await watch.check()
-    state = (await stored(h, group))["state"]
+    state = (await stored(h, top.group))["state"]
     secret = Durak.from_json(state).view(1).hand[0]
     shown = cards.display(cards.parse(secret), {"J": "В", "Q": "Д", "K": "К", "A": "Т"})
     await h.app.bot.send_message(players[0].id, f"psst: {shown}")
     with pytest.raises(AssertionError, match="seat 0 is shown"):
         await watch.check()
-    await h.app.bot.send_message(group.id, f"look: {secret}")
+    await h.app.bot.send_message(top.group.id, f"look: {secret}")
     with pytest.raises(AssertionError, match="group shows"):
         await watch.check()
 
 
 async def dummy_playing_table(h: Harness, players: list[FakeUser]) -> Tabletop:
     """A dealt durak table whose dummy attacks and defends (so it takes, too)."""
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players, ("p",))
+    top = await playing(h, "durak", players, ("p",))
     return top
 
 

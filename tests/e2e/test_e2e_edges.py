@@ -14,7 +14,7 @@ from testing.chats import FakeGroup
 from testing.harness import Harness
 from testing.html import parse_html
 from testing.stats import play_series
-from testing.tabletop import LeakWatch, Tabletop, stored
+from testing.tabletop import LeakWatch, Tabletop, playing, stored
 
 
 async def test_names_and_titles_with_html_characters(harness: Harness) -> None:
@@ -26,16 +26,14 @@ async def test_names_and_titles_with_html_characters(harness: Harness) -> None:
         h.user("Tom <script>"),
         h.user("Zoë 🂡 " + "x" * 50),
     ]
-    group = h.group('Cards & "fun" <night>')
-    top = Tabletop(h, group)
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players, group=h.group('Cards & "fun" <night>'))
     assert "<b>Ann</b> & co" in (top.table_message().text or "")
     await top.play(players, random.Random(1))
     await top.tap_group(players[1], Action.RECORD)
-    record = json.loads(h.last_document(group)[1])
+    record = json.loads(h.last_document(top.group)[1])
     assert records.replay(record)["finished"]
     assert record["players"][0] in {p.first_name[:64] for p in players} | {
-        s["name"] for s in (await stored(h, group))["seats"]
+        s["name"] for s in (await stored(h, top.group))["seats"]
     }
 
 
@@ -121,11 +119,9 @@ async def test_two_tables_in_two_topics_of_one_forum(harness: Harness) -> None:
 async def test_an_admin_may_end_someone_elses_game(harness: Harness) -> None:
     h = harness
     ann, bob, boss = h.user("Ann"), h.user("Bob"), h.user("Boss")
-    group = h.group(admins=[boss])
-    top = Tabletop(h, group)
-    await top.setup_game("durak", [ann, bob])
-    await h.command(boss, group, "/endgame")
-    assert (await stored(h, group))["phase"] == "abandoned"
+    top = await playing(h, "durak", [ann, bob], group=h.group(admins=[boss]))
+    await h.command(boss, top.group, "/endgame")
+    assert (await stored(h, top.group))["phase"] == "abandoned"
 
 
 async def test_a_command_sent_as_a_reply_opens_the_table_in_the_main_chat(
@@ -180,7 +176,6 @@ async def test_an_anonymous_admin_is_told_to_speak_for_himself_and_may_end_a_gam
     await h.as_group(group, "/newgame")
     assert await stored(h, group) == {}  # no table nobody could pick a game for
     assert "as yourself" in h.last(group).text
-    top = Tabletop(h, group)
-    await top.setup_game("durak", [ann, bob])
+    await playing(h, "durak", [ann, bob], group=group)
     await h.as_group(group, "/endgame")
     assert (await stored(h, group))["phase"] == "abandoned"

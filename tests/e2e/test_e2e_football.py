@@ -21,7 +21,7 @@ from engine import records
 from engine.games.football.game import Football
 from testing.chats import FakeUser
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, is_action, stored
+from testing.tabletop import LeakWatch, Tabletop, is_action, playing, stored
 
 
 def two(h: Harness, langs: tuple[str, str] = ("en", "uk")) -> list[FakeUser]:
@@ -37,13 +37,11 @@ async def play_checked(top: Tabletop, players: list[FakeUser], seed: int, watch:
 async def test_a_whole_game_from_newgame_to_result(harness: Harness, seed: int) -> None:
     h = harness
     players = two(h, ("en", "ru") if seed % 2 else ("uk", "en"))
-    group = h.group(creator=players[0])
-    top = Tabletop(h, group)
-    await top.setup_game("football", players)
+    top = await playing(h, "football", players, group=h.group(creator=players[0]))
     # Both players set up at once, privately.
     assert all(top.prompt(u) is not None for u in players)
     moves = await play_checked(top, players, seed, LeakWatch(top))
-    data = await stored(h, group)
+    data = await stored(h, top.group)
     game = Football.from_json(data["state"])
     assert data["phase"] == "finished" and game.is_finished()
     result = game.result()
@@ -62,38 +60,32 @@ async def test_a_whole_game_from_newgame_to_result(harness: Harness, seed: int) 
 async def test_set_up_puts_cards_where_the_player_chose_them(harness: Harness) -> None:
     h = harness
     players = two(h)
-    group = h.group()
-    top = Tabletop(h, group)
-    await top.setup_game("football", players)
-    data = await stored(h, group)
+    top = await playing(h, "football", players)
+    data = await stored(h, top.group)
     by_seat = {s["user_id"]: i for i, s in enumerate(data["seats"])}
     for user in players:
         seat = by_seat[user.id]
         hand = Football.from_json(data["state"]).view(seat).hand
-        # A wrong start and a reset first: nothing is kept of it.
-        await h.tap(user, top.prompt(user), is_action(Action.SETUP, "4"))  # type: ignore[arg-type]
-        await h.tap(user, top.prompt(user), is_action(Action.SETUP, "r"))  # type: ignore[arg-type]
-        for index in "0123":
-            await h.tap(user, top.prompt(user), is_action(Action.SETUP, index))  # type: ignore[arg-type]
-        await h.tap(user, top.prompt(user), is_action(Action.SETUP, "c"))  # type: ignore[arg-type]
-        view = Football.from_json((await stored(h, group))["state"]).view(seat)
+        # A wrong start and a reset first (4, r): nothing is kept of it; confirmed (c).
+        for arg in "4r0123c":
+            await h.tap(user, top.prompt(user), is_action(Action.SETUP, arg))  # type: ignore[arg-type]
+        view = Football.from_json((await stored(h, top.group))["state"]).view(seat)
         assert view.keepers[seat] == hand[0]
         home = 0 if seat == 0 else 3
         row = view.field[home]
         # From the player's own left: A's left is column 0, B's is column 3.
         expected = hand[1:] if seat == 0 else list(reversed(hand[1:]))
         assert row == expected
-    data = await stored(h, group)
+    data = await stored(h, top.group)
     assert sorted(m["player"] for m in data["moves"] if "setup" in m) == [0, 1]
 
 
 async def test_record_and_rematch_where_the_other_player_starts(harness: Harness) -> None:
     h = harness
     players = two(h)
-    group = h.group()
-    top = Tabletop(h, group)
+    top = await playing(h, "football", players)
+    group = top.group
     watch = LeakWatch(top)
-    await top.setup_game("football", players)
     await play_checked(top, players, 8, watch)
     first = await stored(h, group)
     await top.tap_group(players[0], Action.RECORD)

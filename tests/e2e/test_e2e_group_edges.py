@@ -6,7 +6,6 @@ a tap delivered twice, and whether the bot is an administrator."""
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import AsyncIterator
 from typing import Any
@@ -15,13 +14,10 @@ import pytest
 
 from bot.core.callbacks import Action
 from bot.core.keys import place_key
-from bot.core.keys import table_key as store_key
 from bot.core.limiter import Priority
 from bot.core.services import services
 from bot.service.messages import cleanup
 from bot.service.messages.group_hand import TAP_FRESH
-from engine.games.durak.game import Durak
-from engine.games.football.game import Football
 from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.computers import clock_of, lobby_with_computers, play_people, until
 from testing.fakegram import FakeTelegram
@@ -33,6 +29,8 @@ from testing.tabletop import (
     Tabletop,
     action_of,
     is_action,
+    opened,
+    playing,
     stored,
 )
 
@@ -42,18 +40,8 @@ async def started(
 ) -> Tabletop:
     group = h.group(creator=players[0])
     group.bot_is_admin = admin
-    top = Tabletop(h, group)
-    await top.setup_game(game, players)
+    top = await playing(h, game, players, group=group)
     return top
-
-
-async def actor(h: Harness, top: Tabletop, players: list[FakeUser]) -> FakeUser:
-    """Who is to act, by the stored state."""
-    data = await stored(h, top.group)
-    game = (Durak if data["kind"] == "durak" else Football).from_json(data["state"])
-    to_act = game.to_act()
-    assert to_act is not None
-    return players[to_act.player]
 
 
 async def two_started(
@@ -63,16 +51,33 @@ async def two_started(
     and who answers him."""
     players = strangers(h, 2, ("en",))
     top = await started(h, players, admin=admin)
-    first = await actor(h, top, players)
+    first = await top.actor(players)
+    assert first is not None
     return top, players, first, next(u for u in players if u is not first)
 
 
-async def move(h: Harness, top: Tabletop, user: FakeUser, rng: random.Random) -> None:
+async def move(h: Harness, top: Tabletop, user: FakeUser | None, rng: random.Random) -> None:
+    assert user is not None, "nobody is to act"
     message = top.prompt(user)
     assert message is not None, f"{user.first_name} is not asked"
     button = rng.choice([b for b in message.buttons if action_of(b) in PLAY_ACTIONS])
     answer = await h.tap(user, message, button.__eq__)
     assert answer.text is None, answer.text
+
+
+async def refused_unseen(
+    h: Harness, cleared: bool = False
+) -> tuple[Tabletop, list[FakeUser], FakeUser]:
+    """:func:`two_started`, the bot demoted unseen, a move after a quiet while: the answerer's
+    prompt is refused. ``cleared``: his old hand is gone from his client too."""
+    top, players, first, other = await two_started(h, admin=True)
+    top.group.bot_is_admin = False  # its my_chat_member never came
+    if cleared:
+        for message in h.hands(other, top.group):  # nothing left to edit
+            message.deleted = True
+    await clock_of(h).advance(TAP_FRESH + 1)  # his Join is too old to answer
+    await move(h, top, first, random.Random(2))
+    return top, players, other
 
 
 def group_text(top: Tabletop) -> str:
@@ -93,7 +98,7 @@ async def test_an_offline_player_gets_his_hand_back_through_my_cards(
     other.online = False  # his phone is off: what is sent to him now never arrives
     await clock_of(h).advance(services(h.app).settings.ring_after + 1)
     await move(h, top, first, rng)  # now he must answer: a new prompt, which he never gets
-    assert await actor(h, top, players) is other
+    assert await top.actor(players) is other
     assert top.prompt(other) is None, "he sees no buttons: the prompt never reached him"
     assert h.server.ephemerals(top.group.id, other.id, dropped=True)[-1].dropped
     other.online = True
@@ -114,13 +119,7 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
     it: its next hand sent without a tap is refused (CHAT_ADMIN_REQUIRED). The hand has
     nowhere else to go (no private chat): the group says so once, and My cards brings it."""
     h = group_harness
-    top, players, first, other = await two_started(h, admin=True)
-    rng = random.Random(2)
-    top.group.bot_is_admin = False  # demoted; its my_chat_member never came
-    for message in h.hands(other, top.group):  # he cleared his client: nothing to edit
-        message.deleted = True
-    await clock_of(h).advance(TAP_FRESH + 1)  # his Join is too old to answer
-    await move(h, top, first, rng)
+    top, players, other = await refused_unseen(h, cleared=True)
     reach = (await seat_of(top, other))["reach"]
     assert not reach["group_ok"] and not reach["dm_ok"]
     assert not (await stored(h, top.group))["delivery"]["bot_admin"]
@@ -132,7 +131,7 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
     assert (await seat_of(top, other))["reach"]["group_ok"]
     assert f"{other.first_name}: tap “My cards”" not in group_text(top)
     await LeakWatch(top).check()
-    await top.play(players, rng)
+    await top.play(players, random.Random(2))
     assert group_text(top).count("the group could not show your cards") <= 1
 
 
@@ -142,10 +141,7 @@ async def test_a_hand_that_left_the_group_keeps_no_buttons_there(group_harness: 
     and its old message there is stripped (an edit needs no administrator), so neither
     it nor anything else keeps a button after /endgame."""
     h = group_harness
-    top, players, first, other = await two_started(h, admin=True)
-    top.group.bot_is_admin = False  # its my_chat_member never came
-    await clock_of(h).advance(TAP_FRESH + 1)
-    await move(h, top, first, random.Random(2))
+    top, players, other = await refused_unseen(h)
     seat = await seat_of(top, other)
     assert not seat["reach"]["group_ok"] and h.hands(other, top.group)
     await h.command(players[0], top.group, "/endgame")
@@ -157,10 +153,7 @@ async def test_a_hand_refused_for_want_of_an_administrator_comes_back_when_there
     group_harness: Harness,
 ) -> None:
     h = group_harness
-    top, players, first, other = await two_started(h, admin=True)
-    top.group.bot_is_admin = False  # its my_chat_member never came
-    await clock_of(h).advance(TAP_FRESH + 1)
-    await move(h, top, first, random.Random(2))
+    top, players, other = await refused_unseen(h)
     assert top.prompt(other) is None, "his prompt was refused"
     await h.promote(top.group, players[0])  # the bot is made one
     seat = await seat_of(top, other)
@@ -211,7 +204,7 @@ async def test_a_hand_moves_between_group_and_private_chat_mid_game(
     assert await h.redis.get(place_key(ann.id)) == b"private"
     await watch.check()
     for _ in range(3):
-        await move(h, top, await actor(h, top, [ann, bob]), rng)
+        await move(h, top, await top.actor([ann, bob]), rng)
         await watch.check()
     # back to the group from the private chat: a new message there answers that tap
     await h.tap(ann, h.last(ann), is_action(Action.PLACE))
@@ -266,8 +259,7 @@ async def test_his_choice_of_the_private_chat_is_kept_for_his_next_game(
     ann, bob = h.user("Ann"), h.user("Bob", started=False)
     top = await started(h, [ann, bob], admin=False)
     await h.tap(ann, h.hands(ann, top.group)[0], is_action(Action.PLACE))
-    other = Tabletop(h, h.group("Other night", creator=bob))
-    await other.open(bob, "durak")
+    other = await opened(h, bob, "durak", h.group("Other night", creator=bob))
     await other.join(ann)
     assert h.hands(ann, other.group) == []
     assert "Other night" in (h.last(ann).text or ""), "his seat's confirmation, privately"
@@ -295,8 +287,7 @@ async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(
 ) -> None:
     h = quick_group
     ann = h.user("Ann")
-    top = await lobby_with_computers(h, ann, ann, "football", 1)  # type: ignore[arg-type]
-    await top.start(ann)
+    top = await lobby_with_computers(h, ann, ann, "football", 1, start=True)  # type: ignore[arg-type]
     assert top.prompt(ann) is not None and top.prompt(ann) in h.screen(ann)
     assert h.server.ephemeral == {}
 
@@ -305,7 +296,7 @@ async def test_endgame_leaves_no_live_buttons(group_harness: Harness) -> None:
     h = group_harness
     players = strangers(h, 3)
     top = await started(h, players, admin=False)
-    await move(h, top, await actor(h, top, players), random.Random(5))
+    await move(h, top, await top.actor(players), random.Random(5))
     assert live_buttons(h, players, top.group)
     await h.command(players[0], top.group, "/endgame")
     assert (await stored(h, top.group))["phase"] == "abandoned"
@@ -317,14 +308,7 @@ async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick_group: Harn
     h = quick_group
     players = strangers(h, 2)
     group = h.group(creator=players[0])
-    top = Tabletop(h, group)
-    await top.open(players[0], "durak")
-    await top.join(players[1])
-    key = store_key(group.id, None)
-    raw = json.loads(await h.redis.hget(key, "d"))
-    raw["lobby"]["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
-    await h.redis.hset(key, "d", json.dumps(raw))
-    await top.start(players[0])
+    await Tabletop(h, group).setup_game("durak", players, turn_time=1)
 
     async def over() -> bool:  # nobody taps: the computer plays for the absent, to the end
         return (await stored(h, group))["phase"] != "playing"
@@ -356,7 +340,7 @@ async def test_a_redelivered_tap_on_an_ephemeral_hand_is_a_no_op(group_harness: 
     h = group_harness
     players = strangers(h, 2)
     top = await started(h, players, admin=False)
-    await move(h, top, await actor(h, top, players), random.Random(6))
+    await move(h, top, await top.actor(players), random.Random(6))
     before = await stored(h, top.group)
     update = h.delivered[-1]
     assert update["callback_query"]["message"]["message_id"] == 0  # from an ephemeral hand
@@ -372,8 +356,7 @@ async def test_the_lobby_says_once_what_an_administrator_bot_does(group_harness:
     h = group_harness
     ann, bob = strangers(h, 2)
     group: FakeGroup = h.group(creator=ann)
-    top = Tabletop(h, group)
-    await top.open(ann, "durak")
+    top = await opened(h, ann, "durak", group)
     hint = "make the bot an administrator"
     assert group_text(top).count(hint) == 1
     await h.promote(group, ann)
@@ -396,7 +379,7 @@ async def test_a_prompt_after_a_quiet_while_is_a_new_message_where_one_may_be(
     (before,) = h.hands(other, top.group)
     await clock_of(h).advance(TAP_FRESH + 1)  # a quiet while; his Join is too old to answer
     await move(h, top, first, random.Random(7))
-    assert await actor(h, top, players) is other
+    assert await top.actor(players) is other
     (now,) = h.hands(other, top.group)
     assert top.prompt(other) is now
     assert (now.message_id != before.message_id) is admin
@@ -412,8 +395,7 @@ async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his
     h = group_harness
     ann, bob = strangers(h, 2, ("en",))
     group = h.group(creator=ann)
-    top = Tabletop(h, group)
-    await top.open(ann, "durak")
+    top = await opened(h, ann, "durak", group)
     h.server.flood(
         "sendMessage", retry_after=20, when=lambda p: "ephemeral_message_parameters" in p
     )
@@ -492,6 +474,6 @@ async def test_a_new_prompt_whose_old_hand_may_not_go_yet_is_that_hand_edited(
     services(h.app).limiter = _NoRemovalsYet()  # type: ignore[assignment]
     await clock_of(h).advance(TAP_FRESH + 1)  # a quiet while; his Join is too old to answer
     await move(h, top, first, random.Random(7))
-    assert await actor(h, top, players) is other
+    assert await top.actor(players) is other
     (now,) = h.hands(other, top.group)
     assert top.prompt(other) is now and now.message_id == before.message_id

@@ -14,7 +14,7 @@ from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import AppFactory, Harness
-from testing.tabletop import LeakWatch, Tabletop, is_action, stored
+from testing.tabletop import LeakWatch, Tabletop, is_action, opened, playing, stored
 
 
 async def group_with(h: Harness, players: list[FakeUser], admin: bool) -> FakeGroup:
@@ -36,16 +36,13 @@ async def durak_started(
 ) -> Tabletop:
     """A durak lobby everyone joins (each seated at once, his confirmation in the group
     to him alone), one option changed in the settings, then started."""
-    top = Tabletop(h, group)
-    await top.open(players[0], "durak")
+    top = await opened(h, players[0], "durak", group)
     for user in players[1:]:
         answer = await top.join(user)
         assert answer.text is None  # seated at once, no private chat needed
         (hand,) = h.hands(user, group)  # the answer to his Join, to him alone
         assert group.title in (hand.text or "")
-    await top.tap_group(players[0], Action.SETTINGS)
-    await top.tap_group(players[0], Action.OPTION, option)
-    await top.tap_group(players[0], Action.SETTINGS)
+    await top.configure(players[0], [option])
     await top.start(players[0])
     return top
 
@@ -88,8 +85,7 @@ async def test_football_with_its_set_up_in_the_group(group_harness: Harness, adm
     h = group_harness
     players = strangers(h, 2)
     group = await group_with(h, players, admin)
-    top = Tabletop(h, group)
-    await top.setup_game("football", players)
+    top = await playing(h, "football", players, group=group)
     for user in players:  # the set-up picks are on his hand in the group
         assert any(is_action(Action.SETUP)(b) for m in h.hands(user, group) for b in m.buttons)
     await play_watched(top, players, seed=3)
@@ -108,8 +104,7 @@ async def test_the_mini_app_opens_from_a_hand_in_the_group(
     h.redis = fake_redis
     players = strangers(h, 2)
     group = await group_with(h, players, admin=True)
-    top = Tabletop(h, group)
-    await top.setup_game("durak", players)
+    await playing(h, "durak", players, group=group)
     data = await stored(h, group)
     param = payload(group.id, None, data["game_id"])
     for user in players:

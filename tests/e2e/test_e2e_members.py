@@ -12,7 +12,7 @@ from bot.core.models import GameSettings
 from bot.screens.registry import GAMES
 from testing.chats import FakeGroup, FakeUser
 from testing.harness import Harness
-from testing.tabletop import Tabletop, action_of, stored, table_key
+from testing.tabletop import Tabletop, action_of, opened, playing, stored, table_key
 
 DURAK = GAMES["durak"]  # its name in a text is its variant's (the default settings here)
 
@@ -28,8 +28,7 @@ def member_checks(h: Harness, user: FakeUser) -> int:
 async def lobby(h: Harness) -> tuple[Tabletop, FakeUser]:
     """A lobby in a public group: an outsider sees its buttons too."""
     ann = h.user("Ann")
-    top = Tabletop(h, h.group("Card night", username="cardnight"))
-    await top.open(ann, "durak")
+    top = await opened(h, ann, "durak", h.group("Card night", username="cardnight"))
     return top, ann
 
 
@@ -85,21 +84,13 @@ async def test_a_join_tap_in_a_private_group_asks_telegram_nothing(harness: Harn
     """Only members see a private group's lobby, so a Join tap there is seated at once,
     answered without waiting for Telegram; a repeated tap of a seated player neither."""
     h = harness
-    top = Tabletop(h, h.group("Card night"))
-    await top.open(h.user("Ann"), "durak")
+    top = await opened(h, h.user("Ann"), "durak", h.group("Card night"))
     bob = h.user("Bob")
     assert (await top.join(bob)).text is None
     assert seated(await stored(h, top.group), bob)
     again = await top.join(bob)
     assert again.text != t("en", "common.try_again")
     assert member_checks(h, bob) == 0
-
-
-async def in_play(h: Harness, group: FakeGroup) -> tuple[Tabletop, list[FakeUser]]:
-    players = [h.user("Ann"), h.user("Bob", language_code="ru"), h.user("Cid", language_code="uk")]
-    top = Tabletop(h, group)
-    await top.setup_game("durak", players)
-    return top, players
 
 
 def move_buttons(h: Harness, user: FakeUser, group: FakeGroup) -> list[str]:
@@ -119,13 +110,14 @@ async def test_the_bot_removed_mid_game_ends_it_and_tells_the_players(
 ) -> None:
     h = harness
     group = h.group("Card night")
-    _, players = await in_play(h, group)
+    players = [h.user("Ann"), h.user("Bob", language_code="ru"), h.user("Cid", language_code="uk")]
+    await playing(h, "durak", players, group=group)
     key = table_key(group)
     await h.redis.sadd(closed_key(players[2].id), key)  # as if Cid's private chat had refused
     await h.redis.zadd(DUE_KEY, {key: 1})  # and a group edit were due
     assert await h.redis.zscore(TURNS_KEY, key) is not None  # the turn time runs
-    elsewhere = Tabletop(h, h.group("Other"))  # another group's game is not touched
-    await elsewhere.setup_game("football", [h.user("Dan"), h.user("Eli")])
+    others = [h.user("Dan"), h.user("Eli")]  # another group's game is not touched
+    elsewhere = await playing(h, "football", others, group=h.group("Other"))
     calls = len(h.server.calls)
 
     await h.remove_bot(group, players[0], status=status)

@@ -17,7 +17,7 @@ from bot.core.callbacks import Action
 from bot.handlers.once import update_key
 from testing.chats import FakeUser
 from testing.harness import AppFactory, Harness
-from testing.tabletop import Tabletop, is_action, stored
+from testing.tabletop import Tabletop, game_for, is_action, stored
 
 
 def answers(h: Harness, query_id: str) -> list[Any]:
@@ -37,13 +37,6 @@ def picks(data: dict[str, Any], user: FakeUser) -> list[int]:
 
 def bot_texts(h: Harness, chat: Any) -> list[str]:
     return [m.text or "" for m in h.screen(chat) if m.from_bot]
-
-
-async def football(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
-    players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("football", players)
-    return top, players
 
 
 async def setup_tap(h: Harness, top: Tabletop, user: FakeUser) -> dict[str, Any]:
@@ -86,7 +79,7 @@ async def test_two_workers_handed_the_same_updates_handle_each_once(
 ) -> None:
     h = real_harness
     h.fanout = [h.app, await make_app(real_redis)]
-    top, players = await football(h)
+    top, players = await game_for(h, "football")
     assert len(bot_texts(h, top.group)) == 1, "one table message, no 'already open'"
     for user in players:
         assert len([m for m in h.screen(user) if m.from_bot]) == 1, "one hand each"
@@ -106,7 +99,7 @@ async def test_a_tap_committed_by_a_process_that_died_is_answered_silently_again
     claim on the update runs out and Telegram delivers the tap again, to a live
     process: no second step, no "already chosen", one silent answer."""
     h = harness
-    top, (ann, _) = await football(h)
+    top, (ann, _) = await game_for(h, "football")
     doomed = await make_app(fake_redis)
     frozen = doomed.bot.request.hold = asyncio.Event()  # its Bot API calls never return
     hand = top.prompt(ann)

@@ -9,7 +9,7 @@ from bot.core.callbacks import Action
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, action_of, stored
+from testing.tabletop import LeakWatch, Tabletop, action_of, opened, playing, stored
 
 CYRILLIC = re.compile(r"[А-Яа-яІіЇїЄєҐґ]")
 
@@ -17,8 +17,7 @@ CYRILLIC = re.compile(r"[А-Яа-яІіЇїЄєҐґ]")
 async def test_a_full_36_card_durak_lobby_offers_the_52_card_deck(harness: Harness) -> None:
     h = harness
     players = [h.user(f"P{i}") for i in range(5)]
-    top = Tabletop(h, h.group())
-    await top.open(players[0], "durak")
+    top = await opened(h, players[0], "durak")
     for user in players[1:]:
         await top.join(user)
     before = await stored(h, top.group)
@@ -40,8 +39,7 @@ async def test_a_full_36_card_durak_lobby_offers_the_52_card_deck(harness: Harne
 async def test_durak_with_the_dummy_playing(harness: Harness) -> None:
     h = harness
     players = [h.user(name) for name in ("Ann", "Bob", "Cid")]
-    top = Tabletop(h, h.group())
-    await top.open(players[0], "durak")
+    top = await opened(h, players[0], "durak")
     for user in players[1:]:
         await top.join(user)
     await top.tap_group(players[0], Action.SETTINGS)
@@ -63,14 +61,7 @@ async def test_durak_with_the_dummy_playing(harness: Harness) -> None:
 async def test_football_with_two_52_card_decks(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.open(ann, "football")
-    await top.join(bob)
-    await top.tap_group(ann, Action.SETTINGS)
-    await top.tap_group(ann, Action.OPTION, "d")
-    await top.tap_group(ann, Action.OPTION, "n")
-    await top.tap_group(ann, Action.SETTINGS)
-    await top.start(ann)
+    top = await playing(h, "football", [ann, bob], ("d", "n"))
     game = Football.from_json((await stored(h, top.group))["state"])
     assert game.header()["options"] == {"decks": 2, "deck_size": 52}
     watch = LeakWatch(top)
@@ -83,8 +74,7 @@ async def test_each_player_reads_his_own_language(harness: Harness) -> None:
     ann = h.user("Ann", language_code="en")
     oles = h.user("Oles", language_code="uk")
     ivan = h.user("Ivan", language_code="ru-RU")
-    top = Tabletop(h, h.group("Cards"))
-    await top.setup_game("durak", [ann, oles, ivan])
+    top = await playing(h, "durak", [ann, oles, ivan], group=h.group("Cards"))
     texts = {
         u.first_name: [m.text or "" for m in h.screen(u) if m.from_bot] for u in (ann, oles, ivan)
     }
@@ -98,25 +88,11 @@ async def test_each_player_reads_his_own_language(harness: Harness) -> None:
     assert CYRILLIC.search((top_uk.table_message().text or "").replace("Карти", ""))
 
 
-async def test_only_the_creator_changes_settings(harness: Harness) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.open(ann, "durak")
-    await top.join(bob)
-    await top.tap_group(ann, Action.SETTINGS)
-    before = await stored(h, top.group)
-    refused = await top.tap_group(bob, Action.OPTION, "d")
-    assert refused.show_alert and refused.text
-    assert await stored(h, top.group) == before
-
-
 async def test_the_deck_size_reads_right_in_russian_and_ukrainian(harness: Harness) -> None:
     h = harness
     for code, line in (("ru", "Колода: 52 карты"), ("uk", "Колода: 52 карти")):
         owner = h.user("Ann", language_code=code)
-        top = Tabletop(h, h.group())
-        await top.open(owner, "durak")
+        top = await opened(h, owner, "durak")
         await top.tap_group(owner, Action.SETTINGS)
         await top.tap_group(owner, Action.OPTION, "d")
         shown = top.table_message()
@@ -136,8 +112,7 @@ async def test_a_new_bout_names_both_players_in_russian_and_ukrainian(harness: H
     }
     for code, line in lines.items():
         players = [h.user("Аня", language_code=code), h.user("Сид", language_code=code)]
-        top = Tabletop(h, h.group())
-        await top.setup_game("durak", players)
+        top = await playing(h, "durak", players)
         rng = random.Random(4)
         while not line.search(top.table_message().text or ""):
             assert not top.finished(), "no second bout"

@@ -24,7 +24,7 @@ from testing.chats import FakeUser
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
 from testing.ownredis import OwnRedis
-from testing.tabletop import Tabletop, stored
+from testing.tabletop import Tabletop, playing, stored
 
 UNAVAILABLE = t("en", "common.unavailable")
 ANSWERED_WITHIN = 2.0  # seconds: a tap during an outage still gets its answer by then
@@ -60,15 +60,9 @@ async def durak(h: Harness, caplog: pytest.LogCaptureFixture) -> tuple[Tabletop,
     """A game of two in play; the log is watched from now on."""
     caplog.set_level(logging.INFO)
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     caplog.clear()
     return top, players
-
-
-def asked(top: Tabletop, players: list[FakeUser]) -> FakeUser:
-    (user,) = [u for u in players if top.prompt(u) is not None]
-    return user
 
 
 @pytest.mark.parametrize("outage", ["stopped", "frozen"])
@@ -89,7 +83,7 @@ async def test_an_outage_is_told_at_once_logged_once_and_play_goes_on(
         own_redis.freeze(True)
     down = time.perf_counter()
     try:
-        user = asked(top, players)
+        user = top.asked(players)
         for _ in range(2):  # every tap, not only the first
             text, took = await timed_tap(h, top, user)
             assert text == UNAVAILABLE
@@ -106,7 +100,7 @@ async def test_an_outage_is_told_at_once_logged_once_and_play_goes_on(
             own_redis.freeze(False)
 
     assert (await stored(h, top.group))["moves"] == before["moves"], "nothing half-applied"
-    text, took = await timed_tap(h, top, asked(top, players))
+    text, took = await timed_tap(h, top, top.asked(players))
     assert text is None, "the first tap after the outage is played"
     assert took < ANSWERED_WITHIN
     assert len((await stored(h, top.group))["moves"]) == len(before["moves"]) + 1
@@ -132,11 +126,11 @@ async def test_redis_failing_in_the_middle_of_a_tap_is_an_outage_not_a_traceback
         raise RedisConnectionError("Connection reset by peer")
 
     monkeypatch.setattr(Store, "transact", failing)
-    text, _ = await timed_tap(h, top, asked(top, players))
+    text, _ = await timed_tap(h, top, top.asked(players))
     assert text == UNAVAILABLE
     assert await stored(h, top.group) == before
     monkeypatch.setattr(Store, "transact", transact)
-    text, _ = await timed_tap(h, top, asked(top, players))
+    text, _ = await timed_tap(h, top, top.asked(players))
     assert text is None
     lines = [(r.levelname, r.name) for r in caplog.records if r.name == "bot.core.health"]
     assert lines == [("WARNING", "bot.core.health"), ("INFO", "bot.core.health")]

@@ -23,7 +23,7 @@ from testing.fakegram import FakeTelegram
 from testing.flood import FloodLimits, receiver
 from testing.harness import AppFactory, Harness, stop_app
 from testing.metrics import sample
-from testing.tabletop import Tabletop, is_action, stored
+from testing.tabletop import Tabletop, is_action, playing, stored
 from testing.webapp import client
 
 MINUTE = 60.0
@@ -76,8 +76,7 @@ async def quick_table(h: Harness, game: str, count: int) -> tuple[Tabletop, list
     players = [h.user(f"P{i}") for i in range(count)]
     group = h.group(creator=players[0])
     group.bot_is_admin = True
-    top = Tabletop(h, group)
-    await top.setup_game(game, players)
+    top = await playing(h, game, players, group=group)
     return top, players
 
 

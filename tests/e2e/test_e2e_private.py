@@ -13,7 +13,7 @@ from bot.core.i18n import t
 from engine import records
 from testing.chats import BOT_USERNAME
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, stored, table_key
+from testing.tabletop import LeakWatch, Tabletop, opened, playing, stored, table_key
 
 
 def deep_link(top: Tabletop) -> str:
@@ -26,8 +26,7 @@ async def test_a_user_who_never_opened_the_bot_joins_by_the_deep_link(harness: H
     h = harness
     ann = h.user("Ann")
     bob = h.user("Bob", started=False, language_code="ru")
-    top = Tabletop(h, h.group())
-    await top.open(ann, "durak")
+    top = await opened(h, ann, "durak")
     answer = await top.join(bob)
     assert answer.text is None  # answered at once: the lobby then tells him what to do
     assert t("en", "join.need_private") in (top.table_message().text or "")
@@ -62,8 +61,7 @@ async def test_the_creator_without_a_private_chat_gets_the_link_too(harness: Har
 async def test_a_stale_or_forged_start_payload_joins_nobody(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob", started=False)
-    top = Tabletop(h, h.group())
-    await top.open(ann, "durak")
+    top = await opened(h, ann, "durak")
     await top.join(bob)
     url = deep_link(top)
     await h.command(ann, top.group, "/endgame")
@@ -81,8 +79,7 @@ async def test_a_deep_link_to_a_game_that_started_without_him_says_so(harness: H
     h = harness
     ann, cid = h.user("Ann"), h.user("Cid")
     bob = h.user("Bob", started=False, language_code="ru")
-    top = Tabletop(h, h.group())
-    await top.open(ann, "durak")
+    top = await opened(h, ann, "durak")
     await top.join(bob)  # refused: he has no private chat yet, the lobby gets the link
     url = deep_link(top)
     await top.join(cid)
@@ -100,8 +97,7 @@ async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
 ) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", [ann, bob])
+    top = await playing(h, "durak", [ann, bob])
     watch = LeakWatch(top)
     await watch.check()
     bob.blocked = True
@@ -164,8 +160,7 @@ async def test_unblocking_the_bot_brings_his_hands_at_every_table(harness: Harne
 async def test_a_deleted_hand_message_is_sent_again(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", [ann, bob])
+    top = await playing(h, "durak", [ann, bob])
     waiting = ann if top.prompt(bob) is not None else bob
     for message in h.screen(waiting):
         message.deleted = True  # he cleared the chat while the other one thinks
@@ -178,8 +173,7 @@ async def test_a_deleted_hand_message_is_sent_again(harness: Harness) -> None:
 async def test_endgame_by_the_creator_stops_the_game_for_everyone(harness: Harness) -> None:
     h = harness
     ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", [ann, bob])
+    top = await playing(h, "durak", [ann, bob])
     before = await stored(h, top.group)
     await h.command(cid, top.group, "/endgame")
     assert await stored(h, top.group) == before  # not his game, not an admin
@@ -198,8 +192,7 @@ async def test_endgame_by_the_creator_stops_the_game_for_everyone(harness: Harne
 async def test_newgame_while_a_game_runs_points_at_it(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", [ann, bob])
+    top = await playing(h, "durak", [ann, bob])
     before = await stored(h, top.group)
     await h.command(bob, top.group, "/newgame")
     assert await stored(h, top.group) == before

@@ -20,7 +20,7 @@ from engine.base import MalformedRecord
 from engine.games.durak.game import Durak
 from testing.chats import FakeUser
 from testing.harness import Harness
-from testing.tabletop import Tabletop, card_pattern, hidden_cards, leaks, stored
+from testing.tabletop import Tabletop, card_pattern, hidden_cards, leaks, playing, stored
 
 DECK_36 = cards.to_strs(cards.deck(36))
 CATALOGUE_KEY = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)+")
@@ -98,8 +98,7 @@ def durak_tokens(hand: set[str], table: list[str]) -> dict[str, list[str]]:
 async def test_forged_durak_moves_reveal_no_hidden_card(harness: Harness, seed: int) -> None:
     h = harness
     players = [h.user(name) for name in ("Ann", "Bob", "Cid")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     rng = random.Random(seed)
     for _ in range(6):
         data = await stored(h, top.group)
@@ -118,8 +117,7 @@ async def test_forged_durak_moves_reveal_no_hidden_card(harness: Harness, seed: 
 async def test_forged_football_moves_reveal_no_hidden_card(harness: Harness) -> None:
     h = harness
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("football", players)
+    top = await playing(h, "football", players)
     rng = random.Random(3)
     tokens = {f"{kind}{col}": [] for kind in "ea" for col in range(4)}
     for _ in range(25):

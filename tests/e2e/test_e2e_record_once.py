@@ -17,7 +17,7 @@ from bot.core.services import services
 from bot.core.store import LEASE_MS
 from bot.service import delivery
 from testing.harness import Harness, settle
-from testing.tabletop import Tabletop, stored, table_key
+from testing.tabletop import Tabletop, playing, stored, table_key
 
 
 def documents(h: Harness, top: Tabletop) -> list[dict[str, Any]]:
@@ -26,8 +26,7 @@ def documents(h: Harness, top: Tabletop) -> list[dict[str, Any]]:
 
 async def finished_game(h: Harness) -> tuple[Tabletop, list[Any]]:
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("football", players)
+    top = await playing(h, "football", players)
     await top.play(players, random.Random(2))
     await settle(h.app)
     return top, players
@@ -47,8 +46,7 @@ async def test_a_table_the_old_code_finished_and_posted_posts_no_second_record(
     data.pop("record_asked", None)  # a field the old code did not have
     await h.redis.hset(key, "d", json.dumps(data))
     delivery.start(h.app, key, None)
-    for _ in range(20):
-        await top.later()
+    await top.later(20)
     assert documents(h, top) == []
     await top.tap_group(ann, Action.RECORD)
     assert h.alerts(ann)[-1] == t(ann.language_code or "en", "tap.record_sent")
@@ -77,8 +75,7 @@ async def test_a_record_is_not_posted_again_when_its_sender_dies_before_saving(
     await settle(h.app)
     assert died and len(documents(h, top)) == 1
     services(h.app).health.ok()
-    for _ in range(int(LEASE_MS / 250) * 3):  # the lease runs out; the table comes due
-        await top.later()
+    await top.later(int(LEASE_MS / 250) * 3)  # the lease runs out; the table comes due
     assert len(documents(h, top)) == 1
     assert (await stored(h, top.group))["delivery"]["record_sent"]
 

@@ -29,21 +29,19 @@ from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, settle, stop_app
 from testing.html import parse_html
-from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, stored, table_key
+from testing.tabletop import (
+    PLAY_ACTIONS,
+    LeakWatch,
+    Tabletop,
+    action_of,
+    game_for,
+    opened,
+    playing,
+    stored,
+    table_key,
+)
 
 pytestmark = pytest.mark.redis
-
-
-async def durak(h: Harness, n: int) -> tuple[Tabletop, list[FakeUser]]:
-    players = [h.user(name) for name in ("Ann", "Bob", "Cid", "Dan")[:n]]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
-    return top, players
-
-
-def asked(top: Tabletop, players: list[FakeUser]) -> FakeUser:
-    (user,) = [u for u in players if top.prompt(u) is not None]
-    return user
 
 
 @pytest.mark.parametrize("same_button", [False, True])
@@ -56,12 +54,12 @@ async def test_two_processes_apply_a_double_tap_once(
     h = real_harness
     second = await make_app(real_redis)
     h.apps.append(second)
-    top, players = await durak(h, 3)
+    top, players = await game_for(h, "durak", 3)
     rng = random.Random(9)
     for _ in range(25):
         if top.finished():
             break
-        user = asked(top, players)
+        user = top.asked(players)
         message = top.prompt(user)
         assert message is not None
         buttons = [b for b in message.buttons if action_of(b) in PLAY_ACTIONS]
@@ -106,7 +104,7 @@ async def test_a_new_process_carries_on_a_game(
     real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
 ) -> None:
     h = real_harness
-    top, players = await durak(h, 4)
+    top, players = await game_for(h, "durak", 4)
     watch = LeakWatch(top)
     rng = random.Random(12)
     for _ in range(15):
@@ -131,8 +129,9 @@ async def test_concurrent_games_in_one_process_do_not_mix(real_harness: Harness)
     tables = []
     for i in range(4):
         players = [h.user(f"P{i}a"), h.user(f"P{i}b"), h.user(f"P{i}c")][: 2 + i % 2]
-        top = Tabletop(h, h.group(f"Group {i}"))
-        await top.setup_game("durak" if i % 2 else "football", players)
+        top = await playing(
+            h, "durak" if i % 2 else "football", players, group=h.group(f"Group {i}")
+        )
         tables.append((top, players))
 
     async def run(top: Tabletop, players: list[FakeUser], seed: int) -> int:
@@ -159,8 +158,7 @@ async def test_lobby_races_across_processes(
     h = real_harness
     second = await make_app(real_redis)
     players = [h.user(name) for name in ("Ann", "Bob", "Cid", "Dan")]
-    top = Tabletop(h, h.group())
-    await top.open(players[0], "durak")
+    top = await opened(h, players[0], "durak")
     lobby = top.table_message()
     join = h.find(lobby, lambda b: decode(b.callback_data or "").action.name == "JOIN")
     await asyncio.gather(
@@ -204,8 +202,7 @@ async def test_a_crowd_joining_a_full_lobby_from_two_processes(
     ann, bob = h.user("Ann"), h.user("Bob")
     crowd = [h.user(f"U{i}") for i in range(3)]
     # A public group: the slow process asks Telegram whether each joiner is a member.
-    top = Tabletop(h, h.group(username="cardnight"))
-    await top.open(ann, "football")
+    top = await opened(h, ann, "football", h.group(username="cardnight"))
     lobby = top.table_message()
     join = h.find(lobby, lambda b: decode(b.callback_data or "").action.name == "JOIN")
 
@@ -229,7 +226,7 @@ async def test_play_again_while_another_process_delivers_gets_a_new_group_messag
 ) -> None:
     h = real_harness
     second = await make_app(real_redis)
-    top, players = await durak(h, 2)
+    top, players = await game_for(h, "durak", 2)
     await top.play(players, random.Random(3))
     result = top.table_message()
     said = result.text
@@ -276,8 +273,7 @@ async def test_screens_end_on_the_newest_state_when_two_processes_race(
     h = real_harness
     slow = await make_app(real_redis, latency=0.05)
     ann, bob = players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("football", players)
+    top = await playing(h, "football", players)
 
     async def tap(user: FakeUser, step: str, app: Any) -> None:
         prompt = top.prompt(user)
@@ -309,8 +305,7 @@ async def test_a_group_edit_deferred_before_a_restart_still_happens(
     h.redis = real_redis
     h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     rng = random.Random(3)
     await clock.advance(1.0)
     await top.step(players, rng)  # shown at once (the last edit was long enough ago)
@@ -342,14 +337,13 @@ async def test_a_process_that_dies_holding_delivery_work_holds_nothing_for_long(
     up to date by itself within seconds; nobody can tap anything to make it happen."""
     h = real_harness
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players)
     doomed = await make_app(real_redis)
     frozen = doomed.bot.request.hold = asyncio.Event()  # its Bot API calls never return
     for poller in services(doomed).pollers:  # and it is dead: no renewals, no polls
         poller.cancel()
     clock.apps.remove(doomed)  # nothing it does comes to an end
-    (actor,) = [u for u in players if top.prompt(u) is not None]
+    actor = top.asked(players)
     (waiting,) = [u for u in players if u is not actor]
     prompt = top.prompt(actor)
     assert prompt is not None

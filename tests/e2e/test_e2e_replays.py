@@ -15,7 +15,7 @@ from bot.core.callbacks import decode
 from engine.games.football.game import Football
 from testing.chats import FakeMessage, FakeUser
 from testing.harness import Harness
-from testing.tabletop import Tabletop, stored
+from testing.tabletop import Tabletop, playing, stored
 
 
 async def until_advance(
@@ -43,8 +43,7 @@ async def advances(h: Harness) -> AsyncIterator[tuple[Tabletop, FakeUser, FakeMe
     its table, him and his prompt."""
     for seed in range(6):
         players = [h.user("Ann"), h.user("Bob")]
-        top = Tabletop(h, h.group())
-        await top.setup_game("football", players)
+        top = await playing(h, "football", players)
         yield top, *await until_advance(top, players, seed)
 
 

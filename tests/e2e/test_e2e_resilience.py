@@ -15,18 +15,10 @@ from telegram.ext import CommandHandler, ContextTypes
 from bot.core.keys import DUE_KEY, TABLE_SLOT
 from bot.core.limiter import Priority
 from bot.core.services import services
-from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness
-from testing.tabletop import Tabletop, stored, table_key
-
-
-async def durak(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
-    players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", players)
-    return top, players
+from testing.tabletop import Tabletop, game_for, stored, table_key
 
 
 async def group_shows_version(h: Harness, top: Tabletop) -> tuple[int, int]:
@@ -41,7 +33,7 @@ async def test_flood_control_on_the_group_table_postpones_the_edit(
     harness: Harness, clock: Clock
 ) -> None:
     h = harness
-    top, players = await durak(h)
+    top, players = await game_for(h, "durak")
     table = top.table_message()
     h.server.flood(
         "editMessageText", retry_after=1, when=lambda p: p.get("chat_id") == top.group.id
@@ -62,8 +54,8 @@ async def test_flood_control_on_the_group_table_postpones_the_edit(
 @pytest.mark.telegram_complaints
 async def test_flood_control_on_a_prompt_sends_it_later(harness: Harness, clock: Clock) -> None:
     h = harness
-    top, players = await durak(h)
-    (actor,) = [u for u in players if top.prompt(u) is not None]
+    top, players = await game_for(h, "durak")
+    actor = top.asked(players)
     (waiting,) = [u for u in players if u is not actor]
     h.server.flood("sendMessage", retry_after=1, when=lambda p: p.get("chat_id") == waiting.id)
     await top.step(players, random.Random(1))
@@ -77,7 +69,7 @@ async def test_flood_control_on_a_prompt_sends_it_later(harness: Harness, clock:
 @pytest.mark.telegram_complaints
 async def test_a_lost_callback_answer_loses_no_move(harness: Harness) -> None:
     h = harness
-    top, players = await durak(h)
+    top, players = await game_for(h, "durak")
     h.server.inject("answerCallbackQuery", 502, "Bad Gateway", times=3)
     for _ in range(3):
         before = len((await stored(h, top.group))["moves"])
@@ -91,7 +83,7 @@ async def test_a_lost_callback_answer_loses_no_move(harness: Harness) -> None:
 @pytest.mark.telegram_complaints
 async def test_a_flaky_network_on_hands_catches_up(harness: Harness, clock: Clock) -> None:
     h = harness
-    top, players = await durak(h)
+    top, players = await game_for(h, "durak")
     h.server.inject("editMessageText", 502, "Bad Gateway", times=2)
     h.server.inject("sendMessage", 502, "Bad Gateway", times=1)
     rng = random.Random(6)
@@ -112,7 +104,7 @@ async def test_a_bot_kicked_from_the_group_mid_game_lets_the_players_finish(
     harness: Harness,
 ) -> None:
     h = harness
-    top, players = await durak(h)
+    top, players = await game_for(h, "durak")
     await top.step(players, random.Random(1))
     top.group.kicked = True
     rng = random.Random(2)
@@ -135,7 +127,7 @@ async def test_the_production_settings_ride_out_flood_control(
     h = Harness(server)
     h.redis = fake_redis
     h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=3.0))
-    top, players = await durak(h)
+    top, players = await game_for(h, "durak")
     await top.caught_up(players)
     rng = random.Random(11)
     for move in range(16):
@@ -160,7 +152,7 @@ async def test_flood_control_in_one_group_holds_up_no_other_chat(
     h = Harness(server)
     h.redis = fake_redis
     h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=0.0))
-    (ta, pa), (tb, pb) = await durak(h), await durak(h)
+    (ta, pa), (tb, pb) = await game_for(h, "durak"), await game_for(h, "durak")
     await ta.caught_up(pa)
     await tb.caught_up(pb)
     await clock.advance(10)  # the groups' rate-limit buckets are full again
@@ -192,7 +184,7 @@ async def test_flood_control_on_the_command_menu_does_not_keep_the_bot_from_star
     h.redis = fake_redis
     h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=3.0))
     assert h.app.running
-    top, players = await durak(h)
+    top, players = await game_for(h, "durak")
     rng = random.Random(12)
     for _ in range(5):
         await top.caught_up(players)

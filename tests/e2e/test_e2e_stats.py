@@ -28,7 +28,7 @@ from testing.clock import Clock
 from testing.harness import AppFactory, Harness, settle
 from testing.settings import REDIS_URL
 from testing.stats import play_series, played
-from testing.tabletop import Tabletop, is_action, stored, table_key
+from testing.tabletop import Tabletop, is_action, playing, stored, table_key
 
 
 def bot_reply(h: Harness, chat: FakeGroup | FakeUser, title: str) -> FakeMessage:
@@ -182,21 +182,19 @@ async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figu
     again: the same figures as counted live."""
     h = real_harness
     ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
-    group = h.group(creator=ann)
-    top = Tabletop(h, group)
-    await top.setup_game("durak", [ann, bob, cid])
+    top = await playing(h, "durak", [ann, bob, cid], group=h.group(creator=ann))
     paths = []
     for number in range(3):
         if number:
             await top.tap_group(bob, Action.AGAIN)
         await top.play([ann, bob, cid], random.Random(number))
         await top.tap_group(cid, Action.RECORD)
-        _, content = h.last_document(group)
+        _, content = h.last_document(top.group)
         path = tmp_path / f"{number}.json"
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
         paths.append(str(path))
     standings = Standings(h.redis, 60)
-    live = await standings.board(group.id, "durak")
+    live = await standings.board(top.group.id, "durak")
     assert [line.n for line in live] == [3, 3, 3]
     cli = subprocess.run(
         [sys.executable, "-m", "bot.tables.stats", "rebuild", *paths],
@@ -207,9 +205,9 @@ async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figu
         env={**os.environ, "REDIS_URL": REDIS_URL},
     )
     assert cli.stdout.strip() == "3 games counted"
-    assert await standings.board(group.id, "durak") == live
+    assert await standings.board(top.group.id, "durak") == live
     for user in (ann, bob, cid):
-        assert await standings.in_group(group.id, user.id) == {"durak": live_line(live, user)}
+        assert await standings.in_group(top.group.id, user.id) == {"durak": live_line(live, user)}
 
 
 def live_line(lines: list[Line], user: FakeUser) -> Line:
@@ -259,13 +257,7 @@ async def test_every_variant_counts_on_one_board_and_splits_his_own_figures(
     ann, bob = h.user("Ann"), h.user("Bob")
     group = h.group(creator=ann)
     for number, taps in enumerate((["m"], ["m", "x"], ["m", "x"])):
-        top = Tabletop(h, group)
-        await top.open(ann, "durak")
-        await top.join(bob)
-        await top.tap_group(ann, Action.SETTINGS)
-        for code in taps:
-            await top.tap_group(ann, Action.OPTION, code)
-        await top.start(ann)
+        top = await playing(h, "durak", [ann, bob], tuple(taps), group)
         await top.play([ann, bob], random.Random(number))
     # One board, one rating: three games each, whatever the variant.
     board = await h.redis.zrange(board_key(group.id, "durak"), 0, -1)

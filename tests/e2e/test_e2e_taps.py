@@ -14,27 +14,22 @@ from bot.core.callbacks import Action, Callback, decode, encode
 from engine.games.durak.game import Durak
 from testing.chats import Answer, FakeMessage, FakeUser
 from testing.harness import Harness
-from testing.tabletop import Tabletop, is_action, stored
+from testing.tabletop import Tabletop, is_action, opened, playing, stored
 
 
 async def durak_table(h: Harness, n: int = 3) -> tuple[Tabletop, list[FakeUser]]:
     players = [h.user(name) for name in ("Ann", "Bob", "Cid", "Dan")[:n]]
-    top = Tabletop(h, h.group(creator=players[0]))
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players, group=h.group(creator=players[0]))
     return top, players
 
 
-def actor(top: Tabletop, players: list[FakeUser]) -> FakeUser:
-    asked = [u for u in players if top.prompt(u) is not None]
-    assert len(asked) == 1
-    return asked[0]
-
-
-async def prompted(h: Harness) -> tuple[Tabletop, list[FakeUser], FakeUser, FakeMessage, str]:
-    """A dealt 3-player durak table, the player asked to act, his prompt and its first
+async def prompted(
+    h: Harness, n: int = 3
+) -> tuple[Tabletop, list[FakeUser], FakeUser, FakeMessage, str]:
+    """A dealt durak table of ``n``, the player asked to act, his prompt and its first
     button's callback_data."""
-    top, players = await durak_table(h)
-    who = actor(top, players)
+    top, players = await durak_table(h, n)
+    who = top.asked(players)
     message = top.prompt(who)
     assert message is not None
     data = message.buttons[0].callback_data
@@ -52,23 +47,12 @@ async def unchanged(top: Tabletop, tap: object) -> Answer:
     return answer
 
 
-GARBAGE = [
-    "x",
-    "hello world",
-    "0" * 64,
-    "🃏",
-    "-1:0:abcdM",
-    "1:2:3:4",
-    "-csa1jx1u::zzzzQ",
-]
+GARBAGE = ["x", "hello world", "0" * 64, "🃏", "-1:0:abcdM", "1:2:3:4", "-csa1jx1u::zzzzQ"]
 
 
 @pytest.mark.parametrize("data", GARBAGE)
 async def test_garbage_data_changes_nothing(harness: Harness, data: str) -> None:
-    top, players = await durak_table(harness)
-    who = actor(top, players)
-    message = top.prompt(who)
-    assert message is not None
+    top, _, who, message, _ = await prompted(harness)
     await unchanged(top, harness.tap_data(who, who.id, message.message_id, data))
 
 
@@ -97,11 +81,8 @@ async def test_a_hand_button_tapped_from_another_chat_changes_nothing(harness: H
 
 async def test_illegal_and_malformed_moves_change_nothing(harness: Harness) -> None:
     h = harness
-    top, players = await durak_table(h)
-    who = actor(top, players)
-    message = top.prompt(who)
-    assert message is not None
-    cb = decode(message.buttons[0].callback_data)
+    top, _, who, message, first = await prompted(h)
+    cb = decode(first)
     data = await stored(h, top.group)
     seat = next(i for i, s in enumerate(data["seats"]) if s["user_id"] == who.id)
     game = Durak.from_json(data["state"])
@@ -124,12 +105,7 @@ async def test_a_replayed_tap_applies_once(harness: Harness) -> None:
 
 async def test_a_tap_from_a_finished_game_is_stale(harness: Harness) -> None:
     h = harness
-    top, players = await durak_table(h, 2)
-    who = actor(top, players)
-    message = top.prompt(who)
-    assert message is not None
-    old = message.buttons[0].callback_data
-    assert old is not None
+    top, players, who, _, old = await prompted(h, 2)
     await top.play(players, random.Random(3))
     await top.tap_group(players[0], Action.AGAIN)
     # The old game's button, replayed on the new game: refused.
@@ -145,8 +121,7 @@ async def test_a_tap_on_another_groups_table_changes_nothing(harness: Harness) -
     h = harness
     top, players = await durak_table(h, 2)
     other_group = h.group("Elsewhere", creator=players[0])
-    other = Tabletop(h, other_group)
-    await other.open(players[0], "durak")
+    other = await opened(h, players[0], "durak", other_group)
     lobby = other.table_message()
     join = h.find(lobby, is_action(Action.JOIN))
     cb = decode(join.callback_data)
@@ -159,12 +134,13 @@ async def test_only_the_creator_or_an_admin_starts_and_changes_settings(harness:
     h = harness
     ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
     group = h.group(creator=cid, admins=[cid])
-    top = Tabletop(h, group)
-    await top.open(ann, "durak")
+    top = await opened(h, ann, "durak", group)
     await top.join(bob)
     refused = await unchanged(top, top.tap_group(bob, Action.START))
     assert refused.text
     await unchanged(top, top.tap_group(bob, Action.SETTINGS))
+    await top.tap_group(ann, Action.SETTINGS)  # open, its options are the creator's alone
+    await unchanged(top, top.tap_group(bob, Action.OPTION, "d"))
     # A chat admin may start another member's lobby.
     ok = await top.start(cid)
     assert ok.text is None
@@ -174,16 +150,14 @@ async def test_only_the_creator_or_an_admin_starts_and_changes_settings(harness:
 async def test_start_with_too_few_players_is_refused(harness: Harness) -> None:
     h = harness
     ann = h.user("Ann")
-    top = Tabletop(h, h.group())
-    await top.open(ann, "durak")
+    top = await opened(h, ann, "durak")
     await unchanged(top, top.start(ann))
 
 
 async def test_join_twice_and_leave(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.open(ann, "football")
+    top = await opened(h, ann, "football")
     await top.join(bob)
     await unchanged(top, top.join(bob))
     await top.tap_group(bob, Action.LEAVE)
@@ -195,12 +169,8 @@ async def test_join_twice_and_leave(harness: Harness) -> None:
 async def test_a_forged_record_tap_during_play_sends_nothing(harness: Harness) -> None:
     """The record holds the whole deck: handing it out mid-game would show every hand."""
     h = harness
-    top, players = await durak_table(h)
-    who = actor(top, players)
-    message = top.prompt(who)
-    assert message is not None
-    cb = decode(message.buttons[0].callback_data)
-    forged = encode(cb._replace(action=Action.RECORD, arg=""))
+    top, players, _, _, first = await prompted(h)
+    forged = encode(decode(first)._replace(action=Action.RECORD, arg=""))
     table = top.table_message()
     for user in players:
         await unchanged(top, h.tap_data(user, top.group.id, table.message_id, forged))
@@ -220,8 +190,7 @@ async def test_play_again_is_for_the_players(harness: Harness) -> None:
 async def test_an_ended_lobby_takes_no_more_taps(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.open(ann, "durak")
+    top = await opened(h, ann, "durak")
     lobby = top.table_message()
     join = h.find(lobby, is_action(Action.JOIN)).callback_data
     start = h.find(lobby, is_action(Action.START)).callback_data

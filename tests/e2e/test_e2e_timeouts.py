@@ -7,7 +7,6 @@ The lobby's shortest choice is 30 s; to keep the test short the stored table is 
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
@@ -16,7 +15,7 @@ from bot.core.callbacks import Action
 from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
-from testing.tabletop import Tabletop, action_of, stored, table_key
+from testing.tabletop import Tabletop, action_of, opened, playing, stored
 
 
 async def test_a_player_who_does_not_act_has_his_move_made_for_him(
@@ -25,14 +24,8 @@ async def test_a_player_who_does_not_act_has_his_move_made_for_him(
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
     top = Tabletop(h, h.group())
-    await top.open(ann, "durak")
-    await top.join(bob)
-    key = table_key(top.group)
-    raw = json.loads(await h.redis.hget(key, "d"))
-    raw["lobby"]["settings"]["turn_time"] = 1
-    await h.redis.hset(key, "d", json.dumps(raw))
-    await top.start(ann)
-    (asked,) = [u for u in (ann, bob) if top.prompt(u) is not None]
+    await top.setup_game("durak", [ann, bob], turn_time=1)
+    asked = top.asked([ann, bob])
     await clock.advance(3.5)
     data = await stored(h, top.group)
     assert data["moves"], "nobody acted and the game still waits for him"
@@ -49,8 +42,7 @@ def timers(top: Tabletop, user: FakeUser) -> list[str]:
 async def test_the_prompt_shows_the_turn_time(harness: Harness, game: str) -> None:
     h = harness
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game(game, players)
+    top = await playing(h, game, players)
     rng = random.Random(2)
     prompts = 0
     for _ in range(30):
@@ -70,8 +62,7 @@ async def test_the_prompt_shows_the_turn_time(harness: Harness, game: str) -> No
 async def test_an_unlimited_turn_time_is_not_shown(harness: Harness) -> None:
     h = harness
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.open(players[0], "durak")
+    top = await opened(h, players[0], "durak")
     await top.join(players[1])
     await top.tap_group(players[0], Action.SETTINGS)
     for _ in range(3):  # 60 s → 120 s → 300 s → unlimited

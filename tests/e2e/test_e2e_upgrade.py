@@ -4,7 +4,6 @@ only from Telegram refusing the old chat id."""
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
@@ -16,13 +15,12 @@ from bot.core.services import services
 from bot.core.store import MOVED
 from testing.chats import FakeUser
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, stored, table_key
+from testing.tabletop import LeakWatch, Tabletop, opened, playing, stored, table_key
 
 
 async def game_in_a_basic_group(h: Harness, moves: int) -> tuple[Tabletop, list[FakeUser]]:
     players = [h.user("Ann"), h.user("Bob"), h.user("Cat", language_code="ru")]
-    top = Tabletop(h, h.group(kind="group", creator=players[0]))
-    await top.setup_game("durak", players)
+    top = await playing(h, "durak", players, group=h.group(kind="group", creator=players[0]))
     rng = random.Random(3)
     for _ in range(moves):
         await top.step(players, rng)
@@ -67,8 +65,7 @@ async def test_the_game_follows_its_group_into_the_supergroup(
 async def test_a_lobby_follows_its_group_and_can_still_be_joined(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group(kind="group", creator=ann))
-    await top.open(ann, "football")
+    top = await opened(h, ann, "football", h.group(kind="group", creator=ann))
     top.group = await h.upgrade(top.group)
     answer = await top.join(bob)
     assert answer.text is None or not answer.show_alert, answer.text
@@ -96,8 +93,7 @@ async def test_an_upgrade_cut_short_is_finished_by_the_next_notice(harness: Harn
 async def test_a_closed_private_chat_is_still_reopened_after_an_upgrade(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group(kind="group", creator=ann))
-    await top.setup_game("durak", [ann, bob])
+    top = await playing(h, "durak", [ann, bob], group=h.group(kind="group", creator=ann))
     bob.blocked = True
     rng = random.Random(8)
     while all(s["reach"]["dm_ok"] for s in (await stored(h, top.group))["seats"]):
@@ -117,13 +113,7 @@ async def test_the_turn_deadline_follows_the_table_in_the_same_commit(
     h = harness
     players = [h.user("Ann"), h.user("Bob")]
     top = Tabletop(h, h.group(kind="group", creator=players[0]))
-    await top.open(players[0], "durak")
-    await top.join(players[1])
-    key = table_key(top.group)
-    raw = json.loads(await h.redis.hget(key, "d"))
-    raw["lobby"]["settings"]["turn_time"] = 1
-    await h.redis.hset(key, "d", json.dumps(raw))
-    await top.start(players[0])
+    await top.setup_game("durak", players, turn_time=1)
     svc = services(h.app)
     transact = svc.store.transact
     old_chat = top.group.id
@@ -139,6 +129,5 @@ async def test_the_turn_deadline_follows_the_table_in_the_same_commit(
     top.group = await h.upgrade(top.group)
     svc.health.ok()
     assert (await stored(h, top.group))["chat_id"] == top.group.id
-    for _ in range(16):
-        await top.later()
+    await top.later(16)
     assert (await stored(h, top.group))["moves"], "his turn never timed out"

@@ -14,7 +14,7 @@ from engine.games.durak.game import Durak
 from testing.chats import FakeGroup, FakeUser
 from testing.computers import lobby_with_computers, play_people
 from testing.harness import Harness
-from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, stored
+from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, opened, stored
 
 NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")
 TRANSFER = "↪️ "  # a transfer button's label starts so (durak.btn.transfer)
@@ -27,15 +27,10 @@ def strangers(h: Harness, n: int) -> list[FakeUser]:
 
 async def variant_lobby(h: Harness, players: list[FakeUser], taps: list[str]) -> Tabletop:
     """A durak lobby everyone joins, the creator's settings tapped in order."""
-    top = Tabletop(h, h.group(creator=players[0]))
-    await top.open(players[0], "durak")
+    top = await opened(h, players[0], "durak", h.group(creator=players[0]))
     for user in players[1:]:
         assert (await top.join(user)).text is None
-    await top.tap_group(players[0], Action.SETTINGS)
-    for code in taps:
-        answer = await top.tap_group(players[0], Action.OPTION, code)
-        assert answer.text is None, answer.text
-    await top.tap_group(players[0], Action.SETTINGS)
+    await top.configure(players[0], taps)
     return top
 
 
@@ -185,10 +180,7 @@ async def test_a_computer_seat_plays_every_variant(quick_group: Harness, variant
     group: FakeGroup = h.group(creator=ann)
     top = await lobby_with_computers(h, ann, group, "durak", 1)
     assert (await top.join(bob)).text is None
-    await top.tap_group(ann, Action.SETTINGS)
-    for code in VARIANTS[variant]:
-        await top.tap_group(ann, Action.OPTION, code)
-    await top.tap_group(ann, Action.SETTINGS)
+    await top.configure(ann, VARIANTS[variant])
     await top.start(ann)
     data = await stored(h, group)
     assert data["phase"] == "playing" and [s["computer"] for s in data["seats"]].count("normal")

@@ -24,7 +24,7 @@ import pytest
 from bot.core import rules_text
 from testing.botproc import ROOT, Bots
 from testing.fakeserver import FakeServer
-from testing.tabletop import Tabletop
+from testing.tabletop import playing
 from testing.webapp import shell_scripts
 
 # What the Dockerfile's build stage copies.
@@ -101,8 +101,7 @@ async def test_the_installed_wheel_answers_rules_in_three_languages_and_plays_a_
         heading = source.splitlines()[0].lstrip("# ").strip()
         assert shown.startswith(heading), (lang, shown[:200])
     players = [h.user("Ann"), h.user("Bob")]
-    top = Tabletop(h, h.group())
-    await top.setup_game("football", players)
+    top = await playing(h, "football", players)
     await top.play(players, random.Random(11))
     assert top.finished()
     assert h.problems() == []
