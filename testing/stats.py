@@ -53,7 +53,7 @@ def played(
         moves.append(game.move_to_record(move))
         game.apply(move)
     table = table_of(game, kind, players, game_id)
-    table.moves = moves
+    table.played.moves = moves
     record = {**records.export(game, moves), "table": record_table(table)}
     return table, json.loads(json.dumps(record))
 

@@ -19,6 +19,7 @@ from bot.core.callbacks import STAMP_LEN, Action, BadCallback, decode, stamp
 from bot.core.i18n import LANGS, faces
 from bot.core.keys import table_key as store_key
 from bot.core.keys import user_slot
+from bot.core.models import Table
 from bot.core.services import services
 from engine import cards
 from engine.games.durak.game import Durak
@@ -221,9 +222,10 @@ class Tabletop:
         prompt = self.prompt(actor) if actor is not None else None
         if prompt is None:
             return False
-        data = await stored(self.h, self.group, self.thread)
+        # Read as the bot reads it, in whatever form it was stored.
+        table = Table.from_stored(await self.h.redis.hget(table_key(self.group, self.thread), "d"))
         moves = [decode(b.callback_data) for b in prompt.buttons]
-        now = stamp(len(data["moves"]))
+        now = stamp(len(table.played.moves))
         return all(cb.arg[:STAMP_LEN] == now for cb in moves if cb.action is Action.MOVE)
 
     def asked(self, players: list[FakeUser]) -> FakeUser:

@@ -33,7 +33,7 @@ TAPS_KEPT = 32
 # The version of the stored form of a table (see Table.from_stored): a table this version
 # stored begins with it, and loads without the migration of older forms. A change of the
 # form that older tables must be migrated for raises it (and extends _table_form).
-FORM: Final = 2
+FORM: Final = 3
 
 
 class GameSettings(BaseModel):
@@ -183,6 +183,19 @@ class TurnClock(BaseModel):
     auto_moves: int = 0
 
 
+class Played(BaseModel):
+    """What has been played in the current game: its moves in the record's form (the
+    Record and the move stamps count them) and the events of the latest changes, which
+    the screens narrate. Written when a game is dealt and at each move (bot.tables.games),
+    and by the layers that add an event of their own (the turn clock, the delivery)."""
+
+    moves: list[dict[str, Any]] = Field(default_factory=list)
+    events: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)  # the latest
+
+    def add_events(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+        self.events = (self.events + events)[-RECENT_EVENTS:]
+
+
 class LastTap(NamedTuple):
     """A person's latest tap applied at a table: its callback query id, and when."""
 
@@ -236,13 +249,15 @@ def _nest(data: Any, part: str, model: type[BaseModel]) -> Any:
 def _table_form(data: Any) -> Any:
     """A table as an older version stored it, in the current form: before the parts
     existed (one flat model) its fields moved into them, and its seats' flags into their
-    :class:`Reach`."""
+    :class:`Reach`; before form 3, its moves and events were fields of the table, now of
+    its :class:`Played`."""
     if not isinstance(data, dict):
         return data
     data = _old_series(data)
     data = _nest(data, "lobby", Lobby)
     data = _nest(data, "clock", TurnClock)
     data = _nest(data, "delivery", Delivery)
+    data = _nest(data, "played", Played)
     seats = data.get("seats")
     if isinstance(seats, list):
         data = {**data, "seats": [_nest(seat, "reach", Reach) for seat in seats]}
@@ -262,7 +277,6 @@ class Table(BaseModel):
     """One table's whole state as stored in Redis (see :mod:`bot.core.store`): the game
     and its series, with a part for each layer that keeps its own state there."""
 
-    form: Literal[2] = FORM  # first: the stored JSON begins with it (from_stored)
     game_id: str
     chat_id: int
     thread_id: int | None = None
@@ -274,8 +288,7 @@ class Table(BaseModel):
     phase: Phase = "pick"
     seats: list[Seat] = Field(default_factory=list)
     state: str | None = None  # engine JSON; hidden information, never rendered directly
-    moves: list[dict[str, Any]] = Field(default_factory=list)  # record-form moves
-    events: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
+    played: Played = Field(default_factory=Played)
     series: Series = Field(default_factory=Series)
     lobby: Lobby
     clock: TurnClock = Field(default_factory=TurnClock)
@@ -287,12 +300,12 @@ class Table(BaseModel):
         """A table as stored (:mod:`bot.core.store`); raises ValueError when it does not
         validate.
 
-        A table this version stored begins with its form (``model_dump_json`` writes the
-        fields in their order, ``form`` first) and is read as it is, pydantic's own
-        parser alone: loading a table is the first step of every tap. Any other, a table
-        an older version stored, is brought to the current form first
-        (:func:`_table_form`), so that tables saved by the previous version load and
-        play on."""
+        A table this version stored begins with its form (:data:`FORM_MARK`, which the
+        store writes before the table's fields; no field of the table, pydantic skips it)
+        and is read as it is, pydantic's own parser alone: loading a table is the first
+        step of every tap. Any other, a table an older version stored, is brought to the
+        current form first (:func:`_table_form`), so that tables saved by the previous
+        versions load and play on."""
         text = raw.encode() if isinstance(raw, str) else raw
         if text.startswith(_CURRENT):
             return cls.model_validate_json(text)
@@ -319,11 +332,11 @@ class Table(BaseModel):
                 return index
         return None
 
-    def add_events(self, events: list[tuple[str, dict[str, Any]]]) -> None:
-        self.events = (self.events + events)[-RECENT_EVENTS:]
 
-
-_CURRENT = b'{"form":%d,' % FORM  # how a table stored in the current form begins
+# How a table stored in the current form begins: the store writes it before the table's
+# fields (bot.core.store), and Table.from_stored looks for it.
+FORM_MARK: Final = f'{{"form":{FORM},'
+_CURRENT = FORM_MARK.encode()
 
 
 class Slot(BaseModel):

@@ -47,7 +47,7 @@ async def on_move(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         actor = game.to_act()
         if actor is None or actor.player != seat:
             refuse("illegal.not_your_turn")
-        if position != stamp(len(table.moves)):
+        if position != stamp(len(table.played.moves)):
             refuse("tap.superseded")  # offered in an earlier position: a double tap
         try:
             move = game.move_from_token(token, seat)

@@ -242,6 +242,9 @@ def your_turn(table: Table, seat: int) -> Screen:
     ctx = registry.ctx(table, table.seats[seat].lang)
     game = registry.entry(table.kind).variant(ctx.lang, table.lobby.settings)
     text = ctx.t(
-        "inline.your_turn", game=game, n=len(table.moves) + 1, button=ctx.t("btn.inline_hand")
+        "inline.your_turn",
+        game=game,
+        n=len(table.played.moves) + 1,
+        button=ctx.t("btn.inline_hand"),
     )
     return Screen(text, ((Button(ctx.t("btn.quiet"), ctx.cb(Action.QUIET), asks=False),),))

@@ -78,7 +78,7 @@ class Ctx:
 
     def move(self, token: str) -> str:
         """A move button, stamped with the position it is offered in (see bot.core.callbacks)."""
-        return self.cb(Action.MOVE, callbacks.stamp(len(self.table.moves)) + token)
+        return self.cb(Action.MOVE, callbacks.stamp(len(self.table.played.moves)) + token)
 
     def params(self, data: dict[str, Any]) -> dict[str, Any]:
         """Engine data (events, illegal-move params) as text: seats by name, cards shown."""

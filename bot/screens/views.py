@@ -64,8 +64,8 @@ def group_screen(table: Table, bot_username: str) -> Screen:
         return Screen(ctx.t("lobby.closed"))
     view = games.current(table).view(None)
     lines = [f"<b>{game.variant(ctx.lang, table.lobby.settings)}</b>", game.group(view, ctx)]
-    if table.events:
-        lines.append("\n".join("• " + narrate(ctx, game, k, d) for k, d in table.events))
+    if table.played.events:
+        lines.append("\n".join("• " + narrate(ctx, game, k, d) for k, d in table.played.events))
     if table.phase == "abandoned":
         lines.append(ctx.t("table.stopped"))
     else:

@@ -72,7 +72,7 @@ def stamp(table: Table, computer_delay: float, now: float) -> float | None:
     old = table.clock.turn_due
     seat = games.actor(table)
     wait = _wait(table, seat, computer_delay)
-    basis = f"{table.game_id}:{len(table.moves)}:{seat}:{wait}"
+    basis = f"{table.game_id}:{len(table.played.moves)}:{seat}:{wait}"
     if basis != table.clock.turn_for:  # a new position: its actor's wait begins
         table.clock.turn_since = now
     if old and basis == table.clock.turn_for:
@@ -96,7 +96,7 @@ def note_active(table: Table, user_id: int) -> None:
         return
     person = table.seats[seat]
     if person.away:
-        table.add_events([("seat_back", {"seat": seat})])
+        table.played.add_events([("seat_back", {"seat": seat})])
     person.away = False
     person.timeouts = 0
     table.clock.auto_moves = 0
@@ -118,7 +118,7 @@ def moved(table: Table) -> float | None:
 
 def seed_for(table: Table) -> int:
     """Stable per decision: the same position always gets the same computer move."""
-    digest = hashlib.sha256(f"{table.game_id}:{len(table.moves)}".encode()).digest()
+    digest = hashlib.sha256(f"{table.game_id}:{len(table.played.moves)}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
 
 
@@ -132,7 +132,7 @@ def computer_move(table: Table, game: Game, seat: int) -> Any:
     """What the computer plays for ``seat``: from that seat's view, the legal moves and the
     public event history only (engine.computer), never the game itself."""
     assert table.kind is not None
-    history = public_events(records.export(game, table.moves))
+    history = public_events(records.export(game, table.played.moves))
     return choose(
         table.kind,
         game.view(seat),
@@ -158,16 +158,16 @@ def _play(table: Table, seat: int, move: Any) -> None:
     person = table.seats[seat]
     if person.computer is None and not person.away:
         person.timeouts += 1
-        table.add_events([("seat_timeout", {"seat": seat})])
+        table.played.add_events([("seat_timeout", {"seat": seat})])
         if person.timeouts >= AWAY_AFTER:
             person.away = True
-            table.add_events([("seat_away", {"seat": seat})])
+            table.played.add_events([("seat_away", {"seat": seat})])
     person.setup = []
     table.clock.auto_moves += 1
     games.apply_move(table, games.load(table), seat, move)
     if table.phase == "playing" and table.clock.auto_moves >= AUTO_MOVE_CAP:
         table.phase = "abandoned"
-        table.add_events([("computer_stalled", {})])
+        table.played.add_events([("computer_stalled", {})])
 
 
 async def play_due(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, claim: int) -> None:

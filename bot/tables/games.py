@@ -117,8 +117,8 @@ def start(table: Table, rng: random.Random | None = None) -> Game:
     for seat in table.seats:
         seat.setup = []
     table.state = game.to_json()
-    table.moves = []
-    table.events = []
+    table.played.moves = []
+    table.played.events = []
     table.phase = "playing"
     table.lobby.notice = ""
     table.lobby.show_settings = False
@@ -147,10 +147,10 @@ def apply_move(table: Table, game: Game, seat: int, move: Any) -> list[Event]:
     """Play ``move`` for ``seat``: engine first (raises IllegalMove), then the bot's data:
     the record's move list, the state, recent events, and the series when it ends."""
     events = game.apply(move)
-    table.moves.append(game.move_to_record(move))
+    table.played.moves.append(game.move_to_record(move))
     table.state = game.to_json()
     remember(table.state, game)  # rendered next, and never changed again
-    table.add_events([(e.kind, e.data) for e in events])
+    table.played.add_events([(e.kind, e.data) for e in events])
     result = game.result()
     if result is not None:
         finish(table, result)

@@ -179,7 +179,9 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
         "turn_left": left,
         "view": view.model_dump(mode="json"),
         "status": unmark(status),
-        "events": [unmark(views.narrate(ctx, entry, kind, data)) for kind, data in table.events],
+        "events": [
+            unmark(views.narrate(ctx, entry, kind, data)) for kind, data in table.played.events
+        ],
         "moves": _moves(table, seat, view) if seat is not None and table.phase == "playing" else [],
         # his set-up in progress (football's): indexes into his hand, as the chat keeps it
         "picks": list(table.seats[seat].setup) if seat is not None else [],

@@ -99,7 +99,7 @@ def test_the_seed_is_stable_per_decision_and_differs_between_decisions() -> None
     table = _table("durak", 1, 2)
     first = turns.seed_for(table)
     assert turns.seed_for(table) == first
-    table.moves.append({"player": 0})
+    table.played.moves.append({"player": 0})
     assert turns.seed_for(table) != first
 
 
@@ -151,9 +151,9 @@ def test_a_tap_forgives_timeouts_and_brings_him_back() -> None:
     seat.timeouts, seat.away = 2, True
     turns.note_active(table, seat.user_id)
     assert (seat.timeouts, seat.away) == (0, False)
-    assert table.events[-1] == ("seat_back", {"seat": 1})
+    assert table.played.events[-1] == ("seat_back", {"seat": 1})
     turns.note_active(table, seat.user_id)  # not away: nothing to say
-    assert table.events[-1] == ("seat_back", {"seat": 1}) and len(table.events) == 1
+    assert table.played.events[-1] == ("seat_back", {"seat": 1}) and len(table.played.events) == 1
 
 
 def test_a_person_who_times_out_twice_is_away() -> None:
@@ -179,4 +179,4 @@ def test_computers_going_round_are_stopped_after_the_cap(monkeypatch: pytest.Mon
         game = games.load(table)
         turns._play(table, actor.player, turns.computer_move(table, game, actor.player))
     assert table.phase == "abandoned"
-    assert table.events[-1] == ("computer_stalled", {})
+    assert table.played.events[-1] == ("computer_stalled", {})

@@ -73,7 +73,11 @@ async def test_set_up_is_a_private_multi_step_choice(harness: Harness) -> None:
     await harness.tap(ann, top.prompt(ann), is_action(Action.SETUP, "c"))  # type: ignore[arg-type]
     data = await stored(harness, top.group)
     seat = [s["user_id"] for s in data["seats"]].index(ann.id)
-    assert data["moves"] and data["moves"][0]["player"] == seat and "setup" in data["moves"][0]
+    assert (
+        data["played"]["moves"]
+        and data["played"]["moves"][0]["player"] == seat
+        and "setup" in data["played"]["moves"][0]
+    )
     assert top.prompt(ann) is None  # he waits for Bob now
     assert "⏳" in top.table_message().text
 
@@ -81,7 +85,7 @@ async def test_set_up_is_a_private_multi_step_choice(harness: Harness) -> None:
 async def test_refused_taps_change_nothing(harness: Harness) -> None:
     top, (ann, bob) = await _football(harness)
     rng = random.Random(2)
-    while len((await stored(harness, top.group))["moves"]) < 2:  # both set up
+    while len((await stored(harness, top.group))["played"]["moves"]) < 2:  # both set up
         await top.step([ann, bob], rng)
     before = await stored(harness, top.group)
     mover = next(u for u in (ann, bob) if top.prompt(u) is not None)

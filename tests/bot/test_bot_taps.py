@@ -33,7 +33,7 @@ def ann_tap(**where: Any) -> Asked:
     the change marks as seen."""
 
     def change(table: Table) -> Reply | None:
-        table.add_events([("seen", {})])
+        table.played.add_events([("seen", {})])
         return Reply("toast")
 
     return Asked("g1", ANN, change, replace(Origin("q1", GROUP, HAND, True), **where))
@@ -42,7 +42,7 @@ def ann_tap(**where: Any) -> Asked:
 def test_an_applied_tap_is_remembered_and_may_be_answered_by_her_hand_in_the_group() -> None:
     write, done = decide(Snapshot(playing()), ann_tap(), NOW, 1.0)
     assert done.applied and done.reply == Reply("toast")
-    assert write.table is not None and write.table.events[-1] == ("seen", {})
+    assert write.table is not None and write.table.played.events[-1] == ("seen", {})
     assert write.table.delivery.taps == ["q1"]
     assert write.table.delivery.last_taps == {str(ANN): LastTap("q1", NOW)}
 
@@ -80,10 +80,10 @@ def test_a_refused_tap_of_an_away_player_brings_him_back_and_nothing_else() -> N
     table.seats[0].away = True
 
     def illegal(table: Table) -> Reply | None:
-        table.add_events([("never", {})])
+        table.played.add_events([("never", {})])
         refuse("tap.illegal")
 
     write, done = decide(Snapshot(table), Asked("g1", ANN, illegal, Origin("q1")), NOW, 1.0)
     assert done == (False, Reply("tap.illegal", True, {}))
     assert write.table is not None and not write.table.seats[0].away
-    assert ("never", {}) not in write.table.events and write.table.delivery.taps == []
+    assert ("never", {}) not in write.table.played.events and write.table.delivery.taps == []

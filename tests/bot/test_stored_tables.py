@@ -1,9 +1,12 @@
-"""A table stored by the previous version (one flat model, before the table was split
-into parts by the layer that writes them) loads and plays on.
+"""A table stored by an earlier version loads and plays on: one of the flat model, before
+the table was split into parts by the layer that writes them, and one of form 2, before
+its moves and events became its part :class:`bot.core.models.Played`.
 
 tests/data/table-before-split.json is a table exactly as that version stored it: a
 second durak game of a series in progress, six moves in, with the lobby's flags and the
-delivery's flags of its seats set as that version's own code set them."""
+delivery's flags of its seats set as that version's own code set them.
+tests/data/table-form-2.json is one as form 2 stored it, written by that version's bot in
+a game played through the harness."""
 
 from __future__ import annotations
 
@@ -13,9 +16,23 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.keys import DUE_KEY, closed_key
+from bot.core.models import FORM
 from bot.core.services import services
+from testing.chats import FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored, table_key
+
+
+async def played_on(
+    top: Tabletop, players: list[FakeUser], rng: random.Random, moves: int
+) -> dict[str, Any]:
+    """The table of ``top`` as stored after ``moves`` more moves, each of them taken."""
+    await top.caught_up(players)
+    for _ in range(moves):
+        _, answer = await top.step(players, rng)
+        assert answer.text is None, answer.text
+    return await stored(top.h, top.group)
+
 
 OLD = json.loads((Path(__file__).parents[1] / "data" / "table-before-split.json").read_text())
 
@@ -37,7 +54,7 @@ async def test_a_table_stored_before_the_split_loads_and_plays_on(harness: Harne
 
     table = (await services(h.app).store.load(key)).table
     assert table is not None, "the old table did not load"
-    assert (table.game_id, table.phase, len(table.moves)) == (OLD["game_id"], "playing", 6)
+    assert (table.game_id, table.phase, len(table.played.moves)) == (OLD["game_id"], "playing", 6)
     lobby, reach = table.lobby, [s.reach for s in table.seats]
     assert (lobby.creator, lobby.lang, lobby.computer_level) == (ann.id, "en", "hard")
     assert lobby.settings.model_dump() == OLD["settings"]
@@ -58,13 +75,44 @@ async def test_a_table_stored_before_the_split_loads_and_plays_on(harness: Harne
 
     # Bob opens his private chat again: his hand comes, and the game plays on.
     await h.private(bob, "/start")
-    players = [ann, bob, cat]
-    await top.caught_up(players)
-    rng = random.Random(8)
-    for _ in range(6):
-        _, answer = await top.step(players, rng)
-        assert answer.text is None, answer.text
-    after = await stored(h, top.group)
-    assert after["phase"] == "playing" and len(after["moves"]) == 12
+    after = await played_on(top, [ann, bob, cat], random.Random(8), 6)
+    assert after["phase"] == "playing" and len(after["played"]["moves"]) == 12
     assert after["series"] == {"score": OLD["series"], "games": 1, "dealer": 2, "previous_fool": 2}
     assert after["seats"][1]["reach"]["dm_ok"]
+
+
+FORM_2 = json.loads((Path(__file__).parents[1] / "data" / "table-form-2.json").read_text())
+
+
+async def test_a_table_stored_in_form_2_loads_and_plays_on(harness: Harness) -> None:
+    """tests/data/table-form-2.json: a durak game of three, five moves in, as the version
+    before form 3 stored it (its moves and events beside the parts)."""
+    h = harness
+    players = [
+        h.user(s["name"], user_id=s["user_id"], language_code=s["lang"]) for s in FORM_2["seats"]
+    ]
+    top = Tabletop(h, h.group(FORM_2["chat_title"], creator=players[0]))
+    key = table_key(top.group)
+    clock = services(h.app).clock
+    due = {**FORM_2["clock"], "turn_due": clock() + 60}  # as if saved just now
+    # This harness numbers its callback queries from 1 again, as the one that stored the
+    # table did: the taps it remembers would pass for this game's taps delivered twice.
+    delivery = {**FORM_2["delivery"], "taps": [], "last_taps": {}}
+    raw = {**FORM_2, "chat_id": top.group.id, "clock": due, "delivery": delivery}
+    await h.redis.hset(key, mapping={"v": 9, "d": json.dumps(raw, separators=(",", ":"))})
+    await h.redis.zadd(DUE_KEY, {key: 1})
+
+    table = (await services(h.app).store.load(key)).table
+    assert table is not None, "the form-2 table did not load"
+    assert (table.game_id, table.phase, table.played.moves) == (
+        FORM_2["game_id"],
+        "playing",
+        FORM_2["moves"],
+    )
+    assert table.played.events == [tuple(e) for e in FORM_2["events"]]
+
+    # The hands come, the game plays on, and the table is stored in the current form.
+    after = await played_on(top, players, random.Random(3), 4)
+    assert after["form"] == FORM
+    assert after["phase"] == "playing" and len(after["played"]["moves"]) == 9
+    assert after["played"]["moves"][:5] == FORM_2["moves"]

@@ -106,7 +106,7 @@ async def test_record_in_a_private_chat_is_answered_before_its_document(
     await top.later(20)
     (record,) = documents(h, ann)
     data = await stored(h, top.group)
-    assert record["moves"] == data["moves"] and records.replay(record)["finished"]
+    assert record["moves"] == data["played"]["moves"] and records.replay(record)["finished"]
     assert await redeliver(h) == ["answerCallbackQuery"]
     await top.later(20)
     assert len(documents(h, ann)) == 1

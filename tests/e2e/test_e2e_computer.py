@@ -59,7 +59,7 @@ async def test_durak_in_a_private_chat_against_three_computers(quick: Harness) -
     taps = await play_people(h, top, [ann], random.Random(3))
     data = await stored(h, top.group)
     assert data["phase"] == "finished"
-    assert len(data["moves"]) > taps, "the computers moved too"
+    assert len(data["played"]["moves"]) > taps, "the computers moved too"
     # The computers' seats have no chat; nothing was sent anywhere but Ann's chat.
     chats = {c.chat_id for c in h.server.calls if c.chat_id is not None}
     assert chats <= {ann.id}
@@ -84,7 +84,7 @@ async def test_football_in_a_private_chat_against_the_computer(quick: Harness) -
     game = Football.from_json(data["state"])
     assert game.result() is not None
     bot_seat = computer_seats(data)[0]
-    assert any(m["player"] == bot_seat and "setup" in m for m in data["moves"])
+    assert any(m["player"] == bot_seat and "setup" in m for m in data["played"]["moves"])
 
 
 async def test_joining_a_private_game_does_not_name_a_chat(quick: Harness) -> None:
@@ -124,7 +124,7 @@ async def test_a_group_game_with_a_computer_seat(quick: Harness) -> None:
     await nothing_leaked()
     data = await stored(h, top.group)
     assert data["phase"] == "finished"
-    assert any(m["player"] == computer for m in data["moves"])
+    assert any(m["player"] == computer for m in data["played"]["moves"])
     # The computer's moves were narrated in the group like anyone's.
     name = data["seats"][computer]["name"]
     edits = [
@@ -171,8 +171,8 @@ async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> Non
         snap, result = await transact(key, timed)
         table = snap.table
         mine = key == table_key(top.group) and table is not None
-        if mine and (not committed or committed[-1][1] != len(table.moves)):
-            committed.append((decided, len(table.moves)))
+        if mine and (not committed or committed[-1][1] != len(table.played.moves)):
+            committed.append((decided, len(table.played.moves)))
         return snap, result
 
     store.transact = recording  # type: ignore[method-assign]
@@ -181,7 +181,7 @@ async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> Non
         data = await stored(h, top.group)
         if top.prompt(ann) is not None:
             await play_one()
-        return data["phase"] != "playing" or len(data["moves"]) >= 25
+        return data["phase"] != "playing" or len(data["played"]["moves"]) >= 25
 
     async def play_one() -> None:
         message = top.prompt(ann)
@@ -192,7 +192,7 @@ async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> Non
     steps = [(b[1] - a[1]) for a, b in itertools.pairwise(committed)]
     assert max(steps) == 1, f"moves came in bursts: {committed}"
     # Computer moves (those Ann did not make) are at least the pace apart.
-    moves = (await stored(h, top.group))["moves"]
+    moves = (await stored(h, top.group))["played"]["moves"]
     gaps = [
         b[0] - a[0]
         for a, b in itertools.pairwise(committed)
@@ -233,18 +233,18 @@ async def test_a_due_computer_move_survives_a_restart(paced: Harness, make_app: 
         await h.tap(ann, message, lambda b: b.callback_data is not None)
         await stop_app(h.app)
         data = await stored(h, top.group)
-    before = len(data["moves"])
+    before = len(data["played"]["moves"])
     assert await h.redis.zcard(TURNS_KEY), "a computer move is due"
     h.apps = [await make_app(h.redis, computer_delay=RESTART_PACE)]  # type: ignore[operator]
 
     async def moved() -> bool:
-        return len((await stored(h, top.group))["moves"]) > before
+        return len((await stored(h, top.group))["played"]["moves"]) > before
 
     assert not await moved()  # its time has not come
     await clock_of(h).advance(RESTART_PACE)
     await until(h, moved, timeout=1, what="the due computer move")
     raw = json.loads(await h.redis.hget(store_key(ann.id, None), "d"))
-    assert raw["moves"][before]["player"] != 0
+    assert raw["played"]["moves"][before]["player"] != 0
 
 
 @pytest.fixture
@@ -359,10 +359,10 @@ async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
     message = top.prompt(user)
     assert message is not None
     button = next(b for b in message.buttons if action_of(b) is Action.MOVE)
-    moves = len((await stored(h, top.group))["moves"])
+    moves = len((await stored(h, top.group))["played"]["moves"])
 
     async def computer_moved() -> bool:
-        return len((await stored(h, top.group))["moves"]) > moves
+        return len((await stored(h, top.group))["played"]["moves"]) > moves
 
     await until(h, computer_moved, timeout=5, what="the computer's move for him")
     assert button.callback_data is not None
@@ -425,11 +425,11 @@ async def test_a_claimed_move_whose_claimant_died_is_played_later(
         return bool(claimed)
 
     await until(h, was_claimed, timeout=5, what="a claim")
-    before = len((await stored(h, top.group))["moves"])
+    before = len((await stored(h, top.group))["played"]["moves"])
     monkeypatch.setattr(turns, "play_due", real)
 
     async def moved() -> bool:
-        return len((await stored(h, top.group))["moves"]) > before
+        return len((await stored(h, top.group))["played"]["moves"]) > before
 
     await until(h, moved, timeout=5, what="the move after the claim ran out")
 
@@ -464,9 +464,11 @@ async def test_endgame_in_a_private_chat_stops_the_computers(quick: Harness) -> 
     await h.private(ann, "/endgame")
     data = await stored(h, top.group)
     assert data["phase"] == "abandoned"
-    moves = len(data["moves"])
+    moves = len(data["played"]["moves"])
     await clock_of(h).advance(DELAY * 10)
-    assert len((await stored(h, top.group))["moves"]) == moves, "a computer moved after /endgame"
+    assert len((await stored(h, top.group))["played"]["moves"]) == moves, (
+        "a computer moved after /endgame"
+    )
 
 
 async def test_nobody_else_sits_down_at_a_private_game_by_its_link(quick: Harness) -> None:

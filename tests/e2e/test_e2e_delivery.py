@@ -86,7 +86,7 @@ async def test_a_double_tap_is_refused_at_once_while_the_first_is_being_shown(
     await asyncio.gather(first, again)
     texts = sorted(a.text or "" for a in server.queries.values() if a.data == move.callback_data)
     assert texts[0] == "" and texts[1]  # one applied silently, the other refused
-    assert len((await stored(h, top.group))["moves"]) == 1
+    assert len((await stored(h, top.group))["played"]["moves"]) == 1
 
 
 def move_buttons(h: Harness, user: FakeUser, top: Tabletop) -> list[int]:

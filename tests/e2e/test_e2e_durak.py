@@ -87,7 +87,7 @@ async def test_record_replays_to_the_final_result(harness: Harness) -> None:
     assert replayed["ok"] and replayed["finished"]
     assert replayed["result"] == game.result()
     assert replayed["summary"] == game.summary()
-    assert len(record["moves"]) == len(data["moves"])
+    assert len(record["moves"]) == len(data["played"]["moves"])
     assert record["players"] == [s["name"] for s in data["seats"]]
     # Once a game: a second tap (anyone's) posts nothing more.
     documents = len(h.server.calls_to("sendDocument"))
@@ -264,7 +264,7 @@ async def test_cards_picked_up_in_a_take_are_named_on_the_table(harness: Harness
             before = await stored(h, top.group)
             await top.step(players, rng)
             await watch.check()  # nothing hidden appeared anywhere
-            move = (await stored(h, top.group))["moves"][-1]
+            move = (await stored(h, top.group))["played"]["moves"][-1]
             game = Durak.from_json(before["state"])
             taken = [c for pair in game.view(None).table for c in pair if c]
             taken += [move["throw"]] if "throw" in move else []

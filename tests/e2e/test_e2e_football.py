@@ -47,7 +47,7 @@ async def test_a_whole_game_from_newgame_to_result(harness: Harness, seed: int) 
     result = game.result()
     assert result is not None
     # 2 set-ups of 5 taps (4 picks, the last card goes in by itself, + confirm) + play.
-    assert moves == 10 + len(data["moves"]) - 2
+    assert moves == 10 + len(data["played"]["moves"]) - 2
     text = top.table_message().text or ""
     goals = result["goals"]
     assert f"{goals[0]}" in text and f"{goals[1]}" in text
@@ -77,7 +77,7 @@ async def test_set_up_puts_cards_where_the_player_chose_them(harness: Harness) -
         expected = hand[1:] if seat == 0 else list(reversed(hand[1:]))
         assert row == expected
     data = await stored(h, top.group)
-    assert sorted(m["player"] for m in data["moves"] if "setup" in m) == [0, 1]
+    assert sorted(m["player"] for m in data["played"]["moves"] if "setup" in m) == [0, 1]
 
 
 async def test_record_and_rematch_where_the_other_player_starts(harness: Harness) -> None:

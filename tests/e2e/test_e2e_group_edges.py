@@ -347,7 +347,10 @@ async def test_a_redelivered_tap_on_an_ephemeral_hand_is_a_no_op(group_harness: 
     calls = len(h.server.calls)
     await h.deliver(update)  # the webhook retried it
     after = await stored(h, top.group)
-    assert (after["version"], after["moves"]) == (before["version"], before["moves"])
+    assert (after["version"], after["played"]["moves"]) == (
+        before["version"],
+        before["played"]["moves"],
+    )
     # dropped by the update's claim: not even a second answer (no stale alert)
     assert [c.method for c in h.server.calls[calls:]] == []
 
@@ -442,7 +445,7 @@ async def test_superseded_hands_keep_no_buttons_under_the_limits(limited: Harnes
     before = await stored(h, top.group)
     answer = await h.tap(first, old[0], is_play)
     assert answer.show_alert and answer.text, "a superseded hand is stale"
-    assert (await stored(h, top.group))["moves"] == before["moves"]
+    assert (await stored(h, top.group))["played"]["moves"] == before["played"]["moves"]
     await clock_of(h).advance(30)
     await h.command(players[0], top.group, "/endgame")
     await clock_of(h).advance(60)

@@ -221,7 +221,7 @@ async def test_a_stale_a_forged_and_a_repeated_pick_change_nothing(harness: Harn
         "inline_message_id": line.inline_message_id,
     }
     await h.feed({"chosen_inline_result": chosen})
-    assert (await stored(h, table)).moves == played.moves
+    assert (await stored(h, table)).played.moves == played.played.moves
     assert "not played" not in (line.text or "")
     # A result of the list he saw before his move: not played, and its line says so
     stale = await h.pick(mover, seen, moves(seen)[-1]["id"])
@@ -273,7 +273,7 @@ async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
     await later(h, 5)
     assert not reminders(actor)  # not yet: he may be looking at it
     await later(h, 6)
-    move = len((await stored(h, table)).moves) + 1
+    move = len((await stored(h, table)).played.moves) + 1
     assert [m.text for m in reminders(actor)] == [
         f"⏰ Your turn: ⚽ Belarusian football, move {move}. Tap {HAND} in the chat you play in."
     ]

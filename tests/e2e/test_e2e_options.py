@@ -54,7 +54,7 @@ async def test_durak_with_the_dummy_playing(harness: Harness) -> None:
     watch = LeakWatch(top)
     await watch.check()
     await top.play(players, random.Random(8), after_each=watch.check)
-    moves = (await stored(h, top.group))["moves"]
+    moves = (await stored(h, top.group))["played"]["moves"]
     assert any(m.get("dummy") for m in moves), "the controller acted for the dummy"
 
 

@@ -99,11 +99,15 @@ async def test_an_outage_is_told_at_once_logged_once_and_play_goes_on(
         else:
             own_redis.freeze(False)
 
-    assert (await stored(h, top.group))["moves"] == before["moves"], "nothing half-applied"
+    assert (await stored(h, top.group))["played"]["moves"] == before["played"]["moves"], (
+        "nothing half-applied"
+    )
     text, took = await timed_tap(h, top, top.asked(players))
     assert text is None, "the first tap after the outage is played"
     assert took < ANSWERED_WITHIN
-    assert len((await stored(h, top.group))["moves"]) == len(before["moves"]) + 1
+    assert (
+        len((await stored(h, top.group))["played"]["moves"]) == len(before["played"]["moves"]) + 1
+    )
 
     records = caplog.records
     warnings = [r for r in records if r.levelno >= logging.WARNING]

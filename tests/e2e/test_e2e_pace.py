@@ -161,7 +161,7 @@ async def test_where_hands_count_against_the_group_two_players_429s_teach_every_
     await clock.advance(5)
     moves += await play_fast(top, players, MINUTE, seed=4)
     assert floods(h) == refused
-    assert len((await stored(h, top.group))["moves"]) == moves
+    assert len((await stored(h, top.group))["played"]["moves"]) == moves
     await top.caught_up(players)  # the newest state in every hand
     await clock.advance(60 * MINUTE)  # an hour, not a day
     assert await learned(h) == 0

@@ -246,7 +246,7 @@ async def test_record_answers_with_the_game_that_ended_here_until_the_next_start
     data = await stored(h, top.group)
     asked = await h.command(bob, top.group, "/record", mention=True)
     record = json.loads(h.last_document(top.group)[1])
-    assert record["moves"] == data["moves"] and records.replay(record)["finished"]
+    assert record["moves"] == data["played"]["moves"] and records.replay(record)["finished"]
     reply = h.server.calls_to("sendDocument")[-1].params["reply_parameters"]
     assert reply["message_id"] == asked.message_id
     # The button still posts it once a game; the command answers every time it is asked.

@@ -80,8 +80,10 @@ async def test_two_processes_apply_a_double_tap_once(
         assert all(a.answered for a in answers)
         assert all(a.show_alert for a in refused)
         # No lost and no doubled move: one move per accepted tap, one version per move.
-        new_moves = after["moves"][len(before["moves"]) :]
-        assert after["moves"][: len(before["moves"])] == before["moves"]
+        new_moves = after["played"]["moves"][len(before["played"]["moves"]) :]
+        assert (
+            after["played"]["moves"][: len(before["played"]["moves"])] == before["played"]["moves"]
+        )
         assert len(new_moves) == len(applied) >= 1
         assert after["version"] == before["version"] + len(applied)
         if same_button:
@@ -118,7 +120,7 @@ async def test_a_new_process_carries_on_a_game(
     await top.play(players, rng, after_each=watch.check)
     data = await stored(h, top.group)
     assert data["phase"] == "finished"
-    assert len(data["moves"]) > len(before["moves"])
+    assert len(data["played"]["moves"]) > len(before["played"]["moves"])
     # The restarted process kept editing the same group message.
     assert len([m for m in h.screen(top.group) if m.from_bot]) == 1
 
@@ -142,7 +144,7 @@ async def test_concurrent_games_in_one_process_do_not_mix(real_harness: Harness)
     for (top, _), n in zip(tables, moves, strict=True):
         data = await stored(h, top.group)
         assert data["phase"] == "finished"
-        assert records.replay(records.export(_game_of(data), data["moves"]))["finished"]
+        assert records.replay(records.export(_game_of(data), data["played"]["moves"]))["finished"]
         assert n > 0
 
 
@@ -179,7 +181,7 @@ async def test_lobby_races_across_processes(
         h.tap_data(players[0], top.group.id, lobby.message_id, start.callback_data or "", second),
     )
     data = await stored(h, top.group)
-    assert data["phase"] == "playing" and data["moves"] == []
+    assert data["phase"] == "playing" and data["played"]["moves"] == []
     assert sum(a.text is None for a in answers) == 1
     # Every player holds the hand of the one game that was dealt.
     game = Durak.from_json(data["state"])

@@ -56,10 +56,12 @@ async def test_a_redelivered_update_is_applied_once(harness: Harness) -> None:
         before = await stored(h, top.group)
         await h.tap(user, prompt, 0)
         once = await stored(h, top.group)
-        assert len(once["moves"]) == len(before["moves"]) + 1
+        assert len(once["played"]["moves"]) == len(before["played"]["moves"]) + 1
         await h.deliver(h.delivered[-1])
         again = await stored(h, top.group)
-        assert again["moves"] == once["moves"], "the same update made a second move"
+        assert again["played"]["moves"] == once["played"]["moves"], (
+            "the same update made a second move"
+        )
 
 
 async def test_a_second_tap_on_a_superseded_button_makes_no_move(harness: Harness) -> None:
@@ -74,7 +76,7 @@ async def test_a_second_tap_on_a_superseded_button_makes_no_move(harness: Harnes
         assert first.text is None
         second = await h.tap_data(user, user.id, prompt.message_id, data)
         after = await stored(h, top.group)
-        assert len(after["moves"]) == len(before["moves"]) + 1, (
+        assert len(after["played"]["moves"]) == len(before["played"]["moves"]) + 1, (
             f"a double tap on {decode(data).arg} moved the ball twice"
         )
         assert second.show_alert and second.text

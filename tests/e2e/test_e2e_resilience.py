@@ -72,9 +72,9 @@ async def test_a_lost_callback_answer_loses_no_move(harness: Harness) -> None:
     top, players = await game_for(h, "durak")
     h.server.inject("answerCallbackQuery", 502, "Bad Gateway", times=3)
     for _ in range(3):
-        before = len((await stored(h, top.group))["moves"])
+        before = len((await stored(h, top.group))["played"]["moves"])
         await top.step(players, random.Random(4))
-        assert len((await stored(h, top.group))["moves"]) == before + 1
+        assert len((await stored(h, top.group))["played"]["moves"]) == before + 1
     assert h.log_errors == []
     await top.play(players, random.Random(5))
     assert h.server.not_modified == 0
@@ -133,10 +133,10 @@ async def test_the_production_settings_ride_out_flood_control(
     for move in range(16):
         if move == 5:
             h.server.flood("editMessageText", retry_after=1, times=2)
-        before = len((await stored(h, top.group))["moves"])
+        before = len((await stored(h, top.group))["played"]["moves"])
         _, answer = await top.step(players, rng)
         assert answer.answered and answer.text is None
-        assert len((await stored(h, top.group))["moves"]) == before + 1
+        assert len((await stored(h, top.group))["played"]["moves"]) == before + 1
         await top.caught_up(players)
     assert sum(1 for c in h.server.calls if c.error and "Too Many" in c.error) == 2
     assert h.log_errors == [] and h.server.not_modified == 0

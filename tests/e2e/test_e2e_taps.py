@@ -98,7 +98,7 @@ async def test_a_replayed_tap_applies_once(harness: Harness) -> None:
     top, _players, who, message, data = await prompted(h)
     first = await h.tap_data(who, who.id, message.message_id, data)
     assert first.answered and first.text is None
-    moves = len((await stored(h, top.group))["moves"])
+    moves = len((await stored(h, top.group))["played"]["moves"])
     assert moves == 1
     await unchanged(top, h.tap_data(who, who.id, message.message_id, data))
 

@@ -28,8 +28,10 @@ async def test_a_player_who_does_not_act_has_his_move_made_for_him(
     asked = top.asked([ann, bob])
     await clock.advance(3.5)
     data = await stored(h, top.group)
-    assert data["moves"], "nobody acted and the game still waits for him"
-    assert data["moves"][0]["player"] == [s["user_id"] for s in data["seats"]].index(asked.id)
+    assert data["played"]["moves"], "nobody acted and the game still waits for him"
+    assert data["played"]["moves"][0]["player"] == [s["user_id"] for s in data["seats"]].index(
+        asked.id
+    )
 
 
 def timers(top: Tabletop, user: FakeUser) -> list[str]:

@@ -49,7 +49,9 @@ async def test_the_game_follows_its_group_into_the_supergroup(
     assert await stored(h, old) == {}
     after = await stored(h, top.group)
     assert after["chat_id"] == top.group.id
-    assert after["moves"][: len(before["moves"])] == before["moves"]  # nothing lost
+    assert (
+        after["played"]["moves"][: len(before["played"]["moves"])] == before["played"]["moves"]
+    )  # nothing lost
     # The table is posted in the supergroup; every hand's buttons now name the new chat.
     assert [m for m in h.screen(top.group) if m.from_bot], "no table in the supergroup"
     for user in players:
@@ -130,4 +132,4 @@ async def test_the_turn_deadline_follows_the_table_in_the_same_commit(
     svc.health.ok()
     assert (await stored(h, top.group))["chat_id"] == top.group.id
     await top.later(16)
-    assert (await stored(h, top.group))["moves"], "his turn never timed out"
+    assert (await stored(h, top.group))["played"]["moves"], "his turn never timed out"

@@ -93,7 +93,7 @@ async def test_perevodnoy_played_to_the_end_with_hands_in_the_group(
     assert game.options.transfer and not game.options.dummy
     assert (top.table_message().text or "").startswith("🃏 Perevodnoy durak · 36 cards")
     seen = await play_watched(top, players, seed)
-    moves = (await stored(h, top.group))["moves"]
+    moves = (await stored(h, top.group))["played"]["moves"]
     assert seen.transfers_made and sum("transfer" in m for m in moves) == seen.transfers_made
     assert seen.several_unbeaten, "after a transfer the defender beats in any order"
     for user in players:
@@ -186,4 +186,4 @@ async def test_a_computer_seat_plays_every_variant(quick_group: Harness, variant
     assert data["phase"] == "playing" and [s["computer"] for s in data["seats"]].count("normal")
     taps = await play_people(h, top, [ann, bob], random.Random(len(variant)))
     data = await stored(h, group)
-    assert data["phase"] == "finished" and len(data["moves"]) > taps
+    assert data["phase"] == "finished" and len(data["played"]["moves"]) > taps

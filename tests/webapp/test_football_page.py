@@ -40,27 +40,27 @@ def test_the_run_is_the_one_the_events_tell(seed: int) -> None:
     events: list[tuple[str, dict[str, Any]]] = []
     for seat in (0, 1):
         move = game.setup_move(seat, [0, 1, 2, 3, 4])
-        table.moves.append(game.move_to_record(move))
-        table.add_events([(e.kind, e.data) for e in game.apply(move)])
+        table.played.moves.append(game.move_to_record(move))
+        table.played.add_events([(e.kind, e.data) for e in game.apply(move)])
     while game.result() is None:
         move = rng.choice(list(game.legal_moves()))
         new = [(e.kind, e.data) for e in game.apply(move)]
-        table.moves.append(game.move_to_record(move))
-        table.add_events(new)
+        table.played.moves.append(game.move_to_record(move))
+        table.played.add_events(new)
         events += new
         for kind, data in new:
             told = _told(told, kind, data)
         for seat in (None, 0, 1):  # the same for every reader: it is public
             view = game.view(seat)
             shown = entry.scene(view, registry.ctx(table, "en"))
-            assert shown["next"] == len(table.moves)
+            assert shown["next"] == len(table.played.moves)
             run = shown["run"]
             assert told is not None and run is not None
             assert (run["seat"], run["cells"]) == (told["seat"], told["cells"])
-            assert table.moves[run["from"]].get("enter") == told["cells"][0][1]
+            assert table.played.moves[run["from"]].get("enter") == told["cells"][0][1]
             if told["end"] is None:
                 assert run["end"] is None and run["ball"] == view.ball
-            elif told["said"] in table.events:
+            elif told["said"] in table.played.events:
                 assert (run["end"], run["ball"]) == (told["end"], told["ball"])
             else:  # its end is no longer among the few events a table keeps
                 shot = told["cells"][-1][0] == HOME[1 - told["seat"]]

@@ -248,7 +248,9 @@ async def test_a_session_is_for_one_table(harness: Harness) -> None:
         ticket = await token(c, mover, elsewhere)
         r = await c.post("/app/api/move", json={"data": move}, headers=bearer(ticket))
         assert r.status_code == 200
-    assert len((await stored(h, other.group))["moves"]) == len(before["moves"]) + 1
+    assert (
+        len((await stored(h, other.group))["played"]["moves"]) == len(before["played"]["moves"]) + 1
+    )
 
 
 async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
@@ -282,7 +284,7 @@ async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
         r = await c.post("/app/api/move", json={"data": moves[0]["data"]}, headers=mine)
         assert r.status_code == 200 and r.json() == {"ok": True, "refusal": None}
         after = await stored(h, top.group)
-        assert len(after["moves"]) == len(before["moves"]) + 1
+        assert len(after["played"]["moves"]) == len(before["played"]["moves"]) + 1
         # Sent twice (a double tap): the position stamp refuses the second.
         r = await c.post("/app/api/move", json={"data": moves[0]["data"]}, headers=mine)
         assert r.status_code == 409 and await stored(h, top.group) == after

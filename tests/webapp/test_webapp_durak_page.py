@@ -168,7 +168,7 @@ async def check_the_end(h: Harness, data: dict[str, Any], pages: dict[int, Playe
     replayed = records.replay(record)
     assert replayed["ok"] and replayed["finished"]
     assert replayed["result"] == Durak.from_json(data["state"]).result()
-    assert len(record["moves"]) == len(data["moves"])
+    assert len(record["moves"]) == len(data["played"]["moves"])
 
 
 async def frames(pages: dict[int, Player]) -> str:
@@ -312,7 +312,7 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     assert await page.js("return document.body.dataset.haptic") == "error"
     assert await page.js("return document.getElementById('toast').textContent") == refusal
     final = await stored(h, top.group)  # no move made (his tap only brought him back)
-    assert (final["state"], final["moves"]) == (after["state"], after["moves"])
+    assert (final["state"], final["played"]["moves"]) == (after["state"], after["played"]["moves"])
 
 
 async def test_six_players_without_the_dummy_the_whole_deck_dealt(

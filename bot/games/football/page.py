@@ -34,7 +34,7 @@ def _end(ctx: Ctx, seat: int, last: list[int]) -> tuple[str, str | None]:
     the latest such event of his, if the table still holds it (it keeps a few); else
     what the field tells: "shot" when the run reached the other row, where the goalkeeper
     was shot at, else "out"."""
-    for kind, data in reversed(ctx.table.events):
+    for kind, data in reversed(ctx.table.played.events):
         if kind in _ENDS and data.get("seat") == seat and data.get("reason") != "no_entry":
             return _ENDS[kind], data.get("card")
     return ("shot" if last[0] == HOME[1 - seat] else "out"), None
@@ -47,7 +47,7 @@ def scene(view: FootballView, ctx: Ctx) -> dict[str, Any]:
     stood on or tried, entry first ([row, column], absolute as in the view); ``end``: None
     while the ball runs, else "goal", "saved", "out", or "shot" (at the goalkeeper, how it
     ended no longer known); ``ball``: its card when known."""
-    moves = ctx.table.moves
+    moves = ctx.table.played.moves
     found = _run(moves)
     shown: dict[str, Any] = {"next": len(moves), "run": None}
     if found is None:

@@ -28,13 +28,13 @@ async def refused_hands(svc: Services, key: str, refused: dict[int, bool]) -> No
                 refused[seat.user_id],
                 True,
             )
-            told = any(k in _FALLBACKS and d.get("seat") == index for k, d in table.events)
+            told = any(k in _FALLBACKS and d.get("seat") == index for k, d in table.played.events)
             if table.phase != "playing" or told:  # said once (while the log shows it)
                 continue
             if seat.reach.dm_ok:
-                table.add_events([("hand_private", {"seat": index})])
+                table.played.add_events([("hand_private", {"seat": index})])
             else:
-                table.add_events([("hand_wait", {"seat": index})])
+                table.played.add_events([("hand_wait", {"seat": index})])
         if any(refused.values()) and table.delivery.bot_admin:
             table.delivery.bot_admin, changed = False, True
         return Write(table if changed else None), None

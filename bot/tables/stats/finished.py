@@ -103,7 +103,7 @@ def record_table(table: Table) -> dict[str, Any]:
 
 def record_document(table: Table) -> bytes:
     """The game record the bot hands out (docs/records.md), as its file holds it."""
-    record = {**records.export(games.load(table), table.moves), "table": record_table(table)}
+    record = {**records.export(games.load(table), table.played.moves), "table": record_table(table)}
     return json.dumps(record, ensure_ascii=False, indent=1).encode()
 
 
