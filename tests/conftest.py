@@ -114,17 +114,26 @@ async def fake_redis() -> AsyncIterator[aioredis.Redis]:
     await client.aclose()
 
 
+# Whether this process has emptied its test database yet (see real_redis).
+_EMPTIED: list[bool] = []
+
+
 @pytest.fixture
 async def real_redis(server: FakeTelegram) -> AsyncIterator[aioredis.Redis]:
-    """The real Redis. Not flushed: several test runs may share the database at once
-    (the harness draws random chat and user ids); what this test's chats and users left
-    is deleted at the end."""
+    """The real Redis, in this process's own database (testing.settings.REDIS_TEST_DB):
+    what this test's chats and users left is deleted at the end. The first test of a
+    process empties the database first: a run that was killed could not clean up, and
+    a table it left due would be delivered by every later test's bot, into chats the
+    fake Telegram does not know."""
     client = health.client(REDIS_URL)  # as the bot's: its timeouts and retries
     try:
         await client.ping()
     except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
         await client.aclose()
         pytest.skip("no Redis answers on 127.0.0.1:6379")
+    if not _EMPTIED:
+        await client.flushdb()
+        _EMPTIED.append(True)
     yield client
     if server.update_ids:
         await client.delete(*(update_key(i) for i in server.update_ids))
