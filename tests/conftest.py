@@ -9,6 +9,7 @@ the bot did nothing a real Telegram would have complained about
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import resource
@@ -20,6 +21,7 @@ from typing import Any
 
 import fakeredis
 import pytest
+import redis as sync_redis
 import redis.asyncio as aioredis
 
 from bot.core import health
@@ -114,26 +116,27 @@ async def fake_redis() -> AsyncIterator[aioredis.Redis]:
     await client.aclose()
 
 
-# Whether this process has emptied its test database yet (see real_redis).
-_EMPTIED: list[bool] = []
+@pytest.fixture(scope="session")
+def emptied_test_db() -> None:
+    """This worker's Redis database emptied once, before its first real-Redis test: a
+    run that was killed could not clean up, and a table it left due would be delivered
+    by every later test's bot, into chats the fake Telegram does not know."""
+    client = sync_redis.Redis.from_url(REDIS_URL, socket_timeout=1)
+    with contextlib.suppress(sync_redis.RedisError):  # none answers: real_redis skips
+        client.flushdb()
+    client.close()
 
 
 @pytest.fixture
-async def real_redis(server: FakeTelegram) -> AsyncIterator[aioredis.Redis]:
-    """The real Redis, in this process's own database (testing.settings.REDIS_TEST_DB):
-    what this test's chats and users left is deleted at the end. The first test of a
-    process empties the database first: a run that was killed could not clean up, and
-    a table it left due would be delivered by every later test's bot, into chats the
-    fake Telegram does not know."""
+async def real_redis(server: FakeTelegram, emptied_test_db: None) -> AsyncIterator[aioredis.Redis]:
+    """The real Redis, in this worker's own database (testing.settings.REDIS_TEST_DB):
+    what this test's chats and users left is deleted at the end."""
     client = health.client(REDIS_URL)  # as the bot's: its timeouts and retries
     try:
         await client.ping()
     except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
         await client.aclose()
         pytest.skip("no Redis answers on 127.0.0.1:6379")
-    if not _EMPTIED:
-        await client.flushdb()
-        _EMPTIED.append(True)
     yield client
     if server.update_ids:
         await client.delete(*(update_key(i) for i in server.update_ids))

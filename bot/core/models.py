@@ -300,8 +300,9 @@ class Table(BaseModel):
         """A table as stored (:mod:`bot.core.store`); raises ValueError when it does not
         validate.
 
-        A table this version stored begins with its form (:data:`FORM_MARK`, which the
-        store writes before the table's fields; no field of the table, pydantic skips it)
+        A table this version stored begins with its form (:data:`FORM_MARK`, which
+        :meth:`to_stored` writes before the table's fields; no field of the table,
+        pydantic skips it)
         and is read as it is, pydantic's own parser alone: loading a table is the first
         step of every tap. Any other, a table an older version stored, is brought to the
         current form first (:func:`_table_form`), so that tables saved by the previous
@@ -310,6 +311,10 @@ class Table(BaseModel):
         if text.startswith(_CURRENT):
             return cls.model_validate_json(text)
         return cls.model_validate(_table_form(json.loads(text)))
+
+    def to_stored(self) -> str:
+        """The table as the store keeps it: its JSON, its form first (:meth:`from_stored`)."""
+        return FORM_MARK + self.model_dump_json()[1:]
 
     @property
     def private(self) -> bool:
@@ -333,8 +338,8 @@ class Table(BaseModel):
         return None
 
 
-# How a table stored in the current form begins: the store writes it before the table's
-# fields (bot.core.store), and Table.from_stored looks for it.
+# How a table stored in the current form begins: Table.to_stored writes it before the
+# table's fields, and Table.from_stored looks for it.
 FORM_MARK: Final = f'{{"form":{FORM},'
 _CURRENT = FORM_MARK.encode()
 

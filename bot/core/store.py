@@ -48,7 +48,7 @@ from bot.core.keys import (
     place_key,
     settings_key,
 )
-from bot.core.models import FORM_MARK, GameSettings, Place, Seat, Slot, Table
+from bot.core.models import GameSettings, Place, Seat, Slot, Table
 from engine.registry import GAMES
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ class Store:
                 turns_key=TURNS_KEY,
                 expected=expected,
                 version=expected + 1,
-                data=FORM_MARK + new.model_dump_json()[1:],  # its form first (from_stored)
+                data=new.to_stored(),
                 ttl=ttl,
                 fresh=write.fresh,
                 wake_ms=None if write.wake is None else int(write.wake * 1000),

@@ -52,15 +52,21 @@ async def slow_table(
     return h, top, players, actor, prompt, move
 
 
+async def answers_to(server: FakeTelegram, data: str | None, count: int = 1) -> None:
+    """Wait, at most ANSWERED_WITHIN, until ``count`` taps with ``data`` are answered:
+    else an answer waits for the (slow) messages."""
+    async with asyncio.timeout(ANSWERED_WITHIN):
+        while sum(a.answered for a in server.queries.values() if a.data == data) < count:
+            await asyncio.sleep(0.005)
+
+
 async def test_a_tap_is_answered_before_its_move_is_shown(
     server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
 ) -> None:
     shown = asyncio.Event()
     h, top, players, actor, prompt, move = await slow_table(server, make_app, fake_redis, shown)
     tapping = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
-    async with asyncio.timeout(ANSWERED_WITHIN):  # else the answer waits for the messages
-        while not any(a.answered for a in server.queries.values() if a.data == move.callback_data):
-            await asyncio.sleep(0.005)
+    await answers_to(server, move.callback_data)
     assert not tapping.done()  # the messages are still on their way
     shown.set()
     answer = await tapping
@@ -75,12 +81,9 @@ async def test_a_double_tap_is_refused_at_once_while_the_first_is_being_shown(
     shown = asyncio.Event()
     h, top, _, actor, prompt, move = await slow_table(server, make_app, fake_redis, shown)
     first = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
-    while not any(a.answered for a in server.queries.values() if a.data == move.callback_data):
-        await asyncio.sleep(0.005)  # the first is applied; its messages are on their way
+    await answers_to(server, move.callback_data)  # applied; its messages on their way
     again = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
-    async with asyncio.timeout(ANSWERED_WITHIN):  # else the refusal waits for the messages
-        while sum(a.answered for a in server.queries.values() if a.data == move.callback_data) < 2:
-            await asyncio.sleep(0.005)
+    await answers_to(server, move.callback_data, 2)  # the refusal, before the messages
     assert not first.done()
     shown.set()
     await asyncio.gather(first, again)
