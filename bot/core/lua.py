@@ -196,15 +196,23 @@ class Args:
 
 A = TypeVar("A", bound=Args)
 
+# Every script the bot runs (each module that makes one adds it when imported): what
+# bot.core.connect loads on every primary at start.
+SCRIPTS: list[Script[Any]] = []
+
 
 @dataclass(frozen=True)
 class Script(Generic[A]):
     """A script: its arguments' declaration, Lua shared with other scripts (functions
-    that use the named arguments), and its body."""
+    that use the named arguments), and its body. Each one made is listed in
+    :data:`SCRIPTS`."""
 
     args: type[A]
     body: str
     shared: str = ""
+
+    def __post_init__(self) -> None:
+        SCRIPTS.append(self)
 
     @property
     def source(self) -> str:
