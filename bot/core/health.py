@@ -55,7 +55,7 @@ class UnblockedError(ResponseError):
 
 # redis-py reads an error reply's first word to choose its exception; it knows no
 # UNBLOCKED, which would come as a plain ResponseError, the kind a script's bug raises.
-# Named here, the failover's cut-off is a pause like the others (tests/bot/test_health.py
+# Named here, the failover's cut-off is a pause like the others (tests/bot/test_pauses.py
 # checks it on a real server).
 BaseParser.EXCEPTION_CLASSES.setdefault("UNBLOCKED", UnblockedError)
 
