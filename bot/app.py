@@ -26,7 +26,7 @@ from telegram.ext import (
 from telegram.request import BaseRequest
 
 from bot import inbox
-from bot.core import logs, metrics
+from bot.core import layout, logs, metrics
 from bot.core.callbacks import Action
 from bot.core.clock import Clock
 from bot.core.config import Settings
@@ -127,6 +127,10 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
             svc.bot_username,
         )
     await commands.set_menu(app)
+    try:
+        await layout.upgrade(svc.store.redis)  # once, from an earlier version's keys
+    except PAUSES as exc:  # Redis away at the start: the next start upgrades
+        log.warning("redis: the key layout could not be checked: %s", exc)
     _poll(app)
     turns.poll(app)
     if svc.settings.webhook_url:

@@ -34,7 +34,7 @@ from telegram import Update
 
 from bot.core import metrics
 from bot.core.health import PAUSES
-from bot.core.inbox import Entry, Inbox, consumer_name
+from bot.core.inbox import Entry, Inbox, consumer_name, stored_at
 from bot.core.services import AnyApp, every, guarded, services
 from bot.handlers import once
 
@@ -117,7 +117,7 @@ async def _handle(
     health = svc.health
     held = once.Held(entry_id)
     once.HELD.set(held)  # this task's context: the update guard claims in its name
-    metrics.STORED_AT.set(_stored_at(entry_id))
+    metrics.STORED_AT.set(stored_at(entry_id))
     try:
         update = Update.de_json(json.loads(body), app.bot)
         if reclaimed:
@@ -135,11 +135,6 @@ async def _handle(
         await worker.inbox.done(entry_id)
     except PAUSES as exc:  # pending still: the update guard drops its second reading
         health.failed(exc)
-
-
-def _stored_at(entry_id: bytes) -> float:
-    """When the webhook stored the entry: its id's milliseconds (Redis's clock)."""
-    return int(entry_id.split(b"-", 1)[0]) / 1000
 
 
 async def _touch_and_reclaim(app: AnyApp) -> None:

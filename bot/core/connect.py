@@ -125,8 +125,8 @@ async def check(redis: aioredis.Redis, settings: RedisSettings) -> str:
     the one line that says how the bot is connected. Raises RedisError (or a cluster's
     RedisClusterException) when Redis cannot be used."""
     for script in lua.SCRIPTS:
-        expected = hashlib.sha1(script.source.encode()).hexdigest()
-        named = await _load(redis, script.source)
+        expected = hashlib.sha1(script.sent.encode()).hexdigest()
+        named = await _load(redis, script.sent)
         if set(named) != {expected}:
             raise RuntimeError(f"Redis names a script {named}, not {expected}")
     line = await _describe(redis, settings)

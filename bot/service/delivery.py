@@ -158,11 +158,16 @@ async def due_job(app: AnyApp) -> None:
     brought up to date from the newest state; a table another process is delivering is
     left to it (it stays due at that lease's expiry)."""
     svc = services(app)
-    for key in await svc.store.take_due():
-        if not start(app, key, None):
-            # Under way here already: stay due, in case that delivery hangs (its lease,
-            # renewed while it is alive, keeps the others off meanwhile).
-            await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
+    buckets = svc.store.polls.due  # only the buckets worth a read (bot.core.polls)
+    now = svc.store.clock()
+    for n in buckets.ready(now):
+        keys, after = await svc.store.take_due(n)
+        buckets.read(n, now, after)
+        for key in keys:
+            if not start(app, key, None):
+                # Under way here already: stay due, in case that delivery hangs (its
+                # lease, renewed while it is alive, keeps the others off meanwhile).
+                await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
 
 
 async def renew_job(app: AnyApp) -> None:

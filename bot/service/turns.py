@@ -232,13 +232,17 @@ async def turns_job(app: AnyApp) -> None:
     """Polled by every process: each due table is handled in its own task, so that one
     table's computer never holds up another's."""
     svc = services(app)
+    buckets = svc.store.polls.turns  # only the buckets worth a read (bot.core.polls)
     now_ms = svc.store.now_ms()
-    for key in await svc.store.due_turns(now_ms):
-        claim = await _claim(svc, key, now_ms)
-        # A process stopping meanwhile starts nothing: its claim runs out, and a live
-        # process (or this one, restarted) plays the table then.
-        if claim is not None and app.running:
-            app.create_task(play_due(app, key, claim))
+    for n in buckets.ready(now_ms / 1000):
+        keys, after = await svc.store.due_turns(n, now_ms)
+        buckets.read(n, now_ms / 1000, after)
+        for key in keys:
+            claim = await _claim(svc, key, now_ms)
+            # A process stopping meanwhile starts nothing: its claim runs out, and a live
+            # process (or this one, restarted) plays the table then.
+            if claim is not None and app.running:
+                app.create_task(play_due(app, key, claim))
 
 
 def poll(app: AnyApp) -> None:

@@ -12,7 +12,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from bot.core import store as store_module
-from bot.core.keys import TABLE_SLOT, table_key, user_slot
+from bot.core.keys import TABLE_SLOT, bucket_of, due_of, table_key, user_slot
 from bot.core.models import Lobby, Seat, Slot, Table
 from bot.core.store import Snapshot, Store, Write
 from testing.settings import REDIS_URL
@@ -43,12 +43,22 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
         except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
             await client.aclose()
             pytest.skip("no Redis answers on 127.0.0.1:6379")
-        await client.delete(KEY, NEW_KEY)
-        await client.zrem(store_module.DUE_KEY, KEY, NEW_KEY)
+        await _clean(client)
     yield Store(client, ttl=100)
-    await client.delete(KEY, NEW_KEY)
-    await client.zrem(store_module.DUE_KEY, KEY, NEW_KEY)
+    await _clean(client)
     await client.aclose()
+
+
+async def _clean(client: aioredis.Redis) -> None:
+    await client.delete(KEY, NEW_KEY)
+    for key in (KEY, NEW_KEY):
+        await client.zrem(due_of(key), key)
+
+
+async def _take_due(store: Store, key: str = KEY) -> list[str]:
+    """The due tables of the key's bucket."""
+    found, _ = await store.take_due(bucket_of(key))
+    return found
 
 
 async def test_concurrent_changes_are_neither_lost_nor_doubled(store: Store) -> None:
@@ -129,14 +139,14 @@ async def test_a_dead_holders_lease_expires(store: Store) -> None:
 
 
 async def test_due_group_edits_are_handed_out_once(store: Store) -> None:
-    await store.redis.delete(store_module.DUE_KEY)
+    await store.redis.delete(due_of(KEY))
     snap, _ = await store.transact(KEY, _add_seat)
     await store.release(KEY, snap.version, {}, due=0.001)  # long due
-    assert await store.take_due() == [KEY]
-    assert await store.take_due() == []
+    assert await _take_due(store) == [KEY]
+    assert await _take_due(store) == []
     await store.defer(KEY, 1e12)  # far in the future
-    assert await store.take_due() == []
-    await store.redis.delete(store_module.DUE_KEY)
+    assert await store.take_due(bucket_of(KEY)) == ([], 1e12)  # and when it falls due
+    await store.redis.delete(due_of(KEY))
 
 
 async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
@@ -169,7 +179,7 @@ async def test_a_working_holder_keeps_its_lease(store: Store) -> None:
         await store.renew([KEY])
         assert await other.claim(KEY) is None
     now[0] += store_module.LEASE_MS / 1000 + 0.01  # it died: the next poll takes over
-    assert await other.take_due() == [KEY]
+    assert await _take_due(other) == [KEY]
     assert await other.claim(KEY) is not None
 
 

@@ -101,7 +101,7 @@ async def test_the_check_loads_every_script_and_says_the_mode_in_one_line(
     redis = connect.client(settings)
     try:
         line = await connect.check(redis, settings)
-        shas = [hashlib.sha1(s.source.encode()).hexdigest() for s in lua.SCRIPTS]
+        shas = [hashlib.sha1(s.sent.encode()).hexdigest() for s in lua.SCRIPTS]
         assert all(await redis.script_exists(*shas))
     finally:
         await redis.aclose()

@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from bot.core.keys import DUE_KEY, closed_key
+from bot.core.keys import closed_key, due_of
 from bot.core.models import FORM
 from bot.core.services import services
 from testing.chats import FakeUser
@@ -50,7 +50,7 @@ async def test_a_table_stored_before_the_split_loads_and_plays_on(harness: Harne
     raw: dict[str, Any] = {**OLD, "chat_id": top.group.id, "turn_due": clock() + 60}
     await h.redis.hset(key, mapping={"v": 7, "d": json.dumps(raw)})
     await h.redis.sadd(closed_key(bob.id), key)
-    await h.redis.zadd(DUE_KEY, {key: 1})
+    await h.redis.zadd(due_of(key), {key: 1})
 
     table = (await services(h.app).store.load(key)).table
     assert table is not None, "the old table did not load"
@@ -100,7 +100,7 @@ async def test_a_table_stored_in_form_2_loads_and_plays_on(harness: Harness) -> 
     delivery = {**FORM_2["delivery"], "taps": [], "last_taps": {}}
     raw = {**FORM_2, "chat_id": top.group.id, "clock": due, "delivery": delivery}
     await h.redis.hset(key, mapping={"v": 9, "d": json.dumps(raw, separators=(",", ":"))})
-    await h.redis.zadd(DUE_KEY, {key: 1})
+    await h.redis.zadd(due_of(key), {key: 1})
 
     table = (await services(h.app).store.load(key)).table
     assert table is not None, "the form-2 table did not load"

@@ -101,7 +101,7 @@ async def test_the_check_says_the_mode_loads_each_script_on_each_primary_and_a_k
             )
             primaries = [where.primary()]
         assert [r.getMessage().split(" (")[0] for r in caplog.records] == [line.split(" (")[0]]
-        shas = [hashlib.sha1(s.source.encode()).hexdigest() for s in lua.SCRIPTS]
+        shas = [hashlib.sha1(s.sent.encode()).hexdigest() for s in lua.SCRIPTS]
         for port in primaries:
             assert all(where.servers[port].client().script_exists(*shas)), port
 

@@ -61,7 +61,7 @@ async def test_the_game_follows_its_group_into_the_supergroup(
                 assert decode(button.callback_data).chat_id == top.group.id
     watch = LeakWatch(top)
     await top.play(players, random.Random(5), after_each=watch.check)
-    assert not await h.redis.exists(f"ct:table:{old.id}:0"), "nothing left at the old key"
+    assert not await h.redis.exists(table_key(old)), "nothing left at the old key"
 
 
 async def test_a_lobby_follows_its_group_and_can_still_be_joined(harness: Harness) -> None:
