@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 import redis
@@ -141,7 +141,7 @@ def _data_args(port: int) -> list[str]:
 
 def _hold_back(primary: redis.Redis) -> None:
     primary.acl_setuser(REPLICATION_USER, enabled=False)
-    primary.execute_command("CLIENT", "KILL", "USER", REPLICATION_USER)
+    primary.client_kill_filter(user=REPLICATION_USER)
 
 
 def _let_through(primary: redis.Redis) -> None:
@@ -290,7 +290,7 @@ class Cluster:
     def failover(self, replica: int, within: float = FAILOVER_WITHIN) -> float:
         """``CLUSTER FAILOVER`` on ``replica``: it catches up with its primary, then takes
         over (the primary becomes its replica); the seconds it took."""
-        self.servers[replica].client().execute_command("CLUSTER", "FAILOVER")
+        self.servers[replica].client().cluster("FAILOVER")
         return self.wait_promoted(replica, within)
 
     def hold_back(self, replica: int) -> None:
@@ -357,18 +357,19 @@ class Sentinels:
         for server in [*self.sentinels, *self.servers.values()]:
             server.kill()
 
-    def master(self) -> dict[str, object]:
+    def master(self) -> dict[str, Any]:
         """SENTINEL MASTER as the first Sentinel that answers sees it."""
         for sentinel in self.sentinels:
             if sentinel.alive:
                 with contextlib.suppress(redis.RedisError):
-                    found: dict[str, object] = sentinel.client().sentinel_master(SENTINEL_MASTER)
+                    found = sentinel.client().sentinel_master(SENTINEL_MASTER)
+                    assert isinstance(found, dict)
                     return found
         raise AssertionError("no Sentinel answers")
 
     def primary(self) -> int:
         """The port the Sentinels name as the primary."""
-        return int(self.master()["port"])  # type: ignore[call-overload]
+        return int(self.master()["port"])
 
     def replica(self) -> int:
         return next(p for p in self.servers if p != self.primary())
@@ -378,13 +379,13 @@ class Sentinels:
 
         def ok() -> bool:
             seen = self.master()
-            if int(seen["num-other-sentinels"]) < 2 or int(seen["num-slaves"]) < 1:  # type: ignore[call-overload]
+            if int(seen["num-other-sentinels"]) < 2 or int(seen["num-slaves"]) < 1:
                 return False
             if "down" in str(seen["flags"]):
                 return False
             replica = self.servers[self.replica()]
             info = replica.client().info("replication")
-            return info["role"] == "slave" and info["master_link_status"] == "up"
+            return bool(info["role"] == "slave" and info["master_link_status"] == "up")
 
         _wait("the Sentinels are ready", ok, within)
 

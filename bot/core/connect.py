@@ -58,14 +58,18 @@ def _url(settings: RedisSettings) -> str:
     return settings.redis_url.get_secret_value() if settings.redis_url else "redis://"
 
 
-def client(settings: RedisSettings, timeout: float = health.TIMEOUT) -> aioredis.Redis:
-    """The bot's client for the way ``settings`` connect (see the module docstring).
+def client(
+    settings: RedisSettings, timeout: float = health.TIMEOUT, **options: Any
+) -> aioredis.Redis:
+    """The bot's client for the way ``settings`` connect (see the module docstring);
+    ``options``: more of redis-py's for each connection, one server or a cluster (the
+    benchmarks count commands).
 
     A cluster's client is typed as a Redis: it takes the same commands for what the bot
     sends (each script and pipeline of one slot: bot.core.keys)."""
     url = _url(settings)
     if mode(settings) == ONE:
-        return health.client(url, timeout)
+        return health.client(url, timeout, **options)
     if mode(settings) == CLUSTER:
         cluster = RedisCluster.from_url(
             url,
@@ -73,6 +77,7 @@ def client(settings: RedisSettings, timeout: float = health.TIMEOUT) -> aioredis
             socket_connect_timeout=timeout,
             # one more try, with the slots read again: what a failover asks for
             retry=Retry(NoBackoff(), 1),
+            **options,
         )
         return cast(aioredis.Redis, cluster)
     return _sentinel(settings, url, timeout)

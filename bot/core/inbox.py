@@ -150,10 +150,27 @@ class Inbox:
             return []
 
     async def _take_one(self, n: int, count: int, block_ms: int) -> list[Entry]:
-        got = await self.redis.xreadgroup(
-            GROUP, self.consumer, {STREAMS[n]: ">"}, count=count, block=block_ms
+        """One stream's read, on a cluster. Sent to the stream's node by name: for a read
+        that names no node, redis-py 8 asks the server which key the command names
+        (``COMMAND GETKEYS``, twice) before each read, which tripled an idle process's
+        commands. After a failover the node named may answer MOVED; the client follows
+        it and learns the new owner."""
+        cluster = cast(RedisCluster, self.redis)
+        got = await cluster.execute_command(
+            "XREADGROUP",
+            "GROUP",
+            GROUP,
+            self.consumer,
+            "COUNT",
+            count,
+            "BLOCK",
+            block_ms,
+            "STREAMS",
+            STREAMS[n],
+            ">",
+            target_nodes=cluster.get_node_from_key(STREAMS[n]),
         )
-        streams = cast(list[tuple[bytes, Raw]], got)
+        streams = cast(list[tuple[bytes, Raw]], got or [])
         return [e for _, raw in streams for e in _entries(n, raw)]
 
     async def touch(self, entries: Sequence[bytes]) -> None:
