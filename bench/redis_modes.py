@@ -15,7 +15,8 @@ On each it measures:
   nothing to do, at 1, 2 and 4 processes; the commands the servers execute a second (INFO
   commandstats summed over the primaries, INFO itself left out), per process.
 
-The cost of WAIT (a replica confirming each acknowledged write) is bench/wait.py's.
+The cost of WAIT (a replica confirming each acknowledged write) is measured by the
+replicas part of issue 33, beside it.
 
     .venv/bin/python bench/redis_modes.py [--ports 7200-7299] [--tables 20] [--games 1]
                                           [--idle 5] [--json]
