@@ -301,7 +301,6 @@ async def test_endgame_leaves_no_live_buttons(group_harness: Harness) -> None:
     await h.command(players[0], top.group, "/endgame")
     assert (await stored(h, top.group))["phase"] == "abandoned"
     assert live_buttons(h, players, top.group) == []
-    assert all(not m.buttons for u in players for m in h.hands(u, top.group))
 
 
 async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick_group: Harness) -> None:
@@ -371,23 +370,6 @@ async def test_the_lobby_says_once_what_an_administrator_bot_does(group_harness:
     assert not (await stored(h, group))["delivery"]["bot_admin"]
 
 
-@pytest.mark.parametrize("admin", [True, False])
-async def test_a_prompt_after_a_quiet_while_is_a_new_message_where_one_may_be(
-    group_harness: Harness, admin: bool
-) -> None:
-    """An administrator rings him with a new message and deletes the old one; without
-    being one, the bot may only answer his own taps: it edits his hand in place."""
-    h = group_harness
-    top, players, first, other = await two_started(h, admin=admin)
-    (before,) = h.hands(other, top.group)
-    await clock_of(h).advance(TAP_FRESH + 1)  # a quiet while; his Join is too old to answer
-    await move(h, top, first, random.Random(7))
-    assert await top.actor(players) is other
-    (now,) = h.hands(other, top.group)
-    assert top.prompt(other) is now
-    assert (now.message_id != before.message_id) is admin
-
-
 @pytest.mark.telegram_complaints  # flood control, on purpose
 async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his_hand(
     group_harness: Harness,
@@ -450,7 +432,7 @@ async def test_superseded_hands_keep_no_buttons_under_the_limits(limited: Harnes
     await h.command(players[0], top.group, "/endgame")
     await clock_of(h).advance(60)
     assert (await stored(h, top.group))["phase"] == "abandoned"
-    assert [b.text for u in players for m in h.hands(u, top.group) for b in m.buttons] == []
+    assert live_buttons(h, players, top.group) == []
 
 
 def is_play(button: Any) -> bool:
@@ -465,18 +447,25 @@ class _NoRemovalsYet:
         return [5.0 if priority is cleanup.REPLACED else 0.0 for _, priority in requests]
 
 
-async def test_a_new_prompt_whose_old_hand_may_not_go_yet_is_that_hand_edited(
-    group_harness: Harness,
+@pytest.mark.parametrize(
+    ("admin", "removals", "rings"),
+    [(True, True, True), (False, True, False), (True, False, False)],
+)
+async def test_a_prompt_after_a_quiet_while_is_a_new_message_where_one_may_be(
+    group_harness: Harness, admin: bool, removals: bool, rings: bool
 ) -> None:
-    """After a quiet while his prompt would ring as a new message, but the limits do not
-    let its old hand go in the same grant: his hand is edited in place instead, so that
-    he never sees two hands with move buttons."""
+    """An administrator rings him with a new message and deletes the old one; without
+    being one, the bot may only answer his own taps: it edits his hand in place. Where
+    the limits do not let the old hand go in the same grant (``removals`` False), his
+    hand is edited in place too, so that he never sees two hands with move buttons."""
     h = group_harness
-    top, players, first, other = await two_started(h, admin=True)
+    top, players, first, other = await two_started(h, admin=admin)
     (before,) = h.hands(other, top.group)
-    services(h.app).limiter = _NoRemovalsYet()  # type: ignore[assignment]
+    if not removals:
+        services(h.app).limiter = _NoRemovalsYet()  # type: ignore[assignment]
     await clock_of(h).advance(TAP_FRESH + 1)  # a quiet while; his Join is too old to answer
     await move(h, top, first, random.Random(7))
     assert await top.actor(players) is other
     (now,) = h.hands(other, top.group)
-    assert top.prompt(other) is now and now.message_id == before.message_id
+    assert top.prompt(other) is now
+    assert (now.message_id != before.message_id) is rings

@@ -17,20 +17,6 @@ from testing.harness import AppFactory, Harness
 from testing.tabletop import LeakWatch, Tabletop, is_action, opened, playing, stored
 
 
-async def group_with(h: Harness, players: list[FakeUser], admin: bool) -> FakeGroup:
-    group = h.group(creator=players[0])
-    group.bot_is_admin = admin
-    return group
-
-
-async def play_watched(top: Tabletop, players: list[FakeUser], seed: int) -> int:
-    watch = LeakWatch(top)
-    await watch.check()
-    moves = await top.play(players, random.Random(seed), after_each=watch.check)
-    assert watch.checks == moves + 1
-    return moves
-
-
 async def durak_started(
     h: Harness, players: list[FakeUser], group: FakeGroup, option: str
 ) -> Tabletop:
@@ -48,47 +34,42 @@ async def durak_started(
 
 
 @pytest.mark.parametrize("admin", [True, False])
-async def test_durak_with_the_dummy_for_three_who_never_opened_a_private_chat(
-    group_harness: Harness, admin: bool
+@pytest.mark.parametrize(
+    ("game", "n", "option", "setting", "seed"),
+    [
+        ("durak", 3, "p", ("dummy_plays", True), 5),  # the dummy plays
+        ("durak", 6, "d", ("deck_size", 52), 8),  # six, the 52 cards
+        ("football", 2, "", None, 3),  # its set-up in the group
+    ],
+)
+async def test_a_whole_game_for_people_who_never_opened_a_private_chat(
+    group_harness: Harness,
+    admin: bool,
+    game: str,
+    n: int,
+    option: str,
+    setting: tuple[str, object] | None,
+    seed: int,
 ) -> None:
     h = group_harness
-    players = strangers(h, 3)
-    group = await group_with(h, players, admin)
-    top = await durak_started(h, players, group, "p")  # the dummy plays
-    data = await stored(h, group)
-    assert data["phase"] == "playing" and data["lobby"]["settings"]["dummy_plays"]
+    players = strangers(h, n)
+    group = h.group(creator=players[0])
+    group.bot_is_admin = admin
+    if setting is None:
+        top = await playing(h, game, players, group=group)
+        for user in players:  # the set-up picks are on his hand in the group
+            assert any(is_action(Action.SETUP)(b) for m in h.hands(user, group) for b in m.buttons)
+    else:
+        top = await durak_started(h, players, group, option)
+        data = await stored(h, group)
+        assert data["phase"] == "playing" and data["lobby"]["settings"][setting[0]] == setting[1]
     for user in players:
         assert h.hands(user, group), f"{user.first_name} has no hand in the group"
-    moves = await play_watched(top, players, seed=5)
+    watch = LeakWatch(top)
+    await watch.check()
+    moves = await top.play(players, random.Random(seed), after_each=watch.check)
+    assert watch.checks == moves + 1
     assert moves > 10 and top.finished()
-    no_private_messages(h, players)
-    assert live_buttons(h, players, group) == []
-    assert [c for c in h.server.calls if c.error] == []
-
-
-@pytest.mark.parametrize("admin", [True, False])
-async def test_six_play_with_the_52_card_deck_in_the_group(
-    group_harness: Harness, admin: bool
-) -> None:
-    h = group_harness
-    players = strangers(h, 6)
-    group = await group_with(h, players, admin)
-    top = await durak_started(h, players, group, "d")  # the 52 cards
-    assert (await stored(h, group))["lobby"]["settings"]["deck_size"] == 52
-    await play_watched(top, players, seed=8)
-    no_private_messages(h, players)
-    assert live_buttons(h, players, group) == []
-
-
-@pytest.mark.parametrize("admin", [True, False])
-async def test_football_with_its_set_up_in_the_group(group_harness: Harness, admin: bool) -> None:
-    h = group_harness
-    players = strangers(h, 2)
-    group = await group_with(h, players, admin)
-    top = await playing(h, "football", players, group=group)
-    for user in players:  # the set-up picks are on his hand in the group
-        assert any(is_action(Action.SETUP)(b) for m in h.hands(user, group) for b in m.buttons)
-    await play_watched(top, players, seed=3)
     no_private_messages(h, players)
     assert live_buttons(h, players, group) == []
 
@@ -103,7 +84,8 @@ async def test_the_mini_app_opens_from_a_hand_in_the_group(
     h.apps.append(await make_app(fake_redis, hands="group", webapp_url=page, webapp_name="table"))
     h.redis = fake_redis
     players = strangers(h, 2)
-    group = await group_with(h, players, admin=True)
+    group = h.group(creator=players[0])
+    group.bot_is_admin = True
     await playing(h, "durak", players, group=group)
     data = await stored(h, group)
     param = payload(group.id, None, data["game_id"])

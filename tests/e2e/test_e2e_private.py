@@ -11,6 +11,7 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.i18n import t
 from engine import records
+from engine.games.durak.game import Durak
 from testing.chats import BOT_USERNAME
 from testing.harness import Harness
 from testing.tabletop import LeakWatch, Tabletop, opened, playing, stored, table_key
@@ -245,14 +246,21 @@ async def test_record_answers_with_the_game_that_ended_here_until_the_next_start
     await top.play([ann, bob], random.Random(4))
     data = await stored(h, top.group)
     asked = await h.command(bob, top.group, "/record", mention=True)
-    record = json.loads(h.last_document(top.group)[1])
-    assert record["moves"] == data["played"]["moves"] and records.replay(record)["finished"]
+    name, content = h.last_document(top.group)
+    record, replayed = json.loads(content), records.replay(json.loads(content))
+    assert name.endswith(".json") and replayed["ok"] and replayed["finished"]
+    game = Durak.from_json(data["state"])
+    assert (replayed["result"], replayed["summary"]) == (game.result(), game.summary())
+    assert record["moves"] == data["played"]["moves"]
+    assert record["players"] == [s["name"] for s in data["seats"]]
     reply = h.server.calls_to("sendDocument")[-1].params["reply_parameters"]
     assert reply["message_id"] == asked.message_id
-    # The button still posts it once a game; the command answers every time it is asked.
-    await top.tap_group(ann, Action.RECORD)
-    await top.tap_group(bob, Action.RECORD)
-    assert h.alerts(bob)[-1] == t("uk", "tap.record_sent")
+    # The button still posts it once a game (a second tap, anyone's, posts nothing more);
+    # the command answers every time it is asked.
+    answer = await top.tap_group(ann, Action.RECORD)
+    assert answer.answered and answer.text is None
+    again = await top.tap_group(bob, Action.RECORD)
+    assert again.show_alert and again.text == t("uk", "tap.record_sent")
     await h.command(ann, top.group, "/record")
     assert documents() == 3
     # Play again starts the next game: the finished one's record goes with it.
