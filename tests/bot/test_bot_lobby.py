@@ -114,9 +114,10 @@ async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     await harness.command(bob, group, "/endgame")
     assert (await stored(harness, group))["phase"] == "lobby"
     await top.start(boss)  # the chat's owner may
-    assert (await stored(harness, group))["phase"] == "playing"
-    await harness.command(ann, group, "/newgame")
-    assert "already" in harness.last(group).text
+    before = await stored(harness, group)
+    assert before["phase"] == "playing"
+    await harness.command(ann, group, "/newgame")  # points at the game, changes nothing
+    assert "already" in harness.last(group).text and await stored(harness, group) == before
     await harness.command(boss, group, "/endgame")
     assert (await stored(harness, group))["phase"] == "abandoned"
     assert "stopped" in top.table_message().text
@@ -148,6 +149,9 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
         points = re.findall(r"^(\d+)\. \*\*(.+?)\*\*", source, re.MULTILINE)
         assert points and all(f"{n}. {title}" in shown for n, title in points)
         assert any(e["type"] == "bold" for m in sent for e in m.entities)
+    group = harness.group()
+    await harness.command(ann, group, "/rules durak")  # in a group too
+    assert harness.last(group).text
     menus = harness.server.calls_to("setMyCommands")
     assert {"en", "ru", "uk"} <= {c.params.get("language_code") for c in menus}
     assert all("record" in {c["command"] for c in m.params["commands"]} for m in menus)

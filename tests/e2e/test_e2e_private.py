@@ -190,30 +190,6 @@ async def test_endgame_by_the_creator_stops_the_game_for_everyone(harness: Harne
     assert (await stored(h, top.group))["phase"] == "pick"
 
 
-async def test_newgame_while_a_game_runs_points_at_it(harness: Harness) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = await playing(h, "durak", [ann, bob])
-    before = await stored(h, top.group)
-    await h.command(bob, top.group, "/newgame")
-    assert await stored(h, top.group) == before
-    assert h.last(top.group).text  # a reply saying a game is running
-
-
-async def test_help_rules_and_group_only_commands(harness: Harness) -> None:
-    h = harness
-    ann = h.user("Ann", language_code="uk")
-    await h.private(ann, "/help")
-    await h.private(ann, "/rules")
-    await h.private(ann, "/newgame")
-    texts = [m.text for m in h.screen(ann) if m.from_bot]
-    assert len(texts) >= 3 and all(texts)
-    assert h.server.commands, "the command menu was set at start-up"
-    group = h.group()
-    await h.command(ann, group, "/rules durak")
-    assert h.last(group).text
-
-
 async def test_help_in_a_group_does_not_call_the_group_a_private_chat(harness: Harness) -> None:
     h = harness
     group = h.group()

@@ -93,16 +93,6 @@ async def test_illegal_and_malformed_moves_change_nothing(harness: Harness) -> N
         await unchanged(top, h.tap_data(who, who.id, message.message_id, forged))
 
 
-async def test_a_replayed_tap_applies_once(harness: Harness) -> None:
-    h = harness
-    top, _players, who, message, data = await prompted(h)
-    first = await h.tap_data(who, who.id, message.message_id, data)
-    assert first.answered and first.text is None
-    moves = len((await stored(h, top.group))["played"]["moves"])
-    assert moves == 1
-    await unchanged(top, h.tap_data(who, who.id, message.message_id, data))
-
-
 async def test_a_tap_from_a_finished_game_is_stale(harness: Harness) -> None:
     h = harness
     top, players, who, _, old = await prompted(h, 2)
