@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bot.core.callbacks import Action, payload
+from engine.games.durak.game import Durak
 from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.group_hands import live_buttons, no_private_messages, strangers
@@ -18,28 +19,28 @@ from testing.tabletop import LeakWatch, Tabletop, is_action, opened, playing, st
 
 
 async def durak_started(
-    h: Harness, players: list[FakeUser], group: FakeGroup, option: str
+    h: Harness, players: list[FakeUser], group: FakeGroup, options: str
 ) -> Tabletop:
     """A durak lobby everyone joins (each seated at once, his confirmation in the group
-    to him alone), one option changed in the settings, then started."""
+    to him alone), ``options`` (their codes) changed in the settings, then started."""
     top = await opened(h, players[0], "durak", group)
     for user in players[1:]:
         answer = await top.join(user)
         assert answer.text is None  # seated at once, no private chat needed
         (hand,) = h.hands(user, group)  # the answer to his Join, to him alone
         assert group.title in (hand.text or "")
-    await top.configure(players[0], [option])
+    await top.configure(players[0], list(options))
     await top.start(players[0])
     return top
 
 
 @pytest.mark.parametrize("admin", [True, False])
 @pytest.mark.parametrize(
-    ("game", "n", "option", "setting", "seed"),
+    ("game", "n", "options", "settings", "seed"),
     [
-        ("durak", 3, "p", ("dummy_plays", True), 5),  # the dummy plays
-        ("durak", 6, "d", ("deck_size", 52), 8),  # six, the 52 cards
-        ("football", 2, "", None, 3),  # its set-up in the group
+        ("durak", 3, "pf", {"dummy_plays": True, "first_move": "from_under"}, 5),
+        ("durak", 6, "d", {"deck_size": 52}, 8),  # six, the 52 cards
+        ("football", 2, "", {}, 3),  # its set-up in the group
     ],
 )
 async def test_a_whole_game_for_people_who_never_opened_a_private_chat(
@@ -47,22 +48,24 @@ async def test_a_whole_game_for_people_who_never_opened_a_private_chat(
     admin: bool,
     game: str,
     n: int,
-    option: str,
-    setting: tuple[str, object] | None,
+    options: str,
+    settings: dict[str, object],
     seed: int,
 ) -> None:
     h = group_harness
     players = strangers(h, n)
     group = h.group(creator=players[0])
     group.bot_is_admin = admin
-    if setting is None:
+    if game == "football":
         top = await playing(h, game, players, group=group)
         for user in players:  # the set-up picks are on his hand in the group
             assert any(is_action(Action.SETUP)(b) for m in h.hands(user, group) for b in m.buttons)
     else:
-        top = await durak_started(h, players, group, option)
+        top = await durak_started(h, players, group, options)
         data = await stored(h, group)
-        assert data["phase"] == "playing" and data["lobby"]["settings"][setting[0]] == setting[1]
+        assert data["phase"] == "playing"
+        assert {k: data["lobby"]["settings"][k] for k in settings} == settings
+        assert Durak.from_json(data["state"]).header()["options"].items() >= settings.items()
     for user in players:
         assert h.hands(user, group), f"{user.first_name} has no hand in the group"
     watch = LeakWatch(top)
@@ -70,6 +73,8 @@ async def test_a_whole_game_for_people_who_never_opened_a_private_chat(
     moves = await top.play(players, random.Random(seed), after_each=watch.check)
     assert watch.checks == moves + 1
     assert moves > 10 and top.finished()
+    if settings.get("dummy_plays"):  # the controller acted for the dummy
+        assert any(m.get("dummy") for m in (await stored(h, group))["played"]["moves"])
     no_private_messages(h, players)
     assert live_buttons(h, players, group) == []
 
