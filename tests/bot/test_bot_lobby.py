@@ -80,8 +80,10 @@ async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
     users = [harness.user(n) for n in ("Ann", "Bob", "Cid", "Dan", "Eve")]
     top = Tabletop(harness, harness.group(creator=users[0]))
     await top.open(users[0], "football")
+    before = await stored(harness, top.group)
     answer = await top.start(users[0])
     assert answer.show_alert and "2" in (answer.text or "")  # football needs two
+    assert await stored(harness, top.group) == before  # refused, nothing changed
     await top.join(users[1])
     answer = await top.join(users[2])
     assert answer.show_alert and answer.text  # full
