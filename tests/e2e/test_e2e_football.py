@@ -88,14 +88,18 @@ async def test_record_and_rematch_where_the_other_player_starts(harness: Harness
     watch = LeakWatch(top)
     await play_checked(top, players, 8, watch)
     first = await stored(h, group)
+    assert first["phase"] == "finished" and first["series"]["games"] == 1
     await top.tap_group(players[0], Action.RECORD)
-    _, content = h.last_document(group)
+    name, content = h.last_document(group)
+    assert name.startswith("belarusian-football-")  # the game's name in English
     record = json.loads(content)
     replayed = records.replay(record)
     game = Football.from_json(first["state"])
     assert replayed["ok"] and replayed["finished"]
     assert replayed["result"] == game.result()
     assert replayed["summary"] == game.summary()
+    goals = replayed["result"]["goals"]
+    assert f"{goals[0]}:{goals[1]}" in (top.table_message().text or "")  # as the group saw it
     # The docs/records.md §6 contract, as a user runs it on the downloaded document.
     cli = subprocess.run(
         [sys.executable, "-m", "engine", "replay", "-"],
@@ -113,6 +117,7 @@ async def test_record_and_rematch_where_the_other_player_starts(harness: Harness
         s["user_id"] for s in reversed(first["seats"])
     ]
     assert second["seats"][0]["user_id"] != first_a
+    assert second["series"] == first["series"]  # the score and the count carried over
     await watch.check()
     await play_checked(top, players, 9, watch)
     third = await stored(h, group)

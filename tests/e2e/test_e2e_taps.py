@@ -97,6 +97,8 @@ async def test_a_tap_from_a_finished_game_is_stale(harness: Harness) -> None:
     h = harness
     top, players, who, _, old = await prompted(h, 2)
     await top.play(players, random.Random(3))
+    hand = [m for m in h.screen(who) if m.from_bot][-1]
+    await unchanged(top, h.tap_data(who, who.id, hand.message_id, old))  # the game is over
     await top.tap_group(players[0], Action.AGAIN)
     # The old game's button, replayed on the new game: refused.
     hand = [m for m in h.screen(who) if m.from_bot][-1]
