@@ -19,7 +19,7 @@ from bot.core.services import services
 from bot.service.messages import cleanup
 from bot.service.messages.group_hand import TAP_FRESH
 from testing.chats import FakeGroup, FakeMessage, FakeUser
-from testing.computers import clock_of, lobby_with_computers, play_people, until
+from testing.computers import clock_of, lobby_with_computers, until
 from testing.fakegram import FakeTelegram
 from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import Harness, harness_on
@@ -263,23 +263,6 @@ async def test_his_choice_of_the_private_chat_is_kept_for_his_next_game(
     await other.join(ann)
     assert h.hands(ann, other.group) == []
     assert "Other night" in (h.last(ann).text or ""), "his seat's confirmation, privately"
-
-
-async def test_a_computer_seat_in_the_group(quick_group: Harness) -> None:
-    h = quick_group
-    ann, bob = strangers(h, 2)
-    group = h.group(creator=ann)
-    top = await lobby_with_computers(h, ann, group, "durak", 1)
-    await top.join(bob)
-    await top.start(ann)
-    await play_people(h, top, [ann, bob], random.Random(4))
-    data = await stored(h, group)
-    assert data["phase"] == "finished"
-    computer = next(s["user_id"] for s in data["seats"] if s["computer"])
-    assert all(receiver > 0 for _, receiver in h.server.ephemeral), "nothing to a computer"
-    assert h.hands(ann, group) and not h.server.ephemerals(group.id, computer)
-    no_private_messages(h, [ann, bob])
-    assert live_buttons(h, [ann, bob], group) == []
 
 
 async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(
