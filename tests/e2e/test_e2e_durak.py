@@ -29,19 +29,6 @@ def seat_users(h: Harness, n: int, langs: tuple[str, ...] = ("en", "ru", "uk")) 
     return [h.user(NAMES[i], language_code=langs[i % len(langs)]) for i in range(n)]
 
 
-async def play_checked(
-    top: Tabletop, players: list[FakeUser], seed: int, watch: LeakWatch | None = None
-) -> int:
-    """Plays to the end, checking for leaks after every update. A series shares one
-    ``watch``: what was shown in an earlier game is judged against that game's state."""
-    watch = watch or LeakWatch(top)
-    checks = watch.checks
-    await watch.check()
-    moves = await top.play(players, random.Random(seed), after_each=watch.check)
-    assert watch.checks == checks + moves + 1
-    return moves
-
-
 @pytest.mark.parametrize(("n", "seed"), [(2, 1), (2, 7), (3, 3), (4, 11), (4, 12)])
 async def test_a_whole_game_from_newgame_to_result(harness: Harness, n: int, seed: int) -> None:
     h = harness
@@ -53,7 +40,7 @@ async def test_a_whole_game_from_newgame_to_result(harness: Harness, n: int, see
     # Each player got his hand privately; the group shows one table message.
     for user in players:
         assert [m for m in h.screen(user) if m.from_bot], f"{user.first_name} got no hand"
-    moves = await play_checked(top, players, seed)
+    moves = await top.play_watched(players, seed)
     assert moves > 0
     data = await stored(h, top.group)
     game = Durak.from_json(data["state"])
@@ -75,7 +62,7 @@ async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: H
     players = seat_users(h, 3)
     top = await playing(h, "durak", players)
     watch = LeakWatch(top)
-    await play_checked(top, players, seed=21, watch=watch)
+    await top.play_watched(players, 21, watch)
     first = await stored(h, top.group)
     fool = Durak.from_json(first["state"]).result()["fool"]  # type: ignore[index]
     old_message = top.table_message()
@@ -94,8 +81,7 @@ async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: H
     # The finished table keeps its text but loses its buttons; a new table message.
     assert old_message.buttons == [] and old_message.text
     assert top.table_message().message_id != old_message.message_id
-    await watch.check()
-    await play_checked(top, players, seed=22, watch=watch)
+    await top.play_watched(players, 22, watch)
     third = await stored(h, top.group)
     assert third["series"]["games"] == 2
     assert sum(third["series"]["score"].values()) == sum(

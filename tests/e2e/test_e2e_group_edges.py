@@ -211,8 +211,7 @@ async def test_a_hand_moves_between_group_and_private_chat_mid_game(
     assert "in the group now" in (h.last(ann).text or "") and h.last(ann).buttons == []
     assert "Your hand" in (h.hands(ann, top.group)[-1].text or "")
     assert await h.redis.get(place_key(ann.id)) == b"group"
-    await watch.check()
-    await top.play([ann, bob], rng, after_each=watch.check)
+    await top.play_watched([ann, bob], rng, watch)
 
 
 @pytest.mark.telegram_complaints  # his old message is gone: the edit of it is refused

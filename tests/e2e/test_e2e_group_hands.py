@@ -4,7 +4,6 @@ the bot an administrator of the group and without."""
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import AppFactory, Harness
-from testing.tabletop import LeakWatch, Tabletop, is_action, opened, playing, stored
+from testing.tabletop import Tabletop, is_action, opened, playing, stored
 
 
 async def durak_started(
@@ -68,10 +67,7 @@ async def test_a_whole_game_for_people_who_never_opened_a_private_chat(
         assert Durak.from_json(data["state"]).header()["options"].items() >= settings.items()
     for user in players:
         assert h.hands(user, group), f"{user.first_name} has no hand in the group"
-    watch = LeakWatch(top)
-    await watch.check()
-    moves = await top.play(players, random.Random(seed), after_each=watch.check)
-    assert watch.checks == moves + 1
+    moves = await top.play_watched(players, seed)
     assert moves > 10 and top.finished()
     if settings.get("dummy_plays"):  # the controller acted for the dummy
         assert any(m.get("dummy") for m in (await stored(h, group))["played"]["moves"])

@@ -8,7 +8,7 @@ import re
 from bot.core.callbacks import Action
 from engine.games.football.game import Football
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, action_of, opened, playing, stored
+from testing.tabletop import Tabletop, action_of, opened, playing, stored
 
 CYRILLIC = re.compile(r"[А-Яа-яІіЇїЄєҐґ]")
 
@@ -19,9 +19,7 @@ async def test_football_with_two_52_card_decks(harness: Harness) -> None:
     top = await playing(h, "football", [ann, bob], ("d", "n"))
     game = Football.from_json((await stored(h, top.group))["state"])
     assert game.header()["options"] == {"decks": 2, "deck_size": 52}
-    watch = LeakWatch(top)
-    await watch.check()
-    await top.play([ann, bob], random.Random(3), after_each=watch.check)
+    await top.play_watched([ann, bob], 3)
 
 
 async def test_each_player_reads_his_own_language(harness: Harness) -> None:

@@ -40,9 +40,7 @@ async def test_a_user_who_never_opened_the_bot_joins_by_the_deep_link(harness: H
     assert [s["user_id"] for s in data["seats"]] == [ann.id, bob.id]
     assert [m for m in h.screen(bob) if m.from_bot], "he got his private confirmation"
     await top.start(ann)
-    watch = LeakWatch(top)
-    await watch.check()
-    await top.play([ann, bob], random.Random(1), after_each=watch.check)
+    await top.play_watched([ann, bob], 1)
 
 
 async def test_the_creator_without_a_private_chat_gets_the_link_too(harness: Harness) -> None:
@@ -126,8 +124,7 @@ async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
     data = await stored(h, top.group)
     assert all(s["reach"]["dm_ok"] for s in data["seats"])
     assert not [b for b in top.table_message().buttons if b.url]
-    await watch.check()
-    await top.play([ann, bob], random.Random(7), after_each=watch.check)
+    await top.play_watched([ann, bob], 7, watch)
 
 
 @pytest.mark.telegram_complaints
