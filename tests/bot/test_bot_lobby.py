@@ -94,10 +94,11 @@ async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
     await top.open(users[0], "durak")
     for user in users[1:]:
         await top.join(user)
+    before = await stored(harness, group)
     answer = await top.start(users[0])
     assert answer.show_alert and "4" in (answer.text or "")
     data = await stored(harness, group)
-    assert data["phase"] == "lobby" and len(data["seats"]) == 5  # refused, nobody unseated
+    assert data["phase"] == "lobby" and data["seats"] == before["seats"]  # refused, all seated
     offered = {b.text for b in top.table_message().buttons}
     assert {"🂠 Use the 52-card deck", "🃏 Play without the dummy"} <= offered
     await top.tap_group(users[0], Action.OPTION, "d52")  # "Use the 52-card deck"
