@@ -32,23 +32,16 @@ from testing.webapp import (
     token,
 )
 
-HOSTILE_BODIES = [
-    b"[1,2]",
-    b'"abc"',
-    b"1",
-    b"null",
-    b"",
-    b"{",
-    b'{"data": NaN}',
-    b"\xff\xfe",
-    b"[" * 100_000,
-    b'{"data":' * 200 + b"1" + b"}" * 200,
-    b'{"data": "' + b"x" * 5000 + b'"}',
-]
 
-
-@pytest.mark.parametrize("raw", HOSTILE_BODIES, ids=range(len(HOSTILE_BODIES)))
-async def test_a_malformed_move_body_is_a_400_with_a_reason(harness: Harness, raw: bytes) -> None:
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    # Every reason a body is refused for is test_bodies.py's; here, that the endpoint answers
+    # it with a 400 and changes nothing, and that its own limit is below 5 kB.
+    [(b"{", "not JSON"), (b'{"data": "' + b"x" * 5000 + b'"}', "too large")],
+)
+async def test_a_malformed_move_body_is_a_400_with_a_reason(
+    harness: Harness, raw: bytes, reason: str
+) -> None:
     h = harness
     top, (ann, _), param = await table_for_two(h, "durak")
     before = await stored(h, top.group)
@@ -56,7 +49,7 @@ async def test_a_malformed_move_body_is_a_400_with_a_reason(harness: Harness, ra
         headers = {**bearer(await token(c, ann, param)), "Content-Type": "application/json"}
         r = await c.post("/app/api/move", content=raw, headers=headers)
     assert r.status_code == 400
-    assert r.json()["error"] in {"too large", "not UTF-8", "not JSON", "not an object", "too deep"}
+    assert r.json()["error"] == reason
     assert await stored(h, top.group) == before
 
 
