@@ -26,6 +26,7 @@ from testing.webapp import (
     client,
     exchange,
     init_data,
+    page_files,
     page_server,
     shell_scripts,
     table_for_two,
@@ -258,9 +259,9 @@ async def test_the_page_is_compressed_for_a_client_that_takes_gzip(harness: Harn
     h = harness
     raw = resources.files("bot.webapp").joinpath("static/table.js").read_bytes()
     async with client(h) as c:
-        for path in ("/app/", "/app/table.js", "/app/table.css"):
-            r = await c.get(path, headers={"Accept-Encoding": "gzip"})
-            assert r.headers["content-encoding"] == "gzip"
+        for path in ("", *page_files()):  # the document and every file it loads
+            r = await c.get("/app/" + path, headers={"Accept-Encoding": "gzip"})
+            assert r.headers["content-encoding"] == "gzip", path
             assert r.headers["vary"] == "Accept-Encoding"
         r = await c.get("/app/table.js", headers={"Accept-Encoding": "gzip"})
         assert r.content == raw  # httpx took the gzip off
