@@ -16,7 +16,6 @@ import pytest
 from bot import __main__ as bot_main
 from bot.core import rules_text
 from bot.core.callbacks import Action, decode
-from engine.games.durak.game import Durak
 from testing.harness import Harness
 from testing.tabletop import Tabletop, is_action, stored
 
@@ -88,24 +87,6 @@ async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
     answer = await top.join(users[2])
     assert answer.show_alert and answer.text  # full
     assert len((await stored(harness, top.group))["seats"]) == 2
-
-    group = harness.group("Durak night", creator=users[0])
-    top = Tabletop(harness, group)
-    await top.open(users[0], "durak")
-    for user in users[1:]:
-        await top.join(user)
-    before = await stored(harness, group)
-    answer = await top.start(users[0])
-    assert answer.show_alert and "4" in (answer.text or "")
-    data = await stored(harness, group)
-    assert data["phase"] == "lobby" and data["seats"] == before["seats"]  # refused, all seated
-    offered = {b.text for b in top.table_message().buttons}
-    assert {"🂠 Use the 52-card deck", "🃏 Play without the dummy"} <= offered
-    await top.tap_group(users[0], Action.OPTION, "d52")  # "Use the 52-card deck"
-    await top.start(users[0])
-    data = await stored(harness, group)
-    game = Durak.from_json(data["state"])
-    assert data["phase"] == "playing" and game.options.deck_size == 52 and len(game.players) == 5
 
 
 async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
