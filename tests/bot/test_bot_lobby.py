@@ -75,7 +75,7 @@ async def test_open_settings_do_not_keep_the_others_from_joining(harness: Harnes
     assert (await stored(harness, top.group))["phase"] == "playing"
 
 
-async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
+async def test_football_starts_with_two_and_seats_no_third(harness: Harness) -> None:
     users = [harness.user(n) for n in ("Ann", "Bob", "Cid", "Dan", "Eve")]
     top = Tabletop(harness, harness.group(creator=users[0]))
     await top.open(users[0], "football")
@@ -91,7 +91,8 @@ async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
 
 async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     ann, bob, boss = harness.user("Ann"), harness.user("Bob"), harness.user("Boss")
-    group = harness.group(creator=boss)
+    admin = harness.user("Adam")
+    group = harness.group(creator=boss, admins=[admin])
     top = Tabletop(harness, group)
     await top.open(ann, "durak")
     await top.join(bob)
@@ -107,7 +108,7 @@ async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     assert before["phase"] == "playing"
     await harness.command(ann, group, "/newgame")  # points at the game, changes nothing
     assert "already" in harness.last(group).text and await stored(harness, group) == before
-    await harness.command(boss, group, "/endgame")
+    await harness.command(admin, group, "/endgame")  # an administrator may end it
     assert (await stored(harness, group))["phase"] == "abandoned"
     assert "stopped" in top.table_message().text
     await harness.command(ann, group, "/newgame")  # the chat is free again
