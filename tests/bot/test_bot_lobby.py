@@ -33,9 +33,14 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     top = Tabletop(harness, harness.group(creator=ann))
     await top.open(ann, "durak")
     await top.join(bob)
+    before = await stored(harness, top.group)
     answer = await top.tap_group(bob, Action.SETTINGS)
     assert answer.show_alert and answer.text  # not the creator
+    assert await stored(harness, top.group) == before
     await top.tap_group(ann, Action.SETTINGS)
+    before = await stored(harness, top.group)
+    answer = await top.tap_group(bob, Action.OPTION, "d")  # open: its options are still hers
+    assert answer.show_alert and await stored(harness, top.group) == before
     assert set(_options(top)) == {"d", "m", "p", "5", "f", "t", "l"}
     for arg in ("d", "p", "f", "t", "l"):
         await top.tap_group(ann, Action.OPTION, arg)
@@ -99,8 +104,10 @@ async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     await top.tap_group(bob, Action.LEAVE)
     assert [s["name"] for s in (await stored(harness, group))["seats"]] == ["Ann"]
     await top.join(bob)
+    before = await stored(harness, group)
     answer = await top.start(bob)
-    assert answer.show_alert  # neither the creator nor an admin
+    assert answer.show_alert and answer.text  # neither the creator nor an admin
+    assert await stored(harness, group) == before
     await harness.command(bob, group, "/endgame")
     assert (await stored(harness, group))["phase"] == "lobby"
     await top.start(boss)  # the chat's owner may
