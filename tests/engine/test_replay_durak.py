@@ -88,12 +88,6 @@ def test_the_controller_throws_in_for_the_dummy() -> None:
     assert out["to_act"] == {"player": 2, "dummy": False}
 
 
-def test_dummy_false_is_the_same_as_no_dummy_key() -> None:
-    moves = [{**OPENING[0], "dummy": False}, *OPENING[1:]]
-    assert ok(record(moves)) == ok(record(OPENING))
-    assert all("dummy" not in m for m in ok(record(OPENING[:1]))["legal"])
-
-
 @pytest.mark.parametrize(
     ("bad_move", "words"),
     [
