@@ -139,7 +139,7 @@ async def test_a_finished_game_delivered_again_and_by_another_process_counts_onc
     last_tap = next(u for u in reversed(h.delivered) if "callback_query" in u)
     await h.deliver(last_tap, other)
     # And the other process delivers the finished table once more (a lease taken over).
-    assert delivery.start(other, table_key(group), None)
+    assert delivery.start(services(other), table_key(group))
     await settle(other)
     for user in (ann, bob):
         figures = await Standings(h.redis, 60).in_group(group.id, user.id)
@@ -288,7 +288,7 @@ async def test_a_finished_game_is_counted_once_and_later_deliveries_leave_the_st
     shown = result.text or ""
     assert title("en", "stats.moved_up") in shown
     await top.tap_group(ann, Action.RECORD)
-    assert delivery.start(h.app, table_key(group), None)
+    assert delivery.start(services(h.app), table_key(group))
     await settle(h.app)
     assert standings.round_trips == asked
     assert result.text == shown and h.last(group).document is not None
