@@ -23,12 +23,15 @@ log = logging.getLogger(__name__)
 KEY = "services"
 STOP_CHECK = 0.5  # seconds between two cancellations of a poller that is still running
 
+AnyApp = Application[Any, Any, Any, Any, Any, Any]
+
 # (the application, the group's old chat id, its new one)
 Follow = Callable[[Any, int, int], Coroutine[Any, Any, None]]
 
 
 @dataclass
 class Services:
+    app: AnyApp  # the application these serve (the deliveries run as its tasks)
     settings: Settings
     store: Store
     limiter: Limiter | None = None  # None: no rate limiting (tests)
@@ -70,14 +73,14 @@ def services(
     return result
 
 
-AnyApp = Application[Any, Any, Any, Any, Any, Any]
 Job = Callable[[AnyApp], Coroutine[Any, Any, None]]
 
 
 def guarded(job: Job) -> Job:
     """``job`` (a poller: :func:`every`) made to back off while Redis is down, and to
     report the outage once instead of raising a traceback every tick (an error Redis
-    returns is raised, and :func:`every` logs it)."""
+    returns is raised, and :func:`every` logs it). During an outage a tick that asked
+    Redis nothing ends the outage only once Redis answers a PING."""
 
     async def run(app: AnyApp) -> None:
         health = services(app).health
@@ -85,6 +88,8 @@ def guarded(job: Job) -> Job:
             return
         try:
             await job(app)
+            if health.down:  # the job may have had nothing to ask Redis (bot.core.polls)
+                await services(app).store.redis.ping()
         except PAUSES as exc:
             health.failed(exc)
         else:

@@ -33,9 +33,14 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     top = Tabletop(harness, harness.group(creator=ann))
     await top.open(ann, "durak")
     await top.join(bob)
+    before = await stored(harness, top.group)
     answer = await top.tap_group(bob, Action.SETTINGS)
     assert answer.show_alert and answer.text  # not the creator
+    assert await stored(harness, top.group) == before
     await top.tap_group(ann, Action.SETTINGS)
+    before = await stored(harness, top.group)
+    answer = await top.tap_group(bob, Action.OPTION, "d")  # open: its options are still hers
+    assert answer.show_alert and await stored(harness, top.group) == before
     assert set(_options(top)) == {"d", "m", "p", "5", "f", "t", "l"}
     for arg in ("d", "p", "f", "t", "l"):
         await top.tap_group(ann, Action.OPTION, arg)
@@ -75,49 +80,42 @@ async def test_open_settings_do_not_keep_the_others_from_joining(harness: Harnes
     assert (await stored(harness, top.group))["phase"] == "playing"
 
 
-async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
+async def test_football_starts_with_two_and_seats_no_third(harness: Harness) -> None:
     users = [harness.user(n) for n in ("Ann", "Bob", "Cid", "Dan", "Eve")]
     top = Tabletop(harness, harness.group(creator=users[0]))
     await top.open(users[0], "football")
+    before = await stored(harness, top.group)
     answer = await top.start(users[0])
     assert answer.show_alert and "2" in (answer.text or "")  # football needs two
+    assert await stored(harness, top.group) == before  # refused, nothing changed
     await top.join(users[1])
     answer = await top.join(users[2])
     assert answer.show_alert and answer.text  # full
     assert len((await stored(harness, top.group))["seats"]) == 2
 
-    group = harness.group("Durak night", creator=users[0])
-    top = Tabletop(harness, group)
-    await top.open(users[0], "durak")
-    for user in users[1:]:
-        await top.join(user)
-    answer = await top.start(users[0])
-    assert answer.show_alert and "4" in (answer.text or "")
-    offered = {b.text for b in top.table_message().buttons}
-    assert {"🂠 Use the 52-card deck", "🃏 Play without the dummy"} <= offered
-    await top.tap_group(users[0], Action.OPTION, "d52")  # "Use the 52-card deck"
-    await top.start(users[0])
-    assert (await stored(harness, group))["phase"] == "playing"
-
 
 async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     ann, bob, boss = harness.user("Ann"), harness.user("Bob"), harness.user("Boss")
-    group = harness.group(creator=boss)
+    admin = harness.user("Adam")
+    group = harness.group(creator=boss, admins=[admin])
     top = Tabletop(harness, group)
     await top.open(ann, "durak")
     await top.join(bob)
     await top.tap_group(bob, Action.LEAVE)
     assert [s["name"] for s in (await stored(harness, group))["seats"]] == ["Ann"]
     await top.join(bob)
+    before = await stored(harness, group)
     answer = await top.start(bob)
-    assert answer.show_alert  # neither the creator nor an admin
+    assert answer.show_alert and answer.text  # neither the creator nor an admin
+    assert await stored(harness, group) == before
     await harness.command(bob, group, "/endgame")
     assert (await stored(harness, group))["phase"] == "lobby"
     await top.start(boss)  # the chat's owner may
-    assert (await stored(harness, group))["phase"] == "playing"
-    await harness.command(ann, group, "/newgame")
-    assert "already" in harness.last(group).text
-    await harness.command(boss, group, "/endgame")
+    before = await stored(harness, group)
+    assert before["phase"] == "playing"
+    await harness.command(ann, group, "/newgame")  # points at the game, changes nothing
+    assert "already" in harness.last(group).text and await stored(harness, group) == before
+    await harness.command(admin, group, "/endgame")  # an administrator may end it
     assert (await stored(harness, group))["phase"] == "abandoned"
     assert "stopped" in top.table_message().text
     await harness.command(ann, group, "/newgame")  # the chat is free again
@@ -148,6 +146,9 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
         points = re.findall(r"^(\d+)\. \*\*(.+?)\*\*", source, re.MULTILINE)
         assert points and all(f"{n}. {title}" in shown for n, title in points)
         assert any(e["type"] == "bold" for m in sent for e in m.entities)
+    group = harness.group()
+    await harness.command(ann, group, "/rules durak")  # in a group too
+    assert harness.last(group).text
     menus = harness.server.calls_to("setMyCommands")
     assert {"en", "ru", "uk"} <= {c.params.get("language_code") for c in menus}
     assert all("record" in {c["command"] for c in m.params["commands"]} for m in menus)

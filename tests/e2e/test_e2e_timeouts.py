@@ -1,8 +1,9 @@
-"""Turn timeouts (seeds/<game>.md §7.2): a player who does not act within the turn time has his move
-made for him by the computer player; the lobby offers the option (60 s by default).
+"""Turn timeouts (seeds/<game>.md §7.2): the prompt tells the turn time the lobby set (60 s
+by default), and a prompt with no time limit tells none.
 
-The lobby's shortest choice is 30 s; to keep the test short the stored table is given a
-1-second turn time before the deal (the settings model takes any number of seconds).
+That a player who does not act within it has his move made for him is
+tests/e2e/test_e2e_computer.py's (``someone_away``: two turns run out, the group is told,
+he is away) and tests/bot/test_bot_computer.py's (test_a_person_who_times_out_twice_is_away).
 """
 
 from __future__ import annotations
@@ -13,25 +14,8 @@ import pytest
 
 from bot.core.callbacks import Action
 from testing.chats import FakeUser
-from testing.clock import Clock
 from testing.harness import Harness
-from testing.tabletop import Tabletop, action_of, opened, playing, stored
-
-
-async def test_a_player_who_does_not_act_has_his_move_made_for_him(
-    harness: Harness, clock: Clock
-) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", [ann, bob], turn_time=1)
-    asked = top.asked([ann, bob])
-    await clock.advance(3.5)
-    data = await stored(h, top.group)
-    assert data["played"]["moves"], "nobody acted and the game still waits for him"
-    assert data["played"]["moves"][0]["player"] == [s["user_id"] for s in data["seats"]].index(
-        asked.id
-    )
+from testing.tabletop import Tabletop, action_of, opened, stored
 
 
 def timers(top: Tabletop, user: FakeUser) -> list[str]:
@@ -40,11 +24,25 @@ def timers(top: Tabletop, user: FakeUser) -> list[str]:
     return [line for text in texts for line in text.splitlines() if line.startswith("⏱")]
 
 
-@pytest.mark.parametrize("game", ["durak", "football"])
-async def test_the_prompt_shows_the_turn_time(harness: Harness, game: str) -> None:
+@pytest.mark.parametrize(
+    ("game", "taps", "shown"),
+    [
+        ("durak", [], ["⏱ 60 s per move"]),
+        ("football", [], ["⏱ 60 s per move"]),
+        ("durak", ["t"] * 3, []),  # 60 s → 120 s → 300 s → unlimited: not shown
+    ],
+)
+async def test_the_prompt_shows_the_turn_time(
+    harness: Harness, game: str, taps: list[str], shown: list[str]
+) -> None:
     h = harness
     players = [h.user("Ann"), h.user("Bob")]
-    top = await playing(h, game, players)
+    top = await opened(h, players[0], game)
+    await top.join(players[1])
+    if taps:
+        await top.configure(players[0], taps)
+        assert (await stored(h, top.group))["lobby"]["settings"]["turn_time"] == 0
+    await top.start(players[0])
     rng = random.Random(2)
     prompts = 0
     for _ in range(30):
@@ -53,27 +51,9 @@ async def test_the_prompt_shows_the_turn_time(harness: Harness, game: str) -> No
         for user in players:
             prompt = top.prompt(user)
             if prompt is not None and any(action_of(b) is Action.MOVE for b in prompt.buttons):
-                assert timers(top, user) == ["⏱ 60 s per move"], prompt.text
+                assert timers(top, user) == shown, prompt.text
                 prompts += 1
             elif prompt is None:
                 assert timers(top, user) == [], "only a player asked to act is timed"
         await top.step(players, rng)
     assert prompts >= 10
-
-
-async def test_an_unlimited_turn_time_is_not_shown(harness: Harness) -> None:
-    h = harness
-    players = [h.user("Ann"), h.user("Bob")]
-    top = await opened(h, players[0], "durak")
-    await top.join(players[1])
-    await top.tap_group(players[0], Action.SETTINGS)
-    for _ in range(3):  # 60 s → 120 s → 300 s → unlimited
-        await top.tap_group(players[0], Action.OPTION, "t")
-    await top.tap_group(players[0], Action.SETTINGS)
-    assert (await stored(h, top.group))["lobby"]["settings"]["turn_time"] == 0
-    await top.start(players[0])
-    rng = random.Random(2)
-    for _ in range(10):
-        assert any(top.prompt(u) for u in players)
-        assert [timers(top, u) for u in players] == [[], []]
-        await top.step(players, rng)
