@@ -84,8 +84,7 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
                 return _told("unavailable", 503, "stopping")
             try:
                 raw = await bodies.read(request.stream(), limit=MAX_UPDATE)
-                obj = bodies.json_object(raw, limit=MAX_UPDATE)
-                _update(obj, application)
+                _update(obj := bodies.json_object(raw, limit=MAX_UPDATE), application)
             except bodies.BadBody as exc:
                 return _told("refused", 400, exc.reason)
             try:
