@@ -79,8 +79,8 @@ class Write:
 
     table: Table | None
     fresh: bool = False
-    # The table's next automatic move came closer: lower its deadline in ``ct:turns`` to
-    # this (seconds since the epoch), in the same script as the commit.
+    # The table's next automatic move came closer: lower its deadline in its bucket's turn
+    # set to this (seconds since the epoch), in the same script as the commit.
     wake: float | None = None
 
 

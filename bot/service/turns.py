@@ -3,10 +3,10 @@
 Every committed position of a running game has a *deadline* (``TurnClock.turn_due``: a
 computer or an away person is to act: ``computer_delay``, so that people can follow;
 a person: the table's turn time, or none), set in the same compare-and-set as the
-position (:func:`tapped`, :func:`stamp`). Why a sorted set, ``ct:turns`` (member: table
-key, score: when to look, ms), polled by every process: a deadline must outlive the
-process that set it. Its score is never later than the table's deadline; a commit whose
-deadline came closer lowers it in the commit's own script (``ZADD LT``:
+position (:func:`tapped`, :func:`stamp`). Why sorted sets, ``ct:{b<n>}:turns`` (one per
+bucket of tables; member: table key, score: when to look, ms), polled by every process: a
+deadline must outlive the process that set it. Its score is never later than the table's
+deadline; a commit whose deadline came closer lowers it in the commit's own script (``ZADD LT``:
 :attr:`bot.core.store.Write.wake`), and a person's move, whose next deadline is later,
 costs nothing there.
 
@@ -105,7 +105,7 @@ def note_active(table: Table, user_id: int) -> None:
 def tapped(table: Table, user_id: int, computer_delay: float, now: float) -> float | None:
     """What the timers make of a tap about to be committed (in the transaction): the
     tapper is active (:func:`note_active`) and the position gets its deadline
-    (:func:`stamp`); the deadline to lower ``ct:turns`` to in the commit, if any."""
+    (:func:`stamp`); the deadline to lower ``ct:{b<n>}:turns`` to in the commit, if any."""
     note_active(table, user_id)
     return stamp(table, computer_delay, now)
 

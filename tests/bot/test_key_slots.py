@@ -7,6 +7,7 @@ and the layout's keys are shown to share the slots they must."""
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 import fakeredis
@@ -14,7 +15,7 @@ import pytest
 from redis.crc import key_slot
 from redis.exceptions import ResponseError
 
-from bot.core import inbox, limiter, lua
+from bot.core import inbox, limiter, lua, scripts
 from bot.core.callbacks import INLINE_CHAT
 from bot.core.keys import (
     BUCKETS,
@@ -27,6 +28,7 @@ from bot.core.keys import (
     turns_of,
 )
 from bot.core.lua import Args, Key, Keys, Script
+from bot.tables.stats import count
 from bot.tables.stats import keys as stats_keys
 from testing.harness import Harness
 from testing.tabletop import playing
@@ -98,3 +100,20 @@ def test_the_limiter_and_the_people_standings_each_have_one_slot_the_inbox_sixte
     group += [stats_keys.group_marker_key(-7, "ab", "cd")]
     assert len({slot(k) for k in group}) == 1
     assert len({slot(k) for k in inbox.STREAMS}) == BUCKETS
+
+
+def test_every_script_is_known_to_the_check() -> None:
+    """Each command a script calls is in lua.KEY_AT (the check knows where its key is),
+    and every call of each script goes through the check."""
+    found = [
+        value
+        for module in (scripts, limiter, count, inbox)
+        for value in vars(module).values()
+        if isinstance(value, Script)
+    ]
+    assert len(found) >= 14
+    for script in found:
+        for command in re.findall(r"redis\.call\('(\w+)'", script.source):
+            assert command.upper() in lua.KEY_AT, (script.args.__name__, command)
+        # every call goes through the check (whose own call is the one left)
+        assert lua.strict_source(script.source).count("redis.call(") == 1
