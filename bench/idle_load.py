@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import shutil
 import subprocess
 import tempfile
@@ -79,6 +80,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--computer-delay", type=float, default=1.0, help="COMPUTER_DELAY")
     args = parser.parse_args()
+    # The fake Telegram's connections, cancelled at its stop, are reported by asyncio's
+    # default handler (Python 3.11); they say nothing of the bot.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     assert shutil.which("redis-server"), "no redis-server"
     directory = Path(tempfile.mkdtemp(prefix="idle-redis-"))
     server = _server(args.redis_port, directory)
