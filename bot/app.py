@@ -26,7 +26,7 @@ from telegram.ext import (
 from telegram.request import BaseRequest
 
 from bot import inbox
-from bot.core import layout, logs, metrics
+from bot.core import logs, metrics
 from bot.core.callbacks import Action
 from bot.core.clock import Clock
 from bot.core.config import Settings
@@ -47,6 +47,7 @@ from bot.handlers import (
     stats_commands,
 )
 from bot.service import delivery, taps, turns
+from bot.tables import layout
 
 log = logging.getLogger(__name__)
 

@@ -112,6 +112,7 @@ class Inbox:
         self.consumer = consumer
         self._forget = FORGET_CONSUMERS.register(redis)
         self.one_server = not isinstance(redis, RedisCluster)  # one XREADGROUP reads all
+        self._reads: dict[int, asyncio.Task[list[Entry]]] = {}  # a cluster's, per stream
         self._turn = 0  # the next stream reclaim looks at
         self._forget_turn = 0  # the next stream forget_dead looks at
 
@@ -141,36 +142,45 @@ class Inbox:
                 streams = cast(list[tuple[bytes, Raw]], got)  # RESP2: [(stream, entries)]
                 index = {s.encode(): n for n, s in enumerate(STREAMS)}
                 return [e for name, raw in streams for e in _entries(index[name], raw)]
-            each = await asyncio.gather(*(self._take_one(n, per, block_ms) for n in range(BUCKETS)))
-            return [e for found in each for e in found]
+            return await self._take_each(per, block_ms)
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
             await self.make_group()
             return []
 
-    async def _take_one(self, n: int, count: int, block_ms: int) -> list[Entry]:
-        """One stream's read, on a cluster. Sent to the stream's node by name: for a read
-        that names no node, redis-py 8 asks the server which key the command names
-        (``COMMAND GETKEYS``, twice) before each read, which tripled an idle process's
-        commands. After a failover the node named may answer MOVED; the client follows
-        it and learns the new owner."""
-        cluster = cast(RedisCluster, self.redis)
-        got = await cluster.execute_command(
-            "XREADGROUP",
-            "GROUP",
-            GROUP,
-            self.consumer,
-            "COUNT",
-            count,
-            "BLOCK",
-            block_ms,
-            "STREAMS",
-            STREAMS[n],
-            ">",
-            target_nodes=cluster.get_node_from_key(STREAMS[n]),
+    async def _take_each(self, count: int, block_ms: int) -> list[Entry]:
+        """A cluster's read: a blocking read of each stream of its own, side by side; what
+        the first to answer found, the others going on for the next take (so that an
+        update waits for no other stream's read)."""
+        for n in range(BUCKETS):
+            if n not in self._reads:
+                self._reads[n] = asyncio.create_task(self._take_one(n, count, block_ms))
+        await asyncio.wait(
+            self._reads.values(), timeout=block_ms / 1000 + 1, return_when=asyncio.FIRST_COMPLETED
         )
-        streams = cast(list[tuple[bytes, Raw]], got or [])
+        done = [self._reads.pop(n) for n, task in list(self._reads.items()) if task.done()]
+        failed = [error for task in done if (error := task.exception()) is not None]
+        if failed:  # what the others read stays pending: taken over after the idle limit
+            raise failed[0]
+        return [e for task in done for e in task.result()]
+
+    def close(self) -> None:
+        """Stop the reads under way (a cluster's): what they took stays pending."""
+        for task in self._reads.values():
+            task.cancel()
+        self._reads.clear()
+
+    async def _take_one(self, n: int, count: int, block_ms: int) -> list[Entry]:
+        """One stream's read on a cluster, sent to the node that holds it: left to find
+        the node itself, the cluster client would first ask a node for the keys of every
+        XREADGROUP (COMMAND GETKEYS), a command more per read."""
+        cluster = cast(RedisCluster, self.redis)
+        node = cluster.get_node_from_key(STREAMS[n])
+        args: list[str | int] = ["GROUP", GROUP, self.consumer, "COUNT", count, "BLOCK", block_ms]
+        args += ["STREAMS", STREAMS[n], ">"]
+        got = await cluster.execute_command("XREADGROUP", *args, target_nodes=node)
+        streams = cast(list[tuple[bytes, Raw]], got)
         return [e for _, raw in streams for e in _entries(n, raw)]
 
     async def touch(self, entries: Sequence[bytes]) -> None:
@@ -206,6 +216,7 @@ class Inbox:
     async def leave(self) -> None:
         """This worker stops: out of every stream's group, unless it still holds entries
         there (they stay pending under its name, for another worker to take over)."""
+        self.close()
         for n in range(BUCKETS):
             await self._forget_where(n, idle_ms=2**62, name=self.consumer)
 

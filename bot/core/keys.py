@@ -97,7 +97,7 @@ and pushes the whole bot's bucket and its chats' in one script::
     ct:{g<chat>}:st:..., ct:{st}:...  the standings: a group's in its own slot, every
                    person's in one (their layout is documented in bot.tables.stats.keys)
     ct:layout      the key layout this data is in ("2": the hash-tagged one above); a
-                   start finding the older one renames its keys once (bot.core.layout)
+                   start finding the older one renames its keys once (bot.tables.layout)
 """
 
 from __future__ import annotations

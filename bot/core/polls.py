@@ -17,6 +17,9 @@ second for both sets, besides the inbox's reads.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio as aioredis
 
 from bot.core.keys import BUCKETS
 
@@ -52,3 +55,20 @@ class Polls:
 
     due: Buckets = field(default_factory=Buckets)
     turns: Buckets = field(default_factory=Buckets)
+
+
+async def read_bucket(
+    redis: aioredis.Redis, key: str, now_ms: int, limit: int
+) -> tuple[list[str], float | None]:
+    """The members of a deadline set due by ``now_ms`` (at most ``limit``), and when the
+    first one after them falls due (seconds; None: none is known to follow): one ZRANGE of
+    the lowest scores."""
+    raw: list[Any] = await redis.zrange(key, 0, limit, withscores=True)
+    found = [(m.decode() if isinstance(m, bytes) else str(m), float(s)) for m, s in raw]
+    due = [m for m, score in found[:limit] if score <= now_ms]
+    later = [score for _, score in found if score > now_ms]
+    if later:
+        return due, later[0] / 1000
+    if len(found) > limit:  # all due, and more behind them: look again at once
+        return due, now_ms / 1000
+    return due, None

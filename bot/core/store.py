@@ -57,7 +57,7 @@ from bot.core.keys import (
     turns_of,
 )
 from bot.core.models import FORM_MARK, GameSettings, Place, Seat, Slot, Table
-from bot.core.polls import Polls
+from bot.core.polls import Polls, read_bucket
 from engine.registry import GAMES
 
 log = logging.getLogger(__name__)
@@ -80,8 +80,8 @@ class Write:
 
     table: Table | None
     fresh: bool = False
-    # The table's next automatic move came closer: lower its deadline in ``ct:turns`` to
-    # this (seconds since the epoch), in the same script as the commit.
+    # The table's next automatic move came closer: lower its deadline in its bucket's turn
+    # set to this (seconds since the epoch), in the same script as the commit.
     wake: float | None = None
 
 
@@ -317,10 +317,9 @@ class Store:
         """Move a table to another key (see the module docstring): MOVED, NOTHING_TO_MOVE
         (nothing at ``old``, or ``new`` is taken) or BUSY (a delivery is under way: moving
         now would leave that delivery showing the old address). The keys are in different
-        slots (the chat id, so its bucket, changes): three steps, each of one slot and each
-        safe to run again, so that a move an error cut short is finished by the next try:
-        the table is frozen at ``old`` and read (MOVE_OUT), written at ``new`` (MOVE_IN),
-        then deleted at ``old`` (DROP)."""
+        slots (the chat's bucket changes): the table is frozen at ``old`` and read
+        (MOVE_OUT), written at ``new`` (MOVE_IN), deleted at ``old`` (DROP), each step of
+        one slot and safe to run again: the next try finishes a move an error cut short."""
         if await self.redis.exists(new):  # taken: by this very move (cut short), or not
             mark = await self.redis.hget(old, MOVED_FIELD)
             if mark is None or await self.redis.hget(new, FROM_FIELD) != mark:
@@ -331,30 +330,18 @@ class Store:
         )
         if int(out[0]) != MOVED:
             return int(out[0])
-        mark, turn, fields = _text(out[1]), out[2], [_text(x) for x in out[3:]]
-        if not mark.startswith(f"{new}|"):  # frozen for a move elsewhere (cannot be)
-            return NOTHING_TO_MOVE
-        moved_in = await self._move_in(
-            scripts.MoveIn(
-                table_key=new,
-                turns_key=turns_of(new),
-                chat_index=chat_index_of(new),
-                mark=mark,
-                ttl=max(self.ttl, await self._ttl_of(old)),
-                turn_ms=int(float(turn)) if turn else None,
-                fields=tuple(fields),
-            )
-        )
-        if not moved_in:  # the new key holds another table: this one stays where it is
+        mark, turn, fields = _text(out[1]), out[2], tuple(_text(x) for x in out[3:])
+        ttl = max(self.ttl, int(await self.redis.ttl(old)))
+        turn_ms = int(float(turn)) if turn else None
+        index = chat_index_of(new)
+        moved_in = scripts.MoveIn(new, turns_of(new), index, mark, ttl, turn_ms, fields)
+        if not await self._move_in(moved_in):  # another table is there: this one stays
             await self.redis.hdel(old, MOVED_FIELD)
             return NOTHING_TO_MOVE
-        if turn:
-            self.polls.turns.wake(bucket_of(new), float(turn) / 1000)
+        if turn_ms:
+            self.polls.turns.wake(bucket_of(new), turn_ms / 1000)
         await self._drop_key(old, only_moved=True)
         return MOVED
-
-    async def _ttl_of(self, key: str) -> int:
-        return max(0, int(await self.redis.ttl(key)))
 
     async def _drop_key(self, key: str, *, only_moved: bool) -> list[Any]:
         drop = scripts.Drop(key, due_of(key), turns_of(key), chat_index_of(key), only_moved)
@@ -447,7 +434,7 @@ class Store:
         """Table keys of bucket ``n`` whose messages are due, each handed to exactly one
         caller, and when the bucket's next entry falls due (seconds since the epoch; None:
         none is left), from one read (bot.core.polls)."""
-        keys, after = await self._due_in(due_key(n), self.now_ms(), limit)
+        keys, after = await read_bucket(self.redis, due_key(n), self.now_ms(), limit)
         if not keys:
             return [], after
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -455,20 +442,6 @@ class Store:
                 pipe.zrem(due_key(n), k)
             taken = await pipe.execute()
         return [k for k, t in zip(keys, taken, strict=True) if t], after
-
-    async def _due_in(self, key: str, now_ms: int, limit: int) -> tuple[list[str], float | None]:
-        """The members of a deadline set due by ``now_ms`` (at most ``limit``), and the
-        first deadline after them (None: none is known to follow): one ZRANGE of the
-        lowest scores."""
-        raw: list[Any] = await self.redis.zrange(key, 0, limit, withscores=True)
-        found = [(_text(m), float(score)) for m, score in raw]
-        due = [m for m, score in found[:limit] if score <= now_ms]
-        later = [score for _, score in found if score > now_ms]
-        if later:
-            return due, later[0] / 1000
-        if len(found) > limit:  # all due, and more behind them: look again at once
-            return due, now_ms / 1000
-        return due, None
 
     async def schedule_turn(self, key: str, due: float) -> None:
         """The table's automatic move is due at ``due`` (seconds since the epoch), unless
@@ -481,7 +454,7 @@ class Store:
     ) -> tuple[list[str], float | None]:
         """Table keys of bucket ``n`` whose automatic move is due (a poller then claims
         each), and when its next deadline falls (as :meth:`take_due`)."""
-        return await self._due_in(turns_key(n), now_ms, limit)
+        return await read_bucket(self.redis, turns_key(n), now_ms, limit)
 
     async def claim_turn(self, key: str, now_ms: int, claim: int) -> bool:
         """Take a due table's move by moving its deadline to ``claim`` (ms); False when it

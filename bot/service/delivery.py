@@ -10,8 +10,8 @@ document) is the delivery's too, remembered by the table
 
 One process at a time delivers a table (the lease of :mod:`bot.core.store`), in one task
 (this module); a commit made meanwhile sends the holder round again, and the table of a
-holder that died comes due (``ct:due``) for every process's poller. Each round is one
-pass (:mod:`bot.service.messages.rounds`): within Telegram's limits
+holder that died comes due (its bucket's ``ct:{b<n>}:due``) for every process's poller.
+Each round is one pass (:mod:`bot.service.messages.rounds`): within Telegram's limits
 (:mod:`bot.core.limiter`, shared by every process) the most urgent calls go first and the
 rest is coalesced, in the order docs/busy.md gives. What happens to one message is
 decided by the rule of its kind, one small module each in :mod:`bot.service.messages`.

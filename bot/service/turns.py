@@ -3,10 +3,10 @@
 Every committed position of a running game has a *deadline* (``TurnClock.turn_due``: a
 computer or an away person is to act: ``computer_delay``, so that people can follow;
 a person: the table's turn time, or none), set in the same compare-and-set as the
-position (:func:`note_active`, :func:`stamp`). Why a sorted set, ``ct:turns`` (member: table
-key, score: when to look, ms), polled by every process: a deadline must outlive the
-process that set it. Its score is never later than the table's deadline; a commit whose
-deadline came closer lowers it in the commit's own script (``ZADD LT``:
+position (:func:`note_active`, :func:`stamp`). Why sorted sets, ``ct:{b<n>}:turns`` (one
+per bucket of tables; member: table key, score: when to look, ms), polled by every process:
+a deadline must outlive the process that set it. Its score is never later than the table's
+deadline; a commit whose deadline came closer lowers it in the commit's own script (``ZADD LT``:
 :attr:`bot.core.store.Write.wake`), and a person's move, whose next deadline is later,
 costs nothing there.
 

@@ -10,9 +10,18 @@ from collections.abc import AsyncIterator, Callable
 import fakeredis
 import pytest
 import redis.asyncio as aioredis
+from redis.crc import key_slot
 
 from bot.core import store as store_module
-from bot.core.keys import TABLE_SLOT, bucket_of, due_of, table_key, user_slot
+from bot.core.keys import (
+    TABLE_SLOT,
+    bucket_of,
+    chat_index_of,
+    due_of,
+    table_key,
+    turns_of,
+    user_slot,
+)
 from bot.core.models import Lobby, Seat, Slot, Table
 from bot.core.store import Snapshot, Store, Write
 from testing.settings import REDIS_URL
@@ -50,9 +59,10 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
 
 
 async def _clean(client: aioredis.Redis) -> None:
-    await client.delete(KEY, NEW_KEY)
     for key in (KEY, NEW_KEY):
+        await client.delete(key, *chat_index_of(key))
         await client.zrem(due_of(key), key)
+        await client.zrem(turns_of(key), key)
 
 
 async def _take_due(store: Store, key: str = KEY) -> list[str]:
@@ -167,6 +177,39 @@ async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
     assert after.lease and after.version == first.version + 1
     await store.transact(KEY, _add_seat)  # a new game in the old chat: the move is refused
     assert await store.move(KEY, NEW_KEY) == store_module.NOTHING_TO_MOVE
+
+
+@pytest.mark.parametrize("cut", ["MoveIn", "Drop"])
+async def test_a_move_to_another_slot_cut_short_is_finished_by_the_next(
+    store: Store, cut: str
+) -> None:
+    """The new chat id is in another bucket, so another slot: the move is three scripts
+    (freeze and read, write, drop). The process dies before ``cut``; the next notice
+    finishes the move, and the table is neither lost nor doubled."""
+    assert key_slot(KEY.encode()) != key_slot(NEW_KEY.encode())
+    first, _ = await store.transact(KEY, _add_seat)
+    await store.release(KEY, first.version, {user_slot(7): Slot(id=5, version=1)})
+    await store.schedule_turn(KEY, 2e9)
+    dying = _other(store)
+    steps = {"MoveIn": "_move_in", "Drop": "_drop"}
+
+    async def dies(*args: object) -> object:
+        raise ConnectionError("the process died")
+
+    setattr(dying, steps[cut], dies)
+    with pytest.raises(ConnectionError):
+        await dying.move(KEY, NEW_KEY)
+    frozen = await store.load(KEY)
+    assert frozen.table is None  # frozen: no tap commits there meanwhile
+    assert await store.move(KEY, NEW_KEY) == store_module.MOVED
+    moved = await store.load(NEW_KEY)
+    assert moved.table is not None and moved.version == first.version
+    assert [s.user_id for s in moved.table.seats] == [1] and moved.slots[user_slot(7)].id == 5
+    assert not await store.redis.exists(KEY)
+    assert await store.redis.zscore(turns_of(NEW_KEY), NEW_KEY) == 2e9 * 1000
+    assert await store.redis.zscore(turns_of(KEY), KEY) is None
+    assert await store.chat_tables(-1001000000123) == [NEW_KEY]
+    assert await store.chat_tables(-100123) == []
 
 
 async def test_a_working_holder_keeps_its_lease(store: Store) -> None:

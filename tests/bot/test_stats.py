@@ -295,3 +295,32 @@ async def test_a_stopped_game_counts_nothing(fake_redis: aioredis.Redis) -> None
     table.phase = "finished"
     assert await settle(store, table) == Moved()  # nobody has 3 games yet
     assert len(await fake_redis.keys(f"{ST}:*")) > 0
+
+
+async def test_a_count_cut_short_between_its_steps_ends_once_in_the_supergroup(
+    standings: Standings,
+) -> None:
+    """The group's step was counted, then the process died before the people's step, and
+    then the group became a supergroup: the count ends in the new group, adding nothing
+    there twice (its group marker moved with the figures)."""
+    game = durak("m001", [ANN, BOB], fool=1)
+    real = standings._count
+    calls = 0
+
+    async def dies_after_the_group_step(args: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise ConnectionError("the process died")
+        return await real(args)
+
+    standings._count = dies_after_the_group_step
+    with pytest.raises(ConnectionError):
+        await standings.count(game)
+    standings._count = real
+    new = -1001000000555
+    await standings.move_group(GROUP, new, game)
+    await standings.count(replace(game, chat=new))  # the next delivery, in the supergroup
+    assert (await standings.in_group(new, ANN.uid))["durak"].n == 1
+    assert (await standings.mine(ANN.uid))[0]["durak"].n == 1
+    assert await standings.in_group(GROUP, ANN.uid) == {}

@@ -145,20 +145,25 @@ class Standings:
         keys += [group_key(chat, kind, uid) for kind in KINDS for uid in uids]
         return uids, keys
 
-    async def move_group(self, old: int, new: int) -> None:
+    async def move_group(self, old: int, new: int, game: Finished | None = None) -> None:
         """A basic group became a supergroup: its standings follow it (figures already
-        there, from a move that an error cut short, are kept). The two groups' keys are
-        in different slots: each is copied (DUMP, RESTORE), then the person's index of his
+        there, from a move that an error cut short, are kept), with the group's step
+        marker of ``game``, its finished game (a count cut short between its steps goes
+        on in the new group, and adds nothing there twice). The two groups' keys are in
+        different slots: each is copied (DUMP, RESTORE), then the person's index of his
         groups changes, then the old ones go, the group's index last, so that a move cut
         short anywhere is finished by the next."""
         uids, keys = await self._group_keys(old)
+        if game is not None and game.chat == old:
+            keys.append(game.group_marker)
         for key in keys:
             dumped = await self.redis.dump(key)
             if dumped is None:
                 continue
             target = key.replace(group_prefix(old), group_prefix(new), 1)
+            ttl = max(0, int(await self.redis.pttl(key)))  # a marker's; figures: none
             try:
-                await self.redis.restore(target, 0, dumped)
+                await self.redis.restore(target, ttl, dumped)
             except ResponseError as exc:
                 if "BUSYKEY" not in str(exc):
                     raise

@@ -124,10 +124,10 @@ async def _tables(redis: aioredis.Redis) -> int:
         if new is None or not await _rename(redis, old, new):
             continue
         moved += 1
-        ttl = max(int(await redis.ttl(new)), 1)
+        ttl = int(await redis.ttl(new))  # as the commit keeps it: the longest table's
         for index in chat_index_of(new):
             await redis.sadd(index, new)
-            if int(await redis.ttl(index)) < ttl:
+            if ttl > 0 and int(await redis.ttl(index)) < ttl:
                 await redis.expire(index, ttl)
         if old in due:
             await redis.zadd(due_of(new), {new: due[old]})
