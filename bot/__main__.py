@@ -58,7 +58,7 @@ def main() -> int:
         try:  # a wrong setting is found now rather than at the first tap
             connect.check_at_start(settings)  # says in one line how it is connected
         except (RedisError, RedisClusterException, ValueError, RuntimeError) as exc:
-            print(f"error: cannot use Redis ({connect.mode(settings)}): {exc}", file=sys.stderr)
+            print(f"error: cannot use Redis at {connect.named(settings)}: {exc}", file=sys.stderr)
             return 1
         redis = connect.client(settings)
     else:

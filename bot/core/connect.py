@@ -54,6 +54,15 @@ def mode(settings: RedisSettings) -> str:
     return CLUSTER if settings.redis_cluster else ONE
 
 
+def named(settings: RedisSettings) -> str:
+    """The settings that say where Redis is, as an error at start names them."""
+    return {
+        ONE: "REDIS_URL",
+        CLUSTER: "REDIS_URL (REDIS_CLUSTER: a node of a cluster)",
+        SENTINEL: "REDIS_SENTINELS (REDIS_SENTINEL_MASTER's primary)",
+    }[mode(settings)]
+
+
 def _url(settings: RedisSettings) -> str:
     return settings.redis_url.get_secret_value() if settings.redis_url else "redis://"
 
