@@ -45,7 +45,7 @@ async def test_a_table_the_old_code_finished_and_posted_posts_no_second_record(
     data["delivery"]["record_sent"] = True
     data.pop("record_asked", None)  # a field the old code did not have
     await h.redis.hset(key, "d", json.dumps(data))
-    delivery.start(h.app, key, None)
+    delivery.start(services(h.app), key)
     await top.later(20)
     assert documents(h, top) == []
     await top.tap_group(ann, Action.RECORD)

@@ -66,7 +66,7 @@ async def test_games_in_a_group_make_its_board_and_everyones_own_figures(
     standings = of(services(h.app).store)
     asked, shown = standings.round_trips, result.text
     await top.tap_group(ann, Action.RECORD)
-    assert delivery.start(h.app, table_key(group), None)
+    assert delivery.start(services(h.app), table_key(group))
     await settle(h.app)
     assert standings.round_trips == asked
     assert result.text == shown and h.last(group).document is not None
@@ -150,7 +150,7 @@ async def test_a_finished_game_delivered_again_and_by_another_process_counts_onc
     last_tap = next(u for u in reversed(h.delivered) if "callback_query" in u)
     await h.deliver(last_tap, other)
     # And the other process delivers the finished table once more (a lease taken over).
-    assert delivery.start(other, table_key(group), None)
+    assert delivery.start(services(other), table_key(group))
     await settle(other)
     for user in (ann, bob):
         figures = await Standings(h.redis, 60).in_group(group.id, user.id)
