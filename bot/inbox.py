@@ -142,6 +142,7 @@ async def _touch_and_reclaim(app: AnyApp) -> None:
     if worker is None:
         return
     await worker.inbox.touch(list(worker.held))  # while draining too
+    await worker.inbox.adopt_old()  # what a process of the previous version stored
     room = CONCURRENCY - len(worker.held)
     if room > 0 and not worker.stopping.is_set():
         _hold(app, worker, await worker.inbox.reclaim(room), reclaimed=True)

@@ -28,6 +28,7 @@ that the group holds only the living.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import socket
@@ -51,6 +52,11 @@ GROUP = "workers"
 FIELD = b"u"  # the field that holds the update's JSON
 CLAIM_IDLE_MS = 5_000  # an entry untouched this long is taken over by another worker
 RECLAIM_PER_TOUCH = 4  # streams looked at for a dead worker's entries at each touch
+# The one stream of the layout before the buckets (bot.tables.layout), which a process of
+# that version, still running during an upgrade, may store updates in: looked at every
+# ADOPT_EVERY touches.
+OLD_STREAM = f"{KEY_PREFIX}:inbox"
+ADOPT_EVERY = 16
 
 # An entry: its reference (b"<stream>/<entry id>": ids are unique within a stream only),
 # the update's JSON.
@@ -68,6 +74,14 @@ def stream_of(update: dict[str, Any]) -> int:
             return bucket(chat["id"])
     update_id = update.get("update_id")
     return update_id % BUCKETS if isinstance(update_id, int) else 0
+
+
+def _stream_of_body(body: bytes) -> int:
+    try:
+        update = json.loads(body)
+    except ValueError:
+        return 0
+    return stream_of(update) if isinstance(update, dict) else 0
 
 
 def ref(n: int, entry_id: bytes | str) -> bytes:
@@ -115,6 +129,7 @@ class Inbox:
         self._reads: dict[int, asyncio.Task[list[Entry]]] = {}  # a cluster's, per stream
         self._turn = 0  # the next stream reclaim looks at
         self._forget_turn = 0  # the next stream forget_dead looks at
+        self._adopt_in = 0  # touches before the old stream is looked at again
 
     async def put(self, update: bytes, n: int = 0) -> None:
         """Store an update in stream ``n`` (:func:`stream_of`; the webhook answers 200
@@ -232,6 +247,23 @@ class Inbox:
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):  # no group: no consumers either
                 raise
+
+    async def adopt_old(self) -> int:
+        """Updates a process of the previous version stored in its one stream (it may
+        run on beside this one for a while during an upgrade): each moved into the stream
+        it goes to now (the update guard drops one that is handled twice); how many. One
+        XRANGE every :data:`ADOPT_EVERY` calls."""
+        self._adopt_in -= 1
+        if self._adopt_in > 0:
+            return 0
+        self._adopt_in = ADOPT_EVERY
+        found: list[Any] = await self.redis.xrange(OLD_STREAM, count=100) or []
+        for entry_id, fields in found:
+            body = fields.get(FIELD)
+            if body is not None:
+                await self.redis.xadd(STREAMS[_stream_of_body(body)], {FIELD: body})
+            await self.redis.xdel(OLD_STREAM, entry_id)
+        return len(found)
 
     async def backlog(self) -> int:
         """Updates stored and not yet handled, by any worker."""

@@ -73,27 +73,27 @@ def services(
     return result
 
 
-Job = Callable[[AnyApp], Coroutine[Any, Any, None]]
+# A poller's job; one that returns False asked Redis nothing this time (bot.core.polls: no
+# bucket was worth a read), which says nothing of whether Redis answers.
+Job = Callable[[AnyApp], Coroutine[Any, Any, bool | None]]
 
 
 def guarded(job: Job) -> Job:
     """``job`` (a poller: :func:`every`) made to back off while Redis is down, and to
     report the outage once instead of raising a traceback every tick (an error Redis
-    returns is raised, and :func:`every` logs it). During an outage a tick that asked
-    Redis nothing ends the outage only once Redis answers a PING."""
+    returns is raised, and :func:`every` logs it)."""
 
     async def run(app: AnyApp) -> None:
         health = services(app).health
         if not health.may_poll():
             return
         try:
-            await job(app)
-            if health.down:  # the job may have had nothing to ask Redis (bot.core.polls)
-                await services(app).store.redis.ping()
+            asked = await job(app)
         except PAUSES as exc:
             health.failed(exc)
         else:
-            health.ok()
+            if asked is not False:
+                health.ok()
 
     run.__name__ = run.__qualname__ = job.__name__
     run.__doc__ = job.__doc__

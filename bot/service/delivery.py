@@ -139,7 +139,7 @@ async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
         await bring_hand(app, key, user_id, again=False)
 
 
-async def due_job(app: AnyApp) -> None:
+async def due_job(app: AnyApp) -> bool:
     """Tables that are due (polled by every process): messages left for later whose time
     has come, or a delivery whose holder's lease ran out (he may have died). Each is
     brought up to date from the newest state; a table another process is delivering is
@@ -147,7 +147,8 @@ async def due_job(app: AnyApp) -> None:
     svc = services(app)
     buckets = svc.store.polls.due  # only the buckets worth a read (bot.core.polls)
     now = svc.store.clock()
-    for n in buckets.ready(now):
+    ready = buckets.ready(now)
+    for n in ready:
         keys, after = await svc.store.take_due(n)
         buckets.read(n, now, after)
         for key in keys:
@@ -155,6 +156,7 @@ async def due_job(app: AnyApp) -> None:
                 # Under way here already: stay due, in case that delivery hangs (its
                 # lease, renewed while it is alive, keeps the others off meanwhile).
                 await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
+    return bool(ready)  # False: Redis was not asked (bot.core.services.guarded)
 
 
 async def renew_job(app: AnyApp) -> None:

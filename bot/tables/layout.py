@@ -24,6 +24,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
+from bot.core.inbox import OLD_STREAM as OLD_INBOX
 from bot.core.inbox import STREAMS
 from bot.core.keys import (
     KEY_PREFIX,
@@ -40,7 +41,7 @@ from bot.tables.stats.keys import ST, group_prefix, people_key
 log = logging.getLogger(__name__)
 
 OLD_TABLE = f"{KEY_PREFIX}:table:"
-OLD_DUE, OLD_TURNS, OLD_INBOX = (f"{KEY_PREFIX}:{n}" for n in ("due", "turns", "inbox"))
+OLD_DUE, OLD_TURNS = f"{KEY_PREFIX}:due", f"{KEY_PREFIX}:turns"
 OLD_RL, OLD_ST = f"{KEY_PREFIX}:rl:", f"{KEY_PREFIX}:st:"
 NEW_RL = f"{KEY_PREFIX}:{{rl}}:"
 
@@ -151,7 +152,8 @@ async def _scores(redis: aioredis.Redis, key: str) -> dict[str, float]:
 
 async def _inbox(redis: aioredis.Redis) -> int:
     """The old stream becomes the first of the 16 (with its group and what is pending
-    there), or, when that one exists already, its entries are added to it."""
+    there), or, when that one exists already, its entries are added to it. (What an old
+    process stores there later is moved by the inbox's workers: Inbox.adopt_old.)"""
     if not await redis.exists(OLD_INBOX):
         return 0
     if await _rename(redis, OLD_INBOX, STREAMS[0]):

@@ -143,6 +143,25 @@ async def test_a_taken_over_entry_removes_its_own_busy_claim_never_a_live_worker
     assert await fake_redis.get(once.update_key(anns["update_id"])) == once.busy(first)
 
 
+async def test_an_update_a_process_of_the_previous_version_stores_is_handled_once(
+    server: FakeTelegram, make_app: AppFactory, clock: Clock, fake_redis: aioredis.Redis
+) -> None:
+    """During an upgrade a process of the version before the 16 streams may still store
+    updates in its one stream, ``ct:inbox``: this version's workers move them over."""
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, **WEBHOOK))
+    kept = _kept(h)
+    ann = h.user("Ann")
+    update = await _help(h, kept, ann)
+    await fake_redis.xadd(stream.OLD_STREAM, {stream.FIELD: json.dumps(update)})
+    await fake_redis.xadd(stream.OLD_STREAM, {stream.FIELD: json.dumps(update)})  # twice
+    for _ in range(stream.ADOPT_EVERY):
+        await clock.advance(inbox.TOUCH_EVERY)
+    await _until(lambda: _length_is(fake_redis, 0), "not moved over and handled")
+    assert await fake_redis.xlen(stream.OLD_STREAM) == 0
+    assert len(_replies(h, ann)) == 1
+
+
 async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_once_back(
     server: FakeTelegram, make_app: AppFactory, clock: Clock, fake_redis: aioredis.Redis
 ) -> None:

@@ -2,11 +2,12 @@
 stock ``redis-server --cluster-enabled yes``, started here): a cluster refuses a script or
 a MULTI whose keys are of two slots (CROSSSLOT), so each of these runs only because the
 keys that live together hash together (docs/redis.md). The old layout's commit is refused
-there, as it was."""
+there, as it was; the bot itself plays whole games there."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 import shutil
 import socket
 import subprocess
@@ -23,10 +24,14 @@ from bot.core.inbox import STREAMS, Inbox, stream_of
 from bot.core.keys import BUCKETS, bucket_of, table_key, turns_of, user_slot
 from bot.core.limiter import Limiter, Priority
 from bot.core.models import Lobby, Seat, Slot, Table
+from bot.core.services import services
 from bot.core.store import MOVED, Snapshot, Store, Write
 from bot.tables.stats.finished import Player, from_table
-from bot.tables.stats.standings import Standings
+from bot.tables.stats.standings import Standings, of
+from testing.fakegram import FakeTelegram
+from testing.harness import AppFactory, harness_on
 from testing.stats import GROUP, played
+from testing.tabletop import playing, stored
 
 PRIMARIES = 3
 
@@ -109,6 +114,7 @@ def _wait(check: object) -> None:
 async def client(cluster: int) -> AsyncIterator[RedisCluster]:
     found = RedisCluster(host="127.0.0.1", port=cluster)
     await found.initialize()
+    await found.flushall()  # this module's own cluster: each test starts empty
     yield found
     await found.aclose()
 
@@ -219,3 +225,16 @@ async def test_the_limiter_standings_and_inbox_run_on_a_cluster(client: RedisClu
     await worker.forget_dead()
     await worker.leave()
     assert all([await client.xinfo_consumers(s, "workers") == [] for s in STREAMS])
+
+
+async def test_whole_games_are_played_on_a_cluster(
+    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, client: RedisCluster
+) -> None:
+    """The bot itself on the cluster: two games to their end, their standings counted."""
+    async for h in harness_on(request, server, make_app, client):
+        players = [h.user("Ann"), h.user("Bob"), h.user("Cid")]
+        for seed in (1, 2):
+            top = await playing(h, "durak", players)
+            await top.play(players, random.Random(seed))
+            assert (await stored(h, top.group))["phase"] == "finished"
+        assert (await of(services(h.app).store).mine(players[0].id))[0]["durak"].n == 2

@@ -10,6 +10,7 @@ answer, the fake Bot API going quiet), never fixed sleeps.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import random
 import time
@@ -57,9 +58,9 @@ def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
 
 
 async def until(check: Any, within: float, what: str) -> None:
-    """Wait until ``check()`` holds, looking every few milliseconds."""
+    """Wait until ``check()`` holds (awaited if it must be), looking every few milliseconds."""
     deadline = time.monotonic() + within
-    while not check():
+    while not ((await held) if inspect.isawaitable(held := check()) else held):
         assert time.monotonic() < deadline, what
         await asyncio.sleep(0.02)
 
@@ -223,16 +224,16 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         await top.setup_game("durak", players)
         rng = random.Random(5)
         for _ in range(3):
-            await until_async(lambda: top.actor_alone_asked(players), 20, "no prompt")
+            await until(lambda: top.actor_alone_asked(players), 20, "no prompt")
             await top.step(players, rng)
-        await until_async(lambda: top.actor_alone_asked(players), 20, "no prompt")
+        await until(lambda: top.actor_alone_asked(players), 20, "no prompt")
         for user in players:  # his hand lives where the test says (a player's choice)
             assert bool(h.hands(user, top.group)) == (hands == "group")
         version = (await stored(h, top.group))["version"]
         slow.delay = (60.0, 60.0)  # Telegram hangs: nobody sees what the next move did
         h.settling = False
         await top.step(players, rng)
-        await until_async(lambda: _moved_past(h, top, version), 10, "the move was not committed")
+        await until(lambda: _moved_past(h, top, version), 10, "the move was not committed")
         if stop == "kill":
             first.kill()
         else:
@@ -242,7 +243,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         assert not await top.actor_asked(players)
         h.serve_by(await bots.start(fast.url, "second", **env))
         started = time.monotonic()
-        await until_async(lambda: top.actor_asked(players), 10, "no buttons after a restart")
+        await until(lambda: top.actor_asked(players), 10, "no buttons after a restart")
         waited = time.monotonic() - started
         h.settling = True
         actor = await top.actor(players)
@@ -256,14 +257,6 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
 
 async def _moved_past(h: ProcHarness, top: Tabletop, version: int) -> bool:
     return bool((await stored(h, top.group))["version"] > version)
-
-
-async def until_async(check: Any, within: float, what: str) -> None:
-    """Wait until ``await check()`` holds, looking every few milliseconds."""
-    deadline = time.monotonic() + within
-    while not await check():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.02)
 
 
 async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_each_once(
