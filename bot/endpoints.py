@@ -31,6 +31,7 @@ from telegram import Update
 
 from bot.core import bodies, metrics
 from bot.core.config import Settings
+from bot.core.inbox import stream_of
 from bot.core.services import AnyApp, services
 
 MAX_UPDATE = 1 << 20  # bytes: an update is a few kB (a 4096-character message and more)
@@ -83,11 +84,11 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
                 return _told("unavailable", 503, "stopping")
             try:
                 raw = await bodies.read(request.stream(), limit=MAX_UPDATE)
-                _update(bodies.json_object(raw, limit=MAX_UPDATE), application)
+                _update(obj := bodies.json_object(raw, limit=MAX_UPDATE), application)
             except bodies.BadBody as exc:
                 return _told("refused", 400, exc.reason)
             try:
-                await inbox.put(raw)
+                await inbox.put(raw, stream_of(obj))
             except RedisError as exc:
                 svc.health.failed(exc)
                 return _told("unavailable", 503, "redis does not answer")
