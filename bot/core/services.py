@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakValueDictionary
 
-from redis.exceptions import RedisError
 from telegram.ext import Application, ContextTypes
 
 from bot.core.clock import Clock, Timer
 from bot.core.config import Settings
-from bot.core.health import Health
+from bot.core.health import PAUSES, Health
 from bot.core.inbox import Inbox
 from bot.core.limiter import Limiter
 from bot.core.store import Store
@@ -81,7 +80,8 @@ Job = Callable[[AnyApp], Coroutine[Any, Any, bool | None]]
 
 def guarded(job: Job) -> Job:
     """``job`` (a poller: :func:`every`) made to back off while Redis is down, and to
-    report the outage once instead of raising a traceback every tick."""
+    report the outage once instead of raising a traceback every tick (an error Redis
+    returns is raised, and :func:`every` logs it)."""
 
     async def run(app: AnyApp) -> None:
         health = services(app).health
@@ -89,7 +89,7 @@ def guarded(job: Job) -> Job:
             return
         try:
             asked = await job(app)
-        except RedisError as exc:
+        except PAUSES as exc:
             health.failed(exc)
         else:
             if asked is not False:
