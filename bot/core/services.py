@@ -88,7 +88,7 @@ def guarded(job: Job) -> Job:
 
     async def run(app: AnyApp) -> None:
         health = services(app).health
-        if not health.may_poll() or not errors.may_poll(health.clock()):
+        if not errors.may_poll(health.clock()) or not health.may_poll():
             return
         try:
             asked = await job(app)
