@@ -27,6 +27,12 @@ class Settings(BaseSettings):
     telegram_bot_token: SecretStr
     # Without it the bot keeps games in process memory (fakeredis) and warns.
     redis_url: SecretStr | None = None
+    # How many replicas must confirm a write before it is acknowledged (bot.core.replicas);
+    # unset: one once the primary has had a replica, none on a server that never had one.
+    redis_min_replicas: int | None = Field(default=None, ge=0)
+    # Milliseconds a write waits for its replicas' confirmation (WAIT): below the client's
+    # 1 s read timeout (bot.core.health), which must outlast it.
+    redis_wait_ms: int = Field(default=300, ge=1, le=900)
     # Root URL of a local Bot API server, e.g. http://127.0.0.1:8081.
     telegram_base_url: str | None = None
     # Webhook mode when set (the public HTTPS URL Telegram posts to); polling otherwise.

@@ -22,13 +22,14 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Sequence
-from typing import cast
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from bot.core.keys import KEY_PREFIX
+from bot.core.replicas import Plain, Queue, Replicas, Unconfirmed
 from bot.core.scripts import FORGET_CONSUMERS, ForgetConsumers
 
 STREAM = f"{KEY_PREFIX}:inbox"
@@ -45,6 +46,12 @@ def consumer_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
+def _read(got: Any) -> Raw:
+    """The entries of an XREADGROUP of one stream (RESP2: [(stream, entries)], or None)."""
+    streams = cast(list[tuple[bytes, Raw]], got or [])
+    return [entry for _, raw in streams for entry in raw]
+
+
 def _entries(raw: Raw) -> list[Entry]:
     """Entries with their update (one deleted meanwhile comes back without fields)."""
     return [(i, fields[FIELD]) for i, fields in raw if fields and FIELD in fields]
@@ -53,14 +60,41 @@ def _entries(raw: Raw) -> list[Entry]:
 class Inbox:
     """One process's side of the stream (see the module docstring)."""
 
-    def __init__(self, redis: aioredis.Redis, consumer: str) -> None:
+    def __init__(
+        self, redis: aioredis.Redis, consumer: str, replicas: Replicas | None = None
+    ) -> None:
         self.redis = redis
         self.consumer = consumer
+        # The webhook's XADD and the reads a worker handles wait for the replicas.
+        self.replicas = replicas
         self._forget = FORGET_CONSUMERS.register(redis)
 
     async def put(self, update: bytes) -> None:
-        """Store an update (the webhook answers 200 after this only)."""
-        await self.redis.xadd(STREAM, {FIELD: update})
+        """Store an update (the webhook answers 200 after this only; :class:`Unconfirmed`
+        when no replica confirmed it in time, which the webhook answers 503)."""
+        if self.replicas is None:
+            await self.redis.xadd(STREAM, {FIELD: update})
+            return
+        await self.replicas.write(
+            STREAM,
+            lambda: self.redis.xadd(STREAM, {FIELD: update}),
+            lambda pipe: pipe.xadd(STREAM, {FIELD: update}),
+        )
+
+    async def _confirmed(
+        self, plain: Plain, queue: Queue, entries: Callable[[Any], Raw]
+    ) -> list[Entry]:
+        """A read that makes entries this worker's (a write), as :mod:`bot.core.replicas`
+        waits for it: the entries only once a replica holds them (and the updates they
+        carry, written before). :class:`Unconfirmed` carries the entries it read, which
+        are this worker's now, pending: :meth:`confirm` them later."""
+        if self.replicas is None:
+            return _entries(entries(await plain()))
+        try:
+            return _entries(entries(await self.replicas.write(STREAM, plain, queue)))
+        except Unconfirmed as exc:
+            exc.result = _entries(entries(exc.result))
+            raise
 
     async def make_group(self) -> None:
         """The consumer group, made with the stream if either is missing (a first start,
@@ -73,17 +107,32 @@ class Inbox:
 
     async def take(self, count: int, block_ms: int) -> list[Entry]:
         """Up to ``count`` entries no worker has read, waiting at most ``block_ms``."""
+        name = self.consumer
+        streams: dict[Any, Any] = {STREAM: ">"}
         try:
-            got = await self.redis.xreadgroup(
-                GROUP, self.consumer, {STREAM: ">"}, count=count, block=block_ms
+            return await self._confirmed(
+                lambda: self.redis.xreadgroup(GROUP, name, streams, count=count, block=block_ms),
+                lambda pipe: pipe.xreadgroup(GROUP, name, streams, count=count, block=block_ms),
+                _read,
             )
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
             await self.make_group()
             return []
-        streams = cast(list[tuple[bytes, Raw]], got)  # RESP2: [(stream, entries)]
-        return [entry for _, raw in streams for entry in _entries(raw)]
+
+    async def confirm(self, ids: Sequence[bytes]) -> list[Entry]:
+        """Entries this worker read unconfirmed (:meth:`take`), claimed again by a write
+        that waits for the replicas: those still in the stream, once one holds them."""
+        if not ids:
+            return []
+        name = self.consumer
+        claimed: list[Any] = list(ids)
+        return await self._confirmed(
+            lambda: self.redis.xclaim(STREAM, GROUP, name, 0, claimed),
+            lambda pipe: pipe.xclaim(STREAM, GROUP, name, 0, claimed),
+            lambda got: cast(Raw, got),
+        )
 
     async def touch(self, ids: Sequence[bytes]) -> None:
         """This worker is still on ``ids``: their idle time starts again."""
@@ -92,16 +141,18 @@ class Inbox:
 
     async def reclaim(self, count: int) -> list[Entry]:
         """Entries a dead worker left (idle for :data:`CLAIM_IDLE_MS`), now this one's."""
+        args = (STREAM, GROUP, self.consumer, CLAIM_IDLE_MS, "0-0")
         try:
-            got = await self.redis.xautoclaim(
-                STREAM, GROUP, self.consumer, CLAIM_IDLE_MS, "0-0", count=count
+            return await self._confirmed(
+                lambda: self.redis.xautoclaim(*args, count=count),
+                lambda pipe: pipe.xautoclaim(*args, count=count),
+                lambda got: cast(Raw, got[1]),  # [cursor, entries, deleted ids]
             )
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
             await self.make_group()
             return []
-        return _entries(cast(Raw, got[1]))  # [cursor, entries, deleted ids]
 
     async def leave(self) -> None:
         """This worker stops: out of the group, unless it still holds entries (they stay

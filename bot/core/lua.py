@@ -33,6 +33,8 @@ from typing import Annotated, Any, Generic, NamedTuple, TypeVar
 
 import redis.asyncio as aioredis
 
+from bot.core.replicas import Replicas
+
 _KEY = "one of KEYS"
 Key = Annotated[str, _KEY]  # one of KEYS
 Keys = Annotated[tuple[str, ...], _KEY]  # the rest of KEYS (the last key field)
@@ -210,12 +212,17 @@ class Script(Generic[A]):
     def source(self) -> str:
         return prologue(self.args) + self.shared + self.body
 
-    def register(self, redis: aioredis.Redis) -> Callable[[A], Awaitable[Any]]:
-        """The script loaded on ``redis``: call it with its arguments."""
+    def register(
+        self, redis: aioredis.Redis, replicas: Replicas | None = None
+    ) -> Callable[[A], Awaitable[Any]]:
+        """The script loaded on ``redis``: call it with its arguments. ``replicas``: each
+        run is a write that waits for the replicas (bot.core.replicas)."""
         script = redis.register_script(self.source)
 
         async def run(args: A) -> Any:
             keys, argv = args.lists()
+            if replicas is not None:
+                return await replicas.script(script, keys, argv)
             return await script(keys=keys, args=argv)
 
         return run

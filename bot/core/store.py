@@ -49,6 +49,7 @@ from bot.core.keys import (
     settings_key,
 )
 from bot.core.models import GameSettings, Place, Seat, Slot, Table
+from bot.core.replicas import Replicas
 from engine.registry import GAMES
 
 log = logging.getLogger(__name__)
@@ -157,18 +158,25 @@ class Store:
     the delivery lease (see the module docstring)."""
 
     def __init__(
-        self, redis: aioredis.Redis, ttl: int, clock: Callable[[], float] = time.time
+        self,
+        redis: aioredis.Redis,
+        ttl: int,
+        clock: Callable[[], float] = time.time,
+        replicas: Replicas | None = None,
     ) -> None:
         self.redis = redis
         self.ttl = ttl
         self.clock = clock
         self.owner = secrets.token_hex(6)  # this process, as a lease holder
-        self._cas = scripts.CAS.register(redis)
-        self._release = scripts.RELEASE.register(redis)
-        self._claim = scripts.CLAIM.register(redis)
+        # What is shown or answered from waits for the replicas (bot.core.replicas): the
+        # commit, the delivery's claim and release, and the slots a delivery saves.
+        self.replicas = replicas
+        self._cas = scripts.CAS.register(redis, replicas)
+        self._release = scripts.RELEASE.register(redis, replicas)
+        self._claim = scripts.CLAIM.register(redis, replicas)
         self._renew = scripts.RENEW.register(redis)
         self._move = scripts.MOVE.register(redis)
-        self._save = scripts.SAVE.register(redis)
+        self._save = scripts.SAVE.register(redis, replicas)
         self._turn_claim = scripts.TURN_CLAIM.register(redis)
         self._turn_settle = scripts.TURN_SETTLE.register(redis)
         self._delete_if = scripts.DELETE_IF.register(redis)
@@ -264,13 +272,10 @@ class Store:
         )
         newer = await self._release(release)
         if newer is not None and newer > 0:
-            return await self._leased(key)
+            # Read by the claim, a write that waits for the replicas like the commit it
+            # reads (bot.core.replicas): a plain read could show a newer, unconfirmed one.
+            return await self.claim(key)
         return None
-
-    async def _leased(self, key: str) -> Snapshot:
-        snap = await self.load(key)
-        snap.lease = True
-        return snap
 
     async def claim(self, key: str) -> Snapshot | None:
         """The table with the delivery lease, or None when another process holds it."""

@@ -27,6 +27,7 @@ from telegram.ext import Application, ContextTypes
 
 from bot.core import metrics
 from bot.core.keys import table_key
+from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, Services, services
 from bot.core.store import LEASE_MS, Snapshot
 from bot.service.counting import count_finished
@@ -95,6 +96,8 @@ async def _run(
                 svc.delivering[key] = None  # a commit here found our lease: go round
                 committed = since
                 current = await svc.store.claim(key)
+    except Unconfirmed as exc:  # shown nothing that no replica has: the lease runs out,
+        log.info("delivery of %s paused: %s", key, exc)  # and the table is due then
     except RedisError as exc:  # an outage (reported once): the lease runs out, the
         svc.health.failed(exc)  # table is due then, and is delivered once Redis is back
     except Exception:

@@ -1,0 +1,206 @@
+"""Nothing acknowledged is lost (bot.core.replicas): on a primary with a replica of the
+test's own (testing/redis_servers.py), a write that acknowledges something counts only
+once the replica has it.
+
+- ``WAIT`` waits for the writes of its own connection only: sent on another one it comes
+  back at once, which is why the write and its ``WAIT`` go out in one pipeline.
+- How many replicas a write waits for, by default and when set.
+- A tap whose write no replica confirms is told so, and the chats show nothing of it
+  until a later write that waits confirms it; the webhook answers such an update 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.core import health
+from bot.core.config import Settings
+from bot.core.i18n import t
+from bot.core.replicas import Replicas, Unconfirmed
+from testing import redis_servers
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import SECRET_HEADER
+from testing.harness import AppFactory, Harness, harness_on
+from testing.redis_servers import Pair, Server
+from testing.tabletop import Tabletop, playing, stored, table_key
+from testing.webapp import client
+
+UNCONFIRMED = t("en", "common.unconfirmed")
+WAIT_MS = 100  # the bot's REDIS_WAIT_MS here: each unconfirmed write costs this much
+HOOK = "https://cards.example.org/hook"
+SECRET = "s3cret"
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[Pair]:
+    if (why := redis_servers.available()) is not None:
+        pytest.skip(why)
+    with redis_servers.pair(tmp_path) as servers:
+        yield servers
+
+
+@pytest.fixture
+def alone(tmp_path: Path) -> Iterator[Server]:
+    if (why := redis_servers.available()) is not None:
+        pytest.skip(why)
+    with redis_servers.alone(tmp_path) as server:
+        yield server
+
+
+@pytest.fixture
+async def primary(pair: Pair) -> AsyncIterator[Any]:
+    """The bot's client of the pair's primary, as in production."""
+    redis = health.client(pair.primary.url)
+    yield redis
+    await redis.aclose()
+
+
+def test_wait_counts_only_the_writes_of_the_connection_it_is_sent_on(pair: Pair) -> None:
+    """The replica stops acknowledging (frozen), and a write goes to the primary on one
+    connection. WAIT on that connection waits out its timeout: no replica has the write.
+    WAIT on another connection, one a pool may well hand out, comes back at once saying
+    one replica has everything, since that connection wrote nothing it has not."""
+    writer, other = pair.primary.client(), pair.primary.client()
+    assert other.wait(1, 1000) == 1  # connected, and acknowledged up to its own writes
+    pair.replica.freeze(True)
+    try:
+        writer.set("k", "v")
+        started = time.perf_counter()
+        assert other.wait(1, 1000) == 1
+        assert time.perf_counter() - started < 0.5, "returned at once"
+        started = time.perf_counter()
+        assert writer.wait(1, 300) == 0
+        assert time.perf_counter() - started >= 0.29, "waited for the replica"
+    finally:
+        pair.replica.freeze(False)
+        writer.close()
+        other.close()
+
+
+async def test_a_write_and_its_wait_go_out_together(pair: Pair, primary: Any) -> None:
+    """Replicas.write: confirmed while the replica follows; Unconfirmed (with what the
+    write returned) while it is held back, also when other connections of the pool have
+    written nothing since; confirmed again once it has caught up."""
+    replicas = Replicas(primary, wait_ms=WAIT_MS)
+
+    def incr(pipe: Any) -> None:
+        pipe.incr("n")
+
+    assert await replicas.write("n", lambda: primary.incr("n"), incr) == 1
+    pair.hold_back()
+    async with primary.client() as idle:  # another connection of the pool
+        await idle.ping()
+        with pytest.raises(Unconfirmed) as caught:
+            await replicas.write("n", lambda: primary.incr("n"), incr)
+        assert caught.value.result == 2
+        assert await idle.wait(1, WAIT_MS) == 0  # no replica at all now
+    pair.let_go()
+    await asyncio.to_thread(pair.wait_synced)
+    assert await replicas.write("n", lambda: primary.incr("n"), incr) == 3
+    with contextlib.closing(pair.replica.client()) as replica:
+        assert replica.get("n") == b"3"
+
+
+async def test_how_many_replicas_a_write_waits_for(pair: Pair, alone: Server, primary: Any) -> None:
+    lone = health.client(alone.url)
+    try:
+        assert await Replicas(lone).needed("k") == 0, "a server that never had a replica"
+        assert await Replicas(lone, least=1).needed("k") == 1, "REDIS_MIN_REPLICAS wins"
+    finally:
+        await lone.aclose()
+    seen = Replicas(primary)
+    assert await seen.needed("k") == 1, "a primary with a replica"
+    assert await Replicas(primary, least=0).needed("k") == 0, "REDIS_MIN_REPLICAS wins"
+    pair.hold_back()
+    # Its replica dropped: still one, for a process that saw it and for one that did not
+    # (a cut-off replica may be promoted without the writes it missed).
+    seen._nodes.clear()
+    assert await seen.needed("k") == 1
+    assert await Replicas(primary).needed("k") == 1
+    pair.promote()
+    promoted = health.client(pair.replica.url)
+    try:
+        assert await Replicas(promoted).needed("k") == 0, "just promoted, no replica yet"
+    finally:
+        await promoted.aclose()
+
+
+def test_the_settings_and_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "1:x")
+    defaults = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert (defaults.redis_min_replicas, defaults.redis_wait_ms) == (None, 300)
+    monkeypatch.setenv("REDIS_MIN_REPLICAS", "0")
+    monkeypatch.setenv("REDIS_WAIT_MS", "50")
+    chosen = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert (chosen.redis_min_replicas, chosen.redis_wait_ms) == (0, 50)
+
+
+def _chats(h: Harness, top: Tabletop, players: list[Any]) -> list[Any]:
+    """What the group and the players' private chats show, message by message."""
+    return [
+        (m.chat_id, m.message_id, m.text, json.dumps(m.reply_markup), m.deleted)
+        for chat in [top.group, *players]
+        for m in h.screen(chat)
+    ]
+
+
+async def test_a_tap_no_replica_confirms_is_told_so_and_shown_only_once_confirmed(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    pair: Pair,
+    primary: Any,
+) -> None:
+    async for h in harness_on(request, server, make_app, primary, redis_wait_ms=WAIT_MS):
+        players = [h.user("Ann"), h.user("Bob")]
+        top = await playing(h, "durak", players)
+        await top.later(12)  # every delivery done, every lease given back
+        before, shown = await stored(h, top.group), _chats(h, top, players)
+        user = top.asked(players)
+        prompt = top.prompt(user)
+        assert prompt is not None
+
+        pair.hold_back()
+        answer = await h.tap(user, prompt, 0)
+        assert answer.answered and answer.text == UNCONFIRMED
+        await top.later(4)  # a second: the lease it took has not run out
+        assert _chats(h, top, players) == shown, "nothing of it shown"
+        assert (await stored(h, top.group))["version"] == before["version"] + 1, (
+            "written on the primary all the same"
+        )
+        await top.later(8)  # the lease runs out: the table is due, its claim unconfirmed
+        assert _chats(h, top, players) == shown, "still nothing shown"
+
+        pair.let_go()
+        await asyncio.to_thread(pair.wait_synced)
+        await top.later(12)  # due again: claimed, confirmed, delivered
+        assert _chats(h, top, players) != shown, "shown once a replica has it"
+        with contextlib.closing(pair.replica.client()) as replica:
+            assert int(replica.hget(table_key(top.group), "v") or 0) == before["version"] + 1
+
+
+async def test_the_webhook_answers_503_for_an_update_no_replica_confirms(
+    server: FakeTelegram, make_app: AppFactory, pair: Pair, primary: Any
+) -> None:
+    h = Harness(server)
+    settings = {"webhook_url": HOOK, "webhook_secret": SECRET, "redis_wait_ms": WAIT_MS}
+    h.apps.append(await make_app(primary, **settings))
+    body = json.dumps({"update_id": 7}).encode()
+    async with client(h) as c:
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
+        assert r.status_code == 200
+        pair.hold_back()
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
+        assert (r.status_code, r.json()) == (503, {"error": "not confirmed by a replica"})
+        pair.let_go()
+        await asyncio.to_thread(pair.wait_synced)
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
+        assert r.status_code == 200
