@@ -146,7 +146,7 @@ class Pair:
         """Writes from now on reach the primary only (see the module docstring)."""
         with contextlib.closing(self.primary.client()) as primary:
             primary.acl_setuser(REPLICA_USER, enabled=False)
-            primary.execute_command("CLIENT", "KILL", "USER", REPLICA_USER)
+            primary.client_kill_filter(user=REPLICA_USER)
             deadline = time.monotonic() + START_WAIT
             while primary.info("replication")["connected_slaves"]:
                 if time.monotonic() > deadline:

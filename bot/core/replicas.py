@@ -169,8 +169,8 @@ class Replicas:
     async def script(self, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """Run a registered Lua script as :meth:`write` does (loaded where it is missing)."""
 
-        def queue(pipe: Any) -> None:
-            pipe.evalsha(script.sha, len(keys), *keys, *args)
+        def queue(pipe: Any) -> None:  # a cluster's pipeline refuses evalsha() by name
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
 
         async def plain() -> Any:
             return await script(keys=keys, args=args)
