@@ -135,9 +135,11 @@ class Pair:
         self.wait_synced()
 
     def wait_synced(self) -> None:
-        """Until the replica is linked and has everything the primary wrote."""
+        """Until the replica is linked and has everything the primary wrote (up to a
+        write of this connection's own: WAIT counts no other's)."""
         deadline = time.monotonic() + START_WAIT
         with contextlib.closing(self.primary.client()) as primary:
+            primary.set("testing:synced", 1)
             while primary.wait(1, 100) < 1:
                 if time.monotonic() > deadline:
                     raise RuntimeError("the replica did not catch up")

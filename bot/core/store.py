@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import secrets
@@ -30,6 +31,9 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 from pydantic import ValidationError
 from redis.asyncio.client import PubSub
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ReadOnlyError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.core import scripts
 from bot.core.keys import (
@@ -49,7 +53,7 @@ from bot.core.keys import (
     settings_key,
 )
 from bot.core.models import GameSettings, Place, Seat, Slot, Table
-from bot.core.replicas import Replicas
+from bot.core.replicas import Replicas, Unconfirmed
 from engine.registry import GAMES
 
 log = logging.getLogger(__name__)
@@ -63,6 +67,8 @@ IDLE_GAME_TTL = 30 * 24 * 3600  # a running game with no turn limit (corresponde
 DEADLINE_MARGIN = 3600  # seconds a key outlives its game's pending deadline
 
 MOVED, NOTHING_TO_MOVE, BUSY = 1, 0, 2
+RELEASE_RETRY = 5.0  # seconds a release is tried again: a failover's few (Store._saved)
+RETRY_PAUSE = 0.25  # seconds between two tries
 
 
 @dataclass
@@ -270,12 +276,30 @@ class Store:
             gone=tuple(gone),
             fields=tuple(pairs),
         )
-        newer = await self._release(release)
+        newer = await self._saved(key, release)
         if newer is not None and newer > 0:
             # Read by the claim, a write that waits for the replicas like the commit it
             # reads (bot.core.replicas): a plain read could show a newer, unconfirmed one.
             return await self.claim(key)
         return None
+
+    async def _saved(self, key: str, release: scripts.Release) -> Any:
+        """Run the release until a replica confirms it, or the lease is another's (-1).
+
+        The messages are out: a release lost in a failover would leave the table naming
+        the messages they replaced, and the new ones (a prompt with live buttons) unknown
+        to it for good. So an unconfirmed release, or one that met a lost connection or a
+        primary turned replica, is run again for :data:`RELEASE_RETRY` seconds (it
+        changes nothing the second time; on a new primary it writes what was lost)
+        while this process keeps the lease alive (bot.service.delivery's renewals)."""
+        until = time.monotonic() + RELEASE_RETRY
+        while True:
+            try:
+                return await self._release(dataclasses.replace(release, lease=self._lease(key)))
+            except (Unconfirmed, RedisConnectionError, RedisTimeoutError, ReadOnlyError):
+                if time.monotonic() >= until:
+                    raise
+            await asyncio.sleep(RETRY_PAUSE)
 
     async def claim(self, key: str) -> Snapshot | None:
         """The table with the delivery lease, or None when another process holds it."""
