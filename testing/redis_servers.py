@@ -129,6 +129,7 @@ class Pair:
                 passwords=[f"+{REPLICA_PASSWORD}"],
                 commands=REPLICA_RIGHTS,
             )
+        self.replica.args += ["--repl-diskless-sync-delay", "0"]  # it serves a sync too
         self.replica.args += ["--replicaof", "127.0.0.1", str(self.primary.port)]
         self.replica.args += ["--masteruser", REPLICA_USER, "--masterauth", REPLICA_PASSWORD]
         self.replica.start()
@@ -159,6 +160,32 @@ class Pair:
         """The replica may log in again; it catches up (:meth:`wait_synced`)."""
         with contextlib.closing(self.primary.client()) as primary:
             primary.acl_setuser(REPLICA_USER, enabled=True)
+
+    def lose_unreplicated(self) -> None:
+        """What a failover to the held-back replica leaves, at the primary's own address
+        (where the bot's client stays): the primary drops every write the replica never
+        got and goes on from the replica's copy, which follows it again. On the way it is
+        a replica for a moment (writes to it fail with READONLY)."""
+        with (
+            contextlib.closing(self.primary.client()) as primary,
+            contextlib.closing(self.replica.client()) as replica,
+        ):
+            replica.replicaof("NO", "ONE")
+            primary.replicaof("127.0.0.1", self.replica.port)
+            deadline = time.monotonic() + START_WAIT
+            while True:
+                info = primary.info("replication")
+                if info.get("master_link_status") == "up" and not info.get(
+                    "master_sync_in_progress"
+                ):
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the primary did not take the replica's copy")
+                time.sleep(0.01)
+            primary.replicaof("NO", "ONE")
+            self.let_go()
+            replica.replicaof("127.0.0.1", self.primary.port)
+        self.wait_synced()
 
     def promote(self) -> None:
         """The replica becomes a primary of its own (what a failover does)."""

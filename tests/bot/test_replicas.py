@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from bot.core import health
 from bot.core import inbox as inbox_stream
 from bot.core.config import Settings
 from bot.core.i18n import t
+from bot.core.keys import SLOT
 from bot.core.replicas import Replicas, Unconfirmed
 from testing import redis_servers
 from testing.clock import Clock
@@ -35,7 +38,7 @@ from testing.fakeserver import SECRET_HEADER
 from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
 from testing.redis_servers import Pair, Server
 from testing.settings import settings
-from testing.tabletop import Tabletop, playing, stored, table_key
+from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, playing, stored, table_key
 from testing.webapp import client
 
 UNCONFIRMED = t("en", "common.unconfirmed")
@@ -255,3 +258,76 @@ async def test_a_worker_handles_only_what_a_replica_has(
         assert len([m for m in h.screen(ann) if m.from_bot]) == 1
     finally:
         await stop_app(app)
+
+
+def _prompts(h: Harness, user: Any) -> set[int]:
+    """The messages of ``user``'s private chat that still offer him a move."""
+    return {
+        m.message_id
+        for m in h.screen(user)
+        if m.from_bot and any(action_of(b) in PLAY_ACTIONS for b in m.buttons)
+    }
+
+
+async def _slots(redis: Any, top: Tabletop) -> set[int]:
+    """The messages the stored table knows it shows (its slots)."""
+    raw = await redis.hgetall(table_key(top.group))
+    return {
+        json.loads(value)["id"]
+        for name, value in raw.items()
+        if name.startswith(SLOT.encode()) and json.loads(value).get("id") is not None
+    }
+
+
+async def test_a_release_lost_in_a_failover_is_written_again(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    pair: Pair,
+    primary: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A move is confirmed and its delivery sends the next prompt as a new message; then
+    the replica is held back, so the release that records that message (and the one it
+    deleted) reaches the primary only, and the primary fails over to the replica's copy.
+    The release is run again until a replica has it: the table knows every prompt that
+    still has buttons, and Telegram hears nothing twice. (Before, the table went back to
+    the messages as they were: its next delivery edited a message to what it already
+    showed and deleted one already gone, both refused, and the harness's check of
+    Telegram's complaints fails.)"""
+    async for h in harness_on(request, server, make_app, primary, redis_wait_ms=WAIT_MS):
+        players = [h.user("Ann"), h.user("Bob")]
+        top = await playing(h, "durak", players)
+        await top.later(60)  # a quarter of a minute: the next prompt rings, a new message
+        failover = _FailoverOnFirstSend(pair, server.handle)
+        monkeypatch.setattr(server, "handle", failover.handle)
+        _, answer = await top.step(players, random.Random(1))
+        assert answer.text is None
+        assert failover.thread is not None, "the move sent a new message"
+        await asyncio.to_thread(failover.thread.join)
+        monkeypatch.setattr(server, "handle", failover.passed)
+        await asyncio.sleep(1.0)  # the release is run again, and confirmed
+        await top.later(4)
+        known = await _slots(h.redis, top)
+        for user in players:
+            assert _prompts(h, user) <= known, "every live prompt is known to the table"
+
+
+class _FailoverOnFirstSend:
+    """Holds the replica back at the first message sent, and a moment later fails the
+    primary over to the replica's copy (testing.redis_servers.Pair.lose_unreplicated)."""
+
+    def __init__(self, pair: Pair, handle: Callable[..., Any]) -> None:
+        self.pair, self.passed = pair, handle
+        self.thread: threading.Thread | None = None
+
+    def handle(self, method: str, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        if method.lower() == "sendmessage" and self.thread is None:
+            self.pair.hold_back()
+            self.thread = threading.Thread(target=self._fail_over)
+            self.thread.start()
+        return self.passed(method, params, files)
+
+    def _fail_over(self) -> None:
+        time.sleep(0.3)  # the delivery's release has reached the primary by then
+        self.pair.lose_unreplicated()
