@@ -15,6 +15,11 @@ Every process joins the group under a name of its own; a worker leaves it when i
 with nothing pending (:meth:`Inbox.leave`), and one that died is removed once it has
 been idle for :data:`CLAIM_IDLE_MS` with nothing pending (:meth:`Inbox.forget_dead`), so
 that the group holds only the living.
+
+Where the server has replicas (:mod:`bot.core.replicas`), the ``XADD`` counts only once one
+has it (else the webhook answers 503), and so do the reads that make entries a worker's
+(``XREADGROUP``, ``XAUTOCLAIM``): what a worker read unconfirmed stays pending under its
+name and is handled once a claim of it (:meth:`Inbox.confirm`, ``XCLAIM``) is confirmed.
 """
 
 from __future__ import annotations

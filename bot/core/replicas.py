@@ -80,6 +80,8 @@ class Replicas:
     _nodes: dict[str, _Node] = field(default_factory=dict)
     # The replication ids of primaries seen with a replica: a promoted node gets a new one.
     _had: set[str] = field(default_factory=set)
+    _short: bool = False  # the last write waited for was unconfirmed (logged once)
+    _untold: bool = False  # INFO was refused (logged once)
 
     def _node(self, key: str) -> ClusterNode | None:
         if isinstance(self.redis, RedisCluster):
@@ -109,6 +111,9 @@ class Replicas:
         except RedisError as exc:  # a server that keeps INFO to itself: not a lost one
             if "unknown" not in str(exc).lower() and "no permission" not in str(exc).lower():
                 raise
+            if not self._untold:
+                self._untold = True
+                log.warning("INFO replication refused (%s): set REDIS_MIN_REPLICAS", exc)
             return 0
         if isinstance(info, dict) and node is not None and node.name in info:
             info = info[node.name]  # some versions answer by node name
@@ -138,14 +143,20 @@ class Replicas:
         if needed <= 0:
             return await plain()
         result, acked = await self._with_wait(key, needed, queue)
+        if acked < needed:
+            # Short: perhaps the node was promoted and has no replica yet (it waits for none).
+            self._nodes.pop(self._name(key), None)
+            needed = await self.needed(key)
         if acked >= needed:
+            if self._short:
+                self._short = False
+                log.info("replicas confirm writes again")
             return result
-        # Short: perhaps the node was promoted and has no replica yet (it waits for none).
-        self._nodes.pop(self._name(key), None)
-        needed = await self.needed(key)
-        if acked >= needed:
-            return result
-        raise Unconfirmed(result, needed, acked, self.wait_ms)
+        unconfirmed = Unconfirmed(result, needed, acked, self.wait_ms)
+        if not self._short:  # said once, until writes are confirmed again
+            self._short = True
+            log.warning("%s: taps are told so, nothing of them is shown meanwhile", unconfirmed)
+        raise unconfirmed
 
     def _name(self, key: str) -> str:
         node = self._node(key)

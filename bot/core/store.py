@@ -13,6 +13,10 @@ version if another process committed meanwhile. A move costs one HGETALL, one CA
 also takes the lease, publishes the version and lowers the turn deadline) and one
 release. A key lives as long as its game needs (:func:`ttl_for`); a table whose group
 became a supergroup moves to its new key whole, without its lease (:meth:`Store.move`).
+
+Where the server has replicas, the commit, the claim, the release and the slots saved
+each wait for one (:mod:`bot.core.replicas`): a move is answered and shown only once a
+failover could not lose it, and a release is run again until a replica has it.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import random
 import threading
 import time
@@ -168,12 +169,17 @@ async def test_a_tap_no_replica_confirms_is_told_so_and_shown_only_once_confirme
     make_app: AppFactory,
     pair: Pair,
     primary: Any,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """Also: the log says it once when writes go unconfirmed, and once when they are
+    confirmed again; it is no Redis outage."""
     async for h in harness_on(request, server, make_app, primary, redis_wait_ms=WAIT_MS):
         players = [h.user("Ann"), h.user("Bob")]
         top = await playing(h, "durak", players)
         await top.later(12)  # every delivery done, every lease given back
         before, shown = await stored(h, top.group), _chats(h, top, players)
+        caplog.set_level(logging.INFO)
+        caplog.clear()
         user = top.asked(players)
         prompt = top.prompt(user)
         assert prompt is not None
@@ -195,6 +201,12 @@ async def test_a_tap_no_replica_confirms_is_told_so_and_shown_only_once_confirme
         assert _chats(h, top, players) != shown, "shown once a replica has it"
         with contextlib.closing(pair.replica.client()) as replica:
             assert int(replica.hget(table_key(top.group), "v") or 0) == before["version"] + 1
+        told = [
+            (r.levelname, r.name)
+            for r in caplog.records
+            if r.levelno >= logging.WARNING or r.name in ("bot.core.replicas", "bot.core.health")
+        ]
+        assert told == [("WARNING", "bot.core.replicas"), ("INFO", "bot.core.replicas")]
 
 
 async def test_the_webhook_answers_503_for_an_update_no_replica_confirms(
