@@ -204,7 +204,7 @@ def build_application(
     replicas = Replicas(redis, settings.redis_min_replicas, settings.redis_wait_ms)
     store = Store(redis, settings.game_ttl, clock, replicas)
     app.bot_data[KEY] = Services(
-        settings=settings, store=store, limiter=redis_limiter, clock=clock, follow=migrate.follow
+        app, settings, store, limiter=redis_limiter, clock=clock, follow=migrate.follow
     )
     # First and last: each update is handled once (bot.handlers.once); before them the
     # update is named in the log lines of its handling, and counted once it is handled.

@@ -20,6 +20,17 @@ from bot.core.clock import Clock as BotClock
 from testing.harness import app_tasks
 
 
+class ManualClock:
+    """Seconds that move only when the test sets ``now``: a plain clock for what takes one
+    to call (the limiter, the fake's flood limits, the health of Redis)."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @dataclass(order=True)
 class _Timer:
     when: float

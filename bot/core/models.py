@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -192,8 +193,10 @@ class Played(BaseModel):
     moves: list[dict[str, Any]] = Field(default_factory=list)
     events: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)  # the latest
 
-    def add_events(self, events: list[tuple[str, dict[str, Any]]]) -> None:
-        self.events = (self.events + events)[-RECENT_EVENTS:]
+    def add_events(self, events: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Only the latest are kept, for the screens narrate the latest changes: ``events``
+        (an engine's :class:`engine.base.Event` is one as it is) added, the oldest dropped."""
+        self.events = [*self.events, *events][-RECENT_EVENTS:]
 
 
 class LastTap(NamedTuple):

@@ -24,12 +24,15 @@ log = logging.getLogger(__name__)
 KEY = "services"
 STOP_CHECK = 0.5  # seconds between two cancellations of a poller that is still running
 
+AnyApp = Application[Any, Any, Any, Any, Any, Any]
+
 # (the application, the group's old chat id, its new one)
 Follow = Callable[[Any, int, int], Coroutine[Any, Any, None]]
 
 
 @dataclass
 class Services:
+    app: AnyApp  # the application these serve (the deliveries run as its tasks)
     settings: Settings
     store: Store
     limiter: Limiter | None = None  # None: no rate limiting (tests)
@@ -71,7 +74,6 @@ def services(
     return result
 
 
-AnyApp = Application[Any, Any, Any, Any, Any, Any]
 Job = Callable[[AnyApp], Coroutine[Any, Any, None]]
 
 

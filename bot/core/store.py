@@ -56,7 +56,7 @@ from bot.core.keys import (
     place_key,
     settings_key,
 )
-from bot.core.models import GameSettings, Place, Seat, Slot, Table
+from bot.core.models import FORM_MARK, GameSettings, Place, Seat, Slot, Table
 from bot.core.replicas import Replicas, Unconfirmed
 from engine.registry import GAMES
 
@@ -73,6 +73,7 @@ DEADLINE_MARGIN = 3600  # seconds a key outlives its game's pending deadline
 MOVED, NOTHING_TO_MOVE, BUSY = 1, 0, 2
 RELEASE_RETRY = 5.0  # seconds a release is tried again: a failover's few (Store._saved)
 RETRY_PAUSE = 0.25  # seconds between two tries
+_CURRENT = FORM_MARK.encode()  # how a table stored in the current form begins
 
 
 @dataclass
@@ -95,6 +96,9 @@ class Snapshot:
     version: int = 0  # the stored version (also when the table itself did not validate)
     lease: bool = False  # this process holds the delivery lease: it must deliver, release
     junk: list[Junk] = field(default_factory=list)  # messages to remove
+    # The table's stored form as read, when this version wrote it (None: an older form,
+    # or not read from Redis): a change is compared with it (bot.service.taps.decide).
+    stored: bytes | None = None
 
 
 class ConflictError(RuntimeError):
@@ -109,8 +113,9 @@ def _decode(raw: Mapping[Any, Any]) -> Snapshot:
     version = int(raw.get(b"v", b"0"))
     if b"d" not in raw:
         return Snapshot(None, version=version)
+    stored = raw[b"d"]
     try:
-        table = Table.from_stored(raw[b"d"])
+        table = Table.from_stored(stored)
     except ValueError:
         # A table written by an incompatible version: treat the chat as free (the next
         # game overwrites it) rather than fail on every update.
@@ -118,7 +123,8 @@ def _decode(raw: Mapping[Any, Any]) -> Snapshot:
         return Snapshot(None, version=version)
     table.version = version
     slots, junk = _messages(raw)
-    return Snapshot(table, slots, version, junk=junk)
+    current = stored if stored.startswith(_CURRENT) else None
+    return Snapshot(table, slots, version, junk=junk, stored=current)
 
 
 def _messages(raw: Mapping[bytes, bytes]) -> tuple[dict[str, Slot], list[Junk]]:
@@ -216,7 +222,7 @@ class Store:
         ``decide`` must be pure (no I/O): on a conflict it runs again on the newer table.
         Returns the snapshot as committed (or as loaded when nothing was written) and
         ``decide``'s result. A committed snapshot with ``lease`` must be delivered by the
-        caller (:func:`bot.service.delivery.publish`).
+        caller (:func:`bot.service.delivery.start`).
         """
         for attempt in range(MAX_ATTEMPTS):
             snap = await self.load(key)

@@ -22,7 +22,6 @@ from bot.service.taps import (
     NOWHERE,
     Reply,
     Tap,
-    at_home,
     commit,
     current_table,
     is_admin,
@@ -119,7 +118,7 @@ async def join(
         key,
         game_id,
         user.id,
-        at_home(tap, seat) if tap is not None else seat,
+        seat,
         origin=tap.origin if tap is not None else NOWHERE,  # his Join, on the group's lobby
     )
     await _tell(context, user, tap, reply)

@@ -123,7 +123,7 @@ async def _admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, admin: bool) 
     for key in await svc.store.chat_tables(chat_id):
         async with svc.lock(key):
             snap, _ = await svc.store.transact(key, decide)
-        delivery.publish(context, snap)
+        delivery.start(svc, key, snap)
 
 
 async def _tell_players(context: ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:

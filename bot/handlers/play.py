@@ -43,7 +43,7 @@ async def on_move(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
 
     def change(table: Table) -> Reply | None:
         seat = _seated(table, tap)
-        game = games.load(table)
+        game = games.current(table)  # read only: a refused tap copies nothing
         actor = game.to_act()
         if actor is None or actor.player != seat:
             refuse("illegal.not_your_turn")
@@ -54,7 +54,7 @@ async def on_move(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
         except MalformedRecord:
             refuse("tap.bad")
         try:
-            games.apply_move(table, game, seat, move)
+            games.apply_move(table, game.copy(), seat, move)
         except IllegalMove as exc:
             _illegal(exc, table, tap.lang)
         return None

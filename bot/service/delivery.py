@@ -23,10 +23,9 @@ import contextlib
 import logging
 
 from redis.exceptions import RedisError
-from telegram.ext import Application, ContextTypes
+from telegram.ext import ContextTypes
 
 from bot.core import metrics
-from bot.core.keys import table_key
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, Services, services
 from bot.core.store import LEASE_MS, Snapshot
@@ -37,27 +36,16 @@ from bot.service.messages.rounds import deliver_once
 log = logging.getLogger(__name__)
 
 
-def _application(app: AnyApp | ContextTypes.DEFAULT_TYPE) -> AnyApp:
-    return app if isinstance(app, Application) else app.application
-
-
-def publish(app: AnyApp | ContextTypes.DEFAULT_TYPE, snap: Snapshot) -> None:
-    """Bring a just-committed table's messages up to date, in the background.
-
-    Only the holder of the delivery lease delivers (see :mod:`bot.core.store`); without it
-    another process is delivering and will show this version too."""
-    if snap.table is not None and snap.lease:
-        start(app, table_key(snap.table.chat_id, snap.table.thread_id), snap)
-
-
-def start(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, snap: Snapshot | None) -> bool:
-    """Deliver ``key`` in this process: from ``snap`` (leased), or by claiming the table.
-    A delivery already under way here is told to go round once more instead, and a
-    process that is stopping starts nothing (its lease runs out, and the table is due for
-    a live process then): False, not started here."""
-    svc = services(app)
-    application = _application(app)
-    if not application.running:
+def start(svc: Services, key: str, snap: Snapshot | None = None) -> bool:
+    """Deliver ``key`` in this process, in the background: from ``snap``, a commit's
+    snapshot, when that commit took the delivery lease (without it another process is
+    delivering, and shows this version too: see :mod:`bot.core.store`), or by claiming
+    the table (None). A delivery already under way here is told to go round once more
+    instead, and a process that is stopping starts nothing (its lease runs out, and the
+    table is due for a live process then): False, not started here."""
+    if snap is not None and not snap.lease:
+        return False
+    if not svc.app.running:
         return False
     if key in svc.delivering:
         if svc.delivering[key] is None:  # the oldest commit the next round will show
@@ -65,7 +53,7 @@ def start(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, snap: Snapshot | No
         return False
     svc.delivering[key] = None
     committed = svc.clock() if snap is not None else None  # snap was committed just now
-    application.create_task(_run(application, svc, key, snap, committed), name=f"deliver:{key}")
+    svc.app.create_task(_run(svc.app, svc, key, snap, committed), name=f"deliver:{key}")
     return True
 
 
@@ -121,8 +109,9 @@ def _wake_at(app: AnyApp, key: str, when: float) -> None:
 
 def _woken(app: AnyApp, key: str) -> None:
     """The timer of :func:`_wake_at`."""
-    services(app).wakes.pop(key, None)
-    start(app, key, None)
+    svc = services(app)
+    svc.wakes.pop(key, None)
+    start(svc, key)
 
 
 def _follow(app: AnyApp, snap: Snapshot, new_chat: int) -> None:
@@ -142,10 +131,8 @@ async def bring_hand(
     svc = services(app)
     async with svc.lock(key):
         leased = await set_reachable(svc, key, {user_id: True})
-    if leased is not None:
-        publish(app, leased)
-    elif again:
-        start(app, key, None)
+    if leased is not None or again:
+        start(svc, key, leased)
 
 
 async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
@@ -162,7 +149,7 @@ async def due_job(app: AnyApp) -> None:
     left to it (it stays due at that lease's expiry)."""
     svc = services(app)
     for key in await svc.store.take_due():
-        if not start(app, key, None):
+        if not start(svc, key):
             # Under way here already: stay due, in case that delivery hangs (its lease,
             # renewed while it is alive, keeps the others off meanwhile).
             await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple, NoReturn
 
 from telegram import CallbackQuery, Update, User
@@ -88,15 +89,20 @@ class Origin:
     ephemeral_id: int | None = None  # the ephemeral message tapped (docs/ephemeral.md)
     # Made in the table's group: his hand there may answer it (docs/ephemeral.md).
     in_group: bool = False
+    # An inline table's message tapped: only that table's (its number is a hash) takes the
+    # tap, and the first tap tells the table its chat (``chat_instance``).
+    inline_message_id: str | None = None
+    chat_instance: str | None = None
 
     @classmethod
     def of(cls, query: CallbackQuery, table_chat: int) -> Origin:
         message = query.message
+        inline, instance = query.inline_message_id, query.chat_instance
         if message is None:
-            return cls(query.id)
+            return cls(query.id, inline_message_id=inline, chat_instance=instance)
         chat = message.chat.id
         ephemeral = message.api_kwargs.get("ephemeral_message_id")
-        return cls(query.id, chat, ephemeral, chat == table_chat)
+        return cls(query.id, chat, ephemeral, chat == table_chat, inline, instance)
 
 
 NOWHERE = Origin()
@@ -202,28 +208,11 @@ async def commit(
     ``answer`` False: a refusal is answered here, an applied change is left for the
     caller to answer."""
     snap, reply = await write(
-        context, tap.key, tap.cb.game_id, tap.user.id, at_home(tap, change), origin=tap.origin
+        context, tap.key, tap.cb.game_id, tap.user.id, change, origin=tap.origin
     )
     if answer or snap is None:
         await tap.answer(reply.key, alert=reply.alert, **reply.params)
     return snap
-
-
-def at_home(tap: Tap, change: Callable[[Table], Reply | None]) -> Callable[[Table], Reply | None]:
-    """``change``, for a tap on an inline table's message: refused unless the table is
-    that message's (its number is a hash), and the first tap tells the table its chat."""
-    inline_message_id = tap.query.inline_message_id
-    if inline_message_id is None:
-        return change
-
-    def checked(table: Table) -> Reply | None:
-        home = table.inline
-        if home is None or home.message != inline_message_id:
-            refuse("tap.stale")
-        home.chat_instance = home.chat_instance or tap.query.chat_instance
-        return change(table)
-
-    return checked
 
 
 def _as_is(table: Table) -> Reply | None:
@@ -261,23 +250,23 @@ def decide(
     refused one (a prompt the computer has just answered for him): then the table as it
     was, with only that, is written. A change that leaves the table as it was loaded
     writes nothing either, answered as applied."""
-    table, origin, user_id = snap.table, asked.origin, asked.user_id
-    if table is not None and origin.query_id in table.delivery.taps:
+    table, user_id, as_loaded = snap.table, asked.user_id, snap.stored
+    if table is not None and asked.origin.query_id in table.delivery.taps:
         return Write(None), Decided(False, Reply())
-    as_loaded = table.model_dump_json() if table is not None else None
+    if as_loaded is None and table is not None:  # not as the store read it: its form now
+        as_loaded = table.to_stored().encode()
     back: Table | None = None
     try:
         if asked.replace is not None:
             table = asked.replace(table)
-        elif (
-            table is None
-            or asked.game_id not in (None, table.game_id)
-            or _superseded(snap, origin, user_id)
-        ):
+        elif table is None or _stale(snap, table, asked):
             refuse("tap.stale")
         if user_id is not None and turns.is_away(table, user_id):
             back = table.model_copy(deep=True)
-        reply = asked.change(table)
+        home, origin = table.inline, asked.origin
+        if home is not None and origin.inline_message_id is not None:  # its first tap
+            home.chat_instance = home.chat_instance or origin.chat_instance or ""
+        reply = asked.change(table) or Reply()
     except Refusal as exc:
         refused = Reply(exc.key, True, exc.params)
         if back is None:
@@ -288,23 +277,31 @@ def decide(
     if user_id is None:
         wake = turns.moved(table)
     else:
-        wake = turns.tapped(table, user_id, computer_delay, now)
-    if applied and asked.replace is None and table.model_dump_json() == as_loaded:
+        turns.note_active(table, user_id)
+        wake = turns.stamp(table, computer_delay, now)
+    if applied and asked.replace is None and table.to_stored().encode() == as_loaded:
         # It changed nothing (a reset with nothing to reset): no version to publish, nor
         # a tap to remember (taken again, it changes nothing again).
-        return Write(None), Decided(False, reply or Reply())
+        return Write(None), Decided(False, reply)
     if applied:
-        _note_tap(table, origin, user_id, now)
-    write = Write(table, fresh=asked.replace is not None, wake=wake)
-    return write, Decided(applied, reply or Reply())
+        _note_tap(table, asked.origin, user_id, now)
+    return Write(table, fresh=asked.replace is not None, wake=wake), Decided(applied, reply)
 
 
-def _superseded(snap: Snapshot, origin: Origin, user_id: int | None) -> bool:
-    """The tapped ephemeral message is a superseded hand of his, not removed yet
-    (bot.core.store: the junk)."""
-    return bool(origin.ephemeral_id) and any(
-        j.message_id == origin.ephemeral_id and j.receiver == user_id for j in snap.junk
-    )
+def _stale(snap: Snapshot, table: Table, asked: Asked) -> bool:
+    """The tap is not on this table as it is: on another game's buttons, on a superseded
+    hand of his not removed yet (bot.core.store: the junk), or on an inline message that
+    is not this table's."""
+    origin = asked.origin
+    if asked.game_id not in (None, table.game_id):
+        return True
+    if origin.ephemeral_id and any(
+        j.message_id == origin.ephemeral_id and j.receiver == asked.user_id for j in snap.junk
+    ):
+        return True
+    if origin.inline_message_id is None:
+        return False
+    return table.inline is None or table.inline.message != origin.inline_message_id
 
 
 def _note_tap(table: Table, origin: Origin, user_id: int | None, now: float) -> None:
@@ -331,7 +328,7 @@ async def write(
     """The one way a table changes outside a delivery: a tap, a deep link, a command
     (/newgame, /endgame), the move of a table to its supergroup. ``change`` under
     compare-and-set (:func:`decide`), the messages set off
-    (:func:`bot.service.delivery.publish`), the timers told in the same commit.
+    (:func:`bot.service.delivery.start`), the timers told in the same commit.
     ``user_id`` is who acts (None: nobody, the table moved to a new key, whose timers are
     told its deadline again), ``game_id`` the game he acts on (another one's table refuses
     him as stale; None: whatever is there, or nothing), ``origin`` where he acted.
@@ -347,10 +344,10 @@ async def write(
     asked = Asked(game_id, user_id, change, origin, replace)
     delay = svc.settings.computer_delay
     async with svc.lock(key):
-        snap, done = await svc.store.transact(
-            key, lambda snap: decide(snap, asked, svc.clock(), delay)
-        )
-    delivery.publish(context, snap)  # when written: the messages follow in the background
+        # the time of the change, read once for every attempt of the compare-and-set
+        step = partial(decide, asked=asked, now=svc.clock(), computer_delay=delay)
+        snap, done = await svc.store.transact(key, step)
+    delivery.start(svc, key, snap)  # when written: the messages follow in the background
     return (snap if done.applied else None), done.reply
 
 

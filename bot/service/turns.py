@@ -3,7 +3,7 @@
 Every committed position of a running game has a *deadline* (``TurnClock.turn_due``: a
 computer or an away person is to act: ``computer_delay``, so that people can follow;
 a person: the table's turn time, or none), set in the same compare-and-set as the
-position (:func:`tapped`, :func:`stamp`). Why a sorted set, ``ct:turns`` (member: table
+position (:func:`note_active`, :func:`stamp`). Why a sorted set, ``ct:turns`` (member: table
 key, score: when to look, ms), polled by every process: a deadline must outlive the
 process that set it. Its score is never later than the table's deadline; a commit whose
 deadline came closer lowers it in the commit's own script (``ZADD LT``:
@@ -102,14 +102,6 @@ def note_active(table: Table, user_id: int) -> None:
     table.clock.auto_moves = 0
 
 
-def tapped(table: Table, user_id: int, computer_delay: float, now: float) -> float | None:
-    """What the timers make of a tap about to be committed (in the transaction): the
-    tapper is active (:func:`note_active`) and the position gets its deadline
-    (:func:`stamp`); the deadline to lower ``ct:turns`` to in the commit, if any."""
-    note_active(table, user_id)
-    return stamp(table, computer_delay, now)
-
-
 def moved(table: Table) -> float | None:
     """What the timers make of a table moved to a new key (its supergroup's): its
     deadline, told again under that key, in the same commit."""
@@ -179,7 +171,7 @@ async def play_due(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, claim: int
         due, committed = await _play_due(svc, key)
         await svc.store.settle_turn(key, claim, due)
         if committed is not None:
-            delivery.publish(app, committed)
+            delivery.start(svc, key, committed)
 
 
 async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:

@@ -150,7 +150,7 @@ def apply_move(table: Table, game: Game, seat: int, move: Any) -> list[Event]:
     table.played.moves.append(game.move_to_record(move))
     table.state = game.to_json()
     remember(table.state, game)  # rendered next, and never changed again
-    table.played.add_events([(e.kind, e.data) for e in events])
+    table.played.add_events(events)
     result = game.result()
     if result is not None:
         finish(table, result)

@@ -8,7 +8,6 @@ edits, private chats that refuse us, and the Redis round trips a move costs.)
 from __future__ import annotations
 
 import html
-import json
 import random
 import re
 from typing import Any
@@ -20,7 +19,6 @@ from bot.core.callbacks import Action, Callback, decode, encode
 from bot.core.keys import DUE_KEY, TURNS_KEY
 from bot.core.models import Table
 from bot.screens.views import group_screen
-from engine.records import replay
 from testing.chats import BOT_USERNAME
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
@@ -35,29 +33,6 @@ async def _football(
     top = Tabletop(h, h.group(creator=users[0]))
     await top.setup_game("football", users)
     return top, users
-
-
-async def test_football_from_set_up_to_rematch(harness: Harness) -> None:
-    top, users = await _football(harness)
-    first = await stored(harness, top.group)
-    starter = first["seats"][0]["user_id"]
-    await top.play(users, random.Random(1))
-    data = await stored(harness, top.group)
-    assert data["phase"] == "finished" and data["series"]["games"] == 1
-    # The record replays to the result the group was shown.
-    await top.tap_group(users[1], Action.RECORD)
-    name, blob = harness.last_document(top.group)
-    assert name.startswith("belarusian-football-")  # the game's name in English
-    result = replay(json.loads(blob))
-    assert result["ok"] and result["finished"]
-    goals = result["result"]["goals"]
-    assert f"{goals[0]}:{goals[1]}" in top.table_message().text
-    # Play again: the other player starts (is seat 0, player A).
-    await top.tap_group(users[0], Action.AGAIN)
-    again = await stored(harness, top.group)
-    assert again["phase"] == "playing" and again["game_id"] != data["game_id"]
-    assert again["seats"][0]["user_id"] != starter
-    assert again["series"]["score"] == data["series"]["score"] and again["series"]["games"] == 1
 
 
 async def test_set_up_is_a_private_multi_step_choice(harness: Harness) -> None:
@@ -115,20 +90,6 @@ async def test_refused_taps_change_nothing(harness: Harness) -> None:
     )
     assert answer.text and answer.show_alert
     assert await stored(harness, top.group) == before
-
-
-async def test_old_but_still_legal_buttons_work_and_finished_ones_do_not(harness: Harness) -> None:
-    top, users = await _football(harness)
-    await top.play(users, random.Random(3))
-    finished = await stored(harness, top.group)
-    # Any private button of the finished game is stale now.
-    answer = await harness.tap_data(
-        users[0],
-        users[0].id,
-        harness.last(users[0]).message_id,
-        encode(Callback(top.group.id, None, finished["game_id"], Action.MOVE, "e0")),
-    )
-    assert answer.text and await stored(harness, top.group) == finished
 
 
 @pytest.mark.telegram_complaints

@@ -9,20 +9,12 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, Health
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
+from testing.clock import ManualClock
 
 STEP = 0.125  # seconds between two ticks of a poller (exact in binary)
 
 
-def poll_times(health: Health, clock: Clock, ticks: int) -> list[float]:
+def poll_times(health: Health, clock: ManualClock, ticks: int) -> list[float]:
     """When, from now, a poller ticking every :data:`STEP` seconds is let through."""
     start, times = clock.now, []
     for _ in range(ticks):
@@ -36,7 +28,7 @@ def test_pollers_back_off_while_redis_is_down_and_not_after(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="bot.core.health")
-    clock = Clock()
+    clock = ManualClock()
     health = Health(clock)
     assert poll_times(health, clock, 3) == [0.0, STEP, 2 * STEP]
     for _ in range(50):  # every tap and every tick of an outage fails
@@ -60,7 +52,7 @@ def test_pollers_back_off_while_redis_is_down_and_not_after(
 
 def test_a_second_outage_is_reported_again(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="bot.core.health")
-    health = Health(Clock())
+    health = Health(ManualClock())
     for _ in range(2):
         health.failed(RedisConnectionError("gone"))
         assert health.down

@@ -25,30 +25,23 @@ from bot.core.limiter import (
     chat_bucket_key,
     refused_key,
 )
+from testing.clock import ManualClock
 from testing.settings import REDIS_URL
 
 GROUP_CHAT = -100555
 PLAYERS = list(range(1000, 1100))
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-async def two() -> AsyncIterator[tuple[Limiter, Limiter, Clock]]:
+async def two() -> AsyncIterator[tuple[Limiter, Limiter, ManualClock]]:
     """Two processes' limiters on one Redis."""
     redis = fakeredis.FakeAsyncRedis()
-    clock = Clock()
+    clock = ManualClock(1_000_000.0)
     yield Limiter(redis, clock), Limiter(redis, clock), clock
     await redis.aclose()
 
 
-async def granted_in(limiter: Limiter, clock: Clock, chat: int, seconds: float) -> int:
+async def granted_in(limiter: Limiter, clock: ManualClock, chat: int, seconds: float) -> int:
     """How many calls to ``chat`` are granted over ``seconds``, asking every 200 ms (a
     fifth of the quickest chat's interval: asking more often is granted no more)."""
     count = 0
@@ -61,7 +54,7 @@ async def granted_in(limiter: Limiter, clock: Clock, chat: int, seconds: float) 
 
 
 async def test_one_chat_gets_its_burst_then_about_one_call_a_second(
-    two: tuple[Limiter, Limiter, Clock],
+    two: tuple[Limiter, Limiter, ManualClock],
 ) -> None:
     first, second, clock = two
     burst = [await lim.try_acquire([(PLAYERS[0], Priority.PROMPT)]) for lim in (first, second)]
@@ -77,7 +70,7 @@ async def test_one_chat_gets_its_burst_then_about_one_call_a_second(
 
 
 async def test_a_group_gets_under_twenty_calls_a_minute(
-    two: tuple[Limiter, Limiter, Clock],
+    two: tuple[Limiter, Limiter, ManualClock],
 ) -> None:
     first, _, clock = two
     calls = await granted_in(first, clock, GROUP_CHAT, 60)
@@ -86,7 +79,7 @@ async def test_a_group_gets_under_twenty_calls_a_minute(
 
 
 async def test_the_whole_bot_stays_under_thirty_calls_a_second(
-    two: tuple[Limiter, Limiter, Clock],
+    two: tuple[Limiter, Limiter, ManualClock],
 ) -> None:
     first, second, clock = two
     granted = 0
@@ -101,7 +94,7 @@ async def test_the_whole_bot_stays_under_thirty_calls_a_second(
 
 
 async def test_prompts_go_first_when_the_bot_is_busy(
-    two: tuple[Limiter, Limiter, Clock],
+    two: tuple[Limiter, Limiter, ManualClock],
 ) -> None:
     first, _, clock = two
     # A busy moment: group tables and watchers' hands ask for more than there is.
@@ -119,7 +112,7 @@ async def test_prompts_go_first_when_the_bot_is_busy(
 
 
 async def test_flood_control_holds_back_that_chat_alone_in_every_process(
-    two: tuple[Limiter, Limiter, Clock],
+    two: tuple[Limiter, Limiter, ManualClock],
 ) -> None:
     first, second, clock = two
     await first.flooded(GROUP_CHAT, None, 30)
@@ -133,7 +126,7 @@ async def test_flood_control_holds_back_that_chat_alone_in_every_process(
 
 async def test_without_redis_calls_go_through(monkeypatch: pytest.MonkeyPatch) -> None:
     """An outage must not stall what the bot could still send."""
-    limiter = Limiter(fakeredis.FakeAsyncRedis(), Clock())
+    limiter = Limiter(fakeredis.FakeAsyncRedis(), ManualClock(1_000_000.0))
 
     async def down(*args: object, **kwargs: object) -> object:
         raise ConnectionError("Redis is down")
@@ -142,7 +135,7 @@ async def test_without_redis_calls_go_through(monkeypatch: pytest.MonkeyPatch) -
     assert await limiter.try_acquire([(PLAYERS[0], Priority.PROMPT)]) == [0.0]
 
 
-async def ephemerals_granted(limiter: Limiter, clock: Clock, seconds: float) -> int:
+async def ephemerals_granted(limiter: Limiter, clock: ManualClock, seconds: float) -> int:
     """How many calls for hands in GROUP_CHAT, each to another player in turn, are
     granted over ``seconds`` (asking four times a second)."""
     count = 0
@@ -164,7 +157,7 @@ async def test_hands_in_the_group_count_against_the_group_as_the_setting_says(
 ) -> None:
     """A minute of hands to many players in one group: against the group's 20 a minute
     only when the operator says so (True); by default, against each player's own."""
-    clock = Clock()
+    clock = ManualClock(1_000_000.0)
     limiter = Limiter(fakeredis.FakeAsyncRedis(), clock, ephemeral=mode)
     assert low <= await ephemerals_granted(limiter, clock, 60) <= high
 
@@ -196,7 +189,7 @@ async def test_429s_to_two_players_hands_teach_every_process_for_an_hour(
     LEARN_WINDOW: from then on, in every process, that group's hands count against its 20
     a minute, after the wait Telegram asked for; an hour later the group has forgotten
     it, and its hands count against each player again."""
-    clock = Clock()
+    clock = ManualClock(1_000_000.0)
     first, second = Limiter(one_redis, clock), Limiter(one_redis, clock)
     await first.flooded(GROUP_CHAT, PLAYERS[0], 5)
     assert await second.learned() == 0
@@ -222,7 +215,7 @@ async def test_what_was_learned_leaves_redis_once_every_group_forgot(
     """The learned groups expire with the last of them: a bot whose groups stopped
     meeting 429s leaves nothing of it in Redis."""
     for player in PLAYERS[:2]:
-        await Limiter(one_redis, Clock()).flooded(GROUP_CHAT, player, 1)
+        await Limiter(one_redis, ManualClock(1_000_000.0)).flooded(GROUP_CHAT, player, 1)
     assert 0 < await one_redis.pttl(LEARNED_KEY) <= (LEARNED_FOR + 1) * 1000
 
 
@@ -232,7 +225,7 @@ async def test_one_players_429s_or_two_far_apart_teach_nothing(
     """However often one player's hands meet a 429 (a busy machine's burst, or he taps
     fast), and when two players' 429s are further apart than LEARN_WINDOW, the group keeps
     counting its hands against each player."""
-    clock = Clock()
+    clock = ManualClock(1_000_000.0)
     limiter = Limiter(one_redis, clock)
     for _ in range(5):
         await limiter.flooded(GROUP_CHAT, PLAYERS[0], 1)
@@ -247,7 +240,7 @@ async def test_no_other_process_slips_a_hand_in_while_a_429_is_recorded() -> Non
     another asks to send a third player's hand there at every step of it: that hand waits
     out the ``retry_after`` too (were the hold and the learning apart, it would go between
     them and meet another 429)."""
-    clock = Clock()
+    clock = ManualClock(1_000_000.0)
     redis = fakeredis.FakeAsyncRedis()
     first, second = Limiter(redis, clock), Limiter(redis, clock)
     await first.flooded(GROUP_CHAT, PLAYERS[2], 1)
@@ -273,7 +266,7 @@ async def test_only_a_refused_hand_in_the_group_teaches_and_only_by_default() ->
     """Not a 429 to the group's own message (the bot counts those against the group
     already: one may come of a network that delivers two calls together), nor one in a
     private chat, nor any where the operator fixed the setting."""
-    clock = Clock()
+    clock = ManualClock(1_000_000.0)
     redis = fakeredis.FakeAsyncRedis()
     for player in PLAYERS[:2]:  # as many as would teach it by default
         for mode in (True, False):

@@ -16,6 +16,7 @@ import pytest
 from bot import __main__ as bot_main
 from bot.core import rules_text
 from bot.core.callbacks import Action, decode
+from engine.games.durak.game import Durak
 from testing.harness import Harness
 from testing.tabletop import Tabletop, is_action, stored
 
@@ -79,8 +80,10 @@ async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
     users = [harness.user(n) for n in ("Ann", "Bob", "Cid", "Dan", "Eve")]
     top = Tabletop(harness, harness.group(creator=users[0]))
     await top.open(users[0], "football")
+    before = await stored(harness, top.group)
     answer = await top.start(users[0])
     assert answer.show_alert and "2" in (answer.text or "")  # football needs two
+    assert await stored(harness, top.group) == before  # refused, nothing changed
     await top.join(users[1])
     answer = await top.join(users[2])
     assert answer.show_alert and answer.text  # full
@@ -91,13 +94,18 @@ async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
     await top.open(users[0], "durak")
     for user in users[1:]:
         await top.join(user)
+    before = await stored(harness, group)
     answer = await top.start(users[0])
     assert answer.show_alert and "4" in (answer.text or "")
+    data = await stored(harness, group)
+    assert data["phase"] == "lobby" and data["seats"] == before["seats"]  # refused, all seated
     offered = {b.text for b in top.table_message().buttons}
     assert {"🂠 Use the 52-card deck", "🃏 Play without the dummy"} <= offered
     await top.tap_group(users[0], Action.OPTION, "d52")  # "Use the 52-card deck"
     await top.start(users[0])
-    assert (await stored(harness, group))["phase"] == "playing"
+    data = await stored(harness, group)
+    game = Durak.from_json(data["state"])
+    assert data["phase"] == "playing" and game.options.deck_size == 52 and len(game.players) == 5
 
 
 async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
@@ -114,9 +122,10 @@ async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     await harness.command(bob, group, "/endgame")
     assert (await stored(harness, group))["phase"] == "lobby"
     await top.start(boss)  # the chat's owner may
-    assert (await stored(harness, group))["phase"] == "playing"
-    await harness.command(ann, group, "/newgame")
-    assert "already" in harness.last(group).text
+    before = await stored(harness, group)
+    assert before["phase"] == "playing"
+    await harness.command(ann, group, "/newgame")  # points at the game, changes nothing
+    assert "already" in harness.last(group).text and await stored(harness, group) == before
     await harness.command(boss, group, "/endgame")
     assert (await stored(harness, group))["phase"] == "abandoned"
     assert "stopped" in top.table_message().text
@@ -148,6 +157,9 @@ async def test_private_commands_and_the_menu(harness: Harness) -> None:
         points = re.findall(r"^(\d+)\. \*\*(.+?)\*\*", source, re.MULTILINE)
         assert points and all(f"{n}. {title}" in shown for n, title in points)
         assert any(e["type"] == "bold" for m in sent for e in m.entities)
+    group = harness.group()
+    await harness.command(ann, group, "/rules durak")  # in a group too
+    assert harness.last(group).text
     menus = harness.server.calls_to("setMyCommands")
     assert {"en", "ru", "uk"} <= {c.params.get("language_code") for c in menus}
     assert all("record" in {c["command"] for c in m.params["commands"]} for m in menus)

@@ -128,17 +128,3 @@ async def test_record_in_a_group_is_answered_before_its_document_which_comes_onc
     assert h.alerts(bob)[-1] == t("uk", "tap.record_sent")
     await top.later(20)
     assert len(documents(h, top.group)) == 1
-
-
-@pytest.mark.telegram_complaints
-async def test_a_record_telegram_refuses_can_be_asked_for_again(harness: Harness) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = await playing(h, "durak", [ann, bob])
-    await top.play([ann, bob], random.Random(4))
-    h.server.inject("sendDocument", 400, "Bad Request: not enough rights to send documents")
-    answer = await top.tap_group(ann, Action.RECORD)
-    assert answer.text is None and documents(h, top.group) == []
-    assert not (await stored(h, top.group))["delivery"]["record_sent"], "the claim was given back"
-    answer = await top.tap_group(bob, Action.RECORD)
-    assert answer.text is None and len(documents(h, top.group)) == 1

@@ -8,14 +8,13 @@ that changed nothing) and that every tap got its answer.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 
 import pytest
 
 from bot.core.callbacks import Action
-from engine import cards, records
+from engine import cards
 from engine.games.durak.game import Durak
 from testing.chats import FakeUser
 from testing.clock import Clock
@@ -30,19 +29,6 @@ def seat_users(h: Harness, n: int, langs: tuple[str, ...] = ("en", "ru", "uk")) 
     return [h.user(NAMES[i], language_code=langs[i % len(langs)]) for i in range(n)]
 
 
-async def play_checked(
-    top: Tabletop, players: list[FakeUser], seed: int, watch: LeakWatch | None = None
-) -> int:
-    """Plays to the end, checking for leaks after every update. A series shares one
-    ``watch``: what was shown in an earlier game is judged against that game's state."""
-    watch = watch or LeakWatch(top)
-    checks = watch.checks
-    await watch.check()
-    moves = await top.play(players, random.Random(seed), after_each=watch.check)
-    assert watch.checks == checks + moves + 1
-    return moves
-
-
 @pytest.mark.parametrize(("n", "seed"), [(2, 1), (2, 7), (3, 3), (4, 11), (4, 12)])
 async def test_a_whole_game_from_newgame_to_result(harness: Harness, n: int, seed: int) -> None:
     h = harness
@@ -54,7 +40,7 @@ async def test_a_whole_game_from_newgame_to_result(harness: Harness, n: int, see
     # Each player got his hand privately; the group shows one table message.
     for user in players:
         assert [m for m in h.screen(user) if m.from_bot], f"{user.first_name} got no hand"
-    moves = await play_checked(top, players, seed)
+    moves = await top.play_watched(players, seed)
     assert moves > 0
     data = await stored(h, top.group)
     game = Durak.from_json(data["state"])
@@ -71,37 +57,12 @@ async def test_a_whole_game_from_newgame_to_result(harness: Harness, n: int, see
     assert len(tables) == 1 and tables[0].edits >= moves
 
 
-async def test_record_replays_to_the_final_result(harness: Harness) -> None:
-    h = harness
-    players = seat_users(h, 3)
-    top = await playing(h, "durak", players)
-    await top.play(players, random.Random(5))
-    answer = await top.tap_group(players[2], Action.RECORD)
-    assert answer.answered and answer.text is None
-    name, content = h.last_document(top.group)
-    assert name.endswith(".json")
-    record = json.loads(content)
-    replayed = records.replay(record)
-    data = await stored(h, top.group)
-    game = Durak.from_json(data["state"])
-    assert replayed["ok"] and replayed["finished"]
-    assert replayed["result"] == game.result()
-    assert replayed["summary"] == game.summary()
-    assert len(record["moves"]) == len(data["played"]["moves"])
-    assert record["players"] == [s["name"] for s in data["seats"]]
-    # Once a game: a second tap (anyone's) posts nothing more.
-    documents = len(h.server.calls_to("sendDocument"))
-    again = await top.tap_group(players[0], Action.RECORD)
-    assert again.show_alert and "above" in (again.text or "")
-    assert len(h.server.calls_to("sendDocument")) == documents
-
-
 async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: Harness) -> None:
     h = harness
     players = seat_users(h, 3)
     top = await playing(h, "durak", players)
     watch = LeakWatch(top)
-    await play_checked(top, players, seed=21, watch=watch)
+    await top.play_watched(players, 21, watch)
     first = await stored(h, top.group)
     fool = Durak.from_json(first["state"]).result()["fool"]  # type: ignore[index]
     old_message = top.table_message()
@@ -120,8 +81,7 @@ async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: H
     # The finished table keeps its text but loses its buttons; a new table message.
     assert old_message.buttons == [] and old_message.text
     assert top.table_message().message_id != old_message.message_id
-    await watch.check()
-    await play_checked(top, players, seed=22, watch=watch)
+    await top.play_watched(players, 22, watch)
     third = await stored(h, top.group)
     assert third["series"]["games"] == 2
     assert sum(third["series"]["score"].values()) == sum(
@@ -129,21 +89,6 @@ async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: H
         for d in (first, third)
         if Durak.from_json(d["state"]).result()["fool"] is not None  # type: ignore[index]
     )
-
-
-async def test_four_players_in_a_forum_topic(harness: Harness) -> None:
-    h = harness
-    players = seat_users(h, 4)
-    group = h.group(forum=True)
-    topic = h.topic(group, "Durak")
-    other = h.topic(group, "Chat")
-    top = Tabletop(h, group, topic)
-    await top.setup_game("durak", players)
-    await play_checked(top, players, seed=4)
-    assert top.finished()
-    # Everything the bot posted in the group went to the game's topic.
-    assert all(m.thread_id == topic for m in h.screen(group) if m.from_bot)
-    assert h.screen(group, other) == []
 
 
 async def test_the_private_hand_is_edited_in_place_and_rings_when_asked(

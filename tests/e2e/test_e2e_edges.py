@@ -102,18 +102,22 @@ async def test_two_tables_in_two_topics_of_one_forum(harness: Harness) -> None:
     a, b, c = (h.user(n) for n in ("Ann", "Bob", "Cid"))
     group = h.group(forum=True)
     tops = [Tabletop(h, group, h.topic(group, "One")), Tabletop(h, group, h.topic(group, "Two"))]
+    chat = h.topic(group, "Chat")
     await tops[0].setup_game("durak", [a, b])
     await tops[1].setup_game("durak", [c, a])  # Ann plays at both tables
     # Her two hand messages say which topic each belongs to.
     headers = sorted({m.text.splitlines()[0] for m in h.screen(a) if m.from_bot and m.text})
     assert len(headers) == 2 and "One" in headers[0] and "Two" in headers[1], headers
+    watches = [LeakWatch(top) for top in tops]  # each topic's table judged on its own
     await asyncio.gather(
-        tops[0].play([a, b], random.Random(1)), tops[1].play([c, a], random.Random(2))
+        tops[0].play([a, b], random.Random(1), after_each=watches[0].check),
+        tops[1].play([c, a], random.Random(2), after_each=watches[1].check),
     )
     for top in tops:
-        data = await stored(h, group, top.thread)
-        assert data["phase"] == "finished"
-        assert all(m.thread_id == top.thread for m in h.screen(group, top.thread) if m.from_bot)
+        assert (await stored(h, group, top.thread))["phase"] == "finished"
+    # Everything the bot posted in the group went to a game's topic, none to the others.
+    assert {m.thread_id for m in h.screen(group) if m.from_bot} == {t.thread for t in tops}
+    assert h.screen(group, chat) == []
 
 
 async def test_an_admin_may_end_someone_elses_game(harness: Harness) -> None:

@@ -28,11 +28,6 @@ def two(h: Harness, langs: tuple[str, str] = ("en", "uk")) -> list[FakeUser]:
     return [h.user("Ann", language_code=langs[0]), h.user("Bob", language_code=langs[1])]
 
 
-async def play_checked(top: Tabletop, players: list[FakeUser], seed: int, watch: LeakWatch) -> int:
-    await watch.check()
-    return await top.play(players, random.Random(seed), after_each=watch.check)
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_a_whole_game_from_newgame_to_result(harness: Harness, seed: int) -> None:
     h = harness
@@ -40,7 +35,7 @@ async def test_a_whole_game_from_newgame_to_result(harness: Harness, seed: int) 
     top = await playing(h, "football", players, group=h.group(creator=players[0]))
     # Both players set up at once, privately.
     assert all(top.prompt(u) is not None for u in players)
-    moves = await play_checked(top, players, seed, LeakWatch(top))
+    moves = await top.play_watched(players, seed)
     data = await stored(h, top.group)
     game = Football.from_json(data["state"])
     assert data["phase"] == "finished" and game.is_finished()
@@ -86,16 +81,20 @@ async def test_record_and_rematch_where_the_other_player_starts(harness: Harness
     top = await playing(h, "football", players)
     group = top.group
     watch = LeakWatch(top)
-    await play_checked(top, players, 8, watch)
+    await top.play_watched(players, 8, watch)
     first = await stored(h, group)
+    assert first["phase"] == "finished" and first["series"]["games"] == 1
     await top.tap_group(players[0], Action.RECORD)
-    _, content = h.last_document(group)
+    name, content = h.last_document(group)
+    assert name.startswith("belarusian-football-")  # the game's name in English
     record = json.loads(content)
     replayed = records.replay(record)
     game = Football.from_json(first["state"])
     assert replayed["ok"] and replayed["finished"]
     assert replayed["result"] == game.result()
     assert replayed["summary"] == game.summary()
+    goals = replayed["result"]["goals"]
+    assert f"{goals[0]}:{goals[1]}" in (top.table_message().text or "")  # as the group saw it
     # The docs/records.md §6 contract, as a user runs it on the downloaded document.
     cli = subprocess.run(
         [sys.executable, "-m", "engine", "replay", "-"],
@@ -113,8 +112,8 @@ async def test_record_and_rematch_where_the_other_player_starts(harness: Harness
         s["user_id"] for s in reversed(first["seats"])
     ]
     assert second["seats"][0]["user_id"] != first_a
-    await watch.check()
-    await play_checked(top, players, 9, watch)
+    assert second["series"] == first["series"]  # the score and the count carried over
+    await top.play_watched(players, 9, watch)
     third = await stored(h, group)
     assert third["series"]["games"] == 2 and third["phase"] == "finished"
 

@@ -19,7 +19,7 @@ from bot.core.services import services
 from bot.service.messages import cleanup
 from bot.service.messages.group_hand import TAP_FRESH
 from testing.chats import FakeGroup, FakeMessage, FakeUser
-from testing.computers import clock_of, lobby_with_computers, play_people, until
+from testing.computers import clock_of, lobby_with_computers, until
 from testing.fakegram import FakeTelegram
 from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import Harness, harness_on
@@ -211,8 +211,7 @@ async def test_a_hand_moves_between_group_and_private_chat_mid_game(
     assert "in the group now" in (h.last(ann).text or "") and h.last(ann).buttons == []
     assert "Your hand" in (h.hands(ann, top.group)[-1].text or "")
     assert await h.redis.get(place_key(ann.id)) == b"group"
-    await watch.check()
-    await top.play([ann, bob], rng, after_each=watch.check)
+    await top.play_watched([ann, bob], rng, watch)
 
 
 @pytest.mark.telegram_complaints  # his old message is gone: the edit of it is refused
@@ -265,23 +264,6 @@ async def test_his_choice_of_the_private_chat_is_kept_for_his_next_game(
     assert "Other night" in (h.last(ann).text or ""), "his seat's confirmation, privately"
 
 
-async def test_a_computer_seat_in_the_group(quick_group: Harness) -> None:
-    h = quick_group
-    ann, bob = strangers(h, 2)
-    group = h.group(creator=ann)
-    top = await lobby_with_computers(h, ann, group, "durak", 1)
-    await top.join(bob)
-    await top.start(ann)
-    await play_people(h, top, [ann, bob], random.Random(4))
-    data = await stored(h, group)
-    assert data["phase"] == "finished"
-    computer = next(s["user_id"] for s in data["seats"] if s["computer"])
-    assert all(receiver > 0 for _, receiver in h.server.ephemeral), "nothing to a computer"
-    assert h.hands(ann, group) and not h.server.ephemerals(group.id, computer)
-    no_private_messages(h, [ann, bob])
-    assert live_buttons(h, [ann, bob], group) == []
-
-
 async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(
     quick_group: Harness,
 ) -> None:
@@ -301,7 +283,6 @@ async def test_endgame_leaves_no_live_buttons(group_harness: Harness) -> None:
     await h.command(players[0], top.group, "/endgame")
     assert (await stored(h, top.group))["phase"] == "abandoned"
     assert live_buttons(h, players, top.group) == []
-    assert all(not m.buttons for u in players for m in h.hands(u, top.group))
 
 
 async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick_group: Harness) -> None:
@@ -371,23 +352,6 @@ async def test_the_lobby_says_once_what_an_administrator_bot_does(group_harness:
     assert not (await stored(h, group))["delivery"]["bot_admin"]
 
 
-@pytest.mark.parametrize("admin", [True, False])
-async def test_a_prompt_after_a_quiet_while_is_a_new_message_where_one_may_be(
-    group_harness: Harness, admin: bool
-) -> None:
-    """An administrator rings him with a new message and deletes the old one; without
-    being one, the bot may only answer his own taps: it edits his hand in place."""
-    h = group_harness
-    top, players, first, other = await two_started(h, admin=admin)
-    (before,) = h.hands(other, top.group)
-    await clock_of(h).advance(TAP_FRESH + 1)  # a quiet while; his Join is too old to answer
-    await move(h, top, first, random.Random(7))
-    assert await top.actor(players) is other
-    (now,) = h.hands(other, top.group)
-    assert top.prompt(other) is now
-    assert (now.message_id != before.message_id) is admin
-
-
 @pytest.mark.telegram_complaints  # flood control, on purpose
 async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his_hand(
     group_harness: Harness,
@@ -450,7 +414,7 @@ async def test_superseded_hands_keep_no_buttons_under_the_limits(limited: Harnes
     await h.command(players[0], top.group, "/endgame")
     await clock_of(h).advance(60)
     assert (await stored(h, top.group))["phase"] == "abandoned"
-    assert [b.text for u in players for m in h.hands(u, top.group) for b in m.buttons] == []
+    assert live_buttons(h, players, top.group) == []
 
 
 def is_play(button: Any) -> bool:
@@ -465,18 +429,25 @@ class _NoRemovalsYet:
         return [5.0 if priority is cleanup.REPLACED else 0.0 for _, priority in requests]
 
 
-async def test_a_new_prompt_whose_old_hand_may_not_go_yet_is_that_hand_edited(
-    group_harness: Harness,
+@pytest.mark.parametrize(
+    ("admin", "removals", "rings"),
+    [(True, True, True), (False, True, False), (True, False, False)],
+)
+async def test_a_prompt_after_a_quiet_while_is_a_new_message_where_one_may_be(
+    group_harness: Harness, admin: bool, removals: bool, rings: bool
 ) -> None:
-    """After a quiet while his prompt would ring as a new message, but the limits do not
-    let its old hand go in the same grant: his hand is edited in place instead, so that
-    he never sees two hands with move buttons."""
+    """An administrator rings him with a new message and deletes the old one; without
+    being one, the bot may only answer his own taps: it edits his hand in place. Where
+    the limits do not let the old hand go in the same grant (``removals`` False), his
+    hand is edited in place too, so that he never sees two hands with move buttons."""
     h = group_harness
-    top, players, first, other = await two_started(h, admin=True)
+    top, players, first, other = await two_started(h, admin=admin)
     (before,) = h.hands(other, top.group)
-    services(h.app).limiter = _NoRemovalsYet()  # type: ignore[assignment]
+    if not removals:
+        services(h.app).limiter = _NoRemovalsYet()  # type: ignore[assignment]
     await clock_of(h).advance(TAP_FRESH + 1)  # a quiet while; his Join is too old to answer
     await move(h, top, first, random.Random(7))
     assert await top.actor(players) is other
     (now,) = h.hands(other, top.group)
-    assert top.prompt(other) is now and now.message_id == before.message_id
+    assert top.prompt(other) is now
+    assert (now.message_id != before.message_id) is rings

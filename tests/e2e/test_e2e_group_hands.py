@@ -4,91 +4,73 @@ the bot an administrator of the group and without."""
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
 
 from bot.core.callbacks import Action, payload
+from engine.games.durak.game import Durak
 from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import AppFactory, Harness
-from testing.tabletop import LeakWatch, Tabletop, is_action, opened, playing, stored
-
-
-async def group_with(h: Harness, players: list[FakeUser], admin: bool) -> FakeGroup:
-    group = h.group(creator=players[0])
-    group.bot_is_admin = admin
-    return group
-
-
-async def play_watched(top: Tabletop, players: list[FakeUser], seed: int) -> int:
-    watch = LeakWatch(top)
-    await watch.check()
-    moves = await top.play(players, random.Random(seed), after_each=watch.check)
-    assert watch.checks == moves + 1
-    return moves
+from testing.tabletop import Tabletop, is_action, opened, playing, stored
 
 
 async def durak_started(
-    h: Harness, players: list[FakeUser], group: FakeGroup, option: str
+    h: Harness, players: list[FakeUser], group: FakeGroup, options: str
 ) -> Tabletop:
     """A durak lobby everyone joins (each seated at once, his confirmation in the group
-    to him alone), one option changed in the settings, then started."""
+    to him alone), ``options`` (their codes) changed in the settings, then started."""
     top = await opened(h, players[0], "durak", group)
     for user in players[1:]:
         answer = await top.join(user)
         assert answer.text is None  # seated at once, no private chat needed
         (hand,) = h.hands(user, group)  # the answer to his Join, to him alone
         assert group.title in (hand.text or "")
-    await top.configure(players[0], [option])
+    await top.configure(players[0], list(options))
     await top.start(players[0])
     return top
 
 
 @pytest.mark.parametrize("admin", [True, False])
-async def test_durak_with_the_dummy_for_three_who_never_opened_a_private_chat(
-    group_harness: Harness, admin: bool
+@pytest.mark.parametrize(
+    ("game", "n", "options", "settings", "seed"),
+    [
+        ("durak", 3, "pf", {"dummy_plays": True, "first_move": "from_under"}, 5),
+        ("durak", 6, "d", {"deck_size": 52}, 8),  # six, the 52 cards
+        ("football", 2, "", {}, 3),  # its set-up in the group
+    ],
+)
+async def test_a_whole_game_for_people_who_never_opened_a_private_chat(
+    group_harness: Harness,
+    admin: bool,
+    game: str,
+    n: int,
+    options: str,
+    settings: dict[str, object],
+    seed: int,
 ) -> None:
     h = group_harness
-    players = strangers(h, 3)
-    group = await group_with(h, players, admin)
-    top = await durak_started(h, players, group, "p")  # the dummy plays
-    data = await stored(h, group)
-    assert data["phase"] == "playing" and data["lobby"]["settings"]["dummy_plays"]
+    players = strangers(h, n)
+    group = h.group(creator=players[0])
+    group.bot_is_admin = admin
+    if game == "football":
+        top = await playing(h, game, players, group=group)
+        for user in players:  # the set-up picks are on his hand in the group
+            assert any(is_action(Action.SETUP)(b) for m in h.hands(user, group) for b in m.buttons)
+    else:
+        top = await durak_started(h, players, group, options)
+        data = await stored(h, group)
+        assert data["phase"] == "playing"
+        assert {k: data["lobby"]["settings"][k] for k in settings} == settings
+        assert Durak.from_json(data["state"]).header()["options"].items() >= settings.items()
     for user in players:
         assert h.hands(user, group), f"{user.first_name} has no hand in the group"
-    moves = await play_watched(top, players, seed=5)
+    moves = await top.play_watched(players, seed)
     assert moves > 10 and top.finished()
-    no_private_messages(h, players)
-    assert live_buttons(h, players, group) == []
-    assert [c for c in h.server.calls if c.error] == []
-
-
-@pytest.mark.parametrize("admin", [True, False])
-async def test_six_play_with_the_52_card_deck_in_the_group(
-    group_harness: Harness, admin: bool
-) -> None:
-    h = group_harness
-    players = strangers(h, 6)
-    group = await group_with(h, players, admin)
-    top = await durak_started(h, players, group, "d")  # the 52 cards
-    assert (await stored(h, group))["lobby"]["settings"]["deck_size"] == 52
-    await play_watched(top, players, seed=8)
-    no_private_messages(h, players)
-    assert live_buttons(h, players, group) == []
-
-
-@pytest.mark.parametrize("admin", [True, False])
-async def test_football_with_its_set_up_in_the_group(group_harness: Harness, admin: bool) -> None:
-    h = group_harness
-    players = strangers(h, 2)
-    group = await group_with(h, players, admin)
-    top = await playing(h, "football", players, group=group)
-    for user in players:  # the set-up picks are on his hand in the group
-        assert any(is_action(Action.SETUP)(b) for m in h.hands(user, group) for b in m.buttons)
-    await play_watched(top, players, seed=3)
+    if settings.get("dummy_plays"):  # the controller acted for the dummy
+        assert any(m.get("dummy") for m in (await stored(h, group))["played"]["moves"])
     no_private_messages(h, players)
     assert live_buttons(h, players, group) == []
 
@@ -103,7 +85,8 @@ async def test_the_mini_app_opens_from_a_hand_in_the_group(
     h.apps.append(await make_app(fake_redis, hands="group", webapp_url=page, webapp_name="table"))
     h.redis = fake_redis
     players = strangers(h, 2)
-    group = await group_with(h, players, admin=True)
+    group = h.group(creator=players[0])
+    group.bot_is_admin = True
     await playing(h, "durak", players, group=group)
     data = await stored(h, group)
     param = payload(group.id, None, data["game_id"])

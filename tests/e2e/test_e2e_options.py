@@ -6,56 +6,11 @@ import random
 import re
 
 from bot.core.callbacks import Action
-from engine.games.durak.game import Durak
 from engine.games.football.game import Football
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, action_of, opened, playing, stored
+from testing.tabletop import Tabletop, action_of, opened, playing, stored
 
 CYRILLIC = re.compile(r"[А-Яа-яІіЇїЄєҐґ]")
-
-
-async def test_a_full_36_card_durak_lobby_offers_the_52_card_deck(harness: Harness) -> None:
-    h = harness
-    players = [h.user(f"P{i}") for i in range(5)]
-    top = await opened(h, players[0], "durak")
-    for user in players[1:]:
-        await top.join(user)
-    before = await stored(h, top.group)
-    refused = await top.start(players[0])
-    assert refused.show_alert and refused.text
-    assert (await stored(h, top.group))["phase"] == "lobby"
-    assert (await stored(h, top.group))["seats"] == before["seats"]
-    await top.tap_group(players[0], Action.OPTION, "d52")  # "Use the 52-card deck"
-    assert (await stored(h, top.group))["lobby"]["settings"]["deck_size"] == 52
-    await top.start(players[0])
-    data = await stored(h, top.group)
-    game = Durak.from_json(data["state"])
-    assert game.options.deck_size == 52 and len(game.players) == 5
-    watch = LeakWatch(top)
-    await watch.check()
-    await top.play(players, random.Random(5), after_each=watch.check)
-
-
-async def test_durak_with_the_dummy_playing(harness: Harness) -> None:
-    h = harness
-    players = [h.user(name) for name in ("Ann", "Bob", "Cid")]
-    top = await opened(h, players[0], "durak")
-    for user in players[1:]:
-        await top.join(user)
-    await top.tap_group(players[0], Action.SETTINGS)
-    await top.tap_group(players[0], Action.OPTION, "p")
-    await top.tap_group(players[0], Action.OPTION, "f")
-    await top.tap_group(players[0], Action.SETTINGS)
-    settings = (await stored(h, top.group))["lobby"]["settings"]
-    assert settings["dummy_plays"] is True and settings["first_move"] == "from_under"
-    await top.start(players[0])
-    game = Durak.from_json((await stored(h, top.group))["state"])
-    assert game.header()["options"]["dummy_plays"] is True
-    watch = LeakWatch(top)
-    await watch.check()
-    await top.play(players, random.Random(8), after_each=watch.check)
-    moves = (await stored(h, top.group))["played"]["moves"]
-    assert any(m.get("dummy") for m in moves), "the controller acted for the dummy"
 
 
 async def test_football_with_two_52_card_decks(harness: Harness) -> None:
@@ -64,9 +19,7 @@ async def test_football_with_two_52_card_decks(harness: Harness) -> None:
     top = await playing(h, "football", [ann, bob], ("d", "n"))
     game = Football.from_json((await stored(h, top.group))["state"])
     assert game.header()["options"] == {"decks": 2, "deck_size": 52}
-    watch = LeakWatch(top)
-    await watch.check()
-    await top.play([ann, bob], random.Random(3), after_each=watch.check)
+    await top.play_watched([ann, bob], 3)
 
 
 async def test_each_player_reads_his_own_language(harness: Harness) -> None:

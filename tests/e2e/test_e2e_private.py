@@ -11,6 +11,7 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.i18n import t
 from engine import records
+from engine.games.durak.game import Durak
 from testing.chats import BOT_USERNAME
 from testing.harness import Harness
 from testing.tabletop import LeakWatch, Tabletop, opened, playing, stored, table_key
@@ -39,9 +40,7 @@ async def test_a_user_who_never_opened_the_bot_joins_by_the_deep_link(harness: H
     assert [s["user_id"] for s in data["seats"]] == [ann.id, bob.id]
     assert [m for m in h.screen(bob) if m.from_bot], "he got his private confirmation"
     await top.start(ann)
-    watch = LeakWatch(top)
-    await watch.check()
-    await top.play([ann, bob], random.Random(1), after_each=watch.check)
+    await top.play_watched([ann, bob], 1)
 
 
 async def test_the_creator_without_a_private_chat_gets_the_link_too(harness: Harness) -> None:
@@ -125,8 +124,7 @@ async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
     data = await stored(h, top.group)
     assert all(s["reach"]["dm_ok"] for s in data["seats"])
     assert not [b for b in top.table_message().buttons if b.url]
-    await watch.check()
-    await top.play([ann, bob], random.Random(7), after_each=watch.check)
+    await top.play_watched([ann, bob], 7, watch)
 
 
 @pytest.mark.telegram_complaints
@@ -189,30 +187,6 @@ async def test_endgame_by_the_creator_stops_the_game_for_everyone(harness: Harne
     assert (await stored(h, top.group))["phase"] == "pick"
 
 
-async def test_newgame_while_a_game_runs_points_at_it(harness: Harness) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = await playing(h, "durak", [ann, bob])
-    before = await stored(h, top.group)
-    await h.command(bob, top.group, "/newgame")
-    assert await stored(h, top.group) == before
-    assert h.last(top.group).text  # a reply saying a game is running
-
-
-async def test_help_rules_and_group_only_commands(harness: Harness) -> None:
-    h = harness
-    ann = h.user("Ann", language_code="uk")
-    await h.private(ann, "/help")
-    await h.private(ann, "/rules")
-    await h.private(ann, "/newgame")
-    texts = [m.text for m in h.screen(ann) if m.from_bot]
-    assert len(texts) >= 3 and all(texts)
-    assert h.server.commands, "the command menu was set at start-up"
-    group = h.group()
-    await h.command(ann, group, "/rules durak")
-    assert h.last(group).text
-
-
 async def test_help_in_a_group_does_not_call_the_group_a_private_chat(harness: Harness) -> None:
     h = harness
     group = h.group()
@@ -245,14 +219,21 @@ async def test_record_answers_with_the_game_that_ended_here_until_the_next_start
     await top.play([ann, bob], random.Random(4))
     data = await stored(h, top.group)
     asked = await h.command(bob, top.group, "/record", mention=True)
-    record = json.loads(h.last_document(top.group)[1])
-    assert record["moves"] == data["played"]["moves"] and records.replay(record)["finished"]
+    name, content = h.last_document(top.group)
+    record, replayed = json.loads(content), records.replay(json.loads(content))
+    assert name.endswith(".json") and replayed["ok"] and replayed["finished"]
+    game = Durak.from_json(data["state"])
+    assert (replayed["result"], replayed["summary"]) == (game.result(), game.summary())
+    assert record["moves"] == data["played"]["moves"]
+    assert record["players"] == [s["name"] for s in data["seats"]]
     reply = h.server.calls_to("sendDocument")[-1].params["reply_parameters"]
     assert reply["message_id"] == asked.message_id
-    # The button still posts it once a game; the command answers every time it is asked.
-    await top.tap_group(ann, Action.RECORD)
-    await top.tap_group(bob, Action.RECORD)
-    assert h.alerts(bob)[-1] == t("uk", "tap.record_sent")
+    # The button still posts it once a game (a second tap, anyone's, posts nothing more);
+    # the command answers every time it is asked.
+    answer = await top.tap_group(ann, Action.RECORD)
+    assert answer.answered and answer.text is None
+    again = await top.tap_group(bob, Action.RECORD)
+    assert again.show_alert and again.text == t("uk", "tap.record_sent")
     await h.command(ann, top.group, "/record")
     assert documents() == 3
     # Play again starts the next game: the finished one's record goes with it.

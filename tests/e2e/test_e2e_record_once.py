@@ -45,7 +45,7 @@ async def test_a_table_the_old_code_finished_and_posted_posts_no_second_record(
     data["delivery"]["record_sent"] = True
     data.pop("record_asked", None)  # a field the old code did not have
     await h.redis.hset(key, "d", json.dumps(data))
-    delivery.start(h.app, key, None)
+    delivery.start(services(h.app), key)
     await top.later(20)
     assert documents(h, top) == []
     await top.tap_group(ann, Action.RECORD)
@@ -85,12 +85,13 @@ async def test_a_refused_record_is_said_once_on_the_result(harness: Harness) -> 
     h = harness
     top, (ann, bob) = await finished_game(h)
     h.server.inject("sendDocument", 400, "Bad Request: not enough rights to send documents")
-    await top.tap_group(ann, Action.RECORD)
+    answer = await top.tap_group(ann, Action.RECORD)
     await settle(h.app)
     notice = plain(ann.language_code or "en", "record.refused")
-    assert documents(h, top) == []
+    assert answer.text is None and documents(h, top) == []
+    assert not (await stored(h, top.group))["delivery"]["record_sent"], "the claim was given back"
     assert notice in (top.table_message().text or "")
-    await top.tap_group(bob, Action.RECORD)  # asked again: the notice goes, the record comes
+    answer = await top.tap_group(bob, Action.RECORD)  # asked again: the notice goes, the record
     await settle(h.app)
-    assert len(documents(h, top)) == 1
+    assert answer.text is None and len(documents(h, top)) == 1
     assert notice not in (top.table_message().text or "")

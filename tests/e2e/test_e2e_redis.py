@@ -19,7 +19,7 @@ from bot.app import DUE_POLL
 from bot.core.callbacks import Action, decode
 from bot.core.services import services
 from bot.core.store import LEASE_MS
-from bot.service.delivery import publish
+from bot.service.delivery import start
 from engine import cards, records
 from engine.base import Game
 from engine.games.durak.game import Durak
@@ -237,7 +237,7 @@ async def test_play_again_while_another_process_delivers_gets_a_new_group_messag
     held = await services(second).store.claim(table_key(top.group))
     assert held is not None
     assert (await top.tap_group(players[0], Action.AGAIN)).text is None
-    publish(second, held)  # it goes on to the newest version
+    start(services(second), table_key(top.group), held)  # it goes on to the newest version
     await settle(second)
     posted = [m for m in h.screen(top.group) if m.from_bot]
     assert posted[-1] is not result, "the new game has a message of its own"

@@ -73,10 +73,12 @@ async def test_a_second_tap_on_a_superseded_button_makes_no_move(harness: Harnes
         assert data is not None
         before = await stored(h, top.group)
         first = await h.tap_data(user, user.id, prompt.message_id, data)
-        assert first.text is None
+        assert first.answered and first.text is None
+        once = await stored(h, top.group)
         second = await h.tap_data(user, user.id, prompt.message_id, data)
         after = await stored(h, top.group)
         assert len(after["played"]["moves"]) == len(before["played"]["moves"]) + 1, (
             f"a double tap on {decode(data).arg} moved the ball twice"
         )
-        assert second.show_alert and second.text
+        assert after == once, "the second tap changed the table"
+        assert second.answered and second.show_alert and second.text

@@ -15,7 +15,7 @@ from bot.core.callbacks import Action
 from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
-from testing.tabletop import Tabletop, action_of, opened, playing, stored
+from testing.tabletop import Tabletop, action_of, opened, stored
 
 
 async def test_a_player_who_does_not_act_has_his_move_made_for_him(
@@ -40,11 +40,25 @@ def timers(top: Tabletop, user: FakeUser) -> list[str]:
     return [line for text in texts for line in text.splitlines() if line.startswith("⏱")]
 
 
-@pytest.mark.parametrize("game", ["durak", "football"])
-async def test_the_prompt_shows_the_turn_time(harness: Harness, game: str) -> None:
+@pytest.mark.parametrize(
+    ("game", "taps", "shown"),
+    [
+        ("durak", [], ["⏱ 60 s per move"]),
+        ("football", [], ["⏱ 60 s per move"]),
+        ("durak", ["t"] * 3, []),  # 60 s → 120 s → 300 s → unlimited: not shown
+    ],
+)
+async def test_the_prompt_shows_the_turn_time(
+    harness: Harness, game: str, taps: list[str], shown: list[str]
+) -> None:
     h = harness
     players = [h.user("Ann"), h.user("Bob")]
-    top = await playing(h, game, players)
+    top = await opened(h, players[0], game)
+    await top.join(players[1])
+    if taps:
+        await top.configure(players[0], taps)
+        assert (await stored(h, top.group))["lobby"]["settings"]["turn_time"] == 0
+    await top.start(players[0])
     rng = random.Random(2)
     prompts = 0
     for _ in range(30):
@@ -53,27 +67,9 @@ async def test_the_prompt_shows_the_turn_time(harness: Harness, game: str) -> No
         for user in players:
             prompt = top.prompt(user)
             if prompt is not None and any(action_of(b) is Action.MOVE for b in prompt.buttons):
-                assert timers(top, user) == ["⏱ 60 s per move"], prompt.text
+                assert timers(top, user) == shown, prompt.text
                 prompts += 1
             elif prompt is None:
                 assert timers(top, user) == [], "only a player asked to act is timed"
         await top.step(players, rng)
     assert prompts >= 10
-
-
-async def test_an_unlimited_turn_time_is_not_shown(harness: Harness) -> None:
-    h = harness
-    players = [h.user("Ann"), h.user("Bob")]
-    top = await opened(h, players[0], "durak")
-    await top.join(players[1])
-    await top.tap_group(players[0], Action.SETTINGS)
-    for _ in range(3):  # 60 s → 120 s → 300 s → unlimited
-        await top.tap_group(players[0], Action.OPTION, "t")
-    await top.tap_group(players[0], Action.SETTINGS)
-    assert (await stored(h, top.group))["lobby"]["settings"]["turn_time"] == 0
-    await top.start(players[0])
-    rng = random.Random(2)
-    for _ in range(10):
-        assert any(top.prompt(u) for u in players)
-        assert [timers(top, u) for u in players] == [[], []]
-        await top.step(players, rng)

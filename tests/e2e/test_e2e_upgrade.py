@@ -15,7 +15,7 @@ from bot.core.services import services
 from bot.core.store import MOVED
 from testing.chats import FakeUser
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, opened, playing, stored, table_key
+from testing.tabletop import Tabletop, opened, playing, stored, table_key
 
 
 async def game_in_a_basic_group(h: Harness, moves: int) -> tuple[Tabletop, list[FakeUser]]:
@@ -59,8 +59,7 @@ async def test_the_game_follows_its_group_into_the_supergroup(
         for button in hand.buttons:
             if button.callback_data:
                 assert decode(button.callback_data).chat_id == top.group.id
-    watch = LeakWatch(top)
-    await top.play(players, random.Random(5), after_each=watch.check)
+    await top.play_watched(players, 5)
     assert not await h.redis.exists(f"ct:table:{old.id}:0"), "nothing left at the old key"
 
 

@@ -13,16 +13,11 @@ from bot.core.callbacks import Action
 from engine.games.durak.game import Durak
 from testing.chats import FakeGroup, FakeUser
 from testing.computers import lobby_with_computers, play_people
+from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import Harness
 from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, opened, stored
 
-NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")
 TRANSFER = "↪️ "  # a transfer button's label starts so (durak.btn.transfer)
-
-
-def strangers(h: Harness, n: int) -> list[FakeUser]:
-    """People who never opened a private chat with the bot: their hands are in the group."""
-    return [h.user(NAMES[i], started=False) for i in range(n)]
 
 
 async def variant_lobby(h: Harness, players: list[FakeUser], taps: list[str]) -> Tabletop:
@@ -85,7 +80,7 @@ async def test_perevodnoy_played_to_the_end_with_hands_in_the_group(
     group_harness: Harness, n: int, seed: int
 ) -> None:
     h = group_harness
-    players = strangers(h, n)
+    players = strangers(h, n, ("en",))
     top = await variant_lobby(h, players, ["m", "x"])  # no dummy, transfers
     assert lobby_title(top).startswith("🃏 Perevodnoy durak · 36 cards")
     await top.start(players[0])
@@ -108,7 +103,7 @@ async def test_perevodnoy_played_to_the_end_with_hands_in_the_group(
 
 async def test_a_transfer_is_narrated_and_passes_the_attack_on(group_harness: Harness) -> None:
     h = group_harness
-    players = strangers(h, 3)
+    players = strangers(h, 3, ("en",))
     top = await variant_lobby(h, players, ["m", "x"])
     await top.start(players[0])
     rng = random.Random(9)
@@ -146,7 +141,7 @@ async def test_the_whole_deck_dealt_shows_the_trump_in_the_dealers_hand(
     group_harness: Harness, taps: list[str], n: int, title: str
 ) -> None:
     h = group_harness
-    players = strangers(h, n)
+    players = strangers(h, n, ("en",))
     top = await variant_lobby(h, players, taps)
     assert lobby_title(top).startswith(title)
     await top.start(players[0])
@@ -165,7 +160,8 @@ async def test_the_whole_deck_dealt_shows_the_trump_in_the_dealers_hand(
     assert (await game_of(top)).is_finished()
 
 
-VARIANTS = {  # the seed's game with a computer seat: tests/e2e/test_e2e_computer.py
+VARIANTS = {
+    "the seed's game": [],
     "podkidnoy": ["m"],
     "perevodnoy": ["m", "x"],
     "perevodnoy, neighbours, five": ["m", "x", "n", "5"],
@@ -176,7 +172,7 @@ VARIANTS = {  # the seed's game with a computer seat: tests/e2e/test_e2e_compute
 @pytest.mark.parametrize("variant", list(VARIANTS))
 async def test_a_computer_seat_plays_every_variant(quick_group: Harness, variant: str) -> None:
     h = quick_group
-    ann, bob = strangers(h, 2)
+    ann, bob = strangers(h, 2, ("en",))
     group: FakeGroup = h.group(creator=ann)
     top = await lobby_with_computers(h, ann, group, "durak", 1)
     assert (await top.join(bob)).text is None
@@ -187,3 +183,8 @@ async def test_a_computer_seat_plays_every_variant(quick_group: Harness, variant
     taps = await play_people(h, top, [ann, bob], random.Random(len(variant)))
     data = await stored(h, group)
     assert data["phase"] == "finished" and len(data["played"]["moves"]) > taps
+    computer = next(s["user_id"] for s in data["seats"] if s["computer"])
+    assert all(receiver > 0 for _, receiver in h.server.ephemeral), "nothing to a computer"
+    assert h.hands(ann, group) and not h.server.ephemerals(group.id, computer)
+    no_private_messages(h, [ann, bob])
+    assert live_buttons(h, [ann, bob], group) == []

@@ -17,29 +17,20 @@ from telegram import (
 from telegram.error import InvalidToken, RetryAfter
 
 from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
+from testing.clock import ManualClock
 from testing.errors import ApiError
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.flood import FloodLimits
 
 
-class Clock:
-    """Monotonic seconds that move only when the test says so."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def telegram(clock: Clock) -> FakeTelegram:
+def telegram(clock: ManualClock) -> FakeTelegram:
     server = FakeTelegram(limits=FloodLimits(clock=clock))
     for i in range(40):
         server.add_user(FakeUser(id=100 + i, first_name=f"U{i}"))
@@ -60,7 +51,7 @@ def retry_after(telegram: FakeTelegram, chat_id: int) -> int:
 
 
 def test_a_private_chat_takes_a_burst_of_three_then_one_a_second(
-    telegram: FakeTelegram, clock: Clock
+    telegram: FakeTelegram, clock: ManualClock
 ) -> None:
     for _ in range(3):
         send(telegram, 100)
@@ -73,7 +64,7 @@ def test_a_private_chat_takes_a_burst_of_three_then_one_a_second(
     assert retry_after(telegram, 100) == 1
 
 
-def test_a_refused_call_takes_nothing(telegram: FakeTelegram, clock: Clock) -> None:
+def test_a_refused_call_takes_nothing(telegram: FakeTelegram, clock: ManualClock) -> None:
     for _ in range(3):
         send(telegram, 100)
     for _ in range(5):
@@ -82,7 +73,9 @@ def test_a_refused_call_takes_nothing(telegram: FakeTelegram, clock: Clock) -> N
     send(telegram, 100)  # the refusals did not push the next token further away
 
 
-def test_a_group_gets_twenty_a_minute_after_its_burst(telegram: FakeTelegram, clock: Clock) -> None:
+def test_a_group_gets_twenty_a_minute_after_its_burst(
+    telegram: FakeTelegram, clock: ManualClock
+) -> None:
     for _ in range(3):
         send(telegram, -1001)
     assert retry_after(telegram, -1001) == 3
@@ -96,7 +89,7 @@ def test_a_group_gets_twenty_a_minute_after_its_burst(telegram: FakeTelegram, cl
     assert refused.value.code == 429, "edits count like messages"
 
 
-def test_the_whole_bot_gets_thirty_a_second(telegram: FakeTelegram, clock: Clock) -> None:
+def test_the_whole_bot_gets_thirty_a_second(telegram: FakeTelegram, clock: ManualClock) -> None:
     for i in range(30):
         send(telegram, 100 + i)
     assert retry_after(telegram, 130) == 1
@@ -104,7 +97,9 @@ def test_the_whole_bot_gets_thirty_a_second(telegram: FakeTelegram, clock: Clock
     send(telegram, 130)
 
 
-def test_what_is_not_a_chat_message_is_never_limited(telegram: FakeTelegram, clock: Clock) -> None:
+def test_what_is_not_a_chat_message_is_never_limited(
+    telegram: FakeTelegram, clock: ManualClock
+) -> None:
     for i in range(30):
         send(telegram, 100 + i)
     for _ in range(50):
@@ -124,7 +119,7 @@ def ephemeral(receiver: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("world", ["group", "receiver"])
 def test_hands_in_a_group_count_against_the_group_or_each_receiver_as_the_switch_says(
-    clock: Clock, world: Literal["group", "receiver"]
+    clock: ManualClock, world: Literal["group", "receiver"]
 ) -> None:
     """Telegram publishes no limit for ephemeral messages: the fake plays either world."""
     telegram = FakeTelegram(limits=FloodLimits(clock=clock, ephemeral=world))

@@ -403,24 +403,6 @@ def test_every_illegal_move_code_has_a_text() -> None:
     assert sorted(codes - set(registry.ILLEGAL)) == []
 
 
-@pytest.mark.parametrize("game", ["football", "durak"])
-def test_every_event_the_engine_emits_has_a_text(game: str) -> None:
-    rng = random.Random(3)
-    seen: set[str] = set()
-    for n in range(30):
-        g = (
-            Football.new(None, ["a", "b"], seed=n)
-            if game == "football"
-            else Durak.new(VARIANTS[n % len(VARIANTS)], ["a", "b", "c"][: 2 + n % 2], 0, seed=n)
-        )
-        while not g.is_finished():
-            for event in g.apply(rng.choice(list(g.legal_moves()))):
-                reason = event.data.get("reason")
-                seen.add(f"{event.kind}.{reason}" if isinstance(reason, str) else event.kind)
-    assert len(seen) > 8
-    assert sorted(seen - set(registry.GAMES[game].events)) == []
-
-
 def test_every_event_of_the_table_itself_has_a_text() -> None:
     """The events the bot adds to a table (a timeout, a player away or back)."""
     kinds = set()
