@@ -15,7 +15,9 @@ deliveries the taps set off run alongside), taps a second, and per tap the Redis
 commands the primary ran and the WAITs among them (``INFO commandstats``). Then one
 write after another, alone and with its WAIT, as bot.core.replicas sends them.
 
-    .venv/bin/python bench/wait.py [--games 3] [--json]
+    .venv/bin/python bench/wait.py [--games 3] [--cluster redis://host:port] [--json]
+
+``--cluster``: also one write after another on that cluster, without WAIT and with it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import redis
+from redis.asyncio.cluster import RedisCluster
 
 from bot.app import build_application
 from bot.core import health
@@ -114,8 +117,13 @@ async def _game(url: str, port: int, seed: int, overrides: dict[str, Any], tally
 
 async def _writes(url: str, least: int | None, count: int) -> dict[str, float]:
     """One write after another (an INCR, through Replicas.write as the bot's writes go):
-    its round trip, with its WAIT when there is one."""
-    client = health.client(url)
+    its round trip, with its WAIT when there is one. ``url`` with ``cluster+``: a node of
+    a Redis Cluster (the write and its WAIT go to the key's node)."""
+    client: Any
+    if url.startswith("cluster+"):
+        client = RedisCluster.from_url(url.removeprefix("cluster+"))
+    else:
+        client = health.client(url)
     replicas = Replicas(client, least)
     times: list[float] = []
 
@@ -145,6 +153,14 @@ def _servers() -> Iterator[tuple[redis_servers.Server, redis_servers.Pair]]:
         yield alone, pair
 
 
+async def on_cluster(url: str) -> dict[str, dict[str, float]]:
+    """One write after another on a cluster, without WAIT and with it."""
+    return {
+        "cluster, no WAIT": await _writes(f"cluster+{url}", 0, 2000),
+        "cluster, WAIT": await _writes(f"cluster+{url}", None, 2000),
+    }
+
+
 async def run(games: int) -> dict[str, dict[str, float]]:
     """The set-ups take turns, a game each, so that the machine's other work falls on all
     of them alike."""
@@ -171,12 +187,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cluster", help="also writes on this node of a cluster (redis://...)")
     args = parser.parse_args()
     if (why := redis_servers.available()) is not None:
         print(f"skipped: {why}")
         return
     started = time.perf_counter()
     result = asyncio.run(run(args.games))
+    if args.cluster:
+        result |= asyncio.run(on_cluster(args.cluster))
     if args.json:
         print(json.dumps(result, indent=1))
         return
@@ -192,6 +211,9 @@ def main() -> None:
     for name in SETUPS:
         f = result[name]
         print(f"  {name:17} p50 {f['write_p50_ms']:6.3f} ms  p90 {f['write_p90_ms']:6.3f} ms")
+    for name in ("cluster, no WAIT", "cluster, WAIT") if args.cluster else ():
+        f = result[name]
+        print(f"  {name:17} p50 {f['p50_ms']:6.3f} ms  p90 {f['p90_ms']:6.3f} ms")
     print(f"({time.perf_counter() - started:.0f} s)")
 
 
