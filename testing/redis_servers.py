@@ -219,3 +219,65 @@ def alone(directory: Path) -> Iterator[Server]:
         yield server
     finally:
         server.kill()
+
+
+@dataclass
+class Cluster:
+    """A Redis Cluster of three primaries with a replica each (``redis-cli --cluster
+    create``); the replica of each primary found by :meth:`replica_of`."""
+
+    servers: list[Server]
+
+    @property
+    def url(self) -> str:
+        return self.servers[0].url
+
+    def start(self) -> None:
+        for server in self.servers:
+            server.args += ["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"]
+            server.args += ["--cluster-config-file", "nodes.conf"]
+            server.args += ["--repl-diskless-sync-delay", "0"]
+            server.start()
+        nodes = [f"127.0.0.1:{server.port}" for server in self.servers]
+        create = ["redis-cli", "--cluster", "create", *nodes, "--cluster-replicas", "1"]
+        subprocess.run(
+            [*create, "--cluster-yes"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            timeout=START_WAIT * 3,
+        )
+        deadline = time.monotonic() + START_WAIT * 3
+        for server in self.servers:  # every node sees the whole cluster, every replica in sync
+            with contextlib.closing(server.client()) as client:
+                while client.cluster("info").get("cluster_state") != "ok" or (
+                    client.info("replication")["role"] == "slave"
+                    and client.info("replication")["master_link_status"] != "up"
+                ):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the cluster did not come up")
+                    time.sleep(0.05)
+
+    def replica_of(self, port: int) -> Server:
+        with contextlib.closing(redis.Redis(port=port, socket_timeout=5)) as primary:
+            replica = primary.info("replication")["slave0"]["port"]
+        return next(server for server in self.servers if server.port == int(replica))
+
+    def kill(self) -> None:
+        for server in self.servers:
+            server.kill()
+
+
+@contextlib.contextmanager
+def cluster(directory: Path) -> Iterator[Cluster]:
+    """A running :class:`Cluster` in ``directory``, killed at the end."""
+    if shutil.which("redis-cli") is None:
+        raise RuntimeError("no redis-cli to create a cluster with")
+    ports: list[int] = []
+    for _ in range(6):
+        ports.append(free_port(frozenset(ports)))
+    servers = Cluster([Server(directory / f"node{port}", port) for port in ports])
+    try:
+        servers.start()
+        yield servers
+    finally:
+        servers.kill()

@@ -83,8 +83,10 @@ class Replicas:
     _short: bool = False  # the last write waited for was unconfirmed (logged once)
     _untold: bool = False  # INFO was refused (logged once)
 
-    def _node(self, key: str) -> ClusterNode | None:
+    async def _node(self, key: str) -> ClusterNode | None:
+        """The primary that holds ``key`` on a cluster (None: one server)."""
         if isinstance(self.redis, RedisCluster):
+            await self.redis.initialize()  # the slots are known once it is (a no-op then)
             return self.redis.get_node_from_key(key)
         return None
 
@@ -92,7 +94,7 @@ class Replicas:
         """How many replicas must confirm a write of ``key``."""
         if self.least is not None:
             return self.least
-        node = self._node(key)
+        node = await self._node(key)
         name = node.name if node is not None else ""
         known = self._nodes.get(name)
         if known is None or self.clock() - known.read_at > REFRESH:
@@ -146,7 +148,7 @@ class Replicas:
         result, acked = await self._with_wait(key, needed, queue)
         if acked < needed:
             # Short: perhaps the node was promoted and has no replica yet (it waits for none).
-            self._nodes.pop(self._name(key), None)
+            self._nodes.pop(await self._name(key), None)
             needed = await self.needed(key)
         if acked >= needed:
             if self._short:
@@ -159,14 +161,14 @@ class Replicas:
             log.warning("%s: taps are told so, nothing of them is shown meanwhile", unconfirmed)
         raise unconfirmed
 
-    def _name(self, key: str) -> str:
-        node = self._node(key)
+    async def _name(self, key: str) -> str:
+        node = await self._node(key)
         return node.name if node is not None else ""
 
     async def _with_wait(self, key: str, needed: int, queue: Queue) -> tuple[Any, int]:
         async with self.redis.pipeline(transaction=False) as pipe:
             queue(pipe)
-            node = self._node(key)
+            node = await self._node(key)
             if node is not None:  # on a cluster, WAIT has no key: named by its node
                 pipe.execute_command("WAIT", needed, self.wait_ms, target_nodes=node)
             else:
@@ -176,6 +178,10 @@ class Replicas:
             raise result
         if isinstance(acked, Exception):
             raise acked
+        if node is not None and await self._name(key) != node.name:
+            # The slot moved meanwhile: the cluster's pipeline sent the write again, to
+            # its new node, and the WAIT went to the old one, where it proves nothing.
+            return result, 0
         return result, int(acked)
 
     async def script(self, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]) -> Any:

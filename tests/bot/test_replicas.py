@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import random
+import shutil
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio.cluster import RedisCluster
 
 from bot import inbox
 from bot.app import build_application
@@ -32,6 +34,7 @@ from bot.core.config import Settings
 from bot.core.i18n import t
 from bot.core.keys import SLOT
 from bot.core.replicas import Replicas, Unconfirmed
+from bot.core.scripts import SAVE, Save
 from testing import redis_servers
 from testing.clock import Clock
 from testing.fakegram import FakeRequest, FakeTelegram
@@ -343,3 +346,34 @@ class _FailoverOnFirstSend:
     def _fail_over(self) -> None:
         time.sleep(0.3)  # the delivery's release has reached the primary by then
         self.pair.lose_unreplicated()
+
+
+async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path: Path) -> None:
+    """A Lua script of the bot's (loaded on demand) and its WAIT go together to the node
+    of the key's slot: with that node's replica frozen the write is Unconfirmed, while a
+    key of another node is confirmed at once."""
+    if (why := redis_servers.available()) is not None or shutil.which("redis-cli") is None:
+        pytest.skip(why or "no redis-cli to create a cluster with")
+    with redis_servers.cluster(tmp_path) as servers:
+        client = await RedisCluster.from_url(servers.url).initialize()
+        replicas = Replicas(client, wait_ms=WAIT_MS)
+        save = SAVE.register(client, replicas)  # type: ignore[arg-type]
+        try:
+            keys = {client.get_node_from_key(k).port: k for k in ("{a}k", "{b}k", "{c}k")}
+            assert len(keys) == 3, "one key on each primary"
+            (port, key), (_, elsewhere), _ = sorted(keys.items())
+            for each in keys.values():
+                await client.hset(each, "v", 1)
+            assert await save(Save(key, 60, ("f", "1"))) == 1  # NOSCRIPT, loaded, run
+            frozen = servers.replica_of(port)
+            frozen.freeze(True)
+            try:
+                with pytest.raises(Unconfirmed):
+                    await save(Save(key, 60, ("f", "2")))
+                started = time.perf_counter()
+                assert await save(Save(elsewhere, 60, ("f", "2"))) == 1
+                assert time.perf_counter() - started < WAIT_MS / 1000
+            finally:
+                frozen.freeze(False)
+        finally:
+            await client.aclose()
