@@ -5,10 +5,12 @@ real process, so that the command line itself is covered too."""
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from engine.__main__ import main
@@ -26,3 +28,21 @@ def run(text: str, *, file: Path | None = None) -> subprocess.CompletedProcess[s
     with mock.patch.object(sys, "stdin", stdin), redirect_stdout(out), redirect_stderr(err):
         code = main(args[3:])
     return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def ok(record: dict[str, Any]) -> dict[str, Any]:
+    """The command's output on a well-formed ``record``: exit 0, nothing on stderr."""
+    done = run(json.dumps(record))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def malformed(text: str) -> str:
+    """The command's one line on stderr for a malformed record: exit 2, nothing on stdout."""
+    done = run(text)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.strip()
+    return done.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import hashlib
 import hmac
 import json
@@ -142,6 +143,17 @@ async def client(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(transport=transport, base_url="http://page") as c:
         yield c
     await hub.close()
+
+
+async def page_weight(h: Harness) -> int:
+    """The bytes the page costs on the wire, gzipped: the document and every file it loads."""
+    total = 0
+    async with client(h) as c:
+        for path in ("", *page_files()):
+            r = await c.get("/app/" + path, headers={"Accept-Encoding": "gzip"})
+            assert r.status_code == 200
+            total += len(gzip.compress(r.content, mtime=0))
+    return total
 
 
 class PageServer:

@@ -16,7 +16,6 @@ import pytest
 from bot import __main__ as bot_main
 from bot.core import rules_text
 from bot.core.callbacks import Action, decode
-from engine.games.durak.game import Durak
 from testing.harness import Harness
 from testing.tabletop import Tabletop, is_action, stored
 
@@ -34,9 +33,14 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     top = Tabletop(harness, harness.group(creator=ann))
     await top.open(ann, "durak")
     await top.join(bob)
+    before = await stored(harness, top.group)
     answer = await top.tap_group(bob, Action.SETTINGS)
     assert answer.show_alert and answer.text  # not the creator
+    assert await stored(harness, top.group) == before
     await top.tap_group(ann, Action.SETTINGS)
+    before = await stored(harness, top.group)
+    answer = await top.tap_group(bob, Action.OPTION, "d")  # open: its options are still hers
+    assert answer.show_alert and await stored(harness, top.group) == before
     assert set(_options(top)) == {"d", "m", "p", "5", "f", "t", "l"}
     for arg in ("d", "p", "f", "t", "l"):
         await top.tap_group(ann, Action.OPTION, arg)
@@ -76,7 +80,7 @@ async def test_open_settings_do_not_keep_the_others_from_joining(harness: Harnes
     assert (await stored(harness, top.group))["phase"] == "playing"
 
 
-async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
+async def test_football_starts_with_two_and_seats_no_third(harness: Harness) -> None:
     users = [harness.user(n) for n in ("Ann", "Bob", "Cid", "Dan", "Eve")]
     top = Tabletop(harness, harness.group(creator=users[0]))
     await top.open(users[0], "football")
@@ -89,36 +93,21 @@ async def test_player_limits_and_the_52_card_offer(harness: Harness) -> None:
     assert answer.show_alert and answer.text  # full
     assert len((await stored(harness, top.group))["seats"]) == 2
 
-    group = harness.group("Durak night", creator=users[0])
-    top = Tabletop(harness, group)
-    await top.open(users[0], "durak")
-    for user in users[1:]:
-        await top.join(user)
-    before = await stored(harness, group)
-    answer = await top.start(users[0])
-    assert answer.show_alert and "4" in (answer.text or "")
-    data = await stored(harness, group)
-    assert data["phase"] == "lobby" and data["seats"] == before["seats"]  # refused, all seated
-    offered = {b.text for b in top.table_message().buttons}
-    assert {"🂠 Use the 52-card deck", "🃏 Play without the dummy"} <= offered
-    await top.tap_group(users[0], Action.OPTION, "d52")  # "Use the 52-card deck"
-    await top.start(users[0])
-    data = await stored(harness, group)
-    game = Durak.from_json(data["state"])
-    assert data["phase"] == "playing" and game.options.deck_size == 52 and len(game.players) == 5
-
 
 async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     ann, bob, boss = harness.user("Ann"), harness.user("Bob"), harness.user("Boss")
-    group = harness.group(creator=boss)
+    admin = harness.user("Adam")
+    group = harness.group(creator=boss, admins=[admin])
     top = Tabletop(harness, group)
     await top.open(ann, "durak")
     await top.join(bob)
     await top.tap_group(bob, Action.LEAVE)
     assert [s["name"] for s in (await stored(harness, group))["seats"]] == ["Ann"]
     await top.join(bob)
+    before = await stored(harness, group)
     answer = await top.start(bob)
-    assert answer.show_alert  # neither the creator nor an admin
+    assert answer.show_alert and answer.text  # neither the creator nor an admin
+    assert await stored(harness, group) == before
     await harness.command(bob, group, "/endgame")
     assert (await stored(harness, group))["phase"] == "lobby"
     await top.start(boss)  # the chat's owner may
@@ -126,7 +115,7 @@ async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     assert before["phase"] == "playing"
     await harness.command(ann, group, "/newgame")  # points at the game, changes nothing
     assert "already" in harness.last(group).text and await stored(harness, group) == before
-    await harness.command(boss, group, "/endgame")
+    await harness.command(admin, group, "/endgame")  # an administrator may end it
     assert (await stored(harness, group))["phase"] == "abandoned"
     assert "stopped" in top.table_message().text
     await harness.command(ann, group, "/newgame")  # the chat is free again

@@ -5,6 +5,7 @@ offered what seats everyone."""
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,7 @@ from bot.handlers import lobby
 from bot.screens import registry, render_lobby
 from bot.service.taps import Refusal
 from bot.tables import games
+from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored
@@ -135,22 +137,35 @@ def test_a_too_full_lobby_is_offered_each_change_that_seats_everyone(
         assert low <= players <= high
 
 
-async def test_a_full_lobby_starts_without_the_dummy_when_offered(harness: Harness) -> None:
+@pytest.mark.parametrize(
+    ("offer", "heading", "chosen"),
+    [
+        ("🃏 Play without the dummy", "🃏 Podkidnoy durak · 36 cards", {"dummy": False}),
+        ("🂠 Use the 52-card deck", "🃏 Durak with a dummy · 52 cards", {"deck_size": 52}),
+    ],
+)
+async def test_a_full_lobby_starts_with_either_change_it_is_offered(
+    harness: Harness, offer: str, heading: str, chosen: dict[str, Any]
+) -> None:
     h = harness
     players = [h.user(f"P{i}") for i in range(5)]
     top = Tabletop(h, h.group(creator=players[0]))
     await top.open(players[0], "durak")
     for user in players[1:]:
         await top.join(user)
+    before = await stored(h, top.group)
     refused = await top.start(players[0])
     assert refused.show_alert and "at most 4" in (refused.text or "")
+    data = await stored(h, top.group)
+    assert data["phase"] == "lobby" and data["seats"] == before["seats"]  # all still seated
     labels = [b.text for b in top.table_message().buttons]
     assert "🂠 Use the 52-card deck" in labels and "🃏 Play without the dummy" in labels
     assert not any("24" in label for label in labels)
-    await h.tap(players[0], top.table_message(), "🃏 Play without the dummy")
-    lines = (top.table_message().text or "").splitlines()
-    assert lines[0].startswith("🃏 Podkidnoy durak · 36 cards")
-    assert "🃏 Play without the dummy" not in [b.text for b in top.table_message().buttons]
+    await h.tap(players[0], top.table_message(), offer)
+    assert (top.table_message().text or "").startswith(heading)
+    assert offer not in [b.text for b in top.table_message().buttons]
     await top.start(players[0])
     data = await stored(h, top.group)
-    assert data["phase"] == "playing" and not data["lobby"]["settings"]["dummy"]
+    options = Durak.from_json(data["state"]).options.model_dump()
+    assert data["phase"] == "playing" and len(data["seats"]) == 5
+    assert {k: options[k] for k in chosen} == chosen  # the game dealt is the one chosen

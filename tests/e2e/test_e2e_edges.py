@@ -120,14 +120,6 @@ async def test_two_tables_in_two_topics_of_one_forum(harness: Harness) -> None:
     assert h.screen(group, chat) == []
 
 
-async def test_an_admin_may_end_someone_elses_game(harness: Harness) -> None:
-    h = harness
-    ann, bob, boss = h.user("Ann"), h.user("Bob"), h.user("Boss")
-    top = await playing(h, "durak", [ann, bob], group=h.group(admins=[boss]))
-    await h.command(boss, top.group, "/endgame")
-    assert (await stored(h, top.group))["phase"] == "abandoned"
-
-
 async def test_a_command_sent_as_a_reply_opens_the_table_in_the_main_chat(
     harness: Harness,
 ) -> None:

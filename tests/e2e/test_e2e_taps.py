@@ -122,23 +122,6 @@ async def test_a_tap_on_another_groups_table_changes_nothing(harness: Harness) -
     await unchanged(top, h.tap_data(players[1], other_group.id, lobby.message_id, forged))
 
 
-async def test_only_the_creator_or_an_admin_starts_and_changes_settings(harness: Harness) -> None:
-    h = harness
-    ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
-    group = h.group(creator=cid, admins=[cid])
-    top = await opened(h, ann, "durak", group)
-    await top.join(bob)
-    refused = await unchanged(top, top.tap_group(bob, Action.START))
-    assert refused.text
-    await unchanged(top, top.tap_group(bob, Action.SETTINGS))
-    await top.tap_group(ann, Action.SETTINGS)  # open, its options are the creator's alone
-    await unchanged(top, top.tap_group(bob, Action.OPTION, "d"))
-    # A chat admin may start another member's lobby.
-    ok = await top.start(cid)
-    assert ok.text is None
-    assert (await stored(h, group))["phase"] == "playing"
-
-
 async def test_join_twice_and_leave(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")

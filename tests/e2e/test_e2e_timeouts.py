@@ -1,8 +1,9 @@
-"""Turn timeouts (seeds/<game>.md §7.2): a player who does not act within the turn time has his move
-made for him by the computer player; the lobby offers the option (60 s by default).
+"""Turn timeouts (seeds/<game>.md §7.2): the prompt tells the turn time the lobby set (60 s
+by default), and a prompt with no time limit tells none.
 
-The lobby's shortest choice is 30 s; to keep the test short the stored table is given a
-1-second turn time before the deal (the settings model takes any number of seconds).
+That a player who does not act within it has his move made for him is
+tests/e2e/test_e2e_computer.py's (``someone_away``: two turns run out, the group is told,
+he is away) and tests/bot/test_bot_computer.py's (test_a_person_who_times_out_twice_is_away).
 """
 
 from __future__ import annotations
@@ -13,25 +14,8 @@ import pytest
 
 from bot.core.callbacks import Action
 from testing.chats import FakeUser
-from testing.clock import Clock
 from testing.harness import Harness
 from testing.tabletop import Tabletop, action_of, opened, stored
-
-
-async def test_a_player_who_does_not_act_has_his_move_made_for_him(
-    harness: Harness, clock: Clock
-) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group())
-    await top.setup_game("durak", [ann, bob], turn_time=1)
-    asked = top.asked([ann, bob])
-    await clock.advance(3.5)
-    data = await stored(h, top.group)
-    assert data["played"]["moves"], "nobody acted and the game still waits for him"
-    assert data["played"]["moves"][0]["player"] == [s["user_id"] for s in data["seats"]].index(
-        asked.id
-    )
 
 
 def timers(top: Tabletop, user: FakeUser) -> list[str]:

@@ -600,7 +600,9 @@ def test_header_is_the_record_without_moves() -> None:
         {"dealer": 3},
         {"dealer": "0"},
         {"dealer": True},
+        {"dealer": None},
         {"previous_fool": 5},
+        {"previous_fool": -1},
         {"previous_fool": "x"},
     ],
 )

@@ -18,7 +18,7 @@ from engine.games.durak.rules import DurakOptions
 from engine.games.durak.spec import SPEC
 from testing.contract import check_views
 from testing.durak_positions import NAMES, hand, new_game, play, position
-from testing.replays import run
+from testing.replays import malformed, ok
 
 NO_DUMMY: dict[str, Any] = {"dummy": False}
 PEREVODNOY: dict[str, Any] = {"dummy": False, "transfer": True}
@@ -57,11 +57,11 @@ def test_a_too_full_table_is_told_what_seats_it() -> None:
         Durak.new(small, NAMES[:5], dealer=0, seed=1)
 
 
-def _record(options: dict[str, Any], players: int, moves: list[Any] | None = None) -> str:
+def _record(options: dict[str, Any], players: int) -> dict[str, Any]:
     size = options.get("deck_size", 36)
     deck = cards.to_strs(cards.shuffled(size, 1, 4))
     record = {"game": "durak", "options": options, "players": NAMES[:players], "deck": deck}
-    return json.dumps({**record, "dealer": 0, "moves": moves or []})
+    return {**record, "dealer": 0, "moves": []}
 
 
 @pytest.mark.parametrize(
@@ -80,15 +80,11 @@ def _record(options: dict[str, Any], players: int, moves: list[Any] | None = Non
 def test_a_record_with_options_that_are_no_game_is_malformed(
     options: dict[str, Any], players: int
 ) -> None:
-    done = run(_record(options, players))
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.strip() and "\n" not in done.stderr.strip()
+    malformed(json.dumps(_record(options, players)))
 
 
 def test_six_players_without_the_dummy_replay() -> None:
-    done = run(_record({"dummy": False}, 6))
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    out = ok(_record({"dummy": False}, 6))
     assert out["summary"]["hands"] == [6] * 6 and out["summary"]["stock"] == 0
 
 
@@ -288,16 +284,14 @@ def test_a_record_with_a_transfer_replays() -> None:
     hands = {0: "8S 7H 9C 10D JD QD", 1: "7D 9D 10H JH QH KH"}
     game = new_game(2, 1, hands, trump="6S", **PEREVODNOY)
     lead = [{"player": 0, "attack": "7H"}]
-    out = json.loads(run(json.dumps({**game.header(), "moves": lead})).stdout)
+    out = ok({**game.header(), "moves": lead})
     assert {"player": 1, "transfer": "7D"} in out["legal"]
-    done = run(json.dumps({**game.header(), "moves": [*lead, {"player": 1, "transfer": "7D"}]}))
-    out = json.loads(done.stdout)
+    out = ok({**game.header(), "moves": [*lead, {"player": 1, "transfer": "7D"}]})
     assert out["ok"] and out["to_act"] == {"player": 0, "dummy": False}
     summary = out["summary"]
     assert (summary["attacker"], summary["defender"]) == (1, 0)
     assert summary["table"] == [["7H", None], ["7D", None]] and summary["controller"] is None
-    bad = run(json.dumps({**game.header(), "moves": [*lead, {"player": 1, "transfer": "9D"}]}))
-    out = json.loads(bad.stdout)
+    out = ok({**game.header(), "moves": [*lead, {"player": 1, "transfer": "9D"}]})
     assert not out["ok"] and out["move"] == 1 and "rank" in out["error"]
 
 

@@ -423,6 +423,7 @@ def test_header_is_the_record_without_moves() -> None:
     "change",
     [
         {"options": {"decks": 4}},
+        {"options": {"decks": 0}},
         {"options": {"decks": "2"}},
         {"options": {"deck_size": 40}},
         {"options": {"deck_size": 36.0}},

@@ -10,7 +10,7 @@ import pytest
 from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions
 from testing.football_deals import deal
-from testing.replays import run
+from testing.replays import malformed, ok
 
 SETUP_A = {"player": 0, "setup": {"goalkeeper": "10S", "row": ["JS", "7S", "8S", "9S"]}}
 SETUP_B = {"player": 1, "setup": {"goalkeeper": "KD", "row": ["QD", "7H", "8H", "9H"]}}
@@ -20,14 +20,6 @@ def record(moves: list[Any] | None = None, **changes: Any) -> dict[str, Any]:
     deck = deal("6D 7C 8C 9C", "10D QC KC AC", "10S JS 7S 8S 9S", "KD QD 7H 8H 9H", "JD", "6S 10C")
     g = Football.new(FootballOptions(), ["Ann", "Bob"], deck=deck)
     return {**g.header(), "moves": moves or [], **changes}
-
-
-def ok(data: dict[str, Any]) -> dict[str, Any]:
-    done = run(json.dumps(data))
-    assert done.returncode == 0, done.stderr
-    assert done.stderr == ""
-    out: dict[str, Any] = json.loads(done.stdout)
-    return out
 
 
 def test_a_record_without_moves_waits_for_the_setups() -> None:
@@ -64,37 +56,17 @@ def test_an_illegal_move_is_reported_with_its_index_and_the_position_before_it()
     assert "JD" in out["error"] and "7S" in out["error"]
     assert out["legal"] == [{"player": 0, "enter": 0}]
     assert out["summary"]["ball"] == "JD" and out["summary"]["ball_at"] is None
-    for bad in ({"player": 1, "enter": 0}, {"player": 0, "enter": 7}, {"player": 4, "enter": 0}):
-        out = ok(record([SETUP_A, SETUP_B, bad]))
-        assert out["ok"] is False and out["move"] == 2 and out["error"]
-
-
-def test_a_setup_with_cards_not_dealt_is_illegal() -> None:
-    wrong = {"player": 0, "setup": {"goalkeeper": "2S", "row": ["JS", "7S", "8S", "9S"]}}
-    out = ok(record([wrong]))
-    assert out["ok"] is False and out["move"] == 0
 
 
 @pytest.mark.parametrize(
-    "text",
+    "data",
     [
-        "{not json",
-        json.dumps(record(game="chess")),
-        json.dumps(record(players=["Ann"])),
-        json.dumps(record(players=["Ann", "Bob", "Cid"])),
-        json.dumps(record(options={"decks": 0})),
-        json.dumps(record(options={"speed": 1})),
-        json.dumps(record(deck=record()["deck"][:-1])),
-        json.dumps(record(deck=["1X", *record()["deck"][1:]])),
-        json.dumps(record(options={"deck_size": 52})),  # a 36-card deck for 52 cards
-        json.dumps(record([SETUP_A, {"player": 0, "kick": 2}])),
-        json.dumps(record([{"player": 0, "setup": {"goalkeeper": "10S", "row": ["JS"]}}])),
-        json.dumps(record([{"player": 0, "setup": {"goalkeeper": "ZZ", "row": []}}])),
-        json.dumps(record(moves={"player": 0})),
+        # What the command refuses for every game is test_replay_durak.py's; what
+        # football's records may not hold, test_football.py's. One of each through here:
+        record(players=["Ann", "Bob", "Cid"]),
+        record(options={"deck_size": 52}),  # a 36-card deck for 52 cards
+        record([SETUP_A, {"player": 0, "kick": 2}]),
     ],
 )
-def test_malformed_records_exit_2_with_one_line(text: str) -> None:
-    done = run(text)
-    assert done.returncode == 2
-    assert done.stdout == ""
-    assert done.stderr.count("\n") == 1 and done.stderr.strip()
+def test_malformed_records_exit_2_with_one_line(data: dict[str, Any]) -> None:
+    malformed(json.dumps(data))

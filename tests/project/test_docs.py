@@ -10,14 +10,13 @@ import functools
 import io
 import json
 import re
-import subprocess
-import sys
 import tokenize
 from pathlib import Path
 
 import pytest
 
 from engine import records
+from testing.replays import ok
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -90,22 +89,9 @@ def _citations(path: Path) -> list[tuple[str, str]]:
     return found
 
 
-def _replay_cli(text: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engine", "replay", "-"],
-        input=text,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
-
-
 def test_the_example_replays_to_the_output_the_document_shows() -> None:
     example, shown = _json_blocks((DOCS / "records.md").read_text(encoding="utf-8"))
-    done = _replay_cli(example)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == json.loads(shown)
+    assert ok(json.loads(example)) == json.loads(shown)
     assert json.loads(shown)["ok"] is True
 
 

@@ -7,10 +7,7 @@ import asyncio
 import base64
 import contextlib
 import json
-import os
 import random
-import socket
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +18,6 @@ from redis.exceptions import RedisError
 
 from bot.core import callbacks, health
 from bot.core.callbacks import Action
-from bot.core.config import Settings
 from bot.core.i18n import t
 from bot.core.keys import table_key
 from bot.core.services import services
@@ -29,7 +25,8 @@ from bot.core.store import Snapshot
 from bot.webapp import api, auth, streams
 from bot.webapp.auth import SESSION
 from engine.games.durak.game import Durak
-from testing.chats import BOT_TOKEN, FakeUser
+from testing.botproc import BotProcess
+from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
@@ -49,7 +46,6 @@ from testing.webapp import (
 )
 
 PAGE = "https://cards.example.org/app/"
-_SETTINGS = {name.upper() for name in Settings.model_fields}
 
 
 async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
@@ -66,20 +62,6 @@ def session(monkeypatch: pytest.MonkeyPatch) -> float:
     with it the bot's pollers, through a minute instead of a quarter of an hour."""
     monkeypatch.setattr(auth, "SESSION", 60.0)
     return auth.SESSION
-
-
-def _help_update(user_id: int, update_id: int) -> dict[str, Any]:
-    """/help in a private chat, as Telegram posts it to a webhook."""
-    who = {"id": user_id, "first_name": "Ann"}
-    message = {
-        "message_id": update_id,
-        "date": 1_700_000_000,
-        "chat": {**who, "type": "private"},
-        "from": {**who, "is_bot": False, "language_code": "en"},
-        "text": "/help",
-        "entities": [{"type": "bot_command", "offset": 0, "length": 5}],
-    }
-    return {"update_id": update_id, "message": message}
 
 
 async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harness) -> None:
@@ -345,55 +327,27 @@ async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Har
     assert r.status_code == 403
 
 
-async def test_python_m_bot_serves_webhook_and_page_on_port_and_stops_cleanly() -> None:
-    """The real entry point with WEBHOOK_URL and WEBAPP_URL: it registers the webhook,
-    serves the page and the webhook on PORT, answers an update posted there with its
-    secret (one answer: not to the one posted without it), and a SIGTERM stops it with
-    exit code 0 and no error logged."""
-    telegram = FakeTelegram()
-    telegram.add_user(FakeUser(id=777, first_name="Ann"))
-    served = FakeServer(telegram, delay=(0, 0))
-    api = await served.start()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    root = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if k.upper() not in _SETTINGS}
-    env.update(TELEGRAM_BOT_TOKEN=BOT_TOKEN, TELEGRAM_BASE_URL=api, PORT=str(port))
-    env.update(WEBHOOK_URL=f"{root}/hook", WEBHOOK_SECRET="s3cret", WEBAPP_URL=PAGE)
-    env.update(PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", env=env, stderr=asyncio.subprocess.PIPE
-    )
+async def test_python_m_bot_registers_its_webhook_and_serves_the_page_on_port(
+    tmp_path: Path,
+) -> None:
+    """The real entry point with WEBHOOK_URL and WEBAPP_URL registers the webhook and
+    serves the page on PORT beside it. That it handles what is posted there, refuses a
+    wrong secret and stops cleanly on SIGTERM: tests/e2e/test_e2e_deploy.py and
+    tests/bot/test_ops.py."""
+    served = FakeServer(FakeTelegram(), delay=(0, 0))
+    bot = BotProcess(await served.start(), tmp_path / "bot.log", WEBAPP_URL=PAGE)
     try:
-        page = None
+        await bot.ready()
         async with httpx.AsyncClient() as c:
-            for _ in range(300):  # start-up: a few seconds at most
-                with contextlib.suppress(httpx.TransportError):
-                    page = await c.get(f"{root}/app/")
-                if page is not None and any(s.method == "setWebhook" for s in served.log):
-                    break
-                await asyncio.sleep(0.05)
-            assert page is not None and page.status_code == 200
-            hook = [s.params for s in served.log if s.method == "setWebhook"]
-            assert hook and hook[0]["url"] == f"{root}/hook"
-            wrong = {"X-Telegram-Bot-Api-Secret-Token": "x"}
-            r = await c.post(f"{root}/hook", json=_help_update(777, 1), headers=wrong)
-            assert r.status_code == 403
-            secret = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
-            r = await c.post(f"{root}/hook", json=_help_update(777, 2), headers=secret)
-            assert r.status_code == 200
-            for _ in range(100):
-                if any(s.method == "sendMessage" for s in served.log):
-                    break
-                await asyncio.sleep(0.05)
-        assert [s.params["chat_id"] for s in served.log if s.method == "sendMessage"] == [777]
+            assert (await c.get(f"{bot.root}/app/")).status_code == 200
+        for _ in range(100):  # registered as it starts, beside its first answers
+            if hook := [s.params["url"] for s in served.log if s.method == "setWebhook"]:
+                break
+            await asyncio.sleep(0.05)
+        assert hook == [bot.hook], bot.log()
     finally:
-        proc.terminate()
-        _, err = await proc.communicate()
+        bot.kill()
         await served.stop()
-    assert proc.returncode == 0, err.decode()
-    assert " ERROR " not in err.decode() and "Traceback" not in err.decode(), err.decode()
 
 
 async def test_redis_not_answering_is_told_as_a_tap_is(

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
 import json
 import random
 import time
@@ -42,9 +41,8 @@ from testing.harness import Harness
 from testing.page_player import ALL_MOVES, Player, Redrawn
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored
 from testing.webapp import (
-    client,
     init_data,
-    page_files,
+    page_weight,
     settle,
     table_for_two,
     table_param,
@@ -62,17 +60,6 @@ PAGE_BUDGET = 40 * 1024  # bytes, gzipped: the whole page (issue 28)
 def _seated(data: dict[str, Any], users: list[FakeUser]) -> list[FakeUser]:
     ids = [s["user_id"] for s in data["seats"]]
     return sorted(users, key=lambda u: ids.index(u.id))
-
-
-async def _page_weight(h: Harness) -> int:
-    """The bytes the page costs on the wire, gzipped: the document and every file it loads."""
-    total = 0
-    async with client(h) as c:
-        for path in ("", *page_files()):
-            r = await c.get("/app/" + path, headers={"Accept-Encoding": "gzip"})
-            assert r.status_code == 200
-            total += len(gzip.compress(r.content, mtime=0))
-    return total
 
 
 def _figures(frames: list[float]) -> str:
@@ -229,7 +216,7 @@ async def test_durak_with_the_dummy_played_whole_on_two_pages(
     findings["Bob at the end"] = await bob.axe()
     assert not any(findings.values()), json.dumps(findings, indent=1)
     assert played["dummy"] > 0 and played["keyboard"] > 0
-    weight = await _page_weight(h)
+    weight = await page_weight(h)
     print(
         f"\ndurak on two pages: {played['moves']} moves ({played['dummy']} the dummy's, "
         f"{played['keyboard']} by the keyboard); {await frames(pages)}; "

@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from bot.core.callbacks import Action
@@ -36,7 +35,7 @@ from testing.clock import Clock
 from testing.harness import Harness
 from testing.page_player import Player
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
-from testing.webapp import Commits, PageServer, init_data, serving, table_for_two
+from testing.webapp import Commits, PageServer, init_data, page_weight, serving, table_for_two
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if MISSING:
@@ -89,26 +88,6 @@ def latencies(commits: Commits, pages: list[dict[int, float]], versions: set[int
             if version in shown and version in commits.at:
                 found.append(shown[version] - commits.at[version])
     return found
-
-
-async def weight(page: Page) -> int:
-    """The page's bytes as the server sends them gzipped: the page and every file it
-    loaded (the browser's own list), each fetched again with gzip accepted."""
-    urls = await page.js(
-        "return [location.href.split('#')[0], "
-        "...performance.getEntriesByType('resource')"
-        ".filter(e => e.initiatorType !== 'fetch' && e.name.includes('/app/'))"
-        ".map(e => e.name)]"
-    )
-    total = 0
-    async with httpx.AsyncClient() as client:
-        for url in urls:
-            request = client.build_request("GET", url, headers={"Accept-Encoding": "gzip"})
-            response = await client.send(request, stream=True)
-            assert response.headers.get("content-encoding") == "gzip", url
-            total += sum([len(chunk) async for chunk in response.aiter_raw()])
-            await response.aclose()
-    return total
 
 
 async def no_leak(h: Harness, top: Tabletop, page: Page, seat: int | None) -> None:
@@ -193,7 +172,7 @@ async def test_a_whole_game_of_football_on_two_pages(
         errors = [e for p in pages.values() for e in await p.console_errors() + await p.errors()]
         foreign = [e for p in pages.values() for e in await p.foreign()]
         frames = [f for p in pages.values() for f in await p.js("return window.__frames")]
-        size = await weight(pages[ann.id])
+        size = await page_weight(h)
     assert data["phase"] == "finished" and taps > 12 and not errors, errors
     assert not foreign, foreign  # nothing asked of anyone but the bot's server
     assert len(findings) == 6 and not any(findings.values()), findings  # axe: none serious

@@ -26,29 +26,23 @@ from testing.webapp import (
     client,
     exchange,
     init_data,
+    page_files,
     page_server,
     shell_scripts,
     table_for_two,
     token,
 )
 
-HOSTILE_BODIES = [
-    b"[1,2]",
-    b'"abc"',
-    b"1",
-    b"null",
-    b"",
-    b"{",
-    b'{"data": NaN}',
-    b"\xff\xfe",
-    b"[" * 100_000,
-    b'{"data":' * 200 + b"1" + b"}" * 200,
-    b'{"data": "' + b"x" * 5000 + b'"}',
-]
 
-
-@pytest.mark.parametrize("raw", HOSTILE_BODIES, ids=range(len(HOSTILE_BODIES)))
-async def test_a_malformed_move_body_is_a_400_with_a_reason(harness: Harness, raw: bytes) -> None:
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    # Every reason a body is refused for is test_bodies.py's; here, that the endpoint answers
+    # it with a 400 and changes nothing, and that its own limit is below 5 kB.
+    [(b"{", "not JSON"), (b'{"data": "' + b"x" * 5000 + b'"}', "too large")],
+)
+async def test_a_malformed_move_body_is_a_400_with_a_reason(
+    harness: Harness, raw: bytes, reason: str
+) -> None:
     h = harness
     top, (ann, _), param = await table_for_two(h, "durak")
     before = await stored(h, top.group)
@@ -56,7 +50,7 @@ async def test_a_malformed_move_body_is_a_400_with_a_reason(harness: Harness, ra
         headers = {**bearer(await token(c, ann, param)), "Content-Type": "application/json"}
         r = await c.post("/app/api/move", content=raw, headers=headers)
     assert r.status_code == 400
-    assert r.json()["error"] in {"too large", "not UTF-8", "not JSON", "not an object", "too deep"}
+    assert r.json()["error"] == reason
     assert await stored(h, top.group) == before
 
 
@@ -265,9 +259,9 @@ async def test_the_page_is_compressed_for_a_client_that_takes_gzip(harness: Harn
     h = harness
     raw = resources.files("bot.webapp").joinpath("static/table.js").read_bytes()
     async with client(h) as c:
-        for path in ("/app/", "/app/table.js", "/app/table.css"):
-            r = await c.get(path, headers={"Accept-Encoding": "gzip"})
-            assert r.headers["content-encoding"] == "gzip"
+        for path in ("", *page_files()):  # the document and every file it loads
+            r = await c.get("/app/" + path, headers={"Accept-Encoding": "gzip"})
+            assert r.headers["content-encoding"] == "gzip", path
             assert r.headers["vary"] == "Accept-Encoding"
         r = await c.get("/app/table.js", headers={"Accept-Encoding": "gzip"})
         assert r.content == raw  # httpx took the gzip off
