@@ -48,6 +48,7 @@ from bot.handlers import (
     stats_commands,
 )
 from bot.service import delivery, taps, turns
+from bot.tables import layout
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +132,10 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
             svc.bot_username,
         )
     await commands.set_menu(app)
+    try:
+        await layout.upgrade(svc.store.redis)  # once, from an earlier version's keys
+    except RedisError as exc:  # Redis away at the start: the next start upgrades
+        log.warning("redis: the key layout could not be checked: %s", exc)
     _poll(app)
     turns.poll(app)
     if svc.settings.webhook_url:

@@ -33,7 +33,7 @@ from telegram import Update
 
 from bot.core import bodies, metrics
 from bot.core.config import Settings
-from bot.core.inbox import Inbox
+from bot.core.inbox import Inbox, stream_of
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, Services, services
 
@@ -87,19 +87,19 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
                 return _told("unavailable", 503, "stopping")
             try:
                 raw = await bodies.read(request.stream(), limit=MAX_UPDATE)
-                _update(bodies.json_object(raw, limit=MAX_UPDATE), application)
+                _update(obj := bodies.json_object(raw, limit=MAX_UPDATE), application)
             except bodies.BadBody as exc:
                 return _told("refused", 400, exc.reason)
-            return await _store(svc, inbox, raw)
+            return await _store(svc, inbox, raw, stream_of(obj))
 
         found.append(Route(urlparse(settings.webhook_url).path or "/", webhook, methods=["POST"]))
     return found
 
 
-async def _store(svc: Services, inbox: Inbox, raw: bytes) -> Response:
-    """The webhook's answer once it has tried to store the update ``raw``."""
+async def _store(svc: Services, inbox: Inbox, raw: bytes, n: int) -> Response:
+    """The webhook's answer once it has tried to store the update ``raw`` in stream ``n``."""
     try:
-        await inbox.put(raw)
+        await inbox.put(raw, n)
     except Unconfirmed:  # stored, but perhaps not for good: Telegram sends it again
         return _told("unavailable", 503, "not confirmed by a replica")
     except RedisError as exc:

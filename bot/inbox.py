@@ -35,7 +35,7 @@ from redis.exceptions import RedisError
 from telegram import Update
 
 from bot.core import metrics
-from bot.core.inbox import Entry, Inbox, consumer_name
+from bot.core.inbox import Entry, Inbox, consumer_name, stored_at
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, every, guarded, services
 from bot.handlers import once
@@ -127,7 +127,7 @@ async def _handle(
     health = svc.health
     held = once.Held(entry_id)
     once.HELD.set(held)  # this task's context: the update guard claims in its name
-    metrics.STORED_AT.set(_stored_at(entry_id))
+    metrics.STORED_AT.set(stored_at(entry_id))
     try:
         update = Update.de_json(json.loads(body), app.bot)
         if reclaimed:
@@ -147,16 +147,12 @@ async def _handle(
         health.failed(exc)
 
 
-def _stored_at(entry_id: bytes) -> float:
-    """When the webhook stored the entry: its id's milliseconds (Redis's clock)."""
-    return int(entry_id.split(b"-", 1)[0]) / 1000
-
-
 async def _touch_and_reclaim(app: AnyApp) -> None:
     worker = worker_of(app)
     if worker is None:
         return
     await worker.inbox.touch(list(worker.held))  # while draining too
+    await worker.inbox.adopt_old()  # what a process of the previous version stored
     if worker.stopping.is_set():
         return
     if worker.doubtful:

@@ -46,9 +46,38 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+# ----- on xdist's workers (scripts/test), the slowest files' tests first in each worker's share
+# and dealt between the shares: worksteal hands each worker one contiguous share and lets an
+# idle one steal the tail of another's, so what is left at the end is quick. By wall time.
+SLOWEST = ("e2e/test_wheel", "e2e/test_e2e_deploy", "engine/test_game_contract",
+           "e2e/test_e2e_languages", "webapp/test_webapp_durak_page", "e2e/test_e2e_durak",
+           "webapp/test_webapp_football", "e2e/test_e2e_answers", "bot/test_fuzz_inputs",
+           "e2e/test_e2e_inline", "bot/test_bot_store", "e2e/test_e2e_edges")  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    rank = {f"tests/{name}.py": i for i, name in enumerate(SLOWEST)}
+    slow = sorted((i for i in items if i.nodeid.split("::")[0] in rank),
+                  key=lambda i: rank[i.nodeid.split("::")[0]])  # fmt: skip
+    if workers < 2 or not slow:
+        return
+    quick = iter([i for i in items if i.nodeid.split("::")[0] not in rank])
+    shares: list[list[pytest.Item]] = [slow[w::workers] for w in range(workers)]
+    left = len(items)
+    for w, share in enumerate(shares):  # the sizes xdist's worksteal gives them
+        size = left // (workers - w)
+        share += [next(quick) for _ in range(size - len(share))]
+        left -= len(share)
+    items[:] = [i for share in shares for i in share] + list(quick)
+
+
 # ----- opt-in: CPU seconds per test (CARDTABLE_CPU_PROFILE=1), to rank tests by what they cost
 # rather than by wall time, which the machine's other load inflates.
 
+# Every script call checks, as a Redis Cluster would, that its keys are of one hash slot
+# and all named in KEYS (bot.core.lua): in this process and in the bot processes it starts.
+os.environ["CARDTABLE_STRICT_SCRIPTS"] = "1"
 CPU_PROFILE = os.environ.get("CARDTABLE_CPU_PROFILE") == "1"
 _CPU_STARTS: dict[str, float] = {}
 _CPU_SPENT: dict[str, float] = {}

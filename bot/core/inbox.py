@@ -1,9 +1,17 @@
 """The webhook's updates, stored durably before Telegram is told they arrived.
 
 Telegram sends a webhook update once it is answered 200 no more, so the webhook answers
-200 only once the update is in Redis (:meth:`Inbox.put`: ``XADD`` to the stream
-:data:`STREAM`); while Redis does not answer it answers 503 and Telegram sends it again.
-Every process reads the stream as a member of one consumer group (:data:`GROUP`): an
+200 only once the update is in Redis (:meth:`Inbox.put`: ``XADD`` to one of the
+:data:`STREAMS`); while Redis does not answer it answers 503 and Telegram sends it again.
+There are :data:`bot.core.keys.BUCKETS` streams, each in a slot of its own (``{i<n>}``),
+so that on a Redis Cluster no one node takes every update: an update goes to the stream
+of its chat's bucket (a chat's updates stay in order in one stream), one without a chat
+to that of its ``update_id`` (:func:`stream_of`). On one server a worker reads all of
+them with one blocking ``XREADGROUP``; on a cluster, where one command names keys of one
+slot only, it reads each stream with a read of its own, side by side. The maintenance
+below goes round the streams a few at a time (:data:`RECLAIM_PER_TOUCH`), so that an idle
+process costs a few commands a second.
+Every process reads the streams as a member of one consumer group (:data:`GROUP`): an
 entry goes to one worker (``XREADGROUP``), stays pending under its name until it is
 handled (then ``XACK`` and ``XDEL``: the stream holds only what is not handled yet), and
 the worker touches its pending entries every second (``XCLAIM`` to itself, which restarts
@@ -18,12 +26,16 @@ that the group holds only the living.
 
 Where the server has replicas (:mod:`bot.core.replicas`), the ``XADD`` counts only once one
 has it (else the webhook answers 503), and so do the reads that make entries a worker's
-(``XREADGROUP``, ``XAUTOCLAIM``): what a worker read unconfirmed stays pending under its
-name and is handled once a claim of it (:meth:`Inbox.confirm`, ``XCLAIM``) is confirmed.
+(``XREADGROUP``, ``XAUTOCLAIM``), each followed by its ``WAIT`` on the node of its stream:
+what a worker read unconfirmed stays pending under its name and is handled once a claim
+of it (:meth:`Inbox.confirm`, ``XCLAIM``) is confirmed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import json
 import os
 import secrets
 import socket
@@ -31,19 +43,71 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
-from bot.core.keys import KEY_PREFIX
-from bot.core.replicas import Plain, Queue, Replicas, Unconfirmed
+from bot.core.keys import BUCKETS, KEY_PREFIX, bucket
+from bot.core.replicas import Replicas, Unconfirmed
 from bot.core.scripts import FORGET_CONSUMERS, ForgetConsumers
 
-STREAM = f"{KEY_PREFIX}:inbox"
+
+def stream_key(n: int) -> str:
+    return f"{KEY_PREFIX}:{{i{n}}}:inbox"
+
+
+STREAMS = tuple(stream_key(n) for n in range(BUCKETS))
 GROUP = "workers"
 FIELD = b"u"  # the field that holds the update's JSON
 CLAIM_IDLE_MS = 5_000  # an entry untouched this long is taken over by another worker
+RECLAIM_PER_TOUCH = 4  # streams looked at for a dead worker's entries at each touch
+# The one stream of the layout before the buckets (bot.tables.layout), which a process of
+# that version, still running during an upgrade, may store updates in: looked at every
+# ADOPT_EVERY touches.
+OLD_STREAM = f"{KEY_PREFIX}:inbox"
+ADOPT_EVERY = 16
 
-Entry = tuple[bytes, bytes]  # the stream's entry id, the update's JSON
+# An entry: its reference (b"<stream>/<entry id>": ids are unique within a stream only),
+# the update's JSON.
+Entry = tuple[bytes, bytes]
 Raw = Sequence[tuple[bytes, dict[bytes, bytes] | None]]  # entries as redis-py reads them
+# A read that claims entries: them, and whether no replica confirmed it (Inbox._claimed).
+Claimed = tuple[list[Entry], Unconfirmed | None]
+
+
+def stream_of(update: dict[str, Any]) -> int:
+    """The stream an update goes to: its chat's bucket, else its update_id's."""
+    for part in update.values():
+        chat = part.get("chat") if isinstance(part, dict) else None
+        if chat is None and isinstance(part, dict) and isinstance(part.get("message"), dict):
+            chat = part["message"].get("chat")  # a callback query's message
+        if isinstance(chat, dict) and isinstance(chat.get("id"), int):
+            return bucket(chat["id"])
+    update_id = update.get("update_id")
+    return update_id % BUCKETS if isinstance(update_id, int) else 0
+
+
+def _stream_of_body(body: bytes) -> int:
+    try:
+        update = json.loads(body)
+    except ValueError:
+        return 0
+    return stream_of(update) if isinstance(update, dict) else 0
+
+
+def ref(n: int, entry_id: bytes | str) -> bytes:
+    """An entry's reference: its stream and its id there."""
+    raw = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return f"{n}/{raw}".encode()
+
+
+def parse_ref(entry: bytes) -> tuple[int, str]:
+    n, _, entry_id = entry.decode().partition("/")
+    return int(n), entry_id
+
+
+def stored_at(entry: bytes) -> float:
+    """When the webhook stored the entry: its id's milliseconds (Redis's clock)."""
+    return int(parse_ref(entry)[1].split("-", 1)[0]) / 1000
 
 
 def consumer_name() -> str:
@@ -51,15 +115,44 @@ def consumer_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
-def _read(got: Any) -> Raw:
-    """The entries of an XREADGROUP of one stream (RESP2: [(stream, entries)], or None)."""
-    streams = cast(list[tuple[bytes, Raw]], got or [])
-    return [entry for _, raw in streams for entry in raw]
-
-
-def _entries(raw: Raw) -> list[Entry]:
+def _entries(n: int, raw: Raw) -> list[Entry]:
     """Entries with their update (one deleted meanwhile comes back without fields)."""
-    return [(i, fields[FIELD]) for i, fields in raw if fields and FIELD in fields]
+    return [(ref(n, i), fields[FIELD]) for i, fields in raw if fields and FIELD in fields]
+
+
+_INDEX = {s.encode(): n for n, s in enumerate(STREAMS)}  # a stream's number, by its name
+
+
+def _read(got: Any) -> list[Entry]:
+    """The entries of an XREADGROUP (RESP2: [(stream, entries)], or None)."""
+    streams = cast(list[tuple[bytes, Raw]], got or [])
+    return [e for name, raw in streams for e in _entries(_INDEX[name], raw)]
+
+
+def _autoclaimed(n: int, got: Any) -> list[Entry]:
+    """The entries of an XAUTOCLAIM of stream ``n`` ([cursor, entries, deleted ids])."""
+    return _entries(n, cast(Raw, got[1]))
+
+
+def _by_stream(entries: Sequence[bytes]) -> dict[int, list[Any]]:
+    found: dict[int, list[Any]] = {}
+    for entry in entries:
+        n, entry_id = parse_ref(entry)
+        found.setdefault(n, []).append(entry_id)
+    return found
+
+
+def _confirmed(found: Sequence[Claimed]) -> list[Entry]:
+    """The entries of one or more reads (:meth:`Inbox._claimed`) once each is confirmed;
+    else the first read's :class:`Unconfirmed`, carrying the entries of all of them: they
+    are this worker's now, pending, and it confirms them later (:meth:`Inbox.confirm`;
+    those a confirmed read took are only claimed once more)."""
+    entries = [e for got, _ in found for e in got]
+    for _, unconfirmed in found:
+        if unconfirmed is not None:
+            unconfirmed.result = entries
+            raise unconfirmed
+    return entries
 
 
 class Inbox:
@@ -73,115 +166,196 @@ class Inbox:
         # The webhook's XADD and the reads a worker handles wait for the replicas.
         self.replicas = replicas
         self._forget = FORGET_CONSUMERS.register(redis)
+        self.one_server = not isinstance(redis, RedisCluster)  # one XREADGROUP reads all
+        self._reads: dict[int, asyncio.Task[Claimed]] = {}  # a cluster's, per stream
+        self._turn = 0  # the next stream reclaim looks at
+        self._forget_turn = 0  # the next stream forget_dead looks at
+        self._adopt_in = 0  # touches before the old stream is looked at again
 
-    async def put(self, update: bytes) -> None:
-        """Store an update (the webhook answers 200 after this only; :class:`Unconfirmed`
-        when no replica confirmed it in time, which the webhook answers 503)."""
+    async def put(self, update: bytes, n: int = 0) -> None:
+        """Store an update in stream ``n`` (:func:`stream_of`; the webhook answers 200
+        after this only; :class:`Unconfirmed` when no replica confirmed it in time, which
+        the webhook answers 503)."""
+        stream = STREAMS[n]
         if self.replicas is None:
-            await self.redis.xadd(STREAM, {FIELD: update})
+            await self.redis.xadd(stream, {FIELD: update})
             return
         await self.replicas.write(
-            STREAM,
-            lambda: self.redis.xadd(STREAM, {FIELD: update}),
-            lambda pipe: pipe.xadd(STREAM, {FIELD: update}),
+            stream,
+            lambda: self.redis.xadd(stream, {FIELD: update}),
+            lambda pipe: pipe.xadd(stream, {FIELD: update}),
         )
 
-    async def _confirmed(
-        self, plain: Plain, queue: Queue, entries: Callable[[Any], Raw]
-    ) -> list[Entry]:
-        """A read that makes entries this worker's (a write), as :mod:`bot.core.replicas`
-        waits for it: the entries only once a replica holds them (and the updates they
-        carry, written before). :class:`Unconfirmed` carries the entries it read, which
-        are this worker's now, pending: :meth:`confirm` them later."""
+    async def _claimed(
+        self, n: int, entries: Callable[[Any], list[Entry]], command: str, *args: Any, **kw: Any
+    ) -> Claimed:
+        """A read that makes entries of stream ``n`` this worker's (a write, on the
+        stream's node: the client's ``command`` with ``args``), as :mod:`bot.core.replicas`
+        waits for it: its entries (``entries`` of its result), and :class:`Unconfirmed`
+        when no replica confirmed it (else None: a replica holds them, and the updates
+        they carry, written before)."""
         if self.replicas is None:
-            return _entries(entries(await plain()))
+            return entries(await getattr(self.redis, command)(*args, **kw)), None
         try:
-            return _entries(entries(await self.replicas.write(STREAM, plain, queue)))
+            got = await self.replicas.write(
+                STREAMS[n],
+                lambda: getattr(self.redis, command)(*args, **kw),
+                lambda pipe: getattr(pipe, command)(*args, **kw),
+            )
         except Unconfirmed as exc:
-            exc.result = _entries(entries(exc.result))
-            raise
+            return entries(exc.result), exc
+        return entries(got), None
 
     async def make_group(self) -> None:
-        """The consumer group, made with the stream if either is missing (a first start,
-        or a Redis that lost its data): it reads every entry still in the stream."""
-        try:
-            await self.redis.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
+        """The consumer group of each stream, made with the stream if either is missing
+        (a first start, or a Redis that lost its data): it reads every entry still there."""
+        for stream in STREAMS:
+            try:
+                await self.redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
+            except ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
 
     async def take(self, count: int, block_ms: int) -> list[Entry]:
-        """Up to ``count`` entries no worker has read, waiting at most ``block_ms``."""
-        name = self.consumer
-        streams: dict[Any, Any] = {STREAM: ">"}
+        """Up to about ``count`` entries no worker has read, waiting at most ``block_ms``."""
+        per = max(1, -(-count // BUCKETS))
         try:
-            return await self._confirmed(
-                lambda: self.redis.xreadgroup(GROUP, name, streams, count=count, block=block_ms),
-                lambda pipe: pipe.xreadgroup(GROUP, name, streams, count=count, block=block_ms),
-                _read,
-            )
+            if self.one_server:  # one server: any stream names its node
+                streams = dict.fromkeys(STREAMS, ">")
+                args = (GROUP, self.consumer, streams)
+                read = await self._claimed(0, _read, "xreadgroup", *args, count=per, block=block_ms)
+                return _confirmed([read])
+            return await self._take_each(per, block_ms)
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
             await self.make_group()
             return []
 
-    async def confirm(self, ids: Sequence[bytes]) -> list[Entry]:
-        """Entries this worker read unconfirmed (:meth:`take`), claimed again by a write
-        that waits for the replicas: those still in the stream, once one holds them."""
-        if not ids:
-            return []
-        name = self.consumer
-        claimed: list[Any] = list(ids)
-        return await self._confirmed(
-            lambda: self.redis.xclaim(STREAM, GROUP, name, 0, claimed),
-            lambda pipe: pipe.xclaim(STREAM, GROUP, name, 0, claimed),
-            lambda got: cast(Raw, got),
+    async def _take_each(self, count: int, block_ms: int) -> list[Entry]:
+        """A cluster's read: a blocking read of each stream of its own, side by side; what
+        the first to answer found, the others going on for the next take (so that an
+        update waits for no other stream's read)."""
+        for n in range(BUCKETS):
+            if n not in self._reads:
+                self._reads[n] = asyncio.create_task(self._take_one(n, count, block_ms))
+        await asyncio.wait(
+            self._reads.values(), timeout=block_ms / 1000 + 1, return_when=asyncio.FIRST_COMPLETED
+        )
+        done = [self._reads.pop(n) for n, task in list(self._reads.items()) if task.done()]
+        failed = [error for task in done if (error := task.exception()) is not None]
+        if failed:  # what the others read stays pending: taken over after the idle limit
+            raise failed[0]
+        return _confirmed([task.result() for task in done])
+
+    def close(self) -> None:
+        """Stop the reads under way (a cluster's): what they took stays pending."""
+        for task in self._reads.values():
+            task.cancel()
+        self._reads.clear()
+
+    async def _take_one(self, n: int, count: int, block_ms: int) -> Claimed:
+        """One stream's read on a cluster, sent to the node that holds it (with its WAIT,
+        where one is sent): left to find the node itself, the cluster client would first
+        ask a node for the keys of every XREADGROUP (COMMAND GETKEYS), a command more per
+        read."""
+        cluster = cast(RedisCluster, self.redis)
+        node = cluster.get_node_from_key(STREAMS[n])
+        args: list[str | int] = ["GROUP", GROUP, self.consumer, "COUNT", count, "BLOCK", block_ms]
+        args += ["STREAMS", STREAMS[n], ">"]
+        return await self._claimed(
+            n, _read, "execute_command", "XREADGROUP", *args, target_nodes=node
         )
 
-    async def touch(self, ids: Sequence[bytes]) -> None:
-        """This worker is still on ``ids``: their idle time starts again."""
-        if ids:
-            await self.redis.xclaim(STREAM, GROUP, self.consumer, 0, list(ids), justid=True)
+    async def confirm(self, entries: Sequence[bytes]) -> list[Entry]:
+        """Entries this worker read unconfirmed (:class:`Unconfirmed` from :meth:`take` or
+        :meth:`reclaim`), claimed again by a write that waits for the replicas: those
+        still in their stream, once one holds them (:class:`Unconfirmed` again if not)."""
+        found: list[Claimed] = []
+        for n, ids in sorted(_by_stream(entries).items()):
+            args = (STREAMS[n], GROUP, self.consumer, 0, ids)
+            found.append(await self._claimed(n, functools.partial(_entries, n), "xclaim", *args))
+        return _confirmed(found)
+
+    async def touch(self, entries: Sequence[bytes]) -> None:
+        """This worker is still on ``entries``: their idle time starts again."""
+        for n, ids in sorted(_by_stream(entries).items()):
+            await self.redis.xclaim(STREAMS[n], GROUP, self.consumer, 0, ids, justid=True)
+
+    def _next_streams(self, many: int) -> list[int]:
+        """The next ``many`` streams in turn (the maintenance goes round them)."""
+        found = [(self._turn + i) % BUCKETS for i in range(many)]
+        self._turn = (self._turn + many) % BUCKETS
+        return found
 
     async def reclaim(self, count: int) -> list[Entry]:
-        """Entries a dead worker left (idle for :data:`CLAIM_IDLE_MS`), now this one's."""
-        args = (STREAM, GROUP, self.consumer, CLAIM_IDLE_MS, "0-0")
-        try:
-            return await self._confirmed(
-                lambda: self.redis.xautoclaim(*args, count=count),
-                lambda pipe: pipe.xautoclaim(*args, count=count),
-                lambda got: cast(Raw, got[1]),  # [cursor, entries, deleted ids]
-            )
-        except ResponseError as exc:
-            if "NOGROUP" not in str(exc):
-                raise
-            await self.make_group()
-            return []
+        """Entries a dead worker left (idle for :data:`CLAIM_IDLE_MS`), now this one's,
+        from the next :data:`RECLAIM_PER_TOUCH` streams in turn."""
+        found: list[Claimed] = []
+        for n in self._next_streams(RECLAIM_PER_TOUCH):
+            room = count - sum(len(got) for got, _ in found)
+            if room <= 0:
+                break
+            args = (STREAMS[n], GROUP, self.consumer, CLAIM_IDLE_MS, "0-0")
+            try:
+                claimed = functools.partial(_autoclaimed, n)
+                found.append(await self._claimed(n, claimed, "xautoclaim", *args, count=room))
+            except ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                await self.make_group()
+                break
+        return _confirmed(found)
 
     async def leave(self) -> None:
-        """This worker stops: out of the group, unless it still holds entries (they stay
-        pending under its name, for another worker to take over)."""
-        await self._forget_where(idle_ms=2**62, name=self.consumer)
+        """This worker stops: out of every stream's group, unless it still holds entries
+        there (they stay pending under its name, for another worker to take over)."""
+        self.close()
+        for n in range(BUCKETS):
+            await self._forget_where(n, idle_ms=2**62, name=self.consumer)
 
     async def forget_dead(self) -> None:
-        """Remove the consumers idle for :data:`CLAIM_IDLE_MS` that hold nothing."""
-        await self._forget_where(idle_ms=CLAIM_IDLE_MS, name="")
+        """Remove the consumers idle for :data:`CLAIM_IDLE_MS` that hold nothing, in the
+        stream whose turn it is (each is looked at every 16 touches)."""
+        n, self._forget_turn = self._forget_turn, (self._forget_turn + 1) % BUCKETS
+        await self._forget_where(n, idle_ms=CLAIM_IDLE_MS, name="")
 
-    async def _forget_where(self, idle_ms: int, name: str) -> None:
+    async def _forget_where(self, n: int, idle_ms: int, name: str) -> None:
         try:
-            await self._forget(ForgetConsumers(STREAM, GROUP, idle_ms, name))
+            await self._forget(ForgetConsumers(STREAMS[n], GROUP, idle_ms, name))
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):  # no group: no consumers either
                 raise
 
+    async def adopt_old(self) -> int:
+        """Updates a process of the previous version stored in its one stream (it may
+        run on beside this one for a while during an upgrade): each moved into the stream
+        it goes to now (the update guard drops one that is handled twice); how many. One
+        XRANGE every :data:`ADOPT_EVERY` calls."""
+        self._adopt_in -= 1
+        if self._adopt_in > 0:
+            return 0
+        self._adopt_in = ADOPT_EVERY
+        found: list[Any] = await self.redis.xrange(OLD_STREAM, count=100) or []
+        for entry_id, fields in found:
+            body = fields.get(FIELD)
+            if body is not None:
+                await self.redis.xadd(STREAMS[_stream_of_body(body)], {FIELD: body})
+            await self.redis.xdel(OLD_STREAM, entry_id)
+        return len(found)
+
     async def backlog(self) -> int:
         """Updates stored and not yet handled, by any worker."""
-        return int(await self.redis.xlen(STREAM))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for stream in STREAMS:
+                pipe.xlen(stream)
+            found = await pipe.execute()
+        return sum(int(x) for x in found)
 
-    async def done(self, entry_id: bytes) -> None:
-        """Handled: off the stream."""
+    async def done(self, entry: bytes) -> None:
+        """Handled: off its stream."""
+        n, entry_id = parse_ref(entry)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.xack(STREAM, GROUP, entry_id)
-            pipe.xdel(STREAM, entry_id)
+            pipe.xack(STREAMS[n], GROUP, entry_id)
+            pipe.xdel(STREAMS[n], entry_id)
             await pipe.execute()

@@ -94,10 +94,13 @@ SHARE = {
 }
 MAX_WAIT = 30.0  # seconds a blocking caller waits at most; longer, the call is refused
 
-ALL_KEY = f"{KEY_PREFIX}:rl:all"
+# Every key of the limiter is in the one hash slot {rl}: a grant checks and pushes the
+# whole bot's bucket and its chats' in one script (docs/redis.md).
+RL = f"{KEY_PREFIX}:{{rl}}"
+ALL_KEY = f"{RL}:all"
 # The groups whose ephemeral calls count against their own limit (bot.core.budget),
 # scored by when that ends (ms on the limiter's clock).
-LEARNED_KEY = f"{KEY_PREFIX}:rl:learned"
+LEARNED_KEY = f"{RL}:learned"
 
 
 def retry_after_seconds(exc: RetryAfter) -> float:
@@ -109,16 +112,16 @@ def retry_after_seconds(exc: RetryAfter) -> float:
 
 
 def chat_bucket_key(chat_id: int) -> str:
-    return f"{KEY_PREFIX}:rl:c:{chat_id}"
+    return f"{RL}:c:{chat_id}"
 
 
 def refused_key(chat_id: int) -> str:
     """The players whose hands in the group ``chat_id`` met a 429 lately (bot.core.budget)."""
-    return f"{KEY_PREFIX}:rl:refused:{chat_id}"
+    return f"{RL}:refused:{chat_id}"
 
 
 def cooldown_key(user_id: int) -> str:
-    return f"{KEY_PREFIX}:rl:cool:{user_id}"
+    return f"{RL}:cool:{user_id}"
 
 
 def bucket_of(chat_id: int) -> Bucket:

@@ -74,7 +74,9 @@ def services(
     return result
 
 
-Job = Callable[[AnyApp], Coroutine[Any, Any, None]]
+# A poller's job; one that returns False asked Redis nothing this time (bot.core.polls: no
+# bucket was worth a read), which says nothing of whether Redis answers.
+Job = Callable[[AnyApp], Coroutine[Any, Any, bool | None]]
 
 
 def guarded(job: Job) -> Job:
@@ -86,11 +88,12 @@ def guarded(job: Job) -> Job:
         if not health.may_poll():
             return
         try:
-            await job(app)
+            asked = await job(app)
         except RedisError as exc:
             health.failed(exc)
         else:
-            health.ok()
+            if asked is not False:
+                health.ok()
 
     run.__name__ = run.__qualname__ = job.__name__
     run.__doc__ = job.__doc__

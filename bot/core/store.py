@@ -10,13 +10,18 @@ after a newer one. A commit takes the lease when it is free, expired or its own;
 holder renews it while it works (:data:`LEASE_MS`, so a dead holder blocks nothing for
 long) and saves the slots and releases it in one script, which hands it the newest
 version if another process committed meanwhile. A move costs one HGETALL, one CAS (which
-also takes the lease, publishes the version and lowers the turn deadline) and one
-release. A key lives as long as its game needs (:func:`ttl_for`); a table whose group
-became a supergroup moves to its new key whole, without its lease (:meth:`Store.move`).
+also takes the lease and lowers the turn deadline), one PUBLISH of the new version (for
+the Mini App: :meth:`Store.changes`) and one release. A key lives as long as its game
+needs (:func:`ttl_for`); a table whose group became a supergroup moves to its new key
+whole, without its lease, in three steps (:meth:`Store.move`: the new key is in another
+slot). Every script touches one slot: a table with its bucket's due set, turn set and its
+chat's index (bot.core.keys).
 
-Where the server has replicas, the commit, the claim, the release and the slots saved
-each wait for one (:mod:`bot.core.replicas`): a move is answered and shown only once a
-failover could not lose it, and a release is run again until a replica has it.
+Where the server has replicas, the commit, the claim, the release, the slots saved, the
+three steps of a move and a drop each wait for one (:mod:`bot.core.replicas`): a move is
+answered and shown only once a failover could not lose it, its new version is announced
+to the Mini App (``ct:changed``) only then, and a release or a step of a move is run
+again until a replica has it. A lease's renewal does not wait: nothing is shown from it.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -42,21 +47,28 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bot.core import scripts
 from bot.core.keys import (
     CHANGED,
-    DUE_KEY,
+    FROM_FIELD,
     JUNK,
-    KEY_PREFIX,
+    MOVED_FIELD,
     SLOT,
     TABLE_SLOT,
-    TURNS_KEY,
     Junk,
+    bucket_of,
+    chat_index_of,
+    chat_key,
     closed_key,
+    due_key,
+    due_of,
     init_key,
     inviter_key,
     junk_field,
     place_key,
     settings_key,
+    turns_key,
+    turns_of,
 )
 from bot.core.models import FORM_MARK, GameSettings, Place, Seat, Slot, Table
+from bot.core.polls import Polls, read_bucket
 from bot.core.replicas import Replicas, Unconfirmed
 from engine.registry import GAMES
 
@@ -71,7 +83,7 @@ IDLE_GAME_TTL = 30 * 24 * 3600  # a running game with no turn limit (corresponde
 DEADLINE_MARGIN = 3600  # seconds a key outlives its game's pending deadline
 
 MOVED, NOTHING_TO_MOVE, BUSY = 1, 0, 2
-RELEASE_RETRY = 5.0  # seconds a release is tried again: a failover's few (Store._saved)
+RELEASE_RETRY = 5.0  # seconds a release or a step of a move is tried again (_again)
 RETRY_PAUSE = 0.25  # seconds between two tries
 _CURRENT = FORM_MARK.encode()  # how a table stored in the current form begins
 
@@ -82,8 +94,8 @@ class Write:
 
     table: Table | None
     fresh: bool = False
-    # The table's next automatic move came closer: lower its deadline in ``ct:turns`` to
-    # this (seconds since the epoch), in the same script as the commit.
+    # The table's next automatic move came closer: lower its deadline in its bucket's turn
+    # set to this (seconds since the epoch), in the same script as the commit.
     wake: float | None = None
 
 
@@ -111,7 +123,7 @@ def _text(raw: Any) -> str:
 
 def _decode(raw: Mapping[Any, Any]) -> Snapshot:
     version = int(raw.get(b"v", b"0"))
-    if b"d" not in raw:
+    if b"d" not in raw or MOVED_FIELD.encode() in raw:  # none, or frozen for its move
         return Snapshot(None, version=version)
     stored = raw[b"d"]
     try:
@@ -160,6 +172,21 @@ async def _changes(pubsub: PubSub) -> AsyncIterator[tuple[str, int]]:
             yield key, int(version)
 
 
+async def _again(write: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a write that changes nothing the second time (a release, a step of a move)
+    until a replica confirms it: one that is unconfirmed, or met a lost connection or a
+    primary turned replica, is run again for :data:`RELEASE_RETRY` seconds (on a new
+    primary it writes what was lost)."""
+    until = time.monotonic() + RELEASE_RETRY
+    while True:
+        try:
+            return await write()
+        except (Unconfirmed, RedisConnectionError, RedisTimeoutError, ReadOnlyError):
+            if time.monotonic() >= until:
+                raise
+        await asyncio.sleep(RETRY_PAUSE)
+
+
 def ttl_for(table: Table, base: int, now: float) -> int:
     """How long a table's key must live after this commit (see the module docstring)."""
     if table.phase != "playing":
@@ -184,14 +211,18 @@ class Store:
         self.ttl = ttl
         self.clock = clock
         self.owner = secrets.token_hex(6)  # this process, as a lease holder
+        self.polls = Polls()  # when each bucket of the deadline sets is worth a read
         # What is shown or answered from waits for the replicas (bot.core.replicas): the
-        # commit, the delivery's claim and release, and the slots a delivery saves.
+        # commit, the delivery's claim and release, the slots a delivery saves, and the
+        # steps of a move (and a drop) to another key.
         self.replicas = replicas
         self._cas = scripts.CAS.register(redis, replicas)
         self._release = scripts.RELEASE.register(redis, replicas)
         self._claim = scripts.CLAIM.register(redis, replicas)
         self._renew = scripts.RENEW.register(redis)
-        self._move = scripts.MOVE.register(redis)
+        self._move_out = scripts.MOVE_OUT.register(redis, replicas)
+        self._move_in = scripts.MOVE_IN.register(redis, replicas)
+        self._drop = scripts.DROP.register(redis, replicas)
         self._save = scripts.SAVE.register(redis, replicas)
         self._turn_claim = scripts.TURN_CLAIM.register(redis)
         self._turn_settle = scripts.TURN_SETTLE.register(redis)
@@ -209,7 +240,7 @@ class Store:
         return scripts.Holder(self.owner, self.now_ms(), LEASE_MS)
 
     def _lease(self, key: str) -> scripts.Lease:
-        return scripts.Lease(key, DUE_KEY, self._holder())
+        return scripts.Lease(key, due_of(key), self._holder())
 
     async def load(self, key: str) -> Snapshot:
         return _decode(await self.redis.hgetall(key))
@@ -234,7 +265,8 @@ class Store:
             ttl = ttl_for(new, self.ttl, self.clock())
             cas = scripts.Cas(
                 lease=self._lease(key),
-                turns_key=TURNS_KEY,
+                turns_key=turns_of(key),
+                chat_index=chat_index_of(key),
                 expected=expected,
                 version=expected + 1,
                 data=new.to_stored(),
@@ -243,6 +275,10 @@ class Store:
                 wake_ms=None if write.wake is None else int(write.wake * 1000),
             )
             done = await self._cas(cas)
+            if done != 0:
+                await self._announce(key, expected + 1)
+            if done != 0 and write.wake is not None:
+                self.polls.turns.wake(bucket_of(key), write.wake)
             if done == 0:
                 # Lost a race: back off a little, with jitter, so that a crowd thins out.
                 await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))
@@ -287,6 +323,8 @@ class Store:
             fields=tuple(pairs),
         )
         newer = await self._saved(key, release)
+        if due is not None:
+            self.polls.due.wake(bucket_of(key), due)
         if newer is not None and newer > 0:
             # Read by the claim, a write that waits for the replicas like the commit it
             # reads (bot.core.replicas): a plain read could show a newer, unconfirmed one.
@@ -298,38 +336,81 @@ class Store:
 
         The messages are out: a release lost in a failover would leave the table naming
         the messages they replaced, and the new ones (a prompt with live buttons) unknown
-        to it for good. So an unconfirmed release, or one that met a lost connection or a
-        primary turned replica, is run again for :data:`RELEASE_RETRY` seconds (it
-        changes nothing the second time; on a new primary it writes what was lost)
-        while this process keeps the lease alive (bot.service.delivery's renewals)."""
-        until = time.monotonic() + RELEASE_RETRY
-        while True:
-            try:
-                return await self._release(dataclasses.replace(release, lease=self._lease(key)))
-            except (Unconfirmed, RedisConnectionError, RedisTimeoutError, ReadOnlyError):
-                if time.monotonic() >= until:
-                    raise
-            await asyncio.sleep(RETRY_PAUSE)
+        to it for good. So it is run again (:func:`_again`) while this process keeps the
+        lease alive (bot.service.delivery's renewals)."""
+        return await _again(
+            lambda: self._release(dataclasses.replace(release, lease=self._lease(key)))
+        )
+
+    async def _announce(self, key: str, version: int) -> None:
+        """Tell every process's Mini App (:meth:`changes`) that ``key`` is at ``version``,
+        which a replica has confirmed (a commit or a claim that waited for one). A notice
+        lost with the connection is no error: a subscription that breaks reads every table
+        it watches again once it is back (bot.webapp.streams)."""
+        try:
+            await self.redis.publish(CHANGED, f"{version} {key}")
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            log.info("the new version %d of %s was not announced: %s", version, key, exc)
 
     async def claim(self, key: str) -> Snapshot | None:
         """The table with the delivery lease, or None when another process holds it."""
-        raw = await self._claim(self._lease(key))
+        raw = await self._claim(scripts.Claim(self._lease(key)))
         if raw is None:
             return None
         snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
         snap.lease = True
+        if self.replicas is not None and await self.replicas.needed(key) > 0:
+            # Confirmed now, perhaps a commit that was not (and so was never announced).
+            await self._announce(key, snap.version)
         return snap
 
     async def renew(self, keys: Sequence[str]) -> None:
         """Push on the leases this process holds on ``keys`` (it is alive and working)."""
-        if keys:
-            await self._renew(scripts.Renew(DUE_KEY, tuple(keys), self._holder()))
+        by_bucket: dict[int, list[str]] = {}
+        for key in keys:
+            by_bucket.setdefault(bucket_of(key), []).append(key)
+        holder = self._holder()
+        for n, tables in sorted(by_bucket.items()):  # one script per slot
+            await self._renew(scripts.Renew(due_key(n), tuple(tables), holder))
 
     async def move(self, old: str, new: str) -> int:
         """Move a table to another key (see the module docstring): MOVED, NOTHING_TO_MOVE
         (nothing at ``old``, or ``new`` is taken) or BUSY (a delivery is under way: moving
-        now would leave that delivery showing the old address)."""
-        return int(await self._move(scripts.Move(self._lease(old), new, TABLE_SLOT)))
+        now would leave that delivery showing the old address). The keys are in different
+        slots (the chat's bucket changes): the table is frozen at ``old`` and read
+        (MOVE_OUT), written at ``new`` (MOVE_IN), deleted at ``old`` (DROP), each step of
+        one slot and safe to run again: the next try finishes a move an error cut short."""
+        if await self.redis.exists(new):  # taken: by this very move (cut short), or not
+            mark = await self.redis.hget(old, MOVED_FIELD)
+            if mark is None or await self.redis.hget(new, FROM_FIELD) != mark:
+                return NOTHING_TO_MOVE
+        ours = f"{new}|{secrets.token_hex(6)}"
+        out = await _again(
+            lambda: self._move_out(
+                scripts.MoveOut(self._lease(old), turns_of(old), ours, TABLE_SLOT)
+            )
+        )
+        if int(out[0]) != MOVED:
+            return int(out[0])
+        mark, turn, fields = _text(out[1]), out[2], tuple(_text(x) for x in out[3:])
+        ttl = max(self.ttl, int(await self.redis.ttl(old)))
+        turn_ms = int(float(turn)) if turn else None
+        index = chat_index_of(new)
+        moved_in = scripts.MoveIn(new, turns_of(new), index, mark, ttl, turn_ms, fields)
+        # Confirmed before the old key goes (another slot, perhaps another node: a failover
+        # there keeps no order with this one's writes).
+        if not await _again(lambda: self._move_in(moved_in)):  # another table is there
+            await self.redis.hdel(old, MOVED_FIELD)
+            return NOTHING_TO_MOVE
+        if turn_ms:
+            self.polls.turns.wake(bucket_of(new), turn_ms / 1000)
+        with contextlib.suppress(Unconfirmed):  # lost, it leaves a frozen table: inert
+            await self._drop_key(old, only_moved=True)
+        return MOVED
+
+    async def _drop_key(self, key: str, *, only_moved: bool) -> list[Any]:
+        drop = scripts.Drop(key, due_of(key), turns_of(key), chat_index_of(key), only_moved)
+        return list(await self._drop(drop))
 
     async def discard(self, key: str, messages: Sequence[Junk]) -> None:
         """Remember messages that must be removed (the next delivery removes them)."""
@@ -411,57 +492,61 @@ class Store:
 
     async def defer(self, key: str, due: float) -> None:
         """Leave the table's messages for later (``due``: seconds since the epoch)."""
-        await self.redis.zadd(DUE_KEY, {key: int(due * 1000)})
+        await self.redis.zadd(due_of(key), {key: int(due * 1000)})
+        self.polls.due.wake(bucket_of(key), due)
 
-    async def take_due(self, limit: int = 100) -> list[str]:
-        """Table keys whose messages are due, each handed to exactly one caller."""
-        found = await self.redis.zrangebyscore(DUE_KEY, "-inf", self.now_ms(), start=0, num=limit)
-        keys = [_text(k) for k in found]
+    async def take_due(self, n: int, limit: int = 100) -> tuple[list[str], float | None]:
+        """Table keys of bucket ``n`` whose messages are due, each handed to exactly one
+        caller, and when the bucket's next entry falls due (seconds since the epoch; None:
+        none is left), from one read (bot.core.polls)."""
+        keys, after = await read_bucket(self.redis, due_key(n), self.now_ms(), limit)
         if not keys:
-            return []
+            return [], after
         async with self.redis.pipeline(transaction=False) as pipe:
             for k in keys:
-                pipe.zrem(DUE_KEY, k)
+                pipe.zrem(due_key(n), k)
             taken = await pipe.execute()
-        return [k for k, t in zip(keys, taken, strict=True) if t]
+        return [k for k, t in zip(keys, taken, strict=True) if t], after
 
     async def schedule_turn(self, key: str, due: float) -> None:
         """The table's automatic move is due at ``due`` (seconds since the epoch), unless
         an earlier time is set already (bot.service.turns)."""
-        await self.redis.zadd(TURNS_KEY, {key: int(due * 1000)}, lt=True)
+        await self.redis.zadd(turns_of(key), {key: int(due * 1000)}, lt=True)
+        self.polls.turns.wake(bucket_of(key), due)
 
-    async def due_turns(self, now_ms: int, limit: int = 50) -> list[str]:
-        """Table keys whose automatic move is due (a poller then claims each)."""
-        found = await self.redis.zrangebyscore(TURNS_KEY, "-inf", now_ms, start=0, num=limit)
-        return [_text(k) for k in found]
+    async def due_turns(
+        self, n: int, now_ms: int, limit: int = 50
+    ) -> tuple[list[str], float | None]:
+        """Table keys of bucket ``n`` whose automatic move is due (a poller then claims
+        each), and when its next deadline falls (as :meth:`take_due`)."""
+        return await read_bucket(self.redis, turns_key(n), now_ms, limit)
 
     async def claim_turn(self, key: str, now_ms: int, claim: int) -> bool:
         """Take a due table's move by moving its deadline to ``claim`` (ms); False when it
         was not due any more or another poller took it."""
-        return bool(await self._turn_claim(scripts.TurnClaim(TURNS_KEY, key, now_ms, claim)))
+        taken = await self._turn_claim(scripts.TurnClaim(turns_of(key), key, now_ms, claim))
+        if taken:  # it comes due again when the claim runs out, unless settled before
+            self.polls.turns.wake(bucket_of(key), claim / 1000)
+        return bool(taken)
 
     async def settle_turn(self, key: str, claim: int, due: float) -> None:
         """Replace our claim by the table's next deadline (``due``; 0: none), unless a
         commit has set an earlier time meanwhile."""
         new = int(due * 1000) if due else None
-        await self._turn_settle(scripts.TurnSettle(TURNS_KEY, key, claim, new))
+        await self._turn_settle(scripts.TurnSettle(turns_of(key), key, claim, new))
+        if due:
+            self.polls.turns.wake(bucket_of(key), due)
 
     async def chat_tables(self, chat_id: int) -> list[str]:
-        """The keys of every table of a chat, in any of its topics."""
-        pattern = f"{KEY_PREFIX}:table:{chat_id}:*"
-        return [_text(k) async for k in self.redis.scan_iter(match=pattern, count=1000)]
+        """The keys of every table of a chat, in any of its topics (its index: no SCAN)."""
+        return sorted(_text(k) for k in await self.redis.smembers(chat_key(chat_id)))
 
     async def drop(self, key: str) -> Snapshot:
         """Delete a table with its entries in the deadline sets, in one transaction, and
         in its players' closed-chat sets (the bot was removed from its chat); the table
         as it was."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hgetall(key)
-            pipe.delete(key)
-            for index in (DUE_KEY, TURNS_KEY):
-                pipe.zrem(index, key)
-            raw, *_ = await pipe.execute()
-        snap = _decode(raw)
+        raw = await self._drop_key(key, only_moved=False)
+        snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
         if snap.table is not None and snap.table.seats:
             await self.note_reach(key, {seat.user_id: True for seat in snap.table.seats})
         return snap

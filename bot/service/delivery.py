@@ -10,8 +10,8 @@ document) is the delivery's too, remembered by the table
 
 One process at a time delivers a table (the lease of :mod:`bot.core.store`), in one task
 (this module); a commit made meanwhile sends the holder round again, and the table of a
-holder that died comes due (``ct:due``) for every process's poller. Each round is one
-pass (:mod:`bot.service.messages.rounds`): within Telegram's limits
+holder that died comes due (its bucket's ``ct:{b<n>}:due``) for every process's poller.
+Each round is one pass (:mod:`bot.service.messages.rounds`): within Telegram's limits
 (:mod:`bot.core.limiter`, shared by every process) the most urgent calls go first and the
 rest is coalesced, in the order docs/busy.md gives. What happens to one message is
 decided by the rule of its kind, one small module each in :mod:`bot.service.messages`.
@@ -142,17 +142,24 @@ async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
         await bring_hand(app, key, user_id, again=False)
 
 
-async def due_job(app: AnyApp) -> None:
+async def due_job(app: AnyApp) -> bool:
     """Tables that are due (polled by every process): messages left for later whose time
     has come, or a delivery whose holder's lease ran out (he may have died). Each is
     brought up to date from the newest state; a table another process is delivering is
     left to it (it stays due at that lease's expiry)."""
     svc = services(app)
-    for key in await svc.store.take_due():
-        if not start(svc, key):
-            # Under way here already: stay due, in case that delivery hangs (its lease,
-            # renewed while it is alive, keeps the others off meanwhile).
-            await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
+    buckets = svc.store.polls.due  # only the buckets worth a read (bot.core.polls)
+    now = svc.store.clock()
+    ready = buckets.ready(now)
+    for n in ready:
+        keys, after = await svc.store.take_due(n)
+        buckets.read(n, now, after)
+        for key in keys:
+            if not start(svc, key):
+                # Under way here already: stay due, in case that delivery hangs (its
+                # lease, renewed while it is alive, keeps the others off meanwhile).
+                await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
+    return bool(ready)  # False: Redis was not asked (bot.core.services.guarded)
 
 
 async def renew_job(app: AnyApp) -> None:

@@ -257,19 +257,21 @@ async def test_a_worker_handles_only_what_a_replica_has(
     try:
         await inbox_stream.Inbox(primary, "webhook").make_group()
         pair.hold_back()
-        await primary.xadd(inbox_stream.STREAM, {inbox_stream.FIELD: json.dumps(kept.pop())})
+        update = kept.pop()
+        stream = inbox_stream.STREAMS[inbox_stream.stream_of(update)]
+        await primary.xadd(stream, {inbox_stream.FIELD: json.dumps(update)})
         # Two seconds of real time (the bot's clock runs with it): read, and claimed again
         # each second, unconfirmed each time.
         await asyncio.sleep(2)
-        assert (await primary.xpending(inbox_stream.STREAM, inbox_stream.GROUP))["pending"] == 1
+        assert (await primary.xpending(stream, inbox_stream.GROUP))["pending"] == 1
         assert [m.text for m in h.screen(ann) if m.from_bot] == [], "nothing handled"
         pair.let_go()
         await asyncio.to_thread(pair.wait_synced)
         for _ in range(100):  # handled within a second or so: the next claim confirms it
-            if await primary.xlen(inbox_stream.STREAM) == 0:
+            if await primary.xlen(stream) == 0:
                 break
             await asyncio.sleep(0.05)
-        assert await primary.xlen(inbox_stream.STREAM) == 0, "handled once confirmed"
+        assert await primary.xlen(stream) == 0, "handled once confirmed"
         assert len([m for m in h.screen(ann) if m.from_bot]) == 1
     finally:
         await stop_app(app)

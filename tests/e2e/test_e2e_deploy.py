@@ -10,6 +10,7 @@ answer, the fake Bot API going quiet), never fixed sleeps.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import random
 import time
@@ -57,9 +58,9 @@ def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
 
 
 async def until(check: Any, within: float, what: str) -> None:
-    """Wait until ``check()`` holds, looking every few milliseconds."""
+    """Wait until ``check()`` holds (awaited if it must be), looking every few milliseconds."""
     deadline = time.monotonic() + within
-    while not check():
+    while not ((await held) if inspect.isawaitable(held := check()) else held):
         assert time.monotonic() < deadline, what
         await asyncio.sleep(0.02)
 
@@ -75,11 +76,25 @@ async def _garbage(port: int, data: bytes) -> None:
     await writer.wait_closed()
 
 
+def pending(probe: redis.Redis) -> int:
+    """Entries read and not yet done, in all the inbox's streams."""
+    return sum(int(probe.xpending(s, inbox.GROUP)["pending"]) for s in inbox.STREAMS)
+
+
+def backlog(probe: redis.Redis) -> int:
+    return sum(int(probe.xlen(s)) for s in inbox.STREAMS)
+
+
+def consumers(probe: redis.Redis) -> set[str]:
+    """The group's members, in any of the streams."""
+    return {c["name"] for s in inbox.STREAMS for c in probe.xinfo_consumers(s, inbox.GROUP)}
+
+
 async def sigterm_holding_one(bot: BotProcess, probe: redis.Redis, grace: float) -> None:
     """Once ``bot``'s worker holds one update, SIGTERM it: it exits 0 within its grace and
     one second more, and logs no error."""
     await until(
-        lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1,
+        lambda: pending(probe) == 1,
         5,
         "the worker did not take the update",
     )
@@ -137,8 +152,8 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
         # date (deliveries included), and left nothing in the stream.
         assert answer.answered and answer.text is None
         assert prompts(top, players) != before
-        assert probe.xlen(inbox.STREAM) == 0
-        assert probe.xinfo_consumers(inbox.STREAM, inbox.GROUP) == []  # it left the group
+        assert backlog(probe) == 0
+        assert consumers(probe) == set()  # it left the group
     served.delay = (0.0, 0.0)
     h.serve_by(await bots.start(served.url, "second", **env))
     h.settling = True
@@ -163,12 +178,12 @@ async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_proce
         await sigterm_holding_one(first, probe, grace)
         await slow.stop()
         assert help_replies(telegram, ann) == 0
-        assert probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == 1  # not lost
+        assert pending(probe) == 1  # not lost
         h.serve_by(await bots.start(fast.url, "second", **env))
         await until(lambda: help_replies(telegram, ann) > 0, TAKEN_OVER_WITHIN, "not taken over")
         await h.settle()
         assert help_replies(telegram, ann) == 1
-        assert probe.xlen(inbox.STREAM) == 0
+        assert backlog(probe) == 0
 
 
 RESTART_WITHIN = 3.0  # seconds from a new process's start to the next player's buttons
@@ -209,16 +224,16 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         await top.setup_game("durak", players)
         rng = random.Random(5)
         for _ in range(3):
-            await until_async(lambda: top.actor_alone_asked(players), 20, "no prompt")
+            await until(lambda: top.actor_alone_asked(players), 20, "no prompt")
             await top.step(players, rng)
-        await until_async(lambda: top.actor_alone_asked(players), 20, "no prompt")
+        await until(lambda: top.actor_alone_asked(players), 20, "no prompt")
         for user in players:  # his hand lives where the test says (a player's choice)
             assert bool(h.hands(user, top.group)) == (hands == "group")
         version = (await stored(h, top.group))["version"]
         slow.delay = (60.0, 60.0)  # Telegram hangs: nobody sees what the next move did
         h.settling = False
         await top.step(players, rng)
-        await until_async(lambda: _moved_past(h, top, version), 10, "the move was not committed")
+        await until(lambda: _moved_past(h, top, version), 10, "the move was not committed")
         if stop == "kill":
             first.kill()
         else:
@@ -228,7 +243,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         assert not await top.actor_asked(players)
         h.serve_by(await bots.start(fast.url, "second", **env))
         started = time.monotonic()
-        await until_async(lambda: top.actor_asked(players), 10, "no buttons after a restart")
+        await until(lambda: top.actor_asked(players), 10, "no buttons after a restart")
         waited = time.monotonic() - started
         h.settling = True
         actor = await top.actor(players)
@@ -242,14 +257,6 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
 
 async def _moved_past(h: ProcHarness, top: Tabletop, version: int) -> bool:
     return bool((await stored(h, top.group))["version"] > version)
-
-
-async def until_async(check: Any, within: float, what: str) -> None:
-    """Wait until ``await check()`` holds, looking every few milliseconds."""
-    deadline = time.monotonic() + within
-    while not await check():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.02)
 
 
 async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_each_once(
@@ -267,7 +274,7 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
         for user in users:
             await h.private(user, "/help")  # each answered 200: stored
         await until(
-            lambda: probe.xpending(inbox.STREAM, inbox.GROUP)["pending"] == len(users),
+            lambda: pending(probe) == len(users),
             5,
             "the worker did not take the updates",
         )
@@ -282,9 +289,9 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
         )
         await h.settle()
         assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
-        assert probe.xlen(inbox.STREAM) == 0
+        assert backlog(probe) == 0
         await until(  # the dead worker is removed from the group: idle, nothing pending
-            lambda: len(probe.xinfo_consumers(inbox.STREAM, inbox.GROUP)) == 1,
+            lambda: len(consumers(probe)) == 1,
             TAKEN_OVER_WITHIN,
             "the dead worker stayed in the group",
         )

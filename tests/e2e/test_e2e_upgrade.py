@@ -60,7 +60,7 @@ async def test_the_game_follows_its_group_into_the_supergroup(
             if button.callback_data:
                 assert decode(button.callback_data).chat_id == top.group.id
     await top.play_watched(players, 5)
-    assert not await h.redis.exists(f"ct:table:{old.id}:0"), "nothing left at the old key"
+    assert not await h.redis.exists(table_key(old)), "nothing left at the old key"
 
 
 async def test_a_lobby_follows_its_group_and_can_still_be_joined(harness: Harness) -> None:

@@ -5,16 +5,19 @@ game to the end.
 
 The steps are the Dockerfile's, one for one (no container engine runs here, so this test
 is that file's check): build the wheel, make a venv, install requirements-runtime.lock,
-install the wheel without dependencies, ``pip check``, ``python -m bot``. pip may use its
-cache and PyPI. One test, as it is slow (a venv and an install: tens of seconds).
+install the wheel without dependencies, ``pip check``, ``python -m bot``. The packages come
+from a wheelhouse fetched once per lock (:func:`_wheelhouse`). One test, as it is slow.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import shutil
 import subprocess
 import sys
+import tempfile
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -40,6 +43,20 @@ def _run(*args: str | Path, cwd: Path) -> None:
     assert done.returncode == 0, f"{args}:\n{done.stdout}\n{done.stderr}"
 
 
+def _wheelhouse(pip: tuple[str, ...]) -> Path:
+    """The runtime lock's and the build's wheels, fetched once per lock into this venv: pip
+    reads every release on the index to pick one (ten CPU seconds); the steps read here."""
+    lock = ROOT / "requirements-runtime.lock"
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    house = Path(sys.prefix, f"wheelhouse-{hashlib.sha1(lock.read_bytes()).hexdigest()}")
+    if not house.is_dir():
+        part = Path(tempfile.mkdtemp(dir=sys.prefix))
+        _run(*pip, "download", "--quiet", "--dest", part, "-r", lock, cwd=ROOT)
+        _run(*pip, "download", "--quiet", "--no-deps", "--dest", part, *build, cwd=ROOT)
+        part.rename(house)
+    return house
+
+
 def _install(tmp: Path) -> Path:
     """The Dockerfile's steps 1-5; the venv's python.
 
@@ -52,19 +69,20 @@ def _install(tmp: Path) -> Path:
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
         copy(ROOT / name, src / name)
     pip = (sys.executable, "-m", "pip", "--disable-pip-version-check")
+    local = ("--no-index", "--find-links", _wheelhouse(pip))
     # The Dockerfile's two stages are independent until the wheel is installed: the wheel
     # is built while the venv is made and the lock installed, as a builder would run them.
     with ThreadPoolExecutor(1) as builder:
-        built = builder.submit(_run, *pip, "wheel", "--quiet", "--no-deps", "--wheel-dir",
+        built = builder.submit(_run, *pip, "wheel", *local, "--quiet", "--no-deps", "--wheel-dir",
                                "dist", ".", cwd=src)  # fmt: skip
         _run(sys.executable, "-m", "venv", "--without-pip", tmp / "venv", cwd=tmp)
         python = tmp / "venv" / "bin" / "python"
         into = (*pip, "--python", python)
-        _run(*into, "install", "--quiet", "--no-compile", "-r",
+        _run(*into, "install", *local, "--quiet", "--no-compile", "-r",
              ROOT / "requirements-runtime.lock", cwd=tmp)  # fmt: skip
         built.result()
     (wheel,) = (src / "dist").glob("cardtable-*.whl")
-    _run(*into, "install", "--quiet", "--no-compile", "--no-deps", wheel, cwd=tmp)
+    _run(*into, "install", *local, "--quiet", "--no-compile", "--no-deps", wheel, cwd=tmp)
     _run(*into, "check", cwd=tmp)
     return python
 

@@ -15,6 +15,7 @@ invariants) is in that game's property tests."""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from typing import Any
@@ -27,6 +28,8 @@ from pydantic import BaseModel
 from bot.screens import registry as bot_registry
 from engine import cards, computer, registry
 from engine.base import Game, IllegalMove, MalformedRecord
+from engine.games.durak import computer as durak_computer
+from engine.games.durak.players.search import BUDGET, hard
 from engine.records import export, replay
 from engine.series import Carry
 from engine.spec import GameSpec
@@ -169,6 +172,12 @@ def test_every_allowed_combination_is_played() -> None:
         assert spec.options() in played
     # Durak: 24 combinations with the dummy, 48 without (first_move doubles each).
     assert sum(1 for c in CASES if c.values[0] == "durak") == 72
+
+
+@pytest.fixture(autouse=True)
+def _quick_hard(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Durak's hard player searches a tenth of its budget: its move is legal at any budget."""
+    monkeypatch.setattr(durak_computer, "hard", functools.partial(hard, budget=BUDGET // 10))
 
 
 @pytest.mark.parametrize(("name", "options"), CASES)

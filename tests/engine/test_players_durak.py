@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections import Counter
@@ -13,6 +14,7 @@ import pytest
 from engine.base import Event
 from engine.cards import Card
 from engine.computer import choose, public_events
+from engine.games.durak import computer as durak_computer
 from engine.games.durak.game import Durak
 from engine.games.durak.players import search as search_module
 from engine.games.durak.players.endgame import club, plain
@@ -398,9 +400,12 @@ def test_hidden_cards_elsewhere_do_not_change_the_move(
 ) -> None:
     # Swap a card the seat cannot see between another hand and the stock (or another
     # hand, when the whole deck was dealt): the seat's view, and so every level's move,
-    # must stay the same, in every variant. Hard's searches against the styles of play
-    # run cut short (their full budget costs seconds a move in the small decks' endgames).
-    monkeypatch.setattr(search_module, "STYLE_BUDGET", 300)
+    # must stay the same, in every variant. Hard's searches run cut short: its samples, the
+    # deals it tries and its searches against the styles (in full, seconds a move).
+    for name, value in {"STYLE_BUDGET": 300, "MAX_SAMPLES": 8}.items():
+        monkeypatch.setattr(search_module, name, value)
+    quick = functools.partial(search_module.hard, budget=search_module.BUDGET // 10)
+    monkeypatch.setattr(durak_computer, "hard", quick)
     swapped = 0
     for game, events in positions(20, players, dummy_plays, options):
         actor = game.to_act()
