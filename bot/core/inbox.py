@@ -26,9 +26,10 @@ that the group holds only the living.
 
 Where the server has replicas (:mod:`bot.core.replicas`), the ``XADD`` counts only once one
 has it (else the webhook answers 503), and so do the reads that make entries a worker's
-(``XREADGROUP``, ``XAUTOCLAIM``), each followed by its ``WAIT`` on the node of its stream:
-what a worker read unconfirmed stays pending under its name and is handled once a claim
-of it (:meth:`Inbox.confirm`, ``XCLAIM``) is confirmed.
+(``XREADGROUP``, ``XAUTOCLAIM``): what one finds is claimed again (``XCLAIM``) with a
+``WAIT`` behind it on the node of its stream, and what a worker read unconfirmed stays
+pending under its name and is handled once a later claim of it (:meth:`Inbox.confirm`) is
+confirmed. A read that finds nothing sends no ``WAIT``.
 """
 
 from __future__ import annotations
@@ -187,24 +188,43 @@ class Inbox:
         )
 
     async def _claimed(
-        self, n: int, entries: Callable[[Any], list[Entry]], command: str, *args: Any, **kw: Any
+        self, entries: Callable[[Any], list[Entry]], command: str, *args: Any, **kw: Any
     ) -> Claimed:
-        """A read that makes entries of stream ``n`` this worker's (a write, on the
-        stream's node: the client's ``command`` with ``args``), as :mod:`bot.core.replicas`
-        waits for it: its entries (``entries`` of its result), and :class:`Unconfirmed`
-        when no replica confirmed it (else None: a replica holds them, and the updates
-        they carry, written before)."""
+        """A read that makes entries this worker's (the client's ``command`` with
+        ``args``; ``entries`` of its result), and :class:`Unconfirmed` when no replica
+        confirmed it (else None). The read is sent alone, and where replicas are awaited
+        what it found is claimed again by a write with its WAIT behind it, on the node of
+        each stream (:meth:`_claim`): a read that finds nothing, as most blocking reads
+        of an idle process do, costs no WAIT."""
+        found = entries(await getattr(self.redis, command)(*args, **kw))
+        if not found or self.replicas is None:
+            return found, None
+        return await self._claim([entry for entry, _ in found])
+
+    async def _claim(self, entries: Sequence[bytes]) -> Claimed:
+        """``entries`` claimed by this worker (again), each stream's with a WAIT on its
+        node where replicas are awaited: those still in their stream, and the first
+        :class:`Unconfirmed` (a replica confirming a later write confirms the read that
+        made them this worker's, and the updates they carry, written before)."""
+        got: list[Entry] = []
+        unconfirmed: Unconfirmed | None = None
+        for n, ids in sorted(_by_stream(entries).items()):
+            claimed, short = await self._claim_of(n, ids)
+            got += claimed
+            unconfirmed = unconfirmed or short
+        return got, unconfirmed
+
+    async def _claim_of(self, n: int, ids: list[Any]) -> Claimed:
+        args = (STREAMS[n], GROUP, self.consumer, 0, ids)
         if self.replicas is None:
-            return entries(await getattr(self.redis, command)(*args, **kw)), None
+            return _entries(n, cast(Raw, await self.redis.xclaim(*args))), None
         try:
             got = await self.replicas.write(
-                STREAMS[n],
-                lambda: getattr(self.redis, command)(*args, **kw),
-                lambda pipe: getattr(pipe, command)(*args, **kw),
+                STREAMS[n], lambda: self.redis.xclaim(*args), lambda pipe: pipe.xclaim(*args)
             )
         except Unconfirmed as exc:
-            return entries(exc.result), exc
-        return entries(got), None
+            return _entries(n, exc.result), exc
+        return _entries(n, got), None
 
     async def make_group(self) -> None:
         """The consumer group of each stream, made with the stream if either is missing
@@ -220,10 +240,10 @@ class Inbox:
         """Up to about ``count`` entries no worker has read, waiting at most ``block_ms``."""
         per = max(1, -(-count // BUCKETS))
         try:
-            if self.one_server:  # one server: any stream names its node
+            if self.one_server:
                 streams = dict.fromkeys(STREAMS, ">")
                 args = (GROUP, self.consumer, streams)
-                read = await self._claimed(0, _read, "xreadgroup", *args, count=per, block=block_ms)
+                read = await self._claimed(_read, "xreadgroup", *args, count=per, block=block_ms)
                 return _confirmed([read])
             return await self._take_each(per, block_ms)
         except ResponseError as exc:
@@ -263,19 +283,13 @@ class Inbox:
         node = cluster.get_node_from_key(STREAMS[n])
         args: list[str | int] = ["GROUP", GROUP, self.consumer, "COUNT", count, "BLOCK", block_ms]
         args += ["STREAMS", STREAMS[n], ">"]
-        return await self._claimed(
-            n, _read, "execute_command", "XREADGROUP", *args, target_nodes=node
-        )
+        return await self._claimed(_read, "execute_command", "XREADGROUP", *args, target_nodes=node)
 
     async def confirm(self, entries: Sequence[bytes]) -> list[Entry]:
         """Entries this worker read unconfirmed (:class:`Unconfirmed` from :meth:`take` or
         :meth:`reclaim`), claimed again by a write that waits for the replicas: those
         still in their stream, once one holds them (:class:`Unconfirmed` again if not)."""
-        found: list[Claimed] = []
-        for n, ids in sorted(_by_stream(entries).items()):
-            args = (STREAMS[n], GROUP, self.consumer, 0, ids)
-            found.append(await self._claimed(n, functools.partial(_entries, n), "xclaim", *args))
-        return _confirmed(found)
+        return _confirmed([await self._claim(entries)])
 
     async def touch(self, entries: Sequence[bytes]) -> None:
         """This worker is still on ``entries``: their idle time starts again."""
@@ -299,7 +313,7 @@ class Inbox:
             args = (STREAMS[n], GROUP, self.consumer, CLAIM_IDLE_MS, "0-0")
             try:
                 claimed = functools.partial(_autoclaimed, n)
-                found.append(await self._claimed(n, claimed, "xautoclaim", *args, count=room))
+                found.append(await self._claimed(claimed, "xautoclaim", *args, count=room))
             except ResponseError as exc:
                 if "NOGROUP" not in str(exc):
                     raise

@@ -32,7 +32,7 @@ from bot.core import health
 from bot.core import inbox as inbox_stream
 from bot.core.config import Settings
 from bot.core.i18n import t
-from bot.core.keys import SLOT
+from bot.core.keys import CHANGED, SLOT
 from bot.core.replicas import Replicas, Unconfirmed
 from bot.core.scripts import SAVE, Save
 from testing import redis_servers
@@ -157,6 +157,16 @@ def test_the_settings_and_their_defaults(monkeypatch: pytest.MonkeyPatch) -> Non
     assert (chosen.redis_min_replicas, chosen.redis_wait_ms) == (0, 50)
 
 
+async def _heard(notices: Any) -> list[tuple[str, int]]:
+    """The versions announced on ct:changed since the last call (bot.core.store)."""
+    found = []
+    while (message := await notices.get_message(timeout=0.05)) is not None:
+        if message["type"] == "message":
+            version, _, key = message["data"].decode().partition(" ")
+            found.append((key, int(version)))
+    return found
+
+
 def _chats(h: Harness, top: Tabletop, players: list[Any]) -> list[Any]:
     """What the group and the players' private chats show, message by message."""
     return [
@@ -174,13 +184,17 @@ async def test_a_tap_no_replica_confirms_is_told_so_and_shown_only_once_confirme
     primary: Any,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Also: the log says it once when writes go unconfirmed, and once when they are
+    """Also: the Mini App hears of the new version (ct:changed) only once it is
+    confirmed; the log says it once when writes go unconfirmed, and once when they are
     confirmed again; it is no Redis outage."""
     async for h in harness_on(request, server, make_app, primary, redis_wait_ms=WAIT_MS):
         players = [h.user("Ann"), h.user("Bob")]
         top = await playing(h, "durak", players)
         await top.later(12)  # every delivery done, every lease given back
         before, shown = await stored(h, top.group), _chats(h, top, players)
+        key, version = table_key(top.group), before["version"] + 1
+        notices = primary.pubsub()
+        await notices.subscribe(CHANGED)
         caplog.set_level(logging.INFO)
         caplog.clear()
         user = top.asked(players)
@@ -197,11 +211,14 @@ async def test_a_tap_no_replica_confirms_is_told_so_and_shown_only_once_confirme
         )
         await top.later(8)  # the lease runs out: the table is due, its claim unconfirmed
         assert _chats(h, top, players) == shown, "still nothing shown"
+        assert (key, version) not in await _heard(notices), "nor announced"
 
         pair.let_go()
         await asyncio.to_thread(pair.wait_synced)
         await top.later(12)  # due again: claimed, confirmed, delivered
         assert _chats(h, top, players) != shown, "shown once a replica has it"
+        assert (key, version) in await _heard(notices), "and announced (by the claim)"
+        await notices.aclose()
         with contextlib.closing(pair.replica.client()) as replica:
             assert int(replica.hget(table_key(top.group), "v") or 0) == before["version"] + 1
         told = [
@@ -353,7 +370,9 @@ class _FailoverOnFirstSend:
 async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path: Path) -> None:
     """A Lua script of the bot's (loaded on demand) and its WAIT go together to the node
     of the key's slot: with that node's replica frozen the write is Unconfirmed, while a
-    key of another node is confirmed at once."""
+    key of another node is confirmed at once. So do the inbox's: an update stored in a
+    stream of that node is Unconfirmed (the webhook's 503), one of another node's is not;
+    a worker's read of the first is Unconfirmed, and confirmed once the replica is back."""
     if (why := redis_servers.available()) is not None or shutil.which("redis-cli") is None:
         pytest.skip(why or "no redis-cli to create a cluster with")
     with redis_servers.cluster(tmp_path) as servers:
@@ -366,7 +385,8 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path:
             (port, key), (_, elsewhere), _ = sorted(keys.items())
             for each in keys.values():
                 await client.hset(each, "v", 1)
-            assert await save(Save(key, 60, ("f", "1"))) == 1  # NOSCRIPT, loaded, run
+                # NOSCRIPT, loaded, run; confirmed once the replica (just synced) answers
+                assert await _confirmed(lambda each=each: save(Save(each, 60, ("f", "1")))) == 1
             frozen = servers.replica_of(port)
             frozen.freeze(True)
             try:
@@ -375,7 +395,50 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path:
                 started = time.perf_counter()
                 assert await save(Save(elsewhere, 60, ("f", "2"))) == 1
                 assert time.perf_counter() - started < WAIT_MS / 1000
+                doubtful = await _inbox_on(client, replicas, port)
             finally:
                 frozen.freeze(False)
+            await asyncio.sleep(0.5)  # the replica catches up
+            worker = inbox_stream.Inbox(client, "worker", replicas)
+            confirmed = await worker.confirm(doubtful)
+            assert b'{"update_id": 1}' in [body for _, body in confirmed]
         finally:
             await client.aclose()
+
+
+async def _confirmed(write: Callable[[], Any]) -> Any:
+    """``write`` run until a replica confirms it (at most for a few seconds): a replica
+    of a cluster just made may take longer than WAIT_MS to confirm its first write on a
+    busy machine."""
+    for _ in range(20):
+        with contextlib.suppress(Unconfirmed):
+            return await write()
+    return await write()
+
+
+async def _inbox_on(client: Any, replicas: Replicas, port: int) -> list[bytes]:
+    """The inbox while the replica of the primary at ``port`` is frozen: the entries a
+    worker took unconfirmed (update 1, stored on that primary)."""
+    node = {client.get_node_from_key(s).port: n for n, s in enumerate(inbox_stream.STREAMS)}
+    there, elsewhere = node.pop(port), next(iter(node.values()))
+    webhook = inbox_stream.Inbox(client, "webhook", replicas)
+    await webhook.make_group()
+    with pytest.raises(Unconfirmed):
+        await webhook.put(b'{"update_id": 1}', there)
+    await webhook.put(b'{"update_id": 2}', elsewhere)
+    worker = inbox_stream.Inbox(client, "worker", replicas)
+    taken: list[bytes] = []
+    doubtful: list[bytes] = []
+    try:
+        for _ in range(40):  # each take ends with the first read to answer
+            try:
+                taken += [body for _, body in await worker.take(32, 50)]
+            except Unconfirmed as exc:
+                doubtful += [entry for entry, _ in exc.result]
+            if len(taken) + len(doubtful) >= 2:
+                break
+    finally:
+        worker.close()
+    assert b'{"update_id": 1}' not in taken
+    assert [inbox_stream.parse_ref(entry)[0] for entry in doubtful].count(there) == 1
+    return doubtful
