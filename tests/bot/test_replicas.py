@@ -5,8 +5,11 @@ once the replica has it.
 - ``WAIT`` waits for the writes of its own connection only: sent on another one it comes
   back at once, which is why the write and its ``WAIT`` go out in one pipeline.
 - How many replicas a write waits for, by default and when set.
-- A tap whose write no replica confirms is told so, and the chats show nothing of it
-  until a later write that waits confirms it; the webhook answers such an update 503.
+- A tap whose write no replica confirms is told so, and the chats (and the Mini App's
+  notices) show nothing of it until a later write that waits confirms it; the webhook
+  answers such an update 503, and a worker handles only what a replica has.
+- A supergroup's move writes the table at its new key, confirmed, before the old goes.
+- On a cluster the write and its WAIT go to the node of the key (scripts, the inbox).
 """
 
 from __future__ import annotations
@@ -30,11 +33,15 @@ from bot import inbox
 from bot.app import build_application
 from bot.core import health
 from bot.core import inbox as inbox_stream
+from bot.core import store as store_module
 from bot.core.config import Settings
 from bot.core.i18n import t
 from bot.core.keys import CHANGED, SLOT
+from bot.core.keys import table_key as key_of
+from bot.core.models import Lobby, Table
 from bot.core.replicas import Replicas, Unconfirmed
 from bot.core.scripts import SAVE, Save
+from bot.core.store import Store, Write
 from testing import redis_servers
 from testing.clock import Clock
 from testing.fakegram import FakeRequest, FakeTelegram
@@ -442,3 +449,31 @@ async def _inbox_on(client: Any, replicas: Replicas, port: int) -> list[bytes]:
     assert b'{"update_id": 1}' not in taken
     assert [inbox_stream.parse_ref(entry)[0] for entry in doubtful].count(there) == 1
     return doubtful
+
+
+async def test_a_move_to_the_supergroups_key_goes_on_once_a_replica_has_each_step(
+    pair: Pair, primary: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new key is in another slot (on a cluster perhaps another node, whose failover
+    keeps no order with the old one's), so the table is written there, and confirmed,
+    before the old key goes: with the replica held back the move stops at its first step
+    (run again for a while, then Unconfirmed) and the old key keeps the table; once the
+    replica is back the next try finishes it, and the replica has the table at its new
+    key only."""
+    old, new = key_of(-100123, None), key_of(-1001000000123, None)
+    store = Store(primary, 3600, replicas=Replicas(primary, wait_ms=WAIT_MS))
+    lobby = Lobby(creator=1)
+    table = Table(game_id="ab12", chat_id=-100123, lobby=lobby, kind="durak", phase="lobby")
+    await store.transact(old, lambda snap: (Write(table), None))
+    await store.release(old, 1, {})
+    monkeypatch.setattr(store_module, "RELEASE_RETRY", 0.5)
+    pair.hold_back()
+    with pytest.raises(Unconfirmed):
+        await store.move(old, new)
+    assert await primary.exists(old) and not await primary.exists(new)
+    pair.let_go()
+    await asyncio.to_thread(pair.wait_synced)
+    assert await store.move(old, new) == store_module.MOVED
+    await asyncio.to_thread(pair.wait_synced)
+    with contextlib.closing(pair.replica.client()) as replica:
+        assert (replica.exists(old), replica.hget(new, "v")) == (0, b"1")
