@@ -32,6 +32,7 @@ the order of writes, so confirming a later write confirms every earlier one).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -41,11 +42,15 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ReadOnlyError, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 log = logging.getLogger(__name__)
 
 REFRESH = 5.0  # seconds a node's replication state is trusted before it is read again
+AGAIN_FOR = 5.0  # seconds a write is run again until confirmed (again): a failover's few
+AGAIN_PAUSE = 0.25  # seconds between two tries
 
 Queue = Callable[[Any], Any]  # puts a write into a pipeline
 Plain = Callable[[], Awaitable[Any]]  # the same write, sent alone
@@ -198,3 +203,18 @@ class Replicas:
         except NoScriptError:  # not run, so nothing written: load it, and run it again
             await self.redis.script_load(script.script)  # on a cluster: every primary
             return await self.write(keys[0], plain, queue)
+
+
+async def again(write: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a write that changes nothing the second time (a release, a step of a move)
+    until a replica confirms it: one that is unconfirmed, or met a lost connection or a
+    primary turned replica, is run again for :data:`AGAIN_FOR` seconds (on a new
+    primary it writes what was lost)."""
+    until = time.monotonic() + AGAIN_FOR
+    while True:
+        try:
+            return await write()
+        except (Unconfirmed, RedisConnectionError, RedisTimeoutError, ReadOnlyError):
+            if time.monotonic() >= until:
+                raise
+        await asyncio.sleep(AGAIN_PAUSE)

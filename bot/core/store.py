@@ -10,18 +10,18 @@ after a newer one. A commit takes the lease when it is free, expired or its own;
 holder renews it while it works (:data:`LEASE_MS`, so a dead holder blocks nothing for
 long) and saves the slots and releases it in one script, which hands it the newest
 version if another process committed meanwhile. A move costs one HGETALL, one CAS (which
-also takes the lease and lowers the turn deadline), one PUBLISH of the new version (for
-the Mini App: :meth:`Store.changes`) and one release. A key lives as long as its game
-needs (:func:`ttl_for`); a table whose group became a supergroup moves to its new key
-whole, without its lease, in three steps (:meth:`Store.move`: the new key is in another
-slot). Every script touches one slot: a table with its bucket's due set, turn set and its
-chat's index (bot.core.keys).
+also takes the lease, publishes the version and lowers the turn deadline) and one
+release. A key lives as long as its game needs (:func:`ttl_for`); a table whose group
+became a supergroup moves to its new key whole, without its lease, in three steps
+(:meth:`Store.move`: the new key is in another slot). Every script touches one slot: a
+table with its bucket's due set, turn set and its chat's index (bot.core.keys).
 
 Where the server has replicas, the commit, the claim, the release, the slots saved, the
 three steps of a move and a drop each wait for one (:mod:`bot.core.replicas`): a move is
-answered and shown only once a failover could not lose it, its new version is announced
-to the Mini App (``ct:changed``) only then, and a release or a step of a move is run
-again until a replica has it. A lease's renewal does not wait: nothing is shown from it.
+answered and shown only once a failover could not lose it, and its version is announced
+to the Mini App (``ct:changed``) only then, by a PUBLISH of its own after the WAIT; a
+release or a step of a move is run again until a replica has it. A lease's renewal does
+not wait: nothing is shown from it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -41,10 +41,10 @@ import redis.asyncio as aioredis
 from pydantic import ValidationError
 from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.core import scripts
+from bot.core.deadlines import Deadlines
 from bot.core.keys import (
     CHANGED,
     FROM_FIELD,
@@ -60,17 +60,13 @@ from bot.core.keys import (
     due_key,
     due_of,
     init_key,
-    inviter_key,
     junk_field,
-    place_key,
-    settings_key,
-    turns_key,
     turns_of,
 )
-from bot.core.models import FORM_MARK, GameSettings, Place, Seat, Slot, Table
-from bot.core.polls import Polls, read_bucket
-from bot.core.replicas import Replicas, Unconfirmed
-from engine.registry import GAMES
+from bot.core.models import FORM_MARK, Slot, Table
+from bot.core.personal import PersonalKeys
+from bot.core.polls import Polls
+from bot.core.replicas import Replicas, Unconfirmed, again
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +79,6 @@ IDLE_GAME_TTL = 30 * 24 * 3600  # a running game with no turn limit (corresponde
 DEADLINE_MARGIN = 3600  # seconds a key outlives its game's pending deadline
 
 MOVED, NOTHING_TO_MOVE, BUSY = 1, 0, 2
-RELEASE_RETRY = 5.0  # seconds a release or a step of a move is tried again (_again)
-RETRY_PAUSE = 0.25  # seconds between two tries
 _CURRENT = FORM_MARK.encode()  # how a table stored in the current form begins
 
 
@@ -172,21 +166,6 @@ async def _changes(pubsub: PubSub) -> AsyncIterator[tuple[str, int]]:
             yield key, int(version)
 
 
-async def _again(write: Callable[[], Awaitable[Any]]) -> Any:
-    """Run a write that changes nothing the second time (a release, a step of a move)
-    until a replica confirms it: one that is unconfirmed, or met a lost connection or a
-    primary turned replica, is run again for :data:`RELEASE_RETRY` seconds (on a new
-    primary it writes what was lost)."""
-    until = time.monotonic() + RELEASE_RETRY
-    while True:
-        try:
-            return await write()
-        except (Unconfirmed, RedisConnectionError, RedisTimeoutError, ReadOnlyError):
-            if time.monotonic() >= until:
-                raise
-        await asyncio.sleep(RETRY_PAUSE)
-
-
 def ttl_for(table: Table, base: int, now: float) -> int:
     """How long a table's key must live after this commit (see the module docstring)."""
     if table.phase != "playing":
@@ -196,7 +175,7 @@ def ttl_for(table: Table, base: int, now: float) -> int:
     return max(base, int(table.clock.turn_due - now) + DEADLINE_MARGIN)
 
 
-class Store:
+class Store(Deadlines, PersonalKeys):
     """Loads tables and commits changes to them with optimistic concurrency; hands out
     the delivery lease (see the module docstring)."""
 
@@ -232,9 +211,6 @@ class Store:
         """Delete ``key`` if it holds ``value`` (GET, compare and DEL in one script)."""
         return bool(await self._delete_if(scripts.DeleteIf(key, value)))
 
-    def now_ms(self) -> int:
-        return int(self.clock() * 1000)
-
     def _holder(self) -> scripts.Holder:
         """This process taking a lease now."""
         return scripts.Holder(self.owner, self.now_ms(), LEASE_MS)
@@ -263,6 +239,7 @@ class Store:
                 return snap, result
             new = write.table
             ttl = ttl_for(new, self.ttl, self.clock())
+            waits = await self._waits(key)
             cas = scripts.Cas(
                 lease=self._lease(key),
                 turns_key=turns_of(key),
@@ -273,9 +250,10 @@ class Store:
                 ttl=ttl,
                 fresh=write.fresh,
                 wake_ms=None if write.wake is None else int(write.wake * 1000),
+                channel="" if waits else CHANGED,  # announced once confirmed
             )
             done = await self._cas(cas)
-            if done != 0:
+            if done != 0 and waits:
                 await self._announce(key, expected + 1)
             if done != 0 and write.wake is not None:
                 self.polls.turns.wake(bucket_of(key), write.wake)
@@ -336,11 +314,16 @@ class Store:
 
         The messages are out: a release lost in a failover would leave the table naming
         the messages they replaced, and the new ones (a prompt with live buttons) unknown
-        to it for good. So it is run again (:func:`_again`) while this process keeps the
-        lease alive (bot.service.delivery's renewals)."""
-        return await _again(
+        to it for good. So it is run again (:func:`bot.core.replicas.again`) while this
+        process keeps the lease alive (bot.service.delivery's renewals)."""
+        return await again(
             lambda: self._release(dataclasses.replace(release, lease=self._lease(key)))
         )
+
+    async def _waits(self, key: str) -> bool:
+        """Whether a write of ``key`` waits for a replica (its commit is then announced by
+        this process once confirmed, not by the script)."""
+        return self.replicas is not None and await self.replicas.needed(key) > 0
 
     async def _announce(self, key: str, version: int) -> None:
         """Tell every process's Mini App (:meth:`changes`) that ``key`` is at ``version``,
@@ -359,7 +342,7 @@ class Store:
             return None
         snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
         snap.lease = True
-        if self.replicas is not None and await self.replicas.needed(key) > 0:
+        if await self._waits(key):
             # Confirmed now, perhaps a commit that was not (and so was never announced).
             await self._announce(key, snap.version)
         return snap
@@ -385,7 +368,7 @@ class Store:
             if mark is None or await self.redis.hget(new, FROM_FIELD) != mark:
                 return NOTHING_TO_MOVE
         ours = f"{new}|{secrets.token_hex(6)}"
-        out = await _again(
+        out = await again(
             lambda: self._move_out(
                 scripts.MoveOut(self._lease(old), turns_of(old), ours, TABLE_SLOT)
             )
@@ -399,7 +382,7 @@ class Store:
         moved_in = scripts.MoveIn(new, turns_of(new), index, mark, ttl, turn_ms, fields)
         # Confirmed before the old key goes (another slot, perhaps another node: a failover
         # there keeps no order with this one's writes).
-        if not await _again(lambda: self._move_in(moved_in)):  # another table is there
+        if not await again(lambda: self._move_in(moved_in)):  # another table is there
             await self.redis.hdel(old, MOVED_FIELD)
             return NOTHING_TO_MOVE
         if turn_ms:
@@ -428,49 +411,6 @@ class Store:
                     pipe.expire(closed_key(user_id), self.ttl)
             await pipe.execute()
 
-    async def place(self, user_id: int) -> Place | None:
-        """Where ``user_id`` chose to keep his hands (``ct:place``; None: he never chose)."""
-        raw = await self.redis.get(place_key(user_id))
-        return None if raw is None else "private" if _text(raw) == "private" else "group"
-
-    async def set_place(self, user_id: int, place: Place) -> None:
-        await self.redis.set(place_key(user_id), place.encode())
-
-    async def forget_place(self, user_id: int) -> None:
-        """/forgetme: his choice of place, of each game's settings and his inviter's seat
-        go with his figures."""
-        settings = (settings_key(user_id, k) for k in GAMES)
-        await self.redis.delete(place_key(user_id), inviter_key(user_id), *settings)
-
-    async def inviter(self, user_id: int) -> Seat | None:
-        """His seat as his last inline query offered it (``ct:inviter``; None: none kept)."""
-        raw = await self.redis.get(inviter_key(user_id))
-        try:
-            return None if raw is None else Seat.from_stored(raw)
-        except ValueError:
-            return None
-
-    async def set_inviter(self, seat: Seat) -> None:
-        """Kept for a day: long enough for the invitations that query listed."""
-        await self.redis.set(inviter_key(seat.user_id), seat.model_dump_json(), ex=86400)
-
-    async def last_settings(self, user_id: int, kind: str) -> GameSettings | None:
-        """The settings of the last game ``kind`` that ``user_id`` started (``ct:set``;
-        None: none, or one stored by a version that no longer reads it)."""
-        raw = await self.redis.get(settings_key(user_id, kind))
-        try:
-            return None if raw is None else GameSettings.model_validate_json(raw)
-        except ValueError:
-            return None
-
-    async def set_last_settings(self, user_id: int, kind: str, settings: GameSettings) -> None:
-        await self.redis.set(settings_key(user_id, kind), settings.model_dump_json())
-
-    async def closed_to(self, user_id: int) -> list[str]:
-        """The table keys where ``user_id``'s private chat refused us."""
-        found = await self.redis.smembers(closed_key(user_id))
-        return sorted(_text(k) for k in found)
-
     @contextlib.asynccontextmanager
     async def changes(self) -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
         """Every commit from now on, in any process, as (table key, version). It yields
@@ -489,53 +429,6 @@ class Store:
         epoch); False when it was used before (a replay)."""
         ttl = max(1, int(until - self.clock()))
         return bool(await self.redis.set(init_key(signature), "1", ex=ttl, nx=True))
-
-    async def defer(self, key: str, due: float) -> None:
-        """Leave the table's messages for later (``due``: seconds since the epoch)."""
-        await self.redis.zadd(due_of(key), {key: int(due * 1000)})
-        self.polls.due.wake(bucket_of(key), due)
-
-    async def take_due(self, n: int, limit: int = 100) -> tuple[list[str], float | None]:
-        """Table keys of bucket ``n`` whose messages are due, each handed to exactly one
-        caller, and when the bucket's next entry falls due (seconds since the epoch; None:
-        none is left), from one read (bot.core.polls)."""
-        keys, after = await read_bucket(self.redis, due_key(n), self.now_ms(), limit)
-        if not keys:
-            return [], after
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for k in keys:
-                pipe.zrem(due_key(n), k)
-            taken = await pipe.execute()
-        return [k for k, t in zip(keys, taken, strict=True) if t], after
-
-    async def schedule_turn(self, key: str, due: float) -> None:
-        """The table's automatic move is due at ``due`` (seconds since the epoch), unless
-        an earlier time is set already (bot.service.turns)."""
-        await self.redis.zadd(turns_of(key), {key: int(due * 1000)}, lt=True)
-        self.polls.turns.wake(bucket_of(key), due)
-
-    async def due_turns(
-        self, n: int, now_ms: int, limit: int = 50
-    ) -> tuple[list[str], float | None]:
-        """Table keys of bucket ``n`` whose automatic move is due (a poller then claims
-        each), and when its next deadline falls (as :meth:`take_due`)."""
-        return await read_bucket(self.redis, turns_key(n), now_ms, limit)
-
-    async def claim_turn(self, key: str, now_ms: int, claim: int) -> bool:
-        """Take a due table's move by moving its deadline to ``claim`` (ms); False when it
-        was not due any more or another poller took it."""
-        taken = await self._turn_claim(scripts.TurnClaim(turns_of(key), key, now_ms, claim))
-        if taken:  # it comes due again when the claim runs out, unless settled before
-            self.polls.turns.wake(bucket_of(key), claim / 1000)
-        return bool(taken)
-
-    async def settle_turn(self, key: str, claim: int, due: float) -> None:
-        """Replace our claim by the table's next deadline (``due``; 0: none), unless a
-        commit has set an earlier time meanwhile."""
-        new = int(due * 1000) if due else None
-        await self._turn_settle(scripts.TurnSettle(turns_of(key), key, claim, new))
-        if due:
-            self.polls.turns.wake(bucket_of(key), due)
 
     async def chat_tables(self, chat_id: int) -> list[str]:
         """The keys of every table of a chat, in any of its topics (its index: no SCAN)."""

@@ -33,6 +33,7 @@ from bot import inbox
 from bot.app import build_application
 from bot.core import health
 from bot.core import inbox as inbox_stream
+from bot.core import replicas as replicas_module
 from bot.core import store as store_module
 from bot.core.config import Settings
 from bot.core.i18n import t
@@ -466,7 +467,7 @@ async def test_a_move_to_the_supergroups_key_goes_on_once_a_replica_has_each_ste
     table = Table(game_id="ab12", chat_id=-100123, lobby=lobby, kind="durak", phase="lobby")
     await store.transact(old, lambda snap: (Write(table), None))
     await store.release(old, 1, {})
-    monkeypatch.setattr(store_module, "RELEASE_RETRY", 0.5)
+    monkeypatch.setattr(replicas_module, "AGAIN_FOR", 0.5)
     pair.hold_back()
     with pytest.raises(Unconfirmed):
         await store.move(old, new)
