@@ -28,13 +28,14 @@ from typing import cast
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
+from bot.core.config import read_alone
 from bot.core.keys import KEY_PREFIX
 from bot.core.scripts import FORGET_CONSUMERS, ForgetConsumers
 
 STREAM = f"{KEY_PREFIX}:inbox"
 GROUP = "workers"
 FIELD = b"u"  # the field that holds the update's JSON
-CLAIM_IDLE_MS = 5_000  # an entry untouched this long is taken over by another worker
+CLAIM_IDLE_MS: int = read_alone("claim_idle_ms")  # an entry untouched this long: another's
 
 Entry = tuple[bytes, bytes]  # the stream's entry id, the update's JSON
 Raw = Sequence[tuple[bytes, dict[bytes, bytes] | None]]  # entries as redis-py reads them

@@ -32,7 +32,8 @@ from testing.ownredis import OwnRedis
 from testing.tabletop import Tabletop, playing, stored
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
-TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit (5 s) and a touch's period, with room
+TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit and a touch's period, with room
+CLAIM_IDLE_MS = "1500"  # the idle limit of the tests that wait for it (the least allowed)
 
 
 @pytest.fixture
@@ -153,7 +154,7 @@ async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_proce
     slow, fast = slow_and_fast
     telegram = slow.telegram
     grace = 1.0
-    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(grace)}
+    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(grace), "CLAIM_IDLE_MS": CLAIM_IDLE_MS}
     first = await bots.start(slow.url, "first", **env)
     h = bots.harness(telegram, first)
     h.settling = False
@@ -250,7 +251,7 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
 ) -> None:
     slow, fast = slow_and_fast
     telegram = slow.telegram
-    env = {"REDIS_URL": own_redis.url}
+    env = {"REDIS_URL": own_redis.url, "CLAIM_IDLE_MS": CLAIM_IDLE_MS}
     doomed = await bots.start(slow.url, "doomed", **env)
     h = bots.harness(telegram, doomed)
     h.settling = False
