@@ -23,7 +23,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -31,6 +30,8 @@ from telegram import Update
 
 from bot.core import bodies, metrics
 from bot.core.config import Settings
+from bot.core.health import PAUSES
+from bot.core.inbox import stream_of
 from bot.core.services import AnyApp, services
 
 MAX_UPDATE = 1 << 20  # bytes: an update is a few kB (a 4096-character message and more)
@@ -49,7 +50,7 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
             return PlainTextResponse("stopping", 503)
         try:
             await svc.store.redis.ping()
-        except RedisError as exc:
+        except PAUSES as exc:
             svc.health.failed(exc)
             return PlainTextResponse("redis does not answer", 503)
         svc.health.ok()
@@ -57,10 +58,10 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
 
     async def metrics_page(request: Request) -> Response:
         if svc.limiter is not None:  # shared by every process: read where it is kept
-            with contextlib.suppress(RedisError):
+            with contextlib.suppress(*PAUSES):
                 metrics.GROUPS_LEARNED.set(await svc.limiter.learned())
         if svc.inbox is not None:
-            with contextlib.suppress(RedisError):
+            with contextlib.suppress(*PAUSES):
                 metrics.BACKLOG.set(await svc.inbox.backlog())
         metrics.DELIVERING.set(len(svc.delivering))
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
@@ -83,12 +84,12 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
                 return _told("unavailable", 503, "stopping")
             try:
                 raw = await bodies.read(request.stream(), limit=MAX_UPDATE)
-                _update(bodies.json_object(raw, limit=MAX_UPDATE), application)
+                _update(obj := bodies.json_object(raw, limit=MAX_UPDATE), application)
             except bodies.BadBody as exc:
                 return _told("refused", 400, exc.reason)
             try:
-                await inbox.put(raw)
-            except RedisError as exc:
+                await inbox.put(raw, stream_of(obj))
+            except PAUSES as exc:
                 svc.health.failed(exc)
                 return _told("unavailable", 503, "redis does not answer")
             svc.health.ok()

@@ -30,11 +30,11 @@ import json
 import logging
 from dataclasses import dataclass, field
 
-from redis.exceptions import RedisError
 from telegram import Update
 
 from bot.core import metrics
-from bot.core.inbox import Entry, Inbox, consumer_name
+from bot.core.health import PAUSES
+from bot.core.inbox import Entry, Inbox, consumer_name, stored_at
 from bot.core.services import AnyApp, every, guarded, services
 from bot.handlers import once
 
@@ -81,7 +81,7 @@ def worker_of(app: AnyApp) -> Worker | None:
 
 async def _read(app: AnyApp, worker: Worker) -> None:
     svc = services(app)
-    with contextlib.suppress(RedisError):
+    with contextlib.suppress(*PAUSES):  # made at the first read, once Redis answers
         await worker.inbox.make_group()
     while not worker.stopping.is_set():
         room = CONCURRENCY - len(worker.held)
@@ -90,7 +90,7 @@ async def _read(app: AnyApp, worker: Worker) -> None:
             continue
         try:
             entries = await worker.inbox.take(room, BLOCK_MS)
-        except RedisError as exc:
+        except PAUSES as exc:  # a failover cuts a blocking read off with UNBLOCKED too
             svc.health.failed(exc)
             await svc.clock.sleep(RETRY)
             continue
@@ -117,14 +117,14 @@ async def _handle(
     health = svc.health
     held = once.Held(entry_id)
     once.HELD.set(held)  # this task's context: the update guard claims in its name
-    metrics.STORED_AT.set(_stored_at(entry_id))
+    metrics.STORED_AT.set(stored_at(entry_id))
     try:
         update = Update.de_json(json.loads(body), app.bot)
         if reclaimed:
             metrics.RECLAIMED.inc()
             await once.release(svc.store, update.update_id, entry_id)
         await app.process_update(update)
-    except RedisError as exc:  # it stays pending: taken over once Redis is back
+    except PAUSES as exc:  # it stays pending: taken over once Redis is back
         health.failed(exc)
         return
     except Exception:  # a bug: told once, and the entry is not tried again and again
@@ -133,13 +133,8 @@ async def _handle(
         return
     try:
         await worker.inbox.done(entry_id)
-    except RedisError as exc:  # pending still: the update guard drops its second reading
+    except PAUSES as exc:  # pending still: the update guard drops its second reading
         health.failed(exc)
-
-
-def _stored_at(entry_id: bytes) -> float:
-    """When the webhook stored the entry: its id's milliseconds (Redis's clock)."""
-    return int(entry_id.split(b"-", 1)[0]) / 1000
 
 
 async def _touch_and_reclaim(app: AnyApp) -> None:
@@ -147,6 +142,7 @@ async def _touch_and_reclaim(app: AnyApp) -> None:
     if worker is None:
         return
     await worker.inbox.touch(list(worker.held))  # while draining too
+    await worker.inbox.adopt_old()  # what a process of the previous version stored
     room = CONCURRENCY - len(worker.held)
     if room > 0 and not worker.stopping.is_set():
         _hold(app, worker, await worker.inbox.reclaim(room), reclaimed=True)
@@ -177,5 +173,5 @@ async def stop(app: AnyApp) -> None:
         task.cancel()
     if left:
         await asyncio.wait(left)
-    with contextlib.suppress(RedisError):
+    with contextlib.suppress(*PAUSES):
         await worker.inbox.leave()

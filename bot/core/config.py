@@ -3,6 +3,9 @@
 The token, the webhook's secret and the Redis URL (which may carry a password) are
 ``SecretStr``: their repr and str are masked, so no log line or traceback shows them; the
 code asks for the value where it is used, and nowhere else.
+
+Where Redis is (:class:`RedisSettings`) is a part of its own, which the tools that need
+Redis and no token read too (``python -m bot.tables.stats``); bot.core.connect connects.
 """
 
 from __future__ import annotations
@@ -32,12 +35,64 @@ class _Environment(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
 
-class Settings(_Environment):
+class RedisSettings(_Environment):
+    """Where Redis is, one of three ways (bot.core.connect): ``REDIS_URL`` alone, one
+    server; with ``REDIS_CLUSTER``, one node of a cluster (the rest are discovered); with
+    ``REDIS_SENTINELS`` and ``REDIS_SENTINEL_MASTER``, the primary that the Sentinels
+    name (the URL's host is then not used: its password, database and TLS are)."""
+
+    # Without it (and without Sentinels) the bot keeps games in process memory (fakeredis)
+    # and warns.
+    redis_url: SecretStr | None = None
+    redis_cluster: bool = False
+    # host:port,host:port,... of the Sentinels; REDIS_SENTINEL_MASTER is the name they
+    # know the primary by. A password of the Sentinels' own, when they ask for one.
+    redis_sentinels: str | None = None
+    redis_sentinel_master: str | None = None
+    redis_sentinel_password: SecretStr | None = None
+
+    @field_validator("redis_sentinels")
+    @classmethod
+    def _sentinels_as_host_port(cls, value: str | None) -> str | None:
+        if value is not None:
+            for each in value.split(","):
+                host, _, port = each.strip().rpartition(":")
+                if not host or not port.isdigit():
+                    raise ValueError("REDIS_SENTINELS: host:port,host:port,...")
+        return value
+
+    @model_validator(mode="after")
+    def _one_way_to_connect(self) -> Self:
+        if bool(self.redis_sentinels) != bool(self.redis_sentinel_master):
+            raise ValueError("REDIS_SENTINELS and REDIS_SENTINEL_MASTER go together")
+        if self.redis_cluster and self.redis_sentinels:
+            raise ValueError("REDIS_CLUSTER and REDIS_SENTINELS exclude each other")
+        if self.redis_cluster and self.redis_url is None:
+            raise ValueError("REDIS_CLUSTER needs REDIS_URL (one node of the cluster)")
+        return self
+
+    @property
+    def uses_redis(self) -> bool:
+        """Whether games live in Redis (else in process memory)."""
+        return self.redis_url is not None or self.redis_sentinels is not None
+
+    @property
+    def sentinels(self) -> list[tuple[str, int]]:
+        """The Sentinels' addresses (none unless REDIS_SENTINELS is set)."""
+        found = []
+        for each in (self.redis_sentinels or "").split(","):
+            if each.strip():
+                host, _, port = each.strip().rpartition(":")
+                found.append((host, int(port)))
+        return found
+
+
+class Settings(RedisSettings):
     """Everything an operator may set; only ``TELEGRAM_BOT_TOKEN`` is required."""
 
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
     telegram_bot_token: SecretStr
-    # Without it the bot keeps games in process memory (fakeredis) and warns.
-    redis_url: SecretStr | None = None
     # Root URL of a local Bot API server, e.g. http://127.0.0.1:8081.
     telegram_base_url: str | None = None
     # Webhook mode when set (the public HTTPS URL Telegram posts to); polling otherwise.

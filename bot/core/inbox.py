@@ -1,9 +1,17 @@
 """The webhook's updates, stored durably before Telegram is told they arrived.
 
 Telegram sends a webhook update once it is answered 200 no more, so the webhook answers
-200 only once the update is in Redis (:meth:`Inbox.put`: ``XADD`` to the stream
-:data:`STREAM`); while Redis does not answer it answers 503 and Telegram sends it again.
-Every process reads the stream as a member of one consumer group (:data:`GROUP`): an
+200 only once the update is in Redis (:meth:`Inbox.put`: ``XADD`` to one of the
+:data:`STREAMS`); while Redis does not answer it answers 503 and Telegram sends it again.
+There are :data:`bot.core.keys.BUCKETS` streams, each in a slot of its own (``{i<n>}``),
+so that on a Redis Cluster no one node takes every update: an update goes to the stream
+of its chat's bucket (a chat's updates stay in order in one stream), one without a chat
+to that of its ``update_id`` (:func:`stream_of`). On one server a worker reads all of
+them with one blocking ``XREADGROUP``; on a cluster, where one command names keys of one
+slot only, it reads each stream with a read of its own, side by side. The maintenance
+below goes round the streams a few at a time (:data:`RECLAIM_PER_TOUCH`), so that an idle
+process costs a few commands a second.
+Every process reads the streams as a member of one consumer group (:data:`GROUP`): an
 entry goes to one worker (``XREADGROUP``), stays pending under its name until it is
 handled (then ``XACK`` and ``XDEL``: the stream holds only what is not handled yet), and
 the worker touches its pending entries every second (``XCLAIM`` to itself, which restarts
@@ -19,26 +27,78 @@ that the group holds only the living.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import secrets
 import socket
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
 from bot.core.config import read_alone
-from bot.core.keys import KEY_PREFIX
+from bot.core.keys import BUCKETS, KEY_PREFIX, bucket
 from bot.core.scripts import FORGET_CONSUMERS, ForgetConsumers
 
-STREAM = f"{KEY_PREFIX}:inbox"
+
+def stream_key(n: int) -> str:
+    return f"{KEY_PREFIX}:{{i{n}}}:inbox"
+
+
+STREAMS = tuple(stream_key(n) for n in range(BUCKETS))
 GROUP = "workers"
 FIELD = b"u"  # the field that holds the update's JSON
 CLAIM_IDLE_MS: int = read_alone("claim_idle_ms")  # an entry untouched this long: another's
+RECLAIM_PER_TOUCH = 4  # streams looked at for a dead worker's entries at each touch
+# The one stream of the layout before the buckets (bot.tables.layout), which a process of
+# that version, still running during an upgrade, may store updates in: looked at every
+# ADOPT_EVERY touches.
+OLD_STREAM = f"{KEY_PREFIX}:inbox"
+ADOPT_EVERY = 16
 
-Entry = tuple[bytes, bytes]  # the stream's entry id, the update's JSON
+# An entry: its reference (b"<stream>/<entry id>": ids are unique within a stream only),
+# the update's JSON.
+Entry = tuple[bytes, bytes]
 Raw = Sequence[tuple[bytes, dict[bytes, bytes] | None]]  # entries as redis-py reads them
+
+
+def stream_of(update: dict[str, Any]) -> int:
+    """The stream an update goes to: its chat's bucket, else its update_id's."""
+    for part in update.values():
+        chat = part.get("chat") if isinstance(part, dict) else None
+        if chat is None and isinstance(part, dict) and isinstance(part.get("message"), dict):
+            chat = part["message"].get("chat")  # a callback query's message
+        if isinstance(chat, dict) and isinstance(chat.get("id"), int):
+            return bucket(chat["id"])
+    update_id = update.get("update_id")
+    return update_id % BUCKETS if isinstance(update_id, int) else 0
+
+
+def _stream_of_body(body: bytes) -> int:
+    try:
+        update = json.loads(body)
+    except ValueError:
+        return 0
+    return stream_of(update) if isinstance(update, dict) else 0
+
+
+def ref(n: int, entry_id: bytes | str) -> bytes:
+    """An entry's reference: its stream and its id there."""
+    raw = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return f"{n}/{raw}".encode()
+
+
+def parse_ref(entry: bytes) -> tuple[int, str]:
+    n, _, entry_id = entry.decode().partition("/")
+    return int(n), entry_id
+
+
+def stored_at(entry: bytes) -> float:
+    """When the webhook stored the entry: its id's milliseconds (Redis's clock)."""
+    return int(parse_ref(entry)[1].split("-", 1)[0]) / 1000
 
 
 def consumer_name() -> str:
@@ -46,9 +106,17 @@ def consumer_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
-def _entries(raw: Raw) -> list[Entry]:
+def _entries(n: int, raw: Raw) -> list[Entry]:
     """Entries with their update (one deleted meanwhile comes back without fields)."""
-    return [(i, fields[FIELD]) for i, fields in raw if fields and FIELD in fields]
+    return [(ref(n, i), fields[FIELD]) for i, fields in raw if fields and FIELD in fields]
+
+
+def _by_stream(entries: Sequence[bytes]) -> dict[int, list[Any]]:
+    found: dict[int, list[Any]] = {}
+    for entry in entries:
+        n, entry_id = parse_ref(entry)
+        found.setdefault(n, []).append(entry_id)
+    return found
 
 
 class Inbox:
@@ -58,75 +126,158 @@ class Inbox:
         self.redis = redis
         self.consumer = consumer
         self._forget = FORGET_CONSUMERS.register(redis)
+        self.one_server = not isinstance(redis, RedisCluster)  # one XREADGROUP reads all
+        self._reads: dict[int, asyncio.Task[list[Entry]]] = {}  # a cluster's, per stream
+        self._turn = 0  # the next stream reclaim looks at
+        self._forget_turn = 0  # the next stream forget_dead looks at
+        self._adopt_in = 0  # touches before the old stream is looked at again
 
-    async def put(self, update: bytes) -> None:
-        """Store an update (the webhook answers 200 after this only)."""
-        await self.redis.xadd(STREAM, {FIELD: update})
+    async def put(self, update: bytes, n: int = 0) -> None:
+        """Store an update in stream ``n`` (:func:`stream_of`; the webhook answers 200
+        after this only)."""
+        await self.redis.xadd(STREAMS[n], {FIELD: update})
 
     async def make_group(self) -> None:
-        """The consumer group, made with the stream if either is missing (a first start,
-        or a Redis that lost its data): it reads every entry still in the stream."""
-        try:
-            await self.redis.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
+        """The consumer group of each stream, made with the stream if either is missing
+        (a first start, or a Redis that lost its data): it reads every entry still there."""
+        for stream in STREAMS:
+            try:
+                await self.redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
+            except ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
 
     async def take(self, count: int, block_ms: int) -> list[Entry]:
-        """Up to ``count`` entries no worker has read, waiting at most ``block_ms``."""
+        """Up to about ``count`` entries no worker has read, waiting at most ``block_ms``."""
+        per = max(1, -(-count // BUCKETS))
         try:
-            got = await self.redis.xreadgroup(
-                GROUP, self.consumer, {STREAM: ">"}, count=count, block=block_ms
-            )
+            if self.one_server:
+                got = await self.redis.xreadgroup(
+                    GROUP, self.consumer, dict.fromkeys(STREAMS, ">"), count=per, block=block_ms
+                )
+                streams = cast(list[tuple[bytes, Raw]], got)  # RESP2: [(stream, entries)]
+                index = {s.encode(): n for n, s in enumerate(STREAMS)}
+                return [e for name, raw in streams for e in _entries(index[name], raw)]
+            return await self._take_each(per, block_ms)
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
             await self.make_group()
             return []
-        streams = cast(list[tuple[bytes, Raw]], got)  # RESP2: [(stream, entries)]
-        return [entry for _, raw in streams for entry in _entries(raw)]
 
-    async def touch(self, ids: Sequence[bytes]) -> None:
-        """This worker is still on ``ids``: their idle time starts again."""
-        if ids:
-            await self.redis.xclaim(STREAM, GROUP, self.consumer, 0, list(ids), justid=True)
+    async def _take_each(self, count: int, block_ms: int) -> list[Entry]:
+        """A cluster's read: a blocking read of each stream of its own, side by side; what
+        the first to answer found, the others going on for the next take (so that an
+        update waits for no other stream's read)."""
+        for n in range(BUCKETS):
+            if n not in self._reads:
+                self._reads[n] = asyncio.create_task(self._take_one(n, count, block_ms))
+        await asyncio.wait(
+            self._reads.values(), timeout=block_ms / 1000 + 1, return_when=asyncio.FIRST_COMPLETED
+        )
+        done = [self._reads.pop(n) for n, task in list(self._reads.items()) if task.done()]
+        failed = [error for task in done if (error := task.exception()) is not None]
+        if failed:  # what the others read stays pending: taken over after the idle limit
+            raise failed[0]
+        return [e for task in done for e in task.result()]
+
+    def close(self) -> None:
+        """Stop the reads under way (a cluster's): what they took stays pending."""
+        for task in self._reads.values():
+            task.cancel()
+        self._reads.clear()
+
+    async def _take_one(self, n: int, count: int, block_ms: int) -> list[Entry]:
+        """One stream's read on a cluster, sent to the node that holds it: left to find
+        the node itself, the cluster client would first ask a node for the keys of every
+        XREADGROUP (COMMAND GETKEYS), a command more per read."""
+        cluster = cast(RedisCluster, self.redis)
+        node = cluster.get_node_from_key(STREAMS[n])
+        args: list[str | int] = ["GROUP", GROUP, self.consumer, "COUNT", count, "BLOCK", block_ms]
+        args += ["STREAMS", STREAMS[n], ">"]
+        got = await cluster.execute_command("XREADGROUP", *args, target_nodes=node)
+        streams = cast(list[tuple[bytes, Raw]], got)
+        return [e for _, raw in streams for e in _entries(n, raw)]
+
+    async def touch(self, entries: Sequence[bytes]) -> None:
+        """This worker is still on ``entries``: their idle time starts again."""
+        for n, ids in sorted(_by_stream(entries).items()):
+            await self.redis.xclaim(STREAMS[n], GROUP, self.consumer, 0, ids, justid=True)
+
+    def _next_streams(self, many: int) -> list[int]:
+        """The next ``many`` streams in turn (the maintenance goes round them)."""
+        found = [(self._turn + i) % BUCKETS for i in range(many)]
+        self._turn = (self._turn + many) % BUCKETS
+        return found
 
     async def reclaim(self, count: int) -> list[Entry]:
-        """Entries a dead worker left (idle for :data:`CLAIM_IDLE_MS`), now this one's."""
-        try:
-            got = await self.redis.xautoclaim(
-                STREAM, GROUP, self.consumer, CLAIM_IDLE_MS, "0-0", count=count
-            )
-        except ResponseError as exc:
-            if "NOGROUP" not in str(exc):
-                raise
-            await self.make_group()
-            return []
-        return _entries(cast(Raw, got[1]))  # [cursor, entries, deleted ids]
+        """Entries a dead worker left (idle for :data:`CLAIM_IDLE_MS`), now this one's,
+        from the next :data:`RECLAIM_PER_TOUCH` streams in turn."""
+        out: list[Entry] = []
+        for n in self._next_streams(RECLAIM_PER_TOUCH):
+            if len(out) >= count:
+                break
+            try:
+                got = await self.redis.xautoclaim(
+                    STREAMS[n], GROUP, self.consumer, CLAIM_IDLE_MS, "0-0", count=count - len(out)
+                )
+            except ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                await self.make_group()
+                return out
+            out += _entries(n, cast(Raw, got[1]))  # [cursor, entries, deleted ids]
+        return out
 
     async def leave(self) -> None:
-        """This worker stops: out of the group, unless it still holds entries (they stay
-        pending under its name, for another worker to take over)."""
-        await self._forget_where(idle_ms=2**62, name=self.consumer)
+        """This worker stops: out of every stream's group, unless it still holds entries
+        there (they stay pending under its name, for another worker to take over)."""
+        self.close()
+        for n in range(BUCKETS):
+            await self._forget_where(n, idle_ms=2**62, name=self.consumer)
 
     async def forget_dead(self) -> None:
-        """Remove the consumers idle for :data:`CLAIM_IDLE_MS` that hold nothing."""
-        await self._forget_where(idle_ms=CLAIM_IDLE_MS, name="")
+        """Remove the consumers idle for :data:`CLAIM_IDLE_MS` that hold nothing, in the
+        stream whose turn it is (each is looked at every 16 touches)."""
+        n, self._forget_turn = self._forget_turn, (self._forget_turn + 1) % BUCKETS
+        await self._forget_where(n, idle_ms=CLAIM_IDLE_MS, name="")
 
-    async def _forget_where(self, idle_ms: int, name: str) -> None:
+    async def _forget_where(self, n: int, idle_ms: int, name: str) -> None:
         try:
-            await self._forget(ForgetConsumers(STREAM, GROUP, idle_ms, name))
+            await self._forget(ForgetConsumers(STREAMS[n], GROUP, idle_ms, name))
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):  # no group: no consumers either
                 raise
 
+    async def adopt_old(self) -> int:
+        """Updates a process of the previous version stored in its one stream (it may
+        run on beside this one for a while during an upgrade): each moved into the stream
+        it goes to now (the update guard drops one that is handled twice); how many. One
+        XRANGE every :data:`ADOPT_EVERY` calls."""
+        self._adopt_in -= 1
+        if self._adopt_in > 0:
+            return 0
+        self._adopt_in = ADOPT_EVERY
+        found: list[Any] = await self.redis.xrange(OLD_STREAM, count=100) or []
+        for entry_id, fields in found:
+            body = fields.get(FIELD)
+            if body is not None:
+                await self.redis.xadd(STREAMS[_stream_of_body(body)], {FIELD: body})
+            await self.redis.xdel(OLD_STREAM, entry_id)
+        return len(found)
+
     async def backlog(self) -> int:
         """Updates stored and not yet handled, by any worker."""
-        return int(await self.redis.xlen(STREAM))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for stream in STREAMS:
+                pipe.xlen(stream)
+            found = await pipe.execute()
+        return sum(int(x) for x in found)
 
-    async def done(self, entry_id: bytes) -> None:
-        """Handled: off the stream."""
+    async def done(self, entry: bytes) -> None:
+        """Handled: off its stream."""
+        n, entry_id = parse_ref(entry)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.xack(STREAM, GROUP, entry_id)
-            pipe.xdel(STREAM, entry_id)
+            pipe.xack(STREAMS[n], GROUP, entry_id)
+            pipe.xdel(STREAMS[n], entry_id)
             await pipe.execute()

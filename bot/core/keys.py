@@ -1,9 +1,16 @@
 """Every key the bot keeps in Redis, and the fields of a table's hash.
 
-Key layout (one Redis hash per table, i.e. per group chat or per forum topic); ``ct`` is
-:data:`KEY_PREFIX`, which the environment variable ``CARDTABLE_KEY_PREFIX`` replaces::
+The layout lets the bot run on one Redis server or on a Redis Cluster alike (docs/redis.md):
+keys that one script or transaction touches together carry the same *hash tag*, the part
+in braces, which alone decides a key's slot in a cluster. ``ct`` is :data:`KEY_PREFIX`,
+which the environment variable ``CARDTABLE_KEY_PREFIX`` replaces; ``<n>`` is a bucket,
+0 to :data:`BUCKETS` - 1: ``crc32(str(chat_id)) % 16`` (:func:`bucket`), an inline
+table's by its topic number instead (their "chat" is one for all of them).
 
-    ct:table:<chat_id>:<thread_id or 0>
+A table (one Redis hash per group chat or per forum topic) and what indexes it, in the
+slot of its bucket ``{b<n>}``::
+
+    ct:{b<n>}:table:<chat_id>:<thread_id or 0>
         v          version, a decimal integer; bumped by every committed change
         d          the Table as JSON (bot data + the engine state JSON)
         m:table    Slot JSON of the group message (lobby, then the table, then the result)
@@ -19,6 +26,27 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
                    its buttons, and until then a tap on it is stale
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
                    to date (the delivery lease), renewed while it works
+        moved      the key the table is moving to (its group became a supergroup, whose
+                   chat id is in another bucket): the table is frozen here, and taken
+                   for none, until the move drops it (bot.core.store.Store.move)
+        from       on the new key: the key it was moved from (a move run again finds
+                   its own work done)
+
+    ct:{b<n>}:due  sorted set of the bucket's table keys, scored by when they are due
+                   (ms): messages left for later (coalesced, held back by the rate limits,
+                   refused by flood control), and, while a delivery runs, its lease's
+                   expiry (if the holder dies, a live process delivers once the lease has
+                   run out). Every process polls the 16 buckets (bot.core.polls).
+    ct:{b<n>}:turns  sorted set of the bucket's table keys, scored by when their automatic
+                   move is due (bot.service.turns), polled the same way
+    ct:{b<n>}:chat:<chat_id>  set of the keys of that chat's tables (its topics): what is
+                   dropped when the bot leaves the chat, or told when it becomes an
+                   administrator there, is found without a SCAN. Kept by the commit
+                   (not for inline tables), as long as the chat's longest-lived table.
+
+Each of its scripts (bot.core.scripts) touches one table and the indexes of its bucket:
+one slot. The buckets spread the sets that every process polls and every commit writes
+over 16 slots (so over the cluster's nodes), no one key taking every move.
 
     ct:closed:<uid>  set of the table keys where user <uid>'s private chat refused us
                    (his seat's ``dm_ok`` is false): when he opens the chat again (/start),
@@ -33,64 +61,120 @@ Key layout (one Redis hash per table, i.e. per group chat or per forum topic); `
                    user <uid> started: an inline query offers it "as he last set it up"
                    (bot.handlers.inline). No expiry, as ct:place; /forgetme erases it
 
-    ct:due         sorted set of table keys, scored by when they are due (ms): messages
-                   left for later (coalesced, held back by the rate limits, refused by
-                   flood control), and, while a delivery runs, its lease's expiry (if the
-                   holder dies, a live process delivers once the lease has run out).
-                   Every process polls it.
-
-    ct:turns       sorted set of table keys, scored by when their automatic move is due
-                   (bot.service.turns)
-
     ct:changed     a pub/sub channel, not a key: every commit publishes
                    "<version> <table key>" on it (a process with Mini App pages open
                    follows its tables by it: bot.webapp.server). Channels are shared by
                    every database of the server: a notice is only a reason to read.
 
-    ct:rl:all, ct:rl:c:<chat_id>  the shared rate-limit buckets (bot.core.limiter)
-    ct:rl:learned  sorted set of group chat ids, scored by when (ms, the limiter's clock)
+The shared rate limits (bot.core.limiter), all in the one slot ``{rl}``: a grant checks
+and pushes the whole bot's bucket and its chats' in one script::
+
+    ct:{rl}:all, ct:{rl}:c:<chat_id>  the buckets
+    ct:{rl}:learned  sorted set of group chat ids, scored by when (ms, the limiter's clock)
                    their hands stop counting against the group's own limit: an hour after
                    Telegram's 429s to two players' hands there taught it (bot.core.budget);
                    what ended is dropped when the next group learns, the set an hour after
                    the last did
-    ct:rl:refused:<chat_id>  sorted set of the players whose hands in that group met a 429,
-                   scored by when (ms, the limiter's clock); those older than
+    ct:{rl}:refused:<chat_id>  sorted set of the players whose hands in that group met a
+                   429, scored by when (ms, the limiter's clock); those older than
                    budget.LEARN_WINDOW are dropped at each new one
-    ct:rl:cool:<user_id>  when (ms, the limiter's clock) his My cards / place switch
+    ct:{rl}:cool:<user_id>  when (ms, the limiter's clock) his My cards / place switch
                    cooldown ends (bot.core.budget.RENEW_COOLDOWN)
 
     ct:upd:<update_id>  "busy" while a process handles that update, then "done" for an
                    hour: a redelivered update is dropped (bot.handlers.once)
-    ct:inbox       a stream of the webhook's updates (field ``u``: the update's JSON),
-                   each stored before its 200 and deleted once handled; its consumer group
-                   ``workers`` holds each entry a worker has read until it is done, for
-                   another worker to take over should that one die (bot.core.inbox)
+    ct:{i<n>}:inbox  16 streams of the webhook's updates (field ``u``: the update's JSON),
+                   an update in the stream of its chat's bucket (else of its update_id
+                   % 16), each stored before its 200 and deleted once handled; each
+                   stream's consumer group ``workers`` holds each entry a worker has read
+                   until it is done, for another worker to take over should that one die
+                   (bot.core.inbox)
     ct:member:<chat_id>:<uid>  "1" for a minute after Telegram said that <uid> is in the
                    group <chat_id> (joining needs it; bot.handlers.members)
     ct:init:<hash>  "1" once a Mini App page exchanged the initData of that signature
                    (its ``hash`` field) for a session, until that initData's own age limit:
                    a second exchange of it is a replay (bot.webapp.auth)
-    ct:st:...      the standings: per group and per person, without a TTL (their layout
-                   is documented in bot.tables.stats.keys)
+    ct:{g<chat>}:st:..., ct:{st}:...  the standings: a group's in its own slot, every
+                   person's in one (their layout is documented in bot.tables.stats.keys)
+    ct:layout      the key layout this data is in ("2": the hash-tagged one above); a
+                   start finding the older one renames its keys once (bot.tables.layout)
 """
 
 from __future__ import annotations
 
 import os
+import re
+import zlib
 from typing import NamedTuple
 
 # The first part of every key. bench/bot.py sets a prefix of its own, so that it can share
 # a Redis database with a running bot and afterwards remove its own keys and nothing else.
 KEY_PREFIX = os.environ.get("CARDTABLE_KEY_PREFIX", "ct")
-DUE_KEY = f"{KEY_PREFIX}:due"
 CHANGED = f"{KEY_PREFIX}:changed"
-TURNS_KEY = f"{KEY_PREFIX}:turns"
+LAYOUT_KEY = f"{KEY_PREFIX}:layout"
+LAYOUT = "2"  # the hash-tagged layout of this module's docstring
 SLOT = "m:"  # the fields that remember a message shown (see the module docstring)
 JUNK = "x:"
+MOVED_FIELD = "moved"
+FROM_FIELD = "from"
+BUCKETS = 16  # of tables (with their due and turn sets) and of the inbox's streams
+
+_BUCKET = re.compile(r"\{b(\d+)\}")
+
+
+def bucket(chat_id: int, thread_id: int | None = None) -> int:
+    """The bucket of a chat's tables: of its id, an inline table's of its topic number
+    (every inline table has the one "chat" INLINE_CHAT, 0)."""
+    named = thread_id if chat_id == 0 and thread_id else chat_id
+    return zlib.crc32(str(named).encode()) % BUCKETS
+
+
+def _tag(n: int) -> str:
+    return f"{KEY_PREFIX}:{{b{n}}}"
 
 
 def table_key(chat_id: int, thread_id: int | None) -> str:
-    return f"{KEY_PREFIX}:table:{chat_id}:{thread_id or 0}"
+    return f"{_tag(bucket(chat_id, thread_id))}:table:{chat_id}:{thread_id or 0}"
+
+
+def bucket_of(key: str) -> int:
+    """The bucket of a table key."""
+    found = _BUCKET.search(key)
+    if found is None:
+        raise ValueError(f"not a table key: {key}")
+    return int(found.group(1))
+
+
+def due_key(n: int) -> str:
+    return f"{_tag(n)}:due"
+
+
+def turns_key(n: int) -> str:
+    return f"{_tag(n)}:turns"
+
+
+def due_of(key: str) -> str:
+    """The due set of a table's bucket (its key's slot)."""
+    return due_key(bucket_of(key))
+
+
+def turns_of(key: str) -> str:
+    return turns_key(bucket_of(key))
+
+
+def chat_key(chat_id: int) -> str:
+    """The set of a chat's table keys (in its tables' slot)."""
+    return f"{_tag(bucket(chat_id))}:chat:{chat_id}"
+
+
+def chat_index_of(key: str) -> tuple[str, ...]:
+    """The chat index a table's commit keeps: its chat's, none for an inline table."""
+    chat = key.split(":table:", 1)[1].split(":")[0]
+    return () if chat == "0" else (chat_key(int(chat)),)
+
+
+DUE_KEYS = tuple(due_key(n) for n in range(BUCKETS))
+TURN_KEYS = tuple(turns_key(n) for n in range(BUCKETS))
 
 
 def init_key(signature: str) -> str:

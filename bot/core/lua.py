@@ -19,6 +19,12 @@ from its type:
   in place, under their own names.
 
 The same scripts run on Redis and, in the tests, on fakeredis.
+
+On a Redis Cluster a script may touch the keys of one hash slot only, and must name each
+in KEYS (the node checks the slot of KEYS, not of a name the Lua builds). Where
+``CARDTABLE_STRICT_SCRIPTS=1`` (the tests set it) every call checks both: its KEYS all
+hash to one slot, and each key its Lua touches is one of KEYS (:data:`KEY_AT`); a call
+that breaks either fails as it would on a cluster, whatever server runs it.
 """
 
 from __future__ import annotations
@@ -26,12 +32,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
+import os
 import typing
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, NamedTuple, TypeVar
 
 import redis.asyncio as aioredis
+from redis.crc import key_slot
+from redis.exceptions import ResponseError
 
 _KEY = "one of KEYS"
 Key = Annotated[str, _KEY]  # one of KEYS
@@ -196,26 +206,112 @@ class Args:
 
 A = TypeVar("A", bound=Args)
 
+# Every script the bot runs (each module that makes one adds it when imported): what
+# bot.core.connect loads on every primary at start.
+SCRIPTS: list[Script[Any]] = []
+
+CHECKED: Counter[str] = Counter()  # strict calls made, by the arguments' class name
+
+# Where each command the scripts use names its key, for the strict check: the argument's
+# place in redis.call (1: the command); 0: no key; -1: every argument after the command.
+KEY_AT = {
+    "DEL": -1,
+    "EXISTS": -1,
+    "EXPIRE": 2,
+    "GET": 2,
+    "HDEL": 2,
+    "HEXISTS": 2,
+    "HGET": 2,
+    "HGETALL": 2,
+    "HINCRBY": 2,
+    "HMGET": 2,
+    "HSET": 2,
+    "PEXPIRE": 2,
+    "PTTL": 2,
+    "PUBLISH": 0,
+    "SADD": 2,
+    "SET": 2,
+    "SISMEMBER": 2,
+    "SMEMBERS": 2,
+    "SREM": 2,
+    "TTL": 2,
+    "XGROUP": 3,
+    "XINFO": 3,
+    "ZADD": 2,
+    "ZCARD": 2,
+    "ZRANGE": 2,
+    "ZREM": 2,
+    "ZREMRANGEBYSCORE": 2,
+    "ZREVRANK": 2,
+    "ZSCORE": 2,
+}
+
+_STRICT_CALL = """
+local declared = {}
+for _, k in ipairs(KEYS) do declared[k] = true end
+local key_at = {KEY_AT}
+local function strict_call(command, ...)
+  local args = {command, ...}
+  local at = key_at[string.upper(command)]
+  if at == nil then error('strict: ' .. command .. ' is not in lua.KEY_AT') end
+  local first, last = at, at
+  if at < 0 then first, last = 2, #args end
+  for i = first, (at == 0) and -1 or last do
+    if not declared[args[i]] then error('strict: undeclared key ' .. tostring(args[i])) end
+  end
+  return redis.call(command, ...)
+end
+""".replace("{KEY_AT}", "{" + ", ".join(f"{n} = {at}" for n, at in sorted(KEY_AT.items())) + "}")
+
+
+def _strict() -> bool:
+    return os.environ.get("CARDTABLE_STRICT_SCRIPTS") == "1"
+
+
+def strict_source(source: str) -> str:
+    """``source`` with every ``redis.call`` checked (see the module docstring)."""
+    return _STRICT_CALL + source.replace("redis.call(", "strict_call(")
+
+
+def check_slots(name: str, keys: list[str]) -> None:
+    """Raise as a cluster would when ``keys`` are not all of one hash slot."""
+    if len({key_slot(k.encode()) for k in keys}) > 1:
+        raise ResponseError(f"CROSSSLOT {name}: keys in different slots: {keys}")
+    CHECKED[name] += 1
+
 
 @dataclass(frozen=True)
 class Script(Generic[A]):
     """A script: its arguments' declaration, Lua shared with other scripts (functions
-    that use the named arguments), and its body."""
+    that use the named arguments), and its body. Each one made is listed in
+    :data:`SCRIPTS`."""
 
     args: type[A]
     body: str
     shared: str = ""
 
+    def __post_init__(self) -> None:
+        SCRIPTS.append(self)
+
     @property
     def source(self) -> str:
         return prologue(self.args) + self.shared + self.body
 
+    @property
+    def sent(self) -> str:
+        """The source as Redis gets it (checked in the tests: :func:`strict_source`)."""
+        return strict_source(self.source) if _strict() else self.source
+
     def register(self, redis: aioredis.Redis) -> Callable[[A], Awaitable[Any]]:
         """The script loaded on ``redis``: call it with its arguments."""
-        script = redis.register_script(self.source)
+        strict = _strict()
+        script = redis.register_script(self.sent)
+        name = self.args.__name__
 
         async def run(args: A) -> Any:
             keys, argv = args.lists()
+            if strict:
+                check_slots(name, keys)
             return await script(keys=keys, args=argv)
 
         return run

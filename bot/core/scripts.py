@@ -3,15 +3,18 @@
 
 Why Lua: a script runs whole in Redis, with nothing of another process in between, so a
 compare-and-set, a lease and the indexes it touches change together (the key layout is
-:mod:`bot.core.keys`'s). The in-process store and the tests run the same scripts on
-fakeredis.
+:mod:`bot.core.keys`'s). Each script touches the keys of one hash slot only, every one of
+them named in KEYS (none built in Lua), so that it runs on a Redis Cluster too: a table and
+the due set, turn set and chat index of its bucket. A move to another slot (a group that
+became a supergroup) is three scripts, each of one slot and each safe to run again. The
+in-process store and the tests run the same scripts on fakeredis.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core.keys import CHANGED, JUNK, SLOT
+from bot.core.keys import CHANGED, FROM_FIELD, JUNK, MOVED_FIELD, SLOT
 from bot.core.lua import Args, Key, Keys, Script
 
 
@@ -60,7 +63,8 @@ class Cas(Args):
     """Commit ``version`` (the table as ``data``) if the stored one is ``expected``."""
 
     lease: Lease
-    turns_key: Key
+    turns_key: Key  # the bucket's turn deadlines
+    chat_index: Keys  # the chat's set of table keys (none for an inline table)
     expected: int
     version: int
     data: str  # the table's JSON
@@ -70,21 +74,28 @@ class Cas(Args):
     channel: str = CHANGED  # where the commit is published
     slot_prefix: str = SLOT
     junk_prefix: str = JUNK
+    moved_field: str = MOVED_FIELD
 
 
-# 0: conflict; 1: committed, another process delivers; else committed, deliver: the
-# message fields (slots and junk) as they are now, name/value pairs. A delivery may have
-# saved them since the caller loaded the table (only the version is compared), and the one
-# that follows must start from what the messages show.
+# 0: conflict (also for a table moving to another key: it is frozen); 1: committed,
+# another process delivers; else committed, deliver: the message fields (slots and junk)
+# as they are now, name/value pairs. A delivery may have saved them since the caller
+# loaded the table (only the version is compared), and the one that follows must start
+# from what the messages show. The chat's index lives as long as its longest-lived table.
 CAS = Script(
     Cas,
     shared=LEASE,
     body="""
 local v = redis.call('HGET', table_key, 'v')
 if tonumber(v or '0') ~= expected then return 0 end
+if redis.call('HEXISTS', table_key, moved_field) == 1 then return 0 end
 if fresh then redis.call('DEL', table_key) end
 redis.call('HSET', table_key, 'v', version, 'd', data)
 redis.call('EXPIRE', table_key, ttl)
+for _, index in ipairs(chat_index) do
+  redis.call('SADD', index, table_key)
+  if redis.call('TTL', index) < ttl then redis.call('EXPIRE', index, ttl) end
+end
 redis.call('PUBLISH', channel, version .. ' ' .. table_key)
 if wake_ms then redis.call('ZADD', turns_key, 'LT', wake_ms, table_key) end
 if not lease_free() then return 1 end
@@ -113,6 +124,7 @@ class Release(Args):
     due_ms: int | None  # when what was left for later is due
     gone: tuple[str, ...]  # fields to delete
     fields: tuple[str, ...]  # slot name/value pairs to set
+    moved_field: str = MOVED_FIELD
 
 
 # If a newer version was committed meanwhile the holder keeps the lease and gets that
@@ -122,6 +134,7 @@ RELEASE = Script(
     shared=LEASE,
     body="""
 if redis.call('EXISTS', table_key) == 0 or not lease_free() then return -1 end
+if redis.call('HEXISTS', table_key, moved_field) == 1 then return -1 end
 if #gone > 0 then redis.call('HDEL', table_key, unpack(gone)) end
 if #fields > 0 then redis.call('HSET', table_key, unpack(fields)) end
 local v = tonumber(redis.call('HGET', table_key, 'v') or '0')
@@ -140,13 +153,23 @@ return 0
 )
 
 
-# The table with the lease taken, or nil: when it is gone, or when another process holds
-# the lease (then the table stays due at the lease's expiry, in case that holder dies).
+@dataclass(frozen=True)
+class Claim(Args):
+    """Take a table's lease to deliver it."""
+
+    lease: Lease
+    moved_field: str = MOVED_FIELD
+
+
+# The table with the lease taken, or nil: when it is gone or moving, or when another
+# process holds the lease (then the table stays due at the lease's expiry, in case that
+# holder dies).
 CLAIM = Script(
-    Lease,
+    Claim,
     shared=LEASE,
     body="""
 if redis.call('EXISTS', table_key) == 0 then return nil end
+if redis.call('HEXISTS', table_key, moved_field) == 1 then return nil end
 if not lease_free() then
   local _, expires = lease_expiry()
   redis.call('ZADD', due_key, string.format('%d', expires), table_key)
@@ -186,28 +209,107 @@ return 1
 
 
 @dataclass(frozen=True)
-class Move(Args):
-    """Move the table at ``lease``'s key to ``new_key``."""
+class MoveOut(Args):
+    """Freeze the table at ``lease``'s key for its move to ``new_key`` (another slot)."""
 
     lease: Lease
-    new_key: Key
-    group_slot: str  # the group message's slot, dropped (that message stays in the old chat)
+    turns_key: Key
+    mark: str  # "<new key>|<token of this move>": where it goes (in another slot)
+    group_slot: str  # the group message's slot, left behind (that message stays in the old chat)
+    moved_field: str = MOVED_FIELD
+    from_field: str = FROM_FIELD
 
 
-# 1: moved; 0: nothing to move, or the new key is taken (the first of several notices of
-# one upgrade moves the table); 2: a delivery of the table is under way (in any process):
-# try again when it is done. The table is posted anew in the new chat.
-MOVE = Script(
-    Move,
+# {1, mark, turn deadline ms or '', name/value pairs}: the table to write at the new key,
+# frozen here (CAS, CLAIM and RELEASE leave it alone) under the mark of the move that
+# froze it; {0}: nothing to move; {2}: a delivery of the table is under way (in any
+# process): try again when it is done. Run again, it returns the same table and mark
+# (nothing changes a frozen one).
+MOVE_OUT = Script(
+    MoveOut,
     shared=LEASE,
     body="""
-if redis.call('EXISTS', table_key) == 0 or redis.call('EXISTS', new_key) == 1 then return 0 end
-local holder, expires = lease_expiry()
-if holder ~= nil and expires > now_ms then return 2 end
-redis.call('RENAME', table_key, new_key)
-redis.call('HDEL', new_key, 'lease', group_slot)
-redis.call('ZREM', due_key, table_key)
+if redis.call('EXISTS', table_key) == 0 then return {0} end
+if redis.call('HEXISTS', table_key, moved_field) == 0 then
+  local holder, expires = lease_expiry()
+  if holder ~= nil and expires > now_ms then return {2} end
+  redis.call('HDEL', table_key, 'lease')
+  redis.call('HSET', table_key, moved_field, mark)
+end
+local turn = redis.call('ZSCORE', turns_key, table_key) or ''
+local out = {1, redis.call('HGET', table_key, moved_field), turn}
+local fields = redis.call('HGETALL', table_key)
+for i = 1, #fields, 2 do
+  local name = fields[i]
+  if name ~= moved_field and name ~= group_slot and name ~= from_field then
+    out[#out + 1] = name
+    out[#out + 1] = fields[i + 1]
+  end
+end
+return out
+""",
+)
+
+
+@dataclass(frozen=True)
+class MoveIn(Args):
+    """Write a moved table at its new key, with its indexes in the new bucket."""
+
+    table_key: Key  # the new key
+    turns_key: Key
+    chat_index: Keys
+    mark: str  # the move's (MOVE_OUT's): its table is written once
+    ttl: int
+    turn_ms: int | None  # its automatic move's deadline, if it has one
+    fields: tuple[str, ...]  # name/value pairs (MOVE_OUT's)
+    from_field: str = FROM_FIELD
+
+
+# 1: written (or written before, by this very move); 0: the new key holds another table.
+# The table is posted anew in the new chat (its group message was left behind).
+MOVE_IN = Script(
+    MoveIn,
+    body="""
+if redis.call('EXISTS', table_key) == 1 then
+  if redis.call('HGET', table_key, from_field) == mark then return 1 end
+  return 0
+end
+redis.call('HSET', table_key, from_field, mark, unpack(fields))
+redis.call('EXPIRE', table_key, ttl)
+for _, index in ipairs(chat_index) do
+  redis.call('SADD', index, table_key)
+  if redis.call('TTL', index) < ttl then redis.call('EXPIRE', index, ttl) end
+end
+if turn_ms then redis.call('ZADD', turns_key, turn_ms, table_key) end
 return 1
+""",
+)
+
+
+@dataclass(frozen=True)
+class Drop(Args):
+    """Delete a table with its entries in its bucket's sets and its chat's index."""
+
+    table_key: Key
+    due_key: Key
+    turns_key: Key
+    chat_index: Keys
+    only_moved: bool  # delete only a table frozen for its move (MOVE_OUT)
+    moved_field: str = MOVED_FIELD
+
+
+# The table as it was (its fields, name/value pairs; none when it was not there, or is
+# not frozen while ``only_moved``).
+DROP = Script(
+    Drop,
+    body="""
+if only_moved and redis.call('HEXISTS', table_key, moved_field) == 0 then return {} end
+local fields = redis.call('HGETALL', table_key)
+redis.call('DEL', table_key)
+redis.call('ZREM', due_key, table_key)
+redis.call('ZREM', turns_key, table_key)
+for _, index in ipairs(chat_index) do redis.call('SREM', index, table_key) end
+return fields
 """,
 )
 

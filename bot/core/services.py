@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakValueDictionary
 
-from redis.exceptions import RedisError
 from telegram.ext import Application, ContextTypes
 
 from bot.core.clock import Clock, Timer
 from bot.core.config import Settings
-from bot.core.health import Health
+from bot.core.health import PAUSES, Health
 from bot.core.inbox import Inbox
 from bot.core.limiter import Limiter
 from bot.core.store import Store
@@ -74,23 +73,27 @@ def services(
     return result
 
 
-Job = Callable[[AnyApp], Coroutine[Any, Any, None]]
+# A poller's job; one that returns False asked Redis nothing this time (bot.core.polls: no
+# bucket was worth a read), which says nothing of whether Redis answers.
+Job = Callable[[AnyApp], Coroutine[Any, Any, bool | None]]
 
 
 def guarded(job: Job) -> Job:
     """``job`` (a poller: :func:`every`) made to back off while Redis is down, and to
-    report the outage once instead of raising a traceback every tick."""
+    report the outage once instead of raising a traceback every tick (an error Redis
+    returns is raised, and :func:`every` logs it)."""
 
     async def run(app: AnyApp) -> None:
         health = services(app).health
         if not health.may_poll():
             return
         try:
-            await job(app)
-        except RedisError as exc:
+            asked = await job(app)
+        except PAUSES as exc:
             health.failed(exc)
         else:
-            health.ok()
+            if asked is not False:
+                health.ok()
 
     run.__name__ = run.__qualname__ = job.__name__
     run.__doc__ = job.__doc__

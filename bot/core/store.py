@@ -12,7 +12,9 @@ long) and saves the slots and releases it in one script, which hands it the newe
 version if another process committed meanwhile. A move costs one HGETALL, one CAS (which
 also takes the lease, publishes the version and lowers the turn deadline) and one
 release. A key lives as long as its game needs (:func:`ttl_for`); a table whose group
-became a supergroup moves to its new key whole, without its lease (:meth:`Store.move`).
+became a supergroup moves to its new key whole, without its lease, in three steps
+(:meth:`Store.move`: the new key is in another slot). Every script touches one slot:
+a table with its bucket's due set, turn set and its chat's index (bot.core.keys).
 """
 
 from __future__ import annotations
@@ -34,21 +36,28 @@ from redis.asyncio.client import PubSub
 from bot.core import scripts
 from bot.core.keys import (
     CHANGED,
-    DUE_KEY,
+    FROM_FIELD,
     JUNK,
-    KEY_PREFIX,
+    MOVED_FIELD,
     SLOT,
     TABLE_SLOT,
-    TURNS_KEY,
     Junk,
+    bucket_of,
+    chat_index_of,
+    chat_key,
     closed_key,
+    due_key,
+    due_of,
     init_key,
     inviter_key,
     junk_field,
     place_key,
     settings_key,
+    turns_key,
+    turns_of,
 )
 from bot.core.models import FORM_MARK, GameSettings, Place, Seat, Slot, Table
+from bot.core.polls import Polls, read_bucket
 from engine.registry import GAMES
 
 log = logging.getLogger(__name__)
@@ -71,8 +80,8 @@ class Write:
 
     table: Table | None
     fresh: bool = False
-    # The table's next automatic move came closer: lower its deadline in ``ct:turns`` to
-    # this (seconds since the epoch), in the same script as the commit.
+    # The table's next automatic move came closer: lower its deadline in its bucket's turn
+    # set to this (seconds since the epoch), in the same script as the commit.
     wake: float | None = None
 
 
@@ -100,7 +109,7 @@ def _text(raw: Any) -> str:
 
 def _decode(raw: Mapping[Any, Any]) -> Snapshot:
     version = int(raw.get(b"v", b"0"))
-    if b"d" not in raw:
+    if b"d" not in raw or MOVED_FIELD.encode() in raw:  # none, or frozen for its move
         return Snapshot(None, version=version)
     stored = raw[b"d"]
     try:
@@ -169,11 +178,14 @@ class Store:
         self.ttl = ttl
         self.clock = clock
         self.owner = secrets.token_hex(6)  # this process, as a lease holder
+        self.polls = Polls()  # when each bucket of the deadline sets is worth a read
         self._cas = scripts.CAS.register(redis)
         self._release = scripts.RELEASE.register(redis)
         self._claim = scripts.CLAIM.register(redis)
         self._renew = scripts.RENEW.register(redis)
-        self._move = scripts.MOVE.register(redis)
+        self._move_out = scripts.MOVE_OUT.register(redis)
+        self._move_in = scripts.MOVE_IN.register(redis)
+        self._drop = scripts.DROP.register(redis)
         self._save = scripts.SAVE.register(redis)
         self._turn_claim = scripts.TURN_CLAIM.register(redis)
         self._turn_settle = scripts.TURN_SETTLE.register(redis)
@@ -191,7 +203,7 @@ class Store:
         return scripts.Holder(self.owner, self.now_ms(), LEASE_MS)
 
     def _lease(self, key: str) -> scripts.Lease:
-        return scripts.Lease(key, DUE_KEY, self._holder())
+        return scripts.Lease(key, due_of(key), self._holder())
 
     async def load(self, key: str) -> Snapshot:
         return _decode(await self.redis.hgetall(key))
@@ -216,7 +228,8 @@ class Store:
             ttl = ttl_for(new, self.ttl, self.clock())
             cas = scripts.Cas(
                 lease=self._lease(key),
-                turns_key=TURNS_KEY,
+                turns_key=turns_of(key),
+                chat_index=chat_index_of(key),
                 expected=expected,
                 version=expected + 1,
                 data=new.to_stored(),
@@ -225,6 +238,8 @@ class Store:
                 wake_ms=None if write.wake is None else int(write.wake * 1000),
             )
             done = await self._cas(cas)
+            if done != 0 and write.wake is not None:
+                self.polls.turns.wake(bucket_of(key), write.wake)
             if done == 0:
                 # Lost a race: back off a little, with jitter, so that a crowd thins out.
                 await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))
@@ -269,6 +284,8 @@ class Store:
             fields=tuple(pairs),
         )
         newer = await self._release(release)
+        if due is not None:
+            self.polls.due.wake(bucket_of(key), due)
         if newer is not None and newer > 0:
             return await self._leased(key)
         return None
@@ -280,7 +297,7 @@ class Store:
 
     async def claim(self, key: str) -> Snapshot | None:
         """The table with the delivery lease, or None when another process holds it."""
-        raw = await self._claim(self._lease(key))
+        raw = await self._claim(scripts.Claim(self._lease(key)))
         if raw is None:
             return None
         snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
@@ -289,14 +306,46 @@ class Store:
 
     async def renew(self, keys: Sequence[str]) -> None:
         """Push on the leases this process holds on ``keys`` (it is alive and working)."""
-        if keys:
-            await self._renew(scripts.Renew(DUE_KEY, tuple(keys), self._holder()))
+        by_bucket: dict[int, list[str]] = {}
+        for key in keys:
+            by_bucket.setdefault(bucket_of(key), []).append(key)
+        holder = self._holder()
+        for n, tables in sorted(by_bucket.items()):  # one script per slot
+            await self._renew(scripts.Renew(due_key(n), tuple(tables), holder))
 
     async def move(self, old: str, new: str) -> int:
         """Move a table to another key (see the module docstring): MOVED, NOTHING_TO_MOVE
         (nothing at ``old``, or ``new`` is taken) or BUSY (a delivery is under way: moving
-        now would leave that delivery showing the old address)."""
-        return int(await self._move(scripts.Move(self._lease(old), new, TABLE_SLOT)))
+        now would leave that delivery showing the old address). The keys are in different
+        slots (the chat's bucket changes): the table is frozen at ``old`` and read
+        (MOVE_OUT), written at ``new`` (MOVE_IN), deleted at ``old`` (DROP), each step of
+        one slot and safe to run again: the next try finishes a move an error cut short."""
+        if await self.redis.exists(new):  # taken: by this very move (cut short), or not
+            mark = await self.redis.hget(old, MOVED_FIELD)
+            if mark is None or await self.redis.hget(new, FROM_FIELD) != mark:
+                return NOTHING_TO_MOVE
+        mark = f"{new}|{secrets.token_hex(6)}"
+        out = await self._move_out(
+            scripts.MoveOut(self._lease(old), turns_of(old), mark, TABLE_SLOT)
+        )
+        if int(out[0]) != MOVED:
+            return int(out[0])
+        mark, turn, fields = _text(out[1]), out[2], tuple(_text(x) for x in out[3:])
+        ttl = max(self.ttl, int(await self.redis.ttl(old)))
+        turn_ms = int(float(turn)) if turn else None
+        index = chat_index_of(new)
+        moved_in = scripts.MoveIn(new, turns_of(new), index, mark, ttl, turn_ms, fields)
+        if not await self._move_in(moved_in):  # another table is there: this one stays
+            await self.redis.hdel(old, MOVED_FIELD)
+            return NOTHING_TO_MOVE
+        if turn_ms:
+            self.polls.turns.wake(bucket_of(new), turn_ms / 1000)
+        await self._drop_key(old, only_moved=True)
+        return MOVED
+
+    async def _drop_key(self, key: str, *, only_moved: bool) -> list[Any]:
+        drop = scripts.Drop(key, due_of(key), turns_of(key), chat_index_of(key), only_moved)
+        return list(await self._drop(drop))
 
     async def discard(self, key: str, messages: Sequence[Junk]) -> None:
         """Remember messages that must be removed (the next delivery removes them)."""
@@ -361,7 +410,7 @@ class Store:
     async def changes(self) -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
         """Every commit from now on, in any process, as (table key, version). It yields
         once Redis has confirmed the subscription: a table loaded after that misses none
-        of its later changes. Raises RedisError when the subscription breaks (commits
+        of its later changes. Raises a pause (bot.core.health) when the subscription breaks (commits
         made meanwhile are not told again)."""
         async with self.redis.pubsub() as pubsub:
             await pubsub.subscribe(CHANGED)
@@ -378,57 +427,61 @@ class Store:
 
     async def defer(self, key: str, due: float) -> None:
         """Leave the table's messages for later (``due``: seconds since the epoch)."""
-        await self.redis.zadd(DUE_KEY, {key: int(due * 1000)})
+        await self.redis.zadd(due_of(key), {key: int(due * 1000)})
+        self.polls.due.wake(bucket_of(key), due)
 
-    async def take_due(self, limit: int = 100) -> list[str]:
-        """Table keys whose messages are due, each handed to exactly one caller."""
-        found = await self.redis.zrangebyscore(DUE_KEY, "-inf", self.now_ms(), start=0, num=limit)
-        keys = [_text(k) for k in found]
+    async def take_due(self, n: int, limit: int = 100) -> tuple[list[str], float | None]:
+        """Table keys of bucket ``n`` whose messages are due, each handed to exactly one
+        caller, and when the bucket's next entry falls due (seconds since the epoch; None:
+        none is left), from one read (bot.core.polls)."""
+        keys, after = await read_bucket(self.redis, due_key(n), self.now_ms(), limit)
         if not keys:
-            return []
+            return [], after
         async with self.redis.pipeline(transaction=False) as pipe:
             for k in keys:
-                pipe.zrem(DUE_KEY, k)
+                pipe.zrem(due_key(n), k)
             taken = await pipe.execute()
-        return [k for k, t in zip(keys, taken, strict=True) if t]
+        return [k for k, t in zip(keys, taken, strict=True) if t], after
 
     async def schedule_turn(self, key: str, due: float) -> None:
         """The table's automatic move is due at ``due`` (seconds since the epoch), unless
         an earlier time is set already (bot.service.turns)."""
-        await self.redis.zadd(TURNS_KEY, {key: int(due * 1000)}, lt=True)
+        await self.redis.zadd(turns_of(key), {key: int(due * 1000)}, lt=True)
+        self.polls.turns.wake(bucket_of(key), due)
 
-    async def due_turns(self, now_ms: int, limit: int = 50) -> list[str]:
-        """Table keys whose automatic move is due (a poller then claims each)."""
-        found = await self.redis.zrangebyscore(TURNS_KEY, "-inf", now_ms, start=0, num=limit)
-        return [_text(k) for k in found]
+    async def due_turns(
+        self, n: int, now_ms: int, limit: int = 50
+    ) -> tuple[list[str], float | None]:
+        """Table keys of bucket ``n`` whose automatic move is due (a poller then claims
+        each), and when its next deadline falls (as :meth:`take_due`)."""
+        return await read_bucket(self.redis, turns_key(n), now_ms, limit)
 
     async def claim_turn(self, key: str, now_ms: int, claim: int) -> bool:
         """Take a due table's move by moving its deadline to ``claim`` (ms); False when it
         was not due any more or another poller took it."""
-        return bool(await self._turn_claim(scripts.TurnClaim(TURNS_KEY, key, now_ms, claim)))
+        taken = await self._turn_claim(scripts.TurnClaim(turns_of(key), key, now_ms, claim))
+        if taken:  # it comes due again when the claim runs out, unless settled before
+            self.polls.turns.wake(bucket_of(key), claim / 1000)
+        return bool(taken)
 
     async def settle_turn(self, key: str, claim: int, due: float) -> None:
         """Replace our claim by the table's next deadline (``due``; 0: none), unless a
         commit has set an earlier time meanwhile."""
         new = int(due * 1000) if due else None
-        await self._turn_settle(scripts.TurnSettle(TURNS_KEY, key, claim, new))
+        await self._turn_settle(scripts.TurnSettle(turns_of(key), key, claim, new))
+        if due:
+            self.polls.turns.wake(bucket_of(key), due)
 
     async def chat_tables(self, chat_id: int) -> list[str]:
-        """The keys of every table of a chat, in any of its topics."""
-        pattern = f"{KEY_PREFIX}:table:{chat_id}:*"
-        return [_text(k) async for k in self.redis.scan_iter(match=pattern, count=1000)]
+        """The keys of every table of a chat, in any of its topics (its index: no SCAN)."""
+        return sorted(_text(k) for k in await self.redis.smembers(chat_key(chat_id)))
 
     async def drop(self, key: str) -> Snapshot:
         """Delete a table with its entries in the deadline sets, in one transaction, and
         in its players' closed-chat sets (the bot was removed from its chat); the table
         as it was."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hgetall(key)
-            pipe.delete(key)
-            for index in (DUE_KEY, TURNS_KEY):
-                pipe.zrem(index, key)
-            raw, *_ = await pipe.execute()
-        snap = _decode(raw)
+        raw = await self._drop_key(key, only_moved=False)
+        snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
         if snap.table is not None and snap.table.seats:
             await self.note_reach(key, {seat.user_id: True for seat in snap.table.seats})
         return snap

@@ -22,6 +22,7 @@ from bot.core.models import Table
 from bot.core.services import AnyApp, services
 from bot.core.store import BUSY, MOVED
 from bot.service.taps import Reply, refuse, write
+from bot.tables.stats.finished import from_table
 from bot.tables.stats.standings import of
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,9 @@ async def follow(app: AnyApp | ContextTypes.DEFAULT_TYPE, old_chat: int, new_cha
         await asyncio.sleep(BUSY_RETRY)
     if moved == MOVED:
         log.info("table of chat %s moved to its supergroup %s", old_chat, new_chat)
-    await of(svc.store).move_group(old_chat, new_chat)
+    moving = (await svc.store.load(new)).table  # its chat id still the old one, if any
+    finished = from_table(moving) if moving is not None else None
+    await of(svc.store).move_group(old_chat, new_chat, finished)
 
     def rewrite(table: Table) -> Reply | None:
         if table.chat_id != old_chat:  # its move is done

@@ -10,8 +10,8 @@ document) is the delivery's too, remembered by the table
 
 One process at a time delivers a table (the lease of :mod:`bot.core.store`), in one task
 (this module); a commit made meanwhile sends the holder round again, and the table of a
-holder that died comes due (``ct:due``) for every process's poller. Each round is one
-pass (:mod:`bot.service.messages.rounds`): within Telegram's limits
+holder that died comes due (its bucket's ``ct:{b<n>}:due``) for every process's poller.
+Each round is one pass (:mod:`bot.service.messages.rounds`): within Telegram's limits
 (:mod:`bot.core.limiter`, shared by every process) the most urgent calls go first and the
 rest is coalesced, in the order docs/busy.md gives. What happens to one message is
 decided by the rule of its kind, one small module each in :mod:`bot.service.messages`.
@@ -22,10 +22,10 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from redis.exceptions import RedisError
 from telegram.ext import ContextTypes
 
 from bot.core import metrics
+from bot.core.health import PAUSES
 from bot.core.services import AnyApp, Services, services
 from bot.core.store import LEASE_MS, Snapshot
 from bot.service.counting import count_finished
@@ -83,7 +83,7 @@ async def _run(
                 svc.delivering[key] = None  # a commit here found our lease: go round
                 committed = since
                 current = await svc.store.claim(key)
-    except RedisError as exc:  # an outage (reported once): the lease runs out, the
+    except PAUSES as exc:  # an outage (reported once): the lease runs out, the
         svc.health.failed(exc)  # table is due then, and is delivered once Redis is back
     except Exception:
         log.warning("delivery of %s failed; it will be retried", key, exc_info=True)
@@ -139,17 +139,24 @@ async def reopen(app: AnyApp | ContextTypes.DEFAULT_TYPE, user_id: int) -> None:
         await bring_hand(app, key, user_id, again=False)
 
 
-async def due_job(app: AnyApp) -> None:
+async def due_job(app: AnyApp) -> bool:
     """Tables that are due (polled by every process): messages left for later whose time
     has come, or a delivery whose holder's lease ran out (he may have died). Each is
     brought up to date from the newest state; a table another process is delivering is
     left to it (it stays due at that lease's expiry)."""
     svc = services(app)
-    for key in await svc.store.take_due():
-        if not start(svc, key):
-            # Under way here already: stay due, in case that delivery hangs (its lease,
-            # renewed while it is alive, keeps the others off meanwhile).
-            await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
+    buckets = svc.store.polls.due  # only the buckets worth a read (bot.core.polls)
+    now = svc.store.clock()
+    ready = buckets.ready(now)
+    for n in ready:
+        keys, after = await svc.store.take_due(n)
+        buckets.read(n, now, after)
+        for key in keys:
+            if not start(svc, key):
+                # Under way here already: stay due, in case that delivery hangs (its
+                # lease, renewed while it is alive, keeps the others off meanwhile).
+                await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
+    return bool(ready)  # False: Redis was not asked (bot.core.services.guarded)
 
 
 async def renew_job(app: AnyApp) -> None:
@@ -157,5 +164,5 @@ async def renew_job(app: AnyApp) -> None:
     Redis is down there is nothing to keep: the deliveries fail, and the outage is
     reported by them and by the pollers."""
     svc = services(app)
-    with contextlib.suppress(RedisError):
+    with contextlib.suppress(*PAUSES):
         await svc.store.renew(list(svc.delivering))

@@ -3,10 +3,10 @@
 Every committed position of a running game has a *deadline* (``TurnClock.turn_due``: a
 computer or an away person is to act: ``computer_delay``, so that people can follow;
 a person: the table's turn time, or none), set in the same compare-and-set as the
-position (:func:`note_active`, :func:`stamp`). Why a sorted set, ``ct:turns`` (member: table
-key, score: when to look, ms), polled by every process: a deadline must outlive the
-process that set it. Its score is never later than the table's deadline; a commit whose
-deadline came closer lowers it in the commit's own script (``ZADD LT``:
+position (:func:`note_active`, :func:`stamp`). Why sorted sets, ``ct:{b<n>}:turns`` (one per
+bucket of tables; member: table key, score: when to look, ms), polled by every process: a
+deadline must outlive the process that set it. Its score is never later than the table's
+deadline; a commit whose deadline came closer lowers it in the commit's own script (``ZADD LT``:
 :attr:`bot.core.store.Write.wake`), and a person's move, whose next deadline is later,
 costs nothing there.
 
@@ -220,17 +220,23 @@ async def _claim(svc: Services, key: str, now_ms: int) -> int | None:
     return claim if await svc.store.claim_turn(key, now_ms, claim) else None
 
 
-async def turns_job(app: AnyApp) -> None:
+async def turns_job(app: AnyApp) -> bool:
     """Polled by every process: each due table is handled in its own task, so that one
     table's computer never holds up another's."""
     svc = services(app)
+    buckets = svc.store.polls.turns  # only the buckets worth a read (bot.core.polls)
     now_ms = svc.store.now_ms()
-    for key in await svc.store.due_turns(now_ms):
-        claim = await _claim(svc, key, now_ms)
-        # A process stopping meanwhile starts nothing: its claim runs out, and a live
-        # process (or this one, restarted) plays the table then.
-        if claim is not None and app.running:
-            app.create_task(play_due(app, key, claim))
+    ready = buckets.ready(now_ms / 1000)
+    for n in ready:
+        keys, after = await svc.store.due_turns(n, now_ms)
+        buckets.read(n, now_ms / 1000, after)
+        for key in keys:
+            claim = await _claim(svc, key, now_ms)
+            # A process stopping meanwhile starts nothing: its claim runs out, and a live
+            # process (or this one, restarted) plays the table then.
+            if claim is not None and app.running:
+                app.create_task(play_due(app, key, claim))
+    return bool(ready)  # False: Redis was not asked (bot.core.services.guarded)
 
 
 def poll(app: AnyApp) -> None:

@@ -16,7 +16,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from bot.core.callbacks import Action, Callback, decode, encode
-from bot.core.keys import DUE_KEY, TURNS_KEY
+from bot.core.keys import DUE_KEYS, TURN_KEYS
 from bot.core.models import Table
 from bot.screens.views import group_screen
 from testing.chats import BOT_USERNAME
@@ -171,9 +171,9 @@ async def test_a_move_costs_three_redis_round_trips(
     async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
         nonlocal trips, claims
         # The pollers of due work run on a timer, not per move: they are not counted.
-        polling = args[:2] in (("ZRANGEBYSCORE", TURNS_KEY), ("ZRANGEBYSCORE", DUE_KEY))
-        # nor the renewal of the leases held (bot.core.store: its first key is the due set)
-        polling = polling or (args[0] == "EVALSHA" and args[3:4] == (DUE_KEY,))
+        polling = args[0] == "ZRANGE" and args[1] in (*TURN_KEYS, *DUE_KEYS)
+        # nor the renewal of the leases held (bot.core.store: its first key is a due set)
+        polling = polling or (args[0] == "EVALSHA" and args[3] in DUE_KEYS)
         # Every update, not only a move, is claimed (bot.handlers.once).
         if args[0] == "SET" and str(args[1]).startswith("ct:upd:"):
             claims += 1

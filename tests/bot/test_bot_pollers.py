@@ -1,12 +1,15 @@
 """The bot's pollers (bot.core.services.every) stop with the bot, whatever their jobs do
-with a cancellation."""
+with a cancellation; the deadline sets' buckets are each read about once a second, and
+sooner when an entry falls due (bot.core.polls)."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+from bot.core.keys import BUCKETS, bucket_of, due_of, table_key
 from bot.core.services import every, services, stop_polls
+from bot.core.store import Store
 from testing.harness import Harness
 
 
@@ -33,3 +36,63 @@ async def test_a_poller_stops_even_when_its_job_lost_the_cancellation(harness: H
     async with asyncio.timeout(5):
         await stop_polls(app)
     assert lost == 1 and not services(app).pollers
+
+
+# --- the deadline sets' 16 + 16 buckets, each read about once a second (bot.core.polls)
+
+
+async def _poll(store: Store, now: float) -> list[str]:
+    """One round of both pollers (bot.service.delivery.due_job, bot.service.turns.turns_job):
+    what came due."""
+    found: list[str] = []
+    for n in store.polls.due.ready(now):
+        keys, after = await store.take_due(n)
+        store.polls.due.read(n, now, after)
+        found += keys
+    for n in store.polls.turns.ready(now):
+        keys, after = await store.due_turns(n, int(now * 1000))
+        store.polls.turns.read(n, now, after)
+        found += keys
+    return found
+
+
+async def test_an_idle_process_reads_each_bucket_about_once_a_second(fake_redis: Any) -> None:
+    now = [1000.0]
+    store = Store(fake_redis, ttl=100, clock=lambda: now[0])
+    reads = 0
+    zrange = fake_redis.zrange
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        return await zrange(*args, **kwargs)
+
+    fake_redis.zrange = counted
+    for _ in range(200):  # 10 s of polls every 50 ms
+        assert await _poll(store, now[0]) == []
+        now[0] += 0.05
+    assert 2 * BUCKETS * 10 <= reads <= 2 * BUCKETS * 11  # not 16 reads per poll
+
+
+async def test_a_bucket_is_read_when_its_next_entry_falls_due_or_this_process_wrote_to_it(
+    fake_redis: Any,
+) -> None:
+    now = [1000.0]
+    store = Store(fake_redis, ttl=100, clock=lambda: now[0])
+    other = Store(fake_redis, ttl=100, clock=lambda: now[0])  # another process
+    key, later = table_key(-5, None), table_key(-6, None)
+    n = bucket_of(key)
+    await fake_redis.zadd(due_of(later), {later: int((now[0] + 0.4) * 1000)})
+    assert await _poll(store, now[0]) == []  # every bucket read once: none is ready
+    assert store.polls.due.ready(now[0] + 0.39) == []
+    assert store.polls.due.ready(now[0] + 0.4) == [bucket_of(later)]  # as its read said
+    await store.defer(key, now[0] + 0.3)  # this process's own write wakes its bucket
+    assert store.polls.due.ready(now[0] + 0.3) == [n]
+    now[0] += 0.3
+    assert await _poll(store, now[0]) == [key]
+    await other.defer(key, now[0] + 0.1)  # unknown here: read a second after the last read
+    now[0] += 0.1
+    assert await _poll(store, now[0]) == [later]
+    assert n not in store.polls.due.ready(now[0] + 0.89)
+    now[0] += 0.9
+    assert await _poll(store, now[0]) == [key]

@@ -10,9 +10,18 @@ from collections.abc import AsyncIterator, Callable
 import fakeredis
 import pytest
 import redis.asyncio as aioredis
+from redis.crc import key_slot
 
 from bot.core import store as store_module
-from bot.core.keys import TABLE_SLOT, table_key, user_slot
+from bot.core.keys import (
+    TABLE_SLOT,
+    bucket_of,
+    chat_index_of,
+    due_of,
+    table_key,
+    turns_of,
+    user_slot,
+)
 from bot.core.models import Lobby, Seat, Slot, Table
 from bot.core.store import Snapshot, Store, Write
 from testing.settings import REDIS_URL
@@ -43,12 +52,23 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
         except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
             await client.aclose()
             pytest.skip("no Redis answers on 127.0.0.1:6379")
-        await client.delete(KEY, NEW_KEY)
-        await client.zrem(store_module.DUE_KEY, KEY, NEW_KEY)
+        await _clean(client)
     yield Store(client, ttl=100)
-    await client.delete(KEY, NEW_KEY)
-    await client.zrem(store_module.DUE_KEY, KEY, NEW_KEY)
+    await _clean(client)
     await client.aclose()
+
+
+async def _clean(client: aioredis.Redis) -> None:
+    for key in (KEY, NEW_KEY):
+        await client.delete(key, *chat_index_of(key))
+        await client.zrem(due_of(key), key)
+        await client.zrem(turns_of(key), key)
+
+
+async def _take_due(store: Store, key: str = KEY) -> list[str]:
+    """The due tables of the key's bucket."""
+    found, _ = await store.take_due(bucket_of(key))
+    return found
 
 
 async def test_concurrent_changes_are_neither_lost_nor_doubled(store: Store) -> None:
@@ -129,14 +149,14 @@ async def test_a_dead_holders_lease_expires(store: Store) -> None:
 
 
 async def test_due_group_edits_are_handed_out_once(store: Store) -> None:
-    await store.redis.delete(store_module.DUE_KEY)
+    await store.redis.delete(due_of(KEY))
     snap, _ = await store.transact(KEY, _add_seat)
     await store.release(KEY, snap.version, {}, due=0.001)  # long due
-    assert await store.take_due() == [KEY]
-    assert await store.take_due() == []
+    assert await _take_due(store) == [KEY]
+    assert await _take_due(store) == []
     await store.defer(KEY, 1e12)  # far in the future
-    assert await store.take_due() == []
-    await store.redis.delete(store_module.DUE_KEY)
+    assert await store.take_due(bucket_of(KEY)) == ([], 1e12)  # and when it falls due
+    await store.redis.delete(due_of(KEY))
 
 
 async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
@@ -159,6 +179,39 @@ async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
     assert await store.move(KEY, NEW_KEY) == store_module.NOTHING_TO_MOVE
 
 
+@pytest.mark.parametrize("cut", ["MoveIn", "Drop"])
+async def test_a_move_to_another_slot_cut_short_is_finished_by_the_next(
+    store: Store, cut: str
+) -> None:
+    """The new chat id is in another bucket, so another slot: the move is three scripts
+    (freeze and read, write, drop). The process dies before ``cut``; the next notice
+    finishes the move, and the table is neither lost nor doubled."""
+    assert key_slot(KEY.encode()) != key_slot(NEW_KEY.encode())
+    first, _ = await store.transact(KEY, _add_seat)
+    await store.release(KEY, first.version, {user_slot(7): Slot(id=5, version=1)})
+    await store.schedule_turn(KEY, 2e9)
+    dying = _other(store)
+    steps = {"MoveIn": "_move_in", "Drop": "_drop"}
+
+    async def dies(*args: object) -> object:
+        raise ConnectionError("the process died")
+
+    setattr(dying, steps[cut], dies)
+    with pytest.raises(ConnectionError):
+        await dying.move(KEY, NEW_KEY)
+    frozen = await store.load(KEY)
+    assert frozen.table is None  # frozen: no tap commits there meanwhile
+    assert await store.move(KEY, NEW_KEY) == store_module.MOVED
+    moved = await store.load(NEW_KEY)
+    assert moved.table is not None and moved.version == first.version
+    assert [s.user_id for s in moved.table.seats] == [1] and moved.slots[user_slot(7)].id == 5
+    assert not await store.redis.exists(KEY)
+    assert await store.redis.zscore(turns_of(NEW_KEY), NEW_KEY) == 2e9 * 1000
+    assert await store.redis.zscore(turns_of(KEY), KEY) is None
+    assert await store.chat_tables(-1001000000123) == [NEW_KEY]
+    assert await store.chat_tables(-100123) == []
+
+
 async def test_a_working_holder_keeps_its_lease(store: Store) -> None:
     now = [store.clock()]
     store.clock = lambda: now[0]
@@ -169,7 +222,7 @@ async def test_a_working_holder_keeps_its_lease(store: Store) -> None:
         await store.renew([KEY])
         assert await other.claim(KEY) is None
     now[0] += store_module.LEASE_MS / 1000 + 0.01  # it died: the next poll takes over
-    assert await other.take_due() == [KEY]
+    assert await _take_due(other) == [KEY]
     assert await other.claim(KEY) is not None
 
 

@@ -209,7 +209,7 @@ async def hooked(
 async def _stream_empty(h: Harness) -> None:
     """Wait until the worker has handled (and so removed) every stored update."""
     deadline = time.monotonic() + 5
-    while await h.redis.xlen(inbox.STREAM):
+    while await inbox.Inbox(h.redis, "probe").backlog():
         assert time.monotonic() < deadline, "a stored update was not handled"
         await asyncio.sleep(0.01)
 
@@ -224,6 +224,6 @@ async def test_any_webhook_body_is_stored_and_handled_or_refused_with_400(
     assert r.status_code in {200, 400}, (body, r.status_code, r.text)
     if r.status_code == 400:  # refused: never stored, so no worker ever sees it
         assert "error" in r.json()
-        assert await h.redis.xlen(inbox.STREAM) == 0
+        assert await inbox.Inbox(h.redis, "probe").backlog() == 0
     await _stream_empty(h)
     assert h.log_errors == []

@@ -53,18 +53,27 @@ async def _help(h: Harness, kept: list[dict[str, Any]], user: FakeUser) -> dict[
     return kept.pop()
 
 
+STREAM = stream.STREAMS[0]  # the tests' updates go to the first stream
+
+
 async def _store(redis: aioredis.Redis, update: dict[str, Any], entry: str = "*") -> bytes:
-    """The update as the webhook stores it (``entry``: its id, when it must be given)."""
+    """The update as the webhook stores it (``entry``: its id, when it must be given):
+    its reference (stream and id) as a worker holds it."""
     await stream.Inbox(redis, "webhook").make_group()
-    found: bytes = await redis.xadd(stream.STREAM, {stream.FIELD: json.dumps(update)}, id=entry)
-    return found
+    found = await redis.xadd(STREAM, {stream.FIELD: json.dumps(update)}, id=entry)
+    return stream.ref(0, found)
+
+
+def _id(entry: bytes) -> str:
+    """An entry's id in its stream."""
+    return stream.parse_ref(entry)[1]
 
 
 async def _left_by_a_dead_worker(redis: aioredis.Redis, update: dict[str, Any]) -> bytes:
     """An entry a worker took and then died with: pending under it, idle for long."""
     entry = await _store(redis, update)
-    await redis.xreadgroup(stream.GROUP, DEAD, {stream.STREAM: ">"}, count=1)
-    await redis.xclaim(stream.STREAM, stream.GROUP, DEAD, 0, [entry], idle=60_000, justid=True)
+    await redis.xreadgroup(stream.GROUP, DEAD, {STREAM: ">"}, count=1)
+    await redis.xclaim(STREAM, stream.GROUP, DEAD, 0, [_id(entry)], idle=60_000, justid=True)
     return entry
 
 
@@ -76,7 +85,7 @@ async def _until(check: Callable[[], Any], what: str) -> None:
 
 
 async def _length_is(redis: aioredis.Redis, n: int) -> bool:
-    return bool(await redis.xlen(stream.STREAM) == n)
+    return bool(await stream.Inbox(redis, "probe").backlog() == n)
 
 
 def _replies(h: Harness, user: FakeUser) -> list[str]:
@@ -98,7 +107,7 @@ async def test_the_worker_reads_nothing_before_the_application_runs(
     await app.post_init(app)  # then bot.runner sets the webhook, which may take a while
     for _ in range(200):
         await asyncio.sleep(0)
-    pending = await fake_redis.xpending(stream.STREAM, stream.GROUP)
+    pending = await fake_redis.xpending(STREAM, stream.GROUP)
     assert pending["pending"] == 0 and _replies(h, ann) == []
     await app.start()
     inbox.start(app)
@@ -118,7 +127,7 @@ async def test_a_taken_over_entry_removes_its_own_busy_claim_never_a_live_worker
     # Telegram sent Ann's /help twice: a live worker handles the first entry (its claim),
     # the second was left by a dead worker.
     first = await _store(fake_redis, {"update_id": 999})  # stands for the live worker's
-    await fake_redis.xdel(stream.STREAM, first)
+    await fake_redis.xdel(STREAM, _id(first))
     anns = await _help(h, kept, ann)
     await fake_redis.set(once.update_key(anns["update_id"]), once.busy(first), px=once.BUSY_MS)
     await _left_by_a_dead_worker(fake_redis, anns)
@@ -132,6 +141,25 @@ async def test_a_taken_over_entry_removes_its_own_busy_claim_never_a_live_worker
     assert len(_replies(h, bob)) == 1  # the dead worker's own claim was removed
     assert _replies(h, ann) == []  # the live worker's stays: it answers, once
     assert await fake_redis.get(once.update_key(anns["update_id"])) == once.busy(first)
+
+
+async def test_an_update_a_process_of_the_previous_version_stores_is_handled_once(
+    server: FakeTelegram, make_app: AppFactory, clock: Clock, fake_redis: aioredis.Redis
+) -> None:
+    """During an upgrade a process of the version before the 16 streams may still store
+    updates in its one stream, ``ct:inbox``: this version's workers move them over."""
+    h = Harness(server)
+    h.apps.append(await make_app(fake_redis, **WEBHOOK))
+    kept = _kept(h)
+    ann = h.user("Ann")
+    update = await _help(h, kept, ann)
+    await fake_redis.xadd(stream.OLD_STREAM, {stream.FIELD: json.dumps(update)})
+    await fake_redis.xadd(stream.OLD_STREAM, {stream.FIELD: json.dumps(update)})  # twice
+    for _ in range(stream.ADOPT_EVERY):
+        await clock.advance(inbox.TOUCH_EVERY)
+    await _until(lambda: _length_is(fake_redis, 0), "not moved over and handled")
+    assert await fake_redis.xlen(stream.OLD_STREAM) == 0
+    assert len(_replies(h, ann)) == 1
 
 
 async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_once_back(
@@ -156,9 +184,9 @@ async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_o
     assert worker is not None
     await _until(lambda: _handled_by(worker, failures), "not read")
     assert _replies(h, ann) == []  # not told "unavailable": it waits in the stream
-    assert await fake_redis.xlen(stream.STREAM) == 1
+    assert await fake_redis.xlen(STREAM) == 1
     # Redis is back; the entry lies idle (no worker holds it), and is taken over.
-    await fake_redis.xclaim(stream.STREAM, stream.GROUP, DEAD, 0, [entry], idle=60_000)
+    await fake_redis.xclaim(STREAM, stream.GROUP, DEAD, 0, [_id(entry)], idle=60_000)
     await clock.advance(inbox.TOUCH_EVERY)
     await _until(lambda: _length_is(fake_redis, 0), "not handled once back")
     replies = _replies(h, ann)

@@ -79,11 +79,13 @@ items = st.builds(
     st.lists(st.builds(Tag, texts, numbers), max_size=3).map(tuple),
     st.lists(texts, max_size=3).map(tuple),
 )
+# Keys of one hash slot, as every script's must be (bot.core.lua checks it in the tests).
+keys = texts.map(lambda text: "{t}" + text)
 echoes = st.builds(
     Echo,
-    st.builds(Where, texts, numbers),
-    texts,
-    st.lists(texts, max_size=3).map(tuple),
+    st.builds(Where, keys, numbers),
+    keys,
+    st.lists(keys, max_size=3).map(tuple),
     st.booleans(),
     st.none() | numbers,
     st.lists(texts, max_size=3).map(tuple),

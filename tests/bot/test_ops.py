@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from bot.core import health
+from bot.core import health, inbox
 from bot.core.services import services
 from bot.core.store import Write
 from testing.clock import Clock
@@ -99,7 +99,8 @@ async def test_a_webhook_body_that_is_not_an_update_gets_400_and_changes_nothing
         assert (r.status_code, r.json()) == (400, {"error": reason})
         r = await c.post("/hook", content=b'{"update_id": 1}', headers={SECRET_HEADER: "x"})
         assert r.status_code == 403
-    assert await fake_redis.exists("ct:inbox") == 0 or await fake_redis.xlen("ct:inbox") == 0
+    for stream in inbox.STREAMS:
+        assert await fake_redis.exists(stream) == 0 or await fake_redis.xlen(stream) == 0
 
 
 async def test_delivery_lag_is_timed_from_the_commit_to_the_round_that_shows_it(

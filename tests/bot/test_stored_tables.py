@@ -1,6 +1,7 @@
 """A table stored by an earlier version loads and plays on: one of the flat model, before
-the table was split into parts by the layer that writes them, and one of form 2, before
-its moves and events became its part :class:`bot.core.models.Played`.
+the table was split into parts by the layer that writes them, one of form 2, before
+its moves and events became its part :class:`bot.core.models.Played`, and one stored under
+the keys before they were hash-tagged (with the standings, limiter and inbox of then).
 
 tests/data/table-before-split.json is a table exactly as that version stored it: a
 second durak game of a series in progress, six moves in, with the lobby's flags and the
@@ -15,9 +16,13 @@ import random
 from pathlib import Path
 from typing import Any
 
-from bot.core.keys import DUE_KEY, closed_key
+from bot.core.inbox import STREAMS
+from bot.core.keys import LAYOUT_KEY, closed_key, due_of, turns_of
+from bot.core.limiter import LEARNED_KEY
 from bot.core.models import FORM
 from bot.core.services import services
+from bot.tables import layout
+from bot.tables.stats.standings import of
 from testing.chats import FakeUser
 from testing.harness import Harness
 from testing.tabletop import Tabletop, stored, table_key
@@ -50,7 +55,7 @@ async def test_a_table_stored_before_the_split_loads_and_plays_on(harness: Harne
     raw: dict[str, Any] = {**OLD, "chat_id": top.group.id, "turn_due": clock() + 60}
     await h.redis.hset(key, mapping={"v": 7, "d": json.dumps(raw)})
     await h.redis.sadd(closed_key(bob.id), key)
-    await h.redis.zadd(DUE_KEY, {key: 1})
+    await h.redis.zadd(due_of(key), {key: 1})
 
     table = (await services(h.app).store.load(key)).table
     assert table is not None, "the old table did not load"
@@ -100,7 +105,7 @@ async def test_a_table_stored_in_form_2_loads_and_plays_on(harness: Harness) -> 
     delivery = {**FORM_2["delivery"], "taps": [], "last_taps": {}}
     raw = {**FORM_2, "chat_id": top.group.id, "clock": due, "delivery": delivery}
     await h.redis.hset(key, mapping={"v": 9, "d": json.dumps(raw, separators=(",", ":"))})
-    await h.redis.zadd(DUE_KEY, {key: 1})
+    await h.redis.zadd(due_of(key), {key: 1})
 
     table = (await services(h.app).store.load(key)).table
     assert table is not None, "the form-2 table did not load"
@@ -116,3 +121,58 @@ async def test_a_table_stored_in_form_2_loads_and_plays_on(harness: Harness) -> 
     assert after["form"] == FORM
     assert after["phase"] == "playing" and len(after["played"]["moves"]) == 9
     assert after["played"]["moves"][:5] == FORM_2["moves"]
+
+
+async def test_a_game_stored_in_the_old_key_layout_plays_on_after_the_starts_upgrade(
+    harness: Harness,
+) -> None:
+    """The keys before the hash-tagged layout (docs/redis.md): the table at
+    ``ct:table:<chat>:0`` with its deadlines in ``ct:due`` and ``ct:turns``, a closed chat's
+    set naming that key, the standings at ``ct:st:…``, the limiter at ``ct:rl:…`` and an
+    update pending in ``ct:inbox``. A start renames them once (bot.tables.layout)."""
+    h = harness
+    assert await h.redis.get(LAYOUT_KEY) == b"2"  # this process's start marked its data
+    await h.redis.delete(LAYOUT_KEY)  # the data below predates it
+    players = [
+        h.user(s["name"], user_id=s["user_id"], language_code=s["lang"]) for s in FORM_2["seats"]
+    ]
+    ann, bob = players[0], players[1]
+    top = Tabletop(h, h.group(FORM_2["chat_title"], creator=ann))
+    chat, old = top.group.id, f"ct:table:{top.group.id}:0"
+    clock = services(h.app).clock
+    due = {**FORM_2["clock"], "turn_due": clock() + 60}
+    delivery = {**FORM_2["delivery"], "taps": [], "last_taps": {}}
+    raw = {**FORM_2, "chat_id": chat, "clock": due, "delivery": delivery}
+    await h.redis.hset(old, mapping={"v": 9, "d": json.dumps(raw, separators=(",", ":"))})
+    await h.redis.expire(old, 3600)
+    await h.redis.zadd("ct:due", {old: 1})
+    await h.redis.zadd("ct:turns", {old: int((clock() + 60) * 1000)})
+    await h.redis.sadd(closed_key(bob.id), old)
+    await h.redis.hset(f"ct:st:g:{chat}:durak:{ann.id}", mapping={"n": 4, "name": "Ann"})
+    await h.redis.zadd(f"ct:st:g:{chat}:durak:board", {str(ann.id): 12.5})
+    await h.redis.hset(f"ct:st:p:{ann.id}:durak", mapping={"n": 9, "name": "Ann"})
+    await h.redis.sadd(f"ct:st:in:{ann.id}", chat)
+    await h.redis.zadd("ct:rl:learned", {str(chat): 2e12})
+    await h.redis.xgroup_create("ct:inbox", "workers", id="0", mkstream=True)
+    entry = await h.redis.xadd("ct:inbox", {"u": b"{}"})
+    await h.redis.xreadgroup("workers", "dead", {"ct:inbox": ">"})  # pending, as it was
+
+    assert await layout.upgrade(h.redis)
+    assert not await layout.upgrade(h.redis)  # once: the mark says it is done
+    key = table_key(top.group)
+    assert not await h.redis.exists(old, "ct:due", "ct:turns", "ct:inbox", "ct:rl:learned")
+    assert 0 < await h.redis.ttl(key) <= 3600
+    assert await h.redis.zscore(turns_of(key), key) is not None
+    assert await h.redis.smembers(closed_key(bob.id)) == {key.encode()}
+    assert await services(h.app).store.chat_tables(chat) == [key]
+    standings = of(services(h.app).store)
+    assert (await standings.in_group(chat, ann.id))["durak"].n == 4
+    assert [line.uid for line in await standings.board(chat, "durak")] == [ann.id]
+    assert (await standings.mine(ann.id))[0]["durak"].n == 9
+    assert await h.redis.zscore(LEARNED_KEY, str(chat)) == 2e12
+    pending = await h.redis.xpending_range(STREAMS[0], "workers", "-", "+", 10)
+    assert [p["message_id"] for p in pending] == [entry]  # still pending: taken over later
+
+    # The hands come, and the game plays on at its new key.
+    after = await played_on(top, players, random.Random(3), 4)
+    assert after["phase"] == "playing" and len(after["played"]["moves"]) == 9

@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 import pytest
-from redis.exceptions import RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.core.callbacks import decode
 from bot.core.services import services
@@ -60,7 +60,7 @@ async def test_the_game_follows_its_group_into_the_supergroup(
             if button.callback_data:
                 assert decode(button.callback_data).chat_id == top.group.id
     await top.play_watched(players, 5)
-    assert not await h.redis.exists(f"ct:table:{old.id}:0"), "nothing left at the old key"
+    assert not await h.redis.exists(table_key(old)), "nothing left at the old key"
 
 
 async def test_a_lobby_follows_its_group_and_can_still_be_joined(harness: Harness) -> None:
@@ -123,7 +123,7 @@ async def test_the_turn_deadline_follows_the_table_in_the_same_commit(
         done = await transact(*args, **kwargs)
         if done[0].table is not None and done[0].table.chat_id != old_chat:
             monkeypatch.setattr(svc.store, "transact", transact)
-            raise RedisError("the process died here")
+            raise RedisConnectionError("the process died here")
         return done
 
     monkeypatch.setattr(svc.store, "transact", dies_after_the_rewrite)

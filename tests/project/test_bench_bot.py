@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from bot.core.keys import table_key
 from testing.settings import REDIS_URL
 
 pytestmark = pytest.mark.redis
@@ -24,7 +25,7 @@ def test_the_bench_touches_only_keys_of_its_own() -> None:
         client.ping()
     except redis.RedisError:
         pytest.skip("no Redis answers on 127.0.0.1:6379")
-    bystander = f"ct:table:-{secrets.randbelow(10**12)}:0"  # a bot's table, as it looks
+    bystander = table_key(-secrets.randbelow(10**12), None)  # a bot's table, as it looks
     client.hset(bystander, mapping={"v": "1", "d": "{}"})
     try:
         done = subprocess.run(

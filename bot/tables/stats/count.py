@@ -25,6 +25,7 @@ from bot.tables.stats.keys import (
     group_key,
     groups_key,
     h2h_key,
+    people_key,
     person_key,
     variant_key,
     variants_key,
@@ -92,10 +93,11 @@ class Count(Args):
     h2h: int | None  # the head-to-head hash, by its place in hashes; None: none
     h2h_fields: tuple[str, ...]  # its fields, each grown by 1
     members: tuple[Member, ...]
+    carried: str  # who moved up, as an earlier step said: kept in this marker
 
 
 # {1, moved}: counted before; {2}: a rating changed since it was read (read again);
-# {0, moved}: counted now.
+# {0, moved}: counted now. ``moved`` is what this step's board says, else ``carried``.
 COUNT = Script(
     Count,
     body="""
@@ -146,6 +148,7 @@ if h2h then
 end
 for _, m in ipairs(members) do redis.call('SADD', hashes[m.set], m.member) end
 local text = table.concat(moved, ' ')
+if text == '' then text = carried end
 redis.call('SET', marker, text, 'EX', ttl)
 return {0, text}
 """,
@@ -245,26 +248,37 @@ def _script_row(game: Finished, plan: _Plan, row: _Row) -> Row:
     )
 
 
-def script_args(game: Finished, plan: _Plan, ttl: int) -> Count:
-    """The script's arguments; ``plan.keys`` holds the hashes they name once it is built."""
+def split(plan: _Plan) -> tuple[_Plan, _Plan]:
+    """The plan's group step (the group's rows: its slot) and its people's step."""
+    return (
+        _Plan([r for r in plan.rows if r.scope == "group"]),
+        _Plan([r for r in plan.rows if r.scope != "group"]),
+    )
+
+
+def script_args(game: Finished, plan: _Plan, ttl: int, *, group: bool, carried: str = "") -> Count:
+    """One step's arguments (``group``: the group's step, with its marker, else the
+    people's, with the game's); ``plan.keys`` holds the keys they name once built."""
     rows = tuple(_script_row(game, plan, row) for row in plan.rows)
     pairs: list[str] = []
-    if game.in_group:
+    members: list[tuple[str, Any]] = []
+    if group and game.in_group:
         ids = [p.uid for p in game.players]
         pairs += [f"{ids[a]}>{ids[b]}" for a, b in ratings.above(game.outcome)]
         people = sorted(ids)
         pairs += [f"{a}&{b}" for i, a in enumerate(people) for b in people[i + 1 :]]
+        members += [(people_key(game.chat), p.uid) for p in game.players]
     h2h = plan.index(h2h_key(game.chat, game.kind)) if pairs else None
-    members: list[tuple[str, Any]] = []
-    if game.in_group:
-        members += [(groups_key(p.uid), game.chat) for p in game.players]
-    for row in plan.rows:
-        if row.scope == "variant":
-            uid = game.players[row.seat].uid
-            members.append((variants_key(uid, game.kind), game.variant))
+    if not group:
+        if game.in_group:
+            members += [(groups_key(p.uid), game.chat) for p in game.players]
+        for row in plan.rows:
+            if row.scope == "variant":
+                uid = game.players[row.seat].uid
+                members.append((variants_key(uid, game.kind), game.variant))
     added = tuple(Member(plan.index(k), str(m)) for k, m in members)
     return Count(  # after every plan.index: hashes is complete
-        marker=game.marker,
+        marker=game.group_marker if group else game.marker,
         hashes=tuple(plan.keys),
         ttl=ttl,
         least=MIN_GAMES,
@@ -272,4 +286,5 @@ def script_args(game: Finished, plan: _Plan, ttl: int) -> Count:
         h2h=h2h,
         h2h_fields=tuple(pairs),
         members=added,
+        carried=carried,
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.core.models import Table
 from bot.tables import games
-from bot.tables.stats.keys import marker_key
+from bot.tables.stats.keys import group_marker_key, marker_key
 from engine import records
 from engine.base import Game, IllegalMove, MalformedRecord
 from engine.ratings import Outcome
@@ -51,7 +51,13 @@ class Finished:
 
     @property
     def marker(self) -> str:
+        """Set once the game is counted, both steps (bot.tables.stats.count)."""
         return marker_key(self.game_id, self.deal)
+
+    @property
+    def group_marker(self) -> str:
+        """Set once its group's step is counted (in the group's slot)."""
+        return group_marker_key(self.chat, self.game_id, self.deal)
 
     @property
     def kind(self) -> str:

@@ -9,20 +9,22 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
 
 from bot.core.models import Table
 from bot.core.store import Store
-from bot.tables.stats.count import COUNT, Moved, plan_for, rate, script_args
+from bot.tables.stats.count import COUNT, Moved, plan_for, rate, script_args, split
 from bot.tables.stats.finished import Finished, from_record, from_table
 from bot.tables.stats.keys import (
     KINDS,
-    ST,
     board_key,
     computer_key,
     decoded,
     group_key,
+    group_prefix,
     groups_key,
     h2h_key,
+    people_key,
     person_key,
     posted_key,
     variant_key,
@@ -72,7 +74,16 @@ class Standings:
                 row.old = (decoded(values[0]), decoded(values[1]))
                 row.old_trend = decoded(values[2])
             rate(game, plan)
-            status, text = await self._count(script_args(game, plan, self.marker_ttl))
+            group, people = split(plan)
+            text: Any = ""
+            if game.in_group:  # the group's step (a group marker of its own: done once)
+                args = script_args(game, group, self.marker_ttl, group=True)
+                status, text = await self._count(args)
+                self.round_trips += 1
+                if int(status) == 2:
+                    continue
+            args = script_args(game, people, self.marker_ttl, group=False, carried=decoded(text))
+            status, text = await self._count(args)
             self.round_trips += 1
             if int(status) != 2:
                 return Moved.parse(text)
@@ -127,23 +138,50 @@ class Standings:
         n, won, lost = (int(decoded(x) or 0) for x in raw)
         return n, won, lost
 
-    async def move_group(self, old: int, new: int) -> None:
+    async def _group_keys(self, chat: int) -> tuple[list[int], list[str]]:
+        """The people with figures in a group (its index) and every key of its standings."""
+        uids = sorted(int(decoded(u)) for u in await self.redis.smembers(people_key(chat)))
+        keys = [k for kind in KINDS for k in (board_key(chat, kind), h2h_key(chat, kind))]
+        keys += [group_key(chat, kind, uid) for kind in KINDS for uid in uids]
+        return uids, keys
+
+    async def move_group(self, old: int, new: int, game: Finished | None = None) -> None:
         """A basic group became a supergroup: its standings follow it (figures already
-        there, from a move that an error cut short, are kept)."""
-        prefix = f"{ST}:g:{old}:"
-        async for raw in self.redis.scan_iter(match=prefix + "*", count=1000):
-            key = decoded(raw)
-            rest = key.removeprefix(prefix)
-            await self.redis.renamenx(key, f"{ST}:g:{new}:{rest}")
-            uid = rest.partition(":")[2]
-            if uid.lstrip("-").isdigit():
-                async with self.redis.pipeline(transaction=True) as pipe:
-                    pipe.srem(groups_key(int(uid)), old)
-                    pipe.sadd(groups_key(int(uid)), new)
-                    await pipe.execute()
+        there, from a move that an error cut short, are kept), with the group's step
+        marker of ``game``, its finished game (a count cut short between its steps goes
+        on in the new group, and adds nothing there twice). The two groups' keys are in
+        different slots: each is copied (DUMP, RESTORE), then the person's index of his
+        groups changes, then the old ones go, the group's index last, so that a move cut
+        short anywhere is finished by the next."""
+        uids, keys = await self._group_keys(old)
+        if game is not None and game.chat == old:
+            keys.append(game.group_marker)
+        for key in keys:
+            dumped = await self.redis.dump(key)
+            if dumped is None:
+                continue
+            target = key.replace(group_prefix(old), group_prefix(new), 1)
+            ttl = max(0, int(await self.redis.pttl(key)))  # a marker's; figures: none
+            try:
+                await self.redis.restore(target, ttl, dumped)
+            except ResponseError as exc:
+                if "BUSYKEY" not in str(exc):
+                    raise
+        if uids:
+            await self.redis.sadd(people_key(new), *uids)
+        for uid in uids:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.srem(groups_key(uid), old)
+                pipe.sadd(groups_key(uid), new)
+                await pipe.execute()
+        for key in keys:
+            await self.redis.delete(key)
+        await self.redis.delete(people_key(old))
 
     async def forget(self, uid: int) -> None:
-        """Erase his figures everywhere; what others' figures say of him stays, nameless."""
+        """Erase his figures everywhere; what others' figures say of him stays, nameless.
+        His own keys are in one slot (one transaction), each group's in its own (one
+        transaction each), his index of his groups dropped last."""
         chats = [int(decoded(c)) for c in await self.redis.smembers(groups_key(uid))]
         variants = {k: await self.redis.smembers(variants_key(uid, k)) for k in KINDS}
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -153,11 +191,15 @@ class Standings:
                     pipe.delete(variant_key(uid, kind, decoded(variant)))
                 for level in GAMES[kind].levels:
                     pipe.delete(computer_key(uid, kind, level))
-                for chat in chats:
+            await pipe.execute()
+        for chat in chats:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                for kind in KINDS:
                     pipe.delete(group_key(chat, kind, uid))
                     pipe.zrem(board_key(chat, kind), uid)
-            pipe.delete(groups_key(uid))
-            await pipe.execute()
+                pipe.srem(people_key(chat), uid)
+                await pipe.execute()
+        await self.redis.delete(groups_key(uid))
 
 
 @dataclass(frozen=True)
@@ -231,12 +273,14 @@ async def rebuild(redis: aioredis.Redis, paths: Iterable[Path], ttl: int) -> int
         if game.in_group:
             by_game.setdefault(game.marker, game)
     counted = list(by_game.values())
-    for chat in sorted({game.chat for game in counted}):
-        async for key in redis.scan_iter(match=f"{ST}:g:{chat}:*", count=1000):
-            await redis.delete(key)
-    if counted:
-        await redis.delete(*(game.marker for game in counted))
     standings = Standings(redis, ttl)
+    for chat in sorted({game.chat for game in counted}):
+        _, keys = await standings._group_keys(chat)
+        for key in [*keys, people_key(chat)]:  # one at a time: each in its own slot
+            await redis.delete(key)
+    for game in counted:
+        await redis.delete(game.marker)
+        await redis.delete(game.group_marker)
     for game in counted:
         await standings.count(game, personal=False)
     return len(counted)

@@ -1,0 +1,119 @@
+"""Keys that live together hash together (docs/redis.md): every script call keeps to one
+hash slot and names each key it touches, as a Redis Cluster demands. The suite's own
+calls are checked as they run (``CARDTABLE_STRICT_SCRIPTS=1``, tests/conftest.py); here
+that check is shown to refuse what a cluster refuses, a whole game is played under it,
+and the layout's keys are shown to share the slots they must."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+import fakeredis
+import pytest
+from redis.crc import key_slot
+from redis.exceptions import ResponseError
+
+from bot.core import inbox, limiter, lua, scripts
+from bot.core.callbacks import INLINE_CHAT
+from bot.core.keys import (
+    BUCKETS,
+    DUE_KEYS,
+    TURN_KEYS,
+    chat_index_of,
+    chat_key,
+    due_of,
+    table_key,
+    turns_of,
+)
+from bot.core.lua import Args, Key, Keys, Script
+from bot.tables.stats import count
+from bot.tables.stats import keys as stats_keys
+from testing.harness import Harness
+from testing.tabletop import playing
+
+
+def slot(key: str) -> int:
+    return key_slot(key.encode())
+
+
+@dataclass(frozen=True)
+class Two(Args):
+    first: Key
+    rest: Keys
+
+
+READ_BOTH = Script(Two, body="return {redis.call('GET', first), redis.call('GET', rest[1])}")
+# A key named inside the Lua: a cluster's node cannot know it (it may live elsewhere).
+BUILT = Script(Two, body="return redis.call('GET', first .. ':other')")
+
+
+async def test_the_check_refuses_keys_of_two_slots_and_a_key_not_in_keys() -> None:
+    redis = fakeredis.FakeAsyncRedis()
+    read, built = READ_BOTH.register(redis), BUILT.register(redis)
+    assert await read(Two("{a}:1", ("{a}:2",))) == [None, None]  # one slot: fine
+    with pytest.raises(ResponseError, match="CROSSSLOT"):
+        await read(Two("a:1", ("b:2",)))
+    with pytest.raises(ResponseError, match="undeclared key"):
+        await built(Two("{a}:1", ()))
+    await redis.aclose()
+
+
+async def test_a_whole_game_runs_every_script_in_one_slot(harness: Harness) -> None:
+    h = harness
+    before = lua.CHECKED.copy()
+    players = [h.user("Ann"), h.user("Bob"), h.user("Cid")]
+    top = await playing(h, "durak", players)
+    await top.play(players, random.Random(3))
+    ran = lua.CHECKED - before
+    # Commits, deliveries and the standings' count all ran, each call checked.
+    for name in ("Cas", "Release", "Count"):
+        assert ran[name] > 0, ran
+
+
+def test_a_table_shares_its_slot_with_its_bucket_sets_and_its_chat_index() -> None:
+    rng = random.Random(33)
+    chats = [-(10**12) - rng.randrange(10**12) for _ in range(200)]
+    chats += [rng.randrange(1, 10**10) for _ in range(50)]
+    for chat in chats:
+        for thread in (None, 7):
+            key = table_key(chat, thread)
+            assert slot(key) == slot(due_of(key)) == slot(turns_of(key)) == slot(chat_key(chat))
+            assert chat_index_of(key) == (chat_key(chat),)
+    inline = table_key(INLINE_CHAT, 123456789)  # an inline table: no chat index
+    assert slot(inline) == slot(due_of(inline)) and chat_index_of(inline) == ()
+    # The buckets are 16 slots, and the chats spread over all of them.
+    assert len({slot(k) for k in DUE_KEYS}) == len({slot(k) for k in TURN_KEYS}) == BUCKETS
+    assert {slot(due_of(table_key(c, None))) for c in chats} == {slot(k) for k in DUE_KEYS}
+
+
+def test_the_limiter_and_the_people_standings_each_have_one_slot_the_inbox_sixteen() -> None:
+    rl = [limiter.ALL_KEY, limiter.LEARNED_KEY, limiter.chat_bucket_key(-5)]
+    rl += [limiter.refused_key(-5), limiter.cooldown_key(9)]
+    assert len({slot(k) for k in rl}) == 1
+    people = [stats_keys.person_key(1, "durak"), stats_keys.groups_key(2)]
+    people += [stats_keys.variant_key(3, "durak", "{}"), stats_keys.marker_key("ab", "cd")]
+    assert len({slot(k) for k in people}) == 1
+    group = [stats_keys.group_key(-7, "durak", 1), stats_keys.board_key(-7, "football")]
+    group += [stats_keys.h2h_key(-7, "durak"), stats_keys.people_key(-7)]
+    group += [stats_keys.group_marker_key(-7, "ab", "cd")]
+    assert len({slot(k) for k in group}) == 1
+    assert len({slot(k) for k in inbox.STREAMS}) == BUCKETS
+
+
+def test_every_script_is_known_to_the_check() -> None:
+    """Each command a script calls is in lua.KEY_AT (the check knows where its key is),
+    and every call of each script goes through the check."""
+    found = [
+        value
+        for module in (scripts, limiter, count, inbox)
+        for value in vars(module).values()
+        if isinstance(value, Script)
+    ]
+    assert len(found) >= 14
+    for script in found:
+        for command in re.findall(r"redis\.call\('(\w+)'", script.source):
+            assert command.upper() in lua.KEY_AT, (script.args.__name__, command)
+        # every call goes through the check (whose own call is the one left)
+        assert lua.strict_source(script.source).count("redis.call(") == 1
