@@ -8,14 +8,13 @@ import asyncio
 import logging
 import sys
 
-import redis as sync_redis
 from pydantic import ValidationError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 from telegram.error import InvalidToken, NetworkError
 
 from bot import runner
 from bot.app import build_application, freeze_startup_heap
-from bot.core import health, logs
+from bot.core import connect, logs
 from bot.core.config import Settings
 
 log = logging.getLogger("bot")
@@ -47,17 +46,21 @@ def main() -> int:
             why = err["msg"].removeprefix("Value error, ")
             print(f"error: bad settings: {where + ': ' if where else ''}{why}", file=sys.stderr)
         return 2
-    hidden = (settings.telegram_bot_token, settings.webhook_secret, settings.redis_url)
+    hidden = (
+        settings.telegram_bot_token,
+        settings.webhook_secret,
+        settings.redis_url,
+        settings.redis_sentinel_password,
+    )
     secrets = [s.get_secret_value() for s in hidden if s is not None]
     logs.configure(settings.log_level, settings.log_format, secrets)
-    if settings.redis_url:
-        url = settings.redis_url.get_secret_value()
-        try:  # a wrong REDIS_URL is found now rather than at the first tap
-            sync_redis.Redis.from_url(url, socket_timeout=5).ping()
-        except (RedisError, ValueError) as exc:
-            print(f"error: cannot use Redis at REDIS_URL: {exc}", file=sys.stderr)
+    if settings.uses_redis:
+        try:  # a wrong setting is found now rather than at the first tap
+            connect.check_at_start(settings)  # says in one line how it is connected
+        except (RedisError, RedisClusterException, ValueError, RuntimeError) as exc:
+            print(f"error: cannot use Redis at {connect.named(settings)}: {exc}", file=sys.stderr)
             return 1
-        redis = health.client(url)
+        redis = connect.client(settings)
     else:
         import fakeredis
 

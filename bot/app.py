@@ -8,7 +8,6 @@ import logging
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
 from telegram import Update
 from telegram.error import NetworkError, TelegramError
 from telegram.ext import (
@@ -31,6 +30,7 @@ from bot.core import logs, metrics
 from bot.core.callbacks import Action
 from bot.core.clock import Clock
 from bot.core.config import Settings
+from bot.core.health import PAUSES
 from bot.core.limiter import Limiter, SharedRateLimiter
 from bot.core.metrics import Counted
 from bot.core.replicas import Replicas, Unconfirmed
@@ -86,15 +86,16 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """What no handler caught. A write no replica confirmed in time is told so
     (bot.core.replicas: nothing of it is shown until it is confirmed); Redis not
-    answering is an outage (bot.core.health: reported once, and the update is told to try
-    again); Telegram not answering, or answering with something that is not JSON (a
+    answering, or a failover under way, is an outage (bot.core.health: reported once, and
+    the update is told to try again); an error Redis returned (a script's) is a bug like
+    any other; Telegram not answering, or answering with something that is not JSON (a
     proxy's 502 page), is the network's weather: one line each. Anything else is a bug: a
     traceback."""
     error = context.error
     which = getattr(update, "update_id", "?")
     if isinstance(error, Unconfirmed):  # written, but no replica has it yet: not accepted
         await once.unavailable(update, unconfirmed=True)
-    elif isinstance(error, RedisError):
+    elif isinstance(error, PAUSES):
         services(context).health.failed(error)
         await once.unavailable(update)
     elif isinstance(error, NetworkError) or (
@@ -134,7 +135,7 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     await commands.set_menu(app)
     try:
         await layout.upgrade(svc.store.redis)  # once, from an earlier version's keys
-    except RedisError as exc:  # Redis away at the start: the next start upgrades
+    except PAUSES as exc:  # Redis away at the start: the next start upgrades
         log.warning("redis: the key layout could not be checked: %s", exc)
     _poll(app)
     turns.poll(app)

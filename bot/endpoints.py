@@ -25,7 +25,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -33,6 +32,7 @@ from telegram import Update
 
 from bot.core import bodies, metrics
 from bot.core.config import Settings
+from bot.core.health import PAUSES
 from bot.core.inbox import Inbox, stream_of
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, Services, services
@@ -53,7 +53,7 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
             return PlainTextResponse("stopping", 503)
         try:
             await svc.store.redis.ping()
-        except RedisError as exc:
+        except PAUSES as exc:
             svc.health.failed(exc)
             return PlainTextResponse("redis does not answer", 503)
         svc.health.ok()
@@ -61,10 +61,10 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
 
     async def metrics_page(request: Request) -> Response:
         if svc.limiter is not None:  # shared by every process: read where it is kept
-            with contextlib.suppress(RedisError):
+            with contextlib.suppress(*PAUSES):
                 metrics.GROUPS_LEARNED.set(await svc.limiter.learned())
         if svc.inbox is not None:
-            with contextlib.suppress(RedisError):
+            with contextlib.suppress(*PAUSES):
                 metrics.BACKLOG.set(await svc.inbox.backlog())
         metrics.DELIVERING.set(len(svc.delivering))
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
@@ -102,7 +102,7 @@ async def _store(svc: Services, inbox: Inbox, raw: bytes, n: int) -> Response:
         await inbox.put(raw, n)
     except Unconfirmed:  # stored, but perhaps not for good: Telegram sends it again
         return _told("unavailable", 503, "not confirmed by a replica")
-    except RedisError as exc:
+    except PAUSES as exc:
         svc.health.failed(exc)
         return _told("unavailable", 503, "redis does not answer")
     svc.health.ok()

@@ -31,10 +31,10 @@ import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
-from redis.exceptions import RedisError
 from telegram import Update
 
 from bot.core import metrics
+from bot.core.health import PAUSES
 from bot.core.inbox import Entry, Inbox, consumer_name, stored_at
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, every, guarded, services
@@ -87,7 +87,7 @@ def worker_of(app: AnyApp) -> Worker | None:
 
 async def _read(app: AnyApp, worker: Worker) -> None:
     svc = services(app)
-    with contextlib.suppress(RedisError):
+    with contextlib.suppress(*PAUSES):  # made at the first read, once Redis answers
         await worker.inbox.make_group()
     while not worker.stopping.is_set():
         room = CONCURRENCY - len(worker.held)
@@ -100,7 +100,7 @@ async def _read(app: AnyApp, worker: Worker) -> None:
             worker.doubtful.update(entry_id for entry_id, _ in exc.result)
             await svc.clock.sleep(RETRY)
             continue
-        except RedisError as exc:
+        except PAUSES as exc:  # a failover cuts a blocking read off with UNBLOCKED too
             svc.health.failed(exc)
             await svc.clock.sleep(RETRY)
             continue
@@ -134,7 +134,7 @@ async def _handle(
             metrics.RECLAIMED.inc()
             await once.release(svc.store, update.update_id, entry_id)
         await app.process_update(update)
-    except RedisError as exc:  # it stays pending: taken over once Redis is back
+    except PAUSES as exc:  # it stays pending: taken over once Redis is back
         health.failed(exc)
         return
     except Exception:  # a bug: told once, and the entry is not tried again and again
@@ -143,7 +143,7 @@ async def _handle(
         return
     try:
         await worker.inbox.done(entry_id)
-    except RedisError as exc:  # pending still: the update guard drops its second reading
+    except PAUSES as exc:  # pending still: the update guard drops its second reading
         health.failed(exc)
 
 
@@ -200,5 +200,5 @@ async def stop(app: AnyApp) -> None:
         task.cancel()
     if left:
         await asyncio.wait(left)
-    with contextlib.suppress(RedisError):
+    with contextlib.suppress(*PAUSES):
         await worker.inbox.leave()

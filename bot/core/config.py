@@ -3,14 +3,24 @@
 The token, the webhook's secret and the Redis URL (which may carry a password) are
 ``SecretStr``: their repr and str are masked, so no log line or traceback shows them; the
 code asks for the value where it is used, and nowhere else.
+
+Where Redis is (:class:`RedisSettings`) is a part of its own, which the tools that need
+Redis and no token read too (``python -m bot.tables.stats``); bot.core.connect connects.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.core.budget import Mode
@@ -19,14 +29,70 @@ DEFAULT_PORT = 8080
 _SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
-class Settings(BaseSettings):
+class _Environment(BaseSettings):
+    """Where settings come from: the environment, then a ``.env`` file."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+
+class RedisSettings(_Environment):
+    """Where Redis is, one of three ways (bot.core.connect): ``REDIS_URL`` alone, one
+    server; with ``REDIS_CLUSTER``, one node of a cluster (the rest are discovered); with
+    ``REDIS_SENTINELS`` and ``REDIS_SENTINEL_MASTER``, the primary that the Sentinels
+    name (the URL's host is then not used: its password, database and TLS are)."""
+
+    # Without it (and without Sentinels) the bot keeps games in process memory (fakeredis)
+    # and warns.
+    redis_url: SecretStr | None = None
+    redis_cluster: bool = False
+    # host:port,host:port,... of the Sentinels; REDIS_SENTINEL_MASTER is the name they
+    # know the primary by. A password of the Sentinels' own, when they ask for one.
+    redis_sentinels: str | None = None
+    redis_sentinel_master: str | None = None
+    redis_sentinel_password: SecretStr | None = None
+
+    @field_validator("redis_sentinels")
+    @classmethod
+    def _sentinels_as_host_port(cls, value: str | None) -> str | None:
+        if value is not None:
+            for each in value.split(","):
+                host, _, port = each.strip().rpartition(":")
+                if not host or not port.isdigit():
+                    raise ValueError("REDIS_SENTINELS: host:port,host:port,...")
+        return value
+
+    @model_validator(mode="after")
+    def _one_way_to_connect(self) -> Self:
+        if bool(self.redis_sentinels) != bool(self.redis_sentinel_master):
+            raise ValueError("REDIS_SENTINELS and REDIS_SENTINEL_MASTER go together")
+        if self.redis_cluster and self.redis_sentinels:
+            raise ValueError("REDIS_CLUSTER and REDIS_SENTINELS exclude each other")
+        if self.redis_cluster and self.redis_url is None:
+            raise ValueError("REDIS_CLUSTER needs REDIS_URL (one node of the cluster)")
+        return self
+
+    @property
+    def uses_redis(self) -> bool:
+        """Whether games live in Redis (else in process memory)."""
+        return self.redis_url is not None or self.redis_sentinels is not None
+
+    @property
+    def sentinels(self) -> list[tuple[str, int]]:
+        """The Sentinels' addresses (none unless REDIS_SENTINELS is set)."""
+        found = []
+        for each in (self.redis_sentinels or "").split(","):
+            if each.strip():
+                host, _, port = each.strip().rpartition(":")
+                found.append((host, int(port)))
+        return found
+
+
+class Settings(RedisSettings):
     """Everything an operator may set; only ``TELEGRAM_BOT_TOKEN`` is required."""
 
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
     telegram_bot_token: SecretStr
-    # Without it the bot keeps games in process memory (fakeredis) and warns.
-    redis_url: SecretStr | None = None
     # How many replicas must confirm a write before it is acknowledged (bot.core.replicas);
     # unset: one once the primary has had a replica, none on a server that never had one.
     redis_min_replicas: int | None = Field(default=None, ge=0)
@@ -50,6 +116,11 @@ class Settings(BaseSettings):
     # Seconds a SIGTERM leaves the process to finish the updates it took and their
     # deliveries before it exits anyway (what is left is picked up by another process).
     shutdown_grace: float = Field(default=10.0, ge=0)
+    # Milliseconds an update a worker took may go untouched before another worker takes it
+    # over as a dead one's, and a worker idle this long holding nothing is dropped from the
+    # group (bot.core.inbox). A living worker touches its updates every second, so it must
+    # be well over 1000; tests that kill a worker shorten it.
+    claim_idle_ms: int = Field(default=5_000, ge=1_500)
     # Seconds between two edits of one group's table message: Telegram allows a bot about
     # 20 messages a minute per group and edits count. 0 edits at once (tests).
     table_edit_interval: float = 3.0
@@ -112,3 +183,15 @@ class Settings(BaseSettings):
         if self.webhook_url and not self.webhook_secret:
             raise ValueError("WEBHOOK_SECRET must be set when WEBHOOK_URL is")
         return self
+
+
+def read_alone(name: str) -> Any:
+    """The setting ``name`` read as :class:`Settings` reads it (environment, ``.env``, its
+    field's default and checks), without the others: for a module constant, at import."""
+    field = Settings.model_fields[name]
+    fields: dict[str, Any] = {name: (field.annotation, field)}
+    one: Any = create_model(f"Only_{name}", __base__=_Environment, **fields)
+    try:
+        return getattr(one(), name)
+    except ValidationError:  # Settings() says what is wrong, as it does for the others
+        return field.default

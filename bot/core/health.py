@@ -9,6 +9,12 @@ half-applied: a change is one compare-and-set script, which runs whole or not at
 The log gets one WARNING when the outage starts (the first failure seen) and one INFO when
 it ends (the first success after it), never a traceback per tick or per tap.
 
+A failover is an outage too, a short one: while a cluster elects a new primary, or
+Sentinel moves the primary, Redis answers with errors that say "not now" rather than
+"wrong" (:data:`PAUSES`). Those are what the bot rides out as an outage; any other error
+Redis returns (``NOSCRIPT``, ``CROSSSLOT``, a script's bug) is an error: the caller does not
+catch it, so it is logged once, with its traceback, where the update or the poller fails.
+
 Fail fast: redis-py 8 retries a failed command ten times with backoff, 5 s timeouts each,
 which would keep a tap waiting for a minute. :func:`client` connects and reads with
 :data:`TIMEOUT` seconds and retries once, without waiting and only after a broken
@@ -22,16 +28,54 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import redis.asyncio as aioredis
+from redis._parsers.base import BaseParser
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import (
+    ClusterDownError,
+    ReadOnlyError,
+    ResponseError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.core import metrics
 from bot.core.replicas import Unconfirmed
 
 log = logging.getLogger(__name__)
+
+
+class UnblockedError(ResponseError):
+    """``UNBLOCKED``: the server cut off a blocking read (or a WAIT) because it stopped
+    being a primary (a failover), or an operator's ``CLIENT UNBLOCK ... ERROR``."""
+
+
+# redis-py reads an error reply's first word to choose its exception; it knows no
+# UNBLOCKED, which would come as a plain ResponseError, the kind a script's bug raises.
+# Named here, the failover's cut-off is a pause like the others (tests/bot/test_pauses.py
+# checks it on a real server).
+BaseParser.EXCEPTION_CLASSES.setdefault("UNBLOCKED", UnblockedError)
+
+# What a failover, or Redis going away, looks like to a caller: an outage, reported once,
+# ridden out (the tap is told to try again; pollers back off). A lost or refused
+# connection, no answer in time (also Sentinel naming no primary, a server still loading),
+# a cluster with a slot nobody serves yet, a node that turned replica under us, a blocking
+# read cut off by the same. SlotNotCoveredError is no RedisError: catch this tuple, never
+# RedisError for an outage.
+PAUSES: tuple[type[Exception], ...] = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    ClusterDownError,
+    TryAgainError,
+    SlotNotCoveredError,
+    ReadOnlyError,
+    UnblockedError,
+)
 
 TIMEOUT = 1.0  # seconds to connect, and to wait for an answer
 # Pollers try again after this during an outage, doubling up to the cap: the cap bounds
@@ -40,14 +84,16 @@ FIRST_BACKOFF = 0.25
 MAX_BACKOFF = 1.0
 
 
-def client(url: str, timeout: float = TIMEOUT) -> aioredis.Redis:
+def client(url: str, timeout: float = TIMEOUT, **options: Any) -> aioredis.Redis:
     """The bot's Redis client (see the module docstring); tests shorten ``timeout`` so
-    that an outage costs them less of the clock."""
+    that an outage costs them less of the clock. ``options``: more of redis-py's (the
+    benchmarks' counting connection class)."""
     return aioredis.Redis.from_url(
         url,
         socket_timeout=timeout,
         socket_connect_timeout=timeout,
         retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+        **options,
     )
 
 

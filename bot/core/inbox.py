@@ -47,6 +47,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
+from bot.core.config import read_alone
 from bot.core.keys import BUCKETS, KEY_PREFIX, bucket
 from bot.core.replicas import Replicas, Unconfirmed
 from bot.core.scripts import FORGET_CONSUMERS, ForgetConsumers
@@ -59,7 +60,7 @@ def stream_key(n: int) -> str:
 STREAMS = tuple(stream_key(n) for n in range(BUCKETS))
 GROUP = "workers"
 FIELD = b"u"  # the field that holds the update's JSON
-CLAIM_IDLE_MS = 5_000  # an entry untouched this long is taken over by another worker
+CLAIM_IDLE_MS: int = read_alone("claim_idle_ms")  # an entry untouched this long: another's
 RECLAIM_PER_TOUCH = 4  # streams looked at for a dead worker's entries at each touch
 # The one stream of the layout before the buckets (bot.tables.layout), which a process of
 # that version, still running during an upgrade, may store updates in: looked at every

@@ -19,8 +19,11 @@ default, against its receiver until 429s to two players' hands there teach that 
 a minute count (kept here, :data:`LEARNED_KEY`, for an hour). The person's cooldown on
 sending his hand anew (*My cards*, the place switch) is kept here too.
 
-Without Redis (an outage) calls are let through: the bot then has little to send anyway,
-and a limiter that fails closed would stall what it could deliver.
+Without Redis (an outage, a failover: bot.core.health.PAUSES) calls are let through: the
+bot then has little to send anyway, and a limiter that fails closed would stall what it
+could deliver. An error Redis returns (a script's: ``NOSCRIPT``, ``CROSSSLOT``, a bug) is
+raised, never taken for an outage: a limiter that let every call through without a word
+would have Telegram answer with 429s.
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from enum import IntEnum
 from typing import Any, NamedTuple
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
@@ -45,6 +47,7 @@ from telegram.warnings import PTBDeprecationWarning
 from bot.core import budget, metrics
 from bot.core.budget import Budget
 from bot.core.clock import Clock
+from bot.core.health import PAUSES
 from bot.core.keys import KEY_PREFIX
 from bot.core.lua import Args, Key, Keys, Script
 
@@ -308,7 +311,7 @@ class Limiter:
         )
         try:
             waits = await self._acquire(acquire)
-        except RedisError:
+        except PAUSES:
             return [0.0] * len(requests)
         return [int(w) / 1000 for w in waits]
 
@@ -346,7 +349,7 @@ class Limiter:
             receiver=str(receiver),
             tolerances=tuple(bucket_of(c).tolerance_ms for c in chats),
         )
-        with contextlib.suppress(RedisError):
+        with contextlib.suppress(*PAUSES):
             if await self._flooded(flooded):
                 log.info("the group %s: its hands count in its limit from now on", chat_id)
 
@@ -359,7 +362,7 @@ class Limiter:
         cooldown = Cooldown(cooldown_key(user_id), now, int(budget.RENEW_COOLDOWN * 1000))
         try:
             return bool(await self._cooldown(cooldown))
-        except RedisError:
+        except PAUSES:
             return True
 
     async def learned(self) -> int:

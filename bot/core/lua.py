@@ -208,6 +208,10 @@ class Args:
 
 A = TypeVar("A", bound=Args)
 
+# Every script the bot runs (each module that makes one adds it when imported): what
+# bot.core.connect loads on every primary at start.
+SCRIPTS: list[Script[Any]] = []
+
 CHECKED: Counter[str] = Counter()  # strict calls made, by the arguments' class name
 
 # Where each command the scripts use names its key, for the strict check: the argument's
@@ -262,6 +266,10 @@ end
 """.replace("{KEY_AT}", "{" + ", ".join(f"{n} = {at}" for n, at in sorted(KEY_AT.items())) + "}")
 
 
+def _strict() -> bool:
+    return os.environ.get("CARDTABLE_STRICT_SCRIPTS") == "1"
+
+
 def strict_source(source: str) -> str:
     """``source`` with every ``redis.call`` checked (see the module docstring)."""
     return _STRICT_CALL + source.replace("redis.call(", "strict_call(")
@@ -277,23 +285,32 @@ def check_slots(name: str, keys: list[str]) -> None:
 @dataclass(frozen=True)
 class Script(Generic[A]):
     """A script: its arguments' declaration, Lua shared with other scripts (functions
-    that use the named arguments), and its body."""
+    that use the named arguments), and its body. Each one made is listed in
+    :data:`SCRIPTS`."""
 
     args: type[A]
     body: str
     shared: str = ""
 
+    def __post_init__(self) -> None:
+        SCRIPTS.append(self)
+
     @property
     def source(self) -> str:
         return prologue(self.args) + self.shared + self.body
+
+    @property
+    def sent(self) -> str:
+        """The source as Redis gets it (checked in the tests: :func:`strict_source`)."""
+        return strict_source(self.source) if _strict() else self.source
 
     def register(
         self, redis: aioredis.Redis, replicas: Replicas | None = None
     ) -> Callable[[A], Awaitable[Any]]:
         """The script loaded on ``redis``: call it with its arguments. ``replicas``: each
         run is a write that waits for the replicas (bot.core.replicas)."""
-        strict = os.environ.get("CARDTABLE_STRICT_SCRIPTS") == "1"
-        script = redis.register_script(strict_source(self.source) if strict else self.source)
+        strict = _strict()
+        script = redis.register_script(self.sent)
         name = self.args.__name__
 
         async def run(args: A) -> Any:

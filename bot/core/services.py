@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakValueDictionary
 
-from redis.exceptions import RedisError
 from telegram.ext import Application, ContextTypes
 
 from bot.core.clock import Clock, Timer
 from bot.core.config import Settings
-from bot.core.health import Health
+from bot.core.health import PAUSES, Health
 from bot.core.inbox import Inbox
 from bot.core.limiter import Limiter
+from bot.core.replicas import Unconfirmed
 from bot.core.store import Store
 
 log = logging.getLogger(__name__)
@@ -81,7 +81,8 @@ Job = Callable[[AnyApp], Coroutine[Any, Any, bool | None]]
 
 def guarded(job: Job) -> Job:
     """``job`` (a poller: :func:`every`) made to back off while Redis is down, and to
-    report the outage once instead of raising a traceback every tick."""
+    report the outage once instead of raising a traceback every tick (an error Redis
+    returns is raised, and :func:`every` logs it)."""
 
     async def run(app: AnyApp) -> None:
         health = services(app).health
@@ -89,8 +90,10 @@ def guarded(job: Job) -> Job:
             return
         try:
             asked = await job(app)
-        except RedisError as exc:
+        except PAUSES as exc:
             health.failed(exc)
+        except Unconfirmed:  # no outage, and said once (bot.core.replicas): next tick
+            pass
         else:
             if asked is not False:
                 health.ok()

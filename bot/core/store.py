@@ -415,7 +415,7 @@ class Store(Deadlines, PersonalKeys):
     async def changes(self) -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
         """Every commit from now on, in any process, as (table key, version). It yields
         once Redis has confirmed the subscription: a table loaded after that misses none
-        of its later changes. Raises RedisError when the subscription breaks (commits
+        of its later changes. Raises a pause (bot.core.health) when the subscription breaks (commits
         made meanwhile are not told again)."""
         async with self.redis.pubsub() as pubsub:
             await pubsub.subscribe(CHANGED)

@@ -29,12 +29,12 @@ import logging
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from redis.exceptions import RedisError
 from telegram import Update
 from telegram.error import TelegramError
 from telegram.ext import ApplicationHandlerStop, ContextTypes
 
 from bot.core import sender
+from bot.core.health import PAUSES
 from bot.core.i18n import lang_of, t
 from bot.core.keys import KEY_PREFIX
 from bot.core.services import services
@@ -83,7 +83,7 @@ async def claim(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         fresh = await svc.store.redis.set(
             key, busy(held.entry if held else None), nx=True, px=BUSY_MS
         )
-    except RedisError as exc:
+    except PAUSES as exc:
         svc.health.failed(exc)
         if held is not None:
             held.unclaimed = True  # handled once Redis is back (see the module docstring)
@@ -108,7 +108,7 @@ async def done(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     svc = services(context)
     try:
         await svc.store.redis.set(update_key(update.update_id), DONE, ex=DONE_S)
-    except RedisError as exc:  # the claim runs out by itself; a redelivery is then handled
+    except PAUSES as exc:  # the claim runs out by itself; a redelivery is then handled
         svc.health.failed(exc)
 
 

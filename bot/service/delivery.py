@@ -22,10 +22,10 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from redis.exceptions import RedisError
 from telegram.ext import ContextTypes
 
 from bot.core import metrics
+from bot.core.health import PAUSES
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, Services, services
 from bot.core.store import LEASE_MS, Snapshot
@@ -86,7 +86,7 @@ async def _run(
                 current = await svc.store.claim(key)
     except Unconfirmed as exc:  # shown nothing that no replica has: the lease runs out,
         log.info("delivery of %s paused: %s", key, exc)  # and the table is due then
-    except RedisError as exc:  # an outage (reported once): the lease runs out, the
+    except PAUSES as exc:  # an outage (reported once): the lease runs out, the
         svc.health.failed(exc)  # table is due then, and is delivered once Redis is back
     except Exception:
         log.warning("delivery of %s failed; it will be retried", key, exc_info=True)
@@ -167,5 +167,5 @@ async def renew_job(app: AnyApp) -> None:
     Redis is down there is nothing to keep: the deliveries fail, and the outage is
     reported by them and by the pollers."""
     svc = services(app)
-    with contextlib.suppress(RedisError):
+    with contextlib.suppress(*PAUSES):
         await svc.store.renew(list(svc.delivering))

@@ -33,7 +33,6 @@ from importlib import resources
 from pathlib import PurePath
 from typing import Any
 
-from redis.exceptions import RedisError
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -43,7 +42,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from bot.core import bodies
 from bot.core.bodies import BadBody
 from bot.core.config import Settings
+from bot.core.health import PAUSES
 from bot.core.i18n import lang_of, t
+from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot
 from bot.screens import registry
@@ -170,7 +171,9 @@ class MiniApp:
             assert isinstance(exc, Refused)
             return _error(exc.status, exc.error, exc.headers)
 
-        return {Forged: forged, BadBody: bad_body, Refused: refused, RedisError: self.unavailable}
+        # A pause is an outage; any other error Redis returns is a bug (a 500, logged).
+        paused = dict.fromkeys((*PAUSES, Unconfirmed), self.unavailable)
+        return {Forged: forged, BadBody: bad_body, Refused: refused, **paused}
 
     # ----- who asks, and for what
 
@@ -298,14 +301,17 @@ class MiniApp:
         )
 
     async def unavailable(self, request: Request, exc: Exception) -> Response:
-        """Redis does not answer: an outage (bot.core.health reports it once), and the page
-        says what a tap would be told."""
+        """Redis does not answer, or a failover is under way: an outage (bot.core.health
+        reports it once), and the page says what a tap would be told. A write no replica
+        confirmed in time (bot.core.replicas says so once) is no outage: the page is told
+        what such a tap is."""
         self.svc.health.failed(exc)
         try:
             lang = lang_of(self._held(request).viewer.language_code)
         except Forged:
             lang = lang_of(None)
-        return JSONResponse({"refusal": t(lang, "common.unavailable")}, 503)
+        key = "common.unconfirmed" if isinstance(exc, Unconfirmed) else "common.unavailable"
+        return JSONResponse({"refusal": t(lang, key)}, 503)
 
 
 class Guard:

@@ -27,11 +27,11 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from redis.exceptions import RedisError
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from bot.core import metrics
+from bot.core.health import PAUSES
 from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot
 from bot.webapp import api
@@ -174,7 +174,7 @@ class Hub:
                     async for key, version in changes:
                         if watch := self._watches.get(key):
                             await self._read(key, watch, version)
-            except RedisError as exc:
+            except PAUSES as exc:
                 self._subscribed.clear()  # new pages wait for the subscription
                 svc.health.failed(exc)  # reported once for the whole outage
                 await asyncio.sleep(RETRY)
@@ -213,7 +213,7 @@ class Hub:
                                 await stream.wake.wait()
                             continue
                         yield ": keep-alive\n\n"
-            except RedisError as exc:  # the table's first read: Redis went away meanwhile
+            except PAUSES as exc:  # the table's first read: Redis went away meanwhile
                 services(self._app).health.failed(exc)  # reported once; the page reopens it
 
         return _EventStream(lines(), lambda: self.streams.close(stream))

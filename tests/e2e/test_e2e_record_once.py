@@ -9,7 +9,7 @@ import random
 from typing import Any
 
 import pytest
-from redis.exceptions import RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.core.callbacks import Action
 from bot.core.i18n import plain, t
@@ -67,7 +67,7 @@ async def test_a_record_is_not_posted_again_when_its_sender_dies_before_saving(
     async def dies_after_the_document(*args: Any, **kwargs: Any) -> Any:
         if documents(h, top) and not died:
             died.append(True)
-            raise RedisError("the process died here")
+            raise RedisConnectionError("the process died here")
         return await release(*args, **kwargs)
 
     monkeypatch.setattr(store, "release", dies_after_the_document)

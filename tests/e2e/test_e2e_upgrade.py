@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 import pytest
-from redis.exceptions import RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.core.callbacks import decode
 from bot.core.services import services
@@ -123,7 +123,7 @@ async def test_the_turn_deadline_follows_the_table_in_the_same_commit(
         done = await transact(*args, **kwargs)
         if done[0].table is not None and done[0].table.chat_id != old_chat:
             monkeypatch.setattr(svc.store, "transact", transact)
-            raise RedisError("the process died here")
+            raise RedisConnectionError("the process died here")
         return done
 
     monkeypatch.setattr(svc.store, "transact", dies_after_the_rewrite)

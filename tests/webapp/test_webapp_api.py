@@ -14,7 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
-from redis.exceptions import RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.core import callbacks, health
 from bot.core.callbacks import Action
@@ -357,7 +358,7 @@ async def test_redis_not_answering_is_told_as_a_tap_is(
     _, (_, bob), param = await table_for_two(h, "durak")
 
     async def down(key: str) -> None:
-        raise RedisError("Timeout reading from socket")
+        raise RedisTimeoutError("Timeout reading from socket")
 
     async with client(h) as c:
         ticket = await token(c, bob, param)
@@ -469,7 +470,7 @@ async def test_a_page_catches_up_when_the_subscription_broke(
 
             async def lost() -> AsyncIterator[tuple[str, int]]:
                 async for _ in notices:
-                    raise RedisError("Connection closed by server.")
+                    raise RedisConnectionError("Connection closed by server.")
                 yield ("", 0)  # never: the first notice breaks it
 
             yield lost() if subscriptions == 1 else notices

@@ -14,28 +14,35 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import redis.asyncio as aioredis
+from pydantic import ValidationError
 
+from bot.core import connect
+from bot.core.config import RedisSettings
 from bot.tables.stats.standings import rebuild
 from engine.base import MalformedRecord
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bot.tables.stats rebuild FILES…``: rebuild groups' standings from records
-    (REDIS_URL says where; GAME_TTL as for the bot)."""
+    (REDIS_URL, and REDIS_CLUSTER or REDIS_SENTINELS as for the bot, say where; GAME_TTL
+    as for the bot)."""
     parser = argparse.ArgumentParser(prog="python -m bot.tables.stats")
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("rebuild", help="count game records into their groups' standings")
     cmd.add_argument("files", nargs="+", type=Path, help="records, in the order played")
     args = parser.parse_args(argv)
-    url = os.environ.get("REDIS_URL")
-    if not url:
+    try:
+        where = RedisSettings()
+    except ValidationError as exc:
+        print(f"bad settings: {exc.errors()[0]['msg']}", file=sys.stderr)
+        return 2
+    if not where.uses_redis:
         print("REDIS_URL is not set", file=sys.stderr)
         return 2
     ttl = int(os.environ.get("GAME_TTL", 2 * 24 * 3600))
 
     async def run() -> int:
-        client = aioredis.Redis.from_url(url)
+        client = connect.client(where, connect.START_TIMEOUT)
         try:
             return await rebuild(client, args.files, ttl)
         finally:

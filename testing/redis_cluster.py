@@ -1,0 +1,430 @@
+"""Redis the way operators outgrow one server, started by a test on ports it is given:
+a cluster of 3 primaries and 3 replicas (:class:`Cluster`) and a primary with a replica
+behind 3 Sentinels (:class:`Sentinels`), each torn down after. The shared Redis is never
+touched. Both skip the test, in one line, where ``redis-server`` cannot be run
+(:func:`need_redis_server`).
+
+What a test does to them:
+
+- ``kill(port)``: ``kill -9`` of a server; its replica takes over once the others have
+  found it gone (the cluster's node timeout here is :data:`NODE_TIMEOUT_MS`, Sentinel's
+  down-after the same: a failover takes a second or two);
+- ``failover(...)``: the graceful way, ``CLUSTER FAILOVER`` on a replica (or ``SENTINEL
+  FAILOVER``): the replica catches up, then the two swap;
+- ``hold_back(replica)``: the replica stops hearing from its primary, while both stay up
+  and the cluster still counts the replica as healthy: a write the primary takes then
+  reaches no replica, and is lost when the primary dies. How: replicas authenticate to
+  their primary as the ACL user :data:`REPLICATION_USER`; the primary switches that user
+  off and drops its links (the replica's reconnections are refused). SIGSTOP of the
+  replica would not do: what the primary had sent already waits in the socket, and is
+  applied on SIGCONT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+HOST = "127.0.0.1"
+NODE_TIMEOUT_MS = 500  # how long until the others take a server for gone
+REPLICATION_USER, REPLICATION_PASSWORD = "replication", "replication-secret"
+SENTINEL_MASTER = "cards"
+UP_WITHIN = 30.0  # seconds for a cluster or Sentinels to form
+FAILOVER_WITHIN = 15.0  # seconds for a replica to take over
+
+
+def need_redis_server() -> str:
+    """The path of ``redis-server``, or the test is skipped in one line."""
+    found = shutil.which("redis-server")
+    if found is None or shutil.which("redis-cli") is None:
+        pytest.skip("redis-server and redis-cli are not installed: no cluster or Sentinel here")
+    return found
+
+
+def _probe(port: int, timeout: float = 1.0) -> redis.Redis:
+    return redis.Redis(host=HOST, port=port, socket_timeout=timeout, retry=Retry(NoBackoff(), 0))
+
+
+def _wait(what: str, ready: object, within: float) -> None:
+    """Poll ``ready()`` (errors count as not yet) until true, or fail naming ``what``."""
+    deadline = time.monotonic() + within
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            if ready():  # type: ignore[operator]
+                return
+        except (redis.RedisError, OSError) as exc:
+            last = exc
+        time.sleep(0.05)  # a server starting or electing: nothing to wait on but asking
+    raise AssertionError(f"{what} within {within} s (last error: {last})")
+
+
+@dataclass
+class Server:
+    """One redis-server process (a cluster node, a primary, a replica or a Sentinel)."""
+
+    port: int
+    directory: Path
+    args: list[str]
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        log = (self.directory / "server.log").open("ab")
+        self.process = subprocess.Popen(
+            ["redis-server", *self.args],
+            cwd=self.directory,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+
+        def up() -> bool:
+            assert self.alive, f"redis-server on port {self.port} exited:\n{self.log()}"
+            return bool(self.client().ping())
+
+        _wait(f"redis-server on port {self.port} answers", up, UP_WITHIN)
+
+    def client(self, timeout: float = 1.0) -> redis.Redis:
+        return _probe(self.port, timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        """``kill -9``: no goodbye to its replicas or the cluster."""
+        if self.alive:
+            assert self.process is not None
+            self.process.send_signal(signal.SIGCONT)
+            self.process.kill()
+            self.process.wait(10)
+
+    def log(self) -> str:
+        path = self.directory / "server.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+def _data_args(port: int) -> list[str]:
+    """A server that keeps nothing on disk and lets replicas in as REPLICATION_USER."""
+    return [
+        "--port",
+        str(port),
+        "--bind",
+        HOST,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--user",
+        *f"{REPLICATION_USER} on >{REPLICATION_PASSWORD} ~* &* +@all".split(),
+        "--masteruser",
+        REPLICATION_USER,
+        "--masterauth",
+        REPLICATION_PASSWORD,
+        "--repl-ping-replica-period",
+        "1",
+    ]
+
+
+def _hold_back(primary: redis.Redis) -> None:
+    primary.acl_setuser(REPLICATION_USER, enabled=False)
+    primary.client_kill_filter(user=REPLICATION_USER)
+
+
+def _let_through(primary: redis.Redis) -> None:
+    primary.acl_setuser(REPLICATION_USER, enabled=True)
+
+
+def _role(client: redis.Redis) -> str:
+    return str(client.info("replication")["role"])
+
+
+@dataclass
+class Cluster:
+    """3 primaries, each with one replica, on ``ports`` (12 of them: 6 servers and their
+    cluster bus ports). :attr:`url` names one node; the client learns the rest."""
+
+    directory: Path
+    ports: Sequence[int]
+    servers: dict[int, Server] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        assert len(self.ports) >= 12, "6 servers and their bus ports"
+        for port, bus in zip(self.ports[:6], self.ports[6:12], strict=True):
+            args = [
+                *_data_args(port),
+                "--cluster-enabled",
+                "yes",
+                "--cluster-port",
+                str(bus),
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                str(NODE_TIMEOUT_MS),
+                # a replica that has not heard from its primary for a while still takes
+                # over (the held-back case); Redis' default refuses it after some seconds
+                "--cluster-replica-validity-factor",
+                "0",
+                "--cluster-require-full-coverage",
+                "yes",
+            ]
+            self.servers[port] = Server(port, self.directory / str(port), args)
+
+    @property
+    def url(self) -> str:
+        return f"redis://{HOST}:{self.ports[0]}/0"
+
+    def start(self) -> None:
+        need_redis_server()
+        for server in self.servers.values():
+            server.start()
+        nodes = [f"{HOST}:{port}" for port in self.servers]
+        create = ["--cluster", "create", *nodes, "--cluster-replicas", "1", "--cluster-yes"]
+        subprocess.run(
+            ["redis-cli", *create],
+            check=True,
+            capture_output=True,
+            timeout=UP_WITHIN,
+        )
+        self.wait_ok()
+
+    def stop(self) -> None:
+        for server in self.servers.values():
+            server.kill()
+
+    def _live(self) -> list[Server]:
+        return [s for s in self.servers.values() if s.alive]
+
+    def nodes(self) -> dict[int, dict[str, object]]:
+        """Each node as a live node sees it (CLUSTER NODES): port -> flags, primary's id,
+        node id, slots, connected."""
+        for server in self._live():
+            with contextlib.suppress(redis.RedisError):
+                found = server.client().cluster("NODES")
+                return {int(addr.split("@")[0].rsplit(":", 1)[1]): v for addr, v in found.items()}
+        raise AssertionError("no node of the cluster answers")
+
+    def primaries(self) -> list[int]:
+        """The ports of the live servers that act as primaries."""
+        return sorted(s.port for s in self._live() if _role(s.client()) == "master")
+
+    def replica_of(self, primary: int) -> int:
+        nodes = self.nodes()
+        node_id = nodes[primary]["node_id"]
+        found = [p for p, n in nodes.items() if n["master_id"] == node_id and self.servers[p].alive]
+        assert found, f"the primary on {primary} has no live replica"
+        return found[0]
+
+    def primary_of(self, replica: int) -> int:
+        nodes = self.nodes()
+        primary_id = nodes[replica]["master_id"]
+        return next(p for p, n in nodes.items() if n["node_id"] == primary_id)
+
+    def primary_for(self, key: str) -> int:
+        """The port of the primary that holds ``key``'s slot now."""
+        slot = int(self._live()[0].client().cluster("KEYSLOT", key))
+        for port, node in self.nodes().items():
+            if not self.servers[port].alive or "master" not in str(node["flags"]):
+                continue
+            for first, *last in node["slots"]:  # type: ignore[attr-defined]
+                if int(first) <= slot <= int(last[0] if last else first):
+                    return port
+        raise AssertionError(f"no live primary holds slot {slot}")
+
+    def wait_ok(self, within: float = UP_WITHIN) -> None:
+        """Every live node says the cluster is ok, and every replica's link is up."""
+
+        def ok() -> bool:
+            for server in self._live():
+                c = server.client()
+                if c.cluster("INFO")["cluster_state"] != "ok":
+                    return False
+                info = c.info("replication")
+                if info["role"] == "slave" and info["master_link_status"] != "up":
+                    return False
+            return True
+
+        _wait("the cluster is ok", ok, within)
+
+    def kill(self, port: int) -> int:
+        """``kill -9`` of the server on ``port``; when it was a primary, the port of the
+        replica that takes over (not waited for: :meth:`wait_promoted`)."""
+        replica = self.replica_of(port) if port in self.primaries() else port
+        self.servers[port].kill()
+        return replica
+
+    def wait_promoted(self, port: int, within: float = FAILOVER_WITHIN) -> float:
+        """Wait until the server on ``port`` is a primary and the cluster is ok again;
+        the seconds it took."""
+        started = time.monotonic()
+
+        def promoted() -> bool:
+            for server in self._live():  # each one's view: the client may ask any
+                c = server.client()
+                if c.cluster("INFO")["cluster_state"] != "ok":
+                    return False
+                seen = {
+                    int(addr.split("@")[0].rsplit(":", 1)[1]): str(node["flags"])
+                    for addr, node in c.cluster("NODES").items()
+                }
+                if "master" not in seen[port] or "fail" in seen[port]:
+                    return False
+            return True
+
+        _wait(f"{port} is a primary for every node", promoted, within)
+        return time.monotonic() - started
+
+    def failover(self, replica: int, within: float = FAILOVER_WITHIN) -> float:
+        """``CLUSTER FAILOVER`` on ``replica``: it catches up with its primary, then takes
+        over (the primary becomes its replica); the seconds it took."""
+        self.servers[replica].client().cluster("FAILOVER")
+        return self.wait_promoted(replica, within)
+
+    def hold_back(self, replica: int) -> None:
+        """The replica hears nothing more from its primary (see the module docstring)."""
+        primary = self.servers[self.primary_of(replica)].client()
+        _hold_back(primary)
+        _wait(
+            f"{replica}'s link is down",
+            lambda: (
+                self.servers[replica].client().info("replication")["master_link_status"] == "down"
+            ),
+            FAILOVER_WITHIN,
+        )
+
+    def let_through(self, primary: int) -> None:
+        _let_through(self.servers[primary].client())
+
+
+@dataclass
+class Sentinels:
+    """A primary and its replica, watched by 3 Sentinels, on ``ports`` (5 of them). The
+    bot finds the primary through the Sentinels (:attr:`addresses`, :data:`SENTINEL_MASTER`)."""
+
+    directory: Path
+    ports: Sequence[int]
+    servers: dict[int, Server] = field(default_factory=dict)
+    sentinels: list[Server] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        assert len(self.ports) >= 5, "a primary, a replica and 3 Sentinels"
+        primary, replica = self.ports[0], self.ports[1]
+        self.servers[primary] = Server(primary, self.directory / str(primary), _data_args(primary))
+        self.servers[replica] = Server(
+            replica,
+            self.directory / str(replica),
+            [*_data_args(replica), "--replicaof", HOST, str(primary)],
+        )
+        for port in self.ports[2:5]:
+            where = self.directory / str(port)
+            self.sentinels.append(Server(port, where, [str(where / "sentinel.conf"), "--sentinel"]))
+
+    @property
+    def addresses(self) -> str:
+        """REDIS_SENTINELS."""
+        return ",".join(f"{HOST}:{s.port}" for s in self.sentinels)
+
+    def start(self) -> None:
+        need_redis_server()
+        primary = self.ports[0]
+        for server in self.servers.values():
+            server.start()
+        for sentinel in self.sentinels:
+            sentinel.directory.mkdir(parents=True, exist_ok=True)
+            (sentinel.directory / "sentinel.conf").write_text(
+                f"port {sentinel.port}\nbind {HOST}\ndir {sentinel.directory}\n"
+                f"sentinel monitor {SENTINEL_MASTER} {HOST} {primary} 2\n"
+                f"sentinel down-after-milliseconds {SENTINEL_MASTER} {NODE_TIMEOUT_MS}\n"
+                f"sentinel failover-timeout {SENTINEL_MASTER} 2000\n"
+            )
+            sentinel.start()
+        self.wait_ok()
+
+    def stop(self) -> None:
+        for server in [*self.sentinels, *self.servers.values()]:
+            server.kill()
+
+    def master(self) -> dict[str, Any]:
+        """SENTINEL MASTER as the first Sentinel that answers sees it."""
+        for sentinel in self.sentinels:
+            if sentinel.alive:
+                with contextlib.suppress(redis.RedisError):
+                    found = sentinel.client().sentinel_master(SENTINEL_MASTER)
+                    assert isinstance(found, dict)
+                    return found
+        raise AssertionError("no Sentinel answers")
+
+    def primary(self) -> int:
+        """The port the Sentinels name as the primary."""
+        return int(self.master()["port"])
+
+    def replica(self) -> int:
+        return next(p for p in self.servers if p != self.primary())
+
+    def wait_ok(self, within: float = UP_WITHIN) -> None:
+        """The Sentinels know each other and the replica, whose link is up."""
+
+        def ok() -> bool:
+            seen = self.master()
+            if int(seen["num-other-sentinels"]) < 2 or int(seen["num-slaves"]) < 1:
+                return False
+            if "down" in str(seen["flags"]):
+                return False
+            replica = self.servers[self.replica()]
+            info = replica.client().info("replication")
+            return bool(info["role"] == "slave" and info["master_link_status"] == "up")
+
+        _wait("the Sentinels are ready", ok, within)
+
+    def kill(self, port: int) -> None:
+        self.servers[port].kill()
+
+    def wait_promoted(self, port: int, within: float = FAILOVER_WITHIN) -> float:
+        """Wait until the Sentinels name ``port`` the primary and it acts as one."""
+        started = time.monotonic()
+
+        def promoted() -> bool:
+            return self.primary() == port and _role(self.servers[port].client()) == "master"
+
+        _wait(f"{port} is the primary", promoted, within)
+        return time.monotonic() - started
+
+    def failover(self, within: float = FAILOVER_WITHIN) -> float:
+        """``SENTINEL FAILOVER``: the replica takes over; the seconds it took."""
+        replica = self.replica()
+        sentinel = next(s for s in self.sentinels if s.alive)
+        sentinel.client().sentinel_failover(SENTINEL_MASTER)
+        return self.wait_promoted(replica, within)
+
+    def hold_back(self) -> None:
+        _hold_back(self.servers[self.primary()].client())
+
+    def let_through(self) -> None:
+        _let_through(self.servers[self.primary()].client())
+
+
+Started = TypeVar("Started", Cluster, Sentinels)
+
+
+@contextlib.contextmanager
+def running(made: Started) -> Iterator[Started]:
+    """``made`` (a :class:`Cluster` or :class:`Sentinels`) started, and torn down after
+    (or the test skipped where redis-server cannot run)."""
+    try:
+        made.start()
+        yield made
+    finally:
+        made.stop()

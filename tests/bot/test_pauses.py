@@ -1,0 +1,227 @@
+"""A failover is a pause, not a fault (bot.core.health.PAUSES): what Redis answers while a
+cluster elects a new primary, or Sentinel moves it, is ridden out as an outage (the tap
+is told to try again, one log line, the limiter lets calls through); what a script
+returns (NOSCRIPT, CROSSSLOT, a bug) is an error: logged with its traceback, never taken
+for an outage, never swallowed."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import fakeredis
+import pytest
+from redis.exceptions import (
+    ClusterCrossSlotError,
+    ClusterDownError,
+    NoScriptError,
+    ReadOnlyError,
+    RedisError,
+    ResponseError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from bot import inbox
+from bot.core import health
+from bot.core.health import PAUSES, UnblockedError
+from bot.core.i18n import t
+from bot.core.limiter import Limiter, Priority
+from bot.core.services import guarded, services
+from bot.core.store import Store
+from testing.harness import Harness
+from testing.settings import REDIS_URL
+from testing.tabletop import Tabletop, playing, stored
+
+UNAVAILABLE = t("en", "common.unavailable")
+
+# What each kind of pause looks like as redis-py raises it.
+A_PAUSE: dict[str, Exception] = {
+    "connection": RedisConnectionError("Connection refused"),
+    "timeout": RedisTimeoutError("Timeout reading from socket"),
+    "clusterdown": ClusterDownError("The cluster is down"),
+    "tryagain": TryAgainError("Multiple keys request during rehashing of slot"),
+    "uncovered": SlotNotCoveredError('Slot "42" is not covered by the cluster.'),
+    "readonly": ReadOnlyError("You can't write against a read only replica."),
+    "unblocked": UnblockedError("force unblock from blocking operation"),
+}
+# And errors that are not: a script's, or a key layout's.
+AN_ERROR: dict[str, Exception] = {
+    "noscript": NoScriptError("No matching script. Please use EVAL."),
+    "crossslot": ClusterCrossSlotError("Keys in request don't hash to the same slot"),
+    "bug": ResponseError("user_script:3: attempt to compare nil with number"),
+}
+
+
+def test_pauses_are_what_a_failover_raises_and_script_errors_are_not() -> None:
+    assert all(isinstance(e, PAUSES) for e in A_PAUSE.values())
+    assert not any(isinstance(e, PAUSES) for e in AN_ERROR.values())
+
+
+@pytest.mark.redis
+async def test_an_unblocked_reply_is_read_as_a_pause() -> None:
+    """What a demoted primary answers a blocking read (and a WAIT) with: redis-py knows
+    no UNBLOCKED; bot.core.health names it. CLIENT UNBLOCK ... ERROR makes that reply on
+    the test's own connection."""
+    reader, other = health.client(REDIS_URL), health.client(REDIS_URL)
+    connection = await reader.connection_pool.get_connection()
+    try:
+        await connection.send_command("CLIENT", "ID")
+        client_id = await connection.read_response()
+        await connection.send_command("BLPOP", "ct:test:never", 5)
+        while not await other.execute_command("CLIENT", "UNBLOCK", client_id, "ERROR"):
+            pass  # not blocked yet
+        with pytest.raises(PAUSES) as raised:
+            await connection.read_response()
+        assert isinstance(raised.value, UnblockedError)
+    finally:
+        await reader.connection_pool.release(connection)
+        await reader.aclose()
+        await other.aclose()
+
+
+def _failing(exc: Exception) -> Any:
+    async def fail(*args: object, **kwargs: object) -> object:
+        raise exc
+
+    return fail
+
+
+@pytest.mark.telegram_complaints  # an error's tap is logged, and left unanswered: expected
+@pytest.mark.parametrize("kind", [*A_PAUSE, *AN_ERROR])
+async def test_a_tap_is_told_redis_is_away_during_a_pause_and_a_script_error_is_logged(
+    harness: Harness,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+) -> None:
+    """A pause: the tap is told at once, one WARNING, no traceback, play goes on after.
+    An error: not an outage; logged once, with its traceback."""
+    h = harness
+    players = [h.user("Ann"), h.user("Bob")]
+    top = await playing(h, "durak", players)
+    before = await stored(h, top.group)
+    caplog.set_level(logging.INFO)
+    caplog.clear()
+    transact = Store.transact
+    exc = A_PAUSE.get(kind) or AN_ERROR[kind]
+    monkeypatch.setattr(Store, "transact", _failing(exc))
+    told = await _tap(h, top, players, answered=kind in A_PAUSE)
+    monkeypatch.setattr(Store, "transact", transact)
+    assert await stored(h, top.group) == before
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    if kind in A_PAUSE:
+        assert told == UNAVAILABLE
+        assert (await _tap(h, top, players)) is None, "played once the pause is over"
+        assert [(r.levelname, r.name) for r in loud] == [("WARNING", "bot.core.health")]
+        assert not [r for r in caplog.records if r.exc_info], "no traceback"
+        assert h.problems() == []
+    else:
+        assert told != UNAVAILABLE and not services(h.app).health.down, "not an outage"
+        assert [(r.levelname, r.exc_info[1] if r.exc_info else None) for r in loud] == [
+            ("ERROR", exc)
+        ], "logged once, with its traceback"
+
+
+async def _tap(h: Harness, top: Tabletop, players: list[Any], answered: bool = True) -> Any:
+    user = top.asked(players)
+    prompt = top.prompt(user)
+    assert prompt is not None
+    answer = await h.tap(user, prompt, 0)
+    assert answer.answered or not answered
+    return answer.text
+
+
+class _Failing:
+    """A script that fails with ``exc``."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+    async def __call__(self, args: object) -> object:
+        raise self.exc
+
+
+@pytest.mark.parametrize("kind", list(A_PAUSE))
+async def test_the_limiter_lets_calls_through_during_a_pause(kind: str) -> None:
+    limiter = Limiter(fakeredis.FakeAsyncRedis())
+    limiter._acquire = _Failing(A_PAUSE[kind])  # type: ignore[method-assign]
+    limiter._cooldown = _Failing(A_PAUSE[kind])  # type: ignore[method-assign]
+    limiter._flooded = _Failing(A_PAUSE[kind])  # type: ignore[method-assign]
+    assert await limiter.try_acquire([(1, Priority.PROMPT), (2, Priority.TABLE)]) == [0.0, 0.0]
+    assert await limiter.cool(1)
+    await limiter.flooded(-100, None, 3.0)
+
+
+@pytest.mark.parametrize("kind", list(AN_ERROR))
+async def test_the_limiter_raises_a_script_error_rather_than_stop_limiting(kind: str) -> None:
+    """On a cluster, a CROSSSLOT taken for an outage would have let every call through
+    without a word, and Telegram answer with 429s."""
+    limiter = Limiter(fakeredis.FakeAsyncRedis())
+    limiter._acquire = _Failing(AN_ERROR[kind])  # type: ignore[method-assign]
+    limiter._cooldown = _Failing(AN_ERROR[kind])  # type: ignore[method-assign]
+    limiter._flooded = _Failing(AN_ERROR[kind])  # type: ignore[method-assign]
+    with pytest.raises(RedisError):
+        await limiter.try_acquire([(1, Priority.PROMPT)])
+    with pytest.raises(RedisError):
+        await limiter.cool(1)
+    with pytest.raises(RedisError):
+        await limiter.flooded(-100, None, 3.0)
+
+
+@pytest.mark.parametrize("kind", [*A_PAUSE, *AN_ERROR])
+async def test_a_poller_backs_off_during_a_pause_and_raises_a_script_error(
+    harness: Harness, kind: str
+) -> None:
+    exc = A_PAUSE.get(kind) or AN_ERROR[kind]
+
+    async def job(app: Any) -> None:
+        raise exc
+
+    svc = services(harness.app)
+    if kind in A_PAUSE:
+        await guarded(job)(harness.app)
+        assert svc.health.down
+        svc.health.ok()
+    else:
+        with pytest.raises(type(exc)):
+            await guarded(job)(harness.app)
+        assert not svc.health.down
+
+
+class _Inbox:
+    """The webhook's stream as a worker reads it, failing first with ``exc``."""
+
+    def __init__(self, worker: inbox.Worker, exc: Exception) -> None:
+        self.worker, self.exc, self.reads = worker, exc, 0
+
+    async def make_group(self) -> None:
+        return None
+
+    async def take(self, count: int, block_ms: int) -> list[Any]:
+        self.reads += 1
+        if self.reads == 1:
+            raise self.exc
+        self.worker.stopping.set()
+        return []
+
+
+@pytest.mark.parametrize("kind", ["unblocked", "readonly", "connection"])
+async def test_the_inbox_reader_rides_a_failover_out(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """A demoted primary cuts the worker's blocking read off (UNBLOCKED): the worker reads
+    again once Redis answers, rather than die and leave the stream unread."""
+    svc = services(harness.app)
+    worker = inbox.Worker(inbox=None)  # type: ignore[arg-type]
+    stream = _Inbox(worker, A_PAUSE[kind])
+    worker.inbox = stream  # type: ignore[assignment]
+    monkeypatch.setattr(svc.clock, "sleep", _no_wait)
+    await inbox._read(harness.app, worker)
+    assert stream.reads == 2 and not svc.health.down
+
+
+async def _no_wait(seconds: float) -> None:
+    return None

@@ -1,0 +1,328 @@
+"""Beyond one Redis: the bot on a Redis Cluster and behind Sentinel, and a failover in the
+middle of a game (issue 33).
+
+The servers are the test's own (testing/redis_cluster.py: 3 primaries with a replica
+each; a primary, a replica and 3 Sentinels), on the run's ports (REDIS_TEST_PORTS), and
+skipped in one line where redis-server cannot run. The bot runs as ``python -m bot``
+processes in webhook mode (testing/botproc.py); the test posts each update as Telegram
+does, to one process after the other, and posts it again while a process answers 503
+(Telegram keeps an update it could not deliver).
+
+A failover is a pause: taps made meanwhile wait or are told that Redis is briefly away;
+the game goes on within seconds, from what the new primary holds, every accepted tap
+applied once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bot.core import connect, lua
+from bot.core.config import RedisSettings
+from bot.core.health import PAUSES
+from testing.botproc import BotProcess, Bots, ProcHarness
+from testing.chats import Answer
+from testing.fakegram import FakeTelegram
+from testing.fakeserver import FakeServer
+from testing.redis_cluster import SENTINEL_MASTER, Cluster, Sentinels, running
+from testing.settings import REDIS_TEST_PORTS
+from testing.tabletop import Tabletop, stored, table_key
+
+pytestmark = pytest.mark.timeout(240)
+
+BACK_WITHIN = 10.0  # seconds from a failover until each table accepts taps again
+REPOSTED_FOR = 30.0  # seconds Telegram goes on posting an update the bot answered 503
+PROCESSES = 2
+HELD_BACK_FOR = 1.0  # seconds of play that reach no replica before the primary is killed
+
+
+Deployed = tuple[Cluster | Sentinels, RedisSettings]
+
+
+@pytest.fixture
+def deployed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deployed]:
+    """A cluster, or a primary and replica behind Sentinel (the parameter says which),
+    and the settings that connect to it."""
+    if request.param == "cluster":
+        with running(Cluster(tmp_path / "cluster", REDIS_TEST_PORTS[:12])) as c:
+            yield c, cluster_settings(c)
+    else:
+        with running(Sentinels(tmp_path / "sentinel", REDIS_TEST_PORTS[12:17])) as s:
+            yield s, sentinel_settings(s)
+
+
+def cluster_settings(c: Cluster) -> RedisSettings:
+    return RedisSettings(_env_file=None, redis_url=c.url, redis_cluster=True)  # type: ignore[call-arg]
+
+
+def sentinel_settings(s: Sentinels) -> RedisSettings:
+    return RedisSettings(
+        _env_file=None,  # type: ignore[call-arg]
+        redis_sentinels=s.addresses,
+        redis_sentinel_master=SENTINEL_MASTER,
+    )
+
+
+def env_of(settings: RedisSettings) -> dict[str, str]:
+    """The settings as a bot process reads them."""
+    env = {"REDIS_URL": settings.redis_url.get_secret_value()} if settings.redis_url else {}
+    if settings.redis_cluster:
+        env["REDIS_CLUSTER"] = "1"
+    if settings.redis_sentinels:
+        env["REDIS_SENTINELS"] = settings.redis_sentinels
+        env["REDIS_SENTINEL_MASTER"] = settings.redis_sentinel_master or ""
+    return env
+
+
+@pytest.mark.parametrize("deployed", ["cluster", "sentinel"], indirect=True)
+async def test_the_check_says_the_mode_loads_each_script_on_each_primary_and_a_kill_is_a_pause(
+    deployed: Deployed, caplog: pytest.LogCaptureFixture
+) -> None:
+    where, settings = deployed
+    caplog.set_level(logging.INFO, logger="bot.core.connect")
+    redis = connect.client(settings)
+    try:
+        line = await connect.check(redis, settings)
+        if isinstance(where, Cluster):
+            assert line.startswith("redis: cluster of 3 primaries (127.0.0.1:")
+            primaries = where.primaries()
+        else:
+            assert (
+                line == f"redis: sentinel master {SENTINEL_MASTER} at 127.0.0.1:{where.primary()}"
+            )
+            primaries = [where.primary()]
+        assert [r.getMessage().split(" (")[0] for r in caplog.records] == [line.split(" (")[0]]
+        shas = [hashlib.sha1(s.sent.encode()).hexdigest() for s in lua.SCRIPTS]
+        for port in primaries:
+            assert all(where.servers[port].client().script_exists(*shas)), port
+
+        key = "ct:{failover}:probe"
+        await redis.set(key, 0)
+        if isinstance(where, Cluster):
+            successor = where.kill(where.primary_for(key))
+        else:
+            successor = where.replica()
+            where.kill(where.primary())
+        killed = time.monotonic()
+        seen = await _until_answered(lambda: redis.incr(key))
+        back = time.monotonic() - killed
+        assert all(isinstance(e, PAUSES) for e in seen), seen
+        assert back < BACK_WITHIN, f"answered {back:.1f} s after the kill"
+        now = where.primary_for(key) if isinstance(where, Cluster) else where.primary()
+        assert now == successor
+    finally:
+        await redis.aclose()
+
+
+async def _until_answered(call: Callable[[], Awaitable[Any]]) -> list[Exception]:
+    """Call until Redis answers (within BACK_WITHIN and a little); the errors met."""
+    seen: list[Exception] = []
+    deadline = time.monotonic() + BACK_WITHIN + 5
+    while time.monotonic() < deadline:
+        try:
+            await call()
+            return seen
+        except Exception as exc:  # each kind is checked by the caller
+            seen.append(exc)
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"Redis did not answer again: {seen[-3:]}")
+
+
+class Telegram(ProcHarness):
+    """Posts each update to the next bot process in turn, and posts it again while the
+    process answers 503, as Telegram does (see the module docstring)."""
+
+    def __init__(self, telegram: FakeTelegram, bots: list[BotProcess]) -> None:
+        super().__init__(telegram, bots[0])
+        self.bots = bots
+        self.posted = 0
+        self.refused = 0  # posts answered 503
+
+    async def deliver(self, data: dict[str, Any], app: Any = None) -> None:
+        self.posted += 1
+        self.serve_by(self.bots[self.posted % len(self.bots)])
+        deadline = time.monotonic() + REPOSTED_FOR
+        while (response := await self.post(data)).status_code == 503:
+            assert time.monotonic() < deadline, "the bot refused an update for too long"
+            self.refused += 1
+            await asyncio.sleep(0.05)
+        response.raise_for_status()
+        query = data.get("callback_query")
+        await self.settle(query["id"] if query else None)
+
+    async def settle(self, query_id: str | None = None) -> None:
+        for _ in range(3):  # a process's /metrics may not answer while Redis is away
+            try:
+                await super().settle(query_id)
+                return
+            except (AssertionError, httpx.HTTPError):
+                await asyncio.sleep(0.5)
+        await super().settle(query_id)
+
+
+async def _processes(
+    bots: Bots, api: FakeServer, settings: RedisSettings
+) -> tuple[Telegram, list[BotProcess]]:
+    started = [await bots.start(api.url, f"bot{n}", **env_of(settings)) for n in range(PROCESSES)]
+    h = Telegram(api.telegram, started)
+    bots._harnesses.append(h)
+    h.redis = connect.client(settings)
+    return h, started
+
+
+async def _quietly(check: Callable[[], Awaitable[bool]]) -> bool:
+    """``check()``, False while Redis is away."""
+    try:
+        return await check()
+    except PAUSES:
+        return False
+
+
+async def _until(check: Callable[[], Awaitable[bool]], within: float, what: str) -> None:
+    deadline = time.monotonic() + within
+    while not await _quietly(check):
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.05)
+
+
+class Game:
+    """A durak game of two at a table, played tap by tap by whoever is to act; every
+    accepted tap counted."""
+
+    def __init__(self, h: Telegram, seed: int) -> None:
+        self.h = h
+        self.players = [h.user("Ann"), h.user("Bob")]
+        self.top = Tabletop(h, h.group())
+        self.rng = random.Random(seed)
+        self.accepted = 0
+        self.refusals: list[str | None] = []
+
+    async def start(self) -> None:
+        await self.top.setup_game("durak", self.players)
+
+    async def tap(self) -> Answer:
+        """The player to act taps one of his buttons, once he has them."""
+        await _until(lambda: self.top.actor_asked(self.players), 20, "nobody was asked")
+        actor = await self.top.actor(self.players)
+        assert actor is not None
+        _, answer = await self.top.step([actor], self.rng)
+        assert answer.answered
+        if answer.text is None:
+            self.accepted += 1
+        else:
+            self.refusals.append(answer.text)
+        return answer
+
+    async def until_accepted(self) -> float:
+        """Taps until one is accepted; the seconds it took."""
+        started = time.monotonic()
+        while (await self.tap()).text is not None:
+            pass
+        return time.monotonic() - started
+
+    async def moves(self) -> int:
+        return len((await stored(self.h, self.top.group))["played"]["moves"])
+
+    def finished(self) -> bool:
+        return self.top.finished()
+
+
+async def _fail_over(how: str, where: Cluster | Sentinels, key: str) -> None:
+    """The primary that holds ``key`` goes: killed (-9), or handed over gracefully."""
+    if isinstance(where, Cluster):
+        primary = where.primary_for(key)
+        if how == "kill":
+            where.kill(primary)
+        else:
+            where.servers[where.replica_of(primary)].client().execute_command("CLUSTER", "FAILOVER")
+    elif how == "kill":
+        where.kill(where.primary())
+    else:
+        next(s for s in where.sentinels if s.alive).client().sentinel_failover(SENTINEL_MASTER)
+
+
+async def _a_game_across_a_failover(
+    h: Telegram, where: Cluster | Sentinels, how: str, seed: int
+) -> Game:
+    """A game with a failover after a few moves: each tap accepted is applied once; the
+    table accepts taps again within BACK_WITHIN of the failover; the game ends."""
+    game = Game(h, seed)
+    await game.start()
+    for _ in range(6):
+        await game.tap()
+    before = await game.moves()
+    assert before == game.accepted
+    key = table_key(game.top.group)
+    if how == "held-back":  # play on for a second that reaches no replica, then kill it
+        if isinstance(where, Cluster):
+            where.hold_back(where.replica_of(where.primary_for(key)))
+        else:
+            where.hold_back()
+        held = time.monotonic()
+        while time.monotonic() - held < HELD_BACK_FOR:
+            await game.tap()
+        how = "kill"
+    await _fail_over(how, where, key)
+    failed_over = time.monotonic()
+    await game.until_accepted()
+    back = time.monotonic() - failed_over
+    assert back < BACK_WITHIN, f"the table accepted a tap {back:.1f} s after the failover"
+    for _ in range(200):
+        if game.finished():
+            break
+        await game.tap()
+    assert game.finished(), "the game did not end"
+    assert await game.moves() == game.accepted, "an accepted tap lost, or applied twice"
+    return game
+
+
+# Sentinel's failover promotes the replica first and turns the old primary into a replica
+# only a second or two later; the bot's connections stay on the old primary meanwhile, and
+# what it accepted there is dropped when the old primary resyncs (seen: 38 accepted moves
+# gone, the table back 38 versions). Only a write confirmed by a replica (WAIT, the
+# i33-replicas part of issue 33) keeps an accepted tap: until then this fails.
+SPLIT_BRAIN = pytest.mark.xfail(
+    reason="writes to the old primary during Sentinel's failover are lost without WAIT"
+)
+# The same for a primary killed while its replica hears nothing from it.
+HELD_BACK = pytest.mark.xfail(reason="writes no replica has are lost without WAIT")
+
+
+@pytest.mark.parametrize(
+    ("deployed", "how"),
+    [
+        ("cluster", "kill"),
+        ("cluster", "graceful"),
+        pytest.param("cluster", "held-back", marks=HELD_BACK),
+        ("sentinel", "kill"),
+        pytest.param("sentinel", "graceful", marks=SPLIT_BRAIN),
+        pytest.param("sentinel", "held-back", marks=HELD_BACK),
+    ],
+    indirect=["deployed"],
+)
+async def test_a_game_of_several_processes_goes_on_across_a_failover(
+    deployed: Deployed, bots: Bots, served: FakeServer, how: str
+) -> None:
+    """On a cluster the primary that holds the table's slot goes (the other primaries
+    stay); behind Sentinel, the primary."""
+    where, settings = deployed
+    h, processes = await _processes(bots, served, settings)
+    try:
+        await _a_game_across_a_failover(h, where, how, seed=5)
+    finally:
+        await h.redis.aclose()
+    mode = "redis: cluster of 3 primaries" if isinstance(where, Cluster) else "redis: sentinel"
+    for process in processes:
+        log = process.log()
+        assert mode in log
+        assert "Traceback" not in log, log
