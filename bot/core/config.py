@@ -93,6 +93,12 @@ class Settings(RedisSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
     telegram_bot_token: SecretStr
+    # How many replicas must confirm a write before it is acknowledged (bot.core.replicas);
+    # unset: one once the primary has had a replica, none on a server that never had one.
+    redis_min_replicas: int | None = Field(default=None, ge=0)
+    # Milliseconds a write waits for its replicas' confirmation (WAIT): below the client's
+    # 1 s read timeout (bot.core.health), which must outlast it.
+    redis_wait_ms: int = Field(default=300, ge=1, le=900)
     # Root URL of a local Bot API server, e.g. http://127.0.0.1:8081.
     telegram_base_url: str | None = None
     # Webhook mode when set (the public HTTPS URL Telegram posts to); polling otherwise.

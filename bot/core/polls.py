@@ -5,7 +5,7 @@ The due deliveries and the turn deadlines are spread over :data:`bot.core.keys.B
 sorted sets each (one per slot, so that a cluster shares them out). Reading every bucket
 at every poll would cost 16 reads where one did (720 commands a second per idle process,
 measured). Instead one read of a bucket returns what is due *and* when its next entry falls
-due (bot.core.store.Store.take_due: a ZRANGE of its lowest scores), and the bucket is not
+due (bot.core.deadlines.Deadlines.take_due: a ZRANGE of its lowest scores), and the bucket is not
 read again until then, and at most :data:`MOST` seconds later whatever it said (another
 process may have written an earlier deadline there meanwhile: a new table, or a delivery
 whose holder died). This process's own writes to a bucket wake it for the time they wrote

@@ -16,6 +16,7 @@ from bot.core.config import Settings
 from bot.core.health import PAUSES, Health
 from bot.core.inbox import Inbox
 from bot.core.limiter import Limiter
+from bot.core.replicas import Unconfirmed
 from bot.core.store import Store
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,8 @@ def guarded(job: Job) -> Job:
             asked = await job(app)
         except PAUSES as exc:
             health.failed(exc)
+        except Unconfirmed:  # no outage, and said once (bot.core.replicas): next tick
+            pass
         else:
             if asked is not False:
                 health.ok()
