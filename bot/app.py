@@ -33,6 +33,7 @@ from bot.core.config import Settings
 from bot.core.health import PAUSES
 from bot.core.limiter import Limiter, SharedRateLimiter
 from bot.core.metrics import Counted
+from bot.core.replicas import Replicas, Unconfirmed
 from bot.core.services import KEY, Services, every, guarded, services, stop_polls
 from bot.core.store import RENEW_EVERY, Store
 from bot.handlers import (
@@ -83,14 +84,18 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """What no handler caught. Redis not answering, or a failover under way, is an outage
-    (bot.core.health: reported once, and the update is told to try again); an error Redis
-    returned (a script's) is a bug like any other; Telegram not answering, or answering
-    with something that is not JSON (a proxy's 502 page), is the network's weather: one
-    line each. Anything else is a bug: a traceback."""
+    """What no handler caught. A write no replica confirmed in time is told so
+    (bot.core.replicas: nothing of it is shown until it is confirmed); Redis not
+    answering, or a failover under way, is an outage (bot.core.health: reported once, and
+    the update is told to try again); an error Redis returned (a script's) is a bug like
+    any other; Telegram not answering, or answering with something that is not JSON (a
+    proxy's 502 page), is the network's weather: one line each. Anything else is a bug: a
+    traceback."""
     error = context.error
     which = getattr(update, "update_id", "?")
-    if isinstance(error, PAUSES):
+    if isinstance(error, Unconfirmed):  # written, but no replica has it yet: not accepted
+        await once.unavailable(update, unconfirmed=True)
+    elif isinstance(error, PAUSES):
         services(context).health.failed(error)
         await once.unavailable(update)
     elif isinstance(error, NetworkError) or (
@@ -202,7 +207,8 @@ def build_application(
     # process (a lock per table), and the CAS in Redis covers other processes.
     builder = builder.concurrent_updates(256).post_init(_post_init).post_stop(_post_stop)
     app = builder.build()
-    store = Store(redis, settings.game_ttl, clock)
+    replicas = Replicas(redis, settings.redis_min_replicas, settings.redis_wait_ms)
+    store = Store(redis, settings.game_ttl, clock, replicas)
     app.bot_data[KEY] = Services(
         app, settings, store, limiter=redis_limiter, clock=clock, follow=migrate.follow
     )

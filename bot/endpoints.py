@@ -7,10 +7,12 @@
   the deliveries under way as of the read).
 - ``POST <path of WEBHOOK_URL>``: an update from Telegram, with the secret header. It is
   answered 200 only once it is stored in Redis (bot.core.inbox), for a worker to handle
-  (bot.inbox): a process that dies then loses nothing Telegram took as delivered. 503
-  while Redis does not answer or the process is stopping (Telegram sends it again, to
-  another worker), 403 without the secret (any other header, malformed ones included),
-  400 for a body that is not an update (bot.core.bodies: strict JSON, bounded; then
+  (bot.inbox), and a replica has it where the server has replicas (bot.core.replicas): a
+  process or a primary that dies then loses nothing Telegram took as delivered. 503
+  while Redis does not answer, no replica confirms the update in time, or the process is
+  stopping (Telegram sends it again, to another worker; the update guard drops a second
+  reading of one stored twice), 403 without the secret (any other header, malformed ones
+  included), 400 for a body that is not an update (bot.core.bodies: strict JSON, bounded; then
   decoded as the worker will decode it, so that no update a worker cannot read is
   stored), never a traceback.
 """
@@ -31,8 +33,9 @@ from telegram import Update
 from bot.core import bodies, metrics
 from bot.core.config import Settings
 from bot.core.health import PAUSES
-from bot.core.inbox import stream_of
-from bot.core.services import AnyApp, services
+from bot.core.inbox import Inbox, stream_of
+from bot.core.replicas import Unconfirmed
+from bot.core.services import AnyApp, Services, services
 
 MAX_UPDATE = 1 << 20  # bytes: an update is a few kB (a 4096-character message and more)
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
@@ -87,17 +90,24 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
                 _update(obj := bodies.json_object(raw, limit=MAX_UPDATE), application)
             except bodies.BadBody as exc:
                 return _told("refused", 400, exc.reason)
-            try:
-                await inbox.put(raw, stream_of(obj))
-            except PAUSES as exc:
-                svc.health.failed(exc)
-                return _told("unavailable", 503, "redis does not answer")
-            svc.health.ok()
-            metrics.WEBHOOK.labels("stored").inc()
-            return Response()
+            return await _store(svc, inbox, raw, stream_of(obj))
 
         found.append(Route(urlparse(settings.webhook_url).path or "/", webhook, methods=["POST"]))
     return found
+
+
+async def _store(svc: Services, inbox: Inbox, raw: bytes, n: int) -> Response:
+    """The webhook's answer once it has tried to store the update ``raw`` in stream ``n``."""
+    try:
+        await inbox.put(raw, n)
+    except Unconfirmed:  # stored, but perhaps not for good: Telegram sends it again
+        return _told("unavailable", 503, "not confirmed by a replica")
+    except PAUSES as exc:
+        svc.health.failed(exc)
+        return _told("unavailable", 503, "redis does not answer")
+    svc.health.ok()
+    metrics.WEBHOOK.labels("stored").inc()
+    return Response()
 
 
 def _update(obj: dict[str, Any], application: AnyApp) -> Update:

@@ -28,6 +28,7 @@ import contextlib
 import functools
 import json
 import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 from telegram import Update
@@ -35,6 +36,7 @@ from telegram import Update
 from bot.core import metrics
 from bot.core.health import PAUSES
 from bot.core.inbox import Entry, Inbox, consumer_name, stored_at
+from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, every, guarded, services
 from bot.handlers import once
 
@@ -54,6 +56,9 @@ class Worker:
     inbox: Inbox
     held: dict[bytes, asyncio.Task[None]] = field(default_factory=dict)
     reader: asyncio.Task[None] | None = None
+    # Entries read (this worker's, pending) that no replica had confirmed yet: handled
+    # once a claim that waits for the replicas confirms them (Inbox.confirm, bot.core.inbox).
+    doubtful: set[bytes] = field(default_factory=set)
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -61,7 +66,8 @@ def open_(app: AnyApp) -> None:
     """This process's worker, which the webhook stores updates with (webhook mode); it
     reads none until :func:`start`."""
     svc = services(app)
-    worker = app.bot_data[KEY] = Worker(Inbox(svc.store.redis, consumer_name()))
+    inbox = Inbox(svc.store.redis, consumer_name(), svc.store.replicas)
+    worker = app.bot_data[KEY] = Worker(inbox)
     svc.inbox = worker.inbox
 
 
@@ -90,6 +96,10 @@ async def _read(app: AnyApp, worker: Worker) -> None:
             continue
         try:
             entries = await worker.inbox.take(room, BLOCK_MS)
+        except Unconfirmed as exc:  # ours, but not handled until a replica has them
+            worker.doubtful.update(entry_id for entry_id, _ in exc.result)
+            await svc.clock.sleep(RETRY)
+            continue
         except PAUSES as exc:  # a failover cuts a blocking read off with UNBLOCKED too
             svc.health.failed(exc)
             await svc.clock.sleep(RETRY)
@@ -143,10 +153,27 @@ async def _touch_and_reclaim(app: AnyApp) -> None:
         return
     await worker.inbox.touch(list(worker.held))  # while draining too
     await worker.inbox.adopt_old()  # what a process of the previous version stored
+    if worker.stopping.is_set():
+        return
+    if worker.doubtful:
+        doubtful = sorted(worker.doubtful)
+        worker.doubtful.clear()  # confirmed, or read again (below), or gone from the stream
+        confirmed = await _confirmed(worker, worker.inbox.confirm(doubtful))
+        _hold(app, worker, confirmed, reclaimed=False)
     room = CONCURRENCY - len(worker.held)
-    if room > 0 and not worker.stopping.is_set():
-        _hold(app, worker, await worker.inbox.reclaim(room), reclaimed=True)
+    if room > 0:
+        _hold(app, worker, await _confirmed(worker, worker.inbox.reclaim(room)), reclaimed=True)
         await worker.inbox.forget_dead()
+
+
+async def _confirmed(worker: Worker, read: Awaitable[list[Entry]]) -> list[Entry]:
+    """The entries of a read that claims them, once a replica confirmed it; those it read
+    unconfirmed are left for the next round (:attr:`Worker.doubtful`)."""
+    try:
+        return await read
+    except Unconfirmed as exc:
+        worker.doubtful.update(entry_id for entry_id, _ in exc.result)
+        return []
 
 
 async def drain(app: AnyApp) -> None:

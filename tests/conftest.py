@@ -26,6 +26,7 @@ import redis.asyncio as aioredis
 
 from bot.core import health
 from bot.handlers.once import update_key
+from testing import luacache
 from testing.browser import chromiums, fresh_tab
 from testing.clock import Clock
 from testing.computers import quick_harness
@@ -37,6 +38,7 @@ from testing.webapp import page_server
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    luacache.install()  # fakeredis compiles each Lua script once, not on every call
     config.addinivalue_line(
         "markers", "telegram_complaints: the test provokes Bot API errors on purpose"
     )

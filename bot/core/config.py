@@ -11,9 +11,16 @@ Redis and no token read too (``python -m bot.tables.stats``); bot.core.connect c
 from __future__ import annotations
 
 import re
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.core.budget import Mode
@@ -22,13 +29,17 @@ DEFAULT_PORT = 8080
 _SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
-class RedisSettings(BaseSettings):
+class _Environment(BaseSettings):
+    """Where settings come from: the environment, then a ``.env`` file."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+
+class RedisSettings(_Environment):
     """Where Redis is, one of three ways (bot.core.connect): ``REDIS_URL`` alone, one
     server; with ``REDIS_CLUSTER``, one node of a cluster (the rest are discovered); with
     ``REDIS_SENTINELS`` and ``REDIS_SENTINEL_MASTER``, the primary that the Sentinels
     name (the URL's host is then not used: its password, database and TLS are)."""
-
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
     # Without it (and without Sentinels) the bot keeps games in process memory (fakeredis)
     # and warns.
@@ -82,6 +93,12 @@ class Settings(RedisSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
     telegram_bot_token: SecretStr
+    # How many replicas must confirm a write before it is acknowledged (bot.core.replicas);
+    # unset: one once the primary has had a replica, none on a server that never had one.
+    redis_min_replicas: int | None = Field(default=None, ge=0)
+    # Milliseconds a write waits for its replicas' confirmation (WAIT): below the client's
+    # 1 s read timeout (bot.core.health), which must outlast it.
+    redis_wait_ms: int = Field(default=300, ge=1, le=900)
     # Root URL of a local Bot API server, e.g. http://127.0.0.1:8081.
     telegram_base_url: str | None = None
     # Webhook mode when set (the public HTTPS URL Telegram posts to); polling otherwise.
@@ -99,6 +116,11 @@ class Settings(RedisSettings):
     # Seconds a SIGTERM leaves the process to finish the updates it took and their
     # deliveries before it exits anyway (what is left is picked up by another process).
     shutdown_grace: float = Field(default=10.0, ge=0)
+    # Milliseconds an update a worker took may go untouched before another worker takes it
+    # over as a dead one's, and a worker idle this long holding nothing is dropped from the
+    # group (bot.core.inbox). A living worker touches its updates every second, so it must
+    # be well over 1000; tests that kill a worker shorten it.
+    claim_idle_ms: int = Field(default=5_000, ge=1_500)
     # Seconds between two edits of one group's table message: Telegram allows a bot about
     # 20 messages a minute per group and edits count. 0 edits at once (tests).
     table_edit_interval: float = 3.0
@@ -161,3 +183,15 @@ class Settings(RedisSettings):
         if self.webhook_url and not self.webhook_secret:
             raise ValueError("WEBHOOK_SECRET must be set when WEBHOOK_URL is")
         return self
+
+
+def read_alone(name: str) -> Any:
+    """The setting ``name`` read as :class:`Settings` reads it (environment, ``.env``, its
+    field's default and checks), without the others: for a module constant, at import."""
+    field = Settings.model_fields[name]
+    fields: dict[str, Any] = {name: (field.annotation, field)}
+    one: Any = create_model(f"Only_{name}", __base__=_Environment, **fields)
+    try:
+        return getattr(one(), name)
+    except ValidationError:  # Settings() says what is wrong, as it does for the others
+        return field.default

@@ -45,6 +45,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.core import metrics
+from bot.core.replicas import Unconfirmed
 
 log = logging.getLogger(__name__)
 
@@ -112,8 +113,9 @@ class Health:
         return self.down_since is not None
 
     def failed(self, exc: BaseException) -> None:
-        """A Redis call failed: the outage starts now unless it is already known."""
-        if self.down_since is None:
+        """A Redis call failed: the outage starts now unless it is already known. A write
+        no replica confirmed is no outage (bot.core.replicas says so, once)."""
+        if self.down_since is None and not isinstance(exc, Unconfirmed):
             self.down_since = self.clock()
             metrics.REDIS_DOWN.set(1)
             self._next_poll = self.down_since + self._backoff

@@ -23,23 +23,33 @@ Every process joins the group under a name of its own; a worker leaves it when i
 with nothing pending (:meth:`Inbox.leave`), and one that died is removed once it has
 been idle for :data:`CLAIM_IDLE_MS` with nothing pending (:meth:`Inbox.forget_dead`), so
 that the group holds only the living.
+
+Where the server has replicas (:mod:`bot.core.replicas`), the ``XADD`` counts only once one
+has it (else the webhook answers 503), and so do the reads that make entries a worker's
+(``XREADGROUP``, ``XAUTOCLAIM``): what one finds is claimed again (``XCLAIM``) with a
+``WAIT`` behind it on the node of its stream, and what a worker read unconfirmed stays
+pending under its name and is handled once a later claim of it (:meth:`Inbox.confirm`) is
+confirmed. A read that finds nothing sends no ``WAIT``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import secrets
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
+from bot.core.config import read_alone
 from bot.core.keys import BUCKETS, KEY_PREFIX, bucket
+from bot.core.replicas import Replicas, Unconfirmed
 from bot.core.scripts import FORGET_CONSUMERS, ForgetConsumers
 
 
@@ -50,7 +60,7 @@ def stream_key(n: int) -> str:
 STREAMS = tuple(stream_key(n) for n in range(BUCKETS))
 GROUP = "workers"
 FIELD = b"u"  # the field that holds the update's JSON
-CLAIM_IDLE_MS = 5_000  # an entry untouched this long is taken over by another worker
+CLAIM_IDLE_MS: int = read_alone("claim_idle_ms")  # an entry untouched this long: another's
 RECLAIM_PER_TOUCH = 4  # streams looked at for a dead worker's entries at each touch
 # The one stream of the layout before the buckets (bot.tables.layout), which a process of
 # that version, still running during an upgrade, may store updates in: looked at every
@@ -62,6 +72,8 @@ ADOPT_EVERY = 16
 # the update's JSON.
 Entry = tuple[bytes, bytes]
 Raw = Sequence[tuple[bytes, dict[bytes, bytes] | None]]  # entries as redis-py reads them
+# A read that claims entries: them, and whether no replica confirmed it (Inbox._claimed).
+Claimed = tuple[list[Entry], Unconfirmed | None]
 
 
 def stream_of(update: dict[str, Any]) -> int:
@@ -110,6 +122,20 @@ def _entries(n: int, raw: Raw) -> list[Entry]:
     return [(ref(n, i), fields[FIELD]) for i, fields in raw if fields and FIELD in fields]
 
 
+_INDEX = {s.encode(): n for n, s in enumerate(STREAMS)}  # a stream's number, by its name
+
+
+def _read(got: Any) -> list[Entry]:
+    """The entries of an XREADGROUP (RESP2: [(stream, entries)], or None)."""
+    streams = cast(list[tuple[bytes, Raw]], got or [])
+    return [e for name, raw in streams for e in _entries(_INDEX[name], raw)]
+
+
+def _autoclaimed(n: int, got: Any) -> list[Entry]:
+    """The entries of an XAUTOCLAIM of stream ``n`` ([cursor, entries, deleted ids])."""
+    return _entries(n, cast(Raw, got[1]))
+
+
 def _by_stream(entries: Sequence[bytes]) -> dict[int, list[Any]]:
     found: dict[int, list[Any]] = {}
     for entry in entries:
@@ -118,23 +144,88 @@ def _by_stream(entries: Sequence[bytes]) -> dict[int, list[Any]]:
     return found
 
 
+def _confirmed(found: Sequence[Claimed]) -> list[Entry]:
+    """The entries of one or more reads (:meth:`Inbox._claimed`) once each is confirmed;
+    else the first read's :class:`Unconfirmed`, carrying the entries of all of them: they
+    are this worker's now, pending, and it confirms them later (:meth:`Inbox.confirm`;
+    those a confirmed read took are only claimed once more)."""
+    entries = [e for got, _ in found for e in got]
+    for _, unconfirmed in found:
+        if unconfirmed is not None:
+            unconfirmed.result = entries
+            raise unconfirmed
+    return entries
+
+
 class Inbox:
     """One process's side of the stream (see the module docstring)."""
 
-    def __init__(self, redis: aioredis.Redis, consumer: str) -> None:
+    def __init__(
+        self, redis: aioredis.Redis, consumer: str, replicas: Replicas | None = None
+    ) -> None:
         self.redis = redis
         self.consumer = consumer
+        # The webhook's XADD and the reads a worker handles wait for the replicas.
+        self.replicas = replicas
         self._forget = FORGET_CONSUMERS.register(redis)
         self.one_server = not isinstance(redis, RedisCluster)  # one XREADGROUP reads all
-        self._reads: dict[int, asyncio.Task[list[Entry]]] = {}  # a cluster's, per stream
+        self._reads: dict[int, asyncio.Task[Claimed]] = {}  # a cluster's, per stream
         self._turn = 0  # the next stream reclaim looks at
         self._forget_turn = 0  # the next stream forget_dead looks at
         self._adopt_in = 0  # touches before the old stream is looked at again
 
     async def put(self, update: bytes, n: int = 0) -> None:
         """Store an update in stream ``n`` (:func:`stream_of`; the webhook answers 200
-        after this only)."""
-        await self.redis.xadd(STREAMS[n], {FIELD: update})
+        after this only; :class:`Unconfirmed` when no replica confirmed it in time, which
+        the webhook answers 503)."""
+        stream = STREAMS[n]
+        if self.replicas is None:
+            await self.redis.xadd(stream, {FIELD: update})
+            return
+        await self.replicas.write(
+            stream,
+            lambda: self.redis.xadd(stream, {FIELD: update}),
+            lambda pipe: pipe.xadd(stream, {FIELD: update}),
+        )
+
+    async def _claimed(
+        self, entries: Callable[[Any], list[Entry]], command: str, *args: Any, **kw: Any
+    ) -> Claimed:
+        """A read that makes entries this worker's (the client's ``command`` with
+        ``args``; ``entries`` of its result), and :class:`Unconfirmed` when no replica
+        confirmed it (else None). The read is sent alone, and where replicas are awaited
+        what it found is claimed again by a write with its WAIT behind it, on the node of
+        each stream (:meth:`_claim`): a read that finds nothing, as most blocking reads
+        of an idle process do, costs no WAIT."""
+        found = entries(await getattr(self.redis, command)(*args, **kw))
+        if not found or self.replicas is None:
+            return found, None
+        return await self._claim([entry for entry, _ in found])
+
+    async def _claim(self, entries: Sequence[bytes]) -> Claimed:
+        """``entries`` claimed by this worker (again), each stream's with a WAIT on its
+        node where replicas are awaited: those still in their stream, and the first
+        :class:`Unconfirmed` (a replica confirming a later write confirms the read that
+        made them this worker's, and the updates they carry, written before)."""
+        got: list[Entry] = []
+        unconfirmed: Unconfirmed | None = None
+        for n, ids in sorted(_by_stream(entries).items()):
+            claimed, short = await self._claim_of(n, ids)
+            got += claimed
+            unconfirmed = unconfirmed or short
+        return got, unconfirmed
+
+    async def _claim_of(self, n: int, ids: list[Any]) -> Claimed:
+        args = (STREAMS[n], GROUP, self.consumer, 0, ids)
+        if self.replicas is None:
+            return _entries(n, cast(Raw, await self.redis.xclaim(*args))), None
+        try:
+            got = await self.replicas.write(
+                STREAMS[n], lambda: self.redis.xclaim(*args), lambda pipe: pipe.xclaim(*args)
+            )
+        except Unconfirmed as exc:
+            return _entries(n, exc.result), exc
+        return _entries(n, got), None
 
     async def make_group(self) -> None:
         """The consumer group of each stream, made with the stream if either is missing
@@ -151,12 +242,10 @@ class Inbox:
         per = max(1, -(-count // BUCKETS))
         try:
             if self.one_server:
-                got = await self.redis.xreadgroup(
-                    GROUP, self.consumer, dict.fromkeys(STREAMS, ">"), count=per, block=block_ms
-                )
-                streams = cast(list[tuple[bytes, Raw]], got)  # RESP2: [(stream, entries)]
-                index = {s.encode(): n for n, s in enumerate(STREAMS)}
-                return [e for name, raw in streams for e in _entries(index[name], raw)]
+                streams = dict.fromkeys(STREAMS, ">")
+                args = (GROUP, self.consumer, streams)
+                read = await self._claimed(_read, "xreadgroup", *args, count=per, block=block_ms)
+                return _confirmed([read])
             return await self._take_each(per, block_ms)
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
@@ -178,7 +267,7 @@ class Inbox:
         failed = [error for task in done if (error := task.exception()) is not None]
         if failed:  # what the others read stays pending: taken over after the idle limit
             raise failed[0]
-        return [e for task in done for e in task.result()]
+        return _confirmed([task.result() for task in done])
 
     def close(self) -> None:
         """Stop the reads under way (a cluster's): what they took stays pending."""
@@ -186,17 +275,22 @@ class Inbox:
             task.cancel()
         self._reads.clear()
 
-    async def _take_one(self, n: int, count: int, block_ms: int) -> list[Entry]:
-        """One stream's read on a cluster, sent to the node that holds it: left to find
-        the node itself, the cluster client would first ask a node for the keys of every
-        XREADGROUP (COMMAND GETKEYS), a command more per read."""
+    async def _take_one(self, n: int, count: int, block_ms: int) -> Claimed:
+        """One stream's read on a cluster, sent to the node that holds it (with its WAIT,
+        where one is sent): left to find the node itself, the cluster client would first
+        ask a node for the keys of every XREADGROUP (COMMAND GETKEYS), a command more per
+        read."""
         cluster = cast(RedisCluster, self.redis)
         node = cluster.get_node_from_key(STREAMS[n])
         args: list[str | int] = ["GROUP", GROUP, self.consumer, "COUNT", count, "BLOCK", block_ms]
         args += ["STREAMS", STREAMS[n], ">"]
-        got = await cluster.execute_command("XREADGROUP", *args, target_nodes=node)
-        streams = cast(list[tuple[bytes, Raw]], got)
-        return [e for _, raw in streams for e in _entries(n, raw)]
+        return await self._claimed(_read, "execute_command", "XREADGROUP", *args, target_nodes=node)
+
+    async def confirm(self, entries: Sequence[bytes]) -> list[Entry]:
+        """Entries this worker read unconfirmed (:class:`Unconfirmed` from :meth:`take` or
+        :meth:`reclaim`), claimed again by a write that waits for the replicas: those
+        still in their stream, once one holds them (:class:`Unconfirmed` again if not)."""
+        return _confirmed([await self._claim(entries)])
 
     async def touch(self, entries: Sequence[bytes]) -> None:
         """This worker is still on ``entries``: their idle time starts again."""
@@ -212,21 +306,21 @@ class Inbox:
     async def reclaim(self, count: int) -> list[Entry]:
         """Entries a dead worker left (idle for :data:`CLAIM_IDLE_MS`), now this one's,
         from the next :data:`RECLAIM_PER_TOUCH` streams in turn."""
-        out: list[Entry] = []
+        found: list[Claimed] = []
         for n in self._next_streams(RECLAIM_PER_TOUCH):
-            if len(out) >= count:
+            room = count - sum(len(got) for got, _ in found)
+            if room <= 0:
                 break
+            args = (STREAMS[n], GROUP, self.consumer, CLAIM_IDLE_MS, "0-0")
             try:
-                got = await self.redis.xautoclaim(
-                    STREAMS[n], GROUP, self.consumer, CLAIM_IDLE_MS, "0-0", count=count - len(out)
-                )
+                claimed = functools.partial(_autoclaimed, n)
+                found.append(await self._claimed(claimed, "xautoclaim", *args, count=room))
             except ResponseError as exc:
                 if "NOGROUP" not in str(exc):
                     raise
                 await self.make_group()
-                return out
-            out += _entries(n, cast(Raw, got[1]))  # [cursor, entries, deleted ids]
-        return out
+                break
+        return _confirmed(found)
 
     async def leave(self) -> None:
         """This worker stops: out of every stream's group, unless it still holds entries

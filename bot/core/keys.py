@@ -61,10 +61,11 @@ over 16 slots (so over the cluster's nodes), no one key taking every move.
                    user <uid> started: an inline query offers it "as he last set it up"
                    (bot.handlers.inline). No expiry, as ct:place; /forgetme erases it
 
-    ct:changed     a pub/sub channel, not a key: every commit publishes
-                   "<version> <table key>" on it (a process with Mini App pages open
-                   follows its tables by it: bot.webapp.server). Channels are shared by
-                   every database of the server: a notice is only a reason to read.
+    ct:changed     a pub/sub channel, not a key: every commit is announced there as
+                   "<version> <table key>" once a replica has it (bot.core.store; a
+                   process with Mini App pages open follows its tables by it:
+                   bot.webapp.server). Channels are shared by every database of the
+                   server: a notice is only a reason to read.
 
 The shared rate limits (bot.core.limiter), all in the one slot ``{rl}``: a grant checks
 and pushes the whole bot's bucket and its chats' in one script::

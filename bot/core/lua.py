@@ -43,6 +43,8 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 from redis.exceptions import ResponseError
 
+from bot.core.replicas import Replicas
+
 _KEY = "one of KEYS"
 Key = Annotated[str, _KEY]  # one of KEYS
 Keys = Annotated[tuple[str, ...], _KEY]  # the rest of KEYS (the last key field)
@@ -302,8 +304,11 @@ class Script(Generic[A]):
         """The source as Redis gets it (checked in the tests: :func:`strict_source`)."""
         return strict_source(self.source) if _strict() else self.source
 
-    def register(self, redis: aioredis.Redis) -> Callable[[A], Awaitable[Any]]:
-        """The script loaded on ``redis``: call it with its arguments."""
+    def register(
+        self, redis: aioredis.Redis, replicas: Replicas | None = None
+    ) -> Callable[[A], Awaitable[Any]]:
+        """The script loaded on ``redis``: call it with its arguments. ``replicas``: each
+        run is a write that waits for the replicas (bot.core.replicas)."""
         strict = _strict()
         script = redis.register_script(self.sent)
         name = self.args.__name__
@@ -312,6 +317,8 @@ class Script(Generic[A]):
             keys, argv = args.lists()
             if strict:
                 check_slots(name, keys)
+            if replicas is not None:
+                return await replicas.script(script, keys, argv)
             return await script(keys=keys, args=argv)
 
         return run

@@ -5,7 +5,7 @@ The due deliveries and the turn deadlines are spread over :data:`bot.core.keys.B
 sorted sets each (one per slot, so that a cluster shares them out). Reading every bucket
 at every poll would cost 16 reads where one did (720 commands a second per idle process,
 measured). Instead one read of a bucket returns what is due *and* when its next entry falls
-due (bot.core.store.Store.take_due: a ZRANGE of its lowest scores), and the bucket is not
+due (bot.core.deadlines.Deadlines.take_due: a ZRANGE of its lowest scores), and the bucket is not
 read again until then, and at most :data:`MOST` seconds later whatever it said (another
 process may have written an earlier deadline there meanwhile: a new table, or a delivery
 whose holder died). This process's own writes to a bucket wake it for the time they wrote
@@ -124,8 +124,8 @@ class Sweep:
                 yield key
 
 
-class Deadlines(Protocol):
-    """What a sweep needs of the store (bot.core.store.Store)."""
+class DeadlineStore(Protocol):
+    """What a sweep needs of the store (bot.core.deadlines.Deadlines, part of the Store)."""
 
     polls: Polls
 
@@ -138,7 +138,7 @@ class Deadlines(Protocol):
     ) -> tuple[list[str], float | None]: ...
 
 
-def due_tables(store: Deadlines) -> Sweep:
+def due_tables(store: DeadlineStore) -> Sweep:
     """The tables whose messages are due, each taken off the set for this caller."""
 
     async def read(n: int, now_ms: int) -> tuple[list[str], float | None]:
@@ -147,7 +147,7 @@ def due_tables(store: Deadlines) -> Sweep:
     return Sweep(store.polls.due, store.now_ms(), read)
 
 
-def turn_tables(store: Deadlines) -> Sweep:
+def turn_tables(store: DeadlineStore) -> Sweep:
     """The tables whose automatic move is due (the caller claims each)."""
 
     async def read(n: int, now_ms: int) -> tuple[list[str], float | None]:

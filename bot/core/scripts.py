@@ -71,7 +71,8 @@ class Cas(Args):
     ttl: int
     fresh: bool  # drop every other field: a new game starts with no remembered messages
     wake_ms: int | None  # lower the table's score in the turn deadlines to this
-    channel: str = CHANGED  # where the commit is published
+    # Where the commit is published; "": by the caller, once a replica has it.
+    channel: str = CHANGED
     slot_prefix: str = SLOT
     junk_prefix: str = JUNK
     moved_field: str = MOVED_FIELD
@@ -82,6 +83,8 @@ class Cas(Args):
 # as they are now, name/value pairs. A delivery may have saved them since the caller
 # loaded the table (only the version is compared), and the one that follows must start
 # from what the messages show. The chat's index lives as long as its longest-lived table.
+# Where a commit waits for a replica the caller announces its version on ``ct:changed``
+# once one confirmed it (bot.core.store); else the script does.
 CAS = Script(
     Cas,
     shared=LEASE,
@@ -96,7 +99,7 @@ for _, index in ipairs(chat_index) do
   redis.call('SADD', index, table_key)
   if redis.call('TTL', index) < ttl then redis.call('EXPIRE', index, ttl) end
 end
-redis.call('PUBLISH', channel, version .. ' ' .. table_key)
+if channel ~= '' then redis.call('PUBLISH', channel, version .. ' ' .. table_key) end
 if wake_ms then redis.call('ZADD', turns_key, 'LT', wake_ms, table_key) end
 if not lease_free() then return 1 end
 take_lease()

@@ -16,6 +16,7 @@ from bot.core.config import Settings
 from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, PAUSES, Health
 from bot.core.inbox import Inbox
 from bot.core.limiter import Limiter
+from bot.core.replicas import Unconfirmed
 from bot.core.store import Store
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,8 @@ def guarded(job: Job) -> Job:
             asked = await job(app)
         except PAUSES as exc:
             health.failed(exc)
+        except Unconfirmed:  # no outage, and said once (bot.core.replicas): next tick
+            pass
         except Exception as exc:
             errors.failed(job.__name__, exc, health.clock())
         else:

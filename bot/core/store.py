@@ -13,14 +13,22 @@ version if another process committed meanwhile. A move costs one HGETALL, one CA
 also takes the lease, publishes the version and lowers the turn deadline) and one
 release. A key lives as long as its game needs (:func:`ttl_for`); a table whose group
 became a supergroup moves to its new key whole, without its lease, in three steps
-(:meth:`Store.move`: the new key is in another slot). Every script touches one slot:
-a table with its bucket's due set, turn set and its chat's index (bot.core.keys).
+(:meth:`Store.move`: the new key is in another slot). Every script touches one slot: a
+table with its bucket's due set, turn set and its chat's index (bot.core.keys).
+
+Where the server has replicas, the commit, the claim, the release, the slots saved, the
+three steps of a move and a drop each wait for one (:mod:`bot.core.replicas`): a move is
+answered and shown only once a failover could not lose it, and its version is announced
+to the Mini App (``ct:changed``) only then, by a PUBLISH of its own after the WAIT; a
+release or a step of a move is run again until a replica has it. A lease's renewal does
+not wait: nothing is shown from it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import secrets
@@ -32,8 +40,11 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 from pydantic import ValidationError
 from redis.asyncio.client import PubSub
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.core import scripts
+from bot.core.deadlines import Deadlines
 from bot.core.keys import (
     CHANGED,
     FROM_FIELD,
@@ -49,16 +60,13 @@ from bot.core.keys import (
     due_key,
     due_of,
     init_key,
-    inviter_key,
     junk_field,
-    place_key,
-    settings_key,
-    turns_key,
     turns_of,
 )
-from bot.core.models import FORM_MARK, GameSettings, Place, Seat, Slot, Table
-from bot.core.polls import Polls, read_bucket
-from engine.registry import GAMES
+from bot.core.models import FORM_MARK, Slot, Table
+from bot.core.personal import PersonalKeys
+from bot.core.polls import Polls
+from bot.core.replicas import Replicas, Unconfirmed, again
 
 log = logging.getLogger(__name__)
 
@@ -167,26 +175,34 @@ def ttl_for(table: Table, base: int, now: float) -> int:
     return max(base, int(table.clock.turn_due - now) + DEADLINE_MARGIN)
 
 
-class Store:
+class Store(Deadlines, PersonalKeys):
     """Loads tables and commits changes to them with optimistic concurrency; hands out
     the delivery lease (see the module docstring)."""
 
     def __init__(
-        self, redis: aioredis.Redis, ttl: int, clock: Callable[[], float] = time.time
+        self,
+        redis: aioredis.Redis,
+        ttl: int,
+        clock: Callable[[], float] = time.time,
+        replicas: Replicas | None = None,
     ) -> None:
         self.redis = redis
         self.ttl = ttl
         self.clock = clock
         self.owner = secrets.token_hex(6)  # this process, as a lease holder
         self.polls = Polls()  # when each bucket of the deadline sets is worth a read
-        self._cas = scripts.CAS.register(redis)
-        self._release = scripts.RELEASE.register(redis)
-        self._claim = scripts.CLAIM.register(redis)
+        # What is shown or answered from waits for the replicas (bot.core.replicas): the
+        # commit, the delivery's claim and release, the slots a delivery saves, and the
+        # steps of a move (and a drop) to another key.
+        self.replicas = replicas
+        self._cas = scripts.CAS.register(redis, replicas)
+        self._release = scripts.RELEASE.register(redis, replicas)
+        self._claim = scripts.CLAIM.register(redis, replicas)
         self._renew = scripts.RENEW.register(redis)
-        self._move_out = scripts.MOVE_OUT.register(redis)
-        self._move_in = scripts.MOVE_IN.register(redis)
-        self._drop = scripts.DROP.register(redis)
-        self._save = scripts.SAVE.register(redis)
+        self._move_out = scripts.MOVE_OUT.register(redis, replicas)
+        self._move_in = scripts.MOVE_IN.register(redis, replicas)
+        self._drop = scripts.DROP.register(redis, replicas)
+        self._save = scripts.SAVE.register(redis, replicas)
         self._turn_claim = scripts.TURN_CLAIM.register(redis)
         self._turn_settle = scripts.TURN_SETTLE.register(redis)
         self._delete_if = scripts.DELETE_IF.register(redis)
@@ -194,9 +210,6 @@ class Store:
     async def delete_if(self, key: str, value: bytes) -> bool:
         """Delete ``key`` if it holds ``value`` (GET, compare and DEL in one script)."""
         return bool(await self._delete_if(scripts.DeleteIf(key, value)))
-
-    def now_ms(self) -> int:
-        return int(self.clock() * 1000)
 
     def _holder(self) -> scripts.Holder:
         """This process taking a lease now."""
@@ -226,6 +239,7 @@ class Store:
                 return snap, result
             new = write.table
             ttl = ttl_for(new, self.ttl, self.clock())
+            waits = await self._waits(key)
             cas = scripts.Cas(
                 lease=self._lease(key),
                 turns_key=turns_of(key),
@@ -236,8 +250,11 @@ class Store:
                 ttl=ttl,
                 fresh=write.fresh,
                 wake_ms=None if write.wake is None else int(write.wake * 1000),
+                channel="" if waits else CHANGED,  # announced once confirmed
             )
             done = await self._cas(cas)
+            if done != 0 and waits:
+                await self._announce(key, expected + 1)
             if done != 0 and write.wake is not None:
                 self.polls.turns.wake(bucket_of(key), write.wake)
             if done == 0:
@@ -283,17 +300,40 @@ class Store:
             gone=tuple(gone),
             fields=tuple(pairs),
         )
-        newer = await self._release(release)
+        newer = await self._saved(key, release)
         if due is not None:
             self.polls.due.wake(bucket_of(key), due)
         if newer is not None and newer > 0:
-            return await self._leased(key)
+            # Read by the claim, a write that waits for the replicas like the commit it
+            # reads (bot.core.replicas): a plain read could show a newer, unconfirmed one.
+            return await self.claim(key)
         return None
 
-    async def _leased(self, key: str) -> Snapshot:
-        snap = await self.load(key)
-        snap.lease = True
-        return snap
+    async def _saved(self, key: str, release: scripts.Release) -> Any:
+        """Run the release until a replica confirms it, or the lease is another's (-1).
+
+        The messages are out: a release lost in a failover would leave the table naming
+        the messages they replaced, and the new ones (a prompt with live buttons) unknown
+        to it for good. So it is run again (:func:`bot.core.replicas.again`) while this
+        process keeps the lease alive (bot.service.delivery's renewals)."""
+        return await again(
+            lambda: self._release(dataclasses.replace(release, lease=self._lease(key)))
+        )
+
+    async def _waits(self, key: str) -> bool:
+        """Whether a write of ``key`` waits for a replica (its commit is then announced by
+        this process once confirmed, not by the script)."""
+        return self.replicas is not None and await self.replicas.needed(key) > 0
+
+    async def _announce(self, key: str, version: int) -> None:
+        """Tell every process's Mini App (:meth:`changes`) that ``key`` is at ``version``,
+        which a replica has confirmed (a commit or a claim that waited for one). A notice
+        lost with the connection is no error: a subscription that breaks reads every table
+        it watches again once it is back (bot.webapp.streams)."""
+        try:
+            await self.redis.publish(CHANGED, f"{version} {key}")
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            log.info("the new version %d of %s was not announced: %s", version, key, exc)
 
     async def claim(self, key: str) -> Snapshot | None:
         """The table with the delivery lease, or None when another process holds it."""
@@ -302,6 +342,9 @@ class Store:
             return None
         snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
         snap.lease = True
+        if await self._waits(key):
+            # Confirmed now, perhaps a commit that was not (and so was never announced).
+            await self._announce(key, snap.version)
         return snap
 
     async def renew(self, keys: Sequence[str]) -> None:
@@ -324,9 +367,11 @@ class Store:
             mark = await self.redis.hget(old, MOVED_FIELD)
             if mark is None or await self.redis.hget(new, FROM_FIELD) != mark:
                 return NOTHING_TO_MOVE
-        mark = f"{new}|{secrets.token_hex(6)}"
-        out = await self._move_out(
-            scripts.MoveOut(self._lease(old), turns_of(old), mark, TABLE_SLOT)
+        ours = f"{new}|{secrets.token_hex(6)}"
+        out = await again(
+            lambda: self._move_out(
+                scripts.MoveOut(self._lease(old), turns_of(old), ours, TABLE_SLOT)
+            )
         )
         if int(out[0]) != MOVED:
             return int(out[0])
@@ -335,12 +380,15 @@ class Store:
         turn_ms = int(float(turn)) if turn else None
         index = chat_index_of(new)
         moved_in = scripts.MoveIn(new, turns_of(new), index, mark, ttl, turn_ms, fields)
-        if not await self._move_in(moved_in):  # another table is there: this one stays
+        # Confirmed before the old key goes (another slot, perhaps another node: a failover
+        # there keeps no order with this one's writes).
+        if not await again(lambda: self._move_in(moved_in)):  # another table is there
             await self.redis.hdel(old, MOVED_FIELD)
             return NOTHING_TO_MOVE
         if turn_ms:
             self.polls.turns.wake(bucket_of(new), turn_ms / 1000)
-        await self._drop_key(old, only_moved=True)
+        with contextlib.suppress(Unconfirmed):  # lost, it leaves a frozen table: inert
+            await self._drop_key(old, only_moved=True)
         return MOVED
 
     async def _drop_key(self, key: str, *, only_moved: bool) -> list[Any]:
@@ -363,49 +411,6 @@ class Store:
                     pipe.expire(closed_key(user_id), self.ttl)
             await pipe.execute()
 
-    async def place(self, user_id: int) -> Place | None:
-        """Where ``user_id`` chose to keep his hands (``ct:place``; None: he never chose)."""
-        raw = await self.redis.get(place_key(user_id))
-        return None if raw is None else "private" if _text(raw) == "private" else "group"
-
-    async def set_place(self, user_id: int, place: Place) -> None:
-        await self.redis.set(place_key(user_id), place.encode())
-
-    async def forget_place(self, user_id: int) -> None:
-        """/forgetme: his choice of place, of each game's settings and his inviter's seat
-        go with his figures."""
-        settings = (settings_key(user_id, k) for k in GAMES)
-        await self.redis.delete(place_key(user_id), inviter_key(user_id), *settings)
-
-    async def inviter(self, user_id: int) -> Seat | None:
-        """His seat as his last inline query offered it (``ct:inviter``; None: none kept)."""
-        raw = await self.redis.get(inviter_key(user_id))
-        try:
-            return None if raw is None else Seat.from_stored(raw)
-        except ValueError:
-            return None
-
-    async def set_inviter(self, seat: Seat) -> None:
-        """Kept for a day: long enough for the invitations that query listed."""
-        await self.redis.set(inviter_key(seat.user_id), seat.model_dump_json(), ex=86400)
-
-    async def last_settings(self, user_id: int, kind: str) -> GameSettings | None:
-        """The settings of the last game ``kind`` that ``user_id`` started (``ct:set``;
-        None: none, or one stored by a version that no longer reads it)."""
-        raw = await self.redis.get(settings_key(user_id, kind))
-        try:
-            return None if raw is None else GameSettings.model_validate_json(raw)
-        except ValueError:
-            return None
-
-    async def set_last_settings(self, user_id: int, kind: str, settings: GameSettings) -> None:
-        await self.redis.set(settings_key(user_id, kind), settings.model_dump_json())
-
-    async def closed_to(self, user_id: int) -> list[str]:
-        """The table keys where ``user_id``'s private chat refused us."""
-        found = await self.redis.smembers(closed_key(user_id))
-        return sorted(_text(k) for k in found)
-
     @contextlib.asynccontextmanager
     async def changes(self) -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
         """Every commit from now on, in any process, as (table key, version). It yields
@@ -424,53 +429,6 @@ class Store:
         epoch); False when it was used before (a replay)."""
         ttl = max(1, int(until - self.clock()))
         return bool(await self.redis.set(init_key(signature), "1", ex=ttl, nx=True))
-
-    async def defer(self, key: str, due: float) -> None:
-        """Leave the table's messages for later (``due``: seconds since the epoch)."""
-        await self.redis.zadd(due_of(key), {key: int(due * 1000)})
-        self.polls.due.wake(bucket_of(key), due)
-
-    async def take_due(self, n: int, limit: int = 100) -> tuple[list[str], float | None]:
-        """Table keys of bucket ``n`` whose messages are due, each handed to exactly one
-        caller, and when the bucket's next entry falls due (seconds since the epoch; None:
-        none is left), from one read (bot.core.polls)."""
-        keys, after = await read_bucket(self.redis, due_key(n), self.now_ms(), limit)
-        if not keys:
-            return [], after
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for k in keys:
-                pipe.zrem(due_key(n), k)
-            taken = await pipe.execute()
-        return [k for k, t in zip(keys, taken, strict=True) if t], after
-
-    async def schedule_turn(self, key: str, due: float) -> None:
-        """The table's automatic move is due at ``due`` (seconds since the epoch), unless
-        an earlier time is set already (bot.service.turns)."""
-        await self.redis.zadd(turns_of(key), {key: int(due * 1000)}, lt=True)
-        self.polls.turns.wake(bucket_of(key), due)
-
-    async def due_turns(
-        self, n: int, now_ms: int, limit: int = 50
-    ) -> tuple[list[str], float | None]:
-        """Table keys of bucket ``n`` whose automatic move is due (a poller then claims
-        each), and when its next deadline falls (as :meth:`take_due`)."""
-        return await read_bucket(self.redis, turns_key(n), now_ms, limit)
-
-    async def claim_turn(self, key: str, now_ms: int, claim: int) -> bool:
-        """Take a due table's move by moving its deadline to ``claim`` (ms); False when it
-        was not due any more or another poller took it."""
-        taken = await self._turn_claim(scripts.TurnClaim(turns_of(key), key, now_ms, claim))
-        if taken:  # it comes due again when the claim runs out, unless settled before
-            self.polls.turns.wake(bucket_of(key), claim / 1000)
-        return bool(taken)
-
-    async def settle_turn(self, key: str, claim: int, due: float) -> None:
-        """Replace our claim by the table's next deadline (``due``; 0: none), unless a
-        commit has set an earlier time meanwhile."""
-        new = int(due * 1000) if due else None
-        await self._turn_settle(scripts.TurnSettle(turns_of(key), key, claim, new))
-        if due:
-            self.polls.turns.wake(bucket_of(key), due)
 
     async def chat_tables(self, chat_id: int) -> list[str]:
         """The keys of every table of a chat, in any of its topics (its index: no SCAN)."""

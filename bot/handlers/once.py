@@ -112,12 +112,14 @@ async def done(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         svc.health.failed(exc)
 
 
-async def unavailable(update: object) -> None:
-    """Tell whoever tapped or sent a command that the bot cannot act now (best effort)."""
+async def unavailable(update: object, *, unconfirmed: bool = False) -> None:
+    """Tell whoever tapped or sent a command that the bot cannot act now (best effort);
+    ``unconfirmed``: that what he did could not be confirmed (bot.core.replicas)."""
     if not isinstance(update, Update):
         return
     user = update.effective_user
-    text = t(lang_of(user.language_code if user else None), "common.unavailable")
+    key = "common.unconfirmed" if unconfirmed else "common.unavailable"
+    text = t(lang_of(user.language_code if user else None), key)
     with contextlib.suppress(TelegramError):
         if update.callback_query is not None:
             await sender.answer(update.callback_query, text, alert=True)

@@ -25,6 +25,7 @@ from telegram.ext import ContextTypes
 
 from bot.core import metrics, polls
 from bot.core.health import PAUSES
+from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, Services, services
 from bot.core.store import LEASE_MS, Snapshot
 from bot.service.counting import count_finished
@@ -82,6 +83,8 @@ async def _run(
                 svc.delivering[key] = None  # a commit here found our lease: go round
                 committed = since
                 current = await svc.store.claim(key)
+    except Unconfirmed as exc:  # shown nothing that no replica has: the lease runs out,
+        log.info("delivery of %s paused: %s", key, exc)  # and the table is due then
     except PAUSES as exc:  # an outage (reported once): the lease runs out, the
         svc.health.failed(exc)  # table is due then, and is delivered once Redis is back
     except Exception:

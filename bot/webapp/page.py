@@ -44,6 +44,7 @@ from bot.core.bodies import BadBody
 from bot.core.config import Settings
 from bot.core.health import PAUSES
 from bot.core.i18n import lang_of, t
+from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot
 from bot.screens import registry
@@ -171,7 +172,7 @@ class MiniApp:
             return _error(exc.status, exc.error, exc.headers)
 
         # A pause is an outage; any other error Redis returns is a bug (a 500, logged).
-        paused = dict.fromkeys(PAUSES, self.unavailable)
+        paused = dict.fromkeys((*PAUSES, Unconfirmed), self.unavailable)
         return {Forged: forged, BadBody: bad_body, Refused: refused, **paused}
 
     # ----- who asks, and for what
@@ -301,13 +302,16 @@ class MiniApp:
 
     async def unavailable(self, request: Request, exc: Exception) -> Response:
         """Redis does not answer, or a failover is under way: an outage (bot.core.health
-        reports it once), and the page says what a tap would be told."""
+        reports it once), and the page says what a tap would be told. A write no replica
+        confirmed in time (bot.core.replicas says so once) is no outage: the page is told
+        what such a tap is."""
         self.svc.health.failed(exc)
         try:
             lang = lang_of(self._held(request).viewer.language_code)
         except Forged:
             lang = lang_of(None)
-        return JSONResponse({"refusal": t(lang, "common.unavailable")}, 503)
+        key = "common.unconfirmed" if isinstance(exc, Unconfirmed) else "common.unavailable"
+        return JSONResponse({"refusal": t(lang, key)}, 503)
 
 
 class Guard:

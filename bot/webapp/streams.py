@@ -1,12 +1,13 @@
 """The pages' live updates: one subscription per process, and a bounded number of streams.
 
-Live updates are server-sent events. Every commit publishes the table's new version
-(:meth:`bot.core.store.Store.changes`); each process holds one subscription to those notices
-for all its pages (:class:`Hub`), and loads a table its pages watch once per new version,
-for all of them. So an update costs the server one Redis read (an HGETALL) per process that
-has the table open, however many pages there watch it, and nothing between changes: no page
-and no table is polled. A subscription that breaks (Redis restarts) is made again, and every
-watched table is read once then, since the notices sent meanwhile are lost.
+Live updates are server-sent events. Every commit's new version is published, once a
+replica has it where there is one (:meth:`bot.core.store.Store.changes`); each process
+holds one subscription to those notices for all its pages (:class:`Hub`), and loads a
+table its pages watch once per new version, for all of them. So an update costs the
+server one Redis read (an HGETALL) per process that has the table open, however many pages
+there watch it, and nothing between changes: no page and no table is polled. A
+subscription that breaks (Redis restarts) is made again, and every watched table is read
+once then, since the notices sent meanwhile are lost.
 
 A stream holds a connection, a file and some memory for as long as it is open, so their
 number is bounded (:class:`Streams`): a few per session and per user, the oldest closed

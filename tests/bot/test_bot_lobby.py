@@ -169,10 +169,10 @@ class _RefusingBotAPI(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # one for the module; it stops within 10 ms, not 0.5 s
 def refusing_api() -> Iterator[str]:
     server = http.server.HTTPServer(("127.0.0.1", 0), _RefusingBotAPI)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()

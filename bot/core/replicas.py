@@ -1,0 +1,220 @@
+"""Writes that acknowledge something wait until a replica holds them (``WAIT``).
+
+Why: replication is asynchronous. A move the chat has shown, or a webhook update answered
+200, would otherwise vanish when its primary dies before a replica got it, and the new
+primary would go on from an older table: the version would go backwards on screen. So
+each write that something is shown or answered from is followed by ``WAIT`` and counts
+only once a replica has confirmed it: the tap's compare-and-set, a delivery's claim and
+release and the message slots it saves (:mod:`bot.core.store`), the webhook's ``XADD``
+and a worker's reading of the stream (:mod:`bot.core.inbox`).
+
+Why one pipeline: ``WAIT`` waits for the writes of the connection it is sent on, and no
+other. Sent through a pool it may go out on a connection that wrote nothing and come back
+at once, whatever became of the write (tests/bot/test_replicas.py shows it). The write and
+its ``WAIT`` therefore go out together on one connection (:meth:`Replicas.write`); on a
+cluster both go to the node of the write's key (the key's slot names the node, and
+``WAIT`` is sent there by name).
+
+How many replicas: ``REDIS_MIN_REPLICAS`` when it is set. Otherwise one as soon as the
+primary has had a replica (``INFO replication``), also after that replica dropped: a
+replica cut off from its primary may be the one promoted, without the writes it missed,
+so writes are refused rather than acknowledged unprotected. A primary that was just
+promoted and has none yet waits for none (nothing could confirm a write until a replica
+attaches). What each node has is read again every :data:`REFRESH` seconds, and at once
+when ``WAIT`` comes back short. A server that never had a replica costs nothing: no
+``WAIT`` is sent.
+
+A write no replica confirmed within ``REDIS_WAIT_MS`` is :class:`Unconfirmed`. It may
+still reach the replicas later, or be lost in a failover: nothing from it is shown or
+answered as accepted until a later write behind a ``WAIT`` confirms it (replication keeps
+the order of writes, so confirming a later write confirms every earlier one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ReadOnlyError, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+log = logging.getLogger(__name__)
+
+REFRESH = 5.0  # seconds a node's replication state is trusted before it is read again
+AGAIN_FOR = 5.0  # seconds a write is run again until confirmed (again): a failover's few
+AGAIN_PAUSE = 0.25  # seconds between two tries
+
+Queue = Callable[[Any], Any]  # puts a write into a pipeline
+Plain = Callable[[], Awaitable[Any]]  # the same write, sent alone
+
+
+class Unconfirmed(RedisError):
+    """A write no replica confirmed in time (see the module docstring): ``result`` is
+    what the write returned on the primary."""
+
+    def __init__(self, result: Any, needed: int, acked: int, wait_ms: int) -> None:
+        super().__init__(f"{acked} of {needed} replica(s) confirmed a write within {wait_ms} ms")
+        self.result = result
+
+
+@dataclass
+class _Node:
+    """What one primary said of its replicas, and when."""
+
+    needed: int
+    read_at: float
+
+
+@dataclass
+class Replicas:
+    """How many replicas confirm a write on each node, and the writes that wait for them
+    (see the module docstring). ``least``: ``REDIS_MIN_REPLICAS`` (None: from the server)."""
+
+    redis: aioredis.Redis | RedisCluster
+    least: int | None = None
+    wait_ms: int = 300
+    clock: Callable[[], float] = time.monotonic
+    _nodes: dict[str, _Node] = field(default_factory=dict)
+    # The replication ids of primaries seen with a replica: a promoted node gets a new one.
+    _had: set[str] = field(default_factory=set)
+    _short: bool = False  # the last write waited for was unconfirmed (logged once)
+    _untold: bool = False  # INFO was refused (logged once)
+
+    async def _node(self, key: str) -> ClusterNode | None:
+        """The primary that holds ``key`` on a cluster (None: one server)."""
+        if isinstance(self.redis, RedisCluster):
+            await self.redis.initialize()  # the slots are known once it is (a no-op then)
+            return self.redis.get_node_from_key(key)
+        return None
+
+    async def needed(self, key: str) -> int:
+        """How many replicas must confirm a write of ``key``."""
+        if self.least is not None:
+            return self.least
+        node = await self._node(key)
+        name = node.name if node is not None else ""
+        known = self._nodes.get(name)
+        if known is None or self.clock() - known.read_at > REFRESH:
+            known = self._nodes[name] = _Node(await self._read(node), self.clock())
+        return known.needed
+
+    async def _read(self, node: ClusterNode | None) -> int:
+        """1 when the primary has, or had, a replica (see the module docstring)."""
+        try:
+            if node is not None:
+                assert isinstance(self.redis, RedisCluster)
+                info = await self.redis.info("replication", target_nodes=node)
+            else:
+                assert isinstance(self.redis, aioredis.Redis)
+                info = await self.redis.info("replication")
+        except RedisError as exc:  # a server that keeps INFO to itself: not a lost one
+            refused = "no permission" in str(exc).lower()
+            if not refused and "unknown command" not in str(exc).lower():
+                raise
+            if refused and not self._untold:  # (fakeredis, the in-process store, has none)
+                self._untold = True
+                log.warning("INFO replication refused (%s): set REDIS_MIN_REPLICAS", exc)
+            return 0
+        if isinstance(info, dict) and node is not None and node.name in info:
+            info = info[node.name]  # some versions answer by node name
+        return 1 if self._had_replica(info) else 0
+
+    def _had_replica(self, info: dict[str, Any]) -> bool:
+        if info.get("role") not in (None, "master"):
+            return False  # a replica: its writes fail anyway (READONLY)
+        replid = str(info.get("master_replid", ""))
+        if int(info.get("connected_slaves", 0)) > 0:
+            self._had.add(replid)
+            return True
+        if replid in self._had:
+            return True  # its replica dropped: keep waiting (see the module docstring)
+        # A primary keeps a replication backlog once a replica attached (for an hour after
+        # the last one left); one promoted from a replica keeps it too, but then names its
+        # old primary's history (second_repl_offset), and waits for none.
+        return bool(int(info.get("repl_backlog_active", 0))) and (
+            int(info.get("second_repl_offset", -1)) == -1
+        )
+
+    async def write(self, key: str, plain: Plain, queue: Queue) -> Any:
+        """Run a write of ``key`` (``plain``: alone; ``queue``: into a pipeline), and when
+        the node has replicas wait for them on the same connection. Its result; raises
+        :class:`Unconfirmed` when too few replicas confirmed it in time."""
+        needed = await self.needed(key)
+        if needed <= 0:
+            return await plain()
+        result, acked = await self._with_wait(key, needed, queue)
+        if acked < needed:
+            # Short: perhaps the node was promoted and has no replica yet (it waits for none).
+            self._nodes.pop(await self._name(key), None)
+            needed = await self.needed(key)
+        if acked >= needed:
+            if self._short:
+                self._short = False
+                log.info("replicas confirm writes again")
+            return result
+        unconfirmed = Unconfirmed(result, needed, acked, self.wait_ms)
+        if not self._short:  # said once, until writes are confirmed again
+            self._short = True
+            log.warning("%s: taps are told so, nothing of them is shown meanwhile", unconfirmed)
+        raise unconfirmed
+
+    async def _name(self, key: str) -> str:
+        node = await self._node(key)
+        return node.name if node is not None else ""
+
+    async def _with_wait(self, key: str, needed: int, queue: Queue) -> tuple[Any, int]:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            queue(pipe)
+            node = await self._node(key)
+            if node is not None:  # on a cluster, WAIT has no key: named by its node
+                pipe.execute_command("WAIT", needed, self.wait_ms, target_nodes=node)
+            else:
+                pipe.execute_command("WAIT", needed, self.wait_ms)
+            result, acked = await pipe.execute(raise_on_error=False)
+        if isinstance(result, Exception):
+            raise result
+        if isinstance(acked, Exception):
+            raise acked
+        if node is not None and await self._name(key) != node.name:
+            # The slot moved meanwhile: the cluster's pipeline sent the write again, to
+            # its new node, and the WAIT went to the old one, where it proves nothing.
+            return result, 0
+        return result, int(acked)
+
+    async def script(self, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """Run a registered Lua script as :meth:`write` does (loaded where it is missing)."""
+
+        def queue(pipe: Any) -> None:  # a cluster's pipeline refuses evalsha() by name
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+
+        async def plain() -> Any:
+            return await script(keys=keys, args=args)
+
+        try:
+            return await self.write(keys[0], plain, queue)
+        except NoScriptError:  # not run, so nothing written: load it, and run it again
+            await self.redis.script_load(script.script)  # on a cluster: every primary
+            return await self.write(keys[0], plain, queue)
+
+
+async def again(write: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a write that changes nothing the second time (a release, a step of a move)
+    until a replica confirms it: one that is unconfirmed, or met a lost connection or a
+    primary turned replica, is run again for :data:`AGAIN_FOR` seconds (on a new
+    primary it writes what was lost)."""
+    until = time.monotonic() + AGAIN_FOR
+    while True:
+        try:
+            return await write()
+        except (Unconfirmed, RedisConnectionError, RedisTimeoutError, ReadOnlyError):
+            if time.monotonic() >= until:
+                raise
+        await asyncio.sleep(AGAIN_PAUSE)

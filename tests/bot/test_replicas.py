@@ -1,0 +1,480 @@
+"""Nothing acknowledged is lost (bot.core.replicas): on a primary with a replica of the
+test's own (testing/redis_servers.py), a write that acknowledges something counts only
+once the replica has it.
+
+- ``WAIT`` waits for the writes of its own connection only: sent on another one it comes
+  back at once, which is why the write and its ``WAIT`` go out in one pipeline.
+- How many replicas a write waits for, by default and when set.
+- A tap whose write no replica confirms is told so, and the chats (and the Mini App's
+  notices) show nothing of it until a later write that waits confirms it; the webhook
+  answers such an update 503, and a worker handles only what a replica has.
+- A supergroup's move writes the table at its new key, confirmed, before the old goes.
+- On a cluster the write and its WAIT go to the node of the key (scripts, the inbox).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import shutil
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.asyncio.cluster import RedisCluster
+
+from bot import inbox
+from bot.app import build_application
+from bot.core import health
+from bot.core import inbox as inbox_stream
+from bot.core import replicas as replicas_module
+from bot.core import store as store_module
+from bot.core.config import Settings
+from bot.core.i18n import t
+from bot.core.keys import CHANGED, SLOT
+from bot.core.keys import table_key as key_of
+from bot.core.models import Lobby, Table
+from bot.core.replicas import Replicas, Unconfirmed
+from bot.core.scripts import SAVE, Save
+from bot.core.store import Store, Write
+from testing import redis_servers
+from testing.clock import Clock
+from testing.fakegram import FakeRequest, FakeTelegram
+from testing.fakeserver import SECRET_HEADER
+from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
+from testing.redis_servers import Pair, Server
+from testing.settings import settings
+from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, playing, stored, table_key
+from testing.webapp import client
+
+UNCONFIRMED = t("en", "common.unconfirmed")
+# The bot's REDIS_WAIT_MS here: each unconfirmed write costs this much, and a replica on a
+# busy machine must confirm within it.
+WAIT_MS = 250
+HOOK = "https://cards.example.org/hook"
+SECRET = "s3cret"
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[Pair]:
+    if (why := redis_servers.available()) is not None:
+        pytest.skip(why)
+    with redis_servers.pair(tmp_path) as servers:
+        yield servers
+
+
+@pytest.fixture
+def alone(tmp_path: Path) -> Iterator[Server]:
+    if (why := redis_servers.available()) is not None:
+        pytest.skip(why)
+    with redis_servers.alone(tmp_path) as server:
+        yield server
+
+
+@pytest.fixture
+async def primary(pair: Pair) -> AsyncIterator[Any]:
+    """The bot's client of the pair's primary, as in production."""
+    redis = health.client(pair.primary.url)
+    yield redis
+    await redis.aclose()
+
+
+def test_wait_counts_only_the_writes_of_the_connection_it_is_sent_on(pair: Pair) -> None:
+    """The replica stops acknowledging (frozen), and a write goes to the primary on one
+    connection. WAIT on that connection waits out its timeout: no replica has the write.
+    WAIT on another connection, one a pool may well hand out, comes back at once saying
+    one replica has everything, since that connection wrote nothing it has not."""
+    writer, other = pair.primary.client(), pair.primary.client()
+    assert other.wait(1, 1000) == 1  # connected, and acknowledged up to its own writes
+    pair.replica.freeze(True)
+    try:
+        writer.set("k", "v")
+        started = time.perf_counter()
+        assert other.wait(1, 1000) == 1
+        assert time.perf_counter() - started < 0.5, "returned at once"
+        started = time.perf_counter()
+        assert writer.wait(1, 300) == 0
+        assert time.perf_counter() - started >= 0.29, "waited for the replica"
+    finally:
+        pair.replica.freeze(False)
+        writer.close()
+        other.close()
+
+
+async def test_a_write_and_its_wait_go_out_together(pair: Pair, primary: Any) -> None:
+    """Replicas.write: confirmed while the replica follows; Unconfirmed (with what the
+    write returned) while it is held back, also when other connections of the pool have
+    written nothing since; confirmed again once it has caught up."""
+    replicas = Replicas(primary, wait_ms=WAIT_MS)
+
+    def incr(pipe: Any) -> None:
+        pipe.incr("n")
+
+    assert await replicas.write("n", lambda: primary.incr("n"), incr) == 1
+    pair.hold_back()
+    async with primary.client() as idle:  # another connection of the pool
+        await idle.ping()
+        with pytest.raises(Unconfirmed) as caught:
+            await replicas.write("n", lambda: primary.incr("n"), incr)
+        assert caught.value.result == 2
+        assert await idle.wait(1, WAIT_MS) == 0  # no replica at all now
+    pair.let_go()
+    await asyncio.to_thread(pair.wait_synced)
+    assert await replicas.write("n", lambda: primary.incr("n"), incr) == 3
+    with contextlib.closing(pair.replica.client()) as replica:
+        assert replica.get("n") == b"3"
+
+
+async def test_how_many_replicas_a_write_waits_for(pair: Pair, alone: Server, primary: Any) -> None:
+    lone = health.client(alone.url)
+    try:
+        assert await Replicas(lone).needed("k") == 0, "a server that never had a replica"
+        assert await Replicas(lone, least=1).needed("k") == 1, "REDIS_MIN_REPLICAS wins"
+    finally:
+        await lone.aclose()
+    seen = Replicas(primary)
+    assert await seen.needed("k") == 1, "a primary with a replica"
+    assert await Replicas(primary, least=0).needed("k") == 0, "REDIS_MIN_REPLICAS wins"
+    pair.hold_back()
+    # Its replica dropped: still one, for a process that saw it and for one that did not
+    # (a cut-off replica may be promoted without the writes it missed).
+    seen._nodes.clear()
+    assert await seen.needed("k") == 1
+    assert await Replicas(primary).needed("k") == 1
+    pair.promote()
+    promoted = health.client(pair.replica.url)
+    try:
+        assert await Replicas(promoted).needed("k") == 0, "just promoted, no replica yet"
+    finally:
+        await promoted.aclose()
+
+
+def test_the_settings_and_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "1:x")
+    defaults = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert (defaults.redis_min_replicas, defaults.redis_wait_ms) == (None, 300)
+    monkeypatch.setenv("REDIS_MIN_REPLICAS", "0")
+    monkeypatch.setenv("REDIS_WAIT_MS", "50")
+    chosen = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert (chosen.redis_min_replicas, chosen.redis_wait_ms) == (0, 50)
+
+
+async def _heard(notices: Any) -> list[tuple[str, int]]:
+    """The versions announced on ct:changed since the last call (bot.core.store)."""
+    found = []
+    while (message := await notices.get_message(timeout=0.05)) is not None:
+        if message["type"] == "message":
+            version, _, key = message["data"].decode().partition(" ")
+            found.append((key, int(version)))
+    return found
+
+
+def _chats(h: Harness, top: Tabletop, players: list[Any]) -> list[Any]:
+    """What the group and the players' private chats show, message by message."""
+    return [
+        (m.chat_id, m.message_id, m.text, json.dumps(m.reply_markup), m.deleted)
+        for chat in [top.group, *players]
+        for m in h.screen(chat)
+    ]
+
+
+async def test_a_tap_no_replica_confirms_is_told_so_and_shown_only_once_confirmed(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    pair: Pair,
+    primary: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Also: the Mini App hears of the new version (ct:changed) only once it is
+    confirmed; the log says it once when writes go unconfirmed, and once when they are
+    confirmed again; it is no Redis outage."""
+    async for h in harness_on(request, server, make_app, primary, redis_wait_ms=WAIT_MS):
+        players = [h.user("Ann"), h.user("Bob")]
+        top = await playing(h, "durak", players)
+        await top.later(12)  # every delivery done, every lease given back
+        before, shown = await stored(h, top.group), _chats(h, top, players)
+        key, version = table_key(top.group), before["version"] + 1
+        notices = primary.pubsub()
+        await notices.subscribe(CHANGED)
+        caplog.set_level(logging.INFO)
+        caplog.clear()
+        user = top.asked(players)
+        prompt = top.prompt(user)
+        assert prompt is not None
+
+        pair.hold_back()
+        answer = await h.tap(user, prompt, 0)
+        assert answer.answered and answer.text == UNCONFIRMED
+        await top.later(4)  # a second: the lease it took has not run out
+        assert _chats(h, top, players) == shown, "nothing of it shown"
+        assert (await stored(h, top.group))["version"] == before["version"] + 1, (
+            "written on the primary all the same"
+        )
+        await top.later(8)  # the lease runs out: the table is due, its claim unconfirmed
+        assert _chats(h, top, players) == shown, "still nothing shown"
+        assert (key, version) not in await _heard(notices), "nor announced"
+
+        pair.let_go()
+        await asyncio.to_thread(pair.wait_synced)
+        await top.later(12)  # due again: claimed, confirmed, delivered
+        assert _chats(h, top, players) != shown, "shown once a replica has it"
+        assert (key, version) in await _heard(notices), "and announced (by the claim)"
+        await notices.aclose()
+        with contextlib.closing(pair.replica.client()) as replica:
+            assert int(replica.hget(table_key(top.group), "v") or 0) == before["version"] + 1
+        told = [
+            (r.levelname, r.name)
+            for r in caplog.records
+            if r.levelno >= logging.WARNING or r.name in ("bot.core.replicas", "bot.core.health")
+        ]
+        assert told == [("WARNING", "bot.core.replicas"), ("INFO", "bot.core.replicas")]
+
+
+async def test_the_webhook_answers_503_for_an_update_no_replica_confirms(
+    server: FakeTelegram, make_app: AppFactory, pair: Pair, primary: Any
+) -> None:
+    h = Harness(server)
+    settings = {"webhook_url": HOOK, "webhook_secret": SECRET, "redis_wait_ms": WAIT_MS}
+    h.apps.append(await make_app(primary, **settings))
+    body = json.dumps({"update_id": 7}).encode()
+    async with client(h) as c:
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
+        assert r.status_code == 200
+        pair.hold_back()
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
+        assert (r.status_code, r.json()) == (503, {"error": "not confirmed by a replica"})
+        pair.let_go()
+        await asyncio.to_thread(pair.wait_synced)
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
+        assert r.status_code == 200
+
+
+async def test_a_worker_handles_only_what_a_replica_has(
+    server: FakeTelegram, clock: Clock, pair: Pair, primary: Any
+) -> None:
+    """An update stored while the replica is held back (the webhook answered it 503) is
+    read by a worker, but handled only once a claim that waits for the replica confirms
+    it: a primary lost meanwhile would take it with it, and Telegram sends it again."""
+    h = Harness(server)
+    ann = h.user("Ann")
+    kept: list[dict[str, Any]] = []
+
+    async def keep(data: dict[str, Any], app: Any = None) -> None:
+        server.update_ids.add(data["update_id"])
+        kept.append(data)
+
+    h.deliver = keep  # type: ignore[method-assign]
+    await h.private(ann, "/help")
+    overrides = {"webhook_url": HOOK, "webhook_secret": SECRET, "redis_wait_ms": WAIT_MS}
+    app = build_application(
+        settings(**overrides), primary, request=FakeRequest(server), clock=clock
+    )
+    clock.apps.append(app)
+    await start_app(app)
+    inbox.start(app)
+    try:
+        await inbox_stream.Inbox(primary, "webhook").make_group()
+        pair.hold_back()
+        update = kept.pop()
+        stream = inbox_stream.STREAMS[inbox_stream.stream_of(update)]
+        await primary.xadd(stream, {inbox_stream.FIELD: json.dumps(update)})
+        # Two seconds of real time (the bot's clock runs with it): read, and claimed again
+        # each second, unconfirmed each time.
+        await asyncio.sleep(2)
+        assert (await primary.xpending(stream, inbox_stream.GROUP))["pending"] == 1
+        assert [m.text for m in h.screen(ann) if m.from_bot] == [], "nothing handled"
+        pair.let_go()
+        await asyncio.to_thread(pair.wait_synced)
+        for _ in range(100):  # handled within a second or so: the next claim confirms it
+            if await primary.xlen(stream) == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert await primary.xlen(stream) == 0, "handled once confirmed"
+        assert len([m for m in h.screen(ann) if m.from_bot]) == 1
+    finally:
+        await stop_app(app)
+
+
+def _prompts(h: Harness, user: Any) -> set[int]:
+    """The messages of ``user``'s private chat that still offer him a move."""
+    return {
+        m.message_id
+        for m in h.screen(user)
+        if m.from_bot and any(action_of(b) in PLAY_ACTIONS for b in m.buttons)
+    }
+
+
+async def _slots(redis: Any, top: Tabletop) -> set[int]:
+    """The messages the stored table knows it shows (its slots)."""
+    raw = await redis.hgetall(table_key(top.group))
+    return {
+        json.loads(value)["id"]
+        for name, value in raw.items()
+        if name.startswith(SLOT.encode()) and json.loads(value).get("id") is not None
+    }
+
+
+async def test_a_release_lost_in_a_failover_is_written_again(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    pair: Pair,
+    primary: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A move is confirmed and its delivery sends the next prompt as a new message; then
+    the replica is held back, so the release that records that message (and the one it
+    deleted) reaches the primary only, and the primary fails over to the replica's copy.
+    The release is run again until a replica has it: the table knows every prompt that
+    still has buttons, and Telegram hears nothing twice. (Before, the table went back to
+    the messages as they were: its next delivery edited a message to what it already
+    showed and deleted one already gone, both refused, and the harness's check of
+    Telegram's complaints fails.)"""
+    async for h in harness_on(request, server, make_app, primary, redis_wait_ms=WAIT_MS):
+        players = [h.user("Ann"), h.user("Bob")]
+        top = await playing(h, "durak", players)
+        await top.later(60)  # a quarter of a minute: the next prompt rings, a new message
+        failover = _FailoverOnFirstSend(pair, server.handle)
+        monkeypatch.setattr(server, "handle", failover.handle)
+        _, answer = await top.step(players, random.Random(1))
+        assert answer.text is None
+        assert failover.thread is not None, "the move sent a new message"
+        await asyncio.to_thread(failover.thread.join)
+        monkeypatch.setattr(server, "handle", failover.passed)
+        await asyncio.sleep(1.0)  # the release is run again, and confirmed
+        await top.later(4)
+        known = await _slots(h.redis, top)
+        for user in players:
+            assert _prompts(h, user) <= known, "every live prompt is known to the table"
+
+
+class _FailoverOnFirstSend:
+    """Holds the replica back at the first message sent, and a moment later fails the
+    primary over to the replica's copy (testing.redis_servers.Pair.lose_unreplicated)."""
+
+    def __init__(self, pair: Pair, handle: Callable[..., Any]) -> None:
+        self.pair, self.passed = pair, handle
+        self.thread: threading.Thread | None = None
+
+    def handle(self, method: str, params: dict[str, Any], files: dict[str, Any]) -> Any:
+        if method.lower() == "sendmessage" and self.thread is None:
+            self.pair.hold_back()
+            self.thread = threading.Thread(target=self._fail_over)
+            self.thread.start()
+        return self.passed(method, params, files)
+
+    def _fail_over(self) -> None:
+        time.sleep(0.3)  # the delivery's release has reached the primary by then
+        self.pair.lose_unreplicated()
+
+
+async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path: Path) -> None:
+    """A Lua script of the bot's (loaded on demand) and its WAIT go together to the node
+    of the key's slot: with that node's replica frozen the write is Unconfirmed, while a
+    key of another node is confirmed at once. So do the inbox's: an update stored in a
+    stream of that node is Unconfirmed (the webhook's 503), one of another node's is not;
+    a worker's read of the first is Unconfirmed, and confirmed once the replica is back."""
+    if (why := redis_servers.available()) is not None or shutil.which("redis-cli") is None:
+        pytest.skip(why or "no redis-cli to create a cluster with")
+    with redis_servers.cluster(tmp_path) as servers:
+        client = await RedisCluster.from_url(servers.url).initialize()
+        replicas = Replicas(client, wait_ms=WAIT_MS)
+        save = SAVE.register(client, replicas)  # type: ignore[arg-type]
+        try:
+            keys = {client.get_node_from_key(k).port: k for k in ("{a}k", "{b}k", "{c}k")}
+            assert len(keys) == 3, "one key on each primary"
+            (port, key), (_, elsewhere), _ = sorted(keys.items())
+            for each in keys.values():
+                await client.hset(each, "v", 1)
+                # NOSCRIPT, loaded, run; confirmed once the replica (just synced) answers
+                assert await _confirmed(lambda each=each: save(Save(each, 60, ("f", "1")))) == 1
+            frozen = servers.replica_of(port)
+            frozen.freeze(True)
+            try:
+                with pytest.raises(Unconfirmed):
+                    await save(Save(key, 60, ("f", "2")))
+                started = time.perf_counter()
+                assert await save(Save(elsewhere, 60, ("f", "2"))) == 1
+                assert time.perf_counter() - started < WAIT_MS / 1000
+                doubtful = await _inbox_on(client, replicas, port)
+            finally:
+                frozen.freeze(False)
+            await asyncio.sleep(0.5)  # the replica catches up
+            worker = inbox_stream.Inbox(client, "worker", replicas)
+            confirmed = await worker.confirm(doubtful)
+            assert b'{"update_id": 1}' in [body for _, body in confirmed]
+        finally:
+            await client.aclose()
+
+
+async def _confirmed(write: Callable[[], Any]) -> Any:
+    """``write`` run until a replica confirms it (at most for a few seconds): a replica
+    of a cluster just made may take longer than WAIT_MS to confirm its first write on a
+    busy machine."""
+    for _ in range(20):
+        with contextlib.suppress(Unconfirmed):
+            return await write()
+    return await write()
+
+
+async def _inbox_on(client: Any, replicas: Replicas, port: int) -> list[bytes]:
+    """The inbox while the replica of the primary at ``port`` is frozen: the entries a
+    worker took unconfirmed (update 1, stored on that primary)."""
+    node = {client.get_node_from_key(s).port: n for n, s in enumerate(inbox_stream.STREAMS)}
+    there, elsewhere = node.pop(port), next(iter(node.values()))
+    webhook = inbox_stream.Inbox(client, "webhook", replicas)
+    await webhook.make_group()
+    with pytest.raises(Unconfirmed):
+        await webhook.put(b'{"update_id": 1}', there)
+    await webhook.put(b'{"update_id": 2}', elsewhere)
+    worker = inbox_stream.Inbox(client, "worker", replicas)
+    taken: list[bytes] = []
+    doubtful: list[bytes] = []
+    try:
+        for _ in range(40):  # each take ends with the first read to answer
+            try:
+                taken += [body for _, body in await worker.take(32, 50)]
+            except Unconfirmed as exc:
+                doubtful += [entry for entry, _ in exc.result]
+            if len(taken) + len(doubtful) >= 2:
+                break
+    finally:
+        worker.close()
+    assert b'{"update_id": 1}' not in taken
+    assert [inbox_stream.parse_ref(entry)[0] for entry in doubtful].count(there) == 1
+    return doubtful
+
+
+async def test_a_move_to_the_supergroups_key_goes_on_once_a_replica_has_each_step(
+    pair: Pair, primary: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new key is in another slot (on a cluster perhaps another node, whose failover
+    keeps no order with the old one's), so the table is written there, and confirmed,
+    before the old key goes: with the replica held back the move stops at its first step
+    (run again for a while, then Unconfirmed) and the old key keeps the table; once the
+    replica is back the next try finishes it, and the replica has the table at its new
+    key only."""
+    old, new = key_of(-100123, None), key_of(-1001000000123, None)
+    store = Store(primary, 3600, replicas=Replicas(primary, wait_ms=WAIT_MS))
+    lobby = Lobby(creator=1)
+    table = Table(game_id="ab12", chat_id=-100123, lobby=lobby, kind="durak", phase="lobby")
+    await store.transact(old, lambda snap: (Write(table), None))
+    await store.release(old, 1, {})
+    monkeypatch.setattr(replicas_module, "AGAIN_FOR", 0.5)
+    pair.hold_back()
+    with pytest.raises(Unconfirmed):
+        await store.move(old, new)
+    assert await primary.exists(old) and not await primary.exists(new)
+    pair.let_go()
+    await asyncio.to_thread(pair.wait_synced)
+    assert await store.move(old, new) == store_module.MOVED
+    await asyncio.to_thread(pair.wait_synced)
+    with contextlib.closing(pair.replica.client()) as replica:
+        assert (replica.exists(old), replica.hget(new, "v")) == (0, b"1")
