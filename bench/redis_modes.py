@@ -48,7 +48,7 @@ from testing.chats import BOT_TOKEN
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.harness import Harness, start_app, stop_app
-from testing.redis_cluster import Cluster, Server, _data_args, need_redis_server
+from testing.redis_cluster import Cluster, Server, _data_args, redis_server
 
 PROCESSES = (1, 2, 4)
 SETTLE = 2.0  # seconds a process is left to start its pollers before it is measured
@@ -140,11 +140,6 @@ async def _idle_load(
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    need = need_redis_server
-    try:
-        need()
-    except BaseException:  # pytest's skip outside pytest
-        raise SystemExit("redis-server and redis-cli are needed") from None
     ports = _ports(args.ports)
     results: dict[str, Any] = {"load_average_at_start": round(os.getloadavg()[0], 2)}
     with tempfile.TemporaryDirectory() as tmp:
@@ -188,6 +183,8 @@ def main() -> None:
     )
     parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args()
+    if redis_server() is None:
+        raise SystemExit("bench/redis_modes.py: redis-server and redis-cli are needed (not found)")
     results = asyncio.run(bench(args))
     if args.json:
         print(json.dumps(results))

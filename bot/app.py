@@ -175,7 +175,7 @@ def _poll(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     by a process that died) are polled from Redis, and the leases of this process's
     deliveries are renewed (see bot.service.delivery)."""
     every(app, DUE_POLL, guarded(delivery.due_job))
-    every(app, RENEW_EVERY, delivery.renew_job, first=RENEW_EVERY)
+    every(app, RENEW_EVERY, guarded(delivery.renew_job), first=RENEW_EVERY)
 
 
 def build_application(

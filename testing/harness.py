@@ -20,10 +20,9 @@ import random
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlparse
 
-import pytest
 from telegram import Update
 from telegram.ext import Application
 
@@ -42,6 +41,9 @@ from testing.errors import NOT_MODIFIED
 from testing.fakegram import ARRIVED, TAG, FakeTelegram
 from testing.fakeinline import Shown, chat_instance
 from testing.html import command_entities
+
+if TYPE_CHECKING:  # the harness runs outside pytest too (bench/)
+    import pytest
 
 # A line that is nothing but a dotted lowercase key, after any bullet or emoji.
 _CATALOGUE_KEY = re.compile(r"^[^\w]*([a-z0-9_]+(?:\.[a-z0-9_]+)+)\s*$")

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -45,10 +44,18 @@ UP_WITHIN = 30.0  # seconds for a cluster or Sentinels to form
 FAILOVER_WITHIN = 15.0  # seconds for a replica to take over
 
 
+def redis_server() -> str | None:
+    """The path of ``redis-server`` when it and ``redis-cli`` are installed."""
+    found = shutil.which("redis-server")
+    return found if found is not None and shutil.which("redis-cli") is not None else None
+
+
 def need_redis_server() -> str:
     """The path of ``redis-server``, or the test is skipped in one line."""
-    found = shutil.which("redis-server")
-    if found is None or shutil.which("redis-cli") is None:
+    found = redis_server()
+    if found is None:
+        import pytest  # here only: the benchmarks use this module outside pytest
+
         pytest.skip("redis-server and redis-cli are not installed: no cluster or Sentinel here")
     return found
 

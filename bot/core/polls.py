@@ -12,18 +12,30 @@ whose holder died). This process's own writes to a bucket wake it for the time t
 (the store calls :meth:`Bucket.wake`), so what it schedules itself is polled on time, to
 the poller's own period. An idle process so reads each bucket once a second: 32 reads a
 second for both sets, besides the inbox's reads.
+
+A read returns at most :data:`READ` members: when all of them are due, the bucket is read
+again at the next poll (a backlog, after an outage, is taken a few at a time rather than
+in one long round). A wake that comes while a read of its bucket is in flight is kept:
+the read may have missed the write that woke it, so the bucket is read again by then
+whatever the read says (:class:`Sweep`, :meth:`Buckets.begin`).
+
+Both pollers (bot.service.delivery.due_job, bot.service.turns.turns_job) walk the ready
+buckets the same way: :func:`due_tables` and :func:`turn_tables`.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
 from bot.core.keys import BUCKETS
 
 MOST = 1.0  # seconds: every bucket is read at least this often
+READ = 8  # members read from a bucket at a time
 
 
 @dataclass
@@ -32,19 +44,32 @@ class Buckets:
     clock; 0: at the next poll)."""
 
     next: list[float] = field(default_factory=lambda: [0.0] * BUCKETS)
+    # The earliest wake of each bucket while a read of it is in flight (inf: none yet;
+    # None: no read is).
+    woken: list[float | None] = field(default_factory=lambda: [None] * BUCKETS)
 
     def ready(self, now: float) -> list[int]:
         """The buckets to read at this poll."""
         return [n for n, at in enumerate(self.next) if at <= now]
 
+    def begin(self, n: int) -> None:
+        """A read of bucket ``n`` starts: wakes from now on are kept by :meth:`read`."""
+        self.woken[n] = math.inf
+
     def read(self, n: int, now: float, after: float | None) -> None:
         """Bucket ``n`` was read at ``now``; ``after``: when its next entry falls due
-        (None: it holds nothing later)."""
+        (None: it holds nothing later). A wake since :meth:`begin` still stands (that
+        write may have come after the read)."""
         at = now + MOST
-        self.next[n] = at if after is None else min(at, max(after, now))
+        at = at if after is None else min(at, max(after, now))
+        woken, self.woken[n] = self.woken[n], None
+        self.next[n] = at if woken is None else min(at, woken)
 
     def wake(self, n: int, at: float) -> None:
         """Something is due in bucket ``n`` at ``at`` (this process wrote it)."""
+        woken = self.woken[n]
+        if woken is not None:
+            self.woken[n] = min(woken, at)
         if at < self.next[n]:
             self.next[n] = at
 
@@ -72,3 +97,60 @@ async def read_bucket(
     if len(found) > limit:  # all due, and more behind them: look again at once
         return due, now_ms / 1000
     return due, None
+
+
+# Reads bucket ``n`` at ``now_ms``: its due members, and when its next entry falls due.
+Read = Callable[[int, int], Awaitable[tuple[list[str], float | None]]]
+
+
+class Sweep:
+    """One poll of a deadline set: ``async for`` gives the keys due in the buckets worth a
+    read; :attr:`asked` says whether Redis was asked at all (bot.core.services.guarded)."""
+
+    def __init__(self, buckets: Buckets, now_ms: int, read: Read) -> None:
+        self.buckets, self.now_ms, self._read = buckets, now_ms, read
+        self.ready = buckets.ready(now_ms / 1000)
+
+    @property
+    def asked(self) -> bool:
+        return bool(self.ready)
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        for n in self.ready:
+            self.buckets.begin(n)
+            keys, after = await self._read(n, self.now_ms)
+            self.buckets.read(n, self.now_ms / 1000, after)
+            for key in keys:
+                yield key
+
+
+class DeadlineStore(Protocol):
+    """What a sweep needs of the store (bot.core.deadlines.Deadlines, part of the Store)."""
+
+    polls: Polls
+
+    def now_ms(self) -> int: ...
+
+    async def take_due(self, n: int, limit: int = ...) -> tuple[list[str], float | None]: ...
+
+    async def due_turns(
+        self, n: int, now_ms: int, limit: int = ...
+    ) -> tuple[list[str], float | None]: ...
+
+
+def due_tables(store: DeadlineStore) -> Sweep:
+    """The tables whose messages are due, each taken off the set for this caller."""
+
+    async def read(n: int, now_ms: int) -> tuple[list[str], float | None]:
+        return await store.take_due(n, READ)
+
+    return Sweep(store.polls.due, store.now_ms(), read)
+
+
+def turn_tables(store: DeadlineStore) -> Sweep:
+    """The tables whose automatic move is due (the caller claims each)."""
+
+    async def read(n: int, now_ms: int) -> tuple[list[str], float | None]:
+        return await store.due_turns(n, now_ms, READ)
+
+    return Sweep(store.polls.turns, store.now_ms(), read)

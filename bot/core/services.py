@@ -13,7 +13,7 @@ from telegram.ext import Application, ContextTypes
 
 from bot.core.clock import Clock, Timer
 from bot.core.config import Settings
-from bot.core.health import PAUSES, Health
+from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, PAUSES, Health
 from bot.core.inbox import Inbox
 from bot.core.limiter import Limiter
 from bot.core.replicas import Unconfirmed
@@ -81,12 +81,15 @@ Job = Callable[[AnyApp], Coroutine[Any, Any, bool | None]]
 
 def guarded(job: Job) -> Job:
     """``job`` (a poller: :func:`every`) made to back off while Redis is down, and to
-    report the outage once instead of raising a traceback every tick (an error Redis
-    returns is raised, and :func:`every` logs it)."""
+    report the outage once instead of raising a traceback every tick. An error Redis
+    returns (a script's ``CROSSSLOT``, ``NOSCRIPT``, a bug) is logged with its traceback
+    once, each distinct one, until the job succeeds again, and the job backs off from it
+    as from an outage (without calling Redis down: taps go on)."""
+    errors = _Errors()
 
     async def run(app: AnyApp) -> None:
         health = services(app).health
-        if not health.may_poll():
+        if not errors.may_poll(health.clock()) or not health.may_poll():
             return
         try:
             asked = await job(app)
@@ -94,13 +97,42 @@ def guarded(job: Job) -> Job:
             health.failed(exc)
         except Unconfirmed:  # no outage, and said once (bot.core.replicas): next tick
             pass
+        except Exception as exc:
+            errors.failed(job.__name__, exc, health.clock())
         else:
             if asked is not False:
                 health.ok()
+                errors.ok(job.__name__)
 
     run.__name__ = run.__qualname__ = job.__name__
     run.__doc__ = job.__doc__
     return run
+
+
+@dataclass
+class _Errors:
+    """A guarded poller's errors (not outages): which were logged, and its backoff."""
+
+    seen: set[str] = field(default_factory=set)
+    next_try: float = 0.0
+    backoff: float = FIRST_BACKOFF
+
+    def may_poll(self, now: float) -> bool:
+        return now >= self.next_try
+
+    def failed(self, name: str, exc: Exception, now: float) -> None:
+        said = f"{type(exc).__name__}: {exc}"
+        if said not in self.seen:
+            self.seen.add(said)
+            log.error("poller %s failed (logged once until it works again)", name, exc_info=exc)
+        self.next_try = now + self.backoff
+        self.backoff = min(self.backoff * 2, MAX_BACKOFF)
+
+    def ok(self, name: str) -> None:
+        if self.seen:
+            log.info("poller %s works again", name)
+        self.seen.clear()
+        self.next_try, self.backoff = 0.0, FIRST_BACKOFF
 
 
 def every(app: AnyApp, seconds: float, job: Job, *, first: float = 0.0) -> None:

@@ -19,12 +19,11 @@ decided by the rule of its kind, one small module each in :mod:`bot.service.mess
 
 from __future__ import annotations
 
-import contextlib
 import logging
 
 from telegram.ext import ContextTypes
 
-from bot.core import metrics
+from bot.core import metrics, polls
 from bot.core.health import PAUSES
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, Services, services
@@ -148,24 +147,21 @@ async def due_job(app: AnyApp) -> bool:
     brought up to date from the newest state; a table another process is delivering is
     left to it (it stays due at that lease's expiry)."""
     svc = services(app)
-    buckets = svc.store.polls.due  # only the buckets worth a read (bot.core.polls)
-    now = svc.store.clock()
-    ready = buckets.ready(now)
-    for n in ready:
-        keys, after = await svc.store.take_due(n)
-        buckets.read(n, now, after)
-        for key in keys:
-            if not start(svc, key):
-                # Under way here already: stay due, in case that delivery hangs (its
-                # lease, renewed while it is alive, keeps the others off meanwhile).
-                await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
-    return bool(ready)  # False: Redis was not asked (bot.core.services.guarded)
+    sweep = polls.due_tables(svc.store)  # only the buckets worth a read
+    async for key in sweep:
+        if not start(svc, key):
+            # Under way here already: stay due, in case that delivery hangs (its
+            # lease, renewed while it is alive, keeps the others off meanwhile).
+            await svc.store.defer(key, svc.clock() + LEASE_MS / 1000)
+    return sweep.asked  # False: Redis was not asked (bot.core.services.guarded)
 
 
-async def renew_job(app: AnyApp) -> None:
-    """Keep the leases of the deliveries under way in this process (it is alive). While
-    Redis is down there is nothing to keep: the deliveries fail, and the outage is
-    reported by them and by the pollers."""
+async def renew_job(app: AnyApp) -> bool:
+    """Keep the leases of the deliveries under way in this process (it is alive); a
+    guarded poller (bot.core.services.guarded): an outage or an error is reported once
+    and backed off from. False: none is under way, Redis was not asked."""
     svc = services(app)
-    with contextlib.suppress(*PAUSES):
-        await svc.store.renew(list(svc.delivering))
+    if not svc.delivering:
+        return False
+    await svc.store.renew(list(svc.delivering))
+    return True

@@ -30,6 +30,7 @@ from typing import Any
 
 from telegram.ext import ContextTypes
 
+from bot.core import polls
 from bot.core.models import Table
 from bot.core.services import AnyApp, Services, every, guarded, services
 from bot.core.store import Snapshot, Write
@@ -224,19 +225,14 @@ async def turns_job(app: AnyApp) -> bool:
     """Polled by every process: each due table is handled in its own task, so that one
     table's computer never holds up another's."""
     svc = services(app)
-    buckets = svc.store.polls.turns  # only the buckets worth a read (bot.core.polls)
-    now_ms = svc.store.now_ms()
-    ready = buckets.ready(now_ms / 1000)
-    for n in ready:
-        keys, after = await svc.store.due_turns(n, now_ms)
-        buckets.read(n, now_ms / 1000, after)
-        for key in keys:
-            claim = await _claim(svc, key, now_ms)
-            # A process stopping meanwhile starts nothing: its claim runs out, and a live
-            # process (or this one, restarted) plays the table then.
-            if claim is not None and app.running:
-                app.create_task(play_due(app, key, claim))
-    return bool(ready)  # False: Redis was not asked (bot.core.services.guarded)
+    sweep = polls.turn_tables(svc.store)  # only the buckets worth a read
+    async for key in sweep:
+        claim = await _claim(svc, key, sweep.now_ms)
+        # A process stopping meanwhile starts nothing: its claim runs out, and a live
+        # process (or this one, restarted) plays the table then.
+        if claim is not None and app.running:
+            app.create_task(play_due(app, key, claim))
+    return sweep.asked  # False: Redis was not asked (bot.core.services.guarded)
 
 
 def poll(app: AnyApp) -> None:

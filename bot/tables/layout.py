@@ -7,9 +7,13 @@ those (their slots differ), so the keys are now hash-tagged (bot.core.keys). At 
 a process looks at the mark :data:`bot.core.keys.LAYOUT_KEY` (one GET); on one server
 whose data is older it renames the old keys once (RENAME keeps a key's value, TTL and a
 stream's consumer groups), fills the buckets' sets and the chats' and groups' indexes, and
-sets the mark. Every step may run again: a start that died halfway is finished by the next
-(a key already renamed is not found under its old name). A cluster holds no data of the
-old layout (the old scripts never ran there): it is marked at once.
+sets the mark. Every step may run again, and a start that dies anywhere is finished by
+the next: what a key needs at its new name (its deadlines in its buckets, its chat's
+index, its group's list of people) is written *before* the key is renamed, and the old
+``ct:due`` and ``ct:turns`` are deleted only when everything else is done, just before
+the mark (a key already renamed is not found under its old name, and its new indexes
+are there already). A cluster holds no data of the old layout (the old scripts never
+ran there): it is marked at once.
 
 Stop the processes of the old version before the new ones start: an old process would go
 on writing the old keys, which nothing reads any more.
@@ -95,9 +99,10 @@ async def upgrade(redis: aioredis.Redis) -> bool:
         if found is None:
             continue
         new, chat, last = found
-        moved += await _rename(redis, _text(raw), new)
-        if chat is not None and last.lstrip("-").isdigit():
+        if chat is not None and last.lstrip("-").isdigit():  # before: see the docstring
             await redis.sadd(people_key(chat), last)
+        moved += await _rename(redis, _text(raw), new)
+    await redis.delete(OLD_DUE, OLD_TURNS)  # last: a table renamed meanwhile kept its own
     await redis.set(LAYOUT_KEY, LAYOUT)
     if moved:
         log.info("redis: %d keys renamed to the hash-tagged layout (once)", moved)
@@ -115,25 +120,27 @@ async def _rename(redis: aioredis.Redis, old: str, new: str) -> int:
 
 async def _tables(redis: aioredis.Redis) -> int:
     """Each table to its bucket with its deadlines, its chat's index and its players'
-    closed-chat sets."""
+    closed-chat sets (all written for the new key before the rename)."""
     moved = 0
     due = await _scores(redis, OLD_DUE)
     turns = await _scores(redis, OLD_TURNS)
     async for raw in redis.scan_iter(match=f"{OLD_TABLE}*", count=1000):
         old = _text(raw)
         new = new_table_key(old)
-        if new is None or not await _rename(redis, old, new):
+        if new is None or await redis.exists(new):  # taken: left as it was, as RENAMENX would
             continue
-        moved += 1
-        ttl = int(await redis.ttl(new))  # as the commit keeps it: the longest table's
-        for index in chat_index_of(new):
-            await redis.sadd(index, new)
-            if ttl > 0 and int(await redis.ttl(index)) < ttl:
-                await redis.expire(index, ttl)
+        ttl = int(await redis.ttl(old))  # as the commit keeps it: the longest table's
+        if ttl == -2:  # gone meanwhile (it expired)
+            continue
         if old in due:
             await redis.zadd(due_of(new), {new: due[old]})
         if old in turns:
             await redis.zadd(turns_of(new), {new: turns[old]})
+        for index in chat_index_of(new):
+            await redis.sadd(index, new)
+            if ttl > 0 and int(await redis.ttl(index)) < ttl:
+                await redis.expire(index, ttl)
+        moved += await _rename(redis, old, new)
     async for raw in redis.scan_iter(match=closed_key(0).removesuffix("0") + "*", count=1000):
         members = [_text(m) for m in await redis.smembers(raw)]
         for old in members:
@@ -141,7 +148,6 @@ async def _tables(redis: aioredis.Redis) -> int:
             if new is not None:
                 await redis.sadd(raw, new)
                 await redis.srem(raw, old)
-    await redis.delete(OLD_DUE, OLD_TURNS)
     return moved
 
 

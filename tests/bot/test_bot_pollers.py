@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from bot.core import polls
 from bot.core.keys import BUCKETS, bucket_of, due_of, table_key
 from bot.core.services import every, services, stop_polls
 from bot.core.store import Store
@@ -45,14 +46,8 @@ async def _poll(store: Store, now: float) -> list[str]:
     """One round of both pollers (bot.service.delivery.due_job, bot.service.turns.turns_job):
     what came due."""
     found: list[str] = []
-    for n in store.polls.due.ready(now):
-        keys, after = await store.take_due(n)
-        store.polls.due.read(n, now, after)
-        found += keys
-    for n in store.polls.turns.ready(now):
-        keys, after = await store.due_turns(n, int(now * 1000))
-        store.polls.turns.read(n, now, after)
-        found += keys
+    found += [key async for key in polls.due_tables(store)]
+    found += [key async for key in polls.turn_tables(store)]
     return found
 
 
@@ -96,3 +91,48 @@ async def test_a_bucket_is_read_when_its_next_entry_falls_due_or_this_process_wr
     assert n not in store.polls.due.ready(now[0] + 0.89)
     now[0] += 0.9
     assert await _poll(store, now[0]) == [key]
+
+
+async def test_a_wake_while_its_bucket_is_being_read_is_not_lost(fake_redis: Any) -> None:
+    """delivery and turns wake a bucket after their own write; when that write lands
+    just after a poller's ZRANGE of the same bucket, the read's answer ("nothing, read
+    me again in a second") must not overwrite the wake."""
+    now = [1000.0]
+    store = Store(fake_redis, ttl=100, clock=lambda: now[0])
+    key = table_key(-5, None)
+    n = bucket_of(key)
+    zrange = fake_redis.zrange
+    written = False
+
+    async def read_then_a_write(*args: Any, **kwargs: Any) -> Any:
+        nonlocal written
+        found = await zrange(*args, **kwargs)  # the read saw an empty bucket ...
+        if not written and args[0] == due_of(key):
+            written = True
+            await store.defer(key, now[0] + 0.05)  # ... and the write comes meanwhile
+        return found
+
+    fake_redis.zrange = read_then_a_write
+    assert await _poll(store, now[0]) == []
+    assert written
+    assert store.polls.due.ready(now[0] + 0.05) == [n], "woken for its own write"
+    now[0] += 0.05
+    assert await _poll(store, now[0]) == [key]
+
+
+async def test_a_bucket_is_read_a_few_members_at_a_time(fake_redis: Any) -> None:
+    """A backlog (after an outage) comes READ keys per read, the bucket read again at
+    the next poll while all it read were due."""
+    now = [1000.0]
+    store = Store(fake_redis, ttl=100, clock=lambda: now[0])
+    keys = [k for k in (table_key(-c, None) for c in range(1, 2000)) if bucket_of(k) == 3]
+    backlog = keys[: 2 * polls.READ + 4]
+    for key in backlog:
+        await store.defer(key, now[0] - 10)
+    counts = []
+    while taken := await _poll(store, now[0]):
+        counts.append(len(taken))
+        if len(taken) == polls.READ:
+            assert store.polls.due.ready(now[0]) == [3], "all due: read again at once"
+        now[0] += 0.01
+    assert counts == [polls.READ, polls.READ, 4]

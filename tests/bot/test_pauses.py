@@ -171,8 +171,9 @@ async def test_the_limiter_raises_a_script_error_rather_than_stop_limiting(kind:
         await limiter.flooded(-100, None, 3.0)
 
 
+@pytest.mark.telegram_complaints  # the script error is logged: expected
 @pytest.mark.parametrize("kind", [*A_PAUSE, *AN_ERROR])
-async def test_a_poller_backs_off_during_a_pause_and_raises_a_script_error(
+async def test_a_poller_backs_off_during_a_pause_and_from_a_script_error(
     harness: Harness, kind: str
 ) -> None:
     exc = A_PAUSE.get(kind) or AN_ERROR[kind]
@@ -181,14 +182,83 @@ async def test_a_poller_backs_off_during_a_pause_and_raises_a_script_error(
         raise exc
 
     svc = services(harness.app)
-    if kind in A_PAUSE:
-        await guarded(job)(harness.app)
-        assert svc.health.down
-        svc.health.ok()
-    else:
-        with pytest.raises(type(exc)):
-            await guarded(job)(harness.app)
-        assert not svc.health.down
+    await guarded(job)(harness.app)  # neither raises: the poller goes on
+    assert svc.health.down == (kind in A_PAUSE), "only a pause is an outage"
+    svc.health.ok()
+
+
+@pytest.mark.telegram_complaints  # the script errors are logged: expected
+async def test_a_pollers_script_error_is_logged_once_until_it_works_again(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A CROSSSLOT in a poller that runs twice a second: one traceback, not two a second;
+    the poller tries less often meanwhile; another error is logged once too; once the job
+    works, the same error is news again."""
+    now = [0.0]
+    svc = services(harness.app)
+    svc.health.clock = lambda: now[0]
+    failing: list[Exception] = [
+        ClusterCrossSlotError("Keys in request don't hash to the same slot")
+    ]
+    calls = 0
+
+    async def renew_job(app: Any) -> bool:
+        nonlocal calls
+        calls += 1
+        if failing:
+            raise failing[0]
+        return True
+
+    run = guarded(renew_job)
+    caplog.set_level(logging.INFO)
+
+    async def ticks(seconds: float) -> None:
+        for _ in range(int(seconds / 0.5)):
+            await run(harness.app)
+            now[0] += 0.5
+
+    def tracebacks() -> list[BaseException | None]:
+        return [r.exc_info[1] for r in caplog.records if r.exc_info]
+
+    await ticks(10)
+    assert tracebacks() == [failing[0]], "once, with its traceback"
+    assert calls <= 12, "backed off, as from a pause"  # 20 ticks: 0.25, 0.5, then 1 s apart
+    assert not svc.health.down, "not an outage"
+    failing[0] = NoScriptError("No matching script")
+    await ticks(5)
+    assert tracebacks()[1:] == [failing[0]]  # a new error: logged once as well
+    failing.clear()
+    await ticks(2)
+    assert "poller renew_job works again" in caplog.messages
+    failing.append(NoScriptError("No matching script"))
+    await ticks(2)
+    assert len(tracebacks()) == 3, "news again after it had worked"
+
+
+async def test_the_lease_renewal_is_a_guarded_poller(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bot.app starts renew_job through guarded (an error there is logged once, not
+    every half second), and renew_job lets errors and pauses through to it."""
+    from bot import app as bot_app
+    from bot.service import delivery
+
+    jobs: list[Any] = []
+    monkeypatch.setattr(bot_app, "every", lambda app, s, job, **kw: jobs.append(job))
+    bot_app._poll(harness.app)
+    assert [j.__name__ for j in jobs] == ["due_job", "renew_job"]
+    assert all(j is not delivery.due_job and j is not delivery.renew_job for j in jobs)
+    svc = services(harness.app)
+    assert await delivery.renew_job(harness.app) is False  # nothing held: Redis not asked
+    svc.delivering["ct:{0}:table:-1:0"] = None
+
+    async def down(keys: Any) -> None:
+        raise A_PAUSE["connection"]
+
+    monkeypatch.setattr(svc.store, "renew", down)
+    with pytest.raises(RedisConnectionError):
+        await delivery.renew_job(harness.app)
+    svc.delivering.clear()
 
 
 class _Inbox:
