@@ -30,7 +30,7 @@ from bot.core import logs, metrics
 from bot.core.callbacks import Action
 from bot.core.clock import Clock
 from bot.core.config import Settings
-from bot.core.health import PAUSES
+from bot.core.health import PAUSES, health_of
 from bot.core.limiter import Limiter, SharedRateLimiter
 from bot.core.metrics import Counted
 from bot.core.replicas import Replicas, Unconfirmed
@@ -209,9 +209,9 @@ def build_application(
     app = builder.build()
     replicas = Replicas(redis, settings.redis_min_replicas, settings.redis_wait_ms)
     store = Store(redis, settings.game_ttl, clock, replicas)
-    app.bot_data[KEY] = Services(
-        app, settings, store, limiter=redis_limiter, clock=clock, follow=migrate.follow
-    )
+    svc = Services(app, settings, store, limiter=redis_limiter, clock=clock, follow=migrate.follow)
+    app.bot_data[KEY] = svc
+    svc.health = health_of(redis)  # on a cluster: one node's outage ends once it answers
     # First and last: each update is handled once (bot.handlers.once); before them the
     # update is named in the log lines of its handling, and counted once it is handled.
     app.add_handler(TypeHandler(Update, _begin), group=-2)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from telegram import Update
 
 from bot.core import metrics
-from bot.core.health import PAUSES
+from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, PAUSES
 from bot.core.inbox import Entry, Inbox, consumer_name, stored_at
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, every, guarded, services
@@ -87,8 +87,13 @@ def worker_of(app: AnyApp) -> Worker | None:
 
 async def _read(app: AnyApp, worker: Worker) -> None:
     svc = services(app)
-    with contextlib.suppress(*PAUSES):  # made at the first read, once Redis answers
+    try:  # else made at a read that finds no group, once Redis answers
         await worker.inbox.make_group()
+    except PAUSES:
+        pass
+    except Exception:
+        log.exception("the inbox's groups could not be made; a later read makes them")
+    failing = 0.0  # the backoff after a read that failed with an error that is no pause
     while not worker.stopping.is_set():
         room = CONCURRENCY - len(worker.held)
         if room <= 0:
@@ -104,6 +109,15 @@ async def _read(app: AnyApp, worker: Worker) -> None:
             svc.health.failed(exc)
             await svc.clock.sleep(RETRY)
             continue
+        except Exception:  # e.g. a cluster's slot map read again in vain: read on
+            if not failing:  # told once, with its traceback, until a read succeeds
+                log.exception("the inbox's read failed; it tries again meanwhile")
+            failing = min(failing * 2, MAX_BACKOFF) if failing else FIRST_BACKOFF
+            await svc.clock.sleep(failing)
+            continue
+        if failing:
+            failing = 0.0
+            log.info("the inbox reads again")
         svc.health.ok()
         _hold(app, worker, entries, reclaimed=False)
 

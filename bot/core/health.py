@@ -7,7 +7,9 @@ pollers of :mod:`bot.service.turns` and :mod:`bot.service.delivery` try less oft
 half-applied: a change is one compare-and-set script, which runs whole or not at all.
 
 The log gets one WARNING when the outage starts (the first failure seen) and one INFO when
-it ends (the first success after it), never a traceback per tick or per tap.
+it ends (the first success after it; on a cluster, the first :data:`QUIET` seconds after
+the last failure, since another node's success says nothing of the failing one), never a
+traceback per tick or per tap.
 
 A failover is an outage too, a short one: while a cluster elects a new primary, or
 Sentinel moves the primary, Redis answers with errors that say "not now" rather than
@@ -32,6 +34,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis._parsers.base import BaseParser
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import (
@@ -82,6 +85,10 @@ TIMEOUT = 1.0  # seconds to connect, and to wait for an answer
 # how late play resumes once Redis is back (turn deadlines, coalesced group edits).
 FIRST_BACKOFF = 0.25
 MAX_BACKOFF = 1.0
+# On a cluster an outage is one node's: a success on another node says nothing of it, so
+# the outage ends only with a success this long after the last failure (a failing node's
+# calls fail at least every TIMEOUT plus a retry's pause while it is down).
+QUIET = 3.0
 
 
 def client(url: str, timeout: float = TIMEOUT, **options: Any) -> aioredis.Redis:
@@ -103,7 +110,11 @@ class Health:
     is stopping (a SIGTERM: bot.runner); both make it not ready (``/readyz``)."""
 
     clock: Callable[[], float] = time.monotonic
+    # Seconds without a failure before a success ends an outage (:data:`QUIET` on a
+    # cluster, bot.app; 0 on one server, where any answer is Redis's as a whole).
+    quiet: float = 0.0
     down_since: float | None = None
+    _failed_at: float = 0.0  # the last failure's time
     stopping: bool = False
     _next_poll: float = 0.0
     _backoff: float = field(default=FIRST_BACKOFF)
@@ -115,15 +126,19 @@ class Health:
     def failed(self, exc: BaseException) -> None:
         """A Redis call failed: the outage starts now unless it is already known. A write
         no replica confirmed is no outage (bot.core.replicas says so, once)."""
-        if self.down_since is None and not isinstance(exc, Unconfirmed):
-            self.down_since = self.clock()
+        if isinstance(exc, Unconfirmed):
+            return
+        self._failed_at = self.clock()
+        if self.down_since is None:
+            self.down_since = self._failed_at
             metrics.REDIS_DOWN.set(1)
             self._next_poll = self.down_since + self._backoff
             log.warning("Redis does not answer (%s): taps and commands are refused meanwhile", exc)
 
     def ok(self) -> None:
-        """A Redis call succeeded: the outage, if any, is over."""
-        if self.down_since is not None:
+        """A Redis call succeeded: the outage, if any, is over (on a cluster, once no
+        call failed for :attr:`quiet` seconds: the success may be a healthy node's)."""
+        if self.down_since is not None and self.clock() - self._failed_at >= self.quiet:
             log.info("Redis answers again, after %.1f s", self.clock() - self.down_since)
             self.down_since = None
             metrics.REDIS_DOWN.set(0)
@@ -140,3 +155,9 @@ class Health:
         self._backoff = min(self._backoff * 2, MAX_BACKOFF)
         self._next_poll = now + self._backoff
         return True
+
+
+def health_of(redis: aioredis.Redis | RedisCluster) -> Health:
+    """A process's :class:`Health` for its client: on a cluster, where an outage is one
+    node's while the others answer, it ends :data:`QUIET` seconds after the last failure."""
+    return Health(quiet=QUIET if isinstance(redis, RedisCluster) else 0.0)

@@ -117,6 +117,10 @@ def consumer_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
+def _text(name: bytes | str) -> str:
+    return name.decode() if isinstance(name, bytes) else name
+
+
 def _entries(n: int, raw: Raw) -> list[Entry]:
     """Entries with their update (one deleted meanwhile comes back without fields)."""
     return [(ref(n, i), fields[FIELD]) for i, fields in raw if fields and FIELD in fields]
@@ -170,8 +174,11 @@ class Inbox:
         self._forget = FORGET_CONSUMERS.register(redis)
         self.one_server = not isinstance(redis, RedisCluster)  # one XREADGROUP reads all
         self._reads: dict[int, asyncio.Task[Claimed]] = {}  # a cluster's, per stream
+        self._failed: BaseException | None = None  # a cluster's read's, told next take
         self._turn = 0  # the next stream reclaim looks at
         self._forget_turn = 0  # the next stream forget_dead looks at
+        # Consumers found dead (forget_dead): the streams they may still be in.
+        self._dead: dict[str, set[int]] = {}
         self._adopt_in = 0  # touches before the old stream is looked at again
 
     async def put(self, update: bytes, n: int = 0) -> None:
@@ -257,6 +264,9 @@ class Inbox:
         """A cluster's read: a blocking read of each stream of its own, side by side; what
         the first to answer found, the others going on for the next take (so that an
         update waits for no other stream's read)."""
+        earlier, self._failed = self._failed, None
+        if earlier is not None:  # a read that failed beside others that found entries
+            raise earlier
         for n in range(BUCKETS):
             if n not in self._reads:
                 self._reads[n] = asyncio.create_task(self._take_one(n, count, block_ms))
@@ -265,9 +275,14 @@ class Inbox:
         )
         done = [self._reads.pop(n) for n, task in list(self._reads.items()) if task.done()]
         failed = [error for task in done if (error := task.exception()) is not None]
-        if failed:  # what the others read stays pending: taken over after the idle limit
+        read = [task.result() for task in done if task.exception() is None]
+        if failed and not any(got for got, _ in read):
             raise failed[0]
-        return _confirmed([task.result() for task in done])
+        # What the others read is this worker's now: handed over first (else it would stay
+        # pending under its name until taken over after the idle limit), the failure told
+        # at the next take.
+        self._failed = self._failed or (failed[0] if failed else None)
+        return _confirmed(read)
 
     def close(self) -> None:
         """Stop the reads under way (a cluster's): what they took stays pending."""
@@ -331,16 +346,34 @@ class Inbox:
 
     async def forget_dead(self) -> None:
         """Remove the consumers idle for :data:`CLAIM_IDLE_MS` that hold nothing, in the
-        stream whose turn it is (each is looked at every 16 touches)."""
+        stream whose turn it is (each is looked at every 16 touches); one found dead
+        there is looked for in every stream at once (a worker reads them all, so it is a
+        consumer of each), and again in those where it still held entries, each touch
+        until it is gone from them (its entries taken over meanwhile)."""
         n, self._forget_turn = self._forget_turn, (self._forget_turn + 1) % BUCKETS
-        await self._forget_where(n, idle_ms=CLAIM_IDLE_MS, name="")
+        gone, held_n = await self._forget_where(n, idle_ms=CLAIM_IDLE_MS, name="")
+        for name in gone + held_n:
+            if name not in self._dead:
+                self._dead[name] = set(range(BUCKETS))
+        visit = {m for streams in self._dead.values() for m in streams}
+        for m in sorted(visit):
+            held = held_n if m == n else (await self._forget_where(m, CLAIM_IDLE_MS, ""))[1]
+            for name, streams in list(self._dead.items()):
+                if m in streams and name not in held:  # gone from it (or alive again)
+                    streams.discard(m)
+                if not streams:
+                    del self._dead[name]
 
-    async def _forget_where(self, n: int, idle_ms: int, name: str) -> None:
+    async def _forget_where(self, n: int, idle_ms: int, name: str) -> tuple[list[str], list[str]]:
+        """Consumers of stream ``n``'s group that are ``name`` or idle ``idle_ms``: those
+        removed (holding nothing), and the others (holding entries still)."""
         try:
-            await self._forget(ForgetConsumers(STREAMS[n], GROUP, idle_ms, name))
+            gone, held = await self._forget(ForgetConsumers(STREAMS[n], GROUP, idle_ms, name))
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):  # no group: no consumers either
                 raise
+            return [], []
+        return [_text(x) for x in gone], [_text(x) for x in held]
 
     async def adopt_old(self) -> int:
         """Updates a process of the previous version stored in its one stream (it may

@@ -85,7 +85,9 @@ class Replicas:
     _nodes: dict[str, _Node] = field(default_factory=dict)
     # The replication ids of primaries seen with a replica: a promoted node gets a new one.
     _had: set[str] = field(default_factory=set)
-    _short: bool = False  # the last write waited for was unconfirmed (logged once)
+    # The nodes ("": the one server) whose last write waited for was unconfirmed: logged
+    # once per node, so that a write confirmed on another node says nothing of this one.
+    _short: set[str] = field(default_factory=set)
     _untold: bool = False  # INFO was refused (logged once)
 
     async def _node(self, key: str) -> ClusterNode | None:
@@ -156,14 +158,18 @@ class Replicas:
             self._nodes.pop(await self._name(key), None)
             needed = await self.needed(key)
         if acked >= needed:
-            if self._short:
-                self._short = False
-                log.info("replicas confirm writes again")
+            if self._short and (name := await self._name(key)) in self._short:
+                self._short.discard(name)
+                log.info("replicas confirm writes again%s", f" on {name}" if name else "")
             return result
         unconfirmed = Unconfirmed(result, needed, acked, self.wait_ms)
-        if not self._short:  # said once, until writes are confirmed again
-            self._short = True
-            log.warning("%s: taps are told so, nothing of them is shown meanwhile", unconfirmed)
+        name = await self._name(key)
+        if name not in self._short:  # said once, until the node's writes are confirmed again
+            self._short.add(name)
+            on = f" on {name}" if name else ""
+            log.warning(
+                "%s%s: taps are told so, nothing of them is shown meanwhile", unconfirmed, on
+            )
         raise unconfirmed
 
     async def _name(self, key: str) -> str:

@@ -414,21 +414,26 @@ class ForgetConsumers(Args):
     name: str  # a consumer removed however short its idle time
 
 
-# The consumers that hold no pending entry and are ``name`` or idle ``idle_ms``: removed
-# from the group (a worker that stopped, or died: bot.core.inbox). Checked and removed in
-# one step, so that no entry is dropped with a consumer that took it meanwhile.
+# The consumers that are ``name`` or idle ``idle_ms``: those that hold no pending entry
+# removed from the group (a worker that stopped, or died: bot.core.inbox), checked and
+# removed in one step, so that no entry is dropped with a consumer that took it meanwhile.
+# Returns the names removed, and those of the others (which still hold entries).
 FORGET_CONSUMERS = Script(
     ForgetConsumers,
     body="""
-local gone = 0
+local gone, held = {}, {}
 for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', stream, group)) do
   local f = {}
   for i = 1, #c, 2 do f[c[i]] = c[i + 1] end
-  if f['pending'] == 0 and (f['name'] == name or f['idle'] >= idle_ms) then
-    redis.call('XGROUP', 'DELCONSUMER', stream, group, f['name'])
-    gone = gone + 1
+  if f['name'] == name or f['idle'] >= idle_ms then
+    if f['pending'] == 0 then
+      redis.call('XGROUP', 'DELCONSUMER', stream, group, f['name'])
+      gone[#gone + 1] = f['name']
+    else
+      held[#held + 1] = f['name']
+    end
   end
 end
-return gone
+return {gone, held}
 """,
 )

@@ -8,7 +8,7 @@ import logging
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, Health
+from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, QUIET, Health
 from testing.clock import ManualClock
 
 STEP = 0.125  # seconds between two ticks of a poller (exact in binary)
@@ -59,3 +59,26 @@ def test_a_second_outage_is_reported_again(caplog: pytest.LogCaptureFixture) -> 
         health.ok()
         assert not health.down
     assert [r.levelname for r in caplog.records] == ["WARNING", "INFO"] * 2
+
+
+def test_on_a_cluster_one_failover_is_one_outage_whatever_healthy_nodes_answer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A cluster's failover fails the calls of one node while the others answer: the
+    outage ends only once no call failed for the quiet period, and is told once."""
+    caplog.set_level(logging.INFO, logger="bot.core.health")
+    clock = ManualClock()
+    health = Health(clock, quiet=QUIET)
+    for _ in range(8):  # the failing node's reads fail, a healthy node's succeed between
+        health.failed(RedisConnectionError("Connection refused"))
+        clock.now += 0.3
+        health.ok()
+        assert health.down, "a healthy node's answer ends no outage"
+        clock.now += 1.0
+    health.ok()
+    assert health.down
+    clock.now += QUIET
+    health.ok()
+    assert not health.down
+    assert [r.levelname for r in caplog.records] == ["WARNING", "INFO"]
+    assert caplog.records[1].getMessage() == f"Redis answers again, after {8 * 1.3 + QUIET:.1f} s"

@@ -477,3 +477,37 @@ async def test_a_move_to_the_supergroups_key_goes_on_once_a_replica_has_each_ste
     await asyncio.to_thread(pair.wait_synced)
     with contextlib.closing(pair.replica.client()) as replica:
         assert (replica.exists(old), replica.hget(new, "v")) == (0, b"1")
+
+
+async def test_unconfirmed_writes_are_told_once_per_node_on_a_cluster(
+    fake_redis: Any, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node whose replica lags is told of once, until a write on that node is confirmed:
+    a write another node confirms meanwhile says nothing of it."""
+    replicas = Replicas(fake_redis, least=1)
+    acked = {"a": 0, "b": 1}  # node a's replica lags; node b's is fine
+
+    async def name(key: str) -> str:
+        return key
+
+    async def with_wait(key: str, needed: int, queue: Any) -> tuple[Any, int]:
+        return "OK", acked[key]
+
+    monkeypatch.setattr(replicas, "_name", name)
+    monkeypatch.setattr(replicas, "_with_wait", with_wait)
+    caplog.set_level(logging.INFO, logger="bot.core.replicas")
+
+    async def write(key: str) -> bool:
+        try:
+            await replicas.write(key, fake_redis.ping, lambda pipe: None)
+        except Unconfirmed:
+            return False
+        return True
+
+    assert [await write(key) for key in "abab"] == [False, True, False, True]
+    acked["a"] = 1
+    assert await write("a") and await write("a")
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert [level for level, _ in lines] == ["WARNING", "INFO"]
+    assert lines[0][1].endswith("on a: taps are told so, nothing of them is shown meanwhile")
+    assert lines[1][1] == "replicas confirm writes again on a"

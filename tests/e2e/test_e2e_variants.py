@@ -6,10 +6,12 @@ leaks after every update; a computer seat in each variant."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
 from bot.core.callbacks import Action
+from bot.tables import games
 from engine.games.durak.game import Durak
 from testing.chats import FakeGroup, FakeUser
 from testing.computers import lobby_with_computers, play_people
@@ -18,6 +20,23 @@ from testing.harness import Harness
 from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, opened, stored
 
 TRANSFER = "↪️ "  # a transfer button's label starts so (durak.btn.transfer)
+
+
+@pytest.fixture
+def deals(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """Seeds the deals: the bot shuffles with a fresh random seed at each start, so a test
+    that waits for what only some deals bring (a transfer, beats on two attack cards)
+    would pass or fail by the deal. ``deals(seed)``: every game the test starts is dealt
+    from ``random.Random(seed)``, so its buttons, and the seeded taps among them, are
+    the same at every run."""
+
+    def seed(value: int) -> None:
+        start = games.start
+        monkeypatch.setattr(
+            games, "start", lambda table, rng=None: start(table, rng or random.Random(value))
+        )
+
+    return seed
 
 
 async def variant_lobby(h: Harness, players: list[FakeUser], taps: list[str]) -> Tabletop:
@@ -77,9 +96,10 @@ async def play_watched(
 
 @pytest.mark.parametrize(("n", "seed"), [(2, 1), (4, 2)])
 async def test_perevodnoy_played_to_the_end_with_hands_in_the_group(
-    group_harness: Harness, n: int, seed: int
+    group_harness: Harness, deals: Callable[[int], None], n: int, seed: int
 ) -> None:
     h = group_harness
+    deals(seed)
     players = strangers(h, n, ("en",))
     top = await variant_lobby(h, players, ["m", "x"])  # no dummy, transfers
     assert lobby_title(top).startswith("🃏 Perevodnoy durak · 36 cards")
@@ -101,8 +121,11 @@ async def test_perevodnoy_played_to_the_end_with_hands_in_the_group(
     assert document.caption == "🃏 Perevodnoy durak · 36 cards"
 
 
-async def test_a_transfer_is_narrated_and_passes_the_attack_on(group_harness: Harness) -> None:
+async def test_a_transfer_is_narrated_and_passes_the_attack_on(
+    group_harness: Harness, deals: Callable[[int], None]
+) -> None:
     h = group_harness
+    deals(9)
     players = strangers(h, 3, ("en",))
     top = await variant_lobby(h, players, ["m", "x"])
     await top.start(players[0])
@@ -138,9 +161,10 @@ async def test_a_transfer_is_narrated_and_passes_the_attack_on(group_harness: Ha
     ],
 )
 async def test_the_whole_deck_dealt_shows_the_trump_in_the_dealers_hand(
-    group_harness: Harness, taps: list[str], n: int, title: str
+    group_harness: Harness, deals: Callable[[int], None], taps: list[str], n: int, title: str
 ) -> None:
     h = group_harness
+    deals(n)
     players = strangers(h, n, ("en",))
     top = await variant_lobby(h, players, taps)
     assert lobby_title(top).startswith(title)
@@ -170,8 +194,11 @@ VARIANTS = {
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-async def test_a_computer_seat_plays_every_variant(quick_group: Harness, variant: str) -> None:
+async def test_a_computer_seat_plays_every_variant(
+    quick_group: Harness, deals: Callable[[int], None], variant: str
+) -> None:
     h = quick_group
+    deals(len(variant))
     ann, bob = strangers(h, 2, ("en",))
     group: FakeGroup = h.group(creator=ann)
     top = await lobby_with_computers(h, ann, group, "durak", 1)
