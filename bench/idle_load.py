@@ -12,30 +12,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import shutil
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import redis
 
+from testing import redis_servers
 from testing.botproc import BotProcess
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
-
-
-def _server(port: int, directory: Path) -> subprocess.Popen[bytes]:
-    args = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    process = subprocess.Popen([*args, "--dir", str(directory)], stdout=subprocess.DEVNULL)
-    probe = redis.Redis(port=port, socket_timeout=1)
-    for _ in range(500):
-        try:
-            probe.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.01)
-    return process
 
 
 async def measure(
@@ -83,16 +68,13 @@ def main() -> None:
     # The fake Telegram's connections, cancelled at its stop, are reported by asyncio's
     # default handler (Python 3.11); they say nothing of the bot.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-    assert shutil.which("redis-server"), "no redis-server"
+    if (why := redis_servers.why_not()) is not None:
+        raise SystemExit(f"bench/idle_load.py: {why}")
     directory = Path(tempfile.mkdtemp(prefix="idle-redis-"))
-    server = _server(args.redis_port, directory)
-    try:
-        per = asyncio.run(
-            measure(args.redis_port, args.processes, args.seconds, args.computer_delay)
-        )
-    finally:
-        server.kill()
-        server.wait(10)
+    port = args.redis_port
+    server = redis_servers.Server(port, directory, *redis_servers.data_args(port))
+    with redis_servers.running(server):
+        per = asyncio.run(measure(port, args.processes, args.seconds, args.computer_delay))
     for name, rate in sorted(per.items(), key=lambda x: -x[1]):
         print(f"{name:24} {rate:8.1f}/s per process")
 

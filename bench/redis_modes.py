@@ -1,7 +1,8 @@
 """One Redis server and a Redis Cluster side by side, in one run (issue 33).
 
-The run starts both from the same ``redis-server`` on ports of its own (``--ports``,
-testing/redis_cluster.py): one server, and a cluster of 3 primaries with a replica each.
+The run starts both from the same ``redis-server`` on ports of its own
+(``REDIS_TEST_PORTS``, testing/redis_servers.py): one server, and a cluster of 3
+primaries with a replica each.
 On each it measures:
 
 - moves a second and Redis commands a move: ``--tables`` group tables playing ``--games``
@@ -18,8 +19,7 @@ On each it measures:
 The cost of WAIT (a replica confirming each acknowledged write) is measured by the
 replicas part of issue 33, beside it.
 
-    .venv/bin/python bench/redis_modes.py [--ports 7200-7299] [--tables 20] [--games 1]
-                                          [--idle 5] [--json]
+    .venv/bin/python bench/redis_modes.py [--tables 20] [--games 1] [--idle 5] [--json]
 """
 
 from __future__ import annotations
@@ -48,15 +48,10 @@ from testing.chats import BOT_TOKEN
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.harness import Harness, start_app, stop_app
-from testing.redis_cluster import Cluster, Server, _data_args, redis_server
+from testing.redis_servers import Cluster, running, single, why_not
 
 PROCESSES = (1, 2, 4)
 SETTLE = 2.0  # seconds a process is left to start its pollers before it is measured
-
-
-def _ports(text: str) -> range:
-    first, _, last = text.partition("-")
-    return range(int(first), int(last) + 1)
 
 
 def _commands(ports: list[int]) -> int:
@@ -140,42 +135,33 @@ async def _idle_load(
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    ports = _ports(args.ports)
     results: dict[str, Any] = {"load_average_at_start": round(os.getloadavg()[0], 2)}
-    with tempfile.TemporaryDirectory() as tmp:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running(single(Path(tmp) / "one")) as one,
+        running(Cluster(Path(tmp) / "cluster")) as cluster,
+    ):
         root = Path(tmp)
-        one = Server(ports[0], root / "one", _data_args(ports[0]))
-        one.start()
-        cluster = Cluster(root / "cluster", ports[1:13])
-        try:
-            cluster.start()
-            modes = {
-                "one server": (
-                    RedisSettings(_env_file=None, redis_url=f"redis://127.0.0.1:{ports[0]}/0"),
-                    [ports[0]],
-                ),
-                "cluster": (
-                    RedisSettings(_env_file=None, redis_url=cluster.url, redis_cluster=True),
-                    cluster.primaries(),
-                ),
-            }
-            for name, (settings, primaries) in modes.items():
-                figures: dict[str, Any] = await _moves(settings, primaries, args)
-                logs = root / f"logs-{name.replace(' ', '-')}"
-                logs.mkdir()
-                figures["idle_commands_per_s_per_process"] = await _idle_load(
-                    settings, primaries, logs, args.idle
-                )
-                results[name] = figures
-        finally:
-            cluster.stop()
-            one.kill()
+        modes = {
+            "one server": (RedisSettings(_env_file=None, redis_url=one.url), [one.port]),
+            "cluster": (
+                RedisSettings(_env_file=None, redis_url=cluster.url, redis_cluster=True),
+                cluster.primary_ports(),
+            ),
+        }
+        for name, (settings, primaries) in modes.items():
+            figures: dict[str, Any] = await _moves(settings, primaries, args)
+            logs = root / f"logs-{name.replace(' ', '-')}"
+            logs.mkdir()
+            figures["idle_commands_per_s_per_process"] = await _idle_load(
+                settings, primaries, logs, args.idle
+            )
+            results[name] = figures
     return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ports", default="7200-7299", help="first-last: 13 are used")
     parser.add_argument("--tables", type=int, default=20, help="group tables playing at once")
     parser.add_argument("--games", type=int, default=1, help="games per table")
     parser.add_argument(
@@ -183,8 +169,8 @@ def main() -> None:
     )
     parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args()
-    if redis_server() is None:
-        raise SystemExit("bench/redis_modes.py: redis-server and redis-cli are needed (not found)")
+    if (why := why_not()) is not None:
+        raise SystemExit(f"bench/redis_modes.py: {why}")
     results = asyncio.run(bench(args))
     if args.json:
         print(json.dumps(results))

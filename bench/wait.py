@@ -148,8 +148,8 @@ async def _writes(url: str, least: int | None, count: int) -> dict[str, float]:
 def _servers() -> Iterator[tuple[redis_servers.Server, redis_servers.Pair]]:
     with ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        alone = stack.enter_context(redis_servers.alone(directory))
-        pair = stack.enter_context(redis_servers.pair(directory))
+        alone = stack.enter_context(redis_servers.running(redis_servers.single(directory / "a")))
+        pair = stack.enter_context(redis_servers.running(redis_servers.Pair(directory)))
         yield alone, pair
 
 
@@ -189,7 +189,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--cluster", help="also writes on this node of a cluster (redis://...)")
     args = parser.parse_args()
-    if (why := redis_servers.available()) is not None:
+    if (why := redis_servers.why_not()) is not None:
         print(f"skipped: {why}")
         return
     started = time.perf_counter()

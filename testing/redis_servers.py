@@ -1,15 +1,28 @@
-"""A primary and its replica, two redis-server processes of a test's own (the shared
-Redis is never touched), and a way to hold the replica back.
+"""Redis servers of a test's own (the shared Redis is never touched), on the run's ports:
+one :class:`Server`, a primary and its replica (:class:`Pair`), a Redis Cluster
+(:class:`Cluster`: 3 primaries, with a replica each or none) and a primary with a replica
+behind 3 Sentinels (:class:`Sentinels`); :func:`running` starts one and always tears it
+down. :func:`why_not` says in one line why they cannot run here (no ``redis-server``), so
+that a test skips and a benchmark stops.
 
-Holding back: the replica logs in to its primary as the ACL user :data:`REPLICA_USER`.
-:meth:`Pair.hold_back` disables that user and kills the replica's link, so that the
-primary takes writes the replica never gets (it cannot log in again) until
-:meth:`Pair.let_go`. Stopping the replica with SIGSTOP would not do: what the primary has
-already sent waits in the socket and is read when the replica goes on, and a replica
-promoted then would hold writes it should not.
+Ports: :func:`free_ports` takes ports of ``REDIS_TEST_PORTS`` (``first-last``; by default
+100 derived from ``REDIS_TEST_DB``) that nothing listens on, from this process's share of
+them (each pytest-xdist worker has its own), a cluster's bus ports too.
 
-Ports: each server takes a free one of ``REDIS_TEST_PORTS`` (``first-last``, default
-7300-7399), so that parallel runs and other people's servers never meet.
+What a test does to them:
+
+- ``kill(port)``: ``kill -9`` of a server; its replica takes over once the others have
+  found it gone (the cluster's node timeout here is :data:`NODE_TIMEOUT_MS`, Sentinel's
+  down-after the same: a failover takes a second or two);
+- ``failover(...)``: the graceful way, ``CLUSTER FAILOVER`` on a replica (or ``SENTINEL
+  FAILOVER``): the replica catches up, then the two swap;
+- ``hold_back(...)``: the replica stops hearing from its primary, while both stay up and
+  the cluster still counts the replica as healthy: a write the primary takes then reaches
+  no replica, and is lost when the primary dies. How: replicas authenticate to their
+  primary as the ACL user :data:`REPLICATION_USER`; the primary switches that user off and
+  drops its links (the replica's reconnections are refused) until ``let_through``. SIGSTOP
+  of the replica would not do: what the primary had sent already waits in the socket, and
+  is applied on SIGCONT.
 """
 
 from __future__ import annotations
@@ -21,145 +34,489 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
-REPLICA_USER = "replica"
-REPLICA_PASSWORD = "replica-secret"
-# What a replica needs of its primary (PSYNC, REPLCONF, PING), and nothing else.
-REPLICA_RIGHTS = ["+psync", "+replconf", "+ping"]
-START_WAIT = 10.0  # seconds a server, or the replica's first sync, may take
+HOST = "127.0.0.1"
+NODE_TIMEOUT_MS = 500  # how long until the others take a server for gone
+REPLICATION_USER, REPLICATION_PASSWORD = "replication", "replication-secret"
+SENTINEL_MASTER = "cards"
+UP_WITHIN = 30.0  # seconds for a cluster or Sentinels to form
+FAILOVER_WITHIN = 15.0  # seconds for a replica to take over
 
 
-def available() -> str | None:
+def why_not() -> str | None:
     """Why these servers cannot run here (one line), or None."""
-    if shutil.which("redis-server") is None:
-        return "no redis-server to run"
+    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
+        return "redis-server and redis-cli are not installed: no Redis of a test's own here"
     return None
 
 
-def _ports() -> range:
-    """The ports of the range this test process may take: a share of it for each
-    pytest-xdist worker, so that two workers never pick the same port."""
-    first, _, last = os.environ.get("REDIS_TEST_PORTS", "7300-7399").partition("-")
+def _share() -> range:
+    """The ports of REDIS_TEST_PORTS (else 100 of the run's own from REDIS_TEST_DB) this
+    process may take: a share for each pytest-xdist worker, so that two never meet."""
+    base = 20000 + 100 * int(os.environ.get("REDIS_TEST_DB", "14"))
+    given = os.environ.get("REDIS_TEST_PORTS") or f"{base}-{base + 99}"
+    first, _, last = given.partition("-")
+    ports = range(int(first), int(last or first) + 1)
     worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    return range(int(first) + worker, int(last) + 1, max(workers, 1))
+    workers = max(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")), 1)
+    share = len(ports) // workers
+    return range(ports.start + share * worker, ports.start + share * (worker + 1))
 
 
-def free_port(taken: frozenset[int] = frozenset()) -> int:
-    """A port of the range that nothing listens on (tried by binding it)."""
-    for port in _ports():
+def free_ports(count: int, taken: Sequence[int] = ()) -> list[int]:
+    """``count`` ports of this process's share that nothing listens on (tried by binding
+    each), none of ``taken``. A server given one is started before the next are asked
+    for (:func:`running`), so they are told apart by binding."""
+    found: list[int] = []
+    for port in _share():
         if port in taken:
             continue
         with socket.socket() as probe:
             try:
-                probe.bind(("127.0.0.1", port))
+                probe.bind((HOST, port))
             except OSError:
                 continue
-        return port
-    raise RuntimeError("no free port left in REDIS_TEST_PORTS")
+        found.append(port)
+        if len(found) == count:
+            return found
+    raise RuntimeError(f"not {count} free ports left in REDIS_TEST_PORTS")
 
 
-@dataclass
+def _probe(port: int, timeout: float = 1.0) -> redis.Redis:
+    return redis.Redis(host=HOST, port=port, socket_timeout=timeout, retry=Retry(NoBackoff(), 0))
+
+
+def _wait(what: str, ready: object, within: float) -> None:
+    """Poll ``ready()`` (errors count as not yet) until true, or fail naming ``what``."""
+    deadline = time.monotonic() + within
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            if ready():  # type: ignore[operator]
+                return
+        except (redis.RedisError, OSError) as exc:
+            last = exc
+        time.sleep(0.05)  # a server starting or electing: nothing to wait on but asking
+    raise AssertionError(f"{what} within {within} s (last error: {last})")
+
+
 class Server:
-    """One redis-server process."""
+    """One redis-server process (a cluster node, a primary, a replica or a Sentinel) in
+    ``directory``, logging to server.log there; ``args`` follow ``redis-server``."""
 
-    directory: Path
-    port: int
-    args: list[str] = field(default_factory=list)
-    process: subprocess.Popen[bytes] | None = None
+    def __init__(self, port: int, directory: Path, *args: str) -> None:
+        self.port, self.directory, self.args = port, directory, list(args)
+        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def client(self) -> redis.Redis:
-        return redis.Redis(port=self.port, socket_timeout=5)
+        return f"redis://{HOST}:{self.port}/0"
 
     def start(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
-        command += ["--save", "", "--appendonly", "no", "--dir", str(self.directory)]
+        log = (self.directory / "server.log").open("ab")
         self.process = subprocess.Popen(
-            [*command, *self.args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            ["redis-server", *self.args],
+            cwd=self.directory,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
-        probe = redis.Redis(port=self.port, socket_timeout=1)
-        deadline = time.monotonic() + START_WAIT
-        while True:
-            try:
-                probe.ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise RuntimeError(f"redis-server on {self.port} did not start") from None
-                time.sleep(0.01)  # a process starting: nothing to wait on but its port
-        probe.close()
+        log.close()
+
+        def up() -> bool:
+            assert self.alive, f"redis-server on port {self.port} exited:\n{self.log()}"
+            return bool(self.client().ping())
+
+        _wait(f"redis-server on port {self.port} answers", up, UP_WITHIN)
+
+    def client(self, timeout: float = 5.0) -> redis.Redis:
+        return _probe(self.port, timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+        """``kill -9``: no goodbye to its replicas or the cluster."""
+        if self.alive:
+            assert self.process is not None
             self.process.send_signal(signal.SIGCONT)
             self.process.kill()
-            self.process.wait(timeout=10)
+            self.process.wait(10)
+
+    stop = kill
 
     def freeze(self, frozen: bool) -> None:
         """SIGSTOP / SIGCONT: the server stops reading (and acknowledging) anything."""
         assert self.process is not None
         self.process.send_signal(signal.SIGSTOP if frozen else signal.SIGCONT)
 
+    def log(self) -> str:
+        path = self.directory / "server.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+def data_args(port: int) -> list[str]:
+    """A server that keeps nothing on disk and lets replicas in as REPLICATION_USER."""
+    return [
+        "--port",
+        str(port),
+        "--bind",
+        HOST,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--user",
+        *f"{REPLICATION_USER} on >{REPLICATION_PASSWORD} ~* &* +@all".split(),
+        "--masteruser",
+        REPLICATION_USER,
+        "--masterauth",
+        REPLICATION_PASSWORD,
+        "--repl-ping-replica-period",
+        "1",
+        "--repl-diskless-sync-delay",  # a replica's first sync at once, not after 5 s
+        "0",
+    ]
+
+
+def hold_back(primary: redis.Redis) -> None:
+    """Its replicas hear nothing more from ``primary`` (see the module docstring)."""
+    primary.acl_setuser(REPLICATION_USER, enabled=False)
+    primary.client_kill_filter(user=REPLICATION_USER)
+    _wait(
+        "the replicas' links are down",
+        lambda: not primary.info("replication")["connected_slaves"],
+        FAILOVER_WITHIN,
+    )
+
+
+def let_through(primary: redis.Redis) -> None:
+    """Its replicas may log in to ``primary`` again, and catch up."""
+    primary.acl_setuser(REPLICATION_USER, enabled=True)
+
+
+def _role(client: redis.Redis) -> str:
+    return str(client.info("replication")["role"])
+
+
+@dataclass
+class Cluster:
+    """``primaries`` primaries, each with ``replicas`` replicas (0 or 1), on free ports
+    (each server's and its cluster bus port). :attr:`url` names one node; the client
+    learns the rest."""
+
+    directory: Path
+    primaries: int = 3
+    replicas: int = 1
+    servers: dict[int, Server] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        count = self.primaries * (1 + self.replicas)
+        self.ports = free_ports(2 * count)
+        for port, bus in zip(self.ports[:count], self.ports[count:], strict=True):
+            args = [
+                *data_args(port),
+                "--cluster-enabled",
+                "yes",
+                "--cluster-port",
+                str(bus),
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                str(NODE_TIMEOUT_MS),
+                # a replica that has not heard from its primary for a while still takes
+                # over (the held-back case); Redis' default refuses it after some seconds
+                "--cluster-replica-validity-factor",
+                "0",
+                "--cluster-require-full-coverage",
+                "yes",
+            ]
+            self.servers[port] = Server(port, self.directory / str(port), *args)
+
+    @property
+    def url(self) -> str:
+        return f"redis://{HOST}:{self.ports[0]}/0"
+
+    def start(self) -> None:
+        for server in self.servers.values():
+            server.start()
+        nodes = [f"{HOST}:{port}" for port in self.servers]
+        create = ["--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas)]
+        create.append("--cluster-yes")
+        subprocess.run(
+            ["redis-cli", *create],
+            check=True,
+            capture_output=True,
+            timeout=UP_WITHIN,
+        )
+        self.wait_ok()
+
+    def stop(self) -> None:
+        for server in self.servers.values():
+            server.kill()
+
+    def _live(self) -> list[Server]:
+        return [s for s in self.servers.values() if s.alive]
+
+    def nodes(self) -> dict[int, dict[str, object]]:
+        """Each node as a live node sees it (CLUSTER NODES): port -> flags, primary's id,
+        node id, slots, connected."""
+        for server in self._live():
+            with contextlib.suppress(redis.RedisError):
+                found = server.client().cluster("NODES")
+                return {int(addr.split("@")[0].rsplit(":", 1)[1]): v for addr, v in found.items()}
+        raise AssertionError("no node of the cluster answers")
+
+    def primary_ports(self) -> list[int]:
+        """The ports of the live servers that act as primaries."""
+        return sorted(s.port for s in self._live() if _role(s.client()) == "master")
+
+    def replica_of(self, primary: int) -> int:
+        nodes = self.nodes()
+        node_id = nodes[primary]["node_id"]
+        found = [p for p, n in nodes.items() if n["master_id"] == node_id and self.servers[p].alive]
+        assert found, f"the primary on {primary} has no live replica"
+        return found[0]
+
+    def primary_of(self, replica: int) -> int:
+        nodes = self.nodes()
+        primary_id = nodes[replica]["master_id"]
+        return next(p for p, n in nodes.items() if n["node_id"] == primary_id)
+
+    def primary_for(self, key: str) -> int:
+        """The port of the primary that holds ``key``'s slot now."""
+        slot = int(self._live()[0].client().cluster("KEYSLOT", key))
+        for port, node in self.nodes().items():
+            if not self.servers[port].alive or "master" not in str(node["flags"]):
+                continue
+            for first, *last in node["slots"]:  # type: ignore[attr-defined]
+                if int(first) <= slot <= int(last[0] if last else first):
+                    return port
+        raise AssertionError(f"no live primary holds slot {slot}")
+
+    def wait_ok(self, within: float = UP_WITHIN) -> None:
+        """Every live node says the cluster is ok, and every replica's link is up."""
+
+        def ok() -> bool:
+            for server in self._live():
+                c = server.client()
+                if c.cluster("INFO")["cluster_state"] != "ok":
+                    return False
+                info = c.info("replication")
+                if info["role"] == "slave" and info["master_link_status"] != "up":
+                    return False
+            return True
+
+        _wait("the cluster is ok", ok, within)
+
+    def kill(self, port: int) -> int:
+        """``kill -9`` of the server on ``port``; when it was a primary, the port of the
+        replica that takes over (not waited for: :meth:`wait_promoted`)."""
+        replica = self.replica_of(port) if port in self.primary_ports() else port
+        self.servers[port].kill()
+        return replica
+
+    def wait_promoted(self, port: int, within: float = FAILOVER_WITHIN) -> float:
+        """Wait until the server on ``port`` is a primary and the cluster is ok again;
+        the seconds it took."""
+        started = time.monotonic()
+
+        def promoted() -> bool:
+            for server in self._live():  # each one's view: the client may ask any
+                c = server.client()
+                if c.cluster("INFO")["cluster_state"] != "ok":
+                    return False
+                seen = {
+                    int(addr.split("@")[0].rsplit(":", 1)[1]): str(node["flags"])
+                    for addr, node in c.cluster("NODES").items()
+                }
+                if "master" not in seen[port] or "fail" in seen[port]:
+                    return False
+            return True
+
+        _wait(f"{port} is a primary for every node", promoted, within)
+        return time.monotonic() - started
+
+    def failover(self, replica: int, within: float = FAILOVER_WITHIN) -> float:
+        """``CLUSTER FAILOVER`` on ``replica``: it catches up with its primary, then takes
+        over (the primary becomes its replica); the seconds it took."""
+        self.servers[replica].client().cluster("FAILOVER")
+        return self.wait_promoted(replica, within)
+
+    def hold_back(self, replica: int) -> None:
+        """The replica hears nothing more from its primary (see the module docstring)."""
+        hold_back(self.servers[self.primary_of(replica)].client())
+        _wait(
+            f"{replica}'s link is down",
+            lambda: (
+                self.servers[replica].client().info("replication")["master_link_status"] == "down"
+            ),
+            FAILOVER_WITHIN,
+        )
+
+    def let_through(self, primary: int) -> None:
+        let_through(self.servers[primary].client())
+
+
+@dataclass
+class Sentinels:
+    """A primary and its replica, watched by 3 Sentinels, on ``ports`` (5 of them). The
+    bot finds the primary through the Sentinels (:attr:`addresses`, :data:`SENTINEL_MASTER`)."""
+
+    directory: Path
+    servers: dict[int, Server] = field(default_factory=dict)
+    sentinels: list[Server] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.ports = free_ports(5)
+        primary, replica = self.ports[0], self.ports[1]
+        self.servers[primary] = Server(primary, self.directory / str(primary), *data_args(primary))
+        self.servers[replica] = Server(
+            replica,
+            self.directory / str(replica),
+            *data_args(replica),
+            "--replicaof",
+            HOST,
+            str(primary),
+        )
+        for port in self.ports[2:5]:
+            where = self.directory / str(port)
+            self.sentinels.append(Server(port, where, str(where / "sentinel.conf"), "--sentinel"))
+
+    @property
+    def addresses(self) -> str:
+        """REDIS_SENTINELS."""
+        return ",".join(f"{HOST}:{s.port}" for s in self.sentinels)
+
+    def start(self) -> None:
+        primary = self.ports[0]
+        for server in self.servers.values():
+            server.start()
+        for sentinel in self.sentinels:
+            sentinel.directory.mkdir(parents=True, exist_ok=True)
+            (sentinel.directory / "sentinel.conf").write_text(
+                f"port {sentinel.port}\nbind {HOST}\ndir {sentinel.directory}\n"
+                f"sentinel monitor {SENTINEL_MASTER} {HOST} {primary} 2\n"
+                f"sentinel down-after-milliseconds {SENTINEL_MASTER} {NODE_TIMEOUT_MS}\n"
+                f"sentinel failover-timeout {SENTINEL_MASTER} 2000\n"
+            )
+            sentinel.start()
+        self.wait_ok()
+
+    def stop(self) -> None:
+        for server in [*self.sentinels, *self.servers.values()]:
+            server.kill()
+
+    def master(self) -> dict[str, Any]:
+        """SENTINEL MASTER as the first Sentinel that answers sees it."""
+        for sentinel in self.sentinels:
+            if sentinel.alive:
+                with contextlib.suppress(redis.RedisError):
+                    found = sentinel.client().sentinel_master(SENTINEL_MASTER)
+                    assert isinstance(found, dict)
+                    return found
+        raise AssertionError("no Sentinel answers")
+
+    def primary(self) -> int:
+        """The port the Sentinels name as the primary."""
+        return int(self.master()["port"])
+
+    def replica(self) -> int:
+        return next(p for p in self.servers if p != self.primary())
+
+    def wait_ok(self, within: float = UP_WITHIN) -> None:
+        """The Sentinels know each other and the replica, whose link is up."""
+
+        def ok() -> bool:
+            seen = self.master()
+            if int(seen["num-other-sentinels"]) < 2 or int(seen["num-slaves"]) < 1:
+                return False
+            if "down" in str(seen["flags"]):
+                return False
+            replica = self.servers[self.replica()]
+            info = replica.client().info("replication")
+            return bool(info["role"] == "slave" and info["master_link_status"] == "up")
+
+        _wait("the Sentinels are ready", ok, within)
+
+    def kill(self, port: int) -> None:
+        self.servers[port].kill()
+
+    def wait_promoted(self, port: int, within: float = FAILOVER_WITHIN) -> float:
+        """Wait until the Sentinels name ``port`` the primary and it acts as one."""
+        started = time.monotonic()
+
+        def promoted() -> bool:
+            return self.primary() == port and _role(self.servers[port].client()) == "master"
+
+        _wait(f"{port} is the primary", promoted, within)
+        return time.monotonic() - started
+
+    def failover(self, within: float = FAILOVER_WITHIN) -> float:
+        """``SENTINEL FAILOVER``: the replica takes over; the seconds it took."""
+        replica = self.replica()
+        sentinel = next(s for s in self.sentinels if s.alive)
+        sentinel.client().sentinel_failover(SENTINEL_MASTER)
+        return self.wait_promoted(replica, within)
+
+    def hold_back(self) -> None:
+        hold_back(self.servers[self.primary()].client())
+
+    def let_through(self) -> None:
+        let_through(self.servers[self.primary()].client())
+
+
+def single(directory: Path) -> Server:
+    """One server on a free port that keeps nothing on disk (not started yet)."""
+    (port,) = free_ports(1)
+    return Server(port, directory, *data_args(port))
+
 
 @dataclass
 class Pair:
-    """A primary and one replica of it (see the module docstring)."""
+    """A primary and one replica of it, on free ports in ``directory``."""
 
-    primary: Server
-    replica: Server
+    directory: Path
+    primary: Server = field(init=False)
+    replica: Server = field(init=False)
+
+    def __post_init__(self) -> None:
+        first, second = free_ports(2)
+        self.primary = Server(first, self.directory / "primary", *data_args(first))
+        self.replica = Server(
+            second, self.directory / "replica", *data_args(second), "--replicaof", HOST, str(first)
+        )
 
     def start(self) -> None:
-        # A replica's first sync at once (the default waits 5 s for more replicas).
-        self.primary.args += ["--repl-diskless-sync-delay", "0"]
         self.primary.start()
-        with contextlib.closing(self.primary.client()) as primary:
-            primary.acl_setuser(
-                REPLICA_USER,
-                enabled=True,
-                passwords=[f"+{REPLICA_PASSWORD}"],
-                commands=REPLICA_RIGHTS,
-            )
-        self.replica.args += ["--repl-diskless-sync-delay", "0"]  # it serves a sync too
-        self.replica.args += ["--replicaof", "127.0.0.1", str(self.primary.port)]
-        self.replica.args += ["--masteruser", REPLICA_USER, "--masterauth", REPLICA_PASSWORD]
         self.replica.start()
         self.wait_synced()
 
     def wait_synced(self) -> None:
         """Until the replica is linked and has everything the primary wrote (up to a
         write of this connection's own: WAIT counts no other's)."""
-        deadline = time.monotonic() + START_WAIT
         with contextlib.closing(self.primary.client()) as primary:
             primary.set("testing:synced", 1)
-            while primary.wait(1, 100) < 1:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the replica did not catch up")
+            _wait("the replica caught up", lambda: primary.wait(1, 100) >= 1, UP_WITHIN)
 
     def hold_back(self) -> None:
         """Writes from now on reach the primary only (see the module docstring)."""
         with contextlib.closing(self.primary.client()) as primary:
-            primary.acl_setuser(REPLICA_USER, enabled=False)
-            primary.client_kill_filter(user=REPLICA_USER)
-            deadline = time.monotonic() + START_WAIT
-            while primary.info("replication")["connected_slaves"]:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the replica's link did not go")
-                time.sleep(0.01)
+            hold_back(primary)
 
     def let_go(self) -> None:
         """The replica may log in again; it catches up (:meth:`wait_synced`)."""
         with contextlib.closing(self.primary.client()) as primary:
-            primary.acl_setuser(REPLICA_USER, enabled=True)
+            let_through(primary)
 
     def lose_unreplicated(self) -> None:
         """What a failover to the held-back replica leaves, at the primary's own address
@@ -171,20 +528,19 @@ class Pair:
             contextlib.closing(self.replica.client()) as replica,
         ):
             replica.replicaof("NO", "ONE")
-            primary.replicaof("127.0.0.1", self.replica.port)
-            deadline = time.monotonic() + START_WAIT
-            while True:
+            primary.replicaof(HOST, self.replica.port)
+
+            def synced() -> bool:
                 info = primary.info("replication")
-                if info.get("master_link_status") == "up" and not info.get(
-                    "master_sync_in_progress"
-                ):
-                    break
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the primary did not take the replica's copy")
-                time.sleep(0.01)
+                return bool(
+                    info.get("master_link_status") == "up"
+                    and not info.get("master_sync_in_progress")
+                )
+
+            _wait("the primary took the replica's copy", synced, UP_WITHIN)
             primary.replicaof("NO", "ONE")
             self.let_go()
-            replica.replicaof("127.0.0.1", self.primary.port)
+            replica.replicaof(HOST, self.primary.port)
         self.wait_synced()
 
     def promote(self) -> None:
@@ -192,92 +548,26 @@ class Pair:
         with contextlib.closing(self.replica.client()) as replica:
             replica.replicaof("NO", "ONE")
 
-    def kill(self) -> None:
+    def stop(self) -> None:
         self.replica.kill()
         self.primary.kill()
 
 
-@contextlib.contextmanager
-def pair(directory: Path) -> Iterator[Pair]:
-    """A running :class:`Pair` in ``directory``, killed at the end."""
-    first = free_port()
-    second = free_port(frozenset({first}))
-    servers = Pair(Server(directory / "primary", first), Server(directory / "replica", second))
-    try:
-        servers.start()
-        yield servers
-    finally:
-        servers.kill()
+class Runs(Protocol):
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+Started = TypeVar("Started", bound=Runs)
 
 
 @contextlib.contextmanager
-def alone(directory: Path) -> Iterator[Server]:
-    """One running redis-server that never had a replica, killed at the end."""
-    server = Server(directory / "alone", free_port())
+def running(made: Started) -> Iterator[Started]:
+    """``made`` (a :class:`Server`, :class:`Pair`, :class:`Cluster` or :class:`Sentinels`)
+    started, and torn down after, whatever happens."""
     try:
-        server.start()
-        yield server
+        made.start()
+        yield made
     finally:
-        server.kill()
-
-
-@dataclass
-class Cluster:
-    """A Redis Cluster of three primaries with a replica each (``redis-cli --cluster
-    create``); the replica of each primary found by :meth:`replica_of`."""
-
-    servers: list[Server]
-
-    @property
-    def url(self) -> str:
-        return self.servers[0].url
-
-    def start(self) -> None:
-        for server in self.servers:
-            server.args += ["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"]
-            server.args += ["--cluster-config-file", "nodes.conf"]
-            server.args += ["--repl-diskless-sync-delay", "0"]
-            server.start()
-        nodes = [f"127.0.0.1:{server.port}" for server in self.servers]
-        create = ["redis-cli", "--cluster", "create", *nodes, "--cluster-replicas", "1"]
-        subprocess.run(
-            [*create, "--cluster-yes"],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            timeout=START_WAIT * 3,
-        )
-        deadline = time.monotonic() + START_WAIT * 3
-        for server in self.servers:  # every node sees the whole cluster, every replica in sync
-            with contextlib.closing(server.client()) as client:
-                while client.cluster("info").get("cluster_state") != "ok" or (
-                    client.info("replication")["role"] == "slave"
-                    and client.info("replication")["master_link_status"] != "up"
-                ):
-                    if time.monotonic() > deadline:
-                        raise RuntimeError("the cluster did not come up")
-                    time.sleep(0.05)
-
-    def replica_of(self, port: int) -> Server:
-        with contextlib.closing(redis.Redis(port=port, socket_timeout=5)) as primary:
-            replica = primary.info("replication")["slave0"]["port"]
-        return next(server for server in self.servers if server.port == int(replica))
-
-    def kill(self) -> None:
-        for server in self.servers:
-            server.kill()
-
-
-@contextlib.contextmanager
-def cluster(directory: Path) -> Iterator[Cluster]:
-    """A running :class:`Cluster` in ``directory``, killed at the end."""
-    if shutil.which("redis-cli") is None:
-        raise RuntimeError("no redis-cli to create a cluster with")
-    ports: list[int] = []
-    for _ in range(6):
-        ports.append(free_port(frozenset(ports)))
-    servers = Cluster([Server(directory / f"node{port}", port) for port in ports])
-    try:
-        servers.start()
-        yield servers
-    finally:
-        servers.kill()
+        made.stop()

@@ -22,28 +22,6 @@ REDIS_TEST_DB = _test_db()
 REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_TEST_DB}"
 
 
-def _test_ports() -> range:
-    """The ports for the Redis servers a test starts on given ports (a cluster, Sentinel:
-    testing/redis_cluster.py): REDIS_TEST_PORTS=<first>-<last>, else 100 ports of the run's
-    own from REDIS_TEST_DB. A parallel run's workers split them."""
-    given = os.environ.get("REDIS_TEST_PORTS", "")
-    if given:
-        first, _, last = given.partition("-")
-        ports = range(int(first), int(last or first) + 1)
-    else:
-        base = 20000 + 100 * int(os.environ.get("REDIS_TEST_DB", "14"))
-        ports = range(base, base + 100)
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    if not worker.startswith("gw"):
-        return ports
-    share = len(ports) // 2  # scripts/test runs at most two workers
-    start = ports.start + share * (int(worker.removeprefix("gw")) % 2)
-    return range(start, start + share)
-
-
-REDIS_TEST_PORTS = _test_ports()
-
-
 def settings(**overrides: Any) -> Settings:
     """What a test's bot runs with: no coalescing delay, no rate limiter (a test that is
     about them turns them on), the test database, hands in private chats unless a player

@@ -13,7 +13,6 @@ import contextlib
 import functools
 import os
 import resource
-import shutil
 import time
 from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ import redis.asyncio as aioredis
 
 from bot.core import health
 from bot.handlers.once import update_key
-from testing import luacache
+from testing import luacache, redis_servers
 from testing.browser import chromiums, fresh_tab
 from testing.clock import Clock
 from testing.computers import quick_harness
@@ -186,8 +185,8 @@ async def real_redis(server: FakeTelegram, emptied_test_db: None) -> AsyncIterat
 @pytest.fixture
 def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
     """A redis-server of the test's own (testing/ownredis.py), killed after it."""
-    if shutil.which("redis-server") is None:
-        pytest.skip("no redis-server to run")
+    if (why := redis_servers.why_not()) is not None:
+        pytest.skip(why)
     server = OwnRedis(tmp_path)
     server.start()
     yield server

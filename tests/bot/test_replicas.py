@@ -19,7 +19,6 @@ import contextlib
 import json
 import logging
 import random
-import shutil
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -63,17 +62,17 @@ SECRET = "s3cret"
 
 @pytest.fixture
 def pair(tmp_path: Path) -> Iterator[Pair]:
-    if (why := redis_servers.available()) is not None:
+    if (why := redis_servers.why_not()) is not None:
         pytest.skip(why)
-    with redis_servers.pair(tmp_path) as servers:
+    with redis_servers.running(Pair(tmp_path)) as servers:
         yield servers
 
 
 @pytest.fixture
 def alone(tmp_path: Path) -> Iterator[Server]:
-    if (why := redis_servers.available()) is not None:
+    if (why := redis_servers.why_not()) is not None:
         pytest.skip(why)
-    with redis_servers.alone(tmp_path) as server:
+    with redis_servers.running(redis_servers.single(tmp_path / "alone")) as server:
         yield server
 
 
@@ -381,9 +380,9 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path:
     key of another node is confirmed at once. So do the inbox's: an update stored in a
     stream of that node is Unconfirmed (the webhook's 503), one of another node's is not;
     a worker's read of the first is Unconfirmed, and confirmed once the replica is back."""
-    if (why := redis_servers.available()) is not None or shutil.which("redis-cli") is None:
-        pytest.skip(why or "no redis-cli to create a cluster with")
-    with redis_servers.cluster(tmp_path) as servers:
+    if (why := redis_servers.why_not()) is not None:
+        pytest.skip(why)
+    with redis_servers.running(redis_servers.Cluster(tmp_path)) as servers:
         client = await RedisCluster.from_url(servers.url).initialize()
         replicas = Replicas(client, wait_ms=WAIT_MS)
         save = SAVE.register(client, replicas)  # type: ignore[arg-type]
@@ -395,7 +394,7 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path:
                 await client.hset(each, "v", 1)
                 # NOSCRIPT, loaded, run; confirmed once the replica (just synced) answers
                 assert await _confirmed(lambda each=each: save(Save(each, 60, ("f", "1")))) == 1
-            frozen = servers.replica_of(port)
+            frozen = servers.servers[servers.replica_of(port)]
             frozen.freeze(True)
             try:
                 with pytest.raises(Unconfirmed):

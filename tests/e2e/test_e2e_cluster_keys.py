@@ -8,14 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-import redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
@@ -28,86 +23,21 @@ from bot.core.services import services
 from bot.core.store import MOVED, Snapshot, Store, Write
 from bot.tables.stats.finished import Player, from_table
 from bot.tables.stats.standings import Standings, of
+from testing import redis_servers
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, harness_on
 from testing.stats import GROUP, played
 from testing.tabletop import playing, stored
 
-PRIMARIES = 3
-
-
-def _free_port() -> int:
-    """A free port whose cluster bus port (+10000) is free too."""
-    for _ in range(100):
-        with socket.socket() as a, socket.socket() as b:
-            a.bind(("127.0.0.1", 0))
-            port = int(a.getsockname()[1])
-            if port + 10000 > 65535:
-                continue
-            try:
-                b.bind(("127.0.0.1", port + 10000))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port pair")
-
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """Three primaries, no replicas: the port of one of them."""
-    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
-        pytest.skip("no redis-server to start a cluster with")
-    root = tmp_path_factory.mktemp("cluster")
-    ports = [_free_port() for _ in range(PRIMARIES)]
-    processes = []
-    for port in ports:
-        folder = root / str(port)
-        folder.mkdir()
-        args = ["--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes"]
-        args += ["--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000"]
-        args += ["--save", "", "--appendonly", "no", "--dir", str(folder)]
-        processes.append(subprocess.Popen(["redis-server", *args], stdout=subprocess.DEVNULL))
-    try:
-        for port in ports:
-            _wait(lambda port=port: _pings(port))
-        nodes = [f"127.0.0.1:{p}" for p in ports]
-        subprocess.run(
-            ["redis-cli", "--cluster", "create", *nodes, "--cluster-yes"],
-            check=True,
-            capture_output=True,
-            timeout=30,
-        )
-        for port in ports:
-            _wait(lambda port=port: _state_ok(port))
-        yield ports[0]
-    finally:
-        for process in processes:
-            process.kill()
-            process.wait(10)
-
-
-def _state_ok(port: int) -> bool:
-    with redis.Redis(port=port, socket_timeout=1, decode_responses=True) as probe:
-        found = probe.execute_command("CLUSTER INFO")
-    state = found.get("cluster_state") if isinstance(found, dict) else str(found)
-    return "ok" in str(state)
-
-
-def _pings(port: int) -> bool:
-    with redis.Redis(port=port, socket_timeout=1) as probe:
-        return bool(probe.ping())
-
-
-def _wait(check: object) -> None:
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if check():  # type: ignore[operator]
-                return
-        except redis.RedisError:
-            pass
-        assert time.monotonic() < deadline, "the cluster did not come up"
-        time.sleep(0.05)  # processes starting: nothing to wait on but their ports
+    if (why := redis_servers.why_not()) is not None:
+        pytest.skip(why)
+    where = redis_servers.Cluster(tmp_path_factory.mktemp("cluster"), replicas=0)
+    with redis_servers.running(where):
+        yield where.ports[0]
 
 
 @pytest.fixture
