@@ -43,11 +43,13 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ReadOnlyError, RedisError
+from redis.exceptions import NoScriptError, ReadOnlyError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 log = logging.getLogger(__name__)
 
+# What a node that a failover just demoted answers WAIT with.
+DEMOTED = "WAIT cannot be used with replica instances"
 REFRESH = 5.0  # seconds a node's replication state is trusted before it is read again
 AGAIN_FOR = 5.0  # seconds a write is run again until confirmed (again): a failover's few
 AGAIN_PAUSE = 0.25  # seconds between two tries
@@ -187,6 +189,10 @@ class Replicas:
             result, acked = await pipe.execute(raise_on_error=False)
         if isinstance(result, Exception):
             raise result
+        if isinstance(acked, ResponseError) and DEMOTED in str(acked):
+            # The node became a replica as the pipeline went out (a failover): the write
+            # went on to the new primary, and nothing yet says a replica holds it there.
+            return result, 0
         if isinstance(acked, Exception):
             raise acked
         if node is not None and await self._name(key) != node.name:

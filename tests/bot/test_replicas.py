@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ResponseError
 
 from bot import inbox
 from bot.app import build_application
@@ -511,3 +512,35 @@ async def test_unconfirmed_writes_are_told_once_per_node_on_a_cluster(
     assert [level for level, _ in lines] == ["WARNING", "INFO"]
     assert lines[0][1].endswith("on a: taps are told so, nothing of them is shown meanwhile")
     assert lines[1][1] == "replicas confirm writes again on a"
+
+
+class _Demoted:
+    """A client whose node became a replica as a write's pipeline went out: the write is
+    answered (redirected to the new primary), its WAIT refused by the demoted node."""
+
+    def pipeline(self, transaction: bool = False) -> Any:
+        return self
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    async def execute(self, raise_on_error: bool = True) -> list[Any]:
+        return [1, ResponseError(f"{replicas_module.DEMOTED}. Please also note ...")]
+
+
+async def test_a_wait_refused_by_a_node_just_demoted_leaves_the_write_unconfirmed() -> None:
+    """During a graceful failover the WAIT may reach the old primary, a replica now: the
+    write is unconfirmed (the tap told so, the webhook 503), not an error (a 500)."""
+    waits = Replicas(_Demoted(), least=1)  # type: ignore[arg-type]
+    with pytest.raises(Unconfirmed):
+        await waits.write("k", _never, lambda pipe: pipe.execute_command("SET", "k", "1"))
+
+
+async def _never() -> Any:
+    raise AssertionError("a write that waits goes through the pipeline")
