@@ -59,10 +59,10 @@ def why_not() -> str | None:
 
 
 def _share() -> range:
-    """The ports of REDIS_TEST_PORTS (else 100 of the run's own from REDIS_TEST_DB) this
+    """The ports of REDIS_TEST_PORTS (else 200 of the run's own from REDIS_TEST_DB) this
     process may take: a share for each pytest-xdist worker, so that two never meet."""
-    base = 20000 + 100 * int(os.environ.get("REDIS_TEST_DB", "14"))
-    given = os.environ.get("REDIS_TEST_PORTS") or f"{base}-{base + 99}"
+    base = 20000 + 200 * int(os.environ.get("REDIS_TEST_DB", "14"))
+    given = os.environ.get("REDIS_TEST_PORTS") or f"{base}-{base + 199}"
     first, _, last = given.partition("-")
     ports = range(int(first), int(last or first) + 1)
     worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
@@ -80,6 +80,8 @@ def free_ports(count: int, taken: Sequence[int] = ()) -> list[int]:
         if port in taken:
             continue
         with socket.socket() as probe:
+            # As redis-server binds: a port a killed server left in TIME_WAIT is free.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind((HOST, port))
             except OSError:
