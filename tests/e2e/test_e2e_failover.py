@@ -346,7 +346,12 @@ async def _held_back_then_killed(game: Game, where: Cluster | Sentinels, key: st
     ("deployed", "how"),
     [
         ("cluster", "kill"),
-        ("cluster", "graceful"),
+        # Under load (one run in two with three busy cores beside it, once in a full run)
+        # the game stops after a CLUSTER FAILOVER: both bots say Redis answers again 3 s
+        # later, yet no prompt comes within 20 s. Passes alone. Open in issue 33.
+        pytest.param(
+            "cluster", "graceful", marks=pytest.mark.xfail(reason="stalls under load: issue 33")
+        ),
         ("cluster", "held-back"),
         ("sentinel", "kill"),
         ("sentinel", "graceful"),
