@@ -35,15 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import fakeredis
 
-from bot.app import build_application
 from bot.core.callbacks import Action
 from bot.core.i18n import plain
 from testing.chats import FakeMessage
 from testing.clock import Clock
-from testing.fakegram import FakeRequest, FakeTelegram
+from testing.fakegram import FakeTelegram
 from testing.flood import FloodLimits
-from testing.harness import Chat, Harness, start_app, stop_app
-from testing.settings import settings
+from testing.harness import Chat, Harness, started_bot, stop_app
 from testing.tabletop import Tabletop, is_action
 
 HAND = plain("en", "btn.inline_hand")
@@ -120,14 +118,9 @@ async def one(name: str, args: argparse.Namespace) -> dict[str, Any]:
     clock = Clock()
     server = FakeTelegram(clock=clock, limits=FloodLimits(clock=clock, inline="chat"))
     redis = fakeredis.FakeAsyncRedis()
-    app = build_application(
-        settings(rate_limit=True, table_edit_interval=3, computer_delay=1.0),
-        redis,
-        request=FakeRequest(server),
-        clock=clock,
+    app = await started_bot(
+        server, redis, clock, rate_limit=True, table_edit_interval=3, computer_delay=1.0
     )
-    clock.apps.append(app)
-    await start_app(app)
     h = Harness(server, [app])
     h.redis = redis
     try:

@@ -36,15 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import fakeredis
 
-from bot.app import build_application
 from bot.core.callbacks import Action
 from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.computers import lobby_with_computers, play_people
-from testing.fakegram import FakeRequest, FakeTelegram
+from testing.fakegram import FakeTelegram
 from testing.flood import FloodLimits
-from testing.harness import Harness, start_app, stop_app
-from testing.settings import settings
+from testing.harness import Harness, started_bot, stop_app
 from testing.tabletop import Tabletop, is_action
 
 Scenario = Callable[[Harness, Clock], Awaitable[float]]
@@ -131,14 +129,15 @@ async def one(scenario: Scenario, latency: float) -> float:
     clock = Clock()
     server = FakeTelegram(clock=clock, limits=FloodLimits(clock=clock))
     redis = fakeredis.FakeAsyncRedis()
-    app = build_application(
-        settings(rate_limit=True, table_edit_interval=3, computer_delay=0.05),
+    app = await started_bot(
+        server,
         redis,
-        request=FakeRequest(server, latency=latency),
-        clock=clock,
+        clock,
+        latency=latency,
+        rate_limit=True,
+        table_edit_interval=3,
+        computer_delay=0.05,
     )
-    clock.apps.append(app)
-    await start_app(app)
     h = Harness(server, [app])
     h.redis = redis
     h.watch = Stopwatch(server, clock)  # type: ignore[attr-defined]

@@ -40,14 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis
 from redis.asyncio.cluster import RedisCluster
 
-from bot.app import build_application
 from bot.core import health
 from bot.core.replicas import Replicas
 from testing import redis_servers
 from testing.clock import Clock
-from testing.fakegram import FakeRequest, FakeTelegram
-from testing.harness import Harness, start_app, stop_app
-from testing.settings import settings
+from testing.fakegram import FakeTelegram
+from testing.harness import Harness, started_bot, stop_app
 from testing.tabletop import playing
 
 SETUPS = ("alone", "replica, no WAIT", "replica, WAIT")
@@ -85,14 +83,7 @@ async def _game(url: str, port: int, seed: int, overrides: dict[str, Any], tally
     clock = Clock()
     server = FakeTelegram(clock=clock)
     client = health.client(url)
-    app = build_application(
-        settings(computer_delay=0.05, redis_url=url, **overrides),
-        client,
-        request=FakeRequest(server),
-        clock=clock,
-    )
-    clock.apps.append(app)
-    await start_app(app)
+    app = await started_bot(server, client, clock, computer_delay=0.05, redis_url=url, **overrides)
     h = Harness(server, [app])
     h.redis = client
     rng = random.Random(seed)

@@ -34,14 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import fakeredis
 
-from bot.app import build_application
 from bot.core.models import Table
 from bot.tables import games
 from engine.base import Game
 from testing.clock import Clock
-from testing.fakegram import FakeRequest, FakeTelegram
-from testing.harness import Harness, settle, start_app, stop_app
-from testing.settings import settings
+from testing.fakegram import FakeTelegram
+from testing.harness import Harness, settle, started_bot, stop_app
 from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,9 +113,7 @@ async def measure() -> Walk:
     clock = Clock()
     server = FakeTelegram(clock=clock)
     redis = fakeredis.FakeAsyncRedis()
-    app = build_application(settings(), redis, request=FakeRequest(server), clock=clock)
-    clock.apps.append(app)
-    await start_app(app)
+    app = await started_bot(server, redis, clock)
     h = Harness(server, [app])
     h.redis = redis
     try:

@@ -38,12 +38,15 @@ from testing.chats import (
     FakeUser,
 )
 from testing.errors import NOT_MODIFIED
-from testing.fakegram import ARRIVED, TAG, FakeTelegram
+from testing.fakegram import ARRIVED, TAG, FakeRequest, FakeTelegram
 from testing.fakeinline import Shown, chat_instance
 from testing.html import command_entities
+from testing.settings import settings
 
 if TYPE_CHECKING:  # the harness runs outside pytest too (bench/)
     import pytest
+
+    from testing.clock import Clock
 
 # A line that is nothing but a dotted lowercase key, after any bullet or emoji.
 _CATALOGUE_KEY = re.compile(r"^[^\w]*([a-z0-9_]+(?:\.[a-z0-9_]+)+)\s*$")
@@ -663,6 +666,21 @@ async def start_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         await app.post_init(app)
     await app.start()
     inbox.start(app)
+
+
+async def started_bot(
+    server: FakeTelegram, redis: Any, clock: Clock, *, latency: float = 0.0, **overrides: Any
+) -> Application[Any, Any, Any, Any, Any, Any]:
+    """The bot on ``redis`` (the test settings with ``overrides``), talking to ``server``
+    on ``clock``, started as bot.runner starts it: one way to build a running bot for the
+    tests and the benches. ``latency``: seconds each Bot API call takes."""
+    from bot.app import build_application  # the bot's import, only where one is built
+
+    request = FakeRequest(server, latency=latency)
+    app = build_application(settings(**overrides), redis, request=request, clock=clock)
+    clock.apps.append(app)
+    await start_app(app)
+    return app
 
 
 STOP_WITHIN = 10.0  # seconds: a bot that takes longer to stop has work that never ends

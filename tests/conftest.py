@@ -29,10 +29,10 @@ from testing import luacache, redis_servers
 from testing.browser import chromiums, fresh_tab
 from testing.clock import Clock
 from testing.computers import quick_harness
-from testing.fakegram import FakeRequest, FakeTelegram
-from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
+from testing.fakegram import FakeTelegram
+from testing.harness import AppFactory, Harness, harness_on, started_bot, stop_app
 from testing.ownredis import OwnRedis
-from testing.settings import REDIS_URL, settings
+from testing.settings import REDIS_URL
 from testing.webapp import page_server
 
 
@@ -196,16 +196,11 @@ def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
 @pytest.fixture
 async def make_app(server: FakeTelegram, clock: Clock) -> AsyncIterator[AppFactory]:
     """Builds and starts bot Applications on ``server``; stops them all at the end."""
-    from bot.app import build_application
-
     apps: list[Any] = []
 
     async def make(redis: aioredis.Redis, *, latency: float = 0.0, **overrides: Any) -> Any:
         """``latency``: seconds each Bot API call takes (a slow or distant process)."""
-        request = FakeRequest(server, latency=latency)
-        app = build_application(settings(**overrides), redis, request=request, clock=clock)
-        clock.apps.append(app)
-        await start_app(app)
+        app = await started_bot(server, redis, clock, latency=latency, **overrides)
         apps.append(app)
         return app
 
