@@ -22,8 +22,7 @@ from testing.tabletop import Tabletop, game_for, stored, table_key
 
 
 async def group_shows_version(h: Harness, top: Tabletop) -> tuple[int, int]:
-    """(version the group message shows, version of the table), from the store's
-    documented layout (bot/core/keys.py: the ``m:table`` slot carries the version it shows)."""
+    """(the version the group message shows, as its slot says, the table's version)."""
     raw = await h.redis.hget(table_key(top.group), TABLE_SLOT)
     return json.loads(raw)["version"], (await stored(h, top.group))["version"]
 
@@ -118,15 +117,10 @@ async def test_a_bot_kicked_from_the_group_mid_game_lets_the_players_finish(
 
 
 @pytest.mark.telegram_complaints  # the injected flood control
-async def test_the_production_settings_ride_out_flood_control(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: object
-) -> None:
-    """As deployed: PTB's rate limiter on, group edits coalesced every 3 s. A message
-    refused by flood control is shown once it ends: the move it belonged to still
-    reaches its player."""
-    h = Harness(server)
-    h.redis = fake_redis
-    h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=3.0))
+@pytest.mark.settings(rate_limit=True, table_edit_interval=3.0)  # as deployed
+async def test_the_production_settings_ride_out_flood_control(tuned: Harness) -> None:
+    """A message refused by flood control is shown once it ends: every move reaches its player."""
+    h = tuned
     top, players = await game_for(h, "durak")
     await top.caught_up(players)
     rng = random.Random(11)
@@ -143,15 +137,13 @@ async def test_the_production_settings_ride_out_flood_control(
 
 
 @pytest.mark.telegram_complaints  # the injected flood control
+@pytest.mark.settings(rate_limit=True, table_edit_interval=0.0)
 async def test_flood_control_in_one_group_holds_up_no_other_chat(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: object, clock: Clock
+    tuned: Harness, clock: Clock
 ) -> None:
-    """With the production rate limiter, Telegram's 429 for one group's edit comes back to
-    the bot at once: that edit is put off until flood control ends, instead of being waited
-    out inside the tap, which would hold the table and pause every other chat's calls."""
-    h = Harness(server)
-    h.redis = fake_redis
-    h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=0.0))
+    """One group's 429 puts its edit off, rather than being waited out in the tap and
+    holding every other chat's calls."""
+    h = tuned
     (ta, pa), (tb, pb) = await game_for(h, "durak"), await game_for(h, "durak")
     await ta.caught_up(pa)
     await tb.caught_up(pb)
@@ -203,8 +195,7 @@ def bot_log(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
 async def test_a_bad_gateway_is_one_warning_line(
     harness: Harness, caplog: pytest.LogCaptureFixture, page: bool
 ) -> None:
-    """A proxy's HTML 502 page (not JSON), or Telegram's own 502, on a call that no
-    handler catches: the error handler's one line, nothing from PTB's JSON parser."""
+    """A proxy's HTML 502 page or Telegram's own 502 on an uncaught call: one warning line."""
     h = harness
 
     async def uncaught(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
