@@ -1,11 +1,5 @@
-"""The bot as deployed: ``python -m bot`` processes in webhook mode (testing/botproc.py),
-their logs, a SIGTERM in the middle of a game, a worker killed with updates queued, and
-the webhook while Redis is down (bot.runner, bot.inbox, bot.endpoints, bot.core.logs).
-
-Each test that stops or shares Redis between processes runs a redis-server of its own
-(testing/ownredis.py); waits are on real events (a process's exit, an
-answer, the fake Bot API going quiet), never fixed sleeps.
-"""
+"""The bot as deployed, ``python -m bot`` processes (testing/botproc.py): their logs, a SIGTERM
+mid-game, a worker killed with updates queued, the webhook while Redis is down."""
 
 from __future__ import annotations
 
@@ -41,8 +35,7 @@ CLAIM_IDLE_MS = "1500"
 
 @pytest.fixture
 async def slow_and_fast() -> AsyncIterator[tuple[FakeServer, FakeServer]]:
-    """Two Bot API servers of one Telegram: one for a process whose calls are made to
-    hang, one for the process that takes over from it."""
+    """Two Bot API servers of one Telegram: one to hang a process's calls, one for its successor."""
     telegram = FakeTelegram()
     servers = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
     for fake in servers:
@@ -70,8 +63,7 @@ async def until(check: Any, within: float, what: str) -> None:
 
 
 async def _garbage(port: int, data: bytes) -> None:
-    """Send ``data`` to the bot's HTTP port as a client on the internet may, and wait for
-    the server to hang up."""
+    """Sends ``data`` to the bot's HTTP port and waits for the server to hang up."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(data)
     await writer.drain()
@@ -207,12 +199,8 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
     admin: bool,
     stop: str,
 ) -> None:
-    """A move is committed, then its process is killed (kill -9) or stopped (SIGTERM, its
-    grace running out) while Telegram hangs, before anyone sees the new position (the
-    calls it was granted count against the group's budget all the same). The next
-    process, once it answers, shows the player to act his buttons within 3 s, and a tap
-    on them is taken: his hand in his private chat or in the group alike, the bot an
-    administrator there or not (then his hand in the group can only be edited)."""
+    """A move committed, its process killed or stopped while Telegram hangs, before anyone
+    saw it: the next process gives the player to act working buttons within 3 s."""
     slow, fast = slow_and_fast
     telegram = slow.telegram
     env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": "1", "HANDS": hands}

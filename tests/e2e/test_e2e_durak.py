@@ -1,10 +1,5 @@
-"""Whole durak games through the real Application, as Telegram would deliver them.
-
-Players tap seeded-random buttons among those the fake Telegram shows them; after every
-update the test checks, against the engine state in Redis, that nobody was shown a card he
-may not know. The fixture checks at the end that no call was refused by Telegram (no edit
-that changed nothing) and that every tap got its answer.
-"""
+"""Whole durak games through the real Application: seeded-random taps on the buttons shown,
+no card shown to anyone who may not know it."""
 
 from __future__ import annotations
 
@@ -20,7 +15,7 @@ from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.settings import settings
-from testing.tabletop import LeakWatch, Tabletop, action_of, playing, stored
+from testing.tabletop import LeakWatch, action_of, playing, stored
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 
@@ -94,9 +89,7 @@ async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: H
 async def test_the_private_hand_is_edited_in_place_and_rings_when_asked(
     harness: Harness, clock: Clock
 ) -> None:
-    """A prompt that comes while he is playing (he moved a moment ago) is his message
-    edited in place; one that comes after a quiet while is a new message, so that his
-    phone rings, and the old one is deleted."""
+    """A prompt while he is playing edits his hand; one after a quiet while rings (a new one)."""
     h = harness
     players = seat_users(h, 2)
     top = await playing(h, "durak", players)
@@ -146,12 +139,6 @@ async def test_the_leak_check_catches_a_card_shown_to_the_wrong_reader(harness: 
         await watch.check()
 
 
-async def dummy_playing_table(h: Harness, players: list[FakeUser]) -> Tabletop:
-    """A dealt durak table whose dummy attacks and defends (so it takes, too)."""
-    top = await playing(h, "durak", players, ("p",))
-    return top
-
-
 def line_cards(text: str, prefix: str) -> list[str]:
     """The cards of the line starting with ``prefix``, as shown."""
     for line in text.splitlines():
@@ -163,7 +150,7 @@ def line_cards(text: str, prefix: str) -> list[str]:
 async def test_card_buttons_follow_the_order_of_the_hand_shown(harness: Harness) -> None:
     h = harness
     players = seat_users(h, 3, ("en",))
-    top = await dummy_playing_table(h, players)
+    top = await playing(h, "durak", players, ("p",))  # the dummy plays: its hand is shown too
     rng = random.Random(4)
     checked = {"own": 0, "dummy": 0}
     while not top.finished():
@@ -194,7 +181,7 @@ async def test_card_buttons_follow_the_order_of_the_hand_shown(harness: Harness)
 async def test_cards_picked_up_in_a_take_are_named_on_the_table(harness: Harness) -> None:
     h = harness
     players = seat_users(h, 3, ("en",))
-    top = await dummy_playing_table(h, players)
+    top = await playing(h, "durak", players, ("p",))  # the dummy plays: it takes too
     watch = LeakWatch(top)
     await watch.check()
     rng = random.Random(6)

@@ -1,9 +1,4 @@
-"""Whole football games through the real Application, as Telegram would deliver them.
-
-As for durak (test_e2e_durak.py): seeded-random taps among the buttons shown, a leak check
-against the engine state in Redis after every update, Telegram's complaints checked by the
-fixture.
-"""
+"""Whole football games through the real Application, as for durak (test_e2e_durak.py)."""
 
 from __future__ import annotations
 
@@ -113,8 +108,7 @@ async def test_the_table_explains_the_fields_symbols_while_the_game_is_played(
     players = two(h, ("en", "en"))
     top = Tabletop(h, h.group(creator=players[0]))
     legend = t("en", "football.legend")
-    # What the group's field uses; "( )" (a face-down card its owner knows) is only ever
-    # in a hand, so the group is not told of it.
+    # "( )", a face-down card its owner knows, is only ever in a hand: not in the group's legend
     assert all(symbol in legend for symbol in ("▒▒", "[ ]")) and "( )" not in legend
 
     def explained() -> bool:

@@ -1,7 +1,5 @@
-"""Standings end to end: games played in a group through the fake Bot API, then /stats in
-the group and in private, the result's Standings button, /forgetme, and a finished game
-delivered again (another process, a redelivered update) counted once; durak's variants on
-one board, a person's own figures split by variant."""
+"""Standings end to end: /stats in the group and in private, the Standings button, /forgetme,
+and every finished game counted once."""
 
 from __future__ import annotations
 
@@ -60,9 +58,7 @@ async def test_games_in_a_group_make_its_board_and_everyones_own_figures(
     standings_button = is_action(Action.STANDINGS)
     assert any(standings_button(b) for b in result.buttons)
 
-    # Counting is a step after the commit that ends a game, not part of every delivery:
-    # delivering the table again (a tap on Record, a lease taken over) asks the standings
-    # nothing, and the result still says who moved up.
+    # Delivering the result again (Record, a lease taken over) asks the standings nothing.
     standings = of(services(h.app).store)
     asked, shown = standings.round_trips, result.text
     await top.tap_group(ann, Action.RECORD)
@@ -162,8 +158,7 @@ async def test_a_finished_game_delivered_again_and_by_another_process_counts_onc
 async def test_a_game_whose_finishing_process_died_is_counted_by_another(
     harness: Harness, clock: Clock
 ) -> None:
-    """The process that committed the last move dies before delivering it: its lease runs
-    out, a live process delivers the finished table, and counts the game then."""
+    """A game whose finishing process died before delivering it is counted by the next."""
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
     group = h.group(creator=ann)
@@ -188,9 +183,7 @@ async def test_a_game_whose_finishing_process_died_is_counted_by_another(
 async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figures(
     real_harness: Harness, tmp_path: Path
 ) -> None:
-    """Three games in a group on the real Redis, each record taken with the Record button;
-    ``python -m bot.tables.stats rebuild`` on them clears the group's standings and counts them
-    again: the same figures as counted live."""
+    """``python -m bot.tables.stats rebuild`` on three games' records gives the live figures."""
     h = real_harness
     ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
     top = await playing(h, "durak", [ann, bob, cid], group=h.group(creator=ann))
@@ -245,8 +238,7 @@ async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) ->
 async def test_standings_follow_a_group_into_its_supergroup_and_count_no_game_twice(
     harness: Harness,
 ) -> None:
-    """The finished table moves to the new chat id and is delivered there again: its game
-    is known by its deal, not its chat, so it is not counted a second time."""
+    """The finished table delivered again in the supergroup is not counted again."""
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
     old = h.group(kind="group", creator=ann)

@@ -1,8 +1,4 @@
-"""Untrusted taps: forged, stale, replayed, out-of-turn and garbage callback data.
-
-Each must leave the stored table exactly as it was (same version, same bytes) and get a
-short alert; never an exception (the fixture fails the test on a logged error).
-"""
+"""Forged, stale, replayed, out-of-turn and garbage taps leave the table as it was: an alert."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Durak as groups play it (seeds/durak.md §9), whole games through the fake Bot API:
-the variant picked in the lobby's settings, named wherever the game is, played by buttons
-with every hand in the group (ephemeral messages, the bot's default), and checked for
-leaks after every update; a computer seat in each variant."""
+"""Durak's variants (seeds/durak.md §9) picked in the lobby, named and played with the hands
+in the group; a computer seat in each."""
 
 from __future__ import annotations
 
@@ -24,11 +22,8 @@ TRANSFER = "↪️ "  # a transfer button's label starts so (durak.btn.transfer)
 
 @pytest.fixture
 def deals(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
-    """Seeds the deals: the bot shuffles with a fresh random seed at each start, so a test
-    that waits for what only some deals bring (a transfer, beats on two attack cards)
-    would pass or fail by the deal. ``deals(seed)``: every game the test starts is dealt
-    from ``random.Random(seed)``, so its buttons, and the seeded taps among them, are
-    the same at every run."""
+    """``deals(seed)``: every game is dealt from ``random.Random(seed)``, so that what only
+    some deals bring (a transfer) comes at every run."""
 
     def seed(value: int) -> None:
         start = games.start
@@ -68,8 +63,7 @@ class Seen:
 async def play_watched(
     top: Tabletop, players: list[FakeUser], seed: int, seen: Seen | None = None
 ) -> Seen:
-    """Plays to the end, a transfer tapped most times one is offered, every other move a
-    seeded-random button; checks for leaks after every update."""
+    """Plays to the end, a transfer mostly taken when offered, checking for leaks."""
     seen = seen or Seen()
     rng = random.Random(seed)
     watch = LeakWatch(top)
