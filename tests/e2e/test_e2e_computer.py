@@ -32,6 +32,10 @@ async def moves_made(h: Harness, top: Tabletop) -> int:
     return len((await stored(h, top.group))["played"]["moves"])
 
 
+async def moved_past(h: Harness, top: Tabletop, moves: int) -> bool:
+    return await moves_made(h, top) > moves
+
+
 def computer_seats(data: dict[str, object]) -> list[int]:
     seats = data["seats"]
     assert isinstance(seats, list)
@@ -59,11 +63,7 @@ async def test_durak_in_a_private_chat_against_three_computers(quick: Harness) -
     chats = {c.chat_id for c in h.server.calls if c.chat_id is not None}
     assert chats <= {ann.id}
     # The table and the hand both live in her chat; the end shows Play again there.
-
-    async def shown() -> bool:
-        return finished(h, top)
-
-    await until(h, shown, timeout=5, what="the result with Play again")
+    await until(h, lambda: finished(h, top), timeout=5, what="the result with Play again")
 
 
 async def test_football_in_a_private_chat_against_the_computer(quick: Harness) -> None:
@@ -212,12 +212,9 @@ async def test_a_due_computer_move_survives_a_restart(tuned: Harness, make_app: 
     assert [k for k in TURN_KEYS if await h.redis.zcard(k)], "a computer move is due"
     h.apps = [await make_app(h.redis, computer_delay=RESTART_PACE)]  # type: ignore[operator]
 
-    async def moved() -> bool:
-        return await moves_made(h, top) > before
-
-    assert not await moved()  # its time has not come
+    assert not await moved_past(h, top, before)  # its time has not come
     await clock_of(h).advance(RESTART_PACE)
-    await until(h, moved, timeout=1, what="the due computer move")
+    await until(h, lambda: moved_past(h, top, before), timeout=1, what="the due computer move")
     raw = json.loads(await h.redis.hget(store_key(ann.id, None), "d"))
     assert raw["played"]["moves"][before]["player"] != 0
 
@@ -253,7 +250,7 @@ async def someone_away(h: Harness, *, bob_blocks: bool = False) -> tuple[Tableto
     away = candidates(data)[0]
     assert data["seats"][away]["timeouts"] >= 2
 
-    async def told() -> bool:
+    def told() -> bool:
         said = said_in_group(h, top)
         return "ran out of time" in said and "is away" in said
 
@@ -265,10 +262,7 @@ async def is_back(h: Harness, top: Tabletop, seat: int) -> None:
     data = (await stored(h, top.group))["seats"][seat]
     assert not data["away"] and data["timeouts"] == 0
 
-    async def told() -> bool:
-        return "is back" in said_in_group(h, top)
-
-    await until(h, told, timeout=3, what="the group told he is back")
+    await until(h, lambda: "is back" in said_in_group(h, top), 3, "the group told he is back")
 
 
 @SLOW
@@ -283,7 +277,7 @@ async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(tuned: Harne
 
     sent = sent_to_him()
 
-    async def asked() -> bool:
+    def asked() -> bool:
         return top.prompt(user) is not None and sent_to_him() == sent
 
     await until(h, asked, timeout=8, what="his turn, shown in place")
@@ -308,10 +302,7 @@ async def test_an_away_player_is_told_and_taps_im_back(tuned: Harness) -> None:
     assert "computer plays for you" not in (hand.text or "")
     assert all(action_of(b) is not Action.BACK for b in hand.buttons)
 
-    async def group_knows() -> bool:
-        return "until they tap" not in (top.table_message().text or "")
-
-    await until(h, group_knows, timeout=3, what="the group table without the away line")
+    await until(h, lambda: "until they tap" not in str(top.table_message().text), 3, "away line")
 
 
 @SLOW
@@ -321,19 +312,13 @@ async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
     h = tuned
     top, user, away = await someone_away(h)
 
-    async def asked() -> bool:
-        return top.prompt(user) is not None
-
-    await until(h, asked, timeout=8, what="his turn")
+    await until(h, lambda: top.prompt(user) is not None, timeout=8, what="his turn")
     message = top.prompt(user)
     assert message is not None
     button = next(b for b in message.buttons if action_of(b) is Action.MOVE)
     moves = await moves_made(h, top)
 
-    async def computer_moved() -> bool:
-        return await moves_made(h, top) > moves
-
-    await until(h, computer_moved, timeout=5, what="the computer's move for him")
+    await until(h, lambda: moved_past(h, top, moves), 5, "the computer's move for him")
     assert button.callback_data is not None
     answer = await h.tap_data(user, user.id, message.message_id, button.callback_data)
     assert answer.show_alert and answer.text  # that move is gone...
@@ -389,17 +374,11 @@ async def test_a_claimed_move_whose_claimant_died_is_played_later(
     if computer == 1:  # set-up goes A first: Ann sets up, then the computer is due
         await play_people_until_computer(h, top, ann)
 
-    async def was_claimed() -> bool:
-        return bool(claimed)
-
-    await until(h, was_claimed, timeout=5, what="a claim")
+    await until(h, lambda: bool(claimed), timeout=5, what="a claim")
     before = await moves_made(h, top)
     monkeypatch.setattr(turns, "play_due", real)
 
-    async def moved() -> bool:
-        return await moves_made(h, top) > before
-
-    await until(h, moved, timeout=5, what="the move after the claim ran out")
+    await until(h, lambda: moved_past(h, top, before), 5, "the move after the claim ran out")
 
 
 async def play_people_until_computer(h: Harness, top: Tabletop, user: Any) -> None:

@@ -64,8 +64,7 @@ async def test_an_outsider_cannot_join_with_a_forwarded_link(harness: Harness) -
 
 
 async def test_membership_is_asked_once_a_minute(harness: Harness) -> None:
-    """A member who joins, leaves and joins again is looked up once; an outsider
-    every time (he may have just joined the group)."""
+    """A member who joins, leaves and joins again is looked up once; an outsider every time."""
     h = harness
     top, _ = await lobby(h)
     bob, eve = h.user("Bob"), h.user("Eve")
@@ -81,8 +80,7 @@ async def test_membership_is_asked_once_a_minute(harness: Harness) -> None:
 
 
 async def test_a_join_tap_in_a_private_group_asks_telegram_nothing(harness: Harness) -> None:
-    """Only members see a private group's lobby, so a Join tap there is seated at once,
-    answered without waiting for Telegram; a repeated tap of a seated player neither."""
+    """Only members see a private group's lobby: a Join there (or again) asks Telegram nothing."""
     h = harness
     top = await opened(h, h.user("Ann"), "durak", h.group("Card night"))
     bob = h.user("Bob")

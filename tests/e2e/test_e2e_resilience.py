@@ -28,40 +28,28 @@ async def group_shows_version(h: Harness, top: Tabletop) -> tuple[int, int]:
 
 
 @pytest.mark.telegram_complaints
-async def test_flood_control_on_the_group_table_postpones_the_edit(
+async def test_flood_control_on_the_group_table_and_a_prompt_puts_them_off(
     harness: Harness, clock: Clock
 ) -> None:
     h = harness
     top, players = await game_for(h, "durak")
     table = top.table_message()
-    h.server.flood(
-        "editMessageText", retry_after=1, when=lambda p: p.get("chat_id") == top.group.id
-    )
+    actor = top.asked(players)
+    (waiting,) = [u for u in players if u is not actor]
+    for method, chat in (("editMessageText", top.group.id), ("sendMessage", waiting.id)):
+        h.server.flood(method, retry_after=1, when=lambda p, chat=chat: p.get("chat_id") == chat)
     before = table.text
     await top.step(players, random.Random(1))
     assert table.text == before, "Telegram refused the edit"
+    assert top.prompt(waiting) is None, "his prompt was refused by flood control"
     shown, current = await group_shows_version(h, top)
     assert shown < current
     await clock.advance(1.5)
     assert table.text != before
+    assert top.prompt(waiting) is not None, "it came once the flood was over"
     shown, current = await group_shows_version(h, top)
     assert shown == current
     await top.play(players, random.Random(2))
-    assert h.server.not_modified == 0
-
-
-@pytest.mark.telegram_complaints
-async def test_flood_control_on_a_prompt_sends_it_later(harness: Harness, clock: Clock) -> None:
-    h = harness
-    top, players = await game_for(h, "durak")
-    actor = top.asked(players)
-    (waiting,) = [u for u in players if u is not actor]
-    h.server.flood("sendMessage", retry_after=1, when=lambda p: p.get("chat_id") == waiting.id)
-    await top.step(players, random.Random(1))
-    assert top.prompt(waiting) is None, "his prompt was refused by flood control"
-    await clock.advance(1.5)
-    assert top.prompt(waiting) is not None, "it came once the flood was over"
-    await top.play(players, random.Random(3))
     assert h.server.not_modified == 0
 
 
