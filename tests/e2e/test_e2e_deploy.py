@@ -86,20 +86,25 @@ def consumers(probe: redis.Redis) -> set[str]:
     return {c["name"] for s in inbox.STREAMS for c in probe.xinfo_consumers(s, inbox.GROUP)}
 
 
+async def sigterm(bot: BotProcess, grace: float = GRACE) -> str:
+    """SIGTERMs ``bot``, which exits 0 (within its grace and five seconds more): its log."""
+    bot.process.terminate()
+    assert await bot.stopped(grace + 5) == 0, bot.log()
+    return bot.log()
+
+
+def no_error(log: str) -> None:
+    assert "Traceback" not in log and " ERROR " not in log, log
+
+
 async def sigterm_holding_one(bot: BotProcess, probe: redis.Redis, grace: float) -> None:
     """Once ``bot``'s worker holds one update, SIGTERM it: it exits 0 within its grace and
     one second more, and logs no error."""
-    await until(
-        lambda: pending(probe) == 1,
-        5,
-        "the worker did not take the update",
-    )
+    await until(lambda: pending(probe) == 1, 5, "the worker did not take the update")
     started = time.monotonic()
-    bot.process.terminate()
-    assert await bot.stopped(grace + 5) == 0, bot.log()
+    log = await sigterm(bot, grace)
     assert time.monotonic() - started < grace + 1
-    log = bot.log()
-    assert "Traceback" not in log and " ERROR " not in log, log
+    no_error(log)
 
 
 def help_replies(telegram: FakeTelegram, user: FakeUser) -> int:
@@ -116,9 +121,7 @@ async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_sec
     for _ in range(4):
         await top.step(players, random.Random(1))
     await _garbage(bot.port, f"NOT HTTP {SECRET}\r\n\r\n".encode())  # uvicorn's to log
-    bot.process.terminate()
-    assert await bot.stopped(GRACE + 5) == 0
-    text = bot.log()
+    text = await sigterm(bot)
     lines = [json.loads(line) for line in text.splitlines()]  # every line is one object
     assert any(x["logger"].startswith("uvicorn") for x in lines), text  # the HTTP server's too
     assert len(lines) > 20 and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
@@ -229,8 +232,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         if stop == "kill":
             first.kill()
         else:
-            first.process.terminate()
-            assert await first.stopped(1 + 5) == 0, first.log()
+            await sigterm(first, 1)
         await slow.stop()  # what it had asked Telegram for dies with it
         assert not await top.actor_asked(players)
         h.serve_by(await bots.start(fast.url, "second", **env))
@@ -330,7 +332,4 @@ async def test_a_poller_with_port_set_serves_health_readiness_and_metrics_and_st
         await until(lambda: any(s.method == "getUpdates" for s in served.log), 5, "no poll")
         page = (await c.get("/metrics")).text
     assert "cardtable_bot_api_calls_total{" in page, page  # its start-up calls
-    bot.process.terminate()
-    assert await bot.stopped(GRACE + 5) == 0
-    log = bot.log()
-    assert "Traceback" not in log and " ERROR " not in log, log
+    no_error(await sigterm(bot))

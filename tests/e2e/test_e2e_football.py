@@ -20,17 +20,21 @@ def two(h: Harness, langs: tuple[str, str] = ("en", "uk")) -> list[FakeUser]:
     return [h.user("Ann", language_code=langs[0]), h.user("Bob", language_code=langs[1])]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-async def test_a_whole_game_from_newgame_to_result(harness: Harness, seed: int) -> None:
+@pytest.mark.parametrize(("seed", "options"), [(1, ()), (2, ()), (3, ()), (3, ("d", "n"))])
+async def test_a_whole_game_from_newgame_to_result(
+    harness: Harness, seed: int, options: tuple[str, ...]
+) -> None:
     h = harness
     players = two(h, ("en", "ru") if seed % 2 else ("uk", "en"))
-    top = await playing(h, "football", players, group=h.group(creator=players[0]))
+    top = await playing(h, "football", players, options, h.group(creator=players[0]))
     # Both players set up at once, privately.
     assert all(top.prompt(u) is not None for u in players)
     moves = await top.play_watched(players, seed)
     data = await stored(h, top.group)
     game = Football.from_json(data["state"])
     assert data["phase"] == "finished" and game.is_finished()
+    if options:  # two decks of 52 cards
+        assert game.header()["options"] == {"decks": 2, "deck_size": 52}
     result = game.result()
     assert result is not None
     # 2 set-ups of 5 taps (4 picks, the last card goes in by itself, + confirm) + play.

@@ -97,13 +97,7 @@ def only_via_bot(h: Harness, chat: Chat) -> None:
 
 async def test_football_in_a_one_to_one_chat_from_at_bot_to_the_record(harness: Harness) -> None:
     h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    chat = h.dialog(ann, bob)
-    table = await post_game(h, ann, chat, "game.football")
-    assert "Ann" in (table.text or "")
-    await h.tap(bob, table, plain("en", "btn.join"))
-    assert "Bob" in (table.text or "")
-    await h.tap(ann, table, plain("en", "btn.start"))
+    ann, bob, chat, table = await football_for_two(h)  # the lobby: see the pick reported late
     picks = await play_out(h, table, [ann, bob], random.Random(4))
     assert picks > 10 and table.text
     assert plain("en", "btn.again") in [b.text for b in table.buttons]

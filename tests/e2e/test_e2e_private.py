@@ -57,24 +57,9 @@ async def test_the_creator_without_a_private_chat_gets_the_link_too(harness: Har
     assert len((await stored(h, top.group))["seats"]) == 2
 
 
-async def test_a_stale_or_forged_start_payload_joins_nobody(harness: Harness) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob", started=False)
-    top = await opened(h, ann, "durak")
-    await top.join(bob)
-    url = deep_link(top)
-    await h.command(ann, top.group, "/endgame")
-    await h.follow(bob, url)
-    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id]
-    for payload in ("garbage", "x_y_z", "-1_0_abcd", "A" * 64):
-        await h.private(bob, f"/start {payload}")
-    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id]
-    replies = [m.text for m in h.screen(bob) if m.from_bot]
-    assert len(replies) == 5, "each /start got an answer"
-    assert replies[0] == t("en", "tap.stale")  # the game is gone
-
-
-async def test_a_deep_link_to_a_game_that_started_without_him_says_so(harness: Harness) -> None:
+async def test_a_deep_link_to_a_game_started_or_ended_without_him_says_so(harness: Harness) -> None:
+    """His link, once the game started without him, says so; once it ended, it is stale; a
+    forged payload joins nobody either."""
     h = harness
     ann, cid = h.user("Ann"), h.user("Cid")
     bob = h.user("Bob", started=False, language_code="ru")
@@ -88,6 +73,14 @@ async def test_a_deep_link_to_a_game_that_started_without_him_says_so(harness: H
     reply = h.last(bob).text or ""
     assert reply == t("ru", "cmd.link_running")
     assert "уже началась" in reply and reply != t("ru", "tap.stale")
+    await h.command(ann, top.group, "/endgame")
+    await h.follow(bob, url)
+    for payload in ("garbage", "x_y_z", "-1_0_abcd", "A" * 64):
+        await h.private(bob, f"/start {payload}")
+    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id, cid.id]
+    replies = [m.text for m in h.screen(bob) if m.from_bot]
+    assert len(replies) == 6, "each /start got an answer"
+    assert replies[1] == t("ru", "tap.stale")  # the game is gone
 
 
 @pytest.mark.telegram_complaints
