@@ -134,25 +134,28 @@ async def test_forgetme_erases_his_figures_after_a_confirmation(harness: Harness
 
 
 @pytest.mark.telegram_complaints  # the redelivered query cannot be answered twice
-async def test_a_finished_game_delivered_again_and_by_another_process_counts_once(
+async def test_a_finished_game_delivered_again_elsewhere_and_in_its_supergroup_counts_once(
     harness: Harness, make_app: AppFactory
 ) -> None:
+    """Its last tap redelivered to another process, the table delivered again by that one,
+    then moved to the group's supergroup and delivered there: one game, its deal's."""
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    group = h.group(creator=ann)
-    await play_series(Tabletop(h, group), [ann, bob], "football", 1)
+    old = h.group(kind="group", creator=ann)
+    await play_series(Tabletop(h, old), [ann, bob], "football", 1)
     other = await make_app(h.redis)  # a second process on the same Redis
-    # Telegram redelivers the last tap (same update, same query id) to the other process.
     last_tap = next(u for u in reversed(h.delivered) if "callback_query" in u)
-    await h.deliver(last_tap, other)
-    # And the other process delivers the finished table once more (a lease taken over).
-    assert delivery.start(services(other), table_key(group))
+    await h.deliver(last_tap, other)  # the same update, the same query id
+    assert delivery.start(services(other), table_key(old))  # a lease taken over
     await settle(other)
+    new = await h.upgrade(old)
+    assert (await stored(h, new))["chat_id"] == new.id  # the table followed, and was shown
+    standings = Standings(h.redis, 60)
     for user in (ann, bob):
-        figures = await Standings(h.redis, 60).in_group(group.id, user.id)
-        assert figures["football"].n == 1
-        overall, _ = await Standings(h.redis, 60).mine(user.id)
-        assert overall["football"].n == 1
+        assert await standings.in_group(old.id, user.id) == {}
+        assert (await standings.in_group(new.id, user.id))["football"].n == 1
+        assert (await standings.mine(user.id))[0]["football"].n == 1
+        assert await h.redis.smembers(groups_key(user.id)) == {str(new.id).encode()}
 
 
 async def test_a_game_whose_finishing_process_died_is_counted_by_another(
@@ -233,24 +236,6 @@ async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) ->
     assert board.thread_id == topic  # posted where the game was played
     await h.command(ann, group, "/stats", thread=topic)  # replies to the topic's start
     assert h.last(group).text == board.text
-
-
-async def test_standings_follow_a_group_into_its_supergroup_and_count_no_game_twice(
-    harness: Harness,
-) -> None:
-    """The finished table delivered again in the supergroup is not counted again."""
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    old = h.group(kind="group", creator=ann)
-    await play_series(Tabletop(h, old), [ann, bob], "football", 1)
-    new = await h.upgrade(old)
-    assert (await stored(h, new))["chat_id"] == new.id  # the table followed, and was shown
-    standings = Standings(h.redis, 60)
-    for user in (ann, bob):
-        assert await standings.in_group(old.id, user.id) == {}
-        assert (await standings.in_group(new.id, user.id))["football"].n == 1
-        assert (await standings.mine(user.id))[0]["football"].n == 1
-        assert await h.redis.smembers(groups_key(user.id)) == {str(new.id).encode()}
 
 
 async def test_every_variant_counts_on_one_board_and_splits_his_own_figures(
