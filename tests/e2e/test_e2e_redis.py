@@ -15,10 +15,8 @@ from bot.core.callbacks import Action, decode
 from bot.core.services import services
 from bot.core.store import LEASE_MS
 from bot.service.delivery import start
-from engine import cards, records
-from engine.base import Game
+from engine import cards, records, registry
 from engine.games.durak.game import Durak
-from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
@@ -140,13 +138,9 @@ async def test_concurrent_games_in_one_process_do_not_mix(real_harness: Harness)
     for (top, _), n in zip(tables, moves, strict=True):
         data = await stored(h, top.group)
         assert data["phase"] == "finished"
-        assert records.replay(records.export(_game_of(data), data["played"]["moves"]))["finished"]
+        game = registry.spec(data["kind"]).game.from_json(data["state"])
+        assert records.replay(records.export(game, data["played"]["moves"]))["finished"]
         assert n > 0
-
-
-def _game_of(data: dict[str, Any]) -> Game:
-    cls: type[Game] = Durak if data["kind"] == "durak" else Football
-    return cls.from_json(data["state"])
 
 
 async def test_lobby_races_across_processes(
@@ -177,7 +171,7 @@ async def test_lobby_races_across_processes(
         seat = [s["user_id"] for s in data["seats"]].index(user.id)
         hand = game.view(seat).hand
         shown = [m.text or "" for m in h.screen(user) if m.from_bot][-1]
-        assert all(cards_shown(card) in shown for card in hand)
+        assert all(cards.display(cards.parse(card)) in shown for card in hand)
 
 
 async def test_a_crowd_joining_a_full_lobby_from_two_processes(
@@ -232,10 +226,6 @@ async def test_play_again_while_another_process_delivers_gets_a_new_group_messag
     data = await stored(h, top.group)
     assert data["phase"] == "playing"
     await top.play(players, random.Random(4))
-
-
-def cards_shown(notation: str) -> str:
-    return cards.display(cards.parse(notation))
 
 
 def rendered(data: dict[str, Any], seat: int | None) -> str:

@@ -20,7 +20,7 @@ from bot.core.store import Store, Write
 from bot.service import delivery
 from bot.tables.stats.finished import Player
 from bot.tables.stats.keys import board_key, group_key, groups_key
-from bot.tables.stats.standings import Line, Standings, of
+from bot.tables.stats.standings import Standings, of
 from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.clock import Clock
 from testing.harness import AppFactory, Harness, settle
@@ -214,11 +214,8 @@ async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figu
     assert cli.stdout.strip() == "3 games counted"
     assert await standings.board(top.group.id, "durak") == live
     for user in (ann, bob, cid):
-        assert await standings.in_group(top.group.id, user.id) == {"durak": live_line(live, user)}
-
-
-def live_line(lines: list[Line], user: FakeUser) -> Line:
-    return next(line for line in lines if line.uid == user.id)
+        mine = next(line for line in live if line.uid == user.id)
+        assert await standings.in_group(top.group.id, user.id) == {"durak": mine}
 
 
 async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) -> None:

@@ -8,13 +8,7 @@ from bot.core.callbacks import Action, Callback, decode, encode
 from engine.games.durak.game import Durak
 from testing.chats import Answer, FakeMessage, FakeUser
 from testing.harness import Harness
-from testing.tabletop import Tabletop, is_action, opened, playing, stored
-
-
-async def durak_table(h: Harness, n: int = 3) -> tuple[Tabletop, list[FakeUser]]:
-    players = [h.user(name) for name in ("Ann", "Bob", "Cid", "Dan")[:n]]
-    top = await playing(h, "durak", players, group=h.group(creator=players[0]))
-    return top, players
+from testing.tabletop import Tabletop, game_for, is_action, opened, stored
 
 
 async def prompted(
@@ -22,7 +16,7 @@ async def prompted(
 ) -> tuple[Tabletop, list[FakeUser], FakeUser, FakeMessage, str]:
     """A dealt durak table of ``n``, the player asked to act, his prompt and its first
     button's callback_data."""
-    top, players = await durak_table(h, n)
+    top, players = await game_for(h, "durak", n)
     who = top.asked(players)
     message = top.prompt(who)
     assert message is not None
@@ -92,7 +86,7 @@ async def test_a_tap_from_a_finished_game_is_stale(harness: Harness) -> None:
 
 async def test_a_tap_on_another_groups_table_changes_nothing(harness: Harness) -> None:
     h = harness
-    top, players = await durak_table(h, 2)
+    top, players = await game_for(h, "durak")
     other_group = h.group("Elsewhere", creator=players[0])
     other = await opened(h, players[0], "durak", other_group)
     lobby = other.table_message()
@@ -117,7 +111,7 @@ async def test_join_twice_and_leave(harness: Harness) -> None:
 
 async def test_play_again_is_for_the_players(harness: Harness) -> None:
     h = harness
-    top, players = await durak_table(h, 2)
+    top, players = await game_for(h, "durak")
     await top.play(players, random.Random(1))
     eve = h.user("Eve")
     await unchanged(top, top.tap_group(eve, Action.AGAIN))
