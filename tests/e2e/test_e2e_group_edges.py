@@ -183,16 +183,21 @@ async def test_a_hand_moves_between_group_and_private_chat_mid_game(
     await h.tap(ann, hand, is_action(Action.PLACE))
     moved = h.hands(ann, top.group)[-1]
     assert "private chat" in (moved.text or "") and moved.buttons == []
-    private = [m for m in h.screen(ann) if m.from_bot]
-    assert len(private) == 1 and "Your hand" in (private[0].text or "")
+    (private,) = [m for m in h.screen(ann) if m.from_bot]
+    assert "Your hand" in (private.text or "")
     assert await h.redis.get(place_key(ann.id)) == b"private"
     await watch.check()
     for _ in range(3):
         await move(h, top, await top.actor([ann, bob]), rng)
         await watch.check()
+    mine = h.last(ann)  # her hand, in her private chat
+    other = await opened(h, bob, "durak", h.group("Other night", creator=bob))
+    await other.join(ann)  # her choice is kept for her next game
+    assert h.hands(ann, other.group) == []
+    assert "Other night" in (h.last(ann).text or ""), "her seat's confirmation, privately"
     # back to the group from the private chat: a new message there answers that tap
-    await h.tap(ann, h.last(ann), is_action(Action.PLACE))
-    assert "in the group now" in (h.last(ann).text or "") and h.last(ann).buttons == []
+    await h.tap(ann, mine, is_action(Action.PLACE))
+    assert "in the group now" in (mine.text or "") and mine.buttons == []
     assert "Your hand" in (h.hands(ann, top.group)[-1].text or "")
     assert await h.redis.get(place_key(ann.id)) == b"group"
     await top.play_watched([ann, bob], rng, watch)
@@ -230,19 +235,6 @@ async def test_two_quick_switches_each_move_the_hand(group_harness: Harness) -> 
     seat = await seat_of(top, ann)
     assert seat["reach"]["place"] == "group"
     assert await h.redis.get(place_key(ann.id)) == b"group"
-
-
-async def test_his_choice_of_the_private_chat_is_kept_for_his_next_game(
-    group_harness: Harness,
-) -> None:
-    h = group_harness
-    ann, bob = h.user("Ann"), h.user("Bob", started=False)
-    top = await started(h, [ann, bob], admin=False)
-    await h.tap(ann, h.hands(ann, top.group)[0], is_action(Action.PLACE))
-    other = await opened(h, bob, "durak", h.group("Other night", creator=bob))
-    await other.join(ann)
-    assert h.hands(ann, other.group) == []
-    assert "Other night" in (h.last(ann).text or ""), "his seat's confirmation, privately"
 
 
 async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(
