@@ -15,6 +15,8 @@ from pydantic import BaseModel, ValidationError
 from engine import cards
 from engine.base import Game
 
+M = typing.TypeVar("M", bound=BaseModel)
+
 
 def _field(annotation: Any, metadata: list[Any]) -> tuple[Any, ...]:
     """Every value an option field allows (its Literal, a bool, or a bounded int)."""
@@ -29,7 +31,7 @@ def _field(annotation: Any, metadata: list[Any]) -> tuple[Any, ...]:
     raise AssertionError(f"no values for an option of type {annotation!r}")
 
 
-def combinations(model: type[BaseModel]) -> list[BaseModel]:
+def combinations(model: type[M]) -> list[M]:
     """Every combination of option values that the game's options model allows."""
     fields = {
         name: _field(info.annotation, info.metadata) for name, info in model.model_fields.items()
