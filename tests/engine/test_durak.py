@@ -75,6 +75,11 @@ def test_same_seed_same_deal() -> None:
 # ---------------------------------------------------------------- deal and seats
 
 
+def _one_leads(hands: list[str], dummy_cards: str, stock: str | None = None) -> Durak:
+    """Dealer 0, so the ring is 0 → dummy → 1 → 2 → 0: seat 1 (controller) leads against 2."""
+    return position(hands, dummy_cards, attacker=1, defender=2, stock=stock)
+
+
 def test_deal_in_blocks_from_dealers_neighbour_then_dummy_then_trump_under_stock() -> None:
     deck = cards.deck(36)  # unshuffled: the blocks are easy to see
     game = Durak.new(DurakOptions(), NAMES[:3], dealer=1, deck=deck)
@@ -88,15 +93,10 @@ def test_deal_in_blocks_from_dealers_neighbour_then_dummy_then_trump_under_stock
 
 
 def test_trump_card_is_drawn_last_and_draw_order_starts_with_the_lead_attacker() -> None:
-    # Dealer 0, so the ring is 0 → dummy → 1 → 2 → 0. Seat 1 leads against seat 2.
-    game = position(
+    game = _one_leads(
         ["AC AD KD 6C 6D", "7H 9D 10C JD QC 6H", "8H 9C 10D JC QD KC"],
-        dummy_cards="KH AH KS AS 10S",
-        attacker=1,
-        defender=2,
-        controller=1,
-        trump="6S",
-        stock="10H JH QH",
+        "KH AH KS AS 10S",
+        "10H JH QH",
     )
     discard = game.view(None).discard
     events = play(game, "a7H", "b7H8H")  # nobody holds a 7 or an 8: everyone passed
@@ -118,13 +118,8 @@ def test_trump_card_is_drawn_last_and_draw_order_starts_with_the_lead_attacker()
 
 
 def test_draw_stops_when_the_stock_runs_out() -> None:
-    game = position(
-        ["AC AD KD 6C 6D", "7H 9D 10C JD QC", "8H 9C 10D JC QD KC"],
-        dummy_cards="KH AH KS AS 10S",
-        attacker=1,
-        defender=2,
-        controller=1,
-        stock="10H",
+    game = _one_leads(
+        ["AC AD KD 6C 6D", "7H 9D 10C JD QC", "8H 9C 10D JC QD KC"], "KH AH KS AS 10S", "10H"
     )
     events = play(game, "a7H", "b7H8H")
     drew = [data for kind, data in events if kind == "drew"]
@@ -198,15 +193,7 @@ def test_later_games_lead_under_or_from_under_the_fool(
 
 
 def _three_handed() -> Durak:
-    """Ring 0 → dummy → 1 → 2; seat 1 (controller) leads against seat 2."""
-    return position(
-        ["7D JD QH", "7H 7C QC", "8H 8C 9D AS KS"],
-        dummy_cards="7S 10C",
-        attacker=1,
-        defender=2,
-        controller=1,
-        stock="10H JH",
-    )
+    return _one_leads(["7D JD QH", "7H 7C QC", "8H 8C 9D AS KS"], "7S 10C", "10H JH")
 
 
 def test_throw_in_priority_lead_attacker_then_clockwise_dummy_at_its_seat() -> None:
@@ -266,14 +253,7 @@ def test_participant_with_nothing_to_throw_is_passed_automatically() -> None:
 
 
 def test_take_round_runs_once_more_and_the_defender_takes_everything() -> None:
-    game = position(
-        ["7D 8D QH", "7H 7C QC", "8H 8C 9D AS KS"],
-        dummy_cards="7S 10C",
-        attacker=1,
-        defender=2,
-        controller=1,
-        stock="10H JH",
-    )
+    game = _one_leads(["7D 8D QH", "7H 7C QC", "8H 8C 9D AS KS"], "7S 10C", "10H JH")
     play(game, "a7H", "b7H8H", "w7C")
     events = play(game, "t")
     assert events == [("take_declared", {"seat": 2})]
@@ -293,9 +273,7 @@ def test_take_round_runs_once_more_and_the_defender_takes_everything() -> None:
 
 
 def test_limit_is_the_defenders_hand_at_bout_start_and_counts_every_attack_card() -> None:
-    game = position(
-        ["7H 7C 7D 7S 8S", "9H 10D JC"], dummy_cards="", attacker=0, defender=1, controller=0
-    )
+    game = position(["7H 7C 7D 7S 8S", "9H 10D JC"])
     assert game.view(None).limit == 3
     play(game, "a7H", "t", "w7C")
     assert game.to_act() == Actor(0)
@@ -305,14 +283,7 @@ def test_limit_is_the_defenders_hand_at_bout_start_and_counts_every_attack_card(
 
 
 def test_limit_of_six_in_the_first_bout() -> None:
-    game = position(
-        ["7H 7C 7D 9C 9D 10H 10D", "9H 10C JD QH KH AH AC"],
-        dummy_cards="",
-        attacker=0,
-        defender=1,
-        controller=0,
-        stock="10S JS",
-    )
+    game = position(["7H 7C 7D 9C 9D 10H 10D", "9H 10C JD QH KH AH AC"], stock="10S JS")
     assert game.view(None).limit == 6
     play(game, "a7H", "b7H9H", "w7C", "b7C10C", "w7D", "t", "w9C", "w9D")
     assert {game.move_token(m) for m in game.legal_moves()} == {"w10H", "w10D", "p"}
@@ -325,13 +296,7 @@ def test_limit_of_six_in_the_first_bout() -> None:
 
 
 def test_controller_out_mid_bout_passes_control_at_once() -> None:
-    game = position(
-        ["9C 9D", "7H", "8H 10S JS"],
-        dummy_cards="7D",
-        attacker=1,
-        defender=2,
-        controller=1,
-    )
+    game = _one_leads(["9C 9D", "7H", "8H 10S JS"], "7D")
     events = play(game, "a7H")
     assert events == [
         ("attack", {"seat": 1, "card": "7H"}),
@@ -345,14 +310,8 @@ def test_controller_out_mid_bout_passes_control_at_once() -> None:
 
 
 def test_out_after_the_draw_when_the_stock_ran_out_before_him() -> None:
-    game = position(
-        ["7D", "7H 9C 9D JC QC KC", "8H 8D 10D JD QD KD"],
-        dummy_cards="AC AD",
-        attacker=1,
-        defender=2,
-        controller=1,
-        stock="",  # only the face-up trump card is left
-    )
+    # The stock holds only the face-up trump card.
+    game = _one_leads(["7D", "7H 9C 9D JC QC KC", "8H 8D 10D JD QD KD"], "AC AD", "")
     play(game, "a7H", "b7H8H")
     events = play(game, "w7D")  # seat 0's last card, the stock not yet empty: not out yet
     assert not any(kind == "out" for kind, _ in events)
@@ -362,7 +321,7 @@ def test_out_after_the_draw_when_the_stock_ran_out_before_him() -> None:
 
 
 def test_fool_is_the_one_player_still_holding_cards() -> None:
-    game = position(["7H 9C", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
+    game = position(["7H 9C", "8H"], dummy_cards="AC")
     events = play(game, "a7H", "b7H8H")
     assert events[-1] == ("finished", {"fool": 0})
     assert game.result() == {"fool": 0} and game.to_act() is None and game.legal_moves() == []
@@ -371,7 +330,7 @@ def test_fool_is_the_one_player_still_holding_cards() -> None:
 
 
 def test_dummy_left_last_the_fool_is_who_emptied_his_hand_last() -> None:
-    game = position(["7H", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
+    game = position(["7H", "8H"], dummy_cards="AC")
     events = play(game, "a7H")
     assert events[1:] == [("out", {"seat": 0}), ("control", {"seat": 1})]
     events = play(game, "b7H8H")
@@ -381,7 +340,7 @@ def test_dummy_left_last_the_fool_is_who_emptied_his_hand_last() -> None:
 
 
 def test_nothing_anywhere_is_a_drawn_game() -> None:
-    game = position(["7H", "8H"], dummy_cards="", attacker=0, defender=1, controller=0)
+    game = position(["7H", "8H"])
     events = play(game, "a7H", "b7H8H")
     assert events[-1] == ("finished", {"fool": None})
     assert game.result() == {"fool": None}
@@ -392,9 +351,7 @@ def test_nothing_anywhere_is_a_drawn_game() -> None:
 
 def test_end_is_checked_only_at_the_end_of_a_bout() -> None:
     # Seat 1 goes out at once, but seat 0 and seat 2 still finish the bout.
-    game = position(
-        ["7C 9D", "7H", "8H 8C KD"], dummy_cards="", attacker=1, defender=2, controller=1
-    )
+    game = _one_leads(["7C 9D", "7H", "8H 8C KD"], "")
     play(game, "a7H")
     assert not game.is_finished() and game.to_act() == Actor(2)
     play(game, "b7H8H")
@@ -406,9 +363,7 @@ def test_end_is_checked_only_at_the_end_of_a_bout() -> None:
 
 def test_next_attacker_skips_a_defender_who_went_out() -> None:
     # Ring 0 → dummy → 1 → 2 → 0. Seat 2 beats with his last card, the stock empty.
-    game = position(
-        ["9C 9D", "7H JC", "8H"], dummy_cards="AC", attacker=1, defender=2, controller=1
-    )
+    game = _one_leads(["9C 9D", "7H JC", "8H"], "AC")
     events = play(game, "a7H", "b7H8H")
     assert ("out", {"seat": 2}) in events
     assert events[-1] == ("bout", {"attacker": 0, "defender": 1})  # the dummy skipped too
@@ -444,7 +399,6 @@ def test_dummy_plays_the_dummy_leads_even_against_its_controller() -> None:
         ["7C QD", "8H 9C KS", "JC QC"],
         dummy_cards="7H 7S 7D",
         attacker=3,
-        defender=1,
         controller=1,
         stock="10H JH",
         dummy_plays=True,
@@ -503,7 +457,7 @@ def test_illegal_moves_are_refused_with_a_reason_and_leave_the_state_alone() -> 
 
 
 def test_moves_after_the_end_are_refused() -> None:
-    game = position(["7H 9C", "8H"], dummy_cards="", attacker=0, defender=1, controller=0)
+    game = position(["7H 9C", "8H"])
     play(game, "a7H", "b7H8H")
     _illegal(game, DurakMove(0, False, "attack", (cards.parse("9C"),)), "game_over")
 

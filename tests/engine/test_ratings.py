@@ -22,7 +22,7 @@ def durak_outcome(game: Durak) -> Outcome:
 
 
 def test_a_durak_fool_ranks_below_everyone_else_and_whoever_went_out_first_is_noted() -> None:
-    game = position(["7H 9C", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
+    game = position(["7H 9C", "8H"], dummy_cards="AC")
     play(game, "a7H", "b7H8H")
     out = durak_outcome(game)
     assert (out.ranks, out.fool, out.first_out, out.drawn) == ((2, 1), 0, 1, False)
@@ -33,7 +33,7 @@ def test_a_durak_fool_ranks_below_everyone_else_and_whoever_went_out_first_is_no
 
 
 def test_the_dummy_left_last_makes_the_last_player_out_the_fool() -> None:
-    game = position(["7H", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
+    game = position(["7H", "8H"], dummy_cards="AC")
     play(game, "a7H", "b7H8H")
     out = durak_outcome(game)
     assert (out.ranks, out.fool, out.first_out) == ((1, 2), 1, 0)
@@ -42,7 +42,7 @@ def test_the_dummy_left_last_makes_the_last_player_out_the_fool() -> None:
 
 
 def test_a_drawn_durak_game_ties_everyone_and_breaks_no_streak() -> None:
-    game = position(["7H", "8H"], dummy_cards="", attacker=0, defender=1, controller=0)
+    game = position(["7H", "8H"])
     play(game, "a7H", "b7H8H")
     out = durak_outcome(game)
     assert out.drawn and out.fool is None and out.ranks == (1, 1)
