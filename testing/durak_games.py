@@ -12,7 +12,8 @@ from engine.base import Event
 from engine.cards import Card
 from engine.computer import choose
 from engine.games.durak.game import Durak
-from engine.games.durak.rules import DurakMove, DurakOptions, seating
+from engine.games.durak.rules import DurakActor, DurakMove, DurakOptions, seating
+from engine.games.durak.view import DurakView
 from testing.contract import combinations
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
@@ -38,16 +39,19 @@ def play(
     events: list[Event] = []
     moves: list[DurakMove] = []
     while not game.is_finished() and (stop is None or len(moves) < stop):
-        actor = game.to_act()
-        assert actor is not None
-        legal = game.legal_moves()
-        move = choose(
-            "durak", game.view(actor.player), legal, events, levels[actor.player], seed + len(moves)
-        )
+        actor, view, legal = turn(game)
+        move = choose("durak", view, legal, events, levels[actor.player], seed + len(moves))
         assert move in legal
         moves.append(move)
         events.extend(game.apply(move))
     return events, moves
+
+
+def turn(game: Durak) -> tuple[DurakActor, DurakView, list[DurakMove]]:
+    """Who is to act (the game not over), his view and his legal moves."""
+    actor = game.to_act()
+    assert actor is not None
+    return actor, game.view(actor.player), game.legal_moves()
 
 
 def state(game: Durak) -> dict[str, Any]:

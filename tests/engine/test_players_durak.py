@@ -25,7 +25,7 @@ from engine.games.durak.rules import EARLY_LIMIT, HAND, DurakMove, DurakOptions
 from engine.games.durak.rules import DurakActor as Actor
 from engine.records import export
 from engine.registry import GAMES
-from testing.durak_games import c, laid, new_game, play, state
+from testing.durak_games import c, laid, new_game, play, state, turn
 from testing.durak_positions import move
 
 # ---------------------------------------------------------------------- legality
@@ -40,10 +40,7 @@ def test_hard_plays_whole_games_legally(monkeypatch: pytest.MonkeyPatch) -> None
         game = new_game(seed, players, dummy_plays)
         events: list[Event] = []
         while not game.is_finished():
-            actor = game.to_act()
-            assert actor is not None
-            legal = game.legal_moves()
-            view = game.view(actor.player)
+            actor, view, legal = turn(game)
             if actor.player == 0 and len(legal) > 1:
                 seen = seen_from_view(view, Memory.of(events))
                 move = search(view, seen, legal, seed, budget=40, nodes=100, styles=True)
@@ -67,9 +64,7 @@ def test_levels_are_listed() -> None:
 def test_same_inputs_same_move(level: str) -> None:
     game = new_game(3, 3)
     events, _ = play(game, ["normal"] * 3, 3, stop=9)
-    actor = game.to_act()
-    assert actor is not None
-    view, legal = game.view(actor.player), game.legal_moves()
+    _, view, legal = turn(game)
     picks = {choose("durak", view, legal, events, level, 42) for _ in range(3)}
     assert len(picks) == 1
 
@@ -94,15 +89,13 @@ def positions(
         rng = random.Random(seed)
         events: list[Event] = []
         while not game.is_finished():
-            legal = game.legal_moves()
+            _, view, legal = turn(game)
             if len(legal) > 1 and rng.random() < 0.08:
                 yield Durak.from_json(game.to_json()), list(events)
                 count -= 1
                 if count == 0:
                     return
-            actor = game.to_act()
-            assert actor is not None
-            move = choose("durak", game.view(actor.player), legal, events, "normal", seed)
+            move = choose("durak", view, legal, events, "normal", seed)
             events.extend(game.apply(move))
         seed += 1
 
@@ -112,9 +105,7 @@ def decisions(
 ) -> Iterator[tuple[Durak, list[Event], Actor, Any, Seen]]:
     """:func:`positions` with who acts there, his view and what his seat knows."""
     for game, events in positions(count, players, dummy_plays, options):
-        actor = game.to_act()
-        assert actor is not None
-        view = game.view(actor.player)
+        actor, view, _ = turn(game)
         yield game, events, actor, view, seen_from_view(view, Memory.of(events))
 
 
@@ -193,6 +184,11 @@ def test_the_true_deal_rebuilds_the_same_game(
         assert capped  # some of them before the first discard, at the cap of five
 
 
+SEEN_FIELDS = ["actor", "hand", "own", "dummy_hand", "table", "stock", "counts", "known", "unseen"]
+SEEN_FIELDS += ["attacker", "defender", "phase", "controller", "out", "takes"]
+IN_ANY_ORDER = {"actor", "hand", "own", "dummy_hand", "stock"}
+
+
 @pytest.mark.parametrize(
     ("players", "dummy_plays", "options"),
     [(2, True, None), (3, False, None), (4, True, None), *SEED_AND_VARIANTS[3:]],
@@ -213,20 +209,11 @@ def test_simulated_players_see_what_their_view_shows(
             assert now is not None
             mirrored = mirror.seen(now)
             real = seen_from_view(sim.view(now.player), Memory.of(history))
-            for name in ("actor", "hand", "own", "dummy_hand", "table", "stock", "counts"):
+            for name in SEEN_FIELDS:
                 got, want = getattr(mirrored, name), getattr(real, name)
-                if isinstance(want, list) and name != "table" and name != "counts":
+                if isinstance(want, list) and name in IN_ANY_ORDER:
                     got, want = sorted(got), sorted(want)
                 assert got == want, name
-            assert mirrored.known == real.known
-            assert mirrored.unseen == real.unseen
-            assert (mirrored.attacker, mirrored.defender, mirrored.phase) == (
-                real.attacker,
-                real.defender,
-                real.phase,
-            )
-            assert mirrored.controller == real.controller and mirrored.out == real.out
-            assert mirrored.takes == real.takes
             legal = sim.legal_moves()
             new = sim.apply(legal[rng.randrange(len(legal))])
             mirror.update(new)
@@ -250,9 +237,8 @@ PEREVODNOY = {"dummy": False, "transfer": True}
 
 
 def normal_move(game: Durak) -> DurakMove:
-    actor = game.to_act()
-    assert actor is not None
-    return choose("durak", game.view(actor.player), game.legal_moves(), [], "normal", 0)  # type: ignore[no-any-return]
+    _, view, legal = turn(game)
+    return choose("durak", view, legal, [], "normal", 0)  # type: ignore[no-any-return]
 
 
 TAKER = "KD 9C 6C 7C AD/AH 6S 7S 10D JC 8D/"  # the ace of trumps beats the nine of spades
@@ -354,8 +340,7 @@ def test_hidden_cards_elsewhere_do_not_change_the_move(
     monkeypatch.setattr(durak_computer, "hard", quick)
     swapped = 0
     for game, events in positions(20, players, dummy_plays, options):
-        actor = game.to_act()
-        assert actor is not None
+        actor, _, _ = turn(game)
         full = state(game)
         mine = {actor.player, players} if full["controller"] == actor.player else {actor.player}
         secrets = [

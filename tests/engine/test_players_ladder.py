@@ -20,7 +20,7 @@ from engine.games.durak.game import Durak
 from engine.games.durak.players import search as search
 from engine.games.durak.players.greedy import greedy
 from engine.games.durak.players.seen import STALL_TAKES, Memory, seen_from_view
-from testing.durak_games import laid, new_game, play
+from testing.durak_games import laid, new_game, play, turn
 from testing.durak_positions import move
 
 # ---------------------------------------------------------------------- greedy
@@ -60,9 +60,7 @@ def test_easy_never_plays_an_absurd_move() -> None:
         game = new_game(seed, 2 + seed % 3, dummy_plays=seed % 2 == 1)
         events: list[Event] = []
         while not game.is_finished():
-            actor = game.to_act()
-            assert actor is not None
-            view, legal = game.view(actor.player), game.legal_moves()
+            _, view, legal = turn(game)
             trump = cards.parse(view.trump) & 3
             move = choose("durak", view, legal, events, "easy", seed * 1000 + len(events))
             if move.kind == "take":
@@ -76,7 +74,7 @@ def test_easy_never_plays_an_absurd_move() -> None:
 
 def test_easy_depends_on_its_seed() -> None:
     game = new_game(2, 3)
-    view, legal = game.view(game.to_act().player), game.legal_moves()  # type: ignore[union-attr]
+    _, view, legal = turn(game)
     picks = {choose("durak", view, legal, [], "easy", seed) for seed in range(40)}
     assert len(picks) > 1
 
