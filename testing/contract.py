@@ -10,12 +10,20 @@ from collections import Counter
 from typing import Any
 
 import annotated_types
+from hypothesis import HealthCheck, settings
 from pydantic import BaseModel, ValidationError
 
 from engine import cards
 from engine.base import Game
 
 M = typing.TypeVar("M", bound=BaseModel)
+
+
+# Two games per option set: hypothesis's simplest case first (the smallest table, seed 0),
+# then a random one.
+TWO_GAMES = settings(
+    max_examples=2, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _field(annotation: Any, metadata: list[Any]) -> tuple[Any, ...]:

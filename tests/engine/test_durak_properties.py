@@ -9,14 +9,14 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import cards
 from engine.base import CorruptState
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions, seating
-from testing.contract import cards_named, combinations
+from testing.contract import TWO_GAMES, cards_named, combinations
 from testing.durak_positions import NAMES
 
 MAX_DECISIONS = 5000  # far above any game: 52 cards cannot circulate for ever
@@ -239,14 +239,7 @@ def _check_views(game: Durak, public: PublicKnowledge) -> None:
 
 @pytest.mark.parametrize("variant", ALLOWED, ids=_name)
 def test_random_games_keep_every_invariant(variant: DurakOptions) -> None:
-    @settings(
-        # Two games per variant: hypothesis's simplest case (the smallest table, seed 0),
-        # then a random one; the contract plays every combination again.
-        max_examples=2,
-        deadline=None,
-        suppress_health_check=[HealthCheck.too_slow],
-        database=None,
-    )
+    @TWO_GAMES  # the contract plays every combination again
     @given(games(variant))
     def check(case: tuple[Durak, int]) -> None:
         _play_checked(*case)

@@ -21,7 +21,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -33,7 +33,7 @@ from engine.games.durak.players.search import BUDGET, hard
 from engine.records import export, replay
 from engine.series import Carry
 from engine.spec import GameSpec
-from testing.contract import check_views, combinations
+from testing.contract import TWO_GAMES, check_views, combinations
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 MAX_DECISIONS = 5000  # far above any game of either kind
@@ -184,14 +184,7 @@ def _quick_hard(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_random_games_keep_the_contract(name: str, options: BaseModel) -> None:
     spec = registry.GAMES[name]
 
-    @settings(
-        # Two games per combination: hypothesis's simplest case first (the smallest table,
-        # seed 0), then a random one.
-        max_examples=2,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
+    @TWO_GAMES
     @given(deals(spec, options))
     def check(case: tuple[Game, int]) -> None:
         game, seed = case
