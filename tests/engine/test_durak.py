@@ -157,23 +157,20 @@ def test_dummy_lowest_trump_makes_the_dealer_lead_from_his_own_hand() -> None:
     assert all(not m.dummy for m in game.legal_moves())
 
 
-def _no_trump_hands() -> dict[int, str]:
-    return {1: "7H 8H 9H 10H JH QH", 2: "7D 8D 9D 10D JD QD", 0: "7C 8C 9C 10C JC QC"}
-
-
-def test_no_trump_in_any_hand_lowest_rank_leads_ties_first_clockwise() -> None:
-    hands = _no_trump_hands()
-    hands[2] = "6D 8D 9D 10D JD QD"
-    hands[0] = "6C 8C 9C 10C JC QC"
-    game = new_game(3, 0, hands, dummy_cards="KH KD KC AH AD AC", trump="AS", stock="6S 7S 8S")
-    assert game.to_act() == Actor(2)  # seat 2 comes before the dealer going round from 1
-
-
-def test_no_trump_dummys_low_card_counts_as_the_dealers() -> None:
-    game = new_game(
-        3, 0, _no_trump_hands(), dummy_cards="6H KD KC AH AD AC", trump="AS", stock="6S 7S 8S"
-    )
-    assert game.to_act() == Actor(0)
+@pytest.mark.parametrize(
+    ("sixes", "dummy_cards", "leader"),
+    [
+        # Seat 2 comes before the dealer going round from seat 1.
+        ({2: "6D 8D 9D 10D JD QD", 0: "6C 8C 9C 10C JC QC"}, "KH KD KC AH AD AC", 2),
+        ({}, "6H KD KC AH AD AC", 0),  # the dummy's low card counts as the dealer's
+    ],
+)
+def test_no_trump_in_any_hand_lowest_rank_leads_ties_first_clockwise(
+    sixes: dict[int, str], dummy_cards: str, leader: int
+) -> None:
+    hands = {1: "7H 8H 9H 10H JH QH", 2: "7D 8D 9D 10D JD QD", 0: "7C 8C 9C 10C JC QC"} | sixes
+    game = new_game(3, 0, hands, dummy_cards=dummy_cards, trump="AS", stock="6S 7S 8S")
+    assert game.to_act() == Actor(leader)
 
 
 @pytest.mark.parametrize(

@@ -167,17 +167,14 @@ def test_the_lowest_trump_leads_without_the_dummy() -> None:
     assert game.view(None).defender == 0  # the next player clockwise: no dummy between
 
 
-def test_the_end_without_the_dummy_the_last_holder_is_the_fool() -> None:
-    game = position(["7H", "9H 10C"], **NO_DUMMY)
+@pytest.mark.parametrize(("defender", "fool"), [("9H 10C", 1), ("9H", None)])
+def test_the_end_without_the_dummy_the_last_holder_is_the_fool_or_nobody(
+    defender: str, fool: int | None
+) -> None:
+    game = position(["7H", defender], **NO_DUMMY)
     events = play(game, "a7H", "b7H9H")
     assert ("out", {"seat": 0}) in events  # seat 0 played his last card, stock empty
-    assert game.is_finished() and game.result() == {"fool": 1}
-
-
-def test_the_end_without_the_dummy_nobody_holding_cards_is_a_draw() -> None:
-    game = position(["7H", "9H"], **NO_DUMMY)
-    play(game, "a7H", "b7H9H")
-    assert game.is_finished() and game.result() == {"fool": None}
+    assert game.is_finished() and game.result() == {"fool": fool}
 
 
 # ---------------------------------------------------------------- transfers
