@@ -5,16 +5,18 @@ tests: every combination of a game's options, and views that leak nothing.
 from __future__ import annotations
 
 import itertools
+import re
 import typing
 from collections import Counter
 from typing import Any
 
 import annotated_types
+import pytest
 from hypothesis import HealthCheck, settings
 from pydantic import BaseModel, ValidationError
 
 from engine import cards
-from engine.base import Game
+from engine.base import Game, IllegalMove
 
 M = typing.TypeVar("M", bound=BaseModel)
 
@@ -24,6 +26,18 @@ M = typing.TypeVar("M", bound=BaseModel)
 TWO_GAMES = settings(
     max_examples=2, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
+
+
+def refused(game: Game, move: Any, code: str) -> IllegalMove:
+    """``move`` is refused with ``code`` and a sentence that says why (it opens with a capital
+    or a card), and changes nothing."""
+    before = game.to_json()
+    with pytest.raises(IllegalMove) as err:
+        game.apply(move)
+    assert err.value.code == code, err.value.message
+    assert re.fullmatch(r"[A-Z0-9].*\.", err.value.message, re.DOTALL), err.value.message
+    assert game.to_json() == before
+    return err.value
 
 
 def _field(annotation: Any, metadata: list[Any]) -> tuple[Any, ...]:

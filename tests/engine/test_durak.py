@@ -8,10 +8,11 @@ import pytest
 from pydantic import ValidationError
 
 from engine import cards
-from engine.base import CorruptState, IllegalMove, MalformedRecord
+from engine.base import CorruptState, MalformedRecord
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakActor as Actor
 from engine.games.durak.rules import DurakMove, DurakOptions, SeatingError
+from testing.contract import refused
 from testing.durak_positions import NAMES, cs, dummy_hand, hand, new_game, play, position
 
 # ---------------------------------------------------------------- options and seating
@@ -415,48 +416,38 @@ def test_without_dummy_plays_the_dummy_is_never_attacked_or_attacking() -> None:
 # ---------------------------------------------------------------- illegal moves
 
 
-def _illegal(game: Durak, mv: DurakMove, code: str) -> IllegalMove:
-    before = game.to_json()
-    with pytest.raises(IllegalMove) as err:
-        game.apply(mv)
-    assert err.value.code == code, err.value.message
-    assert err.value.message.endswith(".")
-    assert game.to_json() == before  # nothing changed
-    return err.value
-
-
 def test_illegal_moves_are_refused_with_a_reason_and_leave_the_state_alone() -> None:
     game = _three_handed()
     c = cards.parse
-    _illegal(game, DurakMove(2, False, "attack", (c("8H"),)), "not_your_turn")
-    _illegal(game, DurakMove(1, True, "attack", (c("7S"),)), "not_your_turn")
-    _illegal(game, DurakMove(7, False, "attack", (c("7H"),)), "no_such_seat")
-    _illegal(game, DurakMove(-1, False, "pass"), "no_such_seat")
-    _illegal(game, DurakMove(1, False, "attack", (c("AH"),)), "not_in_hand")
-    _illegal(game, DurakMove(1, False, "attack", (c("2H"),)), "not_in_game")
-    _illegal(game, DurakMove(1, False, "throw", (c("7H"),)), "cannot_throw_now")
-    _illegal(game, DurakMove(1, False, "pass"), "cannot_pass_now")
-    _illegal(game, DurakMove(1, False, "take"), "cannot_take_now")
-    _illegal(game, DurakMove(1, False, "beat", (c("7H"), c("7C"))), "cannot_beat_now")
-    _illegal(game, DurakMove(1, False, "jump"), "unknown_move")
+    refused(game, DurakMove(2, False, "attack", (c("8H"),)), "not_your_turn")
+    refused(game, DurakMove(1, True, "attack", (c("7S"),)), "not_your_turn")
+    refused(game, DurakMove(7, False, "attack", (c("7H"),)), "no_such_seat")
+    refused(game, DurakMove(-1, False, "pass"), "no_such_seat")
+    refused(game, DurakMove(1, False, "attack", (c("AH"),)), "not_in_hand")
+    refused(game, DurakMove(1, False, "attack", (c("2H"),)), "not_in_game")
+    refused(game, DurakMove(1, False, "throw", (c("7H"),)), "cannot_throw_now")
+    refused(game, DurakMove(1, False, "pass"), "cannot_pass_now")
+    refused(game, DurakMove(1, False, "take"), "cannot_take_now")
+    refused(game, DurakMove(1, False, "beat", (c("7H"), c("7C"))), "cannot_beat_now")
+    refused(game, DurakMove(1, False, "jump"), "unknown_move")
     play(game, "a7H")
-    _illegal(game, DurakMove(2, False, "beat", (c("7H"), c("9D"))), "cannot_beat")
-    _illegal(game, DurakMove(2, False, "beat", (c("7C"), c("8C"))), "not_on_table")
-    _illegal(game, DurakMove(2, False, "beat", (c("7H"), c("AH"))), "not_in_hand")
-    _illegal(game, DurakMove(2, False, "attack", (c("8H"),)), "cannot_attack_now")
-    _illegal(game, DurakMove(2, False, "pass"), "cannot_pass_now")
+    refused(game, DurakMove(2, False, "beat", (c("7H"), c("9D"))), "cannot_beat")
+    refused(game, DurakMove(2, False, "beat", (c("7C"), c("8C"))), "not_on_table")
+    refused(game, DurakMove(2, False, "beat", (c("7H"), c("AH"))), "not_in_hand")
+    refused(game, DurakMove(2, False, "attack", (c("8H"),)), "cannot_attack_now")
+    refused(game, DurakMove(2, False, "pass"), "cannot_pass_now")
     play(game, "b7H8H")
-    _illegal(game, DurakMove(1, False, "throw", (c("QC"),)), "rank_not_on_table")
-    _illegal(game, DurakMove(1, False, "take"), "cannot_take_now")
-    _illegal(game, DurakMove(0, False, "throw", (c("7D"),)), "not_your_turn")
-    err = _illegal(game, DurakMove(1, True, "pass"), "not_your_turn")
+    refused(game, DurakMove(1, False, "throw", (c("QC"),)), "rank_not_on_table")
+    refused(game, DurakMove(1, False, "take"), "cannot_take_now")
+    refused(game, DurakMove(0, False, "throw", (c("7D"),)), "not_your_turn")
+    err = refused(game, DurakMove(1, True, "pass"), "not_your_turn")
     assert "own turn" in err.message
 
 
 def test_moves_after_the_end_are_refused() -> None:
     game = position(["7H 9C", "8H"])
     play(game, "a7H", "b7H8H")
-    _illegal(game, DurakMove(0, False, "attack", (cards.parse("9C"),)), "game_over")
+    refused(game, DurakMove(0, False, "attack", (cards.parse("9C"),)), "game_over")
 
 
 # ---------------------------------------------------------------- records and tokens

@@ -12,12 +12,12 @@ import pytest
 from pydantic import ValidationError
 
 from engine import cards
-from engine.base import CorruptState, IllegalMove
+from engine.base import CorruptState
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions
 from engine.games.durak.spec import SPEC
-from testing.contract import check_views
-from testing.durak_positions import NAMES, hand, new_game, play, position
+from testing.contract import check_views, refused
+from testing.durak_positions import NAMES, hand, move, new_game, play, position
 from testing.replays import malformed, ok
 
 NO_DUMMY: dict[str, Any] = {"dummy": False}
@@ -207,10 +207,8 @@ def test_a_transfer_is_refused_when_the_next_player_holds_too_few_cards() -> Non
     game = position(["7H 9C", "7S 8D", "KC"], trump="6D", **PEREVODNOY)
     play(game, "a7H")
     assert all(m.kind != "transfer" for m in game.legal_moves())
-    with pytest.raises(IllegalMove) as err:
-        play(game, "r7S")
-    assert err.value.code == "transfer_too_few" and err.value.params["seat"] == 2
-    assert "Cid holds 1 cards, too few to face 2" in err.value.message
+    err = refused(game, move(game, "r7S"), "transfer_too_few")
+    assert err.params["seat"] == 2 and "Cid holds 1 cards, too few to face 2" in err.message
 
 
 def test_the_public_view_says_whom_a_transfer_would_reach_without_showing_the_hand() -> None:
@@ -235,16 +233,12 @@ def test_the_public_view_says_whom_a_transfer_would_reach_without_showing_the_ha
 def test_a_transfer_is_refused_after_a_beat_and_with_another_rank() -> None:
     game = position(["7H 9C", "7S 8D KD", "8H 7C AS KC"], trump="6D", **PEREVODNOY)
     play(game, "a7H")
-    with pytest.raises(IllegalMove) as err:
-        play(game, "r8D")
-    assert err.value.code == "transfer_rank"
+    refused(game, move(game, "r8D"), "transfer_rank")
     play(game, "r7S")
     play(game, "b7H8H")  # one card beaten, one still to beat: the defender acts again
     assert game.to_act() == (2, False) and game.view(None).phase == "defend"
     assert all(m.kind != "transfer" for m in game.legal_moves())
-    with pytest.raises(IllegalMove) as err:
-        play(game, "r7C")
-    assert err.value.code == "transfer_after_beat"
+    refused(game, move(game, "r7C"), "transfer_after_beat")
     play(game, "b7SAS")
     assert game.view(None).phase != "defend"
 
