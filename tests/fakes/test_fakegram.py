@@ -34,10 +34,7 @@ async def on_ping(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     SEEN.append(update)
     assert update.effective_message is not None
     await update.effective_message.reply_text(
-        "<b>pong</b>  ",
-        parse_mode="HTML",
-        reply_markup=AGAIN,
-        do_quote=False,
+        "<b>pong</b>  ", parse_mode="HTML", reply_markup=AGAIN, do_quote=False
     )
 
 
