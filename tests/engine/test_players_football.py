@@ -233,24 +233,18 @@ HIDDEN: list[str | None] = [None, None, None, None]
 DOWN = [False] * 4
 
 
-def test_equal_odds_go_to_the_entry_that_shows_nothing() -> None:
+# From column 1 the ball can walk onto a face-up QH in row 1 for sure.
+@pytest.mark.parametrize(("row1", "chosen"), [(HIDDEN, 0), ([None, None, "QH", None], 1)])
+def test_better_odds_win_and_equal_odds_go_to_the_entry_that_shows_nothing(
+    row1: list[str | None], chosen: int
+) -> None:
     view = table_view(
-        [["6H", "7H", "8D", "9S"], HIDDEN, HIDDEN, HIDDEN],
-        [[True, False, False, False], DOWN, DOWN, DOWN],
+        [["6H", "7H", "8D", "9S"], row1, HIDDEN, HIDDEN],
+        [[True, False, False, False], [x is not None for x in row1], DOWN, DOWN],
         "10H",
     )
-    legal = [Move(0, "enter", 0), Move(0, "enter", 1)]
     pitch, pool = pitch_of(view, 0), pool_of(view)
-    assert chance_from(pitch, c("10H"), 0, 0, pool) == chance_from(pitch, c("10H"), 0, 1, pool)
-    assert choose("football", view, legal, [], "normal", 0) == Move(0, "enter", 0)
-
-
-def test_better_odds_beat_showing_nothing() -> None:
-    # From column 1 the ball can walk onto the face-up QH in row 1 for sure.
-    view = table_view(
-        [["6H", "7H", "8D", "9S"], [None, None, "QH", None], HIDDEN, HIDDEN],
-        [[True, False, False, False], [False, False, True, False], DOWN, DOWN],
-        "10H",
-    )
+    equal = chance_from(pitch, c("10H"), 0, 0, pool) == chance_from(pitch, c("10H"), 0, 1, pool)
+    assert equal == (chosen == 0)
     legal = [Move(0, "enter", 0), Move(0, "enter", 1)]
-    assert choose("football", view, legal, [], "normal", 0) == Move(0, "enter", 1)
+    assert choose("football", view, legal, [], "normal", 0) == Move(0, "enter", chosen)
