@@ -439,17 +439,15 @@ def test_options_and_moves_may_be_missing_or_partial() -> None:
     assert Football.from_record(record).options == FootballOptions()
 
 
-def test_move_records_round_trip() -> None:
+def test_move_records_have_the_documented_shape() -> None:
+    """That every legal move's record reads back is the contract's (test_game_contract.py)."""
     g = started("JD")
-    moves = [setup(0, "10S", "JS 7S 8S 9S"), enter(1, 2), advance(0, 3)]
-    for move in moves:
-        assert g.move_from_record(json.loads(json.dumps(g.move_to_record(move)))) == move
-    assert g.move_to_record(moves[0]) == {
+    assert g.move_to_record(setup(0, "10S", "JS 7S 8S 9S")) == {
         "player": 0,
         "setup": {"goalkeeper": "10S", "row": ["JS", "7S", "8S", "9S"]},
     }
-    assert g.move_to_record(moves[1]) == {"player": 1, "enter": 2}
-    assert g.move_to_record(moves[2]) == {"player": 0, "advance": 3}
+    assert g.move_to_record(enter(1, 2)) == {"player": 1, "enter": 2}
+    assert g.move_to_record(advance(0, 3)) == {"player": 0, "advance": 3}
 
 
 @pytest.mark.parametrize(
@@ -494,11 +492,8 @@ def test_well_formed_moves_naming_nonexistent_things_are_illegal_not_malformed()
 
 
 def test_tokens_are_short_and_strict() -> None:
+    """That every legal move's token reads back is the contract's (test_game_contract.py)."""
     g = game(ROW1, ROW2, "10S 10C 10D 10H 9S", HAND_B, decks=3)
-    for move in [*g.legal_moves(), enter(0, 0), advance(1, 3)]:
-        token = g.move_token(move)
-        assert len(token.encode()) <= 40 and token.isascii()
-        assert g.move_from_token(token, move.player) == move
     assert g.move_token(setup(0, "KH", "7H 8S 9D AC")) == "sKH.7H.8S.9D.AC"
     assert g.move_token(enter(0, 2)) == "e2" and g.move_token(advance(1, 1)) == "a1"
     for bad in ["", "e", "e4", "e-1", "a12", "x1", "E1", "sKH.7H.8S.9D", "sKH.7H.8S.9D.1C"]:
