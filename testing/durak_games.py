@@ -1,5 +1,6 @@
 """Durak games for the computer players' tests: the seed's game, a position built
-card by card, every variant with each number of players it seats.
+card by card (or laid out from text), every variant with each number of players it seats,
+and a game played on by the computer's levels.
 """
 
 from __future__ import annotations
@@ -127,11 +128,10 @@ def laid(
     (``"KD 9C/6S 8S/"``); ``table`` the cards on it, ``"7S>9S"`` beaten, ``"8S"`` to beat,
     which makes the phase (nothing: the lead; a card to beat: the defence; else throw-ins)."""
     pairs = [(a, d or None) for a, _, d in (card.partition(">") for card in table.split())]
-    phase = "throw" if pairs else "lead"
-    phase = "defend" if any(d is None for _, d in pairs) else phase
+    phase = "defend" if any(d is None for _, d in pairs) else "throw" if pairs else "lead"
     seen = None if known is None else [k.split() for k in known.split("/")]
-    split = [h.split() for h in hands.split("/")]
-    return constructed(split, trump, stock, pairs, phase, known=seen, options=options)
+    held = [h.split() for h in hands.split("/")]
+    return constructed(held, trump, stock, pairs, phase, known=seen, options=options)
 
 
 # Every allowed combination of options, with each number of players it seats.
