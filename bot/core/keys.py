@@ -130,9 +130,9 @@ def bucket(chat_id: int, thread_id: int | None = None) -> int:
     return zlib.crc32(str(named).encode()) % BUCKETS
 
 
-TAGS = tuple(f"{KEY_PREFIX}:{{b{n}}}" for n in range(BUCKETS))  # each bucket's hash tag
-DUE_KEYS = tuple(f"{tag}:due" for tag in TAGS)
-TURN_KEYS = tuple(f"{tag}:turns" for tag in TAGS)
+_TAGS = tuple(f"{KEY_PREFIX}:{{b{n}}}" for n in range(BUCKETS))  # each bucket's hash tag
+DUE_KEYS = tuple(f"{tag}:due" for tag in _TAGS)
+TURN_KEYS = tuple(f"{tag}:turns" for tag in _TAGS)
 
 
 class Family(NamedTuple):
@@ -149,7 +149,7 @@ class Family(NamedTuple):
 def family(chat_id: int, thread_id: int | None = None) -> Family:
     """The keys of the table of a chat (or of its topic ``thread_id``)."""
     n = bucket(chat_id, thread_id)
-    tag = TAGS[n]
+    tag = _TAGS[n]
     index = (f"{tag}:chat:{chat_id}",) if chat_id else ()
     table = f"{tag}:table:{chat_id}:{thread_id or 0}"
     return Family(table, n, DUE_KEYS[n], TURN_KEYS[n], index)
@@ -158,7 +158,10 @@ def family(chat_id: int, thread_id: int | None = None) -> Family:
 def family_of(key: str) -> Family:
     """The keys that go with a table key (its chat and topic are its last two parts)."""
     chat, thread = key.rsplit(":", 2)[1:]
-    return family(int(chat), int(thread))
+    found = family(int(chat), int(thread))
+    if found.table != key:  # an old layout's key, or none of a table
+        raise ValueError(f"not a table key: {key}")
+    return found
 
 
 def table_key(chat_id: int, thread_id: int | None) -> str:

@@ -47,6 +47,7 @@ from bot.core import scripts
 from bot.core.deadlines import Deadlines
 from bot.core.keys import (
     CHANGED,
+    DUE_KEYS,
     FROM_FIELD,
     JUNK,
     MOVED_FIELD,
@@ -348,12 +349,12 @@ class Store(Deadlines, PersonalKeys):
 
     async def renew(self, keys: Sequence[str]) -> None:
         """Push on the leases this process holds on ``keys`` (it is alive and working)."""
-        by_due: dict[str, list[str]] = {}
+        by_bucket: dict[int, list[str]] = {}
         for key in keys:
-            by_due.setdefault(family_of(key).due, []).append(key)
+            by_bucket.setdefault(family_of(key).bucket, []).append(key)
         holder = self._holder()
-        for due, tables in sorted(by_due.items()):  # one script per slot
-            await self._renew(scripts.Renew(due, tuple(tables), holder))
+        for n, tables in sorted(by_bucket.items()):  # one script per slot
+            await self._renew(scripts.Renew(DUE_KEYS[n], tuple(tables), holder))
 
     async def move(self, old: str, new: str) -> int:
         """Move a table to another key (see the module docstring): MOVED, NOTHING_TO_MOVE

@@ -17,7 +17,16 @@ from redis.exceptions import ResponseError
 
 from bot.core import inbox, limiter, lua, scripts
 from bot.core.callbacks import INLINE_CHAT
-from bot.core.keys import BUCKETS, DUE_KEYS, TURN_KEYS, family, family_of, table_key
+from bot.core.keys import (
+    BUCKETS,
+    DUE_KEYS,
+    KEY_PREFIX,
+    TURN_KEYS,
+    closed_key,
+    family,
+    family_of,
+    table_key,
+)
 from bot.core.lua import Args, Key, Keys, Script
 from bot.tables.stats import count
 from bot.tables.stats import keys as stats_keys
@@ -78,6 +87,14 @@ def test_a_table_shares_its_slot_with_its_bucket_sets_and_its_chat_index() -> No
     # The buckets are 16 slots, and the chats spread over all of them.
     assert len({slot(k) for k in DUE_KEYS}) == len({slot(k) for k in TURN_KEYS}) == BUCKETS
     assert {slot(family(c).due) for c in chats} == {slot(k) for k in DUE_KEYS}
+
+
+def test_a_key_of_the_old_layout_or_of_no_table_has_no_family() -> None:
+    assert family_of(table_key(-100123, 5)) == family(-100123, 5)
+    with pytest.raises(ValueError, match="not a table key"):
+        family_of(f"{KEY_PREFIX}:table:-100123:5")  # where the old layout kept it
+    with pytest.raises(ValueError):
+        family_of(closed_key(5))
 
 
 def test_the_limiter_and_the_people_standings_each_have_one_slot_the_inbox_sixteen() -> None:
