@@ -47,7 +47,7 @@ from bot.handlers import (
     play,
     stats_commands,
 )
-from bot.service import delivery, taps, turns
+from bot.service import delivery, migration, taps, turns
 from bot.tables import layout
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,9 @@ def build_application(
     app = builder.build()
     replicas = Replicas(redis, settings.redis_min_replicas, settings.redis_wait_ms)
     store = Store(redis, settings.game_ttl, clock, replicas)
-    svc = Services(app, settings, store, limiter=redis_limiter, clock=clock, follow=migrate.follow)
+    svc = Services(
+        app, settings, store, limiter=redis_limiter, clock=clock, follow=migration.follow
+    )
     app.bot_data[KEY] = svc
     svc.health = health_of(redis)  # on a cluster: one node's outage ends once it answers
     # First and last: each update is handled once (bot.handlers.once); before them the
