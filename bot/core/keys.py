@@ -104,7 +104,6 @@ and pushes the whole bot's bucket and its chats' in one script::
 from __future__ import annotations
 
 import os
-import re
 import zlib
 from typing import NamedTuple
 
@@ -119,8 +118,6 @@ JUNK = "x:"
 MOVED_FIELD = "moved"
 FROM_FIELD = "from"
 BUCKETS = 16  # of tables (with their due and turn sets) and of the inbox's streams
-
-_BUCKET = re.compile(r"\{b(\d+)\}")
 
 
 def bucket(chat_id: int, thread_id: int | None = None) -> int:
