@@ -52,9 +52,10 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
 
 async def _clean(client: aioredis.Redis) -> None:
     for key in (KEY, NEW_KEY):
-        await client.delete(key, *family_of(key).chat_index)
-        await client.zrem(family_of(key).due, key)
-        await client.zrem(family_of(key).turns, key)
+        keys = family_of(key)
+        await client.delete(key, *keys.chat_index)
+        await client.zrem(keys.due, key)
+        await client.zrem(keys.turns, key)
 
 
 async def _take_due(store: Store, key: str = KEY) -> list[str]:
