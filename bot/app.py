@@ -155,19 +155,17 @@ async def _begin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def _handled(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    metrics.handled(_kind(update))
-
-
-def _kind(update: Update) -> str:
+    """Count the update by its kind."""
+    kind = "other"
     if update.callback_query is not None or update.chosen_inline_result is not None:
-        return "tap"
-    if update.inline_query is not None:
-        return "query"
-    if update.my_chat_member is not None:
-        return "member"
-    if update.message is not None:
-        return "command" if (update.message.text or "").startswith("/") else "message"
-    return "other"
+        kind = "tap"
+    elif update.inline_query is not None:
+        kind = "query"
+    elif update.my_chat_member is not None:
+        kind = "member"
+    elif update.message is not None:
+        kind = "command" if (update.message.text or "").startswith("/") else "message"
+    metrics.handled(kind)
 
 
 def _poll(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
