@@ -261,12 +261,9 @@ async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
     await top.caught_up(players)  # the messages followed the page's move as after a tap
 
 
-async def test_the_page_is_small_and_offered_only_when_configured(
-    server: Any, make_app: Any, fake_redis: Any
-) -> None:
-    h = Harness(server)
-    h.apps.append(await make_app(fake_redis, webapp_url=PAGE, webapp_name="table"))
-    h.redis = fake_redis
+@pytest.mark.settings(webapp_url=PAGE, webapp_name="table")
+async def test_the_page_is_small_and_offered_only_when_configured(harness: Harness) -> None:
+    h, server = harness, harness.server
     top, (ann, bob), param = await table_for_two(h, "durak")
     for user in (ann, bob):
         hand = [m for m in h.screen(user) if m.from_bot][-1]
@@ -286,16 +283,11 @@ async def test_the_page_is_small_and_offered_only_when_configured(
         settings(webapp_url="http://cards.example.org/app/")
 
 
-async def test_one_link_on_the_group_opens_for_each_his_own_view(
-    server: Any, make_app: Any, fake_redis: Any
-) -> None:
-    """With only WEBAPP_NAME (the app registered with @BotFather), the group's table and
-    every hand carry the page's direct link; opened from it, as Telegram opens it (the
-    parameter in the signed initData's start_param), the page shows a player his own seat
-    and anyone else the public view."""
-    h = Harness(server)
-    h.apps.append(await make_app(fake_redis, webapp_name="table"))
-    h.redis = fake_redis
+@pytest.mark.settings(webapp_name="table")
+async def test_one_link_on_the_group_opens_for_each_his_own_view(harness: Harness) -> None:
+    """With only WEBAPP_NAME, the group's table and every hand carry the page's direct link:
+    opened from it, it shows a player his own seat and anyone else the public view."""
+    h = harness
     top, (ann, bob), param = await table_for_two(h, "durak")
     link = f"https://t.me/cardtable_test_bot/table?startapp={param}"
     opens = [(b.text, b.url) for b in top.table_message().buttons if b.url]

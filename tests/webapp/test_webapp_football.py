@@ -325,15 +325,13 @@ async def through_a_sleep(
     return time.perf_counter() - start
 
 
+@pytest.mark.settings(webapp_name="table")
 async def test_the_groups_link_opens_each_his_own_view(
-    server: Any, make_app: Any, fake_redis: Any, browsers: list[Any]
+    harness: Harness, browsers: list[Any]
 ) -> None:
-    """The group's *Open the table* (the page's direct link, WEBAPP_NAME): opened from it
-    as Telegram opens it, the page shows a player his own seat and anyone else the
-    public view; another group's link opened after it, its own table."""
-    h = Harness(server)
-    h.apps.append(await make_app(fake_redis, webapp_name="table"))
-    h.redis = fake_redis
+    """The group's direct link shows a player his own seat and anyone else the public view;
+    another group's link opened after it, its own table."""
+    h = harness
     top, (ann, _), param = await table_for_two(h, "football")
     (link,) = [b.url for b in top.table_message().buttons if b.url]
     assert link is not None and link.endswith(f"?startapp={param}")

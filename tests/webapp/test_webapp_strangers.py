@@ -21,9 +21,8 @@ from hypothesis import strategies as st
 from bot.core import callbacks
 from bot.core.services import Services
 from bot.webapp import api, page, quota
-from testing.fakegram import FakeTelegram
 from testing.fakeserver import SECRET_HEADER
-from testing.harness import AppFactory, Harness, harness_on
+from testing.harness import Harness
 from testing.tabletop import stored, table_key
 from testing.webapp import bearer, client, exchange, init_data, page_server, table_for_two
 
@@ -141,21 +140,12 @@ async def test_a_malformed_initdata_is_a_401_with_the_headers(harness: Harness, 
     assert h.log_errors == []
 
 
-@pytest.fixture
-async def hooked(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    """The bot in webhook mode."""
-    hook = {"webhook_url": "https://cards.example.org/hook", "webhook_secret": HOOK_SECRET}
-    async for h in harness_on(request, server, make_app, fake_redis, **hook):
-        yield h
-
-
+@pytest.mark.settings(webhook_url="https://cards.example.org/hook", webhook_secret=HOOK_SECRET)
 @pytest.mark.parametrize("secret", ["é".encode(), b"\xff" * 12, b"s3cret-hoo\xe9"], ids=range(3))
 async def test_a_malformed_webhook_secret_is_a_403_with_the_headers(
-    hooked: Harness, secret: bytes
+    harness: Harness, secret: bytes
 ) -> None:
-    h = hooked
+    h = harness
     async with _served(h) as c:
         r = await c.post("/hook", json={"update_id": 1}, headers={SECRET_HEADER: secret})
         assert r.status_code == 403 and r.json() == {"error": "forbidden"}
