@@ -14,7 +14,7 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.core.services import services
-from bot.webapp import api, page, quota, streams
+from bot.webapp import api, auth, page, quota, streams
 from bot.webapp.auth import Checker
 from testing.chats import FakeUser
 from testing.clock import Clock
@@ -149,18 +149,31 @@ async def test_a_user_s_streams_are_bounded_and_the_process_s_refused_past_its_c
     assert hub.streams.live == 0 and not hub._watches  # every place given back
 
 
-async def test_an_idle_stream_ends(
-    harness: Harness, web: httpx.AsyncClient, clock: Clock, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("limit", ["IDLE", "SESSION"])
+async def test_a_stream_ends_when_idle_and_with_its_session(
+    harness: Harness,
+    web: httpx.AsyncClient,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    limit: str,
 ) -> None:
+    """A stream with nothing new for IDLE seconds ends, and one opened with a token does
+    not outlive it (the page opens it again, renewed)."""
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
-    monkeypatch.setattr(streams, "IDLE", 60.0)  # shorter than the session (15 minutes)
-    async with _opened(web, await token(web, ann, param)) as r:
+    monkeypatch.setattr(streams if limit == "IDLE" else auth, limit, 60.0)  # the other: longer
+    headers = bearer(await token(web, ann, param))
+    async with web.stream("GET", "/app/api/events", headers=headers) as r:
         lines = await _first(r)
         assert (await _next(lines)).startswith(": keep-alive")  # open, quiet
         await clock.advance(60.0)
-        assert await _ends(lines)
+        rest = [
+            line async for line in lines
+        ]  # it ends (the test's timeout fails one that never does)
+    assert not [line for line in rest if line.startswith("data: ")]
     assert _hub(h).streams.live == 0
+    if limit == "SESSION":
+        assert (await web.get("/app/api/events", headers=headers)).status_code == 401
 
 
 async def test_a_session_asking_too_often_gets_429_until_time_passes(

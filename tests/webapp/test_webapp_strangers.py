@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 from bot.core import callbacks
 from bot.core.services import Services
 from bot.webapp import api, page, quota
+from engine.games.durak.game import Durak
 from testing.fakeserver import SECRET_HEADER
 from testing.harness import Harness
 from testing.tabletop import stored, table_key
-from testing.webapp import bearer, client, exchange, init_data, page_server, table_for_two
+from testing.webapp import bearer, client, exchange, init_data, page_server, table_for_two, token
 
 HOOK_SECRET = "s3cret-hook"
 FORBIDDEN = {"error": "forbidden"}
@@ -41,10 +42,12 @@ async def test_a_table_opens_by_its_signed_parameter_or_for_its_players_only(
 ) -> None:
     """Ann plays in her group only: another group's table is not hers to open by its
     address, whatever her initData's start_param; by Telegram's signed parameter it
-    opens in its public view. A refusal says nothing of whether the table exists."""
+    opens in its public view. A refusal says nothing of whether the table exists; a
+    session is for its own table only."""
     h = harness
     _, (ann, _), mine = await table_for_two(h, "durak")
-    _, (rival, _), theirs = await table_for_two(h, "durak")
+    other, players, theirs = await table_for_two(h, "durak")
+    rival = players[0]
     parsed = callbacks.parse_payload(theirs)
     assert parsed is not None
     nowhere = callbacks.payload(-1_009_999_999_999, None, parsed[2])
@@ -71,21 +74,24 @@ async def test_a_table_opens_by_its_signed_parameter_or_for_its_players_only(
     # The other table's first player: his address opens it, hers does not.
     assert (await exchange(web, init_data(rival), theirs)).status_code == 200
     assert (await exchange(web, init_data(rival), mine)).status_code == 403
-
-
-async def test_an_initdata_is_spent_when_first_presented_whatever_the_answer(
-    harness: Harness, web: httpx.AsyncClient
-) -> None:
-    """A probe with the same initData answers once: a 403 spends it like a 200 would."""
-    h = harness
-    _, (ann, _), param = await table_for_two(h, "durak")
-    nowhere = callbacks.payload(-1_009_999_999_999, None, "zzzz")
-    probe = init_data(ann)
-    assert (await exchange(web, probe, nowhere)).status_code == 403
-    for _ in range(3):
-        assert (await exchange(web, probe, nowhere)).status_code == 401
-    assert (await exchange(web, probe, param)).status_code == 401
-    assert (await exchange(web, init_data(ann), param)).status_code == 200
+    # The mover there, with a session of Ann's table: no picture of his, no move there.
+    before = await stored(h, other.group)
+    actor = Durak.from_json(before["state"]).to_act()
+    assert actor is not None
+    mover = players[actor.player]
+    at_his = bearer(await token(web, mover, theirs))
+    move = (await web.get("/app/api/state", headers=at_his)).json()["moves"][0]["data"]
+    at_hers = bearer(await token(web, mover, mine))
+    for path in ("state", "events"):
+        r = await web.get(f"/app/api/{path}", params={"t": theirs}, headers=at_hers)
+        assert r.status_code == 403
+    moved = {"data": move}
+    assert (await web.post("/app/api/move", json=moved, headers=at_hers)).status_code == 403
+    assert await stored(h, other.group) == before
+    # The session of his table makes the same move.
+    assert (await web.post("/app/api/move", json=moved, headers=at_his)).status_code == 200
+    after = (await stored(h, other.group))["played"]["moves"]
+    assert len(after) == len(before["played"]["moves"]) + 1
 
 
 async def test_a_person_s_requests_count_together_whatever_his_initdata(
