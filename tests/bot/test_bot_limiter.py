@@ -196,6 +196,8 @@ async def test_429s_to_two_players_hands_teach_every_process_for_an_hour(
     clock.now += LEARN_WINDOW
     await second.flooded(GROUP_CHAT, PLAYERS[1], 5)
     assert await first.learned() == 1
+    # The learned groups expire with the last of them: nothing is left once all forgot.
+    assert 0 < await one_redis.pttl(LEARNED_KEY) <= (LEARNED_FOR + 1) * 1000
     spent = of_ephemeral(second.ephemeral, GROUP_CHAT, PLAYERS[2])
     (held,) = await second.try_acquire([(spent, Priority.PROMPT)])
     assert 4 < held <= 5  # the whole group waits out Telegram's retry_after
@@ -207,16 +209,6 @@ async def test_429s_to_two_players_hands_teach_every_process_for_an_hour(
     clock.now += 60
     assert await second.learned() == 0
     assert await ephemerals_granted(second, clock, 60) > 20
-
-
-async def test_what_was_learned_leaves_redis_once_every_group_forgot(
-    one_redis: aioredis.Redis,
-) -> None:
-    """The learned groups expire with the last of them: a bot whose groups stopped
-    meeting 429s leaves nothing of it in Redis."""
-    for player in PLAYERS[:2]:
-        await Limiter(one_redis, ManualClock(1_000_000.0)).flooded(GROUP_CHAT, player, 1)
-    assert 0 < await one_redis.pttl(LEARNED_KEY) <= (LEARNED_FOR + 1) * 1000
 
 
 async def test_one_players_429s_or_two_far_apart_teach_nothing(

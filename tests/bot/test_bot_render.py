@@ -1,10 +1,5 @@
-"""Screens never show a hidden card, and show what a player needs.
-
-Random games of both engines are rendered at every step, for the group and for each
-seat, in all three languages; every card the reader may not know (computed from the full
-state, which the renderers never see) must be absent from the text, the button labels
-and the callback data.
-"""
+"""Screens never show a hidden card (random games rendered at every step, for the group and
+each seat, in every language: text, labels and callback data), and show what a player needs."""
 
 from __future__ import annotations
 

@@ -117,9 +117,7 @@ FORGED = {
 
 
 @FUZZ
-@given(
-    **FORGED,
-)
+@given(**FORGED)
 async def test_any_callback_data_gets_an_answer_and_changes_nothing(
     game: Game, data: str, index: int, char: str
 ) -> None:
@@ -135,10 +133,7 @@ async def test_any_callback_data_gets_an_answer_and_changes_nothing(
 
 
 @FUZZ
-@given(
-    **FORGED,
-    seat=st.integers(0, 1),
-)
+@given(**FORGED, seat=st.integers(0, 1))
 async def test_a_seated_players_forged_callback_data_gets_an_answer_and_changes_nothing(
     game: Game, data: str, index: int, char: str, seat: int
 ) -> None:

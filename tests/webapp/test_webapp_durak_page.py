@@ -368,6 +368,16 @@ window.__posted = [];
 """
 
 
+async def in_telegram(driver: Any, script: str, url: str) -> Player:
+    """The page opened at ``url`` as a Telegram app opens it, ``script`` run before its own."""
+    page = Player(driver)
+    cdp = page.driver.execute_cdp_cmd
+    await asyncio.to_thread(cdp, "Page.addScriptToEvaluateOnNewDocument", {"source": script})
+    await asyncio.to_thread(page.driver.get, url)
+    assert await page.wait("return document.body.dataset.drawn")
+    return page
+
+
 async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     harness: Harness, root: str, browsers: list[Any]
 ) -> None:
@@ -378,13 +388,8 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     h = harness
     top, users, param = await table_for_two(h, "durak")
     ann, bob = users
-    page = Player(browsers[0])
-    await asyncio.to_thread(
-        page.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": TELEGRAM}
-    )
     url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=android"
-    await asyncio.to_thread(page.driver.get, url)
-    assert await page.wait("return document.body.dataset.drawn")
+    page = await in_telegram(browsers[0], TELEGRAM, url)
     sent = "return __tg.map(e => e[0])"
     assert {"web_app_ready", "web_app_expand", "web_app_request_theme"} <= set(await page.js(sent))
     assert {"web_app_request_safe_area", "web_app_request_content_safe_area"} <= set(
@@ -440,13 +445,8 @@ async def test_in_telegram_s_web_client_it_talks_to_telegram_s_origin_only(
     messages only from that origin: the same theme from another origin changes nothing."""
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak")
-    page = Player(browsers[0])
-    await asyncio.to_thread(
-        page.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": WEB_CLIENT}
-    )
     url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=weba"
-    await asyncio.to_thread(page.driver.get, url)
-    assert await page.wait("return document.body.dataset.drawn")
+    page = await in_telegram(browsers[0], WEB_CLIENT, url)
     posted = await page.js("return __posted")
     assert {"iframe_ready", "web_app_ready", "web_app_request_theme"} <= {e for e, _ in posted}
     assert {origin for _, origin in posted} == set(TELEGRAM_WEB)
@@ -505,10 +505,8 @@ async def test_durak_played_on_the_page_against_buttons(
             assert not await p.js("return +document.body.dataset.flying")
         moves += 1
         if moves == 4:
-            await asyncio.to_thread(page.driver.save_screenshot, str(shots / "webapp-durak-en.png"))
-            await asyncio.to_thread(
-                spectator.driver.save_screenshot, str(shots / "webapp-durak-ru.png")
-            )
+            await page.screenshot(shots / "webapp-durak-en.png")
+            await spectator.screenshot(shots / "webapp-durak-ru.png")
     assert moves > 4 and data["phase"] == "finished"
     print(
         f"\ndurak on the page: {moves} changes, page {weight} bytes on the wire, "

@@ -198,12 +198,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     while Football.from_json((await stored(h, top.group))["state"]).view(None).phase == "setup":
         await top.step([ann, bob], rng)  # set up by the chat's buttons
     pages = {ann.id: Page(browsers[0]), bob.id: Page(browsers[1])}
-    made: dict[str, set[int]] = {
-        "page": set(),
-        "button": set(),
-        "timeout": set(),
-        "computer": set(),
-    }
+    made: dict[str, set[int]] = {way: set() for way in ("page", "button", "timeout", "computer")}
     outage = asleep = 0.0
     async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
         for user in (ann, bob):  # nothing flies: the test is of what shows, and when

@@ -79,7 +79,7 @@ async def _ends(lines: AsyncIterator[str]) -> bool:
 
 
 async def test_a_session_s_new_stream_ends_its_oldest(
-    harness: Harness, web: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, web: httpx.AsyncClient
 ) -> None:
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
@@ -198,7 +198,7 @@ async def test_a_session_asking_too_often_gets_429_until_time_passes(
 
 
 async def test_every_api_answer_is_never_cached_and_the_page_has_its_policy(
-    harness: Harness, asgi: httpx.AsyncClient, web: httpx.AsyncClient
+    harness: Harness, asgi: httpx.AsyncClient
 ) -> None:
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak")
@@ -263,7 +263,7 @@ async def test_the_page_is_compressed_for_a_client_that_takes_gzip(asgi: httpx.A
 
 
 async def test_the_event_stream_is_never_compressed_nor_held_back(
-    harness: Harness, web: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, web: httpx.AsyncClient
 ) -> None:
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
