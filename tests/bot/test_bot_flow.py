@@ -44,11 +44,8 @@ async def test_set_up_is_a_private_multi_step_choice(harness: Harness) -> None:
     await harness.tap(ann, top.prompt(ann), is_action(Action.SETUP, "c"))  # type: ignore[arg-type]
     data = await stored(harness, top.group)
     seat = [s["user_id"] for s in data["seats"]].index(ann.id)
-    assert (
-        data["played"]["moves"]
-        and data["played"]["moves"][0]["player"] == seat
-        and "setup" in data["played"]["moves"][0]
-    )
+    first = data["played"]["moves"][0]  # (an IndexError if none)
+    assert first["player"] == seat and "setup" in first
     assert top.prompt(ann) is None  # he waits for Bob now
     assert "⏳" in top.table_message().text
 

@@ -53,13 +53,18 @@ async def test_a_malformed_move_body_is_a_400_with_a_reason(
 
 @contextlib.asynccontextmanager
 async def _opened(c: httpx.AsyncClient, ticket: str) -> AsyncIterator[httpx.Response]:
-    async with c.stream("GET", "/app/api/events", headers=bearer(ticket)) as r:
+    """A page's stream, asked for gzip as a browser asks: never compressed nor held back."""
+    headers = {**bearer(ticket), "Accept-Encoding": "gzip"}
+    async with c.stream("GET", "/app/api/events", headers=headers) as r:
+        assert r.status_code == 200 and "content-encoding" not in r.headers
+        assert (r.headers["cache-control"], r.headers["x-accel-buffering"]) == ("no-store", "no")
         yield r
 
 
 async def _first(r: httpx.Response) -> AsyncIterator[str]:
     lines = r.aiter_lines()
-    assert (await anext(lines)).startswith("data: ")
+    first = await anext(lines)
+    assert first.startswith("data: ") and json.loads(first[6:])["version"] >= 0
     return lines
 
 
@@ -87,9 +92,7 @@ async def test_a_session_s_new_stream_ends_its_oldest(
         ticket = await token(web, ann, param)
         opened = []
         for _ in range(streams.PER_SESSION + 1):
-            r = await stack.enter_async_context(_opened(web, ticket))
-            assert r.status_code == 200
-            opened.append(await _first(r))
+            opened.append(await _first(await stack.enter_async_context(_opened(web, ticket))))
         assert await _ends(opened[0])  # the oldest, closed for the newest
         hub = _hub(h)
         assert hub.streams.live == streams.PER_SESSION
@@ -162,8 +165,8 @@ async def test_a_stream_ends_when_idle_and_with_its_session(
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
     monkeypatch.setattr(streams if limit == "IDLE" else auth, limit, 60.0)  # the other: longer
-    headers = bearer(await token(web, ann, param))
-    async with web.stream("GET", "/app/api/events", headers=headers) as r:
+    ticket = await token(web, ann, param)
+    async with _opened(web, ticket) as r:
         lines = await _first(r)
         assert (await _next(lines)).startswith(": keep-alive")  # open, quiet
         await clock.advance(60.0)
@@ -173,7 +176,7 @@ async def test_a_stream_ends_when_idle_and_with_its_session(
     assert not [line for line in rest if line.startswith("data: ")]
     assert _hub(h).streams.live == 0
     if limit == "SESSION":
-        assert (await web.get("/app/api/events", headers=headers)).status_code == 401
+        assert (await web.get("/app/api/events", headers=bearer(ticket))).status_code == 401
 
 
 async def test_a_session_asking_too_often_gets_429_until_time_passes(
@@ -260,22 +263,6 @@ async def test_the_page_is_compressed_for_a_client_that_takes_gzip(asgi: httpx.A
     for refused in ("identity", "gzip;q=0", ""):
         r = await asgi.get("/app/table.js", headers={"Accept-Encoding": refused})
         assert "content-encoding" not in r.headers and r.content == raw
-
-
-async def test_the_event_stream_is_never_compressed_nor_held_back(
-    harness: Harness, web: httpx.AsyncClient
-) -> None:
-    h = harness
-    _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
-    ticket = await token(web, ann, param)
-    headers = {**bearer(ticket), "Accept-Encoding": "gzip"}
-    async with web.stream("GET", "/app/api/events", headers=headers) as r:
-        assert "content-encoding" not in r.headers
-        assert r.headers["cache-control"] == "no-store"
-        assert r.headers["x-accel-buffering"] == "no"
-        lines = r.aiter_lines()
-        first = await anext(lines)
-        assert json.loads(first.removeprefix("data: "))["version"] >= 0
 
 
 def test_the_session_key_is_the_same_through_renewals() -> None:
