@@ -22,10 +22,8 @@ from testing.harness import Harness
 from testing.tabletop import Tabletop, is_action, stored
 
 
-async def _football(
-    h: Harness, langs: tuple[str, str] = ("en", "ru")
-) -> tuple[Tabletop, list[Any]]:
-    users = [h.user("Ann", language_code=langs[0]), h.user("Bob", language_code=langs[1])]
+async def _football(h: Harness) -> tuple[Tabletop, list[Any]]:
+    users = [h.user("Ann"), h.user("Bob", language_code="ru")]
     top = Tabletop(h, h.group(creator=users[0]))
     await top.setup_game("football", users)
     return top, users
