@@ -33,6 +33,7 @@ the order of writes, so confirming a later write confirms every earlier one).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -207,8 +208,7 @@ class Replicas:
         def queue(pipe: Any) -> None:  # a cluster's pipeline refuses evalsha() by name
             pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
 
-        async def plain() -> Any:
-            return await script(keys=keys, args=args)
+        plain = functools.partial(script, keys=keys, args=args)
 
         try:
             return await self.write(keys[0], plain, queue)

@@ -12,15 +12,7 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 
 from bot.core import store as store_module
-from bot.core.keys import (
-    TABLE_SLOT,
-    bucket_of,
-    chat_index_of,
-    due_of,
-    table_key,
-    turns_of,
-    user_slot,
-)
+from bot.core.keys import TABLE_SLOT, family_of, table_key, user_slot
 from bot.core.models import Lobby, Seat, Slot, Table
 from bot.core.store import Snapshot, Store, Write
 from testing.settings import REDIS_URL
@@ -59,14 +51,15 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
 
 async def _clean(client: aioredis.Redis) -> None:
     for key in (KEY, NEW_KEY):
-        await client.delete(key, *chat_index_of(key))
-        await client.zrem(due_of(key), key)
-        await client.zrem(turns_of(key), key)
+        keys = family_of(key)
+        await client.delete(key, *keys.chat_index)
+        await client.zrem(keys.due, key)
+        await client.zrem(keys.turns, key)
 
 
 async def _take_due(store: Store, key: str = KEY) -> list[str]:
     """The due tables of the key's bucket."""
-    found, _ = await store.take_due(bucket_of(key))
+    found, _ = await store.take_due(family_of(key).bucket)
     return found
 
 
@@ -135,14 +128,14 @@ async def test_one_process_delivers_and_ends_on_the_newest_version(store: Store)
 
 
 async def test_due_group_edits_are_handed_out_once(store: Store) -> None:
-    await store.redis.delete(due_of(KEY))
+    await store.redis.delete(family_of(KEY).due)
     snap, _ = await store.transact(KEY, _add_seat)
     await store.release(KEY, snap.version, {}, due=0.001)  # long due
     assert await _take_due(store) == [KEY]
     assert await _take_due(store) == []
     await store.defer(KEY, 1e12)  # far in the future
-    assert await store.take_due(bucket_of(KEY)) == ([], 1e12)  # and when it falls due
-    await store.redis.delete(due_of(KEY))
+    assert await store.take_due(family_of(KEY).bucket) == ([], 1e12)  # and when it falls due
+    await store.redis.delete(family_of(KEY).due)
 
 
 async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
@@ -192,8 +185,8 @@ async def test_a_move_to_another_slot_cut_short_is_finished_by_the_next(
     assert moved.table is not None and moved.version == first.version
     assert [s.user_id for s in moved.table.seats] == [1] and moved.slots[user_slot(7)].id == 5
     assert not await store.redis.exists(KEY)
-    assert await store.redis.zscore(turns_of(NEW_KEY), NEW_KEY) == 2e9 * 1000
-    assert await store.redis.zscore(turns_of(KEY), KEY) is None
+    assert await store.redis.zscore(family_of(NEW_KEY).turns, NEW_KEY) == 2e9 * 1000
+    assert await store.redis.zscore(family_of(KEY).turns, KEY) is None
     assert await store.chat_tables(-1001000000123) == [NEW_KEY]
     assert await store.chat_tables(-100123) == []
 

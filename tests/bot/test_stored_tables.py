@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.inbox import STREAMS
-from bot.core.keys import LAYOUT_KEY, closed_key, due_of, turns_of
+from bot.core.keys import LAYOUT_KEY, closed_key, family_of
 from bot.core.limiter import LEARNED_KEY
 from bot.core.models import FORM
 from bot.core.services import services
@@ -49,7 +49,7 @@ async def test_a_table_stored_before_the_split_loads_and_plays_on(harness: Harne
     raw: dict[str, Any] = {**OLD, "chat_id": top.group.id, "turn_due": clock() + 60}
     await h.redis.hset(key, mapping={"v": 7, "d": json.dumps(raw)})
     await h.redis.sadd(closed_key(bob.id), key)
-    await h.redis.zadd(due_of(key), {key: 1})
+    await h.redis.zadd(family_of(key).due, {key: 1})
 
     table = (await services(h.app).store.load(key)).table
     assert table is not None, "the old table did not load"
@@ -103,7 +103,7 @@ async def test_a_table_stored_in_form_2_loads_and_plays_on(harness: Harness) -> 
     h = harness
     top, players = await form_2(h, lambda top: table_key(top.group))
     key = table_key(top.group)
-    await h.redis.zadd(due_of(key), {key: 1})
+    await h.redis.zadd(family_of(key).due, {key: 1})
 
     table = (await services(h.app).store.load(key)).table
     assert table is not None, "the form-2 table did not load"
@@ -149,7 +149,7 @@ async def test_a_game_stored_in_the_old_key_layout_plays_on_after_the_starts_upg
     key = table_key(top.group)
     assert not await h.redis.exists(old, "ct:due", "ct:turns", "ct:inbox", "ct:rl:learned")
     assert 0 < await h.redis.ttl(key) <= 3600
-    assert await h.redis.zscore(turns_of(key), key) is not None
+    assert await h.redis.zscore(family_of(key).turns, key) is not None
     assert await h.redis.smembers(closed_key(bob.id)) == {key.encode()}
     assert await services(h.app).store.chat_tables(chat) == [key]
     standings = of(services(h.app).store)

@@ -7,7 +7,7 @@ import pytest
 
 from bot.core.callbacks import Action, decode
 from bot.core.i18n import LANGS, t
-from bot.core.keys import closed_key, due_of, turns_of
+from bot.core.keys import closed_key, family_of
 from bot.core.models import GameSettings
 from bot.screens.registry import GAMES
 from testing.chats import FakeGroup, FakeUser
@@ -114,8 +114,8 @@ async def test_the_bot_removed_mid_game_ends_it_and_tells_the_players(
     await playing(h, "durak", players, group=group)
     key = table_key(group)
     await h.redis.sadd(closed_key(players[2].id), key)  # as if Cid's private chat had refused
-    await h.redis.zadd(due_of(key), {key: 1})  # and a group edit were due
-    assert await h.redis.zscore(turns_of(key), key) is not None  # the turn time runs
+    await h.redis.zadd(family_of(key).due, {key: 1})  # and a group edit were due
+    assert await h.redis.zscore(family_of(key).turns, key) is not None  # the turn time runs
     others = [h.user("Dan"), h.user("Eli")]  # another group's game is not touched
     elsewhere = await playing(h, "football", others, group=h.group("Other"))
     calls = len(h.server.calls)
@@ -123,8 +123,8 @@ async def test_the_bot_removed_mid_game_ends_it_and_tells_the_players(
     await h.remove_bot(group, players[0], status=status)
 
     assert not await h.redis.exists(key)
-    assert await h.redis.zscore(due_of(key), key) is None
-    assert await h.redis.zscore(turns_of(key), key) is None
+    assert await h.redis.zscore(family_of(key).due, key) is None
+    assert await h.redis.zscore(family_of(key).turns, key) is None
     assert not await h.redis.sismember(closed_key(players[2].id), key)
     for user in players:
         lang = user.language_code or "en"

@@ -12,7 +12,7 @@ import pytest
 from telegram import Update
 from telegram.ext import CommandHandler, ContextTypes
 
-from bot.core.keys import TABLE_SLOT, due_of
+from bot.core.keys import TABLE_SLOT, family_of
 from bot.core.limiter import Priority
 from bot.core.services import services
 from testing.clock import Clock
@@ -170,7 +170,8 @@ async def test_flood_control_in_one_group_holds_up_no_other_chat(
     assert limiter is not None
     (wait,) = await limiter.try_acquire([(ta.group.id, Priority.TABLE)])
     assert wait > 50
-    assert await h.redis.zscore(due_of(table_key(ta.group)), table_key(ta.group)) is not None
+    key = table_key(ta.group)
+    assert await h.redis.zscore(family_of(key).due, key) is not None
     assert tb.table_message().text != b_table  # the other group saw its move at once
     assert h.log_errors == []
 
