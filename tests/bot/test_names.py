@@ -26,14 +26,17 @@ def _graphemes(text: str) -> list[str]:
     return found
 
 
-def test_an_override_is_removed_and_the_name_reads_as_typed() -> None:
-    assert shown(f"evil{RLO}exe.txt") == "evilexe.txt"
-    assert shown(f"{LRI}Ann{PDF}\n\tBob\u2028") == "Ann Bob"
-
-
-def test_a_right_to_left_name_is_isolated_from_the_line_around_it() -> None:
-    assert shown("דוד") == f"{FSI}דוד{PDI}"
-    assert shown("Ann") == "Ann"
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (f"evil{RLO}exe.txt", "evilexe.txt"),  # an override is removed: it reads as typed
+        (f"{LRI}Ann{PDF}\n\tBob\u2028", "Ann Bob"),
+        ("דוד", f"{FSI}דוד{PDI}"),  # right to left: isolated from the line around it
+        ("Ann", "Ann"),
+    ],
+)
+def test_a_name_reads_as_typed_a_right_to_left_one_isolated(name: str, expected: str) -> None:
+    assert shown(name) == expected
 
 
 @pytest.mark.parametrize("unit", [FAMILY, "🇺🇦", "e\u0301", "👍🏽", "😀"])
