@@ -45,10 +45,9 @@ async def test_a_poller_stops_even_when_its_job_lost_the_cancellation(harness: H
 async def _poll(store: Store, now: float) -> list[str]:
     """One round of both pollers (bot.service.delivery.due_job, bot.service.turns.turns_job):
     what came due."""
-    found: list[str] = []
-    found += [key async for key in polls.due_tables(store)]
-    found += [key async for key in polls.turn_tables(store)]
-    return found
+    return [key async for key in polls.due_tables(store)] + [
+        key async for key in polls.turn_tables(store)
+    ]
 
 
 async def test_an_idle_process_reads_each_bucket_about_once_a_second(fake_redis: Any) -> None:
@@ -94,9 +93,8 @@ async def test_a_bucket_is_read_when_its_next_entry_falls_due_or_this_process_wr
 
 
 async def test_a_wake_while_its_bucket_is_being_read_is_not_lost(fake_redis: Any) -> None:
-    """delivery and turns wake a bucket after their own write; when that write lands
-    just after a poller's ZRANGE of the same bucket, the read's answer ("nothing, read
-    me again in a second") must not overwrite the wake."""
+    """A bucket woken by a write just after a poller's read of it stays woken: the read's
+    answer ("nothing, read me again in a second") does not overwrite the wake."""
     now = [1000.0]
     store = Store(fake_redis, ttl=100, clock=lambda: now[0])
     key = table_key(-5, None)

@@ -1,7 +1,5 @@
-"""The one-time upgrade of the old key layout (bot.tables.layout) finishes whatever step
-a start dies at: the next start leaves exactly what one uninterrupted upgrade leaves. A
-table renamed just before the process died keeps its turn and delivery deadlines, a
-group's standings their list of people."""
+"""The one-time upgrade of the old key layout (bot.tables.layout), killed at any step, is
+finished by the next start: exactly what one uninterrupted upgrade leaves."""
 
 from __future__ import annotations
 
