@@ -60,8 +60,8 @@ def documents(h: Harness, chat: Any) -> list[dict[str, Any]]:
 
 
 @LIMITED
-async def test_a_private_game_pick_is_answered_before_the_seated_message(tuned: Harness) -> None:
-    h = tuned
+async def test_a_private_game_pick_is_answered_before_the_seated_message(harness: Harness) -> None:
+    h = harness
     ann = h.user("Ann")
     for command in ("/start", "/help", "/newgame"):  # his chat's burst is spent
         await h.private(ann, command)
@@ -78,8 +78,8 @@ async def test_a_private_game_pick_is_answered_before_the_seated_message(tuned: 
 
 
 @LIMITED
-async def test_record_in_a_private_chat_is_answered_before_its_document(tuned: Harness) -> None:
-    h = tuned
+async def test_record_in_a_private_chat_is_answered_before_its_document(harness: Harness) -> None:
+    h = harness
     ann = h.user("Ann")
     top = await lobby_with_computers(h, ann, ann, "football", 1, start=True)
     await play_people(h, top, [ann], random.Random(1))
@@ -95,9 +95,9 @@ async def test_record_in_a_private_chat_is_answered_before_its_document(tuned: H
 
 @LIMITED
 async def test_record_in_a_group_is_answered_before_its_document_which_comes_once(
-    tuned: Harness,
+    harness: Harness,
 ) -> None:
-    h = tuned
+    h = harness
     ann, bob = h.user("Ann"), h.user("Bob", language_code="uk")
     top = await playing(h, "football", [ann, bob])
     await top.play_paced([ann, bob], random.Random(3))

@@ -190,9 +190,9 @@ async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> Non
 
 
 @pytest.mark.settings(computer_delay=RESTART_PACE)
-async def test_a_due_computer_move_survives_a_restart(tuned: Harness, make_app: object) -> None:
+async def test_a_due_computer_move_survives_a_restart(harness: Harness, make_app: object) -> None:
     """A computer move still due when its process dies is played by the next process."""
-    h = tuned
+    h = harness
     ann = h.user("Ann")
     top = await lobby_with_computers(h, ann, ann, "durak", 2)
     old = h.app
@@ -266,8 +266,8 @@ async def is_back(h: Harness, top: Tabletop, seat: int) -> None:
 
 
 @SLOW
-async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(tuned: Harness) -> None:
-    h = tuned
+async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(harness: Harness) -> None:
+    h = harness
     top, user, away = await someone_away(h)
     # While he is away the computer plays for him; he taps his prompt and is back.
     # His prompts are edited in place: his phone does not ring for every turn.
@@ -289,8 +289,8 @@ async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(tuned: Harne
 
 
 @SLOW
-async def test_an_away_player_is_told_and_taps_im_back(tuned: Harness) -> None:
-    h = tuned
+async def test_an_away_player_is_told_and_taps_im_back(harness: Harness) -> None:
+    h = harness
     top, user, away = await someone_away(h)
     hand = next(m for m in reversed(h.screen(user)) if m.from_bot and m.buttons)
     assert "computer plays for you" in (hand.text or "")
@@ -307,9 +307,9 @@ async def test_an_away_player_is_told_and_taps_im_back(tuned: Harness) -> None:
 
 @SLOW
 async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
-    tuned: Harness,
+    harness: Harness,
 ) -> None:
-    h = tuned
+    h = harness
     top, user, away = await someone_away(h)
 
     await until(h, lambda: top.prompt(user) is not None, timeout=8, what="his turn")
@@ -326,9 +326,9 @@ async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
 
 
 @SLOW
-async def test_my_cards_in_the_group_brings_an_away_player_back(tuned: Harness) -> None:
+async def test_my_cards_in_the_group_brings_an_away_player_back(harness: Harness) -> None:
     """Bob has blocked the bot: "My cards", his only tap on the game, counts as coming back."""
-    h = tuned
+    h = harness
     top, user, away = await someone_away(h, bob_blocks=True)
     assert "Bob" in top.table_message().text
     answer = await top.tap_group(user, Action.CARDS)

@@ -347,9 +347,9 @@ async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his
 
 
 @pytest.mark.settings(hands="group", rate_limit=True, ephemeral_group_budget=True)
-async def test_superseded_hands_keep_no_buttons_under_the_limits(tuned: Harness) -> None:
+async def test_superseded_hands_keep_no_buttons_under_the_limits(harness: Harness) -> None:
     """Old hands the limiter removes later are stale; none keeps a button after /endgame."""
-    h = tuned
+    h = harness
     top, players, first, _ = await two_started(h, admin=True)
     await clock_of(h).advance(30)
     for _ in range(3):  # each a new hand; the old one's deletion waits for the limits

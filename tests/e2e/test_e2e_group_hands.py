@@ -72,9 +72,9 @@ async def test_a_whole_game_for_people_who_never_opened_a_private_chat(
 @pytest.mark.settings(
     hands="group", webapp_url="https://cards.example.org/app/", webapp_name="table"
 )
-async def test_the_mini_app_opens_from_a_hand_in_the_group(tuned: Harness) -> None:
+async def test_the_mini_app_opens_from_a_hand_in_the_group(harness: Harness) -> None:
     """A hand in the group opens the Mini App by its direct link (a web_app button is refused)."""
-    h = tuned
+    h = harness
     players = strangers(h, 2)
     group = h.group(creator=players[0])
     group.bot_is_admin = True

@@ -274,8 +274,8 @@ async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
 
 
 @pytest.mark.settings(webapp_url=WEBAPP, webapp_name="table")
-async def test_the_table_opens_the_mini_app_by_its_direct_link(tuned: Harness) -> None:
-    h = tuned
+async def test_the_table_opens_the_mini_app_by_its_direct_link(harness: Harness) -> None:
+    h = harness
     table, actor, _, _ = await in_play(h)
     opens = [b for b in table.buttons if b.text == plain("en", "webapp.open")]
     assert [b.url for b in opens] == [

@@ -91,12 +91,12 @@ async def learned(h: Harness) -> float:
 @pytest.mark.parametrize(("busy", "pester"), [(0.0, False), (2.0, False), (2.0, True)])
 @pytest.mark.parametrize("server", ["receiver"], indirect=True)
 async def test_where_hands_count_per_receiver_a_quick_group_is_not_held_to_twenty_a_minute(
-    tuned: Harness, busy: float, pester: bool
+    harness: Harness, busy: float, pester: bool
 ) -> None:
     """More hands than the group's 20 calls a minute, none refused, no limit learned; also
     when a busy machine sends its calls in bursts (the bot keeps a margin on each), the
     members not to act pestering with *My cards* or not."""
-    h = tuned
+    h = harness
     h.server.limits = FloodLimits(clock=h.server.clock, ephemeral="receiver", busy=busy)
     top, players = await quick_table(h, "durak", 3)
     before = len(h.server.calls)
@@ -110,11 +110,11 @@ async def test_where_hands_count_per_receiver_a_quick_group_is_not_held_to_twent
 @pytest.mark.telegram_complaints  # the 429s that teach the bot
 @pytest.mark.parametrize("server", ["group"], indirect=True)
 async def test_where_hands_count_against_the_group_two_players_429s_teach_every_process(
-    tuned: Harness, make_app: AppFactory, fake_redis: Any, clock: Clock
+    harness: Harness, make_app: AppFactory, fake_redis: Any, clock: Clock
 ) -> None:
     """Two refused players (not one) teach this process and a later one the group's limit:
     nothing more is refused, no move or hand lost; an hour later the fast pace is tried."""
-    h = tuned
+    h = harness
     async with client(h) as c:
         before = (await c.get("/metrics")).text
     top, players = await quick_table(h, "durak", 3)
@@ -147,10 +147,10 @@ async def test_where_hands_count_against_the_group_two_players_429s_teach_every_
 
 @pytest.mark.parametrize("server", ["receiver"], indirect=True)
 async def test_my_cards_and_the_switch_again_at_once_answer_an_alert_and_send_nothing(
-    tuned: Harness, clock: Clock
+    harness: Harness, clock: Clock
 ) -> None:
     """*My cards* or the switch again at once: an alert, nothing sent; later, the hand again."""
-    h = tuned
+    h = harness
     top, players = await quick_table(h, "durak", 3)
     await top.caught_up(players)
     bob = players[1]

@@ -106,9 +106,9 @@ async def test_a_bot_kicked_from_the_group_mid_game_lets_the_players_finish(
 
 @pytest.mark.telegram_complaints  # the injected flood control
 @pytest.mark.settings(rate_limit=True, table_edit_interval=3.0)  # as deployed
-async def test_the_production_settings_ride_out_flood_control(tuned: Harness) -> None:
+async def test_the_production_settings_ride_out_flood_control(harness: Harness) -> None:
     """A message refused by flood control is shown once it ends: every move reaches its player."""
-    h = tuned
+    h = harness
     top, players = await game_for(h, "durak")
     await top.caught_up(players)
     rng = random.Random(11)
@@ -127,11 +127,11 @@ async def test_the_production_settings_ride_out_flood_control(tuned: Harness) ->
 @pytest.mark.telegram_complaints  # the injected flood control
 @pytest.mark.settings(rate_limit=True, table_edit_interval=0.0)
 async def test_flood_control_in_one_group_holds_up_no_other_chat(
-    tuned: Harness, clock: Clock
+    harness: Harness, clock: Clock
 ) -> None:
     """One group's 429 puts its edit off, rather than being waited out in the tap and
     holding every other chat's calls."""
-    h = tuned
+    h = harness
     (ta, pa), (tb, pb) = await game_for(h, "durak"), await game_for(h, "durak")
     await ta.caught_up(pa)
     await tb.caught_up(pb)
