@@ -61,9 +61,12 @@ async def test_set_up_as_chosen_record_and_rematch_where_the_other_player_starts
     for user in players:
         seat = by_seat[user.id]
         hand = Football.from_json(data["state"]).view(seat).hand
+        assert len([b for b in top.prompt(user).buttons if is_action(Action.SETUP)(b)]) == 5  # type: ignore[union-attr]
         # A wrong start and a reset first (4, r): nothing is kept of it; confirmed (c).
         for arg in "4r0123c":
             await h.tap(user, top.prompt(user), is_action(Action.SETUP, arg))  # type: ignore[arg-type]
+        if user is players[0]:  # set up: she waits for Bob now
+            assert top.prompt(user) is None and "⏳" in (top.table_message().text or "")
         view = Football.from_json((await stored(h, top.group))["state"]).view(seat)
         assert view.keepers[seat] == hand[0]
         home = 0 if seat == 0 else 3

@@ -43,7 +43,7 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
 ) -> None:
     """Garbage data, a move out of turn or by a stranger, a hand's button tapped in the group
     (honoured only in his own chat), an illegal or malformed move, a Record mid-game (it
-    would show every hand)."""
+    would show every hand), a stranger's My cards."""
     h = harness
     top, players, who, message, first = await prompted(h)
     cb = decode(first)
@@ -63,6 +63,7 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
     for arg in (f"a{not_mine}", "t", "p", "zz", "a6X", "aQS" * 5):
         taps.append((who, who.id, message.message_id, encode(cb._replace(arg=arg))))
     taps += [(user, top.group.id, table, record) for user in players]
+    taps.append((eve, top.group.id, table, encode(cb._replace(action=Action.CARDS, arg=""))))
     for tap in taps:
         await unchanged(top, h.tap_data(*tap))
     assert not [m for m in h.screen(top.group) if m.document is not None]
