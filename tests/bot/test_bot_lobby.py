@@ -46,6 +46,7 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     assert set(_options(top)) == {"d", "m", "p", "5", "f", "t", "l"}
     for arg in ("d", "p", "f", "t", "l"):
         await top.tap_group(ann, Action.OPTION, arg)
+    assert _options(top)["d"] == "Калода: 52 карты"  # the count's form, on its button too
     data = await stored(harness, top.group)
     assert data["lobby"]["settings"] == {
         "deck_size": 52,
@@ -64,8 +65,8 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     data = await stored(harness, top.group)
     assert data["phase"] == "playing"
     assert '"deck_size":52' in data["state"].replace(" ", "")
-    # Bob reads his hand in his own language; the group in the lobby's.
-    assert "Ваші карти" in harness.last(bob).text
+    # Each player reads his hand in his own language; the group in the lobby's.
+    assert "Ваші карти" in harness.last(bob).text and "Your hand" in harness.last(ann).text
     assert "Козыр " in top.table_message().text
 
 
