@@ -105,9 +105,14 @@ async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     assert before["phase"] == "playing"
     await harness.command(ann, group, "/newgame")  # points at the game, changes nothing
     assert "already" in harness.last(group).text and await stored(harness, group) == before
-    await harness.command(admin, group, "/endgame")  # an administrator may end it
+    await harness.command(harness.user("Cid"), group, "/endgame")  # not his game, nor an admin
+    assert await stored(harness, group) == before
+    await harness.command(admin, group, "/endgame", mention=True)  # an administrator may
     assert (await stored(harness, group))["phase"] == "abandoned"
     assert "stopped" in top.table_message().text
+    assert top.prompt(ann) is None and top.prompt(bob) is None
+    await top.tap_group(ann, Action.RECORD)  # the stopped game still hands out its record
+    assert harness.last_document(group)[0].endswith(".json")
     await harness.command(ann, group, "/newgame")  # the chat is free again
     assert (await stored(harness, group))["phase"] == "pick"
 

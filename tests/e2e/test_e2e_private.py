@@ -1,5 +1,5 @@
 """Private chats: users who never opened one, who blocked the bot, who deleted their hand;
-and the commands around a game (/endgame, /help, /rules, /start, /record)."""
+and the commands around a game (/help, /start, /record)."""
 
 from __future__ import annotations
 
@@ -158,25 +158,6 @@ async def test_a_deleted_hand_message_is_sent_again(harness: Harness) -> None:
     assert [m for m in h.screen(waiting) if m.from_bot], "his hand came back"
     assert top.prompt(waiting) is not None
     await top.play([ann, bob], random.Random(2))
-
-
-async def test_endgame_by_the_creator_stops_the_game_for_everyone(harness: Harness) -> None:
-    h = harness
-    ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
-    top = await playing(h, "durak", [ann, bob])
-    before = await stored(h, top.group)
-    await h.command(cid, top.group, "/endgame")
-    assert await stored(h, top.group) == before  # not his game, not an admin
-    await h.command(ann, top.group, "/endgame", mention=True)
-    data = await stored(h, top.group)
-    assert data["phase"] == "abandoned"
-    for user in (ann, bob):
-        assert top.prompt(user) is None
-    # The abandoned game can still hand out its record; a new game may start.
-    await top.tap_group(ann, Action.RECORD)
-    assert h.last_document(top.group)[0].endswith(".json")
-    await h.command(bob, top.group, "/newgame")
-    assert (await stored(h, top.group))["phase"] == "pick"
 
 
 async def test_help_in_a_group_does_not_call_the_group_a_private_chat(harness: Harness) -> None:
