@@ -93,10 +93,13 @@ async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     await top.join(bob)
     await top.tap_group(bob, Action.LEAVE)
     assert [s["name"] for s in (await stored(harness, group))["seats"]] == ["Ann"]
+    before = await stored(harness, group)
+    answer = await top.tap_group(bob, Action.LEAVE)  # he is not seated any more
+    assert answer.show_alert and answer.text and await stored(harness, group) == before
     await top.join(bob)
     before = await stored(harness, group)
-    answer = await top.start(bob)
-    assert answer.show_alert and answer.text  # neither the creator nor an admin
+    for answer in (await top.join(bob), await top.start(bob)):  # seated; not creator nor admin
+        assert answer.show_alert and answer.text
     assert await stored(harness, group) == before
     await harness.command(bob, group, "/endgame")
     assert (await stored(harness, group))["phase"] == "lobby"

@@ -61,6 +61,8 @@ async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: H
     first = await stored(h, top.group)
     fool = Durak.from_json(first["state"]).result()["fool"]  # type: ignore[index]
     old_message = top.table_message()
+    refused = await top.tap_group(h.user("Eve"), Action.AGAIN)  # not hers to play again
+    assert refused.show_alert and refused.text and await stored(h, top.group) == first
     await top.tap_group(players[1], Action.AGAIN)
     second = await stored(h, top.group)
     assert second["phase"] == "playing" and second["game_id"] != first["game_id"]

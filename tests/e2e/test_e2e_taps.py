@@ -98,28 +98,6 @@ async def test_a_tap_on_another_groups_table_changes_nothing(harness: Harness) -
     await unchanged(top, h.tap_data(players[1], other_group.id, lobby.message_id, forged))
 
 
-async def test_join_twice_and_leave(harness: Harness) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = await opened(h, ann, "football")
-    await top.join(bob)
-    await unchanged(top, top.join(bob))
-    await top.tap_group(bob, Action.LEAVE)
-    data = await stored(h, top.group)
-    assert [s["user_id"] for s in data["seats"]] == [ann.id]
-    await unchanged(top, top.tap_group(bob, Action.LEAVE))
-
-
-async def test_play_again_is_for_the_players(harness: Harness) -> None:
-    h = harness
-    top, players = await game_for(h, "durak")
-    await top.play(players, random.Random(1))
-    eve = h.user("Eve")
-    await unchanged(top, top.tap_group(eve, Action.AGAIN))
-    await top.tap_group(players[1], Action.AGAIN)
-    assert (await stored(h, top.group))["phase"] == "playing"
-
-
 async def test_an_ended_lobby_takes_no_more_taps(harness: Harness) -> None:
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
