@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.core.callbacks import STAMP_LEN, Action, decode
-from bot.core.i18n import LANGS, faces
+from bot.core.i18n import LANGS, faces, t
 from bot.core.screen import Screen
 from bot.games.football import screens as football_screens
 from bot.screens import registry, views
@@ -37,10 +37,11 @@ def test_no_screen_shows_a_hidden_card_and_only_the_actor_gets_his_moves(
     kind: str, count: int
 ) -> None:
     hidden_of = football_hidden if kind == "football" else durak_hidden
-    for game, rng in random_games(kind, count):
+    for number, (game, rng) in enumerate(random_games(kind, count)):
         langs = list(LANGS)
         rng.shuffle(langs)
         table = table_of(game, kind, langs)
+        table.lobby.settings.turn_time = (60, 0)[number % 2]  # 0: no limit, none shown
         while True:
             _check(views.group_screen(table, "bot"), hidden_of(game, None), table.lobby.lang)
             actor = game.to_act()
@@ -48,6 +49,13 @@ def test_no_screen_shows_a_hidden_card_and_only_the_actor_gets_his_moves(
             for seat in range(len(table.seats)):
                 screen = views.hand_screen(table, seat)
                 _check(screen, hidden_of(game, seat), table.seats[seat].lang)
+                # the turn time, told to the player to act alone
+                timed = [x for x in screen.text.splitlines() if x.startswith("⏱")]  # type: ignore[union-attr]
+                shown = t(
+                    table.seats[seat].lang, "hand.turn_time", n=table.lobby.settings.turn_time
+                )
+                asked = actor and seat == actor.player and table.lobby.settings.turn_time
+                assert timed == ([shown] if asked else [])
                 if kind == "durak" and screen is not None:  # (football: set-ups, the field)
                     moves = {  # the moves (below them, the switch of the hand's place)
                         decode(b.data).arg[STAMP_LEN:]
