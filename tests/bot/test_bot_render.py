@@ -43,7 +43,11 @@ def test_no_screen_shows_a_hidden_card_and_only_the_actor_gets_his_moves(
         table = table_of(game, kind, langs)
         table.lobby.settings.turn_time = (60, 0)[number % 2]  # 0: no limit, none shown
         while True:
-            _check(views.group_screen(table, "bot"), hidden_of(game, None), table.lobby.lang)
+            group = views.group_screen(table, "bot")
+            _check(group, hidden_of(game, None), table.lobby.lang)
+            if kind == "football":  # the field's symbols explained while it is played
+                legend = t(table.lobby.lang, "football.legend")
+                assert (legend in group.text.splitlines()) == (table.phase == "playing")
             actor = game.to_act()
             legal = {game.move_token(m) for m in game.legal_moves()}
             for seat in range(len(table.seats)):
@@ -97,3 +101,6 @@ def test_football_is_seen_from_each_players_side() -> None:
         screen = views.hand_screen(table, seat)
         assert screen is not None
         assert ("<pre>" in screen.text) == (seat == actor.player) == screen.prompt
+    # The group's legend: "( )", a face-down card its owner knows, is only ever in a hand.
+    legend = t("en", "football.legend")
+    assert "▒▒" in legend and "[ ]" in legend and "( )" not in legend
