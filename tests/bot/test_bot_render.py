@@ -7,6 +7,7 @@ import pytest
 
 from bot.core.callbacks import STAMP_LEN, Action, decode
 from bot.core.i18n import LANGS, faces, t
+from bot.core.models import Lobby, Seat, Table
 from bot.core.screen import Screen
 from bot.games.football import screens as football_screens
 from bot.screens import registry, views
@@ -104,3 +105,14 @@ def test_football_is_seen_from_each_players_side() -> None:
     # The group's legend: "( )", a face-down card its owner knows, is only ever in a hand.
     legend = t("en", "football.legend")
     assert "▒▒" in legend and "[ ]" in legend and "( )" not in legend
+
+
+@pytest.mark.parametrize("lang", ["en", "ru", "uk"])
+def test_the_seated_message_names_a_group_but_no_chat_against_the_computer(lang: str) -> None:
+    """ "…against the computer", not "…in «against the computer»"."""
+    for chat, key in ((10, "join.vs_computer"), (-100, "join.private")):
+        table = Table(game_id="g1", chat_id=chat, lobby=Lobby(creator=10), kind="durak")
+        table.phase, table.chat_title = "lobby", "Карты"
+        table.seats.append(Seat(user_id=10, name="Ann", lang=lang))
+        game = registry.entry("durak").variant(lang, table.lobby.settings)
+        assert views.hand_screen(table, 0) == Screen(t(lang, key, game=game, chat="Карты"))
