@@ -154,9 +154,12 @@ def family(chat_id: int, thread_id: int | None = None) -> Family:
 
 def family_of(key: str) -> Family:
     """The keys that go with a table key (its chat and topic are its last two parts)."""
-    chat, thread = key.rsplit(":", 2)[1:]
-    found = family(int(chat), int(thread))
-    if found.table != key:  # an old layout's key, or none of a table
+    try:
+        chat, thread = key.rsplit(":", 2)[1:]
+        found = family(int(chat), int(thread))
+    except ValueError:
+        found = None
+    if found is None or found.table != key:  # an old layout's key, or none of a table
         raise ValueError(f"not a table key: {key}")
     return found
 

@@ -432,8 +432,8 @@ class Store(Deadlines, PersonalKeys):
 
     async def chat_tables(self, chat_id: int) -> list[str]:
         """The keys of every table of a chat, in any of its topics (its index: no SCAN)."""
-        index = family(chat_id).chat_index[0]
-        return sorted(_text(k) for k in await self.redis.smembers(index))
+        index = family(chat_id).chat_index  # none for chat 0 (inline tables', no chat's)
+        return sorted(_text(k) for k in await self.redis.smembers(index[0])) if index else []
 
     async def drop(self, key: str) -> Snapshot:
         """Delete a table with its entries in the deadline sets, in one transaction, and

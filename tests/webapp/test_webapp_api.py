@@ -140,6 +140,7 @@ async def test_initdata_is_traded_once_for_a_session_and_a_replay_gets_401(
     assert (await exchange(asgi, probe, nowhere)).status_code == 403
     for where in (nowhere, nowhere, nowhere, param):
         assert (await exchange(asgi, probe, where)).status_code == 401
+    assert (await exchange(asgi, init_data(ann), param)).status_code == 200  # not locked out
     assert await stored(h, top.group) == before
 
 
