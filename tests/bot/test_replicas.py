@@ -507,10 +507,11 @@ class _FailoverOnFirstSend:
 
 async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path: Path) -> None:
     """A Lua script of the bot's (loaded on demand) and its WAIT go together to the node
-    of the key's slot: with that node's replica frozen the write is Unconfirmed, while a
-    key of another node is confirmed at once. So do the inbox's: an update stored in a
-    stream of that node is Unconfirmed (the webhook's 503), one of another node's is not;
-    a worker's read of the first is Unconfirmed, and confirmed once the replica is back."""
+    of the key's slot: with that node's replica frozen the write is Unconfirmed, and so
+    is a page's read behind its barrier, while a key of another node is confirmed at
+    once. So do the inbox's: an update stored in a stream of that node is Unconfirmed
+    (the webhook's 503), one of another node's is not; a worker's read of the first is
+    Unconfirmed, and confirmed once the replica is back."""
     if (why := redis_servers.why_not()) is not None:
         pytest.skip(why)
     with redis_servers.running(redis_servers.Cluster(tmp_path)) as servers:
@@ -533,6 +534,10 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path:
                 started = time.perf_counter()
                 assert await save(Save(elsewhere, 60, ("f", "2"))) == 1
                 assert time.perf_counter() - started < WAIT_MS / 1000
+                with pytest.raises(Unconfirmed):  # a page's read, behind its barrier
+                    await _behind_barrier(client, replicas, key)
+                read = await _behind_barrier(client, replicas, elsewhere)
+                assert read == {b"v": b"1", b"f": b"2"}
                 doubtful = await _inbox_on(client, replicas, port)
             finally:
                 frozen.freeze(False)
@@ -542,6 +547,15 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path:
             assert b'{"update_id": 1}' in [body for _, body in confirmed]
         finally:
             await client.aclose()
+
+
+async def _behind_barrier(client: RedisCluster, replicas: Replicas, key: str) -> Any:
+    """``key``'s hash, read as a page reads its table (Replicas.read), its barrier a key
+    of its slot."""
+    barrier = key[: key.index("}") + 1] + ":barrier"
+    return await replicas.read(
+        key, barrier, lambda: client.hgetall(key), lambda pipe: pipe.hgetall(key)
+    )
 
 
 async def _confirmed(write: Callable[[], Any]) -> Any:
