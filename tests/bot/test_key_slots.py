@@ -72,7 +72,7 @@ async def test_a_whole_game_runs_every_script_in_one_slot(harness: Harness) -> N
         assert ran[name] > 0, ran
 
 
-def test_a_table_shares_its_slot_with_its_bucket_sets_and_its_chat_index() -> None:
+def test_a_table_shares_its_slot_with_its_bucket_keys_and_its_chat_index() -> None:
     rng = random.Random(33)
     chats = [-(10**12) - rng.randrange(10**12) for _ in range(200)]
     chats += [rng.randrange(1, 10**10) for _ in range(50)]
@@ -81,6 +81,7 @@ def test_a_table_shares_its_slot_with_its_bucket_sets_and_its_chat_index() -> No
             key = table_key(chat, thread)
             keys, (index,) = family_of(key), family(chat).chat_index
             assert slot(key) == slot(keys.due) == slot(keys.turns) == slot(index)
+            assert slot(keys.barrier) == slot(key)  # a page's read and its barrier write
             assert keys.chat_index == (index,)
     inline = family_of(table_key(INLINE_CHAT, 123456789))  # an inline table: no chat index
     assert slot(inline.table) == slot(inline.due) and inline.chat_index == ()

@@ -328,7 +328,7 @@ async def test_redis_not_answering_is_told_as_a_tap_is(
         raise RedisTimeoutError("Timeout reading from socket")
 
     ticket = await token(asgi, bob, param)
-    monkeypatch.setattr(services(h.app).store, "load", down)
+    monkeypatch.setattr(services(h.app).store, "confirmed", down)
     r = await asgi.get("/app/api/state", headers=bearer(ticket))
     assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
     assert services(h.app).health.down_since is not None
