@@ -33,7 +33,7 @@ def new_game(
     return Durak.new(options, NAMES[:players], dealer=seed % players, seed=seed)
 
 
-def play(
+def play_levels(
     game: Durak, levels: list[str], seed: int, stop: int | None = None
 ) -> tuple[list[Event], list[DurakMove]]:
     """Play with the given computer level per seat (to the end, or ``stop`` decisions)."""

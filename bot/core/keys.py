@@ -43,6 +43,9 @@ slot of its bucket ``{b<n>}`` (all of them worked out by :func:`family`)::
                    dropped when the bot leaves the chat, or told when it becomes an
                    administrator there, is found without a SCAN. Kept by the commit
                    (not for inline tables), as long as the chat's longest-lived table.
+    ct:{b<n>}:barrier  "1" for a second after a Mini App page read a table of the bucket,
+                   where replicas are awaited: the read's barrier, which its WAIT waits
+                   for (bot.core.replicas.Replicas.read)
 
 Each of its scripts (bot.core.scripts) touches one table and the indexes of its bucket:
 one slot. The buckets spread the sets that every process polls and every commit writes
@@ -141,6 +144,7 @@ class Family(NamedTuple):
     due: str  # the bucket's due set
     turns: str  # the bucket's turn set
     chat_index: tuple[str, ...]  # its chat's set of table keys; none for an inline table
+    barrier: str  # the bucket's barrier of a read that waits for a replica
 
 
 def family(chat_id: int, thread_id: int | None = None) -> Family:
@@ -149,14 +153,17 @@ def family(chat_id: int, thread_id: int | None = None) -> Family:
     tag = _TAGS[n]
     index = (f"{tag}:chat:{chat_id}",) if chat_id else ()
     table = f"{tag}:table:{chat_id}:{thread_id or 0}"
-    return Family(table, n, DUE_KEYS[n], TURN_KEYS[n], index)
+    return Family(table, n, DUE_KEYS[n], TURN_KEYS[n], index, f"{tag}:barrier")
 
 
 def family_of(key: str) -> Family:
     """The keys that go with a table key (its chat and topic are its last two parts)."""
-    chat, thread = key.rsplit(":", 2)[1:]
-    found = family(int(chat), int(thread))
-    if found.table != key:  # an old layout's key, or none of a table
+    try:
+        chat, thread = key.rsplit(":", 2)[1:]
+        found = family(int(chat), int(thread))
+    except ValueError:
+        found = None
+    if found is None or found.table != key:  # an old layout's key, or none of a table
         raise ValueError(f"not a table key: {key}")
     return found
 

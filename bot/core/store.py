@@ -21,7 +21,8 @@ three steps of a move and a drop each wait for one (:mod:`bot.core.replicas`): a
 answered and shown only once a failover could not lose it, and its version is announced
 to the Mini App (``ct:changed``) only then, by a PUBLISH of its own after the WAIT; a
 release or a step of a move is run again until a replica has it. A lease's renewal does
-not wait: nothing is shown from it.
+not wait: nothing is shown from it. A Mini App page reads a table behind a barrier that
+waits for one (:meth:`Store.confirmed`): the primary may hold a move not confirmed yet.
 """
 
 from __future__ import annotations
@@ -218,6 +219,22 @@ class Store(Deadlines, PersonalKeys):
 
     async def load(self, key: str) -> Snapshot:
         return _decode(await self.redis.hgetall(key))
+
+    async def confirmed(self, key: str) -> Snapshot:
+        """The table as a replica holds it, what a Mini App page may show: a version only
+        the primary has would go back on its screen in a failover. Where replicas are
+        awaited the read waits for them behind a barrier (one round trip:
+        :meth:`bot.core.replicas.Replicas.read`), else it is :meth:`load`;
+        :class:`Unconfirmed` when no replica confirmed it in time."""
+        if self.replicas is None:
+            return await self.load(key)
+        raw = await self.replicas.read(
+            key,
+            family_of(key).barrier,
+            lambda: self.redis.hgetall(key),
+            lambda pipe: pipe.hgetall(key),
+        )
+        return _decode(raw)
 
     async def transact(
         self, key: str, decide: Callable[[Snapshot], tuple[Write, R]]
@@ -432,8 +449,8 @@ class Store(Deadlines, PersonalKeys):
 
     async def chat_tables(self, chat_id: int) -> list[str]:
         """The keys of every table of a chat, in any of its topics (its index: no SCAN)."""
-        index = family(chat_id).chat_index[0]
-        return sorted(_text(k) for k in await self.redis.smembers(index))
+        index = family(chat_id).chat_index  # none for chat 0 (inline tables', no chat's)
+        return sorted(_text(k) for k in await self.redis.smembers(index[0])) if index else []
 
     async def drop(self, key: str) -> Snapshot:
         """Delete a table with its entries in the deadline sets, in one transaction, and

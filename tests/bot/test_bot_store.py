@@ -189,14 +189,20 @@ async def test_a_move_to_another_slot_cut_short_is_finished_by_the_next(
     assert await store.redis.zscore(family_of(KEY).turns, KEY) is None
     assert await store.chat_tables(-1001000000123) == [NEW_KEY]
     assert await store.chat_tables(-100123) == []
+    assert await store.chat_tables(0) == []  # no chat's: where inline tables live
 
 
-async def test_a_working_holder_keeps_its_lease_and_a_dead_ones_expires(store: Store) -> None:
+@pytest.mark.parametrize("renewals", [0, 10])
+async def test_a_working_holder_keeps_its_lease_and_a_dead_ones_expires(
+    store: Store, renewals: int
+) -> None:
+    """The commit's own lease (none renewed) and a renewed one each last LEASE_MS."""
     now = [store.clock()]
     store.clock = lambda: now[0]
     other = _other(store)
     await store.transact(KEY, _add_seat)
-    for _ in range(10):  # far longer than one lease, renewed as the holder works
+    assert await other.claim(KEY) is None
+    for _ in range(renewals):  # far longer than one lease, renewed as the holder works
         now[0] += store_module.RENEW_EVERY
         await store.renew([KEY])
         assert await other.claim(KEY) is None

@@ -248,6 +248,7 @@ async def test_the_reader_reads_on_after_an_error_that_is_no_pause(
     told = [r for r in caplog.records if "read failed" in r.getMessage()]
     assert len(told) == 1 and told[0].exc_info is not None  # once, with its traceback
     assert [r for r in caplog.records if "reads again" in r.getMessage()]
+    assert [r.getMessage() for r in h.log_errors] == [told[0].getMessage()]
     h.log_errors.clear()  # that one traceback was the test's own
 
 

@@ -60,8 +60,9 @@ def test_any_name_comes_out_without_controls_and_within_the_cut(name: str) -> No
 async def test_a_hostile_name_and_group_title_in_the_lobby_the_game_and_the_page(
     harness: Harness,
 ) -> None:
-    """The names as the group, the hands and the page show them, for a Russian and a
-    Ukrainian player too; the group's title in the hands, without its override."""
+    """The names as the group, the hands and the page show them, for a Russian, a
+    Ukrainian and an English player; the group's title in each one's hand, without its
+    override."""
     h = harness
     mallory = h.user(f"evil{RLO}exe.txt", language_code="ru")
     long = h.user("Bo" + FAMILY * 40, language_code="uk")
@@ -69,20 +70,23 @@ async def test_a_hostile_name_and_group_title_in_the_lobby_the_game_and_the_page
     top = Tabletop(h, group)
     await top.open(mallory, "durak")
     await top.join(long)
+    ann = h.user("Ann", language_code="en")
+    await top.join(ann)
     lobby = top.table_message().text or ""
     assert "evilexe.txt" in lobby and RLO not in lobby
     cut = "Bo" + FAMILY * (MAX_NAME - 2)
     assert cut in lobby and cut + "\u200d" not in lobby
     await top.start(mallory)
     texts = [top.table_message().text or ""]
-    texts += [m.text or "" for u in (mallory, long) for m in h.screen(u) if m.from_bot]
+    hands = {u.id: [m.text or "" for m in h.screen(u) if m.from_bot] for u in (mallory, long, ann)}
+    texts += [text for shown in hands.values() for text in shown]
     assert all(RLO not in text for text in texts)
     assert any("evilexe.txt" in text for text in texts[1:])
-    assert any("Cardsgnp.exe" in text for text in texts[1:])
+    assert all(any("Cardsgnp.exe" in text for text in shown) for shown in hands.values())
     async with client(h) as c:
         ticket = await token(c, long, await table_param(h, group))
         picture = (await c.get("/app/api/state", headers=bearer(ticket))).json()
-    assert sorted(picture["names"]) == sorted(["evilexe.txt", cut])
+    assert sorted(picture["names"]) == sorted(["evilexe.txt", cut, "Ann"])
     assert sorted(picture["view"]["players"]) == sorted(picture["names"])
 
 

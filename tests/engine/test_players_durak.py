@@ -25,7 +25,7 @@ from engine.games.durak.rules import EARLY_LIMIT, HAND, DurakMove, DurakOptions
 from engine.games.durak.rules import DurakActor as Actor
 from engine.records import export
 from engine.registry import GAMES
-from testing.durak_games import c, laid, new_game, play, state, turn
+from testing.durak_games import c, laid, new_game, play_levels, state, turn
 from testing.durak_positions import move
 
 # ---------------------------------------------------------------------- legality
@@ -63,15 +63,15 @@ def test_levels_are_listed() -> None:
 @pytest.mark.parametrize("level", ["easy", "normal", "hard"])
 def test_same_inputs_same_move(level: str) -> None:
     game = new_game(3, 3)
-    events, _ = play(game, ["normal"] * 3, 3, stop=9)
+    events, _ = play_levels(game, ["normal"] * 3, 3, stop=9)
     _, view, legal = turn(game)
     picks = {choose("durak", view, legal, events, level, 42) for _ in range(3)}
     assert len(picks) == 1
 
 
 def test_whole_normal_games_repeat_exactly() -> None:
-    first = play(new_game(8, 4), ["normal"] * 4, 8)[1]
-    again = play(new_game(8, 4), ["normal"] * 4, 8)[1]
+    first = play_levels(new_game(8, 4), ["normal"] * 4, 8)[1]
+    again = play_levels(new_game(8, 4), ["normal"] * 4, 8)[1]
     assert first == again
 
 
@@ -225,7 +225,7 @@ def test_simulated_players_see_what_their_view_shows(
 
 def test_public_events_are_what_apply_returned() -> None:
     game = new_game(4, 3)
-    events, moves = play(game, ["normal", "easy", "normal"], 4)
+    events, moves = play_levels(game, ["normal", "easy", "normal"], 4)
     record = export(game, [game.move_to_record(m) for m in moves])
     assert public_events(record) == events
     assert events[-1] == Event("finished", {"fool": game.result()["fool"]})  # type: ignore[index]

@@ -20,7 +20,7 @@ from engine.games.durak.game import Durak
 from engine.games.durak.players import search as search
 from engine.games.durak.players.greedy import greedy
 from engine.games.durak.players.seen import STALL_TAKES, Memory, seen_from_view
-from testing.durak_games import laid, new_game, play, turn
+from testing.durak_games import laid, new_game, play_levels, turn
 from testing.durak_positions import move
 
 # ---------------------------------------------------------------------- greedy
@@ -86,7 +86,7 @@ BOT_CAP = 600
 
 
 def steps_to_finish(game: Durak, levels: list[str], seed: int) -> int:
-    return len(play(game, levels, seed, stop=BOT_CAP)[1])
+    return len(play_levels(game, levels, seed, stop=BOT_CAP)[1])
 
 
 @pytest.mark.parametrize(("players", "dummy_plays"), [(3, False), (4, True), (5, False), (6, True)])

@@ -140,6 +140,7 @@ async def test_initdata_is_traded_once_for_a_session_and_a_replay_gets_401(
     assert (await exchange(asgi, probe, nowhere)).status_code == 403
     for where in (nowhere, nowhere, nowhere, param):
         assert (await exchange(asgi, probe, where)).status_code == 401
+    assert (await exchange(asgi, init_data(ann), param)).status_code == 200  # not locked out
     assert await stored(h, top.group) == before
 
 
@@ -327,7 +328,7 @@ async def test_redis_not_answering_is_told_as_a_tap_is(
         raise RedisTimeoutError("Timeout reading from socket")
 
     ticket = await token(asgi, bob, param)
-    monkeypatch.setattr(services(h.app).store, "load", down)
+    monkeypatch.setattr(services(h.app).store, "confirmed", down)
     r = await asgi.get("/app/api/state", headers=bearer(ticket))
     assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
     assert services(h.app).health.down_since is not None

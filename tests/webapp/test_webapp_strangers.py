@@ -1,5 +1,6 @@
-"""The Mini App probed over HTTP by someone not at the table: which table a page may open, a
-credential that probes, malformed credentials, work done for nothing (issue 35)."""
+"""The Mini App probed over HTTP by someone not at the table: which table a page may open,
+malformed credentials, work done for nothing (issue 35; a credential that probes:
+test_webapp_api.py)."""
 
 from __future__ import annotations
 
