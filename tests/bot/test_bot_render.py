@@ -13,6 +13,7 @@ from bot.games.football import screens as football_screens
 from bot.screens import registry, views
 from bot.tables.games import apply_move
 from engine import cards
+from engine.games.durak.game import Durak
 from engine.games.football.game import Football
 from engine.games.football.rules import HOME
 from testing.hidden import durak_hidden, football_hidden, random_games, table_of
@@ -32,6 +33,33 @@ def _check(screen: Screen | None, hidden: set[str], lang: str) -> None:
         assert card not in data, card
 
 
+def _in_hand_order(screen: Screen, game: Durak, seat: int, lang: str) -> None:
+    """The hand's text shows its cards, then the dummy's, in the view's order; the card
+    buttons follow it (beats of one attack card at a time), Take / Pass last."""
+    view = game.view(seat)
+    hand = [*view.hand, *(view.dummy_hand or [])]
+    where = [screen.text.index(cards.display(cards.parse(c), faces(lang))) for c in hand]
+    assert where == sorted(where), screen.text
+    rows = [[decode(b.data) for b in row if b.data] for row in screen.rows]
+    tokens = [[cb.arg[STAMP_LEN:] for cb in row if cb.action is Action.MOVE] for row in rows]
+    moves = [[game.move_to_record(game.move_from_token(t, seat)) for t in r] for r in tokens if r]
+    played = [[m.get("with") or m.get("attack") or m.get("throw") for m in r] for r in moves]
+    assert all(None not in row for row in played[:-1])  # Take / Pass in the last row
+    if sum(d is None for _, d in view.table) < 2:  # else the beats go by the card they cover
+        shown = [c for row in played for c in row if c]
+        assert shown == sorted(shown, key=hand.index)
+
+
+def _known_named(text: str, game: Durak, table: Table) -> None:
+    """The cards everybody saw a player, or the dummy, take are named beside his count."""
+    public, lang = game.view(None), table.lobby.lang
+    parts = [part for line in text.splitlines() for part in line.split(" · ")]
+    owners = [table.seats[seat].name for seat in range(len(public.known))] + [""]
+    for owner, known in zip(owners, [*public.known, public.dummy_known], strict=True):
+        named = [cards.display(cards.parse(c), faces(lang)) for c in known]
+        assert any(owner in part and all(c in part for c in named) for part in parts), text
+
+
 # durak's six games: 2, 3 and 4 players, each with the dummy playing and without
 @pytest.mark.parametrize(("kind", "count"), [("football", 3), ("durak", 6)])
 def test_no_screen_shows_a_hidden_card_and_only_the_actor_gets_his_moves(
@@ -49,6 +77,8 @@ def test_no_screen_shows_a_hidden_card_and_only_the_actor_gets_his_moves(
             if kind == "football":  # the field's symbols explained while it is played
                 legend = t(table.lobby.lang, "football.legend")
                 assert (legend in group.text.splitlines()) == (table.phase == "playing")
+            if kind == "durak":
+                _known_named(group.text, game, table)
             actor = game.to_act()
             legal = {game.move_token(m) for m in game.legal_moves()}
             for seat in range(len(table.seats)):
@@ -69,6 +99,7 @@ def test_no_screen_shows_a_hidden_card_and_only_the_actor_gets_his_moves(
                         if b.data and decode(b.data).action is Action.MOVE
                     }
                     assert moves == (legal if actor and seat == actor.player else set())
+                    _in_hand_order(screen, game, seat, table.seats[seat].lang)
             if game.is_finished():
                 break
             assert actor is not None
