@@ -60,6 +60,18 @@ def _known_named(text: str, game: Durak, table: Table) -> None:
         assert any(owner in part and all(c in part for c in named) for part in parts), text
 
 
+def _trump_line(game: Durak, seat: int, table: Table) -> str:
+    """A waiting hand's trump line: who holds the trump card once everybody knows."""
+    view, lang = game.view(seat), table.seats[seat].lang
+    trump, holder = cards.display(cards.parse(view.trump), faces(lang)), view.trump_held_by
+    if holder is None:
+        return t(lang, "durak.trump", trump=trump)
+    if holder == seat:
+        return t(lang, "durak.trump_mine", trump=trump)
+    name = registry.entry("durak").ctx(table, lang).name(holder)  # a player, or the dummy
+    return t(lang, "durak.trump_held", trump=trump, name=name)
+
+
 # durak's six games: 2, 3 and 4 players, each with the dummy playing and without
 @pytest.mark.parametrize(("kind", "count"), [("football", 3), ("durak", 6)])
 def test_no_screen_shows_a_hidden_card_and_only_the_actor_gets_his_moves(
@@ -100,6 +112,8 @@ def test_no_screen_shows_a_hidden_card_and_only_the_actor_gets_his_moves(
                     }
                     assert moves == (legal if actor and seat == actor.player else set())
                     _in_hand_order(screen, game, seat, table.seats[seat].lang)
+                    if not screen.prompt and table.phase == "playing":
+                        assert _trump_line(game, seat, table) in screen.text
             if game.is_finished():
                 break
             assert actor is not None
