@@ -91,6 +91,10 @@ def test_no_screen_shows_a_hidden_card_and_only_the_actor_gets_his_moves(
                 assert (legend in group.text.splitlines()) == (table.phase == "playing")
             if kind == "durak":
                 _known_named(group.text, game, table)
+                ctx = registry.entry("durak").ctx(table, table.lobby.lang)
+                for _, bout in [e for e in table.played.events if e[0] == "bout"]:
+                    names = {role: ctx.name(bout[role]) for role in ("attacker", "defender")}
+                    assert t(table.lobby.lang, "event.durak.bout", **names) in group.text
             actor = game.to_act()
             legal = {game.move_token(m) for m in game.legal_moves()}
             for seat in range(len(table.seats)):
