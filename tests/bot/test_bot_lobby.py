@@ -61,7 +61,7 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     }
     assert data["lobby"]["lang"] == "be"  # the next catalogue after English
     assert "Калода: 52 карты" in top.table_message().text  # the group's language now
-    await top.start(ann)  # the settings still open (Done: tests/e2e/test_e2e_options.py)
+    await top.start(ann)  # the settings still open (Done: tests/e2e/test_e2e_languages.py)
     data = await stored(harness, top.group)
     assert data["phase"] == "playing"
     assert '"deck_size":52' in data["state"].replace(" ", "")
