@@ -9,7 +9,6 @@ import re
 
 from bot.core.callbacks import Action
 from bot.core.i18n import catalogue
-from engine import records
 from testing.chats import FakeGroup
 from testing.harness import Harness
 from testing.html import parse_html
@@ -17,35 +16,20 @@ from testing.stats import play_series
 from testing.tabletop import LeakWatch, Tabletop, playing, stored
 
 
-async def test_names_and_titles_with_html_characters(harness: Harness) -> None:
-    """Names are escaped in HTML messages (the fixture fails the test on a refused call)."""
-    h = harness
-    players = [
-        h.user("<b>Ann</b> & co"),
-        h.user("Tom <script>"),
-        h.user("Zoë 🂡 " + "x" * 50),
-    ]
-    top = await playing(h, "durak", players, group=h.group('Cards & "fun" <night>'))
-    assert "<b>Ann</b> & co" in (top.table_message().text or "")
-    await top.play(players, random.Random(1))
-    await top.tap_group(players[1], Action.RECORD)
-    record = json.loads(h.last_document(top.group)[1])
-    assert records.replay(record)["finished"]
-    assert record["players"][0] in {p.first_name[:64] for p in players} | {
-        s["name"] for s in (await stored(h, top.group))["seats"]
-    }
-
-
 async def test_a_name_with_html_characters_reads_as_written_on_every_screen(
     harness: Harness,
 ) -> None:
-    """``<b>&Ann`` in ``Tom & Jerry <club>`` reads as written on every screen: escaped once,
-    never twice."""
+    """``<b>&Ann`` in ``Tom & Jerry <club>`` reads as written on every screen of both games:
+    escaped once, never twice (and a call Telegram refuses fails the test)."""
     h = harness
     name, chat = "<b>&Ann", "Tom & Jerry <club>"
     ann, bob = h.user(name), h.user("Bob")
     group = h.group(chat, creator=ann)
     await play_series(Tabletop(h, group), [ann, bob], "football", 3)  # on the board now
+    durak = await playing(h, "durak", [ann, bob], group=group)
+    await durak.play([ann, bob], random.Random(1))
+    await durak.tap_group(bob, Action.RECORD)
+    assert name in json.loads(h.last_document(group)[1])["players"]  # and in the record
     await h.command(bob, group, "/stats")
     await h.command(bob, group, "/stats", reply_to=await h.send_text(ann, group, "gg"))
     shown: dict[int, list[str]] = {group.id: [], ann.id: [], bob.id: []}
@@ -65,6 +49,7 @@ async def test_a_name_with_html_characters_reads_as_written_on_every_screen(
 
     assert with_name(group.id, "lobby.players")  # the lobby
     assert with_name(group.id, "football.setting_up")  # the table during the set-up
+    assert with_name(group.id, "event.durak.bout")  # a durak game's narration
     assert with_name(group.id, "stats.moved_up")  # the result
     assert with_name(group.id, "stats.board_title")  # the standings
     assert with_name(group.id, "stats.h2h")  # her figures
