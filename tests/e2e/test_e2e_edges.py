@@ -9,7 +9,6 @@ import re
 
 from bot.core.callbacks import Action
 from bot.core.i18n import catalogue
-from testing.chats import FakeGroup
 from testing.harness import Harness
 from testing.html import parse_html
 from testing.stats import play_series
@@ -118,29 +117,6 @@ async def test_a_command_sent_as_a_reply_opens_the_table_in_the_main_chat(
     assert (await stored(h, group))["phase"] == "playing"
     await h.command(bob, group, "/newgame", reply_to=top.table_message())
     assert (await stored(h, group))["phase"] == "playing"
-
-
-async def test_callback_data_fits_in_a_big_old_forum(harness: Harness) -> None:
-    """The longest addresses (a 13-digit chat id, a topic deep in a forum, the dummy's beats)
-    fit in Telegram's 64 bytes."""
-    h = harness
-    group = h.server.add_group(FakeGroup(id=-1_009_999_999_999, title="Old forum", is_forum=True))
-    h.server.age(group.id, 2_000_000_000)
-    topic = h.topic(group, "Cards")
-    players = [h.user(n) for n in ("Ann", "Bob", "Cid")]
-    top = Tabletop(h, group, topic)
-    await top.setup_game("durak", players, ("p",))
-    await top.play(players, random.Random(9))
-    sent = [
-        button.get("callback_data", "")
-        for call in h.server.calls
-        if call.error is None and isinstance(call.params.get("reply_markup"), dict)
-        for row in call.params["reply_markup"].get("inline_keyboard", [])
-        for button in row
-    ]
-    longest = max(len(data.encode()) for data in sent)
-    # chat 9 + topic 6 + game 4 + separators 2 + action 1 + stamp 3 + a move token
-    assert 28 <= longest <= 64
 
 
 async def test_an_anonymous_admin_is_told_to_speak_for_himself_and_may_end_a_game(
