@@ -27,7 +27,7 @@ from bot.core import metrics, polls
 from bot.core.health import PAUSES
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, Services, services
-from bot.core.store import LEASE_MS, Snapshot
+from bot.core.store import LEASE_MS, LeaseLost, Snapshot
 from bot.service.counting import count_finished
 from bot.service.messages.refusals import set_reachable
 from bot.service.messages.rounds import deliver_once
@@ -83,6 +83,8 @@ async def _run(
                 svc.delivering[key] = None  # a commit here found our lease: go round
                 committed = since
                 current = await svc.store.claim(key)
+    except LeaseLost:  # a failover outlasted it: the new holder shows the table
+        log.info("delivery of %s: its lease was taken meanwhile", key)
     except Unconfirmed as exc:  # shown nothing that no replica has: the lease runs out,
         log.info("delivery of %s paused: %s", key, exc)  # and the table is due then
     except PAUSES as exc:  # an outage (reported once): the lease runs out, the
