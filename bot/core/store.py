@@ -343,7 +343,9 @@ class Store(Deadlines, PersonalKeys):
         The messages are out: a release lost in a failover would leave the table naming
         the messages they replaced, and the new ones (a prompt with live buttons) unknown
         to it for good. So it is run again (:func:`bot.core.replicas.again`) while this
-        process keeps the lease alive (bot.service.delivery's renewals)."""
+        process keeps the lease alive (bot.service.delivery's renewals); a release that is
+        lost all the same leaves the delivery to remove those new messages itself
+        (:mod:`bot.service.messages.unsaved`)."""
         return await again(
             lambda: self._release(dataclasses.replace(release, lease=self._lease(keys)))
         )
