@@ -43,8 +43,10 @@ _SETTINGS = {name.upper() for name in Settings.model_fields}
 
 
 # What the fork server imports before it forks a bot: all that ``python -m bot`` imports
-# (fakeredis only without REDIS_URL), and this module, whose :func:`_bot_main` a fork runs.
-_PRELOAD = ["bot.__main__", "fakeredis", __name__]
+# (fakeredis only without REDIS_URL; httpcore once the bot makes its HTTP client, and with
+# it trio, which the tests' environment has), and this module, whose :func:`_bot_main` a
+# fork runs.
+_PRELOAD = ["bot.__main__", "fakeredis", "httpcore", __name__]
 # Read by the bot at import (bot.core.keys): a process whose environment sets them
 # otherwise than this one's is started as a new Python, not forked.
 _READ_AT_IMPORT = ("CARDTABLE_KEY_PREFIX",)
