@@ -72,6 +72,10 @@ class Clock(BotClock):
     def __call__(self) -> float:
         return (self.start if self.frozen else time.time()) + self.offset
 
+    def monotonic(self) -> float:
+        """The test's time, which only goes forward too."""
+        return self()
+
     def call_at(self, when: float, callback: Callable[[], object]) -> _Timer:
         timer = _Timer(when, next(self._seq), callback)
         heapq.heappush(self._timers, timer)

@@ -29,6 +29,12 @@ class Clock:
     def __call__(self) -> float:
         return time.time()
 
+    def monotonic(self) -> float:
+        """Seconds that only go forward, for measuring a span (an outage's backoff): the
+        system's time may step back, and a span read on it would then last that much
+        longer."""
+        return time.monotonic()
+
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 

@@ -79,6 +79,9 @@ PAUSES: tuple[type[Exception], ...] = (
     ReadOnlyError,
     UnblockedError,
 )
+# What keeps a table from being read as a replica holds it now: an outage, or no replica
+# confirmed in time, which is no outage (the Mini App's reads, a lost release's clean-up).
+UNREAD: tuple[type[Exception], ...] = (*PAUSES, Unconfirmed)
 
 TIMEOUT = 1.0  # seconds to connect, and to wait for an answer
 # Pollers try again after this during an outage, doubling up to the cap: the cap bounds

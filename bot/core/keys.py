@@ -27,6 +27,8 @@ slot of its bucket ``{b<n>}`` (all of them worked out by :func:`family`)::
                    its buttons, and until then a tap on it is stale
         lease      "<process>|<expiry ms>": the process that is bringing the messages up
                    to date (the delivery lease), renewed while it works
+        born       the version that began the game (a new game's first commit): a
+                   delivery of an older version saves no messages into it
         moved      the key the table is moving to (its group became a supergroup, whose
                    chat id is in another bucket): the table is frozen here, and taken
                    for none, until the move drops it (bot.core.store.Store.move)
@@ -120,6 +122,7 @@ LAYOUT = "2"  # the hash-tagged layout of this module's docstring
 SLOT = "m:"  # the fields that remember a message shown (see the module docstring)
 JUNK = "x:"
 MOVED_FIELD = "moved"
+BORN_FIELD = "born"
 FROM_FIELD = "from"
 BUCKETS = 16  # of tables (with their due and turn sets) and of the inbox's streams
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core.keys import CHANGED, FROM_FIELD, JUNK, MOVED_FIELD, SLOT
+from bot.core.keys import BORN_FIELD, CHANGED, FROM_FIELD, JUNK, MOVED_FIELD, SLOT
 from bot.core.lua import Args, Key, Keys, Script
 
 
@@ -76,6 +76,7 @@ class Cas(Args):
     slot_prefix: str = SLOT
     junk_prefix: str = JUNK
     moved_field: str = MOVED_FIELD
+    born_field: str = BORN_FIELD
 
 
 # 0: conflict (also for a table moving to another key: it is frozen); 1: committed,
@@ -94,6 +95,7 @@ if tonumber(v or '0') ~= expected then return 0 end
 if redis.call('HEXISTS', table_key, moved_field) == 1 then return 0 end
 if fresh then redis.call('DEL', table_key) end
 redis.call('HSET', table_key, 'v', version, 'd', data)
+if fresh then redis.call('HSET', table_key, born_field, version) end
 redis.call('EXPIRE', table_key, ttl)
 for _, index in ipairs(chat_index) do
   redis.call('SADD', index, table_key)
@@ -123,17 +125,21 @@ class Release(Args):
     """Save what the messages show and give the lease back."""
 
     lease: Lease
-    delivered: int | None  # the version delivered; None: give the lease back (an error)
+    delivered: int  # the version delivered
     due_ms: int | None  # when what was left for later is due
     gone: tuple[str, ...]  # fields to delete
     fields: tuple[str, ...]  # slot name/value pairs to set
     moved_field: str = MOVED_FIELD
+    born_field: str = BORN_FIELD
 
 
 # If a newer version was committed meanwhile the holder keeps the lease and gets that
 # version back (deliver again). -1: the lease is not ours any more (nothing written):
 # another process took it once it had run out, and perhaps gave it back since, its slots
-# standing (a release run again after its first try landed finds it gone too).
+# standing (a release run again after its first try landed finds it gone too). The
+# lease is the process's, not the round's: where this process committed a new game
+# (``born``, by a fresh CAS) after the version delivered, the messages saved are the old
+# game's, and the new one starts with none, so they are not written.
 RELEASE = Script(
     Release,
     shared=LEASE,
@@ -141,10 +147,12 @@ RELEASE = Script(
 local holder = lease_expiry()
 if redis.call('EXISTS', table_key) == 0 or holder ~= owner then return -1 end
 if redis.call('HEXISTS', table_key, moved_field) == 1 then return -1 end
-if #gone > 0 then redis.call('HDEL', table_key, unpack(gone)) end
-if #fields > 0 then redis.call('HSET', table_key, unpack(fields)) end
+if tonumber(redis.call('HGET', table_key, born_field) or '0') <= delivered then
+  if #gone > 0 then redis.call('HDEL', table_key, unpack(gone)) end
+  if #fields > 0 then redis.call('HSET', table_key, unpack(fields)) end
+end
 local v = tonumber(redis.call('HGET', table_key, 'v') or '0')
-if delivered and v ~= delivered then
+if v ~= delivered then
   take_lease()
   return v
 end

@@ -300,7 +300,6 @@ class Store(Deadlines, PersonalKeys):
         slots: Mapping[str, Slot],
         *,
         due: float | None = None,
-        drop: bool = False,
         deleted: Sequence[tuple[int, int, int]] = (),
         junk: Sequence[Junk] = (),
     ) -> Snapshot | None:
@@ -310,8 +309,7 @@ class Store(Deadlines, PersonalKeys):
         ``junk``: messages to remove later (:data:`Junk`).
 
         Returns the newest snapshot, still leased, when a newer version was committed
-        meanwhile: the caller delivers again. ``drop``: give the lease back whatever
-        happened (after an error). Raises :class:`LeaseLost` when the lease is another's
+        meanwhile: the caller delivers again. Raises :class:`LeaseLost` when the lease is another's
         (the slots are not saved: the messages only this delivery sent are unknown to the
         table), and what :meth:`_saved` gives up with.
         """
@@ -321,7 +319,7 @@ class Store(Deadlines, PersonalKeys):
         keys = family_of(key)
         release = scripts.Release(
             lease=self._lease(keys),
-            delivered=None if drop else version,
+            delivered=version,
             due_ms=None if due is None else int(due * 1000),
             gone=tuple(gone),
             fields=tuple(pairs),

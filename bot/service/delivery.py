@@ -81,16 +81,15 @@ async def _run(
             if committed is not None:
                 metrics.DELIVERY_LAG.observe(svc.clock() - committed)
                 committed = None
-            if done.due is not None:
-                _wake_at(app, key, done.due)
-            if done.migrated is not None:
-                _follow(app, done.snap, done.migrated)
+            _then(app, key, done)
             if current is None and (since := svc.delivering.get(key)) is not None:
                 svc.delivering[key] = None  # a commit here found our lease: go round
                 committed = since
                 current = await svc.store.claim(key)
-    except LeaseLost:  # a failover outlasted it: the new holder shows the table
-        log.info("delivery of %s: its lease was taken meanwhile", key)
+    except LeaseLost:  # a failover outlasted it, or the first try's answer was lost
+        log.info("delivery of %s: its release found the lease gone", key)
+        if unsaved is not None:
+            _then(app, key, unsaved)
     except Unconfirmed as exc:  # shown nothing that no replica has: the lease runs out,
         log.info("delivery of %s paused: %s", key, exc)  # and the table is due then
     except PAUSES as exc:  # an outage (reported once): the lease runs out, the
@@ -101,6 +100,16 @@ async def _run(
         svc.delivering.pop(key, None)  # its lease is renewed no more
     if unsaved is not None:  # what it sent anew is known to nobody else
         await remove_unsaved(app.bot, svc.store, key, unsaved)
+
+
+def _then(app: AnyApp, key: str, done: Outcome) -> None:
+    """What a pass leaves for later: a wake when its held-back messages fall due, and the
+    move to a supergroup Telegram told of; also after a release that found the lease gone,
+    which may have landed (its first try's answer lost) as well as not."""
+    if done.due is not None:
+        _wake_at(app, key, done.due)
+    if done.migrated is not None:
+        _follow(app, done.snap, done.migrated)
 
 
 def _wake_at(app: AnyApp, key: str, when: float) -> None:

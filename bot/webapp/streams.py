@@ -38,7 +38,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from bot.core import metrics
-from bot.core.health import PAUSES
+from bot.core.health import PAUSES, UNREAD
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot
@@ -52,9 +52,6 @@ RETRY = 1.0  # seconds before a broken subscription is made again
 PER_SESSION = 2  # live streams of one session (one page, reloaded)
 PER_USER = 4  # of one user (his pages of several tables, on several devices)
 PER_PROCESS = 500  # of everyone: a file each, well under the usual limit of 1024
-# What ends a stream before its first picture, for its page to open it again: Redis went
-# away, or no replica confirmed the table in time (no outage: bot.core.replicas says so).
-UNREAD: tuple[type[Exception], ...] = (*PAUSES, Unconfirmed)
 K = TypeVar("K")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 
 import fakeredis
 import pytest
@@ -97,4 +98,18 @@ async def test_the_bots_pollers_back_off_on_its_own_clock() -> None:
     health.failed(RedisConnectionError("Connection refused"))
     assert not health.may_poll()
     await clock.advance(FIRST_BACKOFF)
+    assert health.may_poll()
+
+
+async def test_the_systems_time_set_back_mid_outage_holds_no_poller_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An outage's backoff is a span: the system's time set back an hour (NTP) while
+    Redis is away must not keep the pollers waiting that hour once the backoff is over."""
+    app = build_application(settings(), fakeredis.FakeAsyncRedis())  # the system's clock
+    health = services(app).health
+    health.failed(RedisConnectionError("Connection refused"))
+    wall, since = time.time(), time.monotonic()
+    monkeypatch.setattr(time, "time", lambda: wall - 3600)
+    monkeypatch.setattr(time, "monotonic", lambda: since + 2 * FIRST_BACKOFF)
     assert health.may_poll()

@@ -127,6 +127,21 @@ async def test_one_process_delivers_and_ends_on_the_newest_version(store: Store)
     assert third.lease
 
 
+async def test_a_new_game_committed_while_the_old_one_is_delivered_starts_with_no_messages(
+    store: Store,
+) -> None:
+    """The same process starts a new game ("Play again") while its delivery of the old one
+    is out: that delivery's release goes round for the new game, saving none of the old
+    game's messages into it (a hand would be edited across games)."""
+    first, _ = await store.transact(KEY, _add_seat)
+    assert first.lease
+    fresh, _ = await store.transact(KEY, lambda s: (Write(_table(), fresh=True), None))
+    newer = await store.release(KEY, first.version, {user_slot(7): Slot(id=1, version=1)})
+    assert newer is not None and newer.version == fresh.version and newer.slots == {}
+    assert await store.release(KEY, newer.version, {user_slot(7): Slot(id=2, version=2)}) is None
+    assert (await store.load(KEY)).slots[user_slot(7)].id == 2  # its own are saved
+
+
 async def test_a_release_after_another_took_the_lease_writes_nothing(store: Store) -> None:
     """A failover outlasts this holder's lease; another process takes the table, shows
     it and gives the lease back; this release, landing after, would put back the slots

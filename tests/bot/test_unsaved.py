@@ -123,7 +123,6 @@ async def test_a_release_given_up_removes_only_what_the_table_does_not_name(
     top = await playing(h, "durak", players)
     await top.later(60)  # quiet for a while: the next prompt rings, a new message
     svc = services(h.app)
-    svc.health.clock = svc.clock  # the outage's backoff on the test's time
     store = svc.store
     run = store._release
 

@@ -27,16 +27,14 @@ import logging
 from telegram import Bot
 from telegram.error import TelegramError
 
-from bot.core.health import PAUSES
+from bot.core.health import UNREAD
 from bot.core.limiter import priority
-from bot.core.replicas import Unconfirmed, again
+from bot.core.replicas import again
 from bot.core.store import Snapshot, Store
 from bot.service.messages.cleanup import REPLACED, remove
 from bot.service.messages.outcome import Outcome
 
 log = logging.getLogger(__name__)
-
-UNREAD: tuple[type[Exception], ...] = (*PAUSES, Unconfirmed)  # the table is not read now
 
 
 async def remove_unsaved(bot: Bot, store: Store, key: str, done: Outcome) -> None:
@@ -48,6 +46,9 @@ async def remove_unsaved(bot: Bot, store: Store, key: str, done: Outcome) -> Non
         stored: Snapshot = await again(lambda: store.confirmed(key))
     except UNREAD as exc:
         log.info("the new messages of %s stay, the table unread: %s", key, exc)
+        return
+    except Exception:  # a script's or a command's error: said, and nothing removed
+        log.warning("the new messages of %s stay, the table unread", key, exc_info=True)
         return
     failed: list[str] = []
     with priority(REPLACED):
