@@ -47,7 +47,7 @@ from bot.handlers import (
     play,
     stats_commands,
 )
-from bot.service import delivery, taps, turns
+from bot.service import delivery, migration, taps, turns
 from bot.tables import layout
 
 log = logging.getLogger(__name__)
@@ -155,19 +155,17 @@ async def _begin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def _handled(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    metrics.handled(_kind(update))
-
-
-def _kind(update: Update) -> str:
+    """Count the update by its kind."""
+    kind = "other"
     if update.callback_query is not None or update.chosen_inline_result is not None:
-        return "tap"
-    if update.inline_query is not None:
-        return "query"
-    if update.my_chat_member is not None:
-        return "member"
-    if update.message is not None:
-        return "command" if (update.message.text or "").startswith("/") else "message"
-    return "other"
+        kind = "tap"
+    elif update.inline_query is not None:
+        kind = "query"
+    elif update.my_chat_member is not None:
+        kind = "member"
+    elif update.message is not None:
+        kind = "command" if (update.message.text or "").startswith("/") else "message"
+    metrics.handled(kind)
 
 
 def _poll(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
@@ -209,7 +207,9 @@ def build_application(
     app = builder.build()
     replicas = Replicas(redis, settings.redis_min_replicas, settings.redis_wait_ms)
     store = Store(redis, settings.game_ttl, clock, replicas)
-    svc = Services(app, settings, store, limiter=redis_limiter, clock=clock, follow=migrate.follow)
+    svc = Services(
+        app, settings, store, limiter=redis_limiter, clock=clock, follow=migration.follow
+    )
     app.bot_data[KEY] = svc
     svc.health = health_of(redis)  # on a cluster: one node's outage ends once it answers
     # First and last: each update is handled once (bot.handlers.once); before them the

@@ -6,6 +6,7 @@ playing a person's part while the computer plays the rest.
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -47,13 +48,16 @@ def clock_of(h: Harness) -> Clock:
 
 
 async def until(
-    h: Harness, check: Callable[[], Awaitable[bool]], timeout: float = 10.0, what: str = "it"
+    h: Harness,
+    check: Callable[[], bool | Awaitable[bool]],
+    timeout: float = 10.0,
+    what: str = "it",
 ) -> None:
     """Lets time pass for the bot (testing/clock.py), a step of the computer's pace
-    at a time, until ``check`` holds; ``timeout``: seconds of the bot's time."""
+    at a time, until ``check`` holds (awaited if need be); ``timeout``: the bot's seconds."""
     clock = clock_of(h)
     deadline = clock() + timeout
-    while not await check():
+    while not ((await held) if inspect.isawaitable(held := check()) else held):
         assert clock() < deadline, f"{what} did not happen within {timeout} s"
         await clock.advance(DELAY)
 

@@ -5,15 +5,39 @@ tests: every combination of a game's options, and views that leak nothing.
 from __future__ import annotations
 
 import itertools
+import re
 import typing
 from collections import Counter
 from typing import Any
 
 import annotated_types
+import pytest
+from hypothesis import HealthCheck, settings
 from pydantic import BaseModel, ValidationError
 
 from engine import cards
-from engine.base import Game
+from engine.base import Game, IllegalMove
+
+M = typing.TypeVar("M", bound=BaseModel)
+
+
+# Two games per option set: hypothesis's simplest case first (the smallest table, seed 0),
+# then a random one.
+TWO_GAMES = settings(
+    max_examples=2, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def refused(game: Game, move: Any, code: str) -> IllegalMove:
+    """``move`` is refused with ``code`` and a sentence that says why (it opens with a capital
+    or a card), and changes nothing."""
+    before = game.to_json()
+    with pytest.raises(IllegalMove) as err:
+        game.apply(move)
+    assert err.value.code == code, err.value.message
+    assert re.fullmatch(r"[A-Z0-9].*\.", err.value.message, re.DOTALL), err.value.message
+    assert game.to_json() == before
+    return err.value
 
 
 def _field(annotation: Any, metadata: list[Any]) -> tuple[Any, ...]:
@@ -29,7 +53,7 @@ def _field(annotation: Any, metadata: list[Any]) -> tuple[Any, ...]:
     raise AssertionError(f"no values for an option of type {annotation!r}")
 
 
-def combinations(model: type[BaseModel]) -> list[BaseModel]:
+def combinations(model: type[M]) -> list[M]:
     """Every combination of option values that the game's options model allows."""
     fields = {
         name: _field(info.annotation, info.metadata) for name, info in model.model_fields.items()

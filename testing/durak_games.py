@@ -1,5 +1,6 @@
 """Durak games for the computer players' tests: the seed's game, a position built
-card by card, every variant with each number of players it seats.
+card by card (or laid out from text), every variant with each number of players it seats,
+and a game played on by the computer's levels.
 """
 
 from __future__ import annotations
@@ -8,9 +9,12 @@ import json
 from typing import Any
 
 from engine import cards
+from engine.base import Event
 from engine.cards import Card
+from engine.computer import choose
 from engine.games.durak.game import Durak
-from engine.games.durak.rules import DurakOptions, seating
+from engine.games.durak.rules import DurakActor, DurakMove, DurakOptions, seating
+from engine.games.durak.view import DurakView
 from testing.contract import combinations
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
@@ -27,6 +31,28 @@ def new_game(
     if options is None:
         options = DurakOptions(deck_size=36 if players <= 4 else 52, dummy_plays=dummy_plays)
     return Durak.new(options, NAMES[:players], dealer=seed % players, seed=seed)
+
+
+def play_levels(
+    game: Durak, levels: list[str], seed: int, stop: int | None = None
+) -> tuple[list[Event], list[DurakMove]]:
+    """Play with the given computer level per seat (to the end, or ``stop`` decisions)."""
+    events: list[Event] = []
+    moves: list[DurakMove] = []
+    while not game.is_finished() and (stop is None or len(moves) < stop):
+        actor, view, legal = turn(game)
+        move = choose("durak", view, legal, events, levels[actor.player], seed + len(moves))
+        assert move in legal
+        moves.append(move)
+        events.extend(game.apply(move))
+    return events, moves
+
+
+def turn(game: Durak) -> tuple[DurakActor, DurakView, list[DurakMove]]:
+    """Who is to act (the game not over), his view and his legal moves."""
+    actor = game.to_act()
+    assert actor is not None
+    return actor, game.view(actor.player), game.legal_moves()
 
 
 def state(game: Durak) -> dict[str, Any]:
@@ -90,9 +116,27 @@ def constructed(
     return Durak.from_json(json.dumps(document))
 
 
+def laid(
+    hands: str,
+    trump: str,
+    stock: int,
+    table: str = "",
+    options: dict[str, Any] | None = None,
+    known: str | None = None,
+) -> Durak:
+    """:func:`constructed` from text: ``hands`` and ``known`` by seat, the dummy last
+    (``"KD 9C/6S 8S/"``); ``table`` the cards on it, ``"7S>9S"`` beaten, ``"8S"`` to beat,
+    which makes the phase (nothing: the lead; a card to beat: the defence; else throw-ins)."""
+    pairs = [(a, d or None) for a, _, d in (card.partition(">") for card in table.split())]
+    phase = "defend" if any(d is None for _, d in pairs) else "throw" if pairs else "lead"
+    seen = None if known is None else [k.split() for k in known.split("/")]
+    held = [h.split() for h in hands.split("/")]
+    return constructed(held, trump, stock, pairs, phase, known=seen, options=options)
+
+
 # Every allowed combination of options, with each number of players it seats.
 VARIANTS = [
     (options, players)
     for options in combinations(DurakOptions)
-    for players in range(2, seating(options)[1] + 1)  # type: ignore[arg-type]
+    for players in range(2, seating(options)[1] + 1)
 ]

@@ -75,10 +75,10 @@ def new_game(
 
 def position(
     hands: list[str],
-    dummy_cards: str,
-    attacker: int,
-    defender: int,
-    controller: int | None,
+    dummy_cards: str = "",
+    attacker: int = 0,
+    defender: int = 1,
+    controller: int | None = None,
     trump: str = "6S",
     stock: str | None = None,
     dealer: int = 0,
@@ -87,12 +87,15 @@ def position(
     **options: Any,
 ) -> Durak:
     """A game at the lead of a bout. ``hands`` by seat, ``dummy_cards`` the dummy's cards
-    (attacker/defender ``len(hands)`` is the dummy). ``stock``: the cards still in the
+    (attacker/defender ``len(hands)`` is the dummy; its controller, unless named, the
+    attacker, in a game with the dummy). ``stock``: the cards still in the
     stock above the face-up trump card, top first; ``None``: the stock is used up and the
     trump card is wherever the hands say (or in the discard). Every other card is in the
     discard pile."""
     n = len(hands)
     opts = DurakOptions(**options)
+    if controller is None and opts.dummy:
+        controller = attacker
     trump_card = cards.parse(trump)
     held = [cs(h) for h in hands] + [cs(dummy_cards)]
     in_stock = [] if stock is None else cs(stock)

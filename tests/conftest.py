@@ -45,6 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "frozen_clock: the test's clock moves only as the test advances it"
     )
+    config.addinivalue_line("markers", "settings(**values): the harness's bot built with these")
 
 
 # ----- on xdist's workers (scripts/test), the slowest files' tests first in each worker's share
@@ -216,7 +217,10 @@ async def harness(
     make_app: AppFactory,
     fake_redis: aioredis.Redis,
 ) -> AsyncIterator[Harness]:
-    async for h in harness_on(request, server, make_app, fake_redis):
+    marker = request.node.get_closest_marker("settings")
+    async for h in harness_on(
+        request, server, make_app, fake_redis, **getattr(marker, "kwargs", {})
+    ):
         yield h
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from bot.core import scripts
-from bot.core.keys import bucket_of, due_key, due_of, turns_key, turns_of
+from bot.core.keys import DUE_KEYS, TURN_KEYS, family_of
 from bot.core.polls import Polls, read_bucket
 
 
@@ -31,47 +31,50 @@ class Deadlines:
 
     async def defer(self, key: str, due: float) -> None:
         """Leave the table's messages for later (``due``: seconds since the epoch)."""
-        await self.redis.zadd(due_of(key), {key: int(due * 1000)})
-        self.polls.due.wake(bucket_of(key), due)
+        keys = family_of(key)
+        await self.redis.zadd(keys.due, {key: int(due * 1000)})
+        self.polls.due.wake(keys.bucket, due)
 
     async def take_due(self, n: int, limit: int = 100) -> tuple[list[str], float | None]:
         """Table keys of bucket ``n`` whose messages are due, each handed to exactly one
         caller, and when the bucket's next entry falls due (seconds since the epoch; None:
         none is left), from one read (bot.core.polls)."""
-        keys, after = await read_bucket(self.redis, due_key(n), self.now_ms(), limit)
+        keys, after = await read_bucket(self.redis, DUE_KEYS[n], self.now_ms(), limit)
         if not keys:
             return [], after
         async with self.redis.pipeline(transaction=False) as pipe:
             for k in keys:
-                pipe.zrem(due_key(n), k)
+                pipe.zrem(DUE_KEYS[n], k)
             taken = await pipe.execute()
         return [k for k, t in zip(keys, taken, strict=True) if t], after
 
     async def schedule_turn(self, key: str, due: float) -> None:
         """The table's automatic move is due at ``due`` (seconds since the epoch), unless
         an earlier time is set already (bot.service.turns)."""
-        await self.redis.zadd(turns_of(key), {key: int(due * 1000)}, lt=True)
-        self.polls.turns.wake(bucket_of(key), due)
+        keys = family_of(key)
+        await self.redis.zadd(keys.turns, {key: int(due * 1000)}, lt=True)
+        self.polls.turns.wake(keys.bucket, due)
 
     async def due_turns(
         self, n: int, now_ms: int, limit: int = 50
     ) -> tuple[list[str], float | None]:
         """Table keys of bucket ``n`` whose automatic move is due (a poller then claims
         each), and when its next deadline falls (as :meth:`take_due`)."""
-        return await read_bucket(self.redis, turns_key(n), now_ms, limit)
+        return await read_bucket(self.redis, TURN_KEYS[n], now_ms, limit)
 
     async def claim_turn(self, key: str, now_ms: int, claim: int) -> bool:
         """Take a due table's move by moving its deadline to ``claim`` (ms); False when it
         was not due any more or another poller took it."""
-        taken = await self._turn_claim(scripts.TurnClaim(turns_of(key), key, now_ms, claim))
+        keys = family_of(key)
+        taken = await self._turn_claim(scripts.TurnClaim(keys.turns, key, now_ms, claim))
         if taken:  # it comes due again when the claim runs out, unless settled before
-            self.polls.turns.wake(bucket_of(key), claim / 1000)
+            self.polls.turns.wake(keys.bucket, claim / 1000)
         return bool(taken)
 
     async def settle_turn(self, key: str, claim: int, due: float) -> None:
         """Replace our claim by the table's next deadline (``due``; 0: none), unless a
         commit has set an earlier time meanwhile."""
-        new = int(due * 1000) if due else None
-        await self._turn_settle(scripts.TurnSettle(turns_of(key), key, claim, new))
+        new, keys = int(due * 1000) if due else None, family_of(key)
+        await self._turn_settle(scripts.TurnSettle(keys.turns, key, claim, new))
         if due:
-            self.polls.turns.wake(bucket_of(key), due)
+            self.polls.turns.wake(keys.bucket, due)

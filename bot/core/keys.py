@@ -8,7 +8,7 @@ which the environment variable ``CARDTABLE_KEY_PREFIX`` replaces; ``<n>`` is a b
 table's by its topic number instead (their "chat" is one for all of them).
 
 A table (one Redis hash per group chat or per forum topic) and what indexes it, in the
-slot of its bucket ``{b<n>}``::
+slot of its bucket ``{b<n>}`` (all of them worked out by :func:`family`)::
 
     ct:{b<n>}:table:<chat_id>:<thread_id or 0>
         v          version, a decimal integer; bumped by every committed change
@@ -43,6 +43,9 @@ slot of its bucket ``{b<n>}``::
                    dropped when the bot leaves the chat, or told when it becomes an
                    administrator there, is found without a SCAN. Kept by the commit
                    (not for inline tables), as long as the chat's longest-lived table.
+    ct:{b<n>}:barrier  "1" for a second after a Mini App page read a table of the bucket,
+                   where replicas are awaited: the read's barrier, which its WAIT waits
+                   for (bot.core.replicas.Replicas.read)
 
 Each of its scripts (bot.core.scripts) touches one table and the indexes of its bucket:
 one slot. The buckets spread the sets that every process polls and every commit writes
@@ -104,7 +107,6 @@ and pushes the whole bot's bucket and its chats' in one script::
 from __future__ import annotations
 
 import os
-import re
 import zlib
 from typing import NamedTuple
 
@@ -120,8 +122,6 @@ MOVED_FIELD = "moved"
 FROM_FIELD = "from"
 BUCKETS = 16  # of tables (with their due and turn sets) and of the inbox's streams
 
-_BUCKET = re.compile(r"\{b(\d+)\}")
-
 
 def bucket(chat_id: int, thread_id: int | None = None) -> int:
     """The bucket of a chat's tables: of its id, an inline table's of its topic number
@@ -130,52 +130,46 @@ def bucket(chat_id: int, thread_id: int | None = None) -> int:
     return zlib.crc32(str(named).encode()) % BUCKETS
 
 
-def _tag(n: int) -> str:
-    return f"{KEY_PREFIX}:{{b{n}}}"
+_TAGS = tuple(f"{KEY_PREFIX}:{{b{n}}}" for n in range(BUCKETS))  # each bucket's hash tag
+DUE_KEYS = tuple(f"{tag}:due" for tag in _TAGS)
+TURN_KEYS = tuple(f"{tag}:turns" for tag in _TAGS)
+
+
+class Family(NamedTuple):
+    """A table's key with the keys of its bucket that its scripts touch with it, all in
+    one slot (the module docstring): worked out in one place, :func:`family`."""
+
+    table: str
+    bucket: int
+    due: str  # the bucket's due set
+    turns: str  # the bucket's turn set
+    chat_index: tuple[str, ...]  # its chat's set of table keys; none for an inline table
+    barrier: str  # the bucket's barrier of a read that waits for a replica
+
+
+def family(chat_id: int, thread_id: int | None = None) -> Family:
+    """The keys of the table of a chat (or of its topic ``thread_id``)."""
+    n = bucket(chat_id, thread_id)
+    tag = _TAGS[n]
+    index = (f"{tag}:chat:{chat_id}",) if chat_id else ()
+    table = f"{tag}:table:{chat_id}:{thread_id or 0}"
+    return Family(table, n, DUE_KEYS[n], TURN_KEYS[n], index, f"{tag}:barrier")
+
+
+def family_of(key: str) -> Family:
+    """The keys that go with a table key (its chat and topic are its last two parts)."""
+    try:
+        chat, thread = key.rsplit(":", 2)[1:]
+        found = family(int(chat), int(thread))
+    except ValueError:
+        found = None
+    if found is None or found.table != key:  # an old layout's key, or none of a table
+        raise ValueError(f"not a table key: {key}")
+    return found
 
 
 def table_key(chat_id: int, thread_id: int | None) -> str:
-    return f"{_tag(bucket(chat_id, thread_id))}:table:{chat_id}:{thread_id or 0}"
-
-
-def bucket_of(key: str) -> int:
-    """The bucket of a table key."""
-    found = _BUCKET.search(key)
-    if found is None:
-        raise ValueError(f"not a table key: {key}")
-    return int(found.group(1))
-
-
-def due_key(n: int) -> str:
-    return f"{_tag(n)}:due"
-
-
-def turns_key(n: int) -> str:
-    return f"{_tag(n)}:turns"
-
-
-def due_of(key: str) -> str:
-    """The due set of a table's bucket (its key's slot)."""
-    return due_key(bucket_of(key))
-
-
-def turns_of(key: str) -> str:
-    return turns_key(bucket_of(key))
-
-
-def chat_key(chat_id: int) -> str:
-    """The set of a chat's table keys (in its tables' slot)."""
-    return f"{_tag(bucket(chat_id))}:chat:{chat_id}"
-
-
-def chat_index_of(key: str) -> tuple[str, ...]:
-    """The chat index a table's commit keeps: its chat's, none for an inline table."""
-    chat = key.split(":table:", 1)[1].split(":")[0]
-    return () if chat == "0" else (chat_key(int(chat)),)
-
-
-DUE_KEYS = tuple(due_key(n) for n in range(BUCKETS))
-TURN_KEYS = tuple(turns_key(n) for n in range(BUCKETS))
+    return family(chat_id, thread_id).table
 
 
 def init_key(signature: str) -> str:

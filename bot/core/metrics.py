@@ -128,10 +128,6 @@ _EPHEMERAL = (
 _DOCUMENTED |= {name.lower(): name for name in _EPHEMERAL}
 
 
-def _documented(endpoint: str) -> str:
-    return _DOCUMENTED.get(endpoint.lower(), endpoint)
-
-
 def _outcome(error: TelegramError) -> str:
     if isinstance(error, RetryAfter):
         return "flood"
@@ -163,6 +159,7 @@ class Counted(BaseRateLimiter[None]):
         data: dict[str, Any],
         rate_limit_args: None,
     ) -> ApiResult:
+        method = _DOCUMENTED.get(endpoint.lower(), endpoint)  # as the Bot API spells it
         try:
             if self.inner is None:
                 result = await callback(*args, **kwargs)
@@ -171,9 +168,9 @@ class Counted(BaseRateLimiter[None]):
                     callback, args, kwargs, endpoint, data, rate_limit_args
                 )
         except TelegramError as error:
-            API_CALLS.labels(_documented(endpoint), _outcome(error)).inc()
+            API_CALLS.labels(method, _outcome(error)).inc()
             if isinstance(error, RetryAfter):
-                FLOODS.labels(_documented(endpoint), kind_of(data)).inc()
+                FLOODS.labels(method, kind_of(data)).inc()
             raise
-        API_CALLS.labels(_documented(endpoint), "ok").inc()
+        API_CALLS.labels(method, "ok").inc()
         return result

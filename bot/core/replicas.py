@@ -24,6 +24,14 @@ attaches). What each node has is read again every :data:`REFRESH` seconds, and a
 when ``WAIT`` comes back short. A server that never had a replica costs nothing: no
 ``WAIT`` is sent.
 
+A read that something is shown from (a Mini App page's table) waits too
+(:meth:`Replicas.read`): the primary may hold a write no replica has yet, which a failover
+would take back after the page showed it. The read is followed, in the same pipeline, by
+a tiny write in its slot (a barrier: its bucket's ``barrier`` key, bot.core.keys) and
+``WAIT``: the primary runs one command at a time and replicates in that order, so a
+replica that has the barrier has everything the read saw. Where no replica is awaited the
+read goes alone, as before.
+
 A write no replica confirmed within ``REDIS_WAIT_MS`` is :class:`Unconfirmed`. It may
 still reach the replicas later, or be lost in a failover: nothing from it is shown or
 answered as accepted until a later write behind a ``WAIT`` confirms it (replication keeps
@@ -33,6 +41,7 @@ the order of writes, so confirming a later write confirms every earlier one).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -53,6 +62,7 @@ DEMOTED = "WAIT cannot be used with replica instances"
 REFRESH = 5.0  # seconds a node's replication state is trusted before it is read again
 AGAIN_FOR = 5.0  # seconds a write is run again until confirmed (again): a failover's few
 AGAIN_PAUSE = 0.25  # seconds between two tries
+BARRIER_MS = 1000  # a read's barrier key outlives the read's WAIT, and no more
 
 Queue = Callable[[Any], Any]  # puts a write into a pipeline
 Plain = Callable[[], Awaitable[Any]]  # the same write, sent alone
@@ -174,11 +184,26 @@ class Replicas:
             )
         raise unconfirmed
 
+    async def read(self, key: str, barrier: str, plain: Plain, queue: Queue) -> Any:
+        """Run a read of ``key`` (``plain``: alone; ``queue``: into a pipeline) that
+        returns only what a replica holds: where the node has replicas, a write of
+        ``barrier`` (a key in ``key``'s slot) and a WAIT follow it on the same connection
+        (see the module docstring). Its result; raises :class:`Unconfirmed` as
+        :meth:`write` does."""
+
+        def with_barrier(pipe: Any) -> None:
+            queue(pipe)
+            pipe.set(barrier, 1, px=BARRIER_MS)
+
+        return await self.write(key, plain, with_barrier)
+
     async def _name(self, key: str) -> str:
         node = await self._node(key)
         return node.name if node is not None else ""
 
     async def _with_wait(self, key: str, needed: int, queue: Queue) -> tuple[Any, int]:
+        """What ``queue`` put in the pipeline returned (the first command's result: a
+        read's barrier comes after it), and how many replicas confirmed it."""
         async with self.redis.pipeline(transaction=False) as pipe:
             queue(pipe)
             node = await self._node(key)
@@ -186,9 +211,11 @@ class Replicas:
                 pipe.execute_command("WAIT", needed, self.wait_ms, target_nodes=node)
             else:
                 pipe.execute_command("WAIT", needed, self.wait_ms)
-            result, acked = await pipe.execute(raise_on_error=False)
-        if isinstance(result, Exception):
-            raise result
+            *results, acked = await pipe.execute(raise_on_error=False)
+        for failed in results:
+            if isinstance(failed, Exception):
+                raise failed
+        result = results[0]
         if isinstance(acked, ResponseError) and DEMOTED in str(acked):
             # The node became a replica as the pipeline went out (a failover): the write
             # went on to the new primary, and nothing yet says a replica holds it there.
@@ -207,8 +234,7 @@ class Replicas:
         def queue(pipe: Any) -> None:  # a cluster's pipeline refuses evalsha() by name
             pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
 
-        async def plain() -> Any:
-            return await script(keys=keys, args=args)
+        plain = functools.partial(script, keys=keys, args=args)
 
         try:
             return await self.write(keys[0], plain, queue)

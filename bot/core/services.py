@@ -50,8 +50,9 @@ class Services:
     pollers: list[asyncio.Task[None]] = field(default_factory=list)
     # Whether Redis answers (bot.core.health): an outage is reported once, pollers back off.
     health: Health = field(default_factory=Health)
-    # Moves a group's table to its new supergroup (bot.handlers.migrate.follow, wired in by bot.app)
-    # when delivery learns of the migration from Telegram: delivery sits below migrate.
+    # Moves a group's table to its new supergroup (bot.service.migration.follow, wired in
+    # by bot.app) when delivery learns of the migration from Telegram (migration writes
+    # through taps, which starts deliveries: an import would close a cycle).
     follow: Follow | None = None
     # The stream the webhook stores updates in for this process's worker to read
     # (webhook mode: bot.inbox opens it; None: polling, or not open yet). The webhook

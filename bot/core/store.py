@@ -21,7 +21,8 @@ three steps of a move and a drop each wait for one (:mod:`bot.core.replicas`): a
 answered and shown only once a failover could not lose it, and its version is announced
 to the Mini App (``ct:changed``) only then, by a PUBLISH of its own after the WAIT; a
 release or a step of a move is run again until a replica has it. A lease's renewal does
-not wait: nothing is shown from it.
+not wait: nothing is shown from it. A Mini App page reads a table behind a barrier that
+waits for one (:meth:`Store.confirmed`): the primary may hold a move not confirmed yet.
 """
 
 from __future__ import annotations
@@ -47,21 +48,19 @@ from bot.core import scripts
 from bot.core.deadlines import Deadlines
 from bot.core.keys import (
     CHANGED,
+    DUE_KEYS,
     FROM_FIELD,
     JUNK,
     MOVED_FIELD,
     SLOT,
     TABLE_SLOT,
+    Family,
     Junk,
-    bucket_of,
-    chat_index_of,
-    chat_key,
     closed_key,
-    due_key,
-    due_of,
+    family,
+    family_of,
     init_key,
     junk_field,
-    turns_of,
 )
 from bot.core.models import FORM_MARK, Slot, Table
 from bot.core.personal import PersonalKeys
@@ -215,11 +214,27 @@ class Store(Deadlines, PersonalKeys):
         """This process taking a lease now."""
         return scripts.Holder(self.owner, self.now_ms(), LEASE_MS)
 
-    def _lease(self, key: str) -> scripts.Lease:
-        return scripts.Lease(key, due_of(key), self._holder())
+    def _lease(self, keys: Family) -> scripts.Lease:
+        return scripts.Lease(keys.table, keys.due, self._holder())
 
     async def load(self, key: str) -> Snapshot:
         return _decode(await self.redis.hgetall(key))
+
+    async def confirmed(self, key: str) -> Snapshot:
+        """The table as a replica holds it, what a Mini App page may show: a version only
+        the primary has would go back on its screen in a failover. Where replicas are
+        awaited the read waits for them behind a barrier (one round trip:
+        :meth:`bot.core.replicas.Replicas.read`), else it is :meth:`load`;
+        :class:`Unconfirmed` when no replica confirmed it in time."""
+        if self.replicas is None:
+            return await self.load(key)
+        raw = await self.replicas.read(
+            key,
+            family_of(key).barrier,
+            lambda: self.redis.hgetall(key),
+            lambda pipe: pipe.hgetall(key),
+        )
+        return _decode(raw)
 
     async def transact(
         self, key: str, decide: Callable[[Snapshot], tuple[Write, R]]
@@ -231,6 +246,7 @@ class Store(Deadlines, PersonalKeys):
         ``decide``'s result. A committed snapshot with ``lease`` must be delivered by the
         caller (:func:`bot.service.delivery.start`).
         """
+        keys = family_of(key)
         for attempt in range(MAX_ATTEMPTS):
             snap = await self.load(key)
             expected = snap.version
@@ -241,9 +257,9 @@ class Store(Deadlines, PersonalKeys):
             ttl = ttl_for(new, self.ttl, self.clock())
             waits = await self._waits(key)
             cas = scripts.Cas(
-                lease=self._lease(key),
-                turns_key=turns_of(key),
-                chat_index=chat_index_of(key),
+                lease=self._lease(keys),
+                turns_key=keys.turns,
+                chat_index=keys.chat_index,
                 expected=expected,
                 version=expected + 1,
                 data=new.to_stored(),
@@ -256,7 +272,7 @@ class Store(Deadlines, PersonalKeys):
             if done != 0 and waits:
                 await self._announce(key, expected + 1)
             if done != 0 and write.wake is not None:
-                self.polls.turns.wake(bucket_of(key), write.wake)
+                self.polls.turns.wake(keys.bucket, write.wake)
             if done == 0:
                 # Lost a race: back off a little, with jitter, so that a crowd thins out.
                 await asyncio.sleep(random.random() * 0.001 * min(attempt, 10))
@@ -293,23 +309,24 @@ class Store(Deadlines, PersonalKeys):
         pairs = [x for name, slot in slots.items() for x in (name, slot.model_dump_json())]
         pairs += _junk_pairs(junk)
         gone = [junk_field(chat, message, receiver) for chat, message, receiver in deleted]
+        keys = family_of(key)
         release = scripts.Release(
-            lease=self._lease(key),
+            lease=self._lease(keys),
             delivered=None if drop else version,
             due_ms=None if due is None else int(due * 1000),
             gone=tuple(gone),
             fields=tuple(pairs),
         )
-        newer = await self._saved(key, release)
+        newer = await self._saved(keys, release)
         if due is not None:
-            self.polls.due.wake(bucket_of(key), due)
+            self.polls.due.wake(keys.bucket, due)
         if newer is not None and newer > 0:
             # Read by the claim, a write that waits for the replicas like the commit it
             # reads (bot.core.replicas): a plain read could show a newer, unconfirmed one.
             return await self.claim(key)
         return None
 
-    async def _saved(self, key: str, release: scripts.Release) -> Any:
+    async def _saved(self, keys: Family, release: scripts.Release) -> Any:
         """Run the release until a replica confirms it, or the lease is another's (-1).
 
         The messages are out: a release lost in a failover would leave the table naming
@@ -317,7 +334,7 @@ class Store(Deadlines, PersonalKeys):
         to it for good. So it is run again (:func:`bot.core.replicas.again`) while this
         process keeps the lease alive (bot.service.delivery's renewals)."""
         return await again(
-            lambda: self._release(dataclasses.replace(release, lease=self._lease(key)))
+            lambda: self._release(dataclasses.replace(release, lease=self._lease(keys)))
         )
 
     async def _waits(self, key: str) -> bool:
@@ -337,7 +354,7 @@ class Store(Deadlines, PersonalKeys):
 
     async def claim(self, key: str) -> Snapshot | None:
         """The table with the delivery lease, or None when another process holds it."""
-        raw = await self._claim(scripts.Claim(self._lease(key)))
+        raw = await self._claim(scripts.Claim(self._lease(family_of(key))))
         if raw is None:
             return None
         snap = _decode(dict(zip(raw[::2], raw[1::2], strict=True)))
@@ -351,10 +368,10 @@ class Store(Deadlines, PersonalKeys):
         """Push on the leases this process holds on ``keys`` (it is alive and working)."""
         by_bucket: dict[int, list[str]] = {}
         for key in keys:
-            by_bucket.setdefault(bucket_of(key), []).append(key)
+            by_bucket.setdefault(family_of(key).bucket, []).append(key)
         holder = self._holder()
         for n, tables in sorted(by_bucket.items()):  # one script per slot
-            await self._renew(scripts.Renew(due_key(n), tuple(tables), holder))
+            await self._renew(scripts.Renew(DUE_KEYS[n], tuple(tables), holder))
 
     async def move(self, old: str, new: str) -> int:
         """Move a table to another key (see the module docstring): MOVED, NOTHING_TO_MOVE
@@ -367,10 +384,10 @@ class Store(Deadlines, PersonalKeys):
             mark = await self.redis.hget(old, MOVED_FIELD)
             if mark is None or await self.redis.hget(new, FROM_FIELD) != mark:
                 return NOTHING_TO_MOVE
-        ours = f"{new}|{secrets.token_hex(6)}"
+        ours, there, here = f"{new}|{secrets.token_hex(6)}", family_of(old), family_of(new)
         out = await again(
             lambda: self._move_out(
-                scripts.MoveOut(self._lease(old), turns_of(old), ours, TABLE_SLOT)
+                scripts.MoveOut(self._lease(there), there.turns, ours, TABLE_SLOT)
             )
         )
         if int(out[0]) != MOVED:
@@ -378,21 +395,21 @@ class Store(Deadlines, PersonalKeys):
         mark, turn, fields = _text(out[1]), out[2], tuple(_text(x) for x in out[3:])
         ttl = max(self.ttl, int(await self.redis.ttl(old)))
         turn_ms = int(float(turn)) if turn else None
-        index = chat_index_of(new)
-        moved_in = scripts.MoveIn(new, turns_of(new), index, mark, ttl, turn_ms, fields)
+        moved_in = scripts.MoveIn(new, here.turns, here.chat_index, mark, ttl, turn_ms, fields)
         # Confirmed before the old key goes (another slot, perhaps another node: a failover
         # there keeps no order with this one's writes).
         if not await again(lambda: self._move_in(moved_in)):  # another table is there
             await self.redis.hdel(old, MOVED_FIELD)
             return NOTHING_TO_MOVE
         if turn_ms:
-            self.polls.turns.wake(bucket_of(new), turn_ms / 1000)
+            self.polls.turns.wake(here.bucket, turn_ms / 1000)
         with contextlib.suppress(Unconfirmed):  # lost, it leaves a frozen table: inert
             await self._drop_key(old, only_moved=True)
         return MOVED
 
     async def _drop_key(self, key: str, *, only_moved: bool) -> list[Any]:
-        drop = scripts.Drop(key, due_of(key), turns_of(key), chat_index_of(key), only_moved)
+        keys = family_of(key)
+        drop = scripts.Drop(key, keys.due, keys.turns, keys.chat_index, only_moved)
         return list(await self._drop(drop))
 
     async def discard(self, key: str, messages: Sequence[Junk]) -> None:
@@ -432,7 +449,8 @@ class Store(Deadlines, PersonalKeys):
 
     async def chat_tables(self, chat_id: int) -> list[str]:
         """The keys of every table of a chat, in any of its topics (its index: no SCAN)."""
-        return sorted(_text(k) for k in await self.redis.smembers(chat_key(chat_id)))
+        index = family(chat_id).chat_index  # none for chat 0 (inline tables', no chat's)
+        return sorted(_text(k) for k in await self.redis.smembers(index[0])) if index else []
 
     async def drop(self, key: str) -> Snapshot:
         """Delete a table with its entries in the deadline sets, in one transaction, and

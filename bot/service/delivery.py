@@ -114,7 +114,7 @@ def _woken(app: AnyApp, key: str) -> None:
 
 
 def _follow(app: AnyApp, snap: Snapshot, new_chat: int) -> None:
-    """The group became a supergroup: its table follows it (bot.handlers.migrate, through
+    """The group became a supergroup: its table follows it (bot.service.migration, through
     :attr:`Services.follow`)."""
     follow = services(app).follow
     assert snap.table is not None and follow is not None

@@ -34,11 +34,9 @@ from bot.core.keys import (
     KEY_PREFIX,
     LAYOUT,
     LAYOUT_KEY,
-    chat_index_of,
     closed_key,
-    due_of,
+    family_of,
     table_key,
-    turns_of,
 )
 from bot.tables.stats.keys import ST, group_prefix, people_key
 
@@ -132,11 +130,12 @@ async def _tables(redis: aioredis.Redis) -> int:
         ttl = int(await redis.ttl(old))  # as the commit keeps it: the longest table's
         if ttl == -2:  # gone meanwhile (it expired)
             continue
+        keys = family_of(new)
         if old in due:
-            await redis.zadd(due_of(new), {new: due[old]})
+            await redis.zadd(keys.due, {new: due[old]})
         if old in turns:
-            await redis.zadd(turns_of(new), {new: turns[old]})
-        for index in chat_index_of(new):
+            await redis.zadd(keys.turns, {new: turns[old]})
+        for index in keys.chat_index:
             await redis.sadd(index, new)
             if ttl > 0 and int(await redis.ttl(index)) < ttl:
                 await redis.expire(index, ttl)

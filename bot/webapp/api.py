@@ -229,4 +229,8 @@ async def move(application: Any, viewer: Viewer, data: object) -> tuple[int, str
 
 
 async def load(application: Any, key: str) -> Snapshot:
-    return await services(application).store.load(key)
+    """The table a page is shown: only as a replica holds it (a version a failover could
+    take back would go back on the page, its buttons for a position gone); raises
+    :class:`bot.core.replicas.Unconfirmed` when no replica confirmed it in time (the
+    page is answered 503 and asks again: :mod:`bot.webapp.page`, :mod:`bot.webapp.streams`)."""
+    return await services(application).store.confirmed(key)

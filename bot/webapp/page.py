@@ -16,7 +16,9 @@ Whatever goes wrong is answered in one place, :meth:`MiniApp.errors`: a forged, 
 malformed or replayed credential 401, a malformed body 400 with its reason
 (:mod:`bot.core.bodies`), a session or a person asking too often 429
 (:mod:`bot.webapp.quota`), a process holding all the streams it may 503
-(:mod:`bot.webapp.streams`), Redis not answering 503 with what a tap would be told.
+(:mod:`bot.webapp.streams`), Redis not answering 503 with what a tap would be told, and
+so is a table no replica confirmed in time (the page shows only what one holds:
+:func:`bot.webapp.api.load`).
 :class:`Guard`, the outermost layer of the server (:func:`bot.webapp.server.asgi`), puts
 the headers on every answer, a failure's 500 included: never cached (the API), a
 Content-Security-Policy that lets the page run its own script and style only and be
@@ -225,7 +227,9 @@ class MiniApp:
         whether the table exists or not."""
         where = api.table_of(who.table)
         if where is not None:
-            snap = await api.load(self.app, where[0])
+            # Read as it is on the primary: it shows nothing, and a move is checked by the
+            # table itself (a seat a failover took back refuses it).
+            snap = await self.svc.store.load(where[0])
             seated = snap.table is not None and snap.table.seat_of(who.user_id) is not None
             admitted = replace(who, seated=seated and who.seated)  # a spectator stays one
             if (public or admitted.seated) and self._shows(snap, admitted, where[1]):

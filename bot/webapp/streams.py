@@ -4,10 +4,17 @@ Live updates are server-sent events. Every commit's new version is published, on
 replica has it where there is one (:meth:`bot.core.store.Store.changes`); each process
 holds one subscription to those notices for all its pages (:class:`Hub`), and loads a
 table its pages watch once per new version, for all of them. So an update costs the
-server one Redis read (an HGETALL) per process that has the table open, however many pages
-there watch it, and nothing between changes: no page and no table is polled. A
-subscription that breaks (Redis restarts) is made again, and every watched table is read
-once then, since the notices sent meanwhile are lost.
+server one Redis read (an HGETALL; where replicas are awaited, with its barrier and
+``WAIT`` in the same round trip: :func:`bot.webapp.api.load`) per process that has the
+table open, however many pages there watch it, and nothing between changes: no page and
+no table is polled. A subscription that breaks (Redis restarts) is made again, and every
+watched table is read once then, since the notices sent meanwhile are lost.
+
+A page shows only what a replica holds: a read no replica confirmed in time (the table
+had moved on since its notice, to a version only the primary has) ends the streams that
+show the table, as an outage does. Their pages keep what they show, say they are
+offline, and open their streams again after a growing wait (static/live.js), each opening
+a read that waits for a replica again.
 
 A stream holds a connection, a file and some memory for as long as it is open, so their
 number is bounded (:class:`Streams`): a few per session and per user, the oldest closed
@@ -32,6 +39,7 @@ from starlette.types import Receive, Scope, Send
 
 from bot.core import metrics
 from bot.core.health import PAUSES
+from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, services
 from bot.core.store import Snapshot
 from bot.webapp import api
@@ -44,6 +52,9 @@ RETRY = 1.0  # seconds before a broken subscription is made again
 PER_SESSION = 2  # live streams of one session (one page, reloaded)
 PER_USER = 4  # of one user (his pages of several tables, on several devices)
 PER_PROCESS = 500  # of everyone: a file each, well under the usual limit of 1024
+# What ends a stream before its first picture, for its page to open it again: Redis went
+# away, or no replica confirmed the table in time (no outage: bot.core.replicas says so).
+UNREAD: tuple[type[Exception], ...] = (*PAUSES, Unconfirmed)
 K = TypeVar("K")
 
 
@@ -163,17 +174,26 @@ class Hub:
             for stream in watch.pages:
                 stream.wake.set()
 
+    async def _follow(self, key: str, watch: _Watch, version: int) -> None:
+        """:meth:`_read` for the subscription: a table no replica confirmed in time ends
+        the streams that show it (see the module docstring)."""
+        try:
+            await self._read(key, watch, version)
+        except Unconfirmed:
+            for stream in list(watch.pages):
+                self.streams.close(stream)
+
     async def _listen(self) -> None:
         svc = services(self._app)
         while True:
             try:
                 async with svc.store.changes() as changes:
                     for key, known in list(self._watches.items()):
-                        await self._read(key, known, known.snap.version + 1)  # missed ones
+                        await self._follow(key, known, known.snap.version + 1)  # missed ones
                     self._subscribed.set()
                     async for key, version in changes:
                         if watch := self._watches.get(key):
-                            await self._read(key, watch, version)
+                            await self._follow(key, watch, version)
             except PAUSES as exc:
                 self._subscribed.clear()  # new pages wait for the subscription
                 svc.health.failed(exc)  # reported once for the whole outage
@@ -213,7 +233,7 @@ class Hub:
                                 await stream.wake.wait()
                             continue
                         yield ": keep-alive\n\n"
-            except PAUSES as exc:  # the table's first read: Redis went away meanwhile
+            except UNREAD as exc:  # the table's first read
                 services(self._app).health.failed(exc)  # reported once; the page reopens it
 
         return _EventStream(lines(), lambda: self.streams.close(stream))

@@ -58,23 +58,14 @@ def test_faces_and_languages() -> None:
     assert faces("ru") == {"J": "В", "Q": "Д", "K": "К", "A": "Т"}
     assert faces("uk") == faces("ru") == faces("be")
     assert faces("en") == {"J": "J", "Q": "Q", "K": "K", "A": "A"}
-    assert [lang_of(c) for c in ("uk", "ru-RU", "be", "BE-by", "kk", "de", None, "")] == [
-        "uk",
-        "ru",
-        "be",
-        "be",
-        "ru",
-        "en",
-        "en",
-        "en",
-    ]
+    found = [lang_of(c) for c in ("uk", "ru-RU", "be", "BE-by", "kk", "de", None, "")]
+    assert found == ["uk", "ru", "be", "be", "ru", "en", "en", "en"]
     assert t("ru", "illegal.not_your_turn") == "Сейчас не ваш ход."
     assert t("be", "illegal.not_your_turn") == "Цяпер не ваш ход."
 
 
 def test_the_languages_are_the_catalogues_each_named_in_its_own_words() -> None:
-    """A language is a catalogue in bot/core/locales: the template's English and each
-    LANG.po, named as CLDR names it in itself."""
+    """A language is a catalogue in bot/core/locales, named as CLDR names it in itself."""
     assert LANGS[0] == "en" and sorted(LANGS[1:]) == sorted(
         p.stem for p in i18n.LOCALES.glob("*.po")
     )
@@ -87,9 +78,8 @@ def test_the_languages_are_the_catalogues_each_named_in_its_own_words() -> None:
 def test_a_new_catalogue_started_by_pybabel_is_read_with_its_own_plural_rule(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Adding a language is data: ``pybabel init`` (scripts/catalogues init) starts it,
-    with CLDR's rule in its header, and the bot counts by that rule (Polish 21 → "many",
-    where the Russian rule would say "one"), English wherever it is not translated."""
+    """Adding a language is data: ``pybabel init`` starts it with CLDR's plural rule, which
+    the bot counts by (Polish 21 → "many"), English wherever it is not translated."""
     shutil.copy(i18n.TEMPLATE, tmp_path / i18n.TEMPLATE.name)
     command = "from babel.messages.frontend import main; main()"
     po = tmp_path / "pl.po"
@@ -110,11 +100,7 @@ def test_a_new_catalogue_started_by_pybabel_is_read_with_its_own_plural_rule(
     try:
         counted = [i18n.t("pl", "settings.deck", n=n) for n in (1, 2, 5, 21, 22)]
         assert counted == [
-            "Talia: 1 karta",
-            "Talia: 2 karty",
-            "Talia: 5 kart",
-            "Talia: 21 kart",
-            "Talia: 22 karty",
+            f"Talia: {said}" for said in ("1 karta", "2 karty", "5 kart", "21 kart", "22 karty")
         ]
         assert len(i18n.load("pl").untranslated) == len(i18n.catalogue("en")) - 1
         assert i18n.t("pl", "illegal.not_your_turn") == "It is not your turn."

@@ -41,15 +41,20 @@ async def two() -> AsyncIterator[tuple[Limiter, Limiter, ManualClock]]:
     await redis.aclose()
 
 
-async def granted_in(limiter: Limiter, clock: ManualClock, chat: int, seconds: float) -> int:
-    """How many calls to ``chat`` are granted over ``seconds``, asking every 200 ms (a
-    fifth of the quickest chat's interval: asking more often is granted no more)."""
+async def granted_in(
+    limiter: Limiter, clock: ManualClock, chat: int | None, seconds: float, step: float = 0.2
+) -> int:
+    """How many calls to ``chat`` (``None``: hands in GROUP_CHAT, each to another player in
+    turn) are granted over ``seconds``, asking every ``step`` (200 ms: a fifth of the
+    quickest chat's interval, asking more often is granted no more)."""
     count = 0
     end = clock.now + seconds
+    players = iter(PLAYERS * 100)
     while clock.now < end:
-        (wait,) = await limiter.try_acquire([(chat, Priority.PROMPT)])
+        spent = chat or of_ephemeral(limiter.ephemeral, GROUP_CHAT, next(players))
+        (wait,) = await limiter.try_acquire([(spent, Priority.PROMPT)])
         count += wait == 0
-        clock.now += 0.2
+        clock.now += step
     return count
 
 
@@ -135,20 +140,6 @@ async def test_without_redis_calls_go_through(monkeypatch: pytest.MonkeyPatch) -
     assert await limiter.try_acquire([(PLAYERS[0], Priority.PROMPT)]) == [0.0]
 
 
-async def ephemerals_granted(limiter: Limiter, clock: ManualClock, seconds: float) -> int:
-    """How many calls for hands in GROUP_CHAT, each to another player in turn, are
-    granted over ``seconds`` (asking four times a second)."""
-    count = 0
-    end = clock.now + seconds
-    players = iter(PLAYERS * 100)
-    while clock.now < end:
-        spent = of_ephemeral(limiter.ephemeral, GROUP_CHAT, next(players))
-        (wait,) = await limiter.try_acquire([(spent, Priority.PROMPT)])
-        count += wait == 0
-        clock.now += 0.25
-    return count
-
-
 @pytest.mark.parametrize(
     ("mode", "low", "high"), [("auto", 200, 240), (False, 200, 240), (True, 15, 20)]
 )
@@ -159,7 +150,7 @@ async def test_hands_in_the_group_count_against_the_group_as_the_setting_says(
     only when the operator says so (True); by default, against each player's own."""
     clock = ManualClock(1_000_000.0)
     limiter = Limiter(fakeredis.FakeAsyncRedis(), clock, ephemeral=mode)
-    assert low <= await ephemerals_granted(limiter, clock, 60) <= high
+    assert low <= await granted_in(limiter, clock, None, 60, 0.25) <= high
 
 
 @pytest.fixture(params=["in-process", pytest.param("redis", marks=pytest.mark.redis)])
@@ -196,27 +187,19 @@ async def test_429s_to_two_players_hands_teach_every_process_for_an_hour(
     clock.now += LEARN_WINDOW
     await second.flooded(GROUP_CHAT, PLAYERS[1], 5)
     assert await first.learned() == 1
+    # The learned groups expire with the last of them: nothing is left once all forgot.
+    assert 0 < await one_redis.pttl(LEARNED_KEY) <= (LEARNED_FOR + 1) * 1000
     spent = of_ephemeral(second.ephemeral, GROUP_CHAT, PLAYERS[2])
     (held,) = await second.try_acquire([(spent, Priority.PROMPT)])
     assert 4 < held <= 5  # the whole group waits out Telegram's retry_after
     clock.now += 5
-    assert await ephemerals_granted(second, clock, 60) <= 20
+    assert await granted_in(second, clock, None, 60, 0.25) <= 20
     clock.now += LEARNED_FOR - 3 * 60
     assert await first.learned() == 1
-    assert await ephemerals_granted(first, clock, 60) <= 20  # still, a minute before a day
+    assert await granted_in(first, clock, None, 60, 0.25) <= 20  # still, a minute before a day
     clock.now += 60
     assert await second.learned() == 0
-    assert await ephemerals_granted(second, clock, 60) > 20
-
-
-async def test_what_was_learned_leaves_redis_once_every_group_forgot(
-    one_redis: aioredis.Redis,
-) -> None:
-    """The learned groups expire with the last of them: a bot whose groups stopped
-    meeting 429s leaves nothing of it in Redis."""
-    for player in PLAYERS[:2]:
-        await Limiter(one_redis, ManualClock(1_000_000.0)).flooded(GROUP_CHAT, player, 1)
-    assert 0 < await one_redis.pttl(LEARNED_KEY) <= (LEARNED_FOR + 1) * 1000
+    assert await granted_in(second, clock, None, 60, 0.25) > 20
 
 
 async def test_one_players_429s_or_two_far_apart_teach_nothing(

@@ -29,16 +29,18 @@ def _options(top: Tabletop) -> dict[str, str]:
 
 
 async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -> None:
+    """Only the creator sets the game; while the settings are open the others still join
+    (the Join button is still there), and the game starts as set."""
     ann, bob = harness.user("Ann"), harness.user("Bob", language_code="uk")
     top = Tabletop(harness, harness.group(creator=ann))
     await top.open(ann, "durak")
+    await top.tap_group(ann, Action.SETTINGS)
+    assert _options(top)
     await top.join(bob)
+    assert [s["user_id"] for s in (await stored(harness, top.group))["seats"]] == [ann.id, bob.id]
     before = await stored(harness, top.group)
     answer = await top.tap_group(bob, Action.SETTINGS)
     assert answer.show_alert and answer.text  # not the creator
-    assert await stored(harness, top.group) == before
-    await top.tap_group(ann, Action.SETTINGS)
-    before = await stored(harness, top.group)
     answer = await top.tap_group(bob, Action.OPTION, "d")  # open: its options are still hers
     assert answer.show_alert and await stored(harness, top.group) == before
     assert set(_options(top)) == {"d", "m", "p", "5", "f", "t", "l"}
@@ -58,26 +60,13 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     }
     assert data["lobby"]["lang"] == "be"  # the next catalogue after English
     assert "Калода: 52 карты" in top.table_message().text  # the group's language now
-    await top.tap_group(ann, Action.SETTINGS)  # done
-    await top.start(ann)
+    await top.start(ann)  # the settings still open (Done: tests/e2e/test_e2e_options.py)
     data = await stored(harness, top.group)
     assert data["phase"] == "playing"
     assert '"deck_size":52' in data["state"].replace(" ", "")
     # Bob reads his hand in his own language; the group in the lobby's.
     assert "Ваші карти" in harness.last(bob).text
     assert "Козыр " in top.table_message().text
-
-
-async def test_open_settings_do_not_keep_the_others_from_joining(harness: Harness) -> None:
-    ann, bob = harness.user("Ann"), harness.user("Bob")
-    top = Tabletop(harness, harness.group(creator=ann))
-    await top.open(ann, "durak")
-    await top.tap_group(ann, Action.SETTINGS)  # and he forgets to tap Done
-    assert _options(top)
-    await top.join(bob)  # the Join button is still there
-    assert [s["user_id"] for s in (await stored(harness, top.group))["seats"]] == [ann.id, bob.id]
-    await top.start(ann)
-    assert (await stored(harness, top.group))["phase"] == "playing"
 
 
 async def test_football_starts_with_two_and_seats_no_third(harness: Harness) -> None:

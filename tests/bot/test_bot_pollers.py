@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 from bot.core import polls
-from bot.core.keys import BUCKETS, bucket_of, due_of, table_key
+from bot.core.keys import BUCKETS, family, family_of, table_key
 from bot.core.services import every, services, stop_polls
 from bot.core.store import Store
 from testing.harness import Harness
@@ -45,10 +45,9 @@ async def test_a_poller_stops_even_when_its_job_lost_the_cancellation(harness: H
 async def _poll(store: Store, now: float) -> list[str]:
     """One round of both pollers (bot.service.delivery.due_job, bot.service.turns.turns_job):
     what came due."""
-    found: list[str] = []
-    found += [key async for key in polls.due_tables(store)]
-    found += [key async for key in polls.turn_tables(store)]
-    return found
+    return [key async for key in polls.due_tables(store)] + [
+        key async for key in polls.turn_tables(store)
+    ]
 
 
 async def test_an_idle_process_reads_each_bucket_about_once_a_second(fake_redis: Any) -> None:
@@ -76,11 +75,11 @@ async def test_a_bucket_is_read_when_its_next_entry_falls_due_or_this_process_wr
     store = Store(fake_redis, ttl=100, clock=lambda: now[0])
     other = Store(fake_redis, ttl=100, clock=lambda: now[0])  # another process
     key, later = table_key(-5, None), table_key(-6, None)
-    n = bucket_of(key)
-    await fake_redis.zadd(due_of(later), {later: int((now[0] + 0.4) * 1000)})
+    n = family_of(key).bucket
+    await fake_redis.zadd(family_of(later).due, {later: int((now[0] + 0.4) * 1000)})
     assert await _poll(store, now[0]) == []  # every bucket read once: none is ready
     assert store.polls.due.ready(now[0] + 0.39) == []
-    assert store.polls.due.ready(now[0] + 0.4) == [bucket_of(later)]  # as its read said
+    assert store.polls.due.ready(now[0] + 0.4) == [family_of(later).bucket]  # as its read said
     await store.defer(key, now[0] + 0.3)  # this process's own write wakes its bucket
     assert store.polls.due.ready(now[0] + 0.3) == [n]
     now[0] += 0.3
@@ -94,20 +93,19 @@ async def test_a_bucket_is_read_when_its_next_entry_falls_due_or_this_process_wr
 
 
 async def test_a_wake_while_its_bucket_is_being_read_is_not_lost(fake_redis: Any) -> None:
-    """delivery and turns wake a bucket after their own write; when that write lands
-    just after a poller's ZRANGE of the same bucket, the read's answer ("nothing, read
-    me again in a second") must not overwrite the wake."""
+    """A bucket woken by a write just after a poller's read of it stays woken: the read's
+    answer ("nothing, read me again in a second") does not overwrite the wake."""
     now = [1000.0]
     store = Store(fake_redis, ttl=100, clock=lambda: now[0])
     key = table_key(-5, None)
-    n = bucket_of(key)
+    n = family_of(key).bucket
     zrange = fake_redis.zrange
     written = False
 
     async def read_then_a_write(*args: Any, **kwargs: Any) -> Any:
         nonlocal written
         found = await zrange(*args, **kwargs)  # the read saw an empty bucket ...
-        if not written and args[0] == due_of(key):
+        if not written and args[0] == family_of(key).due:
             written = True
             await store.defer(key, now[0] + 0.05)  # ... and the write comes meanwhile
         return found
@@ -125,7 +123,7 @@ async def test_a_bucket_is_read_a_few_members_at_a_time(fake_redis: Any) -> None
     the next poll while all it read were due."""
     now = [1000.0]
     store = Store(fake_redis, ttl=100, clock=lambda: now[0])
-    keys = [k for k in (table_key(-c, None) for c in range(1, 2000)) if bucket_of(k) == 3]
+    keys = [f.table for f in (family(-c) for c in range(1, 2000)) if f.bucket == 3]
     backlog = keys[: 2 * polls.READ + 4]
     for key in backlog:
         await store.defer(key, now[0] - 10)

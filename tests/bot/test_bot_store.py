@@ -1,6 +1,5 @@
-"""The table store: compare-and-set never loses or doubles a change, with the same Lua
-scripts on fakeredis and on the real Redis (the test database of testing/settings.py,
-REDIS_TEST_DB)."""
+"""The table store, on fakeredis and on the real Redis: compare-and-set never loses or
+doubles a change; leases, moves, deadlines."""
 
 from __future__ import annotations
 
@@ -13,15 +12,7 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 
 from bot.core import store as store_module
-from bot.core.keys import (
-    TABLE_SLOT,
-    bucket_of,
-    chat_index_of,
-    due_of,
-    table_key,
-    turns_of,
-    user_slot,
-)
+from bot.core.keys import TABLE_SLOT, family_of, table_key, user_slot
 from bot.core.models import Lobby, Seat, Slot, Table
 from bot.core.store import Snapshot, Store, Write
 from testing.settings import REDIS_URL
@@ -60,14 +51,15 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
 
 async def _clean(client: aioredis.Redis) -> None:
     for key in (KEY, NEW_KEY):
-        await client.delete(key, *chat_index_of(key))
-        await client.zrem(due_of(key), key)
-        await client.zrem(turns_of(key), key)
+        keys = family_of(key)
+        await client.delete(key, *keys.chat_index)
+        await client.zrem(keys.due, key)
+        await client.zrem(keys.turns, key)
 
 
 async def _take_due(store: Store, key: str = KEY) -> list[str]:
     """The due tables of the key's bucket."""
-    found, _ = await store.take_due(bucket_of(key))
+    found, _ = await store.take_due(family_of(key).bucket)
     return found
 
 
@@ -135,28 +127,15 @@ async def test_one_process_delivers_and_ends_on_the_newest_version(store: Store)
     assert third.lease
 
 
-async def test_a_dead_holders_lease_expires(store: Store) -> None:
-    now = [store.clock()]
-    store.clock = lambda: now[0]
-    other = _other(store)
-    await store.transact(KEY, _add_seat)  # and never releases (the process died)
-    assert await other.claim(KEY) is None
-    now[0] += store_module.LEASE_MS / 1000 - 0.1
-    assert await other.claim(KEY) is None  # not quite yet
-    now[0] += 0.2
-    claimed = await other.claim(KEY)
-    assert claimed is not None and claimed.lease and claimed.table is not None
-
-
 async def test_due_group_edits_are_handed_out_once(store: Store) -> None:
-    await store.redis.delete(due_of(KEY))
+    await store.redis.delete(family_of(KEY).due)
     snap, _ = await store.transact(KEY, _add_seat)
     await store.release(KEY, snap.version, {}, due=0.001)  # long due
     assert await _take_due(store) == [KEY]
     assert await _take_due(store) == []
     await store.defer(KEY, 1e12)  # far in the future
-    assert await store.take_due(bucket_of(KEY)) == ([], 1e12)  # and when it falls due
-    await store.redis.delete(due_of(KEY))
+    assert await store.take_due(family_of(KEY).bucket) == ([], 1e12)  # and when it falls due
+    await store.redis.delete(family_of(KEY).due)
 
 
 async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
@@ -206,24 +185,33 @@ async def test_a_move_to_another_slot_cut_short_is_finished_by_the_next(
     assert moved.table is not None and moved.version == first.version
     assert [s.user_id for s in moved.table.seats] == [1] and moved.slots[user_slot(7)].id == 5
     assert not await store.redis.exists(KEY)
-    assert await store.redis.zscore(turns_of(NEW_KEY), NEW_KEY) == 2e9 * 1000
-    assert await store.redis.zscore(turns_of(KEY), KEY) is None
+    assert await store.redis.zscore(family_of(NEW_KEY).turns, NEW_KEY) == 2e9 * 1000
+    assert await store.redis.zscore(family_of(KEY).turns, KEY) is None
     assert await store.chat_tables(-1001000000123) == [NEW_KEY]
     assert await store.chat_tables(-100123) == []
+    assert await store.chat_tables(0) == []  # no chat's: where inline tables live
 
 
-async def test_a_working_holder_keeps_its_lease(store: Store) -> None:
+@pytest.mark.parametrize("renewals", [0, 10])
+async def test_a_working_holder_keeps_its_lease_and_a_dead_ones_expires(
+    store: Store, renewals: int
+) -> None:
+    """The commit's own lease (none renewed) and a renewed one each last LEASE_MS."""
     now = [store.clock()]
     store.clock = lambda: now[0]
     other = _other(store)
     await store.transact(KEY, _add_seat)
-    for _ in range(10):  # far longer than one lease, renewed as the holder works
+    assert await other.claim(KEY) is None
+    for _ in range(renewals):  # far longer than one lease, renewed as the holder works
         now[0] += store_module.RENEW_EVERY
         await store.renew([KEY])
         assert await other.claim(KEY) is None
-    now[0] += store_module.LEASE_MS / 1000 + 0.01  # it died: the next poll takes over
+    now[0] += store_module.LEASE_MS / 1000 - 0.1  # it died after its last renewal
+    assert await other.claim(KEY) is None  # not quite yet
+    now[0] += 0.2  # the next poll takes over
     assert await _take_due(other) == [KEY]
-    assert await other.claim(KEY) is not None
+    claimed = await other.claim(KEY)
+    assert claimed is not None and claimed.lease and claimed.table is not None
 
 
 async def test_a_running_game_outlives_its_deadline_and_a_finished_one_expires(

@@ -72,16 +72,14 @@ def test_each_way_makes_its_client() -> None:
     asked = master.connection_pool.sentinel_manager.sentinels  # type: ignore[attr-defined]
     assert asked[0].connection_pool.connection_kwargs["password"] == "spw"
     assert where(redis_sentinels="h:1", redis_sentinel_master="m").uses_redis
-
-
-def test_the_bots_settings_take_the_same_three() -> None:
-    settings = Settings(
+    # The bot's own settings take the same three.
+    bots = Settings(
         _env_file=None,  # type: ignore[call-arg]
         telegram_bot_token="1:x",
         redis_url="redis://n1:7000/0",
         redis_cluster="1",
     )
-    assert connect.mode(settings) == connect.CLUSTER
+    assert connect.mode(bots) == connect.CLUSTER
 
 
 def test_every_script_is_listed_to_be_loaded_at_start() -> None:

@@ -1,17 +1,13 @@
-"""The rules of docs/busy.md, one test each, on the delivery's rules themselves.
-
-Each kind of message has its rule in bot/service/messages/ (the group's table, a hand in
-his private chat or in the group, his turn, a watcher's hand, the place a hand has
-left, clean-up): given what a message shows now (its slot) and the newest table, it says
-whether the message is brought up to date now, at which priority and how, or when. The
-end-to-end tests (tests/e2e/test_e2e_delivery.py, test_e2e_group_hands.py, ...) show the same
-rules through the fake Bot API; these say each in a few lines.
-"""
+"""The rules of docs/busy.md on bot/service/messages/ itself: given what a message shows (its
+slot) and the newest table, whether it is brought up to date now, at which priority and how,
+or when (tests/e2e/test_e2e_delivery.py shows them through the fake Bot API)."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
+
+import pytest
 
 from bot.core import budget
 from bot.core.budget import Budget
@@ -86,175 +82,129 @@ def decided(decision: Message | Later | None) -> Message:
     return decision
 
 
-# 1. His move buttons, when it is his turn: a new message that rings his phone if he has
-# not been asked for a while (RING_AFTER), otherwise his hand message edited in place.
-
-
-def test_rule_1_his_move_buttons_go_first_and_ring_his_phone_after_a_while() -> None:
-    slot = shown(WATCHING, quiet=NOW - 60)
-    message = decided(private_hand(SETTINGS, table(), 0, PROMPT, slot, NOW))
-    assert (message.priority, message.how) == (Priority.PROMPT, How.ANEW)
-    assert message.replaces == 77  # his old hand goes with it
-
-
-def test_rule_1_a_prompt_soon_after_he_moved_is_his_hand_edited_in_place() -> None:
-    slot = shown(WATCHING, quiet=NOW - 2)  # he moved two seconds ago: he is looking
-    message = decided(private_hand(SETTINGS, table(), 0, PROMPT, slot, NOW))
-    assert (message.priority, message.how) == (Priority.PROMPT, How.EDIT)
-    assert message.replaces is None
-
-
-def test_rule_1_a_player_who_is_away_is_not_rung() -> None:
+def alice(away: bool = False, **reach: Any) -> list[Seat]:
+    """The seats, Alice away or her reach's flags changed."""
     seats = table().seats
-    seats[0].away = True  # the computer plays for him meanwhile
-    slot = shown(WATCHING, quiet=NOW - 60)
-    message = decided(private_hand(SETTINGS, table(seats=seats), 0, PROMPT, slot, NOW))
-    assert (message.priority, message.how) == (Priority.PROMPT, How.EDIT)
+    seats[0].away = away
+    seats[0].reach = seats[0].reach.model_copy(update=reach)
+    return seats
 
 
-def test_rule_1_in_the_group_his_prompt_is_as_urgent_as_in_his_private_chat() -> None:
-    slot = shown(WATCHING, quiet=NOW - 60)
-    message = decided(group_hand(SETTINGS, table(delivery=ADMIN), 0, PROMPT, slot, NOW))
-    assert (message.priority, message.how) == (Priority.PROMPT, How.ANEW)
-    assert message.hand is not None and message.hand.receiver == ALICE
+def tapped(at: float, admin: bool = False, **changes: Any) -> Table:
+    """Alice tapped in the group ``at`` then (the bot an administrator or not)."""
+    last = {str(ALICE): LastTap("q1", at)}
+    return table(delivery=Delivery(bot_admin=admin, last_taps=last), **changes)
 
 
-def test_rule_1_in_the_group_without_a_tap_to_answer_a_new_prompt_is_an_edit() -> None:
-    # the bot is no administrator and he has not tapped lately: no new message may go
-    slot = shown(WATCHING, quiet=NOW - 60)
-    message = decided(group_hand(SETTINGS, table(), 0, PROMPT, slot, NOW))
-    assert (message.priority, message.how) == (Priority.PROMPT, How.EDIT)
+ASKED, LOOKING = shown(WATCHING, quiet=NOW - 60), shown(WATCHING, quiet=NOW - 2)
+SEEN, DUE, MOVED = shown(WATCHING), shown(WATCHING, at=NOW - INTERVAL), shown(WATCHING, at=NOW - 1)
+P, G, OLD = private_hand, group_hand, NOW - TAP_FRESH - 1
+MINE = alice(renew=1)  # he tapped "My cards"
+
+
+# Rules 1 (his move buttons: a new message ringing his phone if not asked for RING_AFTER, else
+# his hand edited in place), 2 (the mover's hand; a new phase's), 4 (a watcher's hand, as the
+# table), and the branches of the hands in the group a reader might take for slips.
+@pytest.mark.parametrize(
+    ("hand", "game", "screen", "slot", "expected"),
+    [
+        (P, table(), PROMPT, ASKED, "PROMPT ANEW"),
+        (P, table(), PROMPT, LOOKING, "PROMPT EDIT"),
+        (P, table(seats=alice(away=True)), PROMPT, ASKED, "PROMPT EDIT"),
+        (P, table(), Screen("more?", PROMPT.rows), shown(PROMPT, quiet=NOW - 60), "PROMPT EDIT"),
+        (G, table(delivery=ADMIN), PROMPT, ASKED, "PROMPT ANEW"),
+        (G, table(), PROMPT, ASKED, "PROMPT EDIT"),
+        (P, table(), WATCHING, shown(PROMPT, at=NOW - 1), "MOVER EDIT"),
+        (P, table(phase="finished"), Screen("won"), MOVED, "MOVER EDIT"),
+        (G, tapped(NOW - 1, admin=True), WATCHING, shown(PROMPT), "MOVER EDIT"),
+        (G, tapped(OLD, seats=MINE), WATCHING, SEEN, "REPLY EDIT"),
+        (G, tapped(OLD, admin=True, seats=MINE), WATCHING, SEEN, "REPLY ANEW"),
+        (G, tapped(NOW, seats=MINE), WATCHING, SEEN, "PROMPT ANEW"),
+        (P, table(phase="lobby"), Screen("seated"), None, "REPLY EDIT"),
+        (P, table(), Screen("Bob played"), DUE, "WATCHER EDIT"),
+    ],
+    ids=[
+        "1 his prompt rings his phone after a while, his old hand goes",
+        "1 a prompt soon after he moved is his hand edited in place",
+        "1 a player who is away is not rung",
+        "1 a prompt that follows his prompt is an edit: he was just asked",
+        "1 in the group his prompt is as urgent as in his private chat",
+        "1 in the group without a tap to answer a new prompt is an edit",
+        "2 the hand of the player who just moved comes next",
+        "2 a hand of a table in a new phase is never late",
+        "a tap that needs no new message does not jump the queue",
+        "my cards whose tap is too old to answer is an edit without an administrator",
+        "my cards whose tap is too old to answer, with an administrator, is a new message",
+        "my cards sends his hand in the group anew",
+        "the answer to his join in his private chat is a reply",
+        "4 a watcher's hand once due",
+    ],
+)
+def test_a_hand_goes_at_its_priority_and_how(
+    hand: Any, game: Table, screen: Screen, slot: Slot | None, expected: str
+) -> None:
+    message = decided(hand(SETTINGS, game, 0, screen, slot, NOW))
+    assert f"{message.priority.name} {message.how.name}" == expected
+    assert message.replaces == (77 if message.how is How.ANEW else None)  # his old hand goes
+    assert hand is P or (message.hand is not None and message.hand.receiver == ALICE)
 
 
 def test_rule_1_a_new_prompt_whose_old_message_may_not_go_now_is_an_edit_of_it() -> None:
-    slot = shown(WATCHING, quiet=NOW - 60)
-    message = decided(group_hand(SETTINGS, table(delivery=ADMIN), 0, PROMPT, slot, NOW))
+    message = decided(group_hand(SETTINGS, table(delivery=ADMIN), 0, PROMPT, ASKED, NOW))
     when_old_stays(message)  # the limiter refused the old message's removal
     assert message.how is How.EDIT
+    mine = decided(group_hand(SETTINGS, tapped(NOW, seats=MINE), 0, WATCHING, SEEN, NOW))
+    when_old_stays(mine)  # "My cards": his new hand goes all the same
+    assert mine.how is How.ANEW
 
 
-# 2. The hand of the player who has just moved (his buttons go), and any message of a
-# table that has entered a new phase (the deal, the result).
+# Rule 3: the group's table message, at most every TABLE_EDIT_INTERVAL seconds.
+@pytest.mark.parametrize(
+    ("screen", "slot", "interval", "expected"),
+    [
+        (Screen("dealt"), shown(TABLE, at=NOW - 1, phase="lobby"), INTERVAL, "MOVER EDIT"),
+        (Screen("later"), shown(TABLE, at=NOW - INTERVAL), INTERVAL, "TABLE EDIT"),
+        (TABLE, None, INTERVAL, "REPLY EDIT"),
+        (TABLE, shown(TABLE, game="g0", phase="finished"), INTERVAL, "MOVER NEW_GAME"),
+        (TABLE, shown(TABLE, game="g0", at=NOW - 1), INTERVAL, "MOVER NEW_GAME"),
+        (TABLE, shown(Screen("old"), game="", at=NOW - INTERVAL), INTERVAL, "TABLE EDIT"),
+        (Screen("later"), shown(TABLE, at=NOW), 0, "MOVER EDIT"),
+    ],
+    ids=[
+        "2 the group table of a new phase is never late",
+        "3 edited once the interval has passed",
+        "3 the first table message answers the command at once",
+        "3 a new game gets a new table message, the old keeps its result",
+        "3 a new game in the same phase still gets a new message",
+        "3 a message saved before the table's message knew its game is not a new game's",
+        "3 without a table edit interval nothing is coalesced",
+    ],
+)
+def test_the_group_table_goes_at_its_priority_and_how(
+    screen: Screen, slot: Slot | None, interval: float, expected: str
+) -> None:
+    message = decided(table_message(table(), screen, slot, interval, NOW))
+    assert f"{message.priority.name} {message.how.name}" == expected
+    assert message.replaces == (77 if message.how is How.NEW_GAME else None)
 
 
-def test_rule_2_the_hand_of_the_player_who_just_moved_comes_next() -> None:
-    slot = shown(PROMPT, at=NOW - 1)  # it carried his buttons a second ago
-    message = decided(private_hand(SETTINGS, table(), 0, WATCHING, slot, NOW))
-    assert (message.priority, message.how) == (Priority.MOVER, How.EDIT)
-
-
-def test_rule_2_a_hand_of_a_table_in_a_new_phase_is_never_late() -> None:
-    slot = shown(WATCHING, at=NOW - 1)
-    result = Screen("you won")
-    message = decided(private_hand(SETTINGS, table(phase="finished"), 0, result, slot, NOW))
-    assert message.priority is Priority.MOVER
-
-
-def test_rule_2_the_group_table_of_a_new_phase_is_never_late() -> None:
-    slot = shown(TABLE, at=NOW - 1, phase="lobby")
-    message = decided(table_message(table(), Screen("dealt"), slot, INTERVAL, NOW))
-    assert message.priority is Priority.MOVER
-
-
-# 3. The group's table message, at most every TABLE_EDIT_INTERVAL seconds.
-
-
-def test_rule_3_the_table_is_edited_at_most_every_table_edit_interval() -> None:
-    slot = shown(TABLE, at=NOW - 1)
-    assert table_message(table(), Screen("a move later"), slot, INTERVAL, NOW) == Later(NOW + 2)
-    late = shown(TABLE, at=NOW - INTERVAL)
-    message = decided(table_message(table(), Screen("a move later"), late, INTERVAL, NOW))
-    assert (message.priority, message.how) == (Priority.TABLE, How.EDIT)
-
-
-def test_rule_3_the_first_table_message_answers_the_command_at_once() -> None:
-    message = decided(table_message(table(), TABLE, None, INTERVAL, NOW))
-    assert message.priority is Priority.REPLY
-
-
-def test_rule_3_a_new_game_gets_a_new_table_message_the_old_keeps_its_result() -> None:
-    old = shown(TABLE, game="g0", phase="finished")
-    message = decided(table_message(table(), TABLE, old, INTERVAL, NOW))
-    assert (message.priority, message.how, message.replaces) == (
-        Priority.MOVER,
-        How.NEW_GAME,
-        77,
-    )
-
-
-def test_rule_3_a_message_that_shows_this_state_or_a_newer_one_is_left_alone() -> None:
-    assert table_message(table(), TABLE, shown(TABLE), INTERVAL, NOW) is None
-    newer = shown(Screen("later"), version=11)
-    assert table_message(table(), TABLE, newer, INTERVAL, NOW) is None
-
-
-# 4. The hands of players who are only watching the turn, likewise.
-
-
-def test_rule_4_a_watchers_hand_is_coalesced_like_the_table() -> None:
-    slot = shown(WATCHING, at=NOW - 1)
-    later = Screen("Bob played")
+def test_rules_3_and_4_coalesce_edits_and_leave_alone_what_shows_this_state_or_newer() -> None:
+    slot, later = shown(WATCHING, at=NOW - 1), Screen("Bob played")
+    assert table_message(table(), later, shown(TABLE, at=NOW - 1), INTERVAL, NOW) == Later(NOW + 2)
     assert private_hand(SETTINGS, table(), 0, later, slot, NOW) == Later(NOW + 2)
     assert group_hand(SETTINGS, table(), 0, later, slot, NOW) == Later(NOW + 2)
-    due = shown(WATCHING, at=NOW - INTERVAL)
-    message = decided(private_hand(SETTINGS, table(), 0, later, due, NOW))
-    assert message.priority is Priority.WATCHER
-
-
-# The branches of rules 1 to 4 and of the hands in the group that a reader might take
-# for slips, each pinned.
-
-
-def test_rule_1_a_prompt_that_follows_his_prompt_is_an_edit_he_was_just_asked() -> None:
-    # still his turn (he attacked, he may throw in more): he is looking at it already
-    slot = shown(PROMPT, quiet=NOW - 60)
-    message = decided(private_hand(SETTINGS, table(), 0, Screen("more?", PROMPT.rows), slot, NOW))
-    assert (message.priority, message.how) == (Priority.PROMPT, How.EDIT)
-
-
-def test_rules_3_and_4_without_a_table_edit_interval_nothing_is_coalesced() -> None:
     eager = fake.settings(table_edit_interval=0)
-    slot = shown(WATCHING, at=NOW - 0.1)
-    watcher = decided(private_hand(eager, table(), 0, Screen("Bob played"), slot, NOW))
+    watcher = decided(private_hand(eager, table(), 0, later, shown(WATCHING, at=NOW - 0.1), NOW))
     assert watcher.priority is Priority.WATCHER
-    group = decided(table_message(table(), Screen("a move later"), shown(TABLE, at=NOW), 0, NOW))
-    assert group.priority is Priority.MOVER
-
-
-def test_rule_3_a_new_game_in_the_same_phase_still_gets_a_new_message() -> None:
-    old = shown(TABLE, game="g0", at=NOW - 1)  # the last game's table, edited a second ago
-    message = decided(table_message(table(), TABLE, old, INTERVAL, NOW))
-    assert (message.priority, message.how) == (Priority.MOVER, How.NEW_GAME)
-    # a message saved before the table's message knew its game is not a new game's
-    unknown = shown(Screen("older"), game="", at=NOW - INTERVAL)
-    assert decided(table_message(table(), TABLE, unknown, INTERVAL, NOW)).how is How.EDIT
-
-
-def test_a_tap_that_needs_no_new_message_does_not_jump_the_queue() -> None:
-    # he moved: his tap is fresh, but his hand is only edited (his buttons go), as a mover's
-    fresh = {str(ALICE): LastTap("q3", NOW - 1)}
-    tapped = table(delivery=Delivery(bot_admin=True, last_taps=fresh))
-    message = decided(group_hand(SETTINGS, tapped, 0, WATCHING, shown(PROMPT), NOW))
-    assert (message.priority, message.how) == (Priority.MOVER, How.EDIT)
-
-
-def test_my_cards_whose_tap_is_too_old_to_answer_is_an_edit_without_an_administrator() -> None:
-    seats = table().seats
-    seats[0].reach.renew = 1  # he tapped "My cards", and the group's limits held it back since
-    old = {str(ALICE): LastTap("q2", NOW - TAP_FRESH - 1)}
-    late = table(seats=seats, delivery=Delivery(last_taps=old))
-    message = decided(group_hand(SETTINGS, late, 0, WATCHING, shown(WATCHING), NOW))
-    assert (message.priority, message.how) == (Priority.REPLY, How.EDIT)
-    admin = table(seats=seats, delivery=Delivery(bot_admin=True, last_taps=late.delivery.last_taps))
-    assert decided(group_hand(SETTINGS, admin, 0, WATCHING, shown(WATCHING), NOW)).how is How.ANEW
+    assert table_message(table(), TABLE, shown(TABLE), INTERVAL, NOW) is None
+    assert table_message(table(), TABLE, shown(later, version=11), INTERVAL, NOW) is None
 
 
 def test_the_place_his_hand_has_left_is_not_edited_where_it_cannot_or_need_not_be() -> None:
     moved = Screen("your cards are in your private chat")
     back = {group_slot(ALICE): shown(PROMPT)}
-    seats = table().seats
-    seats[0].reach.group_ok = False  # the group refused his hand: it would refuse this too
-    assert parked(SETTINGS, table(seats=seats), 0, False, moved, back) is None
+    refused = table(seats=alice(group_ok=False))  # the group refused his hand: and this too
+    assert parked(SETTINGS, refused, 0, False, moved, back) is None
     assert parked(SETTINGS, table(chat_id=ALICE), 0, False, moved, back) is None  # his own chat
     never_sent = {group_slot(ALICE): shown(PROMPT, id=None)}
     assert parked(SETTINGS, table(), 0, False, moved, never_sent) is None
@@ -312,38 +262,18 @@ def test_an_ephemeral_call_counts_against_its_player_and_the_group_once_learned(
 def test_a_new_message_answering_his_tap_goes_before_the_groups_table() -> None:
     # his Join: the lobby's answer is a new ephemeral message that answers the tap, which
     # Telegram takes for 15 seconds only
-    lobby = table(phase="lobby", delivery=Delivery(last_taps={str(ALICE): LastTap("q1", NOW - 1)}))
-    message = decided(group_hand(SETTINGS, lobby, 0, Screen("you are seated"), None, NOW))
+    seated = Screen("you are seated")
+    message = decided(group_hand(SETTINGS, tapped(NOW - 1, phase="lobby"), 0, seated, None, NOW))
     assert message.priority is Priority.PROMPT
     assert message.hand is not None and message.hand.query == "q1"
-    old = table(
-        phase="lobby", delivery=Delivery(last_taps={str(ALICE): LastTap("q1", NOW - TAP_FRESH - 1)})
-    )
-    stale = decided(group_hand(SETTINGS, old, 0, Screen("you are seated"), None, NOW))
+    old = tapped(NOW - TAP_FRESH - 1, phase="lobby")
+    stale = decided(group_hand(SETTINGS, old, 0, seated, None, NOW))
     assert stale.priority is Priority.REPLY and stale.hand is not None
     assert (stale.hand.query, stale.hand.may_send) == (None, False)
 
 
-def test_the_answer_to_his_join_in_his_private_chat_is_a_reply() -> None:
-    lobby = table(phase="lobby")
-    message = decided(private_hand(SETTINGS, lobby, 0, Screen("you are seated"), None, NOW))
-    assert message.priority is Priority.REPLY
-
-
-def test_my_cards_sends_his_hand_in_the_group_anew_even_if_its_old_one_stays() -> None:
-    seats = table().seats
-    seats[0].reach.renew = 1  # he tapped "My cards"
-    mine = table(seats=seats, delivery=Delivery(last_taps={str(ALICE): LastTap("q2", NOW)}))
-    message = decided(group_hand(SETTINGS, mine, 0, WATCHING, shown(WATCHING), NOW))
-    assert (message.priority, message.how) == (Priority.PROMPT, How.ANEW)
-    when_old_stays(message)  # its removal refused: his new hand goes all the same
-    assert message.how is How.ANEW
-
-
 def test_a_private_chat_that_refused_us_shows_nothing_until_he_opens_it() -> None:
-    seats = table().seats
-    seats[0].reach.dm_ok = False
-    assert private_hand(SETTINGS, table(seats=seats), 0, PROMPT, None, NOW) is None
+    assert private_hand(SETTINGS, table(seats=alice(dm_ok=False)), 0, PROMPT, None, NOW) is None
 
 
 def test_the_place_his_hand_has_left_gets_one_last_edit_without_buttons() -> None:

@@ -1,12 +1,6 @@
-"""Arbitrary input thrown at everything that takes it from outside: the Mini App's API
-(bodies, credentials, parameters), callback data (a stranger's and a seated player's),
-command arguments, the webhook's bodies. Never a 500, never an
-unhandled exception or a logged error, never a changed game; a tap always gets its answer.
-
-One game per test, made by the test's fixture and shared by all its examples (as is the
-client of the page's API): each example checks that nothing of it changed. The examples
-are few and the deadline off, so that the suite stays quick.
-"""
+"""Arbitrary input at everything that takes it from outside (the Mini App's API, callback
+data, command arguments, the webhook): never a 500, a logged error or a changed game; a tap
+always gets its answer. One game per test, shared by its examples, each checking it."""
 
 from __future__ import annotations
 
@@ -24,9 +18,8 @@ from hypothesis import strategies as st
 
 from bot.core import inbox
 from testing.chats import FakeUser
-from testing.fakegram import FakeTelegram
 from testing.fakeserver import SECRET_HEADER
-from testing.harness import AppFactory, Harness, harness_on
+from testing.harness import Harness
 from testing.tabletop import Tabletop, stored
 from testing.webapp import bearer, client, exchange, init_data, table_for_two, token
 
@@ -124,9 +117,7 @@ FORGED = {
 
 
 @FUZZ
-@given(
-    **FORGED,
-)
+@given(**FORGED)
 async def test_any_callback_data_gets_an_answer_and_changes_nothing(
     game: Game, data: str, index: int, char: str
 ) -> None:
@@ -142,10 +133,7 @@ async def test_any_callback_data_gets_an_answer_and_changes_nothing(
 
 
 @FUZZ
-@given(
-    **FORGED,
-    seat=st.integers(0, 1),
-)
+@given(**FORGED, seat=st.integers(0, 1))
 async def test_a_seated_players_forged_callback_data_gets_an_answer_and_changes_nothing(
     game: Game, data: str, index: int, char: str, seat: int
 ) -> None:
@@ -192,20 +180,6 @@ UPDATES = st.builds(
 )
 
 
-@pytest.fixture
-async def hooked(
-    request: pytest.FixtureRequest,
-    server: FakeTelegram,
-    make_app: AppFactory,
-    fake_redis: Any,
-) -> AsyncIterator[tuple[Harness, httpx.AsyncClient]]:
-    """The bot in webhook mode, its worker reading the stream, and a client of its server."""
-    hook = {"webhook_url": "https://cards.example.org/hook", "webhook_secret": HOOK_SECRET}
-    async for h in harness_on(request, server, make_app, fake_redis, **hook):
-        async with client(h) as c:
-            yield h, c
-
-
 async def _stream_empty(h: Harness) -> None:
     """Wait until the worker has handled (and so removed) every stored update."""
     deadline = time.monotonic() + 5
@@ -214,13 +188,15 @@ async def _stream_empty(h: Harness) -> None:
         await asyncio.sleep(0.01)
 
 
+@pytest.mark.settings(webhook_url="https://cards.example.org/hook", webhook_secret=HOOK_SECRET)
 @FUZZ
 @given(body=st.binary(max_size=200) | (JSON | UPDATES).map(lambda v: json.dumps(v).encode()))
 async def test_any_webhook_body_is_stored_and_handled_or_refused_with_400(
-    hooked: tuple[Harness, httpx.AsyncClient], body: bytes
+    harness: Harness, body: bytes
 ) -> None:
-    h, c = hooked
-    r = await c.post("/hook", content=body, headers={SECRET_HEADER: HOOK_SECRET})
+    h = harness
+    async with client(h) as c:
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: HOOK_SECRET})
     assert r.status_code in {200, 400}, (body, r.status_code, r.text)
     if r.status_code == 400:  # refused: never stored, so no worker ever sees it
         assert "error" in r.json()

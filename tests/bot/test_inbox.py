@@ -1,21 +1,21 @@
-"""The webhook's worker in process (bot.inbox over bot.core.inbox): when it starts
-reading, whose "busy" claim a taken-over entry removes, what it does when Redis fails the
-update guard, and the tap latency it reports. Updates are put in the stream as the webhook
-stores them; a worker that died is a consumer that holds an entry and never touches it
-(its idle time set with ``XCLAIM ... IDLE``), and the poller runs on the bot's clock.
-"""
+"""The webhook's worker in process (bot.inbox over bot.core.inbox): when it starts, whose
+"busy" claim a taken-over entry removes, how it lives through Redis's faults, the tap
+latency it reports. A dead worker is a consumer holding an entry it never touches."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import redis.asyncio as aioredis
 from prometheus_client import REGISTRY
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisClusterException
 
 from bot import inbox
 from bot.app import build_application
@@ -28,8 +28,8 @@ from testing.fakegram import FakeRequest, FakeTelegram
 from testing.harness import AppFactory, Harness, stop_app
 from testing.settings import settings
 
-HOOK = "https://cards.example.org/hook"
-WEBHOOK = {"webhook_url": HOOK, "webhook_secret": "s3cret"}
+WEBHOOK = {"webhook_url": "https://cards.example.org/hook", "webhook_secret": "s3cret"}
+HOOKED = pytest.mark.settings(**WEBHOOK)  # the harness's bot in webhook mode
 DEAD = "dead-worker"  # a consumer whose process is gone
 WITHIN = 5.0  # seconds for the worker to act on what it reads (it reads every 250 ms)
 
@@ -162,11 +162,11 @@ async def test_an_update_a_process_of_the_previous_version_stores_is_handled_onc
     assert len(_replies(h, ann)) == 1
 
 
+@HOOKED
 async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_once_back(
-    server: FakeTelegram, make_app: AppFactory, clock: Clock, fake_redis: aioredis.Redis
+    harness: Harness, clock: Clock
 ) -> None:
-    h = Harness(server)
-    h.apps.append(await make_app(fake_redis, **WEBHOOK))
+    h, fake_redis = harness, harness.redis
     kept = _kept(h)
     ann = h.user("Ann")
     update = await _help(h, kept, ann)
@@ -197,11 +197,9 @@ async def _handled_by(worker: inbox.Worker, failures: list[Any]) -> bool:
     return not failures and not worker.held
 
 
-async def test_a_taps_answer_time_counts_its_wait_in_the_stream(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
-) -> None:
-    h = Harness(server)
-    h.apps.append(await make_app(fake_redis, **WEBHOOK))
+@HOOKED
+async def test_a_taps_answer_time_counts_its_wait_in_the_stream(harness: Harness) -> None:
+    h, fake_redis, server = harness, harness.redis, harness.server
     ann = h.user("Ann")
     name = "cardtable_tap_answer_seconds_sum"
     before = REGISTRY.get_sample_value(name) or 0.0
@@ -218,3 +216,90 @@ async def test_a_taps_answer_time_counts_its_wait_in_the_stream(
     await _until(lambda: _length_is(fake_redis, 0), "not handled")
     assert answer.answered
     assert (REGISTRY.get_sample_value(name) or 0.0) - before >= 3.0
+
+
+@HOOKED
+async def test_the_reader_reads_on_after_an_error_that_is_no_pause(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    h, fake_redis = harness, harness.redis
+    kept = _kept(h)
+    ann = h.user("Ann")
+    worker = inbox.worker_of(h.app)
+    assert worker is not None and worker.reader is not None
+    real_take = worker.inbox.take
+    # What redis-py's cluster client raises when the slot map it reads again is not whole.
+    failures = [
+        RedisClusterException("Redis Cluster cannot be connected"),
+        RedisClusterException("All slots are not covered after query all startup_nodes"),
+    ]
+
+    async def take(count: int, block_ms: int) -> Any:
+        if failures:
+            raise failures.pop()
+        return await real_take(count, block_ms)
+
+    worker.inbox.take = take  # type: ignore[method-assign]
+    with caplog.at_level(logging.INFO, logger="bot.inbox"):
+        await _store(fake_redis, await _help(h, kept, ann))
+        await _until(lambda: _length_is(fake_redis, 0), "the reader stopped")
+    assert not failures and not worker.reader.done()
+    assert len(_replies(h, ann)) == 1
+    told = [r for r in caplog.records if "read failed" in r.getMessage()]
+    assert len(told) == 1 and told[0].exc_info is not None  # once, with its traceback
+    assert [r for r in caplog.records if "reads again" in r.getMessage()]
+    assert [r.getMessage() for r in h.log_errors] == [told[0].getMessage()]
+    h.log_errors.clear()  # that one traceback was the test's own
+
+
+async def test_a_clusters_read_that_fails_hands_over_what_the_others_read_first(
+    fake_redis: aioredis.Redis,
+) -> None:
+    box = stream.Inbox(fake_redis, "w1")
+    box.one_server = False  # each stream read on its own, as on a cluster
+    found = [(stream.ref(3, b"1-0"), b"{}")]
+
+    async def take_one(n: int, count: int, block_ms: int) -> stream.Claimed:
+        if n == 3:
+            return found, None
+        if n == 5:  # its node fails over
+            raise RedisConnectionError("node down")
+        await asyncio.sleep(10)
+        return [], None
+
+    box._take_one = take_one  # type: ignore[method-assign]
+    try:
+        assert await box.take(16, 250) == found  # not dropped, left pending for others
+        with pytest.raises(RedisConnectionError):  # then the failure is told
+            await box.take(16, 250)
+    finally:
+        box.close()
+
+
+async def test_a_dead_worker_leaves_every_stream_at_one_look_once_it_holds_nothing(
+    fake_redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stream, "CLAIM_IDLE_MS", 100)
+    live = stream.Inbox(fake_redis, "live")
+    await live.make_group()
+    await fake_redis.xadd(stream.STREAMS[7], {stream.FIELD: b"{}"})
+    everything = dict.fromkeys(stream.STREAMS, ">")
+    await fake_redis.xreadgroup(stream.GROUP, "dead", everything, count=1)  # holds stream 7's
+    await asyncio.sleep(0.2)  # the dead one idle past the limit
+    await fake_redis.xreadgroup(stream.GROUP, "live", everything, count=1)
+
+    async def members() -> dict[int, set[str]]:
+        found: dict[int, set[str]] = {}
+        for n, key in enumerate(stream.STREAMS):
+            consumers = await fake_redis.xinfo_consumers(key, stream.GROUP)
+            found[n] = {c["name"].decode() for c in consumers}
+        return found
+
+    assert all(names == {"dead", "live"} for names in (await members()).values())
+    await live.forget_dead()  # looks at stream 0, where the dead one holds nothing
+    left = await members()
+    assert left[7] == {"dead", "live"}  # it holds an entry there: kept, for a takeover
+    assert all(names == {"live"} for n, names in left.items() if n != 7)
+    assert await live.reclaim(10) == [] and await live.reclaim(10) != []  # streams 4-7
+    await live.forget_dead()  # stream 1's turn: the dead one is looked for in 7 again
+    assert all(names == {"live"} for names in (await members()).values())

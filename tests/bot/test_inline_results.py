@@ -1,7 +1,5 @@
-"""What an inline query answers at an inline table (bot.screens.inline), and the address
-of an inline table's taps and limits: untrusted input decoded strictly, and nothing a
-pick posts ever shows a card the public may not know once it is played.
-"""
+"""An inline query's answers at an inline table (bot.screens.inline) never post a card the
+public may not know once played; an inline table's taps and limits have their own address."""
 
 from __future__ import annotations
 

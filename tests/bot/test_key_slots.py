@@ -20,12 +20,12 @@ from bot.core.callbacks import INLINE_CHAT
 from bot.core.keys import (
     BUCKETS,
     DUE_KEYS,
+    KEY_PREFIX,
     TURN_KEYS,
-    chat_index_of,
-    chat_key,
-    due_of,
+    closed_key,
+    family,
+    family_of,
     table_key,
-    turns_of,
 )
 from bot.core.lua import Args, Key, Keys, Script
 from bot.tables.stats import count
@@ -72,20 +72,49 @@ async def test_a_whole_game_runs_every_script_in_one_slot(harness: Harness) -> N
         assert ran[name] > 0, ran
 
 
-def test_a_table_shares_its_slot_with_its_bucket_sets_and_its_chat_index() -> None:
+def test_a_table_shares_its_slot_with_its_bucket_keys_and_its_chat_index() -> None:
     rng = random.Random(33)
     chats = [-(10**12) - rng.randrange(10**12) for _ in range(200)]
     chats += [rng.randrange(1, 10**10) for _ in range(50)]
     for chat in chats:
         for thread in (None, 7):
             key = table_key(chat, thread)
-            assert slot(key) == slot(due_of(key)) == slot(turns_of(key)) == slot(chat_key(chat))
-            assert chat_index_of(key) == (chat_key(chat),)
-    inline = table_key(INLINE_CHAT, 123456789)  # an inline table: no chat index
-    assert slot(inline) == slot(due_of(inline)) and chat_index_of(inline) == ()
+            keys, (index,) = family_of(key), family(chat).chat_index
+            assert slot(key) == slot(keys.due) == slot(keys.turns) == slot(index)
+            assert slot(keys.barrier) == slot(key)  # a page's read and its barrier write
+            assert keys.chat_index == (index,)
+    inline = family_of(table_key(INLINE_CHAT, 123456789))  # an inline table: no chat index
+    assert slot(inline.table) == slot(inline.due) and inline.chat_index == ()
     # The buckets are 16 slots, and the chats spread over all of them.
     assert len({slot(k) for k in DUE_KEYS}) == len({slot(k) for k in TURN_KEYS}) == BUCKETS
-    assert {slot(due_of(table_key(c, None))) for c in chats} == {slot(k) for k in DUE_KEYS}
+    assert {slot(family(c).due) for c in chats} == {slot(k) for k in DUE_KEYS}
+
+
+@pytest.mark.parametrize(
+    ("chat", "thread", "stored"),
+    [
+        (-1001234567890, None, ("ct:{b5}:table:-1001234567890:0", "ct:{b5}:chat:-1001234567890")),
+        (-1001234567890, 7, ("ct:{b5}:table:-1001234567890:7", "ct:{b5}:chat:-1001234567890")),
+        (42, None, ("ct:{b8}:table:42:0", "ct:{b8}:chat:42")),
+        (INLINE_CHAT, 123456789, ("ct:{b6}:table:0:123456789",)),
+    ],
+)
+def test_the_stored_keys_stay_where_the_running_version_keeps_them(
+    chat: int, thread: int | None, stored: tuple[str, ...]
+) -> None:
+    """Written out, not derived: a changed layout would lose every running game."""
+    keys = family(chat, thread)
+    tag = stored[0].split(":table:")[0]
+    assert (keys.table, *keys.chat_index) == stored
+    assert (keys.due, keys.turns) == (f"{tag}:due", f"{tag}:turns")
+
+
+def test_a_key_of_the_old_layout_or_of_no_table_has_no_family() -> None:
+    assert family_of(table_key(-100123, 5)) == family(-100123, 5)
+    with pytest.raises(ValueError, match="not a table key"):
+        family_of(f"{KEY_PREFIX}:table:-100123:5")  # where the old layout kept it
+    with pytest.raises(ValueError, match="not a table key"):
+        family_of(closed_key(5))
 
 
 def test_the_limiter_and_the_people_standings_each_have_one_slot_the_inbox_sixteen() -> None:

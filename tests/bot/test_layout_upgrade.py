@@ -1,7 +1,5 @@
-"""The one-time upgrade of the old key layout (bot.tables.layout) finishes whatever step
-a start dies at: the next start leaves exactly what one uninterrupted upgrade leaves. A
-table renamed just before the process died keeps its turn and delivery deadlines, a
-group's standings their list of people."""
+"""The one-time upgrade of the old key layout (bot.tables.layout), killed at any step, is
+finished by the next start: exactly what one uninterrupted upgrade leaves."""
 
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ from typing import Any
 import fakeredis
 import pytest
 
-from bot.core.keys import LAYOUT, LAYOUT_KEY, due_of, table_key, turns_of
+from bot.core.keys import LAYOUT, LAYOUT_KEY, family_of, table_key
 from bot.tables import layout
 from bot.tables.stats.keys import people_key
 
@@ -92,9 +90,9 @@ async def test_an_upgrade_killed_after_a_rename_keeps_the_tables_deadlines_and_t
     for chat, turn in ((-100, 2e12), (-200, 3e12)):
         new = table_key(chat, None)
         assert await redis.exists(new)
-        assert await redis.zscore(turns_of(new), new) == turn
+        assert await redis.zscore(family_of(new).turns, new) == turn
     new = table_key(-100, None)
-    assert await redis.zscore(due_of(new), new) == 1e12
+    assert await redis.zscore(family_of(new).due, new) == 1e12
     assert await redis.smembers(people_key(-100)) == {b"7", b"8"}
     assert not await redis.exists("ct:due", "ct:turns")
 

@@ -1,7 +1,5 @@
-"""A script's arguments, declared once as a dataclass, reach its Lua under their names:
-what the caller sends and what the prologue reads agree for every kind of field (keys and
-the rest of the keys, a nested part, flags, a number or none, lists, rows with lists and
-rows of their own). Run on fakeredis, like the store's tests."""
+"""A script's arguments, declared once as a dataclass, reach its Lua under their names, for
+every kind of field (keys, a nested part, flags, a number or none, lists, rows of rows)."""
 
 from __future__ import annotations
 

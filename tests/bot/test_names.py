@@ -26,14 +26,17 @@ def _graphemes(text: str) -> list[str]:
     return found
 
 
-def test_an_override_is_removed_and_the_name_reads_as_typed() -> None:
-    assert shown(f"evil{RLO}exe.txt") == "evilexe.txt"
-    assert shown(f"{LRI}Ann{PDF}\n\tBob\u2028") == "Ann Bob"
-
-
-def test_a_right_to_left_name_is_isolated_from_the_line_around_it() -> None:
-    assert shown("דוד") == f"{FSI}דוד{PDI}"
-    assert shown("Ann") == "Ann"
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (f"evil{RLO}exe.txt", "evilexe.txt"),  # an override is removed: it reads as typed
+        (f"{LRI}Ann{PDF}\n\tBob\u2028", "Ann Bob"),
+        ("דוד", f"{FSI}דוד{PDI}"),  # right to left: isolated from the line around it
+        ("Ann", "Ann"),
+    ],
+)
+def test_a_name_reads_as_typed_a_right_to_left_one_isolated(name: str, expected: str) -> None:
+    assert shown(name) == expected
 
 
 @pytest.mark.parametrize("unit", [FAMILY, "🇺🇦", "e\u0301", "👍🏽", "😀"])
@@ -54,42 +57,37 @@ def test_any_name_comes_out_without_controls_and_within_the_cut(name: str) -> No
     assert shown(inner) == out  # shown once is shown for good
 
 
-async def test_a_hostile_name_in_the_lobby_the_game_and_the_page(harness: Harness) -> None:
-    """The names as the group, the hands and the page show them, for a Russian and a
-    Ukrainian player too."""
+async def test_a_hostile_name_and_group_title_in_the_lobby_the_game_and_the_page(
+    harness: Harness,
+) -> None:
+    """The names as the group, the hands and the page show them, for a Russian, a
+    Ukrainian and an English player; the group's title in each one's hand, without its
+    override."""
     h = harness
     mallory = h.user(f"evil{RLO}exe.txt", language_code="ru")
     long = h.user("Bo" + FAMILY * 40, language_code="uk")
-    group = h.group(creator=mallory)
+    group = h.group(f"Cards{RLO}gnp.exe", creator=mallory)
     top = Tabletop(h, group)
     await top.open(mallory, "durak")
     await top.join(long)
+    ann = h.user("Ann", language_code="en")
+    await top.join(ann)
     lobby = top.table_message().text or ""
     assert "evilexe.txt" in lobby and RLO not in lobby
     cut = "Bo" + FAMILY * (MAX_NAME - 2)
     assert cut in lobby and cut + "\u200d" not in lobby
     await top.start(mallory)
     texts = [top.table_message().text or ""]
-    texts += [m.text or "" for u in (mallory, long) for m in h.screen(u) if m.from_bot]
+    hands = {u.id: [m.text or "" for m in h.screen(u) if m.from_bot] for u in (mallory, long, ann)}
+    texts += [text for shown in hands.values() for text in shown]
     assert all(RLO not in text for text in texts)
     assert any("evilexe.txt" in text for text in texts[1:])
+    assert all(any("Cardsgnp.exe" in text for text in shown) for shown in hands.values())
     async with client(h) as c:
         ticket = await token(c, long, await table_param(h, group))
         picture = (await c.get("/app/api/state", headers=bearer(ticket))).json()
-    assert sorted(picture["names"]) == sorted(["evilexe.txt", cut])
+    assert sorted(picture["names"]) == sorted(["evilexe.txt", cut, "Ann"])
     assert sorted(picture["view"]["players"]) == sorted(picture["names"])
-
-
-async def test_a_hostile_group_title_is_shown_in_the_hands_without_its_override(
-    harness: Harness,
-) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    group = h.group(f"Cards{RLO}gnp.exe", creator=ann)
-    await Tabletop(h, group).setup_game("durak", [ann, bob])
-    hands = [m.text or "" for u in (ann, bob) for m in h.screen(u) if m.from_bot]
-    assert any("Cardsgnp.exe" in text for text in hands)
-    assert all(RLO not in text for text in hands)
 
 
 def test_a_user_with_nothing_readable_is_shown_by_his_username_or_id() -> None:

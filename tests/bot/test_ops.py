@@ -1,6 +1,5 @@
-"""The operator's endpoints in process (bot.endpoints): /healthz, /readyz as Redis stops
-and comes back, /metrics as a game is played, the webhook's answers to what is not an
-update. The bot's ASGI app is called through httpx's ASGI transport."""
+"""The operator's endpoints in process (bot.endpoints): /healthz, /readyz, /metrics, and
+the webhook's answers to what is not an update."""
 
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ from testing.ownredis import OwnRedis
 from testing.tabletop import Tabletop, table_key
 from testing.webapp import client
 
-HOOK = "https://cards.example.org/hook"
 SECRET = "s3cret"
 
 
@@ -65,10 +63,9 @@ async def test_metrics_move_as_a_game_is_played(harness: Harness) -> None:
     assert moved("cardtable_updates_total", kind="command") >= 1  # /newgame
     assert moved("cardtable_taps_answered_total", how="silent") >= taps
     assert moved("cardtable_tap_answer_seconds_count") >= taps
-    assert (
-        moved("cardtable_bot_api_calls_total", method="answerCallbackQuery", outcome="ok") >= taps
-    )
-    assert moved("cardtable_bot_api_calls_total", method="sendMessage", outcome="ok") >= 2
+    calls = "cardtable_bot_api_calls_total"
+    assert moved(calls, method="answerCallbackQuery", outcome="ok") >= taps
+    assert moved(calls, method="sendMessage", outcome="ok") >= 2
     assert moved("cardtable_delivery_lag_seconds_count") >= taps
     assert "cardtable_webapp_streams" in after and "cardtable_limiter_wait_seconds" in after
 
@@ -89,18 +86,17 @@ async def test_metrics_move_as_a_game_is_played(harness: Harness) -> None:
         (b'{"update_id": 1, "x": "' + b"a" * (2 << 20) + b'"}', "too large"),
     ],
 )
+@pytest.mark.settings(webhook_url="https://cards.example.org/hook", webhook_secret=SECRET)
 async def test_a_webhook_body_that_is_not_an_update_gets_400_and_changes_nothing(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: Any, body: bytes, reason: str
+    harness: Harness, body: bytes, reason: str
 ) -> None:
-    h = Harness(server)
-    h.apps.append(await make_app(fake_redis, webhook_url=HOOK, webhook_secret=SECRET))
-    async with client(h) as c:
+    async with client(harness) as c:
         r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
         assert (r.status_code, r.json()) == (400, {"error": reason})
         r = await c.post("/hook", content=b'{"update_id": 1}', headers={SECRET_HEADER: "x"})
         assert r.status_code == 403
     for stream in inbox.STREAMS:
-        assert await fake_redis.exists(stream) == 0 or await fake_redis.xlen(stream) == 0
+        assert await harness.redis.exists(stream) == 0 or await harness.redis.xlen(stream) == 0
 
 
 async def test_delivery_lag_is_timed_from_the_commit_to_the_round_that_shows_it(

@@ -8,6 +8,8 @@ once the replica has it.
 - A tap whose write no replica confirms is told so, and the chats (and the Mini App's
   notices) show nothing of it until a later write that waits confirms it; the webhook
   answers such an update 503, and a worker handles only what a replica has.
+- A Mini App page shows only what a replica holds: its read is followed by a barrier write
+  and a WAIT, on one server by nothing.
 - A supergroup's move writes the table at its new key, confirmed, before the old goes.
 - On a cluster the write and its WAIT go to the node of the key (scripts, the inbox).
 """
@@ -22,10 +24,13 @@ import random
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
@@ -51,7 +56,7 @@ from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
 from testing.redis_servers import Pair, Server
 from testing.settings import settings
 from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, playing, stored, table_key
-from testing.webapp import client
+from testing.webapp import bearer, client, page_server, table_for_two, token
 
 UNCONFIRMED = t("en", "common.unconfirmed")
 # The bot's REDIS_WAIT_MS here: each unconfirmed write costs this much, and a replica on a
@@ -302,6 +307,131 @@ async def test_a_worker_handles_only_what_a_replica_has(
         await stop_app(app)
 
 
+async def test_a_page_shows_only_what_a_replica_holds(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    pair: Pair,
+    primary: Any,
+) -> None:
+    """A move reaches the primary only (the replica held back; its tap is told so): a
+    page that reads the table meanwhile is not shown that version, which a failover would
+    take back. Its picture is answered 503 with what such a tap is told; a live stream
+    open already, woken by a notice, ends showing nothing, and one opened now ends at once
+    (the page asks again, as after any outage). Once the replica has the move, both show
+    it. (Before, the page read the primary and showed it at once.)"""
+    async for h in harness_on(request, server, make_app, primary, redis_wait_ms=WAIT_MS):
+        top, players, param = await table_for_two(h, "durak")
+        await top.later(12)  # every delivery done, every lease given back
+        version = (await stored(h, top.group))["version"]
+        async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as web:
+            ticket = await _ticket(h, web, param)
+            async with web.stream("GET", "/app/api/events", headers=ticket) as live:
+                pictures = _pictures(live)
+                assert await anext(pictures) == version
+                assert await _page(web, ticket) == (200, version)
+
+                pair.hold_back()
+                user = top.asked(players)
+                answer = await h.tap(user, top.prompt(user), 0)  # type: ignore[arg-type]
+                assert answer.text == t(user.language_code, "common.unconfirmed")
+                assert (await stored(h, top.group))["version"] == version + 1, "on the primary"
+                assert await _page(web, ticket) == (503, UNCONFIRMED)
+                # A notice is only a reason to read (bot.core.keys): a late one, say.
+                await primary.publish(CHANGED, f"{version + 1} {table_key(top.group)}")
+                assert await anext(pictures, None) is None, "the open stream ends, showing none"
+            assert await _streamed(web, ticket) == [], "and one opened now at once"
+
+            pair.let_go()
+            await asyncio.to_thread(pair.wait_synced)
+            assert await _page(web, ticket) == (200, version + 1)
+            assert await _streamed(web, ticket) == [version + 1]
+
+
+async def _page(web: httpx.AsyncClient, ticket: dict[str, str]) -> tuple[int, Any]:
+    """What the page's state call answers: its status, with the version shown (else the
+    refusal it is told)."""
+    r = await web.get("/app/api/state", headers=ticket)
+    body = r.json()
+    return r.status_code, body["version"] if r.status_code == 200 else body["refusal"]
+
+
+async def _ticket(h: Harness, web: httpx.AsyncClient, param: str) -> dict[str, str]:
+    """The session of a watcher's page (Cid's, by the group's link)."""
+    return bearer(await token(web, h.user("Cid"), param))
+
+
+async def _pictures(stream: httpx.Response) -> AsyncIterator[int]:
+    """The versions a live stream shows, until it ends."""
+    async for line in stream.aiter_lines():
+        if line.startswith("data: "):
+            yield json.loads(line[6:])["version"]
+
+
+async def _streamed(web: httpx.AsyncClient, ticket: dict[str, str]) -> list[int]:
+    """The version a live stream opened now shows first ([]: it ended showing none)."""
+    async with web.stream("GET", "/app/api/events", headers=ticket) as stream:
+        async for version in _pictures(stream):
+            return [version]
+    return []
+
+
+@pytest.mark.parametrize(
+    ("servers", "sent"),
+    [("alone", [("HGETALL",)]), ("pair", [("HGETALL", "SET", "WAIT")])],
+)
+async def test_a_page_read_is_one_round_trip_with_a_replica_or_without(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    servers: str,
+    sent: list[tuple[str, ...]],
+) -> None:
+    """On a server that never had a replica a page's read is the one HGETALL it always
+    was; with a replica the barrier write and the WAIT go out with it, in one pipeline."""
+    running: Server | Pair = request.getfixturevalue(servers)
+    url = running.url if isinstance(running, Server) else running.primary.url
+    redis = health.client(url)
+    try:
+        async for h in harness_on(request, server, make_app, redis, redis_wait_ms=WAIT_MS):
+            _, _, param = await table_for_two(h, "durak")
+            async with client(h) as web:
+                ticket = await _ticket(h, web, param)
+                assert (await web.get("/app/api/state", headers=ticket)).status_code == 200
+                assert await _sent(monkeypatch, web.get("/app/api/state", headers=ticket)) == sent
+    finally:
+        await redis.aclose()
+
+
+async def _sent(monkeypatch: pytest.MonkeyPatch, call: Any) -> list[tuple[str, ...]]:
+    """The round trips to Redis that ``call`` (a page's request, awaited here) makes, each
+    as the commands it carries. Only its own are counted (the tasks of the bot's pollers
+    do not see ``reading`` set)."""
+    trips: list[tuple[str, ...]] = []
+    reading: ContextVar[bool] = ContextVar("reading", default=False)
+    plain, batch = aioredis.Redis.execute_command, aioredis.client.Pipeline.execute
+
+    async def counted(self: Any, *args: Any, **options: Any) -> Any:
+        if reading.get() and not isinstance(self, aioredis.client.Pipeline):
+            trips.append((str(args[0]),))
+        return await plain(self, *args, **options)
+
+    async def counted_batch(self: Any, *args: Any, **options: Any) -> Any:
+        if reading.get():
+            trips.append(tuple(str(command[0]) for command, _ in self.command_stack))
+        return await batch(self, *args, **options)
+
+    monkeypatch.setattr(aioredis.Redis, "execute_command", counted)
+    monkeypatch.setattr(aioredis.client.Pipeline, "execute", counted_batch)
+    mark = reading.set(True)
+    try:
+        assert (await call).status_code == 200
+    finally:
+        reading.reset(mark)
+    return trips
+
+
 def _prompts(h: Harness, user: Any) -> set[int]:
     """The messages of ``user``'s private chat that still offer him a move."""
     return {
@@ -377,10 +507,11 @@ class _FailoverOnFirstSend:
 
 async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path: Path) -> None:
     """A Lua script of the bot's (loaded on demand) and its WAIT go together to the node
-    of the key's slot: with that node's replica frozen the write is Unconfirmed, while a
-    key of another node is confirmed at once. So do the inbox's: an update stored in a
-    stream of that node is Unconfirmed (the webhook's 503), one of another node's is not;
-    a worker's read of the first is Unconfirmed, and confirmed once the replica is back."""
+    of the key's slot: with that node's replica frozen the write is Unconfirmed, and so
+    is a page's read behind its barrier, while a key of another node is confirmed at
+    once. So do the inbox's: an update stored in a stream of that node is Unconfirmed
+    (the webhook's 503), one of another node's is not; a worker's read of the first is
+    Unconfirmed, and confirmed once the replica is back."""
     if (why := redis_servers.why_not()) is not None:
         pytest.skip(why)
     with redis_servers.running(redis_servers.Cluster(tmp_path)) as servers:
@@ -403,6 +534,10 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path:
                 started = time.perf_counter()
                 assert await save(Save(elsewhere, 60, ("f", "2"))) == 1
                 assert time.perf_counter() - started < WAIT_MS / 1000
+                with pytest.raises(Unconfirmed):  # a page's read, behind its barrier
+                    await _behind_barrier(client, replicas, key)
+                read = await _behind_barrier(client, replicas, elsewhere)
+                assert read == {b"v": b"1", b"f": b"2"}
                 doubtful = await _inbox_on(client, replicas, port)
             finally:
                 frozen.freeze(False)
@@ -412,6 +547,15 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path:
             assert b'{"update_id": 1}' in [body for _, body in confirmed]
         finally:
             await client.aclose()
+
+
+async def _behind_barrier(client: RedisCluster, replicas: Replicas, key: str) -> Any:
+    """``key``'s hash, read as a page reads its table (Replicas.read), its barrier a key
+    of its slot."""
+    barrier = key[: key.index("}") + 1] + ":barrier"
+    return await replicas.read(
+        key, barrier, lambda: client.hgetall(key), lambda pipe: pipe.hgetall(key)
+    )
 
 
 async def _confirmed(write: Callable[[], Any]) -> Any:

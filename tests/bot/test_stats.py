@@ -22,7 +22,6 @@ from bot.tables.stats.finished import Finished, Player, from_record, from_table
 from bot.tables.stats.keys import ST, computer_key, group_key, person_key
 from bot.tables.stats.standings import Standings, rebuild, settle
 from engine import ratings, records
-from engine.games.durak.game import Durak
 from engine.games.durak.outcome import DurakOutcome
 from engine.games.durak.rules import DurakOptions
 from engine.ratings import Rating
@@ -53,36 +52,20 @@ def durak(game_id: str, players: list[Player], fool: int | None, chat: int = GRO
     return Finished(chat, game_id, tuple(players), DurakOutcome("durak", ranks, fool=fool))
 
 
-def fool_game() -> Durak:
-    game = position(["7H 9C", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
-    play(game, "a7H", "b7H8H")
-    return game
-
-
-def dummy_last_game() -> Durak:
-    game = position(["7H", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
-    play(game, "a7H", "b7H8H")
-    return game
-
-
-def drawn_game() -> Durak:
-    game = position(["7H", "8H"], dummy_cards="", attacker=0, defender=1, controller=0)
-    play(game, "a7H", "b7H8H")
-    return game
-
-
 @pytest.mark.parametrize(
-    ("make", "ann", "bob"),
+    ("hands", "dummy", "ann", "bob"),
     [
-        (fool_game, {"fool": "1"}, {"first": "1"}),
-        (dummy_last_game, {"first": "1"}, {"fool": "1"}),
-        (drawn_game, {"draw": "1"}, {"draw": "1"}),
+        (["7H 9C", "8H"], "AC", {"fool": "1"}, {"first": "1"}),  # Ann is left with a card
+        (["7H", "8H"], "AC", {"first": "1"}, {"fool": "1"}),  # the dummy's is the last
+        (["7H", "8H"], "", {"draw": "1"}, {"draw": "1"}),
     ],
 )
 async def test_each_durak_result_counts_in_the_group_and_overall(
-    standings: Standings, make: Any, ann: dict[str, str], bob: dict[str, str]
+    standings: Standings, hands: list[str], dummy: str, ann: dict[str, str], bob: dict[str, str]
 ) -> None:
-    table = table_of(make(), "durak", [ANN, BOB])
+    game = position(hands, dummy_cards=dummy, attacker=0, defender=1, controller=0)
+    play(game, "a7H", "b7H8H")
+    table = table_of(game, "durak", [ANN, BOB])
     game = from_table(table)
     assert game is not None
     await standings.count(game)

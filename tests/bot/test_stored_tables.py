@@ -1,23 +1,17 @@
-"""A table stored by an earlier version loads and plays on: one of the flat model, before
-the table was split into parts by the layer that writes them, one of form 2, before
-its moves and events became its part :class:`bot.core.models.Played`, and one stored under
-the keys before they were hash-tagged (with the standings, limiter and inbox of then).
-
-tests/data/table-before-split.json is a table exactly as that version stored it: a
-second durak game of a series in progress, six moves in, with the lobby's flags and the
-delivery's flags of its seats set as that version's own code set them.
-tests/data/table-form-2.json is one as form 2 stored it, written by that version's bot in
-a game played through the harness."""
+"""A table stored by an earlier version loads and plays on: one of the flat model before the
+split into parts (tests/data/table-before-split.json, a series' second durak game six moves
+in), one of form 2 (tests/data/table-form-2.json), one under the keys before the hash tags."""
 
 from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bot.core.inbox import STREAMS
-from bot.core.keys import LAYOUT_KEY, closed_key, due_of, turns_of
+from bot.core.keys import LAYOUT_KEY, closed_key, family_of
 from bot.core.limiter import LEARNED_KEY
 from bot.core.models import FORM
 from bot.core.services import services
@@ -55,7 +49,7 @@ async def test_a_table_stored_before_the_split_loads_and_plays_on(harness: Harne
     raw: dict[str, Any] = {**OLD, "chat_id": top.group.id, "turn_due": clock() + 60}
     await h.redis.hset(key, mapping={"v": 7, "d": json.dumps(raw)})
     await h.redis.sadd(closed_key(bob.id), key)
-    await h.redis.zadd(due_of(key), {key: 1})
+    await h.redis.zadd(family_of(key).due, {key: 1})
 
     table = (await services(h.app).store.load(key)).table
     assert table is not None, "the old table did not load"
@@ -89,31 +83,32 @@ async def test_a_table_stored_before_the_split_loads_and_plays_on(harness: Harne
 FORM_2 = json.loads((Path(__file__).parents[1] / "data" / "table-form-2.json").read_text())
 
 
-async def test_a_table_stored_in_form_2_loads_and_plays_on(harness: Harness) -> None:
-    """tests/data/table-form-2.json: a durak game of three, five moves in, as the version
-    before form 3 stored it (its moves and events beside the parts)."""
-    h = harness
+async def form_2(h: Harness, key: Callable[[Tabletop], str]) -> tuple[Tabletop, list[FakeUser]]:
+    """A durak game of three, five moves in, as form 2 stored it (its moves and events
+    beside the parts) in a new group, at ``key``, its turn due in a minute."""
     players = [
         h.user(s["name"], user_id=s["user_id"], language_code=s["lang"]) for s in FORM_2["seats"]
     ]
     top = Tabletop(h, h.group(FORM_2["chat_title"], creator=players[0]))
-    key = table_key(top.group)
-    clock = services(h.app).clock
-    due = {**FORM_2["clock"], "turn_due": clock() + 60}  # as if saved just now
+    due = {**FORM_2["clock"], "turn_due": services(h.app).clock() + 60}  # as if saved just now
     # This harness numbers its callback queries from 1 again, as the one that stored the
     # table did: the taps it remembers would pass for this game's taps delivered twice.
     delivery = {**FORM_2["delivery"], "taps": [], "last_taps": {}}
     raw = {**FORM_2, "chat_id": top.group.id, "clock": due, "delivery": delivery}
-    await h.redis.hset(key, mapping={"v": 9, "d": json.dumps(raw, separators=(",", ":"))})
-    await h.redis.zadd(due_of(key), {key: 1})
+    await h.redis.hset(key(top), mapping={"v": 9, "d": json.dumps(raw, separators=(",", ":"))})
+    return top, players
+
+
+async def test_a_table_stored_in_form_2_loads_and_plays_on(harness: Harness) -> None:
+    h = harness
+    top, players = await form_2(h, lambda top: table_key(top.group))
+    key = table_key(top.group)
+    await h.redis.zadd(family_of(key).due, {key: 1})
 
     table = (await services(h.app).store.load(key)).table
     assert table is not None, "the form-2 table did not load"
-    assert (table.game_id, table.phase, table.played.moves) == (
-        FORM_2["game_id"],
-        "playing",
-        FORM_2["moves"],
-    )
+    assert (table.game_id, table.phase) == (FORM_2["game_id"], "playing")
+    assert table.played.moves == FORM_2["moves"]
     assert table.played.events == [tuple(e) for e in FORM_2["events"]]
 
     # The hands come, the game plays on, and the table is stored in the current form.
@@ -126,24 +121,16 @@ async def test_a_table_stored_in_form_2_loads_and_plays_on(harness: Harness) -> 
 async def test_a_game_stored_in_the_old_key_layout_plays_on_after_the_starts_upgrade(
     harness: Harness,
 ) -> None:
-    """The keys before the hash-tagged layout (docs/redis.md): the table at
-    ``ct:table:<chat>:0`` with its deadlines in ``ct:due`` and ``ct:turns``, a closed chat's
-    set naming that key, the standings at ``ct:st:…``, the limiter at ``ct:rl:…`` and an
-    update pending in ``ct:inbox``. A start renames them once (bot.tables.layout)."""
+    """The keys before the hash-tagged layout (docs/redis.md): the table, its deadlines, a
+    closed chat's set, the standings, the limiter and an update pending in ``ct:inbox``. A
+    start renames them once (bot.tables.layout)."""
     h = harness
     assert await h.redis.get(LAYOUT_KEY) == b"2"  # this process's start marked its data
     await h.redis.delete(LAYOUT_KEY)  # the data below predates it
-    players = [
-        h.user(s["name"], user_id=s["user_id"], language_code=s["lang"]) for s in FORM_2["seats"]
-    ]
+    top, players = await form_2(h, lambda top: f"ct:table:{top.group.id}:0")
     ann, bob = players[0], players[1]
-    top = Tabletop(h, h.group(FORM_2["chat_title"], creator=ann))
     chat, old = top.group.id, f"ct:table:{top.group.id}:0"
     clock = services(h.app).clock
-    due = {**FORM_2["clock"], "turn_due": clock() + 60}
-    delivery = {**FORM_2["delivery"], "taps": [], "last_taps": {}}
-    raw = {**FORM_2, "chat_id": chat, "clock": due, "delivery": delivery}
-    await h.redis.hset(old, mapping={"v": 9, "d": json.dumps(raw, separators=(",", ":"))})
     await h.redis.expire(old, 3600)
     await h.redis.zadd("ct:due", {old: 1})
     await h.redis.zadd("ct:turns", {old: int((clock() + 60) * 1000)})
@@ -162,7 +149,7 @@ async def test_a_game_stored_in_the_old_key_layout_plays_on_after_the_starts_upg
     key = table_key(top.group)
     assert not await h.redis.exists(old, "ct:due", "ct:turns", "ct:inbox", "ct:rl:learned")
     assert 0 < await h.redis.ttl(key) <= 3600
-    assert await h.redis.zscore(turns_of(key), key) is not None
+    assert await h.redis.zscore(family_of(key).turns, key) is not None
     assert await h.redis.smembers(closed_key(bob.id)) == {key.encode()}
     assert await services(h.app).store.chat_tables(chat) == [key]
     standings = of(services(h.app).store)

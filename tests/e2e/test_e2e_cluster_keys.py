@@ -16,7 +16,7 @@ from redis.exceptions import ResponseError
 
 from bot.core import scripts
 from bot.core.inbox import STREAMS, Inbox, stream_of
-from bot.core.keys import BUCKETS, bucket_of, table_key, turns_of, user_slot
+from bot.core.keys import BUCKETS, family, family_of, table_key, user_slot
 from bot.core.limiter import Limiter, Priority
 from bot.core.models import Lobby, Seat, Slot, Table
 from bot.core.services import services
@@ -67,7 +67,7 @@ async def test_the_tables_scripts_run_on_a_cluster(client: RedisCluster) -> None
     store = Store(client, ttl=600)  # type: ignore[arg-type]
     other = Store(client, ttl=600)  # type: ignore[arg-type]
     chats = [-100777 - i for i in range(40)]
-    assert len({bucket_of(table_key(c, None)) for c in chats}) > 8  # many nodes' slots
+    assert len({family(c).bucket for c in chats}) > 8  # many nodes' slots
     for chat in chats:
         key = table_key(chat, None)
         snap, _ = await store.transact(key, _write(chat))  # type: ignore[arg-type]
@@ -84,11 +84,11 @@ async def test_the_tables_scripts_run_on_a_cluster(client: RedisCluster) -> None
     key = table_key(chats[1], None)
     await store.schedule_turn(key, 1.0)
     now = store.now_ms()
-    due, _ = await store.due_turns(bucket_of(key), now)
+    due, _ = await store.due_turns(family_of(key).bucket, now)
     assert due == [key]
     assert await store.claim_turn(key, now, now + 5000)
     await store.settle_turn(key, now + 5000, 0)
-    assert await client.zscore(turns_of(key), key) is None
+    assert await client.zscore(family_of(key).turns, key) is None
     # A supergroup: the table moves to another slot, in three steps.
     new = table_key(-100999888777, None)
     assert await store.move(table_key(chats[2], None), new) == MOVED

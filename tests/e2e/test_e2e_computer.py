@@ -1,13 +1,10 @@
-"""Playing against the computer: in a private chat, and with computer seats in a
-group lobby. Computer moves are paced by the bot's clock, which these tests move on (with a
-short pace, testing.computers.DELAY) instead of waiting."""
+"""Playing against the computer: in a private chat, and with computer seats in a group."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -21,20 +18,22 @@ from bot.core.services import services
 from bot.screens.registry import GAMES
 from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser
-from testing.computers import (
-    DELAY,
-    clock_of,
-    finished,
-    lobby_with_computers,
-    play_people,
-    quick_harness,
-    until,
-)
-from testing.fakegram import FakeTelegram
+from testing.computers import DELAY, clock_of, finished, lobby_with_computers, play_people, until
 from testing.harness import Harness, stop_app
 from testing.tabletop import Tabletop, action_of, hidden_cards, leaks, opened, stored, table_key
 
 DURAK = GAMES["durak"]  # its name in a text is its variant's (the default settings here)
+# The restart test's pace: far longer than stopping a process takes, even on a loaded machine.
+RESTART_PACE = 5.0
+SLOW = pytest.mark.settings(computer_delay=0.4)  # a person can tap between computer moves
+
+
+async def moves_made(h: Harness, top: Tabletop) -> int:
+    return len((await stored(h, top.group))["played"]["moves"])
+
+
+async def moved_past(h: Harness, top: Tabletop, moves: int) -> bool:
+    return await moves_made(h, top) > moves
 
 
 def computer_seats(data: dict[str, object]) -> list[int]:
@@ -64,11 +63,7 @@ async def test_durak_in_a_private_chat_against_three_computers(quick: Harness) -
     chats = {c.chat_id for c in h.server.calls if c.chat_id is not None}
     assert chats <= {ann.id}
     # The table and the hand both live in her chat; the end shows Play again there.
-
-    async def shown() -> bool:
-        return finished(h, top)
-
-    await until(h, shown, timeout=5, what="the result with Play again")
+    await until(h, lambda: finished(h, top), timeout=5, what="the result with Play again")
 
 
 async def test_football_in_a_private_chat_against_the_computer(quick: Harness) -> None:
@@ -148,10 +143,8 @@ async def test_start_is_refused_with_a_reason_when_computers_make_too_many(quick
 
 
 async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> None:
-    """Computer moves come one by one, at least the pace apart, not all at once. The times
-    are those at which each committed change was decided, as the bot's own pace counts
-    from them (a watcher's polling, or even the commit's return, would see moves late
-    under load, and two of them closer together than they were made)."""
+    """Computer moves come one by one, at least the pace apart, not all at once (timed when
+    each committed change was decided, as the bot's pace counts from then)."""
     h = quick
     ann = h.user("Ann")
     top = await lobby_with_computers(h, ann, ann, "durak", 3, start=True)
@@ -179,14 +172,9 @@ async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> Non
 
     async def watch() -> bool:
         data = await stored(h, top.group)
-        if top.prompt(ann) is not None:
-            await play_one()
+        if (message := top.prompt(ann)) is not None:
+            await h.tap(ann, message, lambda b: b.callback_data is not None)
         return data["phase"] != "playing" or len(data["played"]["moves"]) >= 25
-
-    async def play_one() -> None:
-        message = top.prompt(ann)
-        assert message is not None
-        await h.tap(ann, message, lambda b: b.callback_data is not None)
 
     await until(h, watch, timeout=30, what="25 moves")
     steps = [(b[1] - a[1]) for a, b in itertools.pairwise(committed)]
@@ -201,23 +189,10 @@ async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> Non
     assert gaps and min(gaps) >= DELAY - 0.001, gaps  # a deadline is kept to the ms
 
 
-# The pace of the restart test: far longer than stopping a process takes in real time,
-# even on a loaded machine, so that the move is still due when the process is gone.
-RESTART_PACE = 5.0
-
-
-@pytest.fixture
-async def paced(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    async for h in quick_harness(request, server, make_app, fake_redis, delay=RESTART_PACE):
-        yield h
-
-
-async def test_a_due_computer_move_survives_a_restart(paced: Harness, make_app: object) -> None:
-    """The process that scheduled a computer move dies before the move is due; a new one
-    on the same Redis plays it when it is."""
-    h = paced
+@pytest.mark.settings(computer_delay=RESTART_PACE)
+async def test_a_due_computer_move_survives_a_restart(harness: Harness, make_app: object) -> None:
+    """A computer move still due when its process dies is played by the next process."""
+    h = harness
     ann = h.user("Ann")
     top = await lobby_with_computers(h, ann, ann, "durak", 2)
     old = h.app
@@ -237,23 +212,11 @@ async def test_a_due_computer_move_survives_a_restart(paced: Harness, make_app: 
     assert [k for k in TURN_KEYS if await h.redis.zcard(k)], "a computer move is due"
     h.apps = [await make_app(h.redis, computer_delay=RESTART_PACE)]  # type: ignore[operator]
 
-    async def moved() -> bool:
-        return len((await stored(h, top.group))["played"]["moves"]) > before
-
-    assert not await moved()  # its time has not come
+    assert not await moved_past(h, top, before)  # its time has not come
     await clock_of(h).advance(RESTART_PACE)
-    await until(h, moved, timeout=1, what="the due computer move")
+    await until(h, lambda: moved_past(h, top, before), timeout=1, what="the due computer move")
     raw = json.loads(await h.redis.hget(store_key(ann.id, None), "d"))
     assert raw["played"]["moves"][before]["player"] != 0
-
-
-@pytest.fixture
-async def slow(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    """A pace slow enough for a person to tap between two computer moves."""
-    async for h in quick_harness(request, server, make_app, fake_redis, delay=0.4):
-        yield h
 
 
 def said_in_group(h: Harness, top: Tabletop) -> str:
@@ -287,7 +250,7 @@ async def someone_away(h: Harness, *, bob_blocks: bool = False) -> tuple[Tableto
     away = candidates(data)[0]
     assert data["seats"][away]["timeouts"] >= 2
 
-    async def told() -> bool:
+    def told() -> bool:
         said = said_in_group(h, top)
         return "ran out of time" in said and "is away" in said
 
@@ -299,14 +262,12 @@ async def is_back(h: Harness, top: Tabletop, seat: int) -> None:
     data = (await stored(h, top.group))["seats"][seat]
     assert not data["away"] and data["timeouts"] == 0
 
-    async def told() -> bool:
-        return "is back" in said_in_group(h, top)
-
-    await until(h, told, timeout=3, what="the group told he is back")
+    await until(h, lambda: "is back" in said_in_group(h, top), 3, "the group told he is back")
 
 
-async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harness) -> None:
-    h = slow
+@SLOW
+async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(harness: Harness) -> None:
+    h = harness
     top, user, away = await someone_away(h)
     # While he is away the computer plays for him; he taps his prompt and is back.
     # His prompts are edited in place: his phone does not ring for every turn.
@@ -316,7 +277,7 @@ async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harnes
 
     sent = sent_to_him()
 
-    async def asked() -> bool:
+    def asked() -> bool:
         return top.prompt(user) is not None and sent_to_him() == sent
 
     await until(h, asked, timeout=8, what="his turn, shown in place")
@@ -327,8 +288,9 @@ async def test_two_timeouts_make_him_away_and_a_tap_brings_him_back(slow: Harnes
     await is_back(h, top, away)
 
 
-async def test_an_away_player_is_told_and_taps_im_back(slow: Harness) -> None:
-    h = slow
+@SLOW
+async def test_an_away_player_is_told_and_taps_im_back(harness: Harness) -> None:
+    h = harness
     top, user, away = await someone_away(h)
     hand = next(m for m in reversed(h.screen(user)) if m.from_bot and m.buttons)
     assert "computer plays for you" in (hand.text or "")
@@ -340,41 +302,33 @@ async def test_an_away_player_is_told_and_taps_im_back(slow: Harness) -> None:
     assert "computer plays for you" not in (hand.text or "")
     assert all(action_of(b) is not Action.BACK for b in hand.buttons)
 
-    async def group_knows() -> bool:
-        return "until they tap" not in (top.table_message().text or "")
-
-    await until(h, group_knows, timeout=3, what="the group table without the away line")
+    await until(h, lambda: "until they tap" not in str(top.table_message().text), 3, "away line")
 
 
+@SLOW
 async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
-    slow: Harness,
+    harness: Harness,
 ) -> None:
-    h = slow
+    h = harness
     top, user, away = await someone_away(h)
 
-    async def asked() -> bool:
-        return top.prompt(user) is not None
-
-    await until(h, asked, timeout=8, what="his turn")
+    await until(h, lambda: top.prompt(user) is not None, timeout=8, what="his turn")
     message = top.prompt(user)
     assert message is not None
     button = next(b for b in message.buttons if action_of(b) is Action.MOVE)
-    moves = len((await stored(h, top.group))["played"]["moves"])
+    moves = await moves_made(h, top)
 
-    async def computer_moved() -> bool:
-        return len((await stored(h, top.group))["played"]["moves"]) > moves
-
-    await until(h, computer_moved, timeout=5, what="the computer's move for him")
+    await until(h, lambda: moved_past(h, top, moves), 5, "the computer's move for him")
     assert button.callback_data is not None
     answer = await h.tap_data(user, user.id, message.message_id, button.callback_data)
     assert answer.show_alert and answer.text  # that move is gone...
     await is_back(h, top, away)  # ...but he tapped: he is back
 
 
-async def test_my_cards_in_the_group_brings_an_away_player_back(slow: Harness) -> None:
-    """Bob has blocked the bot: "My cards" in the group is the only tap he can make on
-    the game, so it must count as his coming back."""
-    h = slow
+@SLOW
+async def test_my_cards_in_the_group_brings_an_away_player_back(harness: Harness) -> None:
+    """Bob has blocked the bot: "My cards", his only tap on the game, counts as coming back."""
+    h = harness
     top, user, away = await someone_away(h, bob_blocks=True)
     assert "Bob" in top.table_message().text
     answer = await top.tap_group(user, Action.CARDS)
@@ -400,8 +354,7 @@ async def test_computers_alone_cannot_start(quick: Harness) -> None:
 async def test_a_claimed_move_whose_claimant_died_is_played_later(
     quick: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A poller that claims a due move and dies before playing it: the claim runs out and
-    the move is played."""
+    """A due move claimed by a poller that died is played once the claim runs out."""
     from bot.service import turns
 
     monkeypatch.setattr(turns, "CLAIM_MS", 300)
@@ -421,17 +374,11 @@ async def test_a_claimed_move_whose_claimant_died_is_played_later(
     if computer == 1:  # set-up goes A first: Ann sets up, then the computer is due
         await play_people_until_computer(h, top, ann)
 
-    async def was_claimed() -> bool:
-        return bool(claimed)
-
-    await until(h, was_claimed, timeout=5, what="a claim")
-    before = len((await stored(h, top.group))["played"]["moves"])
+    await until(h, lambda: bool(claimed), timeout=5, what="a claim")
+    before = await moves_made(h, top)
     monkeypatch.setattr(turns, "play_due", real)
 
-    async def moved() -> bool:
-        return len((await stored(h, top.group))["played"]["moves"]) > before
-
-    await until(h, moved, timeout=5, what="the move after the claim ran out")
+    await until(h, lambda: moved_past(h, top, before), 5, "the move after the claim ran out")
 
 
 async def play_people_until_computer(h: Harness, top: Tabletop, user: Any) -> None:
@@ -466,9 +413,7 @@ async def test_endgame_in_a_private_chat_stops_the_computers(quick: Harness) -> 
     assert data["phase"] == "abandoned"
     moves = len(data["played"]["moves"])
     await clock_of(h).advance(DELAY * 10)
-    assert len((await stored(h, top.group))["played"]["moves"]) == moves, (
-        "a computer moved after /endgame"
-    )
+    assert await moves_made(h, top) == moves, "a computer moved after /endgame"
 
 
 async def test_nobody_else_sits_down_at_a_private_game_by_its_link(quick: Harness) -> None:

@@ -20,8 +20,7 @@ ANSWERED_WITHIN = 5.0  # seconds; the answer never comes if it waits for the mes
 
 
 class SlowMessages(FakeRequest):
-    """Telegram that is slow to send and edit messages (they wait until ``shown`` is set:
-    a Telegram far away, or very busy), and quick to answer taps."""
+    """Telegram slow to send and edit messages (until ``shown`` is set), quick to answer taps."""
 
     def __init__(self, server: FakeTelegram, shown: asyncio.Event) -> None:
         super().__init__(server)
@@ -34,39 +33,33 @@ class SlowMessages(FakeRequest):
 
 
 async def slow_table(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis, shown: asyncio.Event
-) -> tuple[Harness, Tabletop, list[FakeUser], FakeUser, FakeMessage, Button]:
+    h: Harness, shown: asyncio.Event
+) -> tuple[Tabletop, list[FakeUser], FakeUser, FakeMessage, Button]:
     """A durak table whose Telegram has become slow to show messages (until ``shown``):
-    the harness, the table, the players, the one to act, his prompt and a move on it."""
-    h = Harness(server)
-    h.redis = fake_redis
-    h.apps.append(await make_app(fake_redis))
+    the table, the players, the one to act, his prompt and a move on it."""
     players = [h.user("Ann"), h.user("Bob")]
     top = await playing(h, "durak", players)
-    slow = SlowMessages(server, shown)
+    slow = SlowMessages(h.server, shown)
     h.app.bot._request = (slow, slow)  # type: ignore[attr-defined]
     actor = top.asked(players)
     prompt = top.prompt(actor)
     assert prompt is not None
     move = next(b for b in prompt.buttons if action_of(b) in PLAY_ACTIONS)
-    return h, top, players, actor, prompt, move
+    return top, players, actor, prompt, move
 
 
 async def answers_to(server: FakeTelegram, data: str | None, count: int = 1) -> None:
-    """Wait, at most ANSWERED_WITHIN, until ``count`` taps with ``data`` are answered:
-    else an answer waits for the (slow) messages."""
+    """Waits, at most ANSWERED_WITHIN, until ``count`` taps with ``data`` are answered."""
     async with asyncio.timeout(ANSWERED_WITHIN):
         while sum(a.answered for a in server.queries.values() if a.data == data) < count:
             await asyncio.sleep(0.005)
 
 
-async def test_a_tap_is_answered_before_its_move_is_shown(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
-) -> None:
-    shown = asyncio.Event()
-    h, top, players, actor, prompt, move = await slow_table(server, make_app, fake_redis, shown)
+async def test_a_tap_is_answered_before_its_move_is_shown(harness: Harness) -> None:
+    h, shown = harness, asyncio.Event()
+    top, players, actor, prompt, move = await slow_table(h, shown)
     tapping = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
-    await answers_to(server, move.callback_data)
+    await answers_to(h.server, move.callback_data)
     assert not tapping.done()  # the messages are still on their way
     shown.set()
     answer = await tapping
@@ -76,18 +69,18 @@ async def test_a_tap_is_answered_before_its_move_is_shown(
 
 
 async def test_a_double_tap_is_refused_at_once_while_the_first_is_being_shown(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: aioredis.Redis
+    harness: Harness,
 ) -> None:
-    shown = asyncio.Event()
-    h, top, _, actor, prompt, move = await slow_table(server, make_app, fake_redis, shown)
+    h, shown = harness, asyncio.Event()
+    top, _, actor, prompt, move = await slow_table(h, shown)
     first = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
-    await answers_to(server, move.callback_data)  # applied; its messages on their way
+    await answers_to(h.server, move.callback_data)  # applied; its messages on their way
     again = asyncio.create_task(h.tap(actor, prompt, lambda b: b == move))
-    await answers_to(server, move.callback_data, 2)  # the refusal, before the messages
+    await answers_to(h.server, move.callback_data, 2)  # the refusal, before the messages
     assert not first.done()
     shown.set()
     await asyncio.gather(first, again)
-    texts = sorted(a.text or "" for a in server.queries.values() if a.data == move.callback_data)
+    texts = sorted(a.text or "" for a in h.server.queries.values() if a.data == move.callback_data)
     assert texts[0] == "" and texts[1]  # one applied silently, the other refused
     assert len((await stored(h, top.group))["played"]["moves"]) == 1
 
@@ -105,9 +98,8 @@ def move_buttons(h: Harness, user: FakeUser, top: Tabletop) -> list[int]:
 async def test_no_prompt_keeps_its_buttons_after_the_game_whatever_the_races(
     real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
 ) -> None:
-    """Two processes serve the table, taps alternate between them, and Telegram now and
-    then says an edited message is not found (a new one is then sent). At every step a
-    player has at most one message with move buttons; at the end, none has any."""
+    """Two processes, and now and then an edit's message not found: at most one live prompt
+    a player at every step, none after the game."""
     h = real_harness
     h.apps.append(await make_app(real_redis))
     players = [h.user(n) for n in ("Ann", "Bob", "Cid")]

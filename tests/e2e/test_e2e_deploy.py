@@ -1,11 +1,5 @@
-"""The bot as deployed: ``python -m bot`` processes in webhook mode (testing/botproc.py),
-their logs, a SIGTERM in the middle of a game, a worker killed with updates queued, and
-the webhook while Redis is down (bot.runner, bot.inbox, bot.endpoints, bot.core.logs).
-
-Each test that stops or shares Redis between processes runs a redis-server of its own
-(testing/ownredis.py); waits are on real events (a process's exit, an
-answer, the fake Bot API going quiet), never fixed sleeps.
-"""
+"""The bot as deployed, ``python -m bot`` processes (testing/botproc.py): their logs, a SIGTERM
+mid-game, a worker killed with updates queued, the webhook while Redis is down."""
 
 from __future__ import annotations
 
@@ -41,8 +35,7 @@ CLAIM_IDLE_MS = "1500"
 
 @pytest.fixture
 async def slow_and_fast() -> AsyncIterator[tuple[FakeServer, FakeServer]]:
-    """Two Bot API servers of one Telegram: one for a process whose calls are made to
-    hang, one for the process that takes over from it."""
+    """Two Bot API servers of one Telegram: one to hang a process's calls, one for its successor."""
     telegram = FakeTelegram()
     servers = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
     for fake in servers:
@@ -70,8 +63,7 @@ async def until(check: Any, within: float, what: str) -> None:
 
 
 async def _garbage(port: int, data: bytes) -> None:
-    """Send ``data`` to the bot's HTTP port as a client on the internet may, and wait for
-    the server to hang up."""
+    """Sends ``data`` to the bot's HTTP port and waits for the server to hang up."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(data)
     await writer.drain()
@@ -94,20 +86,25 @@ def consumers(probe: redis.Redis) -> set[str]:
     return {c["name"] for s in inbox.STREAMS for c in probe.xinfo_consumers(s, inbox.GROUP)}
 
 
+async def sigterm(bot: BotProcess, grace: float = GRACE) -> str:
+    """SIGTERMs ``bot``, which exits 0 (within its grace and five seconds more): its log."""
+    bot.process.terminate()
+    assert await bot.stopped(grace + 5) == 0, bot.log()
+    return bot.log()
+
+
+def no_error(log: str) -> None:
+    assert "Traceback" not in log and " ERROR " not in log, log
+
+
 async def sigterm_holding_one(bot: BotProcess, probe: redis.Redis, grace: float) -> None:
     """Once ``bot``'s worker holds one update, SIGTERM it: it exits 0 within its grace and
     one second more, and logs no error."""
-    await until(
-        lambda: pending(probe) == 1,
-        5,
-        "the worker did not take the update",
-    )
+    await until(lambda: pending(probe) == 1, 5, "the worker did not take the update")
     started = time.monotonic()
-    bot.process.terminate()
-    assert await bot.stopped(grace + 5) == 0, bot.log()
+    log = await sigterm(bot, grace)
     assert time.monotonic() - started < grace + 1
-    log = bot.log()
-    assert "Traceback" not in log and " ERROR " not in log, log
+    no_error(log)
 
 
 def help_replies(telegram: FakeTelegram, user: FakeUser) -> int:
@@ -124,9 +121,7 @@ async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_sec
     for _ in range(4):
         await top.step(players, random.Random(1))
     await _garbage(bot.port, f"NOT HTTP {SECRET}\r\n\r\n".encode())  # uvicorn's to log
-    bot.process.terminate()
-    assert await bot.stopped(GRACE + 5) == 0
-    text = bot.log()
+    text = await sigterm(bot)
     lines = [json.loads(line) for line in text.splitlines()]  # every line is one object
     assert any(x["logger"].startswith("uvicorn") for x in lines), text  # the HTTP server's too
     assert len(lines) > 20 and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
@@ -207,12 +202,8 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
     admin: bool,
     stop: str,
 ) -> None:
-    """A move is committed, then its process is killed (kill -9) or stopped (SIGTERM, its
-    grace running out) while Telegram hangs, before anyone sees the new position (the
-    calls it was granted count against the group's budget all the same). The next
-    process, once it answers, shows the player to act his buttons within 3 s, and a tap
-    on them is taken: his hand in his private chat or in the group alike, the bot an
-    administrator there or not (then his hand in the group can only be edited)."""
+    """A move committed, its process killed or stopped while Telegram hangs, before anyone
+    saw it: the next process gives the player to act working buttons within 3 s."""
     slow, fast = slow_and_fast
     telegram = slow.telegram
     env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": "1", "HANDS": hands}
@@ -241,8 +232,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         if stop == "kill":
             first.kill()
         else:
-            first.process.terminate()
-            assert await first.stopped(1 + 5) == 0, first.log()
+            await sigterm(first, 1)
         await slow.stop()  # what it had asked Telegram for dies with it
         assert not await top.actor_asked(players)
         h.serve_by(await bots.start(fast.url, "second", **env))
@@ -342,7 +332,4 @@ async def test_a_poller_with_port_set_serves_health_readiness_and_metrics_and_st
         await until(lambda: any(s.method == "getUpdates" for s in served.log), 5, "no poll")
         page = (await c.get("/metrics")).text
     assert "cardtable_bot_api_calls_total{" in page, page  # its start-up calls
-    bot.process.terminate()
-    assert await bot.stopped(GRACE + 5) == 0
-    log = bot.log()
-    assert "Traceback" not in log and " ERROR " not in log, log
+    no_error(await sigterm(bot))

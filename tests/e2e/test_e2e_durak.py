@@ -1,10 +1,5 @@
-"""Whole durak games through the real Application, as Telegram would deliver them.
-
-Players tap seeded-random buttons among those the fake Telegram shows them; after every
-update the test checks, against the engine state in Redis, that nobody was shown a card he
-may not know. The fixture checks at the end that no call was refused by Telegram (no edit
-that changed nothing) and that every tap got its answer.
-"""
+"""Whole durak games through the real Application: seeded-random taps on the buttons shown,
+no card shown to anyone who may not know it."""
 
 from __future__ import annotations
 
@@ -16,11 +11,11 @@ import pytest
 from bot.core.callbacks import Action
 from engine import cards
 from engine.games.durak.game import Durak
-from testing.chats import FakeUser
+from testing.chats import FakeMessage, FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.settings import settings
-from testing.tabletop import LeakWatch, Tabletop, action_of, playing, stored
+from testing.tabletop import LeakWatch, action_of, playing, stored
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 
@@ -94,9 +89,7 @@ async def test_play_again_keeps_players_and_series_and_the_fool_deals(harness: H
 async def test_the_private_hand_is_edited_in_place_and_rings_when_asked(
     harness: Harness, clock: Clock
 ) -> None:
-    """A prompt that comes while he is playing (he moved a moment ago) is his message
-    edited in place; one that comes after a quiet while is a new message, so that his
-    phone rings, and the old one is deleted."""
+    """A prompt while he is playing edits his hand; one after a quiet while rings (a new one)."""
     h = harness
     players = seat_users(h, 2)
     top = await playing(h, "durak", players)
@@ -146,12 +139,6 @@ async def test_the_leak_check_catches_a_card_shown_to_the_wrong_reader(harness: 
         await watch.check()
 
 
-async def dummy_playing_table(h: Harness, players: list[FakeUser]) -> Tabletop:
-    """A dealt durak table whose dummy attacks and defends (so it takes, too)."""
-    top = await playing(h, "durak", players, ("p",))
-    return top
-
-
 def line_cards(text: str, prefix: str) -> list[str]:
     """The cards of the line starting with ``prefix``, as shown."""
     for line in text.splitlines():
@@ -160,52 +147,47 @@ def line_cards(text: str, prefix: str) -> list[str]:
     return []
 
 
-async def test_card_buttons_follow_the_order_of_the_hand_shown(harness: Harness) -> None:
-    h = harness
-    players = seat_users(h, 3, ("en",))
-    top = await dummy_playing_table(h, players)
-    rng = random.Random(4)
-    checked = {"own": 0, "dummy": 0}
-    while not top.finished():
-        for user in players:
-            prompt = top.prompt(user)
-            if prompt is None:
-                continue
-            text = prompt.text or ""
-            labels = [
-                b.text.removeprefix("🂠 ").split(" on ")[0]
-                for b in prompt.buttons
-                if action_of(b) is Action.MOVE and b.text not in ("Take", "Pass")
-            ]
-            own = line_cards(text, "Your hand: ")
-            whose = "own" if set(labels) <= set(own) else "dummy"
-            hand = own if whose == "own" else line_cards(text, "Dummy's hand (you play it): ")
-            assert set(labels) <= set(hand), text
-            assert labels == [c for c in hand if c in labels], f"{labels} against {hand}"
-            if len(labels) > 1:
-                checked[whose] += 1
-            # Take / Pass stay in the last row of moves (the hand's place switch is below).
-            moves = [r for r in prompt.rows if any(action_of(b) is Action.MOVE for b in r)]
-            assert not {"Take", "Pass"} & {b.text for row in moves[:-1] for b in row}
-        await top.step(players, rng)
-    assert checked["own"] > 5 and checked["dummy"] > 0, checked
+def in_hand_order(prompt: FakeMessage) -> str | None:
+    """Checks that the card buttons follow the order of the hand shown, Take and Pass in the
+    last row of moves: whose hand ("own" or "dummy") if it offered two cards or more."""
+    text = prompt.text or ""
+    labels = [
+        b.text.removeprefix("🂠 ").split(" on ")[0]
+        for b in prompt.buttons
+        if action_of(b) is Action.MOVE and b.text not in ("Take", "Pass")
+    ]
+    own = line_cards(text, "Your hand: ")
+    whose = "own" if set(labels) <= set(own) else "dummy"
+    hand = own if whose == "own" else line_cards(text, "Dummy's hand (you play it): ")
+    assert set(labels) <= set(hand), text
+    assert labels == [c for c in hand if c in labels], f"{labels} against {hand}"
+    # (the hand's place switch is below the moves)
+    moves = [r for r in prompt.rows if any(action_of(b) is Action.MOVE for b in r)]
+    assert not {"Take", "Pass"} & {b.text for row in moves[:-1] for b in row}
+    return whose if len(labels) > 1 else None
 
 
-async def test_cards_picked_up_in_a_take_are_named_on_the_table(harness: Harness) -> None:
+async def test_card_buttons_follow_the_hand_and_cards_taken_are_named_on_the_table(
+    harness: Harness,
+) -> None:
     h = harness
     players = seat_users(h, 3, ("en",))
-    top = await dummy_playing_table(h, players)
+    top = await playing(h, "durak", players, ("p",))  # the dummy plays: its hand shown, it takes
     watch = LeakWatch(top)
     await watch.check()
     rng = random.Random(6)
+    checked = {"own": 0, "dummy": 0}
     takes = {"players": 0, "dummy": 0}
     # The deal is random: games are played (Play again) until both kinds of take came.
     for _ in range(8):
-        if takes["players"] and takes["dummy"]:
+        if takes["players"] and takes["dummy"] and checked["own"] > 5 and checked["dummy"]:
             break
         if top.finished():
             await top.tap_group(players[0], Action.AGAIN)
         while not top.finished():
+            for prompt in filter(None, map(top.prompt, players)):
+                if whose := in_hand_order(prompt):
+                    checked[whose] += 1
             before = await stored(h, top.group)
             await top.step(players, rng)
             await watch.check()  # nothing hidden appeared anywhere
@@ -228,3 +210,4 @@ async def test_cards_picked_up_in_a_take_are_named_on_the_table(harness: Harness
                 shown = {cards.display(cards.parse(c)) for c in taken}
                 assert shown <= set(named.group(1).split()), (shown, text)
     assert takes["players"] > 0 and takes["dummy"] > 0, takes
+    assert checked["own"] > 5 and checked["dummy"] > 0, checked

@@ -18,8 +18,7 @@ from testing.tabletop import LeakWatch, Tabletop, playing, stored
 
 
 async def test_names_and_titles_with_html_characters(harness: Harness) -> None:
-    """Names are user input: in an HTML message they must be escaped, or Telegram refuses
-    the message (the fixture fails the test on any refused call)."""
+    """Names are escaped in HTML messages (the fixture fails the test on a refused call)."""
     h = harness
     players = [
         h.user("<b>Ann</b> & co"),
@@ -40,10 +39,8 @@ async def test_names_and_titles_with_html_characters(harness: Harness) -> None:
 async def test_a_name_with_html_characters_reads_as_written_on_every_screen(
     harness: Harness,
 ) -> None:
-    """A player called ``<b>&Ann`` in a group called ``Tom & Jerry <club>``: the lobby, the
-    group's table and result, her hand, the standings and her figures show both as
-    written. Escaped once (Telegram refuses a message with a stray ``<``, and the fixture
-    fails the test on that), never twice (``&amp;amp;`` would read ``&amp;``)."""
+    """``<b>&Ann`` in ``Tom & Jerry <club>`` reads as written on every screen: escaped once,
+    never twice."""
     h = harness
     name, chat = "<b>&Ann", "Tom & Jerry <club>"
     ann, bob = h.user(name), h.user("Bob")
@@ -123,8 +120,7 @@ async def test_two_tables_in_two_topics_of_one_forum(harness: Harness) -> None:
 async def test_a_command_sent_as_a_reply_opens_the_table_in_the_main_chat(
     harness: Harness,
 ) -> None:
-    """In a supergroup that is not a forum a reply carries a message_thread_id (its reply
-    thread) that is not a topic: the table belongs to the chat itself."""
+    """A reply's message_thread_id in a supergroup that is no forum is not a topic."""
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
     group = h.group()
@@ -140,9 +136,8 @@ async def test_a_command_sent_as_a_reply_opens_the_table_in_the_main_chat(
 
 
 async def test_callback_data_fits_in_a_big_old_forum(harness: Harness) -> None:
-    """The longest addresses: a 13-digit chat id, a topic deep in a busy forum's history,
-    the dummy playing (its beats are the longest move tokens). Telegram refuses buttons
-    whose data is over 64 bytes (the fixture fails the test on any refused call)."""
+    """The longest addresses (a 13-digit chat id, a topic deep in a forum, the dummy's beats)
+    fit in Telegram's 64 bytes."""
     h = harness
     group = h.server.add_group(FakeGroup(id=-1_009_999_999_999, title="Old forum", is_forum=True))
     h.server.age(group.id, 2_000_000_000)

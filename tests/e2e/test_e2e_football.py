@@ -1,9 +1,4 @@
-"""Whole football games through the real Application, as Telegram would deliver them.
-
-As for durak (test_e2e_durak.py): seeded-random taps among the buttons shown, a leak check
-against the engine state in Redis after every update, Telegram's complaints checked by the
-fixture.
-"""
+"""Whole football games through the real Application, as for durak (test_e2e_durak.py)."""
 
 from __future__ import annotations
 
@@ -25,17 +20,21 @@ def two(h: Harness, langs: tuple[str, str] = ("en", "uk")) -> list[FakeUser]:
     return [h.user("Ann", language_code=langs[0]), h.user("Bob", language_code=langs[1])]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-async def test_a_whole_game_from_newgame_to_result(harness: Harness, seed: int) -> None:
+@pytest.mark.parametrize(("seed", "options"), [(1, ()), (2, ()), (3, ()), (3, ("d", "n"))])
+async def test_a_whole_game_from_newgame_to_result(
+    harness: Harness, seed: int, options: tuple[str, ...]
+) -> None:
     h = harness
     players = two(h, ("en", "ru") if seed % 2 else ("uk", "en"))
-    top = await playing(h, "football", players, group=h.group(creator=players[0]))
+    top = await playing(h, "football", players, options, h.group(creator=players[0]))
     # Both players set up at once, privately.
     assert all(top.prompt(u) is not None for u in players)
     moves = await top.play_watched(players, seed)
     data = await stored(h, top.group)
     game = Football.from_json(data["state"])
     assert data["phase"] == "finished" and game.is_finished()
+    if options:  # two decks of 52 cards
+        assert game.header()["options"] == {"decks": 2, "deck_size": 52}
     result = game.result()
     assert result is not None
     # 2 set-ups of 5 taps (4 picks, the last card goes in by itself, + confirm) + play.
@@ -49,10 +48,14 @@ async def test_a_whole_game_from_newgame_to_result(harness: Harness, seed: int) 
         assert top.prompt(user) is None
 
 
-async def test_set_up_puts_cards_where_the_player_chose_them(harness: Harness) -> None:
+async def test_set_up_as_chosen_record_and_rematch_where_the_other_player_starts(
+    harness: Harness,
+) -> None:
     h = harness
     players = two(h)
     top = await playing(h, "football", players)
+    group = top.group
+    watch = LeakWatch(top)
     data = await stored(h, top.group)
     by_seat = {s["user_id"]: i for i, s in enumerate(data["seats"])}
     for user in players:
@@ -70,14 +73,7 @@ async def test_set_up_puts_cards_where_the_player_chose_them(harness: Harness) -
         assert row == expected
     data = await stored(h, top.group)
     assert sorted(m["player"] for m in data["played"]["moves"] if "setup" in m) == [0, 1]
-
-
-async def test_record_and_rematch_where_the_other_player_starts(harness: Harness) -> None:
-    h = harness
-    players = two(h)
-    top = await playing(h, "football", players)
-    group = top.group
-    watch = LeakWatch(top)
+    await watch.check()
     await top.play_watched(players, 8, watch)
     first = await stored(h, group)
     assert first["phase"] == "finished" and first["series"]["games"] == 1
@@ -95,11 +91,9 @@ async def test_record_and_rematch_where_the_other_player_starts(harness: Harness
     await top.tap_group(players[1], Action.AGAIN)
     second = await stored(h, group)
     assert second["phase"] == "playing" and second["game_id"] != first["game_id"]
-    first_a = first["seats"][0]["user_id"]
     assert [s["user_id"] for s in second["seats"]] == [
         s["user_id"] for s in reversed(first["seats"])
     ]
-    assert second["seats"][0]["user_id"] != first_a
     assert second["series"] == first["series"]  # the score and the count carried over
     await top.play_watched(players, 9, watch)
     third = await stored(h, group)
@@ -113,8 +107,7 @@ async def test_the_table_explains_the_fields_symbols_while_the_game_is_played(
     players = two(h, ("en", "en"))
     top = Tabletop(h, h.group(creator=players[0]))
     legend = t("en", "football.legend")
-    # What the group's field uses; "( )" (a face-down card its owner knows) is only ever
-    # in a hand, so the group is not told of it.
+    # "( )", a face-down card its owner knows, is only ever in a hand: not in the group's legend
     assert all(symbol in legend for symbol in ("▒▒", "[ ]")) and "( )" not in legend
 
     def explained() -> bool:

@@ -1,13 +1,9 @@
-"""Hands in the group when things go wrong or change (docs/ephemeral.md): a player offline,
-a hand the group will not show, a hand moved between the group and the private chat, the
-computer at the table, the game's end by /endgame, by timeouts or by the bot's removal,
-a tap delivered twice, and whether the bot is an administrator."""
+"""Hands in the group when things go wrong or change (docs/ephemeral.md)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -20,9 +16,8 @@ from bot.service.messages import cleanup
 from bot.service.messages.group_hand import TAP_FRESH
 from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.computers import clock_of, lobby_with_computers, until
-from testing.fakegram import FakeTelegram
 from testing.group_hands import live_buttons, no_private_messages, strangers
-from testing.harness import Harness, harness_on
+from testing.harness import Harness
 from testing.tabletop import (
     PLAY_ACTIONS,
     LeakWatch,
@@ -40,8 +35,7 @@ async def started(
 ) -> Tabletop:
     group = h.group(creator=players[0])
     group.bot_is_admin = admin
-    top = await playing(h, game, players, group=group)
-    return top
+    return await playing(h, game, players, group=group)
 
 
 async def two_started(
@@ -115,9 +109,7 @@ async def test_an_offline_player_gets_his_hand_back_through_my_cards(
 async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
     group_harness: Harness,
 ) -> None:
-    """The bot was an administrator at /newgame and lost that without the update telling
-    it: its next hand sent without a tap is refused (CHAT_ADMIN_REQUIRED). The hand has
-    nowhere else to go (no private chat): the group says so once, and My cards brings it."""
+    """Demoted unseen, the next hand is refused: the group says so once, My cards brings it."""
     h = group_harness
     top, players, other = await refused_unseen(h, cleared=True)
     reach = (await seat_of(top, other))["reach"]
@@ -137,9 +129,7 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
 
 @pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
 async def test_a_hand_that_left_the_group_keeps_no_buttons_there(group_harness: Harness) -> None:
-    """Demoted unseen, the bot may not send his new prompt: his hand leaves the group,
-    and its old message there is stripped (an edit needs no administrator), so neither
-    it nor anything else keeps a button after /endgame."""
+    """Demoted unseen, the bot strips his old hand in the group: no button outlives /endgame."""
     h = group_harness
     top, players, other = await refused_unseen(h)
     seat = await seat_of(top, other)
@@ -162,29 +152,23 @@ async def test_a_hand_refused_for_want_of_an_administrator_comes_back_when_there
 
 
 @pytest.mark.telegram_complaints  # Telegram refuses the hand on purpose
-@pytest.mark.parametrize(
-    ("description", "admin_after"),
-    [
-        ("Bad Request: CHAT_ADMIN_REQUIRED", False),
-        ('Bad Request: can\'t parse entities: unsupported start tag "admin"', True),
-    ],
-)
 async def test_only_telegrams_own_words_say_the_bot_is_no_administrator(
-    group_harness: Harness, description: str, admin_after: bool
+    group_harness: Harness,
 ) -> None:
-    """A refused hand falls back either way; only CHAT_ADMIN_REQUIRED, as Telegram words
-    it, makes the table stop counting on an administrator (not any text with "admin")."""
+    """A refusal with "admin" in it but no CHAT_ADMIN_REQUIRED (a hand the group refuses)
+    moves the hand out of the group, the bot still an administrator."""
     h = group_harness
     top, _, first, other = await two_started(h, admin=True)
     for message in h.hands(other, top.group):  # nothing to edit: a new hand must be sent
         message.deleted = True
     await clock_of(h).advance(TAP_FRESH + 1)
+    description = 'Bad Request: can\'t parse entities: unsupported start tag "admin"'
     h.server.inject(
         "sendMessage", 400, description, when=lambda p: "ephemeral_message_parameters" in p
     )
     await move(h, top, first, random.Random(2))
     assert not (await seat_of(top, other))["reach"]["group_ok"], "his hand left the group"
-    assert (await stored(h, top.group))["delivery"]["bot_admin"] is admin_after
+    assert (await stored(h, top.group))["delivery"]["bot_admin"]
 
 
 async def test_a_hand_moves_between_group_and_private_chat_mid_game(
@@ -199,16 +183,21 @@ async def test_a_hand_moves_between_group_and_private_chat_mid_game(
     await h.tap(ann, hand, is_action(Action.PLACE))
     moved = h.hands(ann, top.group)[-1]
     assert "private chat" in (moved.text or "") and moved.buttons == []
-    private = [m for m in h.screen(ann) if m.from_bot]
-    assert len(private) == 1 and "Your hand" in (private[0].text or "")
+    (private,) = [m for m in h.screen(ann) if m.from_bot]
+    assert "Your hand" in (private.text or "")
     assert await h.redis.get(place_key(ann.id)) == b"private"
     await watch.check()
     for _ in range(3):
         await move(h, top, await top.actor([ann, bob]), rng)
         await watch.check()
+    mine = h.last(ann)  # her hand, in her private chat
+    other = await opened(h, bob, "durak", h.group("Other night", creator=bob))
+    await other.join(ann)  # her choice is kept for her next game
+    assert h.hands(ann, other.group) == []
+    assert "Other night" in (h.last(ann).text or ""), "her seat's confirmation, privately"
     # back to the group from the private chat: a new message there answers that tap
-    await h.tap(ann, h.last(ann), is_action(Action.PLACE))
-    assert "in the group now" in (h.last(ann).text or "") and h.last(ann).buttons == []
+    await h.tap(ann, mine, is_action(Action.PLACE))
+    assert "in the group now" in (mine.text or "") and mine.buttons == []
     assert "Your hand" in (h.hands(ann, top.group)[-1].text or "")
     assert await h.redis.get(place_key(ann.id)) == b"group"
     await top.play_watched([ann, bob], rng, watch)
@@ -218,9 +207,7 @@ async def test_a_hand_moves_between_group_and_private_chat_mid_game(
 async def test_back_to_the_group_without_a_message_there_waits_for_my_cards(
     group_harness: Harness,
 ) -> None:
-    """Without an administrator, a switch tapped in his private chat cannot send his hand
-    to the group, and his old message there is gone: the hand waits for *My cards* (it
-    does not bounce back to the private chat with a line on the table)."""
+    """With no administrator and no old message to edit, the hand waits for *My cards*."""
     h = group_harness
     ann, bob = h.user("Ann"), h.user("Bob", started=False)  # Ann has a private chat
     top = await started(h, [ann, bob], admin=False)
@@ -239,8 +226,7 @@ async def test_back_to_the_group_without_a_message_there_waits_for_my_cards(
 
 
 async def test_two_quick_switches_each_move_the_hand(group_harness: Harness) -> None:
-    """Each switch moves the hand from where the table has it when the tap is applied
-    (not where an earlier read saw it): two at once take it away and back."""
+    """Two switches at once take the hand away and back."""
     h = group_harness
     ann, bob = h.user("Ann"), h.user("Bob", started=False)
     top = await started(h, [ann, bob], admin=False)
@@ -249,19 +235,6 @@ async def test_two_quick_switches_each_move_the_hand(group_harness: Harness) -> 
     seat = await seat_of(top, ann)
     assert seat["reach"]["place"] == "group"
     assert await h.redis.get(place_key(ann.id)) == b"group"
-
-
-async def test_his_choice_of_the_private_chat_is_kept_for_his_next_game(
-    group_harness: Harness,
-) -> None:
-    h = group_harness
-    ann, bob = h.user("Ann"), h.user("Bob", started=False)
-    top = await started(h, [ann, bob], admin=False)
-    await h.tap(ann, h.hands(ann, top.group)[0], is_action(Action.PLACE))
-    other = await opened(h, bob, "durak", h.group("Other night", creator=bob))
-    await other.join(ann)
-    assert h.hands(ann, other.group) == []
-    assert "Other night" in (h.last(ann).text or ""), "his seat's confirmation, privately"
 
 
 async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(
@@ -299,8 +272,7 @@ async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick_group: Harn
 
 
 async def test_the_bots_removal_leaves_no_live_buttons(group_harness: Harness) -> None:
-    """Removed from the group, the bot may not touch what it sent there: the hands keep
-    what they show, and every button on them is refused, changing nothing."""
+    """Every button left on the hands after the bot's removal is refused, changing nothing."""
     h = group_harness
     players = strangers(h, 2)
     top = await started(h, players, admin=True)
@@ -356,9 +328,7 @@ async def test_the_lobby_says_once_what_an_administrator_bot_does(group_harness:
 async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his_hand(
     group_harness: Harness,
 ) -> None:
-    """Flood control holds his Join's answer back past Telegram's 15 seconds: he stays
-    seated (nothing may be sent to him now), and once the game starts the group asks him
-    to tap My cards, which brings his hand."""
+    """A Join answered past Telegram's 15 s keeps him seated; the group then asks for My cards."""
     h = group_harness
     ann, bob = strangers(h, 2, ("en",))
     group = h.group(creator=ann)
@@ -376,29 +346,10 @@ async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his
     await top.play([ann, bob], random.Random(8))
 
 
-@pytest.fixture
-async def limited(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: Any, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    """Hands in the group, under the rate limiter (the bot's own setting), each hand's
-    call counted in the group's budget (its tightest)."""
-    async for h in harness_on(
-        request,
-        server,
-        make_app,
-        fake_redis,
-        hands="group",
-        rate_limit=True,
-        ephemeral_group_budget=True,
-    ):
-        yield h
-
-
-async def test_superseded_hands_keep_no_buttons_under_the_limits(limited: Harness) -> None:
-    """Several *My cards* in a row, the limiter granting no deletion at once: each old
-    hand is removed later, a tap on one meanwhile is stale, and after /endgame no
-    ephemeral message anyone sees keeps a button."""
-    h = limited
+@pytest.mark.settings(hands="group", rate_limit=True, ephemeral_group_budget=True)
+async def test_superseded_hands_keep_no_buttons_under_the_limits(harness: Harness) -> None:
+    """Old hands the limiter removes later are stale; none keeps a button after /endgame."""
+    h = harness
     top, players, first, _ = await two_started(h, admin=True)
     await clock_of(h).advance(30)
     for _ in range(3):  # each a new hand; the old one's deletion waits for the limits
@@ -422,8 +373,7 @@ def is_play(button: Any) -> bool:
 
 
 class _NoRemovalsYet:
-    """A limiter that grants every call but the removal asked with a message sent anew
-    (cleanup.REPLACED, the mover's priority): that removal must wait for a later pass."""
+    """A limiter that grants every call but the removal of a hand sent anew (cleanup.REPLACED)."""
 
     async def try_acquire(self, requests: list[tuple[int, Priority]]) -> list[float]:
         return [5.0 if priority is cleanup.REPLACED else 0.0 for _, priority in requests]
@@ -436,10 +386,8 @@ class _NoRemovalsYet:
 async def test_a_prompt_after_a_quiet_while_is_a_new_message_where_one_may_be(
     group_harness: Harness, admin: bool, removals: bool, rings: bool
 ) -> None:
-    """An administrator rings him with a new message and deletes the old one; without
-    being one, the bot may only answer his own taps: it edits his hand in place. Where
-    the limits do not let the old hand go in the same grant (``removals`` False), his
-    hand is edited in place too, so that he never sees two hands with move buttons."""
+    """An administrator rings him with a new hand and deletes the old one; otherwise (no
+    administrator, or no removal granted at once) his hand is edited in place."""
     h = group_harness
     top, players, first, other = await two_started(h, admin=admin)
     (before,) = h.hands(other, top.group)

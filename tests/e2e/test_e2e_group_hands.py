@@ -1,27 +1,21 @@
-"""Hands in the group (docs/ephemeral.md): each player's cards as an ephemeral message only
-he sees, played to the end by people who never opened a private chat with the bot, with
-the bot an administrator of the group and without."""
+"""Hands in the group (docs/ephemeral.md): whole games for people with no private chat."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import pytest
 
 from bot.core.callbacks import Action, payload
 from engine.games.durak.game import Durak
 from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
-from testing.fakegram import FakeTelegram
 from testing.group_hands import live_buttons, no_private_messages, strangers
-from testing.harness import AppFactory, Harness
+from testing.harness import Harness
 from testing.tabletop import Tabletop, is_action, opened, playing, stored
 
 
 async def durak_started(
     h: Harness, players: list[FakeUser], group: FakeGroup, options: str
 ) -> Tabletop:
-    """A durak lobby everyone joins (each seated at once, his confirmation in the group
-    to him alone), ``options`` (their codes) changed in the settings, then started."""
+    """A durak lobby everyone joins at once, ``options`` set, started."""
     top = await opened(h, players[0], "durak", group)
     for user in players[1:]:
         answer = await top.join(user)
@@ -75,15 +69,12 @@ async def test_a_whole_game_for_people_who_never_opened_a_private_chat(
     assert live_buttons(h, players, group) == []
 
 
-async def test_the_mini_app_opens_from_a_hand_in_the_group(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: Any
-) -> None:
-    """Telegram takes a Mini App button in private chats only: a hand in the group links to
-    the page's direct address, which shows its viewer his own seat."""
-    h = Harness(server)
-    page = "https://cards.example.org/app/"
-    h.apps.append(await make_app(fake_redis, hands="group", webapp_url=page, webapp_name="table"))
-    h.redis = fake_redis
+@pytest.mark.settings(
+    hands="group", webapp_url="https://cards.example.org/app/", webapp_name="table"
+)
+async def test_the_mini_app_opens_from_a_hand_in_the_group(harness: Harness) -> None:
+    """A hand in the group opens the Mini App by its direct link (a web_app button is refused)."""
+    h = harness
     players = strangers(h, 2)
     group = h.group(creator=players[0])
     group.bot_is_admin = True

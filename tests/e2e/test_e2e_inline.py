@@ -1,7 +1,4 @@
-"""Games played in inline mode (issue 34), end to end through the fake Bot API as the
-users' clients do it: ``@bot`` in a chat the bot is not in, the pick of a game, taps on
-the posted table, and every move picked from the player's own inline query.
-"""
+"""Games in inline mode (issue 34): ``@bot`` in a chat, a table posted, moves picked inline."""
 
 from __future__ import annotations
 
@@ -20,10 +17,9 @@ from bot.screens import views
 from testing.botproc import Bots
 from testing.chats import BOT_USERNAME, FakeMessage, FakeUser
 from testing.clock import Clock
-from testing.fakegram import FakeTelegram
 from testing.fakeinline import Shown
 from testing.fakeserver import FakeServer
-from testing.harness import AppFactory, Chat, Harness, harness_on
+from testing.harness import Chat, Harness
 from testing.ownredis import OwnRedis
 from testing.webapp import bearer, client, token
 
@@ -42,8 +38,7 @@ async def post_game(h: Harness, creator: FakeUser, chat: Chat, game: str) -> Fak
 
 
 async def later(h: Harness, seconds: float) -> None:
-    """Time passes on the bot's clock (testing/clock.py): its timers fire (a bot process
-    runs on real time: a quarter of a second is waited for)."""
+    """Time passes on the bot's clock (a bot process's, on real time: a quarter second)."""
     if not h.apps:
         await asyncio.sleep(0.25)
         return
@@ -60,9 +55,8 @@ def moves(seen: Shown) -> list[dict[str, Any]]:
 async def play_out(
     h: Harness, table: FakeMessage, players: list[FakeUser], rng: random.Random, most: int = 900
 ) -> int:
-    """Each player in turn opens his hand from the table's button and picks one of his
-    moves at random (a computer's turn: a second passes), until the game is over: the
-    picks made."""
+    """Each player in turn picks a random move from his hand (nobody asked: a second passes)
+    until the game is over: the picks made."""
     picks = 0
     for _ in range(most):
         moved = False
@@ -80,12 +74,19 @@ async def play_out(
 
 
 def never_shared(h: Harness) -> None:
-    """No answer that lists someone's moves or cards came from a cache, or may be served
-    to anyone else, or later."""
+    """No answer listing someone's moves or cards came from a cache or may be served again."""
     for seen in h.server.inline.shown:
         assert not seen.cached
         assert seen.answer is not None
         assert seen.answer.is_personal and seen.answer.cache_time == 0
+
+
+def chosen(user: FakeUser, result_id: str, query: str, table: FakeMessage | None = None) -> Any:
+    """Telegram's report that ``user`` picked ``result_id`` (posted as ``table``)."""
+    report = {"result_id": result_id, "from": user.to_json(), "query": query}
+    if table is not None:
+        report["inline_message_id"] = table.inline_message_id
+    return {"chosen_inline_result": report}
 
 
 def only_via_bot(h: Harness, chat: Chat) -> None:
@@ -96,16 +97,9 @@ def only_via_bot(h: Harness, chat: Chat) -> None:
 
 async def test_football_in_a_one_to_one_chat_from_at_bot_to_the_record(harness: Harness) -> None:
     h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    chat = h.dialog(ann, bob)
-    table = await post_game(h, ann, chat, "game.football")
-    assert "Ann" in (table.text or "")
-    await h.tap(bob, table, plain("en", "btn.join"))
-    assert "Bob" in (table.text or "")
-    await h.tap(ann, table, plain("en", "btn.start"))
+    ann, bob, chat, table = await football_for_two(h)  # the lobby: see the pick reported late
     picks = await play_out(h, table, [ann, bob], random.Random(4))
-    assert picks > 10
-    text = table.text or ""
+    assert picks > 10 and table.text
     assert plain("en", "btn.again") in [b.text for b in table.buttons]
     await h.tap(bob, table, plain("en", "btn.record"))
     name, body = h.last_document(bob)
@@ -120,7 +114,6 @@ async def test_football_in_a_one_to_one_chat_from_at_bot_to_the_record(harness: 
     assert "Ann" in (board.text or "") and "Bob" in (board.text or "")
     never_shared(h)
     only_via_bot(h, chat)
-    assert text
 
 
 async def test_durak_for_three_in_a_group_the_bot_is_not_in(harness: Harness) -> None:
@@ -213,14 +206,7 @@ async def test_a_stale_a_forged_and_a_repeated_pick_change_nothing(harness: Harn
     seen = offers[mover.id]
     line = await h.pick(mover, seen, moves(seen)[0]["id"])
     played = await stored(h, table)
-    # Telegram sends the same pick again: one move
-    chosen = {
-        "result_id": moves(seen)[0]["id"],
-        "from": mover.to_json(),
-        "query": seen.query,
-        "inline_message_id": line.inline_message_id,
-    }
-    await h.feed({"chosen_inline_result": chosen})
+    await h.feed(chosen(mover, moves(seen)[0]["id"], seen.query, line))  # sent again: one move
     assert (await stored(h, table)).played.moves == played.played.moves
     assert "not played" not in (line.text or "")
     # A result of the list he saw before his move: not played, and its line says so
@@ -237,16 +223,14 @@ async def test_a_stale_a_forged_and_a_repeated_pick_change_nothing(harness: Harn
         "x" * 64,
         moves(seen)[0]["id"],
     ):
-        forged = {"result_id": result_id, "from": other.to_json(), "query": ""}
-        await h.feed({"chosen_inline_result": forged})
+        await h.feed(chosen(other, result_id, ""))
     assert (await stored(h, table)).version == played.version
 
 
 async def test_a_process_killed_mid_game_and_the_game_goes_on(
     own_redis: OwnRedis, served: FakeServer, bots: Bots
 ) -> None:
-    """kill -9 of the bot's process in the middle of a one-to-one football game: the next
-    process answers the players' queries and takes their picks, to the end."""
+    """After kill -9 of the bot mid-game the next process takes the players' picks to the end."""
     first = await bots.start(served.url, "first", REDIS_URL=own_redis.url)
     h = bots.harness(served.telegram, first)
     ann, bob, chat, table = await football_for_two(h)
@@ -265,7 +249,6 @@ async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
 ) -> None:
     h = harness
     table, actor, other, _ = await in_play(h)
-    ann, bob = actor, other
 
     def reminders(user: FakeUser) -> list[FakeMessage]:
         return [m for m in h.screen(user.id) if m.from_bot]
@@ -283,26 +266,16 @@ async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
     assert answer.text == plain("en", "inline.quiet_done")
     seen = await h.switch(actor, table, HAND)
     await h.pick(actor, seen, moves(seen)[0]["id"])
-    offers = {u.id: await h.switch(u, table, HAND) for u in (ann, bob)}
+    offers = {u.id: await h.switch(u, table, HAND) for u in (actor, other)}
     await later(h, 11)  # whoever acts now has waited: only the one who did not stop them
     assert [m.text for m in reminders(actor)] == [reminders(actor)[0].text]
     assert f"move {move}." in (reminders(actor)[0].text or "")
     assert len(reminders(other)) == (1 if moves(offers[other.id]) else 0)
 
 
-@pytest.fixture
-async def app_harness(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, fake_redis: Any
-) -> Any:
-    """The bot with its Mini App configured (its page's address and its name)."""
-    async for h in harness_on(
-        request, server, make_app, fake_redis, webapp_url=WEBAPP, webapp_name="table"
-    ):
-        yield h
-
-
-async def test_the_table_opens_the_mini_app_by_its_direct_link(app_harness: Harness) -> None:
-    h = app_harness
+@pytest.mark.settings(webapp_url=WEBAPP, webapp_name="table")
+async def test_the_table_opens_the_mini_app_by_its_direct_link(harness: Harness) -> None:
+    h = harness
     table, actor, _, _ = await in_play(h)
     opens = [b for b in table.buttons if b.text == plain("en", "webapp.open")]
     assert [b.url for b in opens] == [
@@ -346,8 +319,7 @@ async def test_the_list_offers_durak_s_variants_by_name_and_his_last_settings(
 
 
 async def test_a_set_up_step_picked_from_an_old_list_is_not_played(harness: Harness) -> None:
-    """Each step of a set-up means "this card, in the place that comes next": one picked
-    from the list he saw before an earlier step would take another place, and is refused."""
+    """A set-up step ("this card, in the next place") from a list seen before is refused."""
     h = harness
     ann, _, _, table = await football_for_two(h)
     seen = await h.switch(ann, table, HAND)
@@ -369,9 +341,8 @@ async def test_a_set_up_step_picked_from_an_old_list_is_not_played(harness: Harn
 async def test_a_join_before_telegram_reports_the_pick_opens_the_table_once(
     harness: Harness,
 ) -> None:
-    """Telegram reports the pick of an invitation late (or, with inline feedback off,
-    never): the first tap on it opens its table, which the late report leaves as it is;
-    Start waits for that report, without which no move picked could be played."""
+    """A pick Telegram reports late (or never): the first tap opens its table, the report
+    leaves it as it is, and Start waits for the report."""
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
     chat = h.dialog(ann, bob)
@@ -387,14 +358,8 @@ async def test_a_join_before_telegram_reports_the_pick_opens_the_table_once(
     assert refused.show_alert and refused.text == plain("en", "inline.no_feedback")
     opened = await stored(h, table)
     assert opened.phase == "lobby"
-    chosen = {
-        "result_id": result["id"],
-        "from": ann.to_json(),
-        "query": seen.query,
-        "inline_message_id": table.inline_message_id,
-    }
     for _ in range(2):  # reported late, then again: the same table, the same lobby
-        await h.feed({"chosen_inline_result": chosen})
+        await h.feed(chosen(ann, result["id"], seen.query, table))
         reported = await stored(h, table)
         assert (reported.game_id, reported.seats) == (opened.game_id, opened.seats)
     await h.tap(ann, table, plain("en", "btn.start"))

@@ -1,15 +1,6 @@
-"""Every screen in every language: whole games of both games played through the fake Bot
-API by players who all speak one language, with a spectator, the standings, the commands
-and the Mini App, and everything the bot showed them read back from the calls it made.
-
-Nothing shown may hold a catalogue key (a text the catalogues lack), a ``{placeholder}``
-(a parameter the text did not get) or, in a language other than English, an English word:
-a word of the English texts (one copied rather than translated), or any word in Latin
-letters that the language's own texts (its catalogue, its rules) do not hold (one put
-together in code). The players' own words, their names and the group's title, are theirs
-and are left out; so are the commands (/newgame) and the names that every language writes
-as they are (Telegram, JSON).
-"""
+"""Every screen in every language: both games, the commands, the standings and the Mini App,
+shown to players of one language, hold no catalogue key, no ``{placeholder}`` and (but
+in English) no English word, copied from the English texts or put together in code."""
 
 from __future__ import annotations
 
@@ -56,9 +47,8 @@ def _texts_of_markup(markup: Any) -> list[str]:
 
 
 def shown(h: Harness, lang: str, elsewhere: list[range]) -> list[tuple[str, str]]:
-    """(which call, text) of everything the bot showed in the calls it made: messages,
-    edits, captions, buttons, alerts, and the command menu of ``lang``. ``elsewhere``: the
-    calls made while the table was set to another language."""
+    """(which call, text) of all the bot showed (the command menu of ``lang`` too), but in
+    the calls ``elsewhere`` (made while the table was in another language)."""
     out: list[tuple[str, str]] = []
     for number, call in enumerate(h.server.calls):
         if call.error is not None or any(number in calls for calls in elsewhere):
@@ -76,8 +66,7 @@ def shown(h: Harness, lang: str, elsewhere: list[range]) -> list[tuple[str, str]
 
 @cache
 def _words(lang: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(the words in Latin letters of the language's own texts, the English texts' words
-    of four letters or more)."""
+    """(the Latin words of the language's own texts and rules, the English texts' words)."""
     own = [text for entry in catalogue(lang).values() for text in forms(entry)]
     own += [p.read_text(encoding="utf-8") for p in SEEDS.glob(f"*.{lang}.md")]
     english = [text for entry in catalogue(DEFAULT).values() for text in forms(entry)]
@@ -114,10 +103,8 @@ async def _private_commands(h: Harness, user: FakeUser) -> None:
 
 
 async def _lobby(top: Tabletop, players: list[FakeUser], spectator: FakeUser, game: str) -> range:
-    """The picker, the lobby and every setting, a computer seat added and taken away,
-    refusals of a tap by someone who may not, then the game started. The language setting
-    goes through every catalogue, named in its own words, and back to the players': the
-    calls made meanwhile are returned."""
+    """The picker, the lobby, every setting, a computer seat, refused taps, the start; the
+    language setting goes round every catalogue: the calls made meanwhile."""
     await top.open(players[0], game)
     for user in players[1:]:
         await top.join(user)
@@ -156,8 +143,7 @@ async def _lobby(top: Tabletop, players: list[FakeUser], spectator: FakeUser, ga
 
 
 async def _mini_app(top: Tabletop, players: list[FakeUser], spectator: FakeUser) -> list[str]:
-    """What the Mini App shows a player and a spectator: its words, the status line, the
-    game's log and the labels of the moves it offers."""
+    """What the Mini App shows a player and a spectator: words, status, log, moves."""
     h = top.h
     param = await table_param(h, top.group)
     texts: list[str] = []
@@ -166,9 +152,7 @@ async def _mini_app(top: Tabletop, players: list[FakeUser], spectator: FakeUser)
             r = await c.get("/app/api/state", headers=bearer(await token(c, user, param)))
             assert r.status_code == 200, r.text
             state = r.json()
-            # The page fills its words' placeholders itself ({n}, {card}), and picks a
-            # counted word's plural form (each form comes, by category); it names each
-            # card to a screen reader.
+            # The page fills its words' placeholders and picks their plural forms itself.
             for word in state["words"].values():
                 forms = word.values() if isinstance(word, dict) else [word]
                 texts += [_PLACEHOLDER.sub("3", form) for form in forms]
@@ -237,8 +221,7 @@ async def test_every_screen_reads_in_the_players_language(
 
 
 def test_the_check_finds_what_it_exists_to_catch() -> None:
-    """A key, a placeholder, an English text copied, an English word from code; not a
-    name, a command or Telegram."""
+    """A key, a placeholder, English copied or from code: not a name, a command or Telegram."""
     found = problems(
         "be",
         [

@@ -7,7 +7,7 @@ import pytest
 
 from bot.core.callbacks import Action, decode
 from bot.core.i18n import LANGS, t
-from bot.core.keys import closed_key, due_of, turns_of
+from bot.core.keys import closed_key, family_of
 from bot.core.models import GameSettings
 from bot.screens.registry import GAMES
 from testing.chats import FakeGroup, FakeUser
@@ -33,39 +33,30 @@ async def lobby(h: Harness) -> tuple[Tabletop, FakeUser]:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-async def test_an_outsider_cannot_join_with_the_button(harness: Harness, lang: str) -> None:
+async def test_an_outsider_cannot_join_with_the_button_or_a_forwarded_link(
+    harness: Harness, lang: str
+) -> None:
     h = harness
     top, _ = await lobby(h)
     eve = h.user("Eve", language_code=lang)
     top.group.outsiders.add(eve.id)
+    refused = t(lang, "join.not_member", chat="Card night")
     answer = await top.join(eve)
-    assert answer.show_alert
-    assert answer.text == t(lang, "join.not_member", chat="Card night")
-    assert not seated(await stored(h, top.group), eve)
+    assert answer.show_alert and answer.text == refused
     assert [m for m in h.screen(eve) if m.from_bot] == [], "no 'you joined' to an outsider"
-
-
-async def test_an_outsider_cannot_join_with_a_forwarded_link(harness: Harness) -> None:
-    h = harness
-    top, _ = await lobby(h)
     shy = h.user("Shy", started=False)  # his private chat is closed: the lobby offers a link
     await top.join(shy)
     link = next(b.url for b in top.table_message().buttons if b.url)
     assert link is not None
-    eve = h.user("Eve", language_code="uk")
-    top.group.outsiders.add(eve.id)
     await h.follow(eve, link)
-    assert [m.text for m in h.screen(eve) if m.from_bot] == [
-        t("uk", "join.not_member", chat="Card night")
-    ]
+    assert [m.text for m in h.screen(eve) if m.from_bot] == [refused]
     assert not seated(await stored(h, top.group), eve)
     await h.follow(shy, link)  # a member follows the same link: he is in
     assert seated(await stored(h, top.group), shy)
 
 
 async def test_membership_is_asked_once_a_minute(harness: Harness) -> None:
-    """A member who joins, leaves and joins again is looked up once; an outsider
-    every time (he may have just joined the group)."""
+    """A member who joins, leaves and joins again is looked up once; an outsider every time."""
     h = harness
     top, _ = await lobby(h)
     bob, eve = h.user("Bob"), h.user("Eve")
@@ -81,8 +72,7 @@ async def test_membership_is_asked_once_a_minute(harness: Harness) -> None:
 
 
 async def test_a_join_tap_in_a_private_group_asks_telegram_nothing(harness: Harness) -> None:
-    """Only members see a private group's lobby, so a Join tap there is seated at once,
-    answered without waiting for Telegram; a repeated tap of a seated player neither."""
+    """Only members see a private group's lobby: a Join there (or again) asks Telegram nothing."""
     h = harness
     top = await opened(h, h.user("Ann"), "durak", h.group("Card night"))
     bob = h.user("Bob")
@@ -114,8 +104,8 @@ async def test_the_bot_removed_mid_game_ends_it_and_tells_the_players(
     await playing(h, "durak", players, group=group)
     key = table_key(group)
     await h.redis.sadd(closed_key(players[2].id), key)  # as if Cid's private chat had refused
-    await h.redis.zadd(due_of(key), {key: 1})  # and a group edit were due
-    assert await h.redis.zscore(turns_of(key), key) is not None  # the turn time runs
+    await h.redis.zadd(family_of(key).due, {key: 1})  # and a group edit were due
+    assert await h.redis.zscore(family_of(key).turns, key) is not None  # the turn time runs
     others = [h.user("Dan"), h.user("Eli")]  # another group's game is not touched
     elsewhere = await playing(h, "football", others, group=h.group("Other"))
     calls = len(h.server.calls)
@@ -123,8 +113,8 @@ async def test_the_bot_removed_mid_game_ends_it_and_tells_the_players(
     await h.remove_bot(group, players[0], status=status)
 
     assert not await h.redis.exists(key)
-    assert await h.redis.zscore(due_of(key), key) is None
-    assert await h.redis.zscore(turns_of(key), key) is None
+    assert await h.redis.zscore(family_of(key).due, key) is None
+    assert await h.redis.zscore(family_of(key).turns, key) is None
     assert not await h.redis.sismember(closed_key(players[2].id), key)
     for user in players:
         lang = user.language_code or "en"

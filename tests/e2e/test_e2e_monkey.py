@@ -1,7 +1,5 @@
-"""A monkey in the group: random users tap random buttons they can see (old messages
-included), send random commands, follow links. Whatever happens, the bot must answer every
-tap, never log an error, never make Telegram refuse a call, never show a card to someone
-who may not know it, and keep the stored table valid."""
+"""Random taps on any button seen, commands and links: every tap answered, no card leaked,
+the stored table valid (and, by the fixture, no error logged, no call refused)."""
 
 from __future__ import annotations
 

@@ -1,23 +1,21 @@
-"""An update handled twice is a no-op the second time (bot.handlers.once, bot.service.taps.commit).
-
-Telegram delivers an update again when a webhook did not acknowledge it in time (same
-update_id, same callback query), several webhook workers may each be handed it, and a
-process may die after committing a tap but before answering it.
-"""
+"""An update handled twice (a webhook retry, two workers, a process dead before answering), or
+a button tapped twice, makes one change (bot.handlers.once, bot.service.taps.commit)."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 
-from bot.core.callbacks import Action
+from bot.core.callbacks import Action, decode
 from bot.handlers.once import update_key
-from testing.chats import FakeUser
+from engine.games.football.game import Football
+from testing.chats import FakeMessage, FakeUser
 from testing.harness import AppFactory, Harness
-from testing.tabletop import Tabletop, game_for, is_action, stored
+from testing.tabletop import Tabletop, game_for, is_action, playing, stored
 
 
 def answers(h: Harness, query_id: str) -> list[Any]:
@@ -121,3 +119,45 @@ async def test_a_tap_committed_by_a_process_that_died_is_answered_silently_again
     assert picks(after, ann) == [0]
     (answer,) = answers(h, update["callback_query"]["id"])
     assert answer.error is None and answer.params.get("text") is None
+
+
+async def until_advance(
+    top: Tabletop, players: list[FakeUser], seed: int
+) -> tuple[FakeUser, FakeMessage]:
+    """Plays on until someone is asked to advance the ball; him and his prompt."""
+    rng = random.Random(seed)
+    for _ in range(400):
+        data = await stored(top.h, top.group)
+        if data.get("state"):
+            game = Football.from_json(data["state"])
+            actor = game.to_act()
+            legal = game.legal_moves() if actor is not None else []
+            if game.view(None).phase == "play" and legal and legal[0].kind == "advance":
+                user = next(u for u in players if u.id == data["seats"][actor.player]["user_id"])
+                prompt = top.prompt(user)
+                assert prompt is not None
+                return user, prompt
+        await top.step(players, rng)
+    raise AssertionError("nobody ever advanced the ball")
+
+
+async def test_an_advance_redelivered_or_tapped_twice_moves_the_ball_once(harness: Harness) -> None:
+    """Advancing the ball is often legal twice in a row, so a legality check alone would let
+    the update sent again, or the button tapped again, make a move nobody chose."""
+    h = harness
+    for seed in range(6):
+        players = [h.user("Ann"), h.user("Bob")]
+        top = await playing(h, "football", players)
+        user, prompt = await until_advance(top, players, seed)
+        data = prompt.buttons[0].callback_data
+        assert data is not None
+        before = await stored(h, top.group)
+        first = await h.tap_data(user, user.id, prompt.message_id, data)
+        assert first.answered and first.text is None
+        once = await stored(h, top.group)
+        assert len(once["played"]["moves"]) == len(before["played"]["moves"]) + 1
+        await h.deliver(h.delivered[-1])  # the same update again
+        assert await stored(h, top.group) == once, "the same update made a second move"
+        second = await h.tap_data(user, user.id, prompt.message_id, data)  # a double tap
+        assert await stored(h, top.group) == once, f"{decode(data).arg} moved the ball twice"
+        assert second.answered and second.show_alert and second.text

@@ -1,11 +1,5 @@
-"""Redis stops answering and comes back (bot.core.health, bot.handlers.once).
-
-The bot runs on a Redis server of the test's own (testing/ownredis.py), which the test stops
-(``SHUTDOWN SAVE``, so that it comes back with its data, as a restarted server does) or
-freezes (``SIGSTOP``: a server that accepts but never answers), then brings back. The
-shared Redis is never touched. A failure in the middle of an update (after its claim)
-is made by the store itself failing.
-"""
+"""Redis stops answering and comes back (bot.core.health): a server of the test's own
+(testing/ownredis.py) stopped or frozen, or the store failing in the middle of an update."""
 
 from __future__ import annotations
 

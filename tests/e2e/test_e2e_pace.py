@@ -1,15 +1,10 @@
-"""The pace of a game with hands in the group (issue 29). Telegram publishes no limit for
-ephemeral messages, so the bot learns per group, from its 429s, whether they count against
-the group's 20 a minute (bot.core.budget): from 429s to two players' hands, not from one
-that a busy machine or a few members tapping together brought on (issue 35). The fake
-plays both worlds (testing/flood.py's ``ephemeral`` switch) and a busy machine (its
-``busy``); the players tap the moment their buttons show, the bot's clock moving a quarter
-of a second at a time while they wait, and the bot runs as deployed."""
+"""The pace of a game with hands in the group (issues 29, 35): the bot learns from 429s to two
+players' hands whether ephemeral messages count against the group's 20 a minute
+(bot.core.budget), in either world the fake plays (testing/flood.py)."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -28,32 +23,14 @@ from testing.webapp import client
 
 MINUTE = 60.0
 GROUP_PER_MINUTE = 20  # Telegram's published limit for one group
+PRODUCTION = {"rate_limit": True, "table_edit_interval": 3.0, "hands": "group"}
+pytestmark = pytest.mark.settings(**PRODUCTION)  # the bot as deployed
 
 
 @pytest.fixture
 def server(clock: Clock, request: pytest.FixtureRequest) -> FakeTelegram:
-    """Telegram with its flood control, counting an ephemeral call against its receiver
-    or against the group (the test's parameter)."""
+    """Telegram's flood control, an ephemeral call counted against its receiver or the group."""
     return FakeTelegram(clock=clock, limits=FloodLimits(clock=clock, ephemeral=request.param))
-
-
-@pytest.fixture
-async def production(make_app: AppFactory, fake_redis: Any) -> AsyncIterator[AppFactory]:
-    """Starts a bot process as deployed: the rate limiter on, the group's table edited
-    every 3 s, hands in the group, EPHEMERAL_GROUP_BUDGET at its default."""
-
-    async def start(**overrides: Any) -> Any:
-        settings = {"rate_limit": True, "table_edit_interval": 3.0, "hands": "group"}
-        return await make_app(fake_redis, **{**settings, **overrides})
-
-    yield start
-
-
-async def harness(server: FakeTelegram, production: AppFactory, fake_redis: Any) -> Harness:
-    h = Harness(server)
-    h.redis = fake_redis
-    h.apps.append(await production())
-    return h
 
 
 def floods(h: Harness) -> list[Any]:
@@ -83,9 +60,9 @@ async def quick_table(h: Harness, game: str, count: int) -> tuple[Tabletop, list
 async def play_fast(
     top: Tabletop, players: list[FakeUser], seconds: float, seed: int, pester: bool = False
 ) -> int:
-    """Each player taps the moment his buttons show, for ``seconds`` of the bot's clock or
-    until the game is over: every tap accepted. The moves made. ``pester``: besides, the
-    players who are not to act tap *My cards* all together at every chance."""
+    """Each player taps the moment his buttons show (the clock moving on while nobody is
+    asked), for ``seconds`` or to the game's end: the moves made. ``pester``: the players not
+    to act tap *My cards* together at every chance."""
     clock = services(top.h.app).clock
     rng = random.Random(seed)
     end = clock() + seconds
@@ -111,16 +88,19 @@ async def learned(h: Harness) -> float:
         return sample((await c.get("/metrics")).text, "cardtable_groups_learned")
 
 
+@pytest.mark.parametrize(("busy", "pester"), [(0.0, False), (2.0, False), (2.0, True)])
 @pytest.mark.parametrize("server", ["receiver"], indirect=True)
 async def test_where_hands_count_per_receiver_a_quick_group_is_not_held_to_twenty_a_minute(
-    server: FakeTelegram, production: AppFactory, fake_redis: Any
+    harness: Harness, busy: float, pester: bool
 ) -> None:
-    """More hands change in a minute than the group's 20 calls would allow, and Telegram
-    refuses none: the bot never learns a limit that is not there."""
-    h = await harness(server, production, fake_redis)
+    """More hands than the group's 20 calls a minute, none refused, no limit learned; also
+    when a busy machine sends its calls in bursts (the bot keeps a margin on each), the
+    members not to act pestering with *My cards* or not."""
+    h = harness
+    h.server.limits = FloodLimits(clock=h.server.clock, ephemeral="receiver", busy=busy)
     top, players = await quick_table(h, "durak", 3)
     before = len(h.server.calls)
-    moves = await play_fast(top, players, MINUTE, seed=3)
+    moves = await play_fast(top, players, MINUTE, seed=3, pester=pester)
     assert ephemeral_calls(h, before) > 2 * GROUP_PER_MINUTE
     assert moves > GROUP_PER_MINUTE
     assert floods(h) == []
@@ -130,14 +110,11 @@ async def test_where_hands_count_per_receiver_a_quick_group_is_not_held_to_twent
 @pytest.mark.telegram_complaints  # the 429s that teach the bot
 @pytest.mark.parametrize("server", ["group"], indirect=True)
 async def test_where_hands_count_against_the_group_two_players_429s_teach_every_process(
-    server: FakeTelegram, production: AppFactory, fake_redis: Any, clock: Clock
+    harness: Harness, make_app: AppFactory, fake_redis: Any, clock: Clock
 ) -> None:
-    """Telegram refuses the hands of two players in the group (one refused player teaches
-    nothing); from then on its hands count against its 20 a minute, in this process and in
-    one started later, and Telegram refuses nothing more. The refused calls go again once
-    Telegram allows: no move and no hand is lost (every tap is accepted, the player to act
-    always gets his prompt). An hour later the group is tried again at the fast pace."""
-    h = await harness(server, production, fake_redis)
+    """Two refused players (not one) teach this process and a later one the group's limit:
+    nothing more is refused, no move or hand lost; an hour later the fast pace is tried."""
+    h = harness
     async with client(h) as c:
         before = (await c.get("/metrics")).text
     top, players = await quick_table(h, "durak", 3)
@@ -157,7 +134,7 @@ async def test_where_hands_count_against_the_group_two_players_429s_teach_every_
     )
     # Another process takes over the table (this one stops): it knows what was learned.
     await stop_app(h.apps.pop())
-    h.apps.append(await production())
+    h.apps.append(await make_app(fake_redis, **PRODUCTION))
     await clock.advance(5)
     moves += await play_fast(top, players, MINUTE, seed=4)
     assert floods(h) == refused
@@ -168,32 +145,12 @@ async def test_where_hands_count_against_the_group_two_players_429s_teach_every_
     assert await learned(h) == 0
 
 
-@pytest.mark.parametrize("pester", [False, True])
-@pytest.mark.parametrize("server", ["receiver"], indirect=True)
-async def test_calls_a_busy_machine_held_back_teach_no_group_the_slow_pace(
-    server: FakeTelegram, production: AppFactory, fake_redis: Any, pester: bool
-) -> None:
-    """Where Telegram counts hands per receiver, calls that a busy machine held back reach
-    it together (every two seconds' calls at once), the members who are not to act tapping
-    *My cards* all together at every chance or not: the bot kept a margin on each burst,
-    so Telegram refuses nothing, and the group keeps the fast pace."""
-    server.limits = FloodLimits(clock=server.clock, ephemeral="receiver", busy=2.0)
-    h = await harness(server, production, fake_redis)
-    top, players = await quick_table(h, "durak", 3)
-    moves = await play_fast(top, players, MINUTE, seed=3, pester=pester)
-    assert [receiver(c.params) for c in floods(h)] == []
-    assert await learned(h) == 0
-    assert moves > GROUP_PER_MINUTE
-
-
 @pytest.mark.parametrize("server", ["receiver"], indirect=True)
 async def test_my_cards_and_the_switch_again_at_once_answer_an_alert_and_send_nothing(
-    server: FakeTelegram, production: AppFactory, fake_redis: Any, clock: Clock
+    harness: Harness, clock: Clock
 ) -> None:
-    """A player taps *My cards*, then at once *My cards* again and his hand's place switch:
-    both are answered at once with a short alert and send nothing; once the cooldown is
-    over, *My cards* brings his hand again."""
-    h = await harness(server, production, fake_redis)
+    """*My cards* or the switch again at once: an alert, nothing sent; later, the hand again."""
+    h = harness
     top, players = await quick_table(h, "durak", 3)
     await top.caught_up(players)
     bob = players[1]

@@ -23,58 +23,34 @@ def deep_link(top: Tabletop) -> str:
     return urls[0]
 
 
-async def test_a_user_who_never_opened_the_bot_joins_by_the_deep_link(harness: Harness) -> None:
+async def test_people_who_never_opened_the_bot_join_by_the_deep_link(harness: Harness) -> None:
+    """The creator and a joiner without a private chat are told so, then seated by the link."""
     h = harness
-    ann = h.user("Ann")
+    ann = h.user("Ann", started=False)
     bob = h.user("Bob", started=False, language_code="ru")
-    top = await opened(h, ann, "durak")
+    top = Tabletop(h, h.group())
+    await h.command(ann, top.group, "/newgame")
+    await top.tap_group(ann, Action.PICK, "d")
+    assert t("en", "join.need_private") in (top.table_message().text or ""), "she is told"
+    assert (await stored(h, top.group))["seats"] == []
+    url = deep_link(top)
+    assert url.startswith(f"https://t.me/{BOT_USERNAME}?start=")
+    await h.follow(ann, url)
+    assert t("en", "join.need_private") not in (top.table_message().text or "")
     answer = await top.join(bob)
     assert answer.text is None  # answered at once: the lobby then tells him what to do
     assert t("en", "join.need_private") in (top.table_message().text or "")
-    data = await stored(h, top.group)
-    assert [s["user_id"] for s in data["seats"]] == [ann.id]
-    url = deep_link(top)
-    assert url.startswith(f"https://t.me/{BOT_USERNAME}?start=")
-    await h.follow(bob, url)
-    data = await stored(h, top.group)
-    assert [s["user_id"] for s in data["seats"]] == [ann.id, bob.id]
+    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id]
+    await h.follow(bob, deep_link(top))
+    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id, bob.id]
     assert [m for m in h.screen(bob) if m.from_bot], "he got his private confirmation"
     await top.start(ann)
     await top.play_watched([ann, bob], 1)
 
 
-async def test_the_creator_without_a_private_chat_gets_the_link_too(harness: Harness) -> None:
-    h = harness
-    ann = h.user("Ann", started=False)
-    bob = h.user("Bob")
-    top = Tabletop(h, h.group())
-    await h.command(ann, top.group, "/newgame")
-    await top.tap_group(ann, Action.PICK, "f")
-    assert t("en", "join.need_private") in (top.table_message().text or ""), "he is told"
-    assert (await stored(h, top.group))["seats"] == []
-    await h.follow(ann, deep_link(top))
-    await top.join(bob)
-    assert len((await stored(h, top.group))["seats"]) == 2
-
-
-async def test_a_stale_or_forged_start_payload_joins_nobody(harness: Harness) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob", started=False)
-    top = await opened(h, ann, "durak")
-    await top.join(bob)
-    url = deep_link(top)
-    await h.command(ann, top.group, "/endgame")
-    await h.follow(bob, url)
-    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id]
-    for payload in ("garbage", "x_y_z", "-1_0_abcd", "A" * 64):
-        await h.private(bob, f"/start {payload}")
-    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id]
-    replies = [m.text for m in h.screen(bob) if m.from_bot]
-    assert len(replies) == 5, "each /start got an answer"
-    assert replies[0] == t("en", "tap.stale")  # the game is gone
-
-
-async def test_a_deep_link_to_a_game_that_started_without_him_says_so(harness: Harness) -> None:
+async def test_a_deep_link_to_a_game_started_or_ended_without_him_says_so(harness: Harness) -> None:
+    """His link, once the game started without him, says so; once it ended, it is stale; a
+    forged payload joins nobody either."""
     h = harness
     ann, cid = h.user("Ann"), h.user("Cid")
     bob = h.user("Bob", started=False, language_code="ru")
@@ -88,6 +64,14 @@ async def test_a_deep_link_to_a_game_that_started_without_him_says_so(harness: H
     reply = h.last(bob).text or ""
     assert reply == t("ru", "cmd.link_running")
     assert "уже началась" in reply and reply != t("ru", "tap.stale")
+    await h.command(ann, top.group, "/endgame")
+    await h.follow(bob, url)
+    for payload in ("garbage", "x_y_z", "-1_0_abcd", "A" * 64):
+        await h.private(bob, f"/start {payload}")
+    assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id, cid.id]
+    replies = [m.text for m in h.screen(bob) if m.from_bot]
+    assert len(replies) == 6, "each /start got an answer"
+    assert replies[1] == t("ru", "tap.stale")  # the game is gone
 
 
 @pytest.mark.telegram_complaints

@@ -1,10 +1,5 @@
-"""Probing for hidden cards with forged taps.
-
-A player with a modified client can send any move token. The alert he gets must not tell
-him anything about cards he may not know: it may name the card he named himself, but no
-other hidden card, and its wording must not depend on *where* a hidden card is (in a
-hand, the dummy's, the stock): otherwise asking about each card in turn maps the deck.
-"""
+"""Forged move tokens get alerts that name no hidden card but the one named, worded alike
+wherever a hidden card is: asking about each card in turn maps nothing."""
 
 from __future__ import annotations
 
@@ -33,9 +28,7 @@ def normalised(text: str, named: list[str]) -> str:
 
 
 def position_prefix(top: Tabletop, players: list[FakeUser], data: dict[str, Any]) -> str:
-    """What a move button's argument carries before the engine's token (a stamp of the
-    position), read off a button the bot offers now, so that forged taps reach the rules
-    instead of being refused as old."""
+    """The position stamp before the token on a button offered now: forged taps carry it."""
     game = registry.spec(data["kind"]).game.from_json(data["state"])
     for seat, user in enumerate(players):
         prompt = top.prompt(user)

@@ -1,9 +1,4 @@
-"""Two bot processes on one real Redis, and a restart mid-game.
-
-Two Applications share the real Redis (database REDIS_TEST_DB) and one fake Telegram, as
-two replicas behind one webhook would; a tap delivered to both at once must be applied
-exactly once, and a new process must carry on a game the old one left.
-"""
+"""Two bot processes on one real Redis, as two replicas behind one webhook, and a restart."""
 
 from __future__ import annotations
 
@@ -20,10 +15,8 @@ from bot.core.callbacks import Action, decode
 from bot.core.services import services
 from bot.core.store import LEASE_MS
 from bot.service.delivery import start
-from engine import cards, records
-from engine.base import Game
+from engine import cards, records, registry
 from engine.games.durak.game import Durak
-from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
@@ -35,6 +28,7 @@ from testing.tabletop import (
     Tabletop,
     action_of,
     game_for,
+    is_action,
     opened,
     playing,
     stored,
@@ -144,13 +138,9 @@ async def test_concurrent_games_in_one_process_do_not_mix(real_harness: Harness)
     for (top, _), n in zip(tables, moves, strict=True):
         data = await stored(h, top.group)
         assert data["phase"] == "finished"
-        assert records.replay(records.export(_game_of(data), data["played"]["moves"]))["finished"]
+        game = registry.spec(data["kind"]).game.from_json(data["state"])
+        assert records.replay(records.export(game, data["played"]["moves"]))["finished"]
         assert n > 0
-
-
-def _game_of(data: dict[str, Any]) -> Game:
-    cls: type[Game] = Durak if data["kind"] == "durak" else Football
-    return cls.from_json(data["state"])
 
 
 async def test_lobby_races_across_processes(
@@ -162,24 +152,16 @@ async def test_lobby_races_across_processes(
     players = [h.user(name) for name in ("Ann", "Bob", "Cid", "Dan")]
     top = await opened(h, players[0], "durak")
     lobby = top.table_message()
-    join = h.find(lobby, lambda b: decode(b.callback_data or "").action.name == "JOIN")
-    await asyncio.gather(
-        *(
-            h.tap_data(u, top.group.id, lobby.message_id, join.callback_data or "", app)
-            for u, app in zip(players[1:], (h.apps[0], second, h.apps[0]), strict=True)
-        )
-    )
+
+    def tap(user: FakeUser, action: Action, app: Any) -> Any:
+        data = h.find(top.table_message(), is_action(action)).callback_data or ""
+        return h.tap_data(user, top.group.id, lobby.message_id, data, app)
+
+    apps = (h.apps[0], second, h.apps[0])
+    await asyncio.gather(*(tap(u, Action.JOIN, a) for u, a in zip(players[1:], apps, strict=True)))
     data = await stored(h, top.group)
     assert sorted(s["user_id"] for s in data["seats"]) == sorted(u.id for u in players)
-    start = h.find(
-        top.table_message(), lambda b: decode(b.callback_data or "").action.name == "START"
-    )
-    answers = await asyncio.gather(
-        h.tap_data(
-            players[0], top.group.id, lobby.message_id, start.callback_data or "", h.apps[0]
-        ),
-        h.tap_data(players[0], top.group.id, lobby.message_id, start.callback_data or "", second),
-    )
+    answers = await asyncio.gather(*(tap(players[0], Action.START, a) for a in apps[:2]))
     data = await stored(h, top.group)
     assert data["phase"] == "playing" and data["played"]["moves"] == []
     assert sum(a.text is None for a in answers) == 1
@@ -189,15 +171,14 @@ async def test_lobby_races_across_processes(
         seat = [s["user_id"] for s in data["seats"]].index(user.id)
         hand = game.view(seat).hand
         shown = [m.text or "" for m in h.screen(user) if m.from_bot][-1]
-        assert all(cards_shown(card) in shown for card in hand)
+        assert all(cards.display(cards.parse(card)) in shown for card in hand)
 
 
 async def test_a_crowd_joining_a_full_lobby_from_two_processes(
     real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
 ) -> None:
-    """Joins race from two processes for football's last seat: the slow process's joiners
-    were sent their confirmation before the seat went. Each is told the game is full and
-    keeps no "you joined" message."""
+    """Joiners racing for football's last seat through a slow process are told the game is
+    full and keep no "you joined" message."""
     h = real_harness
     slow = await make_app(real_redis)
     held = slow.bot.request.hold = asyncio.Event()  # its Bot API calls wait for this
@@ -206,7 +187,7 @@ async def test_a_crowd_joining_a_full_lobby_from_two_processes(
     # A public group: the slow process asks Telegram whether each joiner is a member.
     top = await opened(h, ann, "football", h.group(username="cardnight"))
     lobby = top.table_message()
-    join = h.find(lobby, lambda b: decode(b.callback_data or "").action.name == "JOIN")
+    join = h.find(lobby, is_action(Action.JOIN))
 
     def tap(user: FakeUser, app: Any) -> Any:
         return h.tap_data(user, top.group.id, lobby.message_id, join.callback_data or "", app)
@@ -247,13 +228,8 @@ async def test_play_again_while_another_process_delivers_gets_a_new_group_messag
     await top.play(players, random.Random(4))
 
 
-def cards_shown(notation: str) -> str:
-    return cards.display(cards.parse(notation))
-
-
 def rendered(data: dict[str, Any], seat: int | None) -> str:
-    """What the bot's own views make of the stored table now (plain text, as Telegram
-    shows it): the oracle for "the screen is up to date", never for what may be shown."""
+    """The bot's own view of the stored table, as Telegram shows it: is the screen up to date?"""
     from bot.core.models import Table
     from bot.screens.views import group_screen, hand_screen
 
@@ -267,11 +243,8 @@ def rendered(data: dict[str, Any], seat: int | None) -> str:
 async def test_screens_end_on_the_newest_state_when_two_processes_race(
     real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
 ) -> None:
-    """Football set-up, both players at once: Ann's tap goes to a slow process (50 ms per
-    Bot API call), Bob's to a fast one. Ann's change is committed first; Bob's is committed
-    and shown while Ann's process is still talking to Telegram. Every message must end up
-    showing the newest state: an older render must never overwrite a newer one, and no
-    edit may repeat what a message already shows."""
+    """Ann's set-up tap through a slow process, Bob's through a fast one: no older render
+    overwrites a newer one, no edit repeats what a message shows."""
     h = real_harness
     slow = await make_app(real_redis, latency=0.05)
     ann, bob = players = [h.user("Ann"), h.user("Bob")]
@@ -300,9 +273,7 @@ async def test_screens_end_on_the_newest_state_when_two_processes_race(
 async def test_a_group_edit_deferred_before_a_restart_still_happens(
     server: FakeTelegram, make_app: AppFactory, real_redis: aioredis.Redis, clock: Clock
 ) -> None:
-    """With coalesced group edits (table_edit_interval > 0) a move may leave the group
-    edit for later in the process that is then stopped (a deploy). The group must still
-    come to show the newest state, as soon as it is due, without another move."""
+    """A coalesced group edit left for later by a process then stopped still comes when due."""
     h = Harness(server)
     h.redis = real_redis
     h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
@@ -333,10 +304,8 @@ async def until(clock: Clock, check: Callable[[], bool], what: str, seconds: flo
 async def test_a_process_that_dies_holding_delivery_work_holds_nothing_for_long(
     real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis, clock: Clock
 ) -> None:
-    """A move is committed by a process that dies (killed in a deploy) before it shows
-    anyone the new position: the next player never got his prompt. Once that process's
-    delivery lease has run out (it renews it no more), a live process brings the messages
-    up to date by itself within seconds; nobody can tap anything to make it happen."""
+    """A move committed by a process that died before showing it: once its lease runs out a
+    live process brings the next player his prompt, untapped."""
     h = real_harness
     players = [h.user("Ann"), h.user("Bob")]
     top = await playing(h, "durak", players)

@@ -12,7 +12,7 @@ import pytest
 from telegram import Update
 from telegram.ext import CommandHandler, ContextTypes
 
-from bot.core.keys import TABLE_SLOT, due_of
+from bot.core.keys import TABLE_SLOT, family_of
 from bot.core.limiter import Priority
 from bot.core.services import services
 from testing.clock import Clock
@@ -22,47 +22,34 @@ from testing.tabletop import Tabletop, game_for, stored, table_key
 
 
 async def group_shows_version(h: Harness, top: Tabletop) -> tuple[int, int]:
-    """(version the group message shows, version of the table), from the store's
-    documented layout (bot/core/keys.py: the ``m:table`` slot carries the version it shows)."""
+    """(the version the group message shows, as its slot says, the table's version)."""
     raw = await h.redis.hget(table_key(top.group), TABLE_SLOT)
     return json.loads(raw)["version"], (await stored(h, top.group))["version"]
 
 
 @pytest.mark.telegram_complaints
-async def test_flood_control_on_the_group_table_postpones_the_edit(
+async def test_flood_control_on_the_group_table_and_a_prompt_puts_them_off(
     harness: Harness, clock: Clock
 ) -> None:
     h = harness
     top, players = await game_for(h, "durak")
     table = top.table_message()
-    h.server.flood(
-        "editMessageText", retry_after=1, when=lambda p: p.get("chat_id") == top.group.id
-    )
+    actor = top.asked(players)
+    (waiting,) = [u for u in players if u is not actor]
+    for method, chat in (("editMessageText", top.group.id), ("sendMessage", waiting.id)):
+        h.server.flood(method, retry_after=1, when=lambda p, chat=chat: p.get("chat_id") == chat)
     before = table.text
     await top.step(players, random.Random(1))
     assert table.text == before, "Telegram refused the edit"
+    assert top.prompt(waiting) is None, "his prompt was refused by flood control"
     shown, current = await group_shows_version(h, top)
     assert shown < current
     await clock.advance(1.5)
     assert table.text != before
+    assert top.prompt(waiting) is not None, "it came once the flood was over"
     shown, current = await group_shows_version(h, top)
     assert shown == current
     await top.play(players, random.Random(2))
-    assert h.server.not_modified == 0
-
-
-@pytest.mark.telegram_complaints
-async def test_flood_control_on_a_prompt_sends_it_later(harness: Harness, clock: Clock) -> None:
-    h = harness
-    top, players = await game_for(h, "durak")
-    actor = top.asked(players)
-    (waiting,) = [u for u in players if u is not actor]
-    h.server.flood("sendMessage", retry_after=1, when=lambda p: p.get("chat_id") == waiting.id)
-    await top.step(players, random.Random(1))
-    assert top.prompt(waiting) is None, "his prompt was refused by flood control"
-    await clock.advance(1.5)
-    assert top.prompt(waiting) is not None, "it came once the flood was over"
-    await top.play(players, random.Random(3))
     assert h.server.not_modified == 0
 
 
@@ -118,15 +105,10 @@ async def test_a_bot_kicked_from_the_group_mid_game_lets_the_players_finish(
 
 
 @pytest.mark.telegram_complaints  # the injected flood control
-async def test_the_production_settings_ride_out_flood_control(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: object
-) -> None:
-    """As deployed: PTB's rate limiter on, group edits coalesced every 3 s. A message
-    refused by flood control is shown once it ends: the move it belonged to still
-    reaches its player."""
-    h = Harness(server)
-    h.redis = fake_redis
-    h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=3.0))
+@pytest.mark.settings(rate_limit=True, table_edit_interval=3.0)  # as deployed
+async def test_the_production_settings_ride_out_flood_control(harness: Harness) -> None:
+    """A message refused by flood control is shown once it ends: every move reaches its player."""
+    h = harness
     top, players = await game_for(h, "durak")
     await top.caught_up(players)
     rng = random.Random(11)
@@ -143,15 +125,13 @@ async def test_the_production_settings_ride_out_flood_control(
 
 
 @pytest.mark.telegram_complaints  # the injected flood control
+@pytest.mark.settings(rate_limit=True, table_edit_interval=0.0)
 async def test_flood_control_in_one_group_holds_up_no_other_chat(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: object, clock: Clock
+    harness: Harness, clock: Clock
 ) -> None:
-    """With the production rate limiter, Telegram's 429 for one group's edit comes back to
-    the bot at once: that edit is put off until flood control ends, instead of being waited
-    out inside the tap, which would hold the table and pause every other chat's calls."""
-    h = Harness(server)
-    h.redis = fake_redis
-    h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=0.0))
+    """One group's 429 puts its edit off, rather than being waited out in the tap and
+    holding every other chat's calls."""
+    h = harness
     (ta, pa), (tb, pb) = await game_for(h, "durak"), await game_for(h, "durak")
     await ta.caught_up(pa)
     await tb.caught_up(pb)
@@ -170,7 +150,8 @@ async def test_flood_control_in_one_group_holds_up_no_other_chat(
     assert limiter is not None
     (wait,) = await limiter.try_acquire([(ta.group.id, Priority.TABLE)])
     assert wait > 50
-    assert await h.redis.zscore(due_of(table_key(ta.group)), table_key(ta.group)) is not None
+    key = table_key(ta.group)
+    assert await h.redis.zscore(family_of(key).due, key) is not None
     assert tb.table_message().text != b_table  # the other group saw its move at once
     assert h.log_errors == []
 
@@ -203,8 +184,7 @@ def bot_log(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
 async def test_a_bad_gateway_is_one_warning_line(
     harness: Harness, caplog: pytest.LogCaptureFixture, page: bool
 ) -> None:
-    """A proxy's HTML 502 page (not JSON), or Telegram's own 502, on a call that no
-    handler catches: the error handler's one line, nothing from PTB's JSON parser."""
+    """A proxy's HTML 502 page or Telegram's own 502 on an uncaught call: one warning line."""
     h = harness
 
     async def uncaught(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

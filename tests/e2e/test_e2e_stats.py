@@ -1,7 +1,5 @@
-"""Standings end to end: games played in a group through the fake Bot API, then /stats in
-the group and in private, the result's Standings button, /forgetme, and a finished game
-delivered again (another process, a redelivered update) counted once; durak's variants on
-one board, a person's own figures split by variant."""
+"""Standings end to end: /stats in the group and in private, the Standings button, /forgetme,
+and every finished game counted once."""
 
 from __future__ import annotations
 
@@ -22,7 +20,7 @@ from bot.core.store import Store, Write
 from bot.service import delivery
 from bot.tables.stats.finished import Player
 from bot.tables.stats.keys import board_key, group_key, groups_key
-from bot.tables.stats.standings import Line, Standings, of
+from bot.tables.stats.standings import Standings, of
 from testing.chats import FakeGroup, FakeMessage, FakeUser
 from testing.clock import Clock
 from testing.harness import AppFactory, Harness, settle
@@ -60,9 +58,7 @@ async def test_games_in_a_group_make_its_board_and_everyones_own_figures(
     standings_button = is_action(Action.STANDINGS)
     assert any(standings_button(b) for b in result.buttons)
 
-    # Counting is a step after the commit that ends a game, not part of every delivery:
-    # delivering the table again (a tap on Record, a lease taken over) asks the standings
-    # nothing, and the result still says who moved up.
+    # Delivering the result again (Record, a lease taken over) asks the standings nothing.
     standings = of(services(h.app).store)
     asked, shown = standings.round_trips, result.text
     await top.tap_group(ann, Action.RECORD)
@@ -138,32 +134,34 @@ async def test_forgetme_erases_his_figures_after_a_confirmation(harness: Harness
 
 
 @pytest.mark.telegram_complaints  # the redelivered query cannot be answered twice
-async def test_a_finished_game_delivered_again_and_by_another_process_counts_once(
+async def test_a_finished_game_delivered_again_elsewhere_and_in_its_supergroup_counts_once(
     harness: Harness, make_app: AppFactory
 ) -> None:
+    """Its last tap redelivered to another process, the table delivered again by that one,
+    then moved to the group's supergroup and delivered there: one game, its deal's."""
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
-    group = h.group(creator=ann)
-    await play_series(Tabletop(h, group), [ann, bob], "football", 1)
+    old = h.group(kind="group", creator=ann)
+    await play_series(Tabletop(h, old), [ann, bob], "football", 1)
     other = await make_app(h.redis)  # a second process on the same Redis
-    # Telegram redelivers the last tap (same update, same query id) to the other process.
     last_tap = next(u for u in reversed(h.delivered) if "callback_query" in u)
-    await h.deliver(last_tap, other)
-    # And the other process delivers the finished table once more (a lease taken over).
-    assert delivery.start(services(other), table_key(group))
+    await h.deliver(last_tap, other)  # the same update, the same query id
+    assert delivery.start(services(other), table_key(old))  # a lease taken over
     await settle(other)
+    new = await h.upgrade(old)
+    assert (await stored(h, new))["chat_id"] == new.id  # the table followed, and was shown
+    standings = Standings(h.redis, 60)
     for user in (ann, bob):
-        figures = await Standings(h.redis, 60).in_group(group.id, user.id)
-        assert figures["football"].n == 1
-        overall, _ = await Standings(h.redis, 60).mine(user.id)
-        assert overall["football"].n == 1
+        assert await standings.in_group(old.id, user.id) == {}
+        assert (await standings.in_group(new.id, user.id))["football"].n == 1
+        assert (await standings.mine(user.id))[0]["football"].n == 1
+        assert await h.redis.smembers(groups_key(user.id)) == {str(new.id).encode()}
 
 
 async def test_a_game_whose_finishing_process_died_is_counted_by_another(
     harness: Harness, clock: Clock
 ) -> None:
-    """The process that committed the last move dies before delivering it: its lease runs
-    out, a live process delivers the finished table, and counts the game then."""
+    """A game whose finishing process died before delivering it is counted by the next."""
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
     group = h.group(creator=ann)
@@ -188,9 +186,7 @@ async def test_a_game_whose_finishing_process_died_is_counted_by_another(
 async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figures(
     real_harness: Harness, tmp_path: Path
 ) -> None:
-    """Three games in a group on the real Redis, each record taken with the Record button;
-    ``python -m bot.tables.stats rebuild`` on them clears the group's standings and counts them
-    again: the same figures as counted live."""
+    """``python -m bot.tables.stats rebuild`` on three games' records gives the live figures."""
     h = real_harness
     ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
     top = await playing(h, "durak", [ann, bob, cid], group=h.group(creator=ann))
@@ -218,11 +214,8 @@ async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figu
     assert cli.stdout.strip() == "3 games counted"
     assert await standings.board(top.group.id, "durak") == live
     for user in (ann, bob, cid):
-        assert await standings.in_group(top.group.id, user.id) == {"durak": live_line(live, user)}
-
-
-def live_line(lines: list[Line], user: FakeUser) -> Line:
-    return next(line for line in lines if line.uid == user.id)
+        mine = next(line for line in live if line.uid == user.id)
+        assert await standings.in_group(top.group.id, user.id) == {"durak": mine}
 
 
 async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) -> None:
@@ -240,25 +233,6 @@ async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) ->
     assert board.thread_id == topic  # posted where the game was played
     await h.command(ann, group, "/stats", thread=topic)  # replies to the topic's start
     assert h.last(group).text == board.text
-
-
-async def test_standings_follow_a_group_into_its_supergroup_and_count_no_game_twice(
-    harness: Harness,
-) -> None:
-    """The finished table moves to the new chat id and is delivered there again: its game
-    is known by its deal, not its chat, so it is not counted a second time."""
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    old = h.group(kind="group", creator=ann)
-    await play_series(Tabletop(h, old), [ann, bob], "football", 1)
-    new = await h.upgrade(old)
-    assert (await stored(h, new))["chat_id"] == new.id  # the table followed, and was shown
-    standings = Standings(h.redis, 60)
-    for user in (ann, bob):
-        assert await standings.in_group(old.id, user.id) == {}
-        assert (await standings.in_group(new.id, user.id))["football"].n == 1
-        assert (await standings.mine(user.id))[0]["football"].n == 1
-        assert await h.redis.smembers(groups_key(user.id)) == {str(new.id).encode()}
 
 
 async def test_every_variant_counts_on_one_board_and_splits_his_own_figures(

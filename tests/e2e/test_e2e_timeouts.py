@@ -1,10 +1,5 @@
-"""Turn timeouts (seeds/<game>.md §7.2): the prompt tells the turn time the lobby set (60 s
-by default), and a prompt with no time limit tells none.
-
-That a player who does not act within it has his move made for him is
-tests/e2e/test_e2e_computer.py's (``someone_away``: two turns run out, the group is told,
-he is away) and tests/bot/test_bot_computer.py's (test_a_person_who_times_out_twice_is_away).
-"""
+"""The prompt tells the turn time the lobby set (seeds/<game>.md §7.2), or none if unlimited;
+what a timeout does is test_e2e_computer.py's (``someone_away``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""A basic group upgraded to a supergroup mid-game (its chat id changes): the game goes
-on in the supergroup, whether the bot hears of it from Telegram's service messages or
-only from Telegram refusing the old chat id."""
+"""A basic group upgraded to a supergroup mid-game (a new chat id): the game goes on there."""
 
 from __future__ import annotations
 
@@ -76,8 +74,7 @@ async def test_a_lobby_follows_its_group_and_can_still_be_joined(harness: Harnes
 
 
 async def test_an_upgrade_cut_short_is_finished_by_the_next_notice(harness: Harness) -> None:
-    """The table was moved, then the process died before rewriting its chat id: Telegram's
-    second notice finds nothing to move but finishes the move."""
+    """A table moved by a process that died before rewriting its chat id: the next notice does."""
     h = harness
     top, players = await game_in_a_basic_group(h, 3)
     old = top.group
@@ -108,9 +105,7 @@ async def test_a_closed_private_chat_is_still_reopened_after_an_upgrade(harness:
 async def test_the_turn_deadline_follows_the_table_in_the_same_commit(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The process that rewrote the moved table dies at once after that commit: the
-    deadline of the player to act was committed with it, so his turn still times out in
-    the supergroup."""
+    """The turn's deadline moved in the commit that moved the table: it still times out."""
     h = harness
     players = [h.user("Ann"), h.user("Bob")]
     top = Tabletop(h, h.group(kind="group", creator=players[0]))

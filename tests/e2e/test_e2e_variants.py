@@ -1,7 +1,5 @@
-"""Durak as groups play it (seeds/durak.md §9), whole games through the fake Bot API:
-the variant picked in the lobby's settings, named wherever the game is, played by buttons
-with every hand in the group (ephemeral messages, the bot's default), and checked for
-leaks after every update; a computer seat in each variant."""
+"""Durak's variants (seeds/durak.md §9) picked in the lobby, named and played with the hands
+in the group; a computer seat in each."""
 
 from __future__ import annotations
 
@@ -13,7 +11,7 @@ import pytest
 from bot.core.callbacks import Action
 from bot.tables import games
 from engine.games.durak.game import Durak
-from testing.chats import FakeGroup, FakeUser
+from testing.chats import Button, FakeGroup, FakeMessage, FakeUser
 from testing.computers import lobby_with_computers, play_people
 from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import Harness
@@ -24,11 +22,8 @@ TRANSFER = "↪️ "  # a transfer button's label starts so (durak.btn.transfer)
 
 @pytest.fixture
 def deals(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
-    """Seeds the deals: the bot shuffles with a fresh random seed at each start, so a test
-    that waits for what only some deals bring (a transfer, beats on two attack cards)
-    would pass or fail by the deal. ``deals(seed)``: every game the test starts is dealt
-    from ``random.Random(seed)``, so its buttons, and the seeded taps among them, are
-    the same at every run."""
+    """``deals(seed)``: every game is dealt from ``random.Random(seed)``, so that what only
+    some deals bring (a transfer) comes at every run."""
 
     def seed(value: int) -> None:
         start = games.start
@@ -65,12 +60,26 @@ class Seen:
         self.several_unbeaten = 0  # prompts offering beats on more than one attack card
 
 
-async def play_watched(
-    top: Tabletop, players: list[FakeUser], seed: int, seen: Seen | None = None
-) -> Seen:
-    """Plays to the end, a transfer tapped most times one is offered, every other move a
-    seeded-random button; checks for leaks after every update."""
-    seen = seen or Seen()
+async def narrated_transfer(
+    top: Tabletop, players: list[FakeUser], user: FakeUser, message: FakeMessage, pick: Button
+) -> None:
+    """``user`` transfers: it is offered and narrated, and the attack passes on."""
+    assert "transfer with ↪️" in (message.text or "")
+    assert f"➡️ {user.first_name} beats, transfers or takes." in (top.table_message().text or "")
+    old = (await game_of(top)).view(None)
+    assert (await top.h.tap(user, message, pick.__eq__)).text is None
+    new = (await game_of(top)).view(None)
+    assert new.attacker == old.defender and new.defender != old.defender
+    defender = players[new.defender]  # type: ignore[index]
+    assert f"{user.first_name} transfers with" in (top.table_message().text or "")
+    assert f"to {defender.first_name}." in (top.table_message().text or "")
+    assert top.prompt(defender) is not None, "the new defender is asked at once"
+
+
+async def play_watched(top: Tabletop, players: list[FakeUser], seed: int) -> Seen:
+    """Plays to the end, a transfer mostly taken when offered (the first one's narration
+    checked), checking for leaks."""
+    seen = Seen()
     rng = random.Random(seed)
     watch = LeakWatch(top)
     await watch.check()
@@ -87,9 +96,12 @@ async def play_watched(
         if transfers:
             seen.transfers_offered += 1
         pick = rng.choice(transfers if transfers and rng.random() < 0.7 else buttons)
+        if pick in transfers and not seen.transfers_made:
+            await narrated_transfer(top, players, user, message, pick)
+        else:
+            answer = await top.h.tap(user, message, pick.__eq__)
+            assert answer.text is None, f"{pick.text} refused: {answer.text}"
         seen.transfers_made += pick in transfers
-        answer = await top.h.tap(user, message, pick.__eq__)
-        assert answer.text is None, f"{pick.text} refused: {answer.text}"
         await watch.check()
     raise AssertionError("the game did not end")
 
@@ -119,38 +131,6 @@ async def test_perevodnoy_played_to_the_end_with_hands_in_the_group(
     assert document.document is not None
     assert document.document["file_name"].startswith("perevodnoy-durak-36-cards-")
     assert document.caption == "🃏 Perevodnoy durak · 36 cards"
-
-
-async def test_a_transfer_is_narrated_and_passes_the_attack_on(
-    group_harness: Harness, deals: Callable[[int], None]
-) -> None:
-    h = group_harness
-    deals(9)
-    players = strangers(h, 3, ("en",))
-    top = await variant_lobby(h, players, ["m", "x"])
-    await top.start(players[0])
-    rng = random.Random(9)
-    for _ in range(400):
-        assert not top.finished(), "no transfer came in a whole game"
-        asked = [(u, m) for u in players if (m := top.prompt(u)) is not None]
-        user, message = rng.choice(asked)
-        transfer = next((b for b in message.buttons if b.text.startswith(TRANSFER)), None)
-        if transfer is None:
-            await top.step(players, rng)
-            continue
-        assert "transfer with ↪️" in (message.text or "")
-        status = f"➡️ {user.first_name} beats, transfers or takes."
-        assert status in (top.table_message().text or "")
-        before = await game_of(top)
-        await h.tap(user, message, transfer.__eq__)
-        after = await game_of(top)
-        old, new = before.view(None), after.view(None)
-        assert new.attacker == old.defender and new.defender != old.defender
-        defender = players[new.defender]  # type: ignore[index]
-        assert f"{user.first_name} transfers with" in (top.table_message().text or "")
-        assert f"to {defender.first_name}." in (top.table_message().text or "")
-        assert top.prompt(defender) is not None, "the new defender is asked at once"
-        return
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,5 @@
-"""The bot as users install it: the wheel built from the source tree, installed with the
-runtime lock alone in a fresh venv, run from outside the source tree, and driven through
-the fake Bot API: the Mini App's page and files served, /rules in three languages and a
-game to the end.
-
-The steps are the Dockerfile's, one for one (no container engine runs here, so this test
-is that file's check): build the wheel, make a venv, install requirements-runtime.lock,
-install the wheel without dependencies, ``pip check``, ``python -m bot``. The packages come
-from a wheelhouse fetched once per lock (:func:`_wheelhouse`). One test, as it is slow.
-"""
+"""The bot as users install it, by the Dockerfile's steps one for one (this test is that file's
+check): the wheel in a fresh venv with the runtime lock alone, run outside the source tree."""
 
 from __future__ import annotations
 
@@ -58,11 +50,7 @@ def _wheelhouse(pip: tuple[str, ...]) -> Path:
 
 
 def _install(tmp: Path) -> Path:
-    """The Dockerfile's steps 1-5; the venv's python.
-
-    This process's pip installs into the venv (``--python``), which is made without one of
-    its own, and nothing is compiled to bytecode ahead: the bot compiles what it imports.
-    Both spare seconds of CPU that the steps do not need to be checked."""
+    """The Dockerfile's steps 1-5, by this process's pip, nothing compiled ahead: its python."""
     src = tmp / "src"
     src.mkdir()
     for name in SOURCES:

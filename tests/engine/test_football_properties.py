@@ -15,6 +15,7 @@ from engine.base import IllegalMove
 from engine.games.football.game import Football
 from engine.games.football.rules import HOME, FootballOptions, Move
 from engine.games.football.view import FootballView
+from testing.contract import cards_named
 
 games = st.builds(
     lambda seed, decks, size: Football.new(
@@ -63,7 +64,7 @@ def check_view(g: Football, view: FootballView, seat: int | None) -> None:
     own_hand = seat is not None and not view.setup_done[seat]
     assert view.hand == (cards.to_strs(g.hand(seat)) if own_hand and seat is not None else [])
     # No card anywhere in the view beyond what the seat may know: the piles are counts.
-    assert Counter(_cards_in(view.model_dump())) <= known(g, seat)
+    assert cards_named(view.model_dump(mode="json")) <= known(g, seat)
 
 
 def known(g: Football, seat: int | None) -> Counter[str]:
@@ -84,20 +85,6 @@ def known(g: Football, seat: int | None) -> Counter[str]:
     seen += state["goals"][0] + state["goals"][1] + state["out"]
     ball = g.summary()["ball"]
     return Counter(cards.to_strs(seen) + ([ball] if ball else []))
-
-
-def _cards_in(value: object) -> list[str]:
-    if isinstance(value, str):
-        try:
-            cards.parse(value)
-        except ValueError:
-            return []
-        return [value]
-    if isinstance(value, dict):
-        return [c for k, v in value.items() if k not in ("players", "phase") for c in _cards_in(v)]
-    if isinstance(value, list):
-        return [c for v in value for c in _cards_in(v)]
-    return []
 
 
 def check_places(g: Football) -> None:

@@ -21,7 +21,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -33,7 +33,7 @@ from engine.games.durak.players.search import BUDGET, hard
 from engine.records import export, replay
 from engine.series import Carry
 from engine.spec import GameSpec
-from testing.contract import check_views, combinations
+from testing.contract import TWO_GAMES, check_views, combinations
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 MAX_DECISIONS = 5000  # far above any game of either kind
@@ -184,14 +184,7 @@ def _quick_hard(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_random_games_keep_the_contract(name: str, options: BaseModel) -> None:
     spec = registry.GAMES[name]
 
-    @settings(
-        # Two games per combination: hypothesis's simplest case first (the smallest table,
-        # seed 0), then a random one.
-        max_examples=2,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
+    @TWO_GAMES
     @given(deals(spec, options))
     def check(case: tuple[Game, int]) -> None:
         game, seed = case
@@ -221,12 +214,15 @@ def test_a_finished_game_counts_for_the_series_and_the_standings(name: str) -> N
             assert all(value >= 0 for value in outcome.figures(seat).values())
 
 
+def _smallest_deal(spec: GameSpec, seed: int) -> Game:
+    """A series' first game of ``spec``'s default options at its smallest table."""
+    players = NAMES[: spec.players(spec.options())[0]]
+    return spec.deal(spec.options(), players, Carry(True), random.Random(seed), seed)[0]
+
+
 @pytest.mark.parametrize("name", list(registry.GAMES))
 def test_a_token_or_record_of_no_move_is_malformed(name: str) -> None:
-    spec = registry.GAMES[name]
-    game, _ = spec.deal(
-        spec.options(), NAMES[: spec.players(spec.options())[0]], Carry(True), random.Random(1), 1
-    )
+    game = _smallest_deal(registry.GAMES[name], 1)
     for token in ("", "?", "x" * 41, "\u00e9"):
         with pytest.raises(MalformedRecord):
             game.move_from_token(token, 0)
@@ -276,12 +272,6 @@ def test_a_view_that_leaks_fails_the_contract(name: str, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(spec.game, "view", leaky)
     for seed in range(5):
-        game, _ = spec.deal(
-            spec.options(),
-            NAMES[: spec.players(spec.options())[0]],
-            Carry(True),
-            random.Random(seed),
-            seed,
-        )
+        game = _smallest_deal(spec, seed)
         with pytest.raises(AssertionError, match="may not know"):
             _play(spec, game, random.Random(seed))

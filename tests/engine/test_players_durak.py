@@ -25,27 +25,8 @@ from engine.games.durak.rules import EARLY_LIMIT, HAND, DurakMove, DurakOptions
 from engine.games.durak.rules import DurakActor as Actor
 from engine.records import export
 from engine.registry import GAMES
-from testing.durak_games import c, constructed, new_game, state
-
-
-def play(
-    game: Durak, levels: list[str], seed: int, stop: int | None = None
-) -> tuple[list[Event], list[DurakMove]]:
-    """Play with the given level per seat (to the end, or ``stop`` decisions)."""
-    events: list[Event] = []
-    moves: list[DurakMove] = []
-    while not game.is_finished() and (stop is None or len(moves) < stop):
-        actor = game.to_act()
-        assert actor is not None
-        legal = game.legal_moves()
-        move = choose(
-            "durak", game.view(actor.player), legal, events, levels[actor.player], seed + len(moves)
-        )
-        assert move in legal
-        moves.append(move)
-        events.extend(game.apply(move))
-    return events, moves
-
+from testing.durak_games import c, laid, new_game, play_levels, state, turn
+from testing.durak_positions import move
 
 # ---------------------------------------------------------------------- legality
 
@@ -59,10 +40,7 @@ def test_hard_plays_whole_games_legally(monkeypatch: pytest.MonkeyPatch) -> None
         game = new_game(seed, players, dummy_plays)
         events: list[Event] = []
         while not game.is_finished():
-            actor = game.to_act()
-            assert actor is not None
-            legal = game.legal_moves()
-            view = game.view(actor.player)
+            actor, view, legal = turn(game)
             if actor.player == 0 and len(legal) > 1:
                 seen = seen_from_view(view, Memory.of(events))
                 move = search(view, seen, legal, seed, budget=40, nodes=100, styles=True)
@@ -85,17 +63,15 @@ def test_levels_are_listed() -> None:
 @pytest.mark.parametrize("level", ["easy", "normal", "hard"])
 def test_same_inputs_same_move(level: str) -> None:
     game = new_game(3, 3)
-    events, _ = play(game, ["normal"] * 3, 3, stop=9)
-    actor = game.to_act()
-    assert actor is not None
-    view, legal = game.view(actor.player), game.legal_moves()
+    events, _ = play_levels(game, ["normal"] * 3, 3, stop=9)
+    _, view, legal = turn(game)
     picks = {choose("durak", view, legal, events, level, 42) for _ in range(3)}
     assert len(picks) == 1
 
 
 def test_whole_normal_games_repeat_exactly() -> None:
-    first = play(new_game(8, 4), ["normal"] * 4, 8)[1]
-    again = play(new_game(8, 4), ["normal"] * 4, 8)[1]
+    first = play_levels(new_game(8, 4), ["normal"] * 4, 8)[1]
+    again = play_levels(new_game(8, 4), ["normal"] * 4, 8)[1]
     assert first == again
 
 
@@ -113,15 +89,13 @@ def positions(
         rng = random.Random(seed)
         events: list[Event] = []
         while not game.is_finished():
-            legal = game.legal_moves()
+            _, view, legal = turn(game)
             if len(legal) > 1 and rng.random() < 0.08:
                 yield Durak.from_json(game.to_json()), list(events)
                 count -= 1
                 if count == 0:
                     return
-            actor = game.to_act()
-            assert actor is not None
-            move = choose("durak", game.view(actor.player), legal, events, "normal", seed)
+            move = choose("durak", view, legal, events, "normal", seed)
             events.extend(game.apply(move))
         seed += 1
 
@@ -131,9 +105,7 @@ def decisions(
 ) -> Iterator[tuple[Durak, list[Event], Actor, Any, Seen]]:
     """:func:`positions` with who acts there, his view and what his seat knows."""
     for game, events in positions(count, players, dummy_plays, options):
-        actor = game.to_act()
-        assert actor is not None
-        view = game.view(actor.player)
+        actor, view, _ = turn(game)
         yield game, events, actor, view, seen_from_view(view, Memory.of(events))
 
 
@@ -212,6 +184,11 @@ def test_the_true_deal_rebuilds_the_same_game(
         assert capped  # some of them before the first discard, at the cap of five
 
 
+SEEN_FIELDS = ["actor", "hand", "own", "dummy_hand", "table", "stock", "counts", "known", "unseen"]
+SEEN_FIELDS += ["attacker", "defender", "phase", "controller", "out", "takes"]
+IN_ANY_ORDER = {"actor", "hand", "own", "dummy_hand", "stock"}
+
+
 @pytest.mark.parametrize(
     ("players", "dummy_plays", "options"),
     [(2, True, None), (3, False, None), (4, True, None), *SEED_AND_VARIANTS[3:]],
@@ -232,20 +209,11 @@ def test_simulated_players_see_what_their_view_shows(
             assert now is not None
             mirrored = mirror.seen(now)
             real = seen_from_view(sim.view(now.player), Memory.of(history))
-            for name in ("actor", "hand", "own", "dummy_hand", "table", "stock", "counts"):
+            for name in SEEN_FIELDS:
                 got, want = getattr(mirrored, name), getattr(real, name)
-                if isinstance(want, list) and name != "table" and name != "counts":
+                if isinstance(want, list) and name in IN_ANY_ORDER:
                     got, want = sorted(got), sorted(want)
                 assert got == want, name
-            assert mirrored.known == real.known
-            assert mirrored.unseen == real.unseen
-            assert (mirrored.attacker, mirrored.defender, mirrored.phase) == (
-                real.attacker,
-                real.defender,
-                real.phase,
-            )
-            assert mirrored.controller == real.controller and mirrored.out == real.out
-            assert mirrored.takes == real.takes
             legal = sim.legal_moves()
             new = sim.apply(legal[rng.randrange(len(legal))])
             mirror.update(new)
@@ -257,7 +225,7 @@ def test_simulated_players_see_what_their_view_shows(
 
 def test_public_events_are_what_apply_returned() -> None:
     game = new_game(4, 3)
-    events, moves = play(game, ["normal", "easy", "normal"], 4)
+    events, moves = play_levels(game, ["normal", "easy", "normal"], 4)
     record = export(game, [game.move_to_record(m) for m in moves])
     assert public_events(record) == events
     assert events[-1] == Event("finished", {"fool": game.result()["fool"]})  # type: ignore[index]
@@ -265,82 +233,46 @@ def test_public_events_are_what_apply_returned() -> None:
 
 # ---------------------------------------------------------------------- heuristics
 
+PEREVODNOY = {"dummy": False, "transfer": True}
+
 
 def normal_move(game: Durak) -> DurakMove:
-    actor = game.to_act()
-    assert actor is not None
-    return choose("durak", game.view(actor.player), game.legal_moves(), [], "normal", 0)  # type: ignore[no-any-return]
+    _, view, legal = turn(game)
+    return choose("durak", view, legal, [], "normal", 0)  # type: ignore[no-any-return]
 
 
-def test_leads_the_lowest_plain_card() -> None:
-    game = constructed(
-        [["KD", "9C", "6H", "7S", "AS", "10C"], ["6S", "8S", "QC", "JD", "7D", "AD"], []],
-        trump="9H",
-        stock=10,
-    )
-    assert normal_move(game) == DurakMove(0, False, "attack", (c("7S"),))
+TAKER = "KD 9C 6C 7C AD/AH 6S 7S 10D JC 8D/"  # the ace of trumps beats the nine of spades
+QUEEN = "KD 9C 7C AD 10C/QH 8D 10D JC 6D AC/"
+# Positions and what normal plays there: the hands of seat 0, seat 1 and the dummy, the trump
+# card, the cards left in the stock, the table (testing.durak_games.laid) and the move. With
+# the stock gone a take is what loses games: then the ace of trumps is spent. Seat 1 took
+# 8D and 10D earlier: a 7D thrown in would be beaten for sure, a 9C perhaps not.
+# In perevodnoy (hearts trump) passing the nine on is cheaper than any card that beats it,
+# and the attacker has two cards to beat then; two sevens only the seven of trumps beats go
+# on to the attacker, who must then beat three. A trump passed on may end in the attacker's
+# hand, beaten with it is gone for good; the queen of trumps early is worth a take.
+HEURISTICS = {
+    "lead_low": ("KD 9C 6H 7S AS 10C/6S 8S QC JD 7D AD/", "9H", 10, "", "a7S"),
+    "lead_a_trump_if_all_are": ("KH 6H 10H/6S 8S QC JD 7D AD/", "9H", 0, "", "a6H"),
+    "beat_cheap": ("KD 9C 6C 7C AD/AS QS 9S 7H 10D JC/", "9H", 10, "8S", "b8S9S"),
+    "beat_with_a_low_trump": ("KD 9C 6C 7C AD/KH 6S 7H 10D JC 8D/", "9H", 10, "10S", "b10S7H"),
+    "take_rather_than_burn_a_high_trump_early": (TAKER, "9H", 12, "9S", "t"),
+    "burn_it_once_the_stock_is_gone": (TAKER, "9H", 0, "9S", "b9SAH"),
+    "throw_unbeatable": ("7D 9C KH AS/8D 10D 6S QS JH/", "6H", 8, "7S>9S", None, "/8D 10D/", "w9C"),
+    "keep_trumps_early": ("7H KD AS/8D 10D 6S QS JC/", "6H", 8, "7S>9S", "p"),
+    "transfer": ("KD 9C 7C AD 10C/9D 10S 7S JC 8D AC/", "6H", 12, "9S", PEREVODNOY, "r9D"),
+    "low_trump_on": ("KD 9C 7D AD 10C/7H 8D 10D JD 6D 9D/", "6H", 12, "7S 7C", PEREVODNOY, "r7H"),
+    "keep_trump": ("KD 9C 7C AD 10C/7H 8D 10D JC 6D AC/", "6H", 12, "7S", PEREVODNOY, "b7S7H"),
+    "take_rather_than_pass_a_queen": (QUEEN, "6H", 12, "QS", PEREVODNOY, "t"),
+    "spend_it_once_the_stock_is_gone": (QUEEN, "6H", 0, "QS", PEREVODNOY, "bQSQH"),
+}
 
 
-def test_leads_a_trump_only_when_it_holds_nothing_else() -> None:
-    game = constructed(
-        [["KH", "6H", "10H"], ["6S", "8S", "QC", "JD", "7D", "AD"], []], trump="9H", stock=0
-    )
-    assert normal_move(game) == DurakMove(0, False, "attack", (c("6H"),))
-
-
-def test_beats_with_the_cheapest_card() -> None:
-    game = constructed(
-        [["KD", "9C", "6C", "7C", "AD"], ["AS", "QS", "9S", "7H", "10D", "JC"], []],
-        trump="9H",
-        stock=10,
-        table=[("8S", None)],
-        phase="defend",
-    )
-    assert normal_move(game) == DurakMove(1, False, "beat", (c("8S"), c("9S")))
-
-
-def test_beats_with_the_lowest_trump_when_it_must() -> None:
-    game = constructed(
-        [["KD", "9C", "6C", "7C", "AD"], ["KH", "6S", "7H", "10D", "JC", "8D"], []],
-        trump="9H",
-        stock=10,
-        table=[("10S", None)],
-        phase="defend",
-    )
-    assert normal_move(game) == DurakMove(1, False, "beat", (c("10S"), c("7H")))
-
-
-def test_takes_rather_than_burn_a_high_trump_early() -> None:
-    hands = [["KD", "9C", "6C", "7C", "AD"], ["AH", "6S", "7S", "10D", "JC", "8D"], []]
-    early = constructed(hands, trump="9H", stock=12, table=[("9S", None)], phase="defend")
-    assert normal_move(early) == DurakMove(1, False, "take")
-    # With the stock gone a take is what loses games: now the ace of trumps is spent.
-    late = constructed(hands, trump="9H", stock=0, table=[("9S", None)], phase="defend")
-    assert normal_move(late) == DurakMove(1, False, "beat", (c("9S"), c("AH")))
-
-
-def test_throws_in_the_rank_the_defender_cannot_beat() -> None:
-    # Seat 1 took 8D and 10D earlier: a 7D would be beaten for sure, a 9C perhaps not.
-    game = constructed(
-        [["7D", "9C", "KH", "AS"], ["8D", "10D", "6S", "QS", "JH"], []],
-        trump="6H",
-        stock=8,
-        table=[("7S", "9S")],
-        phase="throw",
-        known=[[], ["8D", "10D"], []],
-    )
-    assert normal_move(game) == DurakMove(0, False, "throw", (c("9C"),))
-
-
-def test_passes_rather_than_throw_in_a_trump_early() -> None:
-    game = constructed(
-        [["7H", "KD", "AS"], ["8D", "10D", "6S", "QS", "JC"], []],
-        trump="6H",
-        stock=8,
-        table=[("7S", "9S")],
-        phase="throw",
-    )
-    assert normal_move(game) == DurakMove(0, False, "pass")
+@pytest.mark.parametrize("row", HEURISTICS.values(), ids=HEURISTICS)
+def test_normal_plays_as_a_club_player_would(row: tuple[Any, ...]) -> None:
+    *position, token = row
+    game = laid(*position)
+    assert normal_move(game) == move(game, token)
 
 
 @pytest.mark.parametrize("level", ["normal", "hard"])
@@ -356,10 +288,10 @@ def test_finds_the_escape_in_an_open_endgame(level: str) -> None:
         full = state(game)
         world = World([list(h) for h in full["hands"]], [], list(full["discard"]))
         outcomes = {}
-        for move in game.legal_moves():
+        for choice in game.legal_moves():
             sim, mirror = Position(view, seen).game(world), Mirror(seen, world)
-            mirror.update(sim.apply(move))
-            outcomes[move] = playout(sim, mirror, actor.player, club)[0]
+            mirror.update(sim.apply(choice))
+            outcomes[choice] = playout(sim, mirror, actor.player, club)[0]
         if len({o == actor.player for o in outcomes.values()}) < 2:
             continue  # every move wins, or every move loses
         chosen = choose("durak", view, game.legal_moves(), events, level, 0)
@@ -408,8 +340,7 @@ def test_hidden_cards_elsewhere_do_not_change_the_move(
     monkeypatch.setattr(durak_computer, "hard", quick)
     swapped = 0
     for game, events in positions(20, players, dummy_plays, options):
-        actor = game.to_act()
-        assert actor is not None
+        actor, _, _ = turn(game)
         full = state(game)
         mine = {actor.player, players} if full["controller"] == actor.player else {actor.player}
         secrets = [
@@ -445,73 +376,11 @@ def test_hidden_cards_elsewhere_do_not_change_the_move(
     assert swapped == 5
 
 
-# ---------------------------------------------------------------------- transfers
-
-PEREVODNOY = {"dummy": False, "transfer": True}
-
-
-def defence(hand: list[str], attack: str, stock: int = 12) -> Durak:
-    """Seat 1 defends ``attack`` with ``hand`` in perevodnoy, hearts trump (the six of
-    hearts face up under the stock)."""
-    attacker = ["KD", "9C", "7C", "AD", "10C"]
-    return constructed(
-        [attacker, hand, []],
-        trump="6H",
-        stock=stock,
-        table=[(attack, None)],
-        phase="defend",
-        options=PEREVODNOY,
-    )
-
-
-def test_passes_the_attack_on_with_a_plain_card() -> None:
-    # Cheaper than any card that beats it, and the attacker has two cards to beat now.
-    game = defence(["9D", "10S", "7S", "JC", "8D", "AC"], "9S")
-    assert normal_move(game) == DurakMove(1, False, "transfer", (c("9D"),))
-
-
-def test_passes_a_low_trump_on_rather_than_take() -> None:
-    # Two sevens to beat and only the seven of hearts beats either: a take, unless the
-    # seven goes on to the attacker, who must then beat three.
-    game = constructed(
-        [["KD", "9C", "7D", "AD", "10C"], ["7H", "8D", "10D", "JD", "6D", "9D"], []],
-        trump="6H",
-        stock=12,
-        table=[("7S", None), ("7C", None)],
-        phase="defend",
-        options=PEREVODNOY,
-    )
-    assert normal_move(game) == DurakMove(1, False, "transfer", (c("7H"),))
-
-
-def test_keeps_a_trump_it_would_only_hand_over() -> None:
-    # Passed on, the trump may end in the attacker's hand; beaten with, it is gone for
-    # good.  And the queen of trumps early is worth a take, passed on or beaten with.
-    low = defence(["7H", "8D", "10D", "JC", "6D", "AC"], "7S")
-    assert normal_move(low) == DurakMove(1, False, "beat", (c("7S"), c("7H")))
-    hand = ["QH", "8D", "10D", "JC", "6D", "AC"]
-    assert normal_move(defence(hand, "QS")) == DurakMove(1, False, "take")
-    assert normal_move(defence(hand, "QS", stock=0)) == DurakMove(
-        1, False, "beat", (c("QS"), c("QH"))
-    )
-
-
 def test_hard_finds_the_transfer_that_escapes() -> None:
     # From a game against greedy (seed 86): diamonds trump, the stock gone, seat 0 led
     # the seven of spades.  Beating it, with the ten of spades as normal does, leaves
     # seat 1 the fool against best play; passing it on with the seven of trumps is the
     # only move that escapes, and hard's search, on the engine's own rules, finds it.
-    game = constructed(
-        [["7H", "KC", "KD"], ["JD", "AD", "7D", "10S", "6S", "8D"], []],
-        trump="KD",
-        stock=0,
-        table=[("7S", None)],
-        phase="defend",
-        known=[["KD"], [], []],
-        options=PEREVODNOY,
-    )
-    legal = game.legal_moves()
-    assert normal_move(game) == DurakMove(1, False, "beat", (c("7S"), c("10S")))
-    assert choose("durak", game.view(1), legal, [], "hard", 0) == DurakMove(
-        1, False, "transfer", (c("7D"),)
-    )
+    game = laid("7H KC KD/JD AD 7D 10S 6S 8D/", "KD", 0, "7S", PEREVODNOY, "KD//")
+    assert normal_move(game) == move(game, "b7S10S")
+    assert choose("durak", game.view(1), game.legal_moves(), [], "hard", 0) == move(game, "r7D")

@@ -18,10 +18,7 @@ from engine.games.football.rules import HOME, FootballOptions, Move
 from engine.games.football.view import FootballView
 from engine.records import export
 from engine.registry import GAMES
-
-
-def c(text: str) -> Card:
-    return cards.parse(text)
+from testing.football_deals import c
 
 
 def brute(pitch: Pitch, ball: Card, row: int, col: int, pool: Counter[Card]) -> Fraction:
@@ -66,80 +63,42 @@ def small_pool() -> Counter[Card]:
     return Counter(c(t) for t in ["6S", "7S", "8H", "9H", "6D", "JD", "QC", "KC", "AH", "10S"])
 
 
+# (rows from the attacker's side, "." face down; keeper; ball; (row, column) the ball is on)
 CONSTRUCTED = [
-    # (rows from the attacker's side, keeper, ball, (row, column) the ball stands on)
-    (
-        (
-            ("6H", "7C", "8D", "9S"),
-            (None, None, "KS", None),
-            (None, "QH", None, None),
-            (None, None, None, None),
-        ),
-        None,
-        "7H",
-        (0, 0),
-    ),
-    (
-        (
-            ("6H", "7C", "8D", "9S"),
-            ("AS", None, None, "10C"),
-            (None, None, None, None),
-            ("JC", None, None, None),
-        ),
-        None,
-        "9C",
-        (0, 1),
-    ),
-    (
-        (
-            ("6H", "7C", "8D", "9S"),
-            (None, None, None, None),
-            ("6C", None, "KD", None),
-            (None, "QS", None, None),
-        ),
-        "AS",
-        "8S",
-        (1, 2),
-    ),
-    (
-        (
-            ("6H", "7C", "8D", "9S"),
-            ("7D", None, None, "7S"),
-            (None, "QD", None, None),
-            (None, None, None, None),
-        ),
-        "10D",
-        "7D",
-        (0, 3),
-    ),
+    ("6H 7C 8D 9S/. . KS ./. QH . ./. . . .", None, "7H", (0, 0)),
+    ("6H 7C 8D 9S/AS . . 10C/. . . ./JC . . .", None, "9C", (0, 1)),
+    ("6H 7C 8D 9S/. . . ./6C . KD ./. QS . .", "AS", "8S", (1, 2)),
+    ("6H 7C 8D 9S/7D . . 7S/. QD . ./. . . .", "10D", "7D", (0, 3)),
 ]
+
+
+def pitch(rows: str, keeper: str | None = None) -> Pitch:
+    return Pitch(
+        tuple(tuple(None if x == "." else c(x) for x in row.split()) for row in rows.split("/")),
+        None if keeper is None else c(keeper),
+    )
 
 
 @pytest.mark.parametrize(("rows", "keeper", "ball", "at"), CONSTRUCTED)
 def test_chance_equals_brute_force_enumeration(
-    rows: tuple[tuple[str | None, ...], ...], keeper: str | None, ball: str, at: tuple[int, int]
+    rows: str, keeper: str | None, ball: str, at: tuple[int, int]
 ) -> None:
-    pitch = Pitch(
-        tuple(tuple(None if x is None else c(x) for x in r) for r in rows),
-        None if keeper is None else c(keeper),
-    )
+    field = pitch(rows, keeper)
     pool = small_pool()
-    exact = chance_from(pitch, c(ball), at[0], at[1], pool)
-    assert exact == brute(pitch, c(ball), at[0], at[1], pool)
+    exact = chance_from(field, c(ball), at[0], at[1], pool)
+    assert exact == brute(field, c(ball), at[0], at[1], pool)
     assert 0 < exact < 1
     for col in reachable(at[1]):
-        step = advance_chance(pitch, c(ball), at[0], col, pool)
-        assert step == brute_step(pitch, c(ball), at[0] + 1, col, pool)
+        step = advance_chance(field, c(ball), at[0], col, pool)
+        assert step == brute_step(field, c(ball), at[0] + 1, col, pool)
 
 
 def test_duplicate_cards_count_by_multiplicity() -> None:
     # With several decks a face-down card may be a copy of a card already seen.
-    pitch = Pitch(
-        ((c("6H"), c("7C"), c("8D"), c("9S")), (None,) * 4, (None,) * 4, (None,) * 4), None
-    )
+    field = pitch("6H 7C 8D 9S/. . . ./. . . ./. . . .")
     pool = Counter({c("6S"): 3, c("7D"): 2, c("KH"): 1, c("AC"): 2})
     for col in range(4):
-        assert chance_from(pitch, c("6H"), 0, col, pool) == brute(pitch, c("6H"), 0, col, pool)
+        assert chance_from(field, c("6H"), 0, col, pool) == brute(field, c("6H"), 0, col, pool)
 
 
 def positions(games: int, decks: int = 1) -> list[tuple[Football, FootballView]]:
@@ -274,24 +233,18 @@ HIDDEN: list[str | None] = [None, None, None, None]
 DOWN = [False] * 4
 
 
-def test_equal_odds_go_to_the_entry_that_shows_nothing() -> None:
+# From column 1 the ball can walk onto a face-up QH in row 1 for sure.
+@pytest.mark.parametrize(("row1", "chosen"), [(HIDDEN, 0), ([None, None, "QH", None], 1)])
+def test_better_odds_win_and_equal_odds_go_to_the_entry_that_shows_nothing(
+    row1: list[str | None], chosen: int
+) -> None:
     view = table_view(
-        [["6H", "7H", "8D", "9S"], HIDDEN, HIDDEN, HIDDEN],
-        [[True, False, False, False], DOWN, DOWN, DOWN],
+        [["6H", "7H", "8D", "9S"], row1, HIDDEN, HIDDEN],
+        [[True, False, False, False], [x is not None for x in row1], DOWN, DOWN],
         "10H",
     )
-    legal = [Move(0, "enter", 0), Move(0, "enter", 1)]
     pitch, pool = pitch_of(view, 0), pool_of(view)
-    assert chance_from(pitch, c("10H"), 0, 0, pool) == chance_from(pitch, c("10H"), 0, 1, pool)
-    assert choose("football", view, legal, [], "normal", 0) == Move(0, "enter", 0)
-
-
-def test_better_odds_beat_showing_nothing() -> None:
-    # From column 1 the ball can walk onto the face-up QH in row 1 for sure.
-    view = table_view(
-        [["6H", "7H", "8D", "9S"], [None, None, "QH", None], HIDDEN, HIDDEN],
-        [[True, False, False, False], [False, False, True, False], DOWN, DOWN],
-        "10H",
-    )
+    equal = chance_from(pitch, c("10H"), 0, 0, pool) == chance_from(pitch, c("10H"), 0, 1, pool)
+    assert equal == (chosen == 0)
     legal = [Move(0, "enter", 0), Move(0, "enter", 1)]
-    assert choose("football", view, legal, [], "normal", 0) == Move(0, "enter", 1)
+    assert choose("football", view, legal, [], "normal", 0) == Move(0, "enter", chosen)

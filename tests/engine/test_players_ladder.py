@@ -9,6 +9,8 @@ computers never goes round in circles.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from engine import cards
@@ -18,79 +20,33 @@ from engine.games.durak.game import Durak
 from engine.games.durak.players import search as search
 from engine.games.durak.players.greedy import greedy
 from engine.games.durak.players.seen import STALL_TAKES, Memory, seen_from_view
-from engine.games.durak.rules import DurakMove
-from testing.durak_games import c, constructed, new_game
-
-
-def greedy_move(game: Durak) -> DurakMove:
-    return greedy(game.legal_moves(), cards.parse(game.view(0).trump) & 3)
-
+from testing.durak_games import laid, new_game, play_levels, turn
+from testing.durak_positions import move
 
 # ---------------------------------------------------------------------- greedy
 
 
-def test_greedy_leads_its_lowest_plain_card() -> None:
-    game = constructed(
-        [["KD", "7H", "6H", "9S", "AS", "10C"], ["6S", "8S", "QC", "JD", "7D", "AD"], []],
-        trump="9H",
-        stock=10,
-    )
-    assert greedy_move(game) == DurakMove(0, False, "attack", (c("9S"),))
-
-
-def test_greedy_beats_with_the_cheapest_card_even_a_trump() -> None:
-    # It never takes while it can beat, however dear the card: that is its weakness.
-    game = constructed(
-        [["KD", "9C", "6C", "7C", "AD"], ["AH", "KH", "7S", "10D", "JC", "8D"], []],
-        trump="9H",
-        stock=12,
-        table=[("9S", None)],
-        phase="defend",
-    )
-    assert greedy_move(game) == DurakMove(1, False, "beat", (c("9S"), c("KH")))
-
-
-def test_greedy_takes_only_when_nothing_beats() -> None:
-    game = constructed(
-        [["KD", "9C", "6C", "7C", "AD"], ["6S", "7S", "10D", "JC", "8D"], []],
-        trump="9H",
-        stock=12,
-        table=[("9S", None)],
-        phase="defend",
-    )
-    assert greedy_move(game) == DurakMove(1, False, "take")
-
-
-def test_greedy_throws_in_plain_cards_and_keeps_trumps() -> None:
-    hands = [["9C", "7H", "KD", "9D"], ["8D", "10D", "6S", "QS", "JC"], []]
-    plain = constructed(hands, trump="6H", stock=8, table=[("7S", "9S")], phase="throw")
-    assert greedy_move(plain) == DurakMove(0, False, "throw", (c("9C"),))
-    only_trump = constructed(
-        [["7H", "KD", "AS"], hands[1], []],
-        trump="6H",
-        stock=8,
-        table=[("7S", "9S")],
-        phase="throw",
-    )
-    assert greedy_move(only_trump) == DurakMove(0, False, "pass")
-
-
 PEREVODNOY = {"dummy": False, "transfer": True}
+# Positions and greedy's move there (testing.durak_games.laid: the hands of seat 0, seat 1
+# and the dummy, the trump card, the stock, the table). It never takes while it can beat,
+# however dear the card: that is its weakness. Where transfers are played it sheds a card
+# of the attack's rank rather than spend one that beats; a trump it keeps, as in throw-ins.
+GREEDY = {
+    "lead_low": ("KD 7H 6H 9S AS 10C/6S 8S QC JD 7D AD/", "9H", 10, "", "a9S"),
+    "beat_even_with_a_trump": ("KD 9C 6C 7C AD/AH KH 7S 10D JC 8D/", "9H", 12, "9S", "b9SKH"),
+    "take_only_if_nothing_beats": ("KD 9C 6C 7C AD/6S 7S 10D JC 8D/", "9H", 12, "9S", "t"),
+    "throw_in_plain": ("9C 7H KD 9D/8D 10D 6S QS JC/", "6H", 8, "7S>9S", "w9C"),
+    "keep_trumps": ("7H KD AS/8D 10D 6S QS JC/", "6H", 8, "7S>9S", "p"),
+    "transfer": ("KD 9C 7C AD 10S/9D 9H 7S 10D JC 8D/", "6H", 12, "9S", PEREVODNOY, "r9D"),
+    "keep_a_trump": ("KD 9C 7C AD 10S/9H 7S 10D JC 8D AC/", "6H", 12, "9S", PEREVODNOY, "b9S9H"),
+}
 
 
-def test_greedy_passes_the_attack_on_with_a_plain_card() -> None:
-    # Where transfers are played, the obvious move is to shed a card of the attack's
-    # rank rather than spend one that beats; a trump it keeps, as it does in throw-ins.
-    hands = [["KD", "9C", "7C", "AD", "10S"], ["9D", "9H", "7S", "10D", "JC", "8D"], []]
-    game = constructed(
-        hands, trump="6H", stock=12, table=[("9S", None)], phase="defend", options=PEREVODNOY
-    )
-    assert greedy_move(game) == DurakMove(1, False, "transfer", (c("9D"),))
-    trump_only = [hands[0], ["9H", "7S", "10D", "JC", "8D", "AC"], []]
-    game = constructed(
-        trump_only, trump="6H", stock=12, table=[("9S", None)], phase="defend", options=PEREVODNOY
-    )
-    assert greedy_move(game) == DurakMove(1, False, "beat", (c("9S"), c("9H")))
+@pytest.mark.parametrize("row", GREEDY.values(), ids=GREEDY)
+def test_greedy_plays_the_obvious_move(row: tuple[Any, ...]) -> None:
+    *position, token = row
+    game = laid(*position)
+    assert greedy(game.legal_moves(), cards.parse(game.view(0).trump) & 3) == move(game, token)
 
 
 # ---------------------------------------------------------------------- the ladder
@@ -104,9 +60,7 @@ def test_easy_never_plays_an_absurd_move() -> None:
         game = new_game(seed, 2 + seed % 3, dummy_plays=seed % 2 == 1)
         events: list[Event] = []
         while not game.is_finished():
-            actor = game.to_act()
-            assert actor is not None
-            view, legal = game.view(actor.player), game.legal_moves()
+            _, view, legal = turn(game)
             trump = cards.parse(view.trump) & 3
             move = choose("durak", view, legal, events, "easy", seed * 1000 + len(events))
             if move.kind == "take":
@@ -120,7 +74,7 @@ def test_easy_never_plays_an_absurd_move() -> None:
 
 def test_easy_depends_on_its_seed() -> None:
     game = new_game(2, 3)
-    view, legal = game.view(game.to_act().player), game.legal_moves()  # type: ignore[union-attr]
+    _, view, legal = turn(game)
     picks = {choose("durak", view, legal, [], "easy", seed) for seed in range(40)}
     assert len(picks) > 1
 
@@ -132,18 +86,7 @@ BOT_CAP = 600
 
 
 def steps_to_finish(game: Durak, levels: list[str], seed: int) -> int:
-    events: list[Event] = []
-    steps = 0
-    while not game.is_finished() and steps < BOT_CAP:
-        actor = game.to_act()
-        assert actor is not None
-        legal = game.legal_moves()
-        level = levels[actor.player]
-        events.extend(
-            game.apply(choose("durak", game.view(actor.player), legal, events, level, seed + steps))
-        )
-        steps += 1
-    return steps
+    return len(play_levels(game, levels, seed, stop=BOT_CAP)[1])
 
 
 @pytest.mark.parametrize(("players", "dummy_plays"), [(3, False), (4, True), (5, False), (6, True)])
@@ -175,8 +118,7 @@ def test_hard_tables_finish(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_stalled_game_plays_for_progress() -> None:
     # After many takes in a row, normal stops throwing in and beats whatever it can.
-    hands = [["7S", "KC", "AD"], ["8D", "9D", "6S", "QS", "JC"], []]
-    game = constructed(hands, trump="6C", stock=0, table=[("7D", "10D")], phase="throw")
+    game = laid("7S KC AD/8D 9D 6S QS JC/", "6C", 0, "7D>10D")
     took = Event("took", {"seat": 1, "count": 2})
     fresh = seen_from_view(game.view(0), Memory.of([took]))
     stalled_memory = Memory.of([took] * STALL_TAKES)
@@ -187,9 +129,8 @@ def test_a_stalled_game_plays_for_progress() -> None:
     assert choose("durak", game.view(0), legal, [took] * STALL_TAKES, "normal", 0).kind == "pass"
     assert choose("durak", game.view(0), legal, [took] * STALL_TAKES, "easy", 0).kind == "pass"
     # And it beats with the ace of trumps early, where it would rather take otherwise.
-    hands = [["KD", "9C", "6C", "7C", "AD"], ["AH", "6S", "7S", "10D", "JC", "8D"], []]
-    early = constructed(hands, trump="9H", stock=12, table=[("9S", None)], phase="defend")
+    early = laid("KD 9C 6C 7C AD/AH 6S 7S 10D JC 8D/", "9H", 12, "9S")
     legal = early.legal_moves()
     assert choose("durak", early.view(1), legal, [took], "normal", 0).kind == "take"
     beat = choose("durak", early.view(1), legal, [took] * STALL_TAKES, "normal", 0)
-    assert beat == DurakMove(1, False, "beat", (c("9S"), c("AH")))
+    assert beat == move(early, "b9SAH")

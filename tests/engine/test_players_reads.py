@@ -26,7 +26,7 @@ from engine.games.durak.players.search import MAX_DEALS, MAX_SAMPLES, fitness, h
 from engine.games.durak.players.seen import Memory, Seen, seen_from_view
 from engine.games.durak.rules import DurakMove, DurakOptions
 from engine.games.durak.view import DurakView
-from testing.durak_games import NAMES, VARIANTS, c, state
+from testing.durak_games import NAMES, VARIANTS, c, state, turn
 
 SPADES = cards.parse("6S") & 3  # the trump suit of the made-up bouts below
 SEED_GAME = DurakOptions()
@@ -152,10 +152,7 @@ def late_positions(
         game = Durak.new(DurakOptions(deck_size=36), NAMES[:2], dealer=seed % 2, seed=seed)
         events: list[Event] = []
         while not game.is_finished():
-            actor = game.to_act()
-            assert actor is not None
-            legal, view = game.legal_moves(), game.view(actor.player)
-            assert isinstance(view, DurakView)
+            _, view, legal = turn(game)
             seen = seen_from_view(view, Memory.of(events))
             late = seen.stock <= 1 and seen.dummy_hand is None and not seen.stalled
             if late and len(legal) > 1 and deals(seen):

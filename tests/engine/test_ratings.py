@@ -7,7 +7,6 @@ import random
 import pytest
 
 from engine import ratings
-from engine.games.durak.game import Durak
 from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions
 from engine.ratings import Outcome, Rating
@@ -15,16 +14,17 @@ from engine.registry import GAMES
 from testing.durak_positions import play, position
 
 
-def durak_outcome(game: Durak) -> Outcome:
+def durak_outcome(seat_0: str, dummy_cards: str) -> Outcome:
+    """Seat 0 leads 7H and seat 1 beats it with 8H, the last card of one of them at least."""
+    game = position([seat_0, "8H"], dummy_cards)
+    play(game, "a7H", "b7H8H")
     result = game.result()
     assert result is not None
     return GAMES["durak"].outcome("durak", result, game.summary())
 
 
 def test_a_durak_fool_ranks_below_everyone_else_and_whoever_went_out_first_is_noted() -> None:
-    game = position(["7H 9C", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
-    play(game, "a7H", "b7H8H")
-    out = durak_outcome(game)
+    out = durak_outcome("7H 9C", "AC")
     assert (out.ranks, out.fool, out.first_out, out.drawn) == ((2, 1), 0, 1, False)
     assert out.figures(0) == {"n": 1, "fool": 1}
     assert out.figures(1) == {"n": 1, "first": 1}
@@ -33,18 +33,14 @@ def test_a_durak_fool_ranks_below_everyone_else_and_whoever_went_out_first_is_no
 
 
 def test_the_dummy_left_last_makes_the_last_player_out_the_fool() -> None:
-    game = position(["7H", "8H"], dummy_cards="AC", attacker=0, defender=1, controller=0)
-    play(game, "a7H", "b7H8H")
-    out = durak_outcome(game)
+    out = durak_outcome("7H", "AC")
     assert (out.ranks, out.fool, out.first_out) == ((1, 2), 1, 0)
     assert out.figures(1) == {"n": 1, "fool": 1}
     assert out.figures(0) == {"n": 1, "first": 1}
 
 
 def test_a_drawn_durak_game_ties_everyone_and_breaks_no_streak() -> None:
-    game = position(["7H", "8H"], dummy_cards="", attacker=0, defender=1, controller=0)
-    play(game, "a7H", "b7H8H")
-    out = durak_outcome(game)
+    out = durak_outcome("7H", "")
     assert out.drawn and out.fool is None and out.ranks == (1, 1)
     assert out.figures(1)["draw"] == 1 and "fool" not in out.figures(1)
     assert ratings.above(out) == []

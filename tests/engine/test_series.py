@@ -22,26 +22,19 @@ def test_durak_first_dealer_is_any_seat_by_lot() -> None:
     assert dealers == {0, 1, 2, 3}
 
 
-def test_the_fool_deals_next_and_is_the_previous_fool() -> None:
+def test_the_fool_deals_next_and_is_the_previous_fool_and_after_a_draw_nobody_is() -> None:
     assert durak_series.next_deal(dealer=0, fool=2) == (2, 2)
-
-
-def test_after_a_drawn_game_the_same_dealer_deals_and_no_one_is_the_previous_fool() -> None:
-    assert durak_series.next_deal(dealer=1, fool=None) == (1, None)
+    assert durak_series.next_deal(dealer=1, fool=None) == (1, None)  # the same dealer deals
 
 
 def test_a_game_scores_for_the_winner_in_football_and_the_fool_in_durak() -> None:
     football, durak = GAMES["football"].finish, GAMES["durak"].finish
     assert football(Carry(False), {"winner": 1, "goals": [0, 1]}) == 1
     assert football(Carry(False), {"winner": None, "goals": [1, 1]}) is None
-    assert durak(Carry(False, dealer=0), {"fool": 2}) == 2
-    assert durak(Carry(False, dealer=0), {"fool": None}) is None
-
-
-def test_finishing_a_durak_game_hands_the_deal_to_the_fool() -> None:
     carry = Carry(False, dealer=0)
-    GAMES["durak"].finish(carry, {"fool": 2})
-    assert (carry.dealer, carry.previous_fool) == (2, 2)
+    assert durak(carry, {"fool": 2}) == 2
+    assert (carry.dealer, carry.previous_fool) == (2, 2)  # finishing hands the deal to the fool
+    assert durak(Carry(False, dealer=0), {"fool": None}) is None
 
 
 def test_a_series_first_durak_game_draws_the_dealer_and_forgets_the_previous_fool() -> None:

@@ -27,16 +27,14 @@ from testing.harness import Harness, start_app, stop_app
 from testing.html import parse_html
 
 SEEN: list[Update] = []
+AGAIN = InlineKeyboardMarkup([[InlineKeyboardButton("Again", callback_data="a")]])
 
 
 async def on_ping(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     SEEN.append(update)
     assert update.effective_message is not None
     await update.effective_message.reply_text(
-        "<b>pong</b>  ",
-        parse_mode="HTML",
-        reply_markup=InlineKeyboardMarkup([[InlineKeyboardButton("Again", callback_data="a")]]),
-        do_quote=False,
+        "<b>pong</b>  ", parse_mode="HTML", reply_markup=AGAIN, do_quote=False
     )
 
 
@@ -123,11 +121,7 @@ async def test_an_edit_that_changes_nothing_is_refused_and_counted(tiny: Harness
     bot = tiny.app.bot
     with pytest.raises(BadRequest, match=r"(?i)message is not modified"):
         await bot.edit_message_text(
-            "<b>pong</b>",
-            ann.id,
-            message.message_id,
-            parse_mode="HTML",
-            reply_markup=InlineKeyboardMarkup([[InlineKeyboardButton("Again", callback_data="a")]]),
+            "<b>pong</b>", ann.id, message.message_id, parse_mode="HTML", reply_markup=AGAIN
         )
     assert tiny.server.not_modified == 1
     # Same text without bold is a change; so is dropping the keyboard.

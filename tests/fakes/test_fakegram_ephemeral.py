@@ -131,38 +131,24 @@ async def test_unknown_or_missing_parameters_are_400s(tiny: Harness) -> None:
     ann, _, group = await _table(tiny)
     group.bot_is_admin = True
     bot = tiny.app.bot
-    for params, reason in [
-        ({"receiver_user_id": ann.id, "silent": True}, "unknown field silent"),
-        ({"callback_query_id": "1"}, "receiver_user_id is required"),
-    ]:
-        with pytest.raises(BadRequest, match=r"(?i)" + reason):
-            await bot.do_api_request(
-                "sendmessage",
-                api_kwargs={
-                    "chat_id": group.id,
-                    "text": "x",
-                    "ephemeral_message_parameters": params,
-                },
-            )
-    with pytest.raises(BadRequest, match=r"(?i)use ephemeral_message_parameters"):  # 10.2's shape
-        await bot.do_api_request(
-            "sendmessage", api_kwargs={"chat_id": group.id, "text": "x", "receiver_user_id": ann.id}
-        )
     ephemeral = await sender.send_ephemeral(bot, group.id, None, ann.id, HAND)
-    with pytest.raises(BadRequest, match=r"(?i)unknown parameter message_id"):
-        await bot.do_api_request(
+    text = {"chat_id": group.id, "text": "x"}
+    to_ann = {"chat_id": group.id, "receiver_user_id": ann.id}
+    for method, params, reason in [
+        ("sendmessage", {"receiver_user_id": ann.id, "silent": True}, "unknown field silent"),
+        ("sendmessage", {"callback_query_id": "1"}, "receiver_user_id is required"),
+        ("sendmessage", {**text, "receiver_user_id": ann.id}, "use ephemeral_message_parameters"),
+        (
             "editephemeralmessagereplymarkup",
-            api_kwargs={
-                "chat_id": group.id,
-                "receiver_user_id": ann.id,
-                "ephemeral_message_id": ephemeral,
-                "message_id": 1,
-            },
-        )
-    with pytest.raises(BadRequest, match=r"(?i)are required"):
-        await bot.do_api_request(
-            "deleteephemeralmessage", api_kwargs={"chat_id": group.id, "receiver_user_id": ann.id}
-        )
+            {**to_ann, "ephemeral_message_id": ephemeral, "message_id": 1},
+            "unknown parameter message_id",
+        ),
+        ("deleteephemeralmessage", to_ann, "are required"),
+    ]:
+        if "chat_id" not in params:  # the parameters of an ephemeral message
+            params = {**text, "ephemeral_message_parameters": params}
+        with pytest.raises(BadRequest, match=r"(?i)" + reason):
+            await bot.do_api_request(method, api_kwargs=params)
 
 
 async def test_edits_and_deletions_name_chat_receiver_and_id(tiny: Harness) -> None:

@@ -50,6 +50,15 @@ TABLE = InlineKeyboardMarkup(
         [InlineKeyboardButton("Open", url=f"https://t.me/{BOT_USERNAME}/table?startapp=t1")],
     ]
 )
+APP_BUTTON = InlineKeyboardMarkup(
+    [[InlineKeyboardButton("Open", web_app=WebAppInfo("https://e.org"))]]
+)
+RESULT = {
+    "type": "article",
+    "id": "r",
+    "title": "t",
+    "input_message_content": {"message_text": "x"},
+}
 
 
 def article(result_id: str, text: str, markup: InlineKeyboardMarkup | None = None) -> Any:
@@ -263,11 +272,8 @@ async def test_inline_edits_are_refused_as_telegram_refuses_them(tiny: Harness) 
     forged = inline_id[:-4] + ("AAAA" if not inline_id.endswith("AAAA") else "BBBB")
     with pytest.raises(BadRequest, match=r"(?i)MESSAGE_ID_INVALID"):
         await bot.edit_message_text("x", inline_message_id=forged)
-    app_button = InlineKeyboardMarkup(
-        [[InlineKeyboardButton("Open", web_app=WebAppInfo("https://example.org/app"))]]
-    )
     with pytest.raises(BadRequest, match=r"(?i)BUTTON_TYPE_INVALID"):
-        await bot.edit_message_reply_markup(inline_message_id=inline_id, reply_markup=app_button)
+        await bot.edit_message_reply_markup(inline_message_id=inline_id, reply_markup=APP_BUTTON)
 
 
 async def test_answers_are_checked_as_telegram_checks_them(tiny: Harness) -> None:
@@ -278,20 +284,7 @@ async def test_answers_are_checked_as_telegram_checks_them(tiny: Harness) -> Non
         ({"results": [article("a", "x"), article("a", "y")]}, "RESULT_ID_DUPLICATE"),
         ({"results": [article("é" * 33, "x")]}, "RESULT_ID_INVALID"),  # 66 bytes
         ({"results": [], "next_offset": "9" * 65}, "NEXT_OFFSET_INVALID"),
-        (
-            {
-                "results": [
-                    article(
-                        "a",
-                        "x",
-                        InlineKeyboardMarkup(
-                            [[InlineKeyboardButton("Open", web_app=WebAppInfo("https://e.org"))]]
-                        ),
-                    )
-                ]
-            },
-            "BUTTON_TYPE_INVALID",
-        ),
+        ({"results": [article("a", "x", APP_BUTTON)]}, "BUTTON_TYPE_INVALID"),
         (
             {"results": [], "button": InlineQueryResultsButton("Start", start_parameter="a b")},
             "START_PARAM_INVALID",
@@ -457,13 +450,7 @@ def test_the_cache_serves_an_answer_only_to_whom_and_while_it_may(
             assert cached.user_id == user.id or not cached.is_personal
             continue
         asked = inline.ask(user, user.id, text, "")
-        result = {
-            "type": "article",
-            "id": "r",
-            "title": f"{user.first_name}'s",
-            "input_message_content": {"message_text": "x"},
-        }
-        params = {"results": [result], "is_personal": personal, "cache_time": cache_time}
+        params = {"results": [RESULT], "is_personal": personal, "cache_time": cache_time}
         inline.answer({"inline_query_id": asked.id, **params})
         served = inline.cached(user, text, "")  # he types it again at once
         assert (served is asked.answer) == (cache_time > 0)
@@ -474,15 +461,9 @@ def test_without_history_the_fake_forgets_answered_queries_and_expired_answers()
     now = [0.0]
     server = FakeTelegram(clock=lambda: now[0], history=False)
     ann = server.add_user(FakeUser(id=10, first_name="Ann"))
-    result = {
-        "type": "article",
-        "id": "r",
-        "title": "t",
-        "input_message_content": {"message_text": "x"},
-    }
     for n in range(5):
         asked = server.inline.ask(ann, ann.id, f"query {n}", "")
-        server.inline.answer({"inline_query_id": asked.id, "results": [result], "cache_time": 5})
+        server.inline.answer({"inline_query_id": asked.id, "results": [RESULT], "cache_time": 5})
         server.inline.see(ann, ann.id, asked.query, "", asked.answer, cached=False)
         now[0] += 10
     assert server.inline.queries == {} and server.inline.shown == []

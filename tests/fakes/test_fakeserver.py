@@ -119,13 +119,11 @@ def ephemeral(receiver: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("world", ["group", "receiver"])
 def test_hands_in_a_group_count_against_the_group_or_each_receiver_as_the_switch_says(
-    clock: ManualClock, world: Literal["group", "receiver"]
+    telegram: FakeTelegram, clock: ManualClock, world: Literal["group", "receiver"]
 ) -> None:
     """Telegram publishes no limit for ephemeral messages: the fake plays either world."""
-    telegram = FakeTelegram(limits=FloodLimits(clock=clock, ephemeral=world))
-    for i in range(10):
-        telegram.add_user(FakeUser(id=100 + i, first_name=f"U{i}"))
-    telegram.add_group(FakeGroup(id=-1001, title="Card night", bot_is_admin=True))
+    telegram.limits = FloodLimits(clock=clock, ephemeral=world)
+    telegram.groups[-1001].bot_is_admin = True
     refused = []
     for i in range(10):
         try:

@@ -109,33 +109,38 @@ async def test_the_page_shows_a_name_with_html_characters_as_written(harness: Ha
 
 
 async def test_initdata_is_traded_once_for_a_session_and_a_replay_gets_401(
-    harness: Harness,
+    harness: Harness, asgi: httpx.AsyncClient
 ) -> None:
     h = harness
     top, (ann, _), param = await table_for_two(h, "durak")
     before = await stored(h, top.group)
     opening = init_data(ann)
-    async with client(h) as c:
-        r = await exchange(c, opening, param)
-        assert r.status_code == 200 and r.json()["expires_in"] == pytest.approx(SESSION)
-        ticket = r.json()["token"]
-        assert (await c.get("/app/api/state", headers=bearer(ticket))).json()["seat"] == 0
-        # The same initData again (captured on the way, or a page replaying it): refused,
-        # while the session it was traded for goes on.
-        assert (await exchange(c, opening, param)).status_code == 401
-        assert (await c.get("/app/api/state", headers=bearer(ticket))).status_code == 200
-        # The table may come from the start parameter (the group's link) instead.
-        r = await exchange(c, init_data(ann, start_param=param), None)
-        assert r.status_code == 200
-        # Only the signature counts: forged, another bot's, too old (over a day), or none.
-        for bad in (
-            tampered(init_data(ann)),
-            init_data(ann, token="1:another-bots-token"),
-            init_data(ann, age=25 * 3600),
-            "",
-            "user=%7B%7D&hash=00",
-        ):
-            assert (await exchange(c, bad, param)).status_code == 401
+    r = await exchange(asgi, opening, param)
+    assert r.status_code == 200 and r.json()["expires_in"] == pytest.approx(SESSION)
+    ticket = r.json()["token"]
+    assert (await asgi.get("/app/api/state", headers=bearer(ticket))).json()["seat"] == 0
+    # The same initData again (captured on the way, or a page replaying it): refused,
+    # while the session it was traded for goes on.
+    assert (await exchange(asgi, opening, param)).status_code == 401
+    assert (await asgi.get("/app/api/state", headers=bearer(ticket))).status_code == 200
+    # The table may come from the start parameter (the group's link) instead.
+    r = await exchange(asgi, init_data(ann, start_param=param), None)
+    assert r.status_code == 200
+    # Only the signature counts: forged, another bot's, too old (over a day), or none.
+    for bad in (
+        tampered(init_data(ann)),
+        init_data(ann, token="1:another-bots-token"),
+        init_data(ann, age=25 * 3600),
+        "",
+        "user=%7B%7D&hash=00",
+    ):
+        assert (await exchange(asgi, bad, param)).status_code == 401
+    # A probe's initData is spent when first presented, whatever the answer (a 403 too).
+    probe, nowhere = init_data(ann), callbacks.payload(-1_009_999_999_999, None, "zzzz")
+    assert (await exchange(asgi, probe, nowhere)).status_code == 403
+    for where in (nowhere, nowhere, nowhere, param):
+        assert (await exchange(asgi, probe, where)).status_code == 401
+    assert (await exchange(asgi, init_data(ann), param)).status_code == 200  # not locked out
     assert await stored(h, top.group) == before
 
 
@@ -158,7 +163,7 @@ async def _refused_everywhere(c: httpx.AsyncClient, ticket: str, move: str) -> N
 
 
 async def test_a_forged_or_expired_session_gets_401_and_changes_nothing(
-    harness: Harness, clock: Clock, session: float
+    harness: Harness, clock: Clock, session: float, asgi: httpx.AsyncClient
 ) -> None:
     h = harness
     top, players, param = await table_for_two(h, "durak", turn_time=0)
@@ -167,60 +172,31 @@ async def test_a_forged_or_expired_session_gets_401_and_changes_nothing(
     assert actor is not None
     mover, other = players[actor.player], players[1 - actor.player]
     move = (await picture(h, mover, param))["moves"][0]["data"]
-    async with client(h) as c:
-        ticket = await token(c, mover, param)
-        body, _, signature = ticket.partition(".")
-        for forged in (
-            _with_user(await token(c, other, param), mover.id),  # Bob's token made Ann's
-            f"{body}.{signature[:-2]}AA",
-            f"{body[:-2]}AA.{signature}",
-            "",
-            "nonsense",
-        ):
-            await _refused_everywhere(c, forged, move)
-        # A renewal before it runs out is a new token; the old one still ends when it did.
-        await clock.advance(session * 2 / 3)
-        r = await c.post("/app/api/session", headers=bearer(ticket))
-        assert r.status_code == 200 and r.json()["expires_in"] == pytest.approx(session)
-        renewed = r.json()["token"]
-        await clock.advance(session / 3)
-        await _refused_everywhere(c, ticket, move)
-        assert (await c.get("/app/api/state", headers=bearer(renewed))).status_code == 200
-        await clock.advance(session)
-        await _refused_everywhere(c, renewed, move)
+    ticket = await token(asgi, mover, param)
+    body, _, signature = ticket.partition(".")
+    for forged in (
+        _with_user(await token(asgi, other, param), mover.id),  # Bob's token made Ann's
+        f"{body}.{signature[:-2]}AA",
+        f"{body[:-2]}AA.{signature}",
+        "",
+        "nonsense",
+    ):
+        await _refused_everywhere(asgi, forged, move)
+    # A renewal before it runs out is a new token; the old one still ends when it did.
+    await clock.advance(session * 2 / 3)
+    r = await asgi.post("/app/api/session", headers=bearer(ticket))
+    assert r.status_code == 200 and r.json()["expires_in"] == pytest.approx(session)
+    renewed = r.json()["token"]
+    await clock.advance(session / 3)
+    await _refused_everywhere(asgi, ticket, move)
+    assert (await asgi.get("/app/api/state", headers=bearer(renewed))).status_code == 200
+    await clock.advance(session)
+    await _refused_everywhere(asgi, renewed, move)
     assert await stored(h, top.group) == before
 
 
-async def test_a_session_is_for_one_table(harness: Harness) -> None:
-    h = harness
-    _, _, param = await table_for_two(h, "durak")
-    other, players, elsewhere = await table_for_two(h, "durak")
-    before = await stored(h, other.group)
-    actor = Durak.from_json(before["state"]).to_act()
-    assert actor is not None
-    mover = players[actor.player]
-    move = (await picture(h, mover, elsewhere))["moves"][0]["data"]
-    async with client(h) as c:
-        # His session of the first table: no picture of the second, no move there.
-        ticket = await token(c, mover, param)
-        r = await c.get("/app/api/state", params={"t": elsewhere}, headers=bearer(ticket))
-        assert r.status_code == 403
-        r = await c.get("/app/api/events", params={"t": elsewhere}, headers=bearer(ticket))
-        assert r.status_code == 403
-        r = await c.post("/app/api/move", json={"data": move}, headers=bearer(ticket))
-        assert r.status_code == 403
-        assert await stored(h, other.group) == before
-        # The session of that table makes the same move.
-        ticket = await token(c, mover, elsewhere)
-        r = await c.post("/app/api/move", json={"data": move}, headers=bearer(ticket))
-        assert r.status_code == 200
-    assert (
-        len((await stored(h, other.group))["played"]["moves"]) == len(before["played"]["moves"]) + 1
-    )
-
-
 async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
-    harness: Harness,
+    harness: Harness, asgi: httpx.AsyncClient
 ) -> None:
     h = harness
     top, players, param = await table_for_two(h, "durak")
@@ -241,32 +217,30 @@ async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
     legal = {game.move_token(m) for m in game.legal_moves()}
     assert {m["token"] for m in moves} == legal
     assert all(m["token"] == f"a{m['card']}" for m in moves)
-    async with client(h) as c:
-        mine, theirs = bearer(await token(c, mover, param)), bearer(await token(c, other, param))
-        # The other player sending the same move: refused as the button would be.
-        r = await c.post("/app/api/move", json={"data": moves[0]["data"]}, headers=theirs)
-        assert r.status_code == 409
-        assert r.json()["refusal"] == t(other.language_code or "en", "illegal.not_your_turn")
-        r = await c.post("/app/api/move", json={"data": moves[0]["data"]}, headers=mine)
-        assert r.status_code == 200 and r.json() == {"ok": True, "refusal": None}
-        after = await stored(h, top.group)
-        assert len(after["played"]["moves"]) == len(before["played"]["moves"]) + 1
-        # Sent twice (a double tap): the position stamp refuses the second.
-        r = await c.post("/app/api/move", json={"data": moves[0]["data"]}, headers=mine)
-        assert r.status_code == 409 and await stored(h, top.group) == after
-        # Only a hand message's actions: a group button's data is not a move.
-        join = callbacks.at(callbacks.address(top.group.id, None, after["game_id"]), Action.JOIN)
-        r = await c.post("/app/api/move", json={"data": join}, headers=mine)
-        assert r.status_code == 400
+    mine, theirs = bearer(await token(asgi, mover, param)), bearer(await token(asgi, other, param))
+    # The other player sending the same move: refused as the button would be.
+    r = await asgi.post("/app/api/move", json={"data": moves[0]["data"]}, headers=theirs)
+    assert r.status_code == 409
+    assert r.json()["refusal"] == t(other.language_code or "en", "illegal.not_your_turn")
+    r = await asgi.post("/app/api/move", json={"data": moves[0]["data"]}, headers=mine)
+    assert r.status_code == 200 and r.json() == {"ok": True, "refusal": None}
+    after = await stored(h, top.group)
+    assert len(after["played"]["moves"]) == len(before["played"]["moves"]) + 1
+    # Sent twice (a double tap): the position stamp refuses the second.
+    r = await asgi.post("/app/api/move", json={"data": moves[0]["data"]}, headers=mine)
+    assert r.status_code == 409 and await stored(h, top.group) == after
+    # Only a hand message's actions: a group button's data is not a move.
+    join = callbacks.at(callbacks.address(top.group.id, None, after["game_id"]), Action.JOIN)
+    r = await asgi.post("/app/api/move", json={"data": join}, headers=mine)
+    assert r.status_code == 400
     await top.caught_up(players)  # the messages followed the page's move as after a tap
 
 
+@pytest.mark.settings(webapp_url=PAGE, webapp_name="table")
 async def test_the_page_is_small_and_offered_only_when_configured(
-    server: Any, make_app: Any, fake_redis: Any
+    harness: Harness, asgi: httpx.AsyncClient
 ) -> None:
-    h = Harness(server)
-    h.apps.append(await make_app(fake_redis, webapp_url=PAGE, webapp_name="table"))
-    h.redis = fake_redis
+    h, server = harness, harness.server
     top, (ann, bob), param = await table_for_two(h, "durak")
     for user in (ann, bob):
         hand = [m for m in h.screen(user) if m.from_bot][-1]
@@ -279,23 +253,19 @@ async def test_the_page_is_small_and_offered_only_when_configured(
         assert mine == [{"type": "web_app", "text": text, "web_app": {"url": pages[0]}}]
     links = [b.url for b in top.table_message().buttons if b.url]
     assert links == [f"https://t.me/cardtable_test_bot/table?startapp={param}"]
-    async with client(h) as c:
-        page = await c.get("/app/")
+    page = await asgi.get("/app/")
     assert page.status_code == 200 and len(page.content) < 100_000
     with pytest.raises(ValueError):  # Telegram opens only HTTPS pages
         settings(webapp_url="http://cards.example.org/app/")
 
 
+@pytest.mark.settings(webapp_name="table")
 async def test_one_link_on_the_group_opens_for_each_his_own_view(
-    server: Any, make_app: Any, fake_redis: Any
+    harness: Harness, asgi: httpx.AsyncClient
 ) -> None:
-    """With only WEBAPP_NAME (the app registered with @BotFather), the group's table and
-    every hand carry the page's direct link; opened from it, as Telegram opens it (the
-    parameter in the signed initData's start_param), the page shows a player his own seat
-    and anyone else the public view."""
-    h = Harness(server)
-    h.apps.append(await make_app(fake_redis, webapp_name="table"))
-    h.redis = fake_redis
+    """With only WEBAPP_NAME, the group's table and every hand carry the page's direct link:
+    opened from it, it shows a player his own seat and anyone else the public view."""
+    h = harness
     top, (ann, bob), param = await table_for_two(h, "durak")
     link = f"https://t.me/cardtable_test_bot/table?startapp={param}"
     opens = [(b.text, b.url) for b in top.table_message().buttons if b.url]
@@ -305,16 +275,17 @@ async def test_one_link_on_the_group_opens_for_each_his_own_view(
         assert [b.url for b in hand.buttons if b.url] == [link]
         assert not any(b.web_app for b in hand.buttons)
     game = Durak.from_json((await stored(h, top.group))["state"])
-    async with client(h) as c:
-        for user, seat in ((ann, 0), (bob, 1), (h.user("Cid", language_code="uk"), None)):
-            r = await exchange(c, init_data(user, start_param=param), None)
-            assert r.status_code == 200, r.text
-            shown = (await c.get("/app/api/state", headers=bearer(r.json()["token"]))).json()
-            assert shown["seat"] == seat
-            assert shown["view"]["hand"] == ([] if seat is None else game.view(seat).hand)
+    for user, seat in ((ann, 0), (bob, 1), (h.user("Cid", language_code="uk"), None)):
+        r = await exchange(asgi, init_data(user, start_param=param), None)
+        assert r.status_code == 200, r.text
+        shown = (await asgi.get("/app/api/state", headers=bearer(r.json()["token"]))).json()
+        assert shown["seat"] == seat
+        assert shown["view"]["hand"] == ([] if seat is None else game.view(seat).hand)
 
 
-async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Harness) -> None:
+async def test_a_player_s_page_follows_his_table_into_the_next_game(
+    harness: Harness, asgi: httpx.AsyncClient
+) -> None:
     h = harness
     top, players, param = await table_for_two(h, "football")
     await top.play(players, random.Random(2))
@@ -323,18 +294,14 @@ async def test_a_player_s_page_follows_his_table_into_the_next_game(harness: Har
     assert again["phase"] == "playing" and param != await table_param(h, top.group)
     # The old game's page: its players see the new game, a stranger sees it gone.
     assert (await picture(h, players[1], param))["view"]["hand"]
-    async with client(h) as c:
-        r = await exchange(c, init_data(h.user("Cid"), start_param=param), param)
+    r = await exchange(asgi, init_data(h.user("Cid"), start_param=param), param)
     assert r.status_code == 403
 
 
 async def test_python_m_bot_registers_its_webhook_and_serves_the_page_on_port(
     tmp_path: Path,
 ) -> None:
-    """The real entry point with WEBHOOK_URL and WEBAPP_URL registers the webhook and
-    serves the page on PORT beside it. That it handles what is posted there, refuses a
-    wrong secret and stops cleanly on SIGTERM: tests/e2e/test_e2e_deploy.py and
-    tests/bot/test_ops.py."""
+    """The real entry point registers its webhook and serves the page on PORT beside it."""
     served = FakeServer(FakeTelegram(), delay=(0, 0))
     bot = BotProcess(await served.start(), tmp_path / "bot.log", WEBAPP_URL=PAGE)
     try:
@@ -352,7 +319,7 @@ async def test_python_m_bot_registers_its_webhook_and_serves_the_page_on_port(
 
 
 async def test_redis_not_answering_is_told_as_a_tap_is(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, asgi: httpx.AsyncClient
 ) -> None:
     h = harness
     _, (_, bob), param = await table_for_two(h, "durak")
@@ -360,10 +327,9 @@ async def test_redis_not_answering_is_told_as_a_tap_is(
     async def down(key: str) -> None:
         raise RedisTimeoutError("Timeout reading from socket")
 
-    async with client(h) as c:
-        ticket = await token(c, bob, param)
-        monkeypatch.setattr(services(h.app).store, "load", down)
-        r = await c.get("/app/api/state", headers=bearer(ticket))
+    ticket = await token(asgi, bob, param)
+    monkeypatch.setattr(services(h.app).store, "confirmed", down)
+    r = await asgi.get("/app/api/state", headers=bearer(ticket))
     assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
     assert services(h.app).health.down_since is not None
 
@@ -452,7 +418,7 @@ async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: fl
 
 
 async def test_a_page_catches_up_when_the_subscription_broke(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
 ) -> None:
     """The notice of a change is lost with the subscription (Redis restarted): the process
     subscribes again and reads its watched tables once, and the page shows the change."""
@@ -477,34 +443,14 @@ async def test_a_page_catches_up_when_the_subscription_broke(
 
     monkeypatch.setattr(store, "changes", flaky)
     monkeypatch.setattr(streams, "RETRY", 0.0)
-    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
-        headers = bearer(await token(c, players[0], param))
-        async with c.stream("GET", "/app/api/events", headers=headers) as stream:
-            shown = (
-                json.loads(line[6:])["version"]
-                async for line in stream.aiter_lines()
-                if line.startswith("data: ")
-            )
-            assert await anext(shown) == (await stored(h, top.group))["version"]
-            await top.step(players, random.Random(1))
-            assert await anext(shown) == (await stored(h, top.group))["version"]
+    headers = bearer(await token(web, players[0], param))
+    async with web.stream("GET", "/app/api/events", headers=headers) as stream:
+        shown = (
+            json.loads(line[6:])["version"]
+            async for line in stream.aiter_lines()
+            if line.startswith("data: ")
+        )
+        assert await anext(shown) == (await stored(h, top.group))["version"]
+        await top.step(players, random.Random(1))
+        assert await anext(shown) == (await stored(h, top.group))["version"]
     assert subscriptions == 2
-
-
-async def test_an_open_stream_ends_with_its_session(
-    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch, session: float
-) -> None:
-    """A stream opened with a token does not outlive it: the page reopens it with the
-    renewed one."""
-    h = harness
-    _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
-    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
-    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
-        headers = bearer(await token(c, ann, param))
-        async with c.stream("GET", "/app/api/events", headers=headers) as stream:
-            lines = stream.aiter_lines()
-            assert (await anext(lines)).startswith("data: ")
-            await clock.advance(session)
-            rest = [line async for line in lines]  # ends: no timeout
-        assert not [line for line in rest if line.startswith("data: ")]
-        assert (await c.get("/app/api/events", headers=headers)).status_code == 401

@@ -1,18 +1,6 @@
-"""Durak played whole on the Mini App's page, as people play it: two players, each in a
-headless Chromium of his own, tapping only what the page offers (elements with
-``data-move``), no chat button at all; the dummy played by its controller on his page.
-
-Checked on the way: every legal move of the player to act is on his page and nothing
-else is; the Record of the game replays to its end; no script error, no request outside
-the bot's server; axe-core finds nothing serious or critical on the durak screens, light
-and dark; a refused move says the bot's reason in the reader's language. Printed: the
-frame times while cards fly, and the page's weight gzipped (asserted ≤ 40 KB). Also: a
-page played against another player's chat buttons with a watcher's page beside it (never
-a private card), a forged or replayed initData refused, the page inside Telegram's apps.
-
-``CARDTABLE_SCREENSHOTS=1`` writes docs/webapp.md's and the README's durak pictures into
-docs/ (without Chromium and its driver these tests are skipped with one line that says so).
-"""
+"""Durak on the Mini App's page, as people play it: each player in a headless Chromium of his
+own, tapping only what the page offers (``data-move``). ``CARDTABLE_SCREENSHOTS=1`` writes
+docs/webapp.md's and the README's durak pictures into docs/."""
 
 from __future__ import annotations
 
@@ -89,12 +77,10 @@ async def play_whole(
     hook: Hook | None = None,
     transfer: bool = False,
 ) -> tuple[dict[str, Any], Counter[str]]:
-    """Plays the game to its end on the pages alone, each move a random legal one tapped
-    (now and then by the keyboard) on the page of the player to act; the table at the end
-    and what was played (moves, the dummy's, transfers, by the keyboard, through a pick).
-    On the way: every legal move is on his page (a card with several: behind its pick)
-    and nothing else is; every other page offers nothing. ``transfer``: the first transfer
-    offered is made (a short game may otherwise pass them all by)."""
+    """Plays to the end on the pages alone, each move a random legal one tapped (now and then
+    by the keyboard), checking that every legal move is on the actor's page (behind a pick
+    where a card has several) and nothing else is on any page. ``transfer``: the first
+    transfer offered is made. The table at the end, and what was played, counted."""
     rng = random.Random(seed)
     played: Counter[str] = Counter()
     seen: dict[int, list[str]] = {}  # what each page offers at version ``at``
@@ -142,9 +128,8 @@ async def play_whole(
 
 
 async def check_the_end(h: Harness, data: dict[str, Any], pages: dict[int, Player]) -> None:
-    """After the game: every page shows its end, said nothing wrong, asked nothing of
-    anyone but the bot's server; the game's Record, as the bot hands it out, replays to
-    its end."""
+    """Every page shows the end, with no error and no request but to the bot's server; the
+    game's Record replays to its end."""
     assert data["phase"] == "finished"
     for p in pages.values():
         await p.shows(data["version"])
@@ -264,10 +249,8 @@ async def test_perevodnoy_played_whole_on_two_pages(
 async def test_a_refused_move_says_why_in_the_reader_s_language(
     harness: Harness, clock: Clock, root: str, browsers: list[Any]
 ) -> None:
-    """A page that missed the news (its live stream cut) still offers a move its turn's
-    timeout has already made: the server refuses it, and the page says the bot's reason
-    in the reader's language, as a tap on the chat's button would be told, with an error
-    pulse."""
+    """A page that missed the news (its stream cut) offers a move the turn's timeout already
+    made: the page says the server's refusal in the reader's language, with an error pulse."""
     h = harness
     # The clock is real time plus what the test adds: a turn time of a second could run
     # out while Chromium opens the page, so the turn is long and the test moves past it.
@@ -385,6 +368,16 @@ window.__posted = [];
 """
 
 
+async def in_telegram(driver: Any, script: str, url: str) -> Player:
+    """The page opened at ``url`` as a Telegram app opens it, ``script`` run before its own."""
+    page = Player(driver)
+    cdp = page.driver.execute_cdp_cmd
+    await asyncio.to_thread(cdp, "Page.addScriptToEvaluateOnNewDocument", {"source": script})
+    await asyncio.to_thread(page.driver.get, url)
+    assert await page.wait("return document.body.dataset.drawn")
+    return page
+
+
 async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     harness: Harness, root: str, browsers: list[Any]
 ) -> None:
@@ -395,13 +388,8 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     h = harness
     top, users, param = await table_for_two(h, "durak")
     ann, bob = users
-    page = Player(browsers[0])
-    await asyncio.to_thread(
-        page.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": TELEGRAM}
-    )
     url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=android"
-    await asyncio.to_thread(page.driver.get, url)
-    assert await page.wait("return document.body.dataset.drawn")
+    page = await in_telegram(browsers[0], TELEGRAM, url)
     sent = "return __tg.map(e => e[0])"
     assert {"web_app_ready", "web_app_expand", "web_app_request_theme"} <= set(await page.js(sent))
     assert {"web_app_request_safe_area", "web_app_request_content_safe_area"} <= set(
@@ -457,13 +445,8 @@ async def test_in_telegram_s_web_client_it_talks_to_telegram_s_origin_only(
     messages only from that origin: the same theme from another origin changes nothing."""
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak")
-    page = Player(browsers[0])
-    await asyncio.to_thread(
-        page.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": WEB_CLIENT}
-    )
     url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=weba"
-    await asyncio.to_thread(page.driver.get, url)
-    assert await page.wait("return document.body.dataset.drawn")
+    page = await in_telegram(browsers[0], WEB_CLIENT, url)
     posted = await page.js("return __posted")
     assert {"iframe_ready", "web_app_ready", "web_app_request_theme"} <= {e for e, _ in posted}
     assert {origin for _, origin in posted} == set(TELEGRAM_WEB)
@@ -522,10 +505,8 @@ async def test_durak_played_on_the_page_against_buttons(
             assert not await p.js("return +document.body.dataset.flying")
         moves += 1
         if moves == 4:
-            await asyncio.to_thread(page.driver.save_screenshot, str(shots / "webapp-durak-en.png"))
-            await asyncio.to_thread(
-                spectator.driver.save_screenshot, str(shots / "webapp-durak-ru.png")
-            )
+            await page.screenshot(shots / "webapp-durak-en.png")
+            await spectator.screenshot(shots / "webapp-durak-ru.png")
     assert moves > 4 and data["phase"] == "finished"
     print(
         f"\ndurak on the page: {moves} changes, page {weight} bytes on the wire, "

@@ -1,17 +1,6 @@
-"""Football played on the Mini App alone, and the page kept live: headless Chromium, two
-players each in a browser of his own (Selenium drives them, testing/browser.py).
-
-A whole game, set-up included, is played by tapping what the pages offer (each action
-found by its ``data-move``), no chat button tapped; its Record replays to the end; no
-page logs a console error. The figures a reader of docs/webapp.md is given are printed
-(``pytest -s``): open → first picture, a move's commit → the other page showing it (p50,
-p95, from the commit's own notice to the frame after the page drew it), the page's
-weight gzipped. The live test moves the game from everywhere else (a chat button, a
-turn that timed out) and cuts the server off for a while: the pages say they are
-offline, and catch up by themselves when it is back.
-
-``CARDTABLE_SCREENSHOTS=1`` writes the screenshots into docs/ (docs/webapp.md's).
-"""
+"""Football on the Mini App alone, and the page kept live, each player in a headless Chromium
+of his own; the figures docs/webapp.md gives are printed (``pytest -s``).
+``CARDTABLE_SCREENSHOTS=1`` writes the screenshots into docs/ (docs/webapp.md's)."""
 
 from __future__ import annotations
 
@@ -199,12 +188,9 @@ async def test_a_whole_game_of_football_on_two_pages(
 async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     harness: Harness, clock: Clock, browsers: list[Any]
 ) -> None:
-    """Moves made on a page, by a chat button, by a turn that timed out and by the
-    computer that then plays for the away player show on both pages (the latency from each commit
-    printed by where the move came from). The server stopped for a while: both pages say
-    they are offline, and when it is back they show the move made meanwhile by
-    themselves. A page asleep (frozen, its network gone) catches up when it wakes; one
-    asleep past its session keeps its picture and says to open the table again."""
+    """Moves made on a page, by a button, by a timeout and by the computer show on both pages;
+    through a server outage the pages say they are offline and catch up when it is back; a
+    page asleep catches up when it wakes, and one asleep past its session says so."""
     h = harness
     # 52 cards, 17 balls each: Bob moves often enough for every way of moving
     top, (ann, bob), param = await table_for_two(h, "football", deck_size=52)
@@ -212,12 +198,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     while Football.from_json((await stored(h, top.group))["state"]).view(None).phase == "setup":
         await top.step([ann, bob], rng)  # set up by the chat's buttons
     pages = {ann.id: Page(browsers[0]), bob.id: Page(browsers[1])}
-    made: dict[str, set[int]] = {
-        "page": set(),
-        "button": set(),
-        "timeout": set(),
-        "computer": set(),
-    }
+    made: dict[str, set[int]] = {way: set() for way in ("page", "button", "timeout", "computer")}
     outage = asleep = 0.0
     async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
         for user in (ann, bob):  # nothing flies: the test is of what shows, and when
@@ -325,15 +306,13 @@ async def through_a_sleep(
     return time.perf_counter() - start
 
 
+@pytest.mark.settings(webapp_name="table")
 async def test_the_groups_link_opens_each_his_own_view(
-    server: Any, make_app: Any, fake_redis: Any, browsers: list[Any]
+    harness: Harness, browsers: list[Any]
 ) -> None:
-    """The group's *Open the table* (the page's direct link, WEBAPP_NAME): opened from it
-    as Telegram opens it, the page shows a player his own seat and anyone else the
-    public view; another group's link opened after it, its own table."""
-    h = Harness(server)
-    h.apps.append(await make_app(fake_redis, webapp_name="table"))
-    h.redis = fake_redis
+    """The group's direct link shows a player his own seat and anyone else the public view;
+    another group's link opened after it, its own table."""
+    h = harness
     top, (ann, _), param = await table_for_two(h, "football")
     (link,) = [b.url for b in top.table_message().buttons if b.url]
     assert link is not None and link.endswith(f"?startapp={param}")

@@ -1,6 +1,5 @@
-"""The Mini App probed as an attacker would: malformed bodies, floods of streams and
-requests, the headers of every answer, the token's way, a foreign Host, compression.
-Each test is a row of issue 20's table (they fail on the code before it)."""
+"""The Mini App probed as an attacker would: malformed bodies, floods of streams and requests,
+the headers of every answer, the token's way, a foreign Host, compression (issue 20)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.core.services import services
-from bot.webapp import api, page, quota, streams
+from bot.webapp import api, auth, page, quota, streams
 from bot.webapp.auth import Checker
 from testing.chats import FakeUser
 from testing.clock import Clock
@@ -23,7 +22,6 @@ from testing.harness import Harness
 from testing.tabletop import stored
 from testing.webapp import (
     bearer,
-    client,
     exchange,
     init_data,
     page_files,
@@ -41,43 +39,32 @@ from testing.webapp import (
     [(b"{", "not JSON"), (b'{"data": "' + b"x" * 5000 + b'"}', "too large")],
 )
 async def test_a_malformed_move_body_is_a_400_with_a_reason(
-    harness: Harness, raw: bytes, reason: str
+    harness: Harness, asgi: httpx.AsyncClient, raw: bytes, reason: str
 ) -> None:
     h = harness
     top, (ann, _), param = await table_for_two(h, "durak")
     before = await stored(h, top.group)
-    async with client(h) as c:
-        headers = {**bearer(await token(c, ann, param)), "Content-Type": "application/json"}
-        r = await c.post("/app/api/move", content=raw, headers=headers)
+    headers = {**bearer(await token(asgi, ann, param)), "Content-Type": "application/json"}
+    r = await asgi.post("/app/api/move", content=raw, headers=headers)
     assert r.status_code == 400
     assert r.json()["error"] == reason
     assert await stored(h, top.group) == before
 
 
 @contextlib.asynccontextmanager
-async def _live(
-    h: Harness, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[tuple[httpx.AsyncClient, contextlib.AsyncExitStack]]:
-    """The bot's server on a port, a client of it, and a stack for the streams it opens;
-    keep-alives every 50 ms."""
-    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
-    async with (
-        page_server(h) as root,
-        httpx.AsyncClient(base_url=root, timeout=5) as c,
-        contextlib.AsyncExitStack() as stack,
-    ):
-        yield c, stack
-
-
-@contextlib.asynccontextmanager
 async def _opened(c: httpx.AsyncClient, ticket: str) -> AsyncIterator[httpx.Response]:
-    async with c.stream("GET", "/app/api/events", headers=bearer(ticket)) as r:
+    """A page's stream, asked for gzip as a browser asks: never compressed nor held back."""
+    headers = {**bearer(ticket), "Accept-Encoding": "gzip"}
+    async with c.stream("GET", "/app/api/events", headers=headers) as r:
+        assert r.status_code == 200 and "content-encoding" not in r.headers
+        assert (r.headers["cache-control"], r.headers["x-accel-buffering"]) == ("no-store", "no")
         yield r
 
 
 async def _first(r: httpx.Response) -> AsyncIterator[str]:
     lines = r.aiter_lines()
-    assert (await anext(lines)).startswith("data: ")
+    first = await anext(lines)
+    assert first.startswith("data: ") and json.loads(first[6:])["version"] >= 0
     return lines
 
 
@@ -97,17 +84,15 @@ async def _ends(lines: AsyncIterator[str]) -> bool:
 
 
 async def test_a_session_s_new_stream_ends_its_oldest(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, web: httpx.AsyncClient
 ) -> None:
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
-    async with _live(h, monkeypatch) as (c, stack):
-        ticket = await token(c, ann, param)
+    async with contextlib.AsyncExitStack() as stack:
+        ticket = await token(web, ann, param)
         opened = []
         for _ in range(streams.PER_SESSION + 1):
-            r = await stack.enter_async_context(_opened(c, ticket))
-            assert r.status_code == 200
-            opened.append(await _first(r))
+            opened.append(await _first(await stack.enter_async_context(_opened(web, ticket))))
         assert await _ends(opened[0])  # the oldest, closed for the newest
         hub = _hub(h)
         assert hub.streams.live == streams.PER_SESSION
@@ -141,18 +126,25 @@ async def test_a_user_s_streams_are_bounded_and_the_process_s_refused_past_its_c
     h = harness
     _, (ann, bob), param = await table_for_two(h, "durak", turn_time=0)
     monkeypatch.setattr(streams, "PER_PROCESS", streams.PER_USER + 1)
-    async with _live(h, monkeypatch) as (c, stack):
+    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
+    async with (  # the server stops at the end: every place it gave is back
+        page_server(h) as root,
+        httpx.AsyncClient(base_url=root, timeout=5) as web,
+        contextlib.AsyncExitStack() as stack,
+    ):
         # Ann's pages in as many sessions (devices) as she likes: her oldest stream ends.
         hers = []
         for _ in range(streams.PER_USER + 1):
-            r = await stack.enter_async_context(_opened(c, await token(c, ann, param)))
+            r = await stack.enter_async_context(_opened(web, await token(web, ann, param)))
             hers.append(await _first(r))
         assert await _ends(hers[0])
         # Bob's stream takes the process's last place; the next user is told it is busy.
-        his = await _first(await stack.enter_async_context(_opened(c, await token(c, bob, param))))
+        his = await _first(
+            await stack.enter_async_context(_opened(web, await token(web, bob, param)))
+        )
         assert _hub(h).streams.live == streams.PER_PROCESS
-        cid = await token(c, h.user("Cid"), param)
-        r = await c.get("/app/api/events", headers=bearer(cid))
+        cid = await token(web, h.user("Cid"), param)
+        r = await web.get("/app/api/events", headers=bearer(cid))
         assert r.status_code == 503 and r.json() == {"error": "busy"}
         assert r.headers["retry-after"] == str(page.BUSY_RETRY)
         assert (await _next(his)).startswith(": keep-alive")  # his goes on
@@ -160,65 +152,72 @@ async def test_a_user_s_streams_are_bounded_and_the_process_s_refused_past_its_c
     assert hub.streams.live == 0 and not hub._watches  # every place given back
 
 
-async def test_an_idle_stream_ends(
-    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("limit", ["IDLE", "SESSION"])
+async def test_a_stream_ends_when_idle_and_with_its_session(
+    harness: Harness,
+    web: httpx.AsyncClient,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    limit: str,
 ) -> None:
+    """A stream with nothing new for IDLE seconds ends, and one opened with a token does
+    not outlive it (the page opens it again, renewed)."""
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
-    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
-    monkeypatch.setattr(streams, "IDLE", 60.0)  # shorter than the session (15 minutes)
-    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
-        async with _opened(c, await token(c, ann, param)) as r:
-            lines = await _first(r)
-            assert (await _next(lines)).startswith(": keep-alive")  # open, quiet
-            await clock.advance(60.0)
-            assert await _ends(lines)
-        assert _hub(h).streams.live == 0
+    monkeypatch.setattr(streams if limit == "IDLE" else auth, limit, 60.0)  # the other: longer
+    ticket = await token(web, ann, param)
+    async with _opened(web, ticket) as r:
+        lines = await _first(r)
+        assert (await _next(lines)).startswith(": keep-alive")  # open, quiet
+        await clock.advance(60.0)
+        rest = [
+            line async for line in lines
+        ]  # it ends (the test's timeout fails one that never does)
+    assert not [line for line in rest if line.startswith("data: ")]
+    assert _hub(h).streams.live == 0
+    if limit == "SESSION":
+        assert (await web.get("/app/api/events", headers=bearer(ticket))).status_code == 401
 
 
 async def test_a_session_asking_too_often_gets_429_until_time_passes(
-    harness: Harness, clock: Clock
+    harness: Harness, asgi: httpx.AsyncClient, clock: Clock
 ) -> None:
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak")
-    async with client(h) as c:
-        ticket = bearer(await token(c, ann, param))  # the exchange counts
-        answered = 1
-        while (await c.get("/app/api/state", headers=ticket)).status_code == 200:
-            answered += 1
-            assert answered < 2 * quota.BURST  # (real time passes too: a few come back)
-        assert answered >= quota.BURST
-        r = await c.get("/app/api/events", headers=ticket)
-        assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
-        assert (
-            await c.post("/app/api/move", json={"data": "x"}, headers=ticket)
-        ).status_code == 429
-        # Another user's session is not held back by it.
-        other = bearer(await token(c, h.user("Cid"), param))
-        assert (await c.get("/app/api/state", headers=other)).status_code == 200
-        await clock.advance(1.0)
-        assert (await c.get("/app/api/state", headers=ticket)).status_code == 200
+    ticket = bearer(await token(asgi, ann, param))  # the exchange counts
+    answered = 1
+    while (await asgi.get("/app/api/state", headers=ticket)).status_code == 200:
+        answered += 1
+        assert answered < 2 * quota.BURST  # (real time passes too: a few come back)
+    assert answered >= quota.BURST
+    r = await asgi.get("/app/api/events", headers=ticket)
+    assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
+    assert (await asgi.post("/app/api/move", json={"data": "x"}, headers=ticket)).status_code == 429
+    # Another user's session is not held back by it.
+    other = bearer(await token(asgi, h.user("Cid"), param))
+    assert (await asgi.get("/app/api/state", headers=other)).status_code == 200
+    await clock.advance(1.0)
+    assert (await asgi.get("/app/api/state", headers=ticket)).status_code == 200
 
 
 async def test_every_api_answer_is_never_cached_and_the_page_has_its_policy(
-    harness: Harness,
+    harness: Harness, asgi: httpx.AsyncClient
 ) -> None:
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak")
-    async with client(h) as c:
-        r = await exchange(c, init_data(ann), param)
-        answers = [r]
-        ticket = bearer(r.json()["token"])
-        answers.append(await c.get("/app/api/state", headers=ticket))  # his hand
-        answers.append(await c.post("/app/api/session", headers=ticket))  # a token
-        answers.append(await c.post("/app/api/move", json={"data": "x"}, headers=ticket))
-        answers.append(await c.get("/app/api/state"))  # 401
-        answers.append(await c.post("/app/api/move", content=b"[1]", headers=ticket))  # 400
-        for answer in answers:
-            assert answer.headers["cache-control"] == "no-store", answer.request.url
-            assert answer.headers["x-content-type-options"] == "nosniff"
-            assert answer.headers["referrer-policy"] == "no-referrer"
-        shown = await c.get("/app/")
+    r = await exchange(asgi, init_data(ann), param)
+    answers = [r]
+    ticket = bearer(r.json()["token"])
+    answers.append(await asgi.get("/app/api/state", headers=ticket))  # his hand
+    answers.append(await asgi.post("/app/api/session", headers=ticket))  # a token
+    answers.append(await asgi.post("/app/api/move", json={"data": "x"}, headers=ticket))
+    answers.append(await asgi.get("/app/api/state"))  # 401
+    answers.append(await asgi.post("/app/api/move", content=b"[1]", headers=ticket))  # 400
+    for answer in answers:
+        assert answer.headers["cache-control"] == "no-store", answer.request.url
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["referrer-policy"] == "no-referrer"
+    shown = await asgi.get("/app/")
     parts = shown.headers["content-security-policy"].split("; ")
     policy = dict(part.split(" ", 1) for part in parts)
     assert policy["default-src"] == "'none'"
@@ -231,14 +230,13 @@ async def test_every_api_answer_is_never_cached_and_the_page_has_its_policy(
     assert "<script>" not in html and "<style" not in html and " style=" not in html
 
 
-async def test_the_token_is_never_in_a_url(harness: Harness) -> None:
+async def test_the_token_is_never_in_a_url(harness: Harness, asgi: httpx.AsyncClient) -> None:
     """The stream takes the token from its header only, and the page sends it so."""
     h = harness
     _, (ann, _), param = await table_for_two(h, "durak")
-    async with client(h) as c:
-        ticket = await token(c, ann, param)
-        r = await c.get("/app/api/events", params={"s": ticket})
-        assert r.status_code == 401
+    ticket = await token(asgi, ann, param)
+    r = await asgi.get("/app/api/events", params={"s": ticket})
+    assert r.status_code == 401
     static = resources.files("bot.webapp").joinpath("static")
     script = "\n".join(static.joinpath(name).read_text() for name in shell_scripts())
     assert "EventSource" not in script and "&s=" not in script
@@ -246,47 +244,25 @@ async def test_the_token_is_never_in_a_url(harness: Harness) -> None:
     assert fetches and all("token" not in line.split("{", 1)[0].lower() for line in fetches)
 
 
-async def test_a_redirect_never_names_the_request_s_host(harness: Harness) -> None:
-    h = harness
-    async with client(h) as c:
-        r = await c.get("/app", params={"t": "x"}, headers={"Host": "evil.example"})
-        assert r.status_code == 307 and r.headers["location"] == "app/?t=x"
-        r = await c.get("/app/api/state/", headers={"Host": "evil.example"})
-        assert r.status_code == 404 and "location" not in r.headers
+async def test_a_redirect_never_names_the_request_s_host(asgi: httpx.AsyncClient) -> None:
+    r = await asgi.get("/app", params={"t": "x"}, headers={"Host": "evil.example"})
+    assert r.status_code == 307 and r.headers["location"] == "app/?t=x"
+    r = await asgi.get("/app/api/state/", headers={"Host": "evil.example"})
+    assert r.status_code == 404 and "location" not in r.headers
 
 
-async def test_the_page_is_compressed_for_a_client_that_takes_gzip(harness: Harness) -> None:
-    h = harness
+async def test_the_page_is_compressed_for_a_client_that_takes_gzip(asgi: httpx.AsyncClient) -> None:
     raw = resources.files("bot.webapp").joinpath("static/table.js").read_bytes()
-    async with client(h) as c:
-        for path in ("", *page_files()):  # the document and every file it loads
-            r = await c.get("/app/" + path, headers={"Accept-Encoding": "gzip"})
-            assert r.headers["content-encoding"] == "gzip", path
-            assert r.headers["vary"] == "Accept-Encoding"
-        r = await c.get("/app/table.js", headers={"Accept-Encoding": "gzip"})
-        assert r.content == raw  # httpx took the gzip off
-        assert int(r.headers["content-length"]) < len(raw) / 2
-        for refused in ("identity", "gzip;q=0", ""):
-            r = await c.get("/app/table.js", headers={"Accept-Encoding": refused})
-            assert "content-encoding" not in r.headers and r.content == raw
-
-
-async def test_the_event_stream_is_never_compressed_nor_held_back(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    h = harness
-    _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
-    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
-    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as c:
-        ticket = await token(c, ann, param)
-        headers = {**bearer(ticket), "Accept-Encoding": "gzip"}
-        async with c.stream("GET", "/app/api/events", headers=headers) as r:
-            assert "content-encoding" not in r.headers
-            assert r.headers["cache-control"] == "no-store"
-            assert r.headers["x-accel-buffering"] == "no"
-            lines = r.aiter_lines()
-            first = await anext(lines)
-            assert json.loads(first.removeprefix("data: "))["version"] >= 0
+    for path in ("", *page_files()):  # the document and every file it loads
+        r = await asgi.get("/app/" + path, headers={"Accept-Encoding": "gzip"})
+        assert r.headers["content-encoding"] == "gzip", path
+        assert r.headers["vary"] == "Accept-Encoding"
+    r = await asgi.get("/app/table.js", headers={"Accept-Encoding": "gzip"})
+    assert r.content == raw  # httpx took the gzip off
+    assert int(r.headers["content-length"]) < len(raw) / 2
+    for refused in ("identity", "gzip;q=0", ""):
+        r = await asgi.get("/app/table.js", headers={"Accept-Encoding": refused})
+        assert "content-encoding" not in r.headers and r.content == raw
 
 
 def test_the_session_key_is_the_same_through_renewals() -> None:
@@ -301,7 +277,7 @@ def test_the_session_key_is_the_same_through_renewals() -> None:
 
 
 async def test_a_stream_opened_as_redis_fails_ends_quietly_and_the_outage_is_reported(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, asgi: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The subscription has not seen the outage yet when the table's first read fails:
     the stream ends (its page opens it again), with no traceback."""
@@ -311,11 +287,10 @@ async def test_a_stream_opened_as_redis_fails_ends_quietly_and_the_outage_is_rep
     async def down(*args: Any) -> Any:
         raise RedisConnectionError("Connection refused")
 
-    async with client(h) as c:
-        headers = bearer(await token(c, ann, param))
-        monkeypatch.setattr(api, "load", down)
-        async with c.stream("GET", "/app/api/events", headers=headers) as stream:
-            assert stream.status_code == 200
-            assert [line async for line in stream.aiter_lines() if line.startswith("data:")] == []
+    headers = bearer(await token(asgi, ann, param))
+    monkeypatch.setattr(api, "load", down)
+    async with asgi.stream("GET", "/app/api/events", headers=headers) as stream:
+        assert stream.status_code == 200
+        assert [line async for line in stream.aiter_lines() if line.startswith("data:")] == []
     assert services(h.app).health.down
     assert h.log_errors == []

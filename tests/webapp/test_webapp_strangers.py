@@ -1,15 +1,12 @@
-"""The Mini App probed by someone who is not at the table, over HTTP against the running
-server: which table a page may open, a credential that probes, malformed credentials, and
-work done for nothing. Each test is a point of issue 35 (they fail on the code before it).
-"""
+"""The Mini App probed over HTTP by someone not at the table: which table a page may open,
+malformed credentials, work done for nothing (issue 35; a credential that probes:
+test_webapp_api.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode
 
@@ -21,20 +18,14 @@ from hypothesis import strategies as st
 from bot.core import callbacks
 from bot.core.services import Services
 from bot.webapp import api, page, quota
-from testing.fakegram import FakeTelegram
+from engine.games.durak.game import Durak
 from testing.fakeserver import SECRET_HEADER
-from testing.harness import AppFactory, Harness, harness_on
+from testing.harness import Harness
 from testing.tabletop import stored, table_key
-from testing.webapp import bearer, client, exchange, init_data, page_server, table_for_two
+from testing.webapp import bearer, client, exchange, init_data, page_server, table_for_two, token
 
 HOOK_SECRET = "s3cret-hook"
 FORBIDDEN = {"error": "forbidden"}
-
-
-@contextlib.asynccontextmanager
-async def _served(h: Harness) -> AsyncIterator[httpx.AsyncClient]:
-    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=10) as c:
-        yield c
 
 
 def _guarded(r: httpx.Response) -> bool:
@@ -48,57 +39,60 @@ def _guarded(r: httpx.Response) -> bool:
 
 
 async def test_a_table_opens_by_its_signed_parameter_or_for_its_players_only(
-    harness: Harness,
+    harness: Harness, web: httpx.AsyncClient
 ) -> None:
     """Ann plays in her group only: another group's table is not hers to open by its
     address, whatever her initData's start_param; by Telegram's signed parameter it
-    opens in its public view. A refusal says nothing of whether the table exists."""
+    opens in its public view. A refusal says nothing of whether the table exists; a
+    session is for its own table only."""
     h = harness
     _, (ann, _), mine = await table_for_two(h, "durak")
-    _, (rival, _), theirs = await table_for_two(h, "durak")
+    other, players, theirs = await table_for_two(h, "durak")
+    rival = players[0]
     parsed = callbacks.parse_payload(theirs)
     assert parsed is not None
     nowhere = callbacks.payload(-1_009_999_999_999, None, parsed[2])
-    async with _served(h) as c:
-        for signed in (None, mine, nowhere):  # the address overriding the signed parameter
-            r = await exchange(c, init_data(ann, start_param=signed), theirs)
-            assert (r.status_code, r.json()) == (403, FORBIDDEN), signed
-        other_game = callbacks.payload(parsed[0], None, callbacks.new_game_id())  # its group's
-        for absent in (nowhere, callbacks.payload(-1_001_234_567_890, None, "zzzz"), other_game):
-            for signed in (None, absent):  # a table that is not there: the same answer
-                r = await exchange(c, init_data(ann, start_param=signed), absent)
-                assert (r.status_code, r.json()) == (403, FORBIDDEN), (absent, signed)
-        # Telegram's signed parameter (the group's link): the public view, for anyone.
-        r = await exchange(c, init_data(ann, start_param=theirs), theirs)
-        assert r.status_code == 200
-        shown = await c.get("/app/api/state", headers=bearer(r.json()["token"]))
-        assert shown.json()["seat"] is None and shown.json()["view"]["hand"] == []
-        r = await exchange(c, init_data(ann, start_param=theirs), None)
-        assert r.status_code == 200
-        # Her own table by its address (her private hand's button): her seat.
-        r = await exchange(c, init_data(ann), mine)
-        assert r.status_code == 200
-        shown = await c.get("/app/api/state", headers=bearer(r.json()["token"]))
-        assert shown.json()["seat"] == 0
-        # The other table's first player: his address opens it, hers does not.
-        assert (await exchange(c, init_data(rival), theirs)).status_code == 200
-        assert (await exchange(c, init_data(rival), mine)).status_code == 403
-
-
-async def test_an_initdata_is_spent_when_first_presented_whatever_the_answer(
-    harness: Harness,
-) -> None:
-    """A probe with the same initData answers once: a 403 spends it like a 200 would."""
-    h = harness
-    _, (ann, _), param = await table_for_two(h, "durak")
-    nowhere = callbacks.payload(-1_009_999_999_999, None, "zzzz")
-    async with _served(h) as c:
-        probe = init_data(ann)
-        assert (await exchange(c, probe, nowhere)).status_code == 403
-        for _ in range(3):
-            assert (await exchange(c, probe, nowhere)).status_code == 401
-        assert (await exchange(c, probe, param)).status_code == 401
-        assert (await exchange(c, init_data(ann), param)).status_code == 200
+    for signed in (None, mine, nowhere):  # the address overriding the signed parameter
+        r = await exchange(web, init_data(ann, start_param=signed), theirs)
+        assert (r.status_code, r.json()) == (403, FORBIDDEN), signed
+    other_game = callbacks.payload(parsed[0], None, callbacks.new_game_id())  # its group's
+    for absent in (nowhere, callbacks.payload(-1_001_234_567_890, None, "zzzz"), other_game):
+        for signed in (None, absent):  # a table that is not there: the same answer
+            r = await exchange(web, init_data(ann, start_param=signed), absent)
+            assert (r.status_code, r.json()) == (403, FORBIDDEN), (absent, signed)
+    # Telegram's signed parameter (the group's link): the public view, for anyone.
+    r = await exchange(web, init_data(ann, start_param=theirs), theirs)
+    assert r.status_code == 200
+    shown = await web.get("/app/api/state", headers=bearer(r.json()["token"]))
+    assert shown.json()["seat"] is None and shown.json()["view"]["hand"] == []
+    r = await exchange(web, init_data(ann, start_param=theirs), None)
+    assert r.status_code == 200
+    # Her own table by its address (her private hand's button): her seat.
+    r = await exchange(web, init_data(ann), mine)
+    assert r.status_code == 200
+    shown = await web.get("/app/api/state", headers=bearer(r.json()["token"]))
+    assert shown.json()["seat"] == 0
+    # The other table's first player: his address opens it, hers does not.
+    assert (await exchange(web, init_data(rival), theirs)).status_code == 200
+    assert (await exchange(web, init_data(rival), mine)).status_code == 403
+    # The mover there, with a session of Ann's table: no picture of his, no move there.
+    before = await stored(h, other.group)
+    actor = Durak.from_json(before["state"]).to_act()
+    assert actor is not None
+    mover = players[actor.player]
+    at_his = bearer(await token(web, mover, theirs))
+    move = (await web.get("/app/api/state", headers=at_his)).json()["moves"][0]["data"]
+    at_hers = bearer(await token(web, mover, mine))
+    for path in ("state", "events"):
+        r = await web.get(f"/app/api/{path}", params={"t": theirs}, headers=at_hers)
+        assert r.status_code == 403
+    moved = {"data": move}
+    assert (await web.post("/app/api/move", json=moved, headers=at_hers)).status_code == 403
+    assert await stored(h, other.group) == before
+    # The session of his table makes the same move.
+    assert (await web.post("/app/api/move", json=moved, headers=at_his)).status_code == 200
+    after = (await stored(h, other.group))["played"]["moves"]
+    assert len(after) == len(before["played"]["moves"]) + 1
 
 
 async def test_a_person_s_requests_count_together_whatever_his_initdata(
@@ -111,61 +105,52 @@ async def test_a_person_s_requests_count_together_whatever_his_initdata(
     h = harness
     _, _, param = await table_for_two(h, "durak")
     dan = h.user("Dan")
-    async with _served(h) as c:
+    async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=10) as web:
         # All at once, as a script would: more than his burst and what refills meanwhile.
         openings = [init_data(dan, start_param=param) for _ in range(4 * quota.PERSON_BURST)]
         answers = []
         for at in range(0, len(openings), 40):
             some = openings[at : at + 40]
-            answers += await asyncio.gather(*(exchange(c, data, param) for data in some))
+            answers += await asyncio.gather(*(exchange(web, data, param) for data in some))
         statuses = Counter(r.status_code for r in answers)
         assert set(statuses) == {200, 429}, statuses
         assert statuses[200] >= quota.PERSON_BURST
         refused = next(r for r in answers if r.status_code == 429)
         assert int(refused.headers["retry-after"]) >= 1
-        assert (await exchange(c, init_data(h.user("Eve"), start_param=param), param)).is_success
+        assert (await exchange(web, init_data(h.user("Eve"), start_param=param), param)).is_success
 
 
 MALFORMED_PAGE = ["%C3%A9", "%FF%FE"]  # a hash that is not ASCII once decoded
 
 
 @pytest.mark.parametrize("hash_", MALFORMED_PAGE)
-async def test_a_malformed_initdata_is_a_401_with_the_headers(harness: Harness, hash_: str) -> None:
+async def test_a_malformed_initdata_is_a_401_with_the_headers(
+    harness: Harness, web: httpx.AsyncClient, hash_: str
+) -> None:
     """No 500, no traceback in the log (the harness fails a test that logs an error)."""
     h = harness
     headers = {"Authorization": f"tma auth_date={int(time.time())}&hash={hash_}"}
-    async with _served(h) as c:
-        r = await c.post("/app/api/session", params={"t": "x"}, headers=headers)
-        assert r.status_code == 401 and r.json() == {"error": "unauthorized"}
-        assert _guarded(r)
+    r = await web.post("/app/api/session", params={"t": "x"}, headers=headers)
+    assert r.status_code == 401 and r.json() == {"error": "unauthorized"}
+    assert _guarded(r)
     assert h.log_errors == []
 
 
-@pytest.fixture
-async def hooked(
-    request: pytest.FixtureRequest, server: FakeTelegram, make_app: AppFactory, fake_redis: Any
-) -> AsyncIterator[Harness]:
-    """The bot in webhook mode."""
-    hook = {"webhook_url": "https://cards.example.org/hook", "webhook_secret": HOOK_SECRET}
-    async for h in harness_on(request, server, make_app, fake_redis, **hook):
-        yield h
-
-
+@pytest.mark.settings(webhook_url="https://cards.example.org/hook", webhook_secret=HOOK_SECRET)
 @pytest.mark.parametrize("secret", ["é".encode(), b"\xff" * 12, b"s3cret-hoo\xe9"], ids=range(3))
 async def test_a_malformed_webhook_secret_is_a_403_with_the_headers(
-    hooked: Harness, secret: bytes
+    harness: Harness, web: httpx.AsyncClient, secret: bytes
 ) -> None:
-    h = hooked
-    async with _served(h) as c:
-        r = await c.post("/hook", json={"update_id": 1}, headers={SECRET_HEADER: secret})
-        assert r.status_code == 403 and r.json() == {"error": "forbidden"}
-        assert r.headers.get("content-security-policy") == page.POLICY
-        assert r.headers.get("x-content-type-options") == "nosniff"
+    h = harness
+    r = await web.post("/hook", json={"update_id": 1}, headers={SECRET_HEADER: secret})
+    assert r.status_code == 403 and r.json() == {"error": "forbidden"}
+    assert r.headers.get("content-security-policy") == page.POLICY
+    assert r.headers.get("x-content-type-options") == "nosniff"
     assert h.log_errors == []
 
 
 async def test_an_answer_the_server_did_not_plan_carries_the_headers_too(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, web: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A fault (here a table that cannot be read for a reason nobody foresaw) is a 500,
     with the same headers as every other answer."""
@@ -175,11 +160,10 @@ async def test_an_answer_the_server_did_not_plan_carries_the_headers_too(
     async def broken(*args: Any) -> Any:
         raise RuntimeError("an unforeseen fault")
 
-    async with _served(h) as c:
-        ticket = bearer((await exchange(c, init_data(ann), param)).json()["token"])
-        monkeypatch.setattr(api, "load", broken)
-        r = await c.get("/app/api/state", headers=ticket)
-        assert r.status_code == 500 and _guarded(r)
+    ticket = bearer((await exchange(web, init_data(ann), param)).json()["token"])
+    monkeypatch.setattr(api, "load", broken)
+    r = await web.get("/app/api/state", headers=ticket)
+    assert r.status_code == 500 and _guarded(r)
     assert [e.getMessage() for e in h.log_errors] == ["Exception in ASGI application\n"]
     h.log_errors.clear()  # the fault was the test's own
 
@@ -234,57 +218,55 @@ def _spied(h: Harness, monkeypatch: pytest.MonkeyPatch, key: str) -> dict[str, i
 
 
 async def test_a_stranger_s_move_is_refused_before_the_table_is_touched(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, web: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     h = harness
     top, players, param = await table_for_two(h, "durak", turn_time=0)
-    async with _served(h) as c:
-        for player in players:  # the one who has a move to make now
-            hers = bearer((await exchange(c, init_data(player), param)).json()["token"])
-            moves = (await c.get("/app/api/state", headers=hers)).json()["moves"]
-            if moves:
-                break
-        assert moves
-        opened = await exchange(c, init_data(h.user("Eve"), start_param=param), param)
-        eve = bearer(opened.json()["token"])
-        before = await stored(h, top.group)
-        touched = _spied(h, monkeypatch, table_key(top.group))
-        for move in moves:
-            r = await c.post("/app/api/move", json={"data": move["data"]}, headers=eve)
-            assert r.status_code == 409 and r.json()["refusal"], r.text
-        assert touched == {"lock": 0, "redis": 0}
-        # The player's own move still takes the table's path.
-        r = await c.post("/app/api/move", json={"data": moves[0]["data"]}, headers=hers)
-        assert r.status_code == 200 and touched["lock"] == 1
+    for player in players:  # the one who has a move to make now
+        hers = bearer((await exchange(web, init_data(player), param)).json()["token"])
+        moves = (await web.get("/app/api/state", headers=hers)).json()["moves"]
+        if moves:
+            break
+    assert moves
+    opened = await exchange(web, init_data(h.user("Eve"), start_param=param), param)
+    eve = bearer(opened.json()["token"])
+    before = await stored(h, top.group)
+    touched = _spied(h, monkeypatch, table_key(top.group))
+    for move in moves:
+        r = await web.post("/app/api/move", json={"data": move["data"]}, headers=eve)
+        assert r.status_code == 409 and r.json()["refusal"], r.text
+    assert touched == {"lock": 0, "redis": 0}
+    # The player's own move still takes the table's path.
+    r = await web.post("/app/api/move", json={"data": moves[0]["data"]}, headers=hers)
+    assert r.status_code == 200 and touched["lock"] == 1
     assert (await stored(h, top.group))["version"] == before["version"] + 1
 
 
 async def test_a_set_up_reset_with_nothing_to_reset_makes_no_new_version(
-    harness: Harness,
+    harness: Harness, web: httpx.AsyncClient
 ) -> None:
     """Her reset taken again (a page sent it twice, a stale button): nothing to reset, so
     nothing is committed, published or read again by the pages."""
     h = harness
     top, (ann, _), param = await table_for_two(h, "football", turn_time=0)
-    async with _served(h) as c:
-        ticket = bearer((await exchange(c, init_data(ann), param)).json()["token"])
+    ticket = bearer((await exchange(web, init_data(ann), param)).json()["token"])
 
-        async def shown() -> dict[str, Any]:
-            result: dict[str, Any] = (await c.get("/app/api/state", headers=ticket)).json()
-            return result
+    async def shown() -> dict[str, Any]:
+        result: dict[str, Any] = (await web.get("/app/api/state", headers=ticket)).json()
+        return result
 
-        async def send(data: str) -> None:
-            r = await c.post("/app/api/move", json={"data": data}, headers=ticket)
-            assert r.status_code == 200, r.text
+    async def send(data: str) -> None:
+        r = await web.post("/app/api/move", json={"data": data}, headers=ticket)
+        assert r.status_code == 200, r.text
 
-        version = (await stored(h, top.group))["version"]
-        await send(next(m["data"] for m in (await shown())["moves"] if m.get("card")))
-        picked = await shown()
-        assert len(picked["picks"]) == 1
-        reset = next(m["data"] for m in picked["moves"] if m["token"] == "setup:reset")
+    version = (await stored(h, top.group))["version"]
+    await send(next(m["data"] for m in (await shown())["moves"] if m.get("card")))
+    picked = await shown()
+    assert len(picked["picks"]) == 1
+    reset = next(m["data"] for m in picked["moves"] if m["token"] == "setup:reset")
+    await send(reset)
+    assert (await shown())["picks"] == []
+    assert (await stored(h, top.group))["version"] == version + 2
+    for _ in range(10):
         await send(reset)
-        assert (await shown())["picks"] == []
-        assert (await stored(h, top.group))["version"] == version + 2
-        for _ in range(10):
-            await send(reset)
-        assert (await stored(h, top.group))["version"] == version + 2
+    assert (await stored(h, top.group))["version"] == version + 2

@@ -7,6 +7,7 @@ loaded state can never reach a position the rules do not have.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -184,12 +185,15 @@ class DurakCodec(DurakRules):
     # ------------------------------------------------------------------ stored state
 
     def to_json(self) -> str:
+        table = []
+        for a, d in zip(self.att, self.dfn, strict=True):
+            table.append([a] if d < 0 else [a, d])
         rest = {
             "v": 1,
             "players": self.names,
             "deck": list(self.deck),
-            "known": [sorted(k) for k in self.known],
-            "table": [[a] if d < 0 else [a, d] for a, d in zip(self.att, self.dfn, strict=True)],
+            "known": list(map(sorted, self.known)),
+            "table": table,
             "phase": PHASES[self.phase],
             "controller": self.controller if self.controller >= 0 else None,
             "order": list(self.order) if self.neighbours and self.phase != OVER else None,
@@ -224,20 +228,16 @@ def _stored_form() -> Callable[[DurakState, dict[str, Any]], dict[str, Any]]:
 
 _STORED_FORM = _stored_form()
 
-_LEFT_OUT: dict[tuple[DurakOptions, bool], dict[str, Any]] = {}
 
-
+@functools.cache
 def _left_out(options: DurakOptions, no_order: bool) -> dict[str, Any]:
     """What the stored state leaves out: the variants' options at their defaults, and the
     throw-in order where none is kept (worked out once per kind of game: states are
     written after every move)."""
-    key = (options, no_order)
-    found = _LEFT_OUT.get(key)
-    if found is None:
-        found = _LEFT_OUT[key] = {"options": set(unwritten(options))}
-        if no_order:
-            found["order"] = True
-    return found
+    left_out: dict[str, Any] = {"options": set(unwritten(options))}
+    if no_order:
+        left_out["order"] = True
+    return left_out
 
 
 def parse(text: str | bytes) -> Stored:

@@ -35,11 +35,11 @@ _STORE = {"stored": True}
 
 
 def _lists(value: list[list[Card]]) -> list[list[Card]]:
-    return [list(h) for h in value]
+    return list(map(list, value))
 
 
 def _sets(value: list[set[Card]]) -> list[set[Card]]:
-    return [set(k) for k in value]
+    return list(map(set, value))
 
 
 _LIST = {"copy": list}
