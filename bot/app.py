@@ -211,7 +211,7 @@ def build_application(
         app, settings, store, limiter=redis_limiter, clock=clock, follow=migration.follow
     )
     app.bot_data[KEY] = svc
-    svc.health = health_of(redis)  # on a cluster: one node's outage ends once it answers
+    svc.health = health_of(redis, clock)  # on a cluster: one node's outage ends once it answers
     # First and last: each update is handled once (bot.handlers.once); before them the
     # update is named in the log lines of its handling, and counted once it is handled.
     app.add_handler(TypeHandler(Update, _begin), group=-2)

@@ -3,7 +3,10 @@ what a deployment runs, driven as Telegram drives it (tests of bot.runner, bot.i
 bot.endpoints and the installed wheel).
 
 :class:`BotProcess` starts one (any Python: the source tree's, or a venv's with the wheel
-installed), waits until its ``/healthz`` answers, stops it with SIGTERM or kills it.
+installed), waits until its ``/healthz`` answers, stops it with SIGTERM or kills it. One
+of the source tree is forked from a server that has imported the bot once (:class:`Forked`):
+importing it is half of a start's CPU, some thirty starts in the suite; what the process
+then runs is ``python -m bot``'s :func:`bot.__main__.main`, on its own environment.
 :class:`ProcHarness` posts each update to a webhook and then waits on real events, not
 on time: a tap until it is answered, and every update until the process says on its
 /metrics that it has done with it (the webhook's backlog empty, no table being delivered).
@@ -13,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import multiprocessing
 import os
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -36,6 +40,78 @@ SETTLE_WITHIN = 20.0
 LULL = 0.02  # seconds without a Bot API call before the bot is asked whether it is done
 # Settings named in the environment that the tests' process must not pass on.
 _SETTINGS = {name.upper() for name in Settings.model_fields}
+
+
+# What the fork server imports before it forks a bot: all that ``python -m bot`` imports
+# (fakeredis only without REDIS_URL; httpcore once the bot makes its HTTP client, and with
+# it trio, which the tests' environment has), and this module, whose :func:`_bot_main` a
+# fork runs.
+_PRELOAD = ["bot.__main__", "fakeredis", "httpcore", __name__]
+# Read by the bot at import (bot.core.keys): a process whose environment sets them
+# otherwise than this one's is started as a new Python, not forked.
+_READ_AT_IMPORT = ("CARDTABLE_KEY_PREFIX",)
+
+
+class Running(Protocol):
+    """What a test does with a bot process: :class:`subprocess.Popen`'s, or :class:`Forked`'s."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def terminate(self) -> None: ...
+    def kill(self) -> None: ...
+
+
+def _bot_main(env: dict[str, str], cwd: str, log: str) -> None:
+    """In the fork: ``python -m bot`` with ``env`` as its environment, in ``cwd``, its
+    stdout and stderr appended to ``log``."""
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    from bot.__main__ import main
+
+    sys.exit(main())
+
+
+class Forked:
+    """A bot process forked from multiprocessing's fork server (one per test worker, the
+    bot imported in it once), with :class:`subprocess.Popen`'s ways of stopping and
+    waiting for it."""
+
+    _context: Any = None
+
+    def __init__(self, env: dict[str, str], cwd: Path, log: Path) -> None:
+        if Forked._context is None:
+            Forked._context = multiprocessing.get_context("forkserver")
+            Forked._context.set_forkserver_preload(_PRELOAD)
+        self._process = Forked._context.Process(
+            target=_bot_main,
+            args=(env, str(cwd), str(log)),
+            daemon=True,  # gone with the worker
+        )
+        self._process.start()
+        self.pid: int = self._process.pid
+
+    def poll(self) -> int | None:
+        code: int | None = self._process.exitcode
+        return code
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        if (code := self.poll()) is None:
+            raise subprocess.TimeoutExpired("python -m bot", timeout or 0.0)
+        return code
+
+    def terminate(self) -> None:
+        self._process.terminate()
+
+    def kill(self) -> None:
+        self._process.kill()
 
 
 def free_port() -> int:
@@ -80,8 +156,18 @@ class BotProcess:
             environ.update(WEBHOOK_URL=self.hook, WEBHOOK_SECRET=SECRET)
         environ.update(env)
         self._err = logs.open("ab")
-        self.process = subprocess.Popen(
-            [python, "-m", "bot"], env=environ, cwd=cwd, stdout=self._err, stderr=self._err
+        forks = (
+            python == sys.executable
+            and source_tree
+            and cwd == ROOT
+            and all(environ.get(name) == os.environ.get(name) for name in _READ_AT_IMPORT)
+        )
+        self.process: Running = (
+            Forked(environ, cwd, logs)
+            if forks
+            else subprocess.Popen(
+                [python, "-m", "bot"], env=environ, cwd=cwd, stdout=self._err, stderr=self._err
+            )
         )
 
     async def ready(self) -> None:

@@ -179,7 +179,8 @@ class Health:
         return True
 
 
-def health_of(redis: aioredis.Redis | RedisCluster) -> Health:
-    """A process's :class:`Health` for its client: on a cluster, where an outage is one
-    node's while the others answer, it ends :data:`QUIET` seconds after the last failure."""
-    return Health(quiet=QUIET if isinstance(redis, RedisCluster) else 0.0)
+def health_of(redis: aioredis.Redis | RedisCluster, clock: Callable[[], float]) -> Health:
+    """A process's :class:`Health` for its client, on the process's ``clock`` (a test moves
+    it through a backoff): on a cluster, where an outage is one node's while the others
+    answer, it ends :data:`QUIET` seconds after the last failure."""
+    return Health(clock, quiet=QUIET if isinstance(redis, RedisCluster) else 0.0)

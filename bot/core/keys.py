@@ -19,8 +19,9 @@ slot of its bucket ``{b<n>}`` (all of them worked out by :func:`family`)::
         m:e<uid>   Slot JSON of user <uid>'s ephemeral message in the group (only he sees
                    it; docs/ephemeral.md): his lobby confirmation, then his hand, when
                    his hand lives in the group
-        x:<chat>:<message>  a message to delete (superseded, or sent by a delivery that
-                   lost its lease): the next delivery deletes it
+        x:<chat>:<message>  a message to delete (superseded): the next delivery deletes
+                   it (a delivery whose release is lost removes what it sent itself:
+                   bot.service.messages.unsaved)
         x:<chat>:<message>:<uid>  the same for a superseded ephemeral message to user
                    <uid> in the group <chat> (its ephemeral id): deleted, else stripped of
                    its buttons, and until then a tap on it is stale

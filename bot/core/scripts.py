@@ -131,12 +131,15 @@ class Release(Args):
 
 
 # If a newer version was committed meanwhile the holder keeps the lease and gets that
-# version back (deliver again). -1: the lease is not ours any more (nothing written).
+# version back (deliver again). -1: the lease is not ours any more (nothing written):
+# another process took it once it had run out, and perhaps gave it back since, its slots
+# standing (a release run again after its first try landed finds it gone too).
 RELEASE = Script(
     Release,
     shared=LEASE,
     body="""
-if redis.call('EXISTS', table_key) == 0 or not lease_free() then return -1 end
+local holder = lease_expiry()
+if redis.call('EXISTS', table_key) == 0 or holder ~= owner then return -1 end
 if redis.call('HEXISTS', table_key, moved_field) == 1 then return -1 end
 if #gone > 0 then redis.call('HDEL', table_key, unpack(gone)) end
 if #fields > 0 then redis.call('HSET', table_key, unpack(fields)) end

@@ -9,12 +9,14 @@ at a time brings a table's messages up to date, so that an older render never la
 after a newer one. A commit takes the lease when it is free, expired or its own; the
 holder renews it while it works (:data:`LEASE_MS`, so a dead holder blocks nothing for
 long) and saves the slots and releases it in one script, which hands it the newest
-version if another process committed meanwhile. A move costs one HGETALL, one CAS (which
-also takes the lease, publishes the version and lowers the turn deadline) and one
-release. A key lives as long as its game needs (:func:`ttl_for`); a table whose group
-became a supergroup moves to its new key whole, without its lease, in three steps
-(:meth:`Store.move`: the new key is in another slot). Every script touches one slot: a
-table with its bucket's due set, turn set and its chat's index (bot.core.keys).
+version if another process committed meanwhile, and writes nothing once another process
+has taken the lease (:class:`LeaseLost`), even one that has given it back since. A move
+costs one HGETALL, one CAS (which also takes the lease, publishes the version and lowers
+the turn deadline) and one release. A key lives as long as its game needs
+(:func:`ttl_for`); a table whose group became a supergroup moves to its new key whole,
+without its lease, in three steps (:meth:`Store.move`: the new key is in another slot).
+Every script touches one slot: a table with its bucket's due set, turn set and its
+chat's index (bot.core.keys).
 
 Where the server has replicas, the commit, the claim, the release, the slots saved, the
 three steps of a move and a drop each wait for one (:mod:`bot.core.replicas`): a move is
@@ -108,6 +110,11 @@ class Snapshot:
 
 class ConflictError(RuntimeError):
     """The CAS kept failing (a pathological storm of concurrent changes)."""
+
+
+class LeaseLost(RuntimeError):
+    """A release found the table's lease another's (taken while a failover or an outage
+    outlasted it), or the table gone or moving: nothing it would have saved was written."""
 
 
 def _text(raw: Any) -> str:
@@ -305,7 +312,9 @@ class Store(Deadlines, PersonalKeys):
 
         Returns the newest snapshot, still leased, when a newer version was committed
         meanwhile: the caller delivers again. ``drop``: give the lease back whatever
-        happened (after an error).
+        happened (after an error). Raises :class:`LeaseLost` when the lease is another's
+        (the slots are not saved: the messages only this delivery sent are unknown to the
+        table), and what :meth:`_saved` gives up with.
         """
         pairs = [x for name, slot in slots.items() for x in (name, slot.model_dump_json())]
         pairs += _junk_pairs(junk)
@@ -319,6 +328,8 @@ class Store(Deadlines, PersonalKeys):
             fields=tuple(pairs),
         )
         newer = await self._saved(keys, release)
+        if newer == -1:
+            raise LeaseLost(key)
         if due is not None:
             self.polls.due.wake(keys.bucket, due)
         if newer is not None and newer > 0:
@@ -333,7 +344,9 @@ class Store(Deadlines, PersonalKeys):
         The messages are out: a release lost in a failover would leave the table naming
         the messages they replaced, and the new ones (a prompt with live buttons) unknown
         to it for good. So it is run again (:func:`bot.core.replicas.again`) while this
-        process keeps the lease alive (bot.service.delivery's renewals)."""
+        process keeps the lease alive (bot.service.delivery's renewals); a release that is
+        lost all the same leaves the delivery to remove those new messages itself
+        (:mod:`bot.service.messages.unsaved`)."""
         return await again(
             lambda: self._release(dataclasses.replace(release, lease=self._lease(keys)))
         )

@@ -15,6 +15,8 @@ Each round is one pass (:mod:`bot.service.messages.rounds`): within Telegram's l
 (:mod:`bot.core.limiter`, shared by every process) the most urgent calls go first and the
 rest is coalesced, in the order docs/busy.md gives. What happens to one message is
 decided by the rule of its kind, one small module each in :mod:`bot.service.messages`.
+A round whose release is lost (a failover or an outage outlasted its lease) removes the
+messages it sent anew that the table does not name (:mod:`bot.service.messages.unsaved`).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from bot.core import metrics, polls
 from bot.core.health import PAUSES
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, Services, services
-from bot.core.store import LEASE_MS, Snapshot
+from bot.core.store import LEASE_MS, LeaseLost, Snapshot
 from bot.service.counting import count_finished
+from bot.service.messages.outcome import Outcome
 from bot.service.messages.refusals import set_reachable
 from bot.service.messages.rounds import deliver_once
+from bot.service.messages.unsaved import remove_unsaved
 
 log = logging.getLogger(__name__)
 
@@ -62,16 +66,18 @@ async def _run(
     """Deliver until no commit of this process is left unshown; ``committed``: when the
     commit that this round shows was made (None: not a commit of this process)."""
     current = snap
+    unsaved: Outcome | None = None  # a pass whose release is under way or failed
     try:
         if current is None:
             current = await svc.store.claim(key)
         while current is not None:
             current = await count_finished(svc, key, current)
-            done = await deliver_once(app, svc, key, current)
+            done = unsaved = await deliver_once(app, svc, key, current)
             version = done.snap.version
             current = await svc.store.release(
                 key, version, done.changed, due=done.due, deleted=done.removed, junk=done.junk
             )
+            unsaved = None
             if committed is not None:
                 metrics.DELIVERY_LAG.observe(svc.clock() - committed)
                 committed = None
@@ -83,6 +89,8 @@ async def _run(
                 svc.delivering[key] = None  # a commit here found our lease: go round
                 committed = since
                 current = await svc.store.claim(key)
+    except LeaseLost:  # a failover outlasted it: the new holder shows the table
+        log.info("delivery of %s: its lease was taken meanwhile", key)
     except Unconfirmed as exc:  # shown nothing that no replica has: the lease runs out,
         log.info("delivery of %s paused: %s", key, exc)  # and the table is due then
     except PAUSES as exc:  # an outage (reported once): the lease runs out, the
@@ -90,7 +98,9 @@ async def _run(
     except Exception:
         log.warning("delivery of %s failed; it will be retried", key, exc_info=True)
     finally:
-        svc.delivering.pop(key, None)
+        svc.delivering.pop(key, None)  # its lease is renewed no more
+    if unsaved is not None:  # what it sent anew is known to nobody else
+        await remove_unsaved(app.bot, svc.store, key, unsaved)
 
 
 def _wake_at(app: AnyApp, key: str, when: float) -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import itertools
 import logging
 
+import fakeredis
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from bot.app import build_application
 from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, QUIET, Health
-from testing.clock import ManualClock
+from bot.core.services import services
+from testing.clock import Clock, ManualClock
+from testing.settings import settings
 
 STEP = 0.125  # seconds between two ticks of a poller (exact in binary)
 
@@ -82,3 +86,15 @@ def test_on_a_cluster_one_failover_is_one_outage_whatever_healthy_nodes_answer(
     assert not health.down
     assert [r.levelname for r in caplog.records] == ["WARNING", "INFO"]
     assert caplog.records[1].getMessage() == f"Redis answers again, after {8 * 1.3 + QUIET:.1f} s"
+
+
+async def test_the_bots_pollers_back_off_on_its_own_clock() -> None:
+    """The bot's health reads the clock the bot was built with (bot.app), as its pollers
+    do: a test moves it through an outage's backoff instead of waiting it out."""
+    clock = Clock(frozen=True)
+    app = build_application(settings(), fakeredis.FakeAsyncRedis(), clock=clock)
+    health = services(app).health
+    health.failed(RedisConnectionError("Connection refused"))
+    assert not health.may_poll()
+    await clock.advance(FIRST_BACKOFF)
+    assert health.may_poll()

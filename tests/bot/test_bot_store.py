@@ -14,7 +14,7 @@ from redis.crc import key_slot
 from bot.core import store as store_module
 from bot.core.keys import TABLE_SLOT, family_of, table_key, user_slot
 from bot.core.models import Lobby, Seat, Slot, Table
-from bot.core.store import Snapshot, Store, Write
+from bot.core.store import LeaseLost, Snapshot, Store, Write
 from testing.settings import REDIS_URL
 
 KEY = table_key(-100123, None)
@@ -127,6 +127,24 @@ async def test_one_process_delivers_and_ends_on_the_newest_version(store: Store)
     assert third.lease
 
 
+async def test_a_release_after_another_took_the_lease_writes_nothing(store: Store) -> None:
+    """A failover outlasts this holder's lease; another process takes the table, shows
+    it and gives the lease back; this release, landing after, would put back the slots
+    that the other's replaced (its new messages unknown to the table for good)."""
+    now = [store.clock()]
+    store.clock = lambda: now[0]
+    other = _other(store)
+    first, _ = await store.transact(KEY, _add_seat)
+    assert first.lease
+    now[0] += store_module.LEASE_MS / 1000 + 0.1
+    taken = await other.claim(KEY)
+    assert taken is not None
+    await other.release(KEY, taken.version, {TABLE_SLOT: Slot(id=2, version=first.version)})
+    with pytest.raises(LeaseLost):
+        await store.release(KEY, first.version, {TABLE_SLOT: Slot(id=1, version=first.version)})
+    assert (await store.load(KEY)).slots[TABLE_SLOT].id == 2
+
+
 async def test_due_group_edits_are_handed_out_once(store: Store) -> None:
     await store.redis.delete(family_of(KEY).due)
     snap, _ = await store.transact(KEY, _add_seat)
@@ -150,7 +168,8 @@ async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
     assert moved.table is not None and moved.version == first.version
     assert moved.slots[user_slot(7)].id == 5
     # A release at the old key (a process that lost its lease) writes nothing anywhere.
-    assert await store.release(KEY, first.version, {TABLE_SLOT: Slot(id=6, version=1)}) is None
+    with pytest.raises(LeaseLost):
+        await store.release(KEY, first.version, {TABLE_SLOT: Slot(id=6, version=1)})
     assert not await store.redis.exists(KEY)
     after, _ = await other.transact(NEW_KEY, _add_seat)  # the next commit there delivers
     assert after.lease and after.version == first.version + 1

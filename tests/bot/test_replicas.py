@@ -290,9 +290,9 @@ async def test_a_worker_handles_only_what_a_replica_has(
         update = kept.pop()
         stream = inbox_stream.STREAMS[inbox_stream.stream_of(update)]
         await primary.xadd(stream, {inbox_stream.FIELD: json.dumps(update)})
-        # Two seconds of real time (the bot's clock runs with it): read, and claimed again
-        # each second, unconfirmed each time.
-        await asyncio.sleep(2)
+        # Two seconds of the bot's clock: read, and claimed again each second, unconfirmed
+        # each time.
+        await clock.advance(2)
         assert (await primary.xpending(stream, inbox_stream.GROUP))["pending"] == 1
         assert [m.text for m in h.screen(ann) if m.from_bot] == [], "nothing handled"
         pair.let_go()
@@ -478,8 +478,7 @@ async def test_a_release_lost_in_a_failover_is_written_again(
         assert failover.thread is not None, "the move sent a new message"
         await asyncio.to_thread(failover.thread.join)
         monkeypatch.setattr(server, "handle", failover.passed)
-        await asyncio.sleep(1.0)  # the release is run again, and confirmed
-        await top.later(4)
+        await top.later(8)  # the release is run again, and confirmed
         known = await _slots(h.redis, top)
         for user in players:
             assert _prompts(h, user) <= known, "every live prompt is known to the table"

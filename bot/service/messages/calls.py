@@ -73,6 +73,10 @@ async def show(bot: Bot, message: Message, old_goes_now: bool, done: Outcome) ->
         return
     if slot is not None:  # None: the group refused his hand (bot.service.messages.group_hand)
         done.changed[message.slot_name] = slot
+        old = message.slot.id if message.slot is not None else None
+        if slot.id is not None and slot.id != old:  # sent anew: the table knows it once saved
+            receiver = message.hand.receiver if message.hand is not None else 0
+            done.sent[message.slot_name] = Junk(message.chat_id, slot.id, False, receiver)
 
 
 def _new_slot(message: Message, done: Outcome) -> Slot:

@@ -18,6 +18,9 @@ class Outcome:
     snap: Snapshot
     clock: Callable[[], float]
     changed: dict[str, Slot] = field(default_factory=dict)
+    # The messages sent anew, by slot name: known to none but this pass until its slots
+    # are saved (bot.service.messages.unsaved removes them when they are not).
+    sent: dict[str, Junk] = field(default_factory=dict)
     due: float | None = None
     removed: list[tuple[int, int, int]] = field(default_factory=list)  # junk deleted
     junk: list[Junk] = field(default_factory=list)  # to remove later
