@@ -46,6 +46,7 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     assert set(_options(top)) == {"d", "m", "p", "5", "f", "t", "l"}
     for arg in ("d", "p", "f", "t", "l"):
         await top.tap_group(ann, Action.OPTION, arg)
+    assert _options(top)["d"] == "Калода: 52 карты"  # the count's form, on its button too
     data = await stored(harness, top.group)
     assert data["lobby"]["settings"] == {
         "deck_size": 52,
@@ -60,12 +61,12 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     }
     assert data["lobby"]["lang"] == "be"  # the next catalogue after English
     assert "Калода: 52 карты" in top.table_message().text  # the group's language now
-    await top.start(ann)  # the settings still open (Done: tests/e2e/test_e2e_options.py)
+    await top.start(ann)  # the settings still open (Done: tests/e2e/test_e2e_languages.py)
     data = await stored(harness, top.group)
     assert data["phase"] == "playing"
     assert '"deck_size":52' in data["state"].replace(" ", "")
-    # Bob reads his hand in his own language; the group in the lobby's.
-    assert "Ваші карти" in harness.last(bob).text
+    # Each player reads his hand in his own language; the group in the lobby's.
+    assert "Ваші карти" in harness.last(bob).text and "Your hand" in harness.last(ann).text
     assert "Козыр " in top.table_message().text
 
 
@@ -92,10 +93,13 @@ async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     await top.join(bob)
     await top.tap_group(bob, Action.LEAVE)
     assert [s["name"] for s in (await stored(harness, group))["seats"]] == ["Ann"]
+    before = await stored(harness, group)
+    answer = await top.tap_group(bob, Action.LEAVE)  # he is not seated any more
+    assert answer.show_alert and answer.text and await stored(harness, group) == before
     await top.join(bob)
     before = await stored(harness, group)
-    answer = await top.start(bob)
-    assert answer.show_alert and answer.text  # neither the creator nor an admin
+    for answer in (await top.join(bob), await top.start(bob)):  # seated; not creator nor admin
+        assert answer.show_alert and answer.text
     assert await stored(harness, group) == before
     await harness.command(bob, group, "/endgame")
     assert (await stored(harness, group))["phase"] == "lobby"
@@ -104,9 +108,14 @@ async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     assert before["phase"] == "playing"
     await harness.command(ann, group, "/newgame")  # points at the game, changes nothing
     assert "already" in harness.last(group).text and await stored(harness, group) == before
-    await harness.command(admin, group, "/endgame")  # an administrator may end it
+    await harness.command(harness.user("Cid"), group, "/endgame")  # not his game, nor an admin
+    assert await stored(harness, group) == before
+    await harness.command(admin, group, "/endgame", mention=True)  # an administrator may
     assert (await stored(harness, group))["phase"] == "abandoned"
     assert "stopped" in top.table_message().text
+    assert top.prompt(ann) is None and top.prompt(bob) is None
+    await top.tap_group(ann, Action.RECORD)  # the stopped game still hands out its record
+    assert harness.last_document(group)[0].endswith(".json")
     await harness.command(ann, group, "/newgame")  # the chat is free again
     assert (await stored(harness, group))["phase"] == "pick"
 

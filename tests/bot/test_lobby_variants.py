@@ -100,6 +100,13 @@ def test_a_button_the_lobby_no_longer_offers_changes_nothing(taps: list[str], st
     assert table == before
 
 
+def test_the_turn_time_goes_round_through_no_limit() -> None:
+    table = lobby_table()
+    for seconds in (120, 300, 0, 30, 60):
+        lobby.choose(table, "t")
+        assert table.lobby.settings.turn_time == seconds
+
+
 def test_turning_the_dummy_on_again_drops_what_it_rules_out() -> None:
     table = lobby_table()
     for code in ("m", "x", "n", "m"):

@@ -10,10 +10,8 @@ from typing import Any
 import pytest
 
 from bot.core.callbacks import Action, deep_link
-from bot.core.i18n import t
 from bot.core.keys import TURN_KEYS
 from bot.core.keys import table_key as store_key
-from bot.core.models import GameSettings
 from bot.core.services import services
 from bot.screens.registry import GAMES
 from engine.games.football.game import Football
@@ -80,23 +78,6 @@ async def test_football_in_a_private_chat_against_the_computer(quick: Harness) -
     assert game.result() is not None
     bot_seat = computer_seats(data)[0]
     assert any(m["player"] == bot_seat and "setup" in m for m in data["played"]["moves"])
-
-
-async def test_joining_a_private_game_does_not_name_a_chat(quick: Harness) -> None:
-    """The confirmation reads "…against the computer", not "…in «against the computer»"."""
-    h = quick
-    for code in ("en", "ru", "uk"):
-        ann = h.user("Ann", language_code=code)
-        await lobby_with_computers(h, ann, ann, "durak", 1)
-        texts = [m.text or "" for m in h.screen(ann) if m.from_bot]
-        game = DURAK.variant(code, GameSettings())
-        assert t(code, "join.vs_computer", game=game) in texts
-        assert not any(f"«{t(code, 'table.vs_computer')}»" in text for text in texts)
-    bob, cid = h.user("Bob", language_code="ru"), h.user("Cid")
-    top = await opened(h, cid, "durak", h.group("Карты"))
-    await top.join(bob)
-    joined = t("ru", "join.private", game=DURAK.variant("ru", GameSettings()), chat="Карты")
-    assert joined in [m.text for m in h.screen(bob) if m.from_bot]  # a group is named
 
 
 async def test_a_group_game_with_a_computer_seat(quick: Harness) -> None:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
 from bot.core.callbacks import Action
-from bot.core.i18n import t
 from engine import records
 from engine.games.football.game import Football
 from testing.chats import FakeUser
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, is_action, playing, stored
+from testing.tabletop import LeakWatch, is_action, playing, stored
 
 
 def two(h: Harness, langs: tuple[str, str] = ("en", "uk")) -> list[FakeUser]:
@@ -61,9 +59,12 @@ async def test_set_up_as_chosen_record_and_rematch_where_the_other_player_starts
     for user in players:
         seat = by_seat[user.id]
         hand = Football.from_json(data["state"]).view(seat).hand
+        assert len([b for b in top.prompt(user).buttons if is_action(Action.SETUP)(b)]) == 5  # type: ignore[union-attr]
         # A wrong start and a reset first (4, r): nothing is kept of it; confirmed (c).
         for arg in "4r0123c":
             await h.tap(user, top.prompt(user), is_action(Action.SETUP, arg))  # type: ignore[arg-type]
+        if user is players[0]:  # set up: she waits for Bob now
+            assert top.prompt(user) is None and "⏳" in (top.table_message().text or "")
         view = Football.from_json((await stored(h, top.group))["state"]).view(seat)
         assert view.keepers[seat] == hand[0]
         home = 0 if seat == 0 else 3
@@ -98,26 +99,3 @@ async def test_set_up_as_chosen_record_and_rematch_where_the_other_player_starts
     await top.play_watched(players, 9, watch)
     third = await stored(h, group)
     assert third["series"]["games"] == 2 and third["phase"] == "finished"
-
-
-async def test_the_table_explains_the_fields_symbols_while_the_game_is_played(
-    harness: Harness,
-) -> None:
-    h = harness
-    players = two(h, ("en", "en"))
-    top = Tabletop(h, h.group(creator=players[0]))
-    legend = t("en", "football.legend")
-    # "( )", a face-down card its owner knows, is only ever in a hand: not in the group's legend
-    assert all(symbol in legend for symbol in ("▒▒", "[ ]")) and "( )" not in legend
-
-    def explained() -> bool:
-        return legend in (top.table_message().text or "").splitlines()
-
-    await top.setup_game("football", players)
-    assert explained(), "during the set-up"
-
-    async def still_explained() -> None:
-        assert top.finished() or explained()
-
-    await top.play(players, random.Random(4), after_each=still_explained)
-    assert not explained(), "the final field shows every card: nothing to explain"

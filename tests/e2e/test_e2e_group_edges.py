@@ -289,25 +289,6 @@ async def test_the_bots_removal_leaves_no_live_buttons(group_harness: Harness) -
     assert await stored(h, top.group) == {}
 
 
-async def test_a_redelivered_tap_on_an_ephemeral_hand_is_a_no_op(group_harness: Harness) -> None:
-    h = group_harness
-    players = strangers(h, 2)
-    top = await started(h, players, admin=False)
-    await move(h, top, await top.actor(players), random.Random(6))
-    before = await stored(h, top.group)
-    update = h.delivered[-1]
-    assert update["callback_query"]["message"]["message_id"] == 0  # from an ephemeral hand
-    calls = len(h.server.calls)
-    await h.deliver(update)  # the webhook retried it
-    after = await stored(h, top.group)
-    assert (after["version"], after["played"]["moves"]) == (
-        before["version"],
-        before["played"]["moves"],
-    )
-    # dropped by the update's claim: not even a second answer (no stale alert)
-    assert [c.method for c in h.server.calls[calls:]] == []
-
-
 async def test_the_lobby_says_once_what_an_administrator_bot_does(group_harness: Harness) -> None:
     h = group_harness
     ann, bob = strangers(h, 2)

@@ -1,5 +1,5 @@
 """Private chats: users who never opened one, who blocked the bot, who deleted their hand;
-and the commands around a game (/endgame, /help, /rules, /start, /record)."""
+and the commands around a game (/help, /start, /record)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from engine import records
 from engine.games.durak.game import Durak
 from testing.chats import BOT_USERNAME
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, opened, playing, stored, table_key
+from testing.tabletop import LeakWatch, Tabletop, card_pattern, opened, playing, stored, table_key
 
 
 def deep_link(top: Tabletop) -> str:
@@ -93,9 +93,12 @@ async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
         s["user_id"] != bob.id for s in data["seats"]
     ]
     text = top.table_message().text or ""
-    assert "Bob" in text
+    assert "Bob" in text.split("⚠️")[1]  # the warning names him
     answer = await top.tap_group(bob, Action.CARDS)
-    assert answer.show_alert and answer.text
+    seat = next(i for i, s in enumerate(data["seats"]) if s["user_id"] == bob.id)
+    view = Durak.from_json(data["state"]).view(seat)
+    hand = [*view.hand, *(view.dummy_hand or [])]
+    assert answer.show_alert and all(card_pattern(c).search(answer.text or "") for c in hand)
     await watch.check()  # the alert shows only his own cards
     # Someone else tapping "My cards" learns nothing of Bob's hand.
     cid = h.user("Cid")
@@ -108,6 +111,11 @@ async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
     data = await stored(h, top.group)
     assert all(s["reach"]["dm_ok"] for s in data["seats"])
     assert not [b for b in top.table_message().buttons if b.url]
+    assert "⚠️" not in (top.table_message().text or "")
+    shown = next(m.text or "" for m in h.screen(bob) if "Your hand: " in (m.text or ""))
+    line = next(x for x in shown.splitlines() if x.startswith("Your hand: "))  # as it is now
+    hand = Durak.from_json(data["state"]).view(seat).hand
+    assert len(line.split()) == 2 + len(hand) and all(card_pattern(c).search(line) for c in hand)
     await top.play_watched([ann, bob], 7, watch)
 
 
@@ -150,25 +158,6 @@ async def test_a_deleted_hand_message_is_sent_again(harness: Harness) -> None:
     assert [m for m in h.screen(waiting) if m.from_bot], "his hand came back"
     assert top.prompt(waiting) is not None
     await top.play([ann, bob], random.Random(2))
-
-
-async def test_endgame_by_the_creator_stops_the_game_for_everyone(harness: Harness) -> None:
-    h = harness
-    ann, bob, cid = h.user("Ann"), h.user("Bob"), h.user("Cid")
-    top = await playing(h, "durak", [ann, bob])
-    before = await stored(h, top.group)
-    await h.command(cid, top.group, "/endgame")
-    assert await stored(h, top.group) == before  # not his game, not an admin
-    await h.command(ann, top.group, "/endgame", mention=True)
-    data = await stored(h, top.group)
-    assert data["phase"] == "abandoned"
-    for user in (ann, bob):
-        assert top.prompt(user) is None
-    # The abandoned game can still hand out its record; a new game may start.
-    await top.tap_group(ann, Action.RECORD)
-    assert h.last_document(top.group)[0].endswith(".json")
-    await h.command(bob, top.group, "/newgame")
-    assert (await stored(h, top.group))["phase"] == "pick"
 
 
 async def test_help_in_a_group_does_not_call_the_group_a_private_chat(harness: Harness) -> None:

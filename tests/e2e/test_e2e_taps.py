@@ -43,7 +43,7 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
 ) -> None:
     """Garbage data, a move out of turn or by a stranger, a hand's button tapped in the group
     (honoured only in his own chat), an illegal or malformed move, a Record mid-game (it
-    would show every hand)."""
+    would show every hand), a stranger's My cards."""
     h = harness
     top, players, who, message, first = await prompted(h)
     cb = decode(first)
@@ -63,6 +63,7 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
     for arg in (f"a{not_mine}", "t", "p", "zz", "a6X", "aQS" * 5):
         taps.append((who, who.id, message.message_id, encode(cb._replace(arg=arg))))
     taps += [(user, top.group.id, table, record) for user in players]
+    taps.append((eve, top.group.id, table, encode(cb._replace(action=Action.CARDS, arg=""))))
     for tap in taps:
         await unchanged(top, h.tap_data(*tap))
     assert not [m for m in h.screen(top.group) if m.document is not None]
@@ -95,28 +96,6 @@ async def test_a_tap_on_another_groups_table_changes_nothing(harness: Harness) -
     # The first table's address, tapped on the second group's lobby message.
     forged = encode(Callback(top.group.id, None, cb.game_id, Action.JOIN))
     await unchanged(top, h.tap_data(players[1], other_group.id, lobby.message_id, forged))
-
-
-async def test_join_twice_and_leave(harness: Harness) -> None:
-    h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = await opened(h, ann, "football")
-    await top.join(bob)
-    await unchanged(top, top.join(bob))
-    await top.tap_group(bob, Action.LEAVE)
-    data = await stored(h, top.group)
-    assert [s["user_id"] for s in data["seats"]] == [ann.id]
-    await unchanged(top, top.tap_group(bob, Action.LEAVE))
-
-
-async def test_play_again_is_for_the_players(harness: Harness) -> None:
-    h = harness
-    top, players = await game_for(h, "durak")
-    await top.play(players, random.Random(1))
-    eve = h.user("Eve")
-    await unchanged(top, top.tap_group(eve, Action.AGAIN))
-    await top.tap_group(players[1], Action.AGAIN)
-    assert (await stored(h, top.group))["phase"] == "playing"
 
 
 async def test_an_ended_lobby_takes_no_more_taps(harness: Harness) -> None:

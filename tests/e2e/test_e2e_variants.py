@@ -133,37 +133,6 @@ async def test_perevodnoy_played_to_the_end_with_hands_in_the_group(
     assert document.caption == "🃏 Perevodnoy durak · 36 cards"
 
 
-@pytest.mark.parametrize(
-    ("taps", "n", "title"),
-    [
-        (["m"], 6, "🃏 Podkidnoy durak · 36 cards"),
-        (["m", "d", "d"], 4, "🃏 Podkidnoy durak · 24 cards"),
-    ],
-)
-async def test_the_whole_deck_dealt_shows_the_trump_in_the_dealers_hand(
-    group_harness: Harness, deals: Callable[[int], None], taps: list[str], n: int, title: str
-) -> None:
-    h = group_harness
-    deals(n)
-    players = strangers(h, n, ("en",))
-    top = await variant_lobby(h, players, taps)
-    assert lobby_title(top).startswith(title)
-    await top.start(players[0])
-    game = await game_of(top)
-    public = game.view(None)
-    assert public.stock == 0 and public.whole_deck and public.trump_held_by == public.dealer
-    dealer = players[public.dealer]
-    trump = public.trump.replace("H", "♥").replace("D", "♦").replace("S", "♠").replace("C", "♣")
-    waiting = [u for u in players if top.prompt(u) is None]
-    assert waiting
-    for user in waiting:
-        (hand,) = [m for m in h.hands(user, top.group) if m.text]
-        expected = "in your hand" if user is dealer else f"in {dealer.first_name}'s hand"
-        assert f"Trump: {trump}, {expected}" in (hand.text or ""), hand.text
-    await play_watched(top, players, seed=n)
-    assert (await game_of(top)).is_finished()
-
-
 VARIANTS = {
     "the seed's game": [],
     "podkidnoy": ["m"],
