@@ -36,6 +36,11 @@ A write no replica confirmed within ``REDIS_WAIT_MS`` is :class:`Unconfirmed`. I
 still reach the replicas later, or be lost in a failover: nothing from it is shown or
 answered as accepted until a later write behind a ``WAIT`` confirms it (replication keeps
 the order of writes, so confirming a later write confirms every earlier one).
+
+Behind Sentinel an unconfirmed write (or a node answering as a replica) may mean that the
+Sentinels have named another primary while the pool still writes to the old one: they are
+asked, and the pool follows them (:mod:`bot.core.primary`). A write that went out before
+the pool moved is not confirmed by what the new primary says of its replicas.
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ReadOnlyError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from bot.core.primary import Follow, follow
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +108,11 @@ class Replicas:
     # once per node, so that a write confirmed on another node says nothing of this one.
     _short: set[str] = field(default_factory=set)
     _untold: bool = False  # INFO was refused (logged once)
+    # Behind Sentinel: the pool kept on the primary the Sentinels name (bot.core.primary).
+    _follow: Follow | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self._follow = follow(self.redis, self.clock)
 
     async def _node(self, key: str) -> ClusterNode | None:
         """The primary that holds ``key`` on a cluster (None: one server)."""
@@ -161,14 +173,29 @@ class Replicas:
         """Run a write of ``key`` (``plain``: alone; ``queue``: into a pipeline), and when
         the node has replicas wait for them on the same connection. Its result; raises
         :class:`Unconfirmed` when too few replicas confirmed it in time."""
+        try:
+            return await self._write(key, plain, queue)
+        except (Unconfirmed, ReadOnlyError):
+            # Perhaps a failover behind Sentinel: the next write goes to the new primary,
+            # whose replicas are read afresh.
+            if self._follow is not None and await self._follow.ask():
+                self._nodes.pop("", None)
+            raise
+
+    async def _write(self, key: str, plain: Plain, queue: Queue) -> Any:
+        """:meth:`write`, short of following the primary behind Sentinel."""
         needed = await self.needed(key)
         if needed <= 0:
             return await plain()
+        went_to = self._follow.address if self._follow is not None else None
         result, acked = await self._with_wait(key, needed, queue)
         if acked < needed:
             # Short: perhaps the node was promoted and has no replica yet (it waits for none).
             self._nodes.pop(await self._name(key), None)
-            needed = await self.needed(key)
+            # Unless the pool moved to another primary meanwhile: the write may have gone
+            # to the old one, and what the new one says proves nothing of it.
+            if self._follow is None or self._follow.address == went_to:
+                needed = await self.needed(key)
         if acked >= needed:
             if self._short and (name := await self._name(key)) in self._short:
                 self._short.discard(name)
