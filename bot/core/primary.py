@@ -11,8 +11,12 @@ So when a write comes back unconfirmed, or a node answers as a replica, :meth:`F
 asks the Sentinels which primary they name (at most once per :data:`ASK_EVERY` seconds per
 process), and drops the pool's connections to any other server: the idle ones at once,
 those in use once their command is done (their task is not cut off). The next write opens
-a connection to the primary the Sentinels name. One server and a cluster have no
-:class:`Follow` (a cluster follows its slots itself): no call more there.
+a connection to the primary the Sentinels name. A write that went to a server the pool
+no longer takes for the primary (:class:`Landing` says where each went) is not confirmed
+by what the new primary says of its replicas (bot.core.replicas); one that went to the
+primary has that read from the primary, not from a connection left on the old one
+(:meth:`Follow.keep_to`). One server and a cluster have no :class:`Follow` (a cluster
+follows its slots itself): no call more there.
 """
 
 from __future__ import annotations
@@ -62,6 +66,19 @@ class Follow:
             address = await self.pool.get_master_address()  # type: ignore[no-untyped-call]
         except (RedisConnectionError, RedisTimeoutError):
             return False
+        moved = await self.keep_to(address) or address != before
+        if moved and address != self._told:
+            self._told = address
+            log.info("Redis primary is now %s:%s, per Sentinel", *address)
+        return moved
+
+    async def keep_to(self, address: Any = None) -> bool:
+        """Drop the pool's connections to any other server than ``address`` (by default
+        the one it last heard of): the idle ones at once, those in use once given back.
+        Whether there were any."""
+        address = address or self.address
+        if address is None:  # no connection yet
+            return False
         async with self.pool._lock:  # no task takes an idle connection meanwhile
             idle = [c for c in self.pool._available_connections if _elsewhere(c, address)]
             busy = [c for c in self.pool._in_use_connections if _elsewhere(c, address)]
@@ -69,11 +86,23 @@ class Follow:
                 await connection.disconnect(nowait=True)
         for connection in busy:  # closed when given back (redis-py's release)
             connection.mark_for_reconnect()  # type: ignore[no-untyped-call]
-        moved = address != before or bool(idle or busy)
-        if moved and address != self._told:
-            self._told = address
-            log.info("Redis primary is now %s:%s, per Sentinel", *address)
-        return moved
+        return bool(idle or busy)
+
+
+class Landing:
+    """Where a pipeline's commands were answered: ``at``, the (host, port) of the
+    connection its last try went out on (None until it has run). A try that failed, on a
+    connection that broke or met a replica, is run again on a new one: that one counts."""
+
+    def __init__(self, pipe: Any) -> None:
+        self.at: Any = None
+        self._run = pipe._execute_pipeline
+        pipe._execute_pipeline = self._execute
+
+    async def _execute(self, connection: AbstractConnection, *args: Any) -> Any:
+        result = await self._run(connection, *args)
+        self.at = (getattr(connection, "host", None), getattr(connection, "port", None))
+        return result
 
 
 def _elsewhere(connection: AbstractConnection, address: Any) -> bool:

@@ -39,8 +39,9 @@ the order of writes, so confirming a later write confirms every earlier one).
 
 Behind Sentinel an unconfirmed write (or a node answering as a replica) may mean that the
 Sentinels have named another primary while the pool still writes to the old one: they are
-asked, and the pool follows them (:mod:`bot.core.primary`). A write that went out before
-the pool moved is not confirmed by what the new primary says of its replicas.
+asked, and the pool follows them (:mod:`bot.core.primary`). A write that went to a server
+the pool no longer takes for the primary is not confirmed by what the new primary says of
+its replicas.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ReadOnlyError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from bot.core.primary import Follow, follow
+from bot.core.primary import Follow, Landing, follow
 
 log = logging.getLogger(__name__)
 
@@ -187,14 +188,16 @@ class Replicas:
         needed = await self.needed(key)
         if needed <= 0:
             return await plain()
-        went_to = self._follow.address if self._follow is not None else None
-        result, acked = await self._with_wait(key, needed, queue)
+        result, acked, landed = await self._with_wait(key, needed, queue)
         if acked < needed:
             # Short: perhaps the node was promoted and has no replica yet (it waits for none).
             self._nodes.pop(await self._name(key), None)
-            # Unless the pool moved to another primary meanwhile: the write may have gone
-            # to the old one, and what the new one says proves nothing of it.
-            if self._follow is None or self._follow.address == went_to:
+            # Unless the write went to a server the pool no longer takes for the primary
+            # (behind Sentinel): what the new one says proves nothing of it.
+            if self._follow is None:
+                needed = await self.needed(key)
+            elif landed == self._follow.address:
+                await self._follow.keep_to()  # so that INFO is read where the write went
                 needed = await self.needed(key)
         if acked >= needed:
             if self._short and (name := await self._name(key)) in self._short:
@@ -228,10 +231,12 @@ class Replicas:
         node = await self._node(key)
         return node.name if node is not None else ""
 
-    async def _with_wait(self, key: str, needed: int, queue: Queue) -> tuple[Any, int]:
+    async def _with_wait(self, key: str, needed: int, queue: Queue) -> tuple[Any, int, Any]:
         """What ``queue`` put in the pipeline returned (the first command's result: a
-        read's barrier comes after it), and how many replicas confirmed it."""
+        read's barrier comes after it), how many replicas confirmed it, and behind
+        Sentinel the server that took it (else None)."""
         async with self.redis.pipeline(transaction=False) as pipe:
+            landing = Landing(pipe) if self._follow is not None else None
             queue(pipe)
             node = await self._node(key)
             if node is not None:  # on a cluster, WAIT has no key: named by its node
@@ -246,14 +251,14 @@ class Replicas:
         if isinstance(acked, ResponseError) and DEMOTED in str(acked):
             # The node became a replica as the pipeline went out (a failover): the write
             # went on to the new primary, and nothing yet says a replica holds it there.
-            return result, 0
+            return result, 0, None  # (behind Sentinel: it took the write; a replica now)
         if isinstance(acked, Exception):
             raise acked
         if node is not None and await self._name(key) != node.name:
             # The slot moved meanwhile: the cluster's pipeline sent the write again, to
             # its new node, and the WAIT went to the old one, where it proves nothing.
-            return result, 0
-        return result, int(acked)
+            return result, 0, None
+        return result, int(acked), landing.at if landing is not None else None
 
     async def script(self, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """Run a registered Lua script as :meth:`write` does (loaded where it is missing)."""
