@@ -21,6 +21,7 @@ from bot.core import callbacks, health
 from bot.core.callbacks import Action
 from bot.core.i18n import t
 from bot.core.keys import table_key
+from bot.core.replicas import Unconfirmed
 from bot.core.services import services
 from bot.core.store import Snapshot
 from bot.webapp import api, auth, streams
@@ -332,6 +333,36 @@ async def test_redis_not_answering_is_told_as_a_tap_is(
     r = await asgi.get("/app/api/state", headers=bearer(ticket))
     assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
     assert services(h.app).health.down_since is not None
+
+
+async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, asgi: httpx.AsyncClient
+) -> None:
+    """Which read a request makes is the api module's choice: a session's admission (its
+    opening, its renewal) reads through api.admission, as the primary has the table (it
+    shows nothing), its picture through api.load, as a replica holds it. So while no
+    replica confirms reads a session still opens and renews, and only its picture is
+    answered 503. (Before, the page module read the store for the admission itself.)"""
+    h = harness
+    _, (_, bob), param = await table_for_two(h, "durak")
+    admitted = api.admission
+    reads: list[str] = []
+
+    async def counted(application: Any, key: str) -> Snapshot:
+        reads.append(key)
+        return await admitted(application, key)
+
+    async def unconfirmed(key: str) -> Snapshot:
+        raise Unconfirmed(None, 1, 0, 300)
+
+    monkeypatch.setattr(api, "admission", counted)
+    monkeypatch.setattr(services(h.app).store, "confirmed", unconfirmed)
+    ticket = await token(asgi, bob, param)
+    r = await asgi.post("/app/api/session", params={"t": param}, headers=bearer(ticket))
+    assert r.status_code == 200, r.text
+    r = await asgi.get("/app/api/state", headers=bearer(ticket))
+    assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unconfirmed")
+    assert len(reads) == 2  # the opening's and the renewal's
 
 
 async def test_n_open_pages_of_a_table_cost_one_read_per_change(
