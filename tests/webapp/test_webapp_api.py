@@ -485,3 +485,71 @@ async def test_a_page_catches_up_when_the_subscription_broke(
         await top.step(players, random.Random(1))
         assert await anext(shown) == (await stored(h, top.group))["version"]
     assert subscriptions == 2
+
+
+async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a failover each read of the catch-up may wait out REDIS_WAIT_MS (no
+    replica yet): the watched tables are read CATCH_UP at a time, and a new page's stream
+    and the new notices wait for none of them. (Before, the tables were read one after
+    another, and every new stream waited for the last.)"""
+    hub = streams.Hub(harness.app)
+    subscriptions: list[asyncio.Queue[tuple[str, int] | Exception]] = []
+
+    @contextlib.asynccontextmanager
+    async def changes() -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
+        notices: asyncio.Queue[tuple[str, int] | Exception] = asyncio.Queue()
+        subscriptions.append(notices)
+
+        async def heard() -> AsyncIterator[tuple[str, int]]:
+            while not isinstance(notice := await notices.get(), Exception):
+                yield notice
+            raise notice
+
+        yield heard()
+
+    watched = [f"t{n}" for n in range(2 * streams.CATCH_UP)]
+    slow = asyncio.Event()  # reads of the watched tables after the subscription broke
+    reading: set[str] = set()
+    at_once = 0
+    all_reading = asyncio.Event()
+
+    async def load(application: Any, key: str) -> Snapshot:
+        nonlocal at_once
+        if len(subscriptions) > 1 and key in watched:
+            reading.add(key)
+            at_once = max(at_once, len(reading))
+            if len(reading) == streams.CATCH_UP:
+                all_reading.set()
+            await slow.wait()
+            reading.discard(key)
+        return Snapshot(None, version=len(subscriptions))
+
+    monkeypatch.setattr(services(harness.app).store, "changes", changes)
+    monkeypatch.setattr(api, "load", load)
+    monkeypatch.setattr(streams, "RETRY", 0.0)
+    async with contextlib.AsyncExitStack() as stack:
+        pages = []
+        for n, key in enumerate(watched):
+            page = hub.streams.open(f"s{n}", n)
+            assert page is not None
+            assert (await stack.enter_async_context(hub.watch(key, page))).snap.version == 1
+            page.wake.clear()
+            pages.append(page)
+        subscriptions[0].put_nowait(RedisConnectionError("Connection closed by server."))
+        async with asyncio.timeout(5):
+            await all_reading.wait()  # CATCH_UP tables read at once
+            newcomer = hub.streams.open("new", 100)
+            assert newcomer is not None
+            watch = await stack.enter_async_context(hub.watch("new", newcomer))
+            assert watch.snap.version == 2, "a new page's stream opens meanwhile"
+            newcomer.wake.clear()
+            subscriptions[1].put_nowait(("new", 3))
+            await newcomer.wake.wait()  # and a notice is followed meanwhile
+            assert at_once == streams.CATCH_UP, "and no more at once"
+            slow.set()
+            for page in pages:
+                await page.wake.wait()
+    assert at_once == streams.CATCH_UP
+    await hub.close()
