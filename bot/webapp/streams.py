@@ -14,9 +14,10 @@ notices and the new streams, which wait for none of it, :data:`CATCH_UP` tables 
 
 A page shows only what a replica holds: a read no replica confirmed in time (the table
 had moved on since its notice, to a version only the primary has) ends the streams that
-show the table, as an outage does. Their pages keep what they show, say they are
-offline, and open their streams again after a growing wait (static/live.js), each opening
-a read that waits for a replica again.
+show the table, as an outage does, telling their pages to wait before they come back (a
+``retry:`` line, :data:`BACK_OFF`): every page of the table hears it at once. They keep
+what they show, say they are offline, and open their streams again after a growing wait
+with jitter (static/live.js), each opening a read that waits for a replica again.
 
 A stream holds a connection, a file and some memory for as long as it is open, so their
 number is bounded (:class:`Streams`): a few per session and per user, the oldest closed
@@ -55,6 +56,9 @@ PER_SESSION = 2  # live streams of one session (one page, reloaded)
 PER_USER = 4  # of one user (his pages of several tables, on several devices)
 PER_PROCESS = 500  # of everyone: a file each, well under the usual limit of 1024
 CATCH_UP = 8  # tables read at once after the subscription was made again
+# What a stream whose table could not be read as a replica holds says before it ends: the
+# page's first wait (jittered by it) before it opens the stream again.
+BACK_OFF = "retry: 1000\n\n"
 K = TypeVar("K")
 
 
@@ -67,6 +71,7 @@ class Stream:
     user_id: int
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     ended: bool = False  # by a newer stream of the same page or user, or the server's stop
+    unread: bool = False  # ended because its table's read failed: its page waits to reopen
 
 
 class Streams:
@@ -183,10 +188,11 @@ class Hub:
             self._unread(key, watch)
 
     def _unread(self, key: str, watch: _Watch) -> None:
-        """The table's read failed: its streams end (see the module docstring), and the
-        watch is forgotten, so that a stream opened meanwhile reads the table again rather
-        than share what it holds."""
+        """The table's read failed: its streams end, their pages told to wait before they
+        reopen (see the module docstring), and the watch is forgotten, so that a stream
+        opened meanwhile reads the table again rather than share what it holds."""
         for stream in list(watch.pages):
+            stream.unread = True
             self.streams.close(stream)
         if self._watches.get(key) is watch:
             del self._watches[key]
@@ -260,8 +266,11 @@ class Hub:
                                 await stream.wake.wait()
                             continue
                         yield ": keep-alive\n\n"
+                if stream.unread:
+                    yield BACK_OFF
             except UNREAD as exc:  # the table's first read
                 services(self._app).health.failed(exc)  # reported once; the page reopens it
+                yield BACK_OFF
 
         return _EventStream(lines(), lambda: self.streams.close(stream))
 

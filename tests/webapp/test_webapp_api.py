@@ -553,3 +553,46 @@ async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
                 await page.wake.wait()
     assert at_once == streams.CATCH_UP
     await hub.close()
+
+
+async def test_a_stream_ended_unconfirmed_tells_its_page_to_wait(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
+) -> None:
+    """A stream ended because its table's read was not confirmed (every page of the table
+    hears of it at once) says ``retry:`` before it ends, so that its page waits, with
+    jitter, before it opens it again (static/live.js); so does one whose first read
+    failed. One ended for another reason (a newer stream of the same page) does not: its
+    page opens it again at once, as before. (Before, none said it: at each such episode
+    every page of the table came back at once.)"""
+    h = harness
+    top, players, param = await table_for_two(h, "durak")
+    headers = bearer(await token(web, players[0], param))
+    load = api.load
+
+    async def unconfirmed(application: Any, key: str) -> Snapshot:
+        raise Unconfirmed(None, 1, 0, 300)
+
+    async def said(lines: AsyncIterator[str]) -> list[str]:
+        """What a stream says from now until it ends, keep-alives aside."""
+        return [line async for line in lines if line and line[0] != ":"]
+
+    async with web.stream("GET", "/app/api/events", headers=headers) as followed:
+        lines = followed.aiter_lines()
+        assert (await anext(lines)).startswith("data: ")
+        monkeypatch.setattr(api, "load", unconfirmed)
+        await top.step(players, random.Random(1))  # its notice: a read not confirmed
+        assert await said(lines) == [streams.BACK_OFF.strip()]
+    async with web.stream("GET", "/app/api/events", headers=headers) as opened:
+        assert await said(opened.aiter_lines()) == [streams.BACK_OFF.strip()], (
+            "its first read unconfirmed"
+        )
+    monkeypatch.setattr(api, "load", load)
+    async with contextlib.AsyncExitStack() as stack:
+        pages = []
+        for _ in range(streams.PER_SESSION + 1):  # the third ends the first
+            stream = await stack.enter_async_context(
+                web.stream("GET", "/app/api/events", headers=headers)
+            )
+            pages.append(stream.aiter_lines())
+            assert (await anext(pages[-1])).startswith("data: ")
+        assert await said(pages[0]) == [], "ended by a newer one"
