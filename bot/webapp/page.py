@@ -227,9 +227,7 @@ class MiniApp:
         whether the table exists or not."""
         where = api.table_of(who.table)
         if where is not None:
-            # Read as it is on the primary: it shows nothing, and a move is checked by the
-            # table itself (a seat a failover took back refuses it).
-            snap = await self.svc.store.load(where[0])
+            snap = await api.admission(self.app, where[0])
             seated = snap.table is not None and snap.table.seat_of(who.user_id) is not None
             admitted = replace(who, seated=seated and who.seated)  # a spectator stays one
             if (public or admitted.seated) and self._shows(snap, admitted, where[1]):

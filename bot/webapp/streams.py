@@ -8,13 +8,16 @@ server one Redis read (an HGETALL; where replicas are awaited, with its barrier 
 ``WAIT`` in the same round trip: :func:`bot.webapp.api.load`) per process that has the
 table open, however many pages there watch it, and nothing between changes: no page and
 no table is polled. A subscription that breaks (Redis restarts) is made again, and every
-watched table is read once then, since the notices sent meanwhile are lost.
+watched table is read once then, since the notices sent meanwhile are lost: beside the new
+notices and the new streams, which wait for none of it, :data:`CATCH_UP` tables at a time
+(right after a failover each read may wait out ``REDIS_WAIT_MS``).
 
 A page shows only what a replica holds: a read no replica confirmed in time (the table
 had moved on since its notice, to a version only the primary has) ends the streams that
-show the table, as an outage does. Their pages keep what they show, say they are
-offline, and open their streams again after a growing wait (static/live.js), each opening
-a read that waits for a replica again.
+show the table, as an outage does, telling their pages to wait before they come back (a
+``retry:`` line, :data:`BACK_OFF`): every page of the table hears it at once. They keep
+what they show, say they are offline, and open their streams again after a growing wait
+with jitter (static/live.js), each opening a read that waits for a replica again.
 
 A stream holds a connection, a file and some memory for as long as it is open, so their
 number is bounded (:class:`Streams`): a few per session and per user, the oldest closed
@@ -52,6 +55,10 @@ RETRY = 1.0  # seconds before a broken subscription is made again
 PER_SESSION = 2  # live streams of one session (one page, reloaded)
 PER_USER = 4  # of one user (his pages of several tables, on several devices)
 PER_PROCESS = 500  # of everyone: a file each, well under the usual limit of 1024
+CATCH_UP = 8  # tables read at once after the subscription was made again
+# What a stream whose table could not be read as a replica holds says before it ends: the
+# page's first wait (jittered by it) before it opens the stream again.
+BACK_OFF = "retry: 1000\n\n"
 K = TypeVar("K")
 
 
@@ -64,6 +71,7 @@ class Stream:
     user_id: int
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     ended: bool = False  # by a newer stream of the same page or user, or the server's stop
+    unread: bool = False  # ended because its table's read failed: its page waits to reopen
 
 
 class Streams:
@@ -177,20 +185,48 @@ class Hub:
         try:
             await self._read(key, watch, version)
         except Unconfirmed:
-            for stream in list(watch.pages):
-                self.streams.close(stream)
+            self._unread(key, watch)
+
+    def _unread(self, key: str, watch: _Watch) -> None:
+        """The table's read failed: its streams end, their pages told to wait before they
+        reopen (see the module docstring), and the watch is forgotten, so that a stream
+        opened meanwhile reads the table again rather than share what it holds."""
+        for stream in list(watch.pages):
+            stream.unread = True
+            self.streams.close(stream)
+        if self._watches.get(key) is watch:
+            del self._watches[key]
+
+    async def _catch_up(self) -> None:
+        """Every watched table read once (the notices sent while there was no subscription
+        are lost), :data:`CATCH_UP` at a time; one whose read fails ends its streams."""
+        health = services(self._app).health
+        limit = asyncio.Semaphore(CATCH_UP)
+
+        async def one(key: str, watch: _Watch) -> None:
+            async with limit:
+                try:
+                    await self._read(key, watch, watch.snap.version + 1)
+                except UNREAD as exc:
+                    health.failed(exc)  # reported once; its pages reopen and read it again
+                    self._unread(key, watch)
+
+        await asyncio.gather(*(one(key, watch) for key, watch in list(self._watches.items())))
 
     async def _listen(self) -> None:
         svc = services(self._app)
         while True:
             try:
                 async with svc.store.changes() as changes:
-                    for key, known in list(self._watches.items()):
-                        await self._follow(key, known, known.snap.version + 1)  # missed ones
-                    self._subscribed.set()
-                    async for key, version in changes:
-                        if watch := self._watches.get(key):
-                            await self._follow(key, watch, version)
+                    self._subscribed.set()  # new pages wait for no catch-up
+                    missed = asyncio.create_task(self._catch_up(), name="webapp:catch-up")
+                    try:
+                        async for key, version in changes:
+                            if watch := self._watches.get(key):
+                                await self._follow(key, watch, version)
+                    finally:
+                        missed.cancel()
+                        await asyncio.wait([missed])
             except PAUSES as exc:
                 self._subscribed.clear()  # new pages wait for the subscription
                 svc.health.failed(exc)  # reported once for the whole outage
@@ -230,8 +266,11 @@ class Hub:
                                 await stream.wake.wait()
                             continue
                         yield ": keep-alive\n\n"
+                if stream.unread:
+                    yield BACK_OFF
             except UNREAD as exc:  # the table's first read
                 services(self._app).health.failed(exc)  # reported once; the page reopens it
+                yield BACK_OFF
 
         return _EventStream(lines(), lambda: self.streams.close(stream))
 

@@ -21,6 +21,7 @@ from bot.core import callbacks, health
 from bot.core.callbacks import Action
 from bot.core.i18n import t
 from bot.core.keys import table_key
+from bot.core.replicas import Unconfirmed
 from bot.core.services import services
 from bot.core.store import Snapshot
 from bot.webapp import api, auth, streams
@@ -334,6 +335,36 @@ async def test_redis_not_answering_is_told_as_a_tap_is(
     assert services(h.app).health.down_since is not None
 
 
+async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, asgi: httpx.AsyncClient
+) -> None:
+    """Which read a request makes is the api module's choice: a session's admission (its
+    opening, its renewal) reads through api.admission, as the primary has the table (it
+    shows nothing), its picture through api.load, as a replica holds it. So while no
+    replica confirms reads a session still opens and renews, and only its picture is
+    answered 503. (Before, the page module read the store for the admission itself.)"""
+    h = harness
+    _, (_, bob), param = await table_for_two(h, "durak")
+    admitted = api.admission
+    reads: list[str] = []
+
+    async def counted(application: Any, key: str) -> Snapshot:
+        reads.append(key)
+        return await admitted(application, key)
+
+    async def unconfirmed(key: str) -> Snapshot:
+        raise Unconfirmed(None, 1, 0, 300)
+
+    monkeypatch.setattr(api, "admission", counted)
+    monkeypatch.setattr(services(h.app).store, "confirmed", unconfirmed)
+    ticket = await token(asgi, bob, param)
+    r = await asgi.post("/app/api/session", params={"t": param}, headers=bearer(ticket))
+    assert r.status_code == 200, r.text
+    r = await asgi.get("/app/api/state", headers=bearer(ticket))
+    assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unconfirmed")
+    assert len(reads) == 2  # the opening's and the renewal's
+
+
 async def test_n_open_pages_of_a_table_cost_one_read_per_change(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -454,3 +485,114 @@ async def test_a_page_catches_up_when_the_subscription_broke(
         await top.step(players, random.Random(1))
         assert await anext(shown) == (await stored(h, top.group))["version"]
     assert subscriptions == 2
+
+
+async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a failover each read of the catch-up may wait out REDIS_WAIT_MS (no
+    replica yet): the watched tables are read CATCH_UP at a time, and a new page's stream
+    and the new notices wait for none of them. (Before, the tables were read one after
+    another, and every new stream waited for the last.)"""
+    hub = streams.Hub(harness.app)
+    subscriptions: list[asyncio.Queue[tuple[str, int] | Exception]] = []
+
+    @contextlib.asynccontextmanager
+    async def changes() -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
+        notices: asyncio.Queue[tuple[str, int] | Exception] = asyncio.Queue()
+        subscriptions.append(notices)
+
+        async def heard() -> AsyncIterator[tuple[str, int]]:
+            while not isinstance(notice := await notices.get(), Exception):
+                yield notice
+            raise notice
+
+        yield heard()
+
+    watched = [f"t{n}" for n in range(2 * streams.CATCH_UP)]
+    slow = asyncio.Event()  # reads of the watched tables after the subscription broke
+    reading: set[str] = set()
+    at_once = 0
+    all_reading = asyncio.Event()
+
+    async def load(application: Any, key: str) -> Snapshot:
+        nonlocal at_once
+        if len(subscriptions) > 1 and key in watched:
+            reading.add(key)
+            at_once = max(at_once, len(reading))
+            if len(reading) == streams.CATCH_UP:
+                all_reading.set()
+            await slow.wait()
+            reading.discard(key)
+        return Snapshot(None, version=len(subscriptions))
+
+    monkeypatch.setattr(services(harness.app).store, "changes", changes)
+    monkeypatch.setattr(api, "load", load)
+    monkeypatch.setattr(streams, "RETRY", 0.0)
+    async with contextlib.AsyncExitStack() as stack:
+        pages = []
+        for n, key in enumerate(watched):
+            page = hub.streams.open(f"s{n}", n)
+            assert page is not None
+            assert (await stack.enter_async_context(hub.watch(key, page))).snap.version == 1
+            page.wake.clear()
+            pages.append(page)
+        subscriptions[0].put_nowait(RedisConnectionError("Connection closed by server."))
+        async with asyncio.timeout(5):
+            await all_reading.wait()  # CATCH_UP tables read at once
+            newcomer = hub.streams.open("new", 100)
+            assert newcomer is not None
+            watch = await stack.enter_async_context(hub.watch("new", newcomer))
+            assert watch.snap.version == 2, "a new page's stream opens meanwhile"
+            newcomer.wake.clear()
+            subscriptions[1].put_nowait(("new", 3))
+            await newcomer.wake.wait()  # and a notice is followed meanwhile
+            assert at_once == streams.CATCH_UP, "and no more at once"
+            slow.set()
+            for page in pages:
+                await page.wake.wait()
+    assert at_once == streams.CATCH_UP
+    await hub.close()
+
+
+async def test_a_stream_ended_unconfirmed_tells_its_page_to_wait(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
+) -> None:
+    """A stream ended because its table's read was not confirmed (every page of the table
+    hears of it at once) says ``retry:`` before it ends, so that its page waits, with
+    jitter, before it opens it again (static/live.js); so does one whose first read
+    failed. One ended for another reason (a newer stream of the same page) does not: its
+    page opens it again at once, as before. (Before, none said it: at each such episode
+    every page of the table came back at once.)"""
+    h = harness
+    top, players, param = await table_for_two(h, "durak")
+    headers = bearer(await token(web, players[0], param))
+    load = api.load
+
+    async def unconfirmed(application: Any, key: str) -> Snapshot:
+        raise Unconfirmed(None, 1, 0, 300)
+
+    async def said(lines: AsyncIterator[str]) -> list[str]:
+        """What a stream says from now until it ends, keep-alives aside."""
+        return [line async for line in lines if line and line[0] != ":"]
+
+    async with web.stream("GET", "/app/api/events", headers=headers) as followed:
+        lines = followed.aiter_lines()
+        assert (await anext(lines)).startswith("data: ")
+        monkeypatch.setattr(api, "load", unconfirmed)
+        await top.step(players, random.Random(1))  # its notice: a read not confirmed
+        assert await said(lines) == [streams.BACK_OFF.strip()]
+    async with web.stream("GET", "/app/api/events", headers=headers) as opened:
+        assert await said(opened.aiter_lines()) == [streams.BACK_OFF.strip()], (
+            "its first read unconfirmed"
+        )
+    monkeypatch.setattr(api, "load", load)
+    async with contextlib.AsyncExitStack() as stack:
+        pages = []
+        for _ in range(streams.PER_SESSION + 1):  # the third ends the first
+            stream = await stack.enter_async_context(
+                web.stream("GET", "/app/api/events", headers=headers)
+            )
+            pages.append(stream.aiter_lines())
+            assert (await anext(pages[-1])).startswith("data: ")
+        assert await said(pages[0]) == [], "ended by a newer one"
