@@ -257,13 +257,18 @@ class ProcHarness(WebhookHarness):
             if len(self.server.calls) != seen:
                 seen, since = len(self.server.calls), time.monotonic()
             elif time.monotonic() - since >= LULL and (answer is None or answer.answered):
-                page = (await self.client.get(f"{self.bot.root}/metrics")).text
-                assert f"\n{_BACKLOG} " in page, page
-                if sample(page, _BACKLOG) == 0 and sample(page, _DELIVERING) == 0:
+                if await self.done_with(self.bot):
                     return
                 since = time.monotonic()
             await asyncio.sleep(0.005)
         raise AssertionError("the bot did not settle")
+
+    async def done_with(self, bot: BotProcess) -> bool:
+        """Whether ``bot`` has done with every update and delivers no table (one read of
+        its /metrics)."""
+        page = (await self.client.get(f"{bot.root}/metrics")).text
+        assert f"\n{_BACKLOG} " in page, page
+        return sample(page, _BACKLOG) == 0 and sample(page, _DELIVERING) == 0
 
 
 _BACKLOG, _DELIVERING = "cardtable_inbox_backlog", "cardtable_tables_delivering"

@@ -188,6 +188,10 @@ class FakeServer:
                 pass
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass  # the client closed the connection (or sent garbage): drop it
+        except asyncio.CancelledError:
+            # Stopped (:meth:`stop`): ended, not cancelled, since asyncio's stream protocol
+            # asks a finished handler for its exception and logs a cancelled one's (3.11).
+            pass
         finally:
             self._connections.discard(task)
             writer.close()

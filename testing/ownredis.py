@@ -23,7 +23,8 @@ class OwnRedis(Server):
     def stop(self) -> None:
         """Shut down, saving the data for the next start."""
         assert self.process is not None
-        probe = redis.Redis(port=self.port, socket_timeout=1, retry=Retry(NoBackoff(), 0))
+        # The save may take seconds on a machine busy with the rest of the run.
+        probe = redis.Redis(port=self.port, socket_timeout=10, retry=Retry(NoBackoff(), 0))
         probe.shutdown(save=True)
         probe.close()
         self.process.wait(timeout=10)

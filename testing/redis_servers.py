@@ -15,7 +15,8 @@ What a test does to them:
   found it gone (the cluster's node timeout here is :data:`NODE_TIMEOUT_MS`, Sentinel's
   down-after the same: a failover takes a second or two);
 - ``failover(...)``: the graceful way, ``CLUSTER FAILOVER`` on a replica (or ``SENTINEL
-  FAILOVER``): the replica catches up, then the two swap;
+  FAILOVER``): the replica catches up, then the two swap (behind Sentinel, the old
+  primary turns replica a second or so later: :data:`SENTINEL_PERIODS_MS`);
 - ``hold_back(...)``: the replica stops hearing from its primary, while both stay up and
   the cluster still counts the replica as healthy: a write the primary takes then reaches
   no replica, and is lost when the primary dies. How: replicas authenticate to their
@@ -45,6 +46,13 @@ from redis.retry import Retry
 
 HOST = "127.0.0.1"
 NODE_TIMEOUT_MS = 500  # how long until the others take a server for gone
+# How often a Sentinel reads each server's INFO, and says hello to the others (Redis'
+# defaults: 10 s, 2 s). After a graceful SENTINEL FAILOVER a Sentinel turns the old
+# primary into a replica once its INFO has said "master" for 4 hello periods: until then
+# it still takes writes, which no replica confirms. 8 to 10 s of that made the graceful
+# case the slowest of the failover tests, at the edge of its bound (BACK_WITHIN); and the
+# Sentinels, saying hello more often, know each other a second or two sooner at start.
+SENTINEL_PERIODS_MS = {"INFO-PERIOD": 500, "PUBLISH-PERIOD": 250}
 REPLICATION_USER, REPLICATION_PASSWORD = "replication", "replication-secret"
 SENTINEL_MASTER = "cards"
 UP_WITHIN = 30.0  # seconds for a cluster or Sentinels to form
@@ -412,6 +420,9 @@ class Sentinels:
                 f"sentinel failover-timeout {SENTINEL_MASTER} 2000\n"
             )
             sentinel.start()
+            periods = [x for pair in SENTINEL_PERIODS_MS.items() for x in pair]
+            debug = sentinel.client().execute_command  # untyped in redis-py
+            debug("SENTINEL", "DEBUG", *periods)  # type: ignore[no-untyped-call]
         self.wait_ok()
 
     def stop(self) -> None:

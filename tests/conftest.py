@@ -53,10 +53,11 @@ def pytest_configure(config: pytest.Config) -> None:
 # ----- on xdist's workers (scripts/test), the slowest files' tests first in each worker's share
 # and dealt between the shares: worksteal hands each worker one contiguous share and lets an
 # idle one steal the tail of another's, so what is left at the end is quick. By wall time.
-SLOWEST = ("e2e/test_wheel", "e2e/test_e2e_deploy", "engine/test_game_contract",
-           "e2e/test_e2e_languages", "webapp/test_webapp_durak_page", "e2e/test_e2e_durak",
-           "webapp/test_webapp_football", "e2e/test_e2e_answers", "bot/test_fuzz_inputs",
-           "e2e/test_e2e_inline", "bot/test_bot_store", "e2e/test_e2e_edges")  # fmt: skip
+SLOWEST = ("e2e/test_e2e_failover", "e2e/test_wheel", "e2e/test_e2e_deploy",
+           "engine/test_game_contract", "e2e/test_e2e_languages", "webapp/test_webapp_durak_page",
+           "e2e/test_e2e_durak", "webapp/test_webapp_football", "e2e/test_e2e_answers",
+           "bot/test_fuzz_inputs", "e2e/test_e2e_inline", "bot/test_bot_store",
+           "e2e/test_e2e_edges")  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -16,6 +16,8 @@ from bot.core import scripts
 from bot.core.keys import DUE_KEYS, TURN_KEYS, family_of
 from bot.core.polls import Polls, read_bucket
 
+LEASE_MS = 2_000  # a delivery lease outlives a crashed holder by at most this (bot.core.store)
+
 
 class Deadlines:
     """The store's deadline sets (see the module docstring)."""
@@ -23,6 +25,7 @@ class Deadlines:
     redis: aioredis.Redis
     clock: Callable[[], float]
     polls: Polls
+    _take_due: Callable[[scripts.TakeDue], Awaitable[Any]]
     _turn_claim: Callable[[scripts.TurnClaim], Awaitable[Any]]
     _turn_settle: Callable[[scripts.TurnSettle], Awaitable[Any]]
 
@@ -38,15 +41,17 @@ class Deadlines:
     async def take_due(self, n: int, limit: int = 100) -> tuple[list[str], float | None]:
         """Table keys of bucket ``n`` whose messages are due, each handed to exactly one
         caller, and when the bucket's next entry falls due (seconds since the epoch; None:
-        none is left), from one read (bot.core.polls)."""
-        keys, after = await read_bucket(self.redis, DUE_KEYS[n], self.now_ms(), limit)
+        none is left), from one read (bot.core.polls). Each taken is due again a lease
+        later, until the caller's claim or release says when (scripts.TAKE_DUE): a claim
+        that fails leaves it due, not lost."""
+        now_ms = self.now_ms()
+        keys, after = await read_bucket(self.redis, DUE_KEYS[n], now_ms, limit)
         if not keys:
             return [], after
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for k in keys:
-                pipe.zrem(DUE_KEYS[n], k)
-            taken = await pipe.execute()
-        return [k for k, t in zip(keys, taken, strict=True) if t], after
+        taken = await self._take_due(
+            scripts.TakeDue(DUE_KEYS[n], now_ms, now_ms + LEASE_MS, tuple(keys))
+        )
+        return [k.decode() if isinstance(k, bytes) else str(k) for k in taken], after
 
     async def schedule_turn(self, key: str, due: float) -> None:
         """The table's automatic move is due at ``due`` (seconds since the epoch), unless

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis._parsers.base import BaseParser
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import (
@@ -63,6 +64,27 @@ class UnblockedError(ResponseError):
 # Named here, the failover's cut-off is a pause like the others (tests/bot/test_pauses.py
 # checks it on a real server).
 BaseParser.EXCEPTION_CLASSES.setdefault("UNBLOCKED", UnblockedError)
+
+_send_packed = AbstractConnection._send_packed_command
+
+
+async def _send_packed_command(self: AbstractConnection, command: Iterable[bytes]) -> None:
+    """A connection that another task closed under its user fails as a lost one does.
+
+    Why: redis-py's cluster client, when it reads the slots again (every few MOVED, a
+    CLUSTERDOWN, a pipeline's retry after a lost connection or a timeout: a failover),
+    closes every connection of every node, also those that other tasks are using. A command
+    about to be written on one then met ``AttributeError: 'NoneType' object has no
+    attribute 'writelines'``: an error, not a pause, so its webhook update failed with a
+    traceback and was taken off the inbox, the tap never answered (issue 33). Named a
+    ConnectionError it is a pause, as the same close met a moment later is
+    (tests/bot/test_pauses.py)."""
+    if self._writer is None:
+        raise RedisConnectionError("Connection closed by another task meanwhile")
+    await _send_packed(self, command)
+
+
+AbstractConnection._send_packed_command = _send_packed_command  # type: ignore[method-assign]
 
 # What a failover, or Redis going away, looks like to a caller: an outage, reported once,
 # ridden out (the tap is told to try again; pollers back off). A lost or refused

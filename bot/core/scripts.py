@@ -175,15 +175,17 @@ class Claim(Args):
     moved_field: str = MOVED_FIELD
 
 
-# The table with the lease taken, or nil: when it is gone or moving, or when another
-# process holds the lease (then the table stays due at the lease's expiry, in case that
-# holder dies).
+# The table with the lease taken, or nil: when it is gone or moving (then it leaves the
+# due set), or when another process holds the lease (then the table stays due at the
+# lease's expiry, in case that holder dies).
 CLAIM = Script(
     Claim,
     shared=LEASE,
     body="""
-if redis.call('EXISTS', table_key) == 0 then return nil end
-if redis.call('HEXISTS', table_key, moved_field) == 1 then return nil end
+if redis.call('EXISTS', table_key) == 0 or redis.call('HEXISTS', table_key, moved_field) == 1 then
+  redis.call('ZREM', due_key, table_key)
+  return nil
+end
 if not lease_free() then
   local _, expires = lease_expiry()
   redis.call('ZADD', due_key, string.format('%d', expires), table_key)
@@ -191,6 +193,36 @@ if not lease_free() then
 end
 take_lease()
 return redis.call('HGETALL', table_key)
+""",
+)
+
+
+@dataclass(frozen=True)
+class TakeDue(Args):
+    """Take tables of a bucket's due set that are due, for one caller."""
+
+    due_key: Key
+    now_ms: int
+    again_ms: int  # when a table taken is due again, unless its claim says otherwise
+    tables: tuple[str, ...]
+
+
+# The tables still due (no other caller took them first), each due again at ``again_ms``
+# rather than taken off the set: a caller whose claim then fails (a failover) leaves the
+# table due for the next poll of any process, not lost. The claim sets its due time from
+# then on (the lease's expiry), the release clears it.
+TAKE_DUE = Script(
+    TakeDue,
+    body="""
+local taken = {}
+for _, table_key in ipairs(tables) do
+  local score = redis.call('ZSCORE', due_key, table_key)
+  if score and tonumber(score) <= now_ms then
+    redis.call('ZADD', due_key, again_ms, table_key)
+    taken[#taken + 1] = table_key
+  end
+end
+return taken
 """,
 )
 

@@ -47,6 +47,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.core import scripts
+from bot.core.deadlines import LEASE_MS as LEASE_MS  # re-exported: the lease is the store's
 from bot.core.deadlines import Deadlines
 from bot.core.keys import (
     CHANGED,
@@ -74,7 +75,6 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 MAX_ATTEMPTS = 50
 
-LEASE_MS = 2_000  # a delivery lease outlives a crashed holder by at most this
 RENEW_EVERY = 0.5  # seconds between two renewals of the leases a process holds
 IDLE_GAME_TTL = 30 * 24 * 3600  # a running game with no turn limit (correspondence play)
 DEADLINE_MARGIN = 3600  # seconds a key outlives its game's pending deadline
@@ -209,6 +209,7 @@ class Store(Deadlines, PersonalKeys):
         self._move_in = scripts.MOVE_IN.register(redis, replicas)
         self._drop = scripts.DROP.register(redis, replicas)
         self._save = scripts.SAVE.register(redis, replicas)
+        self._take_due = scripts.TAKE_DUE.register(redis)
         self._turn_claim = scripts.TURN_CLAIM.register(redis)
         self._turn_settle = scripts.TURN_SETTLE.register(redis)
         self._delete_if = scripts.DELETE_IF.register(redis)

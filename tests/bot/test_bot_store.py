@@ -248,6 +248,26 @@ async def test_a_working_holder_keeps_its_lease_and_a_dead_ones_expires(
     assert claimed is not None and claimed.lease and claimed.table is not None
 
 
+async def test_a_due_table_taken_by_a_caller_that_fails_comes_due_again(store: Store) -> None:
+    """A poller takes a due table, and its claim fails (a failover: the connection is
+    lost, the node is demoted): the table comes due again a lease later for any process,
+    rather than leave the due set for good (no prompt then until someone taps). A table
+    that is gone leaves it at its claim."""
+    now = [store.clock()]
+    store.clock = lambda: now[0]
+    other = _other(store)
+    snap, _ = await store.transact(KEY, _add_seat)
+    await store.release(KEY, snap.version, {}, due=now[0])
+    assert await _take_due(store) == [KEY]  # ... and this process's claim fails
+    assert await _take_due(other) == []  # taken: not handed to two callers
+    now[0] += store_module.LEASE_MS / 1000
+    assert await _take_due(other) == [KEY]  # due again
+    await store.redis.delete(KEY)
+    assert await other.claim(KEY) is None
+    now[0] += store_module.LEASE_MS / 1000
+    assert await _take_due(other) == []
+
+
 async def test_a_running_game_outlives_its_deadline_and_a_finished_one_expires(
     store: Store,
 ) -> None:

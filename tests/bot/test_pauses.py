@@ -6,6 +6,7 @@ for an outage, never swallowed."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -80,6 +81,34 @@ async def test_an_unblocked_reply_is_read_as_a_pause() -> None:
         await reader.connection_pool.release(connection)
         await reader.aclose()
         await other.aclose()
+
+
+@pytest.mark.redis
+async def test_a_connection_closed_under_its_user_is_a_pause() -> None:
+    """What redis-py's cluster client does when it reads the slots again after a failover:
+    it closes every connection, those that other tasks are using too. A command written on
+    one as the close goes on (each step of the event loop in turn) fails as on a lost
+    connection, a pause, never with an AttributeError (bot.core.health), which failed its
+    update and lost the tap."""
+    met: list[str] = []
+    for steps in range(5):
+        redis = health.client(REDIS_URL)
+        connection = await redis.connection_pool.get_connection()
+        closing = asyncio.create_task(connection.disconnect())
+        for _ in range(steps):
+            await asyncio.sleep(0)  # one step of the loop: the close goes on
+        try:
+            await connection.send_command("PING")
+            await connection.read_response()
+        except PAUSES:
+            pass
+        except Exception as exc:  # what this test is about
+            met.append(f"{steps} steps in: {type(exc).__name__}: {exc}")
+        finally:
+            await closing
+            await redis.connection_pool.release(connection)
+            await redis.aclose()
+    assert not met
 
 
 def _failing(exc: Exception) -> Any:
