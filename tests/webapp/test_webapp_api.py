@@ -670,3 +670,33 @@ async def test_a_table_that_cannot_be_read_ends_its_streams_and_no_other(
     assert len(told) == 2 and told[1].exc_info
     told.clear()  # the faults were the test's own
     await hub.close()
+
+
+async def test_a_subscription_ended_by_an_error_is_made_again_by_the_next_stream(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The subscription ended by an error that is no outage (NOPERM on its channel) is
+    logged once, with its traceback, and the next stream to open makes it again: its
+    catch-up brings the pages what they missed. (Before, no stream made it again: every
+    page of the process stayed on its picture, and nothing said why.)"""
+    hub = streams.Hub(harness.app)
+    subscriptions = _subscriptions(harness, monkeypatch)
+
+    async def load(application: Any, key: str) -> Snapshot:
+        return Snapshot(None, version=len(subscriptions))
+
+    monkeypatch.setattr(api, "load", load)
+    told = harness.log_errors
+    async with contextlib.AsyncExitStack() as stack, asyncio.timeout(5):
+        pages = [hub.streams.open(f"s{n}", n) for n in range(2)]
+        assert None not in pages
+        first = await stack.enter_async_context(hub.watch("t", pages[0]))
+        subscriptions[-1].put_nowait(ResponseError("NOPERM no permissions to the channel"))
+        await asyncio.wait([t for t in asyncio.all_tasks() if t.get_name() == "webapp:changes"])
+        assert [r.getMessage() for r in told] == ["webapp:changes failed"] and told[0].exc_info
+        pages[0].wake.clear()
+        await stack.enter_async_context(hub.watch("t", pages[1]))
+        await pages[0].wake.wait()
+        assert len(subscriptions) == 2 and first.snap.version == 2
+    told.clear()  # the fault was the test's own
+    await hub.close()
