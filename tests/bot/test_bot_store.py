@@ -132,12 +132,15 @@ async def test_a_new_game_committed_while_the_old_one_is_delivered_starts_with_n
 ) -> None:
     """The same process starts a new game ("Play again") while its delivery of the old one
     is out: that delivery's release goes round for the new game, saving none of the old
-    game's messages into it (a hand would be edited across games)."""
+    game's messages into it (a hand would be edited across games), but handing on what
+    the old game left to remove."""
     first, _ = await store.transact(KEY, _add_seat)
     assert first.lease
     fresh, _ = await store.transact(KEY, lambda s: (Write(_table(), fresh=True), None))
-    newer = await store.release(KEY, first.version, {user_slot(7): Slot(id=1, version=1)})
+    old = {user_slot(7): Slot(id=1, version=1)}
+    newer = await store.release(KEY, first.version, old, junk=[(7, 11, False, 0)])
     assert newer is not None and newer.version == fresh.version and newer.slots == {}
+    assert newer.junk == [(7, 11, False, 0)]  # what the old game left to remove, removed
     assert await store.release(KEY, newer.version, {user_slot(7): Slot(id=2, version=2)}) is None
     assert (await store.load(KEY)).slots[user_slot(7)].id == 2  # its own are saved
 
