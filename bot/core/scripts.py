@@ -93,7 +93,11 @@ CAS = Script(
 local v = redis.call('HGET', table_key, 'v')
 if tonumber(v or '0') ~= expected then return 0 end
 if redis.call('HEXISTS', table_key, moved_field) == 1 then return 0 end
-if fresh then redis.call('DEL', table_key) end
+if fresh then  -- its messages go, but not a delivery's lease (its release goes round)
+  local lease = redis.call('HGET', table_key, 'lease')
+  redis.call('DEL', table_key)
+  if lease then redis.call('HSET', table_key, 'lease', lease) end
+end
 redis.call('HSET', table_key, 'v', version, 'd', data)
 if fresh then redis.call('HSET', table_key, born_field, version) end
 redis.call('EXPIRE', table_key, ttl)
