@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -60,6 +61,8 @@ CATCH_UP = 8  # tables read at once after the subscription was made again
 # page's first wait (jittered by it) before it opens the stream again.
 BACK_OFF = "retry: 1000\n\n"
 K = TypeVar("K")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
@@ -110,6 +113,13 @@ class Streams:
         _drop(self._by_user, stream.user_id, stream)
 
 
+def _logged(task: asyncio.Task[None]) -> None:
+    """A background task's error said when it ends, with its traceback, rather than lost
+    (asyncio says it only once the task is collected, if at all)."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.error("%s failed", task.get_name(), exc_info=exc)
+
+
 def _drop(index: dict[K, list[Stream]], key: K, stream: Stream) -> None:
     held = index[key]
     held.remove(stream)
@@ -152,8 +162,9 @@ class Hub:
 
     @contextlib.asynccontextmanager
     async def watch(self, key: str, stream: Stream) -> AsyncIterator[_Watch]:
-        if self._listener is None:
+        if self._listener is None or self._listener.done():  # not yet, or it failed
             self._listener = asyncio.create_task(self._listen(), name="webapp:changes")
+            self._listener.add_done_callback(_logged)
         await self._subscribed.wait()
         watch = self._watches.setdefault(key, _Watch())
         watch.pages.add(stream)
@@ -181,11 +192,16 @@ class Hub:
 
     async def _follow(self, key: str, watch: _Watch, version: int) -> None:
         """:meth:`_read` for the subscription: a table no replica confirmed in time ends
-        the streams that show it (see the module docstring)."""
+        the streams that show it (see the module docstring), and so does one whose read
+        fails otherwise (:meth:`_broken`): the subscription goes on for the other tables."""
         try:
             await self._read(key, watch, version)
         except Unconfirmed:
             self._unread(key, watch)
+        except PAUSES:
+            raise  # an outage: the subscription is made again, and every table read
+        except Exception:
+            self._broken(key, watch)
 
     def _unread(self, key: str, watch: _Watch) -> None:
         """The table's read failed: its streams end, their pages told to wait before they
@@ -196,6 +212,13 @@ class Hub:
             self.streams.close(stream)
         if self._watches.get(key) is watch:
             del self._watches[key]
+
+    def _broken(self, key: str, watch: _Watch) -> None:
+        """A read failed with an error that is no outage (a table this version cannot
+        decode during a rolling deploy, ``WRONGTYPE``, ``NOPERM``): said once, with its
+        traceback, and its pages told to wait and reopen, rather than left stale."""
+        log.exception("the live pages of %s could not be updated", key)
+        self._unread(key, watch)
 
     async def _catch_up(self) -> None:
         """Every watched table read once (the notices sent while there was no subscription
@@ -210,6 +233,8 @@ class Hub:
                 except UNREAD as exc:
                     health.failed(exc)  # reported once; its pages reopen and read it again
                     self._unread(key, watch)
+                except Exception:
+                    self._broken(key, watch)
 
         await asyncio.gather(*(one(key, watch) for key, watch in list(self._watches.items())))
 
@@ -220,6 +245,7 @@ class Hub:
                 async with svc.store.changes() as changes:
                     self._subscribed.set()  # new pages wait for no catch-up
                     missed = asyncio.create_task(self._catch_up(), name="webapp:catch-up")
+                    missed.add_done_callback(_logged)
                     try:
                         async for key, version in changes:
                             if watch := self._watches.get(key):

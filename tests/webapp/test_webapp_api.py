@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.core import callbacks, health
@@ -487,19 +488,17 @@ async def test_a_page_catches_up_when_the_subscription_broke(
     assert subscriptions == 2
 
 
-async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Right after a failover each read of the catch-up may wait out REDIS_WAIT_MS (no
-    replica yet): the watched tables are read CATCH_UP at a time, and a new page's stream
-    and the new notices wait for none of them. (Before, the tables were read one after
-    another, and every new stream waited for the last.)"""
-    hub = streams.Hub(harness.app)
-    subscriptions: list[asyncio.Queue[tuple[str, int] | Exception]] = []
+Notices = asyncio.Queue[tuple[str, int] | Exception]
+
+
+def _subscriptions(h: Harness, monkeypatch: pytest.MonkeyPatch) -> list[Notices]:
+    """The hub's subscriptions, one per (re)subscription, made by hand so that a test says
+    what each hears: a notice put on one is heard, an error put on one breaks it."""
+    subscriptions: list[Notices] = []
 
     @contextlib.asynccontextmanager
     async def changes() -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
-        notices: asyncio.Queue[tuple[str, int] | Exception] = asyncio.Queue()
+        notices: Notices = asyncio.Queue()
         subscriptions.append(notices)
 
         async def heard() -> AsyncIterator[tuple[str, int]]:
@@ -509,6 +508,20 @@ async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
 
         yield heard()
 
+    monkeypatch.setattr(services(h.app).store, "changes", changes)
+    monkeypatch.setattr(streams, "RETRY", 0.0)
+    return subscriptions
+
+
+async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a failover each read of the catch-up may wait out REDIS_WAIT_MS (no
+    replica yet): the watched tables are read CATCH_UP at a time, and a new page's stream
+    and the new notices wait for none of them. (Before, the tables were read one after
+    another, and every new stream waited for the last.)"""
+    hub = streams.Hub(harness.app)
+    subscriptions = _subscriptions(harness, monkeypatch)
     watched = [f"t{n}" for n in range(2 * streams.CATCH_UP)]
     slow = asyncio.Event()  # reads of the watched tables after the subscription broke
     reading: set[str] = set()
@@ -526,9 +539,7 @@ async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
             reading.discard(key)
         return Snapshot(None, version=len(subscriptions))
 
-    monkeypatch.setattr(services(harness.app).store, "changes", changes)
     monkeypatch.setattr(api, "load", load)
-    monkeypatch.setattr(streams, "RETRY", 0.0)
     async with contextlib.AsyncExitStack() as stack:
         pages = []
         for n, key in enumerate(watched):
@@ -596,3 +607,96 @@ async def test_a_stream_ended_unconfirmed_tells_its_page_to_wait(
             pages.append(stream.aiter_lines())
             assert (await anext(pages[-1])).startswith("data: ")
         assert await said(pages[0]) == [], "ended by a newer one"
+
+
+async def test_a_table_that_cannot_be_read_ends_its_streams_and_no_other(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table whose read fails with an error that is no outage (one this version cannot
+    decode during a rolling deploy, WRONGTYPE, NOPERM) ends its pages' streams, told to
+    wait and reopen, and is logged once with its traceback; the other tables' pages go on
+    hearing of their changes: on a notice, and in the catch-up after the subscription
+    broke. (Before, on a notice the error ended the subscription for good, every page of
+    the process left stale; in the catch-up it left the table's pages stale, unsaid.)"""
+    hub = streams.Hub(harness.app)
+    subscriptions = _subscriptions(harness, monkeypatch)
+    newest = {"good": 1, "bad": 1}
+    broken = False
+
+    async def load(application: Any, key: str) -> Snapshot:
+        if broken and key == "bad":
+            raise ResponseError("WRONGTYPE Operation against a key holding the wrong kind")
+        return Snapshot(None, version=newest[key])
+
+    monkeypatch.setattr(api, "load", load)
+
+    async def opened(
+        stack: contextlib.AsyncExitStack, key: str, user_id: int
+    ) -> tuple[streams.Stream, Any]:
+        page = hub.streams.open(f"s{user_id}", user_id)
+        assert page is not None
+        watch = await stack.enter_async_context(hub.watch(key, page))
+        page.wake.clear()
+        return page, watch
+
+    told = harness.log_errors
+    async with contextlib.AsyncExitStack() as stack, asyncio.timeout(5):
+        good, followed = await opened(stack, "good", 1)
+        bad, _ = await opened(stack, "bad", 2)
+        first = [t for t in asyncio.all_tasks() if t.get_name() == "webapp:catch-up"]
+        await asyncio.wait(first)  # the first subscription's, which reads the tables again
+        good.wake.clear()
+        bad.wake.clear()
+        broken = True
+        subscriptions[-1].put_nowait(("bad", 2))
+        await bad.wake.wait()
+        assert bad.ended and bad.unread, "its page waits and reopens"
+        assert len(told) == 1 and told[0].exc_info
+        newest["good"] = 2
+        subscriptions[-1].put_nowait(("good", 2))
+        await good.wake.wait()
+        assert followed.snap.version == 2 and not good.ended
+        good.wake.clear()
+
+        broken = False
+        again, _ = await opened(stack, "bad", 3)
+        broken = True
+        newest["good"] = 3  # its notice lost with the subscription
+        subscriptions[-1].put_nowait(RedisConnectionError("Connection closed by server."))
+        await again.wake.wait()
+        assert again.ended and again.unread, "the catch-up's read"
+        await good.wake.wait()
+        assert followed.snap.version == 3 and not good.ended
+    assert len(told) == 2 and told[1].exc_info
+    told.clear()  # the faults were the test's own
+    await hub.close()
+
+
+async def test_a_subscription_ended_by_an_error_is_made_again_by_the_next_stream(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The subscription ended by an error that is no outage (NOPERM on its channel) is
+    logged once, with its traceback, and the next stream to open makes it again: its
+    catch-up brings the pages what they missed. (Before, no stream made it again: every
+    page of the process stayed on its picture, and nothing said why.)"""
+    hub = streams.Hub(harness.app)
+    subscriptions = _subscriptions(harness, monkeypatch)
+
+    async def load(application: Any, key: str) -> Snapshot:
+        return Snapshot(None, version=len(subscriptions))
+
+    monkeypatch.setattr(api, "load", load)
+    told = harness.log_errors
+    async with contextlib.AsyncExitStack() as stack, asyncio.timeout(5):
+        pages = [hub.streams.open(f"s{n}", n) for n in range(2)]
+        assert None not in pages
+        first = await stack.enter_async_context(hub.watch("t", pages[0]))
+        subscriptions[-1].put_nowait(ResponseError("NOPERM no permissions to the channel"))
+        await asyncio.wait([t for t in asyncio.all_tasks() if t.get_name() == "webapp:changes"])
+        assert [r.getMessage() for r in told] == ["webapp:changes failed"] and told[0].exc_info
+        pages[0].wake.clear()
+        await stack.enter_async_context(hub.watch("t", pages[1]))
+        await pages[0].wake.wait()
+        assert len(subscriptions) == 2 and first.snap.version == 2
+    told.clear()  # the fault was the test's own
+    await hub.close()
