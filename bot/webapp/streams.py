@@ -297,6 +297,9 @@ class Hub:
             except UNREAD as exc:  # the table's first read
                 services(self._app).health.failed(exc)  # reported once; the page reopens it
                 yield BACK_OFF
+            except Exception:  # a table that cannot be read: said, and the page waits
+                log.exception("the live stream of %s failed", key)
+                yield BACK_OFF
 
         return _EventStream(lines(), lambda: self.streams.close(stream))
 

@@ -609,6 +609,27 @@ async def test_a_stream_ended_unconfirmed_tells_its_page_to_wait(
         assert await said(pages[0]) == [], "ended by a newer one"
 
 
+async def test_a_stream_whose_first_read_fails_tells_its_page_to_wait_and_says_so_once(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
+) -> None:
+    """A table that cannot be read (no outage: WRONGTYPE, say) ends a new stream with
+    ``retry:`` and one log line, not an error of the web server's."""
+    h = harness
+    _, players, param = await table_for_two(h, "durak")
+    headers = bearer(await token(web, players[0], param))
+
+    async def broken(application: Any, key: str) -> Snapshot:
+        raise ResponseError("WRONGTYPE Operation against a key holding the wrong kind")
+
+    monkeypatch.setattr(api, "load", broken)
+    async with web.stream("GET", "/app/api/events", headers=headers) as opened:
+        said = [line async for line in opened.aiter_lines() if line and line[0] != ":"]
+    assert said == [streams.BACK_OFF.strip()]
+    (told,) = h.log_errors
+    assert told.getMessage().startswith("the live stream of") and told.exc_info is not None
+    h.log_errors.clear()  # the test's own
+
+
 async def test_a_table_that_cannot_be_read_ends_its_streams_and_no_other(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
