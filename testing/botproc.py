@@ -6,7 +6,9 @@ bot.endpoints and the installed wheel).
 installed), waits until its ``/healthz`` answers, stops it with SIGTERM or kills it. One
 of the source tree is forked from a server that has imported the bot once (:class:`Forked`):
 importing it is half of a start's CPU, some thirty starts in the suite; what the process
-then runs is ``python -m bot``'s :func:`bot.__main__.main`, on its own environment.
+then runs is ``python -m bot``'s :func:`bot.__main__.main`, on its own environment; one
+that sets otherwise than the server's environment what is read at import or at Python's
+start is started as a new Python.
 :class:`ProcHarness` posts each update to a webhook and then waits on real events, not
 on time: a tap until it is answered, and every update until the process says on its
 /metrics that it has done with it (the webhook's backlog empty, no table being delivered).
@@ -22,8 +24,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
+from multiprocessing import forkserver
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import httpx
 
@@ -48,7 +52,7 @@ _SETTINGS = {name.upper() for name in Settings.model_fields}
 # fork runs.
 _PRELOAD = ["bot.__main__", "fakeredis", "httpcore", __name__]
 # Read by the bot at import (bot.core.keys): a process whose environment sets them
-# otherwise than this one's is started as a new Python, not forked.
+# otherwise than the fork server's is started as a new Python, not forked.
 _READ_AT_IMPORT = ("CARDTABLE_KEY_PREFIX",)
 
 
@@ -78,24 +82,50 @@ def _bot_main(env: dict[str, str], cwd: str, log: str) -> None:
     sys.exit(main())
 
 
+def forks_as_started(env: Mapping[str, str], server: Mapping[str, str]) -> bool:
+    """Whether a fork of a server started in the environment ``server`` runs the bot as
+    a new Python given ``env`` would: what the bot reads at import (:data:`_READ_AT_IMPORT`)
+    and the interpreter at its start (``PYTHON*``) is the same in both. Not PYTHONPATH,
+    which names where the bot is imported from: the server imported the source tree's,
+    on the tests' own path."""
+    python = {n for n in (*env, *server) if n.startswith("PYTHON") and n != "PYTHONPATH"}
+    return all(env.get(n) == server.get(n) for n in (*_READ_AT_IMPORT, *python))
+
+
 class Forked:
     """A bot process forked from multiprocessing's fork server (one per test worker, the
     bot imported in it once), with :class:`subprocess.Popen`'s ways of stopping and
     waiting for it."""
 
     _context: Any = None
+    _started_in: ClassVar[dict[str, str]] = {}  # the environment the server started with
 
     def __init__(self, env: dict[str, str], cwd: Path, log: Path) -> None:
-        if Forked._context is None:
-            Forked._context = multiprocessing.get_context("forkserver")
-            Forked._context.set_forkserver_preload(_PRELOAD)
-        self._process = Forked._context.Process(
+        self._process = Forked.server().Process(
             target=_bot_main,
             args=(env, str(cwd), str(log)),
             daemon=True,  # gone with the worker
         )
         self._process.start()
         self.pid: int = self._process.pid
+
+    @staticmethod
+    def server() -> Any:
+        """multiprocessing's fork-server context, its server started at the first call."""
+        if Forked._context is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(_PRELOAD)
+            Forked._started_in = dict(os.environ)
+            forkserver.ensure_running()  # in this environment, read once
+            Forked._context = context
+        return Forked._context
+
+    @staticmethod
+    def runs_as_started(env: Mapping[str, str]) -> bool:
+        """Whether a fork runs the bot as ``python -m bot`` in ``env`` would
+        (:func:`forks_as_started`), the server started now if it was not."""
+        Forked.server()
+        return forks_as_started(env, Forked._started_in)
 
     def poll(self) -> int | None:
         code: int | None = self._process.exitcode
@@ -155,20 +185,14 @@ class BotProcess:
         if webhook:
             environ.update(WEBHOOK_URL=self.hook, WEBHOOK_SECRET=SECRET)
         environ.update(env)
-        self._err = logs.open("ab")
-        forks = (
-            python == sys.executable
-            and source_tree
-            and cwd == ROOT
-            and all(environ.get(name) == os.environ.get(name) for name in _READ_AT_IMPORT)
-        )
-        self.process: Running = (
-            Forked(environ, cwd, logs)
-            if forks
-            else subprocess.Popen(
-                [python, "-m", "bot"], env=environ, cwd=cwd, stdout=self._err, stderr=self._err
-            )
-        )
+        forks = python == sys.executable and source_tree and cwd == ROOT
+        if forks and Forked.runs_as_started(environ):
+            self.process: Running = Forked(environ, cwd, logs)
+        else:
+            with logs.open("ab") as out:  # the process has its own copy
+                self.process = subprocess.Popen(
+                    [python, "-m", "bot"], env=environ, cwd=cwd, stdout=out, stderr=out
+                )
 
     async def ready(self) -> None:
         """Wait until /healthz answers (or fail with the process's log)."""
@@ -187,15 +211,12 @@ class BotProcess:
 
     async def stopped(self, within: float) -> int:
         """Its exit code, waiting at most ``within`` seconds."""
-        code = await asyncio.to_thread(self.process.wait, within)
-        self._err.close()
-        return code
+        return await asyncio.to_thread(self.process.wait, within)
 
     def kill(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait(10)
-        self._err.close()
 
 
 class ProcHarness(WebhookHarness):

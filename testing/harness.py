@@ -6,9 +6,9 @@ Also starting and stopping the bot as ``run_polling`` does.
 ``process_update``; :meth:`Harness.problems` lists what a real Telegram would have
 complained about (edits that changed nothing, refused calls, unanswered callback queries,
 unknown methods), errors the bot logged and catalogue keys shown raw. :func:`harness_on`
-gives a test the bot checked for those on teardown (tests/conftest.py's ``harness``
-fixtures); a test that provokes such a thing on purpose marks itself
-``@pytest.mark.telegram_complaints``.
+gives a test the bot, built with the settings its ``@pytest.mark.settings(...)`` names,
+checked for those on teardown (tests/conftest.py's ``harness`` fixtures); a test that
+provokes such a thing on purpose marks itself ``@pytest.mark.telegram_complaints``.
 """
 
 from __future__ import annotations
@@ -703,6 +703,18 @@ async def stop_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         await app.post_shutdown(app)
 
 
+def marked_settings(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The settings a test asks for, ``@pytest.mark.settings(name=value, ...)``, read by
+    every harness fixture (:func:`harness_on`) so that none builds its bot ignoring them.
+    By keyword only: a positional value names no setting."""
+    marker = request.node.get_closest_marker("settings")
+    if marker is None:
+        return {}
+    if marker.args:
+        raise TypeError(f"@pytest.mark.settings takes name=value only, not {marker.args!r}")
+    return dict(marker.kwargs)
+
+
 async def harness_on(
     request: pytest.FixtureRequest,
     server: FakeTelegram,
@@ -710,13 +722,13 @@ async def harness_on(
     redis: Any,
     **overrides: Any,
 ) -> AsyncIterator[Harness]:
-    """The bot on ``redis`` (with the settings ``overrides``), checked on teardown (see the
-    module docstring)."""
+    """The bot on ``redis`` (with the settings ``overrides``, then the test's own, its
+    ``settings`` marker's), checked on teardown (see the module docstring)."""
     h = Harness(server)
     collector = ErrorCollector(h.log_errors)
     logging.getLogger().addHandler(collector)
     try:
-        h.apps.append(await make_app(redis, **overrides))
+        h.apps.append(await make_app(redis, **{**overrides, **marked_settings(request)}))
         h.redis = redis
         yield h
     finally:

@@ -45,7 +45,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "frozen_clock: the test's clock moves only as the test advances it"
     )
-    config.addinivalue_line("markers", "settings(**values): the harness's bot built with these")
+    config.addinivalue_line(
+        "markers", "settings(**values): every harness fixture's bot built with these, by keyword"
+    )
 
 
 # ----- on xdist's workers (scripts/test), the slowest files' tests first in each worker's share
@@ -218,10 +220,7 @@ async def harness(
     make_app: AppFactory,
     fake_redis: aioredis.Redis,
 ) -> AsyncIterator[Harness]:
-    marker = request.node.get_closest_marker("settings")
-    async for h in harness_on(
-        request, server, make_app, fake_redis, **getattr(marker, "kwargs", {})
-    ):
+    async for h in harness_on(request, server, make_app, fake_redis):
         yield h
 
 

@@ -139,7 +139,8 @@ class DeadlineStore(Protocol):
 
 
 def due_tables(store: DeadlineStore) -> Sweep:
-    """The tables whose messages are due, each taken off the set for this caller."""
+    """The tables whose messages are due, each handed to this caller alone (and due again
+    a lease later, in case its claim fails: bot.core.scripts.TAKE_DUE)."""
 
     async def read(n: int, now_ms: int) -> tuple[list[str], float | None]:
         return await store.take_due(n, READ)

@@ -30,7 +30,10 @@ would take back after the page showed it. The read is followed, in the same pipe
 a tiny write in its slot (a barrier: its bucket's ``barrier`` key, bot.core.keys) and
 ``WAIT``: the primary runs one command at a time and replicates in that order, so a
 replica that has the barrier has everything the read saw. Where no replica is awaited the
-read goes alone, as before.
+read goes alone, as before. A primary that serves reads but takes no writes (full, at
+``maxmemory`` with ``noeviction``; or an ACL user that may not write the barrier) refuses
+the barrier, and then nothing confirms the read: it is unconfirmed (:class:`BarrierRefused`,
+said once per node), a page is answered 503 as in any other such episode.
 
 A write no replica confirmed within ``REDIS_WAIT_MS`` is :class:`Unconfirmed`. It may
 still reach the replicas later, or be lost in a failover: nothing from it is shown or
@@ -58,7 +61,14 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ReadOnlyError, RedisError, ResponseError
+from redis.exceptions import (
+    NoPermissionError,
+    NoScriptError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    RedisError,
+    ResponseError,
+)
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.core.primary import Follow, Landing, follow
@@ -70,7 +80,10 @@ DEMOTED = "WAIT cannot be used with replica instances"
 REFRESH = 5.0  # seconds a node's replication state is trusted before it is read again
 AGAIN_FOR = 5.0  # seconds a write is run again until confirmed (again): a failover's few
 AGAIN_PAUSE = 0.25  # seconds between two tries
-BARRIER_MS = 1000  # a read's barrier key outlives the read's WAIT, and no more
+BARRIER_MS = 1000  # how long a read's barrier key outlives the read's WAIT, then it goes
+# What a primary that still serves reads answers a read's barrier with when it takes no
+# writes: full (maxmemory with noeviction), or an ACL user that may not write the key.
+REFUSED = (OutOfMemoryError, NoPermissionError)
 
 Queue = Callable[[Any], Any]  # puts a write into a pipeline
 Plain = Callable[[], Awaitable[Any]]  # the same write, sent alone
@@ -82,6 +95,16 @@ class Unconfirmed(RedisError):
 
     def __init__(self, result: Any, needed: int, acked: int, wait_ms: int) -> None:
         super().__init__(f"{acked} of {needed} replica(s) confirmed a write within {wait_ms} ms")
+        self.result = result
+
+
+class BarrierRefused(Unconfirmed):
+    """A read whose barrier the primary refused (:data:`REFUSED`): without it no ``WAIT``
+    can say a replica holds what the read saw, so the read is unconfirmed (a page is
+    answered 503), not an error (a 500)."""
+
+    def __init__(self, result: Any, cause: ResponseError) -> None:
+        RedisError.__init__(self, f"a read's barrier was refused ({cause})")
         self.result = result
 
 
@@ -174,8 +197,25 @@ class Replicas:
         """Run a write of ``key`` (``plain``: alone; ``queue``: into a pipeline), and when
         the node has replicas wait for them on the same connection. Its result; raises
         :class:`Unconfirmed` when too few replicas confirmed it in time."""
+        return await self._waited(key, plain, queue, barrier=False)
+
+    async def read(self, key: str, barrier: str, plain: Plain, queue: Queue) -> Any:
+        """Run a read of ``key`` (``plain``: alone; ``queue``: into a pipeline) that
+        returns only what a replica holds: where the node has replicas, a write of
+        ``barrier`` (a key in ``key``'s slot) and a WAIT follow it on the same connection
+        (see the module docstring). Its result; raises :class:`Unconfirmed` as
+        :meth:`write` does, and :class:`BarrierRefused` when the primary takes no writes."""
+
+        def with_barrier(pipe: Any) -> None:
+            queue(pipe)
+            pipe.set(barrier, 1, px=self.wait_ms + BARRIER_MS)
+
+        return await self._waited(key, plain, with_barrier, barrier=True)
+
+    async def _waited(self, key: str, plain: Plain, queue: Queue, *, barrier: bool) -> Any:
+        """:meth:`write`, or :meth:`read` (``barrier``: the last command ``queue`` puts)."""
         try:
-            return await self._write(key, plain, queue)
+            return await self._confirmed(key, plain, queue, barrier=barrier)
         except (Unconfirmed, ReadOnlyError):
             # Perhaps a failover behind Sentinel: the next write goes to the new primary,
             # whose replicas are read afresh.
@@ -183,12 +223,16 @@ class Replicas:
                 self._nodes.pop("", None)
             raise
 
-    async def _write(self, key: str, plain: Plain, queue: Queue) -> Any:
-        """:meth:`write`, short of following the primary behind Sentinel."""
+    async def _confirmed(self, key: str, plain: Plain, queue: Queue, *, barrier: bool) -> Any:
+        """:meth:`_waited`, short of following the primary behind Sentinel."""
         needed = await self.needed(key)
         if needed <= 0:
             return await plain()
-        result, acked, landed = await self._with_wait(key, needed, queue)
+        try:
+            result, acked, landed = await self._with_wait(key, needed, queue, barrier=barrier)
+        except BarrierRefused as refused:
+            await self._short_once(key, refused, "pages are told so meanwhile")
+            raise
         if acked < needed:
             # Short: perhaps the node was promoted and has no replica yet (it waits for none).
             self._nodes.pop(await self._name(key), None)
@@ -205,36 +249,29 @@ class Replicas:
                 log.info("replicas confirm writes again%s", f" on {name}" if name else "")
             return result
         unconfirmed = Unconfirmed(result, needed, acked, self.wait_ms)
-        name = await self._name(key)
-        if name not in self._short:  # said once, until the node's writes are confirmed again
-            self._short.add(name)
-            on = f" on {name}" if name else ""
-            log.warning(
-                "%s%s: taps are told so, nothing of them is shown meanwhile", unconfirmed, on
-            )
+        await self._short_once(
+            key, unconfirmed, "taps are told so, nothing of them is shown meanwhile"
+        )
         raise unconfirmed
 
-    async def read(self, key: str, barrier: str, plain: Plain, queue: Queue) -> Any:
-        """Run a read of ``key`` (``plain``: alone; ``queue``: into a pipeline) that
-        returns only what a replica holds: where the node has replicas, a write of
-        ``barrier`` (a key in ``key``'s slot) and a WAIT follow it on the same connection
-        (see the module docstring). Its result; raises :class:`Unconfirmed` as
-        :meth:`write` does."""
-
-        def with_barrier(pipe: Any) -> None:
-            queue(pipe)
-            pipe.set(barrier, 1, px=BARRIER_MS)
-
-        return await self.write(key, plain, with_barrier)
+    async def _short_once(self, key: str, unconfirmed: Unconfirmed, meanwhile: str) -> None:
+        """Log ``unconfirmed`` once per node, until the node's writes are confirmed again."""
+        name = await self._name(key)
+        if name not in self._short:
+            self._short.add(name)
+            log.warning("%s%s: %s", unconfirmed, f" on {name}" if name else "", meanwhile)
 
     async def _name(self, key: str) -> str:
         node = await self._node(key)
         return node.name if node is not None else ""
 
-    async def _with_wait(self, key: str, needed: int, queue: Queue) -> tuple[Any, int, Any]:
+    async def _with_wait(
+        self, key: str, needed: int, queue: Queue, *, barrier: bool = False
+    ) -> tuple[Any, int, Any]:
         """What ``queue`` put in the pipeline returned (the first command's result: a
         read's barrier comes after it), how many replicas confirmed it, and behind
-        Sentinel the server that took it (else None)."""
+        Sentinel the server that took it (else None). A refused ``barrier`` (the last
+        command) raises :class:`BarrierRefused`."""
         async with self.redis.pipeline(transaction=False) as pipe:
             landing = Landing(pipe) if self._follow is not None else None
             queue(pipe)
@@ -244,10 +281,13 @@ class Replicas:
             else:
                 pipe.execute_command("WAIT", needed, self.wait_ms)
             *results, acked = await pipe.execute(raise_on_error=False)
+        refused = results.pop() if barrier and isinstance(results[-1], REFUSED) else None
         for failed in results:
             if isinstance(failed, Exception):
                 raise failed
         result = results[0]
+        if refused is not None:  # the WAIT that followed it confirmed nothing of the read
+            raise BarrierRefused(result, refused)
         if isinstance(acked, ResponseError) and DEMOTED in str(acked):
             # The node became a replica as the pipeline went out (a failover): the write
             # went on to the new primary, and nothing yet says a replica holds it there.

@@ -93,7 +93,11 @@ CAS = Script(
 local v = redis.call('HGET', table_key, 'v')
 if tonumber(v or '0') ~= expected then return 0 end
 if redis.call('HEXISTS', table_key, moved_field) == 1 then return 0 end
-if fresh then redis.call('DEL', table_key) end
+if fresh then  -- its messages go, but not a delivery's lease (its release goes round)
+  local lease = redis.call('HGET', table_key, 'lease')
+  redis.call('DEL', table_key)
+  if lease then redis.call('HSET', table_key, 'lease', lease) end
+end
 redis.call('HSET', table_key, 'v', version, 'd', data)
 if fresh then redis.call('HSET', table_key, born_field, version) end
 redis.call('EXPIRE', table_key, ttl)
@@ -128,9 +132,10 @@ class Release(Args):
     delivered: int  # the version delivered
     due_ms: int | None  # when what was left for later is due
     gone: tuple[str, ...]  # fields to delete
-    fields: tuple[str, ...]  # slot name/value pairs to set
+    fields: tuple[str, ...]  # slot and junk name/value pairs to set
     moved_field: str = MOVED_FIELD
     born_field: str = BORN_FIELD
+    junk_prefix: str = JUNK
 
 
 # If a newer version was committed meanwhile the holder keeps the lease and gets that
@@ -139,7 +144,9 @@ class Release(Args):
 # standing (a release run again after its first try landed finds it gone too). The
 # lease is the process's, not the round's: where this process committed a new game
 # (``born``, by a fresh CAS) after the version delivered, the messages saved are the old
-# game's, and the new one starts with none, so they are not written.
+# game's, and the new one starts with none, so they are not written (they stay as the
+# old game ended; their buttons are stale); only what the old game left to remove is
+# handed on, for the new game's first delivery to remove.
 RELEASE = Script(
     Release,
     shared=LEASE,
@@ -150,6 +157,12 @@ if redis.call('HEXISTS', table_key, moved_field) == 1 then return -1 end
 if tonumber(redis.call('HGET', table_key, born_field) or '0') <= delivered then
   if #gone > 0 then redis.call('HDEL', table_key, unpack(gone)) end
   if #fields > 0 then redis.call('HSET', table_key, unpack(fields)) end
+else
+  for i = 1, #fields, 2 do
+    if string.sub(fields[i], 1, #junk_prefix) == junk_prefix then
+      redis.call('HSET', table_key, fields[i], fields[i + 1])
+    end
+  end
 end
 local v = tonumber(redis.call('HGET', table_key, 'v') or '0')
 if v ~= delivered then
@@ -209,8 +222,9 @@ class TakeDue(Args):
 
 # The tables still due (no other caller took them first), each due again at ``again_ms``
 # rather than taken off the set: a caller whose claim then fails (a failover) leaves the
-# table due for the next poll of any process, not lost. The claim sets its due time from
-# then on (the lease's expiry), the release clears it.
+# table due for the next poll of any process, not lost. The lease's renewals push that
+# time on while its delivery works (RENEW), and the release clears it or sets what is
+# left for later.
 TAKE_DUE = Script(
     TakeDue,
     body="""

@@ -234,3 +234,12 @@ async def load(application: Any, key: str) -> Snapshot:
     :class:`bot.core.replicas.Unconfirmed` when no replica confirmed it in time (the
     page is answered 503 and asks again: :mod:`bot.webapp.page`, :mod:`bot.webapp.streams`)."""
     return await services(application).store.confirmed(key)
+
+
+async def admission(application: Any, key: str) -> Snapshot:
+    """The table a session is admitted to, read as the primary has it (not waiting for a
+    replica, unlike :func:`load`): admission only decides who may look, and shows
+    nothing; a move is checked by the table itself (a seat a failover took back refuses
+    it), and what the page shows is read by :func:`load`. So a session opens or renews
+    while no replica confirms reads, and its page is told so by its picture's 503."""
+    return await services(application).store.load(key)

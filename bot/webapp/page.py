@@ -44,7 +44,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from bot.core import bodies
 from bot.core.bodies import BadBody
 from bot.core.config import Settings
-from bot.core.health import PAUSES
+from bot.core.health import UNREAD
 from bot.core.i18n import lang_of, t
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, services
@@ -174,7 +174,7 @@ class MiniApp:
             return _error(exc.status, exc.error, exc.headers)
 
         # A pause is an outage; any other error Redis returns is a bug (a 500, logged).
-        paused = dict.fromkeys((*PAUSES, Unconfirmed), self.unavailable)
+        paused = dict.fromkeys(UNREAD, self.unavailable)
         return {Forged: forged, BadBody: bad_body, Refused: refused, **paused}
 
     # ----- who asks, and for what
@@ -227,9 +227,7 @@ class MiniApp:
         whether the table exists or not."""
         where = api.table_of(who.table)
         if where is not None:
-            # Read as it is on the primary: it shows nothing, and a move is checked by the
-            # table itself (a seat a failover took back refuses it).
-            snap = await self.svc.store.load(where[0])
+            snap = await api.admission(self.app, where[0])
             seated = snap.table is not None and snap.table.seat_of(who.user_id) is not None
             admitted = replace(who, seated=seated and who.seated)  # a spectator stays one
             if (public or admitted.seated) and self._shows(snap, admitted, where[1]):

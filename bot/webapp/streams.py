@@ -8,13 +8,16 @@ server one Redis read (an HGETALL; where replicas are awaited, with its barrier 
 ``WAIT`` in the same round trip: :func:`bot.webapp.api.load`) per process that has the
 table open, however many pages there watch it, and nothing between changes: no page and
 no table is polled. A subscription that breaks (Redis restarts) is made again, and every
-watched table is read once then, since the notices sent meanwhile are lost.
+watched table is read once then, since the notices sent meanwhile are lost: beside the new
+notices and the new streams, which wait for none of it, :data:`CATCH_UP` tables at a time
+(right after a failover each read may wait out ``REDIS_WAIT_MS``).
 
 A page shows only what a replica holds: a read no replica confirmed in time (the table
 had moved on since its notice, to a version only the primary has) ends the streams that
-show the table, as an outage does. Their pages keep what they show, say they are
-offline, and open their streams again after a growing wait (static/live.js), each opening
-a read that waits for a replica again.
+show the table, as an outage does, telling their pages to wait before they come back (a
+``retry:`` line, :data:`BACK_OFF`): every page of the table hears it at once. They keep
+what they show, say they are offline, and open their streams again after a growing wait
+with jitter (static/live.js), each opening a read that waits for a replica again.
 
 A stream holds a connection, a file and some memory for as long as it is open, so their
 number is bounded (:class:`Streams`): a few per session and per user, the oldest closed
@@ -30,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -52,7 +56,13 @@ RETRY = 1.0  # seconds before a broken subscription is made again
 PER_SESSION = 2  # live streams of one session (one page, reloaded)
 PER_USER = 4  # of one user (his pages of several tables, on several devices)
 PER_PROCESS = 500  # of everyone: a file each, well under the usual limit of 1024
+CATCH_UP = 8  # tables read at once after the subscription was made again
+# What a stream whose table could not be read as a replica holds says before it ends: the
+# page's first wait (jittered by it) before it opens the stream again.
+BACK_OFF = "retry: 1000\n\n"
 K = TypeVar("K")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
@@ -64,6 +74,7 @@ class Stream:
     user_id: int
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     ended: bool = False  # by a newer stream of the same page or user, or the server's stop
+    unread: bool = False  # ended because its table's read failed: its page waits to reopen
 
 
 class Streams:
@@ -100,6 +111,13 @@ class Streams:
         self.live -= 1
         _drop(self._by_session, stream.session, stream)
         _drop(self._by_user, stream.user_id, stream)
+
+
+def _logged(task: asyncio.Task[None]) -> None:
+    """A background task's error said when it ends, with its traceback, rather than lost
+    (asyncio says it only once the task is collected, if at all)."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.error("%s failed", task.get_name(), exc_info=exc)
 
 
 def _drop(index: dict[K, list[Stream]], key: K, stream: Stream) -> None:
@@ -144,8 +162,9 @@ class Hub:
 
     @contextlib.asynccontextmanager
     async def watch(self, key: str, stream: Stream) -> AsyncIterator[_Watch]:
-        if self._listener is None:
+        if self._listener is None or self._listener.done():  # not yet, or it failed
             self._listener = asyncio.create_task(self._listen(), name="webapp:changes")
+            self._listener.add_done_callback(_logged)
         await self._subscribed.wait()
         watch = self._watches.setdefault(key, _Watch())
         watch.pages.add(stream)
@@ -173,24 +192,67 @@ class Hub:
 
     async def _follow(self, key: str, watch: _Watch, version: int) -> None:
         """:meth:`_read` for the subscription: a table no replica confirmed in time ends
-        the streams that show it (see the module docstring)."""
+        the streams that show it (see the module docstring), and so does one whose read
+        fails otherwise (:meth:`_broken`): the subscription goes on for the other tables."""
         try:
             await self._read(key, watch, version)
         except Unconfirmed:
-            for stream in list(watch.pages):
-                self.streams.close(stream)
+            self._unread(key, watch)
+        except PAUSES:
+            raise  # an outage: the subscription is made again, and every table read
+        except Exception:
+            self._broken(key, watch)
+
+    def _unread(self, key: str, watch: _Watch) -> None:
+        """The table's read failed: its streams end, their pages told to wait before they
+        reopen (see the module docstring), and the watch is forgotten, so that a stream
+        opened meanwhile reads the table again rather than share what it holds."""
+        for stream in list(watch.pages):
+            stream.unread = True
+            self.streams.close(stream)
+        if self._watches.get(key) is watch:
+            del self._watches[key]
+
+    def _broken(self, key: str, watch: _Watch) -> None:
+        """A read failed with an error that is no outage (a table this version cannot
+        decode during a rolling deploy, ``WRONGTYPE``, ``NOPERM``): said once, with its
+        traceback, and its pages told to wait and reopen, rather than left stale."""
+        log.exception("the live pages of %s could not be updated", key)
+        self._unread(key, watch)
+
+    async def _catch_up(self) -> None:
+        """Every watched table read once (the notices sent while there was no subscription
+        are lost), :data:`CATCH_UP` at a time; one whose read fails ends its streams."""
+        health = services(self._app).health
+        limit = asyncio.Semaphore(CATCH_UP)
+
+        async def one(key: str, watch: _Watch) -> None:
+            async with limit:
+                try:
+                    await self._read(key, watch, watch.snap.version + 1)
+                except UNREAD as exc:
+                    health.failed(exc)  # reported once; its pages reopen and read it again
+                    self._unread(key, watch)
+                except Exception:
+                    self._broken(key, watch)
+
+        await asyncio.gather(*(one(key, watch) for key, watch in list(self._watches.items())))
 
     async def _listen(self) -> None:
         svc = services(self._app)
         while True:
             try:
                 async with svc.store.changes() as changes:
-                    for key, known in list(self._watches.items()):
-                        await self._follow(key, known, known.snap.version + 1)  # missed ones
-                    self._subscribed.set()
-                    async for key, version in changes:
-                        if watch := self._watches.get(key):
-                            await self._follow(key, watch, version)
+                    self._subscribed.set()  # new pages wait for no catch-up
+                    missed = asyncio.create_task(self._catch_up(), name="webapp:catch-up")
+                    missed.add_done_callback(_logged)
+                    try:
+                        async for key, version in changes:
+                            if watch := self._watches.get(key):
+                                await self._follow(key, watch, version)
+                    finally:
+                        missed.cancel()
+                        await asyncio.wait([missed])
             except PAUSES as exc:
                 self._subscribed.clear()  # new pages wait for the subscription
                 svc.health.failed(exc)  # reported once for the whole outage
@@ -230,8 +292,14 @@ class Hub:
                                 await stream.wake.wait()
                             continue
                         yield ": keep-alive\n\n"
+                if stream.unread:
+                    yield BACK_OFF
             except UNREAD as exc:  # the table's first read
                 services(self._app).health.failed(exc)  # reported once; the page reopens it
+                yield BACK_OFF
+            except Exception:  # a table that cannot be read: said, and the page waits
+                log.exception("the live stream of %s failed", key)
+                yield BACK_OFF
 
         return _EventStream(lines(), lambda: self.streams.close(stream))
 

@@ -3,6 +3,8 @@ each seat, in every language: text, labels and callback data), and show what a p
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from bot.core.callbacks import STAMP_LEN, Action, decode
@@ -14,6 +16,7 @@ from bot.screens import registry, views
 from bot.tables.games import apply_move
 from engine import cards
 from engine.games.durak.game import Durak
+from engine.games.durak.options import DurakOptions
 from engine.games.football.game import Football
 from engine.games.football.rules import HOME
 from testing.hidden import durak_hidden, football_hidden, random_games, table_of
@@ -124,6 +127,27 @@ def test_no_screen_shows_a_hidden_card_and_only_the_actor_gets_his_moves(
             apply_move(table, game, actor.player, rng.choice(list(game.legal_moves())))
         assert table.phase == "finished"
         assert not any(views.hand_screen(table, s).prompt for s in range(len(table.seats)))  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("seed", "line"),
+    [(2, "Trump: Q♣, in your hand"), (0, "Trump: Q♦, in Bob's hand")],
+    ids=["hers", "his"],
+)
+def test_a_waiting_hand_says_who_holds_the_trump_in_the_catalogues_words(
+    seed: int, line: str
+) -> None:
+    """The English wording, literally: the test above checks every language's trump line
+    against the catalogue itself, and would pass it worded wrong."""
+    game = Durak.new(DurakOptions(deck_size=24), ["Ann", "Bob"], dealer=0, seed=seed)
+    table = table_of(game, "durak", ["en"] * 3)
+    rng = random.Random(seed)
+    while game.view(None).trump_held_by is None:  # until the trump is drawn, the stock's last
+        actor = game.to_act()
+        assert actor is not None
+        apply_move(table, game, actor.player, rng.choice(list(game.legal_moves())))
+    assert game.to_act() == (1, False)  # Bob's turn: Ann's hand waits, with the trump line
+    assert line in views.hand_screen(table, 0).text
 
 
 def test_football_is_seen_from_each_players_side() -> None:

@@ -554,7 +554,7 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path:
             await client.aclose()
 
 
-async def _behind_barrier(client: RedisCluster, replicas: Replicas, key: str) -> Any:
+async def _behind_barrier(client: Any, replicas: Replicas, key: str) -> Any:
     """``key``'s hash, read as a page reads its table (Replicas.read), its barrier a key
     of its slot."""
     barrier = key[: key.index("}") + 1] + ":barrier"
@@ -640,7 +640,7 @@ async def test_unconfirmed_writes_are_told_once_per_node_on_a_cluster(
     async def name(key: str) -> str:
         return key
 
-    async def with_wait(key: str, needed: int, queue: Any) -> tuple[Any, int, Any]:
+    async def with_wait(key: str, needed: int, queue: Any, barrier: bool) -> tuple[Any, int, Any]:
         return "OK", acked[key], None
 
     monkeypatch.setattr(replicas, "_name", name)
@@ -693,6 +693,50 @@ async def test_a_wait_refused_by_a_node_just_demoted_leaves_the_write_unconfirme
 
 async def _never() -> Any:
     raise AssertionError("a write that waits goes through the pipeline")
+
+
+@pytest.mark.parametrize("refusal", ["full", "no write permission"])
+async def test_a_read_whose_barrier_is_refused_is_unconfirmed_and_told_once(
+    pair: Pair, primary: Any, refusal: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A primary at maxmemory with noeviction (OOM), or a user that may not write (NOPERM),
+    refuses a read's barrier: nothing can confirm the read, so it is Unconfirmed (a page's
+    503), not a ResponseError (a 500). The log says so once for the node, however many
+    reads meet it, and once when reads are confirmed again. (Before, the refusal itself
+    was raised.)"""
+    await primary.hset("{t}k", "v", 1)
+    reader: Any = primary
+    with contextlib.closing(pair.primary.client()) as admin:
+        if refusal == "full":
+            admin.config_set("maxmemory", 1)  # this test's own server
+        else:
+            admin.acl_setuser(
+                "reader", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", "-set"]
+            )
+            reader = health.client(f"redis://reader:pw@{redis_servers.HOST}:{pair.primary.port}/0")
+        caplog.set_level(logging.INFO, logger="bot.core.replicas")
+        replicas = Replicas(reader, wait_ms=WAIT_MS)
+        try:
+            for _ in range(3):
+                with pytest.raises(Unconfirmed):
+                    await _behind_barrier(reader, replicas, "{t}k")
+        finally:
+            admin.config_set("maxmemory", 0)
+            admin.acl_setuser("reader", enabled=True, commands=["+@all"])
+        assert await _behind_barrier(reader, replicas, "{t}k") == {b"v": b"1"}
+        if reader is not primary:
+            await reader.aclose()
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert [level for level, _ in lines] == ["WARNING", "INFO"], lines
+    assert "barrier was refused" in lines[0][1]
+
+
+async def test_a_read_s_barrier_outlives_its_wait(pair: Pair, primary: Any) -> None:
+    """The barrier key lives for the read's WAIT (REDIS_WAIT_MS) and a second more, however
+    long that WAIT is. (Before, a second: shorter than a WAIT of two.)"""
+    replicas = Replicas(primary, wait_ms=2000)
+    await _behind_barrier(primary, replicas, "{t}k")
+    assert 2000 < await primary.pttl("{t}:barrier") <= 2000 + replicas_module.BARRIER_MS
 
 
 OLD, NEW = ("10.0.0.1", 6379), ("10.0.0.2", 6379)

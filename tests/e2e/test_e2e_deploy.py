@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 import random
 import time
 from collections.abc import AsyncIterator
@@ -18,7 +19,7 @@ import redis.asyncio as aioredis
 
 from bot.core import inbox
 from bot.core.i18n import t
-from testing.botproc import SECRET, BotProcess, Bots, ProcHarness
+from testing.botproc import SECRET, BotProcess, Bots, Forked, ProcHarness, forks_as_started
 from testing.chats import BOT_TOKEN, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
@@ -109,6 +110,21 @@ async def sigterm_holding_one(bot: BotProcess, probe: redis.Redis, grace: float)
 
 def help_replies(telegram: FakeTelegram, user: FakeUser) -> int:
     return len([m for m in telegram.screen(user.id) if m.from_bot])
+
+
+def test_a_bot_is_forked_only_from_a_server_started_as_its_own_python_would_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fork has what its server read at import and at Python's start: a process whose
+    environment sets either otherwise than the server's is started as a new Python."""
+    Forked.server()  # started now, or before, in the tests' environment
+    asked = dict(os.environ)
+    monkeypatch.setenv("CARDTABLE_KEY_PREFIX", "elsewhere")  # after the server's start
+    assert Forked.runs_as_started(asked) and not Forked.runs_as_started(os.environ)
+    server = {"CARDTABLE_KEY_PREFIX": "t1", "PATH": "/bin"}
+    assert forks_as_started({**server, "PORT": "8080", "PYTHONPATH": "/src"}, server)
+    assert not forks_as_started({**server, "PYTHONWARNINGS": "error"}, server)
+    assert not forks_as_started(server, {**server, "PYTHONHASHSEED": "0"})
 
 
 async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_secret(

@@ -45,8 +45,17 @@ async def setup_tap(h: Harness, top: Tabletop, user: FakeUser) -> dict[str, Any]
     return h.delivered[-1]
 
 
-async def test_a_webhook_retry_is_dropped(harness: Harness) -> None:
-    """Each kind the issue names: a command, /start, a set-up tap, a move."""
+@pytest.mark.parametrize(
+    "hands",
+    [
+        "private",
+        # an ephemeral hand in the group (docs/ephemeral.md): its tap has no message id
+        pytest.param("group", marks=pytest.mark.settings(hands="group")),
+    ],
+)
+async def test_a_webhook_retry_is_dropped(harness: Harness, hands: str) -> None:
+    """Each kind the issue names: a command, /start, a set-up tap, a move; the tap on a
+    hand in the private chat and on one in the group."""
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
     group = h.group()
@@ -63,6 +72,7 @@ async def test_a_webhook_retry_is_dropped(harness: Harness) -> None:
     await top.join(bob)
     await top.start(ann)
     update = await setup_tap(h, top, ann)
+    assert (update["callback_query"]["message"]["message_id"] == 0) is (hands == "group")
     chosen = picks(await stored(h, group), ann)
     calls = len(h.server.calls)
     await h.deliver(update)

@@ -17,7 +17,7 @@ from bot.core.limiter import Priority
 from bot.core.services import services
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
-from testing.harness import AppFactory, Harness
+from testing.harness import Harness
 from testing.tabletop import Tabletop, game_for, stored, table_key
 
 
@@ -156,15 +156,22 @@ async def test_flood_control_in_one_group_holds_up_no_other_chat(
     assert h.log_errors == []
 
 
-@pytest.mark.telegram_complaints  # the injected flood control
-async def test_flood_control_on_the_command_menu_does_not_keep_the_bot_from_starting(
-    server: FakeTelegram, make_app: AppFactory, fake_redis: object
-) -> None:
+@pytest.fixture
+def menu_flooded(server: FakeTelegram) -> None:
+    """Telegram's flood control on the next command menus the bot sets: requested before
+    the harness, it is on when the bot starts."""
     server.flood("setMyCommands", retry_after=30, times=4)
-    h = Harness(server)
-    h.redis = fake_redis
-    h.apps.append(await make_app(fake_redis, rate_limit=True, table_edit_interval=3.0))
+
+
+@pytest.mark.telegram_complaints  # the injected flood control
+@pytest.mark.settings(rate_limit=True, table_edit_interval=3.0)
+async def test_flood_control_on_the_command_menu_does_not_keep_the_bot_from_starting(
+    menu_flooded: None, harness: Harness
+) -> None:
+    h = harness
     assert h.app.running
+    menus = [c for c in h.server.calls if c.method == "setMyCommands"]
+    assert menus and menus[0].error, "the flood control was on before the bot started"
     top, players = await game_for(h, "durak")
     rng = random.Random(12)
     for _ in range(5):

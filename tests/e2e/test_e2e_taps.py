@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from bot.core.callbacks import Action, Callback, decode, encode
+from bot.core.callbacks import STAMP_LEN, Action, Callback, decode, encode
 from engine.games.durak.game import Durak
 from testing.chats import Answer, FakeMessage, FakeUser
 from testing.harness import Harness
@@ -35,6 +35,12 @@ async def unchanged(top: Tabletop, tap: object) -> Answer:
     return answer
 
 
+def with_token(cb: Callback, token: str) -> str:
+    """A move button's data with the move ``token``, its position stamp kept: a tap of
+    another position is refused as superseded before its token is read."""
+    return encode(cb._replace(arg=cb.arg[:STAMP_LEN] + token))
+
+
 GARBAGE = ["x", "hello world", "0" * 64, "🃏", "-1:0:abcdM", "1:2:3:4", "-csa1jx1u::zzzzQ"]
 
 
@@ -43,7 +49,8 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
 ) -> None:
     """Garbage data, a move out of turn or by a stranger, a hand's button tapped in the group
     (honoured only in his own chat), an illegal or malformed move, a Record mid-game (it
-    would show every hand), a stranger's My cards."""
+    would show every hand), a stranger's My cards; football's malformed move and a move
+    of another game."""
     h = harness
     top, players, who, message, first = await prompted(h)
     cb = decode(first)
@@ -61,12 +68,24 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
         taps.append((user, user.id, own.message_id, first))
     taps += [(eve, eve.id, 1, first), (who, top.group.id, table, first)]
     for arg in (f"a{not_mine}", "t", "p", "zz", "a6X", "aQS" * 5):
-        taps.append((who, who.id, message.message_id, encode(cb._replace(arg=arg))))
+        taps.append((who, who.id, message.message_id, with_token(cb, arg)))
     taps += [(user, top.group.id, table, record) for user in players]
     taps.append((eve, top.group.id, table, encode(cb._replace(action=Action.CARDS, arg=""))))
     for tap in taps:
         await unchanged(top, h.tap_data(*tap))
     assert not [m for m in h.screen(top.group) if m.document is not None]
+    # Football reads its own move tokens: a malformed one, and a move of another game.
+    top, players = await game_for(h, "football")
+    rng = random.Random(2)
+    while len((await stored(h, top.group))["played"]["moves"]) < 2:  # both set up
+        await top.step(players, rng)
+    who = top.asked(players)
+    message = top.prompt(who)
+    assert message is not None
+    cb = decode(h.find(message, is_action(Action.MOVE)).callback_data)
+    another = "zzzz" if cb.game_id != "zzzz" else "yyyy"
+    for forged in (with_token(cb, "x9"), encode(cb._replace(game_id=another))):
+        await unchanged(top, h.tap_data(who, who.id, message.message_id, forged))
 
 
 async def test_a_tap_from_a_finished_game_is_stale(harness: Harness) -> None:

@@ -21,9 +21,10 @@ from telegram.ext import (
     ContextTypes,
 )
 
+from bot.core.services import services
 from testing.chats import BOT_ID, BOT_TOKEN, BOT_USERNAME
 from testing.fakegram import FakeRequest, FakeTelegram
-from testing.harness import Harness, start_app, stop_app
+from testing.harness import Harness, marked_settings, start_app, stop_app
 from testing.html import parse_html
 
 SEEN: list[Update] = []
@@ -261,3 +262,16 @@ async def test_removing_the_bot_closes_the_group_and_says_so(tiny: Harness) -> N
     assert change.new_chat_member.user.id == BOT_ID
     with pytest.raises(Forbidden):
         await tiny.app.bot.send_message(group.id, "still here?")
+
+
+@pytest.mark.settings(hands="private")  # against the fixture's own hands="group"
+async def test_a_harness_fixture_builds_its_bot_with_the_tests_settings(
+    group_harness: Harness,
+) -> None:
+    assert services(group_harness.app).settings.hands == "private"
+
+
+def test_the_settings_marker_names_each_setting(request: pytest.FixtureRequest) -> None:
+    request.node.add_marker(pytest.mark.settings("private"))
+    with pytest.raises(TypeError, match="name=value only"):
+        marked_settings(request)

@@ -15,12 +15,14 @@ from typing import Any
 import httpx
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.core import callbacks, health
 from bot.core.callbacks import Action
 from bot.core.i18n import t
 from bot.core.keys import table_key
+from bot.core.replicas import Unconfirmed
 from bot.core.services import services
 from bot.core.store import Snapshot
 from bot.webapp import api, auth, streams
@@ -334,6 +336,36 @@ async def test_redis_not_answering_is_told_as_a_tap_is(
     assert services(h.app).health.down_since is not None
 
 
+async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, asgi: httpx.AsyncClient
+) -> None:
+    """Which read a request makes is the api module's choice: a session's admission (its
+    opening, its renewal) reads through api.admission, as the primary has the table (it
+    shows nothing), its picture through api.load, as a replica holds it. So while no
+    replica confirms reads a session still opens and renews, and only its picture is
+    answered 503. (Before, the page module read the store for the admission itself.)"""
+    h = harness
+    _, (_, bob), param = await table_for_two(h, "durak")
+    admitted = api.admission
+    reads: list[str] = []
+
+    async def counted(application: Any, key: str) -> Snapshot:
+        reads.append(key)
+        return await admitted(application, key)
+
+    async def unconfirmed(key: str) -> Snapshot:
+        raise Unconfirmed(None, 1, 0, 300)
+
+    monkeypatch.setattr(api, "admission", counted)
+    monkeypatch.setattr(services(h.app).store, "confirmed", unconfirmed)
+    ticket = await token(asgi, bob, param)
+    r = await asgi.post("/app/api/session", params={"t": param}, headers=bearer(ticket))
+    assert r.status_code == 200, r.text
+    r = await asgi.get("/app/api/state", headers=bearer(ticket))
+    assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unconfirmed")
+    assert len(reads) == 2  # the opening's and the renewal's
+
+
 async def test_n_open_pages_of_a_table_cost_one_read_per_change(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -454,3 +486,238 @@ async def test_a_page_catches_up_when_the_subscription_broke(
         await top.step(players, random.Random(1))
         assert await anext(shown) == (await stored(h, top.group))["version"]
     assert subscriptions == 2
+
+
+Notices = asyncio.Queue[tuple[str, int] | Exception]
+
+
+def _subscriptions(h: Harness, monkeypatch: pytest.MonkeyPatch) -> list[Notices]:
+    """The hub's subscriptions, one per (re)subscription, made by hand so that a test says
+    what each hears: a notice put on one is heard, an error put on one breaks it."""
+    subscriptions: list[Notices] = []
+
+    @contextlib.asynccontextmanager
+    async def changes() -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
+        notices: Notices = asyncio.Queue()
+        subscriptions.append(notices)
+
+        async def heard() -> AsyncIterator[tuple[str, int]]:
+            while not isinstance(notice := await notices.get(), Exception):
+                yield notice
+            raise notice
+
+        yield heard()
+
+    monkeypatch.setattr(services(h.app).store, "changes", changes)
+    monkeypatch.setattr(streams, "RETRY", 0.0)
+    return subscriptions
+
+
+async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a failover each read of the catch-up may wait out REDIS_WAIT_MS (no
+    replica yet): the watched tables are read CATCH_UP at a time, and a new page's stream
+    and the new notices wait for none of them. (Before, the tables were read one after
+    another, and every new stream waited for the last.)"""
+    hub = streams.Hub(harness.app)
+    subscriptions = _subscriptions(harness, monkeypatch)
+    watched = [f"t{n}" for n in range(2 * streams.CATCH_UP)]
+    slow = asyncio.Event()  # reads of the watched tables after the subscription broke
+    reading: set[str] = set()
+    at_once = 0
+    all_reading = asyncio.Event()
+
+    async def load(application: Any, key: str) -> Snapshot:
+        nonlocal at_once
+        if len(subscriptions) > 1 and key in watched:
+            reading.add(key)
+            at_once = max(at_once, len(reading))
+            if len(reading) == streams.CATCH_UP:
+                all_reading.set()
+            await slow.wait()
+            reading.discard(key)
+        return Snapshot(None, version=len(subscriptions))
+
+    monkeypatch.setattr(api, "load", load)
+    async with contextlib.AsyncExitStack() as stack:
+        pages = []
+        for n, key in enumerate(watched):
+            page = hub.streams.open(f"s{n}", n)
+            assert page is not None
+            assert (await stack.enter_async_context(hub.watch(key, page))).snap.version == 1
+            page.wake.clear()
+            pages.append(page)
+        subscriptions[0].put_nowait(RedisConnectionError("Connection closed by server."))
+        async with asyncio.timeout(5):
+            await all_reading.wait()  # CATCH_UP tables read at once
+            newcomer = hub.streams.open("new", 100)
+            assert newcomer is not None
+            watch = await stack.enter_async_context(hub.watch("new", newcomer))
+            assert watch.snap.version == 2, "a new page's stream opens meanwhile"
+            newcomer.wake.clear()
+            subscriptions[1].put_nowait(("new", 3))
+            await newcomer.wake.wait()  # and a notice is followed meanwhile
+            assert at_once == streams.CATCH_UP, "and no more at once"
+            slow.set()
+            for page in pages:
+                await page.wake.wait()
+    assert at_once == streams.CATCH_UP
+    await hub.close()
+
+
+async def test_a_stream_ended_unconfirmed_tells_its_page_to_wait(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
+) -> None:
+    """A stream ended because its table's read was not confirmed (every page of the table
+    hears of it at once) says ``retry:`` before it ends, so that its page waits, with
+    jitter, before it opens it again (static/live.js); so does one whose first read
+    failed. One ended for another reason (a newer stream of the same page) does not: its
+    page opens it again at once, as before. (Before, none said it: at each such episode
+    every page of the table came back at once.)"""
+    h = harness
+    top, players, param = await table_for_two(h, "durak")
+    headers = bearer(await token(web, players[0], param))
+    load = api.load
+
+    async def unconfirmed(application: Any, key: str) -> Snapshot:
+        raise Unconfirmed(None, 1, 0, 300)
+
+    async def said(lines: AsyncIterator[str]) -> list[str]:
+        """What a stream says from now until it ends, keep-alives aside."""
+        return [line async for line in lines if line and line[0] != ":"]
+
+    async with web.stream("GET", "/app/api/events", headers=headers) as followed:
+        lines = followed.aiter_lines()
+        assert (await anext(lines)).startswith("data: ")
+        monkeypatch.setattr(api, "load", unconfirmed)
+        await top.step(players, random.Random(1))  # its notice: a read not confirmed
+        assert await said(lines) == [streams.BACK_OFF.strip()]
+    async with web.stream("GET", "/app/api/events", headers=headers) as opened:
+        assert await said(opened.aiter_lines()) == [streams.BACK_OFF.strip()], (
+            "its first read unconfirmed"
+        )
+    monkeypatch.setattr(api, "load", load)
+    async with contextlib.AsyncExitStack() as stack:
+        pages = []
+        for _ in range(streams.PER_SESSION + 1):  # the third ends the first
+            stream = await stack.enter_async_context(
+                web.stream("GET", "/app/api/events", headers=headers)
+            )
+            pages.append(stream.aiter_lines())
+            assert (await anext(pages[-1])).startswith("data: ")
+        assert await said(pages[0]) == [], "ended by a newer one"
+
+
+async def test_a_stream_whose_first_read_fails_tells_its_page_to_wait_and_says_so_once(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
+) -> None:
+    """A table that cannot be read (no outage: WRONGTYPE, say) ends a new stream with
+    ``retry:`` and one log line, not an error of the web server's."""
+    h = harness
+    _, players, param = await table_for_two(h, "durak")
+    headers = bearer(await token(web, players[0], param))
+
+    async def broken(application: Any, key: str) -> Snapshot:
+        raise ResponseError("WRONGTYPE Operation against a key holding the wrong kind")
+
+    monkeypatch.setattr(api, "load", broken)
+    async with web.stream("GET", "/app/api/events", headers=headers) as opened:
+        said = [line async for line in opened.aiter_lines() if line and line[0] != ":"]
+    assert said == [streams.BACK_OFF.strip()]
+    (told,) = h.log_errors
+    assert told.getMessage().startswith("the live stream of") and told.exc_info is not None
+    h.log_errors.clear()  # the test's own
+
+
+async def test_a_table_that_cannot_be_read_ends_its_streams_and_no_other(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table whose read fails with an error that is no outage (one this version cannot
+    decode during a rolling deploy, WRONGTYPE, NOPERM) ends its pages' streams, told to
+    wait and reopen, and is logged once with its traceback; the other tables' pages go on
+    hearing of their changes: on a notice, and in the catch-up after the subscription
+    broke. (Before, on a notice the error ended the subscription for good, every page of
+    the process left stale; in the catch-up it left the table's pages stale, unsaid.)"""
+    hub = streams.Hub(harness.app)
+    subscriptions = _subscriptions(harness, monkeypatch)
+    newest = {"good": 1, "bad": 1}
+    broken = False
+
+    async def load(application: Any, key: str) -> Snapshot:
+        if broken and key == "bad":
+            raise ResponseError("WRONGTYPE Operation against a key holding the wrong kind")
+        return Snapshot(None, version=newest[key])
+
+    monkeypatch.setattr(api, "load", load)
+
+    async def opened(
+        stack: contextlib.AsyncExitStack, key: str, user_id: int
+    ) -> tuple[streams.Stream, Any]:
+        page = hub.streams.open(f"s{user_id}", user_id)
+        assert page is not None
+        watch = await stack.enter_async_context(hub.watch(key, page))
+        page.wake.clear()
+        return page, watch
+
+    told = harness.log_errors
+    async with contextlib.AsyncExitStack() as stack, asyncio.timeout(5):
+        good, followed = await opened(stack, "good", 1)
+        bad, _ = await opened(stack, "bad", 2)
+        first = [t for t in asyncio.all_tasks() if t.get_name() == "webapp:catch-up"]
+        await asyncio.wait(first)  # the first subscription's, which reads the tables again
+        good.wake.clear()
+        bad.wake.clear()
+        broken = True
+        subscriptions[-1].put_nowait(("bad", 2))
+        await bad.wake.wait()
+        assert bad.ended and bad.unread, "its page waits and reopens"
+        assert len(told) == 1 and told[0].exc_info
+        newest["good"] = 2
+        subscriptions[-1].put_nowait(("good", 2))
+        await good.wake.wait()
+        assert followed.snap.version == 2 and not good.ended
+        good.wake.clear()
+
+        broken = False
+        again, _ = await opened(stack, "bad", 3)
+        broken = True
+        newest["good"] = 3  # its notice lost with the subscription
+        subscriptions[-1].put_nowait(RedisConnectionError("Connection closed by server."))
+        await again.wake.wait()
+        assert again.ended and again.unread, "the catch-up's read"
+        await good.wake.wait()
+        assert followed.snap.version == 3 and not good.ended
+    assert len(told) == 2 and told[1].exc_info
+    told.clear()  # the faults were the test's own
+    await hub.close()
+
+
+async def test_a_subscription_ended_by_an_error_is_made_again_by_the_next_stream(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The subscription ended by an error that is no outage (NOPERM on its channel) is
+    logged once, with its traceback, and the next stream to open makes it again: its
+    catch-up brings the pages what they missed. (Before, no stream made it again: every
+    page of the process stayed on its picture, and nothing said why.)"""
+    hub = streams.Hub(harness.app)
+    subscriptions = _subscriptions(harness, monkeypatch)
+
+    async def load(application: Any, key: str) -> Snapshot:
+        return Snapshot(None, version=len(subscriptions))
+
+    monkeypatch.setattr(api, "load", load)
+    told = harness.log_errors
+    async with contextlib.AsyncExitStack() as stack, asyncio.timeout(5):
+        pages = [hub.streams.open(f"s{n}", n) for n in range(2)]
+        assert None not in pages
+        first = await stack.enter_async_context(hub.watch("t", pages[0]))
+        subscriptions[-1].put_nowait(ResponseError("NOPERM no permissions to the channel"))
+        await asyncio.wait([t for t in asyncio.all_tasks() if t.get_name() == "webapp:changes"])
+        assert [r.getMessage() for r in told] == ["webapp:changes failed"] and told[0].exc_info
+        pages[0].wake.clear()
+        await stack.enter_async_context(hub.watch("t", pages[1]))
+        await pages[0].wake.wait()
+        assert len(subscriptions) == 2 and first.snap.version == 2
+    told.clear()  # the fault was the test's own
+    await hub.close()

@@ -17,8 +17,12 @@ from typing import Any
 import pytest
 
 from bot.core.i18n import plain
+from bot.core.keys import CHANGED
 from bot.core.models import Table
+from bot.core.replicas import Unconfirmed
+from bot.core.store import Snapshot
 from bot.tables.stats.finished import record_document
+from bot.webapp import api, streams
 from bot.webapp.page import TELEGRAM_WEB
 from engine import records
 from engine.games.durak.game import Durak
@@ -27,7 +31,7 @@ from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.page_player import ALL_MOVES, Player, Redrawn
-from testing.tabletop import Tabletop, hidden_cards, leaks, stored
+from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
 from testing.webapp import (
     init_data,
     page_weight,
@@ -283,6 +287,51 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     assert await page.js("return document.getElementById('toast').textContent") == refusal
     final = await stored(h, top.group)  # no move made (his tap only brought him back)
     assert (final["state"], final["played"]["moves"]) == (after["state"], after["played"]["moves"])
+
+
+# The page's calls from now on, each with whether it said it was offline as it made it;
+# and its clock, ahead by ``__ahead`` ms (put on 5 s, its stream has lived a while).
+CALLS = """
+window.__calls = [];
+const fetched = window.fetch, now = performance.now.bind(performance);
+window.fetch = (url, options) => {
+  __calls.push([String(url).split("?")[0].split("/").pop(), document.body.dataset.offline === "1"]);
+  return fetched(url, options);
+};
+window.__ahead = 0;
+performance.now = () => now() + __ahead;
+"""
+
+
+async def test_a_stream_ended_unconfirmed_is_opened_again_after_a_wait(
+    harness: Harness, clock: Clock, root: str, browsers: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream that lived a while and ended is opened again at once (here: idle); one the
+    server ended because its table's read was not confirmed, which every page of the table
+    hears at once, is opened again after a jittered wait, the page saying it is offline
+    meanwhile. (Before, at once too: every page came back together.)"""
+    h = harness
+    top, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
+    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
+    page = Page(browsers[0])
+    await page.open(root, param, init_data(ann))
+    await page.js(CALLS + "__ahead += 5000;")
+    await clock.advance(streams.IDLE + 1)  # the stream ends, idle
+    assert await page.wait("return __calls.some(c => c[0] === 'events')", WITHIN)
+    assert (await page.js("return __calls"))[0] == ["session", False], "at once"
+    load = api.load
+
+    async def unconfirmed(application: Any, key: str) -> Snapshot:
+        raise Unconfirmed(None, 1, 0, 300)
+
+    await page.js("__calls.length = 0; __ahead += 5000;")
+    monkeypatch.setattr(api, "load", unconfirmed)
+    version = (await stored(h, top.group))["version"]
+    await h.redis.publish(CHANGED, f"{version + 1} {table_key(top.group)}")
+    assert await page.wait("return __calls.length", WITHIN)
+    assert (await page.js("return __calls"))[0] == ["session", True], "offline, after a wait"
+    monkeypatch.setattr(api, "load", load)
+    assert await page.wait("return document.body.dataset.offline === ''", WITHIN), "back"
 
 
 async def test_six_players_without_the_dummy_the_whole_deck_dealt(

@@ -14,8 +14,9 @@ const Live = (() => {
   const STALE = 12000;  // ms without a byte; the server sends one every 5 s
   // The session and its stream: the token, its renewal's timer; whether the page is live,
   // when it last heard a byte, the retry's timer and its next wait, the stream open now;
+  // the wait the server asked for before its stream is opened again (its ``retry:``);
   // the version of the picture a move was sent from; the page's handlers.
-  const link = {token: "", renewal: 0, live: true, heard: 0, retry: 0, wait: 0, stream: null, sent: null, to: null};
+  const link = {token: "", renewal: 0, live: true, heard: 0, retry: 0, wait: 0, back: 0, stream: null, sent: null, to: null};
   const bearer = () => ({"Authorization": "Bearer " + link.token});
 
   // The initData is traded once for a session token (a second trade is refused as a
@@ -34,10 +35,12 @@ const Live = (() => {
   }
   // Live, or not: a stream that ended is opened again at once when it had lived a while
   // (the server ends one when the session renews, when it has been idle, when the process
-  // stops), else after a growing wait; meanwhile the page says it is offline. A stream that
-  // has been quiet for longer than the server's keep-alives allow is taken for dead (a
-  // phone that slept, a network that changed): when the page wakes, is shown again or the
-  // network comes back, it reconnects now rather than at its next retry.
+  // stops), else after a growing wait; meanwhile the page says it is offline. So is one
+  // the server ended with a ``retry:`` (its table could not be read as a replica holds
+  // it, and every page of the table heard so at once): the wait's jitter spreads them. A
+  // stream that has been quiet for longer than the server's keep-alives allow is taken for
+  // dead (a phone that slept, a network that changed): when the page wakes, is shown again
+  // or the network comes back, it reconnects now rather than at its next retry.
   function online(on) {
     link.live = on;
     document.body.dataset.offline = on ? "" : "1";
@@ -61,13 +64,16 @@ const Live = (() => {
     if (ok) follow(); else link.to.refused();
   }
   // The pictures of a stream's bytes, on from ``buf`` (what came before its last blank
-  // line); returns what is left.
+  // line); returns what is left. A ``retry:`` is no sign of being live.
   function pictures(buf, value) {
     link.heard = performance.now();
-    if (!link.live) { online(true); link.wait = 0; }
     const blocks = (buf + value).split("\n\n");
     const left = blocks.pop();
-    for (const b of blocks) if (b.startsWith("data: ")) link.to.show(JSON.parse(b.slice(6)));
+    for (const b of blocks) {
+      if (b.startsWith("retry: ")) { link.back = +b.slice(7); continue; }
+      if (!link.live) { online(true); link.wait = 0; }
+      if (b.startsWith("data: ")) link.to.show(JSON.parse(b.slice(6)));
+    }
     return left;
   }
   // Server-sent pictures, read with fetch so that the token goes in a header, never in the
@@ -76,6 +82,7 @@ const Live = (() => {
     if (link.stream) link.stream.abort();
     const ctl = link.stream = new AbortController();
     let buf = "", opened = 0, ended = false;
+    link.back = 0;
     try {
       const r = await fetch(API + "events?t=" + encodeURIComponent(TABLE), {headers: bearer(), signal: ctl.signal});
       if (!r.ok) throw new Error(r.status);
@@ -88,8 +95,9 @@ const Live = (() => {
       }
     } catch (e) { /* cut off, refused or replaced: below */ }
     if (ctl !== link.stream) return;  // a newer stream took its place
-    if (ended && performance.now() - opened > 2000) { link.wait = 0; renew(); return; }
+    if (ended && !link.back && performance.now() - opened > 2000) { link.wait = 0; renew(); return; }
     online(false);
+    link.wait = Math.max(link.wait, link.back);
     later();
   }
   addEventListener("online", wake);
