@@ -380,9 +380,12 @@ class Cluster:
 @dataclass
 class Sentinels:
     """A primary and its replica, watched by 3 Sentinels, on ``ports`` (5 of them). The
-    bot finds the primary through the Sentinels (:attr:`addresses`, :data:`SENTINEL_MASTER`)."""
+    bot finds the primary through the Sentinels (:attr:`addresses`, :data:`SENTINEL_MASTER`).
+    ``periods``: the Sentinels' (:data:`SENTINEL_PERIODS_MS`; empty: Redis' defaults, as
+    in production)."""
 
     directory: Path
+    periods: dict[str, int] = field(default_factory=lambda: dict(SENTINEL_PERIODS_MS))
     servers: dict[int, Server] = field(default_factory=dict)
     sentinels: list[Server] = field(default_factory=list)
 
@@ -420,9 +423,10 @@ class Sentinels:
                 f"sentinel failover-timeout {SENTINEL_MASTER} 2000\n"
             )
             sentinel.start()
-            periods = [x for pair in SENTINEL_PERIODS_MS.items() for x in pair]
-            debug = sentinel.client().execute_command  # untyped in redis-py
-            debug("SENTINEL", "DEBUG", *periods)  # type: ignore[no-untyped-call]
+            if self.periods:
+                periods = [x for pair in self.periods.items() for x in pair]
+                debug = sentinel.client().execute_command  # untyped in redis-py
+                debug("SENTINEL", "DEBUG", *periods)  # type: ignore[no-untyped-call]
         self.wait_ok()
 
     def stop(self) -> None:

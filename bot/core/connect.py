@@ -6,7 +6,8 @@ Three ways, one setting each (bot.core.config.RedisSettings):
 - ``REDIS_CLUSTER=1``: ``REDIS_URL`` names one node of a Redis Cluster (or Valkey's); the
   client learns the others, and follows the slots when a replica takes over;
 - ``REDIS_SENTINELS=host:port,...`` with ``REDIS_SENTINEL_MASTER=name``: the Sentinels say
-  which server is the primary; after a failover the client asks them again.
+  which server is the primary; after a failover the client asks them again (and
+  bot.core.primary leaves an old primary that still answers).
 
 TLS and passwords come from the URL as redis-py reads it (``rediss://``,
 ``user:password@``, ``?ssl_cert_reqs=...``); behind Sentinel its host is not used, its

@@ -39,6 +39,12 @@ A write no replica confirmed within ``REDIS_WAIT_MS`` is :class:`Unconfirmed`. I
 still reach the replicas later, or be lost in a failover: nothing from it is shown or
 answered as accepted until a later write behind a ``WAIT`` confirms it (replication keeps
 the order of writes, so confirming a later write confirms every earlier one).
+
+Behind Sentinel an unconfirmed write (or a node answering as a replica) may mean that the
+Sentinels have named another primary while the pool still writes to the old one: they are
+asked, and the pool follows them (:mod:`bot.core.primary`). A write that went to a server
+the pool no longer takes for the primary is not confirmed by what the new primary says of
+its replicas.
 """
 
 from __future__ import annotations
@@ -64,6 +70,8 @@ from redis.exceptions import (
     ResponseError,
 )
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from bot.core.primary import Follow, Landing, follow
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +132,11 @@ class Replicas:
     # once per node, so that a write confirmed on another node says nothing of this one.
     _short: set[str] = field(default_factory=set)
     _untold: bool = False  # INFO was refused (logged once)
+    # Behind Sentinel: the pool kept on the primary the Sentinels name (bot.core.primary).
+    _follow: Follow | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self._follow = follow(self.redis, self.clock)
 
     async def _node(self, key: str) -> ClusterNode | None:
         """The primary that holds ``key`` on a cluster (None: one server)."""
@@ -201,18 +214,35 @@ class Replicas:
 
     async def _waited(self, key: str, plain: Plain, queue: Queue, *, barrier: bool) -> Any:
         """:meth:`write`, or :meth:`read` (``barrier``: the last command ``queue`` puts)."""
+        try:
+            return await self._confirmed(key, plain, queue, barrier=barrier)
+        except (Unconfirmed, ReadOnlyError):
+            # Perhaps a failover behind Sentinel: the next write goes to the new primary,
+            # whose replicas are read afresh.
+            if self._follow is not None and await self._follow.ask():
+                self._nodes.pop("", None)
+            raise
+
+    async def _confirmed(self, key: str, plain: Plain, queue: Queue, *, barrier: bool) -> Any:
+        """:meth:`_waited`, short of following the primary behind Sentinel."""
         needed = await self.needed(key)
         if needed <= 0:
             return await plain()
         try:
-            result, acked = await self._with_wait(key, needed, queue, barrier=barrier)
+            result, acked, landed = await self._with_wait(key, needed, queue, barrier=barrier)
         except BarrierRefused as refused:
             await self._short_once(key, refused, "pages are told so meanwhile")
             raise
         if acked < needed:
             # Short: perhaps the node was promoted and has no replica yet (it waits for none).
             self._nodes.pop(await self._name(key), None)
-            needed = await self.needed(key)
+            # Unless the write went to a server the pool no longer takes for the primary
+            # (behind Sentinel): what the new one says proves nothing of it.
+            if self._follow is None:
+                needed = await self.needed(key)
+            elif landed == self._follow.address:
+                await self._follow.keep_to()  # so that INFO is read where the write went
+                needed = await self.needed(key)
         if acked >= needed:
             if self._short and (name := await self._name(key)) in self._short:
                 self._short.discard(name)
@@ -237,11 +267,13 @@ class Replicas:
 
     async def _with_wait(
         self, key: str, needed: int, queue: Queue, *, barrier: bool = False
-    ) -> tuple[Any, int]:
+    ) -> tuple[Any, int, Any]:
         """What ``queue`` put in the pipeline returned (the first command's result: a
-        read's barrier comes after it), and how many replicas confirmed it. A refused
-        ``barrier`` (the last command) raises :class:`BarrierRefused`."""
+        read's barrier comes after it), how many replicas confirmed it, and behind
+        Sentinel the server that took it (else None). A refused ``barrier`` (the last
+        command) raises :class:`BarrierRefused`."""
         async with self.redis.pipeline(transaction=False) as pipe:
+            landing = Landing(pipe) if self._follow is not None else None
             queue(pipe)
             node = await self._node(key)
             if node is not None:  # on a cluster, WAIT has no key: named by its node
@@ -259,14 +291,14 @@ class Replicas:
         if isinstance(acked, ResponseError) and DEMOTED in str(acked):
             # The node became a replica as the pipeline went out (a failover): the write
             # went on to the new primary, and nothing yet says a replica holds it there.
-            return result, 0
+            return result, 0, None  # (behind Sentinel: it took the write; a replica now)
         if isinstance(acked, Exception):
             raise acked
         if node is not None and await self._name(key) != node.name:
             # The slot moved meanwhile: the cluster's pipeline sent the write again, to
             # its new node, and the WAIT went to the old one, where it proves nothing.
-            return result, 0
-        return result, int(acked)
+            return result, 0, None
+        return result, int(acked), landing.at if landing is not None else None
 
     async def script(self, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """Run a registered Lua script as :meth:`write` does (loaded where it is missing)."""

@@ -12,6 +12,9 @@ once the replica has it.
   and a WAIT, on one server by nothing.
 - A supergroup's move writes the table at its new key, confirmed, before the old goes.
 - On a cluster the write and its WAIT go to the node of the key (scripts, the inbox).
+- Behind Sentinel an unconfirmed write asks the Sentinels, a second apart at most, and a
+  write that went to the old primary is not confirmed by what the new one says
+  (tests/e2e/test_e2e_failover.py times the whole of it on real Sentinels).
 """
 
 from __future__ import annotations
@@ -26,18 +29,21 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.sentinel import SentinelConnectionPool
 from redis.exceptions import ResponseError
 
 from bot import inbox
 from bot.app import build_application
 from bot.core import health
 from bot.core import inbox as inbox_stream
+from bot.core import primary as primary_module
 from bot.core import replicas as replicas_module
 from bot.core import store as store_module
 from bot.core.config import Settings
@@ -49,7 +55,7 @@ from bot.core.replicas import Replicas, Unconfirmed
 from bot.core.scripts import SAVE, Save
 from bot.core.store import Store, Write
 from testing import redis_servers
-from testing.clock import Clock
+from testing.clock import Clock, ManualClock
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.fakeserver import SECRET_HEADER
 from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
@@ -634,8 +640,8 @@ async def test_unconfirmed_writes_are_told_once_per_node_on_a_cluster(
     async def name(key: str) -> str:
         return key
 
-    async def with_wait(key: str, needed: int, queue: Any, barrier: bool) -> tuple[Any, int]:
-        return "OK", acked[key]
+    async def with_wait(key: str, needed: int, queue: Any, barrier: bool) -> tuple[Any, int, Any]:
+        return "OK", acked[key], None
 
     monkeypatch.setattr(replicas, "_name", name)
     monkeypatch.setattr(replicas, "_with_wait", with_wait)
@@ -731,3 +737,87 @@ async def test_a_read_s_barrier_outlives_its_wait(pair: Pair, primary: Any) -> N
     replicas = Replicas(primary, wait_ms=2000)
     await _behind_barrier(primary, replicas, "{t}k")
     assert 2000 < await primary.pttl("{t}:barrier") <= 2000 + replicas_module.BARRIER_MS
+
+
+OLD, NEW = ("10.0.0.1", 6379), ("10.0.0.2", 6379)
+
+
+class _Sentinels:
+    """The Sentinels as a pool asks them: the primary they name now; questions counted."""
+
+    def __init__(self, named: tuple[str, int]) -> None:
+        self.named, self.asked = named, 0
+
+    async def discover_master(self, service_name: str) -> tuple[str, int]:
+        self.asked += 1
+        return self.named
+
+
+class _BehindSentinel(_Demoted):
+    """A client behind Sentinel whose pool moves from the old primary to the new one while
+    a write's WAIT is out (another task's new connection asked the Sentinels); the write
+    went out on a connection to ``landed``."""
+
+    def __init__(self, landed: tuple[str, int]) -> None:
+        self.connection_pool = SentinelConnectionPool("cards", _Sentinels(NEW))
+        self.connection_pool.master_address = OLD
+        self.connection = SimpleNamespace(host=landed[0], port=landed[1])
+
+    async def _execute_pipeline(self, connection: Any, *args: Any) -> list[Any]:
+        self.connection_pool.master_address = NEW
+        return [1, 0]
+
+    async def execute(self, raise_on_error: bool = True) -> list[Any]:
+        return await self._execute_pipeline(self.connection, [], raise_on_error)
+
+
+@pytest.mark.parametrize("landed", [OLD, NEW])
+async def test_a_short_write_is_confirmed_by_a_new_primary_only_if_it_went_there(
+    landed: tuple[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new primary, just promoted, waits for no replica: a write it took is confirmed.
+    One that went to the old primary is not: the old one drops it when it turns replica.
+    (Before, the INFO read after the short WAIT, from the new primary, confirmed it.)"""
+    waits = Replicas(_BehindSentinel(landed))  # type: ignore[arg-type]
+    # What the primary says of its replicas: the old one has one; the new one none yet.
+    said = [1, 0]
+
+    async def read(node: Any) -> int:
+        return said.pop(0)
+
+    monkeypatch.setattr(waits, "_read", read)
+    write = waits.write("k", _never, lambda pipe: pipe.execute_command("SET", "k", "1"))
+    if landed == NEW:
+        assert await write == 1
+        assert said == []
+    else:
+        with pytest.raises(Unconfirmed):
+            await write
+        assert said == [0], "the new primary is asked by the next write only"
+
+
+async def test_behind_sentinel_the_sentinels_are_asked_a_second_apart_and_a_switch_told_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A failover asks the Sentinels once, not once per unconfirmed write: at most one
+    question per ASK_EVERY seconds, and the new primary is logged once."""
+    caplog.set_level(logging.INFO, logger="bot.core.primary")
+    sentinels, clock = _Sentinels(NEW), ManualClock()
+    pool = SentinelConnectionPool("cards", sentinels)
+    pool.master_address = OLD
+    follow = primary_module.Follow(pool, clock)
+    assert await follow.ask() and follow.address == NEW
+    clock.now += primary_module.ASK_EVERY / 2
+    assert not await follow.ask()
+    assert sentinels.asked == 1
+    clock.now += primary_module.ASK_EVERY
+    assert not await follow.ask()  # the same primary: nothing to drop
+    assert sentinels.asked == 2
+    assert [r.getMessage() for r in caplog.records] == [
+        "Redis primary is now 10.0.0.2:6379, per Sentinel"
+    ]
+
+
+def test_one_server_asks_no_sentinel(fake_redis: Any) -> None:
+    """Only a client behind Sentinel follows the Sentinels: nothing more on one server."""
+    assert Replicas(fake_redis)._follow is None

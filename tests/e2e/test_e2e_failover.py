@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import logging
 import random
 import time
@@ -32,6 +33,7 @@ from bot.core.callbacks import STAMP_LEN, Action, decode
 from bot.core.config import RedisSettings
 from bot.core.health import PAUSES
 from bot.core.i18n import t
+from bot.core.replicas import Replicas, Unconfirmed
 from testing.botproc import BotProcess, Bots, ProcHarness
 from testing.chats import Answer
 from testing.fakegram import FakeTelegram
@@ -42,6 +44,9 @@ from testing.tabletop import Tabletop, action_of, stored, table_key
 pytestmark = pytest.mark.timeout(240)
 
 BACK_WITHIN = 10.0  # seconds from a failover until each table accepts taps again
+# Seconds from the Sentinels naming a new primary until the bot's writes are confirmed:
+# a question to them a second at most (bot.core.primary.ASK_EVERY), and a WAIT.
+FOLLOWED_WITHIN = 2.0
 REPOSTED_FOR = 30.0  # seconds Telegram goes on posting an update the bot answered 503
 PROCESSES = 2
 HELD_BACK_FOR = 1.0  # seconds of play that reach no replica before the primary is killed
@@ -126,6 +131,83 @@ async def test_the_check_says_the_mode_loads_each_script_on_each_primary_and_a_k
         assert now == successor
     finally:
         await redis.aclose()
+
+
+async def test_behind_sentinel_writes_are_confirmed_again_soon_after_a_graceful_failover(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With the Sentinels' default periods (as in production) the old primary goes on
+    taking writes for 8 to 10 s after a graceful SENTINEL FAILOVER, and no replica confirms
+    them. The bot asks the Sentinels when a write is unconfirmed and leaves the old primary
+    (bot.core.primary): writes from several tasks are confirmed again within
+    FOLLOWED_WITHIN of the Sentinels naming the new primary (before: 8 to 10 s), every
+    write confirmed is on it, and the switch is logged once."""
+    if (why := why_not()) is not None:
+        pytest.skip(why)
+    caplog.set_level(logging.INFO, logger="bot.core.primary")
+    with running(Sentinels(tmp_path / "sentinel", periods={})) as where:
+        redis = connect.client(sentinel_settings(where))
+        writes = _Writes(Replicas(redis, wait_ms=250))
+        tasks = [asyncio.create_task(writes.run(n)) for n in range(4)]
+        try:
+            await _until(lambda: writes.each_confirmed(len(tasks)), 10, "no write confirmed")
+            promoted = where.replica()
+            await asyncio.to_thread(where.failover)
+            named = time.monotonic()
+            await _until(writes.confirmed_since(named), FOLLOWED_WITHIN + 8, "none confirmed")
+            took = writes.first_confirmed_since(named) - named
+            assert took < FOLLOWED_WITHIN, f"confirmed again {took:.1f} s after the switch"
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await redis.aclose()
+        with where.servers[promoted].client() as new:
+            held = {m.decode() for m in new.smembers(_Writes.KEY)}
+        assert set(writes.confirmed) <= held, "a write confirmed that the new primary lacks"
+    assert [r.getMessage() for r in caplog.records if r.name == "bot.core.primary"] == [
+        f"Redis primary is now 127.0.0.1:{promoted}, per Sentinel"
+    ]
+
+
+class _Writes:
+    """Tasks that each add members to a set through Replicas, one after the other; the
+    members confirmed, and when."""
+
+    KEY = "ct:{failover}:members"
+
+    def __init__(self, replicas: Replicas) -> None:
+        self.replicas = replicas
+        self.confirmed: dict[str, float] = {}
+
+    async def run(self, task: int) -> None:
+        for n in itertools.count():
+            try:
+                await self._add(f"{task}:{n}")
+            except Unconfirmed:
+                continue  # it waited for the replica meanwhile
+            except PAUSES:
+                pass
+            await asyncio.sleep(0.02)  # real servers: a pace, not a spin
+
+    async def _add(self, member: str) -> None:
+        redis: Any = self.replicas.redis
+        await self.replicas.write(
+            self.KEY, lambda: redis.sadd(self.KEY, member), lambda pipe: pipe.sadd(self.KEY, member)
+        )
+        self.confirmed[member] = time.monotonic()
+
+    async def each_confirmed(self, tasks: int) -> bool:
+        return {m.split(":")[0] for m in self.confirmed} == {str(n) for n in range(tasks)}
+
+    def confirmed_since(self, since: float) -> Callable[[], Awaitable[bool]]:
+        async def check() -> bool:
+            return any(at > since for at in self.confirmed.values())
+
+        return check
+
+    def first_confirmed_since(self, since: float) -> float:
+        return min(at for at in self.confirmed.values() if at > since)
 
 
 async def _until_answered(call: Callable[[], Awaitable[Any]]) -> list[Exception]:
