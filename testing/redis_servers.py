@@ -6,7 +6,7 @@ down. :func:`why_not` says in one line why they cannot run here (no ``redis-serv
 that a test skips and a benchmark stops.
 
 Ports: :func:`free_ports` takes ports of ``REDIS_TEST_PORTS`` (``first-last``; by default
-100 derived from ``REDIS_TEST_DB``) that nothing listens on, from this process's share of
+200 derived from ``REDIS_TEST_DB``) that nothing listens on, from this process's share of
 them (each pytest-xdist worker has its own), a cluster's bus ports too.
 
 What a test does to them:
@@ -444,8 +444,20 @@ class Sentinels:
         raise AssertionError("no Sentinel answers")
 
     def primary(self) -> int:
-        """The port the Sentinels name as the primary."""
-        return int(self.master()["port"])
+        """The port the Sentinels name as the primary, once every live one names the same:
+        right after a failover one of them may still name the old primary for a moment."""
+        named: set[int] = set()
+
+        def agreed() -> bool:
+            named.clear()
+            for sentinel in self.sentinels:
+                if sentinel.alive:
+                    found = sentinel.client().sentinel_master(SENTINEL_MASTER)
+                    named.add(int(found["port"]))
+            return len(named) == 1
+
+        _wait("the Sentinels name one primary", agreed, UP_WITHIN)
+        return named.pop()
 
     def replica(self) -> int:
         return next(p for p in self.servers if p != self.primary())
