@@ -453,6 +453,7 @@ class Sentinels:
             for sentinel in self.sentinels:
                 if sentinel.alive:
                     found = sentinel.client().sentinel_master(SENTINEL_MASTER)
+                    assert isinstance(found, dict)
                     named.add(int(found["port"]))
             return len(named) == 1
 
