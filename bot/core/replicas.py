@@ -193,11 +193,22 @@ class Replicas:
             int(info.get("second_repl_offset", -1)) == -1
         )
 
-    async def write(self, key: str, plain: Plain, queue: Queue) -> Any:
+    async def write(self, key: str, plain: Plain, queue: Queue, *, barrier: bool = False) -> Any:
         """Run a write of ``key`` (``plain``: alone; ``queue``: into a pipeline), and when
         the node has replicas wait for them on the same connection. Its result; raises
-        :class:`Unconfirmed` when too few replicas confirmed it in time."""
-        return await self._waited(key, plain, queue, barrier=False)
+        :class:`Unconfirmed` when too few replicas confirmed it in time. ``barrier``: a
+        :meth:`read`'s, the last command ``queue`` puts."""
+        try:
+            needed = await self.needed(key)
+            if needed <= 0:
+                return await plain()
+            return await self._confirmed(key, needed, queue, barrier=barrier)
+        except (Unconfirmed, ReadOnlyError):
+            # Perhaps a failover behind Sentinel: the next write goes to the new primary,
+            # whose replicas are read afresh.
+            if self._follow is not None and await self._follow.ask():
+                self._nodes.pop("", None)
+            raise
 
     async def read(self, key: str, barrier: str, plain: Plain, queue: Queue) -> Any:
         """Run a read of ``key`` (``plain``: alone; ``queue``: into a pipeline) that
@@ -210,24 +221,11 @@ class Replicas:
             queue(pipe)
             pipe.set(barrier, 1, px=self.wait_ms + BARRIER_MS)
 
-        return await self._waited(key, plain, with_barrier, barrier=True)
+        return await self.write(key, plain, with_barrier, barrier=True)
 
-    async def _waited(self, key: str, plain: Plain, queue: Queue, *, barrier: bool) -> Any:
-        """:meth:`write`, or :meth:`read` (``barrier``: the last command ``queue`` puts)."""
-        try:
-            return await self._confirmed(key, plain, queue, barrier=barrier)
-        except (Unconfirmed, ReadOnlyError):
-            # Perhaps a failover behind Sentinel: the next write goes to the new primary,
-            # whose replicas are read afresh.
-            if self._follow is not None and await self._follow.ask():
-                self._nodes.pop("", None)
-            raise
-
-    async def _confirmed(self, key: str, plain: Plain, queue: Queue, *, barrier: bool) -> Any:
-        """:meth:`_waited`, short of following the primary behind Sentinel."""
-        needed = await self.needed(key)
-        if needed <= 0:
-            return await plain()
+    async def _confirmed(self, key: str, needed: int, queue: Queue, *, barrier: bool) -> Any:
+        """:meth:`write` where ``needed`` replicas must confirm, short of following the
+        primary behind Sentinel."""
         try:
             result, acked, landed = await self._with_wait(key, needed, queue, barrier=barrier)
         except BarrierRefused as refused:
