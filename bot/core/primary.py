@@ -29,8 +29,7 @@ from typing import Any
 
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.sentinel import SentinelConnectionPool
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisError
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +44,7 @@ class Follow:
     clock: Callable[[], float] = time.monotonic
     _asked_at: float | None = None
     _told: Any = None  # the address last logged
+    _unanswered: bool = False  # the Sentinels' silence was logged (once, until they answer)
 
     @property
     def address(self) -> Any:
@@ -64,8 +64,12 @@ class Follow:
         before = self.address
         try:  # (redis-py drops the idle connections itself when the address changed)
             address = await self.pool.get_master_address()  # type: ignore[no-untyped-call]
-        except (RedisConnectionError, RedisTimeoutError):
+        except RedisError as exc:  # none answers, or not as a Sentinel: the write's stands
+            if not self._unanswered:
+                self._unanswered = True
+                log.warning("the Sentinels name no primary (%s); the pool stays", exc)
             return False
+        self._unanswered = False
         moved = await self.keep_to(address) or address != before
         if moved and address != self._told:
             self._told = address

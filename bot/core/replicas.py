@@ -179,7 +179,9 @@ class Replicas:
 
     def _had_replica(self, info: dict[str, Any]) -> bool:
         if info.get("role") not in (None, "master"):
-            return False  # a replica: its writes fail anyway (READONLY)
+            # A replica: its writes fail anyway (READONLY), and one it took before it was
+            # demoted (read after a short WAIT) is confirmed by nothing now.
+            return True
         replid = str(info.get("master_replid", ""))
         if int(info.get("connected_slaves", 0)) > 0:
             self._had.add(replid)
@@ -240,7 +242,9 @@ class Replicas:
                 needed = await self.needed(key)
             elif landed == self._follow.address:
                 await self._follow.keep_to()  # so that INFO is read where the write went
-                needed = await self.needed(key)
+                fresh = await self.needed(key)
+                if self._follow.address == landed:  # (not read on a connection of a new
+                    needed = fresh  # primary's, which the pool may have learned of meanwhile)
         if acked >= needed:
             if self._short and (name := await self._name(key)) in self._short:
                 self._short.discard(name)

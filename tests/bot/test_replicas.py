@@ -821,3 +821,56 @@ async def test_behind_sentinel_the_sentinels_are_asked_a_second_apart_and_a_swit
 def test_one_server_asks_no_sentinel(fake_redis: Any) -> None:
     """Only a client behind Sentinel follows the Sentinels: nothing more on one server."""
     assert Replicas(fake_redis)._follow is None
+
+
+class _DemotedAfter(aioredis.Redis):
+    """One server whose write's WAIT comes back short, and which, asked again of its
+    replicas, says it is a replica now: demoted between the WAIT and the question."""
+
+    def __init__(self) -> None:  # no connection: nothing is sent
+        self.said = [
+            {"role": "master", "connected_slaves": 1, "master_replid": "a"},
+            {"role": "slave", "master_replid": "a"},
+        ]
+
+    async def info(self, *args: Any, **kwargs: Any) -> Any:
+        return self.said.pop(0)
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
+        short = _Demoted()
+        short.execute = lambda raise_on_error=True: asyncio.sleep(0, [1, 0])  # type: ignore[method-assign]
+        return short
+
+
+async def test_a_write_whose_node_was_demoted_before_it_is_asked_again_is_unconfirmed() -> None:
+    """A replica now, the node drops what it took as a primary: its answer that it waits
+    for no replica (a replica has none) does not confirm the write. (Before, it did.)"""
+    client = _DemotedAfter()
+    with pytest.raises(Unconfirmed):
+        await Replicas(client).write("k", _never, lambda pipe: None)
+    assert client.said == []  # asked again, after the short WAIT
+
+
+async def test_a_short_write_is_not_confirmed_by_an_answer_read_on_a_new_primary(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The question after a short WAIT goes out on a new connection, which the Sentinels
+    send to the new primary (it waits for no replica yet): that answer says nothing of a
+    write the old primary took. (Before, it confirmed it.)"""
+    client = _BehindSentinel(OLD)
+
+    async def stays(connection: Any, *args: Any) -> list[Any]:
+        return [1, 0]  # the pool still on the old primary as the WAIT comes back
+
+    client._execute_pipeline = stays  # type: ignore[method-assign]
+    waits = Replicas(client)  # type: ignore[arg-type]
+    said = [1, 0]
+
+    async def read(node: Any) -> int:
+        if len(said) == 1:  # a new connection: redis-py asked the Sentinels
+            client.connection_pool.master_address = NEW
+        return said.pop(0)
+
+    monkeypatch.setattr(waits, "_read", read)
+    with pytest.raises(Unconfirmed):
+        await waits.write("k", _never, lambda pipe: pipe.execute_command("SET", "k", "1"))
