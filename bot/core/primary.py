@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from redis.asyncio.client import Pipeline
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.sentinel import SentinelConnectionPool
 from redis.exceptions import RedisError
@@ -115,7 +116,17 @@ def _elsewhere(connection: AbstractConnection, address: Any) -> bool:
     return connection.is_connected and (host, port) != tuple(address)
 
 
+# What of redis-py's own this module reaches into: a release without one fails at start,
+# not in the middle of a failover.
+_POOL_PARTS = ("_lock", "_available_connections", "_in_use_connections")
+
+
 def follow(redis: Any, clock: Callable[[], float]) -> Follow | None:
     """A :class:`Follow` of ``redis``'s pool when it is behind Sentinel, else None."""
     pool = getattr(redis, "connection_pool", None)
-    return Follow(pool, clock) if isinstance(pool, SentinelConnectionPool) else None
+    if not isinstance(pool, SentinelConnectionPool):
+        return None
+    missing = [name for name in _POOL_PARTS if not hasattr(pool, name)]
+    if missing or not hasattr(Pipeline, "_execute_pipeline"):
+        raise RuntimeError(f"this redis-py lacks what bot.core.primary uses: {missing}")
+    return Follow(pool, clock)

@@ -874,3 +874,12 @@ async def test_a_short_write_is_not_confirmed_by_an_answer_read_on_a_new_primary
     monkeypatch.setattr(waits, "_read", read)
     with pytest.raises(Unconfirmed):
         await waits.write("k", _never, lambda pipe: pipe.execute_command("SET", "k", "1"))
+
+
+def test_behind_sentinel_a_redis_py_without_what_the_follow_uses_fails_at_start() -> None:
+    """The follow reaches into redis-py's pool: a release without those parts stops the
+    bot at start, not halfway through a failover."""
+    pool = SentinelConnectionPool("cards", _Sentinels(NEW))
+    del pool._lock
+    with pytest.raises(RuntimeError, match="_lock"):
+        Replicas(SimpleNamespace(connection_pool=pool))  # type: ignore[arg-type]
