@@ -205,9 +205,19 @@ class Inbox:
         each stream (:meth:`_claim`): a read that finds nothing, as most blocking reads
         of an idle process do, costs no WAIT."""
         found = entries(await getattr(self.redis, command)(*args, **kw))
-        if not found or self.replicas is None:
+        if not found or not await self._awaits(found):
             return found, None
         return await self._claim([entry for entry, _ in found])
+
+    async def _awaits(self, found: Sequence[Entry]) -> bool:
+        """Whether a replica must confirm the read of ``found`` (one server without one,
+        the in-process store: the read alone made them this worker's)."""
+        if self.replicas is None:
+            return False
+        for n in {parse_ref(entry)[0] for entry, _ in found}:
+            if await self.replicas.needed(STREAMS[n]) > 0:
+                return True
+        return False
 
     async def _claim(self, entries: Sequence[bytes]) -> Claimed:
         """``entries`` claimed by this worker (again), each stream's with a WAIT on its
@@ -224,8 +234,7 @@ class Inbox:
 
     async def _claim_of(self, n: int, ids: list[Any]) -> Claimed:
         args = (STREAMS[n], GROUP, self.consumer, 0, ids)
-        if self.replicas is None:
-            return _entries(n, cast(Raw, await self.redis.xclaim(*args))), None
+        assert self.replicas is not None  # only entries a replica must confirm come here
         try:
             got = await self.replicas.write(
                 STREAMS[n], lambda: self.redis.xclaim(*args), lambda pipe: pipe.xclaim(*args)

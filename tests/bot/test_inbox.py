@@ -21,6 +21,7 @@ from bot import inbox
 from bot.app import build_application
 from bot.core import inbox as stream
 from bot.core.i18n import t
+from bot.core.replicas import Replicas
 from bot.handlers import once
 from testing.chats import Answer, FakeUser
 from testing.clock import Clock
@@ -311,3 +312,26 @@ async def test_a_dead_worker_leaves_every_stream_at_one_look_once_it_holds_nothi
     assert await live.reclaim(10) == [] and await live.reclaim(10) != []  # streams 4-7
     await live.forget_dead()  # stream 1's turn: the dead one is looked for in 7 again
     assert all(names == {"live"} for names in (await members()).values())
+
+
+async def test_on_one_server_without_a_replica_a_read_is_the_only_call_an_update_costs(
+    fake_redis: aioredis.Redis,
+) -> None:
+    """Where no replica is awaited, the read alone makes an update the worker's: no claim
+    sent again after it (one more round trip per update, before)."""
+    box = stream.Inbox(fake_redis, "w1", Replicas(fake_redis))
+    await box.make_group()
+    await box.put(b"{}", 3)
+    claims: list[Any] = []
+    real = fake_redis.xclaim
+
+    async def xclaim(*args: Any, **kwargs: Any) -> Any:
+        claims.append(args)
+        return await real(*args, **kwargs)
+
+    fake_redis.xclaim = xclaim  # type: ignore[method-assign]
+    try:
+        assert [update for _, update in await box.take(16, 0)] == [b"{}"]
+    finally:
+        box.close()
+    assert claims == []
