@@ -796,6 +796,15 @@ async def test_a_short_write_is_confirmed_by_a_new_primary_only_if_it_went_there
         assert said == [0], "the new primary is asked by the next write only"
 
 
+class _Busy:
+    """A pooled connection to the old primary that a task is using."""
+
+    host, port, is_connected, marked = OLD[0], OLD[1], True, False
+
+    def mark_for_reconnect(self) -> None:
+        self.marked = True
+
+
 async def test_behind_sentinel_the_sentinels_are_asked_a_second_apart_and_a_switch_told_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -813,9 +822,32 @@ async def test_behind_sentinel_the_sentinels_are_asked_a_second_apart_and_a_swit
     clock.now += primary_module.ASK_EVERY
     assert not await follow.ask()  # the same primary: nothing to drop
     assert sentinels.asked == 2
+    old = _Busy()
+    pool._in_use_connections.add(old)  # type: ignore[arg-type]  # a task still on the old one
+    clock.now += primary_module.ASK_EVERY
+    assert await follow.ask() and old.marked  # dropped once given back: told no more
     assert [r.getMessage() for r in caplog.records] == [
         "Redis primary is now 10.0.0.2:6379, per Sentinel"
     ]
+
+
+async def test_behind_sentinel_sentinels_that_answer_with_an_error_are_told_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Sentinels that refuse the question (an ACL, not a Sentinel at all) leave the write's
+    own error standing, said once until they answer again."""
+    sentinels, clock = _Sentinels(NEW), ManualClock()
+
+    async def refuse(service_name: str) -> tuple[str, int]:
+        raise ResponseError("NOPERM this user has no permissions to run 'sentinel'")
+
+    sentinels.discover_master = refuse  # type: ignore[method-assign]
+    pool = SentinelConnectionPool("cards", sentinels)
+    follow = primary_module.Follow(pool, clock)
+    for _ in range(3):
+        assert not await follow.ask()
+        clock.now += primary_module.ASK_EVERY
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
 
 
 def test_one_server_asks_no_sentinel(fake_redis: Any) -> None:
