@@ -207,19 +207,13 @@ def build_application(
     app = builder.build()
     replicas = Replicas(redis, settings.redis_min_replicas, settings.redis_wait_ms)
     store = Store(redis, settings.game_ttl, clock, replicas)
-    # On a cluster one node's outage ends once it answers; a backoff never reads a clock
-    # that the system may step back.
-    health = health_of(redis, clock.monotonic)
     svc = Services(
-        app,
-        settings,
-        store,
-        limiter=redis_limiter,
-        clock=clock,
-        health=health,
-        follow=migration.follow,
+        app, settings, store, limiter=redis_limiter, clock=clock, follow=migration.follow
     )
     app.bot_data[KEY] = svc
+    # On a cluster one node's outage ends once it answers; a backoff never reads a clock
+    # that the system may step back.
+    svc.health = health_of(redis, clock.monotonic)
     # First and last: each update is handled once (bot.handlers.once); before them the
     # update is named in the log lines of its handling, and counted once it is handled.
     app.add_handler(TypeHandler(Update, _begin), group=-2)
