@@ -68,16 +68,12 @@ async def lobby_with_computers(
     chat: FakeGroup | FakeUser,
     game: str,
     computers: int,
-    level_taps: int = 0,
     start: bool = False,
 ) -> Tabletop:
-    """/newgame in ``chat``, the game picked, ``computers`` computer seats added (the level
-    button tapped ``level_taps`` times first), the game started by ``owner`` if ``start``."""
+    """/newgame in ``chat``, the game picked, ``computers`` computer seats added, the game
+    started by ``owner`` if ``start``."""
     top = Tabletop(h, chat)  # type: ignore[arg-type]  # a private chat is a table too
     await top.open(owner, game)
-    for _ in range(level_taps):
-        answer = await top.tap_group(owner, Action.COMPUTER, "v")
-        assert answer.text is None, answer.text
     for _ in range(computers):
         answer = await top.tap_group(owner, Action.COMPUTER, "+")
         assert answer.text is None, answer.text

@@ -286,10 +286,9 @@ class Tabletop:
         rng: random.Random,
         *,
         after_each: Callable[[], Any] | None = None,
-        max_moves: int = 3000,
     ) -> int:
         """Plays to the end by tapping; the number of taps. ``after_each`` is awaited."""
-        for moves in range(max_moves):
+        for moves in range(3000):
             if self.finished():
                 return moves
             _, answer = await self.step(players, rng)
