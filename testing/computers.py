@@ -19,7 +19,7 @@ from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
-from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored
+from testing.tabletop import Tabletop, action_of, playable, stored
 
 DELAY = 0.02  # seconds between computer moves in these tests (Settings.computer_delay)
 
@@ -112,12 +112,7 @@ async def play_people(
             await clock.advance(DELAY)
             continue
         user, message = rng.choice(asked)
-        choices = [
-            b
-            for b in message.buttons
-            if action_of(b) in PLAY_ACTIONS and not is_action(Action.SETUP, "r")(b)
-        ]
-        button = rng.choice(choices)
+        button = rng.choice(playable(message))
         answer = await h.tap(user, message, button.__eq__)
         taps += 1
         if answer.text is not None:
