@@ -34,10 +34,6 @@ def deals(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
     return seed
 
 
-def lobby_title(top: Tabletop) -> str:
-    return (top.table_message().text or "").splitlines()[0]
-
-
 async def game_of(top: Tabletop) -> Durak:
     return Durak.from_json((await stored(top.h, top.group))["state"])
 
@@ -105,7 +101,7 @@ async def test_perevodnoy_played_to_the_end_with_hands_in_the_group(
     deals(seed)
     players = strangers(h, n, ("en",))
     top = await durak_lobby(h, players, h.group(creator=players[0]), "mx")  # no dummy, transfers
-    assert lobby_title(top).startswith("🃏 Perevodnoy durak · 36 cards")
+    assert (top.table_message().text or "").startswith("🃏 Perevodnoy durak · 36 cards")
     await top.start(players[0])
     game = await game_of(top)
     assert game.options.transfer and not game.options.dummy
