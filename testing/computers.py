@@ -1,8 +1,5 @@
-"""Games with computer seats: a quickly paced bot, waiting for it, playing the people.
-
-A harness with a short computer pace, waiting on the bot's clock for the computer, and
-playing a person's part while the computer plays the rest.
-"""
+"""Games with computer seats: a quickly paced bot, waiting on its clock for the computer,
+playing the people's part while the computer plays the rest."""
 
 from __future__ import annotations
 
