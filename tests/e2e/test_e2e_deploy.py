@@ -288,6 +288,7 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
             5,
             "the worker did not take the updates",
         )
+        (dead,) = consumers(probe)  # its name in the group
         doomed.kill()
         await slow.stop()  # what it had asked Telegram for dies with it
         assert all(help_replies(telegram, u) == 0 for u in users)
@@ -300,8 +301,11 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
         await h.settle()
         assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
         assert backlog(probe) == 0
-        await until(  # the dead worker is removed from the group: idle, nothing pending
-            lambda: len(consumers(probe)) == 1,
+        # The dead worker is removed from the group: idle, nothing pending. (Not "one
+        # consumer left": on Redis 7.0 the other, idle as long with nothing pending once
+        # it has handled them, leaves too, and joins again at its next update.)
+        await until(
+            lambda: dead not in consumers(probe),
             TAKEN_OVER_WITHIN,
             "the dead worker stayed in the group",
         )
