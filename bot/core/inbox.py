@@ -179,6 +179,8 @@ class Inbox:
         self._forget_turn = 0  # the next stream forget_dead looks at
         # Consumers found dead (forget_dead): the streams they may still be in.
         self._dead: dict[str, set[int]] = {}
+        # Streams where reclaim took a dead worker's entries over since forget_dead looked.
+        self._taken_over: set[int] = set()
         self._adopt_in = 0  # touches before the old stream is looked at again
 
     async def put(self, update: bytes, n: int = 0) -> None:
@@ -338,12 +340,15 @@ class Inbox:
             args = (STREAMS[n], GROUP, self.consumer, CLAIM_IDLE_MS, "0-0")
             try:
                 claimed = functools.partial(_autoclaimed, n)
-                found.append(await self._claimed(claimed, "xautoclaim", *args, count=room))
+                got = await self._claimed(claimed, "xautoclaim", *args, count=room)
             except ResponseError as exc:
                 if "NOGROUP" not in str(exc):
                     raise
                 await self.make_group()
                 break
+            found.append(got)
+            if got[0]:  # their worker is a consumer of this stream: forget_dead looks here
+                self._taken_over.add(n)
         return _confirmed(found)
 
     async def leave(self) -> None:
@@ -355,20 +360,25 @@ class Inbox:
 
     async def forget_dead(self) -> None:
         """Remove the consumers idle for :data:`CLAIM_IDLE_MS` that hold nothing, in the
-        stream whose turn it is (each is looked at every 16 touches); one found dead
-        there is looked for in every stream at once (a worker reads them all, so it is a
-        consumer of each), and again in those where it still held entries, each touch
-        until it is gone from them (its entries taken over meanwhile)."""
+        stream whose turn it is (each is looked at every 16 touches) and in those where
+        :meth:`reclaim` took entries over since: their dead worker is a consumer there,
+        found at once (Redis 7.0 makes a worker a consumer only of the streams it was
+        given entries in, which the turn may reach 16 touches later). One found dead is
+        looked for in every stream at once, and again in those where it still held
+        entries, each touch until it is gone from them (its entries taken over meanwhile)."""
         n, self._forget_turn = self._forget_turn, (self._forget_turn + 1) % BUCKETS
-        gone, held_n = await self._forget_where(n, idle_ms=CLAIM_IDLE_MS, name="")
-        for name in gone + held_n:
-            if name not in self._dead:
-                self._dead[name] = set(range(BUCKETS))
+        first, self._taken_over = {n, *self._taken_over}, set()
+        held_in: dict[int, list[str]] = {}
+        for m in sorted(first):
+            gone, held_in[m] = await self._forget_where(m, idle_ms=CLAIM_IDLE_MS, name="")
+            for name in gone + held_in[m]:
+                self._dead.setdefault(name, set(range(BUCKETS)))
         visit = {m for streams in self._dead.values() for m in streams}
         for m in sorted(visit):
-            held = held_n if m == n else (await self._forget_where(m, CLAIM_IDLE_MS, ""))[1]
+            if m not in held_in:
+                held_in[m] = (await self._forget_where(m, CLAIM_IDLE_MS, ""))[1]
             for name, streams in list(self._dead.items()):
-                if m in streams and name not in held:  # gone from it (or alive again)
+                if m in streams and name not in held_in[m]:  # gone from it (or alive again)
                     streams.discard(m)
                 if not streams:
                     del self._dead[name]
