@@ -286,10 +286,9 @@ async def test_a_clusters_read_that_fails_hands_over_what_the_others_read_first(
 
 
 async def test_a_dead_worker_leaves_every_stream_at_one_look_once_it_holds_nothing(
-    fake_redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+    fake_redis: aioredis.Redis,
 ) -> None:
-    monkeypatch.setattr(stream, "CLAIM_IDLE_MS", 100)
-    live = stream.Inbox(fake_redis, "live")
+    live = stream.Inbox(fake_redis, "live", claim_idle_ms=100)
     await live.make_group()
     await fake_redis.xadd(stream.STREAMS[7], {stream.FIELD: b"{}"})
     everything = dict.fromkeys(stream.STREAMS, ">")
@@ -315,13 +314,12 @@ async def _members(redis: aioredis.Redis) -> dict[int, set[str]]:
 
 
 async def test_a_dead_worker_leaves_the_group_at_the_touch_that_takes_its_entries_over(
-    fake_redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+    fake_redis: aioredis.Redis,
 ) -> None:
     """On Redis 7.0 a worker is a consumer only of the streams it was given entries in: one
     that died holding an entry of stream 9 is looked for there as the entry is taken over,
     not once the turn of forget_dead comes to stream 9 (up to 16 touches later)."""
-    monkeypatch.setattr(stream, "CLAIM_IDLE_MS", 0)  # no wait: all are idle past it
-    live = stream.Inbox(fake_redis, "live")
+    live = stream.Inbox(fake_redis, "live", claim_idle_ms=0)  # no wait: all are idle past it
     await live.make_group()
     await fake_redis.xadd(stream.STREAMS[9], {stream.FIELD: b"{}"})
     await fake_redis.xreadgroup(stream.GROUP, "dead", {stream.STREAMS[9]: ">"})
