@@ -28,9 +28,7 @@ from testing.tabletop import Tabletop, playing, stored
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit and a touch's period, with room
-# The idle limit of the grace test (the least allowed). Not of the killed-worker test: on
-# Redis 7.0 XINFO's idle counts from a consumer's last delivery, so a living worker with
-# nothing to read looks idle too, and one that short drops it before the dead one is gone.
+# The idle limit after which a process's updates are taken over (the least allowed).
 CLAIM_IDLE_MS = "1500"
 
 
@@ -274,7 +272,7 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
 ) -> None:
     slow, fast = slow_and_fast
     telegram = slow.telegram
-    env = {"REDIS_URL": own_redis.url}
+    env = {"REDIS_URL": own_redis.url, "CLAIM_IDLE_MS": CLAIM_IDLE_MS}
     doomed = await bots.start(slow.url, "doomed", **env)
     h = bots.harness(telegram, doomed)
     h.settling = False
