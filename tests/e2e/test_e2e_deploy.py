@@ -220,7 +220,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
     saw it: the next process gives the player to act working buttons within 3 s."""
     slow, fast = slow_and_fast
     telegram = slow.telegram
-    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": "1", "HANDS": hands}
+    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": "0", "HANDS": hands}
     env.update(RATE_LIMIT="true", TABLE_EDIT_INTERVAL="3")  # Telegram's limits, as deployed
     first = await bots.start(slow.url, "first", **env)
     h = bots.harness(telegram, first)
@@ -246,7 +246,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         if stop == "kill":
             first.kill()
         else:
-            await sigterm(first, 1)
+            await sigterm(first, 0)
         await slow.stop()  # what it had asked Telegram for dies with it
         assert not await top.actor_asked(players)
         h.serve_by(await bots.start(fast.url, "second", **env))
