@@ -299,9 +299,8 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
         await h.settle()
         assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
         assert backlog(probe) == 0
-        # The dead worker is removed from the group: idle, nothing pending. (Not "one
-        # consumer left": on Redis 7.0 the other, idle as long with nothing pending once
-        # it has handled them, leaves too, and joins again at its next update.)
+        # The dead worker leaves the group (idle, nothing pending). Not "one consumer left":
+        # on Redis 7.0 the other, as idle once done, may leave too (back at its next update).
         await until(
             lambda: dead not in consumers(probe),
             TAKEN_OVER_WITHIN,
