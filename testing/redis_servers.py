@@ -114,7 +114,7 @@ def _wait(what: str, ready: object, within: float) -> None:
                 return
         except (redis.RedisError, OSError) as exc:
             last = exc
-        time.sleep(0.05)  # a server starting or electing: nothing to wait on but asking
+        time.sleep(0.01)  # a server starting or electing: nothing to wait on but asking
     raise AssertionError(f"{what} within {within} s (last error: {last})")
 
 
@@ -131,6 +131,12 @@ class Server:
         return f"redis://{HOST}:{self.port}/0"
 
     def start(self) -> None:
+        self.launch()
+        self.wait_up()
+
+    def launch(self) -> None:
+        """The process started (:meth:`wait_up` waits until it answers): servers that do
+        not need each other to start start side by side."""
         self.directory.mkdir(parents=True, exist_ok=True)
         log = (self.directory / "server.log").open("ab")
         self.process = subprocess.Popen(
@@ -141,6 +147,7 @@ class Server:
         )
         log.close()
 
+    def wait_up(self) -> None:
         def up() -> bool:
             assert self.alive, f"redis-server on port {self.port} exited:\n{self.log()}"
             return bool(self.client().ping())
@@ -195,6 +202,12 @@ def data_args(port: int) -> list[str]:
         "1",
         "--repl-diskless-sync-delay",  # a replica's first sync at once, not after 5 s
         "0",
+        # A replica synced through a file is online at once; one synced over the socket
+        # (Redis 7's default) only once it has acknowledged, which it does once a second:
+        # until then no WAIT counts it, and a pair just started confirmed nothing for up
+        # to a second.
+        "--repl-diskless-sync",
+        "no",
     ]
 
 
@@ -207,6 +220,17 @@ def hold_back(primary: redis.Redis) -> None:
         lambda: not primary.info("replication")["connected_slaves"],
         FAILOVER_WITHIN,
     )
+
+
+def wait_caught_up(primary: Server, replica: Server) -> None:
+    """Until ``replica`` has all that ``primary`` had written when asked."""
+    with contextlib.closing(primary.client()) as p, contextlib.closing(replica.client()) as r:
+        written = int(p.info("replication")["master_repl_offset"])
+        _wait(
+            f"the replica on {replica.port} caught up",
+            lambda: int(r.info("replication")["master_repl_offset"]) >= written,
+            UP_WITHIN,
+        )
 
 
 def let_through(primary: redis.Redis) -> None:
@@ -258,7 +282,9 @@ class Cluster:
 
     def start(self) -> None:
         for server in self.servers.values():
-            server.start()
+            server.launch()
+        for server in self.servers.values():
+            server.wait_up()
         nodes = [f"{HOST}:{port}" for port in self.servers]
         create = ["--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas)]
         create.append("--cluster-yes")
@@ -522,21 +548,30 @@ class Pair:
     def __post_init__(self) -> None:
         first, second = free_ports(2)
         self.primary = Server(first, self.directory / "primary", *data_args(first))
-        self.replica = Server(
-            second, self.directory / "replica", *data_args(second), "--replicaof", HOST, str(first)
-        )
+        self.replica = Server(second, self.directory / "replica", *data_args(second))
 
     def start(self) -> None:
-        self.primary.start()
-        self.replica.start()
+        """Both started side by side; then the replica follows the primary (told once
+        both answer: one told at start that came up first would try again a second later)."""
+        for server in (self.primary, self.replica):
+            server.launch()
+        for server in (self.primary, self.replica):
+            server.wait_up()
+        self._follow()
         self.wait_synced()
+
+    def _follow(self) -> None:
+        """The replica follows the primary from now on, and links at once."""
+        with contextlib.closing(self.replica.client()) as replica:
+            replica.replicaof("NO", "ONE")  # else REPLICAOF of its primary does nothing
+            replica.replicaof(HOST, self.primary.port)
 
     def wait_synced(self) -> None:
         """Until the replica is linked and has everything the primary wrote (up to a
         write of this connection's own: WAIT counts no other's)."""
         with contextlib.closing(self.primary.client()) as primary:
             primary.set("testing:synced", 1)
-            _wait("the replica caught up", lambda: primary.wait(1, 100) >= 1, UP_WITHIN)
+            _wait("the replica caught up", lambda: primary.wait(1, 10) >= 1, UP_WITHIN)
 
     def hold_back(self) -> None:
         """Writes from now on reach the primary only (see the module docstring)."""
@@ -544,9 +579,12 @@ class Pair:
             hold_back(primary)
 
     def let_go(self) -> None:
-        """The replica may log in again; it catches up (:meth:`wait_synced`)."""
+        """The replica may log in again; it catches up (:meth:`wait_synced`). It is told
+        to follow the primary afresh (a full sync), so that it links at once: left alone,
+        it would try again only a second after its last refused try."""
         with contextlib.closing(self.primary.client()) as primary:
             let_through(primary)
+        self._follow()
 
     def lose_unreplicated(self) -> None:
         """What a failover to the held-back replica leaves, at the primary's own address
@@ -569,8 +607,7 @@ class Pair:
 
             _wait("the primary took the replica's copy", synced, UP_WITHIN)
             primary.replicaof("NO", "ONE")
-            self.let_go()
-            replica.replicaof(HOST, self.primary.port)
+        self.let_go()  # the replica follows the primary again
         self.wait_synced()
 
     def promote(self) -> None:

@@ -546,7 +546,7 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path:
                 doubtful = await _inbox_on(client, replicas, port)
             finally:
                 frozen.freeze(False)
-            await asyncio.sleep(0.5)  # the replica catches up
+            await asyncio.to_thread(redis_servers.wait_caught_up, servers.servers[port], frozen)
             worker = inbox_stream.Inbox(client, "worker", replicas)
             confirmed = await worker.confirm(doubtful)
             assert b'{"update_id": 1}' in [body for _, body in confirmed]
