@@ -7,7 +7,8 @@ that a test skips and a benchmark stops.
 
 Ports: :func:`free_ports` takes ports of ``REDIS_TEST_PORTS`` (``first-last``; by default
 200 derived from ``REDIS_TEST_DB``) that nothing listens on, from this process's share of
-them (each pytest-xdist worker has its own), a cluster's bus ports too.
+them (each pytest-xdist worker has its own), a cluster's bus ports too. :class:`Ahead`
+starts the next test's pair while a test runs.
 
 What a test does to them:
 
@@ -29,13 +30,15 @@ What a test does to them:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -79,13 +82,17 @@ def _share() -> range:
     return range(ports.start + share * worker, ports.start + share * (worker + 1))
 
 
-def free_ports(count: int, taken: Sequence[int] = ()) -> list[int]:
+# The ports handed out until their server is killed: one starting (in a thread: Ahead)
+# may not listen yet when the next are asked for.
+_HANDED_OUT: set[int] = set()
+
+
+def free_ports(count: int) -> list[int]:
     """``count`` ports of this process's share that nothing listens on (tried by binding
-    each), none of ``taken``. A server given one is started before the next are asked
-    for (:func:`running`), so they are told apart by binding."""
+    each) and that are not handed out already."""
     found: list[int] = []
     for port in _share():
-        if port in taken:
+        if port in _HANDED_OUT:
             continue
         with socket.socket() as probe:
             # As redis-server binds: a port a killed server left in TIME_WAIT is free.
@@ -96,6 +103,7 @@ def free_ports(count: int, taken: Sequence[int] = ()) -> list[int]:
                 continue
         found.append(port)
         if len(found) == count:
+            _HANDED_OUT.update(found)
             return found
     raise RuntimeError(f"not {count} free ports left in REDIS_TEST_PORTS")
 
@@ -162,12 +170,13 @@ class Server:
         return self.process is not None and self.process.poll() is None
 
     def kill(self) -> None:
-        """``kill -9``: no goodbye to its replicas or the cluster."""
+        """``kill -9``: no goodbye to its replicas or the cluster. Its port is free again."""
         if self.alive:
             assert self.process is not None
             self.process.send_signal(signal.SIGCONT)
             self.process.kill()
             self.process.wait(10)
+        _HANDED_OUT.discard(self.port)
 
     stop = kill
 
@@ -299,6 +308,7 @@ class Cluster:
     def stop(self) -> None:
         for server in self.servers.values():
             server.kill()
+        _HANDED_OUT.difference_update(self.ports)  # the bus ports
 
     def _live(self) -> list[Server]:
         return [s for s in self.servers.values() if s.alive]
@@ -618,6 +628,38 @@ class Pair:
     def stop(self) -> None:
         self.replica.kill()
         self.primary.kill()
+
+
+class Ahead:
+    """Pairs started one ahead, in a thread: while a test runs on its pair (each test has
+    one of its own), the next is started, so that the next test finds it up rather than
+    wait for it. :meth:`close` stops the one left over."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory, self.made = directory, itertools.count()
+        self.thread = ThreadPoolExecutor(1, "pair-ahead")
+        self.next = self._start()
+
+    def _start(self) -> tuple[Pair, Future[None]]:
+        pair = Pair(self.directory / str(next(self.made)))
+        return pair, self.thread.submit(pair.start)
+
+    def take(self) -> Pair:
+        """A pair started (the next one starts meanwhile): the caller stops it."""
+        (pair, started), self.next = self.next, self._start()
+        try:
+            started.result()
+        except BaseException:
+            pair.stop()
+            raise
+        return pair
+
+    def close(self) -> None:
+        pair, started = self.next
+        with contextlib.suppress(Exception):
+            started.result()
+        pair.stop()
+        self.thread.shutdown()
 
 
 class Runs(Protocol):

@@ -72,12 +72,21 @@ HOOK = "https://cards.example.org/hook"
 SECRET = "s3cret"
 
 
-@pytest.fixture
-def pair(tmp_path: Path) -> Iterator[Pair]:
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redis_servers.Ahead]:
+    """Each test's pair started while the test before it ran."""
     if (why := redis_servers.why_not()) is not None:
         pytest.skip(why)
-    with redis_servers.running(Pair(tmp_path)) as servers:
-        yield servers
+    ahead = redis_servers.Ahead(tmp_path_factory.mktemp("pairs"))
+    yield ahead
+    ahead.close()
+
+
+@pytest.fixture
+def pair(pairs: redis_servers.Ahead) -> Iterator[Pair]:
+    servers = pairs.take()
+    yield servers
+    servers.stop()
 
 
 @pytest.fixture
