@@ -671,6 +671,12 @@ class Runs(Protocol):
 Started = TypeVar("Started", bound=Runs)
 
 
+def started(made: Started) -> Started:
+    """``made`` started (in a thread, say); the caller stops it."""
+    made.start()
+    return made
+
+
 @contextlib.contextmanager
 def running(made: Started) -> Iterator[Started]:
     """``made`` (a :class:`Server`, :class:`Pair`, :class:`Cluster` or :class:`Sentinels`)
