@@ -16,7 +16,8 @@ import os
 import shutil
 import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -46,40 +47,62 @@ DARK = {"bg_color": "#17212b", "text_color": "#f5f5f5", "hint_color": "#708499"}
 WITHIN = 10.0
 
 
-@contextlib.contextmanager
-def chromiums(profiles: list[Path]) -> Iterator[list[Any]]:
-    """One phone-sized headless Chromium per profile directory. Each chromedriver leads a
-    process group of its own, killed at the end whatever state Chromium is in, so that no
-    browser outlives the run or holds its teardown."""
+def _chromium(profile: Path) -> Any:
+    """A phone-sized headless Chromium on ``profile``, its chromedriver the leader of a
+    process group of its own."""
     from selenium import webdriver
 
-    drivers = []
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or ""
+    for arg in CHROMIUM_FLAGS:
+        options.add_argument(arg)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.add_experimental_option("mobileEmulation", {"deviceMetrics": PHONE})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = webdriver.ChromeService(
+        shutil.which("chromedriver"), popen_kw={"start_new_session": True}
+    )
+    return webdriver.Chrome(options=options, service=service)
+
+
+def on_each(act: Callable[[Any], Any], drivers: list[Any]) -> list[Any]:
+    """``act`` done to every driver at once, one thread each (every Chromium is a process
+    of its own: one's start or new tab need not wait for the other's)."""
+    with ThreadPoolExecutor(max(1, len(drivers))) as pool:
+        return list(pool.map(act, drivers))
+
+
+@contextlib.contextmanager
+def chromiums(profiles: list[Path]) -> Iterator[list[Any]]:
+    """One phone-sized headless Chromium per profile directory, started together. Each
+    chromedriver leads a process group of its own, killed at the end (:func:`_quit`), so
+    that no browser outlives the run or holds its teardown, nor one that started while
+    another failed to."""
+    drivers: list[Any] = []
     default = socket.getdefaulttimeout()
     socket.setdefaulttimeout(DRIVER_TIMEOUT)  # read once, by each driver's connection pool
     try:
         try:
-            for profile in profiles:
-                options = webdriver.ChromeOptions()
-                options.binary_location = shutil.which("chromium") or ""
-                for arg in CHROMIUM_FLAGS:
-                    options.add_argument(arg)
-                options.add_argument(f"--user-data-dir={profile}")
-                options.add_experimental_option("mobileEmulation", {"deviceMetrics": PHONE})
-                options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-                service = webdriver.ChromeService(
-                    shutil.which("chromedriver"), popen_kw={"start_new_session": True}
-                )
-                drivers.append(webdriver.Chrome(options=options, service=service))
+            with ThreadPoolExecutor(max(1, len(profiles))) as pool:
+                starts = [pool.submit(_chromium, profile) for profile in profiles]
+            drivers = [s.result() for s in starts if s.exception() is None]
+            for s in starts:
+                if (error := s.exception()) is not None:
+                    raise error
         finally:
             socket.setdefaulttimeout(default)
         yield drivers
     finally:
-        for driver in drivers:
-            group = driver.service.process.pid
-            with contextlib.suppress(Exception):
-                driver.quit()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(group, signal.SIGKILL)
+        on_each(_quit, drivers)
+
+
+def _quit(driver: Any) -> None:
+    """The driver quit, and its process group killed whatever state Chromium is in."""
+    group = driver.service.process.pid
+    with contextlib.suppress(Exception):
+        driver.quit()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
 
 
 def fresh_tab(driver: Any) -> None:
