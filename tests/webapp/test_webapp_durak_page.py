@@ -313,6 +313,7 @@ async def test_a_stream_ended_unconfirmed_is_opened_again_after_a_wait(
     h = harness
     top, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
     monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
+    monkeypatch.setattr(streams, "IDLE", 10.0)  # not five minutes of the bot's pollers
     page = Page(browsers[0])
     await page.open(root, param, init_data(ann))
     await page.js(CALLS + "__ahead += 5000;")
@@ -322,15 +323,17 @@ async def test_a_stream_ended_unconfirmed_is_opened_again_after_a_wait(
     load = api.load
 
     async def unconfirmed(application: Any, key: str) -> Snapshot:
+        """The read the notice brings, not confirmed; the next one (the page's return) is."""
+        monkeypatch.setattr(api, "load", load)
         raise Unconfirmed(None, 1, 0, 300)
 
     await page.js("__calls.length = 0; __ahead += 5000;")
     monkeypatch.setattr(api, "load", unconfirmed)
+    monkeypatch.setattr(streams, "BACK_OFF", "retry: 100\n\n")  # its wait: 0.1 s, not 1 s
     version = (await stored(h, top.group))["version"]
     await h.redis.publish(CHANGED, f"{version + 1} {table_key(top.group)}")
     assert await page.wait("return __calls.length", WITHIN)
     assert (await page.js("return __calls"))[0] == ["session", True], "offline, after a wait"
-    monkeypatch.setattr(api, "load", load)
     assert await page.wait("return document.body.dataset.offline === ''", WITHIN), "back"
 
 
