@@ -159,16 +159,27 @@ class Page:
         return float(drawn) / 1000 if drawn != "1" else 0.0
 
     async def wait(self, script: str, within: float = 5.0) -> Any:
-        """Polls ``script`` in the page every 10 ms until it returns something true."""
+        """Runs ``script`` in the page until it returns something true: after each change
+        of the document (so a new picture is seen as soon as it is drawn, not at the next
+        tick of a timer) and every 10 ms (for what changes outside it)."""
         return await asyncio.to_thread(
             self.driver.execute_async_script,
             """const src = arguments[0], within = arguments[1], done = arguments[2];
             const f = new Function(src), t0 = performance.now();
-            (function poll() {
+            let timer = 0, over = false;
+            const changes = new MutationObserver(poll);
+            function poll() {
+              if (over) return;
               const v = f();
-              if (v || performance.now() - t0 > within) done(v || null);
-              else setTimeout(poll, 10);
-            })();""",
+              clearTimeout(timer);
+              if (!v && performance.now() - t0 <= within) { timer = setTimeout(poll, 10); return; }
+              over = true;
+              changes.disconnect();
+              done(v || null);
+            }
+            const all = {subtree: true, childList: true, attributes: true, characterData: true};
+            changes.observe(document, all);
+            poll();""",
             script,
             within * 1000,
         )
