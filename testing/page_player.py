@@ -119,8 +119,9 @@ class Player(Page):
     async def axe(self) -> list[str]:
         """axe-core's serious and critical findings on the page as it is now."""
         await self.probe(True)
-        source = resources.files("selenium_axe_python").joinpath("axe-core", "axe.min.js")
-        await self.js(source.read_text(encoding="utf-8"))
+        if not await self.js("return typeof axe === 'object'"):  # once per document (0.5 MB)
+            source = resources.files("selenium_axe_python").joinpath("axe-core", "axe.min.js")
+            await self.js(source.read_text(encoding="utf-8"))
         found = await asyncio.to_thread(
             self.driver.execute_async_script,
             "const done = arguments[0];"
