@@ -162,17 +162,20 @@ async def frames(pages: dict[int, Player]) -> str:
 async def open_pages(
     root: str, param: str, users: list[FakeUser], browsers: list[Any], still: bool = False
 ) -> dict[int, Player]:
-    """Each user's page in a browser of his own, watched; Bob's Telegram is dark.
-    ``still``: with reduced motion (nothing flies)."""
-    pages = {}
-    for user, driver in zip(users, browsers, strict=True):
-        page = pages[user.id] = Player(driver)
+    """Each user's page in a browser of his own, watched, all opened at once; Bob's
+    Telegram is dark. ``still``: with reduced motion (nothing flies)."""
+
+    async def opened(user: FakeUser, driver: Any) -> Player:
+        page = Player(driver)
         await page.watch()
         if still:
             await page.still_motion()
         await page.open(root, param, init_data(user), DARK if user.first_name == "Bob" else None)
         await page.console_errors()  # from here on: none
-    return pages
+        return page
+
+    pages = await asyncio.gather(*map(opened, users, browsers))
+    return {user.id: page for user, page in zip(users, pages, strict=True)}
 
 
 async def test_durak_with_the_dummy_played_whole_on_two_pages(
