@@ -42,6 +42,9 @@ CHROMIUM_FLAGS = (
 DRIVER_TIMEOUT = 30.0  # seconds for any one call to chromedriver (Selenium has none)
 PHONE = {"width": 360, "height": 740, "pixelRatio": 2}  # a small phone's screen
 DARK = {"bg_color": "#17212b", "text_color": "#f5f5f5", "hint_color": "#708499"}
+# Whether the tests take their screenshots: only to write docs/'s pictures (each costs a
+# frame drawn, captured and encoded, 0.2-0.4 s, for a file no one would look at).
+PICTURES = os.environ.get("CARDTABLE_SCREENSHOTS") == "1"
 # Seconds a test waits for a change to show: a timeout for a page that never updates,
 # not a measure (the latencies are printed, not asserted).
 WITHIN = 10.0
@@ -276,4 +279,5 @@ class Page:
         return [e["message"] for e in entries if e["level"] == "SEVERE"]
 
     async def screenshot(self, path: Path) -> None:
-        await asyncio.to_thread(self.driver.save_screenshot, str(path))
+        if PICTURES:
+            await asyncio.to_thread(self.driver.save_screenshot, str(path))

@@ -9,7 +9,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from testing.browser import WITHIN, Page
+from testing.browser import PICTURES, WITHIN, Page
 
 # Run in every document the browsers open, before the page's own scripts: what went
 # wrong (script errors, refused loads, policy violations, console.error), and the
@@ -145,6 +145,7 @@ class Player(Page):
         )
 
     async def snap(self, path: Path) -> None:
-        await self.probe(True)
-        await asyncio.to_thread(self.driver.save_screenshot, str(path))
-        await self.probe(False)
+        if PICTURES:
+            await self.probe(True)
+            await self.screenshot(path)
+            await self.probe(False)

@@ -26,7 +26,7 @@ import redis.asyncio as aioredis
 from bot.core import health
 from bot.handlers.once import update_key
 from testing import luacache, redis_servers
-from testing.browser import chromiums, fresh_tab, on_each
+from testing.browser import PICTURES, chromiums, fresh_tab, on_each
 from testing.clock import Clock
 from testing.computers import quick_harness
 from testing.fakegram import FakeTelegram
@@ -273,8 +273,8 @@ def browsers(chromium: list[Any]) -> Iterator[list[Any]]:
 @pytest.fixture
 def shots(tmp_path: Path) -> Path:
     """Where a browser test's screenshots go: docs/ with ``CARDTABLE_SCREENSHOTS=1`` (the
-    pictures docs/webapp.md shows), else the test's own directory."""
-    return DOCS if os.environ.get("CARDTABLE_SCREENSHOTS") == "1" else tmp_path
+    pictures docs/webapp.md shows); else none is taken (:data:`testing.browser.PICTURES`)."""
+    return DOCS if PICTURES else tmp_path
 
 
 @pytest.fixture
