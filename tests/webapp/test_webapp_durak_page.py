@@ -555,9 +555,9 @@ async def test_durak_played_on_the_page_against_buttons(
         public = hidden_cards("durak", (await stored(h, group))["state"], None)
         text = await spectator.shown_cards()
         assert not leaks(text, public), text
-        for p in (page, spectator):
-            assert await p.js("return document.getAnimations().length") == 0
-            assert not await p.js("return +document.body.dataset.flying")
+        for p in (page, spectator):  # nothing moves, nothing flies
+            moving = "[document.getAnimations().length, +document.body.dataset.flying || 0]"
+            assert await p.js(f"return {moving}") == [0, 0]
         moves += 1
         if moves == 4:
             await page.screenshot(shots / "webapp-durak-en.png")
