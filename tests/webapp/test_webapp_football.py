@@ -16,6 +16,7 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.i18n import plain as t
 from bot.tables import games
+from bot.webapp import streams
 from bot.webapp.auth import SESSION
 from engine import records
 from engine.games.football.game import Football
@@ -186,7 +187,7 @@ async def test_a_whole_game_of_football_on_two_pages(
 
 
 async def test_every_move_shows_on_every_page_and_a_page_catches_up(
-    harness: Harness, clock: Clock, browsers: list[Any]
+    harness: Harness, clock: Clock, browsers: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Moves made on a page, by a button, by a timeout and by the computer show on both pages;
     through a server outage the pages say they are offline and catch up when it is back; a
@@ -194,6 +195,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     h = harness
     # 52 cards, 17 balls each: Bob moves often enough for every way of moving
     top, (ann, bob), param = await table_for_two(h, "football", deck_size=52)
+    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)  # a stream sees its session end at once
     rng = random.Random(5)
     while Football.from_json((await stored(h, top.group))["state"]).view(None).phase == "setup":
         await top.step([ann, bob], rng)  # set up by the chat's buttons
