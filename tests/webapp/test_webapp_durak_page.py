@@ -260,8 +260,9 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     made: the page says the server's refusal in the reader's language, with an error pulse."""
     h = harness
     # The clock is real time plus what the test adds: a turn time of a second could run
-    # out while Chromium opens the page, so the turn is long and the test moves past it.
-    top, users, param = await table_for_two(h, "durak", turn_time=60)
+    # out while Chromium opens the page, so the turn is long and the test moves past it
+    # (20 s: each second moved is nine turns of the bot's pollers).
+    top, users, param = await table_for_two(h, "durak", turn_time=20)
     data = await stored(h, top.group)
     actor = Durak.from_json(data["state"]).to_act()
     assert actor is not None
@@ -275,7 +276,7 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     # nor may it read the table again when it reconnects
     blocked = {"urls": ["*api/events*", "*api/state*"]}
     await asyncio.to_thread(cdp, "Network.setBlockedURLs", blocked)
-    await clock.advance(62)  # his turn's time runs out: the bot moves for him
+    await clock.advance(22)  # his turn's time runs out: the bot moves for him
     after = await stored(h, top.group)
     assert after["version"] > data["version"]
     assert await page.version() == data["version"]  # the page never heard of it
