@@ -154,7 +154,9 @@ class Page:
     ) -> float:
         """Opens the page as Telegram does (see :func:`page_url`); the seconds from
         navigation to the first picture drawn (0.0 when it was refused)."""
-        await asyncio.to_thread(self.driver.get, "about:blank")
+        shown = await asyncio.to_thread(lambda: self.driver.current_url)
+        if shown != "about:blank":  # a page: the same address again would only move in it
+            await asyncio.to_thread(self.driver.get, "about:blank")
         await asyncio.to_thread(self.driver.get, page_url(root, param, data, theme, direct))
         drawn = await self.wait(
             "return document.body.dataset.drawn || document.body.dataset.refused"
