@@ -72,6 +72,12 @@ def _figures(frames: list[float]) -> str:
 Hook = Callable[[str, int, Player], Awaitable[None]]
 
 
+async def offers(pages: dict[int, Player], at: int) -> dict[int, list[str]]:
+    """What each page offers once it shows version ``at``, asked of all the pages at once."""
+    moves = await asyncio.gather(*(p.moves_at(at) for p in pages.values()))
+    return dict(zip(pages, moves, strict=True))
+
+
 async def play_whole(
     h: Harness,
     group: FakeGroup,
@@ -97,7 +103,7 @@ async def play_whole(
         page = pages[user.id]
         if at != data["version"]:
             at = data["version"]
-            seen = {who: await p.moves_at(at) for who, p in pages.items()}
+            seen = await offers(pages, at)
         legal = sorted(game.move_token(m) for m in game.legal_moves())
         offered = set(seen[user.id])
         direct = {t for t in offered if not t.startswith("pick:")}
@@ -124,7 +130,7 @@ async def play_whole(
         if hook:
             await hook("flying", played["moves"], page)
         at = data["version"] + 1
-        seen = {who: await p.moves_at(at) for who, p in pages.items()}
+        seen = await offers(pages, at)
         played["moves"] += 1
         if hook:
             await hook("moved", played["moves"], page)
