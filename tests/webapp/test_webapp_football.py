@@ -141,7 +141,8 @@ async def test_a_whole_game_of_football_on_two_pages(
             before = data["version"]
             await page.tap(token)
             taps += 1
-            texts = {u.id: await pages[u.id].shown_cards(newer_than=before) for u in (ann, bob)}
+            shown = [p.shown_cards(newer_than=before) for p in pages.values()]  # both at once
+            texts = dict(zip(pages, await asyncio.gather(*shown), strict=True))
             state = (await stored(h, top.group))["state"]
             for u in (ann, bob):
                 hidden = hidden_cards("football", state, seat_of(data, u))
