@@ -194,8 +194,9 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     through a server outage the pages say they are offline and catch up when it is back; a
     page asleep catches up when it wakes, and one asleep past its session says so."""
     h = harness
-    # 52 cards, 17 balls each: Bob moves often enough for every way of moving
-    top, (ann, bob), param = await table_for_two(h, "football", deck_size=52)
+    # 52 cards, 17 balls each: Bob moves often enough for every way of moving; turns of
+    # 20 s, not 60 (the clock moved past one steps the bot's pollers nine times a second)
+    top, (ann, bob), param = await table_for_two(h, "football", deck_size=52, turn_time=20)
     monkeypatch.setattr(streams, "KEEPALIVE", 0.05)  # a stream sees its session end at once
     rng = random.Random(5)
     while Football.from_json((await stored(h, top.group))["state"]).view(None).phase == "setup":
@@ -242,7 +243,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
         # Ann's page asleep past its session (it could not renew it meanwhile): it keeps
         # its picture, offers nothing, and says to open the table again.
         await pages[ann.id].lifecycle("frozen")
-        await clock.advance(60)  # then the session's rest at once, not 8,600 idle polls
+        await clock.advance(20)  # a turn; then the session's rest at once, not 8,600 polls
         clock.offset += SESSION
         await pages[ann.id].lifecycle("active")
         assert await pages[ann.id].wait("return document.body.dataset.refused === '1'", WITHIN)
