@@ -231,9 +231,12 @@ async def test_a_taps_answer_time_counts_its_wait_in_the_stream(harness: Harness
 
 @HOOKED
 async def test_the_reader_reads_on_after_an_error_that_is_no_pause(
-    harness: Harness, caplog: pytest.LogCaptureFixture
+    harness: Harness, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     h, fake_redis = harness, harness.redis
+    # Its backoffs, 0.25 s and 0.5, are on the bot's clock, which cannot be moved on here:
+    # the reader, woken, reads on real time (a blocking read) and is never asleep on it again.
+    monkeypatch.setattr(inbox, "FIRST_BACKOFF", 0.01)
     kept = _kept(h)
     ann = h.user("Ann")
     worker = inbox.worker_of(h.app)
