@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 
 from bot.core import scripts
 from bot.core.keys import DUE_KEYS, TURN_KEYS, family_of
-from bot.core.polls import Polls, read_bucket
+from bot.core.polls import Polls, read_buckets
 
 LEASE_MS = 2_000  # a delivery lease outlives a crashed holder by at most this (bot.core.store)
 
@@ -38,20 +38,28 @@ class Deadlines:
         await self.redis.zadd(keys.due, {key: int(due * 1000)})
         self.polls.due.wake(keys.bucket, due)
 
-    async def take_due(self, n: int, limit: int = 100) -> tuple[list[str], float | None]:
-        """Table keys of bucket ``n`` whose messages are due, each handed to exactly one
-        caller, and when the bucket's next entry falls due (seconds since the epoch; None:
-        none is left), from one read (bot.core.polls). Each taken is due again a lease
-        later, until the caller's claim or release says when (scripts.TAKE_DUE): a claim
-        that fails leaves it due, not lost."""
+    async def take_due(
+        self, buckets: list[int], limit: int = 100
+    ) -> list[tuple[list[str], float | None]]:
+        """For each of ``buckets``, the table keys whose messages are due, each handed to
+        exactly one caller, and when the bucket's next entry falls due (seconds since the
+        epoch; None: none is left), from one read of them all (bot.core.polls). Each taken
+        is due again a lease later, until the caller's claim or release says when
+        (scripts.TAKE_DUE): a claim that fails leaves it due, not lost."""
         now_ms = self.now_ms()
-        keys, after = await read_bucket(self.redis, DUE_KEYS[n], now_ms, limit)
-        if not keys:
-            return [], after
-        taken = await self._take_due(
-            scripts.TakeDue(DUE_KEYS[n], now_ms, now_ms + LEASE_MS, tuple(keys))
-        )
-        return [k.decode() if isinstance(k, bytes) else str(k) for k in taken], after
+        keys = [DUE_KEYS[n] for n in buckets]
+        found = await read_buckets(self.redis, keys, now_ms, limit)
+        return [
+            (await self._take(key, now_ms, due) if due else [], after)
+            for key, (due, after) in zip(keys, found, strict=True)
+        ]
+
+    async def _take(self, key: str, now_ms: int, due: list[str]) -> list[str]:
+        """Of ``due``, read in deadline set ``key``, those this caller takes
+        (:meth:`take_due`)."""
+        lease = now_ms + LEASE_MS
+        taken = await self._take_due(scripts.TakeDue(key, now_ms, lease, tuple(due)))
+        return [k.decode() if isinstance(k, bytes) else str(k) for k in taken]
 
     async def schedule_turn(self, key: str, due: float) -> None:
         """The table's automatic move is due at ``due`` (seconds since the epoch), unless
@@ -61,11 +69,11 @@ class Deadlines:
         self.polls.turns.wake(keys.bucket, due)
 
     async def due_turns(
-        self, n: int, now_ms: int, limit: int = 50
-    ) -> tuple[list[str], float | None]:
-        """Table keys of bucket ``n`` whose automatic move is due (a poller then claims
-        each), and when its next deadline falls (as :meth:`take_due`)."""
-        return await read_bucket(self.redis, TURN_KEYS[n], now_ms, limit)
+        self, buckets: list[int], now_ms: int, limit: int = 50
+    ) -> list[tuple[list[str], float | None]]:
+        """For each of ``buckets``, the table keys whose automatic move is due (a poller
+        then claims each), and when its next deadline falls (as :meth:`take_due`)."""
+        return await read_buckets(self.redis, [TURN_KEYS[n] for n in buckets], now_ms, limit)
 
     async def claim_turn(self, key: str, now_ms: int, claim: int) -> bool:
         """Take a due table's move by moving its deadline to ``claim`` (ms); False when it

@@ -82,13 +82,22 @@ class Polls:
     turns: Buckets = field(default_factory=Buckets)
 
 
-async def read_bucket(
-    redis: aioredis.Redis, key: str, now_ms: int, limit: int
-) -> tuple[list[str], float | None]:
-    """The members of a deadline set due by ``now_ms`` (at most ``limit``), and when the
-    first one after them falls due (seconds; None: none is known to follow): one ZRANGE of
-    the lowest scores."""
-    raw: list[Any] = await redis.zrange(key, 0, limit, withscores=True)
+async def read_buckets(
+    redis: aioredis.Redis, keys: list[str], now_ms: int, limit: int
+) -> list[tuple[list[str], float | None]]:
+    """For each of ``keys`` (deadline sets), the members due by ``now_ms`` (at most
+    ``limit``), and when the first one after them falls due (seconds; None: none is known
+    to follow): one ZRANGE of the lowest scores each, all in one round trip (an idle
+    process reads its 16 buckets of a set together, once a second)."""
+    async with redis.pipeline(transaction=False) as pipe:
+        for key in keys:
+            pipe.zrange(key, 0, limit, withscores=True)
+        raws: list[Any] = await pipe.execute()
+    return [_due_and_after(raw, now_ms, limit) for raw in raws]
+
+
+def _due_and_after(raw: list[Any], now_ms: int, limit: int) -> tuple[list[str], float | None]:
+    """What one bucket's ZRANGE says (:func:`read_buckets`)."""
     found = [(m.decode() if isinstance(m, bytes) else str(m), float(s)) for m, s in raw]
     due = [m for m, score in found[:limit] if score <= now_ms]
     later = [score for _, score in found if score > now_ms]
@@ -99,8 +108,8 @@ async def read_bucket(
     return due, None
 
 
-# Reads bucket ``n`` at ``now_ms``: its due members, and when its next entry falls due.
-Read = Callable[[int, int], Awaitable[tuple[list[str], float | None]]]
+# Reads buckets at ``now_ms``: the due members of each, and when its next entry falls due.
+Read = Callable[[list[int], int], Awaitable[list[tuple[list[str], float | None]]]]
 
 
 class Sweep:
@@ -116,10 +125,14 @@ class Sweep:
         return bool(self.ready)
 
     async def __aiter__(self) -> AsyncIterator[str]:
+        if not self.ready:
+            return
         for n in self.ready:
             self.buckets.begin(n)
-            keys, after = await self._read(n, self.now_ms)
+        found = await self._read(self.ready, self.now_ms)
+        for n, (_, after) in zip(self.ready, found, strict=True):
             self.buckets.read(n, self.now_ms / 1000, after)
+        for keys, _ in found:
             for key in keys:
                 yield key
 
@@ -131,19 +144,21 @@ class DeadlineStore(Protocol):
 
     def now_ms(self) -> int: ...
 
-    async def take_due(self, n: int, limit: int = ...) -> tuple[list[str], float | None]: ...
+    async def take_due(
+        self, buckets: list[int], limit: int = ...
+    ) -> list[tuple[list[str], float | None]]: ...
 
     async def due_turns(
-        self, n: int, now_ms: int, limit: int = ...
-    ) -> tuple[list[str], float | None]: ...
+        self, buckets: list[int], now_ms: int, limit: int = ...
+    ) -> list[tuple[list[str], float | None]]: ...
 
 
 def due_tables(store: DeadlineStore) -> Sweep:
     """The tables whose messages are due, each handed to this caller alone (and due again
     a lease later, in case its claim fails: bot.core.scripts.TAKE_DUE)."""
 
-    async def read(n: int, now_ms: int) -> tuple[list[str], float | None]:
-        return await store.take_due(n, READ)
+    async def read(buckets: list[int], now_ms: int) -> list[tuple[list[str], float | None]]:
+        return await store.take_due(buckets, READ)
 
     return Sweep(store.polls.due, store.now_ms(), read)
 
@@ -151,7 +166,7 @@ def due_tables(store: DeadlineStore) -> Sweep:
 def turn_tables(store: DeadlineStore) -> Sweep:
     """The tables whose automatic move is due (the caller claims each)."""
 
-    async def read(n: int, now_ms: int) -> tuple[list[str], float | None]:
-        return await store.due_turns(n, now_ms, READ)
+    async def read(buckets: list[int], now_ms: int) -> list[tuple[list[str], float | None]]:
+        return await store.due_turns(buckets, now_ms, READ)
 
     return Sweep(store.polls.turns, store.now_ms(), read)

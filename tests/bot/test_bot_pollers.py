@@ -5,6 +5,7 @@ sooner when an entry falls due (bot.core.polls)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.core import polls
@@ -42,6 +43,27 @@ async def test_a_poller_stops_even_when_its_job_lost_the_cancellation(harness: H
 # --- the deadline sets' 16 + 16 buckets, each read about once a second (bot.core.polls)
 
 
+def on_reads(redis: Any, then: Callable[[list[str]], Awaitable[None]]) -> None:
+    """Calls ``then`` with the keys read (ZRANGE) by each pipeline of ``redis``, once read
+    (the pollers read all their ready buckets in one)."""
+    pipeline = redis.pipeline
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        pipe = pipeline(*args, **kwargs)
+        execute = pipe.execute
+
+        async def run(*a: Any, **k: Any) -> Any:
+            read = [args[1] for args, _ in pipe.command_stack if args[0] == "ZRANGE"]
+            found = await execute(*a, **k)
+            await then(read)
+            return found
+
+        pipe.execute = run
+        return pipe
+
+    redis.pipeline = watched
+
+
 async def _poll(store: Store, now: float) -> list[str]:
     """One round of both pollers (bot.service.delivery.due_job, bot.service.turns.turns_job):
     what came due."""
@@ -53,19 +75,18 @@ async def _poll(store: Store, now: float) -> list[str]:
 async def test_an_idle_process_reads_each_bucket_about_once_a_second(fake_redis: Any) -> None:
     now = [1000.0]
     store = Store(fake_redis, ttl=100, clock=lambda: now[0])
-    reads = 0
-    zrange = fake_redis.zrange
+    reads = trips = 0
 
-    async def counted(*args: Any, **kwargs: Any) -> Any:
-        nonlocal reads
-        reads += 1
-        return await zrange(*args, **kwargs)
+    async def counted(keys: list[str]) -> None:
+        nonlocal reads, trips
+        reads, trips = reads + len(keys), trips + 1
 
-    fake_redis.zrange = counted
+    on_reads(fake_redis, counted)
     for _ in range(200):  # 10 s of polls every 50 ms
         assert await _poll(store, now[0]) == []
         now[0] += 0.05
     assert 2 * BUCKETS * 10 <= reads <= 2 * BUCKETS * 11  # not 16 reads per poll
+    assert trips <= 2 * 11  # a set's buckets read together: one round trip, not 16
 
 
 async def test_a_bucket_is_read_when_its_next_entry_falls_due_or_this_process_wrote_to_it(
@@ -99,18 +120,15 @@ async def test_a_wake_while_its_bucket_is_being_read_is_not_lost(fake_redis: Any
     store = Store(fake_redis, ttl=100, clock=lambda: now[0])
     key = table_key(-5, None)
     n = family_of(key).bucket
-    zrange = fake_redis.zrange
     written = False
 
-    async def read_then_a_write(*args: Any, **kwargs: Any) -> Any:
-        nonlocal written
-        found = await zrange(*args, **kwargs)  # the read saw an empty bucket ...
-        if not written and args[0] == family_of(key).due:
+    async def read_then_a_write(keys: list[str]) -> None:
+        nonlocal written  # the read saw an empty bucket ...
+        if not written and family_of(key).due in keys:
             written = True
             await store.defer(key, now[0] + 0.05)  # ... and the write comes meanwhile
-        return found
 
-    fake_redis.zrange = read_then_a_write
+    on_reads(fake_redis, read_then_a_write)
     assert await _poll(store, now[0]) == []
     assert written
     assert store.polls.due.ready(now[0] + 0.05) == [n], "woken for its own write"

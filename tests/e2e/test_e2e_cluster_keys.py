@@ -79,12 +79,12 @@ async def test_the_tables_scripts_run_on_a_cluster(client: RedisCluster) -> None
         await store.discard(key, [])
         await store.save_slots(key, {user_slot(2): Slot(id=4, version=1)})
         await store.note_reach(key, {1: False, 2: True})
-    taken = [k for n in range(BUCKETS) for k in (await other.take_due(n))[0]]
+    taken = [k for due, _ in await other.take_due(list(range(BUCKETS))) for k in due]
     assert sorted(taken) == sorted(table_key(c, None) for c in chats)
     key = table_key(chats[1], None)
     await store.schedule_turn(key, 1.0)
     now = store.now_ms()
-    due, _ = await store.due_turns(family_of(key).bucket, now)
+    [(due, _)] = await store.due_turns([family_of(key).bucket], now)
     assert due == [key]
     assert await store.claim_turn(key, now, now + 5000)
     await store.settle_turn(key, now + 5000, 0)
