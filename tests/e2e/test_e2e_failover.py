@@ -51,6 +51,9 @@ REPOSTED_FOR = 30.0  # seconds Telegram goes on posting an update the bot answer
 PROCESSES = 2
 HELD_BACK_FOR = 1.0  # seconds of play that reach no replica before the primary is killed
 UNCONFIRMED = t("en", "common.unconfirmed")
+# The game is over sooner when a defender takes only when he cannot beat (and with the
+# 24-card deck): the moves after the failover show what it shows, and cost seconds each.
+TAKE = t("en", "durak.btn.take")
 
 
 Deployed = tuple[Cluster | Sentinels, RedisSettings]
@@ -317,7 +320,7 @@ class Game:
         self.shown = 0  # the newest position a prompt has shown (its move count)
 
     async def start(self) -> None:
-        await self.top.setup_game("durak", self.players)
+        await self.top.setup_game("durak", self.players, options=("d", "d"))  # 36 cards, 52, 24
 
     async def tap(self) -> Answer:
         """The player to act taps one of his buttons, once he has them."""
@@ -329,7 +332,7 @@ class Game:
     async def tap_shown(self, players: list[Any]) -> Answer:
         """One of ``players`` taps the prompt he is shown, whatever Redis holds; the
         position on screen never goes back."""
-        _, answer = await self.top.step(players, self.rng)
+        _, answer = await self.top.step(players, self.rng, shun=TAKE)
         assert answer.answered
         if answer.text is None:
             self.accepted += 1
