@@ -35,7 +35,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -53,6 +53,7 @@ NODE_TIMEOUT_MS = 500  # how long until the others take a server for gone
 # case the slowest of the failover tests, at the edge of its bound (BACK_WITHIN); and the
 # Sentinels, saying hello more often, know each other a second or two sooner at start.
 SENTINEL_PERIODS_MS = {"INFO-PERIOD": 500, "PUBLISH-PERIOD": 250}
+SENTINEL_DEFAULT_PERIODS_MS = {"INFO-PERIOD": 10000, "PUBLISH-PERIOD": 2000}  # Redis' own
 REPLICATION_USER, REPLICATION_PASSWORD = "replication", "replication-secret"
 SENTINEL_MASTER = "cards"
 UP_WITHIN = 30.0  # seconds for a cluster or Sentinels to form
@@ -131,6 +132,12 @@ class Server:
         return f"redis://{HOST}:{self.port}/0"
 
     def start(self) -> None:
+        self.launch()
+        self.wait_up()
+
+    def launch(self) -> None:
+        """The process started, not waited for (:meth:`wait_up`): servers of a cluster
+        start side by side."""
         self.directory.mkdir(parents=True, exist_ok=True)
         log = (self.directory / "server.log").open("ab")
         self.process = subprocess.Popen(
@@ -141,6 +148,7 @@ class Server:
         )
         log.close()
 
+    def wait_up(self) -> None:
         def up() -> bool:
             assert self.alive, f"redis-server on port {self.port} exited:\n{self.log()}"
             return bool(self.client().ping())
@@ -172,6 +180,15 @@ class Server:
     def log(self) -> str:
         path = self.directory / "server.log"
         return path.read_text(errors="replace") if path.exists() else ""
+
+
+def _start_all(servers: Iterable[Server]) -> None:
+    """Each of ``servers`` started, side by side: all launched, then each waited for."""
+    servers = list(servers)
+    for server in servers:
+        server.launch()
+    for server in servers:
+        server.wait_up()
 
 
 def data_args(port: int) -> list[str]:
@@ -257,8 +274,7 @@ class Cluster:
         return f"redis://{HOST}:{self.ports[0]}/0"
 
     def start(self) -> None:
-        for server in self.servers.values():
-            server.start()
+        _start_all(self.servers.values())
         nodes = [f"{HOST}:{port}" for port in self.servers]
         create = ["--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas)]
         create.append("--cluster-yes")
@@ -381,8 +397,9 @@ class Cluster:
 class Sentinels:
     """A primary and its replica, watched by 3 Sentinels, on ``ports`` (5 of them). The
     bot finds the primary through the Sentinels (:attr:`addresses`, :data:`SENTINEL_MASTER`).
-    ``periods``: the Sentinels' (:data:`SENTINEL_PERIODS_MS`; empty: Redis' defaults, as
-    in production)."""
+    ``periods``: the Sentinels' once they are up (:data:`SENTINEL_PERIODS_MS`; empty:
+    Redis' defaults, as in production); until then the short ones, so that they find each
+    other within a second, not two or three."""
 
     directory: Path
     periods: dict[str, int] = field(default_factory=lambda: dict(SENTINEL_PERIODS_MS))
@@ -412,8 +429,6 @@ class Sentinels:
 
     def start(self) -> None:
         primary = self.ports[0]
-        for server in self.servers.values():
-            server.start()
         for sentinel in self.sentinels:
             sentinel.directory.mkdir(parents=True, exist_ok=True)
             (sentinel.directory / "sentinel.conf").write_text(
@@ -422,12 +437,18 @@ class Sentinels:
                 f"sentinel down-after-milliseconds {SENTINEL_MASTER} {NODE_TIMEOUT_MS}\n"
                 f"sentinel failover-timeout {SENTINEL_MASTER} 2000\n"
             )
-            sentinel.start()
-            if self.periods:
-                periods = [x for pair in self.periods.items() for x in pair]
-                debug = sentinel.client().execute_command  # untyped in redis-py
-                debug("SENTINEL", "DEBUG", *periods)  # type: ignore[no-untyped-call]
+        _start_all([*self.servers.values(), *self.sentinels])
+        self._debug(SENTINEL_PERIODS_MS)  # they find each other sooner
         self.wait_ok()
+        if self.periods != SENTINEL_PERIODS_MS:
+            self._debug({**SENTINEL_DEFAULT_PERIODS_MS, **self.periods})
+
+    def _debug(self, periods: dict[str, int]) -> None:
+        """SENTINEL DEBUG: each Sentinel's periods set to ``periods``."""
+        for sentinel in self.sentinels:
+            debug = sentinel.client().execute_command  # untyped in redis-py
+            args = [x for pair in periods.items() for x in pair]
+            debug("SENTINEL", "DEBUG", *args)  # type: ignore[no-untyped-call]
 
     def stop(self) -> None:
         for server in [*self.sentinels, *self.servers.values()]:
