@@ -344,6 +344,40 @@ class Cluster:
 
         _wait("the cluster is ok", ok, within)
 
+    def restore(self) -> None:
+        """The cluster as started, but for which server of each pair is the primary (for
+        a test of its own on a cluster another test used): every node in touch with every
+        other, every replica let through, no key and no script left anywhere.
+
+        A killed server is started again (the replica of the one that took over), and
+        each replica anew: one that has run an election keeps its votes for 4 s (twice
+        Redis' 2 s auth timeout) and, its primary gone again meanwhile, "wins" with them,
+        for an epoch the others refuse (no primary for its slots then)."""
+        for server in self._live():
+            if _role(server.client()) == "slave":
+                server.kill()
+        _start_all([s for s in self.servers.values() if not s.alive])
+
+        def whole() -> bool:
+            for server in self.servers.values():
+                seen = server.client().cluster("NODES").values()
+                masters = [n for n in seen if "master" in str(n["flags"])]
+                if len(masters) != self.primaries or len(seen) != len(self.servers):
+                    return False
+                if any("fail" in str(n["flags"]) or not n["connected"] for n in seen):
+                    return False
+            return True
+
+        _wait("every node is back", whole, UP_WITHIN)
+        for port in self.primary_ports():
+            with contextlib.closing(self.servers[port].client()) as primary:
+                let_through(primary)
+                primary.flushall()  # and so its replica
+        for server in self.servers.values():
+            with contextlib.closing(server.client()) as node:
+                node.script_flush()
+        self.wait_ok()
+
     def kill(self, port: int) -> int:
         """``kill -9`` of the server on ``port``; when it was a primary, the port of the
         replica that takes over (not waited for: :meth:`wait_promoted`)."""

@@ -59,15 +59,47 @@ TAKE = t("en", "durak.btn.take")
 Deployed = tuple[Cluster | Sentinels, RedisSettings]
 
 
+@pytest.fixture(scope="module")
+def clusters() -> Iterator[list[Cluster]]:
+    """The module's cluster, once a case has asked for it (:func:`_shared`); stopped at
+    the end. A cluster takes 2 s to form (Redis' own wait before a new primary takes
+    writes); it is restored between cases in a fraction of that (Cluster.restore)."""
+    made: list[Cluster] = []
+    yield made
+    for c in made:
+        c.stop()
+
+
+def _shared(made: list[Cluster], directory: Path) -> Cluster:
+    if not made:
+        made.append(Cluster(directory))
+        try:
+            made[0].start()
+        except BaseException:
+            made.pop().stop()
+            raise
+    return made[0]
+
+
 @pytest.fixture
-def deployed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deployed]:
+def deployed(
+    request: pytest.FixtureRequest, tmp_path: Path, clusters: list[Cluster]
+) -> Iterator[Deployed]:
     """A cluster, or a primary and replica behind Sentinel (the parameter says which),
-    and the settings that connect to it."""
+    and the settings that connect to it. The cluster is the module's, restored after
+    each case; one that cannot be is stopped, and the next case has a new one."""
     if (why := why_not()) is not None:
         pytest.skip(why)
     if request.param == "cluster":
-        with running(Cluster(tmp_path / "cluster")) as c:
+        c = _shared(clusters, tmp_path / "cluster")
+        try:
             yield c, cluster_settings(c)
+        finally:
+            try:
+                c.restore()
+            except BaseException:
+                clusters.pop().stop()
+                raise
     else:
         with running(Sentinels(tmp_path / "sentinel")) as s:
             yield s, sentinel_settings(s)
