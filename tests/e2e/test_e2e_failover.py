@@ -316,7 +316,10 @@ class Telegram(ProcHarness):
 async def _processes(
     bots: Bots, api: FakeServer, settings: RedisSettings
 ) -> tuple[Telegram, list[BotProcess]]:
-    started = [await bots.start(api.url, f"bot{n}", **env_of(settings)) for n in range(PROCESSES)]
+    env = env_of(settings)
+    started = await asyncio.gather(
+        *(bots.start(api.url, f"bot{n}", **env) for n in range(PROCESSES))
+    )
     h = Telegram(api.telegram, started)
     bots._harnesses.append(h)
     h.redis = connect.client(settings)
