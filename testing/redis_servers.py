@@ -372,11 +372,14 @@ class Cluster:
         for port in self.primary_ports():
             with contextlib.closing(self.servers[port].client()) as primary:
                 let_through(primary)
-                primary.flushall()  # and so its replica
+        self.wait_ok()
+        for port in self.primary_ports():
+            with contextlib.closing(self.servers[port].client()) as primary:
+                primary.flushall()  # and its replica soon after
         for server in self.servers.values():
             with contextlib.closing(server.client()) as node:
                 node.script_flush()
-        self.wait_ok()
+                _wait("no key is left", lambda: node.dbsize() == 0, UP_WITHIN)
 
     def kill(self, port: int) -> int:
         """``kill -9`` of the server on ``port``; when it was a primary, the port of the
