@@ -1,8 +1,5 @@
-"""Games with computer seats: a quickly paced bot, waiting for it, playing the people.
-
-A harness with a short computer pace, waiting on the bot's clock for the computer, and
-playing a person's part while the computer plays the rest.
-"""
+"""Games with computer seats: a quickly paced bot, waiting on its clock for the computer,
+playing the people's part while the computer plays the rest."""
 
 from __future__ import annotations
 
@@ -19,7 +16,7 @@ from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
-from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, is_action, stored
+from testing.tabletop import Tabletop, action_of, playable, stored
 
 DELAY = 0.02  # seconds between computer moves in these tests (Settings.computer_delay)
 
@@ -68,16 +65,12 @@ async def lobby_with_computers(
     chat: FakeGroup | FakeUser,
     game: str,
     computers: int,
-    level_taps: int = 0,
     start: bool = False,
 ) -> Tabletop:
-    """/newgame in ``chat``, the game picked, ``computers`` computer seats added (the level
-    button tapped ``level_taps`` times first), the game started by ``owner`` if ``start``."""
+    """/newgame in ``chat``, the game picked, ``computers`` computer seats added, the game
+    started by ``owner`` if ``start``."""
     top = Tabletop(h, chat)  # type: ignore[arg-type]  # a private chat is a table too
     await top.open(owner, game)
-    for _ in range(level_taps):
-        answer = await top.tap_group(owner, Action.COMPUTER, "v")
-        assert answer.text is None, answer.text
     for _ in range(computers):
         answer = await top.tap_group(owner, Action.COMPUTER, "+")
         assert answer.text is None, answer.text
@@ -116,12 +109,7 @@ async def play_people(
             await clock.advance(DELAY)
             continue
         user, message = rng.choice(asked)
-        choices = [
-            b
-            for b in message.buttons
-            if action_of(b) in PLAY_ACTIONS and not is_action(Action.SETUP, "r")(b)
-        ]
-        button = rng.choice(choices)
+        button = rng.choice(playable(message))
         answer = await h.tap(user, message, button.__eq__)
         taps += 1
         if answer.text is not None:

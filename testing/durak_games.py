@@ -16,8 +16,7 @@ from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakActor, DurakMove, DurakOptions, seating
 from engine.games.durak.view import DurakView
 from testing.contract import combinations
-
-NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
+from testing.durak_positions import NAMES
 
 
 def c(text: str) -> Card:

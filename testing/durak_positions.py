@@ -82,7 +82,6 @@ def position(
     trump: str = "6S",
     stock: str | None = None,
     dealer: int = 0,
-    out: list[int] | None = None,
     order: list[int] | None = None,
     **options: Any,
 ) -> Durak:
@@ -127,7 +126,7 @@ def position(
         "pos": 0,
         "limit": min(5 if opts.five_before_discard and not discard else 6, len(held[defender])),
         "controller": controller,
-        "out": out or [],
+        "out": [],
         "pending": [],
         "fool": None,
     }

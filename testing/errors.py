@@ -12,7 +12,6 @@ NOT_MODIFIED = (
 CANT_INITIATE = "Forbidden: bot can't initiate conversation with a user"
 BLOCKED = "Forbidden: bot was blocked by the user"
 EDIT_NOT_FOUND = "Bad Request: message to edit not found"
-DELETE_NOT_FOUND = "Bad Request: message to delete not found"
 QUERY_INVALID = "Bad Request: query is too old and response timeout expired or query ID is invalid"
 
 

@@ -50,6 +50,15 @@ def is_action(action: Action, arg: str | None = None) -> Callable[[Button], bool
     return test
 
 
+def playable(message: FakeMessage) -> list[Button]:
+    """A prompt's buttons that play: its moves, and its set-up's picks but the reset."""
+    return [
+        b
+        for b in message.buttons
+        if action_of(b) in PLAY_ACTIONS and not is_action(Action.SETUP, "r")(b)
+    ]
+
+
 def table_key(group: FakeGroup, thread: int | None = None) -> str:
     """The Redis key of a table (bot/core/keys.py's documented layout)."""
     return store_key(group.id, thread)
@@ -259,11 +268,7 @@ class Tabletop:
             f"nobody is asked to act and the game is not over:\n{self.table_message().text}"
         )
         user, message = rng.choice(asked)
-        choices = [
-            b
-            for b in message.buttons
-            if action_of(b) in PLAY_ACTIONS and not is_action(Action.SETUP, "r")(b)
-        ]
+        choices = playable(message)
         button = rng.choice([b for b in choices if b.text != shun] or choices)
         token = TAG.set("move")
         try:
@@ -289,10 +294,9 @@ class Tabletop:
         rng: random.Random,
         *,
         after_each: Callable[[], Any] | None = None,
-        max_moves: int = 3000,
     ) -> int:
         """Plays to the end by tapping; the number of taps. ``after_each`` is awaited."""
-        for moves in range(max_moves):
+        for moves in range(3000):
             if self.finished():
                 return moves
             _, answer = await self.step(players, rng)

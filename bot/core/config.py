@@ -11,13 +11,11 @@ Redis and no token read too (``python -m bot.tables.stats``); bot.core.connect c
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Self
+from typing import Literal, Self
 
 from pydantic import (
     Field,
     SecretStr,
-    ValidationError,
-    create_model,
     field_validator,
     model_validator,
 )
@@ -183,15 +181,3 @@ class Settings(RedisSettings):
         if self.webhook_url and not self.webhook_secret:
             raise ValueError("WEBHOOK_SECRET must be set when WEBHOOK_URL is")
         return self
-
-
-def read_alone(name: str) -> Any:
-    """The setting ``name`` read as :class:`Settings` reads it (environment, ``.env``, its
-    field's default and checks), without the others: for a module constant, at import."""
-    field = Settings.model_fields[name]
-    fields: dict[str, Any] = {name: (field.annotation, field)}
-    one: Any = create_model(f"Only_{name}", __base__=_Environment, **fields)
-    try:
-        return getattr(one(), name)
-    except ValidationError:  # Settings() says what is wrong, as it does for the others
-        return field.default

@@ -15,13 +15,13 @@ Every process reads the streams as a member of one consumer group (:data:`GROUP`
 entry goes to one worker (``XREADGROUP``), stays pending under its name until it is
 handled (then ``XACK`` and ``XDEL``: the stream holds only what is not handled yet), and
 the worker touches its pending entries every second (``XCLAIM`` to itself, which restarts
-their idle time). An entry idle for :data:`CLAIM_IDLE_MS` belongs to a worker that died
-(or froze): any other takes it over (``XAUTOCLAIM``). The update guard
+their idle time). An entry idle for the setting ``CLAIM_IDLE_MS`` belongs to a worker that
+died (or froze): any other takes it over (``XAUTOCLAIM``). The update guard
 (bot.handlers.once) still sees every update, so one is handled once whoever reads it.
 
 Every process joins the group under a name of its own; a worker leaves it when it stops
 with nothing pending (:meth:`Inbox.leave`), and one that died is removed once it has
-been idle for :data:`CLAIM_IDLE_MS` with nothing pending (:meth:`Inbox.forget_dead`), so
+been idle as long with nothing pending (:meth:`Inbox.forget_dead`), so
 that the group holds only the living.
 
 Where the server has replicas (:mod:`bot.core.replicas`), the ``XADD`` counts only once one
@@ -47,7 +47,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
-from bot.core.config import read_alone
+from bot.core.config import Settings
 from bot.core.keys import BUCKETS, KEY_PREFIX, bucket
 from bot.core.replicas import Replicas, Unconfirmed
 from bot.core.scripts import FORGET_CONSUMERS, ForgetConsumers
@@ -60,7 +60,8 @@ def stream_key(n: int) -> str:
 STREAMS = tuple(stream_key(n) for n in range(BUCKETS))
 GROUP = "workers"
 FIELD = b"u"  # the field that holds the update's JSON
-CLAIM_IDLE_MS: int = read_alone("claim_idle_ms")  # an entry untouched this long: another's
+# An entry untouched this long is another's: the setting's default (Inbox.claim_idle_ms).
+CLAIM_IDLE_MS: int = Settings.model_fields["claim_idle_ms"].default
 RECLAIM_PER_TOUCH = 4  # streams looked at for a dead worker's entries at each touch
 # The one stream of the layout before the buckets (bot.tables.layout), which a process of
 # that version, still running during an upgrade, may store updates in: looked at every
@@ -165,10 +166,15 @@ class Inbox:
     """One process's side of the stream (see the module docstring)."""
 
     def __init__(
-        self, redis: aioredis.Redis, consumer: str, replicas: Replicas | None = None
+        self,
+        redis: aioredis.Redis,
+        consumer: str,
+        replicas: Replicas | None = None,
+        claim_idle_ms: int = CLAIM_IDLE_MS,
     ) -> None:
         self.redis = redis
         self.consumer = consumer
+        self.claim_idle_ms = claim_idle_ms  # the setting CLAIM_IDLE_MS
         # The webhook's XADD and the reads a worker handles wait for the replicas.
         self.replicas = replicas
         self._forget = FORGET_CONSUMERS.register(redis)
@@ -179,6 +185,8 @@ class Inbox:
         self._forget_turn = 0  # the next stream forget_dead looks at
         # Consumers found dead (forget_dead): the streams they may still be in.
         self._dead: dict[str, set[int]] = {}
+        # Streams where reclaim took a dead worker's entries over since forget_dead looked.
+        self._taken_over: set[int] = set()
         self._adopt_in = 0  # touches before the old stream is looked at again
 
     async def put(self, update: bytes, n: int = 0) -> None:
@@ -328,22 +336,25 @@ class Inbox:
         return found
 
     async def reclaim(self, count: int) -> list[Entry]:
-        """Entries a dead worker left (idle for :data:`CLAIM_IDLE_MS`), now this one's,
+        """Entries a dead worker left (idle for :attr:`claim_idle_ms`), now this one's,
         from the next :data:`RECLAIM_PER_TOUCH` streams in turn."""
         found: list[Claimed] = []
         for n in self._next_streams(RECLAIM_PER_TOUCH):
             room = count - sum(len(got) for got, _ in found)
             if room <= 0:
                 break
-            args = (STREAMS[n], GROUP, self.consumer, CLAIM_IDLE_MS, "0-0")
+            args = (STREAMS[n], GROUP, self.consumer, self.claim_idle_ms, "0-0")
             try:
                 claimed = functools.partial(_autoclaimed, n)
-                found.append(await self._claimed(claimed, "xautoclaim", *args, count=room))
+                got = await self._claimed(claimed, "xautoclaim", *args, count=room)
             except ResponseError as exc:
                 if "NOGROUP" not in str(exc):
                     raise
                 await self.make_group()
                 break
+            found.append(got)
+            if got[0]:  # their worker is a consumer of this stream: forget_dead looks here
+                self._taken_over.add(n)
         return _confirmed(found)
 
     async def leave(self) -> None:
@@ -354,21 +365,26 @@ class Inbox:
             await self._forget_where(n, idle_ms=2**62, name=self.consumer)
 
     async def forget_dead(self) -> None:
-        """Remove the consumers idle for :data:`CLAIM_IDLE_MS` that hold nothing, in the
-        stream whose turn it is (each is looked at every 16 touches); one found dead
-        there is looked for in every stream at once (a worker reads them all, so it is a
-        consumer of each), and again in those where it still held entries, each touch
-        until it is gone from them (its entries taken over meanwhile)."""
+        """Remove the consumers idle for :attr:`claim_idle_ms` that hold nothing, in the
+        stream whose turn it is (each is looked at every 16 touches) and in those where
+        :meth:`reclaim` took entries over since: their dead worker is a consumer there,
+        found at once (Redis 7.0 makes a worker a consumer only of the streams it was
+        given entries in, which the turn may reach 16 touches later). One found dead is
+        looked for in every stream at once, and again in those where it still held
+        entries, each touch until it is gone from them (its entries taken over meanwhile)."""
         n, self._forget_turn = self._forget_turn, (self._forget_turn + 1) % BUCKETS
-        gone, held_n = await self._forget_where(n, idle_ms=CLAIM_IDLE_MS, name="")
-        for name in gone + held_n:
-            if name not in self._dead:
-                self._dead[name] = set(range(BUCKETS))
+        first, self._taken_over = {n, *self._taken_over}, set()
+        held_in: dict[int, list[str]] = {}
+        for m in sorted(first):
+            gone, held_in[m] = await self._forget_where(m, self.claim_idle_ms, "")
+            for name in gone + held_in[m]:
+                self._dead.setdefault(name, set(range(BUCKETS)))
         visit = {m for streams in self._dead.values() for m in streams}
         for m in sorted(visit):
-            held = held_n if m == n else (await self._forget_where(m, CLAIM_IDLE_MS, ""))[1]
+            if m not in held_in:
+                held_in[m] = (await self._forget_where(m, self.claim_idle_ms, ""))[1]
             for name, streams in list(self._dead.items()):
-                if m in streams and name not in held:  # gone from it (or alive again)
+                if m in streams and name not in held_in[m]:  # gone from it (or alive again)
                     streams.discard(m)
                 if not streams:
                     del self._dead[name]

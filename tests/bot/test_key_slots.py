@@ -31,7 +31,7 @@ from bot.core.lua import Args, Key, Keys, Script
 from bot.tables.stats import count
 from bot.tables.stats import keys as stats_keys
 from testing.harness import Harness
-from testing.tabletop import playing
+from testing.tabletop import game_for
 
 
 def slot(key: str) -> int:
@@ -63,8 +63,7 @@ async def test_the_check_refuses_keys_of_two_slots_and_a_key_not_in_keys() -> No
 async def test_a_whole_game_runs_every_script_in_one_slot(harness: Harness) -> None:
     h = harness
     before = lua.CHECKED.copy()
-    players = [h.user("Ann"), h.user("Bob"), h.user("Cid")]
-    top = await playing(h, "durak", players)
+    top, players = await game_for(h, "durak", 3)
     await top.play(players, random.Random(3))
     ran = lua.CHECKED - before
     # Commits, deliveries and the standings' count all ran, each call checked.

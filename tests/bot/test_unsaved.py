@@ -25,7 +25,7 @@ from bot.service import delivery
 from testing.chats import FakeUser
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on, settle
-from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, playing, table_key
+from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, game_for, playing, table_key
 
 
 @pytest.fixture(params=["private", "group"])
@@ -119,8 +119,7 @@ async def test_a_release_given_up_removes_only_what_the_table_does_not_name(
     the lease has run out, is delivered from the old slots; landed all the same (only
     its answer was lost), the table names that prompt, and it stays."""
     h = harness
-    players = [h.user("Ann"), h.user("Bob")]
-    top = await playing(h, "durak", players)
+    top, players = await game_for(h, "durak")
     await top.later(60)  # quiet for a while: the next prompt rings, a new message
     svc = services(h.app)
     store = svc.store

@@ -20,7 +20,7 @@ from engine import records
 from testing.chats import FakeUser
 from testing.computers import DELAY, lobby_with_computers, play_people
 from testing.harness import Harness, settle
-from testing.tabletop import Tabletop, is_action, playing, stored, table_key
+from testing.tabletop import Tabletop, game_for, is_action, playing, stored, table_key
 
 LIMITED = pytest.mark.settings(rate_limit=True, computer_delay=DELAY)  # as in production
 
@@ -109,8 +109,7 @@ async def test_record_in_a_group_is_answered_before_its_document_which_comes_onc
 
 
 async def finished_game(h: Harness) -> tuple[Tabletop, list[Any]]:
-    players = [h.user("Ann"), h.user("Bob")]
-    top = await playing(h, "football", players)
+    top, players = await game_for(h, "football")
     await top.play(players, random.Random(2))
     await settle(h.app)
     return top, players

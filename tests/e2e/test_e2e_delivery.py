@@ -14,7 +14,7 @@ from testing.chats import Button, FakeMessage, FakeUser
 from testing.errors import EDIT_NOT_FOUND
 from testing.fakegram import FakeRequest, FakeTelegram, method_of
 from testing.harness import AppFactory, Harness, settle
-from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, playing, stored
+from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, game_for, playing, stored
 
 ANSWERED_WITHIN = 5.0  # seconds; the answer never comes if it waits for the messages
 
@@ -37,8 +37,7 @@ async def slow_table(
 ) -> tuple[Tabletop, list[FakeUser], FakeUser, FakeMessage, Button]:
     """A durak table whose Telegram has become slow to show messages (until ``shown``):
     the table, the players, the one to act, his prompt and a move on it."""
-    players = [h.user("Ann"), h.user("Bob")]
-    top = await playing(h, "durak", players)
+    top, players = await game_for(h, "durak")
     slow = SlowMessages(h.server, shown)
     h.app.bot._request = (slow, slow)  # type: ignore[attr-defined]
     actor = top.asked(players)

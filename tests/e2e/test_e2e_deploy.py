@@ -28,9 +28,7 @@ from testing.tabletop import Tabletop, playing, stored
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit and a touch's period, with room
-# The idle limit of the grace test (the least allowed). Not of the killed-worker test: on
-# Redis 7.0 XINFO's idle counts from a consumer's last delivery, so a living worker with
-# nothing to read looks idle too, and one that short drops it before the dead one is gone.
+# The idle limit after which a process's updates are taken over (the least allowed).
 CLAIM_IDLE_MS = "1500"
 
 
@@ -222,7 +220,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
     saw it: the next process gives the player to act working buttons within 3 s."""
     slow, fast = slow_and_fast
     telegram = slow.telegram
-    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": "1", "HANDS": hands}
+    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": "0", "HANDS": hands}
     env.update(RATE_LIMIT="true", TABLE_EDIT_INTERVAL="3")  # Telegram's limits, as deployed
     first = await bots.start(slow.url, "first", **env)
     h = bots.harness(telegram, first)
@@ -248,18 +246,18 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         if stop == "kill":
             first.kill()
         else:
-            await sigterm(first, 1)
+            await sigterm(first, 0)
         await slow.stop()  # what it had asked Telegram for dies with it
         assert not await top.actor_asked(players)
         h.serve_by(await bots.start(fast.url, "second", **env))
         started = time.monotonic()
         await until(lambda: top.actor_asked(players), 10, "no buttons after a restart")
         waited = time.monotonic() - started
-        h.settling = True
         actor = await top.actor(players)
         assert actor is not None
-        _, answer = await top.step([actor], rng)
-        assert answer.answered and answer.text is None, answer.text  # his buttons work
+        _, answer = await top.step([actor], rng)  # unsettled: the table's edit waits its 3 s
+        await until(lambda: answer.answered, 10, "his tap was not answered")
+        assert answer.text is None, answer.text  # his buttons work
         assert waited <= RESTART_WITHIN, f"his buttons came {waited:.1f} s after the start"
     finally:
         await h.redis.aclose()
@@ -274,7 +272,7 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
 ) -> None:
     slow, fast = slow_and_fast
     telegram = slow.telegram
-    env = {"REDIS_URL": own_redis.url}
+    env = {"REDIS_URL": own_redis.url, "CLAIM_IDLE_MS": CLAIM_IDLE_MS}
     doomed = await bots.start(slow.url, "doomed", **env)
     h = bots.harness(telegram, doomed)
     h.settling = False
@@ -288,6 +286,7 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
             5,
             "the worker did not take the updates",
         )
+        (dead,) = consumers(probe)  # its name in the group
         doomed.kill()
         await slow.stop()  # what it had asked Telegram for dies with it
         assert all(help_replies(telegram, u) == 0 for u in users)
@@ -300,8 +299,10 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
         await h.settle()
         assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
         assert backlog(probe) == 0
-        await until(  # the dead worker is removed from the group: idle, nothing pending
-            lambda: len(consumers(probe)) == 1,
+        # The dead worker leaves the group (idle, nothing pending). Not "one consumer left":
+        # on Redis 7.0 the other, as idle once done, may leave too (back at its next update).
+        await until(
+            lambda: dead not in consumers(probe),
             TAKEN_OVER_WITHIN,
             "the dead worker stayed in the group",
         )

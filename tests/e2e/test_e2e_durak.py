@@ -14,9 +14,7 @@ from testing.chats import FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.settings import settings
-from testing.tabletop import LeakWatch, playing, stored
-
-NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
+from testing.tabletop import NAMES, LeakWatch, playing, stored
 
 
 def seat_users(h: Harness, n: int, langs: tuple[str, ...] = ("en", "ru", "uk")) -> list[FakeUser]:

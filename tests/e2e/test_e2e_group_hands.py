@@ -6,25 +6,10 @@ import pytest
 
 from bot.core.callbacks import Action, payload
 from engine.games.durak.game import Durak
-from testing.chats import BOT_USERNAME, FakeGroup, FakeUser
-from testing.group_hands import live_buttons, no_private_messages, strangers
+from testing.chats import BOT_USERNAME
+from testing.group_hands import durak_lobby, live_buttons, no_private_messages, strangers
 from testing.harness import Harness
-from testing.tabletop import Tabletop, is_action, opened, playing, stored
-
-
-async def durak_started(
-    h: Harness, players: list[FakeUser], group: FakeGroup, options: str
-) -> Tabletop:
-    """A durak lobby everyone joins at once, ``options`` set, started."""
-    top = await opened(h, players[0], "durak", group)
-    for user in players[1:]:
-        answer = await top.join(user)
-        assert answer.text is None  # seated at once, no private chat needed
-        (hand,) = h.hands(user, group)  # the answer to his Join, to him alone
-        assert group.title in (hand.text or "")
-    await top.configure(players[0], list(options))
-    await top.start(players[0])
-    return top
+from testing.tabletop import is_action, playing, stored
 
 
 @pytest.mark.parametrize("admin", [True, False])
@@ -54,7 +39,8 @@ async def test_a_whole_game_for_people_who_never_opened_a_private_chat(
         for user in players:  # the set-up picks are on his hand in the group
             assert any(is_action(Action.SETUP)(b) for m in h.hands(user, group) for b in m.buttons)
     else:
-        top = await durak_started(h, players, group, options)
+        top = await durak_lobby(h, players, group, options)
+        await top.start(players[0])
         data = await stored(h, group)
         assert data["phase"] == "playing"
         assert {k: data["lobby"]["settings"][k] for k in settings} == settings

@@ -15,7 +15,7 @@ from bot.handlers.once import update_key
 from engine.games.football.game import Football
 from testing.chats import FakeMessage, FakeUser
 from testing.harness import AppFactory, Harness
-from testing.tabletop import Tabletop, game_for, is_action, playing, stored
+from testing.tabletop import Tabletop, game_for, is_action, stored
 
 
 def answers(h: Harness, query_id: str) -> list[Any]:
@@ -156,8 +156,7 @@ async def test_an_advance_redelivered_or_tapped_twice_moves_the_ball_once(harnes
     the update sent again, or the button tapped again, make a move nobody chose."""
     h = harness
     for seed in range(6):
-        players = [h.user("Ann"), h.user("Bob")]
-        top = await playing(h, "football", players)
+        top, players = await game_for(h, "football")
         user, prompt = await until_advance(top, players, seed)
         data = prompt.buttons[0].callback_data
         assert data is not None

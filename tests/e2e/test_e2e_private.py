@@ -14,7 +14,7 @@ from engine import records
 from engine.games.durak.game import Durak
 from testing.chats import BOT_USERNAME
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, card_pattern, opened, playing, stored, table_key
+from testing.tabletop import LeakWatch, Tabletop, card_pattern, game_for, opened, stored, table_key
 
 
 def deep_link(top: Tabletop) -> str:
@@ -79,8 +79,7 @@ async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
     harness: Harness,
 ) -> None:
     h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = await playing(h, "durak", [ann, bob])
+    top, (ann, bob) = await game_for(h, "durak")
     watch = LeakWatch(top)
     await watch.check()
     bob.blocked = True
@@ -149,8 +148,7 @@ async def test_unblocking_the_bot_brings_his_hands_at_every_table(harness: Harne
 @pytest.mark.telegram_complaints
 async def test_a_deleted_hand_message_is_sent_again(harness: Harness) -> None:
     h = harness
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = await playing(h, "durak", [ann, bob])
+    top, (ann, bob) = await game_for(h, "durak")
     waiting = ann if top.prompt(bob) is not None else bob
     for message in h.screen(waiting):
         message.deleted = True  # he cleared the chat while the other one thinks

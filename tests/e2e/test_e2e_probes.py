@@ -15,7 +15,7 @@ from engine.base import MalformedRecord
 from engine.games.durak.game import Durak
 from testing.chats import FakeUser
 from testing.harness import Harness
-from testing.tabletop import Tabletop, card_pattern, hidden_cards, leaks, playing, stored
+from testing.tabletop import Tabletop, card_pattern, game_for, hidden_cards, leaks, stored
 
 DECK_36 = cards.to_strs(cards.deck(36))
 CATALOGUE_KEY = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)+")
@@ -90,8 +90,7 @@ def durak_tokens(hand: set[str], table: list[str]) -> dict[str, list[str]]:
 @pytest.mark.parametrize("seed", [1])
 async def test_forged_durak_moves_reveal_no_hidden_card(harness: Harness, seed: int) -> None:
     h = harness
-    players = [h.user(name) for name in ("Ann", "Bob", "Cid")]
-    top = await playing(h, "durak", players)
+    top, players = await game_for(h, "durak", 3)
     rng = random.Random(seed)
     for _ in range(6):
         data = await stored(h, top.group)
@@ -109,8 +108,7 @@ async def test_forged_durak_moves_reveal_no_hidden_card(harness: Harness, seed: 
 
 async def test_forged_football_moves_reveal_no_hidden_card(harness: Harness) -> None:
     h = harness
-    players = [h.user("Ann"), h.user("Bob")]
-    top = await playing(h, "football", players)
+    top, players = await game_for(h, "football")
     rng = random.Random(3)
     tokens = {f"{kind}{col}": [] for kind in "ea" for col in range(4)}
     for _ in range(25):

@@ -13,9 +13,9 @@ from bot.tables import games
 from engine.games.durak.game import Durak
 from testing.chats import Button, FakeGroup, FakeMessage, FakeUser
 from testing.computers import lobby_with_computers, play_people
-from testing.group_hands import live_buttons, no_private_messages, strangers
+from testing.group_hands import durak_lobby, live_buttons, no_private_messages, strangers
 from testing.harness import Harness
-from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, opened, stored
+from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, stored
 
 TRANSFER = "↪️ "  # a transfer button's label starts so (durak.btn.transfer)
 
@@ -32,19 +32,6 @@ def deals(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
         )
 
     return seed
-
-
-async def variant_lobby(h: Harness, players: list[FakeUser], taps: list[str]) -> Tabletop:
-    """A durak lobby everyone joins, the creator's settings tapped in order."""
-    top = await opened(h, players[0], "durak", h.group(creator=players[0]))
-    for user in players[1:]:
-        assert (await top.join(user)).text is None
-    await top.configure(players[0], taps)
-    return top
-
-
-def lobby_title(top: Tabletop) -> str:
-    return (top.table_message().text or "").splitlines()[0]
 
 
 async def game_of(top: Tabletop) -> Durak:
@@ -113,8 +100,8 @@ async def test_perevodnoy_played_to_the_end_with_hands_in_the_group(
     h = group_harness
     deals(seed)
     players = strangers(h, n, ("en",))
-    top = await variant_lobby(h, players, ["m", "x"])  # no dummy, transfers
-    assert lobby_title(top).startswith("🃏 Perevodnoy durak · 36 cards")
+    top = await durak_lobby(h, players, h.group(creator=players[0]), "mx")  # no dummy, transfers
+    assert (top.table_message().text or "").startswith("🃏 Perevodnoy durak · 36 cards")
     await top.start(players[0])
     game = await game_of(top)
     assert game.options.transfer and not game.options.dummy

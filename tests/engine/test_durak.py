@@ -318,31 +318,27 @@ def test_out_after_the_draw_when_the_stock_ran_out_before_him() -> None:
     assert game.view(None).out == [0]
 
 
-def test_fool_is_the_one_player_still_holding_cards() -> None:
-    game = position(["7H 9C", "8H"], dummy_cards="AC")
-    events = play(game, "a7H", "b7H8H")
-    assert events[-1] == ("finished", {"fool": 0})
-    assert game.result() == {"fool": 0} and game.to_act() is None and game.legal_moves() == []
+# Seat 0 goes out as he leads his last card: the dummy passes to seat 1.
+GONE = [("out", {"seat": 0}), ("control", {"seat": 1})]
+
+
+@pytest.mark.parametrize(
+    ("hands", "dummy_cards", "lead", "fool", "out"),
+    [
+        (["7H 9C", "8H"], "AC", [], 0, [1]),  # the one player still holding cards
+        (["7H", "8H"], "AC", GONE, 1, [0, 1]),  # the dummy left last: who emptied his hand last
+        (["7H", "8H"], "", GONE, None, [0, 1]),  # nothing anywhere: a drawn game
+    ],
+)
+def test_the_fool_is_who_is_left_holding_cards_and_nobody_in_a_draw(
+    hands: list[str], dummy_cards: str, lead: list[object], fool: int | None, out: list[int]
+) -> None:
+    game = position(hands, dummy_cards=dummy_cards)
+    assert play(game, "a7H")[1:] == lead
+    assert play(game, "b7H8H")[-1] == ("finished", {"fool": fool})
+    assert game.result() == {"fool": fool} and game.to_act() is None and game.legal_moves() == []
     assert Durak.from_json(game.to_json()).result() == game.result()
-    assert game.view(None).out == [1]
-
-
-def test_dummy_left_last_the_fool_is_who_emptied_his_hand_last() -> None:
-    game = position(["7H", "8H"], dummy_cards="AC")
-    events = play(game, "a7H")
-    assert events[1:] == [("out", {"seat": 0}), ("control", {"seat": 1})]
-    events = play(game, "b7H8H")
-    assert events[-1] == ("finished", {"fool": 1})
-    assert game.view(None).out == [0, 1]
-    assert Durak.from_json(game.to_json()).result() == game.result()
-
-
-def test_nothing_anywhere_is_a_drawn_game() -> None:
-    game = position(["7H", "8H"])
-    events = play(game, "a7H", "b7H8H")
-    assert events[-1] == ("finished", {"fool": None})
-    assert game.result() == {"fool": None}
-    assert Durak.from_json(game.to_json()).result() == game.result()
+    assert game.view(None).out == out
     summary = game.summary()
     assert summary["attacker"] is None and summary["defender"] is None
 

@@ -343,7 +343,7 @@ async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
     opening, its renewal) reads through api.admission, as the primary has the table (it
     shows nothing), its picture through api.load, as a replica holds it. So while no
     replica confirms reads a session still opens and renews, and only its picture is
-    answered 503. (Before, the page module read the store for the admission itself.)"""
+    answered 503."""
     h = harness
     _, (_, bob), param = await table_for_two(h, "durak")
     admitted = api.admission
@@ -518,8 +518,7 @@ async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
 ) -> None:
     """Right after a failover each read of the catch-up may wait out REDIS_WAIT_MS (no
     replica yet): the watched tables are read CATCH_UP at a time, and a new page's stream
-    and the new notices wait for none of them. (Before, the tables were read one after
-    another, and every new stream waited for the last.)"""
+    and the new notices wait for none of them."""
     hub = streams.Hub(harness.app)
     subscriptions = _subscriptions(harness, monkeypatch)
     watched = [f"t{n}" for n in range(2 * streams.CATCH_UP)]
@@ -573,8 +572,7 @@ async def test_a_stream_ended_unconfirmed_tells_its_page_to_wait(
     hears of it at once) says ``retry:`` before it ends, so that its page waits, with
     jitter, before it opens it again (static/live.js); so does one whose first read
     failed. One ended for another reason (a newer stream of the same page) does not: its
-    page opens it again at once, as before. (Before, none said it: at each such episode
-    every page of the table came back at once.)"""
+    page opens it again at once."""
     h = harness
     top, players, param = await table_for_two(h, "durak")
     headers = bearer(await token(web, players[0], param))
@@ -637,8 +635,7 @@ async def test_a_table_that_cannot_be_read_ends_its_streams_and_no_other(
     decode during a rolling deploy, WRONGTYPE, NOPERM) ends its pages' streams, told to
     wait and reopen, and is logged once with its traceback; the other tables' pages go on
     hearing of their changes: on a notice, and in the catch-up after the subscription
-    broke. (Before, on a notice the error ended the subscription for good, every page of
-    the process left stale; in the catch-up it left the table's pages stale, unsaid.)"""
+    broke."""
     hub = streams.Hub(harness.app)
     subscriptions = _subscriptions(harness, monkeypatch)
     newest = {"good": 1, "bad": 1}
@@ -698,8 +695,7 @@ async def test_a_subscription_ended_by_an_error_is_made_again_by_the_next_stream
 ) -> None:
     """The subscription ended by an error that is no outage (NOPERM on its channel) is
     logged once, with its traceback, and the next stream to open makes it again: its
-    catch-up brings the pages what they missed. (Before, no stream made it again: every
-    page of the process stayed on its picture, and nothing said why.)"""
+    catch-up brings the pages what they missed."""
     hub = streams.Hub(harness.app)
     subscriptions = _subscriptions(harness, monkeypatch)
 
