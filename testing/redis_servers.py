@@ -5,6 +5,10 @@ behind 3 Sentinels (:class:`Sentinels`); :func:`running` starts one and always t
 down. :func:`why_not` says in one line why they cannot run here (no ``redis-server``), so
 that a test skips and a benchmark stops.
 
+Tests may share one cluster (:func:`reused`): a new one takes 2 s to form (Redis' own
+wait before a new primary takes writes), :meth:`Cluster.restore` puts it back between
+tests in a fraction of that.
+
 Ports: :func:`free_ports` takes ports of ``REDIS_TEST_PORTS`` (``first-last``; by default
 200 derived from ``REDIS_TEST_DB``) that nothing listens on, from this process's share of
 them (each pytest-xdist worker has its own), a cluster's bus ports too.
@@ -639,6 +643,31 @@ class Pair:
     def stop(self) -> None:
         self.replica.kill()
         self.primary.kill()
+
+
+@contextlib.contextmanager
+def reused(made: list[Cluster], directory: Path) -> Iterator[Cluster]:
+    """The cluster of ``made`` for one of the tests that share it (a new one, in
+    ``directory``, when there is none), restored after the test (:meth:`Cluster.restore`).
+    One that fails to start or to be restored is stopped and dropped: the next test has a
+    new one. Whoever made the list stops what is left in it."""
+    if not made:
+        made.append(Cluster(directory))
+        try:
+            made[0].start()
+        except BaseException:
+            made.pop().stop()
+            raise
+    cluster = made[0]
+    try:
+        yield cluster
+    finally:
+        try:
+            cluster.restore()
+        except BaseException:
+            made.remove(cluster)
+            cluster.stop()
+            raise
 
 
 class Runs(Protocol):

@@ -38,7 +38,7 @@ from testing.botproc import BotProcess, Bots, ProcHarness
 from testing.chats import Answer
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
-from testing.redis_servers import SENTINEL_MASTER, Cluster, Sentinels, running, why_not
+from testing.redis_servers import SENTINEL_MASTER, Cluster, Sentinels, reused, running, why_not
 from testing.tabletop import Tabletop, action_of, stored, table_key
 
 pytestmark = pytest.mark.timeout(240)
@@ -61,45 +61,25 @@ Deployed = tuple[Cluster | Sentinels, RedisSettings]
 
 @pytest.fixture(scope="module")
 def clusters() -> Iterator[list[Cluster]]:
-    """The module's cluster, once a case has asked for it (:func:`_shared`); stopped at
-    the end. A cluster takes 2 s to form (Redis' own wait before a new primary takes
-    writes); it is restored between cases in a fraction of that (Cluster.restore)."""
+    """The module's cluster (testing.redis_servers.reused): a cluster takes 2 s to form,
+    Redis' own wait, and is restored between cases in a fraction of that."""
     made: list[Cluster] = []
     yield made
     for c in made:
         c.stop()
 
 
-def _shared(made: list[Cluster], directory: Path) -> Cluster:
-    if not made:
-        made.append(Cluster(directory))
-        try:
-            made[0].start()
-        except BaseException:
-            made.pop().stop()
-            raise
-    return made[0]
-
-
 @pytest.fixture
 def deployed(
     request: pytest.FixtureRequest, tmp_path: Path, clusters: list[Cluster]
 ) -> Iterator[Deployed]:
-    """A cluster, or a primary and replica behind Sentinel (the parameter says which),
-    and the settings that connect to it. The cluster is the module's, restored after
-    each case; one that cannot be is stopped, and the next case has a new one."""
+    """A cluster (the module's), or a primary and replica behind Sentinel (the parameter
+    says which), and the settings that connect to it."""
     if (why := why_not()) is not None:
         pytest.skip(why)
     if request.param == "cluster":
-        c = _shared(clusters, tmp_path / "cluster")
-        try:
+        with reused(clusters, tmp_path / "cluster") as c:
             yield c, cluster_settings(c)
-        finally:
-            try:
-                c.restore()
-            except BaseException:
-                clusters.pop().stop()
-                raise
     else:
         with running(Sentinels(tmp_path / "sentinel")) as s:
             yield s, sentinel_settings(s)
