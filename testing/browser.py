@@ -16,7 +16,8 @@ import os
 import shutil
 import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -41,45 +42,70 @@ CHROMIUM_FLAGS = (
 DRIVER_TIMEOUT = 30.0  # seconds for any one call to chromedriver (Selenium has none)
 PHONE = {"width": 360, "height": 740, "pixelRatio": 2}  # a small phone's screen
 DARK = {"bg_color": "#17212b", "text_color": "#f5f5f5", "hint_color": "#708499"}
+# Whether the tests take their screenshots: only to write docs/'s pictures (each costs a
+# frame drawn, captured and encoded, 0.2-0.4 s, for a file no one would look at).
+PICTURES = os.environ.get("CARDTABLE_SCREENSHOTS") == "1"
 # Seconds a test waits for a change to show: a timeout for a page that never updates,
 # not a measure (the latencies are printed, not asserted).
 WITHIN = 10.0
 
 
-@contextlib.contextmanager
-def chromiums(profiles: list[Path]) -> Iterator[list[Any]]:
-    """One phone-sized headless Chromium per profile directory. Each chromedriver leads a
-    process group of its own, killed at the end whatever state Chromium is in, so that no
-    browser outlives the run or holds its teardown."""
+def _chromium(profile: Path) -> Any:
+    """A phone-sized headless Chromium on ``profile``, its chromedriver the leader of a
+    process group of its own."""
     from selenium import webdriver
 
-    drivers = []
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or ""
+    for arg in CHROMIUM_FLAGS:
+        options.add_argument(arg)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.add_experimental_option("mobileEmulation", {"deviceMetrics": PHONE})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = webdriver.ChromeService(
+        shutil.which("chromedriver"), popen_kw={"start_new_session": True}
+    )
+    return webdriver.Chrome(options=options, service=service)
+
+
+def on_each(act: Callable[[Any], Any], drivers: list[Any]) -> list[Any]:
+    """``act`` done to every driver at once, one thread each (every Chromium is a process
+    of its own: one's start or new tab need not wait for the other's)."""
+    with ThreadPoolExecutor(max(1, len(drivers))) as pool:
+        return list(pool.map(act, drivers))
+
+
+@contextlib.contextmanager
+def chromiums(profiles: list[Path]) -> Iterator[list[Any]]:
+    """One phone-sized headless Chromium per profile directory, started together. Each
+    chromedriver leads a process group of its own, killed at the end (:func:`_quit`), so
+    that no browser outlives the run or holds its teardown, nor one that started while
+    another failed to."""
+    drivers: list[Any] = []
     default = socket.getdefaulttimeout()
     socket.setdefaulttimeout(DRIVER_TIMEOUT)  # read once, by each driver's connection pool
     try:
         try:
-            for profile in profiles:
-                options = webdriver.ChromeOptions()
-                options.binary_location = shutil.which("chromium") or ""
-                for arg in CHROMIUM_FLAGS:
-                    options.add_argument(arg)
-                options.add_argument(f"--user-data-dir={profile}")
-                options.add_experimental_option("mobileEmulation", {"deviceMetrics": PHONE})
-                options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-                service = webdriver.ChromeService(
-                    shutil.which("chromedriver"), popen_kw={"start_new_session": True}
-                )
-                drivers.append(webdriver.Chrome(options=options, service=service))
+            with ThreadPoolExecutor(max(1, len(profiles))) as pool:
+                starts = [pool.submit(_chromium, profile) for profile in profiles]
+            drivers = [s.result() for s in starts if s.exception() is None]
+            for s in starts:
+                if (error := s.exception()) is not None:
+                    raise error
         finally:
             socket.setdefaulttimeout(default)
         yield drivers
     finally:
-        for driver in drivers:
-            group = driver.service.process.pid
-            with contextlib.suppress(Exception):
-                driver.quit()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(group, signal.SIGKILL)
+        on_each(_quit, drivers)
+
+
+def _quit(driver: Any) -> None:
+    """The driver quit, and its process group killed whatever state Chromium is in."""
+    group = driver.service.process.pid
+    with contextlib.suppress(Exception):
+        driver.quit()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
 
 
 def fresh_tab(driver: Any) -> None:
@@ -128,7 +154,9 @@ class Page:
     ) -> float:
         """Opens the page as Telegram does (see :func:`page_url`); the seconds from
         navigation to the first picture drawn (0.0 when it was refused)."""
-        await asyncio.to_thread(self.driver.get, "about:blank")
+        shown = await asyncio.to_thread(lambda: self.driver.current_url)
+        if shown != "about:blank":  # a page: the same address again would only move in it
+            await asyncio.to_thread(self.driver.get, "about:blank")
         await asyncio.to_thread(self.driver.get, page_url(root, param, data, theme, direct))
         drawn = await self.wait(
             "return document.body.dataset.drawn || document.body.dataset.refused"
@@ -136,16 +164,27 @@ class Page:
         return float(drawn) / 1000 if drawn != "1" else 0.0
 
     async def wait(self, script: str, within: float = 5.0) -> Any:
-        """Polls ``script`` in the page every 10 ms until it returns something true."""
+        """Runs ``script`` in the page until it returns something true: after each change
+        of the document (so a new picture is seen as soon as it is drawn, not at the next
+        tick of a timer) and every 10 ms (for what changes outside it)."""
         return await asyncio.to_thread(
             self.driver.execute_async_script,
             """const src = arguments[0], within = arguments[1], done = arguments[2];
             const f = new Function(src), t0 = performance.now();
-            (function poll() {
+            let timer = 0, over = false;
+            const changes = new MutationObserver(poll);
+            function poll() {
+              if (over) return;
               const v = f();
-              if (v || performance.now() - t0 > within) done(v || null);
-              else setTimeout(poll, 10);
-            })();""",
+              clearTimeout(timer);
+              if (!v && performance.now() - t0 <= within) { timer = setTimeout(poll, 10); return; }
+              over = true;
+              changes.disconnect();
+              done(v || null);
+            }
+            const all = {subtree: true, childList: true, attributes: true, characterData: true};
+            changes.observe(document, all);
+            poll();""",
             script,
             within * 1000,
         )
@@ -242,4 +281,5 @@ class Page:
         return [e["message"] for e in entries if e["level"] == "SEVERE"]
 
     async def screenshot(self, path: Path) -> None:
-        await asyncio.to_thread(self.driver.save_screenshot, str(path))
+        if PICTURES:
+            await asyncio.to_thread(self.driver.save_screenshot, str(path))

@@ -12,7 +12,7 @@ import heapq
 import itertools
 import time
 from asyncio import FIRST_COMPLETED
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +125,22 @@ class Clock(BotClock):
         else:
             raise AssertionError("the bot's timers keep firing without time passing")
         self.offset += max(0.0, end - self())
+
+    async def asleep(self, tasks: Collection[asyncio.Task[Any]], within: float = 0.5) -> None:
+        """Waits until none of ``tasks`` (pollers) is between a wake and its next sleep:
+        one cancelled there may lose the cancellation (Python 3.11's ``asyncio.wait_for``,
+        in redis-py's send, drops one that comes as its call completes), and its stop then
+        waits half a second to cancel it again (bot.core.services.stop_polls). At most
+        ``within`` seconds: a job held up by the test is cancelled as before."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + within
+        while (awake := [t for t in self._awake if t in tasks and not t.done()]) and (
+            left := end - loop.time()
+        ) > 0:
+            self._changed.clear()
+            changed = asyncio.ensure_future(self._changed.wait())
+            await asyncio.wait([*awake, changed], timeout=left, return_when=FIRST_COMPLETED)
+            changed.cancel()
 
     async def settle(self) -> None:
         """Waits until the bot has done what it was set off to do: every task the apps

@@ -696,6 +696,12 @@ async def stop_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
             stuck = "\n".join(_stack_of(t) for t in app_tasks(app))
             raise AssertionError(f"the bot did not stop within {STOP_WITHIN} s:\n{stuck}")
         stopping.result()
+    from bot.core.services import services
+    from testing.clock import Clock  # imports this module
+
+    svc = services(app)
+    if isinstance(svc.clock, Clock):  # no job starts now (the app is stopped): those under
+        await svc.clock.asleep(svc.pollers)  # way end first, so that none is cut off
     if app.post_stop:
         await app.post_stop(app)
     await app.shutdown()

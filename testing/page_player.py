@@ -9,7 +9,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from testing.browser import WITHIN, Page
+from testing.browser import PICTURES, WITHIN, Page
 
 # Run in every document the browsers open, before the page's own scripts: what went
 # wrong (script errors, refused loads, policy violations, console.error), and the
@@ -119,8 +119,9 @@ class Player(Page):
     async def axe(self) -> list[str]:
         """axe-core's serious and critical findings on the page as it is now."""
         await self.probe(True)
-        source = resources.files("selenium_axe_python").joinpath("axe-core", "axe.min.js")
-        await self.js(source.read_text(encoding="utf-8"))
+        if not await self.js("return typeof axe === 'object'"):  # once per document (0.5 MB)
+            source = resources.files("selenium_axe_python").joinpath("axe-core", "axe.min.js")
+            await self.js(source.read_text(encoding="utf-8"))
         found = await asyncio.to_thread(
             self.driver.execute_async_script,
             "const done = arguments[0];"
@@ -144,6 +145,7 @@ class Player(Page):
         )
 
     async def snap(self, path: Path) -> None:
-        await self.probe(True)
-        await asyncio.to_thread(self.driver.save_screenshot, str(path))
-        await self.probe(False)
+        if PICTURES:
+            await self.probe(True)
+            await self.screenshot(path)
+            await self.probe(False)

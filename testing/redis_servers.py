@@ -11,7 +11,8 @@ tests in a fraction of that.
 
 Ports: :func:`free_ports` takes ports of ``REDIS_TEST_PORTS`` (``first-last``; by default
 200 derived from ``REDIS_TEST_DB``) that nothing listens on, from this process's share of
-them (each pytest-xdist worker has its own), a cluster's bus ports too.
+them (each pytest-xdist worker has its own), a cluster's bus ports too. :class:`Ahead`
+starts the next test's pair while a test runs.
 
 What a test does to them:
 
@@ -33,13 +34,15 @@ What a test does to them:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -84,13 +87,17 @@ def _share() -> range:
     return range(ports.start + share * worker, ports.start + share * (worker + 1))
 
 
-def free_ports(count: int, taken: Sequence[int] = ()) -> list[int]:
+# The ports handed out until their server is killed: one starting (in a thread: Ahead)
+# may not listen yet when the next are asked for.
+_HANDED_OUT: set[int] = set()
+
+
+def free_ports(count: int) -> list[int]:
     """``count`` ports of this process's share that nothing listens on (tried by binding
-    each), none of ``taken``. A server given one is started before the next are asked
-    for (:func:`running`), so they are told apart by binding."""
+    each) and that are not handed out already."""
     found: list[int] = []
     for port in _share():
-        if port in taken:
+        if port in _HANDED_OUT:
             continue
         with socket.socket() as probe:
             # As redis-server binds: a port a killed server left in TIME_WAIT is free.
@@ -101,6 +108,7 @@ def free_ports(count: int, taken: Sequence[int] = ()) -> list[int]:
                 continue
         found.append(port)
         if len(found) == count:
+            _HANDED_OUT.update(found)
             return found
     raise RuntimeError(f"not {count} free ports left in REDIS_TEST_PORTS")
 
@@ -119,7 +127,7 @@ def _wait(what: str, ready: object, within: float) -> None:
                 return
         except (redis.RedisError, OSError) as exc:
             last = exc
-        time.sleep(0.05)  # a server starting or electing: nothing to wait on but asking
+        time.sleep(0.01)  # a server starting or electing: nothing to wait on but asking
     raise AssertionError(f"{what} within {within} s (last error: {last})")
 
 
@@ -140,8 +148,9 @@ class Server:
         self.wait_up()
 
     def launch(self) -> None:
-        """The process started, not waited for (:meth:`wait_up`): servers of a cluster
-        start side by side."""
+        """The process started (:meth:`wait_up` waits until it answers): servers that do
+        not need each other to start start side by side."""
+        _HANDED_OUT.add(self.port)  # again, when a killed one starts again
         self.directory.mkdir(parents=True, exist_ok=True)
         log = (self.directory / "server.log").open("ab")
         self.process = subprocess.Popen(
@@ -167,12 +176,13 @@ class Server:
         return self.process is not None and self.process.poll() is None
 
     def kill(self) -> None:
-        """``kill -9``: no goodbye to its replicas or the cluster."""
+        """``kill -9``: no goodbye to its replicas or the cluster. Its port is free again."""
         if self.alive:
             assert self.process is not None
             self.process.send_signal(signal.SIGCONT)
             self.process.kill()
             self.process.wait(10)
+        _HANDED_OUT.discard(self.port)
 
     stop = kill
 
@@ -216,6 +226,12 @@ def data_args(port: int) -> list[str]:
         "1",
         "--repl-diskless-sync-delay",  # a replica's first sync at once, not after 5 s
         "0",
+        # A replica synced through a file is online at once; one synced over the socket
+        # (Redis 7's default) only once it has acknowledged, which it does once a second:
+        # until then no WAIT counts it, and a pair just started confirmed nothing for up
+        # to a second.
+        "--repl-diskless-sync",
+        "no",
     ]
 
 
@@ -228,6 +244,17 @@ def hold_back(primary: redis.Redis) -> None:
         lambda: not primary.info("replication")["connected_slaves"],
         FAILOVER_WITHIN,
     )
+
+
+def wait_caught_up(primary: Server, replica: Server) -> None:
+    """Until ``replica`` has all that ``primary`` had written when asked."""
+    with contextlib.closing(primary.client()) as p, contextlib.closing(replica.client()) as r:
+        written = int(p.info("replication")["master_repl_offset"])
+        _wait(
+            f"the replica on {replica.port} caught up",
+            lambda: int(r.info("replication")["master_repl_offset"]) >= written,
+            UP_WITHIN,
+        )
 
 
 def let_through(primary: redis.Redis) -> None:
@@ -293,6 +320,7 @@ class Cluster:
     def stop(self) -> None:
         for server in self.servers.values():
             server.kill()
+        _HANDED_OUT.difference_update(self.ports)  # the bus ports
 
     def _live(self) -> list[Server]:
         return [s for s in self.servers.values() if s.alive]
@@ -359,7 +387,7 @@ class Cluster:
         for an epoch the others refuse (no primary for its slots then)."""
         for server in self._live():
             if _role(server.client()) == "slave":
-                server.kill()
+                self._down(server)
         _start_all([s for s in self.servers.values() if not s.alive])
 
         def whole() -> bool:
@@ -389,8 +417,13 @@ class Cluster:
         """``kill -9`` of the server on ``port``; when it was a primary, the port of the
         replica that takes over (not waited for: :meth:`wait_promoted`)."""
         replica = self.replica_of(port) if port in self.primary_ports() else port
-        self.servers[port].kill()
+        self._down(self.servers[port])
         return replica
+
+    def _down(self, server: Server) -> None:
+        """``kill -9`` of ``server``; its port stays the cluster's (:meth:`restore`)."""
+        server.kill()
+        _HANDED_OUT.add(server.port)
 
     def wait_promoted(self, port: int, within: float = FAILOVER_WITHIN) -> float:
         """Wait until the server on ``port`` is a primary and the cluster is ok again;
@@ -584,21 +617,30 @@ class Pair:
     def __post_init__(self) -> None:
         first, second = free_ports(2)
         self.primary = Server(first, self.directory / "primary", *data_args(first))
-        self.replica = Server(
-            second, self.directory / "replica", *data_args(second), "--replicaof", HOST, str(first)
-        )
+        self.replica = Server(second, self.directory / "replica", *data_args(second))
 
     def start(self) -> None:
-        self.primary.start()
-        self.replica.start()
+        """Both started side by side; then the replica follows the primary (told once
+        both answer: one told at start that came up first would try again a second later)."""
+        for server in (self.primary, self.replica):
+            server.launch()
+        for server in (self.primary, self.replica):
+            server.wait_up()
+        self._follow()
         self.wait_synced()
+
+    def _follow(self) -> None:
+        """The replica follows the primary from now on, and links at once."""
+        with contextlib.closing(self.replica.client()) as replica:
+            replica.replicaof("NO", "ONE")  # else REPLICAOF of its primary does nothing
+            replica.replicaof(HOST, self.primary.port)
 
     def wait_synced(self) -> None:
         """Until the replica is linked and has everything the primary wrote (up to a
         write of this connection's own: WAIT counts no other's)."""
         with contextlib.closing(self.primary.client()) as primary:
             primary.set("testing:synced", 1)
-            _wait("the replica caught up", lambda: primary.wait(1, 100) >= 1, UP_WITHIN)
+            _wait("the replica caught up", lambda: primary.wait(1, 10) >= 1, UP_WITHIN)
 
     def hold_back(self) -> None:
         """Writes from now on reach the primary only (see the module docstring)."""
@@ -606,9 +648,12 @@ class Pair:
             hold_back(primary)
 
     def let_go(self) -> None:
-        """The replica may log in again; it catches up (:meth:`wait_synced`)."""
+        """The replica may log in again; it catches up (:meth:`wait_synced`). It is told
+        to follow the primary afresh (a full sync), so that it links at once: left alone,
+        it would try again only a second after its last refused try."""
         with contextlib.closing(self.primary.client()) as primary:
             let_through(primary)
+        self._follow()
 
     def lose_unreplicated(self) -> None:
         """What a failover to the held-back replica leaves, at the primary's own address
@@ -631,8 +676,7 @@ class Pair:
 
             _wait("the primary took the replica's copy", synced, UP_WITHIN)
             primary.replicaof("NO", "ONE")
-            self.let_go()
-            replica.replicaof(HOST, self.primary.port)
+        self.let_go()  # the replica follows the primary again
         self.wait_synced()
 
     def promote(self) -> None:
@@ -670,6 +714,38 @@ def reused(made: list[Cluster], directory: Path) -> Iterator[Cluster]:
             raise
 
 
+class Ahead:
+    """Pairs started one ahead, in a thread: while a test runs on its pair (each test has
+    one of its own), the next is started, so that the next test finds it up rather than
+    wait for it. :meth:`close` stops the one left over."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory, self.made = directory, itertools.count()
+        self.thread = ThreadPoolExecutor(1, "pair-ahead")
+        self.next = self._start()
+
+    def _start(self) -> tuple[Pair, Future[None]]:
+        pair = Pair(self.directory / str(next(self.made)))
+        return pair, self.thread.submit(pair.start)
+
+    def take(self) -> Pair:
+        """A pair started (the next one starts meanwhile): the caller stops it."""
+        (pair, started), self.next = self.next, self._start()
+        try:
+            started.result()
+        except BaseException:
+            pair.stop()
+            raise
+        return pair
+
+    def close(self) -> None:
+        pair, started = self.next
+        with contextlib.suppress(Exception):
+            started.result()
+        pair.stop()
+        self.thread.shutdown()
+
+
 class Runs(Protocol):
     def start(self) -> None: ...
 
@@ -677,6 +753,12 @@ class Runs(Protocol):
 
 
 Started = TypeVar("Started", bound=Runs)
+
+
+def started(made: Started) -> Started:
+    """``made`` started (in a thread, say); the caller stops it."""
+    made.start()
+    return made
 
 
 @contextlib.contextmanager

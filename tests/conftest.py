@@ -26,7 +26,7 @@ import redis.asyncio as aioredis
 from bot.core import health
 from bot.handlers.once import update_key
 from testing import luacache, redis_servers
-from testing.browser import chromiums, fresh_tab
+from testing.browser import PICTURES, chromiums, fresh_tab, on_each
 from testing.clock import Clock
 from testing.computers import quick_harness
 from testing.fakegram import FakeTelegram
@@ -263,20 +263,18 @@ def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
 @pytest.fixture
 def browsers(chromium: list[Any]) -> Iterator[list[Any]]:
     """The two Chromium (Ann's and Bob's, or a player's and a spectator's), each showing a
-    fresh tab: nothing a test before set up in its tab reaches this one. Blank after the
-    test, so that no page of it runs on while the other tests do."""
-    for driver in chromium:
-        fresh_tab(driver)
+    fresh tab: nothing a test before set up in its tab reaches this one. The test's tabs
+    are closed after it, in both browsers at once, for the next test's fresh ones, so that
+    no page of it runs on while the other tests do."""
     yield chromium
-    for driver in chromium:
-        driver.get("about:blank")
+    on_each(fresh_tab, chromium)
 
 
 @pytest.fixture
 def shots(tmp_path: Path) -> Path:
     """Where a browser test's screenshots go: docs/ with ``CARDTABLE_SCREENSHOTS=1`` (the
-    pictures docs/webapp.md shows), else the test's own directory."""
-    return DOCS if os.environ.get("CARDTABLE_SCREENSHOTS") == "1" else tmp_path
+    pictures docs/webapp.md shows); else none is taken (:data:`testing.browser.PICTURES`)."""
+    return DOCS if PICTURES else tmp_path
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ import random
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextvars import ContextVar
 from pathlib import Path
 from types import SimpleNamespace
@@ -72,12 +73,38 @@ HOOK = "https://cards.example.org/hook"
 SECRET = "s3cret"
 
 
-@pytest.fixture
-def pair(tmp_path: Path) -> Iterator[Pair]:
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redis_servers.Ahead]:
+    """Each test's pair started while the test before it ran."""
     if (why := redis_servers.why_not()) is not None:
         pytest.skip(why)
-    with redis_servers.running(Pair(tmp_path)) as servers:
-        yield servers
+    ahead = redis_servers.Ahead(tmp_path_factory.mktemp("pairs"))
+    yield ahead
+    ahead.close()
+
+
+@pytest.fixture
+def pair(pairs: redis_servers.Ahead) -> Iterator[Pair]:
+    servers = pairs.take()
+    yield servers
+    servers.stop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Future[redis_servers.Cluster] | None]:
+    """The cluster of the one test that needs it, started in a thread as this module's
+    first test begins: its primaries say they are ok only two seconds after they start,
+    which the tests before it run through (on a worker that runs no such test, it started
+    for nothing). None: no redis-server here."""
+    if redis_servers.why_not() is not None:
+        yield None
+        return
+    made = redis_servers.Cluster(tmp_path_factory.mktemp("cluster"))
+    with ThreadPoolExecutor(1) as thread:  # on leaving, the start is over
+        yield thread.submit(redis_servers.started, made)
+    made.stop()
 
 
 @pytest.fixture
@@ -510,48 +537,50 @@ class _FailoverOnFirstSend:
         self.pair.lose_unreplicated()
 
 
-async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(tmp_path: Path) -> None:
+async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(
+    cluster: Future[redis_servers.Cluster] | None,
+) -> None:
     """A Lua script of the bot's (loaded on demand) and its WAIT go together to the node
     of the key's slot: with that node's replica frozen the write is Unconfirmed, and so
     is a page's read behind its barrier, while a key of another node is confirmed at
     once. So do the inbox's: an update stored in a stream of that node is Unconfirmed
     (the webhook's 503), one of another node's is not; a worker's read of the first is
     Unconfirmed, and confirmed once the replica is back."""
-    if (why := redis_servers.why_not()) is not None:
-        pytest.skip(why)
-    with redis_servers.running(redis_servers.Cluster(tmp_path)) as servers:
-        client = await RedisCluster.from_url(servers.url).initialize()
-        replicas = Replicas(client, wait_ms=WAIT_MS)
-        save = SAVE.register(client, replicas)  # type: ignore[arg-type]
+    if cluster is None:
+        pytest.skip(str(redis_servers.why_not()))
+    servers = await asyncio.to_thread(cluster.result)  # started as the module began
+    client = await RedisCluster.from_url(servers.url).initialize()
+    replicas = Replicas(client, wait_ms=WAIT_MS)
+    save = SAVE.register(client, replicas)  # type: ignore[arg-type]
+    try:
+        keys = {client.get_node_from_key(k).port: k for k in ("{a}k", "{b}k", "{c}k")}
+        assert len(keys) == 3, "one key on each primary"
+        (port, key), (_, elsewhere), _ = sorted(keys.items())
+        for each in keys.values():
+            await client.hset(each, "v", 1)
+            # NOSCRIPT, loaded, run; confirmed once the replica (just synced) answers
+            assert await _confirmed(lambda each=each: save(Save(each, 60, ("f", "1")))) == 1
+        frozen = servers.servers[servers.replica_of(port)]
+        frozen.freeze(True)
         try:
-            keys = {client.get_node_from_key(k).port: k for k in ("{a}k", "{b}k", "{c}k")}
-            assert len(keys) == 3, "one key on each primary"
-            (port, key), (_, elsewhere), _ = sorted(keys.items())
-            for each in keys.values():
-                await client.hset(each, "v", 1)
-                # NOSCRIPT, loaded, run; confirmed once the replica (just synced) answers
-                assert await _confirmed(lambda each=each: save(Save(each, 60, ("f", "1")))) == 1
-            frozen = servers.servers[servers.replica_of(port)]
-            frozen.freeze(True)
-            try:
-                with pytest.raises(Unconfirmed):
-                    await save(Save(key, 60, ("f", "2")))
-                started = time.perf_counter()
-                assert await save(Save(elsewhere, 60, ("f", "2"))) == 1
-                assert time.perf_counter() - started < WAIT_MS / 1000
-                with pytest.raises(Unconfirmed):  # a page's read, behind its barrier
-                    await _behind_barrier(client, replicas, key)
-                read = await _behind_barrier(client, replicas, elsewhere)
-                assert read == {b"v": b"1", b"f": b"2"}
-                doubtful = await _inbox_on(client, replicas, port)
-            finally:
-                frozen.freeze(False)
-            await asyncio.sleep(0.5)  # the replica catches up
-            worker = inbox_stream.Inbox(client, "worker", replicas)
-            confirmed = await worker.confirm(doubtful)
-            assert b'{"update_id": 1}' in [body for _, body in confirmed]
+            with pytest.raises(Unconfirmed):
+                await save(Save(key, 60, ("f", "2")))
+            started = time.perf_counter()
+            assert await save(Save(elsewhere, 60, ("f", "2"))) == 1
+            assert time.perf_counter() - started < WAIT_MS / 1000
+            with pytest.raises(Unconfirmed):  # a page's read, behind its barrier
+                await _behind_barrier(client, replicas, key)
+            read = await _behind_barrier(client, replicas, elsewhere)
+            assert read == {b"v": b"1", b"f": b"2"}
+            doubtful = await _inbox_on(client, replicas, port)
         finally:
-            await client.aclose()
+            frozen.freeze(False)
+        await asyncio.to_thread(redis_servers.wait_caught_up, servers.servers[port], frozen)
+        worker = inbox_stream.Inbox(client, "worker", replicas)
+        confirmed = await worker.confirm(doubtful)
+        assert b'{"update_id": 1}' in [body for _, body in confirmed]
+    finally:
+        await client.aclose()
 
 
 async def _behind_barrier(client: Any, replicas: Replicas, key: str) -> Any:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -15,6 +14,7 @@ from bot.core import health
 from bot.core.i18n import t
 from bot.core.store import Store
 from testing.chats import FakeUser
+from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on
 from testing.ownredis import OwnRedis
@@ -64,6 +64,7 @@ async def test_an_outage_is_told_at_once_logged_once_and_play_goes_on(
     outage_harness: Harness,
     own_redis: OwnRedis,
     caplog: pytest.LogCaptureFixture,
+    clock: Clock,
     outage: str,
 ) -> None:
     h = outage_harness
@@ -86,7 +87,7 @@ async def test_an_outage_is_told_at_once_logged_once_and_play_goes_on(
         assert [m.text for m in h.screen(other) if m.from_bot] == [UNAVAILABLE]
         # The pollers tick meanwhile (each at least twice): a frozen server has made
         # the taps above wait out their timeouts already.
-        await asyncio.sleep(max(0.0, 1.2 - (time.perf_counter() - down)))
+        await clock.advance(max(0.0, 1.2 - (time.perf_counter() - down)))
     finally:
         if outage == "stopped":
             own_redis.start()

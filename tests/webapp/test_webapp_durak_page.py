@@ -72,6 +72,12 @@ def _figures(frames: list[float]) -> str:
 Hook = Callable[[str, int, Player], Awaitable[None]]
 
 
+async def offers(pages: dict[int, Player], at: int) -> dict[int, list[str]]:
+    """What each page offers once it shows version ``at``, asked of all the pages at once."""
+    moves = await asyncio.gather(*(p.moves_at(at) for p in pages.values()))
+    return dict(zip(pages, moves, strict=True))
+
+
 async def play_whole(
     h: Harness,
     group: FakeGroup,
@@ -97,7 +103,7 @@ async def play_whole(
         page = pages[user.id]
         if at != data["version"]:
             at = data["version"]
-            seen = {who: await p.moves_at(at) for who, p in pages.items()}
+            seen = await offers(pages, at)
         legal = sorted(game.move_token(m) for m in game.legal_moves())
         offered = set(seen[user.id])
         direct = {t for t in offered if not t.startswith("pick:")}
@@ -124,7 +130,7 @@ async def play_whole(
         if hook:
             await hook("flying", played["moves"], page)
         at = data["version"] + 1
-        seen = {who: await p.moves_at(at) for who, p in pages.items()}
+        seen = await offers(pages, at)
         played["moves"] += 1
         if hook:
             await hook("moved", played["moves"], page)
@@ -162,17 +168,20 @@ async def frames(pages: dict[int, Player]) -> str:
 async def open_pages(
     root: str, param: str, users: list[FakeUser], browsers: list[Any], still: bool = False
 ) -> dict[int, Player]:
-    """Each user's page in a browser of his own, watched; Bob's Telegram is dark.
-    ``still``: with reduced motion (nothing flies)."""
-    pages = {}
-    for user, driver in zip(users, browsers, strict=True):
-        page = pages[user.id] = Player(driver)
+    """Each user's page in a browser of his own, watched, all opened at once; Bob's
+    Telegram is dark. ``still``: with reduced motion (nothing flies)."""
+
+    async def opened(user: FakeUser, driver: Any) -> Player:
+        page = Player(driver)
         await page.watch()
         if still:
             await page.still_motion()
         await page.open(root, param, init_data(user), DARK if user.first_name == "Bob" else None)
         await page.console_errors()  # from here on: none
-    return pages
+        return page
+
+    pages = await asyncio.gather(*map(opened, users, browsers))
+    return {user.id: page for user, page in zip(users, pages, strict=True)}
 
 
 async def test_durak_with_the_dummy_played_whole_on_two_pages(
@@ -257,8 +266,9 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     made: the page says the server's refusal in the reader's language, with an error pulse."""
     h = harness
     # The clock is real time plus what the test adds: a turn time of a second could run
-    # out while Chromium opens the page, so the turn is long and the test moves past it.
-    top, users, param = await table_for_two(h, "durak", turn_time=60)
+    # out while Chromium opens the page, so the turn is long and the test moves past it
+    # (20 s: each second moved is nine turns of the bot's pollers).
+    top, users, param = await table_for_two(h, "durak", turn_time=20)
     data = await stored(h, top.group)
     actor = Durak.from_json(data["state"]).to_act()
     assert actor is not None
@@ -272,7 +282,7 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     # nor may it read the table again when it reconnects
     blocked = {"urls": ["*api/events*", "*api/state*"]}
     await asyncio.to_thread(cdp, "Network.setBlockedURLs", blocked)
-    await clock.advance(62)  # his turn's time runs out: the bot moves for him
+    await clock.advance(22)  # his turn's time runs out: the bot moves for him
     after = await stored(h, top.group)
     assert after["version"] > data["version"]
     assert await page.version() == data["version"]  # the page never heard of it
@@ -313,6 +323,7 @@ async def test_a_stream_ended_unconfirmed_is_opened_again_after_a_wait(
     h = harness
     top, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
     monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
+    monkeypatch.setattr(streams, "IDLE", 10.0)  # not five minutes of the bot's pollers
     page = Page(browsers[0])
     await page.open(root, param, init_data(ann))
     await page.js(CALLS + "__ahead += 5000;")
@@ -322,15 +333,17 @@ async def test_a_stream_ended_unconfirmed_is_opened_again_after_a_wait(
     load = api.load
 
     async def unconfirmed(application: Any, key: str) -> Snapshot:
+        """The read the notice brings, not confirmed; the next one (the page's return) is."""
+        monkeypatch.setattr(api, "load", load)
         raise Unconfirmed(None, 1, 0, 300)
 
     await page.js("__calls.length = 0; __ahead += 5000;")
     monkeypatch.setattr(api, "load", unconfirmed)
+    monkeypatch.setattr(streams, "BACK_OFF", "retry: 100\n\n")  # its wait: 0.1 s, not 1 s
     version = (await stored(h, top.group))["version"]
     await h.redis.publish(CHANGED, f"{version + 1} {table_key(top.group)}")
     assert await page.wait("return __calls.length", WITHIN)
     assert (await page.js("return __calls"))[0] == ["session", True], "offline, after a wait"
-    monkeypatch.setattr(api, "load", load)
     assert await page.wait("return document.body.dataset.offline === ''", WITHIN), "back"
 
 
@@ -549,9 +562,9 @@ async def test_durak_played_on_the_page_against_buttons(
         public = hidden_cards("durak", (await stored(h, group))["state"], None)
         text = await spectator.shown_cards()
         assert not leaks(text, public), text
-        for p in (page, spectator):
-            assert await p.js("return document.getAnimations().length") == 0
-            assert not await p.js("return +document.body.dataset.flying")
+        for p in (page, spectator):  # nothing moves, nothing flies
+            moving = "[document.getAnimations().length, +document.body.dataset.flying || 0]"
+            assert await p.js(f"return {moving}") == [0, 0]
         moves += 1
         if moves == 4:
             await page.screenshot(shots / "webapp-durak-en.png")

@@ -16,6 +16,7 @@ import pytest
 from bot.core.callbacks import Action
 from bot.core.i18n import plain as t
 from bot.tables import games
+from bot.webapp import streams
 from bot.webapp.auth import SESSION
 from engine import records
 from engine.games.football.game import Football
@@ -140,7 +141,8 @@ async def test_a_whole_game_of_football_on_two_pages(
             before = data["version"]
             await page.tap(token)
             taps += 1
-            texts = {u.id: await pages[u.id].shown_cards(newer_than=before) for u in (ann, bob)}
+            shown = [p.shown_cards(newer_than=before) for p in pages.values()]  # both at once
+            texts = dict(zip(pages, await asyncio.gather(*shown), strict=True))
             state = (await stored(h, top.group))["state"]
             for u in (ann, bob):
                 hidden = hidden_cards("football", state, seat_of(data, u))
@@ -186,14 +188,16 @@ async def test_a_whole_game_of_football_on_two_pages(
 
 
 async def test_every_move_shows_on_every_page_and_a_page_catches_up(
-    harness: Harness, clock: Clock, browsers: list[Any]
+    harness: Harness, clock: Clock, browsers: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Moves made on a page, by a button, by a timeout and by the computer show on both pages;
     through a server outage the pages say they are offline and catch up when it is back; a
     page asleep catches up when it wakes, and one asleep past its session says so."""
     h = harness
-    # 52 cards, 17 balls each: Bob moves often enough for every way of moving
-    top, (ann, bob), param = await table_for_two(h, "football", deck_size=52)
+    # 52 cards, 17 balls each: Bob moves often enough for every way of moving; turns of
+    # 20 s, not 60 (the clock moved past one steps the bot's pollers nine times a second)
+    top, (ann, bob), param = await table_for_two(h, "football", deck_size=52, turn_time=20)
+    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)  # a stream sees its session end at once
     rng = random.Random(5)
     while Football.from_json((await stored(h, top.group))["state"]).view(None).phase == "setup":
         await top.step([ann, bob], rng)  # set up by the chat's buttons
@@ -239,7 +243,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
         # Ann's page asleep past its session (it could not renew it meanwhile): it keeps
         # its picture, offers nothing, and says to open the table again.
         await pages[ann.id].lifecycle("frozen")
-        await clock.advance(60)  # then the session's rest at once, not 8,600 idle polls
+        await clock.advance(20)  # a turn; then the session's rest at once, not 8,600 polls
         clock.offset += SESSION
         await pages[ann.id].lifecycle("active")
         assert await pages[ann.id].wait("return document.body.dataset.refused === '1'", WITHIN)
