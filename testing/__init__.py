@@ -7,3 +7,11 @@ users' side of it (:mod:`testing.harness`, :mod:`testing.tabletop`,
 :mod:`testing.computers`, :mod:`testing.webapp`), the clock a test moves forward
 (:mod:`testing.clock`) and the bot's test settings (:mod:`testing.settings`).
 """
+
+import os
+
+# Hypothesis loads every plugin installed (trio's, here through selenium) when it is
+# first imported; trio's registers its random generator, which costs a full garbage
+# collection and a search of every object's referrers (about 0.3 CPU-s a worker). No
+# test uses trio.
+os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")

@@ -19,6 +19,7 @@ from testing.harness import AppFactory, Harness, harness_on
 from testing.tabletop import Tabletop, action_of, playable, stored
 
 DELAY = 0.02  # seconds between computer moves in these tests (Settings.computer_delay)
+PAUSE = 0.25  # seconds a person waits after a refused tap before he taps again
 
 
 async def quick_harness(
@@ -114,5 +115,7 @@ async def play_people(
         taps += 1
         if answer.text is not None:
             # Refused (a stale button, not his turn): he waits for the bot to catch up,
-            # as a person would, instead of tapping again at once while no time passes.
-            await clock.advance(DELAY)
+            # as a person would, instead of tapping again at once while no time passes
+            # (rate limited, the bot may edit his hand a second later: at the computer's
+            # pace he tapped 40 stale buttons before it came).
+            await clock.advance(PAUSE)

@@ -1,4 +1,5 @@
-"""fakeredis's Lua, each script compiled once per fake server rather than once per call.
+"""fakeredis's Lua, each script compiled once per fake server rather than once per call,
+and its globals looked over only when a script has made one.
 
 fakeredis (2.41) keeps one Lua runtime per fake server but runs every EVAL/EVALSHA with
 ``LuaRuntime.execute(script)``, which parses and compiles the text again each time: about
@@ -8,6 +9,13 @@ each) and calls it again. Nothing else changes: fakeredis still sets KEYS and AR
 before each call, ``redis.call`` still finds the connection (and database) of the current
 call, and a chunk run again has fresh locals, as a fresh compile would. A script that does
 not compile is not kept, and goes to the plain ``execute``, so its error reads as before.
+
+fakeredis also refuses a script that makes a global variable, as Redis does, by listing
+every global of the runtime before each ``redis.call`` and after the script, a fifth of
+the cost of a script's call. Here the runtime's globals table notes when a variable is
+added to it (its ``__newindex``, which Lua calls for a name not there yet), and
+fakeredis's own check runs, as before, only after that: the same refusal, with the same
+message, at the same point. (A global made with ``rawset`` slips by; no script does that.)
 """
 
 from __future__ import annotations
@@ -17,6 +25,14 @@ from typing import Any
 
 from fakeredis.commands_mixins import scripting_mixin
 
+# Added to the globals table once fakeredis has set its own (redis, cjson, KEYS, ARGV):
+# a function that says whether a global was added since it was last asked.
+_NOTE_NEW_GLOBALS = """
+local added = false
+setmetatable(_G, {__newindex = function(t, k, v) added = true; rawset(t, k, v) end})
+return function() local was = added; added = false; return was end
+"""
+
 
 def install() -> None:
     lua = scripting_mixin.LUA_MODULE
@@ -25,6 +41,8 @@ def install() -> None:
 
     class CompiledOnce(lua.LuaRuntime):  # type: ignore[name-defined,misc]
         def execute(self, lua_code: Any, *args: Any) -> Any:
+            if "added" not in self.__dict__:  # the first script: fakeredis's globals are set
+                self.added = super().execute(_NOTE_NEW_GLOBALS)
             chunks = self.__dict__.setdefault("chunks", {})
             chunk = chunks.get(lua_code)
             if chunk is None:
@@ -34,6 +52,14 @@ def install() -> None:
                     return super().execute(lua_code, *args)
             return chunk(*args)
 
+    check = scripting_mixin._check_for_lua_globals
+
+    def check_when_added(runtime: Any, expected: set[Any]) -> None:
+        added = runtime.__dict__.get("added")
+        if added is None or added():
+            check(runtime, expected)
+
     shim = types.ModuleType(lua.__name__)
     shim.__dict__.update(vars(lua), LuaRuntime=CompiledOnce, compiles_once=True)
     scripting_mixin.LUA_MODULE = shim
+    scripting_mixin._check_for_lua_globals = check_when_added

@@ -360,23 +360,30 @@ def cards_named(text: str) -> set[str]:
     return {card_of[found.group()] for found in pattern.finditer(text)}
 
 
-def visible_cards(kind: str, state: str, seat: int | None) -> tuple[set[str], set[str]]:
-    """(every card of the game, the cards ``seat`` may know; None: the group), from the
-    engine state as stored, through the engine's own view of it."""
-    raw = json.loads(state)
-    everything = set(cards.to_strs(raw["deck"]))
-    if kind == "football":
-        fv = Football.from_json(state).view(seat)
+def _parsed(kind: str, state: str) -> tuple[Any, dict[str, Any]]:
+    """The engine's game of a stored state, and the state's JSON."""
+    return (Football if kind == "football" else Durak).from_json(state), json.loads(state)
+
+
+def _seen(game: Any, raw: dict[str, Any], seat: int | None) -> set[str]:
+    """The cards ``seat`` (None: the group) may know, through the engine's own view."""
+    if isinstance(game, Football):
+        fv = game.view(seat)
         seen = set(fv.hand) | {c for row in fv.field for c in row if c}
         seen |= {c for c in fv.keepers if c} | set(fv.discarded)
-        seen |= {c for pile in fv.goals for c in pile} | ({fv.ball} if fv.ball else set())
-        return everything, seen
-    dv = Durak.from_json(state).view(seat)
+        return seen | {c for pile in fv.goals for c in pile} | ({fv.ball} if fv.ball else set())
+    dv = game.view(seat)
     seen = set(dv.hand) | set(dv.dummy_hand or []) | set(dv.dummy_known) | {dv.trump}
     seen |= {c for known in dv.known for c in known}
     seen |= {c for pair in dv.table for c in pair if c}
-    seen |= set(cards.to_strs(raw["discard"]))  # every discarded card was on the table
-    return everything, seen
+    return seen | set(cards.to_strs(raw["discard"]))  # every discarded card was on the table
+
+
+def visible_cards(kind: str, state: str, seat: int | None) -> tuple[set[str], set[str]]:
+    """(every card of the game, the cards ``seat`` may know; None: the group), from the
+    engine state as stored, through the engine's own view of it."""
+    game, raw = _parsed(kind, state)
+    return set(cards.to_strs(raw["deck"])), _seen(game, raw, seat)
 
 
 def hidden_cards(kind: str, state: str, seat: int | None) -> set[str]:
@@ -465,9 +472,11 @@ class LeakWatch:
         data = await stored(h, top.group, top.thread)
         if not data.get("state") or data.get("phase") == "lobby":
             return
-        kind, state = data["kind"], data["state"]
+        # The state read once for every reader judged below (the group, each seat).
+        game, raw = _parsed(data["kind"], data["state"])
+        everything = set(cards.to_strs(raw["deck"]))
         seat_of = {s["user_id"]: i for i, s in enumerate(data["seats"])}
-        public = hidden_cards(kind, state, None)
+        public = everything - _seen(game, raw, None)
         in_group = [
             m
             for m in h.server.screen(top.group.id)
@@ -475,14 +484,13 @@ class LeakWatch:
         ]
         for shown in self._fresh(in_group):
             assert not leaks(shown, public), f"group shows {leaks(shown, public)}: {shown}"
-        everything, _ = visible_cards(kind, state, None)
         for (chat, receiver), _messages in h.server.ephemeral.items():
             if chat == top.group.id and receiver not in seat_of:
                 for shown in self._fresh(self._ephemeral(receiver)):
                     found = leaks(shown, everything)
                     assert not found, f"{receiver}, not seated, is shown {found}: {shown}"
         for user_id, seat in seat_of.items():
-            secret = hidden_cards(kind, state, seat)
+            secret = everything - _seen(game, raw, seat)
             mine = h.server.screen(user_id)
             if self._unchecked(mine):  # other tables' hands are his too: not judged here
                 elsewhere = await self._elsewhere(user_id)

@@ -373,10 +373,10 @@ class Inbox:
         looked for in every stream at once, and again in those where it still held
         entries, each touch until it is gone from them (its entries taken over meanwhile)."""
         n, self._forget_turn = self._forget_turn, (self._forget_turn + 1) % BUCKETS
-        first, self._taken_over = {n, *self._taken_over}, set()
         held_in: dict[int, list[str]] = {}
-        for m in sorted(first):
+        for m in sorted({n, *self._taken_over}):
             gone, held_in[m] = await self._forget_where(m, self.claim_idle_ms, "")
+            self._taken_over.discard(m)  # looked at: a pause before the next keeps the rest
             for name in gone + held_in[m]:
                 self._dead.setdefault(name, set(range(BUCKETS)))
         visit = {m for streams in self._dead.values() for m in streams}

@@ -14,6 +14,7 @@ from bot.core.keys import TURN_KEYS
 from bot.core.keys import table_key as store_key
 from bot.core.services import services
 from bot.screens.registry import GAMES
+from engine.games.durak.players import search
 from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser
 from testing.computers import DELAY, clock_of, finished, lobby_with_computers, play_people, until
@@ -40,8 +41,15 @@ def computer_seats(data: dict[str, object]) -> list[int]:
     return [i for i, s in enumerate(seats) if s.get("computer")]
 
 
-async def test_durak_in_a_private_chat_against_three_computers(quick: Harness) -> None:
+async def test_durak_in_a_private_chat_against_three_computers(
+    quick: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
     h = quick
+    # Hard searches on a token budget, as in tests/engine: on its own, its endgames took
+    # up to 30 s of a game that mostly takes one (its play's strength is no part of this).
+    budget = {"BUDGET": 0, "MIN_SAMPLES": 1, "MAX_SAMPLES": 4, "NODES": 100, "STYLE_BUDGET": 100}
+    for name, value in budget.items():
+        monkeypatch.setattr(search, name, value)
     ann = h.user("Ann")
     top = await lobby_with_computers(h, ann, ann, "durak", 1)  # normal
     await top.tap_group(ann, Action.COMPUTER, "v")

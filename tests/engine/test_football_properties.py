@@ -6,6 +6,7 @@ import json
 import random
 from collections import Counter
 from itertools import permutations
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,10 +28,9 @@ games = st.builds(
 )
 
 
-def truth(g: Football) -> tuple[list[list[int]], list[int]]:
+def truth(state: dict[str, Any]) -> tuple[list[list[int]], list[int]]:
     """The real field [row][col] (-1 before its set-up) and keepers, read from the stored
     state (the deck and the set-ups), not from any view."""
-    state = json.loads(g.to_json())
     deck = state["deck"]
     field = [[-1] * 4, deck[0:4], deck[4:8], [-1] * 4]
     keepers = [-1, -1]
@@ -41,9 +41,10 @@ def truth(g: Football) -> tuple[list[list[int]], list[int]]:
     return field, keepers
 
 
-def check_view(g: Football, view: FootballView, seat: int | None) -> None:
-    """The view shows a card exactly where ``seat`` may know it, and shows it truly."""
-    field, keepers = truth(g)
+def check_view(g: Football, state: dict[str, Any], view: FootballView, seat: int | None) -> None:
+    """The view shows a card exactly where ``seat`` may know it, and shows it truly
+    (``state``: the game as stored, read once for all the checks of a position)."""
+    field, keepers = truth(state)
     up = view.face_up
     for row in range(4):
         for col in range(4):
@@ -64,13 +65,12 @@ def check_view(g: Football, view: FootballView, seat: int | None) -> None:
     own_hand = seat is not None and not view.setup_done[seat]
     assert view.hand == (cards.to_strs(g.hand(seat)) if own_hand and seat is not None else [])
     # No card anywhere in the view beyond what the seat may know: the piles are counts.
-    assert cards_named(view.model_dump(mode="json")) <= known(g, seat)
+    assert cards_named(view.model_dump(mode="json")) <= known(g, state, seat)
 
 
-def known(g: Football, seat: int | None) -> Counter[str]:
+def known(g: Football, state: dict[str, Any], seat: int | None) -> Counter[str]:
     """Every card ``seat`` may know, as a multiset, from the stored state."""
-    state = json.loads(g.to_json())
-    field, keepers = truth(g)
+    field, keepers = truth(state)
     up = state["up"] if state["phase"] != 2 else (1 << 18) - 1
     seen = [
         card
@@ -87,11 +87,11 @@ def known(g: Football, seat: int | None) -> Counter[str]:
     return Counter(cards.to_strs(seen) + ([ball] if ball else []))
 
 
-def check_places(g: Football) -> None:
+def check_places(g: Football, state: dict[str, Any]) -> None:
     places = g.places()
     every = Counter(card for where in places.values() for card in where)
-    assert every == Counter(json.loads(g.to_json())["deck"])
-    field, _ = truth(g)
+    assert every == Counter(state["deck"])
+    field, _ = truth(state)
     placed = sum(1 for row in field for card in row if card >= 0)
     assert len(places["field"]) == placed
 
@@ -107,10 +107,11 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
     pile = g.summary()["piles"][0]
     assert g.summary()["piles"] == [pile, pile]
     while not g.is_finished():
-        check_places(g)
-        for seat in (0, 1, None):
-            check_view(g, g.view(seat), seat)
         text = g.to_json()
+        state = json.loads(text)
+        check_places(g, state)
+        for seat in (0, 1, None):
+            check_view(g, state, g.view(seat), seat)
         legal = g.legal_moves()
         if legal[0].kind != "setup":
             # Exactly the listed column moves are accepted, by anyone; a refused one leaves
@@ -127,7 +128,8 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
                 assert accepted == (move in legal), move
         events = g.apply(rng.choice(legal))
         assert events, "every move has something to tell"
-    check_places(g)
+    state = json.loads(g.to_json())
+    check_places(g, state)
     summary = g.summary()
     assert summary["piles"] == [0, 0] and len(summary["face_up"]) == 18
     result = g.result()
@@ -135,7 +137,7 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
     goals = result["goals"]
     assert result["winner"] == (0 if goals[0] > goals[1] else 1 if goals[1] > goals[0] else None)
     for seat in (0, 1, None):
-        check_view(g, g.view(seat), seat)
+        check_view(g, state, g.view(seat), seat)
 
 
 @settings(max_examples=30, deadline=None)
