@@ -5,6 +5,10 @@ behind 3 Sentinels (:class:`Sentinels`); :func:`running` starts one and always t
 down. :func:`why_not` says in one line why they cannot run here (no ``redis-server``), so
 that a test skips and a benchmark stops.
 
+Tests may share one cluster (:func:`reused`): a new one takes 2 s to form (Redis' own
+wait before a new primary takes writes), :meth:`Cluster.restore` puts it back between
+tests in a fraction of that.
+
 Ports: :func:`free_ports` takes ports of ``REDIS_TEST_PORTS`` (``first-last``; by default
 200 derived from ``REDIS_TEST_DB``) that nothing listens on, from this process's share of
 them (each pytest-xdist worker has its own), a cluster's bus ports too. :class:`Ahead`
@@ -37,7 +41,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +60,7 @@ NODE_TIMEOUT_MS = 500  # how long until the others take a server for gone
 # case the slowest of the failover tests, at the edge of its bound (BACK_WITHIN); and the
 # Sentinels, saying hello more often, know each other a second or two sooner at start.
 SENTINEL_PERIODS_MS = {"INFO-PERIOD": 500, "PUBLISH-PERIOD": 250}
+SENTINEL_DEFAULT_PERIODS_MS = {"INFO-PERIOD": 10000, "PUBLISH-PERIOD": 2000}  # Redis' own
 REPLICATION_USER, REPLICATION_PASSWORD = "replication", "replication-secret"
 SENTINEL_MASTER = "cards"
 UP_WITHIN = 30.0  # seconds for a cluster or Sentinels to form
@@ -145,6 +150,7 @@ class Server:
     def launch(self) -> None:
         """The process started (:meth:`wait_up` waits until it answers): servers that do
         not need each other to start start side by side."""
+        _HANDED_OUT.add(self.port)  # again, when a killed one starts again
         self.directory.mkdir(parents=True, exist_ok=True)
         log = (self.directory / "server.log").open("ab")
         self.process = subprocess.Popen(
@@ -188,6 +194,15 @@ class Server:
     def log(self) -> str:
         path = self.directory / "server.log"
         return path.read_text(errors="replace") if path.exists() else ""
+
+
+def _start_all(servers: Iterable[Server]) -> None:
+    """Each of ``servers`` started, side by side: all launched, then each waited for."""
+    servers = list(servers)
+    for server in servers:
+        server.launch()
+    for server in servers:
+        server.wait_up()
 
 
 def data_args(port: int) -> list[str]:
@@ -290,10 +305,7 @@ class Cluster:
         return f"redis://{HOST}:{self.ports[0]}/0"
 
     def start(self) -> None:
-        for server in self.servers.values():
-            server.launch()
-        for server in self.servers.values():
-            server.wait_up()
+        _start_all(self.servers.values())
         nodes = [f"{HOST}:{port}" for port in self.servers]
         create = ["--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas)]
         create.append("--cluster-yes")
@@ -364,12 +376,54 @@ class Cluster:
 
         _wait("the cluster is ok", ok, within)
 
+    def restore(self) -> None:
+        """The cluster as started, but for which server of each pair is the primary (for
+        a test of its own on a cluster another test used): every node in touch with every
+        other, every replica let through, no key and no script left anywhere.
+
+        A killed server is started again (the replica of the one that took over), and
+        each replica anew: one that has run an election keeps its votes for 4 s (twice
+        Redis' 2 s auth timeout) and, its primary gone again meanwhile, "wins" with them,
+        for an epoch the others refuse (no primary for its slots then)."""
+        for server in self._live():
+            if _role(server.client()) == "slave":
+                self._down(server)
+        _start_all([s for s in self.servers.values() if not s.alive])
+
+        def whole() -> bool:
+            for server in self.servers.values():
+                seen = server.client().cluster("NODES").values()
+                masters = [n for n in seen if "master" in str(n["flags"])]
+                if len(masters) != self.primaries or len(seen) != len(self.servers):
+                    return False
+                if any("fail" in str(n["flags"]) or not n["connected"] for n in seen):
+                    return False
+            return True
+
+        _wait("every node is back", whole, UP_WITHIN)
+        for port in self.primary_ports():
+            with contextlib.closing(self.servers[port].client()) as primary:
+                let_through(primary)
+        self.wait_ok()
+        for port in self.primary_ports():
+            with contextlib.closing(self.servers[port].client()) as primary:
+                primary.flushall()  # and its replica soon after
+        for server in self.servers.values():
+            with contextlib.closing(server.client()) as node:
+                node.script_flush()
+                _wait("no key is left", lambda: node.dbsize() == 0, UP_WITHIN)
+
     def kill(self, port: int) -> int:
         """``kill -9`` of the server on ``port``; when it was a primary, the port of the
         replica that takes over (not waited for: :meth:`wait_promoted`)."""
         replica = self.replica_of(port) if port in self.primary_ports() else port
-        self.servers[port].kill()
+        self._down(self.servers[port])
         return replica
+
+    def _down(self, server: Server) -> None:
+        """``kill -9`` of ``server``; its port stays the cluster's (:meth:`restore`)."""
+        server.kill()
+        _HANDED_OUT.add(server.port)
 
     def wait_promoted(self, port: int, within: float = FAILOVER_WITHIN) -> float:
         """Wait until the server on ``port`` is a primary and the cluster is ok again;
@@ -417,8 +471,9 @@ class Cluster:
 class Sentinels:
     """A primary and its replica, watched by 3 Sentinels, on ``ports`` (5 of them). The
     bot finds the primary through the Sentinels (:attr:`addresses`, :data:`SENTINEL_MASTER`).
-    ``periods``: the Sentinels' (:data:`SENTINEL_PERIODS_MS`; empty: Redis' defaults, as
-    in production)."""
+    ``periods``: the Sentinels' once they are up (:data:`SENTINEL_PERIODS_MS`; empty:
+    Redis' defaults, as in production); until then the short ones, so that they find each
+    other within a second, not two or three."""
 
     directory: Path
     periods: dict[str, int] = field(default_factory=lambda: dict(SENTINEL_PERIODS_MS))
@@ -448,8 +503,6 @@ class Sentinels:
 
     def start(self) -> None:
         primary = self.ports[0]
-        for server in self.servers.values():
-            server.start()
         for sentinel in self.sentinels:
             sentinel.directory.mkdir(parents=True, exist_ok=True)
             (sentinel.directory / "sentinel.conf").write_text(
@@ -458,12 +511,18 @@ class Sentinels:
                 f"sentinel down-after-milliseconds {SENTINEL_MASTER} {NODE_TIMEOUT_MS}\n"
                 f"sentinel failover-timeout {SENTINEL_MASTER} 2000\n"
             )
-            sentinel.start()
-            if self.periods:
-                periods = [x for pair in self.periods.items() for x in pair]
-                debug = sentinel.client().execute_command  # untyped in redis-py
-                debug("SENTINEL", "DEBUG", *periods)  # type: ignore[no-untyped-call]
+        _start_all([*self.servers.values(), *self.sentinels])
+        self._debug(SENTINEL_PERIODS_MS)  # they find each other sooner
         self.wait_ok()
+        if self.periods != SENTINEL_PERIODS_MS:
+            self._debug({**SENTINEL_DEFAULT_PERIODS_MS, **self.periods})
+
+    def _debug(self, periods: dict[str, int]) -> None:
+        """SENTINEL DEBUG: each Sentinel's periods set to ``periods``."""
+        for sentinel in self.sentinels:
+            debug = sentinel.client().execute_command  # untyped in redis-py
+            args = [x for pair in periods.items() for x in pair]
+            debug("SENTINEL", "DEBUG", *args)  # type: ignore[no-untyped-call]
 
     def stop(self) -> None:
         for server in [*self.sentinels, *self.servers.values()]:
@@ -628,6 +687,31 @@ class Pair:
     def stop(self) -> None:
         self.replica.kill()
         self.primary.kill()
+
+
+@contextlib.contextmanager
+def reused(made: list[Cluster], directory: Path) -> Iterator[Cluster]:
+    """The cluster of ``made`` for one of the tests that share it (a new one, in
+    ``directory``, when there is none), restored after the test (:meth:`Cluster.restore`).
+    One that fails to start or to be restored is stopped and dropped: the next test has a
+    new one. Whoever made the list stops what is left in it."""
+    if not made:
+        made.append(Cluster(directory))
+        try:
+            made[0].start()
+        except BaseException:
+            made.pop().stop()
+            raise
+    cluster = made[0]
+    try:
+        yield cluster
+    finally:
+        try:
+            cluster.restore()
+        except BaseException:
+            made.remove(cluster)
+            cluster.stop()
+            raise
 
 
 class Ahead:

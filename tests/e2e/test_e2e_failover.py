@@ -38,7 +38,7 @@ from testing.botproc import BotProcess, Bots, ProcHarness
 from testing.chats import Answer
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
-from testing.redis_servers import SENTINEL_MASTER, Cluster, Sentinels, running, why_not
+from testing.redis_servers import SENTINEL_MASTER, Cluster, Sentinels, reused, running, why_not
 from testing.tabletop import Tabletop, action_of, stored, table_key
 
 pytestmark = pytest.mark.timeout(240)
@@ -51,19 +51,34 @@ REPOSTED_FOR = 30.0  # seconds Telegram goes on posting an update the bot answer
 PROCESSES = 2
 HELD_BACK_FOR = 1.0  # seconds of play that reach no replica before the primary is killed
 UNCONFIRMED = t("en", "common.unconfirmed")
+# The game is over sooner when a defender takes only when he cannot beat (and with the
+# 24-card deck): the moves after the failover show what it shows, and cost seconds each.
+TAKE = t("en", "durak.btn.take")
 
 
 Deployed = tuple[Cluster | Sentinels, RedisSettings]
 
 
+@pytest.fixture(scope="module")
+def clusters() -> Iterator[list[Cluster]]:
+    """The module's cluster (testing.redis_servers.reused): a cluster takes 2 s to form,
+    Redis' own wait, and is restored between cases in a fraction of that."""
+    made: list[Cluster] = []
+    yield made
+    for c in made:
+        c.stop()
+
+
 @pytest.fixture
-def deployed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deployed]:
-    """A cluster, or a primary and replica behind Sentinel (the parameter says which),
-    and the settings that connect to it."""
+def deployed(
+    request: pytest.FixtureRequest, tmp_path: Path, clusters: list[Cluster]
+) -> Iterator[Deployed]:
+    """A cluster (the module's), or a primary and replica behind Sentinel (the parameter
+    says which), and the settings that connect to it."""
     if (why := why_not()) is not None:
         pytest.skip(why)
     if request.param == "cluster":
-        with running(Cluster(tmp_path / "cluster")) as c:
+        with reused(clusters, tmp_path / "cluster") as c:
             yield c, cluster_settings(c)
     else:
         with running(Sentinels(tmp_path / "sentinel")) as s:
@@ -281,7 +296,10 @@ class Telegram(ProcHarness):
 async def _processes(
     bots: Bots, api: FakeServer, settings: RedisSettings
 ) -> tuple[Telegram, list[BotProcess]]:
-    started = [await bots.start(api.url, f"bot{n}", **env_of(settings)) for n in range(PROCESSES)]
+    env = env_of(settings)
+    started = await asyncio.gather(
+        *(bots.start(api.url, f"bot{n}", **env) for n in range(PROCESSES))
+    )
     h = Telegram(api.telegram, started)
     bots._harnesses.append(h)
     h.redis = connect.client(settings)
@@ -317,7 +335,7 @@ class Game:
         self.shown = 0  # the newest position a prompt has shown (its move count)
 
     async def start(self) -> None:
-        await self.top.setup_game("durak", self.players)
+        await self.top.setup_game("durak", self.players, options=("d", "d"))  # 36 cards, 52, 24
 
     async def tap(self) -> Answer:
         """The player to act taps one of his buttons, once he has them."""
@@ -329,7 +347,7 @@ class Game:
     async def tap_shown(self, players: list[Any]) -> Answer:
         """One of ``players`` taps the prompt he is shown, whatever Redis holds; the
         position on screen never goes back."""
-        _, answer = await self.top.step(players, self.rng)
+        _, answer = await self.top.step(players, self.rng, shun=TAKE)
         assert answer.answered
         if answer.text is None:
             self.accepted += 1
