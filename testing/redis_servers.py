@@ -329,14 +329,19 @@ class Cluster:
         """Each node as a live node sees it (CLUSTER NODES): port -> flags, primary's id,
         node id, slots, connected."""
         for server in self._live():
-            with contextlib.suppress(redis.RedisError):
-                found = server.client().cluster("NODES")
+            with contextlib.suppress(redis.RedisError), server.client() as node:
+                found = node.cluster("NODES")
                 return {int(addr.split("@")[0].rsplit(":", 1)[1]): v for addr, v in found.items()}
         raise AssertionError("no node of the cluster answers")
 
     def primary_ports(self) -> list[int]:
         """The ports of the live servers that act as primaries."""
-        return sorted(s.port for s in self._live() if _role(s.client()) == "master")
+        found = []
+        for server in self._live():
+            with server.client() as node:
+                if _role(node) == "master":
+                    found.append(server.port)
+        return sorted(found)
 
     def replica_of(self, primary: int) -> int:
         nodes = self.nodes()
@@ -352,7 +357,8 @@ class Cluster:
 
     def primary_for(self, key: str) -> int:
         """The port of the primary that holds ``key``'s slot now."""
-        slot = int(self._live()[0].client().cluster("KEYSLOT", key))
+        with self._live()[0].client() as c:
+            slot = int(c.cluster("KEYSLOT", key))
         for port, node in self.nodes().items():
             if not self.servers[port].alive or "master" not in str(node["flags"]):
                 continue
@@ -366,10 +372,10 @@ class Cluster:
 
         def ok() -> bool:
             for server in self._live():
-                c = server.client()
-                if c.cluster("INFO")["cluster_state"] != "ok":
+                with server.client() as c:
+                    state, info = c.cluster("INFO")["cluster_state"], c.info("replication")
+                if state != "ok":
                     return False
-                info = c.info("replication")
                 if info["role"] == "slave" and info["master_link_status"] != "up":
                     return False
             return True
@@ -386,13 +392,16 @@ class Cluster:
         Redis' 2 s auth timeout) and, its primary gone again meanwhile, "wins" with them,
         for an epoch the others refuse (no primary for its slots then)."""
         for server in self._live():
-            if _role(server.client()) == "slave":
+            with server.client() as node:
+                replica = _role(node) == "slave"
+            if replica:
                 self._down(server)
         _start_all([s for s in self.servers.values() if not s.alive])
 
         def whole() -> bool:
             for server in self.servers.values():
-                seen = server.client().cluster("NODES").values()
+                with server.client() as node:
+                    seen = node.cluster("NODES").values()
                 masters = [n for n in seen if "master" in str(n["flags"])]
                 if len(masters) != self.primaries or len(seen) != len(self.servers):
                     return False
@@ -432,12 +441,13 @@ class Cluster:
 
         def promoted() -> bool:
             for server in self._live():  # each one's view: the client may ask any
-                c = server.client()
-                if c.cluster("INFO")["cluster_state"] != "ok":
+                with server.client() as c:
+                    state, nodes = c.cluster("INFO")["cluster_state"], c.cluster("NODES")
+                if state != "ok":
                     return False
                 seen = {
                     int(addr.split("@")[0].rsplit(":", 1)[1]): str(node["flags"])
-                    for addr, node in c.cluster("NODES").items()
+                    for addr, node in nodes.items()
                 }
                 if "master" not in seen[port] or "fail" in seen[port]:
                     return False
@@ -532,8 +542,8 @@ class Sentinels:
         """SENTINEL MASTER as the first Sentinel that answers sees it."""
         for sentinel in self.sentinels:
             if sentinel.alive:
-                with contextlib.suppress(redis.RedisError):
-                    found = sentinel.client().sentinel_master(SENTINEL_MASTER)
+                with contextlib.suppress(redis.RedisError), sentinel.client() as asked:
+                    found = asked.sentinel_master(SENTINEL_MASTER)
                     assert isinstance(found, dict)
                     return found
         raise AssertionError("no Sentinel answers")
@@ -547,7 +557,8 @@ class Sentinels:
             named.clear()
             for sentinel in self.sentinels:
                 if sentinel.alive:
-                    found = sentinel.client().sentinel_master(SENTINEL_MASTER)
+                    with sentinel.client() as asked:
+                        found = asked.sentinel_master(SENTINEL_MASTER)
                     assert isinstance(found, dict)
                     named.add(int(found["port"]))
             return len(named) == 1
