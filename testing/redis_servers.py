@@ -276,6 +276,8 @@ class Cluster:
     primaries: int = 3
     replicas: int = 1
     servers: dict[int, Server] = field(default_factory=dict)
+    # each node's ACL users and CONFIG as started (restore puts neither back)
+    settings: dict[int, object] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         count = self.primaries * (1 + self.replicas)
@@ -316,6 +318,7 @@ class Cluster:
             timeout=UP_WITHIN,
         )
         self.wait_ok()
+        self.settings = self._settings()
 
     def stop(self) -> None:
         for server in self.servers.values():
@@ -385,7 +388,9 @@ class Cluster:
     def restore(self) -> None:
         """The cluster as started, but for which server of each pair is the primary (for
         a test of its own on a cluster another test used): every node in touch with every
-        other, every replica let through, no key and no script left anywhere.
+        other, every replica let through, no key and no script left anywhere. A node's ACL
+        users and CONFIG are not put back (a primary that was not killed keeps what a test
+        set): when they differ from the start, restore fails (:func:`reused`).
 
         A killed server is started again (the replica of the one that took over), and
         each replica anew: one that has run an election keeps its votes for 4 s (twice
@@ -421,6 +426,18 @@ class Cluster:
             with contextlib.closing(server.client()) as node:
                 node.script_flush()
                 _wait("no key is left", lambda: node.dbsize() == 0, UP_WITHIN)
+        changed = sorted(p for p, now in self._settings().items() if now != self.settings[p])
+        assert not changed, f"a test left an ACL user or CONFIG changed on {changed}"
+
+    def _settings(self) -> dict[int, object]:
+        """Each node's ACL users and CONFIG now (but whom it follows: a failover's)."""
+        found: dict[int, object] = {}
+        for server in self.servers.values():
+            with server.client() as node:
+                every = node.config_get("*").items()
+                config = {k: v for k, v in every if k not in ("replicaof", "slaveof")}
+                found[server.port] = (node.acl_list(), config)
+        return found
 
     def kill(self, port: int) -> int:
         """``kill -9`` of the server on ``port``; when it was a primary, the port of the
@@ -705,7 +722,13 @@ def reused(made: list[Cluster], directory: Path) -> Iterator[Cluster]:
     """The cluster of ``made`` for one of the tests that share it (a new one, in
     ``directory``, when there is none), restored after the test (:meth:`Cluster.restore`).
     One that fails to start or to be restored is stopped and dropped: the next test has a
-    new one. Whoever made the list stops what is left in it."""
+    new one. Whoever made the list stops what is left in it.
+
+    A test may kill, fail over and hold back its servers (restore brings each back, which
+    of a pair is the primary aside), and write keys and load scripts (restore drops them);
+    nothing else: an ACL user it adds or a CONFIG SET would outlive it on the primaries
+    restore does not restart, so restore fails then (the test errors at its teardown) and
+    the cluster is dropped."""
     if not made:
         made.append(Cluster(directory))
         try:
