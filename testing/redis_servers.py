@@ -149,9 +149,12 @@ class Server:
 
     def launch(self) -> None:
         """The process started (:meth:`wait_up` waits until it answers): servers that do
-        not need each other to start start side by side."""
+        not need each other to start start side by side. It starts empty: the dump a full
+        sync left in its folder (``--repl-diskless-sync no``) is removed, else a server
+        started again there (:meth:`Cluster.restore`) would load the keys of that sync."""
         _HANDED_OUT.add(self.port)  # again, when a killed one starts again
         self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / "dump.rdb").unlink(missing_ok=True)
         log = (self.directory / "server.log").open("ab")
         self.process = subprocess.Popen(
             ["redis-server", *self.args],
@@ -206,7 +209,8 @@ def _start_all(servers: Iterable[Server]) -> None:
 
 
 def data_args(port: int) -> list[str]:
-    """A server that keeps nothing on disk and lets replicas in as REPLICATION_USER."""
+    """A server that saves nothing to disk of its own (a full sync writes a dump, which
+    :meth:`Server.launch` removes) and lets replicas in as REPLICATION_USER."""
     return [
         "--port",
         str(port),
@@ -629,7 +633,7 @@ class Sentinels:
 
 
 def single(directory: Path) -> Server:
-    """One server on a free port that keeps nothing on disk (not started yet)."""
+    """One server on a free port (as :func:`data_args` says), not started yet."""
     (port,) = free_ports(1)
     return Server(port, directory, *data_args(port))
 
@@ -768,15 +772,19 @@ class Ahead:
         try:
             started.result()
         except BaseException:
-            pair.stop()
+            self._stop(pair)
             raise
         return pair
 
+    def _stop(self, pair: Pair) -> None:
+        """``pair`` stopped by the thread that starts the pairs, once its start is over:
+        stopped from here while the thread still launches it (a Ctrl-C or a test's timeout
+        in :meth:`take`), a server launched just after would outlive the run. The thread
+        is joined at exit (Python's own), whatever interrupts this one."""
+        self.thread.submit(pair.stop)
+
     def close(self) -> None:
-        pair, started = self.next
-        with contextlib.suppress(Exception):
-            started.result()
-        pair.stop()
+        self._stop(self.next[0])
         self.thread.shutdown()
 
 
