@@ -30,11 +30,12 @@ import httpx
 import pytest
 from redis.exceptions import RedisError
 
-from bot.core import connect, lua
+from bot.core import connect, lua, polls
 from bot.core.callbacks import STAMP_LEN, Action, decode
 from bot.core.config import RedisSettings
 from bot.core.health import PAUSES
 from bot.core.i18n import t
+from bot.core.keys import DUE_KEYS
 from bot.core.replicas import Replicas, Unconfirmed
 from testing.botproc import BotProcess, Bots, ProcHarness
 from testing.chats import Answer
@@ -148,6 +149,34 @@ async def test_the_check_says_the_mode_loads_each_script_on_each_primary_and_a_k
         assert back < BACK_WITHIN, f"answered {back:.1f} s after the kill"
         assert _primary(where, key) == successor
     finally:
+        await redis.aclose()
+
+
+@pytest.mark.parametrize("deployed", ["cluster"], indirect=True)
+async def test_a_pollers_read_across_a_dead_node_leaves_other_commands_be(
+    deployed: Deployed,
+) -> None:
+    """A poller reads its 16 buckets beside a blocking command on a live node, through
+    the same client, just after the primary of one bucket died: the blocking command ends
+    as it would have (before: a cluster's pipeline closed the whole client to retry, and
+    the command failed with a broken connection: bot.core.polls.read_buckets)."""
+    where, settings = deployed
+    assert isinstance(where, Cluster)
+    dead = where.primary_for(DUE_KEYS[0])
+    live = next(k for k in DUE_KEYS if where.primary_for(k) != dead).replace(":due", ":probe")
+    blocked = where.servers[where.primary_for(live)].client()
+    redis = connect.client(settings)
+    try:
+        await redis.ping()
+        waiting = asyncio.create_task(redis.blpop([live], timeout=0.25))
+        while not blocked.info("clients")["blocked_clients"]:
+            await asyncio.sleep(0.005)
+        where.kill(dead)
+        with contextlib.suppress(*PAUSES):
+            await polls.read_buckets(redis, list(DUE_KEYS), 0, polls.READ)
+        assert await waiting is None  # its timeout, not a broken connection
+    finally:
+        blocked.close()
         await redis.aclose()
 
 
