@@ -149,9 +149,12 @@ class Server:
 
     def launch(self) -> None:
         """The process started (:meth:`wait_up` waits until it answers): servers that do
-        not need each other to start start side by side."""
+        not need each other to start start side by side. It starts empty: the dump a full
+        sync left in its folder (``--repl-diskless-sync no``) is removed, else a server
+        started again there (:meth:`Cluster.restore`) would load the keys of that sync."""
         _HANDED_OUT.add(self.port)  # again, when a killed one starts again
         self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / "dump.rdb").unlink(missing_ok=True)
         log = (self.directory / "server.log").open("ab")
         self.process = subprocess.Popen(
             ["redis-server", *self.args],
@@ -206,7 +209,8 @@ def _start_all(servers: Iterable[Server]) -> None:
 
 
 def data_args(port: int) -> list[str]:
-    """A server that keeps nothing on disk and lets replicas in as REPLICATION_USER."""
+    """A server that saves nothing to disk of its own (a full sync writes a dump, which
+    :meth:`Server.launch` removes) and lets replicas in as REPLICATION_USER."""
     return [
         "--port",
         str(port),
@@ -276,6 +280,8 @@ class Cluster:
     primaries: int = 3
     replicas: int = 1
     servers: dict[int, Server] = field(default_factory=dict)
+    # each node's ACL users and CONFIG as started (restore puts neither back)
+    settings: dict[int, object] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         count = self.primaries * (1 + self.replicas)
@@ -316,6 +322,7 @@ class Cluster:
             timeout=UP_WITHIN,
         )
         self.wait_ok()
+        self.settings = self._settings()
 
     def stop(self) -> None:
         for server in self.servers.values():
@@ -329,14 +336,19 @@ class Cluster:
         """Each node as a live node sees it (CLUSTER NODES): port -> flags, primary's id,
         node id, slots, connected."""
         for server in self._live():
-            with contextlib.suppress(redis.RedisError):
-                found = server.client().cluster("NODES")
+            with contextlib.suppress(redis.RedisError), server.client() as node:
+                found = node.cluster("NODES")
                 return {int(addr.split("@")[0].rsplit(":", 1)[1]): v for addr, v in found.items()}
         raise AssertionError("no node of the cluster answers")
 
     def primary_ports(self) -> list[int]:
         """The ports of the live servers that act as primaries."""
-        return sorted(s.port for s in self._live() if _role(s.client()) == "master")
+        found = []
+        for server in self._live():
+            with server.client() as node:
+                if _role(node) == "master":
+                    found.append(server.port)
+        return sorted(found)
 
     def replica_of(self, primary: int) -> int:
         nodes = self.nodes()
@@ -352,7 +364,8 @@ class Cluster:
 
     def primary_for(self, key: str) -> int:
         """The port of the primary that holds ``key``'s slot now."""
-        slot = int(self._live()[0].client().cluster("KEYSLOT", key))
+        with self._live()[0].client() as c:
+            slot = int(c.cluster("KEYSLOT", key))
         for port, node in self.nodes().items():
             if not self.servers[port].alive or "master" not in str(node["flags"]):
                 continue
@@ -366,10 +379,10 @@ class Cluster:
 
         def ok() -> bool:
             for server in self._live():
-                c = server.client()
-                if c.cluster("INFO")["cluster_state"] != "ok":
+                with server.client() as c:
+                    state, info = c.cluster("INFO")["cluster_state"], c.info("replication")
+                if state != "ok":
                     return False
-                info = c.info("replication")
                 if info["role"] == "slave" and info["master_link_status"] != "up":
                     return False
             return True
@@ -379,20 +392,25 @@ class Cluster:
     def restore(self) -> None:
         """The cluster as started, but for which server of each pair is the primary (for
         a test of its own on a cluster another test used): every node in touch with every
-        other, every replica let through, no key and no script left anywhere.
+        other, every replica let through, no key and no script left anywhere. A node's ACL
+        users and CONFIG are not put back (a primary that was not killed keeps what a test
+        set): when they differ from the start, restore fails (:func:`reused`).
 
         A killed server is started again (the replica of the one that took over), and
         each replica anew: one that has run an election keeps its votes for 4 s (twice
         Redis' 2 s auth timeout) and, its primary gone again meanwhile, "wins" with them,
         for an epoch the others refuse (no primary for its slots then)."""
         for server in self._live():
-            if _role(server.client()) == "slave":
+            with server.client() as node:
+                replica = _role(node) == "slave"
+            if replica:
                 self._down(server)
         _start_all([s for s in self.servers.values() if not s.alive])
 
         def whole() -> bool:
             for server in self.servers.values():
-                seen = server.client().cluster("NODES").values()
+                with server.client() as node:
+                    seen = node.cluster("NODES").values()
                 masters = [n for n in seen if "master" in str(n["flags"])]
                 if len(masters) != self.primaries or len(seen) != len(self.servers):
                     return False
@@ -412,6 +430,18 @@ class Cluster:
             with contextlib.closing(server.client()) as node:
                 node.script_flush()
                 _wait("no key is left", lambda: node.dbsize() == 0, UP_WITHIN)
+        changed = sorted(p for p, now in self._settings().items() if now != self.settings[p])
+        assert not changed, f"a test left an ACL user or CONFIG changed on {changed}"
+
+    def _settings(self) -> dict[int, object]:
+        """Each node's ACL users and CONFIG now (but whom it follows: a failover's)."""
+        found: dict[int, object] = {}
+        for server in self.servers.values():
+            with server.client() as node:
+                every = node.config_get("*").items()
+                config = {k: v for k, v in every if k not in ("replicaof", "slaveof")}
+                found[server.port] = (node.acl_list(), config)
+        return found
 
     def kill(self, port: int) -> int:
         """``kill -9`` of the server on ``port``; when it was a primary, the port of the
@@ -432,12 +462,13 @@ class Cluster:
 
         def promoted() -> bool:
             for server in self._live():  # each one's view: the client may ask any
-                c = server.client()
-                if c.cluster("INFO")["cluster_state"] != "ok":
+                with server.client() as c:
+                    state, nodes = c.cluster("INFO")["cluster_state"], c.cluster("NODES")
+                if state != "ok":
                     return False
                 seen = {
                     int(addr.split("@")[0].rsplit(":", 1)[1]): str(node["flags"])
-                    for addr, node in c.cluster("NODES").items()
+                    for addr, node in nodes.items()
                 }
                 if "master" not in seen[port] or "fail" in seen[port]:
                     return False
@@ -532,8 +563,8 @@ class Sentinels:
         """SENTINEL MASTER as the first Sentinel that answers sees it."""
         for sentinel in self.sentinels:
             if sentinel.alive:
-                with contextlib.suppress(redis.RedisError):
-                    found = sentinel.client().sentinel_master(SENTINEL_MASTER)
+                with contextlib.suppress(redis.RedisError), sentinel.client() as asked:
+                    found = asked.sentinel_master(SENTINEL_MASTER)
                     assert isinstance(found, dict)
                     return found
         raise AssertionError("no Sentinel answers")
@@ -547,7 +578,8 @@ class Sentinels:
             named.clear()
             for sentinel in self.sentinels:
                 if sentinel.alive:
-                    found = sentinel.client().sentinel_master(SENTINEL_MASTER)
+                    with sentinel.client() as asked:
+                        found = asked.sentinel_master(SENTINEL_MASTER)
                     assert isinstance(found, dict)
                     named.add(int(found["port"]))
             return len(named) == 1
@@ -601,7 +633,7 @@ class Sentinels:
 
 
 def single(directory: Path) -> Server:
-    """One server on a free port that keeps nothing on disk (not started yet)."""
+    """One server on a free port (as :func:`data_args` says), not started yet."""
     (port,) = free_ports(1)
     return Server(port, directory, *data_args(port))
 
@@ -694,7 +726,13 @@ def reused(made: list[Cluster], directory: Path) -> Iterator[Cluster]:
     """The cluster of ``made`` for one of the tests that share it (a new one, in
     ``directory``, when there is none), restored after the test (:meth:`Cluster.restore`).
     One that fails to start or to be restored is stopped and dropped: the next test has a
-    new one. Whoever made the list stops what is left in it."""
+    new one. Whoever made the list stops what is left in it.
+
+    A test may kill, fail over and hold back its servers (restore brings each back, which
+    of a pair is the primary aside), and write keys and load scripts (restore drops them);
+    nothing else: an ACL user it adds or a CONFIG SET would outlive it on the primaries
+    restore does not restart, so restore fails then (the test errors at its teardown) and
+    the cluster is dropped."""
     if not made:
         made.append(Cluster(directory))
         try:
@@ -734,15 +772,19 @@ class Ahead:
         try:
             started.result()
         except BaseException:
-            pair.stop()
+            self._stop(pair)
             raise
         return pair
 
+    def _stop(self, pair: Pair) -> None:
+        """``pair`` stopped by the thread that starts the pairs, once its start is over:
+        stopped from here while the thread still launches it (a Ctrl-C or a test's timeout
+        in :meth:`take`), a server launched just after would outlive the run. The thread
+        is joined at exit (Python's own), whatever interrupts this one."""
+        self.thread.submit(pair.stop)
+
     def close(self) -> None:
-        pair, started = self.next
-        with contextlib.suppress(Exception):
-            started.result()
-        pair.stop()
+        self._stop(self.next[0])
         self.thread.shutdown()
 
 

@@ -76,7 +76,11 @@ def client(
     benchmarks count commands).
 
     A cluster's client is typed as a Redis: it takes the same commands for what the bot
-    sends (each script and pipeline of one slot: bot.core.keys)."""
+    sends (each script and transaction of one slot: bot.core.keys; a plain pipeline may
+    span slots, the client splits it by node: Store.note_reach, Inbox.backlog, the
+    standings' reads). A cluster's pipeline that meets a dead node closes the whole client
+    before its retry (redis-py 8.1), so the pollers' reads of every second are plain
+    commands there (bot.core.polls.read_buckets)."""
     url = _url(settings)
     if mode(settings) == ONE:
         return health.client(url, timeout, **options)

@@ -25,12 +25,14 @@ buckets the same way: :func:`due_tables` and :func:`turn_tables`.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
 from bot.core.keys import BUCKETS
 
@@ -88,11 +90,25 @@ async def read_buckets(
     """For each of ``keys`` (deadline sets), the members due by ``now_ms`` (at most
     ``limit``), and when the first one after them falls due (seconds; None: none is known
     to follow): one ZRANGE of the lowest scores each, all in one round trip (an idle
-    process reads its 16 buckets of a set together, once a second)."""
-    async with redis.pipeline(transaction=False) as pipe:
-        for key in keys:
-            pipe.zrange(key, 0, limit, withscores=True)
-        raws: list[Any] = await pipe.execute()
+    process reads its 16 buckets of a set together, once a second). Raises the first
+    error (the Sweep then keeps every bucket it asked for ready)."""
+    if isinstance(redis, RedisCluster):
+        # Side by side, not a pipeline: when a node is gone, redis-py's cluster pipeline
+        # closes the whole client before its retry (ClusterPipeline.execute calls
+        # aclose(), redis-py 8.1), breaking what other tasks have in flight on healthy
+        # nodes; a single command drops only the dead node's idle connections.
+        found = await asyncio.gather(
+            *(redis.zrange(key, 0, limit, withscores=True) for key in keys),
+            return_exceptions=True,
+        )
+        if failed := [x for x in found if isinstance(x, BaseException)]:
+            raise failed[0]
+        raws: list[Any] = list(found)
+    else:
+        async with redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.zrange(key, 0, limit, withscores=True)
+            raws = await pipe.execute()
     return [_due_and_after(raw, now_ms, limit) for raw in raws]
 
 

@@ -45,7 +45,8 @@ async def test_a_poller_stops_even_when_its_job_lost_the_cancellation(harness: H
 
 def on_reads(redis: Any, then: Callable[[list[str]], Awaitable[None]]) -> None:
     """Calls ``then`` with the keys read (ZRANGE) by each pipeline of ``redis``, once read
-    (the pollers read all their ready buckets in one)."""
+    (on one server the pollers read all their ready buckets in one; a cluster's are sent
+    side by side instead: bot.core.polls.read_buckets)."""
     pipeline = redis.pipeline
 
     def watched(*args: Any, **kwargs: Any) -> Any:

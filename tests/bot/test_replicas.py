@@ -102,9 +102,14 @@ def cluster(
         yield None
         return
     made = redis_servers.Cluster(tmp_path_factory.mktemp("cluster"))
-    with ThreadPoolExecutor(1) as thread:  # on leaving, the start is over
-        yield thread.submit(redis_servers.started, made)
-    made.stop()
+    with ThreadPoolExecutor(1) as thread:
+        start = thread.submit(redis_servers.started, made)
+        try:
+            yield start
+        finally:
+            # by the thread, once the start is over (a stop meanwhile would miss a server
+            # launched after it); Python joins the thread at exit, whatever interrupts
+            thread.submit(made.stop)
 
 
 @pytest.fixture
