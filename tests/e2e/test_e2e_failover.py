@@ -205,6 +205,7 @@ async def test_behind_sentinel_writes_are_confirmed_again_soon_after_a_graceful_
             took = writes.first_confirmed_since(named) - named
             assert took < FOLLOWED_WITHIN, f"confirmed again {took:.1f} s after the switch"
         finally:
+            writes.stopping = True  # (a cancel alone may be lost: _Writes.run)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -226,9 +227,17 @@ class _Writes:
     def __init__(self, replicas: Replicas) -> None:
         self.replicas = replicas
         self.confirmed: dict[str, float] = {}
+        self.stopping = False
 
     async def run(self, task: int) -> None:
+        """Writes until stopping, not only until cancelled: the cancel may be lost.
+
+        Python 3.11's ``asyncio.wait_for``, which redis-py sends each command through,
+        drops a cancel that comes just as the send completes: the task wrote on for ever,
+        and the test hung until its timeout (under load, once in a few runs)."""
         for n in itertools.count():
+            if self.stopping:
+                return
             try:
                 await self._add(f"{task}:{n}")
             except Unconfirmed:
