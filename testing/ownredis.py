@@ -16,6 +16,8 @@ from testing.redis_servers import HOST, Server, free_ports
 class OwnRedis(Server):
     """A server on a free port of the run's that keeps its data over a :meth:`stop`."""
 
+    keeps_data = True
+
     def __init__(self, directory: Path) -> None:
         (port,) = free_ports(1)
         super().__init__(port, directory, "--port", str(port), "--bind", HOST, "--save", "")

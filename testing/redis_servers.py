@@ -135,6 +135,10 @@ class Server:
     """One redis-server process (a cluster node, a primary, a replica or a Sentinel) in
     ``directory``, logging to server.log there; ``args`` follow ``redis-server``."""
 
+    # Whether a start loads the dump in its folder (testing/ownredis.py: a test's own
+    # server keeps its data over a stop); otherwise every start is empty.
+    keeps_data = False
+
     def __init__(self, port: int, directory: Path, *args: str) -> None:
         self.port, self.directory, self.args = port, directory, list(args)
         self.process: subprocess.Popen[bytes] | None = None
@@ -149,12 +153,14 @@ class Server:
 
     def launch(self) -> None:
         """The process started (:meth:`wait_up` waits until it answers): servers that do
-        not need each other to start start side by side. It starts empty: the dump a full
-        sync left in its folder (``--repl-diskless-sync no``) is removed, else a server
-        started again there (:meth:`Cluster.restore`) would load the keys of that sync."""
+        not need each other to start start side by side. Unless it :attr:`keeps_data`, it
+        starts empty: the dump a full sync left in its folder (``--repl-diskless-sync no``)
+        is removed, else a server started again there (:meth:`Cluster.restore`) would load
+        the keys of that sync."""
         _HANDED_OUT.add(self.port)  # again, when a killed one starts again
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / "dump.rdb").unlink(missing_ok=True)
+        if not self.keeps_data:
+            (self.directory / "dump.rdb").unlink(missing_ok=True)
         log = (self.directory / "server.log").open("ab")
         self.process = subprocess.Popen(
             ["redis-server", *self.args],
