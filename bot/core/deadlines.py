@@ -39,14 +39,13 @@ class Deadlines:
         self.polls.due.wake(keys.bucket, due)
 
     async def take_due(
-        self, buckets: list[int], limit: int = 100
+        self, buckets: list[int], now_ms: int, limit: int = 100
     ) -> list[tuple[list[str], float | None]]:
         """For each of ``buckets``, the table keys whose messages are due, each handed to
         exactly one caller, and when the bucket's next entry falls due (seconds since the
         epoch; None: none is left), from one read of them all (bot.core.polls). Each taken
         is due again a lease later, until the caller's claim or release says when
         (scripts.TAKE_DUE): a claim that fails leaves it due, not lost."""
-        now_ms = self.now_ms()
         keys = [DUE_KEYS[n] for n in buckets]
         found = await read_buckets(self.redis, keys, now_ms, limit)
         return [

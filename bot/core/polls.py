@@ -161,7 +161,7 @@ class DeadlineStore(Protocol):
     def now_ms(self) -> int: ...
 
     async def take_due(
-        self, buckets: list[int], limit: int = ...
+        self, buckets: list[int], now_ms: int, limit: int = ...
     ) -> list[tuple[list[str], float | None]]: ...
 
     async def due_turns(
@@ -174,7 +174,7 @@ def due_tables(store: DeadlineStore) -> Sweep:
     a lease later, in case its claim fails: bot.core.scripts.TAKE_DUE)."""
 
     async def read(buckets: list[int], now_ms: int) -> list[tuple[list[str], float | None]]:
-        return await store.take_due(buckets, READ)
+        return await store.take_due(buckets, now_ms, READ)
 
     return Sweep(store.polls.due, store.now_ms(), read)
 

@@ -59,7 +59,7 @@ async def _clean(client: aioredis.Redis) -> None:
 
 async def _take_due(store: Store, key: str = KEY) -> list[str]:
     """The due tables of the key's bucket."""
-    [(found, _)] = await store.take_due([family_of(key).bucket])
+    [(found, _)] = await store.take_due([family_of(key).bucket], store.now_ms())
     return found
 
 
@@ -182,7 +182,8 @@ async def test_due_group_edits_are_handed_out_once(store: Store) -> None:
     assert await _take_due(store) == [KEY]
     assert await _take_due(store) == []
     await store.defer(KEY, 1e12)  # far in the future
-    assert await store.take_due([family_of(KEY).bucket]) == [([], 1e12)]  # and when it falls due
+    found = await store.take_due([family_of(KEY).bucket], store.now_ms())
+    assert found == [([], 1e12)]  # and when it falls due
     await store.redis.delete(family_of(KEY).due)
 
 
