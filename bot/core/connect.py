@@ -39,7 +39,7 @@ from redis.asyncio.sentinel import Sentinel
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.core import health, lua
+from bot.core import health, lua, replies
 from bot.core.config import RedisSettings
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,7 @@ async def _load(redis: aioredis.Redis, source: str) -> list[str]:
             names.append(await redis.execute_command("SCRIPT LOAD", source, target_nodes=node))
     else:
         names.append(await redis.script_load(source))
-    return [n.decode() if isinstance(n, bytes) else str(n) for n in names]
+    return [replies.text(n) for n in names]
 
 
 async def check(redis: aioredis.Redis, settings: RedisSettings) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from bot.core import scripts
+from bot.core import replies, scripts
 from bot.core.keys import DUE_KEYS, TURN_KEYS, family_of
 from bot.core.polls import Polls, read_buckets
 
@@ -58,7 +58,7 @@ class Deadlines:
         (:meth:`take_due`)."""
         lease = now_ms + LEASE_MS
         taken = await self._take_due(scripts.TakeDue(key, now_ms, lease, tuple(due)))
-        return [k.decode() if isinstance(k, bytes) else str(k) for k in taken]
+        return [replies.text(k) for k in taken]
 
     async def schedule_turn(self, key: str, due: float) -> None:
         """The table's automatic move is due at ``due`` (seconds since the epoch), unless

@@ -47,6 +47,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
+from bot.core import replies
 from bot.core.config import Settings
 from bot.core.keys import BUCKETS, KEY_PREFIX, bucket
 from bot.core.replicas import Replicas, Unconfirmed
@@ -116,10 +117,6 @@ def stored_at(entry: bytes) -> float:
 def consumer_name() -> str:
     """This process's name in the group: unique, and readable in XINFO."""
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-
-
-def _text(name: bytes | str) -> str:
-    return name.decode() if isinstance(name, bytes) else name
 
 
 def _entries(n: int, raw: Raw) -> list[Entry]:
@@ -398,7 +395,7 @@ class Inbox:
             if "NOGROUP" not in str(exc):  # no group: no consumers either
                 raise
             return [], []
-        return [_text(x) for x in gone], [_text(x) for x in held]
+        return [replies.text(x) for x in gone], [replies.text(x) for x in held]
 
     async def adopt_old(self) -> int:
         """Updates a process of the previous version stored in its one stream (it may

@@ -5,17 +5,12 @@ written alone."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import redis.asyncio as aioredis
 
+from bot.core import replies
 from bot.core.keys import closed_key, inviter_key, place_key, settings_key
 from bot.core.models import GameSettings, Place, Seat
 from engine.registry import GAMES
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 class PersonalKeys:
@@ -26,7 +21,7 @@ class PersonalKeys:
     async def place(self, user_id: int) -> Place | None:
         """Where ``user_id`` chose to keep his hands (``ct:place``; None: he never chose)."""
         raw = await self.redis.get(place_key(user_id))
-        return None if raw is None else "private" if _text(raw) == "private" else "group"
+        return None if raw is None else "private" if replies.text(raw) == "private" else "group"
 
     async def set_place(self, user_id: int, place: Place) -> None:
         await self.redis.set(place_key(user_id), place.encode())
@@ -64,4 +59,4 @@ class PersonalKeys:
     async def closed_to(self, user_id: int) -> list[str]:
         """The table keys where ``user_id``'s private chat refused us."""
         found = await self.redis.smembers(closed_key(user_id))
-        return sorted(_text(k) for k in found)
+        return sorted(replies.text(k) for k in found)

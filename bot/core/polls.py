@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
+from bot.core import replies
 from bot.core.keys import BUCKETS
 
 MOST = 1.0  # seconds: every bucket is read at least this often
@@ -114,7 +115,7 @@ async def read_buckets(
 
 def _due_and_after(raw: list[Any], now_ms: int, limit: int) -> tuple[list[str], float | None]:
     """What one bucket's ZRANGE says (:func:`read_buckets`)."""
-    found = [(m.decode() if isinstance(m, bytes) else str(m), float(s)) for m, s in raw]
+    found = [(replies.text(m), float(s)) for m, s in raw]
     due = [m for m, score in found[:limit] if score <= now_ms]
     later = [score for _, score in found if score > now_ms]
     if later:

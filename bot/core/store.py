@@ -46,7 +46,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from bot.core import scripts
+from bot.core import replies, scripts
 from bot.core.deadlines import LEASE_MS as LEASE_MS  # re-exported: the lease is the store's
 from bot.core.deadlines import Deadlines
 from bot.core.keys import (
@@ -117,10 +117,6 @@ class LeaseLost(RuntimeError):
     outlasted it), or the table gone or moving: nothing it would have saved was written."""
 
 
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
-
-
 def _decode(raw: Mapping[Any, Any]) -> Snapshot:
     version = int(raw.get(b"v", b"0"))
     if b"d" not in raw or MOVED_FIELD.encode() in raw:  # none, or frozen for its move
@@ -168,7 +164,7 @@ def _junk_pairs(junk: Sequence[Junk]) -> list[str]:
 async def _changes(pubsub: PubSub) -> AsyncIterator[tuple[str, int]]:
     async for message in pubsub.listen():
         if message["type"] == "message":
-            version, _, key = _text(message["data"]).partition(" ")
+            version, _, key = replies.text(message["data"]).partition(" ")
             yield key, int(version)
 
 
@@ -404,7 +400,7 @@ class Store(Deadlines, PersonalKeys):
         )
         if int(out[0]) != MOVED:
             return int(out[0])
-        mark, turn, fields = _text(out[1]), out[2], tuple(_text(x) for x in out[3:])
+        mark, turn, fields = replies.text(out[1]), out[2], tuple(replies.text(x) for x in out[3:])
         ttl = max(self.ttl, int(await self.redis.ttl(old)))
         turn_ms = int(float(turn)) if turn else None
         moved_in = scripts.MoveIn(new, here.turns, here.chat_index, mark, ttl, turn_ms, fields)
@@ -462,7 +458,7 @@ class Store(Deadlines, PersonalKeys):
     async def chat_tables(self, chat_id: int) -> list[str]:
         """The keys of every table of a chat, in any of its topics (its index: no SCAN)."""
         index = family(chat_id).chat_index  # none for chat 0 (inline tables', no chat's)
-        return sorted(_text(k) for k in await self.redis.smembers(index[0])) if index else []
+        return sorted(replies.text(k) for k in await self.redis.smembers(index[0])) if index else []
 
     async def drop(self, key: str) -> Snapshot:
         """Delete a table with its entries in the deadline sets, in one transaction, and

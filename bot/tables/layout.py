@@ -28,6 +28,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
+from bot.core import replies
 from bot.core.inbox import OLD_STREAM as OLD_INBOX
 from bot.core.inbox import STREAMS
 from bot.core.keys import (
@@ -46,10 +47,6 @@ OLD_TABLE = f"{KEY_PREFIX}:table:"
 OLD_DUE, OLD_TURNS = f"{KEY_PREFIX}:due", f"{KEY_PREFIX}:turns"
 OLD_RL, OLD_ST = f"{KEY_PREFIX}:rl:", f"{KEY_PREFIX}:st:"
 NEW_RL = f"{KEY_PREFIX}:{{rl}}:"
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def new_table_key(old: str) -> str | None:
@@ -82,7 +79,7 @@ def new_stats_key(old: str) -> tuple[str, int | None, str] | None:
 async def upgrade(redis: aioredis.Redis) -> bool:
     """Bring the data to this layout unless it is there (see the module docstring): True
     when there was something to upgrade."""
-    if _text(await redis.get(LAYOUT_KEY) or b"") == LAYOUT:
+    if replies.text(await redis.get(LAYOUT_KEY) or b"") == LAYOUT:
         return False
     if isinstance(redis, RedisCluster):
         await redis.set(LAYOUT_KEY, LAYOUT)
@@ -91,15 +88,17 @@ async def upgrade(redis: aioredis.Redis) -> bool:
     moved += await _tables(redis)
     moved += await _inbox(redis)
     async for raw in redis.scan_iter(match=f"{OLD_RL}*", count=1000):
-        moved += await _rename(redis, _text(raw), NEW_RL + _text(raw).removeprefix(OLD_RL))
+        moved += await _rename(
+            redis, replies.text(raw), NEW_RL + replies.text(raw).removeprefix(OLD_RL)
+        )
     async for raw in redis.scan_iter(match=f"{OLD_ST}*", count=1000):
-        found = new_stats_key(_text(raw))
+        found = new_stats_key(replies.text(raw))
         if found is None:
             continue
         new, chat, last = found
         if chat is not None and last.lstrip("-").isdigit():  # before: see the docstring
             await redis.sadd(people_key(chat), last)
-        moved += await _rename(redis, _text(raw), new)
+        moved += await _rename(redis, replies.text(raw), new)
     await redis.delete(OLD_DUE, OLD_TURNS)  # last: a table renamed meanwhile kept its own
     await redis.set(LAYOUT_KEY, LAYOUT)
     if moved:
@@ -123,7 +122,7 @@ async def _tables(redis: aioredis.Redis) -> int:
     due = await _scores(redis, OLD_DUE)
     turns = await _scores(redis, OLD_TURNS)
     async for raw in redis.scan_iter(match=f"{OLD_TABLE}*", count=1000):
-        old = _text(raw)
+        old = replies.text(raw)
         new = new_table_key(old)
         if new is None or await redis.exists(new):  # taken: left as it was, as RENAMENX would
             continue
@@ -141,7 +140,7 @@ async def _tables(redis: aioredis.Redis) -> int:
                 await redis.expire(index, ttl)
         moved += await _rename(redis, old, new)
     async for raw in redis.scan_iter(match=closed_key(0).removesuffix("0") + "*", count=1000):
-        members = [_text(m) for m in await redis.smembers(raw)]
+        members = [replies.text(m) for m in await redis.smembers(raw)]
         for old in members:
             new = new_table_key(old)
             if new is not None:
@@ -152,7 +151,7 @@ async def _tables(redis: aioredis.Redis) -> int:
 
 async def _scores(redis: aioredis.Redis, key: str) -> dict[str, float]:
     found: list[Any] = await redis.zrange(key, 0, -1, withscores=True)
-    return {_text(m): float(s) for m, s in found}
+    return {replies.text(m): float(s) for m, s in found}
 
 
 async def _inbox(redis: aioredis.Redis) -> int:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from bot.core import replies
 from bot.core.keys import KEY_PREFIX
 from engine.registry import GAMES
 
@@ -108,4 +109,4 @@ def posted_key(chat: int, thread: int, game_id: str) -> str:
 
 
 def decoded(raw: Any) -> str:
-    return "" if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)
+    return "" if raw is None else replies.text(raw)
