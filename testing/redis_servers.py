@@ -606,8 +606,11 @@ class Sentinels:
             if "down" in str(seen["flags"]):
                 return False
             replica = self.servers[self.replica()]
-            info = replica.client().info("replication")
-            return bool(info["role"] == "slave" and info["master_link_status"] == "up")
+            with replica.client() as asked:
+                info = asked.info("replication")
+            if info["role"] != "slave" or info["master_link_status"] != "up":
+                return False
+            return all(_promotable(s) for s in self.sentinels if s.alive)
 
         _wait("the Sentinels are ready", ok, within)
 
@@ -636,6 +639,21 @@ class Sentinels:
 
     def let_through(self) -> None:
         let_through(self.servers[self.primary()].client())
+
+
+def _promotable(sentinel: Server) -> bool:
+    """Whether ``sentinel`` knows a replica it would promote: linked, up, its INFO read
+    lately. One that only heard of it from the primary answers SENTINEL FAILOVER with
+    NOGOODSLAVE."""
+    with sentinel.client() as asked:
+        known = asked.sentinel_slaves(SENTINEL_MASTER)
+    return any(
+        r["is_slave"]
+        and not (r["is_sdown"] or r["is_disconnected"])
+        and r["master-link-status"] == "ok"
+        and r["info-refresh"] < 1000
+        for r in known
+    )
 
 
 def single(directory: Path) -> Server:
