@@ -258,7 +258,7 @@ def hold_back(primary: redis.Redis) -> None:
 
 def wait_caught_up(primary: Server, replica: Server) -> None:
     """Until ``replica`` has all that ``primary`` had written when asked."""
-    with contextlib.closing(primary.client()) as p, contextlib.closing(replica.client()) as r:
+    with primary.client() as p, replica.client() as r:
         written = int(p.info("replication")["master_repl_offset"])
         _wait(
             f"the replica on {replica.port} caught up",
@@ -426,14 +426,14 @@ class Cluster:
 
         _wait("every node is back", whole, UP_WITHIN)
         for port in self.primary_ports():
-            with contextlib.closing(self.servers[port].client()) as primary:
+            with self.servers[port].client() as primary:
                 let_through(primary)
         self.wait_ok()
         for port in self.primary_ports():
-            with contextlib.closing(self.servers[port].client()) as primary:
+            with self.servers[port].client() as primary:
                 primary.flushall()  # and its replica soon after
         for server in self.servers.values():
-            with contextlib.closing(server.client()) as node:
+            with server.client() as node:
                 node.script_flush()
                 _wait("no key is left", lambda: node.dbsize() == 0, UP_WITHIN)
         changed = sorted(p for p, now in self._settings().items() if now != self.settings[p])
@@ -687,27 +687,27 @@ class Pair:
 
     def _follow(self) -> None:
         """The replica follows the primary from now on, and links at once."""
-        with contextlib.closing(self.replica.client()) as replica:
+        with self.replica.client() as replica:
             replica.replicaof("NO", "ONE")  # else REPLICAOF of its primary does nothing
             replica.replicaof(HOST, self.primary.port)
 
     def wait_synced(self) -> None:
         """Until the replica is linked and has everything the primary wrote (up to a
         write of this connection's own: WAIT counts no other's)."""
-        with contextlib.closing(self.primary.client()) as primary:
+        with self.primary.client() as primary:
             primary.set("testing:synced", 1)
             _wait("the replica caught up", lambda: primary.wait(1, 10) >= 1, UP_WITHIN)
 
     def hold_back(self) -> None:
         """Writes from now on reach the primary only (see the module docstring)."""
-        with contextlib.closing(self.primary.client()) as primary:
+        with self.primary.client() as primary:
             hold_back(primary)
 
     def let_go(self) -> None:
         """The replica may log in again; it catches up (:meth:`wait_synced`). It is told
         to follow the primary afresh (a full sync), so that it links at once: left alone,
         it would try again only a second after its last refused try."""
-        with contextlib.closing(self.primary.client()) as primary:
+        with self.primary.client() as primary:
             let_through(primary)
         self._follow()
 
@@ -717,8 +717,8 @@ class Pair:
         got and goes on from the replica's copy, which follows it again. On the way it is
         a replica for a moment (writes to it fail with READONLY)."""
         with (
-            contextlib.closing(self.primary.client()) as primary,
-            contextlib.closing(self.replica.client()) as replica,
+            self.primary.client() as primary,
+            self.replica.client() as replica,
         ):
             replica.replicaof("NO", "ONE")
             primary.replicaof(HOST, self.replica.port)
@@ -737,7 +737,7 @@ class Pair:
 
     def promote(self) -> None:
         """The replica becomes a primary of its own (what a failover does)."""
-        with contextlib.closing(self.replica.client()) as replica:
+        with self.replica.client() as replica:
             replica.replicaof("NO", "ONE")
 
     def stop(self) -> None:
