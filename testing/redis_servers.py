@@ -18,7 +18,8 @@ What a test does to them:
 
 - ``kill(port)``: ``kill -9`` of a server; its replica takes over once the others have
   found it gone (the cluster's node timeout here is :data:`NODE_TIMEOUT_MS`, Sentinel's
-  down-after the same: a failover takes a second or two);
+  down-after the same: a failover takes a second or two), or at once when told
+  (:meth:`Cluster.take_over`, ``SENTINEL FAILOVER``);
 - ``failover(...)``: the graceful way, ``CLUSTER FAILOVER`` on a replica (or ``SENTINEL
   FAILOVER``): the replica catches up, then the two swap (behind Sentinel, the old
   primary turns replica a second or so later: :data:`SENTINEL_PERIODS_MS`);
@@ -406,6 +407,7 @@ class Cluster:
         each replica anew: one that has run an election keeps its votes for 4 s (twice
         Redis' 2 s auth timeout) and, its primary gone again meanwhile, "wins" with them,
         for an epoch the others refuse (no primary for its slots then)."""
+        self.take_over()
         for server in self._live():
             with server.client() as node:
                 replica = _role(node) == "slave"
@@ -438,6 +440,19 @@ class Cluster:
                 _wait("no key is left", lambda: node.dbsize() == 0, UP_WITHIN)
         changed = sorted(p for p, now in self._settings().items() if now != self.settings[p])
         assert not changed, f"a test left an ACL user or CONFIG changed on {changed}"
+
+    def take_over(self) -> None:
+        """Each killed primary's live replica takes over now (CLUSTER FAILOVER TAKEOVER, as
+        an operator would), not once the others have found the primary gone and elected it
+        (a second or two). Before a restore: the primary, started again as one, would say
+        the cluster is not ok for 2 s (Redis's own wait after a primary's restart)."""
+        nodes = self.nodes()
+        port_of = {n["node_id"]: p for p, n in nodes.items()}
+        for port, node in nodes.items():
+            primary = port_of.get(node["master_id"])
+            if primary and self.servers[port].alive and not self.servers[primary].alive:
+                with contextlib.suppress(redis.ResponseError), self.servers[port].client() as r:
+                    r.cluster("FAILOVER", "TAKEOVER")  # (an error: it took over meanwhile)
 
     def _settings(self) -> dict[int, object]:
         """Each node's ACL users and CONFIG now (but whom it follows: a failover's)."""
