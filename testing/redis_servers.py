@@ -20,9 +20,9 @@ What a test does to them:
   found it gone (the cluster's node timeout here is :data:`NODE_TIMEOUT_MS`, Sentinel's
   down-after the same: a failover takes a second or two), or at once when told
   (:meth:`Cluster.take_over`, ``SENTINEL FAILOVER``);
-- ``failover(...)``: the graceful way, ``CLUSTER FAILOVER`` on a replica (or ``SENTINEL
-  FAILOVER``): the replica catches up, then the two swap (behind Sentinel, the old
-  primary turns replica a second or so later: :data:`SENTINEL_PERIODS_MS`);
+- the graceful failover, ``CLUSTER FAILOVER`` on a replica (or :meth:`Sentinels.failover`):
+  the replica catches up, then the two swap (behind Sentinel, the old primary turns
+  replica a second or so later: :data:`SENTINEL_PERIODS_MS`);
 - ``hold_back(...)``: the replica stops hearing from its primary, while both stay up and
   the cluster still counts the replica as healthy: a write the primary takes then reaches
   no replica, and is lost when the primary dies. How: replicas authenticate to their
@@ -466,7 +466,7 @@ class Cluster:
 
     def kill(self, port: int) -> int:
         """``kill -9`` of the server on ``port``; when it was a primary, the port of the
-        replica that takes over (not waited for: :meth:`wait_promoted`)."""
+        replica that takes over (not waited for)."""
         replica = self.replica_of(port) if port in self.primary_ports() else port
         self._down(self.servers[port])
         return replica
@@ -475,34 +475,6 @@ class Cluster:
         """``kill -9`` of ``server``; its port stays the cluster's (:meth:`restore`)."""
         server.kill()
         _HANDED_OUT.add(server.port)
-
-    def wait_promoted(self, port: int, within: float = FAILOVER_WITHIN) -> float:
-        """Wait until the server on ``port`` is a primary and the cluster is ok again;
-        the seconds it took."""
-        started = time.monotonic()
-
-        def promoted() -> bool:
-            for server in self._live():  # each one's view: the client may ask any
-                with server.client() as c:
-                    state, nodes = c.cluster("INFO")["cluster_state"], c.cluster("NODES")
-                if state != "ok":
-                    return False
-                seen = {
-                    int(addr.split("@")[0].rsplit(":", 1)[1]): str(node["flags"])
-                    for addr, node in nodes.items()
-                }
-                if "master" not in seen[port] or "fail" in seen[port]:
-                    return False
-            return True
-
-        _wait(f"{port} is a primary for every node", promoted, within)
-        return time.monotonic() - started
-
-    def failover(self, replica: int, within: float = FAILOVER_WITHIN) -> float:
-        """``CLUSTER FAILOVER`` on ``replica``: it catches up with its primary, then takes
-        over (the primary becomes its replica); the seconds it took."""
-        self.servers[replica].client().cluster("FAILOVER")
-        return self.wait_promoted(replica, within)
 
     def hold_back(self, replica: int) -> None:
         """The replica hears nothing more from its primary (see the module docstring)."""
@@ -514,9 +486,6 @@ class Cluster:
             ),
             FAILOVER_WITHIN,
         )
-
-    def let_through(self, primary: int) -> None:
-        let_through(self.servers[primary].client())
 
 
 @dataclass
@@ -651,9 +620,6 @@ class Sentinels:
 
     def hold_back(self) -> None:
         hold_back(self.servers[self.primary()].client())
-
-    def let_through(self) -> None:
-        let_through(self.servers[self.primary()].client())
 
 
 def _promotable(sentinel: Server) -> bool:
