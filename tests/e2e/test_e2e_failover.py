@@ -288,7 +288,7 @@ class Telegram(ProcHarness):
         super().__init__(telegram, bots[0])
         self.bots = bots
         self.posted = 0
-        self.refused = 0  # posts answered 503
+        self.refused = asyncio.Event()  # set by a post answered 503
 
     async def deliver(self, data: dict[str, Any], app: Any = None) -> None:
         self.posted += 1
@@ -296,7 +296,7 @@ class Telegram(ProcHarness):
         deadline = time.monotonic() + REPOSTED_FOR
         while (response := await self.post(data)).status_code == 503:
             assert time.monotonic() < deadline, "the bot refused an update for too long"
-            self.refused += 1
+            self.refused.set()
             await asyncio.sleep(0.05)
         response.raise_for_status()
         query = data.get("callback_query")
@@ -511,9 +511,12 @@ async def _held_back_then_killed(game: Game, where: Cluster | Sentinels, key: st
     held = time.monotonic()
     answers: list[str | None] = []
     while time.monotonic() - held < HELD_BACK_FOR:
+        game.h.refused.clear()
         tap = asyncio.create_task(game.tap_shown(game.players))
-        done, _ = await asyncio.wait({tap}, timeout=HELD_BACK_FOR * 2)
-        if not done:  # Telegram posts it again until the failover: the kill comes now
+        refused = asyncio.create_task(game.h.refused.wait())
+        await asyncio.wait({tap, refused}, timeout=HELD_BACK_FOR * 2, return_when="FIRST_COMPLETED")
+        refused.cancel()
+        if not tap.done():  # answered 503: Telegram posts it again until the failover: kill now
             break
         answers.append(tap.result().text)
     else:
