@@ -42,7 +42,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -523,6 +523,16 @@ class Sentinels:
         return ",".join(f"{HOST}:{s.port}" for s in self.sentinels)
 
     def start(self) -> None:
+        self.launch()
+        self.wait_ok()
+        if self.periods != SENTINEL_PERIODS_MS:
+            self._debug({**SENTINEL_DEFAULT_PERIODS_MS, **self.periods})
+
+    def launch(self) -> None:
+        """Every server and Sentinel answering, each Sentinel in touch with the primary (a
+        bot may start now: they name it) but not ready yet (:meth:`wait_ok`). One that has
+        not heard the primary within its down-after (a slow start) takes it for down, and
+        a bot asking it then stops: "No master found"."""
         primary = self.ports[0]
         for sentinel in self.sentinels:
             sentinel.directory.mkdir(parents=True, exist_ok=True)
@@ -534,9 +544,15 @@ class Sentinels:
             )
         _start_all([*self.servers.values(), *self.sentinels])
         self._debug(SENTINEL_PERIODS_MS)  # they find each other sooner
-        self.wait_ok()
-        if self.periods != SENTINEL_PERIODS_MS:
-            self._debug({**SENTINEL_DEFAULT_PERIODS_MS, **self.periods})
+
+        def reached(sentinel: Server) -> bool:  # the primary's INFO read, not down
+            with sentinel.client() as asked:
+                seen = asked.sentinel_master(SENTINEL_MASTER)
+            return int(seen["info-refresh"]) < 1000 and "down" not in str(seen["flags"])
+
+        _wait(
+            "the Sentinels reach the primary", lambda: all(map(reached, self.sentinels)), UP_WITHIN
+        )
 
     def _debug(self, periods: dict[str, int]) -> None:
         """SENTINEL DEBUG: each Sentinel's periods set to ``periods``."""
@@ -809,11 +825,11 @@ def started(made: Started) -> Started:
 
 
 @contextlib.contextmanager
-def running(made: Started) -> Iterator[Started]:
+def running(made: Started, start: Callable[[], None] | None = None) -> Iterator[Started]:
     """``made`` (a :class:`Server`, :class:`Pair`, :class:`Cluster` or :class:`Sentinels`)
-    started, and torn down after, whatever happens."""
+    started (by ``start``, else its own), and torn down after, whatever happens."""
     try:
-        made.start()
+        (start or made.start)()
         yield made
     finally:
         made.stop()

@@ -79,14 +79,15 @@ def deployed(
     request: pytest.FixtureRequest, tmp_path: Path, clusters: list[Cluster]
 ) -> Iterator[Deployed]:
     """A cluster (the module's), or a primary and replica behind Sentinel (the parameter
-    says which), and the settings that connect to it."""
+    says which), and the settings that connect to it. The Sentinels are launched only:
+    a test waits until they are ready (wait_ok) beside what it starts meanwhile."""
     if (why := why_not()) is not None:
         pytest.skip(why)
     if request.param == "cluster":
         with reused(clusters, tmp_path / "cluster") as c:
             yield c, cluster_settings(c)
     else:
-        with running(Sentinels(tmp_path / "sentinel")) as s:
+        with running(s := Sentinels(tmp_path / "sentinel"), s.launch):
             yield s, sentinel_settings(s)
 
 
@@ -137,6 +138,7 @@ async def test_the_check_says_the_mode_loads_each_script_on_each_primary_and_a_k
 
         key = "ct:{failover}:probe"
         await redis.set(key, 0)
+        where.wait_ok()
         if isinstance(where, Cluster):
             successor = where.kill(where.primary_for(key))
         else:
@@ -335,11 +337,12 @@ class Telegram(ProcHarness):
 
 
 async def _processes(
-    bots: Bots, api: FakeServer, settings: RedisSettings
+    bots: Bots, api: FakeServer, where: Cluster | Sentinels, settings: RedisSettings
 ) -> tuple[Telegram, list[BotProcess]]:
     env = env_of(settings)
-    started = await asyncio.gather(
-        *(bots.start(api.url, f"bot{n}", **env) for n in range(PROCESSES))
+    _, *started = await asyncio.gather(
+        asyncio.to_thread(where.wait_ok),  # (the Sentinels get ready meanwhile: deployed)
+        *(bots.start(api.url, f"bot{n}", **env) for n in range(PROCESSES)),
     )
     h = Telegram(api.telegram, started)
     bots._harnesses.append(h)
@@ -469,8 +472,7 @@ async def _a_game_across_a_failover(
     await game.start()
     for _ in range(6):
         await game.tap()
-    before = await game.moves()
-    assert before == game.accepted
+    assert await game.moves() == game.accepted
     key = table_key(game.top.group)
     was = await asyncio.to_thread(_primary, where, key)
     if how == "held-back":
@@ -548,7 +550,7 @@ async def test_a_game_of_several_processes_goes_on_across_a_failover(
     """On a cluster the primary that holds the table's slot goes (the other primaries
     stay); behind Sentinel, the primary."""
     where, settings = deployed
-    h, processes = await _processes(bots, served, settings)
+    h, processes = await _processes(bots, served, where, settings)
     try:
         await _a_game_across_a_failover(h, where, how, seed=5)
     finally:
