@@ -1,6 +1,6 @@
-"""Durak games for the computer players' tests: the seed's game, a position built
-card by card (or laid out from text), every variant with each number of players it seats,
-and a game played on by the computer's levels.
+"""Durak games for the computer players' tests: the seed's game, a position laid out
+from text, every variant with each number of players it seats, and a game played on by the
+computer's levels.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakActor, DurakMove, DurakOptions, seating
 from engine.games.durak.view import DurakView
 from testing.contract import combinations
-from testing.durak_positions import NAMES
+from testing.durak_positions import NAMES, position
 
 
 def c(text: str) -> Card:
@@ -59,62 +59,6 @@ def state(game: Durak) -> dict[str, Any]:
     return json.loads(game.to_json())  # type: ignore[no-any-return]
 
 
-def constructed(
-    hands: list[list[str]],
-    trump: str,
-    stock: int,
-    table: list[tuple[str, str | None]] = (),  # type: ignore[assignment]
-    phase: str = "lead",
-    attacker: int = 0,
-    defender: int = 1,
-    known: list[list[str]] | None = None,
-    limit: int = 6,
-    options: dict[str, Any] | None = None,
-) -> Durak:
-    """A position (hands: seat 0, seat 1, ..., the dummy's, empty in a game without one);
-    unplaced cards are in the stock (the trump card last) and then the discard.
-    ``options`` go beyond the 36-card deck (``{"dummy": False, "transfer": True}``)."""
-    n = len(hands) - 1
-    options = {"deck_size": 36, **(options or {})}
-    dummy, size = options.get("dummy", True), options["deck_size"]
-    placed = [c(x) for h in hands for x in h] + [c(x) for p in table for x in p if x]
-    trump_card = c(trump)
-    rest = [x for x in cards.deck(size) if x not in placed and x != trump_card]
-    stock_cards = [*rest[: stock - 1], trump_card] if stock else []
-    # With the stock gone, the trump card is in the discard pile unless a hand holds it.
-    played = [] if trump_card in placed else [trump_card]
-    discard = rest[stock - 1 :] if stock else [*rest, *played]
-    dealt = 6 * (n + 1 if dummy else n)
-    others = [x for x in cards.deck(size) if x not in stock_cards]
-    deck = [*others[:dealt], trump_card, *others[dealt:], *stock_cards[:-1]]
-    if not stock:
-        others.remove(trump_card)
-        deck = [*others[:dealt], trump_card, *others[dealt:]]
-    document = {
-        "v": 1,
-        "options": options,
-        "players": NAMES[:n],
-        "dealer": 1,
-        "previous_fool": None,
-        "deck": deck,
-        "drawn": size - dealt - stock,
-        "hands": [[c(x) for x in h] for h in hands],
-        "known": [[c(x) for x in k] for k in (known or [[]] * (n + 1))],
-        "discard": discard,
-        "table": [[c(a)] if d is None else [c(a), c(d)] for a, d in table],
-        "phase": phase,
-        "attacker": attacker,
-        "defender": defender,
-        "pos": 0,
-        "limit": limit,
-        "controller": 0 if dummy else None,
-        "out": [],
-        "pending": [],
-        "fool": None,
-    }
-    return Durak.from_json(json.dumps(document))
-
-
 def laid(
     hands: str,
     trump: str,
@@ -123,14 +67,19 @@ def laid(
     options: dict[str, Any] | None = None,
     known: str | None = None,
 ) -> Durak:
-    """:func:`constructed` from text: ``hands`` and ``known`` by seat, the dummy last
-    (``"KD 9C/6S 8S/"``); ``table`` the cards on it, ``"7S>9S"`` beaten, ``"8S"`` to beat,
-    which makes the phase (nothing: the lead; a card to beat: the defence; else throw-ins)."""
-    pairs = [(a, d or None) for a, _, d in (card.partition(">") for card in table.split())]
-    phase = "defend" if any(d is None for _, d in pairs) else "throw" if pairs else "lead"
-    seen = None if known is None else [k.split() for k in known.split("/")]
-    held = [h.split() for h in hands.split("/")]
-    return constructed(held, trump, stock, pairs, phase, known=seen, options=options)
+    """:func:`position` from text, for positions written one a line: ``hands`` and
+    ``known`` by seat, the dummy last (``"KD 9C/6S 8S/"``); ``stock`` the number of cards
+    in it, the trump card one of them, the others the lowest left."""
+    held = hands.split("/")
+    options = options or {}
+    placed = {c(x) for x in [*hands.replace("/", " ").split(), *table.replace(">", " ").split()]}
+    size = options.get("deck_size", 36)
+    rest = [x for x in cards.deck(size) if x not in placed and x != c(trump)]
+    above = " ".join(cards.to_str(x) for x in rest[: stock - 1]) if stock else None
+    seen = None if known is None else known.split("/")
+    return position(
+        held[:-1], held[-1], trump=trump, stock=above, table=table, known=seen, limit=6, **options
+    )
 
 
 # Every allowed combination of options, with each number of players it seats.

@@ -83,22 +83,31 @@ def position(
     stock: str | None = None,
     dealer: int = 0,
     order: list[int] | None = None,
+    table: str = "",
+    known: list[str] | None = None,
+    limit: int | None = None,
     **options: Any,
 ) -> Durak:
-    """A game at the lead of a bout. ``hands`` by seat, ``dummy_cards`` the dummy's cards
-    (attacker/defender ``len(hands)`` is the dummy; its controller, unless named, the
-    attacker, in a game with the dummy). ``stock``: the cards still in the
-    stock above the face-up trump card, top first; ``None``: the stock is used up and the
-    trump card is wherever the hands say (or in the discard). Every other card is in the
-    discard pile."""
+    """A game in the middle of a bout, so a scenario starts where its rule matters.
+
+    ``hands`` by seat, ``dummy_cards`` the dummy's cards (attacker/defender ``len(hands)``
+    is the dummy; its controller, unless named, the attacker, in a game with the dummy).
+    ``stock``: the cards still in the stock above the face-up trump card, top first;
+    ``None``: the stock is used up and the trump card is wherever the hands say (or in the
+    discard). ``table``: the cards on it, ``"7S>9S"`` beaten, ``"8S"`` to beat, which makes
+    the phase (nothing: the lead; a card to beat: the defence; else throw-ins). ``known``:
+    what each hand has shown, by seat, the dummy's last. ``limit``: the bout's, unless
+    named the defender's hand up to the cap. Every other card is in the discard pile."""
     n = len(hands)
     opts = DurakOptions(**options)
     if controller is None and opts.dummy:
         controller = attacker
     trump_card = cards.parse(trump)
     held = [cs(h) for h in hands] + [cs(dummy_cards)]
+    pairs = [cs(pair.replace(">", " ")) for pair in table.split()]
+    phase = "defend" if any(len(p) == 1 for p in pairs) else "throw" if pairs else "lead"
     in_stock = [] if stock is None else cs(stock)
-    taken = {c for h in held for c in h} | set(in_stock)
+    taken = {c for h in held + pairs for c in h} | set(in_stock)
     assert stock is None or trump_card not in taken
     pool = [c for c in cards.deck(opts.deck_size) if c not in in_stock and c != trump_card]
     dealt = 6 * (n + 1) if opts.dummy else 6 * n
@@ -108,6 +117,8 @@ def position(
     drawn = total if stock is None else total - len(in_stock) - 1
     remaining = set() if stock is None else {*in_stock, trump_card}
     discard = [c for c in deck if c not in taken and c not in remaining]
+    if limit is None:
+        limit = min(5 if opts.five_before_discard and not discard else 6, len(held[defender]))
     state = {
         "v": 1,
         "options": opts.model_dump(),
@@ -117,14 +128,14 @@ def position(
         "deck": deck,
         "drawn": drawn,
         "hands": held,
-        "known": [[] for _ in held],
+        "known": [cs(k) for k in known] if known else [[] for _ in held],
         "discard": discard,
-        "table": [],
-        "phase": "lead",
+        "table": pairs,
+        "phase": phase,
         "attacker": attacker,
         "defender": defender,
         "pos": 0,
-        "limit": min(5 if opts.five_before_discard and not discard else 6, len(held[defender])),
+        "limit": limit,
         "controller": controller,
         "out": [],
         "pending": [],
