@@ -34,8 +34,7 @@ from engine.games.durak.players.sampling import Mirror, World, every_world, hidd
 from engine.games.durak.players.search import unescaped
 from engine.games.durak.players.seen import Memory, seen_from_view
 from engine.games.durak.rules import DurakMove
-from testing.durak_games import new_game, state
-from testing.durak_positions import position
+from testing.durak_positions import position, seeded, state
 
 # What decides the rest of a game besides the hands (whose order does not matter).
 PLAY = ("table", "phase", "attacker", "defender", "pos", "limit", "controller", "out")
@@ -155,7 +154,7 @@ def test_hard_escapes_whenever_an_escape_exists() -> None:
 
 
 def test_the_solver_gives_up_past_its_budget() -> None:
-    game = new_game(7)  # the opening: far too big a tree
+    game = seeded(7)  # the opening: far too big a tree
     with pytest.raises(OutOfNodes):
         Solver(0, 0, nodes=50).escapes(game)
 
@@ -166,7 +165,7 @@ def test_a_copy_plays_on_exactly_as_the_stored_game(players: int, dummy_plays: b
     # leave the game it was copied from alone.
     rng = random.Random(players)
     for seed in range(20):
-        game = new_game(seed, players, dummy_plays)
+        game = seeded(seed, players, dummy_plays)
         while not game.is_finished():
             twin, stored, before = game.copy(), Durak.from_json(game.to_json()), game.to_json()
             assert twin.position() == stored.position()
