@@ -42,7 +42,7 @@ from redis.exceptions import ResponseError
 
 from bot import inbox
 from bot.app import build_application
-from bot.core import health
+from bot.core import connect, health
 from bot.core import inbox as inbox_stream
 from bot.core import primary as primary_module
 from bot.core import replicas as replicas_module
@@ -533,6 +533,7 @@ class _FailoverOnFirstSend:
         self.pair.lose_unreplicated()
 
 
+@pytest.mark.usefixtures("clients_closed")
 async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(
     cluster: Future[redis_servers.Cluster] | None,
 ) -> None:
@@ -576,7 +577,7 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(
         confirmed = await worker.confirm(doubtful)
         assert b'{"update_id": 1}' in [body for _, body in confirmed]
     finally:
-        await client.aclose()
+        await connect.close(client)  # type: ignore[arg-type]
 
 
 async def _behind_barrier(client: Any, replicas: Replicas, key: str) -> Any:
