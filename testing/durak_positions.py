@@ -23,6 +23,7 @@ from engine.games.durak.view import DurakView
 from testing.contract import combinations
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
+PEREVODNOY: dict[str, Any] = {"dummy": False, "transfer": True}  # transfers, no dummy
 
 
 def c(text: str) -> Card:

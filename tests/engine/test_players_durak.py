@@ -25,7 +25,7 @@ from engine.games.durak.rules import EARLY_LIMIT, HAND, DurakMove, DurakOptions
 from engine.games.durak.rules import DurakActor as Actor
 from engine.records import export
 from engine.registry import GAMES
-from testing.durak_positions import c, laid, move, play_levels, seeded, state, turn
+from testing.durak_positions import PEREVODNOY, c, laid, move, play_levels, seeded, state, turn
 
 # ---------------------------------------------------------------------- legality
 
@@ -231,8 +231,6 @@ def test_public_events_are_what_apply_returned() -> None:
 
 
 # ---------------------------------------------------------------------- heuristics
-
-PEREVODNOY = {"dummy": False, "transfer": True}
 
 
 def normal_move(game: Durak) -> DurakMove:

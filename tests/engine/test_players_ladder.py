@@ -20,12 +20,11 @@ from engine.games.durak.game import Durak
 from engine.games.durak.players import search as search
 from engine.games.durak.players.greedy import greedy
 from engine.games.durak.players.seen import STALL_TAKES, Memory, seen_from_view
-from testing.durak_positions import laid, move, play_levels, seeded, turn
+from testing.durak_positions import PEREVODNOY, laid, move, play_levels, seeded, turn
 
 # ---------------------------------------------------------------------- greedy
 
 
-PEREVODNOY = {"dummy": False, "transfer": True}
 # Positions and greedy's move there (testing.durak_positions.laid: the hands of seat 0, seat 1
 # and the dummy, the trump card, the stock, the table). It never takes while it can beat,
 # however dear the card: that is its weakness. Where transfers are played it sheds a card
