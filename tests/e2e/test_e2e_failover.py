@@ -350,17 +350,13 @@ async def _processes(
     return h, started
 
 
-async def _quietly(check: Callable[[], Awaitable[bool]]) -> bool:
-    """``check()``, False while Redis is away."""
-    try:
-        return await check()
-    except PAUSES:
-        return False
-
-
 async def _until(check: Callable[[], Awaitable[bool]], within: float, what: str) -> None:
+    """Until ``check()`` (not while Redis is away), or fail saying ``what``."""
     deadline = time.monotonic() + within
-    while not await _quietly(check):
+    while True:
+        with contextlib.suppress(*PAUSES):
+            if await check():
+                return
         assert time.monotonic() < deadline, what
         await asyncio.sleep(0.05)
 
@@ -419,18 +415,12 @@ class Game:
             for m in self.h.screen(chat)
         ]
 
-    async def until_accepted(self) -> float:
-        """Taps until one is accepted; the seconds it took."""
-        started = time.monotonic()
+    async def until_accepted(self) -> None:
         while (await self.tap()).text is not None:
             pass
-        return time.monotonic() - started
 
     async def moves(self) -> int:
         return len((await stored(self.h, self.top.group))["played"]["moves"])
-
-    def finished(self) -> bool:
-        return self.top.finished()
 
 
 def _primary(where: Cluster | Sentinels, key: str) -> int:
@@ -488,10 +478,10 @@ async def _a_game_across_a_failover(
     await _until(lambda: _moved(where, key, was), left, f"{was} still holds the table")
     game.shun = TAKE  # (see TAKE)
     for _ in range(200):
-        if game.finished():
+        if game.top.finished():
             break
         await game.tap()
-    assert game.finished(), "the game did not end"
+    assert game.top.finished(), "the game did not end"
     assert await game.moves() == game.accepted, "an accepted tap lost, or applied twice"
     return game
 
