@@ -187,10 +187,10 @@ async def open_pages(
 async def test_durak_with_the_dummy_played_whole_on_two_pages(
     harness: Harness, root: str, browsers: list[Any], shots: Path
 ) -> None:
-    """The seed's game: Ann and Bob and the dummy, played by its controller's page (with
-    24 cards: the game is shorter, every move checked as in a longer one)."""
+    """The seed's game: Ann and Bob and the dummy, played by its controller's page (24
+    cards, one deal: 24 moves, 8 of them the dummy's, each checked as in a longer game)."""
     h = harness
-    top, users, param = await table_for_two(h, "durak", deck_size=24)
+    top, users, param = await table_for_two(h, "durak", deck_size=24, deal=112)
     pages = await open_pages(root, param, users, browsers)
     ann, bob = (pages[u.id] for u in users)
     findings: dict[str, list[str]] = {}
@@ -227,10 +227,12 @@ async def test_perevodnoy_played_whole_on_two_pages(
     harness: Harness, root: str, browsers: list[Any], shots: Path
 ) -> None:
     """Durak with transfers and no dummy: a transfer is a card the defender plays (where
-    it could also beat, the page asks which). With 24 cards, as the one before, and
-    nothing flying (the flights are the test's before)."""
+    it could also beat, the page asks which). With 24 cards, one deal (27 moves, 4 of them
+    transfers, 2 through a choice), and nothing flying (the flights are the test's before)."""
     h = harness
-    top, users, param = await table_for_two(h, "durak", dummy=False, transfer=True, deck_size=24)
+    top, users, param = await table_for_two(
+        h, "durak", dummy=False, transfer=True, deck_size=24, deal=2091
+    )
     pages = await open_pages(root, param, users, browsers, still=True)
     findings: dict[str, list[str]] = {}
 
@@ -448,7 +450,7 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     *Take* on the MainButton (and its press takes), follows a theme change and the safe
     areas live."""
     h = harness
-    top, users, param = await table_for_two(h, "durak")
+    top, users, param = await table_for_two(h, "durak", deal=6)  # soon Ann must take
     ann, bob = users
     url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=android"
     page = await in_telegram(browsers[0], TELEGRAM, url)
@@ -526,7 +528,7 @@ async def test_durak_played_on_the_page_against_buttons(
     every change shows on both pages at once (nothing flies: reduced motion), the
     watcher's never shows a card he may not know. A 24-card game, to its end."""
     h = harness
-    top, (ann, bob), param = await table_for_two(h, "durak", deck_size=24)
+    top, (ann, bob), param = await table_for_two(h, "durak", deck_size=24, deal=9)
     group = top.group
     page, spectator = Page(browsers[0]), Page(browsers[1])
     for p in (page, spectator):  # nothing flies: every change is a new picture at once

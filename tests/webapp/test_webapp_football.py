@@ -92,7 +92,7 @@ async def test_a_whole_game_of_football_on_two_pages(
     """Ann and Bob set up and play a whole game on their pages alone (the page's
     ``data-move`` tokens: ``setup:<card>``, ``setup:confirm``, the field's cells)."""
     h = harness
-    top, (ann, bob), param = await table_for_two(h, "football")
+    top, (ann, bob), param = await table_for_two(h, "football", deal=6)  # 37 taps
     pages = {ann.id: Player(browsers[0]), bob.id: Player(browsers[1])}
     rng = random.Random(11)
     answered = len(h.server.calls_to("answerCallbackQuery"))  # the lobby's taps
@@ -196,7 +196,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     h = harness
     # 52 cards, 17 balls each: Bob moves often enough for every way of moving; turns of
     # 20 s, not 60 (the clock moved past one steps the bot's pollers nine times a second)
-    top, (ann, bob), param = await table_for_two(h, "football", deck_size=52, turn_time=20)
+    top, (ann, bob), param = await table_for_two(h, "football", deck_size=52, turn_time=20, deal=6)
     monkeypatch.setattr(streams, "KEEPALIVE", 0.05)  # a stream sees its session end at once
     rng = random.Random(5)
     while Football.from_json((await stored(h, top.group))["state"]).view(None).phase == "setup":
