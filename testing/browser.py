@@ -48,6 +48,16 @@ PICTURES = os.environ.get("CARDTABLE_SCREENSHOTS") == "1"
 # Seconds a test waits for a change to show: a timeout for a page that never updates,
 # not a measure (the latencies are printed, not asserted).
 WITHIN = 10.0
+# Everything a page shows, as one text: its words and every card drawn (by notation).
+SHOWN = (
+    "(document.body.innerText + ' ' + [...document.querySelectorAll('[data-card]')]"
+    ".map(e => e.dataset.card).join(' '))"
+)
+# The ``data-move`` tokens of the actions a page offers (those it shows), in page order.
+OFFERED = (
+    "[...document.querySelectorAll('[data-move]')]"
+    ".filter(e => e.offsetParent !== null).map(e => e.dataset.move)"
+)
 
 
 def _chromium(profile: Path) -> Any:
@@ -213,15 +223,9 @@ class Page:
         assert found is not None, f"the page did not come to {once} within {WITHIN} s"
         return found
 
-    async def shown_cards(self, newer_than: int | None = None) -> str:
-        """Everything the page shows: its text and every card drawn (by notation); once
-        it shows a version newer than ``newer_than``, if given."""
-        script = (
-            "(document.body.innerText + ' ' + [...document.querySelectorAll('[data-card]')]"
-            ".map(e => e.dataset.card).join(' '))"
-        )
-        once = None if newer_than is None else f"+document.body.dataset.version > {newer_than}"
-        return str(await self.read(script, once))
+    async def shown_cards(self) -> str:
+        """Everything the page shows (:data:`SHOWN`)."""
+        return str(await self.read(SHOWN))
 
     async def click_one(self, selector: str, rng: Any) -> int:
         """Clicks one of the elements ``selector`` finds; how many it found. Counted and
@@ -242,15 +246,17 @@ class Page:
         if pick:
             assert await self.click_one(f'button.mv[data-card="{pick}"]', rng)
 
-    async def tokens(self, at: int | None = None) -> list[str]:
-        """The ``data-move`` tokens of the actions the page offers now, in page order;
-        once it shows version ``at``, if given."""
-        script = (
-            "[...document.querySelectorAll('[data-move]')]"
-            ".filter(e => e.offsetParent !== null).map(e => e.dataset.move)"
+    async def tokens(self) -> list[str]:
+        """The tokens the page offers (:data:`OFFERED`)."""
+        return list(await self.read(OFFERED))
+
+    async def looks(self, at: int) -> tuple[str, list[str]]:
+        """What the page shows and what it offers once it shows version ``at``: the wait
+        and both looks in one call to the browser."""
+        text, offered = await self.read(
+            f"[{SHOWN}, {OFFERED}]", f"+document.body.dataset.version >= {at}"
         )
-        once = None if at is None else f"+document.body.dataset.version >= {at}"
-        return list(await self.read(script, once))
+        return str(text), list(offered)
 
     async def tap(self, token: str) -> None:
         """Taps the (first visible) element that carries ``data-move`` ``token``."""

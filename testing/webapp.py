@@ -110,8 +110,7 @@ async def table_for_two(
 ) -> tuple[Tabletop, list[FakeUser], str]:
     """A running game of Ann (English) and Bob (Russian) in a new group; its page parameter.
     ``turn_time``: the lobby's turn time in seconds (0: none) instead of its default;
-    ``deal``: the seed it is dealt from (the seats and the cards), so that a test whose
-    length follows the cards plays the same game at every run (else a new deal each time);
+    ``deal``: the seed of its deal (seats, cards): the same game at every run (None: a new one);
     ``options``: the game's own settings (durak's ``dummy``, ``transfer`` …)."""
     players = [h.user("Ann"), h.user("Bob", language_code="ru")]
     group = h.group(creator=players[0])

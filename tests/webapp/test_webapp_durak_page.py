@@ -26,11 +26,11 @@ from bot.webapp import api, streams
 from bot.webapp.page import TELEGRAM_WEB
 from engine import records
 from engine.games.durak.game import Durak
-from testing.browser import DARK, MISSING, WITHIN, Page, page_url
+from testing.browser import DARK, MISSING, SHOWN, WITHIN, Page, page_url
 from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
-from testing.page_player import ALL_MOVES, Player, Redrawn
+from testing.page_player import ALL_MOVES, Player, Redrawn, at_once
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
 from testing.webapp import (
     init_data,
@@ -72,12 +72,6 @@ def _figures(frames: list[float]) -> str:
 Hook = Callable[[str, int, Player], Awaitable[None]]
 
 
-async def offers(pages: dict[int, Player], at: int) -> dict[int, list[str]]:
-    """What each page offers once it shows version ``at``, asked of all the pages at once."""
-    moves = await asyncio.gather(*(p.moves_at(at) for p in pages.values()))
-    return dict(zip(pages, moves, strict=True))
-
-
 async def play_whole(
     h: Harness,
     group: FakeGroup,
@@ -103,7 +97,7 @@ async def play_whole(
         page = pages[user.id]
         if at != data["version"]:
             at = data["version"]
-            seen = await offers(pages, at)
+            seen = await at_once(pages, Player.moves_at, at)
         legal = sorted(game.move_token(m) for m in game.legal_moves())
         offered = set(seen[user.id])
         direct = {t for t in offered if not t.startswith("pick:")}
@@ -130,7 +124,7 @@ async def play_whole(
         if hook:
             await hook("flying", played["moves"], page)
         at = data["version"] + 1
-        seen = await offers(pages, at)
+        seen = await at_once(pages, Player.moves_at, at)
         played["moves"] += 1
         if hook:
             await hook("moved", played["moves"], page)
@@ -197,8 +191,8 @@ async def test_durak_with_the_dummy_played_whole_on_two_pages(
 
     async def hook(stage: str, moves: int, page: Player) -> None:
         if stage == "turn" and moves in (0, 12):  # axe-core, light (Ann) and dark (Bob)
-            findings[f"Ann at move {moves}"] = await ann.axe()
-            findings[f"Bob at move {moves}"] = await bob.axe()
+            on = {f"Ann at move {moves}": ann, f"Bob at move {moves}": bob}
+            findings.update(await at_once(on, Player.axe))
         if stage == "flying" and moves == 9:
             await page.wait("return +document.body.dataset.flying > 0", 2)
             await page.snap(shots / "webapp-durak-flight.png")
@@ -210,8 +204,7 @@ async def test_durak_with_the_dummy_played_whole_on_two_pages(
 
     data, played = await play_whole(h, top.group, users, pages, 11, hook)
     await check_the_end(h, data, pages)
-    findings["Ann at the end"] = await ann.axe()
-    findings["Bob at the end"] = await bob.axe()
+    findings.update(await at_once({"Ann at the end": ann, "Bob at the end": bob}, Player.axe))
     assert not any(findings.values()), json.dumps(findings, indent=1)
     assert played["dummy"] > 0 and played["keyboard"] > 0
     weight = await page_weight(h)
@@ -369,20 +362,23 @@ async def test_six_players_without_the_dummy_the_whole_deck_dealt(
     pages = await open_pages(root, await table_param(h, group), users[:2], browsers, still=True)
     data = await stored(h, group)
     seats = _seated(data, users)
-    for user, page in ((u, pages[u.id]) for u in users[:2]):
+
+    async def shows_the_deal(user: FakeUser, page: Player) -> None:
         view = Durak.from_json(data["state"]).view(seats.index(user))
         assert view.whole_deck and view.stock == 0 and not view.dummy
-        drawn = await page.js(
-            "return [...document.querySelectorAll('[data-seat]')].map(e => e.dataset.seat)"
-        )
-        assert sorted(drawn) == sorted([*(str(s) for s in range(6) if s != view.seat), "me"])
-        assert await page.js("return document.querySelectorAll('.stock .card').length") == 0
-        assert await page.js("return document.querySelectorAll('.trumpmark').length") == 1
         holder = view.trump_held_by
         where = "me" if holder == view.seat else str(holder)
-        found = f'[data-seat="{where}"] [data-card="{view.trump}"]'
-        assert await page.js(f"return document.querySelectorAll({found!r}).length") == 1
+        drawn, stock, marks, trump = await page.js(
+            "const n = s => document.querySelectorAll(s).length;"
+            "return [[...document.querySelectorAll('[data-seat]')].map(e => e.dataset.seat),"
+            "n('.stock .card'), n('.trumpmark'), n(arguments[0])]",
+            f'[data-seat="{where}"] [data-card="{view.trump}"]',
+        )
+        assert sorted(drawn) == sorted([*(str(s) for s in range(6) if s != view.seat), "me"])
+        assert (stock, marks, trump) == (0, 1, 1)
         assert await page.axe() == []
+
+    await asyncio.gather(*(shows_the_deal(u, pages[u.id]) for u in users[:2]))  # at once
     await pages[users[0].id].snap(shots / "webapp-durak-six.png")
     rng = random.Random(2)
     for _ in range(12):  # a few moves, on the pages and by the chat's buttons
@@ -398,8 +394,7 @@ async def test_six_players_without_the_dummy_the_whole_deck_dealt(
         else:
             await top.caught_up(users)
             await top.step([user], rng)
-        for page in pages.values():
-            await page.shows(data["version"] + 1)
+        await at_once(pages, Player.shows, data["version"] + 1)
     for page in pages.values():
         assert await page.errors() == [] and await page.console_errors() == []
 
@@ -558,15 +553,15 @@ async def test_durak_played_on_the_page_against_buttons(
             await top.caught_up([ann, bob])
             start = time.perf_counter()
             await top.step([bob], rng)
+        watched = asyncio.create_task(spectator.newer_than(before))  # both pages at once
         shown = await page.newer_than(before)
         latencies.append(time.perf_counter() - start)
-        assert await spectator.newer_than(before) >= shown
+        assert await watched >= shown
         public = hidden_cards("durak", (await stored(h, group))["state"], None)
-        text = await spectator.shown_cards()
+        moving = "document.getAnimations().length, +document.body.dataset.flying || 0"
+        text, *still = await spectator.read(f"[{SHOWN}, {moving}]")  # one look at it
         assert not leaks(text, public), text
-        for p in (page, spectator):  # nothing moves, nothing flies
-            moving = "[document.getAnimations().length, +document.body.dataset.flying || 0]"
-            assert await p.js(f"return {moving}") == [0, 0]
+        assert still == [0, 0] and await page.read(f"[{moving}]") == [0, 0]  # nothing flies
         moves += 1
         if moves == 4:
             await page.screenshot(shots / "webapp-durak-en.png")

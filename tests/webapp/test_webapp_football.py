@@ -23,7 +23,7 @@ from engine.games.football.game import Football
 from testing.browser import DARK, MISSING, WITHIN, Page
 from testing.clock import Clock
 from testing.harness import Harness
-from testing.page_player import Player
+from testing.page_player import Player, at_once
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
 from testing.webapp import Commits, PageServer, init_data, page_weight, serving, table_for_two
 
@@ -98,16 +98,15 @@ async def test_a_whole_game_of_football_on_two_pages(
     answered = len(h.server.calls_to("answerCallbackQuery"))  # the lobby's taps
     findings: dict[str, list[str]] = {}
     async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
-        for p in pages.values():
-            await p.watch()
+        await at_once(pages, Player.watch)
         paint = [
             await open_logged(pages[ann.id], web.root, param, init_data(ann)),
             await open_logged(pages[bob.id], web.root, param, init_data(bob), theme=DARK),
         ]
-        for p in pages.values():
-            await p.console_errors()
-        taps = 0
+        await at_once(pages, Player.console_errors)  # from here on: none
+        taps, at = 0, -1
         laid: dict[int, list[str]] = {ann.id: [], bob.id: []}
+        seen: dict[int, tuple[str, list[str]]] = {}  # what each page shows and offers at ``at``
         while (data := await stored(h, top.group))["phase"] == "playing":
             game = Football.from_json(data["state"])
             view = game.view(None)
@@ -118,7 +117,10 @@ async def test_a_whole_game_of_football_on_two_pages(
                 assert actor is not None
                 user = next(u for u in (ann, bob) if seat_of(data, u) == actor.player)
             page, other = pages[user.id], pages[(bob if user is ann else ann).id]
-            offered = await page.tokens(at=data["version"])
+            if at != data["version"]:
+                at = data["version"]
+                seen = await at_once(pages, Player.looks, at)
+            offered = seen[user.id][1]
             if view.phase == "setup":
                 picks = [t for t in offered if t.startswith("setup:") and t[6:] not in ("reset",)]
                 assert picks, offered
@@ -129,8 +131,8 @@ async def test_a_whole_game_of_football_on_two_pages(
                 token = rng.choice(offered)
             if len(laid[user.id]) == 1 and user is ann and not findings:  # she starts over
                 token = "setup:reset"
-                for p, who in ((page, "en, light"), (other, "ru, dark")):
-                    findings[f"{who}, set-up"] = await p.axe()
+                on = {"en, light, set-up": page, "ru, dark, set-up": other}
+                findings.update(await at_once(on, Player.axe))
             if token == "setup:reset":
                 laid[user.id] = []
             elif token.startswith("setup:") and token != "setup:confirm":
@@ -141,25 +143,24 @@ async def test_a_whole_game_of_football_on_two_pages(
             before = data["version"]
             await page.tap(token)
             taps += 1
-            shown = [p.shown_cards(newer_than=before) for p in pages.values()]  # both at once
-            texts = dict(zip(pages, await asyncio.gather(*shown), strict=True))
+            at = before + 1
+            seen = await at_once(pages, Player.looks, at)
             state = (await stored(h, top.group))["state"]
             for u in (ann, bob):
                 hidden = hidden_cards("football", state, seat_of(data, u))
-                assert not leaks(texts[u.id], hidden), texts[u.id]
+                assert not leaks(seen[u.id][0], hidden), seen[u.id][0]
             now = Football.from_json(state).view(None)
             if taps >= 16 and now.ball_at and "en, light, playing" not in findings:
                 # the ball on its way: the pictures of docs/webapp.md
-                for p in pages.values():
-                    await p.still()
+                await at_once(pages, Player.still)
                 await pages[ann.id].snap(shots / "webapp-football-en.png")
                 await pages[bob.id].snap(shots / "webapp-football-ru.png")
-                findings["en, light, playing"] = await pages[ann.id].axe()
-                findings["ru, dark, playing"] = await pages[bob.id].axe()
+                on = {"en, light, playing": pages[ann.id], "ru, dark, playing": pages[bob.id]}
+                findings.update(await at_once(on, Player.axe))
         versions = set(range(data["version"] - taps, data["version"] + 1))
         lag = latencies(commits, [await shown_at(p) for p in pages.values()], versions)
-        findings["en, light, the end"] = await pages[ann.id].axe()
-        findings["ru, dark, the end"] = await pages[bob.id].axe()
+        on = {"en, light, the end": pages[ann.id], "ru, dark, the end": pages[bob.id]}
+        findings.update(await at_once(on, Player.axe))
         errors = [e for p in pages.values() for e in await p.console_errors() + await p.errors()]
         foreign = [e for p in pages.values() for e in await p.foreign()]
         frames = [f for p in pages.values() for f in await p.js("return window.__frames")]
@@ -237,8 +238,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
                 while (await stored(h, top.group))["version"] == before:
                     await clock.advance(1)
                 made["computer"].add(before + 1)
-            for page in pages.values():
-                await page.newer_than(before)
+            await at_once(pages, Page.newer_than, before)
         shown = [await shown_at(p) for p in pages.values()]
         # Ann's page asleep past its session (it could not renew it meanwhile): it keeps
         # its picture, offers nothing, and says to open the table again.
