@@ -20,7 +20,7 @@ from bot.webapp import streams
 from bot.webapp.auth import SESSION
 from engine import records
 from engine.games.football.game import Football
-from testing.browser import DARK, MISSING, WITHIN, Page
+from testing.browser import DARK, MISSING, PICTURES, WITHIN, Page
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.page_player import Player, at_once
@@ -137,7 +137,7 @@ async def test_a_whole_game_of_football_on_two_pages(
                 laid[user.id] = []
             elif token.startswith("setup:") and token != "setup:confirm":
                 laid[user.id].append(token[6:])
-            if view.phase == "setup" and len(laid[user.id]) == 2 and user is ann:
+            if PICTURES and view.phase == "setup" and len(laid[user.id]) == 2 and user is ann:
                 await page.still()
                 await page.snap(shots / "webapp-football-setup-en.png")
             before = data["version"]
