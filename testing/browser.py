@@ -223,39 +223,29 @@ class Page:
         assert found is not None, f"the page did not come to {once} within {WITHIN} s"
         return found
 
-    async def shown_cards(self) -> str:
-        """Everything the page shows (:data:`SHOWN`)."""
-        return str(await self.read(SHOWN))
-
-    async def click_one(self, selector: str, rng: Any) -> int:
-        """Clicks one of the elements ``selector`` finds; how many it found. Counted and
-        clicked in the page in one go: the page redraws every second (the turn time), which
-        would leave an element found by the driver stale."""
+    async def click_one(self, selector: str, rng: Any) -> str | None:
+        """Clicks one of the elements ``selector`` finds: None when it finds none, else the
+        card whose choice the click opened ('' for none). Counted, then clicked and read in
+        one go: the page redraws every second (the turn time), which would leave an element
+        found by the driver stale."""
         count: int = await self.js(f"return document.querySelectorAll({selector!r}).length")
-        if count:
-            index = rng.randrange(count)
-            await self.js(f"document.querySelectorAll({selector!r})[{index}].click()")
-        return count
+        if not count:
+            return None
+        click = f"document.querySelectorAll({selector!r})[{rng.randrange(count)}].click();"
+        return str(await self.js(click + "return document.body.dataset.pick || ''"))
 
     async def click_a_move(self, rng: Any) -> None:
         """Clicks a card it offers (or Take / Pass); when the card has several moves (a beat
         of either attack card), then one of the choices it shows."""
-        found = await self.click_one(".card.play, button.mv", rng)
-        assert found, "the page offers no move although it is this player's turn"
-        pick = await self.js("return document.body.dataset.pick")
+        pick = await self.click_one(".card.play, button.mv", rng)
+        assert pick is not None, "the page offers no move although it is this player's turn"
         if pick:
-            assert await self.click_one(f'button.mv[data-card="{pick}"]', rng)
-
-    async def tokens(self) -> list[str]:
-        """The tokens the page offers (:data:`OFFERED`)."""
-        return list(await self.read(OFFERED))
+            assert await self.click_one(f'button.mv[data-card="{pick}"]', rng) is not None
 
     async def looks(self, at: int) -> tuple[str, list[str]]:
-        """What the page shows and what it offers once it shows version ``at``: the wait
-        and both looks in one call to the browser."""
-        text, offered = await self.read(
-            f"[{SHOWN}, {OFFERED}]", f"+document.body.dataset.version >= {at}"
-        )
+        """What the page shows and offers once it shows version ``at``, in one call."""
+        once = f"+document.body.dataset.version >= {at}"
+        text, offered = await self.read(f"[{SHOWN}, {OFFERED}]", once)
         return str(text), list(offered)
 
     async def tap(self, token: str) -> None:

@@ -155,7 +155,6 @@ class Player(Page):
 async def at_once(
     pages: dict[Key, Page], ask: Callable[..., Awaitable[T]], *args: Any
 ) -> dict[Key, T]:
-    """``ask(page, *args)`` of every page at once (each is a browser of its own), by the
-    pages' keys."""
+    """``ask(page, *args)`` of every page at once (each its own browser), by their keys."""
     found = await asyncio.gather(*(ask(page, *args) for page in pages.values()))
     return dict(zip(pages, found, strict=True))

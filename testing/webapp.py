@@ -120,8 +120,7 @@ async def table_for_two(
     await settle(
         h, group, (options | {"turn_time": turn_time}) if turn_time is not None else options
     )
-    seeded = functools.partial(games.start, rng=random.Random(deal))  # None: a new deal
-    with mock.patch.object(games, "start", seeded):
+    with mock.patch.object(games, "start", functools.partial(games.start, rng=random.Random(deal))):
         await top.start(players[0])
     return top, players, await table_param(h, group)
 

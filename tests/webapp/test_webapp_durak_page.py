@@ -137,9 +137,7 @@ async def check_the_end(h: Harness, data: dict[str, Any], pages: dict[int, Playe
     assert data["phase"] == "finished"
     for p in pages.values():
         await p.shows(data["version"])
-        assert await p.errors() == []
-        assert await p.console_errors() == []
-        assert await p.foreign() == []
+        assert (await p.errors(), await p.console_errors(), await p.foreign()) == ([], [], [])
     record = json.loads(record_document(Table.model_validate(data)))
     replayed = records.replay(record)
     assert replayed["ok"] and replayed["finished"]
@@ -450,10 +448,9 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=android"
     page = await in_telegram(browsers[0], TELEGRAM, url)
     sent = "return __tg.map(e => e[0])"
-    assert {"web_app_ready", "web_app_expand", "web_app_request_theme"} <= set(await page.js(sent))
-    assert {"web_app_request_safe_area", "web_app_request_content_safe_area"} <= set(
-        await page.js(sent)
-    )
+    posted = set(await page.js(sent))
+    assert {"web_app_ready", "web_app_expand", "web_app_request_theme"} <= posted
+    assert {"web_app_request_safe_area", "web_app_request_content_safe_area"} <= posted
     closing = "return __tg.filter(e => e[0] === 'web_app_setup_closing_behavior').map(e => e[1])"
     assert (await page.js(closing))[-1] == {"need_confirmation": True}
     rng = random.Random(1)
@@ -532,10 +529,10 @@ async def test_durak_played_on_the_page_against_buttons(
     cid = h.user("Cid", language_code="ru")  # by the group's link
     await spectator.open(root, param, init_data(cid, start_param=param), direct=True)
     assert paint > 0
-    fcp = await page.js(
-        "return performance.getEntriesByName('first-contentful-paint')[0].startTime"
+    fcp, weight = await page.js(
+        "return [performance.getEntriesByName('first-contentful-paint')[0].startTime,"
+        " performance.getEntriesByType('navigation')[0].transferSize]"
     )
-    weight = await page.js("return performance.getEntriesByType('navigation')[0].transferSize")
     rng = random.Random(5)
     latencies: list[float] = []
     moves = 0

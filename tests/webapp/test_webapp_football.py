@@ -20,7 +20,7 @@ from bot.webapp import streams
 from bot.webapp.auth import SESSION
 from engine import records
 from engine.games.football.game import Football
-from testing.browser import DARK, MISSING, PICTURES, WITHIN, Page
+from testing.browser import DARK, MISSING, OFFERED, PICTURES, SHOWN, WITHIN, Page
 from testing.clock import Clock
 from testing.harness import Harness
 from testing.page_player import Player, at_once
@@ -82,7 +82,7 @@ def latencies(commits: Commits, pages: list[dict[int, float]], versions: set[int
 
 async def no_leak(h: Harness, top: Tabletop, page: Page, seat: int | None) -> None:
     data = await stored(h, top.group)
-    text = await page.shown_cards()
+    text = await page.read(SHOWN)
     assert not leaks(text, hidden_cards("football", data["state"], seat)), text
 
 
@@ -104,9 +104,8 @@ async def test_a_whole_game_of_football_on_two_pages(
             await open_logged(pages[bob.id], web.root, param, init_data(bob), theme=DARK),
         ]
         await at_once(pages, Player.console_errors)  # from here on: none
-        taps, at = 0, -1
+        taps, at = 0, -1  # seen: what each page shows and offers at version ``at``
         laid: dict[int, list[str]] = {ann.id: [], bob.id: []}
-        seen: dict[int, tuple[str, list[str]]] = {}  # what each page shows and offers at ``at``
         while (data := await stored(h, top.group))["phase"] == "playing":
             game = Football.from_json(data["state"])
             view = game.view(None)
@@ -222,7 +221,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
             before = data["version"]
             if user is ann:  # she plays on her page
                 await pages[ann.id].wait(f"return +document.body.dataset.version >= {before}")
-                await pages[ann.id].tap(rng.choice(await pages[ann.id].tokens()))
+                await pages[ann.id].tap(rng.choice(await pages[ann.id].read(OFFERED)))
                 made["page"].add(before + 1)
             elif len(made["button"]) == 3 and not outage:  # (not counted: shown when back)
                 outage = await through_an_outage(h, top, web, [*pages.values()], bob, rng)
@@ -248,7 +247,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
         await pages[ann.id].lifecycle("active")
         assert await pages[ann.id].wait("return document.body.dataset.refused === '1'", WITHIN)
         said = await pages[ann.id].js("return document.getElementById('status').textContent")
-        assert said == t("en", "webapp.expired") and not await pages[ann.id].tokens()
+        assert said == t("en", "webapp.expired") and not await pages[ann.id].read(OFFERED)
         errors = [e for e in await pages[bob.id].console_errors() if "/app/api/" not in e]
     assert made["timeout"] and made["computer"] and outage and asleep
     assert not errors, errors  # Ann's page was cut off on purpose: its network errors
@@ -273,10 +272,10 @@ async def through_an_outage(
     await web.stop()
     for page in pages:
         assert await page.wait("return document.body.dataset.offline === '1'"), "not offline"
-        said = await page.js("return document.getElementById('sub').textContent")
-        assert said.startswith(
-            t(await page.js("return document.documentElement.lang"), "webapp.offline")
+        lang, said = await page.js(
+            "return [document.documentElement.lang, document.getElementById('sub').textContent]"
         )
+        assert said.startswith(t(lang, "webapp.offline"))
     await top.step([bob], rng)
     version = (await stored(h, top.group))["version"]
     start = time.perf_counter()
@@ -327,11 +326,11 @@ async def test_the_groups_link_opens_each_his_own_view(
     async with serving(h) as web:
         for page, user in ((mine, ann), (theirs, cid)):
             await page.open(web.root, param, init_data(user, start_param=param), direct=True)
-        shown = await mine.shown_cards()
+        shown = await mine.read(SHOWN)
         assert all(card in shown for card in hand)  # her five dealt cards
-        assert await mine.tokens()  # her set-up, on her own page
+        assert await mine.read(OFFERED)  # her set-up, on her own page
         assert t("uk", "webapp.spectator") in await theirs.js("return document.body.innerText")
-        assert not await theirs.tokens()
+        assert not await theirs.read(OFFERED)
         await no_leak(h, top, theirs, None)
         # Another group's link, opened in the same web view (Telegram's web client keeps
         # the page's storage): that table, not the one before.
