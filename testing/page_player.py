@@ -9,7 +9,7 @@ import json
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from testing.browser import PICTURES, WITHIN, Page
 
@@ -49,7 +49,6 @@ if (!window.__errors) {
 """
 
 
-Key, T = TypeVar("Key"), TypeVar("T")
 ALL_MOVES = "return [...document.querySelectorAll('[data-move]')].map(e => e.dataset.move)"
 
 
@@ -153,8 +152,8 @@ class Player(Page):
 
 
 async def at_once(
-    pages: dict[Key, Page], ask: Callable[..., Awaitable[T]], *args: Any
-) -> dict[Key, T]:
+    pages: dict[Any, Page], ask: Callable[..., Awaitable[Any]], *args: Any
+) -> dict[Any, Any]:
     """``ask(page, *args)`` of every page at once (each its own browser), by their keys."""
     found = await asyncio.gather(*(ask(page, *args) for page in pages.values()))
     return dict(zip(pages, found, strict=True))

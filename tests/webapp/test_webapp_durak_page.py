@@ -360,8 +360,7 @@ async def test_six_players_without_the_dummy_the_whole_deck_dealt(
     pages = await open_pages(root, await table_param(h, group), users[:2], browsers, still=True)
     data = await stored(h, group)
     seats = _seated(data, users)
-
-    async def shows_the_deal(user: FakeUser, page: Player) -> None:
+    for user, page in ((u, pages[u.id]) for u in users[:2]):
         view = Durak.from_json(data["state"]).view(seats.index(user))
         assert view.whole_deck and view.stock == 0 and not view.dummy
         holder = view.trump_held_by
@@ -374,9 +373,7 @@ async def test_six_players_without_the_dummy_the_whole_deck_dealt(
         )
         assert sorted(drawn) == sorted([*(str(s) for s in range(6) if s != view.seat), "me"])
         assert (stock, marks, trump) == (0, 1, 1)
-        assert await page.axe() == []
-
-    await asyncio.gather(*(shows_the_deal(u, pages[u.id]) for u in users[:2]))  # at once
+    assert list((await at_once(pages, Player.axe)).values()) == [[], []]  # both at once
     await pages[users[0].id].snap(shots / "webapp-durak-six.png")
     rng = random.Random(2)
     for _ in range(12):  # a few moves, on the pages and by the chat's buttons

@@ -99,10 +99,10 @@ async def test_a_whole_game_of_football_on_two_pages(
     findings: dict[str, list[str]] = {}
     async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
         await at_once(pages, Player.watch)
-        paint = [
-            await open_logged(pages[ann.id], web.root, param, init_data(ann)),
-            await open_logged(pages[bob.id], web.root, param, init_data(bob), theme=DARK),
-        ]
+        paint = await asyncio.gather(  # both pages opened at once
+            open_logged(pages[ann.id], web.root, param, init_data(ann)),
+            open_logged(pages[bob.id], web.root, param, init_data(bob), theme=DARK),
+        )
         await at_once(pages, Player.console_errors)  # from here on: none
         taps, at = 0, -1  # seen: what each page shows and offers at version ``at``
         laid: dict[int, list[str]] = {ann.id: [], bob.id: []}
