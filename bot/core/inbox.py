@@ -14,10 +14,11 @@ process costs a few commands a second.
 Every process reads the streams as a member of one consumer group (:data:`GROUP`): an
 entry goes to one worker (``XREADGROUP``), stays pending under its name until it is
 handled (then ``XACK`` and ``XDEL``: the stream holds only what is not handled yet), and
-the worker touches its pending entries every second (``XCLAIM`` to itself, which restarts
-their idle time). An entry idle for the setting ``CLAIM_IDLE_MS`` belongs to a worker that
-died (or froze): any other takes it over (``XAUTOCLAIM``). The update guard
-(bot.handlers.once) still sees every update, so one is handled once whoever reads it.
+the worker touches its pending entries five times within the idle limit (``XCLAIM`` to
+itself, which restarts their idle time; bot.inbox). An entry idle for the setting
+``CLAIM_IDLE_MS`` belongs to a worker that died (or froze): any other takes it over
+(``XAUTOCLAIM``). The update guard (bot.handlers.once) still sees every update, so one is
+handled once whoever reads it.
 
 Every process joins the group under a name of its own; a worker leaves it when it stops
 with nothing pending (:meth:`Inbox.leave`), and one that died is removed once it has
