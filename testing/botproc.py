@@ -205,7 +205,7 @@ class BotProcess:
                 with contextlib.suppress(httpx.TransportError):
                     if (await c.get(f"{self.root}/healthz")).status_code == 200:
                         return
-                await asyncio.sleep(0.05)  # a process starting: nothing to wait on but HTTP
+                await asyncio.sleep(0.01)  # a process starting: nothing to wait on but HTTP
         raise AssertionError(f"the bot did not start:\n{self.log()}")
 
     def log(self) -> str:
