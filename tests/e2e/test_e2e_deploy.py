@@ -179,7 +179,7 @@ async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_proce
 ) -> None:
     slow, fast = slow_and_fast
     telegram = slow.telegram
-    grace = 1.0
+    grace = 0.5
     env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(grace), "CLAIM_IDLE_MS": CLAIM_IDLE_MS}
     first = await bots.start(slow.url, "first", **env)
     h = bots.harness(telegram, first)
