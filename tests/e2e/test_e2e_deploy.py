@@ -28,8 +28,7 @@ from testing.tabletop import Tabletop, playing, stored
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit and a touch's period, with room
-# The idle limit after which a process's updates are taken over (the least allowed).
-CLAIM_IDLE_MS = "1500"
+CLAIM_IDLE_MS = "1500"  # the idle limit before a process's updates are taken over: the least
 
 
 @pytest.fixture
@@ -37,11 +36,9 @@ async def slow_and_fast() -> AsyncIterator[tuple[FakeServer, FakeServer]]:
     """Two Bot API servers of one Telegram: one to hang a process's calls, one for its successor."""
     telegram = FakeTelegram()
     servers = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
-    for fake in servers:
-        await fake.start()
+    await asyncio.gather(*(fake.start() for fake in servers))
     yield servers
-    for fake in servers:
-        await fake.stop()
+    await asyncio.gather(*(fake.stop() for fake in servers))
 
 
 def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
@@ -224,8 +221,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
     env.update(RATE_LIMIT="true", TABLE_EDIT_INTERVAL="3")  # Telegram's limits, as deployed
     first = await bots.start(slow.url, "first", **env)
     h = bots.harness(telegram, first)
-    h.redis = aioredis.Redis.from_url(own_redis.url)
-    try:
+    async with aioredis.Redis.from_url(own_redis.url) as h.redis:
         players = [h.user("Ann"), h.user("Bob"), h.user("Cid")]
         top = Tabletop(h, h.group())
         if admin:
@@ -259,8 +255,6 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         await until(lambda: answer.answered, 10, "his tap was not answered")
         assert answer.text is None, answer.text  # his buttons work
         assert waited <= RESTART_WITHIN, f"his buttons came {waited:.1f} s after the start"
-    finally:
-        await h.redis.aclose()
 
 
 async def _moved_past(h: ProcHarness, top: Tabletop, version: int) -> bool:
