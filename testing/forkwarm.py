@@ -1,6 +1,5 @@
-"""Done once in the fork server of testing/botproc.py (its last preload), not at each bot's
-start: the catalogues read (the command menu is set in every language), and the heap frozen,
-which each fork's start-up collection (bot.app.freeze_startup_heap) would walk again."""
+"""What every bot process did at its start, done once in the fork server of testing/botproc.py
+(its last preload): the catalogues read (the command menu), the heap frozen (for bot.app's gc)."""
 
 import gc
 
