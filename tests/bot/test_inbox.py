@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from fakeredis.model import _stream as fakeredis_streams
 from prometheus_client import REGISTRY
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException
@@ -169,6 +170,7 @@ async def _moved_over_and_handled(redis: aioredis.Redis) -> bool:
 
 
 @HOOKED
+@pytest.mark.frozen_clock  # the outage's backoff and the touches on the test's time only
 async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_once_back(
     harness: Harness, clock: Clock
 ) -> None:
@@ -291,14 +293,16 @@ async def test_a_clusters_read_that_fails_hands_over_what_the_others_read_first(
 
 
 async def test_a_dead_worker_leaves_every_stream_at_one_look_once_it_holds_nothing(
-    fake_redis: aioredis.Redis,
+    fake_redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    now = [fakeredis_streams.current_time()]  # fakeredis's idle times, moved by the test
+    monkeypatch.setattr(fakeredis_streams, "current_time", lambda: now[0])
     live = stream.Inbox(fake_redis, "live", claim_idle_ms=100)
     await live.make_group()
     await fake_redis.xadd(stream.STREAMS[7], {stream.FIELD: b"{}"})
     everything = dict.fromkeys(stream.STREAMS, ">")
     await fake_redis.xreadgroup(stream.GROUP, "dead", everything, count=1)  # holds stream 7's
-    await asyncio.sleep(0.2)  # the dead one idle past the limit
+    now[0] += 200  # the dead one idle past the limit, the live one not (whatever the load)
     await fake_redis.xreadgroup(stream.GROUP, "live", everything, count=1)
     assert all(names == {"dead", "live"} for names in (await _members(fake_redis)).values())
     await live.forget_dead()  # looks at stream 0, where the dead one holds nothing
