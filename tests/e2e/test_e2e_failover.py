@@ -211,7 +211,9 @@ async def test_behind_sentinel_writes_are_confirmed_again_soon_after_a_graceful_
             promoted = where.replica()
             await asyncio.to_thread(where.failover)
             named = time.monotonic()
-            await _until(writes.confirmed_since(named), FOLLOWED_WITHIN + 8, "none confirmed")
+            await _until(
+                lambda: writes.confirmed_since(named), FOLLOWED_WITHIN + 8, "none confirmed"
+            )
             took = writes.first_confirmed_since(named) - named
             assert took < FOLLOWED_WITHIN, f"confirmed again {took:.1f} s after the switch"
         finally:
@@ -266,11 +268,8 @@ class _Writes:
     async def each_confirmed(self, tasks: int) -> bool:
         return {m.split(":")[0] for m in self.confirmed} == {str(n) for n in range(tasks)}
 
-    def confirmed_since(self, since: float) -> Callable[[], Awaitable[bool]]:
-        async def check() -> bool:
-            return any(at > since for at in self.confirmed.values())
-
-        return check
+    async def confirmed_since(self, since: float) -> bool:
+        return any(at > since for at in self.confirmed.values())
 
     def first_confirmed_since(self, since: float) -> float:
         return min(at for at in self.confirmed.values() if at > since)
