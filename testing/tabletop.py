@@ -203,15 +203,21 @@ class Tabletop:
         ]
         return self.h.screen(user) + group
 
+    def prompts(self, user: FakeUser) -> list[FakeMessage]:
+        """The messages that still offer ``user`` a move at this table (he may sit at
+        several tables at once), in his private chat, then in the group."""
+        return [
+            m
+            for m in self.hand_messages(user)
+            if m.from_bot
+            and any(action_of(b) in PLAY_ACTIONS and self.addressed(b) for b in m.buttons)
+        ]
+
     def prompt(self, user: FakeUser) -> FakeMessage | None:
-        """The message asking ``user`` to act now at this table, if any (he may sit at
-        several tables at once): in his private chat or, newest first, in the group."""
-        for message in reversed(self.hand_messages(user)):
-            if message.from_bot and any(
-                action_of(b) in PLAY_ACTIONS and self.addressed(b) for b in message.buttons
-            ):
-                return message
-        return None
+        """The message asking ``user`` to act now at this table, if any: the last of
+        :meth:`prompts`."""
+        prompts = self.prompts(user)
+        return prompts[-1] if prompts else None
 
     def addressed(self, button: Button) -> bool:
         """Whether a (well-formed) button belongs to this table."""

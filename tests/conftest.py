@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import os
 import resource
 import time
+import warnings
 from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -136,6 +138,17 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 @pytest.fixture
 def server(clock: Clock) -> FakeTelegram:
     return FakeTelegram(clock=clock)
+
+
+@pytest.fixture
+def clients_closed() -> Iterator[None]:
+    """After the test, what it left behind is collected without an unclosed Redis client
+    or connection: asyncio logs each as an error, in whichever later test collects it."""
+    yield
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gc.collect()
+    assert [str(w.message) for w in caught if "Unclosed" in str(w.message)] == []
 
 
 @pytest.fixture

@@ -169,6 +169,17 @@ async def _describe(redis: aioredis.Redis, settings: RedisSettings) -> str:
     return f"redis: one server at {where}, database {kwargs.get('db', 0)}"
 
 
+async def close(redis: aioredis.Redis) -> None:
+    """Close every connection of ``redis``, a cluster's too after a failed command: the
+    cluster client then only marks itself to read the slots again, and its ``aclose``
+    closes nothing (redis-py 8.1), so each node's connections stay open until collected,
+    which asyncio logs as an error ("Unclosed ClusterNode object")."""
+    await redis.aclose()
+    if isinstance(redis, RedisCluster):
+        await redis.nodes_manager.aclose()
+        await redis.nodes_manager.aclose("startup_nodes")
+
+
 def check_at_start(settings: RedisSettings) -> str:
     """:func:`check` with a client of its own, in an event loop of its own, before the
     bot starts (a wrong setting is found now rather than at the first tap)."""
@@ -178,6 +189,6 @@ def check_at_start(settings: RedisSettings) -> str:
         try:
             return await check(redis, settings)
         finally:
-            await redis.aclose()
+            await close(redis)
 
     return asyncio.run(run())

@@ -163,22 +163,10 @@ async def _tap(h: Harness, top: Tabletop, players: list[Any], answered: bool = T
     return answer.text
 
 
-class _Failing:
-    """A script that fails with ``exc``."""
-
-    def __init__(self, exc: Exception) -> None:
-        self.exc = exc
-
-    async def __call__(self, args: object) -> object:
-        raise self.exc
-
-
 @pytest.mark.parametrize("kind", list(A_PAUSE))
 async def test_the_limiter_lets_calls_through_during_a_pause(kind: str) -> None:
-    limiter = Limiter(fakeredis.FakeAsyncRedis())
-    limiter._acquire = _Failing(A_PAUSE[kind])  # type: ignore[method-assign]
-    limiter._cooldown = _Failing(A_PAUSE[kind])  # type: ignore[method-assign]
-    limiter._flooded = _Failing(A_PAUSE[kind])  # type: ignore[method-assign]
+    limiter, failing = Limiter(fakeredis.FakeAsyncRedis()), _failing(A_PAUSE[kind])
+    limiter._acquire = limiter._cooldown = limiter._flooded = failing
     assert await limiter.try_acquire([(1, Priority.PROMPT), (2, Priority.TABLE)]) == [0.0, 0.0]
     assert await limiter.cool(1)
     await limiter.flooded(-100, None, 3.0)
@@ -188,10 +176,8 @@ async def test_the_limiter_lets_calls_through_during_a_pause(kind: str) -> None:
 async def test_the_limiter_raises_a_script_error_rather_than_stop_limiting(kind: str) -> None:
     """On a cluster, a CROSSSLOT taken for an outage would have let every call through
     without a word, and Telegram answer with 429s."""
-    limiter = Limiter(fakeredis.FakeAsyncRedis())
-    limiter._acquire = _Failing(AN_ERROR[kind])  # type: ignore[method-assign]
-    limiter._cooldown = _Failing(AN_ERROR[kind])  # type: ignore[method-assign]
-    limiter._flooded = _Failing(AN_ERROR[kind])  # type: ignore[method-assign]
+    limiter, failing = Limiter(fakeredis.FakeAsyncRedis()), _failing(AN_ERROR[kind])
+    limiter._acquire = limiter._cooldown = limiter._flooded = failing
     with pytest.raises(RedisError):
         await limiter.try_acquire([(1, Priority.PROMPT)])
     with pytest.raises(RedisError):

@@ -42,7 +42,7 @@ from redis.exceptions import ResponseError
 
 from bot import inbox
 from bot.app import build_application
-from bot.core import health
+from bot.core import connect, health
 from bot.core import inbox as inbox_stream
 from bot.core import primary as primary_module
 from bot.core import replicas as replicas_module
@@ -62,7 +62,7 @@ from testing.fakeserver import SECRET_HEADER
 from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
 from testing.redis_servers import Pair, Server
 from testing.settings import settings
-from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, playing, stored, table_key
+from testing.tabletop import Tabletop, playing, stored, table_key
 from testing.webapp import bearer, client, page_server, table_for_two, token
 
 UNCONFIRMED = t("en", "common.unconfirmed")
@@ -470,15 +470,6 @@ async def _sent(monkeypatch: pytest.MonkeyPatch, call: Any) -> list[tuple[str, .
     return trips
 
 
-def _prompts(h: Harness, user: Any) -> set[int]:
-    """The messages of ``user``'s private chat that still offer him a move."""
-    return {
-        m.message_id
-        for m in h.screen(user)
-        if m.from_bot and any(action_of(b) in PLAY_ACTIONS for b in m.buttons)
-    }
-
-
 async def _slots(redis: Any, top: Tabletop) -> set[int]:
     """The messages the stored table knows it shows (its slots)."""
     raw = await redis.hgetall(table_key(top.group))
@@ -518,8 +509,8 @@ async def test_a_release_lost_in_a_failover_is_written_again(
         monkeypatch.setattr(server, "handle", failover.passed)
         await top.later(8)  # the release is run again, and confirmed
         known = await _slots(h.redis, top)
-        for user in players:
-            assert _prompts(h, user) <= known, "every live prompt is known to the table"
+        live = {m.message_id for user in players for m in top.prompts(user)}
+        assert live <= known, "every live prompt is known to the table"
 
 
 class _FailoverOnFirstSend:
@@ -542,6 +533,7 @@ class _FailoverOnFirstSend:
         self.pair.lose_unreplicated()
 
 
+@pytest.mark.usefixtures("clients_closed")
 async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(
     cluster: Future[redis_servers.Cluster] | None,
 ) -> None:
@@ -585,7 +577,7 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(
         confirmed = await worker.confirm(doubtful)
         assert b'{"update_id": 1}' in [body for _, body in confirmed]
     finally:
-        await client.aclose()
+        await connect.close(client)  # type: ignore[arg-type]
 
 
 async def _behind_barrier(client: Any, replicas: Replicas, key: str) -> Any:

@@ -22,10 +22,9 @@ from bot.core.scripts import Release
 from bot.core.services import services
 from bot.core.store import Snapshot
 from bot.service import delivery
-from testing.chats import FakeUser
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on, settle
-from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, game_for, playing, table_key
+from testing.tabletop import game_for, playing, table_key
 
 
 @pytest.fixture(params=["private", "group"])
@@ -38,16 +37,6 @@ async def placed(
     """The bot with every hand in the private chat, or in the group."""
     async for h in harness_on(request, server, make_app, fake_redis, hands=request.param):
         yield h
-
-
-def live_prompts(top: Tabletop, user: FakeUser) -> list[int]:
-    """The messages that still offer ``user`` a move at this table, in his private chat
-    or in the group (an ephemeral hand)."""
-    return [
-        m.message_id
-        for m in top.hand_messages(user)
-        if m.from_bot and any(action_of(b) in PLAY_ACTIONS and top.addressed(b) for b in m.buttons)
-    ]
 
 
 # The new holder's removal of the old prompt, which the lost round removed already (an
@@ -102,13 +91,14 @@ async def test_the_prompt_of_a_round_whose_release_is_lost_is_removed(
     await settle(other)
 
     asked = top.asked(players)
-    assert len(live_prompts(top, asked)) == 1, "one live prompt"
+    assert len(top.prompts(asked)) == 1, "one live prompt"
     _, answer = await top.step(players, random.Random(2))
     assert answer.text is None, "and the game goes on"
     refused = [p for p in h.problems() if "edits changed nothing" not in p]
     assert refused == GONE[hands]
 
 
+@pytest.mark.frozen_clock  # real time left out: a prompt rings when the test says
 @pytest.mark.telegram_complaints  # as above, when the release was lost
 @pytest.mark.parametrize("landed", [False, True])
 async def test_a_release_given_up_removes_only_what_the_table_does_not_name(
@@ -138,12 +128,12 @@ async def test_a_release_given_up_removes_only_what_the_table_does_not_name(
     assert answer.text is None
     await settle(h.app)
     assert len(h.server.calls_to("sendMessage")) > sends, "the round sent a new prompt"
-    kept = [m for u in players for m in live_prompts(top, u)]
+    kept = [m for u in players for m in top.prompts(u)]
     assert len(kept) == (1 if landed else 0), "removed unless the table names it"
     await top.later(12)  # the lease runs out: due, and delivered if it was lost
 
     asked = top.asked(players)
-    assert len(live_prompts(top, asked)) == 1, "one live prompt"
+    assert len(top.prompts(asked)) == 1, "one live prompt"
     _, answer = await top.step(players, random.Random(2))
     assert answer.text is None, "and the game goes on"
     refused = [p for p in h.problems() if "edits changed nothing" not in p]

@@ -14,7 +14,7 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
-from bot.core import scripts
+from bot.core import connect, scripts
 from bot.core.inbox import STREAMS, Inbox, stream_of
 from bot.core.keys import BUCKETS, family, family_of, table_key, user_slot
 from bot.core.limiter import Limiter, Priority
@@ -28,6 +28,8 @@ from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, harness_on
 from testing.stats import GROUP, played
 from testing.tabletop import playing, stored
+
+pytestmark = pytest.mark.usefixtures("clients_closed")
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +48,7 @@ async def client(cluster: int) -> AsyncIterator[RedisCluster]:
     await found.initialize()
     await found.flushall()  # this module's own cluster: each test starts empty
     yield found
-    await found.aclose()
+    await connect.close(found)  # type: ignore[arg-type]
 
 
 def _table(chat: int) -> Table:

@@ -84,15 +84,6 @@ async def test_a_double_tap_is_refused_at_once_while_the_first_is_being_shown(
     assert len((await stored(h, top.group))["played"]["moves"]) == 1
 
 
-def move_buttons(h: Harness, user: FakeUser, top: Tabletop) -> list[int]:
-    """The private messages of ``user`` that still carry move buttons of this table."""
-    return [
-        m.message_id
-        for m in h.screen(user)
-        if m.from_bot and any(action_of(b) in PLAY_ACTIONS and top.addressed(b) for b in m.buttons)
-    ]
-
-
 @pytest.mark.telegram_complaints  # the injected "message to edit not found"
 async def test_no_prompt_keeps_its_buttons_after_the_game_whatever_the_races(
     real_harness: Harness, make_app: AppFactory, real_redis: aioredis.Redis
@@ -116,7 +107,7 @@ async def test_no_prompt_keeps_its_buttons_after_the_game_whatever_the_races(
         for app in h.apps:
             await settle(app)
         for user in players:
-            assert len(move_buttons(h, user, top)) <= 1, "two live prompts"
+            assert len(top.prompts(user)) <= 1, "two live prompts"
     assert top.finished()
     for user in players:
-        assert move_buttons(h, user, top) == [], "a prompt kept its buttons after the game"
+        assert top.prompts(user) == [], "a prompt kept its buttons after the game"

@@ -44,7 +44,7 @@ from testing.fakeserver import FakeServer
 from testing.redis_servers import SENTINEL_MASTER, Cluster, Sentinels, reused, running, why_not
 from testing.tabletop import Tabletop, action_of, stored, table_key
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("clients_closed")]
 
 BACK_WITHIN = 10.0  # seconds from a failover until each table accepts taps again
 # Seconds from the Sentinels naming a new primary until the bot's writes are confirmed:
@@ -149,7 +149,7 @@ async def test_the_check_says_the_mode_loads_each_script_on_each_primary_and_a_k
         assert back < BACK_WITHIN, f"answered {back:.1f} s after the kill"
         assert _primary(where, key) == successor
     finally:
-        await redis.aclose()
+        await connect.close(redis)
 
 
 @pytest.mark.parametrize("deployed", ["cluster"], indirect=True)
@@ -177,7 +177,7 @@ async def test_a_pollers_read_across_a_dead_node_leaves_other_commands_be(
         assert await waiting is None  # its timeout, not a broken connection
     finally:
         blocked.close()
-        await redis.aclose()
+        await connect.close(redis)
 
 
 async def test_behind_sentinel_writes_are_confirmed_again_soon_after_a_graceful_failover(
@@ -209,7 +209,7 @@ async def test_behind_sentinel_writes_are_confirmed_again_soon_after_a_graceful_
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            await redis.aclose()
+            await connect.close(redis)
         with where.servers[promoted].client() as new:
             held = {m.decode() for m in new.smembers(_Writes.KEY)}
         assert set(writes.confirmed) <= held, "a write confirmed that the new primary lacks"
@@ -546,7 +546,7 @@ async def test_a_game_of_several_processes_goes_on_across_a_failover(
     try:
         await _a_game_across_a_failover(h, where, how, seed=5)
     finally:
-        await h.redis.aclose()
+        await connect.close(h.redis)
     mode = "redis: cluster of 3 primaries" if isinstance(where, Cluster) else "redis: sentinel"
     for process in processes:
         log = process.log()

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.callbacks import Action, decode
+from bot.core.callbacks import Action
 from bot.core.i18n import LANGS, t
 from bot.core.keys import closed_key, family_of
 from bot.core.models import GameSettings
 from bot.screens.registry import GAMES
-from testing.chats import FakeGroup, FakeUser
+from testing.chats import FakeUser
 from testing.harness import Harness
-from testing.tabletop import Tabletop, action_of, opened, playing, stored, table_key
+from testing.tabletop import Tabletop, opened, playing, stored, table_key
 
 DURAK = GAMES["durak"]  # its name in a text is its variant's (the default settings here)
 
@@ -83,17 +83,6 @@ async def test_a_join_tap_in_a_private_group_asks_telegram_nothing(harness: Harn
     assert member_checks(h, bob) == 0
 
 
-def move_buttons(h: Harness, user: FakeUser, group: FakeGroup) -> list[str]:
-    """Move buttons of ``group``'s table still shown in ``user``'s private chat."""
-    return [
-        b.callback_data or ""
-        for m in h.screen(user)
-        for b in m.buttons
-        if action_of(b) in (Action.MOVE, Action.SETUP)
-        and decode(b.callback_data).chat_id == group.id
-    ]
-
-
 @pytest.mark.parametrize("status", ["kicked", "left"])
 async def test_the_bot_removed_mid_game_ends_it_and_tells_the_players(
     harness: Harness, status: str
@@ -101,7 +90,7 @@ async def test_the_bot_removed_mid_game_ends_it_and_tells_the_players(
     h = harness
     group = h.group("Card night")
     players = [h.user("Ann"), h.user("Bob", language_code="ru"), h.user("Cid", language_code="uk")]
-    await playing(h, "durak", players, group=group)
+    top = await playing(h, "durak", players, group=group)
     key = table_key(group)
     await h.redis.sadd(closed_key(players[2].id), key)  # as if Cid's private chat had refused
     await h.redis.zadd(family_of(key).due, {key: 1})  # and a group edit were due
@@ -122,7 +111,7 @@ async def test_the_bot_removed_mid_game_ends_it_and_tells_the_players(
             lang, "removed.ended", chat="Card night", game=DURAK.variant(lang, GameSettings())
         )
         assert [m for m in h.screen(user) if m.from_bot][-1].text == expected
-        assert move_buttons(h, user, group) == [], "no move button outlives the game"
+        assert top.prompts(user) == [], "no move button outlives the game"
     assert not [c for c in h.server.calls[calls:] if c.chat_id == group.id]
     assert (await stored(h, elsewhere.group))["phase"] == "playing"
     assert [r.getMessage() for r in h.log_errors] == []

@@ -17,11 +17,10 @@ from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions
 from engine.games.durak.spec import SPEC
 from testing.contract import check_views, refused
-from testing.durak_positions import NAMES, hand, move, new_game, play, position
+from testing.durak_positions import NAMES, PEREVODNOY, hand, move, new_game, play, position
 from testing.replays import malformed, ok
 
 NO_DUMMY: dict[str, Any] = {"dummy": False}
-PEREVODNOY: dict[str, Any] = {"dummy": False, "transfer": True}
 
 # ---------------------------------------------------------------- options and seating
 

@@ -25,8 +25,7 @@ from engine.games.durak.rules import EARLY_LIMIT, HAND, DurakMove, DurakOptions
 from engine.games.durak.rules import DurakActor as Actor
 from engine.records import export
 from engine.registry import GAMES
-from testing.durak_games import c, laid, new_game, play_levels, state, turn
-from testing.durak_positions import move
+from testing.durak_positions import PEREVODNOY, c, laid, move, play_levels, seeded, state, turn
 
 # ---------------------------------------------------------------------- legality
 
@@ -37,7 +36,7 @@ def test_hard_plays_whole_games_legally(monkeypatch: pytest.MonkeyPatch) -> None
     # they are.
     monkeypatch.setattr(search_module, "STYLE_BUDGET", 300)
     for seed, (players, dummy_plays) in enumerate([(2, False), (3, True), (2, True)]):
-        game = new_game(seed, players, dummy_plays)
+        game = seeded(seed, players, dummy_plays)
         events: list[Event] = []
         while not game.is_finished():
             actor, view, legal = turn(game)
@@ -52,7 +51,7 @@ def test_hard_plays_whole_games_legally(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_levels_are_listed() -> None:
     assert GAMES["durak"].levels == ("easy", "normal", "hard")
-    game = new_game(1)
+    game = seeded(1)
     with pytest.raises(ValueError, match="level"):
         choose("durak", game.view(0), game.legal_moves(), [], "expert", 0)
 
@@ -62,7 +61,7 @@ def test_levels_are_listed() -> None:
 
 @pytest.mark.parametrize("level", ["easy", "normal", "hard"])
 def test_same_inputs_same_move(level: str) -> None:
-    game = new_game(3, 3)
+    game = seeded(3, 3)
     events, _ = play_levels(game, ["normal"] * 3, 3, stop=9)
     _, view, legal = turn(game)
     picks = {choose("durak", view, legal, events, level, 42) for _ in range(3)}
@@ -70,8 +69,8 @@ def test_same_inputs_same_move(level: str) -> None:
 
 
 def test_whole_normal_games_repeat_exactly() -> None:
-    first = play_levels(new_game(8, 4), ["normal"] * 4, 8)[1]
-    again = play_levels(new_game(8, 4), ["normal"] * 4, 8)[1]
+    first = play_levels(seeded(8, 4), ["normal"] * 4, 8)[1]
+    again = play_levels(seeded(8, 4), ["normal"] * 4, 8)[1]
     assert first == again
 
 
@@ -81,11 +80,11 @@ def test_whole_normal_games_repeat_exactly() -> None:
 def positions(
     count: int, players: int, dummy_plays: bool, options: DurakOptions | None = None
 ) -> Iterator[tuple[Durak, list[Event]]]:
-    """Positions of real games (of :func:`new_game`) with their event history, a few per
+    """Positions of real games (of :func:`seeded`) with their event history, a few per
     game, made as they are asked for (a test that has seen enough stops early)."""
     seed = 0
     while True:
-        game = new_game(seed, players, dummy_plays, options)
+        game = seeded(seed, players, dummy_plays, options)
         rng = random.Random(seed)
         events: list[Event] = []
         while not game.is_finished():
@@ -224,7 +223,7 @@ def test_simulated_players_see_what_their_view_shows(
 
 
 def test_public_events_are_what_apply_returned() -> None:
-    game = new_game(4, 3)
+    game = seeded(4, 3)
     events, moves = play_levels(game, ["normal", "easy", "normal"], 4)
     record = export(game, [game.move_to_record(m) for m in moves])
     assert public_events(record) == events
@@ -232,8 +231,6 @@ def test_public_events_are_what_apply_returned() -> None:
 
 
 # ---------------------------------------------------------------------- heuristics
-
-PEREVODNOY = {"dummy": False, "transfer": True}
 
 
 def normal_move(game: Durak) -> DurakMove:
@@ -244,7 +241,7 @@ def normal_move(game: Durak) -> DurakMove:
 TAKER = "KD 9C 6C 7C AD/AH 6S 7S 10D JC 8D/"  # the ace of trumps beats the nine of spades
 QUEEN = "KD 9C 7C AD 10C/QH 8D 10D JC 6D AC/"
 # Positions and what normal plays there: the hands of seat 0, seat 1 and the dummy, the trump
-# card, the cards left in the stock, the table (testing.durak_games.laid) and the move. With
+# card, the cards left in the stock, the table (testing.durak_positions.laid) and the move. With
 # the stock gone a take is what loses games: then the ace of trumps is spent. Seat 1 took
 # 8D and 10D earlier: a 7D thrown in would be beaten for sure, a 9C perhaps not.
 # In perevodnoy (hearts trump) passing the nine on is cheaper than any card that beats it,

@@ -34,7 +34,7 @@ from engine.games.durak.players.sampling import Mirror, World, every_world, hidd
 from engine.games.durak.players.search import unescaped
 from engine.games.durak.players.seen import Memory, seen_from_view
 from engine.games.durak.rules import DurakMove
-from testing.durak_games import constructed, new_game, state
+from testing.durak_positions import position, seeded, state
 
 # What decides the rest of a game besides the hands (whose order does not matter).
 PLAY = ("table", "phase", "attacker", "defender", "pos", "limit", "controller", "out")
@@ -86,17 +86,11 @@ def tiny_endgame(rng: random.Random) -> Durak:
     sizes = [rng.randint(1, 3), rng.randint(1, 3), rng.randint(0, 2)]
     hands, at = [], 0
     for size in sizes:
-        hands.append([cards.to_str(x) for x in deck[at : at + size]])
+        hands.append(" ".join(cards.to_strs(deck[at : at + size])))
         at += size
     attacker = rng.randint(0, 1)
-    return constructed(
-        hands,
-        trump=cards.to_str(deck[at]),
-        stock=0,
-        attacker=attacker,
-        defender=1 - attacker,
-        limit=min(6, sizes[1 - attacker]),
-    )
+    trump = cards.to_str(deck[at])
+    return position(hands[:2], hands[2], attacker, 1 - attacker, controller=0, trump=trump)
 
 
 def deciding(seed: int, seat: int, tries: int) -> Iterator[Durak]:
@@ -160,7 +154,7 @@ def test_hard_escapes_whenever_an_escape_exists() -> None:
 
 
 def test_the_solver_gives_up_past_its_budget() -> None:
-    game = new_game(7)  # the opening: far too big a tree
+    game = seeded(7)  # the opening: far too big a tree
     with pytest.raises(OutOfNodes):
         Solver(0, 0, nodes=50).escapes(game)
 
@@ -171,7 +165,7 @@ def test_a_copy_plays_on_exactly_as_the_stored_game(players: int, dummy_plays: b
     # leave the game it was copied from alone.
     rng = random.Random(players)
     for seed in range(20):
-        game = new_game(seed, players, dummy_plays)
+        game = seeded(seed, players, dummy_plays)
         while not game.is_finished():
             twin, stored, before = game.copy(), Durak.from_json(game.to_json()), game.to_json()
             assert twin.position() == stored.position()

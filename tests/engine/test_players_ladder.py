@@ -20,14 +20,12 @@ from engine.games.durak.game import Durak
 from engine.games.durak.players import search as search
 from engine.games.durak.players.greedy import greedy
 from engine.games.durak.players.seen import STALL_TAKES, Memory, seen_from_view
-from testing.durak_games import laid, new_game, play_levels, turn
-from testing.durak_positions import move
+from testing.durak_positions import PEREVODNOY, laid, move, play_levels, seeded, turn
 
 # ---------------------------------------------------------------------- greedy
 
 
-PEREVODNOY = {"dummy": False, "transfer": True}
-# Positions and greedy's move there (testing.durak_games.laid: the hands of seat 0, seat 1
+# Positions and greedy's move there (testing.durak_positions.laid: the hands of seat 0, seat 1
 # and the dummy, the trump card, the stock, the table). It never takes while it can beat,
 # however dear the card: that is its weakness. Where transfers are played it sheds a card
 # of the attack's rank rather than spend one that beats; a trump it keeps, as in throw-ins.
@@ -57,7 +55,7 @@ def test_easy_never_plays_an_absurd_move() -> None:
     # throws a trump in.
     checked = 0
     for seed in range(10):
-        game = new_game(seed, 2 + seed % 3, dummy_plays=seed % 2 == 1)
+        game = seeded(seed, 2 + seed % 3, dummy_plays=seed % 2 == 1)
         events: list[Event] = []
         while not game.is_finished():
             _, view, legal = turn(game)
@@ -73,7 +71,7 @@ def test_easy_never_plays_an_absurd_move() -> None:
 
 
 def test_easy_depends_on_its_seed() -> None:
-    game = new_game(2, 3)
+    game = seeded(2, 3)
     _, view, legal = turn(game)
     picks = {choose("durak", view, legal, [], "easy", seed) for seed in range(40)}
     assert len(picks) > 1
@@ -96,7 +94,7 @@ def test_computer_tables_always_finish(players: int, dummy_plays: bool) -> None:
     # same card led again at the next seat.
     longest = 0
     for seed in range(20):  # 80 tables over the four cases
-        game = new_game(seed, players, dummy_plays)
+        game = seeded(seed, players, dummy_plays)
         levels = [("easy", "normal")[(seed >> p) & 1] for p in range(players)]
         longest = max(longest, steps_to_finish(game, levels, seed))
     assert longest < BOT_CAP // 2
@@ -104,7 +102,7 @@ def test_computer_tables_always_finish(players: int, dummy_plays: bool) -> None:
 
 def test_the_known_endless_game_now_ends() -> None:
     # Seed 88 at three normal seats used to cycle for ever once the stock ran out.
-    assert steps_to_finish(new_game(88, 3), ["normal"] * 3, 88 * 7) < BOT_CAP // 2
+    assert steps_to_finish(seeded(88, 3), ["normal"] * 3, 88 * 7) < BOT_CAP // 2
 
 
 def test_hard_tables_finish(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,7 +111,7 @@ def test_hard_tables_finish(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search, "BUDGET", 0)
     monkeypatch.setattr(search, "MIN_SAMPLES", 1)
     monkeypatch.setattr(search, "MAX_SAMPLES", 4)
-    game = new_game(3, 4, dummy_plays=True)
+    game = seeded(3, 4, dummy_plays=True)
     assert steps_to_finish(game, ["hard"] * 4, 3) < BOT_CAP // 2
     assert game.is_finished()
 

@@ -12,7 +12,7 @@ from engine.computer import choose
 from engine.games.durak.players import search
 from engine.games.durak.players.seen import Memory, seen_from_view
 from engine.games.durak.rules import DurakOptions
-from testing.durak_games import VARIANTS, new_game, state
+from testing.durak_positions import VARIANTS, seeded, state
 
 LEVELS = ("easy", "normal", "hard")
 # Computer tables end long before this (the stall rule); a game past it is a bug.
@@ -39,7 +39,7 @@ def test_every_level_plays_whole_games_legally_in_every_variant(
         patch.setattr(search, "MAX_SAMPLES", 1)
         patch.setattr(search, "NODES", 100)
         patch.setattr(search, "STYLE_BUDGET", 100)
-        game = new_game(seed, players, options=options)
+        game = seeded(seed, players, options=options)
         events: list[Event] = []
         for step in range(MOST_DECISIONS):
             actor = game.to_act()

@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return await rebuild(client, args.files, ttl)
         finally:
-            await client.aclose()
+            await connect.close(client)
 
     try:
         counted = asyncio.run(run())
