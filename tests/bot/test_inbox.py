@@ -229,6 +229,7 @@ async def test_a_taps_answer_time_counts_its_wait_in_the_stream(harness: Harness
     assert (REGISTRY.get_sample_value(name) or 0.0) - before >= 3.0
 
 
+@pytest.mark.running_clock  # its backoffs end by real time: see below
 @HOOKED
 async def test_the_reader_reads_on_after_an_error_that_is_no_pause(
     harness: Harness, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
