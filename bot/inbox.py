@@ -3,8 +3,9 @@
 
 A worker reads entries as fast as it can handle them (at most :data:`CONCURRENCY` at
 once), hands each to the Application (the update guard, then the handlers), and takes it
-off the stream once the handlers are done. Every :data:`TOUCH_EVERY` seconds it touches the
-entries it holds and takes over those another worker left idle (bot.core.inbox).
+off the stream once the handlers are done. :data:`TOUCHES` times within the idle limit
+(:func:`touch_every`) it touches the entries it holds and takes over those another worker
+left idle (bot.core.inbox).
 
 A taken-over update may be claimed "busy" by the dead worker's update guard
 (bot.handlers.once), in the name of its entry, which would drop it for the claim's 20 s:
@@ -35,7 +36,7 @@ from telegram import Update
 
 from bot.core import metrics
 from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, PAUSES
-from bot.core.inbox import Entry, Inbox, consumer_name, stored_at
+from bot.core.inbox import CLAIM_IDLE_MS, Entry, Inbox, consumer_name, stored_at
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, every, guarded, services
 from bot.handlers import once
@@ -45,7 +46,7 @@ log = logging.getLogger(__name__)
 KEY = "inbox"  # its place in bot_data
 CONCURRENCY = 256  # updates one process handles at once (as PTB's concurrent_updates)
 BLOCK_MS = 250  # a read waits this long for an update (well under the client's timeout)
-TOUCH_EVERY = 1.0  # seconds; well under the idle limit of bot.core.inbox
+TOUCHES = 5  # touches of a worker within the idle limit (the setting CLAIM_IDLE_MS)
 RETRY = 0.25  # seconds before reading again after a failure
 
 
@@ -78,7 +79,17 @@ def start(app: AnyApp) -> None:
     if worker is None or worker.reader is not None:
         return
     worker.reader = asyncio.create_task(_read(app, worker), name="inbox:read")
-    every(app, TOUCH_EVERY, guarded(_touch_and_reclaim))
+    every(app, touch_every(worker.inbox.claim_idle_ms), guarded(_touch_and_reclaim))
+
+
+def touch_every(claim_idle_ms: int) -> float:
+    """Seconds between a worker's touches: well under the idle limit, so that a living
+    worker's entries never reach it, and in step with it, so that a dead one's are taken
+    over a round of the streams (bot.core.inbox) after it, however short it is set."""
+    return claim_idle_ms / 1000 / TOUCHES
+
+
+TOUCH_EVERY = touch_every(CLAIM_IDLE_MS)  # at the default: once a second
 
 
 def worker_of(app: AnyApp) -> Worker | None:

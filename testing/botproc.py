@@ -48,9 +48,11 @@ _SETTINGS = {name.upper() for name in Settings.model_fields}
 
 # What the fork server imports before it forks a bot: all that ``python -m bot`` imports
 # (fakeredis only without REDIS_URL; httpcore once the bot makes its HTTP client, and with
-# it trio, which the tests' environment has), and this module, whose :func:`_bot_main` a
-# fork runs.
-_PRELOAD = ["bot.__main__", "fakeredis", "httpcore", __name__]
+# it trio, which the tests' environment has; the HTTP server's protocols once it serves),
+# this module, whose :func:`_bot_main` a fork runs, and last testing/forkwarm.py.
+_PRELOAD = ["bot.__main__", "fakeredis", "httpcore", "uvicorn.protocols.http.h11_impl"]
+_PRELOAD += ["uvicorn.protocols.websockets.wsproto_impl", "uvicorn.lifespan.on"]
+_PRELOAD += ["anyio._backends._asyncio", "encodings.idna", __name__, "testing.forkwarm"]
 # Read by the bot at import (bot.core.keys): a process whose environment sets them
 # otherwise than the fork server's is started as a new Python, not forked.
 _READ_AT_IMPORT = ("CARDTABLE_KEY_PREFIX",)
@@ -203,7 +205,7 @@ class BotProcess:
                 with contextlib.suppress(httpx.TransportError):
                     if (await c.get(f"{self.root}/healthz")).status_code == 200:
                         return
-                await asyncio.sleep(0.05)  # a process starting: nothing to wait on but HTTP
+                await asyncio.sleep(0.01)  # a process starting: nothing to wait on but HTTP
         raise AssertionError(f"the bot did not start:\n{self.log()}")
 
     def log(self) -> str:

@@ -48,6 +48,16 @@ PICTURES = os.environ.get("CARDTABLE_SCREENSHOTS") == "1"
 # Seconds a test waits for a change to show: a timeout for a page that never updates,
 # not a measure (the latencies are printed, not asserted).
 WITHIN = 10.0
+# Everything a page shows, as one text: its words and every card drawn (by notation).
+SHOWN = (
+    "(document.body.innerText + ' ' + [...document.querySelectorAll('[data-card]')]"
+    ".map(e => e.dataset.card).join(' '))"
+)
+# The ``data-move`` tokens of the actions a page offers (those it shows), in page order.
+OFFERED = (
+    "[...document.querySelectorAll('[data-move]')]"
+    ".filter(e => e.offsetParent !== null).map(e => e.dataset.move)"
+)
 
 
 def _chromium(profile: Path) -> Any:
@@ -213,44 +223,30 @@ class Page:
         assert found is not None, f"the page did not come to {once} within {WITHIN} s"
         return found
 
-    async def shown_cards(self, newer_than: int | None = None) -> str:
-        """Everything the page shows: its text and every card drawn (by notation); once
-        it shows a version newer than ``newer_than``, if given."""
-        script = (
-            "(document.body.innerText + ' ' + [...document.querySelectorAll('[data-card]')]"
-            ".map(e => e.dataset.card).join(' '))"
-        )
-        once = None if newer_than is None else f"+document.body.dataset.version > {newer_than}"
-        return str(await self.read(script, once))
-
-    async def click_one(self, selector: str, rng: Any) -> int:
-        """Clicks one of the elements ``selector`` finds; how many it found. Counted and
-        clicked in the page in one go: the page redraws every second (the turn time), which
-        would leave an element found by the driver stale."""
+    async def click_one(self, selector: str, rng: Any) -> str | None:
+        """Clicks one of the elements ``selector`` finds: None when it finds none, else the
+        card whose choice the click opened ('' for none). Counted, then clicked and read in
+        one go: the page redraws every second (the turn time), which would leave an element
+        found by the driver stale."""
         count: int = await self.js(f"return document.querySelectorAll({selector!r}).length")
-        if count:
-            index = rng.randrange(count)
-            await self.js(f"document.querySelectorAll({selector!r})[{index}].click()")
-        return count
+        if not count:
+            return None
+        click = f"document.querySelectorAll({selector!r})[{rng.randrange(count)}].click();"
+        return str(await self.js(click + "return document.body.dataset.pick || ''"))
 
     async def click_a_move(self, rng: Any) -> None:
         """Clicks a card it offers (or Take / Pass); when the card has several moves (a beat
         of either attack card), then one of the choices it shows."""
-        found = await self.click_one(".card.play, button.mv", rng)
-        assert found, "the page offers no move although it is this player's turn"
-        pick = await self.js("return document.body.dataset.pick")
+        pick = await self.click_one(".card.play, button.mv", rng)
+        assert pick is not None, "the page offers no move although it is this player's turn"
         if pick:
-            assert await self.click_one(f'button.mv[data-card="{pick}"]', rng)
+            assert await self.click_one(f'button.mv[data-card="{pick}"]', rng) is not None
 
-    async def tokens(self, at: int | None = None) -> list[str]:
-        """The ``data-move`` tokens of the actions the page offers now, in page order;
-        once it shows version ``at``, if given."""
-        script = (
-            "[...document.querySelectorAll('[data-move]')]"
-            ".filter(e => e.offsetParent !== null).map(e => e.dataset.move)"
-        )
-        once = None if at is None else f"+document.body.dataset.version >= {at}"
-        return list(await self.read(script, once))
+    async def looks(self, at: int) -> tuple[str, list[str]]:
+        """What the page shows and offers once it shows version ``at``, in one call."""
+        once = f"+document.body.dataset.version >= {at}"
+        text, offered = await self.read(f"[{SHOWN}, {OFFERED}]", once)
+        return str(text), list(offered)
 
     async def tap(self, token: str) -> None:
         """Taps the (first visible) element that carries ``data-move`` ``token``."""

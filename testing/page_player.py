@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from testing.browser import PICTURES, WITHIN, Page
 
@@ -83,12 +85,10 @@ class Player(Page):
         assert found <= 1, f"{found} elements for {selector}"
         if not found:  # the picture changed since the caller looked: it looks again
             raise Redrawn(selector)
-        if not keyboard:
-            return
-        active = await asyncio.to_thread(lambda: self.driver.switch_to.active_element)
-        from selenium.webdriver.common.keys import Keys
+        if keyboard:  # Enter, to whatever has the focus: one call to the driver
+            from selenium.webdriver import ActionChains, Keys
 
-        await asyncio.to_thread(active.send_keys, Keys.ENTER)
+            await asyncio.to_thread(ActionChains(self.driver).send_keys(Keys.ENTER).perform)
 
     async def play(
         self, token: str, keyboard: bool = False, offered: list[str] | None = None
@@ -149,3 +149,11 @@ class Player(Page):
             await self.probe(True)
             await self.screenshot(path)
             await self.probe(False)
+
+
+async def at_once(
+    pages: dict[Any, Page], ask: Callable[..., Awaitable[Any]], *args: Any
+) -> dict[Any, Any]:
+    """``ask(page, *args)`` of every page at once (each its own browser), by their keys."""
+    found = await asyncio.gather(*(ask(page, *args) for page in pages.values()))
+    return dict(zip(pages, found, strict=True))

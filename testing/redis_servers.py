@@ -18,10 +18,11 @@ What a test does to them:
 
 - ``kill(port)``: ``kill -9`` of a server; its replica takes over once the others have
   found it gone (the cluster's node timeout here is :data:`NODE_TIMEOUT_MS`, Sentinel's
-  down-after the same: a failover takes a second or two);
-- ``failover(...)``: the graceful way, ``CLUSTER FAILOVER`` on a replica (or ``SENTINEL
-  FAILOVER``): the replica catches up, then the two swap (behind Sentinel, the old
-  primary turns replica a second or so later: :data:`SENTINEL_PERIODS_MS`);
+  down-after the same: a failover takes a second or two), or at once when told
+  (:meth:`Cluster.take_over`, ``SENTINEL FAILOVER``);
+- the graceful failover, ``CLUSTER FAILOVER`` on a replica (or :meth:`Sentinels.failover`):
+  the replica catches up, then the two swap (behind Sentinel, the old primary turns
+  replica a second or so later: :data:`SENTINEL_PERIODS_MS`);
 - ``hold_back(...)``: the replica stops hearing from its primary, while both stay up and
   the cluster still counts the replica as healthy: a write the primary takes then reaches
   no replica, and is lost when the primary dies. How: replicas authenticate to their
@@ -41,7 +42,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -406,6 +407,7 @@ class Cluster:
         each replica anew: one that has run an election keeps its votes for 4 s (twice
         Redis' 2 s auth timeout) and, its primary gone again meanwhile, "wins" with them,
         for an epoch the others refuse (no primary for its slots then)."""
+        self.take_over()
         for server in self._live():
             with server.client() as node:
                 replica = _role(node) == "slave"
@@ -439,6 +441,19 @@ class Cluster:
         changed = sorted(p for p, now in self._settings().items() if now != self.settings[p])
         assert not changed, f"a test left an ACL user or CONFIG changed on {changed}"
 
+    def take_over(self) -> None:
+        """Each killed primary's live replica takes over now (CLUSTER FAILOVER TAKEOVER, as
+        an operator would), not once the others have found the primary gone and elected it
+        (a second or two). Before a restore: the primary, started again as one, would say
+        the cluster is not ok for 2 s (Redis's own wait after a primary's restart)."""
+        nodes = self.nodes()
+        port_of = {n["node_id"]: p for p, n in nodes.items()}
+        for port, node in nodes.items():
+            primary = port_of.get(node["master_id"])
+            if primary and self.servers[port].alive and not self.servers[primary].alive:
+                with contextlib.suppress(redis.ResponseError), self.servers[port].client() as r:
+                    r.cluster("FAILOVER", "TAKEOVER")  # (an error: it took over meanwhile)
+
     def _settings(self) -> dict[int, object]:
         """Each node's ACL users and CONFIG now (but whom it follows: a failover's)."""
         found: dict[int, object] = {}
@@ -451,7 +466,7 @@ class Cluster:
 
     def kill(self, port: int) -> int:
         """``kill -9`` of the server on ``port``; when it was a primary, the port of the
-        replica that takes over (not waited for: :meth:`wait_promoted`)."""
+        replica that takes over (not waited for)."""
         replica = self.replica_of(port) if port in self.primary_ports() else port
         self._down(self.servers[port])
         return replica
@@ -460,34 +475,6 @@ class Cluster:
         """``kill -9`` of ``server``; its port stays the cluster's (:meth:`restore`)."""
         server.kill()
         _HANDED_OUT.add(server.port)
-
-    def wait_promoted(self, port: int, within: float = FAILOVER_WITHIN) -> float:
-        """Wait until the server on ``port`` is a primary and the cluster is ok again;
-        the seconds it took."""
-        started = time.monotonic()
-
-        def promoted() -> bool:
-            for server in self._live():  # each one's view: the client may ask any
-                with server.client() as c:
-                    state, nodes = c.cluster("INFO")["cluster_state"], c.cluster("NODES")
-                if state != "ok":
-                    return False
-                seen = {
-                    int(addr.split("@")[0].rsplit(":", 1)[1]): str(node["flags"])
-                    for addr, node in nodes.items()
-                }
-                if "master" not in seen[port] or "fail" in seen[port]:
-                    return False
-            return True
-
-        _wait(f"{port} is a primary for every node", promoted, within)
-        return time.monotonic() - started
-
-    def failover(self, replica: int, within: float = FAILOVER_WITHIN) -> float:
-        """``CLUSTER FAILOVER`` on ``replica``: it catches up with its primary, then takes
-        over (the primary becomes its replica); the seconds it took."""
-        self.servers[replica].client().cluster("FAILOVER")
-        return self.wait_promoted(replica, within)
 
     def hold_back(self, replica: int) -> None:
         """The replica hears nothing more from its primary (see the module docstring)."""
@@ -499,9 +486,6 @@ class Cluster:
             ),
             FAILOVER_WITHIN,
         )
-
-    def let_through(self, primary: int) -> None:
-        let_through(self.servers[primary].client())
 
 
 @dataclass
@@ -539,6 +523,16 @@ class Sentinels:
         return ",".join(f"{HOST}:{s.port}" for s in self.sentinels)
 
     def start(self) -> None:
+        self.launch()
+        self.wait_ok()
+        if self.periods != SENTINEL_PERIODS_MS:
+            self._debug({**SENTINEL_DEFAULT_PERIODS_MS, **self.periods})
+
+    def launch(self) -> None:
+        """Every server and Sentinel answering, each Sentinel in touch with the primary (a
+        bot may start now: they name it) but not ready yet (:meth:`wait_ok`). One that has
+        not heard the primary within its down-after (a slow start) takes it for down, and
+        a bot asking it then stops: "No master found"."""
         primary = self.ports[0]
         for sentinel in self.sentinels:
             sentinel.directory.mkdir(parents=True, exist_ok=True)
@@ -550,9 +544,15 @@ class Sentinels:
             )
         _start_all([*self.servers.values(), *self.sentinels])
         self._debug(SENTINEL_PERIODS_MS)  # they find each other sooner
-        self.wait_ok()
-        if self.periods != SENTINEL_PERIODS_MS:
-            self._debug({**SENTINEL_DEFAULT_PERIODS_MS, **self.periods})
+
+        def reached(sentinel: Server) -> bool:  # the primary's INFO read, not down
+            with sentinel.client() as asked:
+                seen = asked.sentinel_master(SENTINEL_MASTER)
+            return int(seen["info-refresh"]) < 1000 and "down" not in str(seen["flags"])
+
+        _wait(
+            "the Sentinels reach the primary", lambda: all(map(reached, self.sentinels)), UP_WITHIN
+        )
 
     def _debug(self, periods: dict[str, int]) -> None:
         """SENTINEL DEBUG: each Sentinel's periods set to ``periods``."""
@@ -636,9 +636,6 @@ class Sentinels:
 
     def hold_back(self) -> None:
         hold_back(self.servers[self.primary()].client())
-
-    def let_through(self) -> None:
-        let_through(self.servers[self.primary()].client())
 
 
 def _promotable(sentinel: Server) -> bool:
@@ -828,11 +825,11 @@ def started(made: Started) -> Started:
 
 
 @contextlib.contextmanager
-def running(made: Started) -> Iterator[Started]:
+def running(made: Started, start: Callable[[], None] | None = None) -> Iterator[Started]:
     """``made`` (a :class:`Server`, :class:`Pair`, :class:`Cluster` or :class:`Sentinels`)
-    started, and torn down after, whatever happens."""
+    started (by ``start``, else its own), and torn down after, whatever happens."""
     try:
-        made.start()
+        (start or made.start)()
         yield made
     finally:
         made.stop()

@@ -12,10 +12,10 @@ import json
 import random
 import re
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
-from bot.core.callbacks import STAMP_LEN, Action, BadCallback, decode, stamp
+from bot.core.callbacks import STAMP_LEN, Action, BadCallback, Callback, decode, stamp
 from bot.core.i18n import LANGS, faces
 from bot.core.keys import table_key as store_key
 from bot.core.keys import user_slot
@@ -32,20 +32,24 @@ from testing.harness import Harness
 PLAY_ACTIONS = (Action.MOVE, Action.SETUP)
 
 
-def action_of(button: Button) -> Action | None:
-    if button.callback_data is None:
-        return None
+@lru_cache(maxsize=4096)
+def callback_of(data: str | None) -> Callback | None:
+    """callback_data as the bot reads it (None: not ours), once: each step reads them all."""
     try:
-        return decode(button.callback_data).action
+        return decode(data)
     except BadCallback:
         return None
 
 
+def action_of(button: Button) -> Action | None:
+    cb = callback_of(button.callback_data)
+    return None if cb is None else cb.action
+
+
 def is_action(action: Action, arg: str | None = None) -> Callable[[Button], bool]:
     def test(button: Button) -> bool:
-        if action_of(button) is not action:
-            return False
-        return arg is None or decode(button.callback_data).arg == arg
+        cb = callback_of(button.callback_data)
+        return cb is not None and cb.action is action and arg in (None, cb.arg)
 
     return test
 
@@ -217,8 +221,8 @@ class Tabletop:
 
     def addressed(self, button: Button) -> bool:
         """Whether a (well-formed) button belongs to this table."""
-        cb = decode(button.callback_data)
-        return (cb.chat_id, cb.thread_id) == (self.group.id, self.thread)
+        cb = callback_of(button.callback_data)
+        return cb is not None and (cb.chat_id, cb.thread_id) == (self.group.id, self.thread)
 
     def finished(self) -> bool:
         return any(action_of(b) is Action.AGAIN for b in self.table_message().buttons)
@@ -444,16 +448,12 @@ class LeakWatch:
         topic), whether it reached him or not; one per id, apart from the group's own."""
         top = self.top
         sent = top.h.server.ephemerals(top.group.id, user_id, dropped=True)
-        mine = [m for m in sent if top.thread is None or m.thread_id == top.thread]
-        return mine
+        return [m for m in sent if top.thread is None or m.thread_id == top.thread]
 
     def _ours(self, data: str | None) -> bool:
         """Whether a callback was addressed to this table (garbage counts as ours)."""
-        try:
-            cb = decode(data)
-        except BadCallback:
-            return True
-        return (cb.chat_id, cb.thread_id) == (self.top.group.id, self.top.thread)
+        cb = callback_of(data)
+        return cb is None or (cb.chat_id, cb.thread_id) == (self.top.group.id, self.top.thread)
 
     async def _elsewhere(self, user_id: int) -> set[int]:
         """Ids of his private messages that other tables' hands own (he may sit at
@@ -495,6 +495,7 @@ class LeakWatch:
                 for shown in self._fresh(self._ephemeral(receiver)):
                     found = leaks(shown, everything)
                     assert not found, f"{receiver}, not seated, is shown {found}: {shown}"
+        answers = [(q, a) for q, a in h.server.queries.items() if a.text and q not in self.answers]
         for user_id, seat in seat_of.items():
             secret = everything - _seen(game, raw, seat)
             mine = h.server.screen(user_id)
@@ -502,9 +503,8 @@ class LeakWatch:
                 elsewhere = await self._elsewhere(user_id)
                 mine = [m for m in mine if m.message_id not in elsewhere]
             fresh = self._fresh(mine) + self._fresh(self._ephemeral(user_id))
-            for query_id, answer in h.server.queries.items():
-                fresh_answer = answer.text and query_id not in self.answers
-                if answer.user_id == user_id and fresh_answer and self._ours(answer.data):
+            for query_id, answer in answers:
+                if answer.user_id == user_id and self._ours(answer.data):
                     self.answers.add(query_id)
                     fresh.append(answer.text or "")
             for shown in fresh:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gzip
 import hashlib
 import hmac
 import json
+import random
 import re
 import secrets
 import socket
@@ -21,12 +23,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
+from unittest import mock
 from urllib.parse import urlencode
 
 import httpx
 
 from bot.core import callbacks
 from bot.core.services import services
+from bot.tables import games
 from bot.webapp import server, streams
 from testing import fakeinline
 from testing.chats import BOT_TOKEN, BOT_USERNAME, FakeGroup, FakeMessage, FakeUser
@@ -102,10 +106,11 @@ def tampered(data: str) -> str:
 
 
 async def table_for_two(
-    h: Harness, game: str, *, turn_time: int | None = None, **options: Any
+    h: Harness, game: str, *, turn_time: int | None = None, deal: int | None = None, **options: Any
 ) -> tuple[Tabletop, list[FakeUser], str]:
     """A running game of Ann (English) and Bob (Russian) in a new group; its page parameter.
     ``turn_time``: the lobby's turn time in seconds (0: none) instead of its default;
+    ``deal``: the seed of its deal (seats, cards): the same game at every run (None: a new one);
     ``options``: the game's own settings (durak's ``dummy``, ``transfer`` …)."""
     players = [h.user("Ann"), h.user("Bob", language_code="ru")]
     group = h.group(creator=players[0])
@@ -115,7 +120,8 @@ async def table_for_two(
     await settle(
         h, group, (options | {"turn_time": turn_time}) if turn_time is not None else options
     )
-    await top.start(players[0])
+    with mock.patch.object(games, "start", functools.partial(games.start, rng=random.Random(deal))):
+        await top.start(players[0])
     return top, players, await table_param(h, group)
 
 

@@ -36,6 +36,7 @@ import re
 import secrets
 from collections.abc import Sequence
 from enum import StrEnum
+from functools import lru_cache
 from typing import NamedTuple
 
 MAX_BYTES = 64
@@ -133,8 +134,11 @@ def new_game_id() -> str:
     return "".join(secrets.choice(_ALPHABET) for _ in range(GAME_ID_LEN))
 
 
+@lru_cache(maxsize=1024)
 def address(chat_id: int, thread_id: int | None, game_id: str) -> str:
-    """The part of callback_data that names the table and game (shared by its buttons)."""
+    """The part of callback_data that names the table and game (shared by its buttons);
+    spelled once per table: every screen of a round spells it, and so does the check of
+    every tap's data (:func:`decode`)."""
     thread = _b36(thread_id) if thread_id else ""
     return f"{_b36(chat_id)}:{thread}:{game_id}"
 

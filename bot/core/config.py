@@ -116,8 +116,9 @@ class Settings(RedisSettings):
     shutdown_grace: float = Field(default=10.0, ge=0)
     # Milliseconds an update a worker took may go untouched before another worker takes it
     # over as a dead one's, and a worker idle this long holding nothing is dropped from the
-    # group (bot.core.inbox). A living worker touches its updates every second, so it must
-    # be well over 1000; tests that kill a worker shorten it.
+    # group (bot.core.inbox). A living worker touches its updates five times within it
+    # (bot.inbox: once a second at the default), and another finds a dead one's within four
+    # touches more; tests that kill a worker shorten it.
     claim_idle_ms: int = Field(default=5_000, ge=1_500)
     # Seconds between two edits of one group's table message: Telegram allows a bot about
     # 20 messages a minute per group and edits count. 0 edits at once (tests).

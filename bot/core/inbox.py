@@ -10,14 +10,16 @@ to that of its ``update_id`` (:func:`stream_of`). On one server a worker reads a
 them with one blocking ``XREADGROUP``; on a cluster, where one command names keys of one
 slot only, it reads each stream with a read of its own, side by side. The maintenance
 below goes round the streams a few at a time (:data:`RECLAIM_PER_TOUCH`), so that an idle
-process costs a few commands a second.
+process costs a few commands a second, and looks at them all once it finds a dead worker's
+entries in one.
 Every process reads the streams as a member of one consumer group (:data:`GROUP`): an
 entry goes to one worker (``XREADGROUP``), stays pending under its name until it is
 handled (then ``XACK`` and ``XDEL``: the stream holds only what is not handled yet), and
-the worker touches its pending entries every second (``XCLAIM`` to itself, which restarts
-their idle time). An entry idle for the setting ``CLAIM_IDLE_MS`` belongs to a worker that
-died (or froze): any other takes it over (``XAUTOCLAIM``). The update guard
-(bot.handlers.once) still sees every update, so one is handled once whoever reads it.
+the worker touches its pending entries five times within the idle limit (``XCLAIM`` to
+itself, which restarts their idle time; bot.inbox). An entry idle for the setting
+``CLAIM_IDLE_MS`` belongs to a worker that died (or froze): any other takes it over
+(``XAUTOCLAIM``). The update guard (bot.handlers.once) still sees every update, so one is
+handled once whoever reads it.
 
 Every process joins the group under a name of its own; a worker leaves it when it stops
 with nothing pending (:meth:`Inbox.leave`), and one that died is removed once it has
@@ -334,9 +336,12 @@ class Inbox:
 
     async def reclaim(self, count: int) -> list[Entry]:
         """Entries a dead worker left (idle for :attr:`claim_idle_ms`), now this one's,
-        from the next :data:`RECLAIM_PER_TOUCH` streams in turn."""
+        from the next :data:`RECLAIM_PER_TOUCH` streams in turn, and from all the others
+        once one of them had some: a worker that died holding updates of several chats
+        most likely left them in several streams, idle since the same moment."""
         found: list[Claimed] = []
-        for n in self._next_streams(RECLAIM_PER_TOUCH):
+        streams = self._next_streams(RECLAIM_PER_TOUCH)
+        for n in streams:
             room = count - sum(len(got) for got, _ in found)
             if room <= 0:
                 break
@@ -352,6 +357,7 @@ class Inbox:
             found.append(got)
             if got[0]:  # their worker is a consumer of this stream: forget_dead looks here
                 self._taken_over.add(n)
+                streams += [m for m in range(BUCKETS) if m not in streams]  # looked at next
         return _confirmed(found)
 
     async def leave(self) -> None:

@@ -4,7 +4,7 @@ everything the bot shows and sets up of it, which :mod:`bot.screens.registry` li
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from typing import Any
 
@@ -73,6 +73,10 @@ class BotGame:
     script: Traversable
     style: Traversable
     scene: Callable[[Any, Ctx], dict[str, Any]] = lambda view, ctx: {}
+    # The names :meth:`variant` made, by language and option values.
+    _names: dict[tuple[Any, ...], str] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def offered(self) -> tuple[str, ...]:
@@ -94,8 +98,16 @@ class BotGame:
 
     def variant(self, lang: str, settings: GameSettings) -> str:
         """The name of the game a table's settings make, in ``lang``: the lobby's, the
-        table's, each hand's, the result's and the record's."""
-        return self.naming(lang, self.spec.make_options(settings))
+        table's, each hand's, the result's and the record's.
+
+        Made once per language and option values: every round of a delivery names the
+        variant on each screen, and checking the options anew (pydantic) and wording them
+        was a seventh of rendering a hand; the name depends on nothing else."""
+        key = (lang, *(getattr(settings, name) for name in self.spec.options.model_fields))
+        name = self._names.get(key)
+        if name is None:
+            name = self._names[key] = self.naming(lang, self.spec.make_options(settings))
+        return name
 
     @property
     def illegal(self) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from bot.core import callbacks
@@ -37,6 +37,13 @@ class Words:
     others: Mapping[str, str] = field(default_factory=dict)
 
 
+@lru_cache(maxsize=1024)
+def _card(notation: str, lang: str) -> str:
+    """A card as a reader of ``lang`` sees it, worked out once: the screens of one round
+    show the same few dozen cards over and over."""
+    return cards.display(cards.parse(notation), faces(lang))
+
+
 _SEATS = frozenset({"seat"})
 _CARDS = frozenset({"card", "with"})
 
@@ -55,7 +62,7 @@ class Ctx:
     def card(self, notation: str | None) -> str:
         if notation is None:
             return "?"
-        return cards.display(cards.parse(notation), faces(self.lang))
+        return _card(notation, self.lang)
 
     def cards(self, notations: list[str]) -> str:
         return " ".join(self.card(c) for c in notations) or self.t("common.none")

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from fakeredis.model import _stream as fakeredis_streams
 from prometheus_client import REGISTRY
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException
@@ -169,6 +170,7 @@ async def _moved_over_and_handled(redis: aioredis.Redis) -> bool:
 
 
 @HOOKED
+@pytest.mark.frozen_clock  # the outage's backoff and the touches on the test's time only
 async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_once_back(
     harness: Harness, clock: Clock
 ) -> None:
@@ -292,14 +294,16 @@ async def test_a_clusters_read_that_fails_hands_over_what_the_others_read_first(
 
 
 async def test_a_dead_worker_leaves_every_stream_at_one_look_once_it_holds_nothing(
-    fake_redis: aioredis.Redis,
+    fake_redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    now = [fakeredis_streams.current_time()]  # fakeredis's idle times, moved by the test
+    monkeypatch.setattr(fakeredis_streams, "current_time", lambda: now[0])
     live = stream.Inbox(fake_redis, "live", claim_idle_ms=100)
     await live.make_group()
     await fake_redis.xadd(stream.STREAMS[7], {stream.FIELD: b"{}"})
     everything = dict.fromkeys(stream.STREAMS, ">")
     await fake_redis.xreadgroup(stream.GROUP, "dead", everything, count=1)  # holds stream 7's
-    await asyncio.sleep(0.2)  # the dead one idle past the limit
+    now[0] += 200  # the dead one idle past the limit, the live one not (whatever the load)
     await fake_redis.xreadgroup(stream.GROUP, "live", everything, count=1)
     assert all(names == {"dead", "live"} for names in (await _members(fake_redis)).values())
     await live.forget_dead()  # looks at stream 0, where the dead one holds nothing
@@ -324,14 +328,15 @@ async def test_a_dead_worker_leaves_the_group_at_the_touch_that_takes_its_entrie
     fake_redis: aioredis.Redis,
 ) -> None:
     """On Redis 7.0 a worker is a consumer only of the streams it was given entries in: one
-    that died holding an entry of stream 9 is looked for there as the entry is taken over,
-    not once the turn of forget_dead comes to stream 9 (up to 16 touches later)."""
+    that died holding entries of streams 9 and 14 is looked for there as they are taken
+    over (both at the touch whose turn is 9's), not once the turn of forget_dead comes."""
     live = stream.Inbox(fake_redis, "live", claim_idle_ms=0)  # no wait: all are idle past it
     await live.make_group()
-    await fake_redis.xadd(stream.STREAMS[9], {stream.FIELD: b"{}"})
-    await fake_redis.xreadgroup(stream.GROUP, "dead", {stream.STREAMS[9]: ">"})
-    for touch in range(3):  # as bot.inbox makes them: streams 0-3, 4-7, then 8-11
-        assert len(await live.reclaim(10)) == (touch == 2)
+    for n in (9, 14):
+        await fake_redis.xadd(stream.STREAMS[n], {stream.FIELD: b"{}"})
+        await fake_redis.xreadgroup(stream.GROUP, "dead", {stream.STREAMS[n]: ">"})
+    for touch in range(3):  # as bot.inbox makes them: streams 0-3, 4-7, then 8-11 and all
+        assert len(await live.reclaim(10)) == (2 if touch == 2 else 0)
         await live.forget_dead()
     assert all("dead" not in names for names in (await _members(fake_redis)).values())
 

@@ -28,8 +28,7 @@ from testing.tabletop import Tabletop, playing, stored
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit and a touch's period, with room
-# The idle limit after which a process's updates are taken over (the least allowed).
-CLAIM_IDLE_MS = "1500"
+CLAIM_IDLE_MS = "1500"  # the idle limit before a process's updates are taken over: the least
 
 
 @pytest.fixture
@@ -37,11 +36,9 @@ async def slow_and_fast() -> AsyncIterator[tuple[FakeServer, FakeServer]]:
     """Two Bot API servers of one Telegram: one to hang a process's calls, one for its successor."""
     telegram = FakeTelegram()
     servers = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
-    for fake in servers:
-        await fake.start()
+    await asyncio.gather(*(fake.start() for fake in servers))
     yield servers
-    for fake in servers:
-        await fake.stop()
+    await asyncio.gather(*(fake.stop() for fake in servers))
 
 
 def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
@@ -179,7 +176,7 @@ async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_proce
 ) -> None:
     slow, fast = slow_and_fast
     telegram = slow.telegram
-    grace = 1.0
+    grace = 0.5
     env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(grace), "CLAIM_IDLE_MS": CLAIM_IDLE_MS}
     first = await bots.start(slow.url, "first", **env)
     h = bots.harness(telegram, first)
@@ -224,8 +221,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
     env.update(RATE_LIMIT="true", TABLE_EDIT_INTERVAL="3")  # Telegram's limits, as deployed
     first = await bots.start(slow.url, "first", **env)
     h = bots.harness(telegram, first)
-    h.redis = aioredis.Redis.from_url(own_redis.url)
-    try:
+    async with aioredis.Redis.from_url(own_redis.url) as h.redis:
         players = [h.user("Ann"), h.user("Bob"), h.user("Cid")]
         top = Tabletop(h, h.group())
         if admin:
@@ -259,8 +255,6 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
         await until(lambda: answer.answered, 10, "his tap was not answered")
         assert answer.text is None, answer.text  # his buttons work
         assert waited <= RESTART_WITHIN, f"his buttons came {waited:.1f} s after the start"
-    finally:
-        await h.redis.aclose()
 
 
 async def _moved_past(h: ProcHarness, top: Tabletop, version: int) -> bool:
@@ -281,11 +275,7 @@ async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_
         users = [h.user(name) for name in ("Ann", "Bob", "Cid")]
         for user in users:
             await h.private(user, "/help")  # each answered 200: stored
-        await until(
-            lambda: pending(probe) == len(users),
-            5,
-            "the worker did not take the updates",
-        )
+        await until(lambda: pending(probe) == len(users), 5, "the worker did not take the updates")
         (dead,) = consumers(probe)  # its name in the group
         doomed.kill()
         await slow.stop()  # what it had asked Telegram for dies with it
@@ -327,13 +317,11 @@ async def test_the_webhook_answers_503_while_redis_is_down_and_the_update_is_han
     assert refused.status_code == 503  # Telegram keeps it and sends it again
     assert help_replies(served.telegram, ann) == 0
     own_redis.start()
-    accepted = None
-    for _ in range(100):  # Telegram's retries, until the bot takes it
-        accepted = await h.post(sent[0])
-        if accepted.status_code == 200:
-            break
-        await asyncio.sleep(0.05)
-    assert accepted is not None and accepted.status_code == 200
+
+    async def accepted() -> bool:  # Telegram sends it again until the bot takes it
+        return (await h.post(sent[0])).status_code == 200
+
+    await until(accepted, 5, "the update was not taken once Redis was back")
     await h.settle()  # handled: the stream's backlog is empty
     assert help_replies(served.telegram, ann) == 1
     assert t("en", "common.unavailable") not in bot.log()

@@ -26,11 +26,11 @@ from bot.webapp import api, streams
 from bot.webapp.page import TELEGRAM_WEB
 from engine import records
 from engine.games.durak.game import Durak
-from testing.browser import DARK, MISSING, WITHIN, Page, page_url
+from testing.browser import DARK, MISSING, PICTURES, SHOWN, WITHIN, Page, page_url
 from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
 from testing.harness import Harness
-from testing.page_player import ALL_MOVES, Player, Redrawn
+from testing.page_player import ALL_MOVES, Player, Redrawn, at_once
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
 from testing.webapp import (
     init_data,
@@ -72,12 +72,6 @@ def _figures(frames: list[float]) -> str:
 Hook = Callable[[str, int, Player], Awaitable[None]]
 
 
-async def offers(pages: dict[int, Player], at: int) -> dict[int, list[str]]:
-    """What each page offers once it shows version ``at``, asked of all the pages at once."""
-    moves = await asyncio.gather(*(p.moves_at(at) for p in pages.values()))
-    return dict(zip(pages, moves, strict=True))
-
-
 async def play_whole(
     h: Harness,
     group: FakeGroup,
@@ -103,7 +97,7 @@ async def play_whole(
         page = pages[user.id]
         if at != data["version"]:
             at = data["version"]
-            seen = await offers(pages, at)
+            seen = await at_once(pages, Player.moves_at, at)
         legal = sorted(game.move_token(m) for m in game.legal_moves())
         offered = set(seen[user.id])
         direct = {t for t in offered if not t.startswith("pick:")}
@@ -130,7 +124,7 @@ async def play_whole(
         if hook:
             await hook("flying", played["moves"], page)
         at = data["version"] + 1
-        seen = await offers(pages, at)
+        seen = await at_once(pages, Player.moves_at, at)
         played["moves"] += 1
         if hook:
             await hook("moved", played["moves"], page)
@@ -143,9 +137,7 @@ async def check_the_end(h: Harness, data: dict[str, Any], pages: dict[int, Playe
     assert data["phase"] == "finished"
     for p in pages.values():
         await p.shows(data["version"])
-        assert await p.errors() == []
-        assert await p.console_errors() == []
-        assert await p.foreign() == []
+        assert (await p.errors(), await p.console_errors(), await p.foreign()) == ([], [], [])
     record = json.loads(record_document(Table.model_validate(data)))
     replayed = records.replay(record)
     assert replayed["ok"] and replayed["finished"]
@@ -187,22 +179,22 @@ async def open_pages(
 async def test_durak_with_the_dummy_played_whole_on_two_pages(
     harness: Harness, root: str, browsers: list[Any], shots: Path
 ) -> None:
-    """The seed's game: Ann and Bob and the dummy, played by its controller's page (with
-    24 cards: the game is shorter, every move checked as in a longer one)."""
+    """The seed's game: Ann and Bob and the dummy, played by its controller's page (24
+    cards, one deal: 24 moves, 8 of them the dummy's, each checked as in a longer game)."""
     h = harness
-    top, users, param = await table_for_two(h, "durak", deck_size=24)
+    top, users, param = await table_for_two(h, "durak", deck_size=24, deal=112)
     pages = await open_pages(root, param, users, browsers)
     ann, bob = (pages[u.id] for u in users)
     findings: dict[str, list[str]] = {}
 
     async def hook(stage: str, moves: int, page: Player) -> None:
         if stage == "turn" and moves in (0, 12):  # axe-core, light (Ann) and dark (Bob)
-            findings[f"Ann at move {moves}"] = await ann.axe()
-            findings[f"Bob at move {moves}"] = await bob.axe()
-        if stage == "flying" and moves == 9:
+            on = {f"Ann at move {moves}": ann, f"Bob at move {moves}": bob}
+            findings.update(await at_once(on, Player.axe))
+        if PICTURES and stage == "flying" and moves == 9:  # its waits only for pictures taken
             await page.wait("return +document.body.dataset.flying > 0", 2)
             await page.snap(shots / "webapp-durak-flight.png")
-        if stage == "moved" and moves == 8:
+        if PICTURES and stage == "moved" and moves == 8:
             for p in (ann, bob):
                 await p.wait("return !+document.body.dataset.flying", 2)
             await ann.snap(shots / "webapp-durak-light-en.png")
@@ -210,8 +202,7 @@ async def test_durak_with_the_dummy_played_whole_on_two_pages(
 
     data, played = await play_whole(h, top.group, users, pages, 11, hook)
     await check_the_end(h, data, pages)
-    findings["Ann at the end"] = await ann.axe()
-    findings["Bob at the end"] = await bob.axe()
+    findings.update(await at_once({"Ann at the end": ann, "Bob at the end": bob}, Player.axe))
     assert not any(findings.values()), json.dumps(findings, indent=1)
     assert played["dummy"] > 0 and played["keyboard"] > 0
     weight = await page_weight(h)
@@ -227,10 +218,12 @@ async def test_perevodnoy_played_whole_on_two_pages(
     harness: Harness, root: str, browsers: list[Any], shots: Path
 ) -> None:
     """Durak with transfers and no dummy: a transfer is a card the defender plays (where
-    it could also beat, the page asks which). With 24 cards, as the one before, and
-    nothing flying (the flights are the test's before)."""
+    it could also beat, the page asks which). With 24 cards, one deal (27 moves, 4 of them
+    transfers, 2 through a choice), and nothing flying (the flights are the test's before)."""
     h = harness
-    top, users, param = await table_for_two(h, "durak", dummy=False, transfer=True, deck_size=24)
+    top, users, param = await table_for_two(
+        h, "durak", dummy=False, transfer=True, deck_size=24, deal=2091
+    )
     pages = await open_pages(root, param, users, browsers, still=True)
     findings: dict[str, list[str]] = {}
 
@@ -370,17 +363,17 @@ async def test_six_players_without_the_dummy_the_whole_deck_dealt(
     for user, page in ((u, pages[u.id]) for u in users[:2]):
         view = Durak.from_json(data["state"]).view(seats.index(user))
         assert view.whole_deck and view.stock == 0 and not view.dummy
-        drawn = await page.js(
-            "return [...document.querySelectorAll('[data-seat]')].map(e => e.dataset.seat)"
-        )
-        assert sorted(drawn) == sorted([*(str(s) for s in range(6) if s != view.seat), "me"])
-        assert await page.js("return document.querySelectorAll('.stock .card').length") == 0
-        assert await page.js("return document.querySelectorAll('.trumpmark').length") == 1
         holder = view.trump_held_by
         where = "me" if holder == view.seat else str(holder)
-        found = f'[data-seat="{where}"] [data-card="{view.trump}"]'
-        assert await page.js(f"return document.querySelectorAll({found!r}).length") == 1
-        assert await page.axe() == []
+        drawn, stock, marks, trump = await page.js(
+            "const n = s => document.querySelectorAll(s).length;"
+            "return [[...document.querySelectorAll('[data-seat]')].map(e => e.dataset.seat),"
+            "n('.stock .card'), n('.trumpmark'), n(arguments[0])]",
+            f'[data-seat="{where}"] [data-card="{view.trump}"]',
+        )
+        assert sorted(drawn) == sorted([*(str(s) for s in range(6) if s != view.seat), "me"])
+        assert (stock, marks, trump) == (0, 1, 1)
+    assert list((await at_once(pages, Player.axe)).values()) == [[], []]  # both at once
     await pages[users[0].id].snap(shots / "webapp-durak-six.png")
     rng = random.Random(2)
     for _ in range(12):  # a few moves, on the pages and by the chat's buttons
@@ -396,8 +389,7 @@ async def test_six_players_without_the_dummy_the_whole_deck_dealt(
         else:
             await top.caught_up(users)
             await top.step([user], rng)
-        for page in pages.values():
-            await page.shows(data["version"] + 1)
+        await at_once(pages, Player.shows, data["version"] + 1)
     for page in pages.values():
         assert await page.errors() == [] and await page.console_errors() == []
 
@@ -448,15 +440,14 @@ async def test_in_telegram_its_main_button_haptics_theme_and_safe_areas(
     *Take* on the MainButton (and its press takes), follows a theme change and the safe
     areas live."""
     h = harness
-    top, users, param = await table_for_two(h, "durak")
+    top, users, param = await table_for_two(h, "durak", deal=6)  # soon Ann must take
     ann, bob = users
     url = page_url(root, param, init_data(ann), None) + "&tgWebAppPlatform=android"
     page = await in_telegram(browsers[0], TELEGRAM, url)
     sent = "return __tg.map(e => e[0])"
-    assert {"web_app_ready", "web_app_expand", "web_app_request_theme"} <= set(await page.js(sent))
-    assert {"web_app_request_safe_area", "web_app_request_content_safe_area"} <= set(
-        await page.js(sent)
-    )
+    posted = set(await page.js(sent))
+    assert {"web_app_ready", "web_app_expand", "web_app_request_theme"} <= posted
+    assert {"web_app_request_safe_area", "web_app_request_content_safe_area"} <= posted
     closing = "return __tg.filter(e => e[0] === 'web_app_setup_closing_behavior').map(e => e[1])"
     assert (await page.js(closing))[-1] == {"need_confirmation": True}
     rng = random.Random(1)
@@ -526,7 +517,7 @@ async def test_durak_played_on_the_page_against_buttons(
     every change shows on both pages at once (nothing flies: reduced motion), the
     watcher's never shows a card he may not know. A 24-card game, to its end."""
     h = harness
-    top, (ann, bob), param = await table_for_two(h, "durak", deck_size=24)
+    top, (ann, bob), param = await table_for_two(h, "durak", deck_size=24, deal=9)
     group = top.group
     page, spectator = Page(browsers[0]), Page(browsers[1])
     for p in (page, spectator):  # nothing flies: every change is a new picture at once
@@ -535,10 +526,10 @@ async def test_durak_played_on_the_page_against_buttons(
     cid = h.user("Cid", language_code="ru")  # by the group's link
     await spectator.open(root, param, init_data(cid, start_param=param), direct=True)
     assert paint > 0
-    fcp = await page.js(
-        "return performance.getEntriesByName('first-contentful-paint')[0].startTime"
+    fcp, weight = await page.js(
+        "return [performance.getEntriesByName('first-contentful-paint')[0].startTime,"
+        " performance.getEntriesByType('navigation')[0].transferSize]"
     )
-    weight = await page.js("return performance.getEntriesByType('navigation')[0].transferSize")
     rng = random.Random(5)
     latencies: list[float] = []
     moves = 0
@@ -556,15 +547,15 @@ async def test_durak_played_on_the_page_against_buttons(
             await top.caught_up([ann, bob])
             start = time.perf_counter()
             await top.step([bob], rng)
+        watched = asyncio.create_task(spectator.newer_than(before))  # both pages at once
         shown = await page.newer_than(before)
         latencies.append(time.perf_counter() - start)
-        assert await spectator.newer_than(before) >= shown
+        assert await watched >= shown
         public = hidden_cards("durak", (await stored(h, group))["state"], None)
-        text = await spectator.shown_cards()
+        moving = "document.getAnimations().length, +document.body.dataset.flying || 0"
+        text, *still = await spectator.read(f"[{SHOWN}, {moving}]")  # one look at it
         assert not leaks(text, public), text
-        for p in (page, spectator):  # nothing moves, nothing flies
-            moving = "[document.getAnimations().length, +document.body.dataset.flying || 0]"
-            assert await p.js(f"return {moving}") == [0, 0]
+        assert still == [0, 0] and await page.read(f"[{moving}]") == [0, 0]  # nothing flies
         moves += 1
         if moves == 4:
             await page.screenshot(shots / "webapp-durak-en.png")

@@ -20,10 +20,10 @@ from bot.webapp import streams
 from bot.webapp.auth import SESSION
 from engine import records
 from engine.games.football.game import Football
-from testing.browser import DARK, MISSING, WITHIN, Page
+from testing.browser import DARK, MISSING, OFFERED, PICTURES, SHOWN, WITHIN, Page
 from testing.clock import Clock
 from testing.harness import Harness
-from testing.page_player import Player
+from testing.page_player import Player, at_once
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
 from testing.webapp import Commits, PageServer, init_data, page_weight, serving, table_for_two
 
@@ -82,7 +82,7 @@ def latencies(commits: Commits, pages: list[dict[int, float]], versions: set[int
 
 async def no_leak(h: Harness, top: Tabletop, page: Page, seat: int | None) -> None:
     data = await stored(h, top.group)
-    text = await page.shown_cards()
+    text = await page.read(SHOWN)
     assert not leaks(text, hidden_cards("football", data["state"], seat)), text
 
 
@@ -92,21 +92,19 @@ async def test_a_whole_game_of_football_on_two_pages(
     """Ann and Bob set up and play a whole game on their pages alone (the page's
     ``data-move`` tokens: ``setup:<card>``, ``setup:confirm``, the field's cells)."""
     h = harness
-    top, (ann, bob), param = await table_for_two(h, "football")
+    top, (ann, bob), param = await table_for_two(h, "football", deal=6)  # 37 taps
     pages = {ann.id: Player(browsers[0]), bob.id: Player(browsers[1])}
     rng = random.Random(11)
     answered = len(h.server.calls_to("answerCallbackQuery"))  # the lobby's taps
     findings: dict[str, list[str]] = {}
     async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
-        for p in pages.values():
-            await p.watch()
-        paint = [
-            await open_logged(pages[ann.id], web.root, param, init_data(ann)),
-            await open_logged(pages[bob.id], web.root, param, init_data(bob), theme=DARK),
-        ]
-        for p in pages.values():
-            await p.console_errors()
-        taps = 0
+        await at_once(pages, Player.watch)
+        paint = await asyncio.gather(  # both pages opened at once
+            open_logged(pages[ann.id], web.root, param, init_data(ann)),
+            open_logged(pages[bob.id], web.root, param, init_data(bob), theme=DARK),
+        )
+        await at_once(pages, Player.console_errors)  # from here on: none
+        taps, at = 0, -1  # seen: what each page shows and offers at version ``at``
         laid: dict[int, list[str]] = {ann.id: [], bob.id: []}
         while (data := await stored(h, top.group))["phase"] == "playing":
             game = Football.from_json(data["state"])
@@ -118,7 +116,10 @@ async def test_a_whole_game_of_football_on_two_pages(
                 assert actor is not None
                 user = next(u for u in (ann, bob) if seat_of(data, u) == actor.player)
             page, other = pages[user.id], pages[(bob if user is ann else ann).id]
-            offered = await page.tokens(at=data["version"])
+            if at != data["version"]:
+                at = data["version"]
+                seen = await at_once(pages, Player.looks, at)
+            offered = seen[user.id][1]
             if view.phase == "setup":
                 picks = [t for t in offered if t.startswith("setup:") and t[6:] not in ("reset",)]
                 assert picks, offered
@@ -129,37 +130,36 @@ async def test_a_whole_game_of_football_on_two_pages(
                 token = rng.choice(offered)
             if len(laid[user.id]) == 1 and user is ann and not findings:  # she starts over
                 token = "setup:reset"
-                for p, who in ((page, "en, light"), (other, "ru, dark")):
-                    findings[f"{who}, set-up"] = await p.axe()
+                on = {"en, light, set-up": page, "ru, dark, set-up": other}
+                findings.update(await at_once(on, Player.axe))
             if token == "setup:reset":
                 laid[user.id] = []
             elif token.startswith("setup:") and token != "setup:confirm":
                 laid[user.id].append(token[6:])
-            if view.phase == "setup" and len(laid[user.id]) == 2 and user is ann:
+            if PICTURES and view.phase == "setup" and len(laid[user.id]) == 2 and user is ann:
                 await page.still()
                 await page.snap(shots / "webapp-football-setup-en.png")
             before = data["version"]
             await page.tap(token)
             taps += 1
-            shown = [p.shown_cards(newer_than=before) for p in pages.values()]  # both at once
-            texts = dict(zip(pages, await asyncio.gather(*shown), strict=True))
+            at = before + 1
+            seen = await at_once(pages, Player.looks, at)
             state = (await stored(h, top.group))["state"]
             for u in (ann, bob):
                 hidden = hidden_cards("football", state, seat_of(data, u))
-                assert not leaks(texts[u.id], hidden), texts[u.id]
+                assert not leaks(seen[u.id][0], hidden), seen[u.id][0]
             now = Football.from_json(state).view(None)
             if taps >= 16 and now.ball_at and "en, light, playing" not in findings:
                 # the ball on its way: the pictures of docs/webapp.md
-                for p in pages.values():
-                    await p.still()
+                await at_once(pages, Player.still)
                 await pages[ann.id].snap(shots / "webapp-football-en.png")
                 await pages[bob.id].snap(shots / "webapp-football-ru.png")
-                findings["en, light, playing"] = await pages[ann.id].axe()
-                findings["ru, dark, playing"] = await pages[bob.id].axe()
+                on = {"en, light, playing": pages[ann.id], "ru, dark, playing": pages[bob.id]}
+                findings.update(await at_once(on, Player.axe))
         versions = set(range(data["version"] - taps, data["version"] + 1))
         lag = latencies(commits, [await shown_at(p) for p in pages.values()], versions)
-        findings["en, light, the end"] = await pages[ann.id].axe()
-        findings["ru, dark, the end"] = await pages[bob.id].axe()
+        on = {"en, light, the end": pages[ann.id], "ru, dark, the end": pages[bob.id]}
+        findings.update(await at_once(on, Player.axe))
         errors = [e for p in pages.values() for e in await p.console_errors() + await p.errors()]
         foreign = [e for p in pages.values() for e in await p.foreign()]
         frames = [f for p in pages.values() for f in await p.js("return window.__frames")]
@@ -196,7 +196,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     h = harness
     # 52 cards, 17 balls each: Bob moves often enough for every way of moving; turns of
     # 20 s, not 60 (the clock moved past one steps the bot's pollers nine times a second)
-    top, (ann, bob), param = await table_for_two(h, "football", deck_size=52, turn_time=20)
+    top, (ann, bob), param = await table_for_two(h, "football", deck_size=52, turn_time=20, deal=6)
     monkeypatch.setattr(streams, "KEEPALIVE", 0.05)  # a stream sees its session end at once
     rng = random.Random(5)
     while Football.from_json((await stored(h, top.group))["state"]).view(None).phase == "setup":
@@ -221,7 +221,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
             before = data["version"]
             if user is ann:  # she plays on her page
                 await pages[ann.id].wait(f"return +document.body.dataset.version >= {before}")
-                await pages[ann.id].tap(rng.choice(await pages[ann.id].tokens()))
+                await pages[ann.id].tap(rng.choice(await pages[ann.id].read(OFFERED)))
                 made["page"].add(before + 1)
             elif len(made["button"]) == 3 and not outage:  # (not counted: shown when back)
                 outage = await through_an_outage(h, top, web, [*pages.values()], bob, rng)
@@ -237,8 +237,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
                 while (await stored(h, top.group))["version"] == before:
                     await clock.advance(1)
                 made["computer"].add(before + 1)
-            for page in pages.values():
-                await page.newer_than(before)
+            await at_once(pages, Page.newer_than, before)
         shown = [await shown_at(p) for p in pages.values()]
         # Ann's page asleep past its session (it could not renew it meanwhile): it keeps
         # its picture, offers nothing, and says to open the table again.
@@ -248,7 +247,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
         await pages[ann.id].lifecycle("active")
         assert await pages[ann.id].wait("return document.body.dataset.refused === '1'", WITHIN)
         said = await pages[ann.id].js("return document.getElementById('status').textContent")
-        assert said == t("en", "webapp.expired") and not await pages[ann.id].tokens()
+        assert said == t("en", "webapp.expired") and not await pages[ann.id].read(OFFERED)
         errors = [e for e in await pages[bob.id].console_errors() if "/app/api/" not in e]
     assert made["timeout"] and made["computer"] and outage and asleep
     assert not errors, errors  # Ann's page was cut off on purpose: its network errors
@@ -273,10 +272,10 @@ async def through_an_outage(
     await web.stop()
     for page in pages:
         assert await page.wait("return document.body.dataset.offline === '1'"), "not offline"
-        said = await page.js("return document.getElementById('sub').textContent")
-        assert said.startswith(
-            t(await page.js("return document.documentElement.lang"), "webapp.offline")
+        lang, said = await page.js(
+            "return [document.documentElement.lang, document.getElementById('sub').textContent]"
         )
+        assert said.startswith(t(lang, "webapp.offline"))
     await top.step([bob], rng)
     version = (await stored(h, top.group))["version"]
     start = time.perf_counter()
@@ -327,11 +326,11 @@ async def test_the_groups_link_opens_each_his_own_view(
     async with serving(h) as web:
         for page, user in ((mine, ann), (theirs, cid)):
             await page.open(web.root, param, init_data(user, start_param=param), direct=True)
-        shown = await mine.shown_cards()
+        shown = await mine.read(SHOWN)
         assert all(card in shown for card in hand)  # her five dealt cards
-        assert await mine.tokens()  # her set-up, on her own page
+        assert await mine.read(OFFERED)  # her set-up, on her own page
         assert t("uk", "webapp.spectator") in await theirs.js("return document.body.innerText")
-        assert not await theirs.tokens()
+        assert not await theirs.read(OFFERED)
         await no_leak(h, top, theirs, None)
         # Another group's link, opened in the same web view (Telegram's web client keeps
         # the page's storage): that table, not the one before.
