@@ -170,7 +170,6 @@ async def _moved_over_and_handled(redis: aioredis.Redis) -> bool:
 
 
 @HOOKED
-@pytest.mark.frozen_clock  # the outage's backoff and the touches on the test's time only
 async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_once_back(
     harness: Harness, clock: Clock
 ) -> None:
