@@ -1,5 +1,5 @@
-# The bot's image. It installs the bot exactly as tests/e2e/test_wheel.py does, step for step
-# (no container engine runs where the tests run, so that test is this file's check):
+# The bot's image. tests/e2e/test_wheel.py, this file's check (no container engine runs where
+# the tests run), takes these steps too, with 1's setuptools and 3's lock installed once:
 #   1. build the wheel from the source tree:   pip wheel --no-deps --wheel-dir dist .
 #   2. make a fresh venv:                       python -m venv /opt/venv
 #   3. install the runtime lock alone:          pip install -r requirements-runtime.lock

@@ -27,6 +27,7 @@ which way the bot is connected.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 from typing import Any, cast
@@ -38,6 +39,7 @@ from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
 from bot.core import health, lua, replies
 from bot.core.config import RedisSettings
@@ -173,11 +175,13 @@ async def close(redis: aioredis.Redis) -> None:
     """Close every connection of ``redis``, a cluster's too after a failed command: the
     cluster client then only marks itself to read the slots again, and its ``aclose``
     closes nothing (redis-py 8.1), so each node's connections stay open until collected,
-    which asyncio logs as an error ("Unclosed ClusterNode object")."""
-    await redis.aclose()
+    which asyncio logs as an error ("Unclosed ClusterNode object"). What fails as it
+    closes (a node gone meanwhile) is no news, and would hide the error that led here."""
+    with contextlib.suppress(RedisError, OSError):
+        await redis.aclose()
     if isinstance(redis, RedisCluster):
-        await redis.nodes_manager.aclose()
-        await redis.nodes_manager.aclose("startup_nodes")
+        nodes = redis.nodes_manager
+        await asyncio.gather(nodes.aclose(), nodes.aclose("startup_nodes"), return_exceptions=True)
 
 
 def check_at_start(settings: RedisSettings) -> str:

@@ -338,27 +338,38 @@ class Inbox:
         """Entries a dead worker left (idle for :attr:`claim_idle_ms`), now this one's,
         from the next :data:`RECLAIM_PER_TOUCH` streams in turn, and from all the others
         once one of them had some: a worker that died holding updates of several chats
-        most likely left them in several streams, idle since the same moment."""
+        most likely left them in several streams, idle since the same moment. Those others
+        are claimed side by side, so that a touch with a WAIT behind each claim still
+        comes well within the idle limit of what this worker holds."""
         found: list[Claimed] = []
-        streams = self._next_streams(RECLAIM_PER_TOUCH)
-        for n in streams:
+        turn = self._next_streams(RECLAIM_PER_TOUCH)
+        for n in turn:
             room = count - sum(len(got) for got, _ in found)
-            if room <= 0:
-                break
-            args = (STREAMS[n], GROUP, self.consumer, self.claim_idle_ms, "0-0")
-            try:
-                claimed = functools.partial(_autoclaimed, n)
-                got = await self._claimed(claimed, "xautoclaim", *args, count=room)
-            except ResponseError as exc:
-                if "NOGROUP" not in str(exc):
-                    raise
-                await self.make_group()
-                break
+            if room <= 0 or (got := await self._reclaim_from(n, room)) is None:
+                return _confirmed(found)
             found.append(got)
-            if got[0]:  # their worker is a consumer of this stream: forget_dead looks here
-                self._taken_over.add(n)
-                streams += [m for m in range(BUCKETS) if m not in streams]  # looked at next
+        room = count - sum(len(got) for got, _ in found)
+        if room > 0 and any(got for got, _ in found):
+            others = [m for m in range(BUCKETS) if m not in turn]
+            more = await asyncio.gather(*(self._reclaim_from(m, room) for m in others))
+            found += [got for got in more if got is not None]
         return _confirmed(found)
+
+    async def _reclaim_from(self, n: int, room: int) -> Claimed | None:
+        """Stream ``n``'s entries idle past the limit (at most ``room``), now this
+        worker's; None when its group was missing (made now: nothing to take yet)."""
+        args = (STREAMS[n], GROUP, self.consumer, self.claim_idle_ms, "0-0")
+        try:
+            claimed = functools.partial(_autoclaimed, n)
+            got = await self._claimed(claimed, "xautoclaim", *args, count=room)
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            await self.make_group()
+            return None
+        if got[0]:  # their worker is a consumer of this stream: forget_dead looks here
+            self._taken_over.add(n)
+        return got
 
     async def leave(self) -> None:
         """This worker stops: out of every stream's group, unless it still holds entries

@@ -108,3 +108,13 @@ async def test_the_check_loads_every_script_and_says_the_mode_in_one_line(
     assert [r.getMessage() for r in caplog.records] == [
         f"{line} ({len(lua.SCRIPTS)} scripts loaded on each primary)"
     ]
+
+
+async def test_closing_a_client_as_its_node_goes_raises_nothing_to_hide_what_led_there() -> None:
+    cluster = connect.client(where(redis_url="redis://127.0.0.1:7299/0", redis_cluster=True))
+
+    async def node_gone() -> None:
+        raise TimeoutError("a node stopped with writes unsent")
+
+    cluster.aclose = node_gone  # type: ignore[method-assign]
+    await connect.close(cluster)

@@ -340,6 +340,30 @@ async def test_a_dead_worker_leaves_the_group_at_the_touch_that_takes_its_entrie
     assert all("dead" not in names for names in (await _members(fake_redis)).values())
 
 
+async def test_once_a_touch_finds_a_dead_workers_entries_the_other_streams_go_side_by_side(
+    fake_redis: aioredis.Redis,
+) -> None:
+    """Not one claim after another: with a WAIT behind each, twelve in a row could outlast
+    the idle limit of what the worker itself holds, and another would take that over."""
+    live = stream.Inbox(fake_redis, "live", claim_idle_ms=0)
+    await live.make_group()
+    for n in (1, 9, 14):  # 1 in the first turn's streams (0-3), the others swept
+        await fake_redis.xadd(stream.STREAMS[n], {stream.FIELD: b"{}"})
+        await fake_redis.xreadgroup(stream.GROUP, "dead", {stream.STREAMS[n]: ">"})
+    real, flying = fake_redis.xautoclaim, [0, 0]  # claims under way: now, at most
+
+    async def xautoclaim(*args: Any, **kwargs: Any) -> Any:
+        flying[0] += 1
+        flying[1] = max(flying)
+        await asyncio.sleep(0)  # as a round trip would: the others may go meanwhile
+        flying[0] -= 1
+        return await real(*args, **kwargs)
+
+    fake_redis.xautoclaim = xautoclaim  # type: ignore[method-assign]
+    assert len(await live.reclaim(10)) == 3
+    assert flying[1] == stream.BUCKETS - stream.RECLAIM_PER_TOUCH
+
+
 async def test_on_one_server_without_a_replica_a_read_is_the_only_call_an_update_costs(
     fake_redis: aioredis.Redis,
 ) -> None:

@@ -28,50 +28,48 @@ LANGS = ("en", "ru", "uk")
 PAGE = "https://cards.example.org/app/"
 
 
-def _run(*args: str | Path, cwd: Path) -> None:
-    done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=600
-    )
+def _pip(python: str | Path, *args: str | Path, cwd: Path) -> None:
+    command = [str(python), "-m", "pip", "--disable-pip-version-check", *map(str, args)]
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"{args}:\n{done.stdout}\n{done.stderr}"
 
 
-def _wheelhouse(pip: tuple[str, ...]) -> Path:
-    """The runtime lock's and the build's wheels, fetched once per lock into this venv: pip
-    reads every release on the index to pick one (ten CPU seconds); the steps read here."""
-    lock = ROOT / "requirements-runtime.lock"
-    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
-    house = Path(sys.prefix, f"wheelhouse-{hashlib.sha1(lock.read_bytes()).hexdigest()}")
-    if not house.is_dir():
+def _venv(path: Path, *wanted: str | Path) -> Path:
+    """A venv made anew at ``path`` with what ``wanted`` names (a lock's text read) and pip,
+    installed once per this venv and seen through a .pth file: pip reads every release on the
+    index to pick one (ten CPU seconds), then installs them (five). Its python."""
+    key = b"".join(w.read_bytes() if isinstance(w, Path) else w.encode() for w in wanted)
+    done = Path(sys.prefix, f"{path.name}-{hashlib.sha1(key).hexdigest()}")
+    if not done.is_dir():
         part = Path(tempfile.mkdtemp(dir=sys.prefix))
-        _run(*pip, "download", "--quiet", "--dest", part, "-r", lock, cwd=ROOT)
-        _run(*pip, "download", "--quiet", "--no-deps", "--dest", part, *build, cwd=ROOT)
-        part.rename(house)
-    return house
+        _pip(sys.executable, "install", "--quiet", "--target", part, "pip", *wanted, cwd=ROOT)
+        part.rename(done)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", path], check=True)
+    next(path.glob("lib/python3.*/site-packages")).joinpath("once.pth").write_text(f"{done}\n")
+    return path / "bin" / "python"
 
 
-def _install(tmp: Path) -> Path:
-    """The Dockerfile's steps 1-5, by this process's pip, nothing compiled ahead: its python."""
+def _wheel(tmp: Path) -> Path:
+    """The Dockerfile's build stage (step 1), in a venv of the build's requirements alone."""
     src = tmp / "src"
     src.mkdir()
     for name in SOURCES:
-        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
-        copy(ROOT / name, src / name)
-    pip = (sys.executable, "-m", "pip", "--disable-pip-version-check")
-    local = ("--no-index", "--find-links", _wheelhouse(pip))
-    # The Dockerfile's two stages are independent until the wheel is installed: the wheel
-    # is built while the venv is made and the lock installed, as a builder would run them.
-    with ThreadPoolExecutor(1) as builder:
-        built = builder.submit(_run, *pip, "wheel", *local, "--quiet", "--no-deps", "--wheel-dir",
-                               "dist", ".", cwd=src)  # fmt: skip
-        _run(sys.executable, "-m", "venv", "--without-pip", tmp / "venv", cwd=tmp)
-        python = tmp / "venv" / "bin" / "python"
-        into = (*pip, "--python", python)
-        _run(*into, "install", *local, "--quiet", "--no-compile", "-r",
-             ROOT / "requirements-runtime.lock", cwd=tmp)  # fmt: skip
-        built.result()
+        (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, src / name)
+    needs = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    _pip(_venv(tmp / "build", *needs), "wheel", "--no-build-isolation", "--quiet", "--no-deps",
+         "--wheel-dir", "dist", ".", cwd=src)  # fmt: skip
     (wheel,) = (src / "dist").glob("cardtable-*.whl")
-    _run(*into, "install", *local, "--quiet", "--no-compile", "--no-deps", wheel, cwd=tmp)
-    _run(*into, "check", cwd=tmp)
+    return wheel
+
+
+def _install(tmp: Path) -> Path:
+    """The Dockerfile's steps 1-5, its two stages side by side as builders run them: its python."""
+    with ThreadPoolExecutor(1) as stages:
+        wheel = stages.submit(_wheel, tmp)
+        python = _venv(tmp / "runtime", "-r", ROOT / "requirements-runtime.lock")
+        _pip(python, "install", "--no-index", "--quiet", "--no-compile", "--no-deps",
+             wheel.result(), cwd=tmp)  # fmt: skip
+    _pip(python, "check", cwd=tmp)
     return python
 
 
