@@ -58,8 +58,9 @@ class Clock(BotClock):
     for it. So a test that advances the clock sees what a user would see after the wait."""
 
     def __init__(self, *, frozen: bool = False) -> None:
-        """``frozen``: the clock reads its start plus the offset, and its timers fire
-        only as :meth:`advance` reaches them, however long the test takes in real time."""
+        """``frozen``: the clock reads its start plus the offset, and its timers fire only
+        as :meth:`advance` reaches them (those due already, at once), however long the
+        test takes in real time."""
         self.frozen = frozen
         self.start = time.time()
         self.offset = 0.0
@@ -79,7 +80,7 @@ class Clock(BotClock):
     def call_at(self, when: float, callback: Callable[[], object]) -> _Timer:
         timer = _Timer(when, next(self._seq), callback)
         heapq.heappush(self._timers, timer)
-        if not self.frozen:
+        if not self.frozen or when <= self():
             loop = asyncio.get_running_loop()
             timer.handle = loop.call_later(max(0.0, when - self()), self._fire, timer)
         return timer

@@ -45,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line("markers", "redis: needs the real Redis on 127.0.0.1:6379")
     config.addinivalue_line(
-        "markers", "frozen_clock: the test's clock moves only as the test advances it"
+        "markers", "running_clock: real time moves the clock too (unmarked, only the test does)"
     )
     config.addinivalue_line(
         "markers", "settings(**values): every harness fixture's bot built with these, by keyword"
@@ -153,7 +153,7 @@ def clients_closed() -> Iterator[None]:
 
 @pytest.fixture
 def clock(request: pytest.FixtureRequest) -> Clock:
-    return Clock(frozen=request.node.get_closest_marker("frozen_clock") is not None)
+    return Clock(frozen=request.node.get_closest_marker("running_clock") is None)
 
 
 @pytest.fixture

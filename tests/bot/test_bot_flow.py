@@ -20,7 +20,6 @@ from testing.harness import Harness
 from testing.tabletop import Tabletop, stored
 
 
-@pytest.mark.frozen_clock  # the moves below take no time for the bot, however slow the machine
 @pytest.mark.settings(table_edit_interval=0.3)
 async def test_group_edits_are_coalesced_and_end_on_the_newest_state(
     harness: Harness, clock: Clock

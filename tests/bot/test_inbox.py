@@ -170,7 +170,6 @@ async def _moved_over_and_handled(redis: aioredis.Redis) -> bool:
 
 
 @HOOKED
-@pytest.mark.frozen_clock  # the outage's backoff and the touches on the test's time only
 async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_once_back(
     harness: Harness, clock: Clock
 ) -> None:
@@ -231,6 +230,7 @@ async def test_a_taps_answer_time_counts_its_wait_in_the_stream(harness: Harness
     assert (REGISTRY.get_sample_value(name) or 0.0) - before >= 3.0
 
 
+@pytest.mark.running_clock  # its backoffs end by real time: see below
 @HOOKED
 async def test_the_reader_reads_on_after_an_error_that_is_no_pause(
     harness: Harness, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch

@@ -98,7 +98,6 @@ async def test_the_prompt_of_a_round_whose_release_is_lost_is_removed(
     assert refused == GONE[hands]
 
 
-@pytest.mark.frozen_clock  # real time left out: a prompt rings when the test says
 @pytest.mark.telegram_complaints  # as above, when the release was lost
 @pytest.mark.parametrize("landed", [False, True])
 async def test_a_release_given_up_removes_only_what_the_table_does_not_name(
