@@ -41,14 +41,15 @@ async def run(app: AnyApp, settings: Settings, allowed_updates: Sequence[str]) -
     if settings.serves_http:
         http = server.Server(app, settings, host=server.HOST, port=settings.http_port)
     await app.initialize()
-    if app.post_init is not None:
-        await app.post_init(app)
+    # The webhook is set while post_init sets the menu: a start waits for both at once.
+    calls = [app.post_init(app)] if app.post_init is not None else []
     if settings.webhook_url:
         secret = settings.webhook_secret  # required with a webhook (bot.core.config)
         assert secret is not None
-        hook = settings.webhook_url
-        await sender.set_webhook(app.bot, hook, allowed_updates, secret.get_secret_value())
-    elif app.updater is not None:
+        hook, token = settings.webhook_url, secret.get_secret_value()
+        calls.append(sender.set_webhook(app.bot, hook, allowed_updates, token))
+    await asyncio.gather(*calls)
+    if not settings.webhook_url and app.updater is not None:
         await app.updater.start_polling(allowed_updates=list(allowed_updates))
     await app.start()
     inbox.start(app)  # webhook mode only: the worker that reads the stored updates

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
-from telegram import BotCommand, Message, Update
+from telegram import Bot, BotCommand, Message, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
@@ -188,12 +189,15 @@ async def record(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def set_menu(app: Application) -> None:  # type: ignore[type-arg]
-    """The command menu in every language of the catalogues, English also for every other language.
-    A menu Telegram refuses now (flood control after quick restarts) is no reason not to
-    start: the commands work without it, and the next start sets it."""
-    for lang in (None, *LANGS):
-        commands = [BotCommand(c, plain(lang or "en", key)) for c, key in MENU.items()]
-        try:
-            await sender.set_commands(app.bot, commands, lang)
-        except TelegramError as exc:
-            log.warning("command menu (%s) not set: %s", lang or "default", exc)
+    """The command menu in every language of the catalogues (English also for every other
+    language), all asked for at once. A menu Telegram refuses now (flood control after quick
+    restarts) is no reason not to start: the commands work without it; the next start sets it."""
+    await asyncio.gather(*(_set_menu_in(app.bot, lang) for lang in (None, *LANGS)))
+
+
+async def _set_menu_in(bot: Bot, lang: str | None) -> None:
+    commands = [BotCommand(c, plain(lang or "en", key)) for c, key in MENU.items()]
+    try:
+        await sender.set_commands(bot, commands, lang)
+    except TelegramError as exc:
+        log.warning("command menu (%s) not set: %s", lang or "default", exc)
