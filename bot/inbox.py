@@ -36,7 +36,7 @@ from telegram import Update
 
 from bot.core import metrics
 from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, PAUSES
-from bot.core.inbox import CLAIM_IDLE_MS, Entry, Inbox, consumer_name, stored_at
+from bot.core.inbox import Entry, Inbox, consumer_name, stored_at
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, every, guarded, services
 from bot.handlers import once
@@ -87,9 +87,6 @@ def touch_every(claim_idle_ms: int) -> float:
     worker's entries never reach it, and in step with it, so that a dead one's are taken
     over a round of the streams (bot.core.inbox) after it, however short it is set."""
     return claim_idle_ms / 1000 / TOUCHES
-
-
-TOUCH_EVERY = touch_every(CLAIM_IDLE_MS)  # at the default: once a second
 
 
 def worker_of(app: AnyApp) -> Worker | None:

@@ -88,9 +88,8 @@ async def upgrade(redis: aioredis.Redis) -> bool:
     moved += await _tables(redis)
     moved += await _inbox(redis)
     async for raw in redis.scan_iter(match=f"{OLD_RL}*", count=1000):
-        moved += await _rename(
-            redis, replies.text(raw), NEW_RL + replies.text(raw).removeprefix(OLD_RL)
-        )
+        old = replies.text(raw)
+        moved += await _rename(redis, old, NEW_RL + old.removeprefix(OLD_RL))
     async for raw in redis.scan_iter(match=f"{OLD_ST}*", count=1000):
         found = new_stats_key(replies.text(raw))
         if found is None:

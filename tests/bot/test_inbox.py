@@ -8,7 +8,6 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,10 +28,12 @@ from testing.clock import Clock
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.harness import AppFactory, Harness, stop_app
 from testing.settings import settings
+from testing.waits import until
 
 WEBHOOK = {"webhook_url": "https://cards.example.org/hook", "webhook_secret": "s3cret"}
 HOOKED = pytest.mark.settings(**WEBHOOK)  # the harness's bot in webhook mode
 DEAD = "dead-worker"  # a consumer whose process is gone
+TOUCH_EVERY = inbox.touch_every(stream.CLAIM_IDLE_MS)  # at the default: once a second
 WITHIN = 5.0  # seconds for the worker to act on what it reads (it reads every 250 ms)
 
 
@@ -79,13 +80,6 @@ async def _left_by_a_dead_worker(redis: aioredis.Redis, update: dict[str, Any]) 
     return entry
 
 
-async def _until(check: Callable[[], Any], what: str) -> None:
-    deadline = time.monotonic() + WITHIN
-    while not await check():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.01)
-
-
 async def _length_is(redis: aioredis.Redis, n: int) -> bool:
     return bool(await stream.Inbox(redis, "probe").backlog() == n)
 
@@ -114,7 +108,7 @@ async def test_the_worker_reads_nothing_before_the_application_runs(
     await app.start()
     inbox.start(app)
     try:
-        await _until(lambda: _length_is(fake_redis, 0), "not handled once running")
+        await until(lambda: _length_is(fake_redis, 0), WITHIN, "not handled once running")
         assert len(_replies(h, ann)) == 1
     finally:
         await stop_app(app)
@@ -138,8 +132,8 @@ async def test_a_taken_over_entry_removes_its_own_busy_claim_never_a_live_worker
     entry = await _left_by_a_dead_worker(fake_redis, bobs)
     await fake_redis.set(once.update_key(bobs["update_id"]), once.busy(entry), px=once.BUSY_MS)
     h.apps.append(await make_app(fake_redis, **WEBHOOK))  # it reads only new entries
-    await clock.advance(inbox.TOUCH_EVERY)  # the poller takes both over
-    await _until(lambda: _length_is(fake_redis, 0), "not taken over")
+    await clock.advance(TOUCH_EVERY)  # the poller takes both over
+    await until(lambda: _length_is(fake_redis, 0), WITHIN, "not taken over")
     assert len(_replies(h, bob)) == 1  # the dead worker's own claim was removed
     assert _replies(h, ann) == []  # the live worker's stays: it answers, once
     assert await fake_redis.get(once.update_key(anns["update_id"])) == once.busy(first)
@@ -160,8 +154,8 @@ async def test_an_update_a_process_of_the_previous_version_stores_is_handled_onc
             pipe.xadd(stream.OLD_STREAM, {stream.FIELD: json.dumps(update)})
         await pipe.execute()
     for _ in range(stream.ADOPT_EVERY):
-        await clock.advance(inbox.TOUCH_EVERY)
-    await _until(lambda: _moved_over_and_handled(fake_redis), "not moved over and handled")
+        await clock.advance(TOUCH_EVERY)
+    await until(lambda: _moved_over_and_handled(fake_redis), WITHIN, "not moved over and handled")
     assert len(_replies(h, ann)) == 1
 
 
@@ -189,13 +183,13 @@ async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_o
     entry = await _store(fake_redis, update)
     worker = inbox.worker_of(h.app)
     assert worker is not None
-    await _until(lambda: _handled_by(worker, failures), "not read")
+    await until(lambda: _handled_by(worker, failures), WITHIN, "not read")
     assert _replies(h, ann) == []  # not told "unavailable": it waits in the stream
     assert await fake_redis.xlen(STREAM) == 1
     # Redis is back; the entry lies idle (no worker holds it), and is taken over.
     await fake_redis.xclaim(STREAM, stream.GROUP, DEAD, 0, [_id(entry)], idle=60_000)
-    for _ in range(int(WITHIN / inbox.TOUCH_EVERY)):  # the outage's backoff, on the clock
-        await clock.advance(inbox.TOUCH_EVERY)
+    for _ in range(int(WITHIN / TOUCH_EVERY)):  # the outage's backoff, on the clock
+        await clock.advance(TOUCH_EVERY)
         if worker.held:  # taken over: its handling runs apart from the bot's timers
             await asyncio.wait(list(worker.held.values()))
         if await _length_is(fake_redis, 0):
@@ -225,7 +219,7 @@ async def test_a_taps_answer_time_counts_its_wait_in_the_stream(harness: Harness
     answer = server.queries[tap["id"]] = Answer(ann.id, tap["data"])
     stored = int(time.time() * 1000) - 3000  # the webhook stored it 3 s ago
     await _store(fake_redis, {"update_id": 30, "callback_query": tap}, f"{stored}-0")
-    await _until(lambda: _length_is(fake_redis, 0), "not handled")
+    await until(lambda: _length_is(fake_redis, 0), WITHIN, "not handled")
     assert answer.answered
     assert (REGISTRY.get_sample_value(name) or 0.0) - before >= 3.0
 
@@ -258,7 +252,7 @@ async def test_the_reader_reads_on_after_an_error_that_is_no_pause(
     worker.inbox.take = take  # type: ignore[method-assign]
     with caplog.at_level(logging.INFO, logger="bot.inbox"):
         await _store(fake_redis, await _help(h, kept, ann))
-        await _until(lambda: _length_is(fake_redis, 0), "the reader stopped")
+        await until(lambda: _length_is(fake_redis, 0), WITHIN, "the reader stopped")
     assert not failures and not worker.reader.done()
     assert len(_replies(h, ann)) == 1
     told = [r for r in caplog.records if "read failed" in r.getMessage()]

@@ -4,7 +4,6 @@ mid-game, a worker killed with updates queued, the webhook while Redis is down."
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import os
 import random
@@ -25,6 +24,7 @@ from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.ownredis import OwnRedis
 from testing.tabletop import Tabletop, playing, stored
+from testing.waits import until
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit and a touch's period, with room
@@ -48,14 +48,6 @@ def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
         for u in players
         if (m := top.prompt(u)) is not None
     }
-
-
-async def until(check: Any, within: float, what: str) -> None:
-    """Wait until ``check()`` holds (awaited if it must be), looking every few milliseconds."""
-    deadline = time.monotonic() + within
-    while not ((await held) if inspect.isawaitable(held := check()) else held):
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.02)
 
 
 async def _garbage(port: int, data: bytes) -> None:

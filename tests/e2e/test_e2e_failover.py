@@ -44,6 +44,7 @@ from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.redis_servers import SENTINEL_MASTER, Cluster, Sentinels, reused, running, why_not
 from testing.tabletop import Tabletop, action_of, stored, table_key
+from testing.waits import until
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("clients_closed")]
 
@@ -210,11 +211,11 @@ async def test_behind_sentinel_writes_are_confirmed_again_soon_after_a_graceful_
         writes = _Writes(Replicas(redis, wait_ms=250))
         tasks = [asyncio.create_task(writes.run(n)) for n in range(4)]
         try:
-            await _until(lambda: writes.each_confirmed(len(tasks)), 10, "no write confirmed")
+            await until(lambda: writes.each_confirmed(len(tasks)), 10, "no write confirmed")
             promoted = where.replica()
             await asyncio.to_thread(where.failover)
             named = time.monotonic()
-            await _until(
+            await until(
                 lambda: writes.confirmed_since(named), FOLLOWED_WITHIN + 8, "none confirmed"
             )
             took = writes.first_confirmed_since(named) - named
@@ -355,17 +356,6 @@ async def _processes(
     return h, started
 
 
-async def _until(check: Callable[[], Awaitable[bool]], within: float, what: str) -> None:
-    """Until ``check()`` (not while Redis is away), or fail saying ``what``."""
-    deadline = time.monotonic() + within
-    while True:
-        with contextlib.suppress(*PAUSES):
-            if await check():
-                return
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.05)
-
-
 class Game:
     """A durak game of two at a table, played tap by tap by whoever is to act; every
     accepted tap counted."""
@@ -385,7 +375,9 @@ class Game:
 
     async def tap(self) -> Answer:
         """The player to act taps one of his buttons, once he has them."""
-        await _until(lambda: self.top.actor_asked(self.players), 20, "nobody was asked")
+        await until(
+            lambda: self.top.actor_asked(self.players), 20, "nobody was asked", ignoring=PAUSES
+        )
         actor = await self.top.actor(self.players)
         assert actor is not None
         return await self.tap_shown([actor])
@@ -480,7 +472,9 @@ async def _a_game_across_a_failover(
     assert back < BACK_WITHIN, f"the table accepted a tap {back:.1f} s after the failover"
     # (a graceful handover may come after a tap the old primary took)
     left = failed_over + BACK_WITHIN - time.monotonic()
-    await _until(lambda: _moved(where, key, was), left, f"{was} still holds the table")
+    await until(
+        lambda: _moved(where, key, was), left, f"{was} still holds the table", ignoring=PAUSES
+    )
     game.shun = TAKE  # (see TAKE)
     for _ in range(200):
         if game.top.finished():

@@ -1,0 +1,27 @@
+"""Waiting on real things (bot processes, Redis servers, a reader blocked on real time),
+which the test's clock (testing/clock.py) does not move: looked at every few milliseconds."""
+
+import asyncio
+import contextlib
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+async def until(
+    check: Callable[[], Any],
+    within: float,
+    what: str,
+    *,
+    ignoring: tuple[type[Exception], ...] = (),
+) -> None:
+    """Until ``check()`` holds (awaited if it must be), or fail saying ``what`` after
+    ``within`` seconds; an error of ``ignoring`` counts as not yet (Redis away, say)."""
+    deadline = time.monotonic() + within
+    while True:
+        with contextlib.suppress(*ignoring):
+            if (await held) if inspect.isawaitable(held := check()) else held:
+                return
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.02)
