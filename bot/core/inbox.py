@@ -340,7 +340,8 @@ class Inbox:
         once one of them had some: a worker that died holding updates of several chats
         most likely left them in several streams, idle since the same moment. Those others
         are claimed side by side, so that a touch with a WAIT behind each claim still
-        comes well within the idle limit of what this worker holds."""
+        comes well within the idle limit of what this worker holds, each for an equal share
+        of the room left, one at least (what is over is taken at a later touch)."""
         found: list[Claimed] = []
         turn = self._next_streams(RECLAIM_PER_TOUCH)
         for n in turn:
@@ -351,7 +352,8 @@ class Inbox:
         room = count - sum(len(got) for got, _ in found)
         if room > 0 and any(got for got, _ in found):
             others = [m for m in range(BUCKETS) if m not in turn]
-            more = await asyncio.gather(*(self._reclaim_from(m, room) for m in others))
+            share = max(room // len(others), 1)
+            more = await asyncio.gather(*(self._reclaim_from(m, share) for m in others))
             found += [got for got in more if got is not None]
         return _confirmed(found)
 
