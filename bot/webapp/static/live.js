@@ -16,7 +16,8 @@ const Live = (() => {
   // when it last heard a byte, the retry's timer and its next wait, the stream open now;
   // the wait the server asked for before its stream is opened again (its ``retry:``);
   // the version of the picture a move was sent from; the page's handlers.
-  const link = {token: "", renewal: 0, live: true, heard: 0, retry: 0, wait: 0, back: 0, stream: null, sent: null, to: null};
+  // whether the session was refused for good (halted: nothing more is heard or asked).
+  const link = {token: "", renewal: 0, live: true, heard: 0, retry: 0, wait: 0, back: 0, stream: null, sent: null, to: null, halted: false};
   const bearer = () => ({"Authorization": "Bearer " + link.token});
 
   // The initData is traded once for a session token (a second trade is refused as a
@@ -53,7 +54,7 @@ const Live = (() => {
     link.retry = setTimeout(renew, wait * (0.75 + Math.random() / 2));
   }
   function wake() {
-    if (link.live && performance.now() - link.heard < STALE) return;
+    if (link.halted || link.live && performance.now() - link.heard < STALE) return;
     link.wait = 0;
     clearTimeout(link.retry);
     renew();
@@ -61,6 +62,7 @@ const Live = (() => {
   async function renew() {
     let ok;
     try { ok = await session("Bearer " + link.token); } catch (e) { online(false); later(); return; }  // offline, busy
+    if (link.halted) return;
     if (ok) follow(); else link.to.refused();
   }
   // The pictures of a stream's bytes, on from ``buf`` (what came before its last blank
@@ -91,6 +93,7 @@ const Live = (() => {
       for (;;) {
         const {value, done} = await reader.read();
         if (done) { ended = true; break; }
+        if (ctl !== link.stream) break;  // halted, or replaced: what it still held is stale
         buf = pictures(buf, value);
       }
     } catch (e) { /* cut off, refused or replaced: below */ }
@@ -140,7 +143,13 @@ const Live = (() => {
   return {
     start, send, online,
     isLive: () => link.live,
-    // No session: no retry.
-    halt: () => clearTimeout(link.retry),
+    // No session: no retry, no renewal, and the open stream cut (a picture it still held,
+    // say one that came while the page slept, would offer moves again).
+    halt: () => {
+      link.halted = true;
+      clearTimeout(link.retry); clearTimeout(link.renewal);
+      if (link.stream) link.stream.abort();
+      link.stream = null;
+    },
   };
 })();
