@@ -11,7 +11,7 @@ import asyncio
 import json
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache, lru_cache
 from typing import Any
 
@@ -167,20 +167,20 @@ class Tabletop:
         game: str,
         players: list[FakeUser],
         options: tuple[str, ...] = (),
-        turn_time: int | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         """The game opened, everyone joined, each of ``options`` (their codes) tapped in
-        the settings, ``turn_time`` seconds a turn written into the stored lobby (it takes
-        any number, the buttons only a few), started by the first player."""
+        the settings, ``settings`` written into the stored lobby (it takes any turn time,
+        the buttons only a few; and a write costs no taps), started by the first player."""
         await self.open(players[0], game)
         for user in players[1:]:
             await self.join(user)
         if options:
             await self.configure(players[0], options)
-        if turn_time is not None:
+        if settings:
             key = table_key(self.group, self.thread)
             raw = json.loads(await self.h.redis.hget(key, "d"))
-            raw["lobby"]["settings"]["turn_time"] = turn_time
+            raw["lobby"]["settings"].update(settings)
             await self.h.redis.hset(key, "d", json.dumps(raw))
         await self.start(players[0])
 

@@ -371,7 +371,7 @@ class Game:
         self.shun: str | None = None  # a button's text not tapped while there is another
 
     async def start(self) -> None:
-        await self.top.setup_game("durak", self.players, options=("d", "d"))  # 36 cards, 52, 24
+        await self.top.setup_game("durak", self.players, settings={"deck_size": 24})
 
     async def tap(self) -> Answer:
         """The player to act taps one of his buttons, once he has them."""
