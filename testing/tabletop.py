@@ -269,17 +269,23 @@ class Tabletop:
         raise AssertionError(f"{what} did not catch up")
 
     async def step(
-        self, players: list[FakeUser], rng: random.Random, shun: str | None = None
+        self,
+        players: list[FakeUser],
+        rng: random.Random,
+        shun: str | None = None,
+        prefer: str | None = None,
     ) -> tuple[FakeUser, Answer]:
-        """One move: a seeded-random button of a player who is asked to act; not one
-        labelled ``shun`` while there is another."""
+        """One move: a seeded-random button of a player who is asked to act; the one
+        labelled ``prefer`` when there is one, else not one labelled ``shun`` while there
+        is another."""
         asked = [(u, m) for u in players if (m := self.prompt(u)) is not None]
         assert asked, (
             f"nobody is asked to act and the game is not over:\n{self.table_message().text}"
         )
         user, message = rng.choice(asked)
         choices = playable(message)
-        button = rng.choice([b for b in choices if b.text != shun] or choices)
+        preferred = [b for b in choices if b.text == prefer]
+        button = rng.choice(preferred or [b for b in choices if b.text != shun] or choices)
         token = TAG.set("move")
         try:
             answer = await self.h.tap(user, message, lambda b: b == button)
