@@ -38,7 +38,7 @@ from bot.core.health import PAUSES
 from bot.core.i18n import t
 from bot.core.keys import DUE_KEYS
 from bot.core.replicas import Replicas, Unconfirmed
-from testing.botproc import BotProcess, Bots, ProcHarness
+from testing.botproc import BotProcess, Bots, Forked, ProcHarness
 from testing.chats import Answer
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
@@ -72,7 +72,10 @@ Deployed = tuple[Cluster | Sentinels, RedisSettings]
 def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Future[list[Cluster]]]:
     """The module's cluster (testing.redis_servers.reused), formed in a thread while the
     first case runs (behind Sentinel): a cluster takes 2 s to form, Redis' own wait; it is
-    restored between cases in a fraction of that."""
+    restored between cases in a fraction of that. The bot processes' fork server
+    (testing.botproc.Forked) starts now too: it imports the bot meanwhile (a second or
+    more), which the first game would wait for."""
+    Forked.server()
     made = [Cluster(tmp_path_factory.mktemp("cluster"))]
 
     def form() -> list[Cluster]:
