@@ -68,13 +68,14 @@ TAKE, PASS = t("en", "durak.btn.take"), t("en", "durak.btn.pass")
 Deployed = tuple[Cluster | Sentinels, RedisSettings]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", autouse=True)
 def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Future[list[Cluster]]]:
     """The module's cluster (testing.redis_servers.reused), formed in a thread while the
-    first case runs (behind Sentinel): a cluster takes 2 s to form, Redis' own wait; it is
-    restored between cases in a fraction of that. The bot processes' fork server
-    (testing.botproc.Forked) starts now too: it imports the bot meanwhile (a second or
-    more), which the first game would wait for."""
+    first case runs: a cluster takes 2 s to form, Redis' own wait; it is restored between
+    cases in a fraction of that. The first two cases are behind Sentinel, so that on two
+    xdist workers, which the conftest deals the cases to in turn, neither waits for it.
+    The bot processes' fork server (testing.botproc.Forked) starts now too: it imports
+    the bot meanwhile (a second or more), which the first game would wait for."""
     Forked.server()
     made = [Cluster(tmp_path_factory.mktemp("cluster"))]
 
@@ -129,6 +130,46 @@ def env_of(settings: RedisSettings) -> dict[str, str]:
         env["REDIS_SENTINELS"] = settings.redis_sentinels
         env["REDIS_SENTINEL_MASTER"] = settings.redis_sentinel_master or ""
     return env
+
+
+async def test_behind_sentinel_writes_are_confirmed_again_soon_after_a_graceful_failover(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With the Sentinels' default periods (as in production) the old primary goes on
+    taking writes for 8 to 10 s after a graceful SENTINEL FAILOVER, and no replica confirms
+    them. The bot asks the Sentinels when a write is unconfirmed and leaves the old primary
+    (bot.core.primary): writes from several tasks are confirmed again within
+    FOLLOWED_WITHIN of the Sentinels naming the new primary (before: 8 to 10 s), every
+    write confirmed is on it, and the switch is logged once."""
+    if (why := why_not()) is not None:
+        pytest.skip(why)
+    caplog.set_level(logging.INFO, logger="bot.core.primary")
+    with running(Sentinels(tmp_path / "sentinel", periods={})) as where:
+        redis = connect.client(sentinel_settings(where))
+        writes = _Writes(Replicas(redis, wait_ms=250))
+        tasks = [asyncio.create_task(writes.run(n)) for n in range(4)]
+        try:
+            await until(lambda: writes.each_confirmed(len(tasks)), 10, "no write confirmed")
+            promoted = where.replica()
+            await asyncio.to_thread(where.failover)
+            named = time.monotonic()
+            await until(
+                lambda: writes.confirmed_since(named), FOLLOWED_WITHIN + 8, "none confirmed"
+            )
+            took = writes.first_confirmed_since(named) - named
+            assert took < FOLLOWED_WITHIN, f"confirmed again {took:.1f} s after the switch"
+        finally:
+            writes.stopping = True  # (a cancel alone may be lost: _Writes.run)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await connect.close(redis)
+        with where.servers[promoted].client() as new:
+            held = {m.decode() for m in new.smembers(_Writes.KEY)}
+        assert set(writes.confirmed) <= held, "a write confirmed that the new primary lacks"
+    assert [r.getMessage() for r in caplog.records if r.name == "bot.core.primary"] == [
+        f"Redis primary is now 127.0.0.1:{promoted}, per Sentinel"
+    ]
 
 
 @pytest.mark.parametrize("deployed", ["sentinel", "cluster"], indirect=True)
@@ -197,46 +238,6 @@ async def test_a_pollers_read_across_a_dead_node_leaves_other_commands_be(
     finally:
         blocked.close()
         await connect.close(redis)
-
-
-async def test_behind_sentinel_writes_are_confirmed_again_soon_after_a_graceful_failover(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """With the Sentinels' default periods (as in production) the old primary goes on
-    taking writes for 8 to 10 s after a graceful SENTINEL FAILOVER, and no replica confirms
-    them. The bot asks the Sentinels when a write is unconfirmed and leaves the old primary
-    (bot.core.primary): writes from several tasks are confirmed again within
-    FOLLOWED_WITHIN of the Sentinels naming the new primary (before: 8 to 10 s), every
-    write confirmed is on it, and the switch is logged once."""
-    if (why := why_not()) is not None:
-        pytest.skip(why)
-    caplog.set_level(logging.INFO, logger="bot.core.primary")
-    with running(Sentinels(tmp_path / "sentinel", periods={})) as where:
-        redis = connect.client(sentinel_settings(where))
-        writes = _Writes(Replicas(redis, wait_ms=250))
-        tasks = [asyncio.create_task(writes.run(n)) for n in range(4)]
-        try:
-            await until(lambda: writes.each_confirmed(len(tasks)), 10, "no write confirmed")
-            promoted = where.replica()
-            await asyncio.to_thread(where.failover)
-            named = time.monotonic()
-            await until(
-                lambda: writes.confirmed_since(named), FOLLOWED_WITHIN + 8, "none confirmed"
-            )
-            took = writes.first_confirmed_since(named) - named
-            assert took < FOLLOWED_WITHIN, f"confirmed again {took:.1f} s after the switch"
-        finally:
-            writes.stopping = True  # (a cancel alone may be lost: _Writes.run)
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await connect.close(redis)
-        with where.servers[promoted].client() as new:
-            held = {m.decode() for m in new.smembers(_Writes.KEY)}
-        assert set(writes.confirmed) <= held, "a write confirmed that the new primary lacks"
-    assert [r.getMessage() for r in caplog.records if r.name == "bot.core.primary"] == [
-        f"Redis primary is now 127.0.0.1:{promoted}, per Sentinel"
-    ]
 
 
 class _Writes:
