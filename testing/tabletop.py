@@ -310,12 +310,15 @@ class Tabletop:
         rng: random.Random,
         *,
         after_each: Callable[[], Any] | None = None,
+        shun: str | None = None,
+        prefer: str | None = None,
     ) -> int:
-        """Plays to the end by tapping; the number of taps. ``after_each`` is awaited."""
+        """Plays to the end by tapping (``shun`` and ``prefer`` as :meth:`step` takes
+        them); the number of taps. ``after_each`` is awaited."""
         for moves in range(3000):
             if self.finished():
                 return moves
-            _, answer = await self.step(players, rng)
+            _, answer = await self.step(players, rng, shun, prefer)
             assert answer.text is None, f"a legal button was refused: {answer.data}: {answer.text}"
             if after_each is not None:
                 await after_each()

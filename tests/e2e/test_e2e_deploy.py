@@ -27,6 +27,7 @@ from testing.tabletop import Tabletop, playing, stored
 from testing.waits import until
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
+TAKE, PASS = t("en", "durak.btn.take"), t("en", "durak.btn.pass")
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit and a touch's period, with room
 CLAIM_IDLE_MS = "1500"  # the idle limit before a process's updates are taken over: the least
 
@@ -141,7 +142,9 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
     first = await bots.start(served.url, "first", **env)
     h = bots.harness(served.telegram, first)
     players = [h.user("Ann"), h.user("Bob")]
-    top = await playing(h, "football", players)
+    top = Tabletop(h, h.group())
+    async with aioredis.Redis.from_url(own_redis.url) as h.redis:
+        await top.setup_game("durak", players, settings={"deck_size": 24})  # a short game
     rng = random.Random(3)
     await top.step(players, rng)
     before = prompts(top, players)
@@ -159,7 +162,9 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
     served.delay = (0.0, 0.0)
     h.serve_by(await bots.start(served.url, "second", **env))
     h.settling = True
-    await top.play(players, rng)  # the game goes on to its end on the next process
+    # The game goes on to its end on the next process: the defender takes whenever he may,
+    # an attacker passes only when he must (about 20 taps, not a football game's 35-40).
+    await top.play(players, rng, shun=PASS, prefer=TAKE)
     assert top.finished()
 
 
