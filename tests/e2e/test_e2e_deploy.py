@@ -23,11 +23,10 @@ from testing.chats import BOT_TOKEN, FakeUser
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.ownredis import OwnRedis
-from testing.tabletop import Tabletop, playing, stored
+from testing.tabletop import PASS, TAKE, Tabletop, playing, stored
 from testing.waits import until
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
-TAKE, PASS = t("en", "durak.btn.take"), t("en", "durak.btn.pass")
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit and a touch's period, with room
 CLAIM_IDLE_MS = "1500"  # the idle limit before a process's updates are taken over: the least
 
@@ -162,8 +161,8 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
     served.delay = (0.0, 0.0)
     h.serve_by(await bots.start(served.url, "second", **env))
     h.settling = True
-    # The game goes on to its end on the next process: the defender takes whenever he may,
-    # an attacker passes only when he must (about 20 taps, not a football game's 35-40).
+    # The game goes on to its end on the next process, by the shortest way (about 20 taps,
+    # not a football game's 35-40).
     await top.play(players, rng, shun=PASS, prefer=TAKE)
     assert top.finished()
 
