@@ -135,9 +135,13 @@ async def check_the_end(h: Harness, data: dict[str, Any], pages: dict[int, Playe
     """Every page shows the end, with no error and no request but to the bot's server; the
     game's Record replays to its end."""
     assert data["phase"] == "finished"
-    for p in pages.values():
-        await p.shows(data["version"])
-        assert (await p.errors(), await p.console_errors(), await p.foreign()) == ([], [], [])
+
+    async def troubles(page: Player) -> tuple[list[str], list[str], list[str]]:
+        await page.shows(data["version"])
+        return await page.errors(), await page.console_errors(), await page.foreign()
+
+    for found in (await at_once(pages, troubles)).values():  # both pages at once
+        assert found == ([], [], []), found
     record = json.loads(record_document(Table.model_validate(data)))
     replayed = records.replay(record)
     assert replayed["ok"] and replayed["finished"]
