@@ -8,7 +8,9 @@ routes are :mod:`bot.webapp.page`, its live updates :mod:`bot.webapp.streams`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +27,12 @@ from bot.webapp.streams import Hub
 
 HOST = "0.0.0.0"  # every interface, behind the load balancer (bench/load.py: loopback)
 HTTP_GRACE = 3  # seconds the server gives its last requests at shutdown (bot.runner)
+TICK = 0.1  # seconds between uvicorn's ticks (its Date header is renewed every tenth)
+# Seconds between looks at shutdown, for connections and requests still open. uvicorn
+# looks every 100 ms and waits 100 ms more in any case: a stop took 0.15-0.35 s idle.
+LOOK_EVERY = 0.005
+
+log = logging.getLogger(__name__)
 
 
 class _Guarded(Starlette):
@@ -51,6 +59,7 @@ class Server(uvicorn.Server):
     """uvicorn serving :func:`asgi`; at shutdown it ends the pages' event streams first."""
 
     def __init__(self, application: AnyApp, settings: Settings, **config: Any) -> None:
+        self._exit = asyncio.Event()  # (before uvicorn's __init__ sets should_exit)
         self.hub = Hub(application)
         app = asgi(application, settings, self.hub)
         # log_config=None: uvicorn's loggers keep to bot.core.logs (JSON, secrets masked).
@@ -64,9 +73,53 @@ class Server(uvicorn.Server):
             )
         )
 
+    @property
+    def should_exit(self) -> bool:
+        """Told to stop (bot.runner): the ticks end at once, not at the next one."""
+        return self._exit.is_set()
+
+    @should_exit.setter
+    def should_exit(self, value: bool) -> None:
+        if value:
+            self._exit.set()
+        else:
+            self._exit.clear()
+
+    async def main_loop(self) -> None:
+        """uvicorn's ticks, ended as soon as the server is told to stop."""
+        counter = 0
+        while not await self.on_tick(counter):
+            counter = (counter + 1) % 864000  # (uvicorn's own wrap)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(TICK):
+                    await self._exit.wait()
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's shutdown, the pages' event streams ended first, each wait ended as
+        soon as what it waits for is done (uvicorn's looks are 100 ms apart). Built on
+        uvicorn's internals (its servers, connections, tasks, lifespan): check it when
+        uvicorn is upgraded."""
         await self.hub.close()
-        await super().shutdown(sockets)
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        state = self.server_state
+        for connection in list(state.connections):
+            connection.shutdown()  # an idle one closes now, a busy one once it has answered
+        try:
+            async with asyncio.timeout(self.config.timeout_graceful_shutdown):
+                while (state.connections or state.tasks) and not self.force_exit:
+                    await asyncio.sleep(LOOK_EVERY)
+                for server in self.servers:
+                    await server.wait_closed()
+        except TimeoutError:
+            grace = self.config.timeout_graceful_shutdown
+            log.error("HTTP requests still open after %s s: cancelled", grace)
+            for task in state.tasks:
+                task.cancel(msg="the server's grace at shutdown ran out")
+        if not self.force_exit:
+            await self.lifespan.shutdown()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
