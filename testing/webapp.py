@@ -162,31 +162,15 @@ async def page_weight(h: Harness) -> int:
     return total
 
 
-class _Served(server.Server):
-    """The bot's server as the tests serve it: told to stop, it stops at once rather than
-    at uvicorn's next look (every 0.1 s: up to 0.1 s of each page test's teardown)."""
-
-    def __init__(self, h: Harness) -> None:
-        super().__init__(h.app, services(h.app).settings)
-        self.told = asyncio.Event()
-
-    async def main_loop(self) -> None:
-        ticks = 0
-        while not await self.on_tick(ticks):
-            ticks += 1
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.told.wait(), 0.1)
-
-
 class PageServer:
     """The bot's ASGI app served on a loopback port in this event loop, which a test may
     stop and start again on the same port (a restart, or an outage the pages live
     through)."""
 
     def __init__(self, h: Harness) -> None:
-        self.h = h
+        self.app = h.app
         self.port = 0
-        self._web: _Served | None = None
+        self._web: server.Server | None = None
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -202,14 +186,13 @@ class PageServer:
         sock.bind(("127.0.0.1", self.port))
         sock.listen()  # from now on a connection waits in the backlog until it is served
         self.port = sock.getsockname()[1]
-        self._web = web = _Served(self.h)
+        self._web = web = server.Server(self.app, services(self.app).settings)
         self._task = asyncio.create_task(web.serve(sockets=[sock]))
 
     async def stop(self) -> None:
         """Stops it as the bot's process stops: the pages' streams end, the port closes."""
         if self._web is not None and self._task is not None:
             self._web.should_exit = True
-            self._web.told.set()
             await self._task
             self._web = self._task = None
 
