@@ -557,7 +557,10 @@ async def test_durak_played_on_the_page_against_buttons(
         watched = asyncio.create_task(spectator.newer_than(before))  # both pages at once
         shown = await page.newer_than(before)
         latencies.append(time.perf_counter() - start)
-        assert await watched >= shown
+        if await watched < shown:  # one tap, two versions (seen at 25: 26 and 27), which
+            # its stream brought in two reads where Ann's brought them in one: it comes to
+            # Ann's version too
+            await spectator.newer_than(shown - 1)
         public = hidden_cards("durak", (await stored(h, group))["state"], None)
         moving = "document.getAnimations().length, +document.body.dataset.flying || 0"
         (text, *still), mine = await asyncio.gather(  # one look at each, both at once
