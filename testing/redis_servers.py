@@ -273,6 +273,10 @@ def let_through(primary: redis.Redis) -> None:
     primary.acl_setuser(REPLICATION_USER, enabled=True)
 
 
+def _linked(replica: redis.Redis) -> bool:
+    return bool(replica.info("replication")["master_link_status"] == "up")
+
+
 def _role(client: redis.Redis) -> str:
     return str(client.info("replication")["role"])
 
@@ -505,14 +509,7 @@ class Sentinels:
         self.ports = free_ports(5)
         primary, replica = self.ports[0], self.ports[1]
         self.servers[primary] = Server(primary, self.directory / str(primary), *data_args(primary))
-        self.servers[replica] = Server(
-            replica,
-            self.directory / str(replica),
-            *data_args(replica),
-            "--replicaof",
-            HOST,
-            str(primary),
-        )
+        self.servers[replica] = Server(replica, self.directory / str(replica), *data_args(replica))
         for port in self.ports[2:5]:
             where = self.directory / str(port)
             self.sentinels.append(Server(port, where, str(where / "sentinel.conf"), "--sentinel"))
@@ -529,10 +526,10 @@ class Sentinels:
             self._debug({**SENTINEL_DEFAULT_PERIODS_MS, **self.periods})
 
     def launch(self) -> None:
-        """Every server and Sentinel answering, each Sentinel in touch with the primary (a
-        bot may start now: they name it) but not ready yet (:meth:`wait_ok`). One that has
-        not heard the primary within its down-after (a slow start) takes it for down, and
-        a bot asking it then stops: "No master found"."""
+        """Every server and Sentinel answering, the replica linked, each Sentinel in touch
+        with the primary (a bot may start now: they name it) but not ready yet
+        (:meth:`wait_ok`). One that has not heard the primary within its down-after (a
+        slow start) takes it for down, and a bot asking it then stops: "No master found"."""
         primary = self.ports[0]
         for sentinel in self.sentinels:
             sentinel.directory.mkdir(parents=True, exist_ok=True)
@@ -542,7 +539,16 @@ class Sentinels:
                 f"sentinel down-after-milliseconds {SENTINEL_MASTER} {NODE_TIMEOUT_MS}\n"
                 f"sentinel failover-timeout {SENTINEL_MASTER} 2000\n"
             )
-        _start_all([*self.servers.values(), *self.sentinels])
+        _start_all(self.servers.values())
+        # The replica follows the primary once both answer (it links at once: told at its
+        # start, before the primary listened, it would try again a second later), and the
+        # Sentinels start once it is linked: one that reads its INFO before (the link
+        # still down) reads it again only a second later (Redis' own period for a replica
+        # whose link was down), and is not ready until then.
+        with self.servers[self.ports[1]].client() as replica:
+            replica.replicaof(HOST, primary)
+            _wait("the replica is linked", lambda: _linked(replica), UP_WITHIN)
+        _start_all(self.sentinels)
         self._debug(SENTINEL_PERIODS_MS)  # they find each other sooner
 
         def reached(sentinel: Server) -> bool:  # the primary's INFO read, not down

@@ -11,7 +11,7 @@ import asyncio
 import json
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache, lru_cache
 from typing import Any
 
@@ -167,20 +167,20 @@ class Tabletop:
         game: str,
         players: list[FakeUser],
         options: tuple[str, ...] = (),
-        turn_time: int | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         """The game opened, everyone joined, each of ``options`` (their codes) tapped in
-        the settings, ``turn_time`` seconds a turn written into the stored lobby (it takes
-        any number, the buttons only a few), started by the first player."""
+        the settings, ``settings`` written into the stored lobby (it takes any turn time,
+        the buttons only a few; and a write costs no taps), started by the first player."""
         await self.open(players[0], game)
         for user in players[1:]:
             await self.join(user)
         if options:
             await self.configure(players[0], options)
-        if turn_time is not None:
+        if settings:
             key = table_key(self.group, self.thread)
             raw = json.loads(await self.h.redis.hget(key, "d"))
-            raw["lobby"]["settings"]["turn_time"] = turn_time
+            raw["lobby"]["settings"].update(settings)
             await self.h.redis.hset(key, "d", json.dumps(raw))
         await self.start(players[0])
 
@@ -269,17 +269,23 @@ class Tabletop:
         raise AssertionError(f"{what} did not catch up")
 
     async def step(
-        self, players: list[FakeUser], rng: random.Random, shun: str | None = None
+        self,
+        players: list[FakeUser],
+        rng: random.Random,
+        shun: str | None = None,
+        prefer: str | None = None,
     ) -> tuple[FakeUser, Answer]:
-        """One move: a seeded-random button of a player who is asked to act; not one
-        labelled ``shun`` while there is another."""
+        """One move: a seeded-random button of a player who is asked to act; the one
+        labelled ``prefer`` when there is one, else not one labelled ``shun`` while there
+        is another."""
         asked = [(u, m) for u in players if (m := self.prompt(u)) is not None]
         assert asked, (
             f"nobody is asked to act and the game is not over:\n{self.table_message().text}"
         )
         user, message = rng.choice(asked)
         choices = playable(message)
-        button = rng.choice([b for b in choices if b.text != shun] or choices)
+        preferred = [b for b in choices if b.text == prefer]
+        button = rng.choice(preferred or [b for b in choices if b.text != shun] or choices)
         token = TAG.set("move")
         try:
             answer = await self.h.tap(user, message, lambda b: b == button)

@@ -262,7 +262,7 @@ async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick_group: Harn
     h = quick_group
     players = strangers(h, 2)
     group = h.group(creator=players[0])
-    await Tabletop(h, group).setup_game("durak", players, turn_time=1)
+    await Tabletop(h, group).setup_game("durak", players, settings={"turn_time": 1})
 
     async def over() -> bool:  # nobody taps: the computer plays for the absent, to the end
         return (await stored(h, group))["phase"] != "playing"

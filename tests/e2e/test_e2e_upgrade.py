@@ -109,7 +109,7 @@ async def test_the_turn_deadline_follows_the_table_in_the_same_commit(
     h = harness
     players = [h.user("Ann"), h.user("Bob")]
     top = Tabletop(h, h.group(kind="group", creator=players[0]))
-    await top.setup_game("durak", players, turn_time=1)
+    await top.setup_game("durak", players, settings={"turn_time": 1})
     svc = services(h.app)
     transact = svc.store.transact
     old_chat = top.group.id
