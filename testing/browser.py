@@ -17,7 +17,7 @@ import shutil
 import signal
 import socket
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -118,14 +118,55 @@ def _quit(driver: Any) -> None:
         os.killpg(group, signal.SIGKILL)
 
 
+class Tabs:
+    """The session's browsers, each on a fresh tab for every test. After a test its tabs
+    are frozen at once (their pages run nothing more: no script, timer or request of
+    theirs reaches the next test's server), and the fresh tabs are put in their place in
+    the background, while the test's server stops and the next test sets up (about
+    0.2-0.3 s of chromedriver calls that the run no longer waits for)."""
+
+    def __init__(self, drivers: list[Any]) -> None:
+        self.drivers = drivers
+        self._pool = ThreadPoolExecutor(1)
+        self._renewing: Future[list[Any]] | None = None
+
+    def ready(self) -> list[Any]:
+        """The drivers, each showing its fresh tab (waited for, its failure raised)."""
+        renewing, self._renewing = self._renewing, None
+        if renewing is not None:
+            renewing.result()
+        return self.drivers
+
+    def renew(self) -> None:
+        """Freezes every driver's tab now and starts putting a fresh one in its place."""
+        on_each(_freeze, self.drivers)
+        self._renewing = self._pool.submit(on_each, fresh_tab, self.drivers)
+
+    def close(self) -> None:
+        """Waits for the fresh tabs under way (a browser quit under them would only fail)."""
+        try:
+            self.ready()
+        finally:
+            self._pool.shutdown()
+
+
+def _freeze(driver: Any) -> None:
+    driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "frozen"})
+
+
 def fresh_tab(driver: Any) -> None:
     """Puts a new tab in the place of the driver's windows: what the DevTools protocol set
     up for a tab (scripts run on each new document, blocked addresses, emulated media or
-    network) dies with it, and each test's page server has an origin of its own."""
-    old = driver.window_handles
-    driver.switch_to.new_window("tab")
-    tab = driver.current_window_handle
-    for handle in old:
+    network) dies with it, and each test's page server has an origin of its own. The new
+    tab is made without switching to it, so that the current one (mostly the only one)
+    is closed without switching back to it: five calls to chromedriver, not seven."""
+    from selenium.webdriver.remote.command import Command
+
+    current = driver.current_window_handle
+    others = [handle for handle in driver.window_handles if handle != current]
+    tab = driver.execute(Command.NEW_WINDOW, {"type": "tab"})["value"]["handle"]
+    driver.close()
+    for handle in others:
         driver.switch_to.window(handle)
         driver.close()
     driver.switch_to.window(tab)

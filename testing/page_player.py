@@ -117,19 +117,20 @@ class Player(Page):
             await self.js("setTimeout(() => delete document.body.dataset.probed, 100)")
 
     async def axe(self) -> list[str]:
-        """axe-core's serious and critical findings on the page as it is now."""
-        await self.probe(True)
-        if not await self.js("return typeof axe === 'object'"):  # once per document (0.5 MB)
+        """axe-core's serious and critical findings on the page as it is now. Its frames
+        are marked as the probe's (:meth:`probe`), in the same calls as the run."""
+        if not await self.js("document.body.dataset.probed = 1; return typeof axe === 'object'"):
             source = resources.files("selenium_axe_python").joinpath("axe-core", "axe.min.js")
-            await self.js(source.read_text(encoding="utf-8"))
+            await self.js(source.read_text(encoding="utf-8"))  # once per document (0.5 MB)
         found = await asyncio.to_thread(
             self.driver.execute_async_script,
             "const done = arguments[0];"
-            "axe.run(document, {resultTypes: ['violations']}).then(r => done(JSON.stringify("
+            "axe.run(document, {resultTypes: ['violations']}).then(r => {"
+            "setTimeout(() => delete document.body.dataset.probed, 100);"
+            "done(JSON.stringify("
             "r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')"
-            ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))))",
+            ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))))})",
         )
-        await self.probe(False)
         return list(json.loads(found))
 
     async def errors(self) -> list[str]:

@@ -235,12 +235,12 @@ class Tabletop:
         current position (its buttons' stamp): every hand has caught up."""
         asked = {u.id for u in players if self.prompt(u) is not None}
         actor = await self.actor(players)
-        return actor is not None and asked == {actor.id} and await self.actor_asked(players)
+        return actor is not None and asked == {actor.id} and await self.actor_asked(players, actor)
 
-    async def actor_asked(self, players: list[FakeUser]) -> bool:
-        """The player to act (by the stored state) has a prompt of the current position
-        (its buttons' stamp), whatever the other hands show yet."""
-        actor = await self.actor(players)
+    async def actor_asked(self, players: list[FakeUser], actor: FakeUser | None = None) -> bool:
+        """The player to act (by the stored state, or ``actor`` if the caller just read it)
+        has a prompt of the current position (its buttons' stamp), whatever the others show."""
+        actor = actor or await self.actor(players)
         prompt = self.prompt(actor) if actor is not None else None
         if prompt is None:
             return False

@@ -178,7 +178,10 @@ class PageServer:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self) -> None:
-        sock = socket.socket()
+        # IPPROTO_TCP named, as uvicorn's own sockets have it (getaddrinfo's): asyncio sets
+        # TCP_NODELAY only on a socket that names it, and without it every answer on a
+        # kept-alive connection after the first waited 40 ms for the client's delayed ACK.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
         sock.listen()  # from now on a connection waits in the backlog until it is served

@@ -28,7 +28,7 @@ import redis.asyncio as aioredis
 from bot.core import health
 from bot.handlers.once import update_key
 from testing import luacache, redis_servers
-from testing.browser import PICTURES, chromiums, fresh_tab, on_each
+from testing.browser import PICTURES, Tabs, chromiums
 from testing.clock import Clock
 from testing.computers import quick_harness
 from testing.fakegram import FakeTelegram
@@ -271,20 +271,22 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 @pytest.fixture(scope="session")
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tabs]:
     """Two phone-sized headless Chromium, started once for the worker's session."""
     with chromiums([tmp_path_factory.mktemp(f"chromium{i}") for i in range(2)]) as drivers:
-        yield drivers
+        tabs = Tabs(drivers)
+        yield tabs
+        tabs.close()
 
 
 @pytest.fixture
-def browsers(chromium: list[Any]) -> Iterator[list[Any]]:
+def browsers(chromium: Tabs) -> Iterator[list[Any]]:
     """The two Chromium (Ann's and Bob's, or a player's and a spectator's), each showing a
     fresh tab: nothing a test before set up in its tab reaches this one. The test's tabs
-    are closed after it, in both browsers at once, for the next test's fresh ones, so that
-    no page of it runs on while the other tests do."""
-    yield chromium
-    on_each(fresh_tab, chromium)
+    are frozen after it and closed for the next test's fresh ones (:class:`Tabs`), so
+    that no page of it runs on while the other tests do."""
+    yield chromium.ready()
+    chromium.renew()
 
 
 @pytest.fixture

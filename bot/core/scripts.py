@@ -38,16 +38,18 @@ class Lease(Args):
 
 # A lease is "<owner>|<expiry ms>". Taking it also puts the table in the due set at its
 # expiry at the latest: if the holder dies before it has delivered, a live process's poll
-# finds the table there once the lease has run out, and delivers.
+# finds the table there once the lease has run out, and delivers. ``lease``: the field as
+# a script read it already with the fields it compares (false: none), one redis.call
+# fewer; nil: read it here.
 LEASE = """
-local function lease_expiry()
-  local lease = redis.call('HGET', table_key, 'lease')
+local function lease_expiry(lease)
+  if lease == nil then lease = redis.call('HGET', table_key, 'lease') end
   if not lease then return nil, 0 end
   local holder, expires = string.match(lease, '^(.*)|(%d+)$')
   return holder, tonumber(expires)
 end
-local function lease_free()
-  local holder, expires = lease_expiry()
+local function lease_free(lease)
+  local holder, expires = lease_expiry(lease)
   return holder == nil or holder == owner or expires <= now_ms
 end
 local function take_lease()
@@ -90,16 +92,17 @@ CAS = Script(
     Cas,
     shared=LEASE,
     body="""
-local v = redis.call('HGET', table_key, 'v')
+-- The fields compared, in one read (a field not there is false); the commit changes no lease.
+local v, moved, lease = unpack(redis.call('HMGET', table_key, 'v', moved_field, 'lease'))
 if tonumber(v or '0') ~= expected then return 0 end
-if redis.call('HEXISTS', table_key, moved_field) == 1 then return 0 end
+if moved then return 0 end
 if fresh then  -- its messages go, but not a delivery's lease (its release goes round)
-  local lease = redis.call('HGET', table_key, 'lease')
   redis.call('DEL', table_key)
   if lease then redis.call('HSET', table_key, 'lease', lease) end
+  redis.call('HSET', table_key, 'v', version, 'd', data, born_field, version)
+else
+  redis.call('HSET', table_key, 'v', version, 'd', data)
 end
-redis.call('HSET', table_key, 'v', version, 'd', data)
-if fresh then redis.call('HSET', table_key, born_field, version) end
 redis.call('EXPIRE', table_key, ttl)
 for _, index in ipairs(chat_index) do
   redis.call('SADD', index, table_key)
@@ -107,7 +110,7 @@ for _, index in ipairs(chat_index) do
 end
 if channel ~= '' then redis.call('PUBLISH', channel, version .. ' ' .. table_key) end
 if wake_ms then redis.call('ZADD', turns_key, 'LT', wake_ms, table_key) end
-if not lease_free() then return 1 end
+if not lease_free(lease) then return 1 end
 take_lease()
 local function starts(name, prefix) return string.sub(name, 1, #prefix) == prefix end
 local shown = {}
@@ -151,10 +154,12 @@ RELEASE = Script(
     Release,
     shared=LEASE,
     body="""
-local holder = lease_expiry()
-if redis.call('EXISTS', table_key) == 0 or holder ~= owner then return -1 end
-if redis.call('HEXISTS', table_key, moved_field) == 1 then return -1 end
-if tonumber(redis.call('HGET', table_key, born_field) or '0') <= delivered then
+-- The fields compared, in one read (a field not there, or no table: false); the writes
+-- below are of slot and junk fields, never these.
+local lease, moved, born, v =
+  unpack(redis.call('HMGET', table_key, 'lease', moved_field, born_field, 'v'))
+if lease_expiry(lease) ~= owner or moved then return -1 end  -- no table: no lease
+if tonumber(born or '0') <= delivered then
   if #gone > 0 then redis.call('HDEL', table_key, unpack(gone)) end
   if #fields > 0 then redis.call('HSET', table_key, unpack(fields)) end
 else
@@ -164,7 +169,7 @@ else
     end
   end
 end
-local v = tonumber(redis.call('HGET', table_key, 'v') or '0')
+v = tonumber(v or '0')
 if v ~= delivered then
   take_lease()
   return v

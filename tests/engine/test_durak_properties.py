@@ -50,15 +50,16 @@ def _as_set(moves: list[dict[str, Any]]) -> set[str]:
     return set(texts)
 
 
-def _state(game: Durak) -> dict[str, Any]:
-    """The stored state, its options whole (the state leaves the variants' defaults out)."""
-    state: dict[str, Any] = json.loads(game.to_json())
+def _state(game: Durak, text: str | None = None) -> dict[str, Any]:
+    """The stored state (``text``, when the caller has it), its options whole (the state
+    leaves the variants' defaults out)."""
+    state: dict[str, Any] = json.loads(game.to_json() if text is None else text)
     state["options"] = game.options.model_dump()
     return state
 
 
-def _check_conservation(game: Durak) -> None:
-    state = _state(game)
+def _check_conservation(game: Durak, state: dict[str, Any] | None = None) -> None:
+    state = _state(game) if state is None else state
     n = len(state["players"])
     deck = state["deck"]
     dealt = 6 * (n + 1) if state["options"]["dummy"] else 6 * n
@@ -104,9 +105,9 @@ class PublicKnowledge:
                     self.seen[data["seat"]].add(self.trump)
 
 
-def _check_legal(game: Durak) -> None:
-    """The legal moves, worked out again from the rules and the stored state."""
-    state, view = _state(game), game.view(None)
+def _check_legal(game: Durak, state: dict[str, Any]) -> None:
+    """The legal moves, worked out again from the rules and the stored ``state``."""
+    view = game.view(None)
     actor = game.to_act()
     assert actor is not None and view.to_act is not None
     n = len(state["players"])
@@ -214,8 +215,7 @@ def _check_automatic_passes(game: Durak, move: Any, events: list[Any]) -> None:
         assert skipped or not throwable, f"{p} could throw {throwable} but was passed"
 
 
-def _check_views(game: Durak, public: PublicKnowledge) -> None:
-    state = _state(game)
+def _check_views(game: Durak, public: PublicKnowledge, state: dict[str, Any]) -> None:
     n = len(state["players"])
     hands = [set(cards.to_strs(h)) for h in state["hands"]]
     summary = game.summary()
@@ -253,12 +253,15 @@ def _play_checked(game: Durak, seed: int) -> None:
     public = PublicKnowledge(game)
     discarded = False
     for _ in range(MAX_DECISIONS):
-        _check_conservation(game)
-        _check_views(game, public)
-        assert len(game.to_json().encode()) < 2048  # a whole 6-player game fits a small value
+        # The stored state, read once for the position's checks.
+        text = game.to_json()
+        assert len(text.encode()) < 2048  # a whole 6-player game fits a small value
+        state = _state(game, text)
+        _check_conservation(game, state)
+        _check_views(game, public, state)
         if game.is_finished():
             break
-        _check_legal(game)
+        _check_legal(game, state)
         move = rng.choice(game.legal_moves())
         record = game.move_to_record(move)
         before = game.summary()

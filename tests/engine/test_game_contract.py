@@ -29,6 +29,7 @@ from bot.screens import registry as bot_registry
 from engine import cards, computer, registry
 from engine.base import Game, IllegalMove, MalformedRecord
 from engine.games.durak import computer as durak_computer
+from engine.games.durak.players import search as search_module
 from engine.games.durak.players.search import BUDGET, hard
 from engine.records import export, replay
 from engine.series import Carry
@@ -62,18 +63,16 @@ def deals(draw: st.DrawFn, spec: GameSpec, options: BaseModel) -> tuple[Game, in
     return game, draw(st.integers(0, 2**32))
 
 
-def _check_actor(game: Game, legal: list[Any]) -> None:
+def _check_actor(game: Game, legal: list[Any], records: list[Any], before: str) -> None:
     """One actor: every legal move is his, and the same move by another seat is refused
-    without a change."""
+    without a change (``records``: the legal moves' records; ``before``: the state's JSON)."""
     actor = game.to_act()
     assert actor is not None and legal
-    records = [game.move_to_record(m) for m in legal]
     # A move's record names its maker as to_act does (a field left out is false).
     who = actor.record()
     assert all(all(r.get(k, False) == v for k, v in who.items()) for r in records)
     texts = [json.dumps(r, sort_keys=True) for r in records]
     assert len(set(texts)) == len(texts), "a legal move listed twice"
-    before = game.to_json()
     token = game.move_token(legal[0])
     for other in range(len(game.players)):
         if other == actor.player:
@@ -83,15 +82,14 @@ def _check_actor(game: Game, legal: list[Any]) -> None:
         assert game.to_json() == before
 
 
-def _check_codecs(game: Game, legal: list[Any]) -> None:
-    """The state, each move's record and each move's button token read back alike."""
-    text = game.to_json()
+def _check_codecs(game: Game, legal: list[Any], records: list[Any], text: str) -> None:
+    """The state (``text``, its JSON), each move's record and each move's button token read
+    back alike."""
     assert type(game).from_json(text).to_json() == text
     actor = game.to_act()
     assert actor is not None
-    for move in legal:
-        record = json.loads(json.dumps(game.move_to_record(move)))
-        assert game.move_from_record(record) == move
+    for move, record in zip(legal, records, strict=True):
+        assert game.move_from_record(json.loads(json.dumps(record))) == move
         token = game.move_token(move)
         assert token.isascii() and len(token) <= 40
         assert game.move_from_token(token, actor.player) == move
@@ -124,15 +122,19 @@ def _play(spec: GameSpec, game: Game, rng: random.Random) -> list[dict[str, Any]
             assert game.to_act() is None and legal == [] and game.result() is not None
             break
         assert game.result() is None
-        _check_actor(game, legal)
-        _check_codecs(game, legal)
+        # The state's JSON and the moves' records, made once for both checks and the record.
+        text = game.to_json()
+        records = [game.move_to_record(m) for m in legal]
+        _check_actor(game, legal, records, text)
+        _check_codecs(game, legal, records, text)
         if rng.random() < ASK_COMPUTER:
             _check_computer(spec, game, legal, events, spec.levels[asked % len(spec.levels)])
             asked += 1
         if len(moves) == cut:
             at_cut = json.loads(json.dumps(_position(game)))
-        move = rng.choice(legal)
-        moves.append(game.move_to_record(move))
+        pick = rng.randrange(len(legal))  # as rng.choice(legal) picks
+        move = legal[pick]
+        moves.append(records[pick])
         happened = game.apply(move)
         for event in happened:
             kind, data = json.loads(json.dumps(event.to_json()))
@@ -176,8 +178,12 @@ def test_every_allowed_combination_is_played() -> None:
 
 @pytest.fixture(autouse=True)
 def _quick_hard(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Durak's hard player searches a tenth of its budget: its move is legal at any budget."""
+    """Durak's hard player searches a tenth of its budget, of its endgame solver's positions
+    and of its searches against the styles (they all still run, only cut short; in full
+    they were a third of this file's CPU): its move is legal at any budget."""
     monkeypatch.setattr(durak_computer, "hard", functools.partial(hard, budget=BUDGET // 10))
+    monkeypatch.setattr(search_module, "NODES", search_module.NODES // 10)
+    monkeypatch.setattr(search_module, "STYLE_BUDGET", search_module.STYLE_BUDGET // 10)
 
 
 @pytest.mark.parametrize(("name", "options"), CASES)

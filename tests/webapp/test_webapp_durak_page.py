@@ -135,9 +135,13 @@ async def check_the_end(h: Harness, data: dict[str, Any], pages: dict[int, Playe
     """Every page shows the end, with no error and no request but to the bot's server; the
     game's Record replays to its end."""
     assert data["phase"] == "finished"
-    for p in pages.values():
-        await p.shows(data["version"])
-        assert (await p.errors(), await p.console_errors(), await p.foreign()) == ([], [], [])
+
+    async def troubles(page: Player) -> tuple[list[str], list[str], list[str]]:
+        await page.shows(data["version"])
+        return await page.errors(), await page.console_errors(), await page.foreign()
+
+    for found in (await at_once(pages, troubles)).values():  # both pages at once
+        assert found == ([], [], []), found
     record = json.loads(record_document(Table.model_validate(data)))
     replayed = records.replay(record)
     assert replayed["ok"] and replayed["finished"]
@@ -522,13 +526,16 @@ async def test_durak_played_on_the_page_against_buttons(
     page, spectator = Page(browsers[0]), Page(browsers[1])
     for p in (page, spectator):  # nothing flies: every change is a new picture at once
         await p.still_motion()
-    paint = await page.open(root, param, init_data(ann))
     cid = h.user("Cid", language_code="ru")  # by the group's link
-    await spectator.open(root, param, init_data(cid, start_param=param), direct=True)
+    paint, _ = await asyncio.gather(  # both pages at once
+        page.open(root, param, init_data(ann)),
+        spectator.open(root, param, init_data(cid, start_param=param), direct=True),
+    )
     assert paint > 0
-    fcp, weight = await page.js(
-        "return [performance.getEntriesByName('first-contentful-paint')[0].startTime,"
-        " performance.getEntriesByType('navigation')[0].transferSize]"
+    fcp, weight = await page.read(  # once the browser has noted the paint (a frame later)
+        "[performance.getEntriesByName('first-contentful-paint')[0].startTime,"
+        " performance.getEntriesByType('navigation')[0].transferSize]",
+        "performance.getEntriesByName('first-contentful-paint').length",
     )
     rng = random.Random(5)
     latencies: list[float] = []
@@ -550,12 +557,17 @@ async def test_durak_played_on_the_page_against_buttons(
         watched = asyncio.create_task(spectator.newer_than(before))  # both pages at once
         shown = await page.newer_than(before)
         latencies.append(time.perf_counter() - start)
-        assert await watched >= shown
+        if await watched < shown:  # one tap, two versions (seen at 25: 26 and 27), which
+            # its stream brought in two reads where Ann's brought them in one: it comes to
+            # Ann's version too
+            await spectator.newer_than(shown - 1)
         public = hidden_cards("durak", (await stored(h, group))["state"], None)
         moving = "document.getAnimations().length, +document.body.dataset.flying || 0"
-        text, *still = await spectator.read(f"[{SHOWN}, {moving}]")  # one look at it
+        (text, *still), mine = await asyncio.gather(  # one look at each, both at once
+            spectator.read(f"[{SHOWN}, {moving}]"), page.read(f"[{moving}]")
+        )
         assert not leaks(text, public), text
-        assert still == [0, 0] and await page.read(f"[{moving}]") == [0, 0]  # nothing flies
+        assert still == [0, 0] and mine == [0, 0]  # nothing flies
         moves += 1
         if moves == 4:
             await page.screenshot(shots / "webapp-durak-en.png")

@@ -205,9 +205,13 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     made: dict[str, set[int]] = {way: set() for way in ("page", "button", "timeout", "computer")}
     outage = asleep = 0.0
     async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
-        for user in (ann, bob):  # nothing flies: the test is of what shows, and when
+
+        async def still_and_open(user: Any) -> None:
+            """Nothing flies: the test is of what shows, and when."""
             await pages[user.id].still_motion()
             await open_logged(pages[user.id], web.root, param, init_data(user))
+
+        await asyncio.gather(still_and_open(ann), still_and_open(bob))  # both pages at once
         await pages[ann.id].console_errors()
         # on until the computer has played for him a few times (every way of moving seen)
         while (data := await stored(h, top.group))["phase"] == "playing" and (
@@ -324,8 +328,12 @@ async def test_the_groups_link_opens_each_his_own_view(
     data = await stored(h, top.group)
     hand = Football.from_json(data["state"]).view(seat_of(data, ann)).hand
     async with serving(h) as web:
-        for page, user in ((mine, ann), (theirs, cid)):
-            await page.open(web.root, param, init_data(user, start_param=param), direct=True)
+        await asyncio.gather(  # both pages at once
+            *(
+                page.open(web.root, param, init_data(user, start_param=param), direct=True)
+                for page, user in ((mine, ann), (theirs, cid))
+            )
+        )
         shown = await mine.read(SHOWN)
         assert all(card in shown for card in hand)  # her five dealt cards
         assert await mine.read(OFFERED)  # her set-up, on her own page
