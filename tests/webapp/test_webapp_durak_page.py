@@ -298,12 +298,17 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
 
 # The page's calls from now on, each with whether it said it was offline as it made it;
 # and its clock, ahead by ``__ahead`` ms (put on 5 s, its stream has lived a while).
+# The page's calls (each with whether it said it was offline), the streams it has open
+# (their answers come), and its clock, moved on by __ahead: in place before its scripts run.
 CALLS = """
-window.__calls = [];
+window.__calls = []; window.__streams = 0;
 const fetched = window.fetch, now = performance.now.bind(performance);
 window.fetch = (url, options) => {
-  __calls.push([String(url).split("?")[0].split("/").pop(), document.body.dataset.offline === "1"]);
-  return fetched(url, options);
+  const name = String(url).split("?")[0].split("/").pop();
+  __calls.push([name, document.body.dataset.offline === "1"]);
+  const answer = fetched(url, options);
+  if (name === "events") answer.then(() => { __streams++; }, () => {});
+  return answer;
 };
 window.__ahead = 0;
 performance.now = () => now() + __ahead;
@@ -322,8 +327,12 @@ async def test_a_stream_ended_unconfirmed_is_opened_again_after_a_wait(
     monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
     monkeypatch.setattr(streams, "IDLE", 10.0)  # not five minutes of the bot's pollers
     page = Page(browsers[0])
+    cdp = page.driver.execute_cdp_cmd
+    await asyncio.to_thread(cdp, "Page.addScriptToEvaluateOnNewDocument", {"source": CALLS})
     await page.open(root, param, init_data(ann))
-    await page.js(CALLS + "__ahead += 5000;")
+    # once its stream is open (before, the stream would seem to have opened just now)
+    assert await page.wait("return __streams === 1", WITHIN)
+    await page.js("__calls.length = 0; __ahead += 5000;")
     await clock.advance(streams.IDLE + 1)  # the stream ends, idle
     assert await page.wait("return __calls.some(c => c[0] === 'events')", WITHIN)
     assert (await page.js("return __calls"))[0] == ["session", False], "at once"
