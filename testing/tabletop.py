@@ -16,7 +16,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from bot.core.callbacks import STAMP_LEN, Action, BadCallback, Callback, decode, stamp
-from bot.core.i18n import LANGS, faces
+from bot.core.i18n import LANGS, faces, t
 from bot.core.keys import table_key as store_key
 from bot.core.keys import user_slot
 from bot.core.models import Table
@@ -30,6 +30,9 @@ from testing.fakegram import TAG
 from testing.harness import Harness
 
 PLAY_ACTIONS = (Action.MOVE, Action.SETUP)
+# Shunned and preferred (Tabletop.step), they end a durak game soonest: the defender takes
+# whenever he may, an attacker passes only when he must (in English).
+TAKE, PASS = t("en", "durak.btn.take"), t("en", "durak.btn.pass")
 
 
 @lru_cache(maxsize=4096)
@@ -310,12 +313,15 @@ class Tabletop:
         rng: random.Random,
         *,
         after_each: Callable[[], Any] | None = None,
+        shun: str | None = None,
+        prefer: str | None = None,
     ) -> int:
-        """Plays to the end by tapping; the number of taps. ``after_each`` is awaited."""
+        """Plays to the end by tapping (``shun`` and ``prefer`` as :meth:`step` takes
+        them); the number of taps. ``after_each`` is awaited."""
         for moves in range(3000):
             if self.finished():
                 return moves
-            _, answer = await self.step(players, rng)
+            _, answer = await self.step(players, rng, shun, prefer)
             assert answer.text is None, f"a legal button was refused: {answer.data}: {answer.text}"
             if after_each is not None:
                 await after_each()

@@ -163,10 +163,14 @@ async def test_a_write_and_its_wait_go_out_together(pair: Pair, primary: Any) ->
     pair.hold_back()
     async with primary.client() as idle:  # another connection of the pool
         await idle.ping()
-        with pytest.raises(Unconfirmed) as caught:
-            await replicas.write("n", lambda: primary.incr("n"), incr)
-        assert caught.value.result == 2
-        assert await idle.wait(1, WAIT_MS) == 0  # no replica at all now
+        # Each waits out WAIT_MS: side by side.
+        written, replicas_now = await asyncio.gather(
+            replicas.write("n", lambda: primary.incr("n"), incr),
+            idle.wait(1, WAIT_MS),
+            return_exceptions=True,
+        )
+        assert isinstance(written, Unconfirmed) and written.result == 2, written
+        assert replicas_now == 0  # no replica at all now
     pair.let_go()
     await asyncio.to_thread(pair.wait_synced)
     assert await replicas.write("n", lambda: primary.incr("n"), incr) == 3
@@ -374,11 +378,15 @@ async def test_a_page_shows_only_what_a_replica_holds(
                 answer = await h.tap(user, top.prompt(user), 0)  # type: ignore[arg-type]
                 assert answer.text == t(user.language_code, "common.unconfirmed")
                 assert (await stored(h, top.group))["version"] == version + 1, "on the primary"
-                assert await _page(web, ticket) == (503, UNCONFIRMED)
                 # A notice is only a reason to read (bot.core.keys): a late one, say.
                 await primary.publish(CHANGED, f"{version + 1} {table_key(top.group)}")
-                assert await anext(pictures, None) is None, "the open stream ends, showing none"
-            assert await _streamed(web, ticket) == [], "and one opened now at once"
+                # Each read waits out its WAIT (WAIT_MS) unconfirmed: the three side by side.
+                page, woken, opened = await asyncio.gather(
+                    _page(web, ticket), anext(pictures, None), _streamed(web, ticket)
+                )
+                assert page == (503, UNCONFIRMED)
+                assert woken is None, "the open stream ends, showing none"
+                assert opened == [], "and one opened now at once"
 
             pair.let_go()
             await asyncio.to_thread(pair.wait_synced)
@@ -560,16 +568,19 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(
         frozen = servers.servers[servers.replica_of(port)]
         frozen.freeze(True)
         try:
-            with pytest.raises(Unconfirmed):
-                await save(Save(key, 60, ("f", "2")))
+            # Each call the frozen replica's node answers waits out WAIT_MS: side by side.
+            on_key = asyncio.gather(
+                save(Save(key, 60, ("f", "2"))),
+                _behind_barrier(client, replicas, key),  # a page's read, behind its barrier
+                return_exceptions=True,
+            )
             started = time.perf_counter()
             assert await save(Save(elsewhere, 60, ("f", "2"))) == 1
             assert time.perf_counter() - started < WAIT_MS / 1000
-            with pytest.raises(Unconfirmed):  # a page's read, behind its barrier
-                await _behind_barrier(client, replicas, key)
             read = await _behind_barrier(client, replicas, elsewhere)
             assert read == {b"v": b"1", b"f": b"2"}
             doubtful = await _inbox_on(client, replicas, port)
+            assert [type(each) for each in await on_key] == [Unconfirmed, Unconfirmed]
         finally:
             frozen.freeze(False)
         await asyncio.to_thread(redis_servers.wait_caught_up, servers.servers[port], frozen)

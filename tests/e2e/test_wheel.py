@@ -3,6 +3,7 @@ check): the wheel in a fresh venv with the runtime lock alone, run outside the s
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
 import shutil
@@ -19,7 +20,7 @@ import pytest
 from bot.core import rules_text
 from testing.botproc import ROOT, Bots
 from testing.fakeserver import FakeServer
-from testing.tabletop import playing
+from testing.tabletop import PASS, TAKE, playing
 from testing.webapp import shell_scripts
 
 # What the Dockerfile's build stage copies.
@@ -63,14 +64,23 @@ def _wheel(tmp: Path) -> Path:
 
 
 def _install(tmp: Path) -> Path:
-    """The Dockerfile's steps 1-5, its two stages side by side as builders run them: its python."""
+    """The Dockerfile's steps 1-4, its two stages side by side as builders run them: its python."""
     with ThreadPoolExecutor(1) as stages:
         wheel = stages.submit(_wheel, tmp)
         python = _venv(tmp / "runtime", "-r", ROOT / "requirements-runtime.lock")
         _pip(python, "install", "--no-index", "--quiet", "--no-compile", "--no-deps",
              wheel.result(), cwd=tmp)  # fmt: skip
-    _pip(python, "check", cwd=tmp)
     return python
+
+
+def _runtime_only(python: Path, tmp: Path) -> None:
+    """The Dockerfile's step 5 (the lock satisfies the wheel), and none of the dev tools
+    came with the runtime."""
+    _pip(python, "check", cwd=tmp)
+    tools = ("pytest", "mypy", "ruff", "hypothesis", "selenium")
+    probe = f"import importlib.util as u; print(*[t for t in {tools!r} if u.find_spec(t)])"
+    found = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True)
+    assert found.stdout.split() == [], f"installed: {found.stdout}"
 
 
 @pytest.mark.timeout(900)
@@ -78,16 +88,15 @@ async def test_the_installed_wheel_answers_rules_in_three_languages_and_plays_a_
     tmp_path: Path, served: FakeServer, bots: Bots
 ) -> None:
     python = _install(tmp_path)
-    # Only the runtime: none of the dev tools came with it.
-    for tool in ("pytest", "mypy", "ruff", "hypothesis", "selenium"):
-        absent = subprocess.run([python, "-c", f"import {tool}"], capture_output=True)
-        assert absent.returncode != 0, f"{tool} is installed"
     run = tmp_path / "run"
     run.mkdir()  # its working directory: no source tree in sight
-    # No REDIS_URL: the in-process store, which the runtime must carry.
-    bot = await bots.start(
-        served.url, python=str(python), cwd=run, source_tree=False, WEBAPP_URL=PAGE
-    )
+    with ThreadPoolExecutor(1) as side:  # checked while the bot starts
+        checked = side.submit(_runtime_only, python, tmp_path)
+        # No REDIS_URL: the in-process store, which the runtime must carry.
+        bot = await bots.start(
+            served.url, python=str(python), cwd=run, source_tree=False, WEBAPP_URL=PAGE
+        )
+        checked.result()
     h = bots.harness(served.telegram, bot)
     async with httpx.AsyncClient(base_url=bot.root) as c:  # the page, from the package
         kinds = {"": "text/html", ".js": "text/javascript", ".css": "text/css"}
@@ -96,24 +105,26 @@ async def test_the_installed_wheel_answers_rules_in_three_languages_and_plays_a_
             kind = kinds[name and Path(name).suffix]
             assert got.status_code == 200 and got.headers["content-type"].startswith(kind)
             assert got.content == (ROOT / "bot/webapp/static" / (name or "index.html")).read_bytes()
-    for lang in LANGS:
-        reader = h.user(f"Reader-{lang}", language_code=lang)
-        await h.private(reader, "/rules football")
+    readers = [h.user(f"Reader-{lang}", language_code=lang) for lang in LANGS]
+    await asyncio.gather(*(h.private(reader, "/rules football") for reader in readers))
+    for lang, reader in zip(LANGS, readers, strict=True):
         shown = "\n".join(m.text or "" for m in h.screen(reader) if m.from_bot)
         source = rules_text.source("football", lang)
         assert source is not None
         heading = source.splitlines()[0].lstrip("# ").strip()
         assert shown.startswith(heading), (lang, shown[:200])
     players = [h.user("Ann"), h.user("Bob")]
-    top = await playing(h, "football", players)
-    await top.play(players, random.Random(11))
+    top = await playing(h, "durak", players, ("d", "d"))  # on 24 cards, played the shortest way
+    await top.play(players, random.Random(11), shun=PASS, prefer=TAKE)
     assert top.finished()
     assert h.problems() == []
     bot.process.terminate()
-    assert await bot.stopped(15) == 0
+    where = [python, "-c", "import bot; print(bot.__file__)"]
+    installed, code = await asyncio.gather(  # asked while the bot stops
+        asyncio.to_thread(subprocess.run, where, cwd=run, capture_output=True, text=True),
+        bot.stopped(15),
+    )
+    assert code == 0
     log = bot.log()
     assert "REDIS_URL is not set" in log and "Traceback" not in log, log
-    installed = subprocess.run(
-        [python, "-c", "import bot; print(bot.__file__)"], cwd=run, capture_output=True, text=True
-    )
     assert "site-packages" in installed.stdout
