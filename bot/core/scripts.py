@@ -39,8 +39,7 @@ class Lease(Args):
 # A lease is "<owner>|<expiry ms>". Taking it also puts the table in the due set at its
 # expiry at the latest: if the holder dies before it has delivered, a live process's poll
 # finds the table there once the lease has run out, and delivers. ``lease``: the field as
-# a script read it already with the fields it compares (false: none), one redis.call
-# fewer; nil: read it here.
+# read with the fields a script compares (false: none); nil: read here.
 LEASE = """
 local function lease_expiry(lease)
   if lease == nil then lease = redis.call('HGET', table_key, 'lease') end
