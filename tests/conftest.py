@@ -52,25 +52,30 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-# ----- on xdist's workers (scripts/test), the slowest files' tests first in each worker's share
-# and dealt between the shares: worksteal hands each worker one contiguous share and lets an
-# idle one steal the tail of another's, so what is left at the end is quick. By wall time.
-SLOWEST = ("e2e/test_e2e_failover", "e2e/test_wheel", "e2e/test_e2e_deploy",
-           "engine/test_game_contract", "e2e/test_e2e_languages", "webapp/test_webapp_durak_page",
-           "e2e/test_e2e_durak", "webapp/test_webapp_football", "e2e/test_e2e_answers",
-           "bot/test_fuzz_inputs", "e2e/test_e2e_inline", "bot/test_bot_store",
-           "e2e/test_e2e_edges")  # fmt: skip
+# ----- on xdist's workers (scripts/test), the slowest files first in each worker's share,
+# each file whole on one worker (its module's servers, and the session's Chromium for the
+# page games, started once), the files dealt to the share with the fewest seconds so far:
+# worksteal hands each worker one contiguous share and lets an idle one steal the tail of
+# another's, so what is left at the end is quick. Seconds: summed test times of one run.
+SLOWEST = {"e2e/test_e2e_failover": 21, "e2e/test_e2e_deploy": 20,
+           "webapp/test_webapp_durak_page webapp/test_webapp_football": 24,
+           "engine/test_game_contract": 10, "e2e/test_e2e_languages": 10, "e2e/test_e2e_durak": 7,
+           "e2e/test_wheel": 4, "e2e/test_e2e_answers": 3, "bot/test_fuzz_inputs": 3,
+           "e2e/test_e2e_inline": 3, "bot/test_bot_store": 2, "e2e/test_e2e_edges": 2}  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    rank = {f"tests/{name}.py": i for i, name in enumerate(SLOWEST)}
-    slow = sorted((i for i in items if i.nodeid.split("::")[0] in rank),
-                  key=lambda i: rank[i.nodeid.split("::")[0]])  # fmt: skip
-    if workers < 2 or not slow:
+    group = {f"tests/{name}.py": files for files in SLOWEST for name in files.split()}
+    if workers < 2 or not any(i.nodeid.split("::")[0] in group for i in items):
         return
-    quick = iter([i for i in items if i.nodeid.split("::")[0] not in rank])
-    shares: list[list[pytest.Item]] = [slow[w::workers] for w in range(workers)]
+    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    seconds = [0] * workers
+    for files in sorted(SLOWEST, key=lambda files: -SLOWEST[files]):
+        w = seconds.index(min(seconds))
+        shares[w] += [i for i in items if group.get(i.nodeid.split("::")[0]) == files]
+        seconds[w] += SLOWEST[files]
+    quick = iter([i for i in items if i.nodeid.split("::")[0] not in group])
     left = len(items)
     for w, share in enumerate(shares):  # the sizes xdist's worksteal gives them
         size = left // (workers - w)

@@ -70,8 +70,8 @@ Deployed = tuple[Cluster | Sentinels, RedisSettings]
 def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Future[list[Cluster]]]:
     """The module's cluster (testing.redis_servers.reused), formed in a thread while the
     first case runs: a cluster takes 2 s to form, Redis' own wait; it is restored between
-    cases in a fraction of that. The first two cases are behind Sentinel, so that on two
-    xdist workers, which the conftest deals the cases to in turn, neither waits for it.
+    cases in a fraction of that. The first two cases are behind Sentinel, so that none
+    waits for it.
     The bot processes' fork server (testing.botproc.Forked) starts now too: it imports
     the bot meanwhile (a second or more), which the first game would wait for."""
     Forked.server()
