@@ -1,12 +1,15 @@
-"""Fixtures of the tests that run the bot in processes of its own (testing/botproc.py)."""
+"""Fixtures of the end-to-end tests: the bot in processes of its own (testing/botproc.py),
+and deals the same at every run."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import random
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 
+from bot.tables import games
 from testing.botproc import Bots
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
@@ -27,3 +30,18 @@ async def bots(tmp_path: Path) -> AsyncIterator[Bots]:
     started = Bots(tmp_path)
     yield started
     await started.close()
+
+
+@pytest.fixture
+def deals(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """``deals(seed)``: every game is dealt from ``random.Random(seed)`` (the bot deals
+    from ``secrets``), so that the same games are played at every run: what only some
+    deals bring (a transfer) comes each time, and a test takes the same time."""
+
+    def seed(value: int) -> None:
+        start = games.start
+        monkeypatch.setattr(
+            games, "start", lambda table, rng=None: start(table, rng or random.Random(value))
+        )
+
+    return seed

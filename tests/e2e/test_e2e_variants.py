@@ -9,7 +9,6 @@ from collections.abc import Callable
 import pytest
 
 from bot.core.callbacks import Action
-from bot.tables import games
 from engine.games.durak.game import Durak
 from testing.chats import Button, FakeGroup, FakeMessage, FakeUser
 from testing.computers import lobby_with_computers, play_people
@@ -18,20 +17,6 @@ from testing.harness import Harness
 from testing.tabletop import PLAY_ACTIONS, LeakWatch, Tabletop, action_of, stored
 
 TRANSFER = "↪️ "  # a transfer button's label starts so (durak.btn.transfer)
-
-
-@pytest.fixture
-def deals(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
-    """``deals(seed)``: every game is dealt from ``random.Random(seed)``, so that what only
-    some deals bring (a transfer) comes at every run."""
-
-    def seed(value: int) -> None:
-        start = games.start
-        monkeypatch.setattr(
-            games, "start", lambda table, rng=None: start(table, rng or random.Random(value))
-        )
-
-    return seed
 
 
 async def game_of(top: Tabletop) -> Durak:
