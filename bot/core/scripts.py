@@ -91,7 +91,7 @@ CAS = Script(
     Cas,
     shared=LEASE,
     body="""
--- The fields compared, in one read (a field not there is false); the commit changes no lease.
+-- The fields compared, in one read (absent: false); lease_free weighs the lease as read.
 local v, moved, lease = unpack(redis.call('HMGET', table_key, 'v', moved_field, 'lease'))
 if tonumber(v or '0') ~= expected then return 0 end
 if moved then return 0 end

@@ -109,6 +109,7 @@ class Server(uvicorn.Server):
             connection.shutdown()  # an idle one closes now, a busy one once it has answered
         try:
             async with asyncio.timeout(self.config.timeout_graceful_shutdown):
+                await asyncio.sleep(LOOK_EVERY)  # a connection accepted just now registers
                 while (state.connections or state.tasks) and not self.force_exit:
                     await asyncio.sleep(LOOK_EVERY)
                 for server in self.servers:

@@ -567,6 +567,7 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(
             assert await _confirmed(lambda each=each: save(Save(each, 60, ("f", "1")))) == 1
         frozen = servers.servers[servers.replica_of(port)]
         frozen.freeze(True)
+        on_key: asyncio.Future[list[Any]] | None = None
         try:
             # Each call the frozen replica's node answers waits out WAIT_MS: side by side.
             on_key = asyncio.gather(
@@ -583,6 +584,8 @@ async def test_on_a_cluster_the_write_and_its_wait_go_to_the_keys_node(
             assert [type(each) for each in await on_key] == [Unconfirmed, Unconfirmed]
         finally:
             frozen.freeze(False)
+            if on_key is not None:  # (done, unless an assertion above failed)
+                await on_key
         await asyncio.to_thread(redis_servers.wait_caught_up, servers.servers[port], frozen)
         worker = inbox_stream.Inbox(client, "worker", replicas)
         confirmed = await worker.confirm(doubtful)

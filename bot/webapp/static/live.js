@@ -31,7 +31,7 @@ const Live = (() => {
     link.token = b.token;
     sessionStorage.setItem("s:" + TABLE, link.token);
     clearTimeout(link.renewal);  // the last minute of the initData's day: no renewal
-    if (b.expires_in > 60) link.renewal = setTimeout(renew, b.expires_in * 1000 * 2 / 3);
+    if (b.expires_in > 60 && !link.halted) link.renewal = setTimeout(renew, b.expires_in * 1000 * 2 / 3);
     return true;
   }
   // Live, or not: a stream that ended is opened again at once when it had lived a while
@@ -43,6 +43,7 @@ const Live = (() => {
   // dead (a phone that slept, a network that changed): when the page wakes, is shown again
   // or the network comes back, it reconnects now rather than at its next retry.
   function online(on) {
+    if (link.halted && !on) return;  // no session: it says so, not that it is offline
     link.live = on;
     document.body.dataset.offline = on ? "" : "1";
     if (link.to) link.to.online();
@@ -61,7 +62,8 @@ const Live = (() => {
   }
   async function renew() {
     let ok;
-    try { ok = await session("Bearer " + link.token); } catch (e) { online(false); later(); return; }  // offline, busy
+    if (link.halted) return;
+    try { ok = await session("Bearer " + link.token); } catch (e) { if (!link.halted) { online(false); later(); } return; }  // offline, busy
     if (link.halted) return;
     if (ok) follow(); else link.to.refused();
   }
