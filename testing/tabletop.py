@@ -98,6 +98,14 @@ async def opened(
     return top
 
 
+async def set_lobby(redis: Any, key: str, settings: Mapping[str, Any]) -> None:
+    """``settings`` written into the stored lobby of the table ``key`` before it starts,
+    as if chosen there: any value (the lobby's buttons offer a few), and no taps."""
+    raw = json.loads(await redis.hget(key, "d"))
+    raw["lobby"]["settings"].update(settings)
+    await redis.hset(key, "d", json.dumps(raw))
+
+
 async def playing(
     h: Harness,
     game: str,
@@ -181,10 +189,7 @@ class Tabletop:
         if options:
             await self.configure(players[0], options)
         if settings:
-            key = table_key(self.group, self.thread)
-            raw = json.loads(await self.h.redis.hget(key, "d"))
-            raw["lobby"]["settings"].update(settings)
-            await self.h.redis.hset(key, "d", json.dumps(raw))
+            await set_lobby(self.h.redis, table_key(self.group, self.thread), settings)
         await self.start(players[0])
 
     async def configure(self, user: FakeUser, options: tuple[str, ...] | list[str]) -> None:

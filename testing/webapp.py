@@ -35,7 +35,7 @@ from bot.webapp import server, streams
 from testing import fakeinline
 from testing.chats import BOT_TOKEN, BOT_USERNAME, FakeGroup, FakeMessage, FakeUser
 from testing.harness import Harness, Pick
-from testing.tabletop import Tabletop, stored, table_key
+from testing.tabletop import Tabletop, set_lobby, stored, table_key
 
 
 def page_files() -> list[str]:
@@ -129,9 +129,7 @@ async def settle(h: Harness, group: FakeGroup, settings: dict[str, Any]) -> None
     """The lobby's ``settings`` set as if chosen in it (any the lobby's buttons may not
     reach yet): before the game starts."""
     if settings:
-        raw = json.loads(await h.redis.hget(table_key(group), "d"))
-        raw["lobby"]["settings"].update(settings)
-        await h.redis.hset(table_key(group), "d", json.dumps(raw))
+        await set_lobby(h.redis, table_key(group), settings)
 
 
 async def table_param(h: Harness, group: FakeGroup) -> str:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
 from bot.core.callbacks import INLINE_CHAT, inline_number
 from bot.core.i18n import plain
@@ -22,7 +22,7 @@ from testing.fakeinline import Shown
 from testing.fakeserver import FakeServer
 from testing.harness import Chat, Harness
 from testing.ownredis import OwnRedis
-from testing.tabletop import PASS, TAKE
+from testing.tabletop import PASS, TAKE, set_lobby
 from testing.webapp import bearer, client, token
 
 HAND = plain("en", "btn.inline_hand")
@@ -182,15 +182,12 @@ async def stored(h: Harness, table: FakeMessage) -> Table:
     return found
 
 
-def on_24_cards(server: OwnRedis, table: FakeMessage) -> None:
-    """The lobby of ``table`` set to the 24-card deck where the bot keeps it (as
-    Tabletop.setup_game writes settings: a write costs no taps)."""
+async def on_24_cards(server: OwnRedis, table: FakeMessage) -> None:
+    """The lobby of ``table`` set to the 24-card deck (a write costs no taps)."""
     assert table.inline_message_id is not None
     key = table_key(INLINE_CHAT, inline_number(table.inline_message_id))
-    with server.client() as redis:
-        raw = json.loads(redis.hget(key, "d"))
-        raw["lobby"]["settings"]["deck_size"] = 24
-        redis.hset(key, "d", json.dumps(raw))
+    async with aioredis.Redis.from_url(server.url) as redis:
+        await set_lobby(redis, key, {"deck_size": 24})
 
 
 async def football_for_two(h: Harness) -> tuple[FakeUser, FakeUser, Chat, FakeMessage]:
@@ -262,7 +259,7 @@ async def test_a_process_killed_mid_game_and_the_game_goes_on(
     chat = h.dialog(ann, bob)
     table = await post_game(h, ann, chat, "game.durak")
     await h.tap(bob, table, plain("en", "btn.join"))
-    on_24_cards(own_redis, table)  # a short game
+    await on_24_cards(own_redis, table)  # a short game
     await h.tap(ann, table, plain("en", "btn.start"))
     for user in (ann, bob):  # the lead, on the first process
         if moves(seen := await h.switch(user, table, HAND)):
