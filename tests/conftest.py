@@ -26,7 +26,6 @@ import redis as sync_redis
 import redis.asyncio as aioredis
 
 from bot.core import health
-from bot.handlers.once import update_key
 from testing import luacache, redis_servers
 from testing.browser import PICTURES, Tabs, chromiums
 from testing.clock import Clock
@@ -189,20 +188,19 @@ def emptied_test_db() -> None:
 @pytest.fixture
 async def real_redis(server: FakeTelegram, emptied_test_db: None) -> AsyncIterator[aioredis.Redis]:
     """The real Redis, in this worker's own database (testing.settings.REDIS_TEST_DB):
-    what this test's chats and users left is deleted at the end."""
+    what the test left is deleted at the end, every key that was not there before it (a
+    game's standings marks and a page's spent initData name no chat or user)."""
     client = health.client(REDIS_URL)  # as the bot's: its timeouts and retries
     try:
-        await client.ping()
+        before = {key async for key in client.scan_iter(count=1000)}
     except (OSError, aioredis.ConnectionError, aioredis.TimeoutError):
         await client.aclose()
         pytest.skip("no Redis answers on 127.0.0.1:6379")
     yield client
-    if server.update_ids:
-        await client.delete(*(update_key(i) for i in server.update_ids))
+    left = [key async for key in client.scan_iter(count=1000) if key not in before]
+    if left:
+        await client.delete(*left)
     idents = [str(i) for i in (*server.groups, *server.users)]
-    for ident in idents:
-        async for key in client.scan_iter(match=f"*{ident}*", count=1000):
-            await client.delete(key)
     # Shared indexes (e.g. the bot's due set of table keys): drop our members only.
     async for key in client.scan_iter(count=1000, _type="zset"):
         mine = [m async for m, _ in client.zscan_iter(key) if any(i in m.decode() for i in idents)]
