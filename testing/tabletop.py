@@ -21,6 +21,7 @@ from bot.core.keys import table_key as store_key
 from bot.core.keys import user_slot
 from bot.core.models import Table
 from bot.core.services import services
+from bot.tables import games
 from engine import cards
 from engine.games.durak.game import Durak
 from engine.games.football.game import Football
@@ -96,6 +97,14 @@ async def opened(
     top = Tabletop(h, group or h.group())
     await top.open(creator, game)
     return top
+
+
+def dealing(seed: int | None) -> Callable[..., Any]:
+    """``games.start`` dealing each game from ``random.Random(seed)`` (the bot deals from
+    ``secrets``): the same deal at every run (None: a new one). For a test to put in its
+    place (monkeypatch, unittest.mock)."""
+    start = games.start
+    return lambda table, rng=None: start(table, rng or random.Random(seed))
 
 
 async def set_lobby(redis: Any, key: str, settings: Mapping[str, Any]) -> None:

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import gzip
 import hashlib
 import hmac
 import json
-import random
 import re
 import secrets
 import socket
@@ -35,7 +33,7 @@ from bot.webapp import server, streams
 from testing import fakeinline
 from testing.chats import BOT_TOKEN, BOT_USERNAME, FakeGroup, FakeMessage, FakeUser
 from testing.harness import Harness, Pick
-from testing.tabletop import Tabletop, set_lobby, stored, table_key
+from testing.tabletop import Tabletop, dealing, set_lobby, stored, table_key
 
 
 def page_files() -> list[str]:
@@ -120,7 +118,7 @@ async def table_for_two(
     await settle(
         h, group, (options | {"turn_time": turn_time}) if turn_time is not None else options
     )
-    with mock.patch.object(games, "start", functools.partial(games.start, rng=random.Random(deal))):
+    with mock.patch.object(games, "start", dealing(deal)):
         await top.start(players[0])
     return top, players, await table_param(h, group)
 

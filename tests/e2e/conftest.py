@@ -3,7 +3,6 @@ and deals the same at every run."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from bot.tables import games
 from testing.botproc import Bots
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
+from testing.tabletop import dealing
 
 
 @pytest.fixture
@@ -39,9 +39,6 @@ def deals(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
     deals bring (a transfer) comes each time, and a test takes the same time."""
 
     def seed(value: int) -> None:
-        start = games.start
-        monkeypatch.setattr(
-            games, "start", lambda table, rng=None: start(table, rng or random.Random(value))
-        )
+        monkeypatch.setattr(games, "start", dealing(value))
 
     return seed
