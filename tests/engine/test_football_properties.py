@@ -106,7 +106,10 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
     # What every game keeps (round trips, one actor, replays) is tests/engine/test_game_contract.py.
     pile = g.summary()["piles"][0]
     assert g.summary()["piles"] == [pile, pile]
+    events = []
     while not g.is_finished():
+        piles = g.summary()["piles"]
+        assert piles[0] - piles[1] in (0, -1)  # the two draw by turns, A first
         text = g.to_json()
         state = json.loads(text)
         check_places(g, state)
@@ -136,6 +139,7 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
     assert result is not None and result["goals"] == summary["goals"]
     goals = result["goals"]
     assert result["winner"] == (0 if goals[0] > goals[1] else 1 if goals[1] > goals[0] else None)
+    assert events[-1] == ("finished", result)
     for seat in (0, 1, None):
         check_view(g, state, g.view(seat), seat)
 
