@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from engine import cards
 from engine.base import CorruptState
 from engine.games.durak.game import Durak
-from engine.games.durak.rules import DurakOptions
+from engine.games.durak.rules import DurakOptions, SeatingError
 from engine.games.durak.spec import SPEC
 from testing.contract import check_views, refused
 from testing.durak_positions import NAMES, PEREVODNOY, hand, move, new_game, play, position
@@ -38,22 +38,32 @@ def test_a_combination_against_what_an_option_needs_is_refused(bad: dict[str, An
         DurakOptions.model_validate(bad)
 
 
-@pytest.mark.parametrize(
-    ("deck_size", "dummy", "most"),
-    [(24, True, 2), (36, True, 4), (52, True, 6), (24, False, 4), (36, False, 6), (52, False, 6)],
-)
-def test_the_seats_depend_on_the_deck_and_the_dummy(deck_size: int, dummy: bool, most: int) -> None:
+# The most players each deck seats, and the larger deck a refusal of one more names.
+SEATS = [
+    (24, True, 2, " (the 36-card deck takes up to 4)"),
+    (36, True, 4, " (the 52-card deck takes up to 6)"),
+    (52, True, 6, ""),
+    (24, False, 4, " (the 36-card deck takes up to 6)"),
+    (36, False, 6, ""),
+    (52, False, 6, ""),
+]
+
+
+@pytest.mark.parametrize(("deck_size", "dummy", "most", "hint"), SEATS)
+def test_the_seats_depend_on_the_deck_and_the_dummy(
+    deck_size: int, dummy: bool, most: int, hint: str
+) -> None:
     options = DurakOptions.model_validate({"deck_size": deck_size, "dummy": dummy})
     assert SPEC.players(options) == (2, most)
-    Durak.new(options, NAMES[:most], dealer=0, seed=1)  # the most it seats can play
-    with pytest.raises(ValueError, match=f"takes 2 to {most} players"):
-        Durak.new(options, ["p"] * (most + 1), dealer=0, seed=1)
-
-
-def test_a_too_full_table_is_told_what_seats_it() -> None:
-    small = DurakOptions.model_validate({"deck_size": 24, "dummy": False})
-    with pytest.raises(ValueError, match=r"the 36-card deck takes up to 6"):
-        Durak.new(small, NAMES[:5], dealer=0, seed=1)
+    for players in (2, most):  # six cards to each hand and to the dummy, the rest the stock
+        summary = Durak.new(options, NAMES[:players], dealer=0, seed=1).summary()
+        assert summary["hands"] == [6] * players and summary["dummy"] == 6 * dummy
+        assert summary["stock"] == deck_size - 6 * (players + dummy)
+    game = f"a {deck_size}-card game" + ("" if dummy else " without the dummy")
+    for players, told in ((most + 1, hint), (1, "")):
+        with pytest.raises(SeatingError) as err:
+            Durak.new(options, ["p"] * players, dealer=0, seed=1)
+        assert str(err.value) == f"{game} takes 2 to {most} players, not {players}{told}"
 
 
 def _record(options: dict[str, Any], players: int) -> dict[str, Any]:
