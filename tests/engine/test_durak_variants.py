@@ -379,20 +379,3 @@ def test_a_stored_bout_over_five_before_the_first_discard_is_a_corrupt_state() -
     assert state["limit"] == 5 and not state["discard"]
     with pytest.raises(CorruptState):
         Durak.from_json(json.dumps({**state, "limit": 6}))
-
-
-def test_a_take_does_not_lift_the_cap_and_the_first_discard_does() -> None:
-    game = _five(five_before_discard=True)
-    play(game, "a6C", "t")
-    rng = random.Random(3)
-    discarded = False
-    while not game.is_finished():
-        view = game.view(None)
-        if view.phase == "lead" and not view.table:
-            defender = view.defender
-            assert isinstance(defender, int | str)
-            held = view.dummy_count if defender == "dummy" else view.hand_counts[defender]
-            assert view.limit == min(6 if discarded else 5, held)
-        events = game.apply(rng.choice(game.legal_moves()))
-        discarded = discarded or any(e.kind == "discarded" for e in events)
-    assert discarded
