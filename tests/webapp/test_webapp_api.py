@@ -320,22 +320,6 @@ async def test_python_m_bot_registers_its_webhook_and_serves_the_page_on_port(
         await served.stop()
 
 
-async def test_redis_not_answering_is_told_as_a_tap_is(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch, asgi: httpx.AsyncClient
-) -> None:
-    h = harness
-    _, (_, bob), param = await table_for_two(h, "durak")
-
-    async def down(key: str) -> None:
-        raise RedisTimeoutError("Timeout reading from socket")
-
-    ticket = await token(asgi, bob, param)
-    monkeypatch.setattr(services(h.app).store, "confirmed", down)
-    r = await asgi.get("/app/api/state", headers=bearer(ticket))
-    assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
-    assert services(h.app).health.down_since is not None
-
-
 async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
     harness: Harness, monkeypatch: pytest.MonkeyPatch, asgi: httpx.AsyncClient
 ) -> None:
@@ -343,7 +327,7 @@ async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
     opening, its renewal) reads through api.admission, as the primary has the table (it
     shows nothing), its picture through api.load, as a replica holds it. So while no
     replica confirms reads a session still opens and renews, and only its picture is
-    answered 503."""
+    answered 503; and a Redis that does not answer is told as a tap is told it."""
     h = harness
     _, (_, bob), param = await table_for_two(h, "durak")
     admitted = api.admission
@@ -364,6 +348,14 @@ async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
     r = await asgi.get("/app/api/state", headers=bearer(ticket))
     assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unconfirmed")
     assert len(reads) == 2  # the opening's and the renewal's
+
+    async def down(key: str) -> None:
+        raise RedisTimeoutError("Timeout reading from socket")
+
+    monkeypatch.setattr(services(h.app).store, "confirmed", down)
+    r = await asgi.get("/app/api/state", headers=bearer(ticket))
+    assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
+    assert services(h.app).health.down_since is not None
 
 
 async def test_n_open_pages_of_a_table_cost_one_read_per_change(
@@ -449,45 +441,6 @@ async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: fl
     print(f"\n{len(pages)} pages, {changes} changes: {reads - 1} reads of the table")
 
 
-async def test_a_page_catches_up_when_the_subscription_broke(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
-) -> None:
-    """The notice of a change is lost with the subscription (Redis restarted): the process
-    subscribes again and reads its watched tables once, and the page shows the change."""
-    h = harness
-    top, players, param = await table_for_two(h, "durak")
-    store = services(h.app).store
-    changes = store.changes
-    subscriptions = 0
-
-    @contextlib.asynccontextmanager
-    async def flaky() -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
-        nonlocal subscriptions
-        subscriptions += 1
-        async with changes() as notices:
-
-            async def lost() -> AsyncIterator[tuple[str, int]]:
-                async for _ in notices:
-                    raise RedisConnectionError("Connection closed by server.")
-                yield ("", 0)  # never: the first notice breaks it
-
-            yield lost() if subscriptions == 1 else notices
-
-    monkeypatch.setattr(store, "changes", flaky)
-    monkeypatch.setattr(streams, "RETRY", 0.0)
-    headers = bearer(await token(web, players[0], param))
-    async with web.stream("GET", "/app/api/events", headers=headers) as stream:
-        shown = (
-            json.loads(line[6:])["version"]
-            async for line in stream.aiter_lines()
-            if line.startswith("data: ")
-        )
-        assert await anext(shown) == (await stored(h, top.group))["version"]
-        await top.step(players, random.Random(1))
-        assert await anext(shown) == (await stored(h, top.group))["version"]
-    assert subscriptions == 2
-
-
 Notices = asyncio.Queue[tuple[str, int] | Exception]
 
 
@@ -565,67 +518,47 @@ async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
     await hub.close()
 
 
-async def test_a_stream_ended_unconfirmed_tells_its_page_to_wait(
+async def test_a_stream_ended_or_opened_unread_tells_its_page_to_wait(
     harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
 ) -> None:
     """A stream ended because its table's read was not confirmed (every page of the table
     hears of it at once) says ``retry:`` before it ends, so that its page waits, with
-    jitter, before it opens it again (static/live.js); so does one whose first read
-    failed. One ended for another reason (a newer stream of the same page) does not: its
-    page opens it again at once."""
+    jitter, before it opens it again (static/live.js); so does one whose first read is
+    not confirmed, meets an outage (reported as one) or fails for another reason (no
+    outage: WRONGTYPE, say; told in one log line, not an error of the web server's). One
+    ended for another reason (a newer stream of the same page: test_webapp_hardening.py)
+    says nothing: its page opens it again at once."""
     h = harness
     top, players, param = await table_for_two(h, "durak")
     headers = bearer(await token(web, players[0], param))
-    load = api.load
 
-    async def unconfirmed(application: Any, key: str) -> Snapshot:
-        raise Unconfirmed(None, 1, 0, 300)
+    def failing(error: Exception) -> Any:
+        async def load(application: Any, key: str) -> Snapshot:
+            raise error
+
+        return load
 
     async def said(lines: AsyncIterator[str]) -> list[str]:
         """What a stream says from now until it ends, keep-alives aside."""
         return [line async for line in lines if line and line[0] != ":"]
 
+    unconfirmed = Unconfirmed(None, 1, 0, 300)
     async with web.stream("GET", "/app/api/events", headers=headers) as followed:
         lines = followed.aiter_lines()
         assert (await anext(lines)).startswith("data: ")
-        monkeypatch.setattr(api, "load", unconfirmed)
+        monkeypatch.setattr(api, "load", failing(unconfirmed))
         await top.step(players, random.Random(1))  # its notice: a read not confirmed
         assert await said(lines) == [streams.BACK_OFF.strip()]
-    async with web.stream("GET", "/app/api/events", headers=headers) as opened:
-        assert await said(opened.aiter_lines()) == [streams.BACK_OFF.strip()], (
-            "its first read unconfirmed"
-        )
-    monkeypatch.setattr(api, "load", load)
-    async with contextlib.AsyncExitStack() as stack:
-        pages = []
-        for _ in range(streams.PER_SESSION + 1):  # the third ends the first
-            stream = await stack.enter_async_context(
-                web.stream("GET", "/app/api/events", headers=headers)
-            )
-            pages.append(stream.aiter_lines())
-            assert (await anext(pages[-1])).startswith("data: ")
-        assert await said(pages[0]) == [], "ended by a newer one"
-
-
-async def test_a_stream_whose_first_read_fails_tells_its_page_to_wait_and_says_so_once(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
-) -> None:
-    """A table that cannot be read (no outage: WRONGTYPE, say) ends a new stream with
-    ``retry:`` and one log line, not an error of the web server's."""
-    h = harness
-    _, players, param = await table_for_two(h, "durak")
-    headers = bearer(await token(web, players[0], param))
-
-    async def broken(application: Any, key: str) -> Snapshot:
-        raise ResponseError("WRONGTYPE Operation against a key holding the wrong kind")
-
-    monkeypatch.setattr(api, "load", broken)
-    async with web.stream("GET", "/app/api/events", headers=headers) as opened:
-        said = [line async for line in opened.aiter_lines() if line and line[0] != ":"]
-    assert said == [streams.BACK_OFF.strip()]
-    (told,) = h.log_errors
+    wrongtype = ResponseError("WRONGTYPE Operation against a key holding the wrong kind")
+    for error in (unconfirmed, wrongtype, RedisConnectionError("Connection refused")):
+        monkeypatch.setattr(api, "load", failing(error))
+        async with web.stream("GET", "/app/api/events", headers=headers) as opened:
+            assert opened.status_code == 200
+            assert await said(opened.aiter_lines()) == [streams.BACK_OFF.strip()], error
+    (told,) = h.log_errors  # WRONGTYPE's alone
     assert told.getMessage().startswith("the live stream of") and told.exc_info is not None
     h.log_errors.clear()  # the test's own
+    assert services(h.app).health.down
 
 
 async def test_a_table_that_cannot_be_read_ends_its_streams_and_no_other(
