@@ -8,7 +8,7 @@ import base64
 import contextlib
 import json
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from testing.webapp import (
 )
 
 PAGE = "https://cards.example.org/app/"
+Touches = Callable[[Harness, str], dict[str, int]]  # the touches fixture (conftest.py)
 
 
 async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
@@ -359,23 +360,25 @@ async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
 
 
 async def test_n_open_pages_of_a_table_cost_one_read_per_change(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, touches: Touches
 ) -> None:
     """Five pages follow one table through the server's real event streams: the server
     reads the table once per change for all of them, and not at all between changes."""
-    await _five_pages(harness, monkeypatch, keepalive=0.05)
+    await _five_pages(harness, monkeypatch, touches, keepalive=0.05)
 
 
 async def test_the_real_redis_tells_the_pages_of_each_change(
-    real_harness: Harness, monkeypatch: pytest.MonkeyPatch
+    real_harness: Harness, monkeypatch: pytest.MonkeyPatch, touches: Touches
 ) -> None:
     """The same on the real Redis: its pub/sub, and its client's read timeout, which a
     quiet subscription outlives (five keep-alives of a quarter of the time the bot's client
     waits for an answer: quiet for longer than that)."""
-    await _five_pages(real_harness, monkeypatch, keepalive=health.TIMEOUT / 4)
+    await _five_pages(real_harness, monkeypatch, touches, keepalive=health.TIMEOUT / 4)
 
 
-async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: float) -> None:
+async def _five_pages(
+    h: Harness, monkeypatch: pytest.MonkeyPatch, touches: Touches, keepalive: float
+) -> None:
     top, players, param = await table_for_two(h, "durak")
     reads = 0  # the pages' reads of the table
     load = api.load
@@ -386,16 +389,7 @@ async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: fl
         return await load(application, key)
 
     monkeypatch.setattr(api, "load", counted)
-    key = table_key(top.group.id, None).encode()
-    touched = 0  # every read of the table's hash, by anyone
-    execute = h.redis.execute_command
-
-    async def spied(*args: Any, **options: Any) -> Any:
-        nonlocal touched
-        touched += args[0] in ("HGET", "HGETALL", "HMGET") and args[1] in (key, key.decode())
-        return await execute(*args, **options)
-
-    monkeypatch.setattr(h.redis, "execute_command", spied)
+    touched = touches(h, table_key(top.group.id, None))  # by anyone
     monkeypatch.setattr(streams, "KEEPALIVE", keepalive)
     viewers = [*players, *(h.user(name) for name in ("Cid", "Dan", "Eve"))]
     async with (
@@ -429,13 +423,13 @@ async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: fl
                 await shown(page, newest)
         # Quiet: while every page gets keep-alives, nobody reads the table.
         await top.caught_up(players)
-        before = (reads, touched)
+        before = (reads, touched["redis"])
         quiet = 0
         async for line in pages[0]:
             quiet += line.startswith(": keep-alive")
             if quiet == 5:
                 break
-        assert (reads, touched) == before
+        assert (reads, touched["redis"]) == before
     changes = newest - first
     assert changes >= 6 and 1 <= reads - 1 <= changes
     print(f"\n{len(pages)} pages, {changes} changes: {reads - 1} reads of the table")

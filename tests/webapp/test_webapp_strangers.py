@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
 from bot.core import callbacks
-from bot.core.services import Services
 from bot.webapp import api, page, quota
 from engine.games.durak.game import Durak
 from testing.fakeserver import SECRET_HEADER
@@ -155,29 +155,8 @@ async def test_an_answer_the_server_did_not_plan_carries_the_headers_too(
     h.log_errors.clear()  # the fault was the test's own
 
 
-def _spied(h: Harness, monkeypatch: pytest.MonkeyPatch, key: str) -> dict[str, int]:
-    """Counts what touches ``key``'s table: its lock taken, its hash read or written."""
-    touched = {"lock": 0, "redis": 0}
-    lock = Services.lock
-
-    def counted_lock(self: Services, name: str) -> Any:
-        touched["lock"] += name == key
-        return lock(self, name)
-
-    execute = h.redis.execute_command
-
-    async def spied(*args: Any, **options: Any) -> Any:
-        named = [a.decode() if isinstance(a, bytes) else str(a) for a in args[1:4]]
-        touched["redis"] += key in named
-        return await execute(*args, **options)
-
-    monkeypatch.setattr(Services, "lock", counted_lock)
-    monkeypatch.setattr(h.redis, "execute_command", spied)
-    return touched
-
-
 async def test_a_stranger_s_move_is_refused_before_the_table_is_touched(
-    harness: Harness, web: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, web: httpx.AsyncClient, touches: Callable[[Harness, str], dict[str, int]]
 ) -> None:
     h = harness
     top, players, param = await table_for_two(h, "durak", turn_time=0)
@@ -190,7 +169,7 @@ async def test_a_stranger_s_move_is_refused_before_the_table_is_touched(
     opened = await exchange(web, init_data(h.user("Eve"), start_param=param), param)
     eve = bearer(opened.json()["token"])
     before = await stored(h, top.group)
-    touched = _spied(h, monkeypatch, table_key(top.group))
+    touched = touches(h, table_key(top.group))
     for move in moves:
         r = await web.post("/app/api/move", json={"data": move["data"]}, headers=eve)
         assert r.status_code == 409 and r.json()["refusal"], r.text
