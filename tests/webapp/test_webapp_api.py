@@ -68,23 +68,41 @@ def session(monkeypatch: pytest.MonkeyPatch) -> float:
     return auth.SESSION
 
 
-async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harness) -> None:
+@pytest.mark.settings(webapp_name="table")
+async def test_one_link_on_the_group_opens_for_each_his_own_view(
+    harness: Harness, asgi: httpx.AsyncClient
+) -> None:
+    """With only WEBAPP_NAME, the group's table and every hand carry the page's direct link:
+    opened from it, it shows a player his own seat, in his language, and anyone else the
+    public view; each picture holds only what its seat may know."""
     h = harness
     top, (ann, bob), param = await table_for_two(h, "durak")
+    link = f"https://t.me/cardtable_test_bot/table?startapp={param}"
+    opens = [(b.text, b.url) for b in top.table_message().buttons if b.url]
+    assert opens == [(t("en", "webapp.open"), link)]
+    for user in (ann, bob):
+        hand = [m for m in h.screen(user) if m.from_bot][-1]
+        assert [b.url for b in hand.buttons if b.url] == [link]
+        assert not any(b.web_app for b in hand.buttons)
+    assert h.server.calls_to("setChatMenuButton") == []
     data = await stored(h, top.group)
-    mine = await picture(h, ann, param)
     game = Durak.from_json(data["state"])
+
+    async def opened(user: FakeUser) -> dict[str, Any]:
+        r = await exchange(asgi, init_data(user, start_param=param), None)
+        assert r.status_code == 200, r.text
+        shown: dict[str, Any] = (
+            await asgi.get("/app/api/state", headers=bearer(r.json()["token"]))
+        ).json()
+        return shown
+
+    mine = await opened(ann)
     assert mine["seat"] == 0 and mine["view"]["hand"] == game.view(0).hand
     assert mine["lang"] == "en" and mine["view"]["hand"]
-    # Not configured: no hand message offers the page, the group has no link to it.
-    assert not any(b.web_app for u in (ann, bob) for m in h.screen(u) for b in m.buttons)
-    assert not any(b.url and "startapp" in b.url for b in top.table_message().buttons)
-    assert h.server.calls_to("setChatMenuButton") == []
-    # Bob's picture is in his language and holds only what his seat may know.
-    his = await picture(h, bob, param)
-    assert his["lang"] == "ru" and his["view"]["hand"] == game.view(1).hand
+    his = await opened(bob)
+    assert his["seat"] == 1 and his["lang"] == "ru" and his["view"]["hand"] == game.view(1).hand
     assert not leaks(json.dumps(his), hidden_cards("durak", data["state"], 1))
-    stranger = await picture(h, h.user("Cid", language_code="uk"), param)
+    stranger = await opened(h.user("Cid", language_code="uk"))
     assert stranger["seat"] is None and stranger["moves"] == [] and stranger["view"]["hand"] == []
     assert stranger["words"]["spectator"] == t("uk", "webapp.spectator")
     assert not leaks(json.dumps(stranger), hidden_cards("durak", data["state"], None))
@@ -208,6 +226,10 @@ async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
     assert actor is not None
     mover, other = players[actor.player], players[1 - actor.player]
     moves = (await picture(h, mover, param))["moves"]
+    # Not configured: no hand message offers the page, the group has no link to it.
+    assert not any(b.web_app for u in players for m in h.screen(u) for b in m.buttons)
+    assert not any(b.url and "startapp" in b.url for b in top.table_message().buttons)
+    assert h.server.calls_to("setChatMenuButton") == []
     # The page offers exactly the buttons of his hand message, with the same data.
     prompt = top.prompt(mover)
     assert prompt is not None
@@ -260,30 +282,6 @@ async def test_the_page_is_small_and_offered_only_when_configured(
     assert page.status_code == 200 and len(page.content) < 100_000
     with pytest.raises(ValueError):  # Telegram opens only HTTPS pages
         settings(webapp_url="http://cards.example.org/app/")
-
-
-@pytest.mark.settings(webapp_name="table")
-async def test_one_link_on_the_group_opens_for_each_his_own_view(
-    harness: Harness, asgi: httpx.AsyncClient
-) -> None:
-    """With only WEBAPP_NAME, the group's table and every hand carry the page's direct link:
-    opened from it, it shows a player his own seat and anyone else the public view."""
-    h = harness
-    top, (ann, bob), param = await table_for_two(h, "durak")
-    link = f"https://t.me/cardtable_test_bot/table?startapp={param}"
-    opens = [(b.text, b.url) for b in top.table_message().buttons if b.url]
-    assert opens == [(t("en", "webapp.open"), link)]
-    for user in (ann, bob):
-        hand = [m for m in h.screen(user) if m.from_bot][-1]
-        assert [b.url for b in hand.buttons if b.url] == [link]
-        assert not any(b.web_app for b in hand.buttons)
-    game = Durak.from_json((await stored(h, top.group))["state"])
-    for user, seat in ((ann, 0), (bob, 1), (h.user("Cid", language_code="uk"), None)):
-        r = await exchange(asgi, init_data(user, start_param=param), None)
-        assert r.status_code == 200, r.text
-        shown = (await asgi.get("/app/api/state", headers=bearer(r.json()["token"]))).json()
-        assert shown["seat"] == seat
-        assert shown["view"]["hand"] == ([] if seat is None else game.view(seat).hand)
 
 
 async def test_a_player_s_page_follows_his_table_into_the_next_game(
