@@ -507,11 +507,7 @@ def test_malformed_headers(changes: dict[str, object]) -> None:
         Durak.from_record(_record(**changes))
 
 
-def test_header_needs_a_dealer_and_accepts_partial_options() -> None:
-    record = _record()
-    del record["dealer"]
-    with pytest.raises(MalformedRecord):
-        Durak.from_record(record)
+def test_a_header_may_give_part_of_the_options() -> None:
     record = _record(options={"dummy_plays": True})
     del record["previous_fool"]
     game = Durak.from_record(record)
