@@ -12,7 +12,7 @@ tests in a fraction of that.
 Ports: :func:`free_ports` takes ports of ``REDIS_TEST_PORTS`` (``first-last``; by default
 200 derived from ``REDIS_TEST_DB``) that nothing listens on, from this process's share of
 them (each pytest-xdist worker has its own), a cluster's bus ports too. :class:`Ahead`
-starts the next test's pair while a test runs.
+starts the next test's servers while a test runs.
 
 What a test does to them:
 
@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import redis
 from redis.backoff import NoBackoff
@@ -779,42 +779,6 @@ def reused(made: list[Cluster], directory: Path) -> Iterator[Cluster]:
             raise
 
 
-class Ahead:
-    """Pairs started one ahead, in a thread: while a test runs on its pair (each test has
-    one of its own), the next is started, so that the next test finds it up rather than
-    wait for it. :meth:`close` stops the one left over."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory, self.made = directory, itertools.count()
-        self.thread = ThreadPoolExecutor(1, "pair-ahead")
-        self.next = self._start()
-
-    def _start(self) -> tuple[Pair, Future[None]]:
-        pair = Pair(self.directory / str(next(self.made)))
-        return pair, self.thread.submit(pair.start)
-
-    def take(self) -> Pair:
-        """A pair started (the next one starts meanwhile): the caller stops it."""
-        (pair, started), self.next = self.next, self._start()
-        try:
-            started.result()
-        except BaseException:
-            self._stop(pair)
-            raise
-        return pair
-
-    def _stop(self, pair: Pair) -> None:
-        """``pair`` stopped by the thread that starts the pairs, once its start is over:
-        stopped from here while the thread still launches it (a Ctrl-C or a test's timeout
-        in :meth:`take`), a server launched just after would outlive the run. The thread
-        is joined at exit (Python's own), whatever interrupts this one."""
-        self.thread.submit(pair.stop)
-
-    def close(self) -> None:
-        self._stop(self.next[0])
-        self.thread.shutdown()
-
-
 class Runs(Protocol):
     def start(self) -> None: ...
 
@@ -824,6 +788,43 @@ class Runs(Protocol):
 Started = TypeVar("Started", bound=Runs)
 
 
+class Ahead(Generic[Started]):
+    """Servers started one ahead, in a thread, each in a folder of its own (``make``: a
+    :class:`Pair`, or :class:`Sentinels`): while a test runs on its own, the next is
+    started, so that the next test finds it up rather than wait for it. :meth:`close`
+    stops the one left over."""
+
+    def __init__(self, directory: Path, make: Callable[[Path], Started]) -> None:
+        self.directory, self.make, self.made = directory, make, itertools.count()
+        self.thread = ThreadPoolExecutor(1, "ahead")
+        self.next = self._start()
+
+    def _start(self) -> tuple[Started, Future[None]]:
+        made = self.make(self.directory / str(next(self.made)))
+        return made, self.thread.submit(made.start)
+
+    def take(self) -> Started:
+        """Servers started (the next start meanwhile): the caller stops them."""
+        (made, started), self.next = self.next, self._start()
+        try:
+            started.result()
+        except BaseException:
+            self._stop(made)
+            raise
+        return made
+
+    def _stop(self, made: Started) -> None:
+        """``made`` stopped by the thread that starts them, once its start is over:
+        stopped from here while the thread still launches it (a Ctrl-C or a test's timeout
+        in :meth:`take`), a server launched just after would outlive the run. The thread
+        is joined at exit (Python's own), whatever interrupts this one."""
+        self.thread.submit(made.stop)
+
+    def close(self) -> None:
+        self._stop(self.next[0])
+        self.thread.shutdown()
+
+
 def started(made: Started) -> Started:
     """``made`` started (in a thread, say); the caller stops it."""
     made.start()
@@ -831,11 +832,11 @@ def started(made: Started) -> Started:
 
 
 @contextlib.contextmanager
-def running(made: Started, start: Callable[[], None] | None = None) -> Iterator[Started]:
+def running(made: Started) -> Iterator[Started]:
     """``made`` (a :class:`Server`, :class:`Pair`, :class:`Cluster` or :class:`Sentinels`)
-    started (by ``start``, else its own), and torn down after, whatever happens."""
+    started, and torn down after, whatever happens."""
     try:
-        (start or made.start)()
+        made.start()
         yield made
     finally:
         made.stop()

@@ -38,6 +38,7 @@ from bot.core.health import PAUSES
 from bot.core.i18n import t
 from bot.core.keys import DUE_KEYS
 from bot.core.replicas import Replicas, Unconfirmed
+from testing import redis_servers
 from testing.botproc import BotProcess, Bots, Forked, ProcHarness
 from testing.chats import Answer
 from testing.fakegram import FakeTelegram
@@ -95,11 +96,20 @@ def cluster(tmp_path: Path, clusters: Future[list[Cluster]]) -> Iterator[Cluster
         yield c
 
 
+@pytest.fixture(scope="module", autouse=True)
+def sentinel_sets(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[redis_servers.Ahead[Sentinels]]:
+    """Each test's primary and replica behind Sentinel, started while the test before it
+    runs (the first while the module's first case runs)."""
+    ahead = redis_servers.Ahead(tmp_path_factory.mktemp("sentinels"), Sentinels)
+    yield ahead
+    ahead.close()
+
+
 @pytest.fixture
-def sentinels(tmp_path: Path) -> Iterator[Sentinels]:
-    """A primary and replica behind Sentinel, not launched yet: the test launches them
-    beside what it does on the cluster meanwhile (_launched)."""
-    made = Sentinels(tmp_path / "sentinel")
+def sentinels(sentinel_sets: redis_servers.Ahead[Sentinels]) -> Iterator[Sentinels]:
+    made = sentinel_sets.take()
     yield made
     made.stop()
 
@@ -116,12 +126,6 @@ async def _side_by_side(**halves: Coroutine[Any, Any, T]) -> list[T]:
     if failed:
         raise failed[0] if len(failed) == 1 else BaseExceptionGroup("both halves failed", failed)
     return done  # type: ignore[return-value]  # (none is an error)
-
-
-async def _launched(where: Where) -> None:
-    """Sentinels launched (Sentinels.launch), in a thread: a cluster is up already."""
-    if isinstance(where, Sentinels):
-        await asyncio.to_thread(where.launch)
 
 
 def settings_of(where: Where) -> RedisSettings:
@@ -198,7 +202,6 @@ async def test_the_check_says_the_mode_loads_each_script_on_each_primary_and_a_k
 
 async def _checked(where: Where, redis: Any) -> str:
     """The check's line, which says the mode; each script loaded on each primary."""
-    await _launched(where)
     line = await connect.check(redis, settings_of(where))
     if isinstance(where, Cluster):
         assert line.startswith("redis: cluster of 3 primaries (127.0.0.1:")
@@ -365,9 +368,7 @@ class Telegram(ProcHarness):
 async def _processes(
     bots: Bots, api: FakeServer, where: Where
 ) -> tuple[Telegram, list[BotProcess]]:
-    """The game's bot processes, ready (their logs named after the mode); behind Sentinel
-    they start once the Sentinels are launched, while they get ready."""
-    await _launched(where)
+    """The game's bot processes, ready (their logs named after the mode)."""
     env, name = env_of(where), type(where).__name__.lower()
     _, *started = await asyncio.gather(
         asyncio.to_thread(where.wait_ok),
