@@ -293,6 +293,7 @@ class Cluster:
     servers: dict[int, Server] = field(default_factory=dict)
     # each node's ACL users and CONFIG as started (restore puts neither back)
     settings: dict[int, object] = field(default_factory=dict, init=False)
+    settled: tuple[int, list[int]] | None = field(default=None, init=False)  # (_state)
 
     def __post_init__(self) -> None:
         count = self.primaries * (1 + self.replicas)
@@ -333,7 +334,7 @@ class Cluster:
             timeout=UP_WITHIN,
         )
         self.wait_ok()
-        self.settings = self._settings()
+        self.settings, self.settled = self._settings(), self._state()
 
     def stop(self) -> None:
         for server in self.servers.values():
@@ -410,7 +411,38 @@ class Cluster:
         A killed server is started again (the replica of the one that took over), and
         each replica anew: one that has run an election keeps its votes for 4 s (twice
         Redis' 2 s auth timeout) and, its primary gone again meanwhile, "wins" with them,
-        for an epoch the others refuse (no primary for its slots then)."""
+        for an epoch the others refuse (no primary for its slots then). None is, when each
+        is up and nothing failed over since the cluster was last started or restored (the
+        same primaries, no new epoch): a test may restore it itself as it ends."""
+        if len(self._live()) < len(self.servers) or self._state() != self.settled:
+            self._anew()
+        for port in self.primary_ports():
+            with self.servers[port].client() as primary:
+                let_through(primary)
+        self.wait_ok()
+        for port in self.primary_ports():
+            with self.servers[port].client() as primary:
+                primary.flushall()  # and its replica soon after
+        for server in self.servers.values():
+            with server.client() as node:
+                node.script_flush()
+                _wait("no key is left", lambda: node.dbsize() == 0, UP_WITHIN)
+        changed = sorted(p for p, now in self._settings().items() if now != self.settings[p])
+        assert not changed, f"a test left an ACL user or CONFIG changed on {changed}"
+        self.settled = self._state()
+
+    def _state(self) -> tuple[int, list[int]]:
+        """The greatest epoch a node knows (a failover, or a replica's bid for one, raises
+        it) and the primaries' ports."""
+        epochs = []
+        for server in self._live():
+            with server.client() as node:
+                epochs.append(int(node.cluster("INFO")["cluster_current_epoch"]))
+        return max(epochs), self.primary_ports()
+
+    def _anew(self) -> None:
+        """Each killed primary's replica takes over, each replica and each killed server
+        starts again, and every node is in touch with every other (:meth:`restore`)."""
         self.take_over()
         for server in self._live():
             with server.client() as node:
@@ -431,19 +463,6 @@ class Cluster:
             return True
 
         _wait("every node is back", whole, UP_WITHIN)
-        for port in self.primary_ports():
-            with self.servers[port].client() as primary:
-                let_through(primary)
-        self.wait_ok()
-        for port in self.primary_ports():
-            with self.servers[port].client() as primary:
-                primary.flushall()  # and its replica soon after
-        for server in self.servers.values():
-            with server.client() as node:
-                node.script_flush()
-                _wait("no key is left", lambda: node.dbsize() == 0, UP_WITHIN)
-        changed = sorted(p for p, now in self._settings().items() if now != self.settings[p])
-        assert not changed, f"a test left an ACL user or CONFIG changed on {changed}"
 
     def take_over(self) -> None:
         """Each killed primary's live replica takes over now (CLUSTER FAILOVER TAKEOVER, as

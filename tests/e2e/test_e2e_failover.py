@@ -232,6 +232,16 @@ async def _a_kill_is_a_pause(where: Where, redis: Any) -> None:
     assert all(isinstance(e, PAUSES) for e in seen), seen
     assert back < BACK_WITHIN, f"answered {back:.1f} s after the kill"
     assert await asyncio.to_thread(_primary, where, key) == successor
+    await _restored(where)
+
+
+async def _restored(where: Where, processes: list[BotProcess] | None = None) -> None:
+    """A cluster's half restores it as it ends (its processes gone), while the other
+    goes on: the fixture's restore after the test then has nothing to start again."""
+    if isinstance(where, Cluster):
+        for process in processes or []:
+            process.kill()
+        await asyncio.to_thread(where.restore)
 
 
 async def test_a_pollers_read_across_a_dead_node_leaves_other_commands_be(cluster: Cluster) -> None:
@@ -570,3 +580,4 @@ async def _played(where: Where, bots: Bots, how: str) -> None:
         log = process.log()
         assert mode in log
         assert "Traceback" not in log, log
+    await _restored(where, processes)
