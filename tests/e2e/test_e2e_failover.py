@@ -22,10 +22,10 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
@@ -45,7 +45,7 @@ from testing.fakegram import FakeTelegram
 from testing.fakeserver import serving
 from testing.redis_servers import SENTINEL_MASTER, Ahead, Cluster, Sentinels, reused, running
 from testing.tabletop import PASS, TAKE, Tabletop, action_of, stored, table_key
-from testing.waits import until
+from testing.waits import side_by_side, until
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("clients_closed")]
 pytestmark.append(pytest.mark.skipif(bool(why := redis_servers.why_not()), reason=str(why)))
@@ -62,7 +62,6 @@ UNCONFIRMED = t("en", "common.unconfirmed")
 
 
 Where = Cluster | Sentinels
-T = TypeVar("T")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -110,20 +109,6 @@ def sentinels(sentinel_sets: Ahead[Sentinels]) -> Iterator[Sentinels]:
     made = sentinel_sets.take()
     yield made
     made.stop()
-
-
-async def _side_by_side(**halves: Coroutine[Any, Any, T]) -> list[T]:
-    """The halves of a test run side by side (on the cluster and behind Sentinel: servers
-    apart, and most of each is a wait on Redis or on the bot); what each returns, in turn.
-    An error says which half failed."""
-    done = await asyncio.gather(*halves.values(), return_exceptions=True)
-    failed = [e for e in done if isinstance(e, BaseException)]
-    for name, result in zip(halves, done, strict=True):
-        if isinstance(result, BaseException):
-            result.add_note(f"(the {name} half of the test)")
-    if failed:
-        raise failed[0] if len(failed) == 1 else BaseExceptionGroup("both halves failed", failed)
-    return done  # type: ignore[return-value]  # (none is an error)
 
 
 def settings_of(where: Where) -> RedisSettings:
@@ -184,12 +169,12 @@ async def test_the_check_says_the_mode_loads_each_script_on_each_primary_and_a_k
     caplog.set_level(logging.INFO, logger="bot.core.connect")
     clients = [connect.client(settings_of(where)) for where in (cluster, sentinels)]
     try:
-        lines = await _side_by_side(
+        lines = await side_by_side(
             cluster=_checked(cluster, clients[0]), sentinel=_checked(sentinels, clients[1])
         )
         logged = sorted(r.getMessage().split(" (")[0] for r in caplog.records)
         assert logged == sorted(line.split(" (")[0] for line in lines)
-        await _side_by_side(
+        await side_by_side(
             cluster=_a_kill_is_a_pause(cluster, clients[0]),
             sentinel=_a_kill_is_a_pause(sentinels, clients[1]),
         )
@@ -527,7 +512,7 @@ async def test_a_game_of_several_processes_goes_on_across_a_failover(
     """A game on the cluster and one behind Sentinel, side by side, each with its own bot
     processes and Bot API: on the cluster the primary that holds the table's slot goes
     (the other primaries stay); behind Sentinel, the primary."""
-    await _side_by_side(cluster=_played(cluster, bots, how), sentinel=_played(sentinels, bots, how))
+    await side_by_side(cluster=_played(cluster, bots, how), sentinel=_played(sentinels, bots, how))
 
 
 async def _played(where: Where, bots: Bots, how: str) -> None:
