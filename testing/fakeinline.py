@@ -82,7 +82,8 @@ def chat_instance(chat_id: int) -> str:
     return str(abs(chat_id) * 31 + 17)
 
 
-def _json(raw: Any) -> Any:
+def as_json(raw: Any) -> Any:
+    """A parameter as its JSON reads: PTB sends objects JSON-encoded in a form."""
     return json.loads(raw) if isinstance(raw, str) else raw
 
 
@@ -251,7 +252,7 @@ class Inline:
         query = self.queries.get(str(params.get("inline_query_id")))
         if query is None or query.answer is not None:
             raise bad(QUERY_INVALID.removeprefix("Bad Request: "))
-        results = _json(params.get("results"))
+        results = as_json(params.get("results"))
         if not isinstance(results, list):
             raise bad("can't parse inline query results: expected an Array")
         if len(results) > MAX_RESULTS:
@@ -314,7 +315,7 @@ class Inline:
 
     def _button(self, raw: Any) -> dict[str, Any] | None:
         """InlineQueryResultsButton: a text and exactly one of web_app, start_parameter."""
-        button = _json(raw)
+        button = as_json(raw)
         if button is None:
             return None
         kinds = [k for k in ("web_app", "start_parameter") if k in button]

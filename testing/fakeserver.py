@@ -35,12 +35,11 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import httpx
-from telegram.ext import Application
 
 from testing.chats import BOT_TOKEN
 from testing.errors import ApiError
 from testing.fakegram import FakeTelegram, documented
-from testing.harness import Harness
+from testing.harness import App, Harness
 
 # Parameters the Bot API takes as strings: never JSON-decoded (a text "12" stays text).
 _STRING_PARAMS = frozenset(
@@ -286,9 +285,7 @@ class WebhookHarness(Harness):
         # Plain HTTP: no certificates to load (20 ms of CPU a client).
         self.client = httpx.AsyncClient(verify=False, timeout=10.0, limits=limits)
 
-    async def deliver(
-        self, data: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
-    ) -> None:
+    async def deliver(self, data: dict[str, Any], app: App | None = None) -> None:
         if self.on_post is not None:
             self.on_post(data)
         response = await self.client.post(
