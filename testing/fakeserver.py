@@ -1,21 +1,14 @@
 """The fake Telegram over real HTTP on 127.0.0.1, for a bot that runs in another process.
 
-It serves testing/fakegram.py's server, and a :class:`~testing.harness.Harness` delivers
-updates to the bot's webhook as Telegram does.
-
 Why: the in-process harness calls ``Application.process_update`` itself, so it cannot show
 what a deployment sees: PTB's own HTTP client and connection pool, its webhook server,
 the rate limiter waiting on a real network, several processes sharing one bot. Here the
-bot is ``python -m bot`` with ``TELEGRAM_BASE_URL`` pointing at :class:`FakeServer`; every
-call it makes is answered by one :class:`~testing.fakegram.FakeTelegram` (the simulation,
-its errors and, with ``limits``, Telegram's flood control) after a simulated network
-delay, and recorded with its timestamps (:class:`Served`) for whoever listens.
-
-The server speaks just enough HTTP/1.1 for httpx (PTB's client): keep-alive connections,
-``Content-Length`` bodies, form-encoded, JSON or multipart parameters. Form values come
-as PTB sends them (strings as they are, everything else JSON-encoded) and are decoded
-back to what the JSON would have been, so the simulation sees the same parameters as
-through :class:`~testing.fakegram.FakeRequest`.
+bot is ``python -m bot`` with ``TELEGRAM_BASE_URL`` pointing at :class:`FakeServer`, which
+answers every call with one :class:`~testing.fakegram.FakeTelegram` after a simulated
+network delay, and :class:`WebhookHarness` posts updates to the bot's webhook. The server
+speaks just enough HTTP/1.1 for httpx (keep-alive, ``Content-Length`` bodies); form values
+are decoded back to what their JSON would have been, so the simulation sees the same
+parameters as through :class:`~testing.fakegram.FakeRequest`.
 """
 
 from __future__ import annotations

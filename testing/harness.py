@@ -54,8 +54,16 @@ START_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
 AppFactory = Callable[..., Awaitable[Any]]
 App = Application[Any, Any, Any, Any, Any, Any]
 
+# Who an anonymous admin's messages come from.
+ANONYMOUS = {
+    "id": 1087968824,
+    "is_bot": True,
+    "first_name": "Group",
+    "username": "GroupAnonymousBot",
+}
 Pick = str | Callable[[Button], bool] | int
-Chat = FakeGroup | FakeUser | FakeDialog
+BotChat = FakeGroup | FakeUser  # a chat the bot is in
+Chat = BotChat | FakeDialog
 ResultPick = int | str | Callable[[dict[str, Any]], bool]
 
 
@@ -97,15 +105,9 @@ class Harness:
         username: str | None = None,
         user_id: int | None = None,
     ) -> FakeUser:
-        return self.server.add_user(
-            FakeUser(
-                id=user_id or next(self._user_ids),
-                first_name=first_name,
-                language_code=language_code,
-                username=username,
-                started=started,
-            )
-        )
+        user = FakeUser(user_id or next(self._user_ids), first_name, language_code, username)
+        user.started = started
+        return self.server.add_user(user)
 
     def group(
         self,
@@ -216,7 +218,7 @@ class Harness:
     async def send_text(
         self,
         user: FakeUser,
-        chat: FakeGroup | FakeUser,
+        chat: BotChat,
         text: str,
         *,
         thread: int | None = None,
@@ -257,35 +259,21 @@ class Harness:
     async def as_group(self, group: FakeGroup, text: str) -> FakeMessage:
         """``text`` from an anonymous admin: Telegram sends it from GroupAnonymousBot,
         with the group itself as ``sender_chat``."""
-        sender = {
-            "id": 1087968824,
-            "is_bot": True,
-            "first_name": "Group",
-            "username": "GroupAnonymousBot",
-        }
-        message = self.server.new_message(
-            group.id, sender, text=text, entities=command_entities(text)
-        )
+        entities = command_entities(text)
+        message = self.server.new_message(group.id, ANONYMOUS, text=text, entities=entities)
         await self.feed({"message": {**message.to_json(), "sender_chat": group.chat_json()}})
         return message
 
     async def command(
-        self,
-        user: FakeUser,
-        chat: FakeGroup | FakeUser,
-        text: str,
-        *,
-        thread: int | None = None,
-        mention: bool = False,
-        reply_to: FakeMessage | None = None,
-        app: App | None = None,
+        self, user: FakeUser, chat: BotChat, text: str, *, mention: bool = False, **kw: Any
     ) -> FakeMessage:
-        """``/cmd args`` in a chat; ``mention`` writes ``/cmd@botname`` as group menus do."""
+        """``/cmd args`` in a chat (``kw``: :meth:`send_text`'s); ``mention`` writes
+        ``/cmd@botname`` as group menus do."""
         assert text.startswith("/")
         if mention:
             word, _, rest = text.partition(" ")
             text = f"{word}@{BOT_USERNAME}" + (f" {rest}" if rest else "")
-        return await self.send_text(user, chat, text, thread=thread, reply_to=reply_to, app=app)
+        return await self.send_text(user, chat, text, **kw)
 
     async def private(self, user: FakeUser, text: str, app: App | None = None) -> FakeMessage:
         return await self.send_text(user, user, text, app=app)
@@ -483,13 +471,13 @@ class Harness:
         chat_id = chat if isinstance(chat, int) else chat.id
         return self.server.screen(chat_id, thread)
 
-    def last(self, chat: FakeGroup | FakeUser | int, thread: int | None = None) -> FakeMessage:
+    def last(self, chat: BotChat | int, thread: int | None = None) -> FakeMessage:
         messages = [m for m in self.screen(chat, thread) if m.from_bot]
         assert messages, "the bot has posted nothing there"
         return messages[-1]
 
     def with_button(
-        self, chat: FakeGroup | FakeUser | int, pick: Pick, thread: int | None = None
+        self, chat: BotChat | int, pick: Pick, thread: int | None = None
     ) -> FakeMessage:
         """The newest bot message in the chat that shows the button ``pick``."""
         for message in reversed(self.screen(chat, thread)):
@@ -504,7 +492,7 @@ class Harness:
         """The answerCallbackQuery texts the user was shown (toasts and alerts)."""
         return [a.text for a in self.server.queries.values() if a.user_id == user.id and a.text]
 
-    def last_document(self, chat: FakeGroup | FakeUser | int) -> tuple[str, bytes]:
+    def last_document(self, chat: BotChat | int) -> tuple[str, bytes]:
         chat_id = chat if isinstance(chat, int) else chat.id
         docs = [m for m in self.server.screen(chat_id) if m.document is not None]
         assert docs, "no document was sent there"
