@@ -46,7 +46,15 @@ from testing.chats import (
     FakeUser,
     Fault,
 )
-from testing.errors import BLOCKED, CANT_INITIATE, NOT_MODIFIED, QUERY_INVALID, ApiError, bad
+from testing.errors import (
+    BLOCKED,
+    CANT_INITIATE,
+    NOT_MODIFIED,
+    QUERY_INVALID,
+    ApiError,
+    bad,
+    too_many,
+)
 from testing.fakeinline import Inline, as_json
 from testing.flood import FloodLimits
 from testing.html import parse_html, strip_entities, utf16_len
@@ -279,14 +287,7 @@ class FakeTelegram:
         when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
         """Telegram's flood control (429) on the next ``times`` matching calls."""
-        self.inject(
-            method,
-            429,
-            f"Too Many Requests: retry after {retry_after}",
-            times=times,
-            retry_after=retry_after,
-            when=when,
-        )
+        self.faults.append(Fault(method, too_many(retry_after), times, when))
 
     # ----- reading what users see
 
@@ -382,10 +383,7 @@ class FakeTelegram:
             now = self.clock()
             recent = [t for t in self._sent_at.get(chat_id, []) if now - t < 60]
             if len(recent) >= self.group_rate_per_minute:
-                retry = max(1, int(60 - (now - recent[0])) + 1)
-                raise ApiError(
-                    429, f"Too Many Requests: retry after {retry}", {"retry_after": retry}
-                )
+                raise too_many(max(1, int(60 - (now - recent[0])) + 1))
             self._sent_at[chat_id] = [*recent, now]
 
     def _chat(self, params: dict[str, Any], *, writing: bool = True) -> int:

@@ -233,18 +233,9 @@ class FakeServer:
             result = self.telegram.handle(method, params, files)
         except ApiError as error:
             retry = (error.parameters or {}).get("retry_after")
-            done = self.clock()
-            self._served(
-                Served(
-                    received,
-                    done,
-                    method,
-                    params,
-                    error.code,
-                    description=error.description,
-                    retry_after=None if retry is None else int(retry),
-                )
-            )
+            wait = None if retry is None else int(retry)
+            when = (received, self.clock(), method, params)
+            self._served(Served(*when, error.code, None, error.description, wait))
             return error.code, error.body()
         self._served(Served(received, self.clock(), method, params, HTTPStatus.OK, result))
         return HTTPStatus.OK, {"ok": True, "result": result}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from testing.errors import ApiError
+from testing.errors import too_many
 from testing.fakeinline import as_json
 
 # ------------------------------------------------------------------- Telegram's limits
@@ -124,7 +124,6 @@ class FloodLimits:
         wait = max(b.wait() for b in buckets)
         if wait > 0:
             self.refused += 1
-            retry = max(1, math.ceil(wait))
-            raise ApiError(429, f"Too Many Requests: retry after {retry}", {"retry_after": retry})
+            raise too_many(max(1, math.ceil(wait)))
         for bucket in buckets:
             bucket.tokens -= 1

@@ -73,8 +73,7 @@ class Harness:
     def __init__(self, server: FakeTelegram, apps: Iterable[App] = ()):
         self.server = server
         self.apps = list(apps)
-        # Random bases: runs that share a Redis (two helpers, xdist) never share a chat,
-        # nor an update id (the bot remembers those it handled).
+        # Random bases: runs that share a Redis never share a chat nor an update id.
         base = random.randrange(10**8)
         self._update_ids = itertools.count(100_000 + base * 10**5)
         self._query_ids = itertools.count(1)
@@ -83,11 +82,8 @@ class Harness:
         self.log_errors: list[logging.LogRecord] = []
         self.redis: Any = None  # the store the apps share, for tests that read the state
         self.delivered: list[dict[str, Any]] = []  # every update, as sent
-        # When set, every update is handed to all of these at once, as several webhook
-        # workers may each be handed the same update.
-        self.fanout: list[App] = []
-        # (kind of update, seconds from its arrival to the end of its handling), for the
-        # benchmark: parsing the JSON and ``process_update``
+        self.fanout: list[App] = []  # set: each update goes to all of these, as to workers
+        # (kind of update, seconds from its arrival to the end of its handling): the bench's
         self.durations: list[tuple[str, float]] = []
 
     @property

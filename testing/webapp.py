@@ -51,16 +51,15 @@ def init_data(
     user: FakeUser,
     *,
     token: str = BOT_TOKEN,
-    age: float = 0.0,
     start_param: str | None = None,
     chat_type: str | None = None,
     chat_instance: str | None = None,
 ) -> str:
-    """The initData Telegram would give ``user``'s page, ``age`` seconds old; a page
-    opened from a direct link in a chat also gets that chat's type and chat_instance."""
+    """The initData Telegram would give ``user``'s page now; a page opened from a direct
+    link in a chat also gets that chat's type and chat_instance."""
     profile = {"id": user.id, "first_name": user.first_name, "language_code": user.language_code}
     fields = {
-        "auth_date": str(int(time.time() - age)),
+        "auth_date": str(int(time.time())),
         "query_id": secrets.token_urlsafe(18),  # Telegram's differs at each opening
         "user": json.dumps(profile, separators=(",", ":"), ensure_ascii=False),
     }
@@ -115,13 +114,16 @@ async def table_for_two(
     top = Tabletop(h, group)
     await top.open(players[0], game)
     await top.join(players[1])
-    if turn_time is not None:
-        options |= {"turn_time": turn_time}
-    if options:  # set as if chosen in the lobby (its buttons may not reach them yet)
-        await set_lobby(h.redis, table_key(group), options)
+    await settle(h, group, options | ({} if turn_time is None else {"turn_time": turn_time}))
     with mock.patch.object(games, "start", dealing(deal)):
         await top.start(players[0])
     return top, players, await table_param(h, group)
+
+
+async def settle(h: Harness, group: FakeGroup, settings: dict[str, Any]) -> None:
+    """The lobby's ``settings`` set as if chosen in it (any its buttons may not reach yet)."""
+    if settings:
+        await set_lobby(h.redis, table_key(group), settings)
 
 
 async def table_param(h: Harness, group: FakeGroup) -> str:
