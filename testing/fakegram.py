@@ -207,12 +207,13 @@ class FakeTelegram:
         """A private chat between two users (testing.fakeinline)."""
         return self.inline.dialog(a, b)
 
+    def chat(self, chat_id: int) -> FakeUser | FakeGroup | FakeDialog:
+        """The chat of an id: a user's private chat with the bot, a group, a dialog."""
+        found = self.users.get(chat_id) or self.groups.get(chat_id)
+        return found or self.inline.dialogs[chat_id]
+
     def chat_json(self, chat_id: int) -> dict[str, Any]:
-        if chat_id in self.users:
-            return self.users[chat_id].chat_json()
-        if chat_id in self.inline.dialogs:
-            return self.inline.dialogs[chat_id].chat_json()
-        return self.groups[chat_id].chat_json()
+        return self.chat(chat_id).chat_json()
 
     def new_message(self, chat_id: int, sender: dict[str, Any], **fields: Any) -> FakeMessage:
         message = self._message(self._next_message_id, chat_id, sender, fields)

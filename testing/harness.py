@@ -387,7 +387,7 @@ class Harness:
     async def scroll(self, user: FakeUser, seen: Shown, app: App | None = None) -> Shown:
         """He scrolls to the end of ``seen``: the next page (its ``next_offset``)."""
         assert seen.next_offset, "no more results: the client asks for none"
-        chat = self.chat(seen.chat_id)
+        chat = self.server.chat(seen.chat_id)
         return await self.inline(user, chat, seen.query, seen.next_offset, app)
 
     async def pick(
@@ -412,23 +412,13 @@ class Harness:
         button = self.find(message, pick)
         query = button.switch_inline_query_current_chat
         assert query is not None, f"{button.text!r} does not switch to inline mode"
-        return await self.inline(user, self.chat(message.chat_id), query, app=app)
+        return await self.inline(user, self.server.chat(message.chat_id), query, app=app)
 
     def delete(self, user: FakeUser, message: FakeMessage) -> None:
         """``user`` deletes a message he sent (an inline result he posted: the bot's edits
         of it fail from then on)."""
         assert message.sender.get("id") == user.id, "a user deletes only his own messages"
         message.deleted = True
-
-    def chat(self, chat_id: int) -> Chat:
-        """The chat (a user's private chat with the bot, a group, a dialog) of an id."""
-        found = (
-            self.server.users.get(chat_id)
-            or self.server.groups.get(chat_id)
-            or self.server.inline.dialogs.get(chat_id)
-        )
-        assert found is not None, f"no chat {chat_id}"
-        return found
 
     def results_seen(self, user: FakeUser) -> list[Shown]:
         """Every list of inline results ``user`` saw, oldest first."""
@@ -489,8 +479,7 @@ class Harness:
         return [a.text for a in self.server.queries.values() if a.user_id == user.id and a.text]
 
     def last_document(self, chat: BotChat | int) -> tuple[str, bytes]:
-        chat_id = chat if isinstance(chat, int) else chat.id
-        docs = [m for m in self.server.screen(chat_id) if m.document is not None]
+        docs = [m for m in self.screen(chat) if m.document is not None]
         assert docs, "no document was sent there"
         return docs[-1].document["file_name"], docs[-1].document_bytes or b""  # type: ignore[index]
 
