@@ -5,7 +5,7 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 
@@ -25,3 +25,21 @@ async def until(
                 return
         assert time.monotonic() < deadline, what
         await asyncio.sleep(0.02)
+
+
+async def side_by_side(**cases: Awaitable[Any]) -> list[Any]:
+    """Runs independent cases of one test at once, so that their waits on real timers
+    (leases, idle limits, rate limits) overlap rather than add up; what each returns, in
+    turn. A failing case stops the others and fails the test; each failure is noted with
+    its case's name."""
+
+    async def named(name: str, case: Awaitable[Any]) -> Any:
+        try:
+            return await case
+        except Exception as failure:
+            failure.add_note(f"(in the case {name!r})")
+            raise
+
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(named(name, case)) for name, case in cases.items()]
+    return [task.result() for task in tasks]
