@@ -51,15 +51,16 @@ def init_data(
     user: FakeUser,
     *,
     token: str = BOT_TOKEN,
+    age: float = 0.0,
     start_param: str | None = None,
     chat_type: str | None = None,
     chat_instance: str | None = None,
 ) -> str:
-    """The initData Telegram would give ``user``'s page now; a page opened from a direct
-    link in a chat also gets that chat's type and chat_instance."""
+    """The initData Telegram would give ``user``'s page, ``age`` seconds old; a page
+    opened from a direct link in a chat also gets that chat's type and chat_instance."""
     profile = {"id": user.id, "first_name": user.first_name, "language_code": user.language_code}
     fields = {
-        "auth_date": str(int(time.time())),
+        "auth_date": str(int(time.time() - age)),
         "query_id": secrets.token_urlsafe(18),  # Telegram's differs at each opening
         "user": json.dumps(profile, separators=(",", ":"), ensure_ascii=False),
     }
