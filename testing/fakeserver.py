@@ -35,23 +35,11 @@ from testing.fakegram import FakeTelegram, documented
 from testing.harness import App, Harness
 
 # Parameters the Bot API takes as strings: never JSON-decoded (a text "12" stays text).
-_STRING_PARAMS = frozenset(
-    {
-        "text",
-        "caption",
-        "parse_mode",
-        "callback_query_id",
-        "inline_message_id",
-        "inline_query_id",
-        "next_offset",
-        "url",
-        "secret_token",
-        "language_code",
-        "description",
-        "short_description",
-        "ip_address",
-    }
+_STRINGS = (
+    "text caption parse_mode callback_query_id inline_message_id inline_query_id next_offset "
+    "url secret_token language_code description short_description ip_address"
 )
+_STRING_PARAMS = frozenset(_STRINGS.split())
 # The header Telegram sends with each webhook update when the bot set a secret.
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 _MAX_HEAD = 64 * 1024
