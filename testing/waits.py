@@ -5,7 +5,7 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 
@@ -25,3 +25,20 @@ async def until(
                 return
         assert time.monotonic() < deadline, what
         await asyncio.sleep(0.02)
+
+
+async def side_by_side(**cases: Awaitable[Any]) -> None:
+    """Runs independent cases of one test at once, so that their waits on real timers
+    (leases, idle limits, rate limits) overlap rather than add up. A failing case stops
+    the others and fails the test; each failure is noted with its case's name."""
+
+    async def named(name: str, case: Awaitable[Any]) -> None:
+        try:
+            await case
+        except Exception as failure:
+            failure.add_note(f"(in the case {name!r})")
+            raise
+
+    async with asyncio.TaskGroup() as group:
+        for name, case in cases.items():
+            group.create_task(named(name, case))

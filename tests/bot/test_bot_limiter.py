@@ -9,7 +9,7 @@ from typing import Any
 import fakeredis
 import pytest
 import redis.asyncio as aioredis
-from redis.exceptions import ConnectionError, RedisError
+from redis.exceptions import RedisError
 
 from bot.core import health
 from bot.core.budget import LEARN_WINDOW, LEARNED_FOR, Mode, of_ephemeral
@@ -127,17 +127,6 @@ async def test_flood_control_holds_back_that_chat_alone_in_every_process(
     assert other == 0
     clock.now += 30
     assert await first.try_acquire([(GROUP_CHAT, Priority.PROMPT)]) == [0.0]
-
-
-async def test_without_redis_calls_go_through(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An outage must not stall what the bot could still send."""
-    limiter = Limiter(fakeredis.FakeAsyncRedis(), ManualClock(1_000_000.0))
-
-    async def down(*args: object, **kwargs: object) -> object:
-        raise ConnectionError("Redis is down")
-
-    monkeypatch.setattr(limiter, "_acquire", down)
-    assert await limiter.try_acquire([(PLAYERS[0], Priority.PROMPT)]) == [0.0]
 
 
 @pytest.mark.parametrize(

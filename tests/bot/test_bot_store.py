@@ -175,18 +175,6 @@ async def test_a_release_after_another_took_the_lease_writes_nothing(store: Stor
     assert (await store.load(KEY)).slots[TABLE_SLOT].id == 2
 
 
-async def test_due_group_edits_are_handed_out_once(store: Store) -> None:
-    await store.redis.delete(family_of(KEY).due)
-    snap, _ = await store.transact(KEY, _add_seat)
-    await store.release(KEY, snap.version, {}, due=0.001)  # long due
-    assert await _take_due(store) == [KEY]
-    assert await _take_due(store) == []
-    await store.defer(KEY, 1e12)  # far in the future
-    found = await store.take_due([family_of(KEY).bucket], store.now_ms())
-    assert found == [([], 1e12)]  # and when it falls due
-    await store.redis.delete(family_of(KEY).due)
-
-
 async def test_a_table_moves_whole_to_its_new_key_once(store: Store) -> None:
     other = _other(store)
     first, _ = await store.transact(KEY, _add_seat)  # delivering: this process holds the lease
@@ -268,7 +256,8 @@ async def test_a_due_table_taken_by_a_caller_that_fails_comes_due_again(store: S
     """A poller takes a due table, and its claim fails (a failover: the connection is
     lost, the node is demoted): the table comes due again a lease later for any process,
     rather than leave the due set for good (no prompt then until someone taps). A table
-    that is gone leaves it at its claim."""
+    that is gone leaves it at its claim. A due table is handed to one caller only, and the
+    read says when the bucket's next entry falls due."""
     now = [store.clock()]
     store.clock = lambda: now[0]
     other = _other(store)
@@ -282,6 +271,9 @@ async def test_a_due_table_taken_by_a_caller_that_fails_comes_due_again(store: S
     assert await other.claim(KEY) is None
     now[0] += store_module.LEASE_MS / 1000
     assert await _take_due(other) == []
+    await store.redis.delete(family_of(KEY).due)  # the bucket holds this table alone
+    await store.defer(KEY, 1e12)  # far in the future: nothing due, and when it falls due
+    assert await store.take_due([family_of(KEY).bucket], store.now_ms()) == [([], 1e12)]
 
 
 async def test_a_running_game_outlives_its_deadline_and_a_finished_one_expires(

@@ -39,15 +39,13 @@ def ann_tap(**where: Any) -> Asked:
     return Asked("g1", ANN, change, replace(Origin("q1", GROUP, HAND, True), **where))
 
 
-def test_an_applied_tap_is_remembered_and_may_be_answered_by_her_hand_in_the_group() -> None:
+def test_an_applied_tap_is_remembered_and_answered_by_her_hand_in_the_group_if_there() -> None:
     write, done = decide(Snapshot(playing()), ann_tap(), NOW, 1.0)
     assert done.applied and done.reply == Reply("toast")
     assert write.table is not None and write.table.played.events[-1] == ("seen", {})
     assert write.table.delivery.taps == ["q1"]
     assert write.table.delivery.last_taps == {str(ANN): LastTap("q1", NOW)}
-
-
-def test_a_tap_from_her_private_chat_is_remembered_but_no_group_hand_answers_it() -> None:
+    # From her private chat: remembered, but no hand in the group answers it.
     write, done = decide(Snapshot(playing()), ann_tap(chat_id=ANN, in_group=False), NOW, 1.0)
     assert done.applied and write.table is not None
     assert write.table.delivery.taps == ["q1"] and write.table.delivery.last_taps == {}
@@ -60,16 +58,13 @@ def test_a_tap_delivered_again_after_it_was_applied_writes_nothing_and_says_noth
     assert write.table is None and done == (False, Reply())
 
 
-def test_a_tap_on_her_superseded_hand_is_stale_but_not_on_another_players() -> None:
+def test_a_tap_on_her_superseded_hand_or_another_game_is_stale_but_not_another_players() -> None:
     hers = Snapshot(playing(), junk=[Junk(GROUP, HAND, False, ANN)])
     write, done = decide(hers, ann_tap(), NOW, 1.0)
     assert write.table is None and done == (False, Reply("tap.stale", True, {}))
     his = Snapshot(playing(), junk=[Junk(GROUP, HAND, False, BOB)])
     assert decide(his, ann_tap(), NOW, 1.0)[1].applied
-
-
-def test_a_tap_on_another_game_is_stale() -> None:
-    asked = ann_tap()
+    asked = ann_tap()  # one on another game: stale
     other = Asked("g2", ANN, asked.change, asked.origin)
     write, done = decide(Snapshot(playing()), other, NOW, 1.0)
     assert write.table is None and done.reply.key == "tap.stale"

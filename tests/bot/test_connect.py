@@ -14,9 +14,8 @@ from redis.asyncio.connection import SSLConnection
 from redis.asyncio.sentinel import SentinelManagedSSLConnection
 
 import bot.app  # noqa: F401  (every module that makes a script: bot.core.lua.SCRIPTS)
-from bot.core import connect, health, lua, scripts
+from bot.core import connect, health, lua
 from bot.core.config import RedisSettings, Settings
-from bot.tables.stats.count import COUNT
 from testing.settings import REDIS_URL
 
 
@@ -80,14 +79,6 @@ def test_each_way_makes_its_client() -> None:
         redis_cluster="1",
     )
     assert connect.mode(bots) == connect.CLUSTER
-
-
-def test_every_script_is_listed_to_be_loaded_at_start() -> None:
-    made = {id(s) for s in lua.SCRIPTS}
-    for script in (scripts.CAS, scripts.RELEASE, scripts.FORGET_CONSUMERS, COUNT):
-        assert id(script) in made
-    limiter_scripts = [s for s in lua.SCRIPTS if "bot.core.limiter" in s.args.__module__]
-    assert len(limiter_scripts) == 3
 
 
 @pytest.mark.redis

@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -88,20 +89,36 @@ async def test_any_move_body_is_refused_with_a_4xx(game: Game, raw: bytes, wrapp
     await game.unchanged()
 
 
-@FUZZ
+# initData's fields, each with any value (past the age check, to the rest).
+INIT_DATA = st.dictionaries(
+    st.sampled_from(["hash", "user", "start_param", "signature", "query_id", "chat_instance"]),
+    st.text(max_size=40),
+)
+
+
+@settings(FUZZ, max_examples=60)
 @given(
     authorization=st.text(max_size=120) | st.sampled_from(["Bearer ", "tma ", "Bearer a.b"]),
     param=st.text(max_size=70),
     path=st.sampled_from(["session", "state", "events", "move"]),
+    fields=INIT_DATA,
+    tail=st.binary(max_size=40),
 )
 async def test_any_credential_or_parameter_is_refused_with_a_4xx(
-    game: Game, authorization: str, param: str, path: str
+    game: Game, authorization: str, param: str, path: str, fields: dict[str, str], tail: bytes
 ) -> None:
+    """Anything sent as a credential is refused, and a session asked for with anything
+    made like initData, by either scheme, is a 401."""
     c = game.api
     headers = {"Authorization": authorization} if authorization.isascii() else {}
     method = "POST" if path in ("session", "move") else "GET"
     r = await c.request(method, f"/app/api/{path}", params={"t": param}, headers=headers)
     assert r.status_code in STATUSES, (authorization, param, r.status_code, r.text)
+    fresh = {"auth_date": str(int(time.time()))}
+    raw = urlencode(fresh | fields).encode() + tail.replace(b"\r", b"").replace(b"\n", b"")
+    for scheme in (b"tma ", b"Bearer "):
+        r = await c.post("/app/api/session", headers={"Authorization": scheme + raw})
+        assert r.status_code == 401, (scheme + raw, r.status_code)
     r = await exchange(c, init_data(game.h.user("Eve"), start_param=param), param)
     assert r.status_code in {200, 403}, (param, r.status_code)
     await game.unchanged()

@@ -132,14 +132,16 @@ def test_the_limiter_and_the_people_standings_each_have_one_slot_the_inbox_sixte
 
 def test_every_script_is_known_to_the_check() -> None:
     """Each command a script calls is in lua.KEY_AT (the check knows where its key is),
-    and every call of each script goes through the check."""
+    every call of each script goes through the check, and each is listed to be loaded
+    at start (lua.SCRIPTS), once."""
     found = [
         value
         for module in (scripts, limiter, count, inbox)
         for value in vars(module).values()
         if isinstance(value, Script)
     ]
-    assert len(found) >= 14
+    assert len(found) >= 14 and {id(s) for s in found} <= {id(s) for s in lua.SCRIPTS}
+    assert len([s for s in lua.SCRIPTS if s.args.__module__ == limiter.__name__]) == 3
     for script in found:
         for command in re.findall(r"redis\.call\('(\w+)'", script.source):
             assert command.upper() in lua.KEY_AT, (script.args.__name__, command)

@@ -1,12 +1,11 @@
 """A table stored by an earlier version loads and plays on: one of the flat model before the
 split into parts (tests/data/table-before-split.json, a series' second durak game six moves
-in), one of form 2 (tests/data/table-form-2.json), one under the keys before the hash tags."""
+in), one of form 2 (tests/data/table-form-2.json) under the keys before the hash tags."""
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,9 +82,10 @@ async def test_a_table_stored_before_the_split_loads_and_plays_on(harness: Harne
 FORM_2 = json.loads((Path(__file__).parents[1] / "data" / "table-form-2.json").read_text())
 
 
-async def form_2(h: Harness, key: Callable[[Tabletop], str]) -> tuple[Tabletop, list[FakeUser]]:
+async def form_2(h: Harness) -> tuple[Tabletop, list[FakeUser]]:
     """A durak game of three, five moves in, as form 2 stored it (its moves and events
-    beside the parts) in a new group, at ``key``, its turn due in a minute."""
+    beside the parts) in a new group, at its key of the old layout, its turn due in a
+    minute."""
     players = [
         h.user(s["name"], user_id=s["user_id"], language_code=s["lang"]) for s in FORM_2["seats"]
     ]
@@ -95,39 +95,22 @@ async def form_2(h: Harness, key: Callable[[Tabletop], str]) -> tuple[Tabletop, 
     # table did: the taps it remembers would pass for this game's taps delivered twice.
     delivery = {**FORM_2["delivery"], "taps": [], "last_taps": {}}
     raw = {**FORM_2, "chat_id": top.group.id, "clock": due, "delivery": delivery}
-    await h.redis.hset(key(top), mapping={"v": 9, "d": json.dumps(raw, separators=(",", ":"))})
+    old = f"ct:table:{top.group.id}:0"
+    await h.redis.hset(old, mapping={"v": 9, "d": json.dumps(raw, separators=(",", ":"))})
     return top, players
-
-
-async def test_a_table_stored_in_form_2_loads_and_plays_on(harness: Harness) -> None:
-    h = harness
-    top, players = await form_2(h, lambda top: table_key(top.group))
-    key = table_key(top.group)
-    await h.redis.zadd(family_of(key).due, {key: 1})
-
-    table = (await services(h.app).store.load(key)).table
-    assert table is not None, "the form-2 table did not load"
-    assert (table.game_id, table.phase) == (FORM_2["game_id"], "playing")
-    assert table.played.moves == FORM_2["moves"]
-    assert table.played.events == [tuple(e) for e in FORM_2["events"]]
-
-    # The hands come, the game plays on, and the table is stored in the current form.
-    after = await played_on(top, players, random.Random(3), 4)
-    assert after["form"] == FORM
-    assert after["phase"] == "playing" and len(after["played"]["moves"]) == 9
-    assert after["played"]["moves"][:5] == FORM_2["moves"]
 
 
 async def test_a_game_stored_in_the_old_key_layout_plays_on_after_the_starts_upgrade(
     harness: Harness,
 ) -> None:
-    """The keys before the hash-tagged layout (docs/redis.md): the table, its deadlines, a
-    closed chat's set, the standings, the limiter and an update pending in ``ct:inbox``. A
-    start renames them once (bot.tables.layout)."""
+    """The keys before the hash-tagged layout (docs/redis.md): the table (of form 2), its
+    deadlines, a closed chat's set, the standings, the limiter and an update pending in
+    ``ct:inbox``. A start renames them once (bot.tables.layout); the table loads as it was
+    stored, and plays on stored in the current form."""
     h = harness
     assert await h.redis.get(LAYOUT_KEY) == b"2"  # this process's start marked its data
     await h.redis.delete(LAYOUT_KEY)  # the data below predates it
-    top, players = await form_2(h, lambda top: f"ct:table:{top.group.id}:0")
+    top, players = await form_2(h)
     ann, bob = players[0], players[1]
     chat, old = top.group.id, f"ct:table:{top.group.id}:0"
     clock = services(h.app).clock
@@ -160,6 +143,14 @@ async def test_a_game_stored_in_the_old_key_layout_plays_on_after_the_starts_upg
     pending = await h.redis.xpending_range(STREAMS[0], "workers", "-", "+", 10)
     assert [p["message_id"] for p in pending] == [entry]  # still pending: taken over later
 
-    # The hands come, and the game plays on at its new key.
+    table = (await services(h.app).store.load(key)).table
+    assert table is not None, "the form-2 table did not load"
+    assert (table.game_id, table.phase) == (FORM_2["game_id"], "playing")
+    assert table.played.moves == FORM_2["moves"]
+    assert table.played.events == [tuple(e) for e in FORM_2["events"]]
+
+    # The hands come, and the game plays on at its new key, in the current form.
     after = await played_on(top, players, random.Random(3), 4)
+    assert after["form"] == FORM
     assert after["phase"] == "playing" and len(after["played"]["moves"]) == 9
+    assert after["played"]["moves"][:5] == FORM_2["moves"]

@@ -4,6 +4,7 @@ mid-game, a worker killed with updates queued, the webhook while Redis is down."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -24,21 +25,23 @@ from testing.fakegram import FakeTelegram
 from testing.fakeserver import FakeServer
 from testing.ownredis import OwnRedis
 from testing.tabletop import PASS, TAKE, Tabletop, playing, stored
-from testing.waits import until
+from testing.waits import side_by_side, until
 
 GRACE = 5.0  # SHUTDOWN_GRACE of the processes below
 TAKEN_OVER_WITHIN = 20.0  # seconds: the idle limit and a touch's period, with room
 CLAIM_IDLE_MS = "1500"  # the idle limit before a process's updates are taken over: the least
 
 
-@pytest.fixture
+@contextlib.asynccontextmanager
 async def slow_and_fast() -> AsyncIterator[tuple[FakeServer, FakeServer]]:
     """Two Bot API servers of one Telegram: one to hang a process's calls, one for its successor."""
     telegram = FakeTelegram()
     servers = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
     await asyncio.gather(*(fake.start() for fake in servers))
-    yield servers
-    await asyncio.gather(*(fake.stop() for fake in servers))
+    try:
+        yield servers
+    finally:
+        await asyncio.gather(*(fake.stop() for fake in servers))
 
 
 def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
@@ -85,10 +88,8 @@ def no_error(log: str) -> None:
     assert "Traceback" not in log and " ERROR " not in log, log
 
 
-async def sigterm_holding_one(bot: BotProcess, probe: redis.Redis, grace: float) -> None:
-    """Once ``bot``'s worker holds one update, SIGTERM it: it exits 0 within its grace and
-    one second more, and logs no error."""
-    await until(lambda: pending(probe) == 1, 5, "the worker did not take the update")
+async def sigterm_in_time(bot: BotProcess, grace: float) -> None:
+    """SIGTERMs ``bot``: it exits 0 within its grace and one second more, and logs no error."""
     started = time.monotonic()
     log = await sigterm(bot, grace)
     assert time.monotonic() - started < grace + 1
@@ -151,7 +152,8 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
     h.settling = False
     _, answer = await top.step(players, rng)
     with redis.Redis.from_url(own_redis.url) as probe:
-        await sigterm_holding_one(first, probe, GRACE)
+        await until(lambda: pending(probe) == 1, 5, "the worker did not take the update")
+        await sigterm_in_time(first, GRACE)
         # Before it exited it answered the tap and brought the players' messages up to
         # date (deliveries included), and left nothing in the stream.
         assert answer.answered and answer.text is None
@@ -167,57 +169,34 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
     assert top.finished()
 
 
-async def test_a_sigterm_whose_grace_runs_out_exits_0_in_time_and_the_next_process_handles_it(
-    own_redis: OwnRedis, bots: Bots, slow_and_fast: tuple[FakeServer, FakeServer]
-) -> None:
-    slow, fast = slow_and_fast
-    telegram = slow.telegram
-    grace = 0.1  # runs out all the same: Telegram hangs for 60 s
-    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": str(grace), "CLAIM_IDLE_MS": CLAIM_IDLE_MS}
-    first = await bots.start(slow.url, "first", **env)
-    h = bots.harness(telegram, first)
-    h.settling = False
-    with redis.Redis.from_url(own_redis.url) as probe:
-        slow.delay = (60.0, 60.0)  # Telegram hangs: the handler outlives any grace
-        ann = h.user("Ann")
-        await h.private(ann, "/help")
-        await sigterm_holding_one(first, probe, grace)
-        await slow.stop()
-        assert help_replies(telegram, ann) == 0
-        assert pending(probe) == 1  # not lost
-        h.serve_by(await bots.start(fast.url, "second", **env))
-        await until(lambda: help_replies(telegram, ann) > 0, TAKEN_OVER_WITHIN, "not taken over")
-        await h.settle()
-        assert help_replies(telegram, ann) == 1
-        assert backlog(probe) == 0
-
-
 RESTART_WITHIN = 3.0  # seconds from a new process's start to the next player's buttons
 
 
-# Each place of the hands and each way of stopping once: the stop is over before the next
-# process starts, so the two do not meet (every pair of them cost two processes more).
-@pytest.mark.parametrize(
-    ("hands", "admin", "stop"),
-    [("private", False, "sigterm"), ("group", False, "kill"), ("group", True, "sigterm")],
-)
 async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_within_3_s(
-    own_redis: OwnRedis,
-    bots: Bots,
-    slow_and_fast: tuple[FakeServer, FakeServer],
-    hands: str,
-    admin: bool,
-    stop: str,
+    own_redis: OwnRedis, bots: Bots
 ) -> None:
     """A move committed, its process killed or stopped while Telegram hangs, before anyone
-    saw it: the next process gives the player to act working buttons within 3 s."""
-    slow, fast = slow_and_fast
-    telegram = slow.telegram
-    env = {"REDIS_URL": own_redis.url, "SHUTDOWN_GRACE": "0", "HANDS": hands}
+    saw it: the next process gives the player to act working buttons within 3 s. Each
+    place of the hands and each way of stopping once, side by side (each waits on the
+    rate limits and on a dead process's lease), each on a database of its own."""
+    url = own_redis.database
+    await side_by_side(
+        private_sigterm=_restart_mid_move(url(1), bots, "private", False, "sigterm"),
+        group_kill=_restart_mid_move(url(2), bots, "group", False, "kill"),
+        group_admin_sigterm=_restart_mid_move(url(3), bots, "group", True, "sigterm"),
+    )
+
+
+async def _restart_mid_move(url: str, bots: Bots, hands: str, admin: bool, stop: str) -> None:
+    """One case of the test above: the stop is over before the next process starts, so
+    the two do not meet."""
+    env = {"REDIS_URL": url, "SHUTDOWN_GRACE": "0", "HANDS": hands}
     env.update(RATE_LIMIT="true", TABLE_EDIT_INTERVAL="3")  # Telegram's limits, as deployed
-    first = await bots.start(slow.url, "first", **env)
-    h = bots.harness(telegram, first)
-    async with aioredis.Redis.from_url(own_redis.url) as h.redis:
+    name = f"{hands}-{admin}-{stop}"
+    async with slow_and_fast() as (slow, fast), aioredis.Redis.from_url(url) as redis_db:
+        first = await bots.start(slow.url, f"{name}-first", **env)
+        h = bots.harness(slow.telegram, first)
+        h.redis = redis_db
         players = [h.user("Ann"), h.user("Bob"), h.user("Cid")]
         top = Tabletop(h, h.group())
         if admin:
@@ -241,7 +220,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
             await sigterm(first, 0)
         await slow.stop()  # what it had asked Telegram for dies with it
         assert not await top.actor_asked(players)
-        h.serve_by(await bots.start(fast.url, "second", **env))
+        h.serve_by(await bots.start(fast.url, f"{name}-second", **env))
         started = time.monotonic()
         await until(lambda: top.actor_asked(players), 10, "no buttons after a restart")
         waited = time.monotonic() - started
@@ -257,41 +236,59 @@ async def _moved_past(h: ProcHarness, top: Tabletop, version: int) -> bool:
     return bool((await stored(h, top.group))["version"] > version)
 
 
-async def test_a_worker_killed_with_updates_queued_loses_none_the_other_handles_each_once(
-    own_redis: OwnRedis, bots: Bots, slow_and_fast: tuple[FakeServer, FakeServer]
+async def test_updates_a_worker_held_when_killed_or_out_of_grace_are_each_handled_once_next(
+    own_redis: OwnRedis, bots: Bots
 ) -> None:
-    slow, fast = slow_and_fast
-    telegram = slow.telegram
-    env = {"REDIS_URL": own_redis.url, "CLAIM_IDLE_MS": CLAIM_IDLE_MS}
-    doomed = await bots.start(slow.url, "doomed", **env)
-    h = bots.harness(telegram, doomed)
-    h.settling = False
-    with redis.Redis.from_url(own_redis.url) as probe:
-        slow.delay = (60.0, 60.0)  # its every Bot API call now hangs
-        users = [h.user(name) for name in ("Ann", "Bob", "Cid")]
-        for user in users:
-            await h.private(user, "/help")  # each answered 200: stored
-        await until(lambda: pending(probe) == len(users), 5, "the worker did not take the updates")
-        (dead,) = consumers(probe)  # its name in the group
-        doomed.kill()
-        await slow.stop()  # what it had asked Telegram for dies with it
-        assert all(help_replies(telegram, u) == 0 for u in users)
-        h.serve_by(await bots.start(fast.url, "other", **env))
-        await until(
-            lambda: all(help_replies(telegram, u) for u in users),
-            TAKEN_OVER_WITHIN,
-            "the other worker did not take the updates over",
-        )
-        await h.settle()
-        assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
-        assert backlog(probe) == 0
-        # The dead worker leaves the group (idle, nothing pending). Not "one consumer left":
-        # on Redis 7.0 the other, as idle once done, may leave too (back at its next update).
-        await until(
-            lambda: dead not in consumers(probe),
-            TAKEN_OVER_WITHIN,
-            "the dead worker stayed in the group",
-        )
+    """A worker holds three updates while Telegram hangs, and is killed, or SIGTERMed with
+    a grace that runs out (it exits 0 in time all the same): none is lost, the next
+    process handles each once, and the gone worker leaves the group. Both side by side
+    (each waits for the idle limit before the takeover), each on a database of its own."""
+    await side_by_side(
+        kill=_taken_over(own_redis.database(1), bots, "kill"),
+        sigterm=_taken_over(own_redis.database(2), bots, "sigterm"),
+    )
+
+
+async def _taken_over(url: str, bots: Bots, stop: str) -> None:
+    """One case of the test above, the worker stopped by ``stop``."""
+    grace = 0.1  # runs out all the same: Telegram hangs for 60 s
+    env = {"REDIS_URL": url, "SHUTDOWN_GRACE": str(grace), "CLAIM_IDLE_MS": CLAIM_IDLE_MS}
+    async with slow_and_fast() as (slow, fast):
+        telegram = slow.telegram
+        doomed = await bots.start(slow.url, f"{stop}-doomed", **env)
+        h = bots.harness(telegram, doomed)
+        h.settling = False
+        with redis.Redis.from_url(url) as probe:
+            slow.delay = (60.0, 60.0)  # its every Bot API call now hangs
+            users = [h.user(name) for name in ("Ann", "Bob", "Cid")]
+            for user in users:
+                await h.private(user, "/help")  # each answered 200: stored
+            await until(lambda: pending(probe) == 3, 5, "the worker did not take the updates")
+            (dead,) = consumers(probe)  # its name in the group
+            if stop == "kill":
+                doomed.kill()
+            else:
+                await sigterm_in_time(doomed, grace)
+            await slow.stop()  # what it had asked Telegram for dies with it
+            assert all(help_replies(telegram, u) == 0 for u in users)
+            assert pending(probe) == 3  # not lost
+            h.serve_by(await bots.start(fast.url, f"{stop}-other", **env))
+            await until(
+                lambda: all(help_replies(telegram, u) for u in users),
+                TAKEN_OVER_WITHIN,
+                "the other worker did not take the updates over",
+            )
+            await h.settle()
+            assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
+            assert backlog(probe) == 0
+            # The gone worker leaves the group (idle, nothing pending). Not "one consumer
+            # left": on Redis 7.0 the other, as idle once done, may leave too (back at its
+            # next update).
+            await until(
+                lambda: dead not in consumers(probe),
+                TAKEN_OVER_WITHIN,
+                "the gone worker stayed in the group",
+            )
 
 
 async def test_the_webhook_answers_503_while_redis_is_down_and_the_update_is_handled_once_back(

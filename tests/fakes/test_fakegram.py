@@ -59,11 +59,6 @@ async def tiny() -> AsyncIterator[Harness]:
     await stop_app(app)
 
 
-async def test_get_me_gives_the_bot_its_username(tiny: Harness) -> None:
-    assert tiny.app.bot.username == BOT_USERNAME
-    assert tiny.app.bot.id == BOT_ID
-
-
 async def test_a_command_arrives_as_telegram_sends_it(tiny: Harness) -> None:
     ann = tiny.user("Ann", language_code="uk")
     group = tiny.group(forum=True)
@@ -76,15 +71,9 @@ async def test_a_command_arrives_as_telegram_sends_it(tiny: Harness) -> None:
     assert message is not None and message.message_thread_id == topic
     assert message.text == f"/ping@{BOT_USERNAME} now"
     assert message.entities[0].type == "bot_command"
-    # reply_text in a topic answers in that topic
-    assert tiny.last(group).thread_id == topic
-
-
-async def test_html_is_parsed_and_text_trimmed(tiny: Harness) -> None:
-    ann = tiny.user("Ann")
-    await tiny.private(ann, "/ping")
-    reply = tiny.last(ann)
-    assert reply.text == "pong"
+    # reply_text in a topic answers in that topic; its HTML parsed, its text trimmed
+    reply = tiny.last(group)
+    assert reply.thread_id == topic and reply.text == "pong"
     assert reply.entities == [{"type": "bold", "offset": 0, "length": 4}]
     assert [b.text for b in reply.buttons] == ["Again"]
 
@@ -113,6 +102,8 @@ async def test_tap_answers_and_edits(tiny: Harness) -> None:
     assert tiny.last(group).text == "tapped a"
     assert tiny.last(group).buttons == []  # editMessageText without markup drops the keyboard
     assert tiny.problems() == []
+    with pytest.raises(BadRequest, match=r"(?i)query is too old"):  # answered once only
+        await query.answer("again")
 
 
 async def test_an_edit_that_changes_nothing_is_refused_and_counted(tiny: Harness) -> None:
@@ -163,16 +154,6 @@ async def test_missing_messages_and_bad_buttons(tiny: Harness) -> None:
         await bot.send_message(12345, "x")
 
 
-async def test_a_callback_query_is_answered_once(tiny: Harness) -> None:
-    ann = tiny.user("Ann")
-    await tiny.private(ann, "/ping")
-    answer = await tiny.tap(ann, tiny.last(ann), "Again")
-    query = SEEN[-1].callback_query
-    assert query is not None and answer.answered
-    with pytest.raises(BadRequest, match=r"(?i)query is too old"):
-        await query.answer("again")
-
-
 async def test_forged_data_on_a_deleted_message_is_delivered(tiny: Harness) -> None:
     ann = tiny.user("Ann")
     await tiny.private(ann, "/ping")
@@ -186,7 +167,7 @@ async def test_forged_data_on_a_deleted_message_is_delivered(tiny: Harness) -> N
     assert tiny.alerts(ann) == ["got zz"]
 
 
-async def test_flood_control_and_unknown_methods(tiny: Harness) -> None:
+async def test_flood_control_a_bad_gateway_and_unknown_methods(tiny: Harness) -> None:
     ann = tiny.user("Ann")
     tiny.server.flood("sendMessage", retry_after=7)
     with pytest.raises(RetryAfter) as caught:
@@ -196,6 +177,12 @@ async def test_flood_control_and_unknown_methods(tiny: Harness) -> None:
     with pytest.raises(EndPointNotFound):
         await tiny.app.bot.do_api_request("sendHologram", {"chat_id": ann.id})
     assert [c.method for c in tiny.server.unknown_calls] == ["sendHologram"]
+    tiny.server.bad_gateway("sendMessage")  # a proxy's 502 page, which is not JSON
+    with pytest.raises(NetworkError) as failed:
+        await tiny.app.bot.send_message(ann.id, "hello")
+    assert "Bad Gateway (502)" in failed.value.message
+    assert "<html>" in failed.value.message  # PTB quotes the page it could not parse
+    await tiny.app.bot.send_message(ann.id, "hello")  # once only
 
 
 async def test_group_rate_limit_answers_429(tiny: Harness) -> None:
@@ -227,22 +214,6 @@ async def test_documents_and_members(tiny: Harness) -> None:
     assert {a.user.id for a in admins} == {ann.id, bob.id}
     chat = await bot.get_chat(group.id)
     assert chat.title == group.title
-
-
-async def test_a_catalogue_key_shown_raw_is_a_problem(tiny: Harness) -> None:
-    ann = tiny.user("Ann")
-    await tiny.app.bot.send_message(ann.id, "Hand\n• event.durak.unknown_kind\nAnn leads 7♣.")
-    assert tiny.problems() == ["untranslated: event.durak.unknown_kind"]
-
-
-async def test_a_proxys_502_page_is_not_json(tiny: Harness) -> None:
-    ann = tiny.user("Ann")
-    tiny.server.bad_gateway("sendMessage")
-    with pytest.raises(NetworkError) as failed:
-        await tiny.app.bot.send_message(ann.id, "hello")
-    assert "Bad Gateway (502)" in failed.value.message
-    assert "<html>" in failed.value.message  # PTB quotes the page it could not parse
-    await tiny.app.bot.send_message(ann.id, "hello")  # once only
 
 
 async def test_removing_the_bot_closes_the_group_and_says_so(tiny: Harness) -> None:

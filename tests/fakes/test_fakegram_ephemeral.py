@@ -88,26 +88,30 @@ async def test_a_tap_gets_an_ephemeral_answer_only_its_user_sees(tiny: Harness) 
     assert tiny.problems() == []
 
 
-async def test_without_a_tap_only_an_administrator_may_send_one(tiny: Harness) -> None:
+async def test_without_a_tap_only_an_administrator_may_send_one_to_an_online_person(
+    tiny: Harness,
+) -> None:
     ann, _, group = await _table(tiny)
     bot = tiny.app.bot
     with pytest.raises(BadRequest, match=r"(?i)CHAT_ADMIN_REQUIRED"):
         await sender.send_ephemeral(bot, group.id, None, ann.id, HAND)
     group.bot_is_admin = True
+    # The receiver is "a non-bot member of the chat" (the Bot API): neither the bot
+    # itself nor another bot in the group.
+    other = tiny.server.add_user(FakeUser(id=777, first_name="Helper", is_bot=True))
+    for receiver in (bot.id, other.id):
+        with pytest.raises(BadRequest, match=r"(?i)USER_IS_BOT"):
+            await sender.send_ephemeral(bot, group.id, None, receiver, HAND)
+    assert tiny.server.ephemeral == {}
     ephemeral = await sender.send_ephemeral(bot, group.id, None, ann.id, HAND)
     assert [m.message_id for m in tiny.hands(ann, group)] == [ephemeral]
-
-
-async def test_a_bot_never_receives_one(tiny: Harness) -> None:
-    """The receiver is "a non-bot member of the chat" (the Bot API): neither the bot
-    itself nor another bot in the group."""
-    _, _, group = await _table(tiny)
-    group.bot_is_admin = True
-    other = tiny.server.add_user(FakeUser(id=777, first_name="Helper", is_bot=True))
-    for receiver in (tiny.app.bot.id, other.id):
-        with pytest.raises(BadRequest, match=r"(?i)USER_IS_BOT"):
-            await sender.send_ephemeral(tiny.app.bot, group.id, None, receiver, HAND)
-    assert tiny.server.ephemeral == {}
+    ann.online = False  # an offline user never gets one
+    await sender.send_ephemeral(bot, group.id, None, ann.id, HAND)  # the bot can't tell
+    assert [m.message_id for m in tiny.hands(ann, group)] == [ephemeral]
+    assert len(tiny.server.ephemerals(group.id, ann.id, dropped=True)) == 2  # and the dropped
+    ann.online = True
+    await tiny.tap(ann, tiny.last(group), "My cards")
+    assert [m.text for m in tiny.hands(ann, group)] == ["Your cards: 7♠"] * 2
 
 
 async def test_a_tap_older_than_15_seconds_or_someone_elses_is_refused(tiny: Harness) -> None:
@@ -127,8 +131,10 @@ async def test_a_tap_older_than_15_seconds_or_someone_elses_is_refused(tiny: Har
         await sender.send_ephemeral(bot, carl.id, None, carl.id, HAND, query_id=query)
 
 
-async def test_unknown_or_missing_parameters_are_400s(tiny: Harness) -> None:
-    ann, _, group = await _table(tiny)
+async def test_unknown_or_missing_parameters_are_400s_and_edits_name_whose_hand(
+    tiny: Harness,
+) -> None:
+    ann, bob, group = await _table(tiny)
     group.bot_is_admin = True
     bot = tiny.app.bot
     ephemeral = await sender.send_ephemeral(bot, group.id, None, ann.id, HAND)
@@ -149,13 +155,7 @@ async def test_unknown_or_missing_parameters_are_400s(tiny: Harness) -> None:
             params = {**text, "ephemeral_message_parameters": params}
         with pytest.raises(BadRequest, match=r"(?i)" + reason):
             await bot.do_api_request(method, api_kwargs=params)
-
-
-async def test_edits_and_deletions_name_chat_receiver_and_id(tiny: Harness) -> None:
-    ann, bob, group = await _table(tiny)
-    group.bot_is_admin = True
-    bot = tiny.app.bot
-    ephemeral = await sender.send_ephemeral(bot, group.id, None, ann.id, HAND)
+    # Edits and deletions name the chat, the receiver and the id.
     with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):  # not Bob's
         await sender.edit_ephemeral(bot, group.id, bob.id, ephemeral, Screen("x"))
     with pytest.raises(BadRequest, match=r"(?i)not modified"):
@@ -167,15 +167,3 @@ async def test_edits_and_deletions_name_chat_receiver_and_id(tiny: Harness) -> N
     with pytest.raises(BadRequest, match=r"(?i)message to delete not found"):
         await sender.delete_ephemeral(bot, group.id, ann.id, ephemeral)
     tiny.server.unchanged.clear()
-
-
-async def test_an_offline_user_never_gets_one(tiny: Harness) -> None:
-    ann, _, group = await _table(tiny)
-    group.bot_is_admin = True
-    ann.online = False
-    await sender.send_ephemeral(tiny.app.bot, group.id, None, ann.id, HAND)  # the bot can't tell
-    assert tiny.hands(ann, group) == []
-    assert len(tiny.server.ephemerals(group.id, ann.id, dropped=True)) == 1
-    ann.online = True
-    await tiny.tap(ann, tiny.last(group), "My cards")
-    assert [m.text for m in tiny.hands(ann, group)] == ["Your cards: 7♠"]

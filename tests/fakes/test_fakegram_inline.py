@@ -35,7 +35,7 @@ from telegram.ext import (
 )
 
 from bot.webapp.auth import Checker
-from testing.chats import BOT_TOKEN, BOT_USERNAME, FakeUser
+from testing.chats import BOT_ID, BOT_TOKEN, BOT_USERNAME, FakeUser
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.flood import FloodLimits
 from testing.harness import Harness, start_app, stop_app
@@ -158,7 +158,7 @@ async def test_a_query_says_the_chat_type_and_never_the_chat(tiny: Harness) -> N
     assert tiny.problems() == []
 
 
-async def test_a_shared_answer_is_served_to_anyone_until_its_cache_time(tiny: Harness) -> None:
+async def test_a_shared_answer_goes_to_anyone_until_its_cache_time_cards_too(tiny: Harness) -> None:
     ann, bob = tiny.user("Ann"), tiny.user("Bob")
     dialog = tiny.dialog(ann, bob)
     first = await tiny.inline(ann, dialog, "games")
@@ -171,16 +171,11 @@ async def test_a_shared_answer_is_served_to_anyone_until_its_cache_time(tiny: Ha
     NOW[0] += 2
     assert not (await tiny.inline(bob, dialog, "games")).cached
     assert len(asked("inline")) == 2
-
-
-async def test_a_shared_answer_shows_one_users_cards_to_another(tiny: Harness) -> None:
-    """The leak a test must be able to catch: not personal, cached, same text."""
-    ann, bob = tiny.user("Ann"), tiny.user("Bob")
-    dialog = tiny.dialog(ann, bob)
+    # The leak a test must be able to catch: his cards, not personal, cached, same text.
     await tiny.inline(ann, dialog, "leak")
     seen = await tiny.inline(bob, dialog, "leak")
     assert seen.cached and seen.borrowed and seen.titles == ["Ann's cards"]
-    assert [s.titles for s in tiny.results_seen(bob)] == [["Ann's cards"]]
+    assert [s.titles for s in tiny.results_seen(bob)][-1] == ["Ann's cards"]
 
 
 async def test_a_personal_answer_is_cached_for_its_asker_only(tiny: Harness) -> None:
@@ -227,9 +222,14 @@ async def test_a_pick_is_posted_by_the_user_via_the_bot(tiny: Harness) -> None:
     rules = await tiny.pick(bob, await tiny.inline(bob, dialog, "games"), "rules")
     assert rules.inline_message_id is None  # no keyboard: no id, none in the update
     assert "inline_message_id" not in asked("chosen")[1]
+    assert asked("message") == []  # the bot is not in their chat; it is in his own:
+    await tiny.pick(ann, await tiny.inline(ann, ann, "games"), "rules")
+    (message,) = asked("message")
+    assert message["from"]["id"] == ann.id and message["via_bot"]["username"] == BOT_USERNAME
+    assert message["text"] == "The rules"
     tiny.server.inline.feedback = False  # /setinlinefeedback off: picks are not reported
     await tiny.pick(bob, await tiny.inline(bob, dialog, "games"), 0)
-    assert len(asked("chosen")) == 2 and len(tiny.via_bot(dialog)) == 3
+    assert len(asked("chosen")) == 3 and len(tiny.via_bot(dialog)) == 3
     assert tiny.server.calls_to("sendMessage") == []  # the bot sent nothing itself
 
 
@@ -260,7 +260,8 @@ async def test_a_tap_carries_the_inline_message_and_the_chat_instance(tiny: Harn
 
 async def test_inline_edits_are_refused_as_telegram_refuses_them(tiny: Harness) -> None:
     ann, bob = tiny.user("Ann"), tiny.user("Bob")
-    table = await tiny.pick(ann, await tiny.inline(ann, tiny.dialog(ann, bob), "games"), 0)
+    dialog = tiny.dialog(ann, bob)
+    table = await tiny.pick(ann, await tiny.inline(ann, dialog, "games"), 0)
     bot, inline_id = tiny.app.bot, table.inline_message_id
     assert inline_id is not None
     with pytest.raises(BadRequest, match=r"(?i)not modified"):
@@ -274,6 +275,12 @@ async def test_inline_edits_are_refused_as_telegram_refuses_them(tiny: Harness) 
         await bot.edit_message_text("x", inline_message_id=forged)
     with pytest.raises(BadRequest, match=r"(?i)BUTTON_TYPE_INVALID"):
         await bot.edit_message_reply_markup(inline_message_id=inline_id, reply_markup=APP_BUTTON)
+    with pytest.raises(AssertionError, match="his own"):  # deleted: by its sender only
+        tiny.delete(bob, table)
+    tiny.delete(ann, table)
+    assert tiny.screen(dialog) == []
+    with pytest.raises(BadRequest, match=r"(?i)MESSAGE_ID_INVALID"):  # and no longer edited
+        await bot.edit_message_text("x", inline_message_id=inline_id)
 
 
 async def test_answers_are_checked_as_telegram_checks_them(tiny: Harness) -> None:
@@ -300,25 +307,10 @@ async def test_answers_are_checked_as_telegram_checks_them(tiny: Harness) -> Non
             await bot.answer_inline_query(query_id, [])
 
 
-async def test_an_unanswered_query_shows_nothing_and_is_a_problem(tiny: Harness) -> None:
-    ann = tiny.user("Ann")
-    seen = await tiny.inline(ann, ann, "silent")
-    assert seen.answer is None and seen.results == []
-    assert tiny.problems() == ["inline query 'silent' never answered"]
-
-
-async def test_switching_to_inline_mode_types_the_query_in_that_chat(tiny: Harness) -> None:
+async def test_in_a_group_it_is_not_in_the_bot_is_typed_to_and_edits_inline_only(
+    tiny: Harness,
+) -> None:
     ann, bob = tiny.user("Ann"), tiny.user("Bob")
-    group = tiny.group(bot=False)
-    table = await tiny.pick(ann, await tiny.inline(ann, group, "games"), "table")
-    seen = await tiny.switch(bob, table, "My cards")
-    assert seen.titles == ["Bob's cards"] and seen.chat_id == group.id
-    assert asked("inline")[-1]["query"] == "hand 7"
-    assert asked("inline")[-1]["chat_type"] == "supergroup"
-
-
-async def test_the_bot_reaches_a_group_it_is_not_in_only_by_inline_edits(tiny: Harness) -> None:
-    ann = tiny.user("Ann")
     group, public = tiny.group(bot=False), tiny.group(bot=False, username="cards")
     bot = tiny.app.bot
     with pytest.raises(BadRequest, match=r"(?i)chat not found"):
@@ -328,12 +320,18 @@ async def test_the_bot_reaches_a_group_it_is_not_in_only_by_inline_edits(tiny: H
     with pytest.raises(Forbidden, match=r"(?i)bot is not a member of the supergroup chat"):
         await bot.send_message(public.id, "hello")
     table = await tiny.pick(ann, await tiny.inline(ann, group, "games"), "table")
+    # Switching to inline mode types the query in that chat.
+    seen = await tiny.switch(bob, table, "My cards")
+    assert seen.titles == ["Bob's cards"] and seen.chat_id == group.id
+    assert asked("inline")[-1]["query"] == "hand 7"
+    assert asked("inline")[-1]["chat_type"] == "supergroup"
     assert table.inline_message_id is not None
     assert await bot.edit_message_text("Edited", inline_message_id=table.inline_message_id)
     assert [m.text for m in tiny.screen(group)] == ["Edited"]
 
 
-async def test_get_me_says_whether_inline_mode_is_on(tiny: Harness) -> None:
+async def test_get_me_says_the_bots_name_and_whether_inline_mode_is_on(tiny: Harness) -> None:
+    assert (tiny.app.bot.username, tiny.app.bot.id) == (BOT_USERNAME, BOT_ID)
     assert (await tiny.app.bot.get_me()).supports_inline_queries is True
     tiny.server.inline.mode = False
     assert (await tiny.app.bot.get_me()).supports_inline_queries is False
@@ -374,8 +372,8 @@ async def test_updates_the_bot_did_not_ask_for_are_never_sent(tiny: Harness) -> 
     dialog = tiny.dialog(ann, bob)
     bot = tiny.app.bot
     await bot.set_webhook("https://example.org/hook", allowed_updates=["callback_query"])
-    assert (await tiny.inline(ann, dialog, "games")).answer is None
-    assert asked("inline") == []
+    unasked = await tiny.inline(ann, dialog, "games")
+    assert unasked.answer is None and unasked.results == [] and asked("inline") == []
     await bot.set_webhook("https://example.org/hook")  # none named: the previous setting
     assert tiny.server.allowed_updates == ["callback_query"]
     await bot.set_webhook("https://example.org/hook", allowed_updates=["inline_query"])
@@ -391,34 +389,16 @@ async def test_updates_the_bot_did_not_ask_for_are_never_sent(tiny: Harness) -> 
     assert len(asked("inline")) == 2 and len(asked("chosen")) == 1
 
 
-async def test_a_pick_in_his_chat_with_the_bot_reaches_the_bot_as_a_message(
+async def test_a_catalogue_key_shown_raw_in_a_result_or_a_message_is_a_problem(
     tiny: Harness,
 ) -> None:
-    ann, bob = tiny.user("Ann"), tiny.user("Bob")
-    await tiny.pick(ann, await tiny.inline(ann, tiny.dialog(ann, bob), "games"), "rules")
-    assert asked("message") == []  # the bot is not in their chat
-    await tiny.pick(ann, await tiny.inline(ann, ann, "games"), "rules")
-    (message,) = asked("message")
-    assert message["from"]["id"] == ann.id and message["via_bot"]["username"] == BOT_USERNAME
-    assert message["text"] == "The rules"
-
-
-async def test_a_deleted_inline_message_can_no_longer_be_edited(tiny: Harness) -> None:
-    ann, bob = tiny.user("Ann"), tiny.user("Bob")
-    dialog = tiny.dialog(ann, bob)
-    table = await tiny.pick(ann, await tiny.inline(ann, dialog, "games"), "table")
-    with pytest.raises(AssertionError, match="his own"):
-        tiny.delete(bob, table)
-    tiny.delete(ann, table)
-    assert tiny.screen(dialog) == []
-    with pytest.raises(BadRequest, match=r"(?i)MESSAGE_ID_INVALID"):
-        await tiny.app.bot.edit_message_text("x", inline_message_id=table.inline_message_id)
-
-
-async def test_a_catalogue_key_shown_raw_in_a_result_is_a_problem(tiny: Harness) -> None:
     ann = tiny.user("Ann")
     await tiny.inline(ann, ann, "raw")
-    assert tiny.problems() == ["untranslated: game.football"]
+    await tiny.app.bot.send_message(ann.id, "Hand\n• event.durak.unknown_kind\nAnn leads 7♣.")
+    assert sorted(tiny.problems()) == [
+        "untranslated: event.durak.unknown_kind",
+        "untranslated: game.football",
+    ]
 
 
 STEP = st.tuples(

@@ -8,7 +8,7 @@ import base64
 import contextlib
 import json
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from testing.webapp import (
 )
 
 PAGE = "https://cards.example.org/app/"
+Touches = Callable[[Harness, str], dict[str, int]]  # the touches fixture (conftest.py)
 
 
 async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
@@ -67,23 +68,41 @@ def session(monkeypatch: pytest.MonkeyPatch) -> float:
     return auth.SESSION
 
 
-async def test_a_player_sees_his_seat_a_stranger_the_public_view(harness: Harness) -> None:
+@pytest.mark.settings(webapp_name="table")
+async def test_one_link_on_the_group_opens_for_each_his_own_view(
+    harness: Harness, asgi: httpx.AsyncClient
+) -> None:
+    """With only WEBAPP_NAME, the group's table and every hand carry the page's direct link:
+    opened from it, it shows a player his own seat, in his language, and anyone else the
+    public view; each picture holds only what its seat may know."""
     h = harness
     top, (ann, bob), param = await table_for_two(h, "durak")
+    link = f"https://t.me/cardtable_test_bot/table?startapp={param}"
+    opens = [(b.text, b.url) for b in top.table_message().buttons if b.url]
+    assert opens == [(t("en", "webapp.open"), link)]
+    for user in (ann, bob):
+        hand = [m for m in h.screen(user) if m.from_bot][-1]
+        assert [b.url for b in hand.buttons if b.url] == [link]
+        assert not any(b.web_app for b in hand.buttons)
+    assert h.server.calls_to("setChatMenuButton") == []
     data = await stored(h, top.group)
-    mine = await picture(h, ann, param)
     game = Durak.from_json(data["state"])
+
+    async def opened(user: FakeUser) -> dict[str, Any]:
+        r = await exchange(asgi, init_data(user, start_param=param), None)
+        assert r.status_code == 200, r.text
+        shown: dict[str, Any] = (
+            await asgi.get("/app/api/state", headers=bearer(r.json()["token"]))
+        ).json()
+        return shown
+
+    mine = await opened(ann)
     assert mine["seat"] == 0 and mine["view"]["hand"] == game.view(0).hand
     assert mine["lang"] == "en" and mine["view"]["hand"]
-    # Not configured: no hand message offers the page, the group has no link to it.
-    assert not any(b.web_app for u in (ann, bob) for m in h.screen(u) for b in m.buttons)
-    assert not any(b.url and "startapp" in b.url for b in top.table_message().buttons)
-    assert h.server.calls_to("setChatMenuButton") == []
-    # Bob's picture is in his language and holds only what his seat may know.
-    his = await picture(h, bob, param)
-    assert his["lang"] == "ru" and his["view"]["hand"] == game.view(1).hand
+    his = await opened(bob)
+    assert his["seat"] == 1 and his["lang"] == "ru" and his["view"]["hand"] == game.view(1).hand
     assert not leaks(json.dumps(his), hidden_cards("durak", data["state"], 1))
-    stranger = await picture(h, h.user("Cid", language_code="uk"), param)
+    stranger = await opened(h.user("Cid", language_code="uk"))
     assert stranger["seat"] is None and stranger["moves"] == [] and stranger["view"]["hand"] == []
     assert stranger["words"]["spectator"] == t("uk", "webapp.spectator")
     assert not leaks(json.dumps(stranger), hidden_cards("durak", data["state"], None))
@@ -207,6 +226,10 @@ async def test_a_move_from_the_page_is_the_button_s_move_with_its_refusals(
     assert actor is not None
     mover, other = players[actor.player], players[1 - actor.player]
     moves = (await picture(h, mover, param))["moves"]
+    # Not configured: no hand message offers the page, the group has no link to it.
+    assert not any(b.web_app for u in players for m in h.screen(u) for b in m.buttons)
+    assert not any(b.url and "startapp" in b.url for b in top.table_message().buttons)
+    assert h.server.calls_to("setChatMenuButton") == []
     # The page offers exactly the buttons of his hand message, with the same data.
     prompt = top.prompt(mover)
     assert prompt is not None
@@ -261,30 +284,6 @@ async def test_the_page_is_small_and_offered_only_when_configured(
         settings(webapp_url="http://cards.example.org/app/")
 
 
-@pytest.mark.settings(webapp_name="table")
-async def test_one_link_on_the_group_opens_for_each_his_own_view(
-    harness: Harness, asgi: httpx.AsyncClient
-) -> None:
-    """With only WEBAPP_NAME, the group's table and every hand carry the page's direct link:
-    opened from it, it shows a player his own seat and anyone else the public view."""
-    h = harness
-    top, (ann, bob), param = await table_for_two(h, "durak")
-    link = f"https://t.me/cardtable_test_bot/table?startapp={param}"
-    opens = [(b.text, b.url) for b in top.table_message().buttons if b.url]
-    assert opens == [(t("en", "webapp.open"), link)]
-    for user in (ann, bob):
-        hand = [m for m in h.screen(user) if m.from_bot][-1]
-        assert [b.url for b in hand.buttons if b.url] == [link]
-        assert not any(b.web_app for b in hand.buttons)
-    game = Durak.from_json((await stored(h, top.group))["state"])
-    for user, seat in ((ann, 0), (bob, 1), (h.user("Cid", language_code="uk"), None)):
-        r = await exchange(asgi, init_data(user, start_param=param), None)
-        assert r.status_code == 200, r.text
-        shown = (await asgi.get("/app/api/state", headers=bearer(r.json()["token"]))).json()
-        assert shown["seat"] == seat
-        assert shown["view"]["hand"] == ([] if seat is None else game.view(seat).hand)
-
-
 async def test_a_player_s_page_follows_his_table_into_the_next_game(
     harness: Harness, asgi: httpx.AsyncClient
 ) -> None:
@@ -320,22 +319,6 @@ async def test_python_m_bot_registers_its_webhook_and_serves_the_page_on_port(
         await served.stop()
 
 
-async def test_redis_not_answering_is_told_as_a_tap_is(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch, asgi: httpx.AsyncClient
-) -> None:
-    h = harness
-    _, (_, bob), param = await table_for_two(h, "durak")
-
-    async def down(key: str) -> None:
-        raise RedisTimeoutError("Timeout reading from socket")
-
-    ticket = await token(asgi, bob, param)
-    monkeypatch.setattr(services(h.app).store, "confirmed", down)
-    r = await asgi.get("/app/api/state", headers=bearer(ticket))
-    assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
-    assert services(h.app).health.down_since is not None
-
-
 async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
     harness: Harness, monkeypatch: pytest.MonkeyPatch, asgi: httpx.AsyncClient
 ) -> None:
@@ -343,7 +326,7 @@ async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
     opening, its renewal) reads through api.admission, as the primary has the table (it
     shows nothing), its picture through api.load, as a replica holds it. So while no
     replica confirms reads a session still opens and renews, and only its picture is
-    answered 503."""
+    answered 503; and a Redis that does not answer is told as a tap is told it."""
     h = harness
     _, (_, bob), param = await table_for_two(h, "durak")
     admitted = api.admission
@@ -365,25 +348,35 @@ async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
     assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unconfirmed")
     assert len(reads) == 2  # the opening's and the renewal's
 
+    async def down(key: str) -> None:
+        raise RedisTimeoutError("Timeout reading from socket")
+
+    monkeypatch.setattr(services(h.app).store, "confirmed", down)
+    r = await asgi.get("/app/api/state", headers=bearer(ticket))
+    assert r.status_code == 503 and r.json()["refusal"] == t("ru", "common.unavailable")
+    assert services(h.app).health.down_since is not None
+
 
 async def test_n_open_pages_of_a_table_cost_one_read_per_change(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, touches: Touches
 ) -> None:
     """Five pages follow one table through the server's real event streams: the server
     reads the table once per change for all of them, and not at all between changes."""
-    await _five_pages(harness, monkeypatch, keepalive=0.05)
+    await _five_pages(harness, monkeypatch, touches, keepalive=0.05)
 
 
 async def test_the_real_redis_tells_the_pages_of_each_change(
-    real_harness: Harness, monkeypatch: pytest.MonkeyPatch
+    real_harness: Harness, monkeypatch: pytest.MonkeyPatch, touches: Touches
 ) -> None:
     """The same on the real Redis: its pub/sub, and its client's read timeout, which a
     quiet subscription outlives (five keep-alives of a quarter of the time the bot's client
     waits for an answer: quiet for longer than that)."""
-    await _five_pages(real_harness, monkeypatch, keepalive=health.TIMEOUT / 4)
+    await _five_pages(real_harness, monkeypatch, touches, keepalive=health.TIMEOUT / 4)
 
 
-async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: float) -> None:
+async def _five_pages(
+    h: Harness, monkeypatch: pytest.MonkeyPatch, touches: Touches, keepalive: float
+) -> None:
     top, players, param = await table_for_two(h, "durak")
     reads = 0  # the pages' reads of the table
     load = api.load
@@ -394,16 +387,7 @@ async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: fl
         return await load(application, key)
 
     monkeypatch.setattr(api, "load", counted)
-    key = table_key(top.group.id, None).encode()
-    touched = 0  # every read of the table's hash, by anyone
-    execute = h.redis.execute_command
-
-    async def spied(*args: Any, **options: Any) -> Any:
-        nonlocal touched
-        touched += args[0] in ("HGET", "HGETALL", "HMGET") and args[1] in (key, key.decode())
-        return await execute(*args, **options)
-
-    monkeypatch.setattr(h.redis, "execute_command", spied)
+    touched = touches(h, table_key(top.group.id, None))  # by anyone
     monkeypatch.setattr(streams, "KEEPALIVE", keepalive)
     viewers = [*players, *(h.user(name) for name in ("Cid", "Dan", "Eve"))]
     async with (
@@ -437,55 +421,16 @@ async def _five_pages(h: Harness, monkeypatch: pytest.MonkeyPatch, keepalive: fl
                 await shown(page, newest)
         # Quiet: while every page gets keep-alives, nobody reads the table.
         await top.caught_up(players)
-        before = (reads, touched)
+        before = (reads, touched["redis"])
         quiet = 0
         async for line in pages[0]:
             quiet += line.startswith(": keep-alive")
             if quiet == 5:
                 break
-        assert (reads, touched) == before
+        assert (reads, touched["redis"]) == before
     changes = newest - first
     assert changes >= 6 and 1 <= reads - 1 <= changes
     print(f"\n{len(pages)} pages, {changes} changes: {reads - 1} reads of the table")
-
-
-async def test_a_page_catches_up_when_the_subscription_broke(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
-) -> None:
-    """The notice of a change is lost with the subscription (Redis restarted): the process
-    subscribes again and reads its watched tables once, and the page shows the change."""
-    h = harness
-    top, players, param = await table_for_two(h, "durak")
-    store = services(h.app).store
-    changes = store.changes
-    subscriptions = 0
-
-    @contextlib.asynccontextmanager
-    async def flaky() -> AsyncIterator[AsyncIterator[tuple[str, int]]]:
-        nonlocal subscriptions
-        subscriptions += 1
-        async with changes() as notices:
-
-            async def lost() -> AsyncIterator[tuple[str, int]]:
-                async for _ in notices:
-                    raise RedisConnectionError("Connection closed by server.")
-                yield ("", 0)  # never: the first notice breaks it
-
-            yield lost() if subscriptions == 1 else notices
-
-    monkeypatch.setattr(store, "changes", flaky)
-    monkeypatch.setattr(streams, "RETRY", 0.0)
-    headers = bearer(await token(web, players[0], param))
-    async with web.stream("GET", "/app/api/events", headers=headers) as stream:
-        shown = (
-            json.loads(line[6:])["version"]
-            async for line in stream.aiter_lines()
-            if line.startswith("data: ")
-        )
-        assert await anext(shown) == (await stored(h, top.group))["version"]
-        await top.step(players, random.Random(1))
-        assert await anext(shown) == (await stored(h, top.group))["version"]
-    assert subscriptions == 2
 
 
 Notices = asyncio.Queue[tuple[str, int] | Exception]
@@ -565,67 +510,47 @@ async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
     await hub.close()
 
 
-async def test_a_stream_ended_unconfirmed_tells_its_page_to_wait(
+async def test_a_stream_ended_or_opened_unread_tells_its_page_to_wait(
     harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
 ) -> None:
     """A stream ended because its table's read was not confirmed (every page of the table
     hears of it at once) says ``retry:`` before it ends, so that its page waits, with
-    jitter, before it opens it again (static/live.js); so does one whose first read
-    failed. One ended for another reason (a newer stream of the same page) does not: its
-    page opens it again at once."""
+    jitter, before it opens it again (static/live.js); so does one whose first read is
+    not confirmed, meets an outage (reported as one) or fails for another reason (no
+    outage: WRONGTYPE, say; told in one log line, not an error of the web server's). One
+    ended for another reason (a newer stream of the same page: test_webapp_hardening.py)
+    says nothing: its page opens it again at once."""
     h = harness
     top, players, param = await table_for_two(h, "durak")
     headers = bearer(await token(web, players[0], param))
-    load = api.load
 
-    async def unconfirmed(application: Any, key: str) -> Snapshot:
-        raise Unconfirmed(None, 1, 0, 300)
+    def failing(error: Exception) -> Any:
+        async def load(application: Any, key: str) -> Snapshot:
+            raise error
+
+        return load
 
     async def said(lines: AsyncIterator[str]) -> list[str]:
         """What a stream says from now until it ends, keep-alives aside."""
         return [line async for line in lines if line and line[0] != ":"]
 
+    unconfirmed = Unconfirmed(None, 1, 0, 300)
     async with web.stream("GET", "/app/api/events", headers=headers) as followed:
         lines = followed.aiter_lines()
         assert (await anext(lines)).startswith("data: ")
-        monkeypatch.setattr(api, "load", unconfirmed)
+        monkeypatch.setattr(api, "load", failing(unconfirmed))
         await top.step(players, random.Random(1))  # its notice: a read not confirmed
         assert await said(lines) == [streams.BACK_OFF.strip()]
-    async with web.stream("GET", "/app/api/events", headers=headers) as opened:
-        assert await said(opened.aiter_lines()) == [streams.BACK_OFF.strip()], (
-            "its first read unconfirmed"
-        )
-    monkeypatch.setattr(api, "load", load)
-    async with contextlib.AsyncExitStack() as stack:
-        pages = []
-        for _ in range(streams.PER_SESSION + 1):  # the third ends the first
-            stream = await stack.enter_async_context(
-                web.stream("GET", "/app/api/events", headers=headers)
-            )
-            pages.append(stream.aiter_lines())
-            assert (await anext(pages[-1])).startswith("data: ")
-        assert await said(pages[0]) == [], "ended by a newer one"
-
-
-async def test_a_stream_whose_first_read_fails_tells_its_page_to_wait_and_says_so_once(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch, web: httpx.AsyncClient
-) -> None:
-    """A table that cannot be read (no outage: WRONGTYPE, say) ends a new stream with
-    ``retry:`` and one log line, not an error of the web server's."""
-    h = harness
-    _, players, param = await table_for_two(h, "durak")
-    headers = bearer(await token(web, players[0], param))
-
-    async def broken(application: Any, key: str) -> Snapshot:
-        raise ResponseError("WRONGTYPE Operation against a key holding the wrong kind")
-
-    monkeypatch.setattr(api, "load", broken)
-    async with web.stream("GET", "/app/api/events", headers=headers) as opened:
-        said = [line async for line in opened.aiter_lines() if line and line[0] != ":"]
-    assert said == [streams.BACK_OFF.strip()]
-    (told,) = h.log_errors
+    wrongtype = ResponseError("WRONGTYPE Operation against a key holding the wrong kind")
+    for error in (unconfirmed, wrongtype, RedisConnectionError("Connection refused")):
+        monkeypatch.setattr(api, "load", failing(error))
+        async with web.stream("GET", "/app/api/events", headers=headers) as opened:
+            assert opened.status_code == 200
+            assert await said(opened.aiter_lines()) == [streams.BACK_OFF.strip()], error
+    (told,) = h.log_errors  # WRONGTYPE's alone
     assert told.getMessage().startswith("the live stream of") and told.exc_info is not None
     h.log_errors.clear()  # the test's own
+    assert services(h.app).health.down
 
 
 async def test_a_table_that_cannot_be_read_ends_its_streams_and_no_other(
