@@ -28,7 +28,7 @@ import itertools
 import json
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -262,6 +262,18 @@ class FakeServer:
             self.log.append(served)
         for listener in self.listeners:
             listener(served)
+
+
+@contextlib.asynccontextmanager
+async def serving() -> AsyncIterator[FakeServer]:
+    """A fake Bot API of its own that answers at once (no simulated round trip), stopped
+    after: the tests' whose bot runs in processes."""
+    fake = FakeServer(FakeTelegram(), delay=(0.0, 0.0))
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
 
 
 class WebhookHarness(Harness):

@@ -12,7 +12,7 @@ tests in a fraction of that.
 Ports: :func:`free_ports` takes ports of ``REDIS_TEST_PORTS`` (``first-last``; by default
 200 derived from ``REDIS_TEST_DB``) that nothing listens on, from this process's share of
 them (each pytest-xdist worker has its own), a cluster's bus ports too. :class:`Ahead`
-starts the next test's pair while a test runs.
+starts the next test's servers while a test runs.
 
 What a test does to them:
 
@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import redis
 from redis.backoff import NoBackoff
@@ -293,6 +293,7 @@ class Cluster:
     servers: dict[int, Server] = field(default_factory=dict)
     # each node's ACL users and CONFIG as started (restore puts neither back)
     settings: dict[int, object] = field(default_factory=dict, init=False)
+    settled: tuple[int, list[int]] | None = field(default=None, init=False)  # (_state)
 
     def __post_init__(self) -> None:
         count = self.primaries * (1 + self.replicas)
@@ -333,7 +334,7 @@ class Cluster:
             timeout=UP_WITHIN,
         )
         self.wait_ok()
-        self.settings = self._settings()
+        self.settings, self.settled = self._settings(), self._state()
 
     def stop(self) -> None:
         for server in self.servers.values():
@@ -410,7 +411,38 @@ class Cluster:
         A killed server is started again (the replica of the one that took over), and
         each replica anew: one that has run an election keeps its votes for 4 s (twice
         Redis' 2 s auth timeout) and, its primary gone again meanwhile, "wins" with them,
-        for an epoch the others refuse (no primary for its slots then)."""
+        for an epoch the others refuse (no primary for its slots then). None is, when each
+        is up and nothing failed over since the cluster was last started or restored (the
+        same primaries, no new epoch): a test may restore it itself as it ends."""
+        if len(self._live()) < len(self.servers) or self._state() != self.settled:
+            self._anew()
+        for port in self.primary_ports():
+            with self.servers[port].client() as primary:
+                let_through(primary)
+        self.wait_ok()
+        for port in self.primary_ports():
+            with self.servers[port].client() as primary:
+                primary.flushall()  # and its replica soon after
+        for server in self.servers.values():
+            with server.client() as node:
+                node.script_flush()
+                _wait("no key is left", lambda: node.dbsize() == 0, UP_WITHIN)
+        changed = sorted(p for p, now in self._settings().items() if now != self.settings[p])
+        assert not changed, f"a test left an ACL user or CONFIG changed on {changed}"
+        self.settled = self._state()
+
+    def _state(self) -> tuple[int, list[int]]:
+        """The greatest epoch a node knows (a failover, or a replica's bid for one, raises
+        it) and the primaries' ports."""
+        epochs = []
+        for server in self._live():
+            with server.client() as node:
+                epochs.append(int(node.cluster("INFO")["cluster_current_epoch"]))
+        return max(epochs), self.primary_ports()
+
+    def _anew(self) -> None:
+        """Each killed primary's replica takes over, each replica and each killed server
+        starts again, and every node is in touch with every other (:meth:`restore`)."""
         self.take_over()
         for server in self._live():
             with server.client() as node:
@@ -431,19 +463,6 @@ class Cluster:
             return True
 
         _wait("every node is back", whole, UP_WITHIN)
-        for port in self.primary_ports():
-            with self.servers[port].client() as primary:
-                let_through(primary)
-        self.wait_ok()
-        for port in self.primary_ports():
-            with self.servers[port].client() as primary:
-                primary.flushall()  # and its replica soon after
-        for server in self.servers.values():
-            with server.client() as node:
-                node.script_flush()
-                _wait("no key is left", lambda: node.dbsize() == 0, UP_WITHIN)
-        changed = sorted(p for p, now in self._settings().items() if now != self.settings[p])
-        assert not changed, f"a test left an ACL user or CONFIG changed on {changed}"
 
     def take_over(self) -> None:
         """Each killed primary's live replica takes over now (CLUSTER FAILOVER TAKEOVER, as
@@ -779,42 +798,6 @@ def reused(made: list[Cluster], directory: Path) -> Iterator[Cluster]:
             raise
 
 
-class Ahead:
-    """Pairs started one ahead, in a thread: while a test runs on its pair (each test has
-    one of its own), the next is started, so that the next test finds it up rather than
-    wait for it. :meth:`close` stops the one left over."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory, self.made = directory, itertools.count()
-        self.thread = ThreadPoolExecutor(1, "pair-ahead")
-        self.next = self._start()
-
-    def _start(self) -> tuple[Pair, Future[None]]:
-        pair = Pair(self.directory / str(next(self.made)))
-        return pair, self.thread.submit(pair.start)
-
-    def take(self) -> Pair:
-        """A pair started (the next one starts meanwhile): the caller stops it."""
-        (pair, started), self.next = self.next, self._start()
-        try:
-            started.result()
-        except BaseException:
-            self._stop(pair)
-            raise
-        return pair
-
-    def _stop(self, pair: Pair) -> None:
-        """``pair`` stopped by the thread that starts the pairs, once its start is over:
-        stopped from here while the thread still launches it (a Ctrl-C or a test's timeout
-        in :meth:`take`), a server launched just after would outlive the run. The thread
-        is joined at exit (Python's own), whatever interrupts this one."""
-        self.thread.submit(pair.stop)
-
-    def close(self) -> None:
-        self._stop(self.next[0])
-        self.thread.shutdown()
-
-
 class Runs(Protocol):
     def start(self) -> None: ...
 
@@ -824,6 +807,43 @@ class Runs(Protocol):
 Started = TypeVar("Started", bound=Runs)
 
 
+class Ahead(Generic[Started]):
+    """Servers started one ahead, in a thread, each in a folder of its own (``make``: a
+    :class:`Pair`, or :class:`Sentinels`): while a test runs on its own, the next is
+    started, so that the next test finds it up rather than wait for it. :meth:`close`
+    stops the one left over."""
+
+    def __init__(self, directory: Path, make: Callable[[Path], Started]) -> None:
+        self.directory, self.make, self.made = directory, make, itertools.count()
+        self.thread = ThreadPoolExecutor(1, "ahead")
+        self.next = self._start()
+
+    def _start(self) -> tuple[Started, Future[None]]:
+        made = self.make(self.directory / str(next(self.made)))
+        return made, self.thread.submit(made.start)
+
+    def take(self) -> Started:
+        """Servers started (the next start meanwhile): the caller stops them."""
+        (made, started), self.next = self.next, self._start()
+        try:
+            started.result()
+        except BaseException:
+            self._stop(made)
+            raise
+        return made
+
+    def _stop(self, made: Started) -> None:
+        """``made`` stopped by the thread that starts them, once its start is over:
+        stopped from here while the thread still launches it (a Ctrl-C or a test's timeout
+        in :meth:`take`), a server launched just after would outlive the run. The thread
+        is joined at exit (Python's own), whatever interrupts this one."""
+        self.thread.submit(made.stop)
+
+    def close(self) -> None:
+        self._stop(self.next[0])
+        self.thread.shutdown()
+
+
 def started(made: Started) -> Started:
     """``made`` started (in a thread, say); the caller stops it."""
     made.start()
@@ -831,11 +851,11 @@ def started(made: Started) -> Started:
 
 
 @contextlib.contextmanager
-def running(made: Started, start: Callable[[], None] | None = None) -> Iterator[Started]:
+def running(made: Started) -> Iterator[Started]:
     """``made`` (a :class:`Server`, :class:`Pair`, :class:`Cluster` or :class:`Sentinels`)
-    started (by ``start``, else its own), and torn down after, whatever happens."""
+    started, and torn down after, whatever happens."""
     try:
-        (start or made.start)()
+        made.start()
         yield made
     finally:
         made.stop()

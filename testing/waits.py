@@ -27,18 +27,19 @@ async def until(
         await asyncio.sleep(0.02)
 
 
-async def side_by_side(**cases: Awaitable[Any]) -> None:
+async def side_by_side(**cases: Awaitable[Any]) -> list[Any]:
     """Runs independent cases of one test at once, so that their waits on real timers
-    (leases, idle limits, rate limits) overlap rather than add up. A failing case stops
-    the others and fails the test; each failure is noted with its case's name."""
+    (leases, idle limits, rate limits) overlap rather than add up; what each returns, in
+    turn. A failing case stops the others and fails the test; each failure is noted with
+    its case's name."""
 
-    async def named(name: str, case: Awaitable[Any]) -> None:
+    async def named(name: str, case: Awaitable[Any]) -> Any:
         try:
-            await case
+            return await case
         except Exception as failure:
             failure.add_note(f"(in the case {name!r})")
             raise
 
     async with asyncio.TaskGroup() as group:
-        for name, case in cases.items():
-            group.create_task(named(name, case))
+        tasks = [group.create_task(named(name, case)) for name, case in cases.items()]
+    return [task.result() for task in tasks]

@@ -56,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # page games, started once), the files dealt to the share with the fewest seconds so far:
 # worksteal hands each worker one contiguous share and lets an idle one steal the tail of
 # another's, so what is left at the end is quick. Seconds: summed test times of one run.
-SLOWEST = {"e2e/test_e2e_failover": 21, "e2e/test_e2e_deploy": 11,
+SLOWEST = {"e2e/test_e2e_failover": 14, "e2e/test_e2e_deploy": 11,
            "webapp/test_webapp_durak_page webapp/test_webapp_football": 24,
            "engine/test_game_contract": 10, "e2e/test_e2e_languages": 10, "e2e/test_e2e_durak": 7,
            "e2e/test_wheel": 4, "e2e/test_e2e_answers": 3, "bot/test_fuzz_inputs": 3,

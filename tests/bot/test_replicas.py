@@ -74,17 +74,17 @@ SECRET = "s3cret"
 
 
 @pytest.fixture(scope="module")
-def pairs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redis_servers.Ahead]:
+def pairs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redis_servers.Ahead[Pair]]:
     """Each test's pair started while the test before it ran."""
     if (why := redis_servers.why_not()) is not None:
         pytest.skip(why)
-    ahead = redis_servers.Ahead(tmp_path_factory.mktemp("pairs"))
+    ahead = redis_servers.Ahead(tmp_path_factory.mktemp("pairs"), Pair)
     yield ahead
     ahead.close()
 
 
 @pytest.fixture
-def pair(pairs: redis_servers.Ahead) -> Iterator[Pair]:
+def pair(pairs: redis_servers.Ahead[Pair]) -> Iterator[Pair]:
     servers = pairs.take()
     yield servers
     servers.stop()

@@ -10,18 +10,15 @@ import pytest
 
 from bot.tables import games
 from testing.botproc import Bots
-from testing.fakegram import FakeTelegram
-from testing.fakeserver import FakeServer
+from testing.fakeserver import FakeServer, serving
 from testing.tabletop import dealing
 
 
 @pytest.fixture
 async def served() -> AsyncIterator[FakeServer]:
     """The fake Bot API over HTTP, answering at once."""
-    fake = FakeServer(FakeTelegram(), delay=(0.0, 0.0))
-    await fake.start()
-    yield fake
-    await fake.stop()
+    async with serving() as fake:
+        yield fake
 
 
 @pytest.fixture

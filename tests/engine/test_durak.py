@@ -11,7 +11,7 @@ from engine import cards
 from engine.base import CorruptState, MalformedRecord
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakActor as Actor
-from engine.games.durak.rules import DurakMove, DurakOptions, SeatingError
+from engine.games.durak.rules import DurakMove, DurakOptions
 from testing.contract import refused
 from testing.durak_positions import NAMES, cs, dummy_hand, hand, new_game, play, position
 
@@ -31,23 +31,6 @@ def test_options_defaults_and_strictness() -> None:
     for bad in ({"deck_size": 40}, {"dummy_plays": "yes"}, {"first_move": "left"}, {"x": 1}):
         with pytest.raises(ValidationError):
             DurakOptions.model_validate(bad)
-
-
-@pytest.mark.parametrize(("deck_size", "players"), [(36, 1), (36, 5), (52, 7), (52, 1)])
-def test_too_many_or_too_few_players_are_refused(deck_size: int, players: int) -> None:
-    with pytest.raises(SeatingError) as err:
-        Durak.new(DurakOptions(deck_size=deck_size), ["p"] * players, dealer=0, seed=1)
-    assert f"{deck_size}-card game takes 2 to" in str(err.value)
-    if deck_size == 36 and players == 5:
-        assert "52-card deck" in str(err.value)
-
-
-@pytest.mark.parametrize(("deck_size", "players"), [(36, 2), (36, 4), (52, 5), (52, 6)])
-def test_table_sizes_that_fit_the_deck(deck_size: int, players: int) -> None:
-    game = Durak.new(DurakOptions(deck_size=deck_size), NAMES[:players], dealer=0, seed=3)
-    summary = game.summary()
-    assert summary["hands"] == [6] * players and summary["dummy"] == 6
-    assert summary["stock"] == deck_size - 6 * (players + 1)
 
 
 @pytest.mark.parametrize(
@@ -218,13 +201,6 @@ def test_throw_in_priority_lead_attacker_then_clockwise_dummy_at_its_seat() -> N
     assert game.to_act() == Actor(2)  # the successful defender attacks next
 
 
-def test_defender_never_gets_the_right_to_throw_in() -> None:
-    game = _three_handed()
-    play(game, "a7H", "b7H8H", "p", "p", "dp")
-    view = game.view(None)
-    assert view.table == [] and view.attacker == 2
-
-
 def test_dummy_is_skipped_for_throw_ins_while_its_controller_defends() -> None:
     # Ring 0 → dummy → 1 → 2; seat 2 leads against seat 0, who controls the dummy.
     game = position(
@@ -239,15 +215,6 @@ def test_dummy_is_skipped_for_throw_ins_while_its_controller_defends() -> None:
     assert game.to_act() == Actor(2)
     play(game, "p")  # the dummy holds two sevens but is not asked; seat 1 holds none
     assert game.view(None).table == [] and game.to_act() == Actor(0)
-
-
-def test_participant_with_nothing_to_throw_is_passed_automatically() -> None:
-    game = _three_handed()
-    play(game, "a7H", "b7H8H", "w7C")
-    assert game.to_act() == Actor(2)
-    play(game, "b7C8C")
-    # Seat 1 has only QC: skipped; seat 0 holds 7D.
-    assert game.to_act() == Actor(0)
 
 
 def test_take_round_runs_once_more_and_the_defender_takes_everything() -> None:
@@ -491,16 +458,6 @@ def test_malformed_move_records(bad: object) -> None:
         _three_handed().move_from_record(bad)
 
 
-def test_tokens_round_trip_and_fit_callback_data() -> None:
-    game = _three_handed()
-    tokens = ["a7H", "b7H9H", "b10S10H", "t", "w10S", "p", "da7H", "db10H10S", "dt", "dw8C", "dp"]
-    for token in tokens:
-        mv = game.move_from_token(token, 3)
-        assert mv.player == 3 and mv.dummy == token.startswith("d")
-        assert game.move_token(mv) == token
-        assert len(token.encode()) <= 40
-
-
 @pytest.mark.parametrize(
     "bad", ["", "x", "a", "a7", "a1H", "a11H", "b7H", "tt", "pd", "D", "a7h", "a７H", "w10S ", 7]
 )
@@ -550,11 +507,7 @@ def test_malformed_headers(changes: dict[str, object]) -> None:
         Durak.from_record(_record(**changes))
 
 
-def test_header_needs_a_dealer_and_accepts_partial_options() -> None:
-    record = _record()
-    del record["dealer"]
-    with pytest.raises(MalformedRecord):
-        Durak.from_record(record)
+def test_a_header_may_give_part_of_the_options() -> None:
     record = _record(options={"dummy_plays": True})
     del record["previous_fool"]
     game = Durak.from_record(record)
@@ -597,16 +550,6 @@ def test_views_show_own_hand_dummy_only_to_controller_and_nothing_else_hidden() 
         assert f'"{card}"' not in text
     with pytest.raises(ValueError):
         game.view(5)  # a seat that does not exist
-
-
-def test_state_json_round_trip_mid_bout() -> None:
-    game = _three_handed()
-    play(game, "a7H", "b7H8H", "w7C", "t")
-    again = Durak.from_json(game.to_json())
-    assert again.to_json() == game.to_json()
-    assert again.to_act() == game.to_act() and again.legal_moves() == game.legal_moves()
-    play(again, "w7D")
-    assert again.to_act() == Actor(1, dummy=True)
 
 
 def _state(**changes: object) -> str:

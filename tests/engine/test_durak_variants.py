@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from engine import cards
 from engine.base import CorruptState
 from engine.games.durak.game import Durak
-from engine.games.durak.rules import DurakOptions
+from engine.games.durak.rules import DurakOptions, SeatingError
 from engine.games.durak.spec import SPEC
 from testing.contract import check_views, refused
 from testing.durak_positions import NAMES, PEREVODNOY, hand, move, new_game, play, position
@@ -38,22 +38,32 @@ def test_a_combination_against_what_an_option_needs_is_refused(bad: dict[str, An
         DurakOptions.model_validate(bad)
 
 
-@pytest.mark.parametrize(
-    ("deck_size", "dummy", "most"),
-    [(24, True, 2), (36, True, 4), (52, True, 6), (24, False, 4), (36, False, 6), (52, False, 6)],
-)
-def test_the_seats_depend_on_the_deck_and_the_dummy(deck_size: int, dummy: bool, most: int) -> None:
+# The most players each deck seats, and the larger deck a refusal of one more names.
+SEATS = [
+    (24, True, 2, " (the 36-card deck takes up to 4)"),
+    (36, True, 4, " (the 52-card deck takes up to 6)"),
+    (52, True, 6, ""),
+    (24, False, 4, " (the 36-card deck takes up to 6)"),
+    (36, False, 6, ""),
+    (52, False, 6, ""),
+]
+
+
+@pytest.mark.parametrize(("deck_size", "dummy", "most", "hint"), SEATS)
+def test_the_seats_depend_on_the_deck_and_the_dummy(
+    deck_size: int, dummy: bool, most: int, hint: str
+) -> None:
     options = DurakOptions.model_validate({"deck_size": deck_size, "dummy": dummy})
     assert SPEC.players(options) == (2, most)
-    Durak.new(options, NAMES[:most], dealer=0, seed=1)  # the most it seats can play
-    with pytest.raises(ValueError, match=f"takes 2 to {most} players"):
-        Durak.new(options, ["p"] * (most + 1), dealer=0, seed=1)
-
-
-def test_a_too_full_table_is_told_what_seats_it() -> None:
-    small = DurakOptions.model_validate({"deck_size": 24, "dummy": False})
-    with pytest.raises(ValueError, match=r"the 36-card deck takes up to 6"):
-        Durak.new(small, NAMES[:5], dealer=0, seed=1)
+    for players in (2, most):  # six cards to each hand and to the dummy, the rest the stock
+        summary = Durak.new(options, NAMES[:players], dealer=0, seed=1).summary()
+        assert summary["hands"] == [6] * players and summary["dummy"] == 6 * dummy
+        assert summary["stock"] == deck_size - 6 * (players + dummy)
+    game = f"a {deck_size}-card game" + ("" if dummy else " without the dummy")
+    for players, told in ((most + 1, hint), (1, "")):
+        with pytest.raises(SeatingError) as err:
+            Durak.new(options, ["p"] * players, dealer=0, seed=1)
+        assert str(err.value) == f"{game} takes 2 to {most} players, not {players}{told}"
 
 
 def _record(options: dict[str, Any], players: int) -> dict[str, Any]:
@@ -90,51 +100,41 @@ def test_six_players_without_the_dummy_replay() -> None:
 # ---------------------------------------------------------------- no dummy, whole deck
 
 
-@pytest.mark.parametrize(("deck_size", "players"), [(24, 4), (36, 6)])
-def test_the_whole_deck_is_dealt_and_the_dealers_sixth_card_is_trump(
-    deck_size: int, players: int
-) -> None:
-    deck = cards.shuffled(deck_size, 1, 11)
-    dealer = 1
-    options = DurakOptions.model_validate({"deck_size": deck_size, "dummy": False})
-    game = Durak.new(options, NAMES[:players], dealer, deck=deck)
-    trump = cards.to_str(deck[-1])  # the dealer is dealt last: his sixth card
-    summary = game.summary()
-    assert summary["trump"] == trump and summary["stock"] == 0
-    assert summary["hands"] == [6] * players and summary["dummy"] == 0
-    assert summary["controller"] is None
-    assert trump in hand(game, dealer)
-    for seat in [None, *range(players)]:
-        view = game.view(seat)
-        assert view.whole_deck and view.stock == 0 and not view.dummy
-        assert view.known[dealer] == [trump] and view.trump_held_by == dealer
-        assert view.dummy_hand is None and view.controller is None
-    # Once the dealer plays it, nobody is told he holds it any more.
-    rng = random.Random(2)
-    while trump not in {c for pair in game.view(None).table for c in pair if c}:
-        assert not game.is_finished()
-        game.apply(rng.choice(game.legal_moves()))
-    view = game.view(None)
-    assert trump not in view.known[dealer] and view.trump_held_by is None
-
-
 @pytest.mark.parametrize("transfer", [False, True])
 @pytest.mark.parametrize(("deck_size", "players"), [(24, 4), (36, 6)])
-def test_views_of_a_whole_deck_game_show_only_what_each_seat_may_know(
+def test_the_whole_deck_is_dealt_and_the_dealers_sixth_card_is_trump(
     deck_size: int, players: int, transfer: bool
 ) -> None:
-    """The contract's view check at every position of whole-deck games, where the dealer's
-    face-up card is in every view until he plays it."""
+    """Every view shows the dealer's face-up card as his until he plays it, and (the
+    contract's view check, at every position of the game) nothing else he keeps hidden."""
     options = DurakOptions.model_validate(
         {"deck_size": deck_size, "dummy": False, "transfer": transfer}
     )
-    for seed in range(2):
-        game = Durak.new(options, NAMES[:players], dealer=seed % players, seed=seed)
-        rng = random.Random(seed)
+    for dealer in (0, 1):
+        deck = cards.shuffled(deck_size, 1, 11 + dealer)
+        game = Durak.new(options, NAMES[:players], dealer, deck=deck)
+        trump = cards.to_str(deck[-1])  # the dealer is dealt last: his sixth card
+        summary = game.summary()
+        assert summary["trump"] == trump and summary["stock"] == 0
+        assert summary["hands"] == [6] * players and summary["dummy"] == 0
+        assert summary["controller"] is None
+        assert trump in hand(game, dealer)
+        for seat in [None, *range(players)]:
+            view = game.view(seat)
+            assert view.whole_deck and view.stock == 0 and not view.dummy
+            assert view.known[dealer] == [trump] and view.trump_held_by == dealer
+            assert view.dummy_hand is None and view.controller is None
+        rng, played = random.Random(2), False
         while not game.is_finished():
             check_views(game)
+            view = game.view(None)
+            if not played and trump in {c for pair in view.table for c in pair if c}:
+                # Once the dealer plays it, nobody is told he holds it any more.
+                assert trump not in view.known[dealer] and view.trump_held_by is None
+                played = True
             game.apply(rng.choice(game.legal_moves()))
         check_views(game)
+        assert played
 
 
 def test_a_game_without_the_dummy_has_no_dummy_anywhere() -> None:
@@ -369,20 +369,3 @@ def test_a_stored_bout_over_five_before_the_first_discard_is_a_corrupt_state() -
     assert state["limit"] == 5 and not state["discard"]
     with pytest.raises(CorruptState):
         Durak.from_json(json.dumps({**state, "limit": 6}))
-
-
-def test_a_take_does_not_lift_the_cap_and_the_first_discard_does() -> None:
-    game = _five(five_before_discard=True)
-    play(game, "a6C", "t")
-    rng = random.Random(3)
-    discarded = False
-    while not game.is_finished():
-        view = game.view(None)
-        if view.phase == "lead" and not view.table:
-            defender = view.defender
-            assert isinstance(defender, int | str)
-            held = view.dummy_count if defender == "dummy" else view.hand_counts[defender]
-            assert view.limit == min(6 if discarded else 5, held)
-        events = game.apply(rng.choice(game.legal_moves()))
-        discarded = discarded or any(e.kind == "discarded" for e in events)
-    assert discarded

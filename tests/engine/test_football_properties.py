@@ -106,7 +106,10 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
     # What every game keeps (round trips, one actor, replays) is tests/engine/test_game_contract.py.
     pile = g.summary()["piles"][0]
     assert g.summary()["piles"] == [pile, pile]
+    events = []
     while not g.is_finished():
+        piles = g.piles()
+        assert piles[0] - piles[1] in (0, -1)  # the two draw by turns, A first
         text = g.to_json()
         state = json.loads(text)
         check_places(g, state)
@@ -136,6 +139,7 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
     assert result is not None and result["goals"] == summary["goals"]
     goals = result["goals"]
     assert result["winner"] == (0 if goals[0] > goals[1] else 1 if goals[1] > goals[0] else None)
+    assert events[-1] == ("finished", result)
     for seat in (0, 1, None):
         check_view(g, state, g.view(seat), seat)
 
@@ -144,10 +148,12 @@ def test_random_games_keep_every_invariant(g: Football, rng: random.Random) -> N
 @given(st.integers(1, 3), st.sampled_from([36, 52]), st.integers(0, 2**32))
 def test_setups_are_listed_once_each_and_all_of_them(decks: int, size: int, seed: int) -> None:
     g = Football.new(FootballOptions(decks=decks, deck_size=size), ["A", "B"], seed=seed)
-    hand = g.hand(0)
-    legal = list(g.legal_moves())
-    distinct = {(m.cards[0], *m.cards[1:]) for m in legal}
-    assert len(distinct) == len(legal)
-    # Every arrangement of the hand as a multiset, counted independently.
-    expected = {(hand[k], *row) for k in range(5) for row in permutations(hand[:k] + hand[k + 1 :])}
-    assert distinct == expected
+    for seat in (0, 1):  # A sets up first, then B
+        hand, legal = g.hand(seat), list(g.legal_moves())
+        assert all(m.player == seat for m in legal)
+        distinct = {(m.cards[0], *m.cards[1:]) for m in legal}
+        assert len(distinct) == len(legal)
+        # Every arrangement of the hand as a multiset, counted independently.
+        expected = {(hand[k], *r) for k in range(5) for r in permutations(hand[:k] + hand[k + 1 :])}
+        assert distinct == expected
+        g.apply(legal[seed % len(legal)])

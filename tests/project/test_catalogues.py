@@ -14,6 +14,7 @@ a key of one of the catalogue's namespaces (``game.…``, ``event.…``).
 from __future__ import annotations
 
 import ast
+import functools
 import random
 import re
 import shutil
@@ -113,11 +114,20 @@ def scan_source(source: str, filename: str, namespaces: set[str], scan: Scan) ->
             scan.calls.append((keys, given, where))
 
 
+@functools.cache
+def bot_sources() -> tuple[tuple[str, str], ...]:
+    """Every module of ``bot/`` as (its path from the root, its text), read once a run."""
+    paths = sorted((ROOT / "bot").rglob("*.py"))
+    return tuple((str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in paths)
+
+
+@functools.cache
 def scan_bot() -> Scan:
+    """The scan of ``bot/``, made once a run: the tests below only read it."""
     namespaces = {key.split(".")[0] for key in catalogue("en")}
     scan = Scan()
-    for path in sorted((ROOT / "bot").rglob("*.py")):
-        scan_source(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), namespaces, scan)
+    for filename, source in bot_sources():
+        scan_source(source, filename, namespaces, scan)
     return scan
 
 
@@ -406,8 +416,8 @@ def test_every_illegal_move_code_has_a_text() -> None:
 def test_every_event_of_the_table_itself_has_a_text() -> None:
     """The events the bot adds to a table (a timeout, a player away or back)."""
     kinds = set()
-    for path in (ROOT / "bot").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for _, source in bot_sources():
+        for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_events":
                 for event in getattr(node.args[0], "elts", []):
                     kind = event.elts[0] if isinstance(event, ast.Tuple) else None
