@@ -87,10 +87,9 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
                 return _told("unavailable", 503, "stopping")
             try:
                 raw = await bodies.read(request.stream(), limit=MAX_UPDATE)
-                update = _update(obj := bodies.json_object(raw, limit=MAX_UPDATE), application)
+                _update(obj := bodies.json_object(raw, limit=MAX_UPDATE), application)
             except bodies.BadBody as exc:
                 return _told("refused", 400, exc.reason)
-            inbox.keep_decoded(raw, update)  # its worker here need not decode it again
             return await _store(svc, inbox, raw, stream_of(obj))
 
         found.append(Route(urlparse(settings.webhook_url).path or "/", webhook, methods=["POST"]))

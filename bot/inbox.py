@@ -152,7 +152,7 @@ async def _handle(
     once.HELD.set(held)  # this task's context: the update guard claims in its name
     metrics.STORED_AT.set(stored_at(entry_id))
     try:
-        update = worker.inbox.decoded(body) or Update.de_json(json.loads(body), app.bot)
+        update = Update.de_json(json.loads(body), app.bot)
         if reclaimed:
             metrics.RECLAIMED.inc()
             await once.release(svc.store, update.update_id, entry_id)

@@ -42,14 +42,12 @@ import json
 import os
 import secrets
 import socket
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
-from telegram import Update
 
 from bot.core import replies
 from bot.core.config import Settings
@@ -73,10 +71,6 @@ RECLAIM_PER_TOUCH = 4  # streams looked at for a dead worker's entries at each t
 # ADOPT_EVERY touches.
 OLD_STREAM = f"{KEY_PREFIX}:inbox"
 ADOPT_EVERY = 16
-# The updates the webhook decoded that its process's worker may take as they are
-# (Inbox.keep_decoded): the latest this many, each of at most this many bytes.
-DECODED_KEPT = 256
-DECODED_BYTES = 1 << 16
 
 # An entry: its reference (b"<stream>/<entry id>": ids are unique within a stream only),
 # the update's JSON.
@@ -193,22 +187,6 @@ class Inbox:
         # Streams where reclaim took a dead worker's entries over since forget_dead looked.
         self._taken_over: set[int] = set()
         self._adopt_in = 0  # touches before the old stream is looked at again
-        self._decoded: OrderedDict[bytes, Update] = OrderedDict()  # by body: keep_decoded
-
-    def keep_decoded(self, body: bytes, update: Update) -> None:
-        """The webhook decoded ``body`` as ``update`` (and stores it next): this process's
-        worker takes it as it is if it reads that body (:meth:`decoded`), rather than
-        decoding it again (PTB's decoding of an update is some hundreds of µs, as much as
-        rendering its round). Another process's worker may read it instead: only the latest
-        :data:`DECODED_KEPT` are kept."""
-        if len(body) <= DECODED_BYTES:
-            self._decoded[body] = update
-            while len(self._decoded) > DECODED_KEPT:
-                self._decoded.popitem(last=False)
-
-    def decoded(self, body: bytes) -> Update | None:
-        """The update :meth:`keep_decoded` kept for ``body``, once (None: decode it)."""
-        return self._decoded.pop(body, None)
 
     async def put(self, update: bytes, n: int = 0) -> None:
         """Store an update in stream ``n`` (:func:`stream_of`; the webhook answers 200
