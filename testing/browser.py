@@ -87,10 +87,8 @@ def on_each(act: Callable[[Any], Any], drivers: list[Any]) -> list[Any]:
 
 @contextlib.contextmanager
 def chromiums(profiles: list[Path]) -> Iterator[list[Any]]:
-    """One phone-sized headless Chromium per profile directory, started together. Each
-    chromedriver leads a process group of its own, killed at the end (:func:`_quit`), so
-    that no browser outlives the run or holds its teardown, nor one that started while
-    another failed to."""
+    """One phone-sized headless Chromium per profile directory, started together; each
+    one's process group killed at the end (:func:`_quit`), so that none outlives the run."""
     drivers: list[Any] = []
     default = socket.getdefaulttimeout()
     socket.setdefaulttimeout(DRIVER_TIMEOUT)  # read once, by each driver's connection pool
@@ -120,10 +118,8 @@ def _quit(driver: Any) -> None:
 
 class Tabs:
     """The session's browsers, each on a fresh tab for every test. After a test its tabs
-    are frozen at once (their pages run nothing more: no script, timer or request of
-    theirs reaches the next test's server), and the fresh tabs are put in their place in
-    the background, while the test's server stops and the next test sets up (about
-    0.2-0.3 s of chromedriver calls that the run no longer waits for)."""
+    are frozen at once (nothing of theirs reaches the next test's server), and fresh ones
+    put in their place in the background (0.2-0.3 s of chromedriver calls not waited for)."""
 
     def __init__(self, drivers: list[Any]) -> None:
         self.drivers = drivers
@@ -156,10 +152,8 @@ def _freeze(driver: Any) -> None:
 
 def fresh_tab(driver: Any) -> None:
     """Puts a new tab in the place of the driver's windows: what the DevTools protocol set
-    up for a tab (scripts run on each new document, blocked addresses, emulated media or
-    network) dies with it, and each test's page server has an origin of its own. The new
-    tab is made without switching to it, so that the current one (mostly the only one)
-    is closed without switching back to it: five calls to chromedriver, not seven."""
+    up for a tab dies with it. Made without switching to it, so that the current one is
+    closed without switching back: five calls to chromedriver, not seven."""
     from selenium.webdriver.remote.command import Command
 
     current = driver.current_window_handle
@@ -266,9 +260,8 @@ class Page:
 
     async def click_one(self, selector: str, rng: Any) -> str | None:
         """Clicks one of the elements ``selector`` finds: None when it finds none, else the
-        card whose choice the click opened ('' for none). Counted, then clicked and read in
-        one go: the page redraws every second (the turn time), which would leave an element
-        found by the driver stale."""
+        card whose choice the click opened ('' for none). Clicked and read in one call: the
+        page redraws every second, which would leave an element found by the driver stale."""
         count: int = await self.js(f"return document.querySelectorAll({selector!r}).length")
         if not count:
             return None

@@ -26,7 +26,6 @@ class FakeUser:
     first_name: str
     language_code: str | None = "en"
     username: str | None = None
-    last_name: str | None = None
     started: bool = True
     blocked: bool = False
     # False: his clients are offline; an ephemeral message sent to him meanwhile never
@@ -36,15 +35,13 @@ class FakeUser:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
-        for key in ("last_name", "username", "language_code"):
+        for key in ("username", "language_code"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         return data
 
     def chat_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "type": "private", "first_name": self.first_name}
-        if self.last_name:
-            data["last_name"] = self.last_name
         if self.username:
             data["username"] = self.username
         return data

@@ -1,9 +1,5 @@
-"""The bot's clock in a test, moved forward instead of slept on.
-
-Real time plus an offset the test moves, its timers fired in order as it goes, so that no
-test sleeps and a wait of minutes takes none. A frozen clock leaves real time out: only
-the test moves it, so what the test sees does not depend on how fast the machine is.
-"""
+"""The bot's clock in a test, moved forward instead of slept on: no test sleeps, and a
+wait of minutes takes none."""
 
 from __future__ import annotations
 
@@ -49,18 +45,14 @@ class _Timer:
 
 
 class Clock(BotClock):
-    """The bot's clock in a test: real time plus an offset that the test moves forward
-    instead of sleeping (every app of a test shares it, as processes share real time).
-
-    Its timers (the bot's pollers, wake-ups and waits) fire when real time reaches them,
-    or as :meth:`advance` moves the clock past them: it goes from one timer to the next,
-    each time letting the bot finish what the timer set off, as if that much time passed
-    for it. So a test that advances the clock sees what a user would see after the wait."""
+    """Real time plus an offset that the test moves forward (every app of a test shares
+    it, as processes share real time). Its timers (the bot's pollers, wake-ups and waits)
+    fire when real time reaches them, or as :meth:`advance` moves past them one by one,
+    letting the bot finish what each set off: the test then sees what a user would see
+    after the wait. ``frozen``: real time left out, only the test moves the clock, so what
+    the test sees does not depend on how fast the machine is."""
 
     def __init__(self, *, frozen: bool = False) -> None:
-        """``frozen``: the clock reads its start plus the offset, and its timers fire only
-        as :meth:`advance` reaches them (those due already, at once), however long the
-        test takes in real time."""
         self.frozen = frozen
         self.start = time.time()
         self.offset = 0.0

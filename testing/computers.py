@@ -46,10 +46,7 @@ def clock_of(h: Harness) -> Clock:
 
 
 async def until(
-    h: Harness,
-    check: Callable[[], bool | Awaitable[bool]],
-    timeout: float = 10.0,
-    what: str = "it",
+    h: Harness, check: Callable[[], bool | Awaitable[bool]], timeout: float = 10.0, what: str = "it"
 ) -> None:
     """Lets time pass for the bot (testing/clock.py), a step of the computer's pace
     at a time, until ``check`` holds (awaited if need be); ``timeout``: the bot's seconds."""
@@ -87,12 +84,7 @@ def finished(h: Harness, top: Tabletop) -> bool:
 
 
 async def play_people(
-    h: Harness,
-    top: Tabletop,
-    people: list[FakeUser],
-    rng: random.Random,
-    *,
-    timeout: float = 600.0,
+    h: Harness, top: Tabletop, people: list[FakeUser], rng: random.Random, *, timeout: float = 600.0
 ) -> int:
     """Plays the people's part (random legal buttons) until the game ends while the
     computer plays its seats (the bot's clock moves on while nobody is asked); the number

@@ -1,12 +1,7 @@
 """Durak games for the rules' and the computer players' tests, built where each test
-needs them.
-
-``deck_for`` builds a deck whose deal gives the hands a test names; ``position`` builds a
-game in the middle of play (small hands, short or empty stock) through the engine's own
-validated state loader, so each scenario starts exactly where its rule matters (``laid``:
-the same from text). ``seeded`` is the seed's game, ``VARIANTS`` every variant with each
-number of players it seats, ``play_levels`` a game played on by the computer's levels.
-"""
+needs them: a deal that gives the hands a test names, or a game in the middle of play
+through the engine's own validated state loader, so each scenario starts where its rule
+matters."""
 
 from __future__ import annotations
 
@@ -15,7 +10,6 @@ from typing import Any
 
 from engine import cards
 from engine.base import Event
-from engine.cards import Card
 from engine.computer import choose
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakActor, DurakMove, DurakOptions, seating
@@ -26,8 +20,7 @@ NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 PEREVODNOY: dict[str, Any] = {"dummy": False, "transfer": True}  # transfers, no dummy
 
 
-def c(text: str) -> Card:
-    return cards.parse(text)
+c = cards.parse
 
 
 def cs(text: str) -> list[int]:
@@ -80,10 +73,9 @@ def new_game(
     previous_fool: int | None = None,
     **options: Any,
 ) -> Durak:
-    deck_size = options.get("deck_size", 36)
-    with_dummy = options.get("dummy", True)
-    deck = deck_for(n, dealer, hands, dummy_cards, trump, stock, deck_size, with_dummy)
-    return Durak.new(DurakOptions(**options), NAMES[:n], dealer, previous_fool, deck=deck)
+    opts = DurakOptions(**options)
+    deck = deck_for(n, dealer, hands, dummy_cards, trump, stock, opts.deck_size, opts.dummy)
+    return Durak.new(opts, NAMES[:n], dealer, previous_fool, deck=deck)
 
 
 def position(

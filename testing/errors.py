@@ -50,3 +50,8 @@ class ApiError(Exception):
 
 def bad(description: str) -> ApiError:
     return ApiError(400, f"Bad Request: {description}")
+
+
+def too_many(retry: int) -> ApiError:
+    """Telegram's flood control: 429, and the seconds to wait in ``retry_after``."""
+    return ApiError(429, f"Too Many Requests: retry after {retry}", {"retry_after": retry})

@@ -3,50 +3,21 @@
 Why at the HTTP boundary: the bot under test is the real python-telegram-bot Application,
 so every ``Bot`` method, its serialisation and PTB's mapping of HTTP errors to exceptions
 run for real; only Telegram's servers are replaced. :class:`FakeTelegram` is the server
-and :class:`FakeRequest` the ``BaseRequest`` that PTB sends its calls through. The chats
-it keeps are :mod:`testing.chats`, the users' side is :class:`testing.harness.Harness`,
-Telegram's HTML is checked by :mod:`testing.html`, its flood control is
-:mod:`testing.flood`, and the same server over real HTTP, for a bot in another process,
-is :mod:`testing.fakeserver`.
+and :class:`FakeRequest` the ``BaseRequest`` that PTB sends its calls through (over real
+HTTP, for a bot in another process: :mod:`testing.fakeserver`). The chats are
+:mod:`testing.chats`, the users' side :class:`testing.harness.Harness`, inline mode
+:mod:`testing.fakeinline`, Telegram's HTML :mod:`testing.html`, its flood control
+:mod:`testing.flood`.
 
-The fake is strict where Telegram is strict, because those are the bugs that only show in
-production: an edit that changes nothing (400 "message is not modified", counted in
+The fake is strict where Telegram is strict, in Telegram's words, because those are the
+bugs that only show in production: an edit that changes nothing (counted in
 :attr:`FakeTelegram.not_modified`), callback data over 64 bytes, a callback query answered
 twice or never, a message to a user who never opened the bot, HTML that does not parse.
-A method the fake does not know is answered with Telegram's 404 and recorded in
-:attr:`FakeTelegram.unknown_calls`, so that a test notices. Method names are taken in any
-case, as Telegram takes them, and recorded as Telegram documents them (``sendMessage``).
-
-Simulated methods: getMe, sendMessage, editMessageText, editMessageReplyMarkup (also by
-``inline_message_id``), editMessageCaption, deleteMessage(s), sendDocument,
-answerCallbackQuery, answerInlineQuery (inline mode: :mod:`testing.fakeinline`), getChat,
-getChatMember, getChatAdministrators, pin/unpinChatMessage, sendChatAction,
-set/get/deleteMyCommands, setMyDescription, setMyShortDescription, setChatMenuButton,
-getUpdates (always empty),
-set/deleteWebhook; ephemeral messages (sendMessage's ``ephemeral_message_parameters``,
-editEphemeralMessageText, editEphemeralMessageReplyMarkup, deleteEphemeralMessage) as
-docs/ephemeral.md reads the Bot API: only the receiver sees one (:meth:`FakeTelegram.seen_by`),
-it is named by chat, receiver and ephemeral id, a tap on one arrives as a callback query
-whose message has ``message_id`` 0, and it may be sent by an administrator at any time
-or by anyone within :data:`EPHEMERAL_REPLY_WINDOW` seconds of the receiver's tap in that
-chat (else 400 CHAT_ADMIN_REQUIRED, or "query is too old"); unknown or missing
-parameters are 400s; a receiver who is offline (:attr:`FakeUser.online`) never gets one.
-Errors, worded as Telegram words them: 400 chat not found, message to
-edit / delete / be replied not found, message is not modified, message can't be edited,
-BUTTON_DATA_INVALID, BUTTON_TYPE_INVALID (a Mini App button outside a private chat),
-message is too long, can't parse entities (HTML), query is too old;
-403 bot can't initiate conversation with a user, bot was blocked by the user, bot was
-kicked from the group; 429 flood control (:meth:`FakeTelegram.flood`, a per-group rate
-with ``group_rate_per_minute``, or Telegram's limits on every chat by
-:class:`testing.flood.FloodLimits`, which counts an ephemeral call against the group or
-against its receiver, as its switch says); a proxy's HTML 502 page
-(:meth:`FakeTelegram.bad_gateway`); anything else by :meth:`FakeTelegram.inject`. Updates
-of a kind the bot's ``allowed_updates`` (setWebhook, getUpdates) leaves out are never
-sent (:meth:`FakeTelegram.sends`; Telegram's default leaves out ``DEFAULT_UNSENT``). A
-:class:`FakeRequest` can also be slowed (``latency``) or frozen (``hold``). Group
-membership: every known user is in every group except its ``outsiders``; a group the
-bot is not in (``has_bot`` False) is "chat not found" to it (a public one refuses a
-message with 403 "bot is not a member").
+A method it does not simulate (no ``_api_<name>``) is Telegram's 404, recorded in
+:attr:`FakeTelegram.unknown_calls`. Method names are taken in any case and recorded as
+documented (``sendMessage``). Ephemeral messages follow docs/ephemeral.md's reading of the
+Bot API. Updates of a kind the bot's ``allowed_updates`` leaves out are never sent
+(:meth:`FakeTelegram.sends`). Every known user is in every group except its ``outsiders``.
 """
 
 from __future__ import annotations
@@ -82,8 +53,9 @@ from testing.errors import (
     QUERY_INVALID,
     ApiError,
     bad,
+    too_many,
 )
-from testing.fakeinline import Inline
+from testing.fakeinline import Inline, as_json
 from testing.flood import FloodLimits
 from testing.html import parse_html, strip_entities, utf16_len
 
@@ -101,27 +73,17 @@ EPHEMERAL_REPLY_WINDOW = 15.0
 EPHEMERAL_FIELDS = frozenset(
     {"receiver_user_id", "callback_query_id", "replace_callback_query_message"}
 )
-_EDIT_TEXT = frozenset(
-    {
-        "chat_id",
-        "receiver_user_id",
-        "ephemeral_message_id",
-        "text",
-        "parse_mode",
-        "entities",
-        "link_preview_options",
-        "reply_markup",
-    }
-)
 # What Telegram sends a bot that never named the updates it wants ("an empty list" or none
 # at all in setWebhook / getUpdates): every type but these.
 DEFAULT_UNSENT = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
+# The parameters each ephemeral method takes (any other is refused).
+_NAMED = "chat_id receiver_user_id ephemeral_message_id "
 _EPHEMERAL_METHODS = {
-    "editEphemeralMessageText": _EDIT_TEXT,
-    "editEphemeralMessageReplyMarkup": frozenset(
-        {"chat_id", "receiver_user_id", "ephemeral_message_id", "reply_markup"}
+    "editEphemeralMessageText": frozenset(
+        (_NAMED + "text parse_mode entities link_preview_options reply_markup").split()
     ),
-    "deleteEphemeralMessage": frozenset({"chat_id", "receiver_user_id", "ephemeral_message_id"}),
+    "editEphemeralMessageReplyMarkup": frozenset((_NAMED + "reply_markup").split()),
+    "deleteEphemeralMessage": frozenset(_NAMED.split()),
 }
 
 
@@ -131,6 +93,26 @@ _EPHEMERAL_METHODS = {
 _DOCUMENTED = {
     name.lower(): name for name in dir(Bot) if name[:1].islower() and name != name.lower()
 } | {name.lower(): name for name in _EPHEMERAL_METHODS}
+
+
+# Methods the fake takes and answers True, keeping nothing.
+_ACCEPTED = {"setMyDescription", "setMyShortDescription", "setChatMenuButton", "deleteWebhook"}
+
+
+# An administrator's rights (ChatMemberAdministrator), as getChatMember lists them.
+_RIGHTS = (
+    "can_be_edited is_anonymous can_manage_chat can_delete_messages can_manage_video_chats "
+    "can_restrict_members can_promote_members can_change_info can_invite_users "
+    "can_post_stories can_edit_stories can_delete_stories can_pin_messages can_manage_topics"
+)
+
+_GIFTS = "unlimited_gifts limited_gifts unique_gifts premium_subscription gifts_from_channels"
+
+
+def _scope(params: dict[str, Any]) -> tuple[str, str]:
+    """The key of a set of commands: its scope and language."""
+    scope = json.dumps(params.get("scope", {"type": "default"}), sort_keys=True)
+    return scope, str(params.get("language_code", ""))
 
 
 def documented(method: str) -> str:
@@ -225,25 +207,27 @@ class FakeTelegram:
         """A private chat between two users (testing.fakeinline)."""
         return self.inline.dialog(a, b)
 
+    def chat(self, chat_id: int) -> FakeUser | FakeGroup | FakeDialog:
+        """The chat of an id: a user's private chat with the bot, a group, a dialog."""
+        found = self.users.get(chat_id) or self.groups.get(chat_id)
+        return found or self.inline.dialogs[chat_id]
+
     def chat_json(self, chat_id: int) -> dict[str, Any]:
-        if chat_id in self.users:
-            return self.users[chat_id].chat_json()
-        if chat_id in self.inline.dialogs:
-            return self.inline.dialogs[chat_id].chat_json()
-        return self.groups[chat_id].chat_json()
+        return self.chat(chat_id).chat_json()
 
     def new_message(self, chat_id: int, sender: dict[str, Any], **fields: Any) -> FakeMessage:
-        counter = self._next_message_id.setdefault(chat_id, itertools.count(1))
-        message = FakeMessage(
-            chat_id=chat_id,
-            message_id=next(counter),
-            date=int(self.clock()),
-            sender=sender,
-            chat=self.chat_json(chat_id),
-            **fields,
-        )
+        message = self._message(self._next_message_id, chat_id, sender, fields)
         self.messages.setdefault(chat_id, {})[message.message_id] = message
         return message
+
+    def _message(
+        self, ids: dict[int, Any], chat_id: int, sender: dict[str, Any], fields: dict[str, Any]
+    ) -> FakeMessage:
+        """A new message, numbered by the chat's counter in ``ids``."""
+        number = next(ids.setdefault(chat_id, itertools.count(1)))
+        return FakeMessage(
+            chat_id, number, int(self.clock()), sender, self.chat_json(chat_id), **fields
+        )
 
     def sends(self, kind: str) -> bool:
         """Whether Telegram sends the bot updates of this kind (``inline_query``...)."""
@@ -255,7 +239,7 @@ class FakeTelegram:
         """Keeps a call's ``allowed_updates``; without one, the previous setting stays."""
         raw = params.get("allowed_updates")
         if raw is not None:
-            self.allowed_updates = list(json.loads(raw) if isinstance(raw, str) else raw)
+            self.allowed_updates = list(as_json(raw))
 
     def note_tap(self, query_id: str, answer: Answer) -> None:
         """A callback query is sent to the bot: to be answered, and for 15 seconds one that
@@ -304,14 +288,7 @@ class FakeTelegram:
         when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
         """Telegram's flood control (429) on the next ``times`` matching calls."""
-        self.inject(
-            method,
-            429,
-            f"Too Many Requests: retry after {retry_after}",
-            times=times,
-            retry_after=retry_after,
-            when=when,
-        )
+        self.faults.append(Fault(method, too_many(retry_after), times, when))
 
     # ----- reading what users see
 
@@ -365,6 +342,8 @@ class FakeTelegram:
         if self.history:
             self.calls.append(call)
         handler = getattr(self, f"_api_{method.lower()}", None)
+        if method in _ACCEPTED:
+            handler = lambda params, files: True  # noqa: E731
         try:
             if handler is None:
                 self.unknown_calls.append(call)
@@ -405,10 +384,7 @@ class FakeTelegram:
             now = self.clock()
             recent = [t for t in self._sent_at.get(chat_id, []) if now - t < 60]
             if len(recent) >= self.group_rate_per_minute:
-                retry = max(1, int(60 - (now - recent[0])) + 1)
-                raise ApiError(
-                    429, f"Too Many Requests: retry after {retry}", {"retry_after": retry}
-                )
+                raise too_many(max(1, int(60 - (now - recent[0])) + 1))
             self._sent_at[chat_id] = [*recent, now]
 
     def _chat(self, params: dict[str, Any], *, writing: bool = True) -> int:
@@ -470,12 +446,8 @@ class FakeTelegram:
         """The inline keyboard of a call, checked; ``via_bot``: of a message sent via the
         bot (an inline result's), where a Mini App button is refused too."""
         via_bot = via_bot or "inline_message_id" in params
-        markup = params.get("reply_markup")
-        if markup is None:
-            return None
-        if isinstance(markup, str):
-            markup = json.loads(markup)
-        if "inline_keyboard" not in markup:
+        markup = as_json(params.get("reply_markup"))
+        if markup is None or "inline_keyboard" not in markup:
             return None  # reply keyboards are not part of a message's own content
         rows = []
         for row in markup["inline_keyboard"]:
@@ -528,9 +500,7 @@ class FakeTelegram:
         return self.inline.answer(params)
 
     def _api_setmycommands(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
-        commands = params.get("commands") or []
-        if isinstance(commands, str):
-            commands = json.loads(commands)
+        commands = as_json(params.get("commands")) or []
         if len(commands) > 100:
             raise bad("too many commands")
         for command in commands:
@@ -538,33 +508,18 @@ class FakeTelegram:
                 raise bad("BOT_COMMAND_INVALID")
             if not 1 <= len(command.get("description", "")) <= 256:
                 raise bad("command description is empty or too long")
-        scope = json.dumps(params.get("scope", {"type": "default"}), sort_keys=True)
-        self.commands[(scope, str(params.get("language_code", "")))] = commands
+        self.commands[_scope(params)] = commands
         return True
 
     def _api_deletemycommands(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
-        scope = json.dumps(params.get("scope", {"type": "default"}), sort_keys=True)
-        self.commands.pop((scope, str(params.get("language_code", ""))), None)
+        self.commands.pop(_scope(params), None)
         return True
 
     def _api_getmycommands(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
-        scope = json.dumps(params.get("scope", {"type": "default"}), sort_keys=True)
-        return self.commands.get((scope, str(params.get("language_code", ""))), [])
-
-    def _api_setmydescription(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
-        return True
-
-    def _api_setmyshortdescription(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
-        return True
-
-    def _api_setchatmenubutton(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
-        return True
+        return self.commands.get(_scope(params), [])
 
     def _api_setwebhook(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         self._allow(params)
-        return True
-
-    def _api_deletewebhook(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         return True
 
     def _api_getupdates(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
@@ -576,9 +531,7 @@ class FakeTelegram:
         return True
 
     def _reply_ok(self, chat_id: int, params: dict[str, Any]) -> None:
-        reply = params.get("reply_parameters")
-        if isinstance(reply, str):
-            reply = json.loads(reply)
+        reply = as_json(params.get("reply_parameters"))
         if not reply or reply.get("chat_id") not in (None, chat_id):
             return
         target = self.messages.get(chat_id, {}).get(int(reply.get("message_id", 0)))
@@ -610,8 +563,7 @@ class FakeTelegram:
         and the group message it replaces (None: not an ephemeral message)."""
         if raw is None:
             return None
-        if isinstance(raw, str):
-            raw = json.loads(raw)
+        raw = as_json(raw)
         if not isinstance(raw, dict):
             raise bad("can't parse ephemeral message parameters")
         unknown = sorted(set(raw) - EPHEMERAL_FIELDS)
@@ -639,7 +591,7 @@ class FakeTelegram:
             return user, None
         tap = self.recent_taps.get(str(query_id))
         if tap is None or self.clock() - tap.at > EPHEMERAL_REPLY_WINDOW:
-            raise bad(QUERY_INVALID.removeprefix("Bad Request: "))
+            raise ApiError(400, QUERY_INVALID)
         if tap.user_id != receiver or tap.chat_id != chat_id:
             raise bad("the callback query was sent by another user or in another chat")
         if replace and tap.ephemeral:
@@ -652,18 +604,9 @@ class FakeTelegram:
     def _new_ephemeral(
         self, chat_id: int, user: FakeUser, replaces: int | None, fields: dict[str, Any]
     ) -> FakeMessage:
-        counter = self._next_ephemeral.setdefault(chat_id, itertools.count(1))
-        message = FakeMessage(
-            chat_id=chat_id,
-            message_id=next(counter),
-            date=int(self.clock()),
-            sender=self.bot_json_short(),
-            chat=self.chat_json(chat_id),
-            receiver=user.to_json(),
-            dropped=not user.online,
-            replaces=replaces,
-            **fields,
-        )
+        fields = {**fields, "receiver": user.to_json(), "dropped": not user.online}
+        fields["replaces"] = replaces
+        message = self._message(self._next_ephemeral, chat_id, self.bot_json_short(), fields)
         self.ephemeral.setdefault((chat_id, user.id), {})[message.message_id] = message
         return message
 
@@ -685,11 +628,7 @@ class FakeTelegram:
     def _api_editephemeralmessagetext(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         message = self._ephemeral("editEphemeralMessageText", params, "message to edit not found")
         text, entities = self._text(params)
-        markup = self._markup(params)
-        if (text, entities, markup) == (message.text, message.entities, message.reply_markup):
-            raise bad(NOT_MODIFIED.removeprefix("Bad Request: "))
-        message.text, message.entities, message.reply_markup = text, entities, markup
-        self._edited(message)
+        self._change(message, text=text, entities=entities, reply_markup=self._markup(params))
         return True
 
     def _api_editephemeralmessagereplymarkup(
@@ -698,11 +637,7 @@ class FakeTelegram:
         message = self._ephemeral(
             "editEphemeralMessageReplyMarkup", params, "message to edit not found"
         )
-        markup = self._markup(params)
-        if markup == message.reply_markup:
-            raise bad(NOT_MODIFIED.removeprefix("Bad Request: "))
-        message.reply_markup = markup
-        self._edited(message)
+        self._change(message, reply_markup=self._markup(params))
         return True
 
     def _api_deleteephemeralmessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
@@ -723,21 +658,15 @@ class FakeTelegram:
         if message.text is None:
             raise bad("there is no text in the message to edit")
         text, entities = self._text(params)
-        markup = self._markup(params)
-        if (text, entities, markup) == (message.text, message.entities, message.reply_markup):
-            raise bad(NOT_MODIFIED.removeprefix("Bad Request: "))
-        message.text, message.entities, message.reply_markup = text, entities, markup
-        return self._edited(message)
+        return self._change(
+            message, text=text, entities=entities, reply_markup=self._markup(params)
+        )
 
     def _api_editmessagereplymarkup(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         message = self._existing(params, "message to edit not found")
         if not message.from_bot and message.inline_message_id is None:
             raise bad("message can't be edited")
-        markup = self._markup(params)
-        if markup == message.reply_markup:
-            raise bad(NOT_MODIFIED.removeprefix("Bad Request: "))
-        message.reply_markup = markup
-        return self._edited(message)
+        return self._change(message, reply_markup=self._markup(params))
 
     def _api_editmessagecaption(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         message = self._existing(params, "message to edit not found")
@@ -747,21 +676,17 @@ class FakeTelegram:
             self._text(params, "caption", 1024) if params.get("caption") else (None, [])
         )
         markup = self._markup(params)
-        if (caption, entities, markup) == (
-            message.caption,
-            message.caption_entities,
-            message.reply_markup,
-        ):
-            raise bad(NOT_MODIFIED.removeprefix("Bad Request: "))
-        message.caption, message.caption_entities, message.reply_markup = (
-            caption,
-            entities,
-            markup,
+        return self._change(
+            message, caption=caption, caption_entities=entities, reply_markup=markup
         )
-        return self._edited(message)
 
-    def _edited(self, message: FakeMessage) -> dict[str, Any] | bool:
-        """The answer to an edit: the Message, or True for an inline message."""
+    def _change(self, message: FakeMessage, **fields: Any) -> dict[str, Any] | bool:
+        """An edit of ``message``, refused when it changes nothing; the answer to it: the
+        Message, or True for an inline message."""
+        if all(getattr(message, k) == v for k, v in fields.items()):
+            raise ApiError(400, NOT_MODIFIED)
+        for key, value in fields.items():
+            setattr(message, key, value)
         message.edits += 1
         message.edit_date = int(self.clock())
         return True if message.inline_message_id is not None else message.to_json()
@@ -827,7 +752,7 @@ class FakeTelegram:
     def _api_answercallbackquery(self, params: dict[str, Any], files: dict[str, Any]) -> Any:
         query = self.queries.get(str(params.get("callback_query_id")))
         if query is None or query.answered:
-            raise bad(QUERY_INVALID.removeprefix("Bad Request: "))
+            raise ApiError(400, QUERY_INVALID)
         text = params.get("text")
         if text is not None and len(text) > 200:
             raise bad("MESSAGE_TOO_LONG")
@@ -846,36 +771,14 @@ class FakeTelegram:
         user = (
             self.users[user_id].to_json()
             if user_id in self.users
-            else {
-                "id": user_id,
-                "is_bot": user_id == BOT_ID,
-                "first_name": "Someone",
-            }
+            else {"id": user_id, "is_bot": user_id == BOT_ID, "first_name": "Someone"}
         )
         if user_id == BOT_ID:
             user = self.bot_json_short()
         if user_id == group.creator:
             return {"status": "creator", "user": user, "is_anonymous": False}
         if user_id in group.admins or (user_id == BOT_ID and group.bot_is_admin):
-            rights = dict.fromkeys(
-                [
-                    "can_be_edited",
-                    "is_anonymous",
-                    "can_manage_chat",
-                    "can_delete_messages",
-                    "can_manage_video_chats",
-                    "can_restrict_members",
-                    "can_promote_members",
-                    "can_change_info",
-                    "can_invite_users",
-                    "can_post_stories",
-                    "can_edit_stories",
-                    "can_delete_stories",
-                    "can_pin_messages",
-                    "can_manage_topics",
-                ],
-                False,
-            )
+            rights = dict.fromkeys(_RIGHTS.split(), False)
             rights.update(can_manage_chat=True, can_delete_messages=True, can_pin_messages=True)
             return {"status": "administrator", "user": user, **rights}
         if (user_id in self.users and user_id not in group.outsiders) or user_id == BOT_ID:
@@ -907,13 +810,7 @@ class FakeTelegram:
             **self.chat_json(chat_id),
             "accent_color_id": 0,
             "max_reaction_count": 11,
-            "accepted_gift_types": {
-                "unlimited_gifts": False,
-                "limited_gifts": False,
-                "unique_gifts": False,
-                "premium_subscription": False,
-                "gifts_from_channels": False,
-            },
+            "accepted_gift_types": dict.fromkeys(_GIFTS.split(), False),
         }
 
     def _api_pinchatmessage(self, params: dict[str, Any], files: dict[str, Any]) -> Any:

@@ -1,53 +1,23 @@
 """Telegram's inline mode in the fake Bot API: queries, answers, their cache, picks, edits.
 
 Why its own module: inline mode is a world of its own beside the chats the bot is in. A
-user types ``@bot <text>`` in *any* chat (his private chat with the bot, a private chat
-with another user, a group with or without the bot), the bot answers with results, and
-the one he picks is posted in that chat *by him*, "via @bot". :class:`Inline` is that
-world as :class:`testing.fakegram.FakeTelegram` keeps it; the users' side is
-:class:`testing.harness.Harness` (``inline``, ``scroll``, ``pick``, ``switch``, ``tap``,
-``delete``, ``results_seen``, ``via_bot``).
+user types ``@bot <text>`` in *any* chat (his private chat with the bot, one with another
+user, a group with or without the bot), the bot answers with results, and the one he picks
+is posted in that chat *by him*, "via @bot". :class:`Inline` is that world as
+:class:`testing.fakegram.FakeTelegram` keeps it; the users' side is
+:class:`testing.harness.Harness` (``inline``, ``scroll``, ``pick``, ``switch``, ``tap``).
 
-As the Bot API documents it (core.telegram.org/bots/api, as quoted by the references of
-aiogram, grammY and python-telegram-bot):
-
-- ``InlineQuery``: ``id``, ``from``, ``query`` (up to 256 characters), ``offset`` and
-  ``chat_type`` ("sender" for the user's private chat with the bot, "private" for one
-  with anyone else, "group", "supergroup"); never the chat's id.
-- ``answerInlineQuery``: at most 50 ``results`` (else ``RESULTS_TOO_MUCH``), each with an
-  ``id`` of 1 to 64 bytes (``RESULT_ID_INVALID``), unique (``RESULT_ID_DUPLICATE``);
-  ``cache_time`` (default 300 s), ``is_personal`` (cached for the asker only; by default
-  the results "may be returned to any user who sends the same query"), ``next_offset``
-  (at most 64 bytes, ``NEXT_OFFSET_INVALID``; what the client sends as ``offset`` when
-  the user scrolls), ``button`` (exactly one of ``web_app`` and ``start_parameter``,
-  1-64 characters of A-Z a-z 0-9 _ -). True on success; an unknown or already answered
-  query is "query is too old...". Only ``article`` results are simulated.
-- The cache: an answer with ``cache_time`` > 0 is served without asking the bot to
-  anyone who types the same text (and offset) within ``cache_time``, or, ``is_personal``,
-  only to its asker. :attr:`Inline.shown` keeps what each user saw and whether it came
-  from the cache, so that a test can catch one player's cards shown to another.
-- ``ChosenInlineResult`` (only with inline feedback on, :attr:`Inline.feedback`):
-  ``result_id``, ``from``, ``query``, and ``inline_message_id`` "only if there is an
-  inline keyboard attached to the message".
-- A tap on such a message: a ``CallbackQuery`` with ``inline_message_id`` and
-  ``chat_instance`` ("uniquely corresponding to the chat": :func:`chat_instance`, the
-  same as for taps on the bot's own messages there), and no ``message``.
-- ``editMessageText`` / ``editMessageReplyMarkup`` by ``inline_message_id``: True, not a
-  Message ("if the edited message is not an inline message, the edited Message is
-  returned, otherwise True"); "message is not modified" as for any message; an id that
-  is not one is "invalid inline message identifier specified" (TDLib's words), one of
-  the right form that names no message ``MESSAGE_ID_INVALID``.
-- A ``web_app`` button is "available only in private chats between a user and the bot":
-  in a result's keyboard or an inline message's edit, ``BUTTON_TYPE_INVALID``.
-- A pick in the picker's private chat with the bot also reaches the bot as a ``message``
-  (with ``via_bot``); elsewhere the bot learns of it only by ``chosen_inline_result``
-  (whether a group with the bot, privacy mode on, would also deliver the message is not
-  modelled). The picker may delete his message; edits of it then fail.
-- Updates of a kind the bot's ``allowed_updates`` leaves out are never sent
-  (:meth:`testing.fakegram.FakeTelegram.sends`): a bot that does not ask for
-  ``inline_query`` and ``chosen_inline_result`` gets none.
-
-Flood limits of inline edits: :class:`testing.flood.FloodLimits` (``inline``).
+As the Bot API documents it (core.telegram.org/bots/api): an ``InlineQuery`` never names
+the chat, only its ``chat_type`` ("sender" for the user's private chat with the bot).
+Telegram caches an answer for ``cache_time`` (300 s by default) and serves it without
+asking the bot to anyone who types the same text and offset, or, ``is_personal``, to its
+asker only: :attr:`Inline.shown` keeps what each user saw and whether it came from the
+cache, so that a test can catch one player's cards shown to another. A picked result
+carries ``inline_message_id`` only if it has a keyboard; the bot edits it by that id
+(the answer is True, not a Message), and a tap on it is a ``CallbackQuery`` without
+``message``. The bot learns of a pick by ``chosen_inline_result`` only with inline
+feedback on (:attr:`Inline.feedback`), and by a ``message`` only in its own private chat.
+Only ``article`` results are simulated; the checks and errors are in :meth:`Inline.answer`.
 """
 
 from __future__ import annotations
@@ -82,7 +52,8 @@ def chat_instance(chat_id: int) -> str:
     return str(abs(chat_id) * 31 + 17)
 
 
-def _json(raw: Any) -> Any:
+def as_json(raw: Any) -> Any:
+    """A parameter as its JSON reads: PTB sends objects JSON-encoded in a form."""
     return json.loads(raw) if isinstance(raw, str) else raw
 
 
@@ -251,7 +222,7 @@ class Inline:
         query = self.queries.get(str(params.get("inline_query_id")))
         if query is None or query.answer is not None:
             raise bad(QUERY_INVALID.removeprefix("Bad Request: "))
-        results = _json(params.get("results"))
+        results = as_json(params.get("results"))
         if not isinstance(results, list):
             raise bad("can't parse inline query results: expected an Array")
         if len(results) > MAX_RESULTS:
@@ -314,7 +285,7 @@ class Inline:
 
     def _button(self, raw: Any) -> dict[str, Any] | None:
         """InlineQueryResultsButton: a text and exactly one of web_app, start_parameter."""
-        button = _json(raw)
+        button = as_json(raw)
         if button is None:
             return None
         kinds = [k for k in ("web_app", "start_parameter") if k in button]

@@ -1,21 +1,14 @@
 """The fake Telegram over real HTTP on 127.0.0.1, for a bot that runs in another process.
 
-It serves testing/fakegram.py's server, and a :class:`~testing.harness.Harness` delivers
-updates to the bot's webhook as Telegram does.
-
 Why: the in-process harness calls ``Application.process_update`` itself, so it cannot show
 what a deployment sees: PTB's own HTTP client and connection pool, its webhook server,
 the rate limiter waiting on a real network, several processes sharing one bot. Here the
-bot is ``python -m bot`` with ``TELEGRAM_BASE_URL`` pointing at :class:`FakeServer`; every
-call it makes is answered by one :class:`~testing.fakegram.FakeTelegram` (the simulation,
-its errors and, with ``limits``, Telegram's flood control) after a simulated network
-delay, and recorded with its timestamps (:class:`Served`) for whoever listens.
-
-The server speaks just enough HTTP/1.1 for httpx (PTB's client): keep-alive connections,
-``Content-Length`` bodies, form-encoded, JSON or multipart parameters. Form values come
-as PTB sends them (strings as they are, everything else JSON-encoded) and are decoded
-back to what the JSON would have been, so the simulation sees the same parameters as
-through :class:`~testing.fakegram.FakeRequest`.
+bot is ``python -m bot`` with ``TELEGRAM_BASE_URL`` pointing at :class:`FakeServer`, which
+answers every call with one :class:`~testing.fakegram.FakeTelegram` after a simulated
+network delay, and :class:`WebhookHarness` posts updates to the bot's webhook. The server
+speaks just enough HTTP/1.1 for httpx (keep-alive, ``Content-Length`` bodies); form values
+are decoded back to what their JSON would have been, so the simulation sees the same
+parameters as through :class:`~testing.fakegram.FakeRequest`.
 """
 
 from __future__ import annotations
@@ -35,31 +28,18 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import httpx
-from telegram.ext import Application
 
 from testing.chats import BOT_TOKEN
 from testing.errors import ApiError
 from testing.fakegram import FakeTelegram, documented
-from testing.harness import Harness
+from testing.harness import App, Harness
 
 # Parameters the Bot API takes as strings: never JSON-decoded (a text "12" stays text).
-_STRING_PARAMS = frozenset(
-    {
-        "text",
-        "caption",
-        "parse_mode",
-        "callback_query_id",
-        "inline_message_id",
-        "inline_query_id",
-        "next_offset",
-        "url",
-        "secret_token",
-        "language_code",
-        "description",
-        "short_description",
-        "ip_address",
-    }
+_STRINGS = (
+    "text caption parse_mode callback_query_id inline_message_id inline_query_id next_offset "
+    "url secret_token language_code description short_description ip_address"
 )
+_STRING_PARAMS = frozenset(_STRINGS.split())
 # The header Telegram sends with each webhook update when the bot set a secret.
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 _MAX_HEAD = 64 * 1024
@@ -241,18 +221,9 @@ class FakeServer:
             result = self.telegram.handle(method, params, files)
         except ApiError as error:
             retry = (error.parameters or {}).get("retry_after")
-            done = self.clock()
-            self._served(
-                Served(
-                    received,
-                    done,
-                    method,
-                    params,
-                    error.code,
-                    description=error.description,
-                    retry_after=None if retry is None else int(retry),
-                )
-            )
+            wait = None if retry is None else int(retry)
+            when = (received, self.clock(), method, params)
+            self._served(Served(*when, error.code, None, error.description, wait))
             return error.code, error.body()
         self._served(Served(received, self.clock(), method, params, HTTPStatus.OK, result))
         return HTTPStatus.OK, {"ok": True, "result": result}
@@ -298,9 +269,7 @@ class WebhookHarness(Harness):
         # Plain HTTP: no certificates to load (20 ms of CPU a client).
         self.client = httpx.AsyncClient(verify=False, timeout=10.0, limits=limits)
 
-    async def deliver(
-        self, data: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
-    ) -> None:
+    async def deliver(self, data: dict[str, Any], app: App | None = None) -> None:
         if self.on_post is not None:
             self.on_post(data)
         response = await self.client.post(

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from testing.errors import ApiError
+from testing.errors import too_many
+from testing.fakeinline import as_json
 
 # ------------------------------------------------------------------- Telegram's limits
 
@@ -26,9 +26,7 @@ def chat_directed(method: str, params: dict[str, Any]) -> bool:
 
 def receiver(params: dict[str, Any]) -> int | None:
     """The receiver of the ephemeral message a call sends or names (None: not one)."""
-    raw = params.get("ephemeral_message_parameters", params)
-    if isinstance(raw, str):
-        raw = json.loads(raw)
+    raw = as_json(params.get("ephemeral_message_parameters", params))
     found = raw.get("receiver_user_id") if isinstance(raw, dict) else None
     return found if isinstance(found, int) else None
 
@@ -53,38 +51,20 @@ class Bucket:
 
 
 class FloodLimits:
-    """Telegram's flood control as a set of token buckets, so that a bot that outruns it
-    gets real 429 answers with ``retry_after`` (Telegram publishes no exact algorithm;
-    this is the documented order of magnitude, strict enough to show a bot that ignores
-    it). A chat-directed call (:func:`chat_directed`) must find a token in every bucket
-    that applies, and takes one from each only when all have one:
-
-    - the whole bot: ``bot_rate`` a second (30), burst ``bot_burst`` (30);
-    - each chat, private or group: ``chat_rate`` a second (1), burst ``chat_burst`` (3);
-    - each group chat (a negative chat id) besides: ``group_per_minute`` a minute (20),
-      burst ``group_burst`` (3).
-
+    """Telegram's flood control as token buckets, so that a bot that outruns it gets real
+    429s with ``retry_after`` (Telegram publishes no exact algorithm; this is the documented
+    order of magnitude). A chat-directed call (:func:`chat_directed`) takes a token from
+    each bucket that applies, only when all have one: the whole bot's (``bot_rate`` a
+    second), its chat's (``chat_rate``) and, in a group, the group's (``group_per_minute``).
     A refused call takes nothing; its ``retry_after`` is the wait until every bucket has a
-    token, rounded up to whole seconds (at least 1), as Telegram's answers count in whole
-    seconds: the Bot API's 429, ``{"ok": false, "error_code": 429, "description": "Too
-    Many Requests: retry after N", "parameters": {"retry_after": N}}``. ``clock``:
-    monotonic seconds, injectable so that tests need no sleeps.
+    token, in whole seconds as Telegram counts them.
 
-    Telegram publishes no limit for ephemeral messages (docs/ephemeral.md), so which
-    buckets an ephemeral call (one that names a ``receiver_user_id``) takes is a switch,
-    ``ephemeral``, for the two worlds a bot must play well in: ``"group"``, as any call to
-    the group (its chat and its 20 a minute); ``"receiver"``, as a call to the receiver's
-    private chat (about one a second), the group's buckets untouched.
-
-    An edit of an inline message (by ``inline_message_id``, a message sent via the bot)
-    names no chat; Telegram counts it against the chat the message is in, and publishes
-    no figure of its own for it. Switch ``inline``: ``"chat"``, as any call to that chat
-    (1 a second in a private chat, 20 a minute in a group); ``"none"``, not limited (the
-    bot's 30 a second only).
-
-    ``busy`` plays a congested machine or network (0: none): the calls made within each
-    span of ``busy`` seconds reach Telegram together, at the span's end, however far
-    apart the bot made them.
+    Telegram publishes no limit for ephemeral messages (docs/ephemeral.md) nor for edits
+    of inline messages, so what those count against are switches, for the worlds a bot
+    must play well in: ``ephemeral`` "group" (as any call to the group) or "receiver" (as
+    a call to his private chat); ``inline`` "chat" (as a call to the chat the message is
+    in) or "none" (the bot's limit only). ``busy`` plays a congested network: the calls
+    made within each span of ``busy`` seconds reach Telegram together, at its end.
     """
 
     def __init__(
@@ -144,7 +124,6 @@ class FloodLimits:
         wait = max(b.wait() for b in buckets)
         if wait > 0:
             self.refused += 1
-            retry = max(1, math.ceil(wait))
-            raise ApiError(429, f"Too Many Requests: retry after {retry}", {"retry_after": retry})
+            raise too_many(max(1, math.ceil(wait)))
         for bucket in buckets:
             bucket.tokens -= 1

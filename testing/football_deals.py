@@ -9,9 +9,7 @@ from engine.base import Event
 from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions, Move
 
-
-def c(text: str) -> int:
-    return cards.parse(text)
+c = cards.parse
 
 
 def cs(text: str) -> list[int]:

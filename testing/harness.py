@@ -52,22 +52,28 @@ if TYPE_CHECKING:  # the harness runs outside pytest too (bench/)
 _CATALOGUE_KEY = re.compile(r"^[^\w]*([a-z0-9_]+(?:\.[a-z0-9_]+)+)\s*$")
 START_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
 AppFactory = Callable[..., Awaitable[Any]]
+App = Application[Any, Any, Any, Any, Any, Any]
 
+# Who an anonymous admin's messages come from.
+ANONYMOUS = {
+    "id": 1087968824,
+    "is_bot": True,
+    "first_name": "Group",
+    "username": "GroupAnonymousBot",
+}
 Pick = str | Callable[[Button], bool] | int
-Chat = FakeGroup | FakeUser | FakeDialog
+BotChat = FakeGroup | FakeUser  # a chat the bot is in
+Chat = BotChat | FakeDialog
 ResultPick = int | str | Callable[[dict[str, Any]], bool]
 
 
 class Harness:
     """Plays users and groups against one or more Applications sharing a FakeTelegram."""
 
-    def __init__(
-        self, server: FakeTelegram, apps: Iterable[Application[Any, Any, Any, Any, Any, Any]] = ()
-    ):
+    def __init__(self, server: FakeTelegram, apps: Iterable[App] = ()):
         self.server = server
         self.apps = list(apps)
-        # Random bases: runs that share a Redis (two helpers, xdist) never share a chat,
-        # nor an update id (the bot remembers those it handled).
+        # Random bases: runs that share a Redis never share a chat nor an update id.
         base = random.randrange(10**8)
         self._update_ids = itertools.count(100_000 + base * 10**5)
         self._query_ids = itertools.count(1)
@@ -76,15 +82,12 @@ class Harness:
         self.log_errors: list[logging.LogRecord] = []
         self.redis: Any = None  # the store the apps share, for tests that read the state
         self.delivered: list[dict[str, Any]] = []  # every update, as sent
-        # When set, every update is handed to all of these at once, as several webhook
-        # workers may each be handed the same update.
-        self.fanout: list[Application[Any, Any, Any, Any, Any, Any]] = []
-        # (kind of update, seconds from its arrival to the end of its handling), for the
-        # benchmark: parsing the JSON and ``process_update``
+        self.fanout: list[App] = []  # set: each update goes to all of these, as to workers
+        # (kind of update, seconds from its arrival to the end of its handling): the bench's
         self.durations: list[tuple[str, float]] = []
 
     @property
-    def app(self) -> Application[Any, Any, Any, Any, Any, Any]:
+    def app(self) -> App:
         return self.apps[0]
 
     # ----- the world
@@ -98,15 +101,9 @@ class Harness:
         username: str | None = None,
         user_id: int | None = None,
     ) -> FakeUser:
-        return self.server.add_user(
-            FakeUser(
-                id=user_id or next(self._user_ids),
-                first_name=first_name,
-                language_code=language_code,
-                username=username,
-                started=started,
-            )
-        )
+        user = FakeUser(user_id or next(self._user_ids), first_name, language_code, username)
+        user.started = started
+        return self.server.add_user(user)
 
     def group(
         self,
@@ -176,16 +173,10 @@ class Harness:
         """``by`` removes the bot from ``group`` (``status`` "kicked", or "left"): the
         group refuses the bot from now on, and the bot gets its ``my_chat_member``."""
         group.kicked = True
-        change: dict[str, Any] = {
-            "chat": group.chat_json(),
-            "from": by.to_json(),
-            "date": int(self.server.clock()),
-            "old_chat_member": {"status": "member", "user": self.server.bot_json_short()},
-            "new_chat_member": {"status": status, "user": self.server.bot_json_short()},
-        }
+        gone: dict[str, Any] = {"status": status, "user": self.server.bot_json_short()}
         if status == "kicked":
-            change["new_chat_member"]["until_date"] = 0
-        await self.feed({"my_chat_member": change})
+            gone["until_date"] = 0
+        await self._member_change(group, by, {"status": "member", "user": gone["user"]}, gone)
 
     async def promote(self, group: FakeGroup, by: FakeUser, *, admin: bool = True) -> None:
         """``by`` makes the bot an administrator of ``group`` (``admin`` False: takes it
@@ -195,14 +186,16 @@ class Harness:
         group.bot_is_admin = admin
         member = {"status": "member", "user": self.server.bot_json_short()}
         old, new = (member, administrator) if admin else (administrator, member)
-        change: dict[str, Any] = {
-            "chat": group.chat_json(),
-            "from": by.to_json(),
-            "date": int(self.server.clock()),
-            "old_chat_member": old,
-            "new_chat_member": new,
-        }
-        await self.feed({"my_chat_member": change})
+        await self._member_change(group, by, old, new)
+
+    async def _member_change(
+        self, group: FakeGroup, by: FakeUser, old: dict[str, Any], new: dict[str, Any]
+    ) -> None:
+        """The bot's ``my_chat_member``: ``by`` changed its membership of ``group``."""
+        change = {"chat": group.chat_json(), "from": by.to_json(), "date": int(self.server.clock())}
+        await self.feed(
+            {"my_chat_member": {**change, "old_chat_member": old, "new_chat_member": new}}
+        )
 
     def hands(self, user: FakeUser, group: FakeGroup) -> list[FakeMessage]:
         """The ephemeral messages ``user`` sees in ``group``, oldest first."""
@@ -221,12 +214,12 @@ class Harness:
     async def send_text(
         self,
         user: FakeUser,
-        chat: FakeGroup | FakeUser,
+        chat: BotChat,
         text: str,
         *,
         thread: int | None = None,
         reply_to: FakeMessage | None = None,
-        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+        app: App | None = None,
     ) -> FakeMessage:
         """A text message from ``user`` (commands get their bot_command entity).
 
@@ -239,11 +232,7 @@ class Harness:
         if thread is not None:
             assert isinstance(chat, FakeGroup) and thread in chat.topics
         message = self.server.new_message(
-            chat.id,
-            user.to_json(),
-            text=text,
-            entities=command_entities(text),
-            thread_id=thread,
+            chat.id, user.to_json(), text=text, entities=command_entities(text), thread_id=thread
         )
         data = message.to_json()
         if reply_to is not None:
@@ -266,42 +255,23 @@ class Harness:
     async def as_group(self, group: FakeGroup, text: str) -> FakeMessage:
         """``text`` from an anonymous admin: Telegram sends it from GroupAnonymousBot,
         with the group itself as ``sender_chat``."""
-        sender = {
-            "id": 1087968824,
-            "is_bot": True,
-            "first_name": "Group",
-            "username": "GroupAnonymousBot",
-        }
-        message = self.server.new_message(
-            group.id, sender, text=text, entities=command_entities(text)
-        )
+        entities = command_entities(text)
+        message = self.server.new_message(group.id, ANONYMOUS, text=text, entities=entities)
         await self.feed({"message": {**message.to_json(), "sender_chat": group.chat_json()}})
         return message
 
     async def command(
-        self,
-        user: FakeUser,
-        chat: FakeGroup | FakeUser,
-        text: str,
-        *,
-        thread: int | None = None,
-        mention: bool = False,
-        reply_to: FakeMessage | None = None,
-        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+        self, user: FakeUser, chat: BotChat, text: str, *, mention: bool = False, **kw: Any
     ) -> FakeMessage:
-        """``/cmd args`` in a chat; ``mention`` writes ``/cmd@botname`` as group menus do."""
+        """``/cmd args`` in a chat (``kw``: :meth:`send_text`'s); ``mention`` writes
+        ``/cmd@botname`` as group menus do."""
         assert text.startswith("/")
         if mention:
             word, _, rest = text.partition(" ")
             text = f"{word}@{BOT_USERNAME}" + (f" {rest}" if rest else "")
-        return await self.send_text(user, chat, text, thread=thread, reply_to=reply_to, app=app)
+        return await self.send_text(user, chat, text, **kw)
 
-    async def private(
-        self,
-        user: FakeUser,
-        text: str,
-        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
-    ) -> FakeMessage:
+    async def private(self, user: FakeUser, text: str, app: App | None = None) -> FakeMessage:
         return await self.send_text(user, user, text, app=app)
 
     async def follow(self, user: FakeUser, url: str) -> FakeMessage:
@@ -314,11 +284,7 @@ class Harness:
         return await self.private(user, f"/start {payload}")
 
     async def tap(
-        self,
-        user: FakeUser,
-        message: FakeMessage,
-        pick: Pick,
-        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+        self, user: FakeUser, message: FakeMessage, pick: Pick, app: App | None = None
     ) -> Answer:
         """Taps a button that ``user`` sees on ``message`` (label, predicate or index)."""
         assert not message.deleted, "the message is gone; nobody can tap it"
@@ -327,16 +293,14 @@ class Harness:
             assert message.receiver_id == user.id, "an ephemeral message is its receiver's"
             assert not message.dropped, "the ephemeral message never reached him"
         button = self.find(message, pick)
-        assert button.callback_data is not None, f"{button.text!r} is no callback button"
-        if message.inline_message_id is not None:
-            return await self.tap_inline(user, message.inline_message_id, button.callback_data, app)
+        data, inline = button.callback_data, message.inline_message_id
+        assert data is not None, f"{button.text!r} is no callback button"
+        if inline is not None:  # sent via the bot: the query names it, no ``message``
+            answer = Answer(user.id, data, chat_id=message.chat_id, inline_message_id=inline)
+            return await self._callback(user, answer, {"inline_message_id": inline}, app)
+        ephemeral = message.receiver is not None
         return await self.tap_data(
-            user,
-            message.chat_id,
-            message.message_id,
-            button.callback_data,
-            app,
-            ephemeral=message.receiver is not None,
+            user, message.chat_id, message.message_id, data, app, ephemeral=ephemeral
         )
 
     def sees(self, user: FakeUser, chat_id: int) -> None:
@@ -362,7 +326,7 @@ class Harness:
         chat_id: int,
         message_id: int,
         data: str,
-        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+        app: App | None = None,
         *,
         ephemeral: bool = False,
     ) -> Answer:
@@ -386,11 +350,7 @@ class Harness:
         return await self._callback(user, answer, where, app)
 
     async def _callback(
-        self,
-        user: FakeUser,
-        answer: Answer,
-        where: dict[str, Any],
-        app: Application[Any, Any, Any, Any, Any, Any] | None,
+        self, user: FakeUser, answer: Answer, where: dict[str, Any], app: App | None
     ) -> Answer:
         """Sends the callback query of ``answer``'s tap, from the message ``where`` names."""
         query_id = str(next(self._query_ids) * 7919 + 4_000_000_000_000)
@@ -406,30 +366,10 @@ class Harness:
         await self.feed({"callback_query": query}, app)
         return answer
 
-    async def tap_inline(
-        self,
-        user: FakeUser,
-        inline_message_id: str,
-        data: str,
-        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
-    ) -> Answer:
-        """A callback query from a message sent via the bot: ``inline_message_id`` and the
-        chat's ``chat_instance``, no ``message``; any data, as a modified client could send
-        (an unknown ``inline_message_id`` too: its chat_instance is then a chat of its own)."""
-        message = self.server.inline.messages.get(inline_message_id)
-        chat_id = message.chat_id if message is not None else 0
-        answer = Answer(user.id, data, chat_id=chat_id, inline_message_id=inline_message_id)
-        return await self._callback(user, answer, {"inline_message_id": inline_message_id}, app)
-
     # ----- inline mode (testing.fakeinline)
 
     async def inline(
-        self,
-        user: FakeUser,
-        chat: Chat,
-        text: str,
-        offset: str = "",
-        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+        self, user: FakeUser, chat: Chat, text: str, offset: str = "", app: App | None = None
     ) -> Shown:
         """``user`` types ``@bot <text>`` in ``chat`` (a FakeUser: his own private chat with
         the bot) and sees the results: Telegram's cached ones, or the bot's answer to an
@@ -444,23 +384,14 @@ class Harness:
         await self.feed({"inline_query": asked.to_json(user)}, app)
         return inline.see(user, chat.id, text, offset, asked.answer, cached=False)
 
-    async def scroll(
-        self,
-        user: FakeUser,
-        seen: Shown,
-        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
-    ) -> Shown:
+    async def scroll(self, user: FakeUser, seen: Shown, app: App | None = None) -> Shown:
         """He scrolls to the end of ``seen``: the next page (its ``next_offset``)."""
         assert seen.next_offset, "no more results: the client asks for none"
-        chat = self.chat(seen.chat_id)
+        chat = self.server.chat(seen.chat_id)
         return await self.inline(user, chat, seen.query, seen.next_offset, app)
 
     async def pick(
-        self,
-        user: FakeUser,
-        seen: Shown,
-        which: ResultPick,
-        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+        self, user: FakeUser, seen: Shown, which: ResultPick, app: App | None = None
     ) -> FakeMessage:
         """He picks a result he sees (index, id or predicate): its message is posted in
         the chat from him via the bot, and the bot gets its ``chosen_inline_result``
@@ -473,11 +404,7 @@ class Harness:
         return message
 
     async def switch(
-        self,
-        user: FakeUser,
-        message: FakeMessage,
-        pick: Pick,
-        app: Application[Any, Any, Any, Any, Any, Any] | None = None,
+        self, user: FakeUser, message: FakeMessage, pick: Pick, app: App | None = None
     ) -> Shown:
         """He taps a ``switch_inline_query_current_chat`` button: ``@bot <its query>``
         is put in his input field in that chat, which sends the inline query."""
@@ -485,23 +412,13 @@ class Harness:
         button = self.find(message, pick)
         query = button.switch_inline_query_current_chat
         assert query is not None, f"{button.text!r} does not switch to inline mode"
-        return await self.inline(user, self.chat(message.chat_id), query, app=app)
+        return await self.inline(user, self.server.chat(message.chat_id), query, app=app)
 
     def delete(self, user: FakeUser, message: FakeMessage) -> None:
         """``user`` deletes a message he sent (an inline result he posted: the bot's edits
         of it fail from then on)."""
         assert message.sender.get("id") == user.id, "a user deletes only his own messages"
         message.deleted = True
-
-    def chat(self, chat_id: int) -> Chat:
-        """The chat (a user's private chat with the bot, a group, a dialog) of an id."""
-        found = (
-            self.server.users.get(chat_id)
-            or self.server.groups.get(chat_id)
-            or self.server.inline.dialogs.get(chat_id)
-        )
-        assert found is not None, f"no chat {chat_id}"
-        return found
 
     def results_seen(self, user: FakeUser) -> list[Shown]:
         """Every list of inline results ``user`` saw, oldest first."""
@@ -511,9 +428,7 @@ class Harness:
         """The live messages posted in ``chat`` from inline results, oldest first."""
         return [m for m in self.screen(chat.id) if m.via_bot is not None]
 
-    async def feed(
-        self, payload: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
-    ) -> None:
+    async def feed(self, payload: dict[str, Any], app: App | None = None) -> None:
         """Delivers one update and waits for what it set off (tasks the handler created);
         one of a kind the bot's ``allowed_updates`` leaves out is never sent."""
         if not self.server.sends(next(iter(payload))):
@@ -521,9 +436,7 @@ class Harness:
             return
         await self.deliver({"update_id": next(self._update_ids), **payload}, app)
 
-    async def deliver(
-        self, data: dict[str, Any], app: Application[Any, Any, Any, Any, Any, Any] | None = None
-    ) -> None:
+    async def deliver(self, data: dict[str, Any], app: App | None = None) -> None:
         """One update exactly as given: also how Telegram redelivers an update a webhook
         did not acknowledge (same update_id, same callback query id)."""
         apps = self.fanout or [app or self.app]
@@ -544,13 +457,13 @@ class Harness:
         chat_id = chat if isinstance(chat, int) else chat.id
         return self.server.screen(chat_id, thread)
 
-    def last(self, chat: FakeGroup | FakeUser | int, thread: int | None = None) -> FakeMessage:
+    def last(self, chat: BotChat | int, thread: int | None = None) -> FakeMessage:
         messages = [m for m in self.screen(chat, thread) if m.from_bot]
         assert messages, "the bot has posted nothing there"
         return messages[-1]
 
     def with_button(
-        self, chat: FakeGroup | FakeUser | int, pick: Pick, thread: int | None = None
+        self, chat: BotChat | int, pick: Pick, thread: int | None = None
     ) -> FakeMessage:
         """The newest bot message in the chat that shows the button ``pick``."""
         for message in reversed(self.screen(chat, thread)):
@@ -565,9 +478,8 @@ class Harness:
         """The answerCallbackQuery texts the user was shown (toasts and alerts)."""
         return [a.text for a in self.server.queries.values() if a.user_id == user.id and a.text]
 
-    def last_document(self, chat: FakeGroup | FakeUser | int) -> tuple[str, bytes]:
-        chat_id = chat if isinstance(chat, int) else chat.id
-        docs = [m for m in self.server.screen(chat_id) if m.document is not None]
+    def last_document(self, chat: BotChat | int) -> tuple[str, bytes]:
+        docs = [m for m in self.screen(chat) if m.document is not None]
         assert docs, "no document was sent there"
         return docs[-1].document["file_name"], docs[-1].document_bytes or b""  # type: ignore[index]
 
@@ -619,7 +531,7 @@ class Harness:
         return sorted({k.group(1) for k in found if k})
 
 
-def app_tasks(app: Application[Any, Any, Any, Any, Any, Any]) -> list[asyncio.Task[Any]]:
+def app_tasks(app: App) -> list[asyncio.Task[Any]]:
     """The tasks ``app`` started through ``Application.create_task`` still running."""
     tasks: set[asyncio.Task[Any]] = app._Application__create_task_tasks  # type: ignore[attr-defined]
     return [t for t in tasks if not t.done()]
@@ -637,7 +549,7 @@ def _stack_of(task: asyncio.Task[Any]) -> str:
     return "\n".join(lines)
 
 
-async def settle(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+async def settle(app: App) -> None:
     """Waits for the tasks an update set off through ``Application.create_task``."""
     for _ in range(50):
         await asyncio.sleep(0)
@@ -658,7 +570,7 @@ class ErrorCollector(logging.Handler):
         self.sink.append(record)
 
 
-async def start_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+async def start_app(app: App) -> None:
     """What bot.runner does before it serves: initialize, post_init, start, and then the
     webhook's worker (bot.inbox; in webhook mode only)."""
     await app.initialize()
@@ -670,7 +582,7 @@ async def start_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
 
 async def started_bot(
     server: FakeTelegram, redis: Any, clock: Clock, *, latency: float = 0.0, **overrides: Any
-) -> Application[Any, Any, Any, Any, Any, Any]:
+) -> App:
     """The bot on ``redis`` (the test settings with ``overrides``), talking to ``server``
     on ``clock``, started as bot.runner starts it: one way to build a running bot for the
     tests and the benches. ``latency``: seconds each Bot API call takes."""
@@ -686,7 +598,7 @@ async def started_bot(
 STOP_WITHIN = 10.0  # seconds: a bot that takes longer to stop has work that never ends
 
 
-async def stop_app(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+async def stop_app(app: App) -> None:
     """Stops ``app`` as ``run_polling`` does; fails, naming what still runs, when
     ``Application.stop`` (which waits for every task the bot set off) does not return."""
     if app.running:

@@ -1,21 +1,16 @@
 """fakeredis's Lua, each script compiled once per fake server rather than once per call,
 and its globals looked over only when a script has made one.
 
-fakeredis (2.41) keeps one Lua runtime per fake server but runs every EVAL/EVALSHA with
-``LuaRuntime.execute(script)``, which parses and compiles the text again each time: about
-0.4 ms a call, a fifth of an in-process end-to-end test's CPU. :func:`install` hands
-fakeredis a runtime whose ``execute`` keeps the compiled chunk per script text (one sha
-each) and calls it again. Nothing else changes: fakeredis still sets KEYS and ARGV afresh
-before each call, ``redis.call`` still finds the connection (and database) of the current
-call, and a chunk run again has fresh locals, as a fresh compile would. A script that does
-not compile is not kept, and goes to the plain ``execute``, so its error reads as before.
-
-fakeredis also refuses a script that makes a global variable, as Redis does, by listing
-every global of the runtime before each ``redis.call`` and after the script, a fifth of
-the cost of a script's call. Here the runtime's globals table notes when a variable is
-added to it (its ``__newindex``, which Lua calls for a name not there yet), and
-fakeredis's own check runs, as before, only after that: the same refusal, with the same
-message, at the same point. (A global made with ``rawset`` slips by; no script does that.)
+fakeredis (2.41) runs every EVAL/EVALSHA with ``LuaRuntime.execute(script)``, which
+compiles the text again each time: about 0.4 ms a call, a fifth of an in-process
+end-to-end test's CPU. :func:`install` hands it a runtime whose ``execute`` keeps the
+compiled chunk per script text; fakeredis still sets KEYS and ARGV before each call, and
+a chunk run again has fresh locals. A script that does not compile goes to the plain
+``execute``, so its error reads as before. fakeredis also lists every global before each
+``redis.call`` to refuse a script that makes one, as Redis does (another fifth): here the
+globals table notes an addition (its ``__newindex``), and fakeredis's own check runs only
+then, with the same refusal at the same point (a ``rawset`` global slips by; no script
+makes one).
 """
 
 from __future__ import annotations

@@ -115,17 +115,14 @@ async def table_for_two(
     top = Tabletop(h, group)
     await top.open(players[0], game)
     await top.join(players[1])
-    await settle(
-        h, group, (options | {"turn_time": turn_time}) if turn_time is not None else options
-    )
+    await settle(h, group, options | ({} if turn_time is None else {"turn_time": turn_time}))
     with mock.patch.object(games, "start", dealing(deal)):
         await top.start(players[0])
     return top, players, await table_param(h, group)
 
 
 async def settle(h: Harness, group: FakeGroup, settings: dict[str, Any]) -> None:
-    """The lobby's ``settings`` set as if chosen in it (any the lobby's buttons may not
-    reach yet): before the game starts."""
+    """The lobby's ``settings`` set as if chosen in it (any its buttons may not reach yet)."""
     if settings:
         await set_lobby(h.redis, table_key(group), settings)
 
@@ -192,23 +189,22 @@ class PageServer:
             await self._task
             self._web = self._task = None
 
+    async def __aenter__(self) -> PageServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+serving = PageServer  # ``async with serving(h) as web``: started, and stopped at the end
+
 
 @asynccontextmanager
 async def page_server(h: Harness) -> AsyncIterator[str]:
     """The bot's ASGI app served on a free loopback port in this event loop; its root."""
-    async with serving(h) as web:
+    async with PageServer(h) as web:
         yield web.root
-
-
-@asynccontextmanager
-async def serving(h: Harness) -> AsyncIterator[PageServer]:
-    """A :class:`PageServer`, started; stopped at the end."""
-    web = PageServer(h)
-    await web.start()
-    try:
-        yield web
-    finally:
-        await web.stop()
 
 
 class Commits:

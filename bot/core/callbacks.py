@@ -205,7 +205,10 @@ def decode(data: object) -> Callback:
 _PAYLOAD = re.compile(rf"(-?{_B36})_({_B36}?)_([0-9a-z]{{{GAME_ID_LEN}}})", re.ASCII)
 
 
+@lru_cache(maxsize=1024)
 def payload(chat_id: int, thread_id: int | None, game_id: str) -> str:
+    """A table's deep-link payload; spelled once per table, as :func:`address` is (every
+    round's hands and table carry the Mini App's link to it)."""
     thread = _b36(thread_id) if thread_id else ""
     return f"{_b36(chat_id)}_{thread}_{game_id}"
 

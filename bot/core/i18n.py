@@ -40,7 +40,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -215,7 +215,14 @@ class Markup(str):
 def escape(value: str) -> Markup:
     """``value`` as Telegram HTML: a plain text's ``&``, ``<`` and ``>`` escaped
     (Telegram needs no more, and quotes stay as the user wrote them)."""
-    return value if isinstance(value, Markup) else Markup(html.escape(value, quote=False))
+    return value if isinstance(value, Markup) else _escaped(value)
+
+
+@lru_cache(maxsize=4096)
+def _escaped(value: str) -> Markup:
+    """A plain text escaped, once: the screens of a round put the same few names and
+    titles into text after text."""
+    return Markup(html.escape(value, quote=False))
 
 
 def _text(lang: str, key: str, params: dict[str, Any]) -> str:
@@ -232,8 +239,9 @@ def _text(lang: str, key: str, params: dict[str, Any]) -> str:
 def t(lang: str, key: str, **params: Any) -> Markup:
     """The text of ``key`` in ``lang`` as Telegram HTML, every str parameter escaped
     unless it is :class:`Markup`."""
-    escaped = {k: escape(v) if isinstance(v, str) else v for k, v in params.items()}
-    return Markup(_text(lang, key, escaped))
+    if params:
+        params = {k: escape(v) if isinstance(v, str) else v for k, v in params.items()}
+    return Markup(_text(lang, key, params))
 
 
 def plain(lang: str, key: str, **params: Any) -> str:

@@ -111,6 +111,7 @@ from __future__ import annotations
 
 import os
 import zlib
+from functools import lru_cache
 from typing import NamedTuple
 
 # The first part of every key. bench/bot.py sets a prefix of its own, so that it can share
@@ -151,8 +152,10 @@ class Family(NamedTuple):
     barrier: str  # the bucket's barrier of a read that waits for a replica
 
 
+@lru_cache(maxsize=4096)
 def family(chat_id: int, thread_id: int | None = None) -> Family:
-    """The keys of the table of a chat (or of its topic ``thread_id``)."""
+    """The keys of the table of a chat (or of its topic ``thread_id``); spelled once per
+    table (a tap names its table's keys some five times, and a delivery as often)."""
     n = bucket(chat_id, thread_id)
     tag = _TAGS[n]
     index = (f"{tag}:chat:{chat_id}",) if chat_id else ()
@@ -160,6 +163,7 @@ def family(chat_id: int, thread_id: int | None = None) -> Family:
     return Family(table, n, DUE_KEYS[n], TURN_KEYS[n], index, f"{tag}:barrier")
 
 
+@lru_cache(maxsize=4096)
 def family_of(key: str) -> Family:
     """The keys that go with a table key (its chat and topic are its last two parts)."""
     try:

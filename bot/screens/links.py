@@ -45,8 +45,8 @@ def hand(
 ) -> Screen:
     """His hand message, with a button that opens the page on his view of the table: a
     Mini App button in his private chat (``WEBAPP_URL``), else the direct link."""
-    if table.phase not in _LIVE:
-        return screen
+    if table.phase not in _LIVE or not (settings.webapp_url or settings.webapp_name):
+        return screen  # no page configured: no button, and no text to look up
     text = t(table.seats[seat].lang, "webapp.open")
     if not in_group and settings.webapp_url:
         button = Button(text, web_app=f"{settings.webapp_url}?t={_param(table)}")

@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.core import callbacks
 from bot.core.callbacks import Action
-from bot.core.i18n import Markup, faces, t
+from bot.core.i18n import Markup, escape, faces, t
 from bot.core.models import Table
 from engine import cards
 
@@ -38,10 +38,11 @@ class Words:
 
 
 @lru_cache(maxsize=1024)
-def _card(notation: str, lang: str) -> str:
+def _card(notation: str, lang: str) -> Markup:
     """A card as a reader of ``lang`` sees it, worked out once: the screens of one round
-    show the same few dozen cards over and over."""
-    return cards.display(cards.parse(notation), faces(lang))
+    show the same few dozen cards over and over; escaped here, once, so that no text it
+    goes into escapes it again."""
+    return escape(cards.display(cards.parse(notation), faces(lang)))
 
 
 _SEATS = frozenset({"seat"})
@@ -65,7 +66,9 @@ class Ctx:
         return _card(notation, self.lang)
 
     def cards(self, notations: list[str]) -> str:
-        return " ".join(self.card(c) for c in notations) or self.t("common.none")
+        if not notations:
+            return self.t("common.none")
+        return Markup(" ".join([_card(c, self.lang) for c in notations]))
 
     def name(self, seat: int | str | None) -> str:
         """A seat's name as its player wrote it (:func:`bot.core.i18n.t` escapes it)."""

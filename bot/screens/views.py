@@ -70,8 +70,8 @@ def group_screen(table: Table, bot_username: str) -> Screen:
         lines.append(ctx.t("table.stopped"))
     else:
         lines.append("➡️ " + game.status(view, ctx))
-    series = series_line(ctx, game)
-    if series and table.phase != "playing":
+    series = series_line(ctx, game) if table.phase != "playing" else ""
+    if series:
         lines.append(series)
     moved = moved_of(table)
     if moved is not None and table.phase == "finished":

@@ -255,6 +255,7 @@ def decide(
         return Write(None), Decided(False, Reply())
     if as_loaded is None and table is not None:  # not as the store read it: its form now
         as_loaded = table.to_stored().encode()
+    loaded_state = table.state if table is not None else None
     back: Table | None = None
     try:
         if asked.replace is not None:
@@ -279,13 +280,20 @@ def decide(
     else:
         turns.note_active(table, user_id)
         wake = turns.stamp(table, computer_delay, now)
-    if applied and asked.replace is None and table.to_stored().encode() == as_loaded:
+    if applied and asked.replace is None and _unchanged(table, loaded_state, as_loaded):
         # It changed nothing (a reset with nothing to reset): no version to publish, nor
         # a tap to remember (taken again, it changes nothing again).
         return Write(None), Decided(False, reply)
     if applied:
         _note_tap(table, asked.origin, user_id, now)
     return Write(table, fresh=asked.replace is not None, wake=wake), Decided(applied, reply)
+
+
+def _unchanged(table: Table, loaded_state: str | None, as_loaded: bytes | None) -> bool:
+    """The table is stored as it was loaded (``as_loaded``, with the game's state
+    ``loaded_state``). A move changes the state, and so the table, with no need to make
+    the stored form for the comparison (about 25 µs a table; the commit makes it again)."""
+    return table.state == loaded_state and table.to_stored().encode() == as_loaded
 
 
 def _stale(snap: Snapshot, table: Table, asked: Asked) -> bool:

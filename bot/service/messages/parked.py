@@ -19,6 +19,24 @@ from bot.service.messages.message import How, InGroup, Message, shown
 PLAYED = ("playing", "finished", "abandoned")
 
 
+def left(table: Table, index: int, in_group: bool, slots: dict[str, Slot]) -> Slot | None:
+    """The slot of the place seat ``index``'s hand has left (``in_group``: it lives in the
+    group now, so his private chat is the old place), if that place showed his hand: else
+    there is nothing to edit there, and its screen need not be made (the delivery asks
+    this first)."""
+    seat = table.seats[index]
+    if in_group:
+        name = user_slot(seat.user_id)
+    elif seat.reach.group_ok and not table.private:
+        name = group_slot(seat.user_id)
+    else:
+        return None
+    slot = slots.get(name)
+    if slot is None or slot.id is None or table.phase not in PLAYED:
+        return None
+    return slot
+
+
 def parked(
     settings: Settings,
     table: Table,
@@ -27,20 +45,17 @@ def parked(
     screen: Screen,
     slots: dict[str, Slot],
 ) -> Message | None:
-    """The place seat ``index``'s hand has left (``in_group``: it lives in the group now,
-    so his private chat is the old place), edited once to ``screen``. A place that never
-    showed his hand is left alone, and so is a group that refused it (it would refuse
-    this too)."""
+    """The place seat ``index``'s hand has left (:func:`left`), edited once to ``screen``.
+    A place that never showed his hand is left alone, and so is a group that refused it
+    (it would refuse this too)."""
     seat = table.seats[index]
+    slot = left(table, index, in_group, slots)
+    if slot is None:
+        return None
     if in_group:
         name, chat, thread = user_slot(seat.user_id), seat.user_id, None
-    elif seat.reach.group_ok and not table.private:
-        name, chat, thread = group_slot(seat.user_id), table.chat_id, table.thread_id
     else:
-        return None
-    slot = slots.get(name)
-    if slot is None or slot.id is None or table.phase not in PLAYED:
-        return None
+        name, chat, thread = group_slot(seat.user_id), table.chat_id, table.thread_id
     if shown(slot, screen, table.version):
         return None
     message = Message(name, chat, thread, screen, slot, Priority.MOVER, How.PARKED)

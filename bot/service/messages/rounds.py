@@ -31,7 +31,7 @@ from bot.service.messages.calls import show
 from bot.service.messages.group_hand import group_hand, removal_budget, when_old_stays
 from bot.service.messages.message import Decision, Later, Message
 from bot.service.messages.outcome import Outcome
-from bot.service.messages.parked import PLAYED, parked
+from bot.service.messages.parked import left, parked
 from bot.service.messages.private_hand import private_hand
 from bot.service.messages.record import post_record, record_due
 from bot.service.messages.refusals import refused_hands, set_reachable
@@ -181,9 +181,9 @@ def _plan(svc: Services, snap: Snapshot, done: Outcome) -> list[Message]:
         else:
             slot = snap.slots.get(user_slot(seat.user_id))
             decisions.append(private_hand(svc.settings, table, index, screen, slot, now))
-        if table.phase in PLAYED:  # his hand's other place, if it showed his hand
-            left = views.parked_screen(table, index)
-            decisions.append(parked(svc.settings, table, index, here, left, snap.slots))
+        if left(table, index, here, snap.slots) is not None:  # the other place showed it
+            moved = views.parked_screen(table, index)
+            decisions.append(parked(svc.settings, table, index, here, moved, snap.slots))
     if table.inline is not None:  # his turn has waited: a private message rings
         decisions += [_your_turn(svc, table, i, snap, now) for i in views.people(table)]
     screen = views.group_screen(table, svc.bot_username)
