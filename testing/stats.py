@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from bot.core.callbacks import Action
@@ -58,10 +59,21 @@ def played(
     return table, json.loads(json.dumps(record))
 
 
-async def play_series(top: Tabletop, players: list[FakeUser], kind: str, games: int) -> None:
-    """``games`` games in a row at the table (Play again between them)."""
-    await top.setup_game(kind, players)
+async def play_series(
+    top: Tabletop,
+    players: list[FakeUser],
+    kind: str,
+    games: int,
+    settings: Mapping[str, Any] | None = None,
+    *,
+    shun: str | None = None,
+    prefer: str | None = None,
+) -> None:
+    """``games`` games in a row at the table (Play again between them), its lobby given
+    ``settings`` (:meth:`Tabletop.setup_game`), ``shun`` and ``prefer`` as
+    :meth:`Tabletop.play` takes them."""
+    await top.setup_game(kind, players, settings=settings)
     for number in range(games):
         if number:
             await top.tap_group(players[0], Action.AGAIN)
-        await top.play(players, random.Random(number))
+        await top.play(players, random.Random(number), shun=shun, prefer=prefer)

@@ -342,16 +342,22 @@ class Tabletop:
         raise AssertionError("the game did not end")
 
     async def play_watched(
-        self, players: list[FakeUser], rng: random.Random | int, watch: LeakWatch | None = None
+        self,
+        players: list[FakeUser],
+        rng: random.Random | int,
+        watch: LeakWatch | None = None,
+        *,
+        shun: str | None = None,
+        prefer: str | None = None,
     ) -> int:
-        """:meth:`play` with a :class:`LeakWatch` judging what is shown now and after each
-        tap (a series shares one ``watch``: what an earlier game showed was judged against
-        that game's state); the number of taps."""
+        """:meth:`play` (``shun`` and ``prefer`` as it takes them) with a :class:`LeakWatch`
+        judging what is shown now and after each tap (a series shares one ``watch``: what
+        an earlier game showed was judged against that game's state); the number of taps."""
         watch = watch or LeakWatch(self)
         checks = watch.checks
         await watch.check()
         rng = rng if isinstance(rng, random.Random) else random.Random(rng)
-        moves = await self.play(players, rng, after_each=watch.check)
+        moves = await self.play(players, rng, after_each=watch.check, shun=shun, prefer=prefer)
         assert watch.checks == checks + moves + 1
         return moves
 

@@ -58,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # another's, so what is left at the end is quick. Seconds: summed test times of one run.
 SLOWEST = {"e2e/test_e2e_failover": 14, "e2e/test_e2e_deploy": 11,
            "webapp/test_webapp_durak_page webapp/test_webapp_football": 24,
-           "engine/test_game_contract": 10, "e2e/test_e2e_languages": 10, "e2e/test_e2e_durak": 7,
+           "engine/test_game_contract": 10, "e2e/test_e2e_languages": 4, "e2e/test_e2e_durak": 4,
            "e2e/test_wheel": 4, "e2e/test_e2e_answers": 3, "bot/test_fuzz_inputs": 3,
            "e2e/test_e2e_inline": 3, "bot/test_bot_store": 2, "e2e/test_e2e_edges": 2}  # fmt: skip
 

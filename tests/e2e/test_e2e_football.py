@@ -18,7 +18,8 @@ def two(h: Harness, langs: tuple[str, str] = ("en", "uk")) -> list[FakeUser]:
     return [h.user("Ann", language_code=langs[0]), h.user("Bob", language_code=langs[1])]
 
 
-@pytest.mark.parametrize(("seed", "options"), [(1, ()), (2, ()), (3, ()), (3, ("d", "n"))])
+# One game on a deck of 36, one on two of 52 (more seeds played the same game again).
+@pytest.mark.parametrize(("seed", "options"), [(1, ()), (2, ("d", "n"))])
 async def test_a_whole_game_from_newgame_to_result(
     harness: Harness, seed: int, options: tuple[str, ...]
 ) -> None:

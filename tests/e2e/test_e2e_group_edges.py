@@ -19,7 +19,9 @@ from testing.computers import clock_of, lobby_with_computers, until
 from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import Harness
 from testing.tabletop import (
+    PASS,
     PLAY_ACTIONS,
+    TAKE,
     LeakWatch,
     Tabletop,
     action_of,
@@ -101,7 +103,7 @@ async def test_an_offline_player_gets_his_hand_back_through_my_cards(
     assert top.prompt(other) is not None, "My cards brought his hand with its buttons"
     assert len(h.hands(other, top.group)) == 1, "the one he missed was deleted"
     await move(h, top, other, rng)
-    await top.play(players, rng)
+    await top.play(players, rng, shun=PASS, prefer=TAKE)
     no_private_messages(h, players)
 
 
@@ -123,7 +125,7 @@ async def test_a_hand_the_group_refuses_goes_to_my_cards_and_says_so_once(
     assert (await seat_of(top, other))["reach"]["group_ok"]
     assert f"{other.first_name}: tap “My cards”" not in group_text(top)
     await LeakWatch(top).check()
-    await top.play(players, random.Random(2))
+    await top.play(players, random.Random(2), shun=PASS, prefer=TAKE)
     assert group_text(top).count("the group could not show your cards") <= 1
 
 
@@ -200,7 +202,7 @@ async def test_a_hand_moves_between_group_and_private_chat_mid_game(
     assert "in the group now" in (mine.text or "") and mine.buttons == []
     assert "Your hand" in (h.hands(ann, top.group)[-1].text or "")
     assert await h.redis.get(place_key(ann.id)) == b"group"
-    await top.play_watched([ann, bob], rng, watch)
+    await top.play_watched([ann, bob], rng, watch, shun=PASS, prefer=TAKE)
 
 
 @pytest.mark.telegram_complaints  # his old message is gone: the edit of it is refused
@@ -245,17 +247,6 @@ async def test_against_the_computer_in_a_private_chat_the_hand_stays_there(
     top = await lobby_with_computers(h, ann, ann, "football", 1, start=True)  # type: ignore[arg-type]
     assert top.prompt(ann) is not None and top.prompt(ann) in h.screen(ann)
     assert h.server.ephemeral == {}
-
-
-async def test_endgame_leaves_no_live_buttons(group_harness: Harness) -> None:
-    h = group_harness
-    players = strangers(h, 3)
-    top = await started(h, players, admin=False)
-    await move(h, top, await top.actor(players), random.Random(5))
-    assert live_buttons(h, players, top.group)
-    await h.command(players[0], top.group, "/endgame")
-    assert (await stored(h, top.group))["phase"] == "abandoned"
-    assert live_buttons(h, players, top.group) == []
 
 
 async def test_a_game_ended_by_timeouts_leaves_no_live_buttons(quick_group: Harness) -> None:
@@ -324,7 +315,7 @@ async def test_a_join_answered_too_late_keeps_him_seated_and_my_cards_brings_his
     assert f"{bob.first_name}: tap “My cards” for your hand." in group_text(top)
     await top.tap_group(bob, Action.CARDS)
     assert "Your hand" in (h.hands(bob, group)[-1].text or "")
-    await top.play([ann, bob], random.Random(8))
+    await top.play([ann, bob], random.Random(8), shun=PASS, prefer=TAKE)
 
 
 @pytest.mark.settings(hands="group", rate_limit=True, ephemeral_group_budget=True)

@@ -21,7 +21,7 @@ from bot.screens import render_stats
 from bot.tables.stats import count
 from testing.chats import FakeGroup, FakeUser
 from testing.harness import Harness
-from testing.tabletop import Tabletop, is_action, stored
+from testing.tabletop import Tabletop, is_action, set_lobby, stored, table_key
 from testing.webapp import bearer, page_server, table_param, token
 
 NAMES = ("Ann", "Bob", "Cid")
@@ -38,6 +38,7 @@ SEEDS = Path(__file__).resolve().parents[2] / "seeds"
 _PLACEHOLDER = re.compile(r"\{\w*\}")
 _NAMESPACES = "|".join(sorted({key.split(".")[0] for key in catalogue(DEFAULT)}))
 _KEY = re.compile(rf"\b(?:{_NAMESPACES})\.[A-Za-z_]+\b")
+SMALLEST = {"durak": {"deck_size": 24}, "football": {"deck_size": 36, "decks": 1}}
 
 
 def _texts_of_markup(markup: Any) -> list[str]:
@@ -139,6 +140,8 @@ async def _lobby(top: Tabletop, players: list[FakeUser], spectator: FakeUser, ga
     await top.tap_group(players[0], Action.COMPUTER, "v")
     await top.tap_group(players[0], Action.COMPUTER, "-")
     await top.tap_group(players[0], Action.COMPUTER, "-")  # none left: an alert
+    # Each deck was shown; the game is played on the smallest (its screens are the same).
+    await set_lobby(top.h.redis, table_key(top.group), SMALLEST[game])
     await top.start(players[0])
     return elsewhere
 
@@ -203,7 +206,7 @@ async def test_every_screen_reads_in_the_players_language(
     await h.command(players[0], group, "/newgame")
     elsewhere.append(await _lobby(top, players[:2], spectator, "football"))
     web += await _mini_app(top, players[:2], spectator)
-    await top.play(players[:2], random.Random(4))
+    await top.play(players[:2], random.Random(6))
     await h.command(players[0], group, "/stats")
     await h.command(players[0], group, "/newgame")
     await top.tap_group(players[0], Action.PICK, "d")

@@ -14,7 +14,17 @@ from engine import records
 from engine.games.durak.game import Durak
 from testing.chats import BOT_USERNAME
 from testing.harness import Harness
-from testing.tabletop import LeakWatch, Tabletop, card_pattern, game_for, opened, stored, table_key
+from testing.tabletop import (
+    PASS,
+    TAKE,
+    LeakWatch,
+    Tabletop,
+    card_pattern,
+    game_for,
+    opened,
+    stored,
+    table_key,
+)
 
 
 def deep_link(top: Tabletop) -> str:
@@ -45,7 +55,7 @@ async def test_people_who_never_opened_the_bot_join_by_the_deep_link(harness: Ha
     assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id, bob.id]
     assert [m for m in h.screen(bob) if m.from_bot], "he got his private confirmation"
     await top.start(ann)
-    await top.play_watched([ann, bob], 1)
+    await top.play_watched([ann, bob], 1, shun=PASS, prefer=TAKE)
 
 
 async def test_a_deep_link_to_a_game_started_or_ended_without_him_says_so(harness: Harness) -> None:
@@ -115,7 +125,7 @@ async def test_a_player_who_blocks_the_bot_mid_game_sees_his_cards_in_an_alert(
     line = next(x for x in shown.splitlines() if x.startswith("Your hand: "))  # as it is now
     hand = Durak.from_json(data["state"]).view(seat).hand
     assert len(line.split()) == 2 + len(hand) and all(card_pattern(c).search(line) for c in hand)
-    await top.play_watched([ann, bob], 7, watch)
+    await top.play_watched([ann, bob], 7, watch, shun=PASS, prefer=TAKE)
 
 
 @pytest.mark.telegram_complaints
@@ -141,7 +151,7 @@ async def test_unblocking_the_bot_brings_his_hands_at_every_table(harness: Harne
     assert await h.redis.smembers(f"ct:closed:{bob.id}") == set()
     assert not h.screen(gone)
     # Both games go on to the end: whenever it is his turn he has his buttons again.
-    await tables[0].play([ann, bob], rng)
+    await tables[0].play([ann, bob], rng, shun=PASS, prefer=TAKE)
     await tables[1].play([bob, cid], rng)
 
 
@@ -155,7 +165,7 @@ async def test_a_deleted_hand_message_is_sent_again(harness: Harness) -> None:
     await top.step([ann, bob], random.Random(2))
     assert [m for m in h.screen(waiting) if m.from_bot], "his hand came back"
     assert top.prompt(waiting) is not None
-    await top.play([ann, bob], random.Random(2))
+    await top.play([ann, bob], random.Random(2), shun=PASS, prefer=TAKE)
 
 
 async def test_help_in_a_group_does_not_call_the_group_a_private_chat(harness: Harness) -> None:
@@ -187,7 +197,7 @@ async def test_record_answers_with_the_game_that_ended_here_until_the_next_start
     await top.setup_game("durak", [ann, bob])
     await h.command(bob, top.group, "/record")  # mid-game the record would show every hand
     assert h.last(top.group).text == t("uk", "cmd.no_record")
-    await top.play([ann, bob], random.Random(4))
+    await top.play([ann, bob], random.Random(4), shun=PASS, prefer=TAKE)
     data = await stored(h, top.group)
     asked = await h.command(bob, top.group, "/record", mention=True)
     name, content = h.last_document(top.group)

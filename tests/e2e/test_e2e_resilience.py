@@ -18,7 +18,7 @@ from bot.core.services import services
 from testing.clock import Clock
 from testing.fakegram import FakeTelegram
 from testing.harness import Harness
-from testing.tabletop import Tabletop, game_for, stored, table_key
+from testing.tabletop import PASS, TAKE, Tabletop, game_for, stored, table_key
 
 
 async def group_shows_version(h: Harness, top: Tabletop) -> tuple[int, int]:
@@ -49,7 +49,7 @@ async def test_flood_control_on_the_group_table_and_a_prompt_puts_them_off(
     assert top.prompt(waiting) is not None, "it came once the flood was over"
     shown, current = await group_shows_version(h, top)
     assert shown == current
-    await top.play(players, random.Random(2))
+    await top.play(players, random.Random(2), shun=PASS, prefer=TAKE)
     assert h.server.not_modified == 0
 
 
@@ -63,7 +63,7 @@ async def test_a_lost_callback_answer_loses_no_move(harness: Harness) -> None:
         await top.step(players, random.Random(4))
         assert len((await stored(h, top.group))["played"]["moves"]) == before + 1
     assert h.log_errors == []
-    await top.play(players, random.Random(5))
+    await top.play(players, random.Random(5), shun=PASS, prefer=TAKE)
     assert h.server.not_modified == 0
 
 
@@ -80,7 +80,7 @@ async def test_a_flaky_network_on_hands_catches_up(harness: Harness, clock: Cloc
         else:
             await clock.advance(0.5)
     await clock.advance(5.5)  # the bot retries after a network error (RETRY_SECONDS)
-    await top.play(players, rng)
+    await top.play(players, rng, shun=PASS, prefer=TAKE)
     data = await stored(h, top.group)
     assert data["phase"] == "finished"
     assert h.log_errors == []

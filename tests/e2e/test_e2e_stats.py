@@ -8,6 +8,7 @@ import random
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,11 @@ from testing.clock import Clock
 from testing.harness import AppFactory, Harness, settle
 from testing.settings import REDIS_URL
 from testing.stats import play_series, played
-from testing.tabletop import Tabletop, is_action, playing, stored, table_key
+from testing.tabletop import PASS, TAKE, Tabletop, is_action, playing, stored, table_key
+
+# Where the kind of game is no matter: durak on 24 cards, the defender taking whenever he
+# may and an attacker passing only when he must (20-32 taps; a football game takes 35-50).
+SHORT = {"deck_size": 24}
 
 
 def bot_reply(h: Harness, chat: FakeGroup | FakeUser, title: str) -> FakeMessage:
@@ -42,9 +47,10 @@ def title(lang: str, key: str, **params: Any) -> str:
 
 
 async def test_games_in_a_group_make_its_board_and_everyones_own_figures(
-    harness: Harness,
+    harness: Harness, deals: Callable[[int], None]
 ) -> None:
     h = harness
+    deals(10)  # three of the shorter games (331 taps; 270-550 with seeds 1-12)
     ann, bob, cid = h.user("Ann"), h.user("Борис", language_code="ru"), h.user("Cid")
     group = h.group(creator=ann)
     top = Tabletop(h, group)
@@ -114,14 +120,14 @@ async def test_forgetme_erases_his_figures_after_a_confirmation(harness: Harness
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob", language_code="uk")
     group = h.group(creator=ann)
-    await play_series(Tabletop(h, group), [ann, bob], "football", 3)
+    await play_series(Tabletop(h, group), [ann, bob], "durak", 3, SHORT, shun=PASS, prefer=TAKE)
     await h.command(bob, group, "/forgetme")
     assert bot_reply(h, group, t("uk", "forget.private")[:10])
     await h.private(bob, "/forgetme")
     question = bot_reply(h, bob, t("uk", "forget.ask")[:20])
     store = services(h.app).store
     standings = of(store)
-    assert (await standings.mine(bob.id))[0]["football"].n == 3  # nothing erased yet
+    assert (await standings.mine(bob.id))[0]["durak"].n == 3  # nothing erased yet
     await store.set_place(bob.id, "private")  # where he chose to keep his hands
     await h.tap(bob, question, is_action(Action.FORGET))
     assert t("uk", "forget.done") in (h.last(bob).text or "")
@@ -142,7 +148,7 @@ async def test_a_finished_game_delivered_again_elsewhere_and_in_its_supergroup_c
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
     old = h.group(kind="group", creator=ann)
-    await play_series(Tabletop(h, old), [ann, bob], "football", 1)
+    await play_series(Tabletop(h, old), [ann, bob], "durak", 1, SHORT, shun=PASS, prefer=TAKE)
     other = await make_app(h.redis)  # a second process on the same Redis
     last_tap = next(u for u in reversed(h.delivered) if "callback_query" in u)
     await h.deliver(last_tap, other)  # the same update, the same query id
@@ -153,8 +159,8 @@ async def test_a_finished_game_delivered_again_elsewhere_and_in_its_supergroup_c
     standings = Standings(h.redis, 60)
     for user in (ann, bob):
         assert await standings.in_group(old.id, user.id) == {}
-        assert (await standings.in_group(new.id, user.id))["football"].n == 1
-        assert (await standings.mine(user.id))[0]["football"].n == 1
+        assert (await standings.in_group(new.id, user.id))["durak"].n == 1
+        assert (await standings.mine(user.id))[0]["durak"].n == 1
         assert await h.redis.smembers(groups_key(user.id)) == {str(new.id).encode()}
 
 
@@ -195,7 +201,7 @@ async def test_the_rebuild_command_on_the_handed_out_records_gives_the_live_figu
     for number in range(3):
         if number:
             await top.tap_group(bob, Action.AGAIN)
-        await top.play([ann, bob], random.Random(number))
+        await top.play([ann, bob], random.Random(number), shun=PASS, prefer=TAKE)
         await top.tap_group(ann, Action.RECORD)
         _, content = h.last_document(top.group)
         path = tmp_path / f"{number}.json"
@@ -223,12 +229,12 @@ async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) ->
     h = harness
     ann, bob = h.user("Ann"), h.user("Bob")
     group = h.group(creator=ann, forum=True)
-    topic = h.topic(group, "Football")
+    topic = h.topic(group, "Durak")
     top = Tabletop(h, group, topic)
-    await top.setup_game("football", [ann, bob])
-    await top.play([ann, bob], random.Random(5))
+    await top.setup_game("durak", [ann, bob], settings=SHORT)
+    await top.play([ann, bob], random.Random(5), shun=PASS, prefer=TAKE)
     for user in (ann, bob):
-        assert (await Standings(h.redis, 60).in_group(group.id, user.id))["football"].n == 1
+        assert (await Standings(h.redis, 60).in_group(group.id, user.id))["durak"].n == 1
     await h.tap(bob, top.table_message(), is_action(Action.STANDINGS))
     board = bot_reply(h, group, "📊 Standings")
     assert board.thread_id == topic  # posted where the game was played
@@ -244,7 +250,7 @@ async def test_every_variant_counts_on_one_board_and_splits_his_own_figures(
     group = h.group(creator=ann)
     for number, taps in enumerate((["m"], ["m", "x"], ["m", "x"])):
         top = await playing(h, "durak", [ann, bob], tuple(taps), group)
-        await top.play([ann, bob], random.Random(number))
+        await top.play([ann, bob], random.Random(number), shun=PASS, prefer=TAKE)
     # One board, one rating: three games each, whatever the variant.
     board = await h.redis.zrange(board_key(group.id, "durak"), 0, -1)
     assert sorted(int(uid) for uid in board) == sorted([ann.id, bob.id])

@@ -8,7 +8,7 @@ from bot.core.callbacks import STAMP_LEN, Action, Callback, decode, encode
 from engine.games.durak.game import Durak
 from testing.chats import Answer, FakeMessage, FakeUser
 from testing.harness import Harness
-from testing.tabletop import Tabletop, game_for, is_action, opened, stored
+from testing.tabletop import PASS, TAKE, Tabletop, game_for, is_action, opened, stored
 
 
 async def prompted(
@@ -91,7 +91,7 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
 async def test_a_tap_from_a_finished_game_is_stale(harness: Harness) -> None:
     h = harness
     top, players, who, _, old = await prompted(h, 2)
-    await top.play(players, random.Random(3))
+    await top.play(players, random.Random(3), shun=PASS, prefer=TAKE)
     hand = [m for m in h.screen(who) if m.from_bot][-1]
     await unchanged(top, h.tap_data(who, who.id, hand.message_id, old))  # the game is over
     await top.tap_group(players[0], Action.AGAIN)

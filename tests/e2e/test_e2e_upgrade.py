@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from bot.core.services import services
 from bot.core.store import MOVED
 from testing.chats import FakeUser
 from testing.harness import Harness
-from testing.tabletop import Tabletop, opened, playing, stored, table_key
+from testing.tabletop import PASS, TAKE, Tabletop, opened, playing, stored, table_key
 
 
 async def game_in_a_basic_group(h: Harness, moves: int) -> tuple[Tabletop, list[FakeUser]]:
@@ -34,9 +35,10 @@ async def game_in_a_basic_group(h: Harness, moves: int) -> tuple[Tabletop, list[
     ],
 )
 async def test_the_game_follows_its_group_into_the_supergroup(
-    harness: Harness, notices: bool
+    harness: Harness, deals: Callable[[int], None], notices: bool
 ) -> None:
     h = harness
+    deals(2)  # among the shorter three-player games of seeds 1-8, the same at every run
     top, players = await game_in_a_basic_group(h, 5)
     old = top.group
     before = await stored(h, old)
@@ -73,9 +75,12 @@ async def test_a_lobby_follows_its_group_and_can_still_be_joined(harness: Harnes
     await top.play([ann, bob], random.Random(6))
 
 
-async def test_an_upgrade_cut_short_is_finished_by_the_next_notice(harness: Harness) -> None:
+async def test_an_upgrade_cut_short_is_finished_by_the_next_notice(
+    harness: Harness, deals: Callable[[int], None]
+) -> None:
     """A table moved by a process that died before rewriting its chat id: the next notice does."""
     h = harness
+    deals(2)  # among the shorter three-player games of seeds 1-8, the same at every run
     top, players = await game_in_a_basic_group(h, 3)
     old = top.group
     new = await h.upgrade(old, notices=False)
@@ -99,7 +104,7 @@ async def test_a_closed_private_chat_is_still_reopened_after_an_upgrade(harness:
     top.group = await h.upgrade(top.group)
     await h.private(bob, "/start")  # he unblocks the bot
     assert all(s["reach"]["dm_ok"] for s in (await stored(h, top.group))["seats"])
-    await top.play([ann, bob], rng)
+    await top.play([ann, bob], rng, shun=PASS, prefer=TAKE)
 
 
 async def test_the_turn_deadline_follows_the_table_in_the_same_commit(
