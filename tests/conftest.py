@@ -56,11 +56,11 @@ def pytest_configure(config: pytest.Config) -> None:
 # page games, started once), the files dealt to the share with the fewest seconds so far:
 # worksteal hands each worker one contiguous share and lets an idle one steal the tail of
 # another's, so what is left at the end is quick. Seconds: summed test times of one run.
-SLOWEST = {"e2e/test_e2e_failover": 14, "e2e/test_e2e_deploy": 11,
-           "webapp/test_webapp_durak_page webapp/test_webapp_football": 24,
-           "engine/test_game_contract": 10, "e2e/test_e2e_languages": 4, "e2e/test_e2e_durak": 4,
-           "e2e/test_wheel": 4, "e2e/test_e2e_answers": 3, "bot/test_fuzz_inputs": 3,
-           "e2e/test_e2e_inline": 3, "bot/test_bot_store": 2, "e2e/test_e2e_edges": 2}  # fmt: skip
+SLOWEST = {"e2e/test_e2e_failover": 20, "e2e/test_e2e_deploy": 12,
+           "webapp/test_webapp_durak_page webapp/test_webapp_football": 30,
+           "engine/test_game_contract": 6, "e2e/test_e2e_languages": 5, "e2e/test_e2e_durak": 5,
+           "e2e/test_wheel": 5, "e2e/test_e2e_answers": 2, "bot/test_fuzz_inputs": 1,
+           "e2e/test_e2e_inline": 8, "bot/test_bot_store": 1, "e2e/test_e2e_edges": 2}  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -505,7 +505,9 @@ async def _held_back_then_killed(game: Game, where: Where, key: str) -> None:
         await tap  # handled by the new primary, once
 
 
-@pytest.mark.parametrize("how", ["kill", "graceful", "held-back"])
+# No case of a plain kill: "held-back" is one, after taps no replica confirmed, and makes
+# every assertion a kill of a primary with its replica in step would.
+@pytest.mark.parametrize("how", ["graceful", "held-back"])
 async def test_a_game_of_several_processes_goes_on_across_a_failover(
     cluster: Cluster, sentinels: Sentinels, bots: Bots, how: str
 ) -> None:
