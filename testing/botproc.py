@@ -257,7 +257,7 @@ class ProcHarness(WebhookHarness):
         delivered (its /metrics, read as the operator reads them). They are read once the
         bot has made no Bot API call for :data:`LULL` seconds, so as to read them seldom."""
         deadline = time.monotonic() + SETTLE_WITHIN
-        seen, since = -1, time.monotonic()
+        seen, since, answer = -1, time.monotonic(), None
         while time.monotonic() < deadline:
             answer = self.server.queries.get(query_id) if query_id else None
             if len(self.server.calls) != seen:
@@ -267,7 +267,17 @@ class ProcHarness(WebhookHarness):
                     return
                 since = time.monotonic()
             await asyncio.sleep(0.005)
-        raise AssertionError("the bot did not settle")
+        answered = None if answer is None else answer.answered
+        raise AssertionError(
+            f"the bot did not settle: tap answered {answered}, {await self._pending()}"
+        )
+
+    async def _pending(self) -> str:
+        """What the process still says it has to do (its /metrics), for a failure's message."""
+        with contextlib.suppress(httpx.HTTPError):
+            page = (await self.client.get(f"{self.bot.root}/metrics")).text
+            return f"backlog {sample(page, _BACKLOG)}, delivering {sample(page, _DELIVERING)}"
+        return "its /metrics not answering"
 
     async def done_with(self, bot: BotProcess) -> bool:
         """Whether ``bot`` has done with every update and delivers no table (one read of
