@@ -7,6 +7,7 @@ which would change nothing is never sent.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,11 +36,13 @@ class Screen:
         return any(b.data and b.asks for row in self.rows for b in row)
 
     def digest(self) -> str:
-        """What the screen shows, hashed; worked out once (a pass compares it with what
-        the message shows, and the slot of the message sent keeps it)."""
-        known: str | None = self.__dict__.get("_digest")
-        if known is not None:
-            return known
+        """What the screen shows, hashed (a pass compares it with what the message shows,
+        and the slot of the message sent keeps it)."""
+        return self._digest
+
+    @functools.cached_property
+    def _digest(self) -> str:
+        """:meth:`digest`, worked out once per screen (no field: no part of ``==``)."""
         h = hashlib.blake2b(self.text.encode(), digest_size=12)
         for row in self.rows:
             h.update(b"\x1e")
@@ -48,9 +51,7 @@ class Screen:
                     f"\x1f{b.text}\x1d{b.data or ''}\x1d{b.url or ''}{b.web_app or ''}"
                     f"{b.inline_query or ''}".encode()
                 )
-        known = h.hexdigest()
-        object.__setattr__(self, "_digest", known)  # frozen: not a field, no part of ==
-        return known
+        return h.hexdigest()
 
     def markup(self) -> dict[str, Any] | None:
         """The Bot API's InlineKeyboardMarkup as JSON (None: no buttons)."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
-from operator import attrgetter
 from typing import Any
 
 from pydantic import BaseModel
@@ -78,12 +77,6 @@ class BotGame:
     _names: dict[tuple[Any, ...], str] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    # The values of the game's own options in a table's settings (the key of its name).
-    _options: Callable[[GameSettings], Any] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        options = attrgetter(*self.spec.options.model_fields)
-        object.__setattr__(self, "_options", options)
 
     @property
     def offered(self) -> tuple[str, ...]:
@@ -110,7 +103,7 @@ class BotGame:
         Made once per language and option values: every round of a delivery names the
         variant on each screen, and checking the options anew (pydantic) and wording them
         was a seventh of rendering a hand; the name depends on nothing else."""
-        key = (lang, self._options(settings))
+        key = (lang, *(getattr(settings, name) for name in self.spec.options.model_fields))
         name = self._names.get(key)
         if name is None:
             name = self._names[key] = self.naming(lang, self.spec.make_options(settings))

@@ -19,19 +19,24 @@ from bot.service.messages.message import How, InGroup, Message, shown
 PLAYED = ("playing", "finished", "abandoned")
 
 
-def left(table: Table, index: int, in_group: bool, slots: dict[str, Slot]) -> Slot | None:
-    """The slot of the place seat ``index``'s hand has left (``in_group``: it lives in the
-    group now, so his private chat is the old place), if that place showed his hand: else
-    there is nothing to edit there, and its screen need not be made (the delivery asks
-    this first)."""
+def _place(table: Table, index: int, in_group: bool) -> tuple[str, int, int | None] | None:
+    """The place seat ``index``'s hand has left (``in_group``: it lives in the group now,
+    so his private chat is the old place): its slot's name, its chat and topic; None where
+    it had no other place (a group that refused it, his own chat)."""
     seat = table.seats[index]
     if in_group:
-        name = user_slot(seat.user_id)
-    elif seat.reach.group_ok and not table.private:
-        name = group_slot(seat.user_id)
-    else:
-        return None
-    slot = slots.get(name)
+        return user_slot(seat.user_id), seat.user_id, None
+    if seat.reach.group_ok and not table.private:
+        return group_slot(seat.user_id), table.chat_id, table.thread_id
+    return None
+
+
+def left(table: Table, index: int, in_group: bool, slots: dict[str, Slot]) -> Slot | None:
+    """The slot of the place seat ``index``'s hand has left (:func:`_place`), if that
+    place showed his hand: else there is nothing to edit there, and its screen need not be
+    made (the delivery asks this first)."""
+    place = _place(table, index, in_group)
+    slot = slots.get(place[0]) if place is not None else None
     if slot is None or slot.id is None or table.phase not in PLAYED:
         return None
     return slot
@@ -48,18 +53,15 @@ def parked(
     """The place seat ``index``'s hand has left (:func:`left`), edited once to ``screen``.
     A place that never showed his hand is left alone, and so is a group that refused it
     (it would refuse this too)."""
-    seat = table.seats[index]
-    slot = left(table, index, in_group, slots)
-    if slot is None:
+    slot, place = left(table, index, in_group, slots), _place(table, index, in_group)
+    if slot is None or place is None:
         return None
-    if in_group:
-        name, chat, thread = user_slot(seat.user_id), seat.user_id, None
-    else:
-        name, chat, thread = group_slot(seat.user_id), table.chat_id, table.thread_id
+    name, chat, thread = place
     if shown(slot, screen, table.version):
         return None
     message = Message(name, chat, thread, screen, slot, Priority.MOVER, How.PARKED)
     if not in_group:  # the group's ephemeral message to him
-        message.hand = InGroup(seat.user_id, renew=slot.renew)
-        message.counts_against = ephemeral_budget(settings, chat, seat.user_id)
+        user_id = table.seats[index].user_id
+        message.hand = InGroup(user_id, renew=slot.renew)
+        message.counts_against = ephemeral_budget(settings, chat, user_id)
     return message
