@@ -197,9 +197,6 @@ class PageServer:
         await self.stop()
 
 
-serving = PageServer  # ``async with serving(h) as web``: started, and stopped at the end
-
-
 @asynccontextmanager
 async def page_server(h: Harness) -> AsyncIterator[str]:
     """The bot's ASGI app served on a free loopback port in this event loop; its root."""

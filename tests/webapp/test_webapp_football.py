@@ -25,7 +25,7 @@ from testing.clock import Clock
 from testing.harness import Harness
 from testing.page_player import Player, at_once
 from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
-from testing.webapp import Commits, PageServer, init_data, page_weight, serving, table_for_two
+from testing.webapp import Commits, PageServer, init_data, page_weight, table_for_two
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if MISSING:
@@ -97,7 +97,7 @@ async def test_a_whole_game_of_football_on_two_pages(
     rng = random.Random(11)
     answered = len(h.server.calls_to("answerCallbackQuery"))  # the lobby's taps
     findings: dict[str, list[str]] = {}
-    async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
+    async with PageServer(h) as web, Commits(h, table_key(top.group)) as commits:
         await at_once(pages, Player.watch)
         paint = await asyncio.gather(  # both pages opened at once
             open_logged(pages[ann.id], web.root, param, init_data(ann)),
@@ -204,7 +204,7 @@ async def test_every_move_shows_on_every_page_and_a_page_catches_up(
     pages = {ann.id: Page(browsers[0]), bob.id: Page(browsers[1])}
     made: dict[str, set[int]] = {way: set() for way in ("page", "button", "timeout", "computer")}
     outage = asleep = 0.0
-    async with serving(h) as web, Commits(h, table_key(top.group)) as commits:
+    async with PageServer(h) as web, Commits(h, table_key(top.group)) as commits:
 
         async def still_and_open(user: Any) -> None:
             """Nothing flies: the test is of what shows, and when."""
@@ -327,7 +327,7 @@ async def test_the_groups_link_opens_each_his_own_view(
     cid = h.user("Cid", language_code="uk")
     data = await stored(h, top.group)
     hand = Football.from_json(data["state"]).view(seat_of(data, ann)).hand
-    async with serving(h) as web:
+    async with PageServer(h) as web:
         await asyncio.gather(  # both pages at once
             *(
                 page.open(web.root, param, init_data(user, start_param=param), direct=True)
