@@ -58,11 +58,9 @@ async def test_a_move_costs_three_redis_round_trips(
     trips = claims = 0
     plain = aioredis.Redis.execute_command
     batch = aioredis.client.Pipeline.execute
-    # Only what the move itself sends is counted: the commands of the tasks that handle
-    # its update (and of the delivery those set off), which see ``moving`` set. The pollers
-    # (due deliveries, turn deadlines, lease renewals) run on the real clock in tasks of
-    # their own, started with the app: under load one of them can take a due table in
-    # the middle of a move, and its commands are not the move's.
+    # Only the move's own commands are counted (its update's tasks and the delivery they
+    # set off see ``moving`` set): under load a poller, in a task of its own, can take a
+    # due table in the middle of a move.
     moving: ContextVar[bool] = ContextVar("moving", default=False)
 
     async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:

@@ -208,11 +208,8 @@ def test_a_failed_start_is_one_line(
     code: int,
     says: str,
 ) -> None:
-    """A setting missing or wrong, or a Bot API that refuses the token or does not answer:
-    ``python -m bot``'s main says which in one line, no traceback of PTB's before it (the
-    in-memory store's warning aside). Run in this process (a process of its own proved
-    nothing more, for 1.3 CPU-s of imports): the root logger main sets up is put back
-    after, and the test's heap is not frozen as the bot's is."""
+    """No traceback of PTB's before it. Run in this process (one of its own proved nothing
+    more, for 1.3 CPU-s of imports): main's root logger put back after, the heap not frozen."""
     apis = {"refusing": refusing_api, "silent": _silent_port()}
     env = {**env, "TELEGRAM_BASE_URL": apis.get(env.get("TELEGRAM_BASE_URL") or "")}
     for name, value in env.items():

@@ -60,9 +60,7 @@ def test_any_name_comes_out_without_controls_and_within_the_cut(name: str) -> No
 async def test_a_hostile_name_and_group_title_in_the_lobby_the_game_and_the_page(
     harness: Harness,
 ) -> None:
-    """The names as the group, the hands and the page show them, for a Russian, a
-    Ukrainian and an English player; the group's title in each one's hand, without its
-    override."""
+    """In each language, the group's title too, without its override."""
     h = harness
     mallory = h.user(f"evil{RLO}exe.txt", language_code="ru")
     long = h.user("Bo" + FAMILY * 40, language_code="uk")
