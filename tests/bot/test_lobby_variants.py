@@ -18,7 +18,7 @@ from bot.tables import games
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions
 from testing.harness import Harness
-from testing.tabletop import Tabletop, stored
+from testing.tabletop import opened, stored
 
 # The settings that make a variant (the rematch lead, turn time and language do not).
 VARIANT = ("deck_size", "dummy", "dummy_plays", "transfer", "throw_in", "five_before_discard")
@@ -156,8 +156,7 @@ async def test_a_full_lobby_starts_with_either_change_it_is_offered(
 ) -> None:
     h = harness
     players = [h.user(f"P{i}") for i in range(5)]
-    top = Tabletop(h, h.group(creator=players[0]))
-    await top.open(players[0], "durak")
+    top = await opened(h, players[0], "durak", h.group(creator=players[0]))
     for user in players[1:]:
         await top.join(user)
     before = await stored(h, top.group)

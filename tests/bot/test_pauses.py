@@ -108,10 +108,7 @@ def _failing(exc: Exception) -> Any:
 @pytest.mark.telegram_complaints  # an error's tap is logged, and left unanswered: expected
 @pytest.mark.parametrize("kind", [*A_PAUSE, *AN_ERROR])
 async def test_a_tap_is_told_redis_is_away_during_a_pause_and_a_script_error_is_logged(
-    harness: Harness,
-    caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
-    kind: str,
+    harness: Harness, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     """A pause: the tap is told at once, one WARNING, no traceback, play goes on after.
     An error: not an outage; logged once, with its traceback."""
@@ -172,9 +169,7 @@ async def test_the_limiter_lets_calls_through_during_a_pause_and_raises_a_script
 
 
 @pytest.mark.telegram_complaints  # the script errors are logged: expected
-async def test_a_poller_backs_off_during_a_pause_and_from_a_script_error(
-    harness: Harness,
-) -> None:
+async def test_a_poller_backs_off_during_a_pause_and_from_a_script_error(harness: Harness) -> None:
     svc = services(harness.app)
     for kind, exc in {**A_PAUSE, **AN_ERROR}.items():
         await guarded(_failing(exc))(harness.app)  # neither raises: the poller goes on

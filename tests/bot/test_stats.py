@@ -71,10 +71,7 @@ async def test_each_durak_result_counts_in_the_group_and_overall(
     await standings.count(game)
     redis = standings.redis
     for player, expected in ((ANN, ann), (BOB, bob)):
-        for key in (
-            group_key(GROUP, "durak", player.uid),
-            person_key(player.uid, "durak"),
-        ):
+        for key in (group_key(GROUP, "durak", player.uid), person_key(player.uid, "durak")):
             found = await figures(redis, key)
             assert {k: found[k] for k in expected} == expected
             assert found["n"] == "1" and found["name"] == player.name
@@ -176,9 +173,7 @@ async def test_the_board_shows_people_after_three_games_best_rating_first(
     assert moved.up == ((CID.uid, 2),)
 
 
-async def test_forgetting_erases_him_everywhere_and_leaves_the_others(
-    standings: Standings,
-) -> None:
+async def test_forgetting_erases_him_everywhere_and_leaves_the_others(standings: Standings) -> None:
     podkidnoy = json.dumps(DurakOptions(dummy=False).model_dump(), sort_keys=True)
     for i in range(3):
         await standings.count(replace(durak(f"f{i:03d}", [ANN, BOB], fool=1), variant=podkidnoy))
