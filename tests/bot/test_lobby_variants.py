@@ -32,16 +32,10 @@ CHOICES = {
 }
 
 
-def lobby_table(settings: GameSettings | None = None, players: int = 1) -> Table:
-    seats = [Seat(user_id=i + 1, name=f"P{i}") for i in range(players)]
-    return Table(
-        game_id="abcd",
-        chat_id=-100,
-        kind="durak",
-        phase="lobby",
-        seats=seats,
-        lobby=Lobby(creator=1, settings=settings or GameSettings()),
-    )
+def lobby_table(players: int = 1) -> Table:
+    table = Table(game_id="abcd", chat_id=-100, kind="durak", phase="lobby", lobby=Lobby(creator=1))
+    table.seats = [Seat(user_id=i + 1, name=f"P{i}") for i in range(players)]
+    return table
 
 
 def variant_of(settings: GameSettings) -> tuple[object, ...]:
