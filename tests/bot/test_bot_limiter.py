@@ -13,7 +13,6 @@ from redis.exceptions import RedisError
 
 from bot.core import health
 from bot.core.budget import LEARN_WINDOW, LEARNED_FOR, Mode, of_ephemeral
-from bot.core.config import Settings
 from bot.core.limiter import (
     ALL,
     ALL_KEY,
@@ -26,7 +25,7 @@ from bot.core.limiter import (
     refused_key,
 )
 from testing.clock import ManualClock
-from testing.settings import REDIS_URL
+from testing.settings import REDIS_URL, settings
 
 GROUP_CHAT = -100555
 Two = tuple[Limiter, Limiter, ManualClock]  # two processes' limiters on one Redis, their clock
@@ -227,9 +226,7 @@ async def test_only_a_refused_hand_in_the_group_teaches_and_only_by_default() ->
 
 def test_the_setting_takes_auto_true_and_false() -> None:
     def mode(value: str) -> Mode:
-        return Settings(
-            telegram_bot_token="1:x", ephemeral_group_budget=value
-        ).ephemeral_group_budget
+        return settings(ephemeral_group_budget=value).ephemeral_group_budget
 
     assert [mode(v) for v in ("auto", "AUTO", "true", "false")] == ["auto", "auto", True, False]
-    assert Settings(telegram_bot_token="1:x").ephemeral_group_budget == "auto"
+    assert settings().ephemeral_group_budget == "auto"
