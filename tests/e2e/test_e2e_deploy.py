@@ -22,7 +22,7 @@ from bot.core.i18n import t
 from testing.botproc import SECRET, BotProcess, Bots, Forked, ProcHarness, forks_as_started
 from testing.chats import BOT_TOKEN, FakeUser
 from testing.fakegram import FakeTelegram
-from testing.fakeserver import FakeServer
+from testing.fakeserver import FakeServer, serving
 from testing.ownredis import OwnRedis
 from testing.tabletop import PASS, TAKE, Tabletop, playing, stored
 from testing.waits import side_by_side, until
@@ -35,13 +35,8 @@ CLAIM_IDLE_MS = "1500"  # the idle limit before a process's updates are taken ov
 @contextlib.asynccontextmanager
 async def slow_and_fast() -> AsyncIterator[tuple[FakeServer, FakeServer]]:
     """Two Bot API servers of one Telegram: one to hang a process's calls, one for its successor."""
-    telegram = FakeTelegram()
-    servers = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
-    await asyncio.gather(*(fake.start() for fake in servers))
-    try:
-        yield servers
-    finally:
-        await asyncio.gather(*(fake.stop() for fake in servers))
+    async with serving() as slow, serving(slow.telegram) as fast:
+        yield slow, fast
 
 
 def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
