@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from bot.app import DUE_POLL
 from bot.core.callbacks import Action, decode
 from bot.core.services import services
 from bot.core.store import LEASE_MS
@@ -19,6 +18,7 @@ from engine import cards, records, registry
 from engine.games.durak.game import Durak
 from testing.chats import BOT_USERNAME, FakeUser
 from testing.clock import Clock
+from testing.computers import until
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, settle, stop_app
 from testing.html import parse_html
@@ -294,15 +294,7 @@ async def test_a_group_edit_deferred_before_a_restart_still_happens(
     await stop_app(h.apps.pop())
     h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
     await clock.advance(1.0)
-    await until(clock, lambda: top.table_message().text == rendered(data, None), "the newest move")
-
-
-async def until(clock: Clock, check: Callable[[], bool], what: str, seconds: float = 2.0) -> None:
-    """Lets ``seconds`` pass for the bot, a poll at a time, until ``check`` holds."""
-    end = clock() + seconds
-    while not check() and clock() < end:
-        await clock.advance(DUE_POLL)
-    assert check(), what
+    await until(h, lambda: top.table_message().text == rendered(data, None), 2.0, "the newest move")
 
 
 @pytest.mark.telegram_complaints  # the dead process never answers the tap
@@ -332,7 +324,7 @@ async def test_a_process_that_dies_holding_delivery_work_holds_nothing_for_long(
         await clock.advance(0.3)
         assert top.prompt(waiting) is None  # the lease is still the dead process's
         await clock.advance(LEASE_MS / 1000)  # it runs out: the live process's poll takes over
-        await until(clock, lambda: top.prompt(waiting) is not None, "the next player's prompt")
+        await until(h, lambda: top.prompt(waiting) is not None, 2.0, "the next player's prompt")
     finally:
         dying.cancel()
         frozen.set()  # let the dead process's jobs end, so that it can be stopped
