@@ -185,15 +185,6 @@ async def test_flood_control_a_bad_gateway_and_unknown_methods(tiny: Harness) ->
     await tiny.app.bot.send_message(ann.id, "hello")  # once only
 
 
-async def test_group_rate_limit_answers_429(tiny: Harness) -> None:
-    group = tiny.group()
-    tiny.server.group_rate_per_minute = 2
-    await tiny.app.bot.send_message(group.id, "1")
-    await tiny.app.bot.send_message(group.id, "2")
-    with pytest.raises(RetryAfter):
-        await tiny.app.bot.send_message(group.id, "3")
-
-
 async def test_documents_and_members(tiny: Harness) -> None:
     ann = tiny.user("Ann")
     bob = tiny.user("Bob")
