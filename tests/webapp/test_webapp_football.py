@@ -295,19 +295,14 @@ async def through_a_sleep(
 ) -> float:
     """Ann's page sleeps (frozen, as a phone freezes a page it hides, with no network);
     Bob moves meanwhile; it wakes. The seconds from its waking to its showing the move."""
-    cdp = page.driver.execute_cdp_cmd
-    await asyncio.to_thread(cdp, "Network.enable", {})
+    await page.cdp("Network.enable", {})
     conditions = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
-    await asyncio.to_thread(
-        cdp, "Network.emulateNetworkConditions", {"offline": True, **conditions}
-    )
+    await page.cdp("Network.emulateNetworkConditions", {"offline": True, **conditions})
     await page.lifecycle("frozen")
     await top.step([bob], rng)
     version = (await stored(h, top.group))["version"]
     start = time.perf_counter()
-    await asyncio.to_thread(
-        cdp, "Network.emulateNetworkConditions", {"offline": False, **conditions}
-    )
+    await page.cdp("Network.emulateNetworkConditions", {"offline": False, **conditions})
     await page.lifecycle("active")
     assert await page.wait(f"return +document.body.dataset.version >= {version}", WITHIN)
     return time.perf_counter() - start
