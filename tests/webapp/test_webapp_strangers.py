@@ -62,8 +62,6 @@ async def test_a_table_opens_by_its_signed_parameter_or_for_its_players_only(
     assert r.status_code == 200
     shown = await web.get("/app/api/state", headers=bearer(r.json()["token"]))
     assert shown.json()["seat"] is None and shown.json()["view"]["hand"] == []
-    r = await exchange(web, init_data(ann, start_param=theirs), None)
-    assert r.status_code == 200
     # Her own table by its address (her private hand's button): her seat.
     r = await exchange(web, init_data(ann), mine)
     assert r.status_code == 200
