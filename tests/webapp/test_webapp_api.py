@@ -60,14 +60,6 @@ async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
     return result
 
 
-@pytest.fixture
-def session(monkeypatch: pytest.MonkeyPatch) -> float:
-    """A session's life cut to a minute: a test that waits past one moves the clock, and
-    with it the bot's pollers, through a minute instead of a quarter of an hour."""
-    monkeypatch.setattr(auth, "SESSION", 60.0)
-    return auth.SESSION
-
-
 @pytest.mark.settings(webapp_name="table")
 async def test_one_link_on_the_group_opens_for_each_his_own_view(
     harness: Harness, asgi: httpx.AsyncClient
@@ -181,9 +173,11 @@ async def _refused_everywhere(c: httpx.AsyncClient, ticket: str, move: str) -> N
 
 
 async def test_a_forged_or_expired_session_gets_401_and_changes_nothing(
-    harness: Harness, clock: Clock, session: float, asgi: httpx.AsyncClient
+    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch, asgi: httpx.AsyncClient
 ) -> None:
     h = harness
+    session = 60.0  # its life: a minute of the clock and the bot's pollers, not a quarter hour
+    monkeypatch.setattr(auth, "SESSION", session)
     top, players, param = await table_for_two(h, "durak", turn_time=0)
     before = await stored(h, top.group)
     actor = Durak.from_json(before["state"]).to_act()
