@@ -35,7 +35,6 @@ from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
 from testing.webapp import (
     init_data,
     page_weight,
-    settle,
     table_for_two,
     table_param,
     tampered,
@@ -360,11 +359,7 @@ async def test_six_players_without_the_dummy_the_whole_deck_dealt(
     users = [h.user("Ann"), h.user("Bob", language_code="ru"), *map(h.user, names)]
     group = h.group(creator=users[0])
     top = Tabletop(h, group)
-    await top.open(users[0], "durak")
-    await settle(h, group, {"dummy": False})
-    for user in users[1:]:
-        await top.join(user)
-    await top.start(users[0])
+    await top.setup_game("durak", users, settings={"dummy": False})
     pages = await open_pages(root, await table_param(h, group), users[:2], browsers, still=True)
     data = await stored(h, group)
     seats = _seated(data, users)
