@@ -42,6 +42,7 @@ from testing.webapp import (
     exchange,
     init_data,
     page_server,
+    said,
     table_for_two,
     table_param,
     tampered,
@@ -527,10 +528,6 @@ async def test_a_stream_ended_or_opened_unread_tells_its_page_to_wait(
             raise error
 
         return load
-
-    async def said(lines: AsyncIterator[str]) -> list[str]:
-        """What a stream says from now until it ends, keep-alives aside."""
-        return [line async for line in lines if line and line[0] != ":"]
 
     unconfirmed = Unconfirmed(None, 1, 0, 300)
     async with web.stream("GET", "/app/api/events", headers=headers) as followed:

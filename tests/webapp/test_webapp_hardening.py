@@ -23,6 +23,7 @@ from testing.webapp import (
     exchange,
     init_data,
     page_files,
+    said,
     shell_scripts,
     table_for_two,
     token,
@@ -73,12 +74,6 @@ async def _next(lines: AsyncIterator[str]) -> str:
     raise AssertionError("the stream ended")
 
 
-async def _said(lines: AsyncIterator[str]) -> list[str]:
-    """What a stream says to its end, keep-alives aside (the test's timeout fails one that
-    never ends)."""
-    return [line async for line in lines if line and line[0] != ":"]
-
-
 @pytest.fixture
 async def served(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
@@ -101,7 +96,7 @@ async def test_a_session_s_new_stream_ends_its_oldest(
         for _ in range(streams.PER_SESSION + 1):
             opened.append(await _first(await stack.enter_async_context(_opened(web, ticket))))
         # The oldest, closed for the newest, says nothing: its page opens it again at once.
-        assert await _said(opened[0]) == []
+        assert await said(opened[0]) == []
         assert hub.streams.live == streams.PER_SESSION
 
 
@@ -124,7 +119,7 @@ async def test_a_user_s_streams_are_bounded_and_the_process_s_refused_past_its_c
         for _ in range(streams.PER_USER + 1):
             r = await stack.enter_async_context(_opened(web, await token(web, ann, param)))
             hers.append(await _first(r))
-        assert await _said(hers[0]) == []
+        assert await said(hers[0]) == []
         # Bob's stream takes the process's last place; the next user is told it is busy.
         his = await _first(
             await stack.enter_async_context(_opened(web, await token(web, bob, param)))
@@ -156,7 +151,7 @@ async def test_a_stream_ends_when_idle_and_with_its_session(
         lines = await _first(r)
         assert (await _next(lines)).startswith(": keep-alive")  # open, quiet
         await clock.advance(60.0)
-        rest = await _said(lines)  # it ends
+        rest = await said(lines)  # it ends
     assert not [line for line in rest if line.startswith("data: ")]
     assert hub.streams.live == 0
     if limit == "SESSION":
