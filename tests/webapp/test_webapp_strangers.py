@@ -15,7 +15,6 @@ import pytest
 
 from bot.core import callbacks
 from bot.webapp import api, page, quota
-from engine.games.durak.game import Durak
 from testing.fakeserver import SECRET_HEADER
 from testing.harness import Harness
 from testing.tabletop import stored, table_key
@@ -72,9 +71,8 @@ async def test_a_table_opens_by_its_signed_parameter_or_for_its_players_only(
     assert (await exchange(web, init_data(rival), mine)).status_code == 403
     # The mover there, with a session of Ann's table: no picture of his, no move there.
     before = await stored(h, other.group)
-    actor = Durak.from_json(before["state"]).to_act()
-    assert actor is not None
-    mover = players[actor.player]
+    mover = await other.actor(players)
+    assert mover is not None
     at_his = bearer(await token(web, mover, theirs))
     move = (await web.get("/app/api/state", headers=at_his)).json()["moves"][0]["data"]
     at_hers = bearer(await token(web, mover, mine))
