@@ -15,7 +15,6 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextvars import ContextVar
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -46,6 +45,7 @@ from testing.clock import Clock, ManualClock
 from testing.fakegram import FakeRequest, FakeTelegram
 from testing.fakeserver import SECRET_HEADER
 from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
+from testing.ownredis import OwnRedis
 from testing.redis_servers import Pair, Server
 from testing.settings import settings
 from testing.tabletop import Tabletop, playing, stored, table_key
@@ -96,14 +96,6 @@ def cluster(
             # by the thread, once the start is over (a stop meanwhile would miss a server
             # launched after it); Python joins the thread at exit, whatever interrupts
             thread.submit(made.stop)
-
-
-@pytest.fixture
-def alone(tmp_path: Path) -> Iterator[Server]:
-    if (why := redis_servers.why_not()) is not None:
-        pytest.skip(why)
-    with redis_servers.running(redis_servers.single(tmp_path / "alone")) as server:
-        yield server
 
 
 @pytest.fixture
@@ -164,8 +156,10 @@ async def test_a_write_and_its_wait_go_out_together(pair: Pair, primary: Any) ->
         assert replica.get("n") == b"3"
 
 
-async def test_how_many_replicas_a_write_waits_for(pair: Pair, alone: Server, primary: Any) -> None:
-    lone = health.client(alone.url)
+async def test_how_many_replicas_a_write_waits_for(
+    pair: Pair, own_redis: OwnRedis, primary: Any
+) -> None:
+    lone = health.client(own_redis.url)
     try:
         assert await Replicas(lone).needed("k") == 0, "a server that never had a replica"
         assert await Replicas(lone, least=1).needed("k") == 1, "REDIS_MIN_REPLICAS wins"
@@ -411,7 +405,7 @@ async def _streamed(web: httpx.AsyncClient, ticket: dict[str, str]) -> list[int]
 
 @pytest.mark.parametrize(
     ("servers", "sent"),
-    [("alone", [("HGETALL",)]), ("pair", [("HGETALL", "SET", "WAIT")])],
+    [("own_redis", [("HGETALL",)]), ("pair", [("HGETALL", "SET", "WAIT")])],
 )
 async def test_a_page_read_is_one_round_trip_with_a_replica_or_without(
     request: pytest.FixtureRequest,
