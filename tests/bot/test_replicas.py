@@ -25,8 +25,6 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.sentinel import SentinelConnectionPool
 from redis.exceptions import ResponseError
 
-from bot import inbox
-from bot.app import build_application
 from bot.core import connect, health
 from bot.core import inbox as inbox_stream
 from bot.core import primary as primary_module
@@ -42,9 +40,9 @@ from bot.core.scripts import SAVE, Save
 from bot.core.store import Store, Write
 from testing import redis_servers
 from testing.clock import Clock, ManualClock
-from testing.fakegram import FakeRequest, FakeTelegram
+from testing.fakegram import FakeTelegram
 from testing.fakeserver import SECRET_HEADER
-from testing.harness import AppFactory, Harness, harness_on, start_app, stop_app
+from testing.harness import AppFactory, Harness, harness_on
 from testing.ownredis import OwnRedis
 from testing.redis_servers import Pair, Server
 from testing.settings import settings
@@ -265,29 +263,10 @@ async def test_a_tap_no_replica_confirms_is_told_so_and_shown_only_once_confirme
         assert told == [("WARNING", "bot.core.replicas"), ("INFO", "bot.core.replicas")]
 
 
-async def test_the_webhook_answers_503_for_an_update_no_replica_confirms(
-    server: FakeTelegram, make_app: AppFactory, pair: Pair, primary: Any
+async def test_a_worker_handles_only_what_a_replica_has_and_the_webhook_answers_503(
+    server: FakeTelegram, make_app: AppFactory, clock: Clock, pair: Pair, primary: Any
 ) -> None:
-    h = Harness(server)
-    settings = {"webhook_url": HOOK, "webhook_secret": SECRET, "redis_wait_ms": WAIT_MS}
-    h.apps.append(await make_app(primary, **settings))
-    body = json.dumps({"update_id": 7}).encode()
-    async with client(h) as c:
-        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
-        assert r.status_code == 200
-        pair.hold_back()
-        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
-        assert (r.status_code, r.json()) == (503, {"error": "not confirmed by a replica"})
-        pair.let_go()
-        await asyncio.to_thread(pair.wait_synced)
-        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
-        assert r.status_code == 200
-
-
-async def test_a_worker_handles_only_what_a_replica_has(
-    server: FakeTelegram, clock: Clock, pair: Pair, primary: Any
-) -> None:
-    """An update stored while the replica is held back (the webhook answered it 503) is
+    """An update stored while the replica is held back (the webhook answers it 503) is
     read by a worker, but handled only once a claim that waits for the replica confirms
     it: a primary lost meanwhile would take it with it, and Telegram sends it again."""
     h = Harness(server)
@@ -301,33 +280,37 @@ async def test_a_worker_handles_only_what_a_replica_has(
     h.deliver = keep  # type: ignore[method-assign]
     await h.private(ann, "/help")
     overrides = {"webhook_url": HOOK, "webhook_secret": SECRET, "redis_wait_ms": WAIT_MS}
-    app = build_application(
-        settings(**overrides), primary, request=FakeRequest(server), clock=clock
-    )
-    clock.apps.append(app)
-    await start_app(app)
-    inbox.start(app)
-    try:
-        await inbox_stream.Inbox(primary, "webhook").make_group()
+    h.apps.append(await make_app(primary, **overrides))
+    await inbox_stream.Inbox(primary, "webhook").make_group()
+    pair.hold_back()
+    update = kept.pop()
+    stream = inbox_stream.STREAMS[inbox_stream.stream_of(update)]
+    await primary.xadd(stream, {inbox_stream.FIELD: json.dumps(update)})
+    # Two seconds of the bot's clock: read, and claimed again each second, unconfirmed
+    # each time.
+    await clock.advance(2)
+    assert (await primary.xpending(stream, inbox_stream.GROUP))["pending"] == 1
+    assert [m.text for m in h.screen(ann) if m.from_bot] == [], "nothing handled"
+    pair.let_go()
+    await asyncio.to_thread(pair.wait_synced)
+    for _ in range(100):  # handled within a second or so: the next claim confirms it
+        if await primary.xlen(stream) == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert await primary.xlen(stream) == 0, "handled once confirmed"
+    assert len([m for m in h.screen(ann) if m.from_bot]) == 1
+
+    body = json.dumps({"update_id": 7}).encode()
+    async with client(h) as c:
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
+        assert r.status_code == 200
         pair.hold_back()
-        update = kept.pop()
-        stream = inbox_stream.STREAMS[inbox_stream.stream_of(update)]
-        await primary.xadd(stream, {inbox_stream.FIELD: json.dumps(update)})
-        # Two seconds of the bot's clock: read, and claimed again each second, unconfirmed
-        # each time.
-        await clock.advance(2)
-        assert (await primary.xpending(stream, inbox_stream.GROUP))["pending"] == 1
-        assert [m.text for m in h.screen(ann) if m.from_bot] == [], "nothing handled"
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
+        assert (r.status_code, r.json()) == (503, {"error": "not confirmed by a replica"})
         pair.let_go()
         await asyncio.to_thread(pair.wait_synced)
-        for _ in range(100):  # handled within a second or so: the next claim confirms it
-            if await primary.xlen(stream) == 0:
-                break
-            await asyncio.sleep(0.05)
-        assert await primary.xlen(stream) == 0, "handled once confirmed"
-        assert len([m for m in h.screen(ann) if m.from_bot]) == 1
-    finally:
-        await stop_app(app)
+        r = await c.post("/hook", content=body, headers={SECRET_HEADER: SECRET})
+        assert r.status_code == 200
 
 
 async def test_a_page_shows_only_what_a_replica_holds(
