@@ -127,34 +127,25 @@ async def test_one_process_delivers_and_ends_on_the_newest_version(store: Store)
     assert third.lease
 
 
+@pytest.mark.parametrize(("by", "lease"), [("this process", True), ("another", False)])
 async def test_a_new_game_committed_while_the_old_one_is_delivered_starts_with_no_messages(
-    store: Store,
+    store: Store, by: str, lease: bool
 ) -> None:
-    """The same process starts a new game ("Play again") while its delivery of the old one
-    is out: that delivery's release goes round for the new game, saving none of the old
-    game's messages into it (a hand would be edited across games), but handing on what
-    the old game left to remove."""
+    """A process starts a new game ("Play again") while this one's delivery of the old one
+    is out: the delivery goes on (no second deliverer), and its release goes round for the
+    new game, saving none of the old game's messages into it (a hand would be edited
+    across games), but handing on what the old game left to remove."""
     first, _ = await store.transact(KEY, _add_seat)
     assert first.lease
-    fresh, _ = await store.transact(KEY, lambda s: (Write(_table(), fresh=True), None))
+    starts = store if by == "this process" else _other(store)
+    fresh, _ = await starts.transact(KEY, lambda s: (Write(_table(), fresh=True), None))
+    assert fresh.lease == lease  # the holder (this process) shows it
     old = {user_slot(7): Slot(id=1, version=1)}
     newer = await store.release(KEY, first.version, old, junk=[(7, 11, False, 0)])
     assert newer is not None and newer.version == fresh.version and newer.slots == {}
     assert newer.junk == [(7, 11, False, 0)]  # what the old game left to remove, removed
     assert await store.release(KEY, newer.version, {user_slot(7): Slot(id=2, version=2)}) is None
     assert (await store.load(KEY)).slots[user_slot(7)].id == 2  # its own are saved
-
-
-async def test_a_new_game_another_process_begins_leaves_the_delivery_to_its_holder(
-    store: Store,
-) -> None:
-    """Another process's "Play again" while this one delivers: the delivery goes on (no
-    second deliverer), and its release goes round for the new game."""
-    first, _ = await store.transact(KEY, _add_seat)
-    fresh, _ = await _other(store).transact(KEY, lambda s: (Write(_table(), fresh=True), None))
-    assert not fresh.lease  # the holder shows it
-    newer = await store.release(KEY, first.version, {user_slot(7): Slot(id=1, version=1)})
-    assert newer is not None and newer.version == fresh.version and newer.slots == {}
 
 
 async def test_a_release_after_another_took_the_lease_writes_nothing(store: Store) -> None:
