@@ -331,7 +331,8 @@ async def test_a_page_shows_only_what_a_replica_holds(
         await top.later(12)  # every delivery done, every lease given back
         version = (await stored(h, top.group))["version"]
         async with page_server(h) as root, httpx.AsyncClient(base_url=root, timeout=5) as web:
-            ticket = await _ticket(h, web, param)
+            # the session of a watcher's page (Cid's, by the group's link)
+            ticket = bearer(await token(web, h.user("Cid"), param))
             async with web.stream("GET", "/app/api/events", headers=ticket) as live:
                 pictures = _pictures(live)
                 assert await anext(pictures) == version
@@ -364,11 +365,6 @@ async def _page(web: httpx.AsyncClient, ticket: dict[str, str]) -> tuple[int, An
     r = await web.get("/app/api/state", headers=ticket)
     body = r.json()
     return r.status_code, body["version"] if r.status_code == 200 else body["refusal"]
-
-
-async def _ticket(h: Harness, web: httpx.AsyncClient, param: str) -> dict[str, str]:
-    """The session of a watcher's page (Cid's, by the group's link)."""
-    return bearer(await token(web, h.user("Cid"), param))
 
 
 async def _pictures(stream: httpx.Response) -> AsyncIterator[int]:
@@ -407,7 +403,7 @@ async def test_a_page_read_is_one_round_trip_with_a_replica_or_without(
         async for h in harness_on(request, server, make_app, redis, redis_wait_ms=WAIT_MS):
             _, _, param = await table_for_two(h, "durak")
             async with client(h) as web:
-                ticket = await _ticket(h, web, param)
+                ticket = bearer(await token(web, h.user("Cid"), param))
                 assert (await web.get("/app/api/state", headers=ticket)).status_code == 200
                 assert await _sent(monkeypatch, web.get("/app/api/state", headers=ticket)) == sent
     finally:
