@@ -271,13 +271,7 @@ async def test_a_worker_handles_only_what_a_replica_has_and_the_webhook_answers_
     it: a primary lost meanwhile would take it with it, and Telegram sends it again."""
     h = Harness(server)
     ann = h.user("Ann")
-    kept: list[dict[str, Any]] = []
-
-    async def keep(data: dict[str, Any], app: Any = None) -> None:
-        server.update_ids.add(data["update_id"])
-        kept.append(data)
-
-    h.deliver = keep  # type: ignore[method-assign]
+    kept = h.keep_updates()
     await h.private(ann, "/help")
     overrides = {"webhook_url": HOOK, "webhook_secret": SECRET, "redis_wait_ms": WAIT_MS}
     h.apps.append(await make_app(primary, **overrides))
