@@ -126,7 +126,9 @@ def test_wait_counts_only_the_writes_of_the_connection_it_is_sent_on(pair: Pair)
         other.close()
 
 
-async def test_a_write_and_its_wait_go_out_together(pair: Pair, primary: Any) -> None:
+async def test_a_write_and_its_wait_go_out_together_and_a_read_s_barrier_outlives_its_wait(
+    pair: Pair, primary: Any
+) -> None:
     """Replicas.write: confirmed while the replica follows; Unconfirmed (with what the
     write returned) while it is held back, also when other connections of the pool have
     written nothing since; confirmed again once it has caught up."""
@@ -152,6 +154,10 @@ async def test_a_write_and_its_wait_go_out_together(pair: Pair, primary: Any) ->
     assert await replicas.write("n", lambda: primary.incr("n"), incr) == 3
     with contextlib.closing(pair.replica.client()) as replica:
         assert replica.get("n") == b"3"
+    # The barrier key of a read (Replicas.read) lives for its WAIT (REDIS_WAIT_MS) and a
+    # second more, however long that WAIT is. (Before, a second: shorter than a WAIT of two.)
+    await _behind_barrier(primary, Replicas(primary, wait_ms=2000), "{t}k")
+    assert 2000 < await primary.pttl("{t}:barrier") <= 2000 + replicas_module.BARRIER_MS
 
 
 async def test_how_many_replicas_a_write_waits_for(
@@ -717,14 +723,6 @@ async def test_a_read_whose_barrier_is_refused_is_unconfirmed_and_told_once(
     lines = [(r.levelname, r.getMessage()) for r in caplog.records]
     assert [level for level, _ in lines] == ["WARNING", "INFO"], lines
     assert "barrier was refused" in lines[0][1]
-
-
-async def test_a_read_s_barrier_outlives_its_wait(pair: Pair, primary: Any) -> None:
-    """The barrier key lives for the read's WAIT (REDIS_WAIT_MS) and a second more, however
-    long that WAIT is. (Before, a second: shorter than a WAIT of two.)"""
-    replicas = Replicas(primary, wait_ms=2000)
-    await _behind_barrier(primary, replicas, "{t}k")
-    assert 2000 < await primary.pttl("{t}:barrier") <= 2000 + replicas_module.BARRIER_MS
 
 
 OLD, NEW = ("10.0.0.1", 6379), ("10.0.0.2", 6379)
