@@ -292,15 +292,14 @@ async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
 async def test_the_table_opens_the_mini_app_by_its_direct_link(harness: Harness) -> None:
     h = harness
     table, actor, _, _ = await in_play(h)
+    param = views.hand_query(await stored(h, table))
     opens = [b for b in table.buttons if b.text == plain("en", "webapp.open")]
-    assert [b.url for b in opens] == [
-        f"https://t.me/{BOT_USERNAME}/table?startapp={views.hand_query(await stored(h, table))}"
-    ]  # a url button: Telegram takes no web_app button in a message sent via the bot
+    # a url button: Telegram takes no web_app button in a message sent via the bot
+    assert [b.url for b in opens] == [f"https://t.me/{BOT_USERNAME}/table?startapp={param}"]
     await later(h, 11)
     reminder = next(m for m in h.screen(actor.id) if m.from_bot)
     assert any(b.web_app is not None for b in reminder.buttons)  # his private chat: the app
     # the page shows each his own seat, a stranger the public view
-    param = views.hand_query(await stored(h, table))
     seated = (await stored(h, table)).seat_of(actor.id)
     async with client(h) as c:
         for user, seat in ((actor, seated), (h.user("Eve"), None)):
