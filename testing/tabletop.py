@@ -116,9 +116,8 @@ async def set_lobby(redis: Any, key: str, settings: Mapping[str, Any]) -> None:
 
 
 async def later(h: Harness, seconds: float = 0.25) -> None:
-    """``seconds`` pass on the bot's clock (testing/clock.py): its pollers look at what has
-    come due. Bot processes (testing/botproc.py) run on real time: a quarter of a second is
-    waited for."""
+    """``seconds`` pass on the bot's clock (testing/clock.py), its pollers looking at what
+    came due; bot processes (testing/botproc.py) run on real time: a quarter second is waited."""
     if not h.apps:
         await asyncio.sleep(0.25)
         return
