@@ -44,7 +44,7 @@ def play(g: Football, *moves: Move) -> list[str]:
 # ------------------------------------------------------------------ deal and set-up
 
 
-def test_deal_follows_the_deck_order_and_piles_are_equal_halves() -> None:
+def test_deal_follows_the_deck_order_and_setup_may_come_from_either_seat_first() -> None:
     g = game(ROW1, ROW2, HAND_A, HAND_B, "JD", PILE_B)
     view = g.view(None)
     assert view.phase == "setup"
@@ -53,17 +53,6 @@ def test_deal_follows_the_deck_order_and_piles_are_equal_halves() -> None:
     assert g.view(0).hand == HAND_A.split()
     assert g.places()["field"] == cs(ROW1 + " " + ROW2)
     assert g.places()["pile0"][0] == c("JD") and g.places()["pile1"][:5] == cs(PILE_B)
-
-
-def test_52_card_deck_gives_piles_of_17() -> None:
-    g = Football.new(FootballOptions(deck_size=52), ["Ann", "Bob"], seed=1)
-    assert g.summary()["piles"] == [17, 17]
-    three = Football.new(FootballOptions(deck_size=52, decks=3), ["Ann", "Bob"], seed=1)
-    assert three.summary()["piles"] == [69, 69]
-
-
-def test_setup_may_come_from_either_seat_first_and_play_starts_after_both() -> None:
-    g = game(ROW1, ROW2, HAND_A, HAND_B, "JD", PILE_B)
     assert g.to_act() == Turn(0)
     events = g.apply(setup(1, "KD", "QD 7H 8H 9H"))
     assert kinds(events) == ["setup_done"]
@@ -74,6 +63,13 @@ def test_setup_may_come_from_either_seat_first_and_play_starts_after_both() -> N
     assert events[2].data == {"seat": 0, "card": "JD", "pile": 8}
     assert g.to_act() == Turn(0)
     assert g.view(None).phase == "play"
+
+
+def test_52_card_deck_gives_piles_of_17() -> None:
+    g = Football.new(FootballOptions(deck_size=52), ["Ann", "Bob"], seed=1)
+    assert g.summary()["piles"] == [17, 17]
+    three = Football.new(FootballOptions(deck_size=52, decks=3), ["Ann", "Bob"], seed=1)
+    assert three.summary()["piles"] == [69, 69]
 
 
 def test_setup_places_keeper_and_row_by_absolute_column() -> None:
@@ -92,18 +88,11 @@ def test_setup_places_keeper_and_row_by_absolute_column() -> None:
 
 
 def test_ball_with_no_entry_is_discarded_and_the_turn_passes() -> None:
-    g = started("6H JD")
-    # 6H matches none of JS 7S 8S 9S; B's 6S matches none of QD 7H 8H 9H.
-    assert g.to_act() == Turn(0)
-    assert g.view(None).discarded == ["6H", "6S"]
-    assert g.summary()["ball"] == "JD" and g.summary()["ball_at"] is None
-    assert g.summary()["piles"] == [7, 8]
-
-
-def test_no_entry_events_are_reported_with_the_move_that_led_to_them() -> None:
     g = game(ROW1, ROW2, HAND_A, HAND_B, "6H JD", PILE_B)
     g.apply(setup(0, "10S", "JS 7S 8S 9S"))
     events = g.apply(setup(1, "KD", "QD 7H 8H 9H"))
+    # 6H matches none of JS 7S 8S 9S; B's 6S matches none of QD 7H 8H 9H. The events
+    # come with the move that led to them.
     assert [(e.kind, e.data) for e in events[2:]] == [
         ("drew", {"seat": 0, "card": "6H", "pile": 8}),
         ("ball_out", {"seat": 0, "card": "6H", "reason": "no_entry"}),
@@ -111,6 +100,10 @@ def test_no_entry_events_are_reported_with_the_move_that_led_to_them() -> None:
         ("ball_out", {"seat": 1, "card": "6S", "reason": "no_entry"}),
         ("drew", {"seat": 0, "card": "JD", "pile": 7}),
     ]
+    assert g.to_act() == Turn(0)
+    assert g.view(None).discarded == ["6H", "6S"]
+    assert g.summary()["ball"] == "JD" and g.summary()["ball_at"] is None
+    assert g.summary()["piles"] == [7, 8]
 
 
 def test_entry_options_are_the_matching_cards_of_the_own_row() -> None:
@@ -165,27 +158,16 @@ def test_stepping_on_face_up_cards_and_a_keeper_already_face_up() -> None:
     assert events[2].kind == "goal" and events[2].data["goals"] == [2, 0]
 
 
-def test_entry_onto_an_own_card_already_face_up() -> None:
-    g = started("JD JC")
-    play(g, enter(0, 0), advance(0, 0), advance(0, 0), advance(0, 0))
+def test_entry_onto_an_own_card_face_up_then_a_mismatch_face_down_then_a_dead_end() -> None:
+    g = started("JD JC JH")
+    play(g, enter(0, 0), advance(0, 0), advance(0, 0), advance(0, 0))  # the goal above
     assert list(g.legal_moves()) == [enter(0, 0)]
-    events = g.apply(enter(0, 0))
-    assert events[0].data == {
-        "seat": 0,
-        "column": 0,
-        "card": "JS",
-        "with": "JC",
-        "flipped": False,
-    }
+    events = g.apply(enter(0, 0))  # JC onto JS, face up since the goal
+    assert events[0].data == {"seat": 0, "column": 0, "card": "JS", "with": "JC", "flipped": False}
     # 6D is face up and does not match JC: only the face-down 7C may be chosen.
     assert list(g.legal_moves()) == [advance(0, 1)]
     assert refused(g, advance(0, 0), "face_up_no_match").params["card"] == "6D"
-
-
-def test_a_face_down_card_that_does_not_match_ends_the_turn() -> None:
-    g = started("JD JC")
-    play(g, enter(0, 0), advance(0, 0), advance(0, 0), advance(0, 0))
-    play(g, enter(0, 0), advance(0, 1), advance(0, 1))  # JC on 7C, then QC
+    play(g, advance(0, 1), advance(0, 1))  # JC on 7C, then QC
     events = g.apply(advance(0, 1))  # 7H: no match
     assert events[0] == (
         "flipped",
@@ -194,12 +176,6 @@ def test_a_face_down_card_that_does_not_match_ends_the_turn() -> None:
     assert events[1] == ("ball_out", {"seat": 0, "card": "JC", "reason": "no_match"})
     assert g.view(None).field[3][1] == "7H"  # stays face up for everyone
     assert g.view(None).keepers[1] == "KD"  # turned up by the earlier goal only
-
-
-def test_all_reachable_cards_face_up_without_match_is_a_dead_end() -> None:
-    g = started("JD JC JH")
-    play(g, enter(0, 0), advance(0, 0), advance(0, 0), advance(0, 0))
-    play(g, enter(0, 0), advance(0, 1), advance(0, 1), advance(0, 1))
     # JH enters on JS; 6D and 7C are face up and neither matches JH.
     events = g.apply(enter(0, 0))
     assert kinds(events)[:2] == ["entered", "ball_out"]
@@ -260,6 +236,7 @@ def test_a_drawn_game_where_no_ball_can_ever_enter_ends_with_all_cards_up() -> N
     assert events[-1] == ("finished", {"goals": [0, 0], "winner": None})
     assert g.is_finished() and g.to_act() is None and list(g.legal_moves()) == []
     assert g.result() == {"goals": [0, 0], "winner": None}
+    refused(g, enter(0, 0), "game_over")
     summary = g.summary()
     assert summary["piles"] == [0, 0] and summary["ball"] is None
     assert len(summary["face_up"]) == 18
@@ -322,13 +299,6 @@ def test_illegal_moves_during_play() -> None:
     g.apply(enter(0, 0))
     refused(g, enter(0, 0), "must_advance")
     refused(g, advance(0, 2), "not_reachable")
-
-
-def test_no_move_after_the_end() -> None:
-    g = Football.new(FootballOptions(), ["Ann", "Bob"], seed=7)
-    while not g.is_finished():
-        g.apply(g.legal_moves()[-1])
-    refused(g, enter(0, 0), "game_over")
 
 
 # ------------------------------------------------------------------ records and tokens
@@ -504,7 +474,7 @@ def test_corrupt_states_are_refused_whole(changes: dict[str, object]) -> None:
         Football.from_json(corrupt(g, **changes))
 
 
-def test_card_conservation_is_checked_in_stored_state() -> None:
+def test_card_conservation_and_a_goal_keeper_face_up_are_checked_in_stored_state() -> None:
     g = started("JD")
     state = json.loads(g.to_json())
     state["deck"][0], state["deck"][1] = state["deck"][1], state["deck"][1]
@@ -514,11 +484,7 @@ def test_card_conservation_is_checked_in_stored_state() -> None:
         Football.from_json("not json")
     with pytest.raises(CorruptState):
         Football.from_json(b"[]")
-
-
-def test_a_goal_needs_the_keeper_face_up_in_stored_state() -> None:
-    g = started("JD")
-    play(g, enter(0, 0), advance(0, 0), advance(0, 0), advance(0, 0))
+    play(g, enter(0, 0), advance(0, 0), advance(0, 0), advance(0, 0))  # a goal
     state = json.loads(g.to_json())
     state["up"] &= ~(1 << 17)
     with pytest.raises(CorruptState, match="goalkeeper"):
