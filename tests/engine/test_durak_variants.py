@@ -339,18 +339,14 @@ FIVE = ["a6C", "b6C9C", "w6D", "b6D8D", "w6S", "b6S10S", "w8S", "b8SJS", "w9H"]
 def test_five_cards_at_most_before_the_first_discard(extra: dict[str, Any]) -> None:
     game = _five(five_before_discard=True, **extra)
     assert game.view(None).limit == 5
-    play(game, *FIVE)
+    play(game, FIVE[0])
+    state = json.loads(game.to_json())
+    assert state["limit"] == 5 and not state["discard"]
+    with pytest.raises(CorruptState):  # a stored bout over five before the first discard
+        Durak.from_json(json.dumps({**state, "limit": 6}))
+    play(game, *FIVE[1:])
     events = play(game, "t")  # seat 0 still holds 10H, but five cards are the most
     assert ("took", {"seat": 1, "count": 9}) in events
     plain = _five(**extra)
     play(plain, *FIVE, "t")
     assert plain.to_act() == (0, False)  # without the option the sixth card may follow
-
-
-def test_a_stored_bout_over_five_before_the_first_discard_is_a_corrupt_state() -> None:
-    game = _five(five_before_discard=True)
-    play(game, "a6C")
-    state = json.loads(game.to_json())
-    assert state["limit"] == 5 and not state["discard"]
-    with pytest.raises(CorruptState):
-        Durak.from_json(json.dumps({**state, "limit": 6}))
