@@ -137,6 +137,7 @@ def test_dummy_lowest_trump_makes_the_dealer_lead_from_his_own_hand() -> None:
     )
     assert game.to_act() == Actor(1)  # the dealer
     assert game.view(None).controller == 1
+    assert game.view(None).defender == 2  # the dummy, right after the dealer, never defends
     assert {m.cards[0] for m in game.legal_moves()} == set(cs("AH AD AC AS KH KD"))
     assert all(not m.dummy for m in game.legal_moves())
 
@@ -369,11 +370,6 @@ def test_dummy_plays_the_dummy_leads_even_against_its_controller() -> None:
     assert game.to_act() == Actor(0)
 
 
-def test_without_dummy_plays_the_dummy_is_never_attacked_or_attacking() -> None:
-    game = new_game(3, 0, {1: "6S AH AD AC KH KD"}, dummy_cards="7S 8S 9S 10S JS QS", trump="KS")
-    assert game.view(None).defender == 2  # the dummy sits between 0 and 1 but never defends
-
-
 # ---------------------------------------------------------------- illegal moves
 
 
@@ -508,24 +504,7 @@ def test_a_header_may_give_part_of_the_options() -> None:
 # ---------------------------------------------------------------- summary, view, state
 
 
-def test_summary_is_the_records_md_shape() -> None:
-    game = _three_handed()
-    play(game, "a7H")
-    assert game.summary() == {
-        "trump": "6S",
-        "stock": 3,
-        "hands": [3, 2, 5],
-        "dummy": 2,
-        "discard": 36 - (3 + 2 + 5) - 2 - 1 - 3,
-        "table": [["7H", None]],
-        "attacker": 1,
-        "defender": 2,
-        "controller": 1,
-        "out": [],
-    }
-
-
-def test_views_show_own_hand_dummy_only_to_controller_and_nothing_else_hidden() -> None:
+def test_views_and_summary_show_own_hand_dummy_only_to_controller_and_counts() -> None:
     game = _three_handed()
     mine = game.view(1)
     assert mine.hand == ["7C", "QC", "7H"]  # by suit, low to high
@@ -538,6 +517,19 @@ def test_views_show_own_hand_dummy_only_to_controller_and_nothing_else_hidden() 
     assert public.to_act is not None and public.to_act.player == 1
     with pytest.raises(ValueError):
         game.view(5)  # a seat that does not exist
+    play(game, "a7H")
+    assert game.summary() == {  # the shape of records.md
+        "trump": "6S",
+        "stock": 3,
+        "hands": [3, 2, 5],
+        "dummy": 2,
+        "discard": 36 - (3 + 2 + 5) - 2 - 1 - 3,
+        "table": [["7H", None]],
+        "attacker": 1,
+        "defender": 2,
+        "controller": 1,
+        "out": [],
+    }
 
 
 def _state(**changes: object) -> str:
