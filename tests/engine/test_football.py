@@ -44,7 +44,7 @@ def play(g: Football, *moves: Move) -> list[str]:
 # ------------------------------------------------------------------ deal and set-up
 
 
-def test_deal_follows_the_deck_order_and_setup_may_come_from_either_seat_first() -> None:
+def test_deal_in_deck_order_then_setups_in_either_order_by_absolute_column() -> None:
     g = game(ROW1, ROW2, HAND_A, HAND_B, "JD", PILE_B)
     view = g.view(None)
     assert view.phase == "setup"
@@ -63,10 +63,7 @@ def test_deal_follows_the_deck_order_and_setup_may_come_from_either_seat_first()
     assert events[2].data == {"seat": 0, "card": "JD", "pile": 8}
     assert g.to_act() == Turn(0)
     assert g.view(None).phase == "play"
-
-
-def test_setup_places_keeper_and_row_by_absolute_column() -> None:
-    g = started("JD")
+    # Keeper and row placed by absolute column.
     view = g.view(0)
     assert view.field[0] == ["JS", "7S", "8S", "9S"]
     assert view.keepers == ["10S", None]
