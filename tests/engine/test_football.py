@@ -356,17 +356,6 @@ def test_options_and_moves_may_be_missing_or_partial() -> None:
     assert Football.from_record(record).options == FootballOptions()
 
 
-def test_move_records_have_the_documented_shape() -> None:
-    """That every legal move's record reads back is the contract's (test_game_contract.py)."""
-    g = started("JD")
-    assert g.move_to_record(setup(0, "10S", "JS 7S 8S 9S")) == {
-        "player": 0,
-        "setup": {"goalkeeper": "10S", "row": ["JS", "7S", "8S", "9S"]},
-    }
-    assert g.move_to_record(enter(1, 2)) == {"player": 1, "enter": 2}
-    assert g.move_to_record(advance(0, 3)) == {"player": 0, "advance": 3}
-
-
 @pytest.mark.parametrize(
     "data",
     [
