@@ -236,10 +236,10 @@ class FakeServer:
 
 
 @contextlib.asynccontextmanager
-async def serving() -> AsyncIterator[FakeServer]:
-    """A fake Bot API of its own that answers at once (no simulated round trip), stopped
-    after: the tests' whose bot runs in processes."""
-    fake = FakeServer(FakeTelegram(), delay=(0.0, 0.0))
+async def serving(telegram: FakeTelegram | None = None) -> AsyncIterator[FakeServer]:
+    """A fake Bot API (of its own Telegram, or ``telegram``'s) that answers at once (no
+    simulated round trip), stopped after: the tests' whose bot runs in processes."""
+    fake = FakeServer(telegram or FakeTelegram(), delay=(0.0, 0.0))
     await fake.start()
     try:
         yield fake
