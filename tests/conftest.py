@@ -82,12 +82,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items[:] = [i for share in shares for i in share] + list(quick)
 
 
-# ----- opt-in: CPU seconds per test (CARDTABLE_CPU_PROFILE=1), to rank tests by what they cost
-# rather than by wall time, which the machine's other load inflates.
-
 # Every script call checks, as a Redis Cluster would, that its keys are of one hash slot
 # and all named in KEYS (bot.core.lua): in this process and in the bot processes it starts.
 os.environ["CARDTABLE_STRICT_SCRIPTS"] = "1"
+
+# ----- opt-in: CPU seconds per test (CARDTABLE_CPU_PROFILE=1), to rank tests by what they cost
+# rather than by wall time, which the machine's other load inflates.
 CPU_PROFILE = os.environ.get("CARDTABLE_CPU_PROFILE") == "1"
 _CPU_STARTS: dict[str, float] = {}
 _CPU_SPENT: dict[str, float] = {}
