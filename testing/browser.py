@@ -189,6 +189,10 @@ class Page:
     async def js(self, script: str, *args: Any) -> Any:
         return await asyncio.to_thread(self.driver.execute_script, script, *args)
 
+    async def cdp(self, command: str, params: dict[str, Any]) -> Any:
+        """A command of the Chrome DevTools Protocol to the page's browser."""
+        return await asyncio.to_thread(self.driver.execute_cdp_cmd, command, params)
+
     async def open(
         self,
         root: str,
@@ -295,15 +299,13 @@ class Page:
     async def lifecycle(self, state: str) -> None:
         """Freezes the page (``frozen``: its scripts and timers stop, as a phone does to a
         page it puts away) or wakes it (``active``)."""
-        await asyncio.to_thread(
-            self.driver.execute_cdp_cmd, "Page.setWebLifecycleState", {"state": state}
-        )
+        await self.cdp("Page.setWebLifecycleState", {"state": state})
 
     async def still_motion(self) -> None:
         """Asks the page for reduced motion, as a reader's system may: each new picture
         shows at once, nothing flies (and the browser draws no frame for it)."""
         reduce = {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]}
-        await asyncio.to_thread(self.driver.execute_cdp_cmd, "Emulation.setEmulatedMedia", reduce)
+        await self.cdp("Emulation.setEmulatedMedia", reduce)
 
     async def console_errors(self) -> list[str]:
         """The console's errors since the last call (Chromium's log of the page)."""

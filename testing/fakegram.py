@@ -156,7 +156,6 @@ class FakeTelegram:
         self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.faults: list[Fault] = []
         self.update_ids: set[int] = set()  # every update delivered (the bot keeps them)
-        self.group_rate_per_minute: int | None = None
         # The update types the bot asked for (setWebhook's or getUpdates' allowed_updates;
         # None or empty: Telegram's default), and the updates not sent for that.
         self.allowed_updates: list[str] | None = None
@@ -167,7 +166,6 @@ class FakeTelegram:
         # The taps of the last EPHEMERAL_REPLY_WINDOW seconds (kept without ``history``
         # too): an ephemeral message may answer one of them.
         self.recent_taps: dict[str, Answer] = {}
-        self._sent_at: dict[int, list[float]] = {}
         self._next_message_id: dict[int, itertools.count[int]] = {}
         self._next_file = itertools.count(1)
         # Inline mode: queries, answers and their cache, messages sent via the bot.
@@ -369,18 +367,6 @@ class FakeTelegram:
         self.faults = [f for f in self.faults if f.times > 0]
         if self.limits is not None:
             self.limits.admit(method, params, self.inline.chat_of(params))
-        chat_id = params.get("chat_id")
-        if (
-            self.group_rate_per_minute is not None
-            and isinstance(chat_id, int)
-            and chat_id in self.groups
-            and method.startswith(("send", "edit"))
-        ):
-            now = self.clock()
-            recent = [t for t in self._sent_at.get(chat_id, []) if now - t < 60]
-            if len(recent) >= self.group_rate_per_minute:
-                raise too_many(max(1, int(60 - (now - recent[0])) + 1))
-            self._sent_at[chat_id] = [*recent, now]
 
     def _chat(self, params: dict[str, Any], *, writing: bool = True) -> int:
         raw = params.get("chat_id")

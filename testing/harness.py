@@ -428,6 +428,18 @@ class Harness:
             return
         await self.deliver({"update_id": next(self._update_ids), **payload}, app)
 
+    def keep_updates(self) -> list[dict[str, Any]]:
+        """From now on the updates this harness makes (a user's messages and taps) are kept
+        in the list returned rather than delivered: the test stores them itself."""
+        kept: list[dict[str, Any]] = []
+
+        async def keep(data: dict[str, Any], app: App | None = None) -> None:
+            self.server.update_ids.add(data["update_id"])
+            kept.append(data)
+
+        self.deliver = keep  # type: ignore[method-assign]
+        return kept
+
     async def deliver(self, data: dict[str, Any], app: App | None = None) -> None:
         """One update exactly as given: also how Telegram redelivers an update a webhook
         did not acknowledge (same update_id, same callback query id)."""

@@ -115,6 +115,17 @@ async def set_lobby(redis: Any, key: str, settings: Mapping[str, Any]) -> None:
     await redis.hset(key, "d", json.dumps(raw))
 
 
+async def later(h: Harness, seconds: float = 0.25) -> None:
+    """``seconds`` pass on the bot's clock (testing/clock.py), its pollers looking at what
+    came due; bot processes (testing/botproc.py) run on real time: a quarter second is waited."""
+    if not h.apps:
+        await asyncio.sleep(0.25)
+        return
+    clock = services(h.app).clock
+    assert isinstance(clock, Clock)
+    await clock.advance(seconds)
+
+
 async def playing(
     h: Harness,
     game: str,
@@ -158,16 +169,9 @@ class Tabletop:
         return await self.h.tap(user, message, is_action(action, arg))
 
     async def later(self, times: int = 1) -> None:
-        """A quarter of a second passes on the bot's clock (testing/clock.py), ``times``
-        over: its pollers look at what has come due each time. Bot processes
-        (testing/botproc.py) run on real time: a quarter of a second is waited for."""
+        """A quarter of a second passes (:func:`later`), ``times`` over."""
         for _ in range(times):
-            if not self.h.apps:
-                await asyncio.sleep(0.25)
-                continue
-            clock = services(self.h.app).clock
-            assert isinstance(clock, Clock)
-            await clock.advance(0.25)
+            await later(self.h)
 
     async def open(self, creator: FakeUser, game: str) -> None:
         """/newgame and the game picked: the creator sits in the lobby."""

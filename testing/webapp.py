@@ -247,6 +247,12 @@ async def exchange(c: httpx.AsyncClient, data: str, param: str | None) -> httpx.
     return await c.post("/app/api/session", params={"t": param} if param else {}, headers=tma(data))
 
 
+async def said(lines: AsyncIterator[str]) -> list[str]:
+    """What a page's event stream says from now to its end, keep-alives aside (the test's
+    timeout fails one that never ends)."""
+    return [line async for line in lines if line and line[0] != ":"]
+
+
 async def token(c: httpx.AsyncClient, user: FakeUser, param: str) -> str:
     """A session token of ``user``'s page on the table ``param``, from a fresh initData
     signed for it (as from the group's link: anyone may watch by it)."""
