@@ -10,8 +10,7 @@ then runs is ``python -m bot``'s :func:`bot.__main__.main`, on its own environme
 that sets otherwise than the server's environment what is read at import or at Python's
 start is started as a new Python.
 :class:`ProcHarness` posts each update to a webhook and then waits on real events, not
-on time: a tap until it is answered, and every update until the process says on its
-/metrics that it has done with it (the webhook's backlog empty, no table being delivered).
+on time (:meth:`ProcHarness.settle`).
 """
 
 from __future__ import annotations
