@@ -11,8 +11,6 @@ from typing import Any
 
 from testing.errors import bad
 
-# ------------------------------------------------------------------------- HTML parsing
-
 # Each tag that makes an entity of its own, and the entity's type.
 _TAGS = (
     "b:bold strong:bold i:italic em:italic u:underline ins:underline s:strikethrough "
