@@ -128,7 +128,7 @@ class Tabs:
         self._renewing: Future[list[Any]] | None = None
 
     def ready(self) -> list[Any]:
-        """The drivers, each showing its fresh tab (waited for, its failure raised)."""
+        """The drivers, each showing its fresh tab."""
         renewing, self._renewing = self._renewing, None
         if renewing is not None:
             renewing.result()
@@ -240,8 +240,7 @@ class Page:
         )
 
     async def still(self) -> None:
-        """Waits until nothing on the page moves (a picture taken then shows no card in
-        flight)."""
+        """Waits until nothing on the page moves (no card in flight in a picture)."""
         assert await self.wait("return document.getAnimations().length === 0 ? 1 : 0")
 
     async def version(self) -> int:
@@ -282,7 +281,7 @@ class Page:
             assert await self.click_one(f'button.mv[data-card="{pick}"]', rng) is not None
 
     async def looks(self, at: int) -> tuple[str, list[str]]:
-        """What the page shows and offers once it shows version ``at``, in one call."""
+        """What the page shows and offers once it shows version ``at``."""
         once = f"+document.body.dataset.version >= {at}"
         text, offered = await self.read(f"[{SHOWN}, {OFFERED}]", once)
         return str(text), list(offered)

@@ -4,10 +4,7 @@ Why at the HTTP boundary: the bot under test is the real python-telegram-bot App
 so every ``Bot`` method, its serialisation and PTB's mapping of HTTP errors to exceptions
 run for real; only Telegram's servers are replaced. :class:`FakeTelegram` is the server
 and :class:`FakeRequest` the ``BaseRequest`` that PTB sends its calls through (over real
-HTTP, for a bot in another process: :mod:`testing.fakeserver`). The chats are
-:mod:`testing.chats`, the users' side :class:`testing.harness.Harness`, inline mode
-:mod:`testing.fakeinline`, Telegram's HTML :mod:`testing.html`, its flood control
-:mod:`testing.flood`.
+HTTP, for a bot in another process: :mod:`testing.fakeserver`).
 
 The fake is strict where Telegram is strict, in Telegram's words, because those are the
 bugs that only show in production: an edit that changes nothing (counted in
@@ -189,8 +186,7 @@ class FakeTelegram:
 
     @property
     def not_modified(self) -> int:
-        """How many edits changed nothing (Telegram refused each: "message is not
-        modified")."""
+        """How many edits changed nothing (Telegram refused each)."""
         return len(self.unchanged)
 
     def add_user(self, user: FakeUser) -> FakeUser:
@@ -202,7 +198,6 @@ class FakeTelegram:
         return group
 
     def add_dialog(self, a: FakeUser, b: FakeUser) -> FakeDialog:
-        """A private chat between two users (testing.fakeinline)."""
         return self.inline.dialog(a, b)
 
     def chat(self, chat_id: int) -> FakeUser | FakeGroup | FakeDialog:
@@ -253,7 +248,7 @@ class FakeTelegram:
         self.recent_taps[query_id] = answer
 
     def age(self, chat_id: int, next_message_id: int) -> None:
-        """Makes a chat look long-lived: its next message gets this id."""
+        """A chat that looks long-lived: its next message gets this id."""
         self._next_message_id[chat_id] = itertools.count(next_message_id)
 
     def inject(
@@ -811,11 +806,8 @@ class FakeTelegram:
 
 
 class FakeRequest(BaseRequest):
-    """PTB's HTTP layer, answered by a :class:`FakeTelegram` instead of the network.
-
-    Several requests (several Applications) may share one server, as two bot processes
-    share Telegram.
-    """
+    """PTB's HTTP layer, answered by a :class:`FakeTelegram` instead of the network (one
+    server for several Applications, as two bot processes share Telegram)."""
 
     def __init__(self, server: FakeTelegram, *, latency: float = 0.0) -> None:
         self.server = server
