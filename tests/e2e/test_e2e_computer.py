@@ -289,26 +289,6 @@ async def test_an_away_player_is_told_and_taps_im_back(harness: Harness) -> None
 
 
 @SLOW
-async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
-    harness: Harness,
-) -> None:
-    h = harness
-    top, user, away = await someone_away(h)
-
-    await until(h, lambda: top.prompt(user) is not None, timeout=8, what="his turn")
-    message = top.prompt(user)
-    assert message is not None
-    button = next(b for b in message.buttons if action_of(b) is Action.MOVE)
-    moves = await moves_made(h, top)
-
-    await until(h, lambda: moved_past(h, top, moves), 5, "the computer's move for him")
-    assert button.callback_data is not None
-    answer = await h.tap_data(user, user.id, message.message_id, button.callback_data)
-    assert answer.show_alert and answer.text  # that move is gone...
-    await is_back(h, top, away)  # ...but he tapped: he is back
-
-
-@SLOW
 async def test_my_cards_in_the_group_brings_an_away_player_back(harness: Harness) -> None:
     """Bob has blocked the bot: "My cards", his only tap on the game, counts as coming back."""
     h = harness

@@ -121,6 +121,7 @@ async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_sec
         await top.step(players, random.Random(1))
     await _garbage(bot.port, f"NOT HTTP {SECRET}\r\n\r\n".encode())  # uvicorn's to log
     text = await sigterm(bot)
+    assert [s.params["url"] for s in served.log if s.method == "setWebhook"] == [bot.hook]
     lines = [json.loads(line) for line in text.splitlines()]  # every line is one object
     assert any(x["logger"].startswith("uvicorn") for x in lines), text  # the HTTP server's too
     assert len(lines) > 20 and all({"time", "level", "logger", "message"} <= set(x) for x in lines)

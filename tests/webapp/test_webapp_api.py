@@ -9,7 +9,6 @@ import contextlib
 import json
 import random
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,11 +27,8 @@ from bot.core.store import Snapshot
 from bot.webapp import api, auth, streams
 from bot.webapp.auth import SESSION
 from engine.games.durak.game import Durak
-from testing.botproc import BotProcess
 from testing.chats import FakeUser
 from testing.clock import Clock
-from testing.fakegram import FakeTelegram
-from testing.fakeserver import FakeServer
 from testing.harness import Harness
 from testing.settings import settings
 from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, hidden_cards, leaks, stored
@@ -289,26 +285,6 @@ async def test_a_player_s_page_follows_his_table_into_the_next_game(
     assert (await picture(h, players[1], param))["view"]["hand"]
     r = await exchange(asgi, init_data(h.user("Cid"), start_param=param), param)
     assert r.status_code == 403
-
-
-async def test_python_m_bot_registers_its_webhook_and_serves_the_page_on_port(
-    tmp_path: Path,
-) -> None:
-    """The real entry point registers its webhook and serves the page on PORT beside it."""
-    served = FakeServer(FakeTelegram(), delay=(0, 0))
-    bot = BotProcess(await served.start(), tmp_path / "bot.log", WEBAPP_URL=PAGE)
-    try:
-        await bot.ready()
-        async with httpx.AsyncClient() as c:
-            assert (await c.get(f"{bot.root}/app/")).status_code == 200
-        for _ in range(100):  # registered as it starts, beside its first answers
-            if hook := [s.params["url"] for s in served.log if s.method == "setWebhook"]:
-                break
-            await asyncio.sleep(0.05)
-        assert hook == [bot.hook], bot.log()
-    finally:
-        bot.kill()
-        await served.stop()
 
 
 async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
