@@ -214,8 +214,11 @@ class BotProcess:
         return self.logs.read_text(errors="replace")
 
     async def stopped(self, within: float) -> int:
-        """Its exit code, waiting at most ``within`` seconds."""
-        return await asyncio.to_thread(self.process.wait, within)
+        """Its exit code, waiting at most ``within`` seconds (else its log says where it is)."""
+        try:
+            return await asyncio.to_thread(self.process.wait, within)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the bot ran on {within} s:\n{self.log()}") from None
 
     def kill(self) -> None:
         if self.process.poll() is None:
