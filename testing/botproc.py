@@ -10,8 +10,7 @@ then runs is ``python -m bot``'s :func:`bot.__main__.main`, on its own environme
 that sets otherwise than the server's environment what is read at import or at Python's
 start is started as a new Python.
 :class:`ProcHarness` posts each update to a webhook and then waits on real events, not
-on time: a tap until it is answered, and every update until the process says on its
-/metrics that it has done with it (the webhook's backlog empty, no table being delivered).
+on time (:meth:`ProcHarness.settle`).
 """
 
 from __future__ import annotations
@@ -158,8 +157,7 @@ def free_port() -> int:
 
 
 class BotProcess:
-    """One bot process on a free port, in webhook mode unless ``webhook`` is False (see
-    the module docstring)."""
+    """One bot process on a free port, in webhook mode unless ``webhook`` is False."""
 
     def __init__(
         self,
@@ -216,8 +214,11 @@ class BotProcess:
         return self.logs.read_text(errors="replace")
 
     async def stopped(self, within: float) -> int:
-        """Its exit code, waiting at most ``within`` seconds."""
-        return await asyncio.to_thread(self.process.wait, within)
+        """Its exit code, waiting at most ``within`` seconds (else its log says where it is)."""
+        try:
+            return await asyncio.to_thread(self.process.wait, within)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the bot ran on {within} s:\n{self.log()}") from None
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -226,8 +227,7 @@ class BotProcess:
 
 
 class ProcHarness(WebhookHarness):
-    """A harness whose updates go to a bot process's webhook; each delivery waits until
-    the bot has done with it (see the module docstring)."""
+    """A harness whose updates go to a bot process's webhook (see the module docstring)."""
 
     def __init__(self, telegram: FakeTelegram, bot: BotProcess) -> None:
         super().__init__(telegram, [bot.hook], SECRET)
@@ -239,7 +239,7 @@ class ProcHarness(WebhookHarness):
         self.bot = bot
 
     async def post(self, data: dict[str, Any]) -> httpx.Response:
-        """One post as Telegram makes it; the response, whatever it is."""
+        """One post as Telegram makes it, whatever the response."""
         self.server.update_ids.add(data["update_id"])
         return await self.client.post(self.bot.hook, json=data, headers={SECRET_HEADER: SECRET})
 
@@ -280,8 +280,7 @@ class ProcHarness(WebhookHarness):
         return "its /metrics not answering"
 
     async def done_with(self, bot: BotProcess) -> bool:
-        """Whether ``bot`` has done with every update and delivers no table (one read of
-        its /metrics)."""
+        """Whether ``bot`` has done with every update and delivers no table."""
         page = (await self.client.get(f"{bot.root}/metrics")).text
         assert f"\n{_BACKLOG} " in page, page
         return sample(page, _BACKLOG) == 0 and sample(page, _DELIVERING) == 0
@@ -291,9 +290,8 @@ _BACKLOG, _DELIVERING = "cardtable_inbox_backlog", "cardtable_tables_delivering"
 
 
 class Bots:
-    """A test's bot processes and their harnesses: each process ready when :meth:`start`
-    returns, its log in ``logs``; at the end (:meth:`close`) every harness is closed and
-    every process still running killed."""
+    """A test's bot processes and their harnesses, each process's log in ``logs``; all
+    closed and killed by :meth:`close`."""
 
     def __init__(self, logs: Path) -> None:
         self.logs = logs
@@ -301,7 +299,7 @@ class Bots:
         self._harnesses: list[ProcHarness] = []
 
     async def start(self, api: str, name: str = "bot", **options: Any) -> BotProcess:
-        """A :class:`BotProcess` on ``api`` (``options`` as it takes them), once ready."""
+        """A :class:`BotProcess` on ``api``, once ready."""
         bot = BotProcess(api, self.logs / f"{name}.log", **options)
         self._processes.append(bot)
         await bot.ready()

@@ -128,7 +128,7 @@ class Tabs:
         self._renewing: Future[list[Any]] | None = None
 
     def ready(self) -> list[Any]:
-        """The drivers, each showing its fresh tab (waited for, its failure raised)."""
+        """The drivers, each showing its fresh tab."""
         renewing, self._renewing = self._renewing, None
         if renewing is not None:
             renewing.result()
@@ -189,6 +189,10 @@ class Page:
     async def js(self, script: str, *args: Any) -> Any:
         return await asyncio.to_thread(self.driver.execute_script, script, *args)
 
+    async def cdp(self, command: str, params: dict[str, Any]) -> Any:
+        """A command of the Chrome DevTools Protocol to the page's browser."""
+        return await asyncio.to_thread(self.driver.execute_cdp_cmd, command, params)
+
     async def open(
         self,
         root: str,
@@ -236,8 +240,7 @@ class Page:
         )
 
     async def still(self) -> None:
-        """Waits until nothing on the page moves (a picture taken then shows no card in
-        flight)."""
+        """Waits until nothing on the page moves (no card in flight in a picture)."""
         assert await self.wait("return document.getAnimations().length === 0 ? 1 : 0")
 
     async def version(self) -> int:
@@ -278,7 +281,7 @@ class Page:
             assert await self.click_one(f'button.mv[data-card="{pick}"]', rng) is not None
 
     async def looks(self, at: int) -> tuple[str, list[str]]:
-        """What the page shows and offers once it shows version ``at``, in one call."""
+        """What the page shows and offers once it shows version ``at``."""
         once = f"+document.body.dataset.version >= {at}"
         text, offered = await self.read(f"[{SHOWN}, {OFFERED}]", once)
         return str(text), list(offered)
@@ -296,15 +299,13 @@ class Page:
     async def lifecycle(self, state: str) -> None:
         """Freezes the page (``frozen``: its scripts and timers stop, as a phone does to a
         page it puts away) or wakes it (``active``)."""
-        await asyncio.to_thread(
-            self.driver.execute_cdp_cmd, "Page.setWebLifecycleState", {"state": state}
-        )
+        await self.cdp("Page.setWebLifecycleState", {"state": state})
 
     async def still_motion(self) -> None:
         """Asks the page for reduced motion, as a reader's system may: each new picture
         shows at once, nothing flies (and the browser draws no frame for it)."""
         reduce = {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]}
-        await asyncio.to_thread(self.driver.execute_cdp_cmd, "Emulation.setEmulatedMedia", reduce)
+        await self.cdp("Emulation.setEmulatedMedia", reduce)
 
     async def console_errors(self) -> list[str]:
         """The console's errors since the last call (Chromium's log of the page)."""

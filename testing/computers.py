@@ -5,38 +5,17 @@ from __future__ import annotations
 
 import inspect
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
-
-import pytest
+from collections.abc import Awaitable, Callable
 
 from bot.core.callbacks import Action
 from bot.core.services import services
 from testing.chats import FakeGroup, FakeUser
 from testing.clock import Clock
-from testing.fakegram import FakeTelegram
-from testing.harness import AppFactory, Harness, harness_on
+from testing.harness import Harness
 from testing.tabletop import Tabletop, action_of, playable, stored
 
 DELAY = 0.02  # seconds between computer moves in these tests (Settings.computer_delay)
 PAUSE = 0.25  # seconds a person waits after a refused tap before he taps again
-
-
-async def quick_harness(
-    request: pytest.FixtureRequest,
-    server: FakeTelegram,
-    make_app: AppFactory,
-    fake_redis: Any,
-    delay: float = DELAY,
-) -> AsyncIterator[Harness]:
-    """The usual harness, with the computer's pace at :data:`DELAY` (the fixtures ``quick``
-    and its kin in tests/conftest.py)."""
-
-    async def make(redis: Any, **overrides: Any) -> Any:
-        return await make_app(redis, **{"computer_delay": delay, **overrides})
-
-    async for h in harness_on(request, server, make, fake_redis):
-        yield h
 
 
 def clock_of(h: Harness) -> Clock:

@@ -4,10 +4,7 @@ Why at the HTTP boundary: the bot under test is the real python-telegram-bot App
 so every ``Bot`` method, its serialisation and PTB's mapping of HTTP errors to exceptions
 run for real; only Telegram's servers are replaced. :class:`FakeTelegram` is the server
 and :class:`FakeRequest` the ``BaseRequest`` that PTB sends its calls through (over real
-HTTP, for a bot in another process: :mod:`testing.fakeserver`). The chats are
-:mod:`testing.chats`, the users' side :class:`testing.harness.Harness`, inline mode
-:mod:`testing.fakeinline`, Telegram's HTML :mod:`testing.html`, its flood control
-:mod:`testing.flood`.
+HTTP, for a bot in another process: :mod:`testing.fakeserver`).
 
 The fake is strict where Telegram is strict, in Telegram's words, because those are the
 bugs that only show in production: an edit that changes nothing (counted in
@@ -159,7 +156,6 @@ class FakeTelegram:
         self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.faults: list[Fault] = []
         self.update_ids: set[int] = set()  # every update delivered (the bot keeps them)
-        self.group_rate_per_minute: int | None = None
         # The update types the bot asked for (setWebhook's or getUpdates' allowed_updates;
         # None or empty: Telegram's default), and the updates not sent for that.
         self.allowed_updates: list[str] | None = None
@@ -170,7 +166,6 @@ class FakeTelegram:
         # The taps of the last EPHEMERAL_REPLY_WINDOW seconds (kept without ``history``
         # too): an ephemeral message may answer one of them.
         self.recent_taps: dict[str, Answer] = {}
-        self._sent_at: dict[int, list[float]] = {}
         self._next_message_id: dict[int, itertools.count[int]] = {}
         self._next_file = itertools.count(1)
         # Inline mode: queries, answers and their cache, messages sent via the bot.
@@ -191,8 +186,7 @@ class FakeTelegram:
 
     @property
     def not_modified(self) -> int:
-        """How many edits changed nothing (Telegram refused each: "message is not
-        modified")."""
+        """How many edits changed nothing (Telegram refused each)."""
         return len(self.unchanged)
 
     def add_user(self, user: FakeUser) -> FakeUser:
@@ -204,7 +198,6 @@ class FakeTelegram:
         return group
 
     def add_dialog(self, a: FakeUser, b: FakeUser) -> FakeDialog:
-        """A private chat between two users (testing.fakeinline)."""
         return self.inline.dialog(a, b)
 
     def chat(self, chat_id: int) -> FakeUser | FakeGroup | FakeDialog:
@@ -255,7 +248,7 @@ class FakeTelegram:
         self.recent_taps[query_id] = answer
 
     def age(self, chat_id: int, next_message_id: int) -> None:
-        """Makes a chat look long-lived: its next message gets this id."""
+        """A chat that looks long-lived: its next message gets this id."""
         self._next_message_id[chat_id] = itertools.count(next_message_id)
 
     def inject(
@@ -374,18 +367,6 @@ class FakeTelegram:
         self.faults = [f for f in self.faults if f.times > 0]
         if self.limits is not None:
             self.limits.admit(method, params, self.inline.chat_of(params))
-        chat_id = params.get("chat_id")
-        if (
-            self.group_rate_per_minute is not None
-            and isinstance(chat_id, int)
-            and chat_id in self.groups
-            and method.startswith(("send", "edit"))
-        ):
-            now = self.clock()
-            recent = [t for t in self._sent_at.get(chat_id, []) if now - t < 60]
-            if len(recent) >= self.group_rate_per_minute:
-                raise too_many(max(1, int(60 - (now - recent[0])) + 1))
-            self._sent_at[chat_id] = [*recent, now]
 
     def _chat(self, params: dict[str, Any], *, writing: bool = True) -> int:
         raw = params.get("chat_id")
@@ -825,11 +806,8 @@ class FakeTelegram:
 
 
 class FakeRequest(BaseRequest):
-    """PTB's HTTP layer, answered by a :class:`FakeTelegram` instead of the network.
-
-    Several requests (several Applications) may share one server, as two bot processes
-    share Telegram.
-    """
+    """PTB's HTTP layer, answered by a :class:`FakeTelegram` instead of the network (one
+    server for several Applications, as two bot processes share Telegram)."""
 
     def __init__(self, server: FakeTelegram, *, latency: float = 0.0) -> None:
         self.server = server

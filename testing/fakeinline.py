@@ -3,8 +3,7 @@
 Why its own module: inline mode is a world of its own beside the chats the bot is in. A
 user types ``@bot <text>`` in *any* chat (his private chat with the bot, one with another
 user, a group with or without the bot), the bot answers with results, and the one he picks
-is posted in that chat *by him*, "via @bot". :class:`Inline` is that world as
-:class:`testing.fakegram.FakeTelegram` keeps it; the users' side is
+is posted in that chat *by him*, "via @bot". The users' side is
 :class:`testing.harness.Harness` (``inline``, ``scroll``, ``pick``, ``switch``, ``tap``).
 
 As the Bot API documents it (core.telegram.org/bots/api): an ``InlineQuery`` never names

@@ -113,9 +113,7 @@ class FakeServer:
 
     ``delay``: (low, high) seconds, uniform, that each call waits before the simulation
     applies it, as a round trip to Telegram would. ``listeners`` are called with each
-    :class:`Served` right after it was applied (before the answer is sent back), in the
-    event loop; ``log`` keeps them all when ``record`` is set.
-    """
+    :class:`Served` right after it was applied, before the answer is sent back."""
 
     def __init__(
         self,
@@ -236,10 +234,10 @@ class FakeServer:
 
 
 @contextlib.asynccontextmanager
-async def serving() -> AsyncIterator[FakeServer]:
-    """A fake Bot API of its own that answers at once (no simulated round trip), stopped
-    after: the tests' whose bot runs in processes."""
-    fake = FakeServer(FakeTelegram(), delay=(0.0, 0.0))
+async def serving(telegram: FakeTelegram | None = None) -> AsyncIterator[FakeServer]:
+    """A fake Bot API (of its own Telegram, or ``telegram``'s) that answers at once (no
+    simulated round trip), stopped after: the tests' whose bot runs in processes."""
+    fake = FakeServer(telegram or FakeTelegram(), delay=(0.0, 0.0))
     await fake.start()
     try:
         yield fake

@@ -11,8 +11,6 @@ from typing import Any, Literal
 from testing.errors import too_many
 from testing.fakeinline import as_json
 
-# ------------------------------------------------------------------- Telegram's limits
-
 # Methods that put something into a chat (or change or remove it) when they name one with
 # ``chat_id``: what Telegram's flood control counts. Answering a callback query, reading a
 # chat or a member, and setting up the bot (commands, webhook) are not limited.

@@ -1,14 +1,10 @@
-"""The users' side of the fake Bot API: users and groups playing against the bot.
+"""The users' side of the fake Bot API: users and groups playing against the bot, which
+is started and stopped as ``run_polling`` does.
 
-Also starting and stopping the bot as ``run_polling`` does.
-
-:class:`Harness` builds updates exactly as Telegram sends them and feeds them to
-``process_update``; :meth:`Harness.problems` lists what a real Telegram would have
-complained about (edits that changed nothing, refused calls, unanswered callback queries,
-unknown methods), errors the bot logged and catalogue keys shown raw. :func:`harness_on`
-gives a test the bot, built with the settings its ``@pytest.mark.settings(...)`` names,
-checked for those on teardown (tests/conftest.py's ``harness`` fixtures); a test that
-provokes such a thing on purpose marks itself ``@pytest.mark.telegram_complaints``.
+:class:`Harness` feeds ``process_update`` updates built exactly as Telegram sends them.
+:func:`harness_on` gives a test the bot, built with the settings its
+``@pytest.mark.settings(...)`` names, and fails it on teardown on :meth:`Harness.problems`
+unless it is marked ``@pytest.mark.telegram_complaints``.
 """
 
 from __future__ import annotations
@@ -198,7 +194,6 @@ class Harness:
         )
 
     def hands(self, user: FakeUser, group: FakeGroup) -> list[FakeMessage]:
-        """The ephemeral messages ``user`` sees in ``group``, oldest first."""
         return self.server.ephemerals(group.id, user.id)
 
     def topic(self, group: FakeGroup, name: str) -> int:
@@ -352,7 +347,6 @@ class Harness:
     async def _callback(
         self, user: FakeUser, answer: Answer, where: dict[str, Any], app: App | None
     ) -> Answer:
-        """Sends the callback query of ``answer``'s tap, from the message ``where`` names."""
         query_id = str(next(self._query_ids) * 7919 + 4_000_000_000_000)
         query = {
             "id": query_id,
@@ -415,13 +409,11 @@ class Harness:
         return await self.inline(user, self.server.chat(message.chat_id), query, app=app)
 
     def delete(self, user: FakeUser, message: FakeMessage) -> None:
-        """``user`` deletes a message he sent (an inline result he posted: the bot's edits
-        of it fail from then on)."""
+        """``user`` deletes a message he sent (the bot's edits of it fail from then on)."""
         assert message.sender.get("id") == user.id, "a user deletes only his own messages"
         message.deleted = True
 
     def results_seen(self, user: FakeUser) -> list[Shown]:
-        """Every list of inline results ``user`` saw, oldest first."""
         return [s for s in self.server.inline.shown if s.user_id == user.id]
 
     def via_bot(self, chat: Chat) -> list[FakeMessage]:
@@ -435,6 +427,18 @@ class Harness:
             self.server.withheld.append(payload)
             return
         await self.deliver({"update_id": next(self._update_ids), **payload}, app)
+
+    def keep_updates(self) -> list[dict[str, Any]]:
+        """From now on the updates this harness makes (a user's messages and taps) are kept
+        in the list returned rather than delivered: the test stores them itself."""
+        kept: list[dict[str, Any]] = []
+
+        async def keep(data: dict[str, Any], app: App | None = None) -> None:
+            self.server.update_ids.add(data["update_id"])
+            kept.append(data)
+
+        self.deliver = keep  # type: ignore[method-assign]
+        return kept
 
     async def deliver(self, data: dict[str, Any], app: App | None = None) -> None:
         """One update exactly as given: also how Telegram redelivers an update a webhook
@@ -484,10 +488,8 @@ class Harness:
         return docs[-1].document["file_name"], docs[-1].document_bytes or b""  # type: ignore[index]
 
     def problems(self) -> list[str]:
-        """What a real Telegram would have complained about, and errors the bot logged.
-
-        A test that makes Telegram refuse things on purpose (deleted messages, blocked
-        users, flood control) expects some of these."""
+        """What a real Telegram would have complained about, errors the bot logged, and
+        catalogue keys shown raw."""
         out = []
         if self.server.not_modified:
             seen = "; ".join(self.server.unchanged[:5])
@@ -513,9 +515,8 @@ class Harness:
         return out
 
     def untranslated(self) -> list[str]:
-        """Catalogue keys shown raw (a key missing from every catalogue shows itself):
-        a whole line, button label, alert or inline result that reads like
-        ``illegal.some_code``."""
+        """Catalogue keys shown raw (a missing key shows itself): a line, label, alert or
+        inline result that reads like ``illegal.some_code``."""
         shown: list[str] = [a.text for a in self.server.queries.values() if a.text]
         for chat in self.server.messages.values():
             for message in chat.values():
@@ -550,7 +551,7 @@ def _stack_of(task: asyncio.Task[Any]) -> str:
 
 
 async def settle(app: App) -> None:
-    """Waits for the tasks an update set off through ``Application.create_task``."""
+    """Waits for the tasks an update set off."""
     for _ in range(50):
         await asyncio.sleep(0)
         pending = [t for t in app_tasks(app) if t is not asyncio.current_task()]
@@ -584,8 +585,7 @@ async def started_bot(
     server: FakeTelegram, redis: Any, clock: Clock, *, latency: float = 0.0, **overrides: Any
 ) -> App:
     """The bot on ``redis`` (the test settings with ``overrides``), talking to ``server``
-    on ``clock``, started as bot.runner starts it: one way to build a running bot for the
-    tests and the benches. ``latency``: seconds each Bot API call takes."""
+    on ``clock``, started as bot.runner starts it. ``latency``: seconds a Bot API call takes."""
     from bot.app import build_application  # the bot's import, only where one is built
 
     request = FakeRequest(server, latency=latency)
@@ -623,8 +623,7 @@ async def stop_app(app: App) -> None:
 
 def marked_settings(request: pytest.FixtureRequest) -> dict[str, Any]:
     """The settings a test asks for, ``@pytest.mark.settings(name=value, ...)``, read by
-    every harness fixture (:func:`harness_on`) so that none builds its bot ignoring them.
-    By keyword only: a positional value names no setting."""
+    every harness fixture (:func:`harness_on`) so that none builds its bot ignoring them."""
     marker = request.node.get_closest_marker("settings")
     if marker is None:
         return {}

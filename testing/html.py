@@ -11,8 +11,6 @@ from typing import Any
 
 from testing.errors import bad
 
-# ------------------------------------------------------------------------- HTML parsing
-
 # Each tag that makes an entity of its own, and the entity's type.
 _TAGS = (
     "b:bold strong:bold i:italic em:italic u:underline ins:underline s:strikethrough "
@@ -33,10 +31,8 @@ _HTML_PIECE = re.compile(r"<[^>]*>?|&[^;&<]*;?|[^<&]+")
 
 
 def parse_html(source: str) -> tuple[str, list[dict[str, Any]]]:
-    """Telegram's HTML parse mode: the plain text and its entities, or Telegram's error.
-
-    Offsets count UTF-16 code units, as Telegram's do.
-    """
+    """Telegram's HTML parse mode: the plain text and its entities (offsets in UTF-16
+    code units, as Telegram's), or Telegram's error."""
     out: list[str] = []
     entities: list[dict[str, Any]] = []
     stack: list[tuple[str, int, dict[str, Any]]] = []

@@ -60,9 +60,7 @@ class Player(Page):
     """A player's page, watched (WATCH), that he plays by tapping its data-move elements."""
 
     async def watch(self) -> None:
-        await asyncio.to_thread(
-            self.driver.execute_cdp_cmd, "Page.addScriptToEvaluateOnNewDocument", {"source": WATCH}
-        )
+        await self.cdp("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH})
 
     async def shows(self, version: int) -> None:
         shown = await self.wait(f"return +document.body.dataset.version >= {version}", WITHIN)

@@ -7,12 +7,7 @@ that a test skips and a benchmark stops.
 
 Tests may share one cluster (:func:`reused`): a new one takes 2 s to form (Redis' own
 wait before a new primary takes writes), :meth:`Cluster.restore` puts it back between
-tests in a fraction of that.
-
-Ports: :func:`free_ports` takes ports of ``REDIS_TEST_PORTS`` (``first-last``; by default
-200 derived from ``REDIS_TEST_DB``) that nothing listens on, from this process's share of
-them (each pytest-xdist worker has its own), a cluster's bus ports too. :class:`Ahead`
-starts the next test's servers while a test runs.
+tests in a fraction of that. :class:`Ahead` starts the next test's servers while a test runs.
 
 What a test does to them:
 
@@ -207,7 +202,7 @@ class Server:
 
 
 def _start_all(servers: Iterable[Server]) -> None:
-    """Each of ``servers`` started, side by side: all launched, then each waited for."""
+    """Each of ``servers`` started side by side."""
     servers = list(servers)
     for server in servers:
         server.launch()
@@ -354,7 +349,6 @@ class Cluster:
         raise AssertionError("no node of the cluster answers")
 
     def primary_ports(self) -> list[int]:
-        """The ports of the live servers that act as primaries."""
         found = []
         for server in self._live():
             with server.client() as node:
@@ -580,7 +574,6 @@ class Sentinels:
         )
 
     def _debug(self, periods: dict[str, int]) -> None:
-        """SENTINEL DEBUG: each Sentinel's periods set to ``periods``."""
         for sentinel in self.sentinels:
             debug = sentinel.client().execute_command  # untyped in redis-py
             args = [x for pair in periods.items() for x in pair]
@@ -679,7 +672,7 @@ def _promotable(sentinel: Server) -> bool:
 
 
 def single(directory: Path) -> Server:
-    """One server on a free port (as :func:`data_args` says), not started yet."""
+    """One server on a free port, not started yet."""
     (port,) = free_ports(1)
     return Server(port, directory, *data_args(port))
 
@@ -700,10 +693,7 @@ class Pair:
     def start(self) -> None:
         """Both started side by side; then the replica follows the primary (told once
         both answer: one told at start that came up first would try again a second later)."""
-        for server in (self.primary, self.replica):
-            server.launch()
-        for server in (self.primary, self.replica):
-            server.wait_up()
+        _start_all((self.primary, self.replica))
         self._follow()
         self.wait_synced()
 
@@ -758,7 +748,7 @@ class Pair:
         self.wait_synced()
 
     def promote(self) -> None:
-        """The replica becomes a primary of its own (what a failover does)."""
+        """The replica becomes a primary of its own, as a failover makes it."""
         with self.replica.client() as replica:
             replica.replicaof("NO", "ONE")
 
@@ -845,7 +835,7 @@ class Ahead(Generic[Started]):
 
 
 def started(made: Started) -> Started:
-    """``made`` started (in a thread, say); the caller stops it."""
+    """``made`` started; the caller stops it."""
     made.start()
     return made
 

@@ -70,8 +70,7 @@ async def play_series(
     prefer: str | None = None,
 ) -> None:
     """``games`` games in a row at the table (Play again between them), its lobby given
-    ``settings`` (:meth:`Tabletop.setup_game`), ``shun`` and ``prefer`` as
-    :meth:`Tabletop.play` takes them."""
+    ``settings``; ``shun`` and ``prefer`` as :meth:`Tabletop.play` takes them."""
     await top.setup_game(kind, players, settings=settings)
     for number in range(games):
         if number:

@@ -115,6 +115,17 @@ async def set_lobby(redis: Any, key: str, settings: Mapping[str, Any]) -> None:
     await redis.hset(key, "d", json.dumps(raw))
 
 
+async def later(h: Harness, seconds: float = 0.25) -> None:
+    """``seconds`` pass on the bot's clock (testing/clock.py), its pollers looking at what
+    came due; bot processes (testing/botproc.py) run on real time: a quarter second is waited."""
+    if not h.apps:
+        await asyncio.sleep(0.25)
+        return
+    clock = services(h.app).clock
+    assert isinstance(clock, Clock)
+    await clock.advance(seconds)
+
+
 async def playing(
     h: Harness,
     game: str,
@@ -137,8 +148,7 @@ class Tabletop:
         self.thread = thread
 
     def table_message(self) -> FakeMessage:
-        """The group message that carries the table (the newest one the bot posted with
-        buttons, else the newest one)."""
+        """The group message that carries the table: the bot's newest with buttons."""
         mine = [m for m in self.h.screen(self.group, self.thread) if m.from_bot and m.text]
         assert mine, "the bot has posted nothing in the group"
         with_buttons = [m for m in mine if m.buttons]
@@ -155,21 +165,13 @@ class Tabletop:
         return self.h.with_button(self.group, is_action(action, arg), self.thread)
 
     async def tap_group(self, user: FakeUser, action: Action, arg: str | None = None) -> Answer:
-        """Taps a button of the group, once it is shown (:meth:`shown`)."""
         message = await self.shown(action, arg)
         return await self.h.tap(user, message, is_action(action, arg))
 
     async def later(self, times: int = 1) -> None:
-        """A quarter of a second passes on the bot's clock (testing/clock.py), ``times``
-        over: its pollers look at what has come due each time. Bot processes
-        (testing/botproc.py) run on real time: a quarter of a second is waited for."""
+        """A quarter of a second passes (:func:`later`), ``times`` over."""
         for _ in range(times):
-            if not self.h.apps:
-                await asyncio.sleep(0.25)
-                continue
-            clock = services(self.h.app).clock
-            assert isinstance(clock, Clock)
-            await clock.advance(0.25)
+            await later(self.h)
 
     async def open(self, creator: FakeUser, game: str) -> None:
         """/newgame and the game picked: the creator sits in the lobby."""
@@ -202,8 +204,7 @@ class Tabletop:
         await self.start(players[0])
 
     async def configure(self, user: FakeUser, options: tuple[str, ...] | list[str]) -> None:
-        """The lobby's settings opened, each option (its code) tapped and taken at once,
-        the settings closed."""
+        """The lobby's settings opened, each option (its code) tapped, the settings closed."""
         await self.tap_group(user, Action.SETTINGS)
         for code in options:
             answer = await self.tap_group(user, Action.OPTION, code)
@@ -231,8 +232,7 @@ class Tabletop:
         ]
 
     def prompt(self, user: FakeUser) -> FakeMessage | None:
-        """The message asking ``user`` to act now at this table, if any: the last of
-        :meth:`prompts`."""
+        """The message asking ``user`` to act now at this table, if any."""
         prompts = self.prompts(user)
         return prompts[-1] if prompts else None
 
@@ -270,7 +270,6 @@ class Tabletop:
         return user
 
     async def actor(self, players: list[FakeUser]) -> FakeUser | None:
-        """The player to act by the stored state (None: nobody)."""
         data = await stored(self.h, self.group, self.thread)
         game = (Durak if data["kind"] == "durak" else Football).from_json(data["state"])
         actor = game.to_act()
@@ -421,16 +420,10 @@ def _seen(game: Any, raw: dict[str, Any], seat: int | None) -> set[str]:
     return seen | set(cards.to_strs(raw["discard"]))  # every discarded card was on the table
 
 
-def visible_cards(kind: str, state: str, seat: int | None) -> tuple[set[str], set[str]]:
-    """(every card of the game, the cards ``seat`` may know; None: the group), from the
-    engine state as stored, through the engine's own view of it."""
-    game, raw = _parsed(kind, state)
-    return set(cards.to_strs(raw["deck"])), _seen(game, raw, seat)
-
-
 def hidden_cards(kind: str, state: str, seat: int | None) -> set[str]:
-    everything, seen = visible_cards(kind, state, seat)
-    return everything - seen
+    """The cards of the stored game ``seat`` may not know (None: the group)."""
+    game, raw = _parsed(kind, state)
+    return set(cards.to_strs(raw["deck"])) - _seen(game, raw, seat)
 
 
 def leaks(text: str, hidden: set[str]) -> list[str]:
@@ -470,7 +463,6 @@ class LeakWatch:
         return out
 
     def _fresh(self, messages: list[FakeMessage]) -> list[str]:
-        """What :meth:`_unchecked` finds, counted as checked from now on."""
         marks = self._unchecked(messages)
         self.seen.update(marks)
         return [piece for *_, piece in marks]

@@ -111,14 +111,11 @@ async def table_for_two(
     ``deal``: the seed of its deal (seats, cards): the same game at every run (None: a new one);
     ``options``: the game's own settings (durak's ``dummy``, ``transfer`` …)."""
     players = [h.user("Ann"), h.user("Bob", language_code="ru")]
-    group = h.group(creator=players[0])
-    top = Tabletop(h, group)
-    await top.open(players[0], game)
-    await top.join(players[1])
-    await settle(h, group, options | ({} if turn_time is None else {"turn_time": turn_time}))
+    top = Tabletop(h, h.group(creator=players[0]))
+    settings = options | ({} if turn_time is None else {"turn_time": turn_time})
     with mock.patch.object(games, "start", dealing(deal)):
-        await top.start(players[0])
-    return top, players, await table_param(h, group)
+        await top.setup_game(game, players, settings=settings)
+    return top, players, await table_param(h, top.group)
 
 
 async def settle(h: Harness, group: FakeGroup, settings: dict[str, Any]) -> None:
@@ -199,7 +196,7 @@ class PageServer:
 
 @asynccontextmanager
 async def page_server(h: Harness) -> AsyncIterator[str]:
-    """The bot's ASGI app served on a free loopback port in this event loop; its root."""
+    """A :class:`PageServer` on a free port; its root."""
     async with PageServer(h) as web:
         yield web.root
 
@@ -238,7 +235,6 @@ class Commits:
 
 
 def tma(data: str) -> dict[str, str]:
-    """The header that trades ``data`` (initData) for a session."""
     return {"Authorization": f"tma {data}"}
 
 
@@ -249,6 +245,12 @@ def bearer(token: str) -> dict[str, str]:
 async def exchange(c: httpx.AsyncClient, data: str, param: str | None) -> httpx.Response:
     """A page's first call: its initData (and table) for a session token."""
     return await c.post("/app/api/session", params={"t": param} if param else {}, headers=tma(data))
+
+
+async def said(lines: AsyncIterator[str]) -> list[str]:
+    """What a page's event stream says from now to its end, keep-alives aside (the test's
+    timeout fails one that never ends)."""
+    return [line async for line in lines if line and line[0] != ":"]
 
 
 async def token(c: httpx.AsyncClient, user: FakeUser, param: str) -> str:

@@ -10,7 +10,6 @@ the bot did nothing a real Telegram would have complained about
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import os
 import resource
@@ -29,7 +28,7 @@ from bot.core import health
 from testing import luacache, redis_servers
 from testing.browser import PICTURES, Tabs, chromiums
 from testing.clock import Clock
-from testing.computers import quick_harness
+from testing.computers import DELAY
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, harness_on, started_bot, stop_app
 from testing.ownredis import OwnRedis
@@ -83,12 +82,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items[:] = [i for share in shares for i in share] + list(quick)
 
 
-# ----- opt-in: CPU seconds per test (CARDTABLE_CPU_PROFILE=1), to rank tests by what they cost
-# rather than by wall time, which the machine's other load inflates.
-
 # Every script call checks, as a Redis Cluster would, that its keys are of one hash slot
 # and all named in KEYS (bot.core.lua): in this process and in the bot processes it starts.
 os.environ["CARDTABLE_STRICT_SCRIPTS"] = "1"
+
+# ----- opt-in: CPU seconds per test (CARDTABLE_CPU_PROFILE=1), to rank tests by what they cost
+# rather than by wall time, which the machine's other load inflates.
 CPU_PROFILE = os.environ.get("CARDTABLE_CPU_PROFILE") == "1"
 _CPU_STARTS: dict[str, float] = {}
 _CPU_SPENT: dict[str, float] = {}
@@ -236,28 +235,30 @@ async def make_app(server: FakeTelegram, clock: Clock) -> AsyncIterator[AppFacto
         await stop_app(app)
 
 
-@pytest.fixture
-async def harness(
-    request: pytest.FixtureRequest,
-    server: FakeTelegram,
-    make_app: AppFactory,
-    fake_redis: aioredis.Redis,
-) -> AsyncIterator[Harness]:
-    async for h in harness_on(request, server, make_app, fake_redis):
-        yield h
+def _on_fakeredis(**settings: Any) -> Any:
+    """A harness fixture: the bot on fakeredis, built with ``settings`` (and over them the
+    test's ``settings`` marker's)."""
+
+    @pytest.fixture
+    async def fixture(
+        request: pytest.FixtureRequest,
+        server: FakeTelegram,
+        make_app: AppFactory,
+        fake_redis: aioredis.Redis,
+    ) -> AsyncIterator[Harness]:
+        async for h in harness_on(request, server, make_app, fake_redis, **settings):
+            yield h
+
+    return fixture
 
 
-@pytest.fixture
-async def group_harness(
-    request: pytest.FixtureRequest,
-    server: FakeTelegram,
-    make_app: AppFactory,
-    fake_redis: aioredis.Redis,
-) -> AsyncIterator[Harness]:
-    """The bot with its own default: every player's hand in the group, as an ephemeral
-    message (docs/ephemeral.md)."""
-    async for h in harness_on(request, server, make_app, fake_redis, hands="group"):
-        yield h
+harness = _on_fakeredis()
+# The bot with its own default: every player's hand in the group, as an ephemeral message
+# (docs/ephemeral.md).
+group_harness = _on_fakeredis(hands="group")
+# The computer's pace quick (testing.computers.DELAY), hands in private or in the group.
+quick = _on_fakeredis(computer_delay=DELAY)
+quick_group = _on_fakeredis(computer_delay=DELAY, hands="group")
 
 
 @pytest.fixture
@@ -268,6 +269,18 @@ async def real_harness(
     real_redis: aioredis.Redis,
 ) -> AsyncIterator[Harness]:
     async for h in harness_on(request, server, make_app, real_redis):
+        yield h
+
+
+@pytest.fixture
+async def quick_real(
+    request: pytest.FixtureRequest,
+    server: FakeTelegram,
+    make_app: AppFactory,
+    real_redis: aioredis.Redis,
+) -> AsyncIterator[Harness]:
+    """The computer's pace quick, on the real Redis."""
+    async for h in harness_on(request, server, make_app, real_redis, computer_delay=DELAY):
         yield h
 
 
@@ -307,40 +320,3 @@ async def root(harness: Harness) -> AsyncIterator[str]:
     """The address of the bot's page server (the Mini App and its API) for a browser."""
     async with page_server(harness) as url:
         yield url
-
-
-@pytest.fixture
-async def quick(
-    request: pytest.FixtureRequest,
-    server: FakeTelegram,
-    make_app: AppFactory,
-    fake_redis: aioredis.Redis,
-) -> AsyncIterator[Harness]:
-    """The usual harness, the computer's pace quick (testing/computers.py)."""
-    async for h in quick_harness(request, server, make_app, fake_redis):
-        yield h
-
-
-@pytest.fixture
-async def quick_group(
-    request: pytest.FixtureRequest,
-    server: FakeTelegram,
-    make_app: AppFactory,
-    fake_redis: aioredis.Redis,
-) -> AsyncIterator[Harness]:
-    """Hands in the group (the bot's default), the computer's pace quick."""
-    make = functools.partial(make_app, hands="group")
-    async for h in quick_harness(request, server, make, fake_redis):
-        yield h
-
-
-@pytest.fixture
-async def quick_real(
-    request: pytest.FixtureRequest,
-    server: FakeTelegram,
-    make_app: AppFactory,
-    real_redis: aioredis.Redis,
-) -> AsyncIterator[Harness]:
-    """The computer's pace quick, on the real Redis."""
-    async for h in quick_harness(request, server, make_app, real_redis):
-        yield h

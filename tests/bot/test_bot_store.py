@@ -15,6 +15,7 @@ from bot.core import store as store_module
 from bot.core.keys import TABLE_SLOT, family_of, table_key, user_slot
 from bot.core.models import Lobby, Seat, Slot, Table
 from bot.core.store import LeaseLost, Snapshot, Store, Write
+from testing.clock import ManualClock
 from testing.settings import REDIS_URL
 
 KEY = table_key(-100123, None)
@@ -127,16 +128,19 @@ async def test_one_process_delivers_and_ends_on_the_newest_version(store: Store)
     assert third.lease
 
 
+@pytest.mark.parametrize(("by", "lease"), [("this process", True), ("another", False)])
 async def test_a_new_game_committed_while_the_old_one_is_delivered_starts_with_no_messages(
-    store: Store,
+    store: Store, by: str, lease: bool
 ) -> None:
-    """The same process starts a new game ("Play again") while its delivery of the old one
-    is out: that delivery's release goes round for the new game, saving none of the old
-    game's messages into it (a hand would be edited across games), but handing on what
-    the old game left to remove."""
+    """A process starts a new game ("Play again") while this one's delivery of the old one
+    is out: the delivery goes on (no second deliverer), and its release goes round for the
+    new game, saving none of the old game's messages into it (a hand would be edited
+    across games), but handing on what the old game left to remove."""
     first, _ = await store.transact(KEY, _add_seat)
     assert first.lease
-    fresh, _ = await store.transact(KEY, lambda s: (Write(_table(), fresh=True), None))
+    starts = store if by == "this process" else _other(store)
+    fresh, _ = await starts.transact(KEY, lambda s: (Write(_table(), fresh=True), None))
+    assert fresh.lease == lease  # the holder (this process) shows it
     old = {user_slot(7): Slot(id=1, version=1)}
     newer = await store.release(KEY, first.version, old, junk=[(7, 11, False, 0)])
     assert newer is not None and newer.version == fresh.version and newer.slots == {}
@@ -145,28 +149,15 @@ async def test_a_new_game_committed_while_the_old_one_is_delivered_starts_with_n
     assert (await store.load(KEY)).slots[user_slot(7)].id == 2  # its own are saved
 
 
-async def test_a_new_game_another_process_begins_leaves_the_delivery_to_its_holder(
-    store: Store,
-) -> None:
-    """Another process's "Play again" while this one delivers: the delivery goes on (no
-    second deliverer), and its release goes round for the new game."""
-    first, _ = await store.transact(KEY, _add_seat)
-    fresh, _ = await _other(store).transact(KEY, lambda s: (Write(_table(), fresh=True), None))
-    assert not fresh.lease  # the holder shows it
-    newer = await store.release(KEY, first.version, {user_slot(7): Slot(id=1, version=1)})
-    assert newer is not None and newer.version == fresh.version and newer.slots == {}
-
-
 async def test_a_release_after_another_took_the_lease_writes_nothing(store: Store) -> None:
     """A failover outlasts this holder's lease; another process takes the table, shows
     it and gives the lease back; this release, landing after, would put back the slots
     that the other's replaced (its new messages unknown to the table for good)."""
-    now = [store.clock()]
-    store.clock = lambda: now[0]
+    store.clock = clock = ManualClock(store.clock())
     other = _other(store)
     first, _ = await store.transact(KEY, _add_seat)
     assert first.lease
-    now[0] += store_module.LEASE_MS / 1000 + 0.1
+    clock.now += store_module.LEASE_MS / 1000 + 0.1
     taken = await other.claim(KEY)
     assert taken is not None
     await other.release(KEY, taken.version, {TABLE_SLOT: Slot(id=2, version=first.version)})
@@ -235,18 +226,17 @@ async def test_a_working_holder_keeps_its_lease_and_a_dead_ones_expires(
     store: Store, renewals: int
 ) -> None:
     """The commit's own lease (none renewed) and a renewed one each last LEASE_MS."""
-    now = [store.clock()]
-    store.clock = lambda: now[0]
+    store.clock = clock = ManualClock(store.clock())
     other = _other(store)
     await store.transact(KEY, _add_seat)
     assert await other.claim(KEY) is None
     for _ in range(renewals):  # far longer than one lease, renewed as the holder works
-        now[0] += store_module.RENEW_EVERY
+        clock.now += store_module.RENEW_EVERY
         await store.renew([KEY])
         assert await other.claim(KEY) is None
-    now[0] += store_module.LEASE_MS / 1000 - 0.1  # it died after its last renewal
+    clock.now += store_module.LEASE_MS / 1000 - 0.1  # it died after its last renewal
     assert await other.claim(KEY) is None  # not quite yet
-    now[0] += 0.2  # the next poll takes over
+    clock.now += 0.2  # the next poll takes over
     assert await _take_due(other) == [KEY]
     claimed = await other.claim(KEY)
     assert claimed is not None and claimed.lease and claimed.table is not None
@@ -258,18 +248,17 @@ async def test_a_due_table_taken_by_a_caller_that_fails_comes_due_again(store: S
     rather than leave the due set for good (no prompt then until someone taps). A table
     that is gone leaves it at its claim. A due table is handed to one caller only, and the
     read says when the bucket's next entry falls due."""
-    now = [store.clock()]
-    store.clock = lambda: now[0]
+    store.clock = clock = ManualClock(store.clock())
     other = _other(store)
     snap, _ = await store.transact(KEY, _add_seat)
-    await store.release(KEY, snap.version, {}, due=now[0])
+    await store.release(KEY, snap.version, {}, due=clock.now)
     assert await _take_due(store) == [KEY]  # ... and this process's claim fails
     assert await _take_due(other) == []  # taken: not handed to two callers
-    now[0] += store_module.LEASE_MS / 1000
+    clock.now += store_module.LEASE_MS / 1000
     assert await _take_due(other) == [KEY]  # due again
     await store.redis.delete(KEY)
     assert await other.claim(KEY) is None
-    now[0] += store_module.LEASE_MS / 1000
+    clock.now += store_module.LEASE_MS / 1000
     assert await _take_due(other) == []
     await store.redis.delete(family_of(KEY).due)  # the bucket holds this table alone
     await store.defer(KEY, 1e12)  # far in the future: nothing due, and when it falls due

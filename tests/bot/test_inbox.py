@@ -37,19 +37,6 @@ TOUCH_EVERY = inbox.touch_every(stream.CLAIM_IDLE_MS)  # at the default: once a 
 WITHIN = 5.0  # seconds for the worker to act on what it reads (it reads every 250 ms)
 
 
-def _kept(h: Harness) -> list[dict[str, Any]]:
-    """The updates the harness makes (a user's messages and taps), kept rather than
-    delivered: the test stores them in the stream itself."""
-    kept: list[dict[str, Any]] = []
-
-    async def keep(data: dict[str, Any], app: Any = None) -> None:
-        h.server.update_ids.add(data["update_id"])
-        kept.append(data)
-
-    h.deliver = keep  # type: ignore[method-assign]
-    return kept
-
-
 async def _help(h: Harness, kept: list[dict[str, Any]], user: FakeUser) -> dict[str, Any]:
     """/help in ``user``'s private chat, as Telegram would post it."""
     await h.private(user, "/help")
@@ -93,7 +80,8 @@ async def test_the_worker_reads_nothing_before_the_application_runs(
 ) -> None:
     h = Harness(server)
     ann = h.user("Ann")
-    await _store(fake_redis, await _help(h, _kept(h), ann))  # a backlog, left before a restart
+    # a backlog, left before a restart
+    await _store(fake_redis, await _help(h, h.keep_updates(), ann))
     app = build_application(
         settings(**WEBHOOK), fake_redis, request=FakeRequest(server), clock=clock
     )
@@ -118,7 +106,7 @@ async def test_a_taken_over_entry_removes_its_own_busy_claim_never_a_live_worker
     server: FakeTelegram, make_app: AppFactory, clock: Clock, fake_redis: aioredis.Redis
 ) -> None:
     h = Harness(server)
-    kept = _kept(h)
+    kept = h.keep_updates()
     ann, bob = h.user("Ann"), h.user("Bob")
     # Telegram sent Ann's /help twice: a live worker handles the first entry (its claim),
     # the second was left by a dead worker.
@@ -146,7 +134,7 @@ async def test_an_update_a_process_of_the_previous_version_stores_is_handled_onc
     """During an upgrade a process of the version before the 16 streams may still store
     updates in its one stream, ``ct:inbox``: this version's workers move them over."""
     h, fake_redis = harness, harness.redis
-    kept = _kept(h)
+    kept = h.keep_updates()
     ann = h.user("Ann")
     update = await _help(h, kept, ann)
     async with fake_redis.pipeline() as pipe:  # at once: the worker looks there any time
@@ -168,7 +156,7 @@ async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_o
     harness: Harness, clock: Clock
 ) -> None:
     h, fake_redis = harness, harness.redis
-    kept = _kept(h)
+    kept = h.keep_updates()
     ann = h.user("Ann")
     update = await _help(h, kept, ann)
     real_set = fake_redis.set
@@ -233,7 +221,7 @@ async def test_the_reader_reads_on_after_an_error_that_is_no_pause(
     # Its backoffs, 0.25 s and 0.5, are on the bot's clock, which cannot be moved on here:
     # the reader, woken, reads on real time (a blocking read) and is never asleep on it again.
     monkeypatch.setattr(inbox, "FIRST_BACKOFF", 0.01)
-    kept = _kept(h)
+    kept = h.keep_updates()
     ann = h.user("Ann")
     worker = inbox.worker_of(h.app)
     assert worker is not None and worker.reader is not None

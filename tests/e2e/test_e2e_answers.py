@@ -30,19 +30,16 @@ def calls_since(h: Harness, start: int) -> list[str]:
     return [c.method for c in h.server.calls[start:]]
 
 
-async def tap_first(h: Harness, top: Tabletop, user: FakeUser, action: Action) -> str:
+async def tap_first(h: Harness, top: Tabletop, user: FakeUser, action: Action) -> None:
     """Taps ``action`` once shown, checking that its answer is the first call it makes."""
     message = await top.shown(action)
     start = len(h.server.calls)
     await h.tap(user, message, is_action(action))
     query = h.delivered[-1]["callback_query"]["id"]
     first = h.server.calls[start]
-    assert (first.method, first.params.get("callback_query_id")) == (
-        "answerCallbackQuery",
-        query,
-    ), f"answered after {calls_since(h, start)}"
+    assert first.method == "answerCallbackQuery", f"answered after {calls_since(h, start)}"
+    assert first.params.get("callback_query_id") == query
     assert first.params.get("text") is None, "answered silently"
-    return str(query)
 
 
 async def redeliver(h: Harness) -> list[str]:

@@ -1,8 +1,6 @@
-"""Every script and transaction of the bot on a real Redis Cluster (three primaries of the
-stock ``redis-server --cluster-enabled yes``, started here): a cluster refuses a script or
-a MULTI whose keys are of two slots (CROSSSLOT), so each of these runs only because the
-keys that live together hash together (docs/redis.md). The old layout's commit is refused
-there, as it was; the bot itself plays whole games there."""
+"""Every script and transaction of the bot on a real Redis Cluster of three primaries: it
+refuses a script or a MULTI whose keys are of two slots (CROSSSLOT), so each runs only
+because the keys that live together hash together (docs/redis.md)."""
 
 from __future__ import annotations
 
@@ -51,14 +49,11 @@ async def client(cluster: int) -> AsyncIterator[RedisCluster]:
     await connect.close(found)  # type: ignore[arg-type]
 
 
-def _table(chat: int) -> Table:
-    seats = [Seat(user_id=u, name=f"p{u}") for u in (1, 2)]
-    return Table(game_id="ab12", chat_id=chat, lobby=Lobby(creator=1), kind="durak", seats=seats)
-
-
 def _write(chat: int) -> object:
     def decide(snap: Snapshot) -> tuple[Write, None]:
-        table = snap.table or _table(chat)
+        seats = [Seat(user_id=u, name=f"p{u}") for u in (1, 2)]
+        new = Table(game_id="ab12", chat_id=chat, lobby=Lobby(creator=1), kind="durak", seats=seats)
+        table = snap.table or new
         table.seats[0].name += "!"
         return Write(table, wake=2e9), None
 

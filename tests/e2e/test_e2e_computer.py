@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import random
 from typing import Any
 
@@ -11,17 +10,23 @@ import pytest
 
 from bot.core.callbacks import Action, deep_link
 from bot.core.keys import TURN_KEYS
-from bot.core.keys import table_key as store_key
 from bot.core.services import services
-from bot.screens.registry import GAMES
 from engine.games.durak.players import search
 from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser
 from testing.computers import DELAY, clock_of, finished, lobby_with_computers, play_people, until
 from testing.harness import Harness, stop_app
-from testing.tabletop import Tabletop, action_of, hidden_cards, leaks, opened, stored, table_key
+from testing.tabletop import (
+    Tabletop,
+    action_of,
+    hidden_cards,
+    leaks,
+    opened,
+    set_lobby,
+    stored,
+    table_key,
+)
 
-DURAK = GAMES["durak"]  # its name in a text is its variant's (the default settings here)
 # The restart test's pace: far longer than stopping a process takes, even on a loaded machine.
 RESTART_PACE = 5.0
 SLOW = pytest.mark.settings(computer_delay=0.4)  # a person can tap between computer moves
@@ -96,17 +101,10 @@ async def test_a_group_game_with_a_computer_seat(quick: Harness) -> None:
     assert answer.show_alert, "only the creator seats computers"
     await top.join(bob)
     await top.start(ann)
-    rng = random.Random(7)
     computer = computer_seats(await stored(h, top.group))[0]
-
-    async def nothing_leaked() -> None:
-        data = await stored(h, top.group)
-        secret = hidden_cards("durak", data["state"], None)
-        assert not leaks(top.table_message().text or "", secret)
-
-    await play_people(h, top, [ann, bob], rng)
-    await nothing_leaked()
+    await play_people(h, top, [ann, bob], random.Random(7))
     data = await stored(h, top.group)
+    assert not leaks(top.table_message().text or "", hidden_cards("durak", data["state"], None))
     assert data["phase"] == "finished"
     assert any(m["player"] == computer for m in data["played"]["moves"])
     # The computer's moves were narrated in the group like anyone's.
@@ -204,8 +202,7 @@ async def test_a_due_computer_move_survives_a_restart(harness: Harness, make_app
     assert not await moved_past(h, top, before)  # its time has not come
     await clock_of(h).advance(RESTART_PACE)
     await until(h, lambda: moved_past(h, top, before), timeout=1, what="the due computer move")
-    raw = json.loads(await h.redis.hget(store_key(ann.id, None), "d"))
-    assert raw["played"]["moves"][before]["player"] != 0
+    assert (await stored(h, top.group))["played"]["moves"][before]["player"] != 0
 
 
 def said_in_group(h: Harness, top: Tabletop) -> str:
@@ -220,10 +217,7 @@ async def someone_away(h: Harness, *, bob_blocks: bool = False) -> tuple[Tableto
     ann, bob = h.user("Ann"), h.user("Bob")
     top = await opened(h, ann, "durak")
     await top.join(bob)
-    key = store_key(top.group.id, None)
-    raw = json.loads(await h.redis.hget(key, "d"))
-    raw["lobby"]["settings"]["turn_time"] = 1  # the stored settings take any number of seconds
-    await h.redis.hset(key, "d", json.dumps(raw))
+    await set_lobby(h.redis, table_key(top.group), {"turn_time": 1})  # any, not just the buttons'
     bob.blocked = bob_blocks  # after joining: the deal finds his private chat closed
     await top.start(ann)
 
@@ -295,26 +289,6 @@ async def test_an_away_player_is_told_and_taps_im_back(harness: Harness) -> None
 
 
 @SLOW
-async def test_an_away_player_tapping_a_prompt_too_late_is_back_all_the_same(
-    harness: Harness,
-) -> None:
-    h = harness
-    top, user, away = await someone_away(h)
-
-    await until(h, lambda: top.prompt(user) is not None, timeout=8, what="his turn")
-    message = top.prompt(user)
-    assert message is not None
-    button = next(b for b in message.buttons if action_of(b) is Action.MOVE)
-    moves = await moves_made(h, top)
-
-    await until(h, lambda: moved_past(h, top, moves), 5, "the computer's move for him")
-    assert button.callback_data is not None
-    answer = await h.tap_data(user, user.id, message.message_id, button.callback_data)
-    assert answer.show_alert and answer.text  # that move is gone...
-    await is_back(h, top, away)  # ...but he tapped: he is back
-
-
-@SLOW
 async def test_my_cards_in_the_group_brings_an_away_player_back(harness: Harness) -> None:
     """Bob has blocked the bot: "My cards", his only tap on the game, counts as coming back."""
     h = harness
@@ -361,25 +335,15 @@ async def test_a_claimed_move_whose_claimant_died_is_played_later(
     data = await stored(h, top.group)
     computer = computer_seats(data)[0]
     if computer == 1:  # set-up goes A first: Ann sets up, then the computer is due
-        await play_people_until_computer(h, top, ann)
+        rng = random.Random(2)
+        while top.prompt(ann) is not None:
+            await top.step([ann], rng)
 
     await until(h, lambda: bool(claimed), timeout=5, what="a claim")
     before = await moves_made(h, top)
     monkeypatch.setattr(turns, "play_due", real)
 
     await until(h, lambda: moved_past(h, top, before), 5, "the move after the claim ran out")
-
-
-async def play_people_until_computer(h: Harness, top: Tabletop, user: Any) -> None:
-    """Taps the person's set-up until it is done (the computer is then to act)."""
-    rng = random.Random(2)
-    while top.prompt(user) is not None:
-        message = top.prompt(user)
-        assert message is not None
-        choices = [b for b in message.buttons if action_of(b) is Action.SETUP and b.text]
-        choices = [b for b in choices if not b.callback_data.endswith("r")]  # type: ignore[union-attr]
-        button = rng.choice(choices)
-        await h.tap(user, message, lambda b, button=button: b == button)
 
 
 @pytest.mark.redis
@@ -408,10 +372,8 @@ async def test_endgame_in_a_private_chat_stops_the_computers(quick: Harness) -> 
 async def test_nobody_else_sits_down_at_a_private_game_by_its_link(quick: Harness) -> None:
     h = quick
     ann, eve = h.user("Ann"), h.user("Eve")
-    await lobby_with_computers(h, ann, ann, "durak", 1)
-    key = store_key(ann.id, None)
-    game_id = json.loads(await h.redis.hget(key, "d"))["game_id"]
+    top = await lobby_with_computers(h, ann, ann, "durak", 1)
+    game_id = (await stored(h, top.group))["game_id"]
     await h.follow(eve, deep_link(BOT_USERNAME, ann.id, None, game_id))
-    seats = json.loads(await h.redis.hget(key, "d"))["seats"]
-    assert eve.id not in [s["user_id"] for s in seats]
+    assert eve.id not in [s["user_id"] for s in (await stored(h, top.group))["seats"]]
     assert "someone else's game" in (h.last(eve).text or "")

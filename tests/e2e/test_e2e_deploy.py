@@ -22,7 +22,7 @@ from bot.core.i18n import t
 from testing.botproc import SECRET, BotProcess, Bots, Forked, ProcHarness, forks_as_started
 from testing.chats import BOT_TOKEN, FakeUser
 from testing.fakegram import FakeTelegram
-from testing.fakeserver import FakeServer
+from testing.fakeserver import FakeServer, serving
 from testing.ownredis import OwnRedis
 from testing.tabletop import PASS, TAKE, Tabletop, playing, stored
 from testing.waits import side_by_side, until
@@ -35,13 +35,8 @@ CLAIM_IDLE_MS = "1500"  # the idle limit before a process's updates are taken ov
 @contextlib.asynccontextmanager
 async def slow_and_fast() -> AsyncIterator[tuple[FakeServer, FakeServer]]:
     """Two Bot API servers of one Telegram: one to hang a process's calls, one for its successor."""
-    telegram = FakeTelegram()
-    servers = FakeServer(telegram, delay=(0, 0)), FakeServer(telegram, delay=(0, 0))
-    await asyncio.gather(*(fake.start() for fake in servers))
-    try:
-        yield servers
-    finally:
-        await asyncio.gather(*(fake.stop() for fake in servers))
+    async with serving() as slow, serving(slow.telegram) as fast:
+        yield slow, fast
 
 
 def prompts(top: Tabletop, players: list[FakeUser]) -> dict[int, Any]:
@@ -103,8 +98,8 @@ def help_replies(telegram: FakeTelegram, user: FakeUser) -> int:
 def test_a_bot_is_forked_only_from_a_server_started_as_its_own_python_would_start(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A fork has what its server read at import and at Python's start: a process whose
-    environment sets either otherwise than the server's is started as a new Python."""
+    """A process whose environment differs from the fork server's in what it read at import
+    or at Python's start is started as a new Python."""
     Forked.server()  # started now, or before, in the tests' environment
     asked = dict(os.environ)
     monkeypatch.setenv("CARDTABLE_KEY_PREFIX", "elsewhere")  # after the server's start
@@ -126,6 +121,7 @@ async def test_json_logs_parse_line_by_line_name_the_update_and_never_show_a_sec
         await top.step(players, random.Random(1))
     await _garbage(bot.port, f"NOT HTTP {SECRET}\r\n\r\n".encode())  # uvicorn's to log
     text = await sigterm(bot)
+    assert [s.params["url"] for s in served.log if s.method == "setWebhook"] == [bot.hook]
     lines = [json.loads(line) for line in text.splitlines()]  # every line is one object
     assert any(x["logger"].startswith("uvicorn") for x in lines), text  # the HTTP server's too
     assert len(lines) > 20 and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
@@ -154,8 +150,7 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
     with redis.Redis.from_url(own_redis.url) as probe:
         await until(lambda: pending(probe) == 1, 5, "the worker did not take the update")
         await sigterm_in_time(first, GRACE)
-        # Before it exited it answered the tap and brought the players' messages up to
-        # date (deliveries included), and left nothing in the stream.
+        # Before it exited: the tap answered, the messages up to date, the stream empty.
         assert answer.answered and answer.text is None
         assert prompts(top, players) != before
         assert backlog(probe) == 0
@@ -163,8 +158,7 @@ async def test_sigterm_mid_game_finishes_the_tap_and_its_messages_and_the_next_p
     served.delay = (0.0, 0.0)
     h.serve_by(await bots.start(served.url, "second", **env))
     h.settling = True
-    # The game goes on to its end on the next process, by the shortest way (about 20 taps,
-    # not a football game's 35-40).
+    # The game goes on to its end on the next process, by the shortest way (about 20 taps).
     await top.play(players, rng, shun=PASS, prefer=TAKE)
     assert top.finished()
 
@@ -176,9 +170,8 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
     own_redis: OwnRedis, bots: Bots
 ) -> None:
     """A move committed, its process killed or stopped while Telegram hangs, before anyone
-    saw it: the next process gives the player to act working buttons within 3 s. Each
-    place of the hands and each way of stopping once, side by side (each waits on the
-    rate limits and on a dead process's lease), each on a database of its own."""
+    saw it: the next process gives the player to act working buttons within 3 s. Each place
+    of the hands and each way of stopping once, side by side, on databases of their own."""
     url = own_redis.database
     await side_by_side(
         private_sigterm=_restart_mid_move(url(1), bots, "private", False, "sigterm"),
@@ -188,8 +181,7 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
 
 
 async def _restart_mid_move(url: str, bots: Bots, hands: str, admin: bool, stop: str) -> None:
-    """One case of the test above: the stop is over before the next process starts, so
-    the two do not meet."""
+    """One case of the test above: the stop is over before the next process starts."""
     env = {"REDIS_URL": url, "SHUTDOWN_GRACE": "0", "HANDS": hands}
     env.update(RATE_LIMIT="true", TABLE_EDIT_INTERVAL="3")  # Telegram's limits, as deployed
     name = f"{hands}-{admin}-{stop}"
@@ -239,10 +231,9 @@ async def _moved_past(h: ProcHarness, top: Tabletop, version: int) -> bool:
 async def test_updates_a_worker_held_when_killed_or_out_of_grace_are_each_handled_once_next(
     own_redis: OwnRedis, bots: Bots
 ) -> None:
-    """A worker holds three updates while Telegram hangs, and is killed, or SIGTERMed with
-    a grace that runs out (it exits 0 in time all the same): none is lost, the next
-    process handles each once, and the gone worker leaves the group. Both side by side
-    (each waits for the idle limit before the takeover), each on a database of its own."""
+    """A worker holds three updates while Telegram hangs, and is killed, or SIGTERMed with a
+    grace that runs out (it exits 0 in time all the same): none is lost, the next process
+    handles each once, the gone worker leaves the group. Side by side, on databases of their own."""
     await side_by_side(
         kill=_taken_over(own_redis.database(1), bots, "kill"),
         sigterm=_taken_over(own_redis.database(2), bots, "sigterm"),
@@ -281,9 +272,8 @@ async def _taken_over(url: str, bots: Bots, stop: str) -> None:
             await h.settle()
             assert [help_replies(telegram, u) for u in users] == [1, 1, 1]  # each once
             assert backlog(probe) == 0
-            # The gone worker leaves the group (idle, nothing pending). Not "one consumer
-            # left": on Redis 7.0 the other, as idle once done, may leave too (back at its
-            # next update).
+            # The gone worker leaves the group. Not "one consumer left": on Redis 7.0 the
+            # other, idle once done, may leave too.
             await until(
                 lambda: dead not in consumers(probe),
                 TAKEN_OVER_WITHIN,

@@ -1,17 +1,7 @@
-"""Beyond one Redis: the bot on a Redis Cluster and behind Sentinel, and a failover in the
-middle of a game (issue 33).
-
-The servers are the test's own (testing/redis_servers.py: 3 primaries with a replica
-each; a primary, a replica and 3 Sentinels), on the run's ports (REDIS_TEST_PORTS), and
-skipped in one line where redis-server cannot run. The bot runs as ``python -m bot``
-processes in webhook mode (testing/botproc.py); the test posts each update as Telegram
-does, to one process after the other, and posts it again while a process answers 503
-(Telegram keeps an update it could not deliver).
-
-A failover is a pause: taps made meanwhile wait or are told that Redis is briefly away;
-the game goes on within seconds, from what the new primary holds, every accepted tap
-applied once.
-"""
+"""The bot on a Redis Cluster and behind Sentinel (the test's own servers:
+testing/redis_servers.py), and a failover mid-game (issue 33), which is a pause: the game
+goes on within seconds, every accepted tap applied once. The bot runs as webhook processes
+(testing/botproc.py), posted each update in turn, and again while it answers 503."""
 
 from __future__ import annotations
 
@@ -52,8 +42,7 @@ pytestmark.append(pytest.mark.skipif(bool(why := redis_servers.why_not()), reaso
 
 BACK_WITHIN = 10.0  # seconds from a failover until each table accepts taps again
 # Seconds from the Sentinels naming a new primary until the bot's writes are confirmed:
-# a question to them a second at most (bot.core.primary.ASK_EVERY), and a WAIT; 0.3-0.6 s
-# on a quiet machine, once 2.1 s in a full run. Without the bot's asking, 8 to 10 s.
+# 0.3-0.6 s on a quiet machine, once 2.1 s in a full run; without the bot's asking, 8-10 s.
 FOLLOWED_WITHIN = 4.0
 REPOSTED_FOR = 30.0  # seconds Telegram goes on posting an update the bot answered 503
 PROCESSES = 2
@@ -67,12 +56,8 @@ Where = Cluster | Sentinels
 
 @pytest.fixture(scope="module", autouse=True)
 def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Future[list[Cluster]]]:
-    """The module's cluster (testing.redis_servers.reused), formed in a thread while the
-    first case runs: a cluster takes 2 s to form, Redis' own wait; it is restored between
-    cases in a fraction of that. The first case is behind Sentinel, so that it does not
-    wait for it.
-    The bot processes' fork server (testing.botproc.Forked) starts now too: it imports
-    the bot meanwhile (a second or more), which the first game would wait for."""
+    """The module's cluster (2 s to form), formed in a thread while the first case (behind
+    Sentinel) runs; the bot processes' fork server (testing.botproc.Forked) starts now too."""
     Forked.server()
     made = [Cluster(tmp_path_factory.mktemp("cluster"))]
 
@@ -98,8 +83,7 @@ def cluster(tmp_path: Path, clusters: Future[list[Cluster]]) -> Iterator[Cluster
 
 @pytest.fixture(scope="module", autouse=True)
 def sentinel_sets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ahead[Sentinels]]:
-    """Each test's primary and replica behind Sentinel, started while the test before it
-    runs (the first while the module's first case runs)."""
+    """Each test's primary and replica behind Sentinel, started while the test before runs."""
     ahead = Ahead(tmp_path_factory.mktemp("sentinels"), Sentinels)
     yield ahead
     ahead.close()
@@ -127,12 +111,9 @@ def env_of(where: Where) -> dict[str, str]:
 async def test_behind_sentinel_writes_are_confirmed_again_soon_after_a_graceful_failover(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """With the Sentinels' default periods (as in production) the old primary goes on
-    taking writes for 8 to 10 s after a graceful SENTINEL FAILOVER, and no replica confirms
-    them. The bot asks the Sentinels when a write is unconfirmed and leaves the old primary
-    (bot.core.primary): writes from several tasks are confirmed again within
-    FOLLOWED_WITHIN of the Sentinels naming the new primary (before: 8 to 10 s), every
-    write confirmed is on it, and the switch is logged once."""
+    """With the Sentinels' default periods, the old primary takes unconfirmed writes for
+    8-10 s after a SENTINEL FAILOVER: the bot asks the Sentinels and leaves it
+    (bot.core.primary), so writes are confirmed again within FOLLOWED_WITHIN, on the new one."""
     caplog.set_level(logging.INFO, logger="bot.core.primary")
     with running(Sentinels(tmp_path / "sentinel", periods={})) as where:
         redis = connect.client(settings_of(where))
@@ -200,8 +181,7 @@ async def _checked(where: Where, redis: Any) -> str:
 
 
 async def _a_kill_is_a_pause(where: Where, redis: Any) -> None:
-    """The primary killed: the client meets pauses only, until Redis has found it dead
-    and its replica took over (within BACK_WITHIN)."""
+    """The primary killed: only pauses, until Redis's own failover (within BACK_WITHIN)."""
     key = "ct:{failover}:probe"
     await redis.set(key, 0)
     await asyncio.to_thread(where.wait_ok)
@@ -228,10 +208,9 @@ async def _restored(where: Where, processes: list[BotProcess] | None = None) -> 
 
 
 async def test_a_pollers_read_across_a_dead_node_leaves_other_commands_be(cluster: Cluster) -> None:
-    """A poller reads its 16 buckets beside a blocking command on a live node, through
-    the same client, just after the primary of one bucket died: the blocking command ends
-    as it would have (before: a cluster's pipeline closed the whole client to retry, and
-    the command failed with a broken connection: bot.core.polls.read_buckets)."""
+    """A poller's read just after one bucket's primary died leaves a blocking command on a
+    live node, same client, to end as it would have (bot.core.polls.read_buckets; before: the
+    cluster's pipeline closed the whole client to retry)."""
     dead = cluster.primary_for(DUE_KEYS[0])
     live = next(k for k in DUE_KEYS if cluster.primary_for(k) != dead).replace(":due", ":probe")
     blocked = cluster.servers[cluster.primary_for(live)].client()
@@ -251,8 +230,7 @@ async def test_a_pollers_read_across_a_dead_node_leaves_other_commands_be(cluste
 
 
 class _Writes:
-    """Tasks that each add members to a set through Replicas, one after the other; the
-    members confirmed, and when."""
+    """Tasks that each add members to a set through Replicas: the members confirmed, and when."""
 
     KEY = "ct:{failover}:members"
 
@@ -262,11 +240,8 @@ class _Writes:
         self.stopping = False
 
     async def run(self, task: int) -> None:
-        """Writes until stopping, not only until cancelled: the cancel may be lost.
-
-        Python 3.11's ``asyncio.wait_for``, which redis-py sends each command through,
-        drops a cancel that comes just as the send completes: the task wrote on for ever,
-        and the test hung until its timeout (under load, once in a few runs)."""
+        """Writes until stopping: Python 3.11's ``asyncio.wait_for`` (in redis-py's send)
+        drops a cancel that comes as the send completes, and the task wrote on for ever."""
         for n in itertools.count():
             if self.stopping:
                 return
@@ -296,8 +271,7 @@ class _Writes:
 
 
 class Telegram(ProcHarness):
-    """Posts each update to the next bot process in turn, and posts it again while the
-    process answers 503, as Telegram does (see the module docstring)."""
+    """Posts each update to the next bot process in turn, and again while it answers 503."""
 
     def __init__(self, telegram: FakeTelegram, bots: list[BotProcess]) -> None:
         super().__init__(telegram, bots[0])
@@ -318,10 +292,8 @@ class Telegram(ProcHarness):
         await self.settle(query["id"] if query else None)
 
     async def settle(self, query_id: str | None = None) -> None:
-        """Until the tap is answered and every process is done, not only the one posted
-        to: the table's delivery may be the other's (a commit made while it holds the lease
-        sends it round again), and its round (a finished game counted first) may come after
-        a lull in the Bot API calls; read before it, the screen would not show the end."""
+        """Until the tap is answered and every process is done: the table's delivery may be
+        the other's (it holds the lease), and come after a lull in the Bot API calls."""
         await self._settled(query_id)
         posted_to = self.bot
         for bot in self.bots:
@@ -345,8 +317,7 @@ class Telegram(ProcHarness):
 
 
 class Game:
-    """A durak game of two at a table, played tap by tap by whoever is to act; every
-    accepted tap counted."""
+    """A durak game of two, played tap by tap by whoever is to act; accepted taps counted."""
 
     def __init__(self, h: Telegram, seed: int) -> None:
         self.h = h
@@ -398,10 +369,6 @@ class Game:
             for m in self.h.screen(chat)
         ]
 
-    async def until_accepted(self) -> None:
-        while (await self.tap()).text is not None:
-            pass
-
     async def moves(self) -> int:
         return len((await stored(self.h, self.top.group))["played"]["moves"])
 
@@ -419,11 +386,8 @@ async def _moved(where: Where, key: str, was: int) -> bool:
 
 
 def _fail_over(how: str, where: Where, key: str) -> None:
-    """The primary that holds ``key`` goes: killed (-9), or handed over gracefully. A
-    killed one's replica is told to take over at once, as an operator would: the bot meets
-    the same (a dead primary, its slots or the Sentinels' master on the replica), 1.5 to
-    2.5 s sooner than once Redis has found it dead and elected the replica (the first
-    test waits for that)."""
+    """The primary that holds ``key`` killed (-9), or handed over gracefully. A killed one's
+    replica takes over at once, as an operator would have it: 1.5-2.5 s sooner than Redis."""
     if isinstance(where, Sentinels):
         if how == "kill":
             where.kill(where.primary())
@@ -436,9 +400,8 @@ def _fail_over(how: str, where: Where, key: str) -> None:
 
 
 async def _a_game_across_a_failover(h: Telegram, where: Where, how: str, seed: int) -> None:
-    """A game with a failover after a few moves: each tap accepted is applied once; the
-    table accepts taps again, on another primary, within BACK_WITHIN of the failover; the
-    game ends."""
+    """A game with a failover after a few moves: the table accepts taps again, on another
+    primary, within BACK_WITHIN; each accepted tap is applied once; the game ends."""
     game = Game(h, seed)
     await game.start()
     for _ in range(6):
@@ -451,7 +414,8 @@ async def _a_game_across_a_failover(h: Telegram, where: Where, how: str, seed: i
     else:
         await asyncio.to_thread(_fail_over, how, where, key)
     failed_over = time.monotonic()
-    await game.until_accepted()
+    while (await game.tap()).text is not None:
+        pass
     back = time.monotonic() - failed_over
     assert back < BACK_WITHIN, f"the table accepted a tap {back:.1f} s after the failover"
     # (a graceful handover may come after a tap the old primary took)
@@ -459,10 +423,8 @@ async def _a_game_across_a_failover(h: Telegram, where: Where, how: str, seed: i
     await until(
         lambda: _moved(where, key, was), left, f"{was} still holds the table", ignoring=PAUSES
     )
-    # The game is over sooner so: the defender takes whenever he may, the attacker passes
-    # only when he has no card to throw in (24 cards): 23 moves in median (20-26, 10th-90th
-    # percentile, of 1,000 deals played through the engine so), 36 (26-61) with takes
-    # shunned instead. Before and across the failover the play is random.
+    # The shortest way to the end (random until here): the defender takes, the attacker
+    # passes only when he must; 23 moves in median on 24 cards, 36 with takes shunned.
     game.shun, game.prefer = PASS, TAKE
     for _ in range(200):
         if game.top.finished():
@@ -473,13 +435,9 @@ async def _a_game_across_a_failover(h: Telegram, where: Where, how: str, seed: i
 
 
 async def _held_back_then_killed(game: Game, where: Where, key: str) -> None:
-    """The table's replica hears nothing for a few taps, and the primary is killed (-9).
-    Meanwhile no tap is confirmed by a replica: each is answered "not confirmed yet" (or,
-    its update not confirmed either, Telegram is answered 503 and posts it again: after the
-    failover it is handled once), and nothing of them is shown. The taps after the first
-    are refused (an earlier position, not his turn): the bot reads the table the
-    unconfirmed tap moved on. Nothing is accepted; the failover drops that move, and the
-    prompt still shown is good again."""
+    """The table's replica hears nothing for a few taps, then the primary is killed (-9).
+    None of them is accepted or shown: the first is answered "not confirmed yet" (or 503:
+    Telegram posts it again, handled once after the failover), later ones are refused."""
     if isinstance(where, Cluster):
         await asyncio.to_thread(where.hold_back, where.replica_of(where.primary_for(key)))
     else:
@@ -506,21 +464,18 @@ async def _held_back_then_killed(game: Game, where: Where, key: str) -> None:
         await tap  # handled by the new primary, once
 
 
-# No case of a plain kill: "held-back" is one, after taps no replica confirmed, and makes
-# every assertion a kill of a primary with its replica in step would.
+# No plain kill: "held-back" is one, after unconfirmed taps, and asserts all it would.
 @pytest.mark.parametrize("how", ["graceful", "held-back"])
 async def test_a_game_of_several_processes_goes_on_across_a_failover(
     cluster: Cluster, sentinels: Sentinels, bots: Bots, how: str
 ) -> None:
-    """A game on the cluster and one behind Sentinel, side by side, each with its own bot
-    processes and Bot API: on the cluster the primary that holds the table's slot goes
-    (the other primaries stay); behind Sentinel, the primary."""
+    """A game on the cluster (the table's primary goes) and one behind Sentinel, side by
+    side, each with its own bot processes and Bot API."""
     await side_by_side(cluster=_played(cluster, bots, how), sentinel=_played(sentinels, bots, how))
 
 
 async def _played(where: Where, bots: Bots, how: str) -> None:
-    """A game across a failover (_a_game_across_a_failover) on bot processes of its own
-    (their logs named after the mode), which said the mode at start, and no traceback."""
+    """A game across a failover on processes of its own, which said the mode, no traceback."""
     env, name = env_of(where), type(where).__name__.lower()
     async with serving() as api:
         processes = await asyncio.gather(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
 from typing import Any
 
@@ -17,12 +16,11 @@ from bot.core.services import services
 from bot.screens import views
 from testing.botproc import Bots
 from testing.chats import BOT_USERNAME, FakeMessage, FakeUser
-from testing.clock import Clock
 from testing.fakeinline import Shown
 from testing.fakeserver import FakeServer
 from testing.harness import Chat, Harness
 from testing.ownredis import OwnRedis
-from testing.tabletop import PASS, TAKE, set_lobby
+from testing.tabletop import PASS, TAKE, later, set_lobby
 from testing.webapp import bearer, client, token
 
 HAND = plain("en", "btn.inline_hand")
@@ -37,16 +35,6 @@ async def post_game(h: Harness, creator: FakeUser, chat: Chat, game: str) -> Fak
     """``creator`` types @bot in ``chat`` and picks ``game``: its table, posted there."""
     seen = await h.inline(creator, chat, "")
     return await h.pick(creator, seen, titled(plain(creator.language_code or "en", game)))
-
-
-async def later(h: Harness, seconds: float) -> None:
-    """Time passes on the bot's clock (a bot process's, on real time: a quarter second)."""
-    if not h.apps:
-        await asyncio.sleep(0.25)
-        return
-    clock = services(h.app).clock
-    assert isinstance(clock, Clock)
-    await clock.advance(seconds)
 
 
 def moves(seen: Shown) -> list[dict[str, Any]]:
@@ -182,14 +170,6 @@ async def stored(h: Harness, table: FakeMessage) -> Table:
     return found
 
 
-async def on_24_cards(server: OwnRedis, table: FakeMessage) -> None:
-    """The lobby of ``table`` set to the 24-card deck (a write costs no taps)."""
-    assert table.inline_message_id is not None
-    key = table_key(INLINE_CHAT, inline_number(table.inline_message_id))
-    async with aioredis.Redis.from_url(server.url) as redis:
-        await set_lobby(redis, key, {"deck_size": 24})
-
-
 async def football_for_two(h: Harness) -> tuple[FakeUser, FakeUser, Chat, FakeMessage]:
     """Ann posts football in her private chat with Bob, Bob joins, Ann starts."""
     ann, bob = h.user("Ann"), h.user("Bob")
@@ -259,7 +239,10 @@ async def test_a_process_killed_mid_game_and_the_game_goes_on(
     chat = h.dialog(ann, bob)
     table = await post_game(h, ann, chat, "game.durak")
     await h.tap(bob, table, plain("en", "btn.join"))
-    await on_24_cards(own_redis, table)  # a short game
+    assert table.inline_message_id is not None
+    key = table_key(INLINE_CHAT, inline_number(table.inline_message_id))
+    async with aioredis.Redis.from_url(own_redis.url) as redis:  # a short game, set untapped
+        await set_lobby(redis, key, {"deck_size": 24})
     await h.tap(ann, table, plain("en", "btn.start"))
     for user in (ann, bob):  # the lead, on the first process
         if moves(seen := await h.switch(user, table, HAND)):
@@ -309,15 +292,14 @@ async def test_a_turn_that_waits_rings_its_player_once_and_he_can_stop_that(
 async def test_the_table_opens_the_mini_app_by_its_direct_link(harness: Harness) -> None:
     h = harness
     table, actor, _, _ = await in_play(h)
+    param = views.hand_query(await stored(h, table))
     opens = [b for b in table.buttons if b.text == plain("en", "webapp.open")]
-    assert [b.url for b in opens] == [
-        f"https://t.me/{BOT_USERNAME}/table?startapp={views.hand_query(await stored(h, table))}"
-    ]  # a url button: Telegram takes no web_app button in a message sent via the bot
+    # a url button: Telegram takes no web_app button in a message sent via the bot
+    assert [b.url for b in opens] == [f"https://t.me/{BOT_USERNAME}/table?startapp={param}"]
     await later(h, 11)
     reminder = next(m for m in h.screen(actor.id) if m.from_bot)
     assert any(b.web_app is not None for b in reminder.buttons)  # his private chat: the app
     # the page shows each his own seat, a stranger the public view
-    param = views.hand_query(await stored(h, table))
     seated = (await stored(h, table)).seat_of(actor.id)
     async with client(h) as c:
         for user, seat in ((actor, seated), (h.user("Eve"), None)):

@@ -55,11 +55,15 @@ async def test_an_outsider_cannot_join_with_the_button_or_a_forwarded_link(
     assert seated(await stored(h, top.group), shy)
 
 
-async def test_membership_is_asked_once_a_minute(harness: Harness) -> None:
-    """A member who joins, leaves and joins again is looked up once; an outsider every time."""
+async def test_membership_is_asked_once_a_minute_and_again_when_telegram_cannot_say(
+    harness: Harness,
+) -> None:
+    """A member who joins, leaves and joins again is looked up once; an outsider every time;
+    the creator not at all; a join Telegram cannot check is to be tried again."""
     h = harness
-    top, _ = await lobby(h)
-    bob, eve = h.user("Bob"), h.user("Eve")
+    top, ann = await lobby(h)
+    assert member_checks(h, ann) == 0, "the creator opened the table from the group"
+    bob, cid, eve = h.user("Bob"), h.user("Cid"), h.user("Eve")
     top.group.outsiders.add(eve.id)
     for _ in range(2):
         assert (await top.join(bob)).text is None
@@ -69,6 +73,11 @@ async def test_membership_is_asked_once_a_minute(harness: Harness) -> None:
     top.group.outsiders.discard(eve.id)  # she joins the group
     assert (await top.join(eve)).text is None
     assert seated(await stored(h, top.group), eve)
+    h.server.inject("getChatMember", 502, "Bad Gateway")
+    assert (await top.join(cid)).text == t("en", "common.try_again")
+    assert not seated(await stored(h, top.group), cid)
+    assert (await top.join(cid)).text is None
+    assert seated(await stored(h, top.group), cid)
 
 
 async def test_a_join_tap_in_a_private_group_asks_telegram_nothing(harness: Harness) -> None:
@@ -127,16 +136,3 @@ async def test_the_bot_removed_from_a_group_without_a_game_tells_nobody(
     await h.remove_bot(group, ann)
     assert not await h.redis.exists(table_key(group))
     assert [m for m in h.screen(ann) if m.from_bot] == []
-
-
-async def test_a_join_telegram_cannot_check_is_to_be_tried_again(harness: Harness) -> None:
-    h = harness
-    top, ann = await lobby(h)
-    assert member_checks(h, ann) == 0, "the creator opened the table from the group"
-    bob = h.user("Bob")
-    h.server.inject("getChatMember", 502, "Bad Gateway")
-    answer = await top.join(bob)
-    assert answer.text == t("en", "common.try_again")
-    assert not seated(await stored(h, top.group), bob)
-    assert (await top.join(bob)).text is None
-    assert seated(await stored(h, top.group), bob)

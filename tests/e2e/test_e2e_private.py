@@ -38,9 +38,7 @@ async def test_people_who_never_opened_the_bot_join_by_the_deep_link(harness: Ha
     h = harness
     ann = h.user("Ann", started=False)
     bob = h.user("Bob", started=False, language_code="ru")
-    top = Tabletop(h, h.group())
-    await h.command(ann, top.group, "/newgame")
-    await top.tap_group(ann, Action.PICK, "d")
+    top = await opened(h, ann, "durak")
     assert t("en", "join.need_private") in (top.table_message().text or ""), "she is told"
     assert (await stored(h, top.group))["seats"] == []
     url = deep_link(top)

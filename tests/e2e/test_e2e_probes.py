@@ -29,7 +29,7 @@ def normalised(text: str, named: list[str]) -> str:
 def position_prefix(top: Tabletop, players: list[FakeUser], data: dict[str, Any]) -> str:
     """The position stamp before the token on a button offered now: forged taps carry it."""
     game = registry.spec(data["kind"]).game.from_json(data["state"])
-    for seat, user in enumerate(players):
+    for seat, user in enumerate(players_in_seats(players, data)):
         prompt = top.prompt(user)
         for button in prompt.buttons if prompt is not None else []:
             arg = decode(button.callback_data).arg
@@ -49,7 +49,7 @@ async def probe(
     h = top.h
     data = await stored(h, top.group)
     hidden = hidden_cards(data["kind"], data["state"], seat)
-    prompt = [m for m in h.screen(user) if m.from_bot][-1]
+    prompt = h.last(user)
     # Per kind of token (attack, throw, beat, dummy's...): the alert's wording classes.
     by_class: dict[str, set[str]] = {}
     for token, named in tokens.items():
@@ -97,12 +97,12 @@ async def test_forged_durak_moves_reveal_no_hidden_card(
     # a bout beaten off (two cards discarded); the positions between them were alike.
     for position in range(6):
         data = await stored(h, top.group)
-        for seat, seated in enumerate(data["seats"] if position in (0, 3, 4, 5) else []):
-            user = next(u for u in players if u.id == seated["user_id"])
+        probed = players_in_seats(players, data) if position in (0, 3, 4, 5) else []
+        for seat, user in enumerate(probed):
             view = Durak.from_json(data["state"]).view(seat)
             mine = set(view.hand) | set(view.dummy_hand or [])
             on_table = [a for a, d in view.table if d is None]
-            prefix = position_prefix(top, players_in_seats(players, data), data)
+            prefix = position_prefix(top, players, data)
             await probe(top, user, seat, durak_tokens(mine, on_table), prefix)
         for _ in range(rng.randrange(1, 4)):
             if not top.finished():
@@ -116,11 +116,10 @@ async def test_forged_football_moves_reveal_no_hidden_card(harness: Harness) -> 
     tokens = {f"{kind}{col}": [] for kind in "ea" for col in range(4)}
     for _ in range(25):
         data = await stored(h, top.group)
-        for seat, seated in enumerate(data["seats"]):
-            user = next(u for u in players if u.id == seated["user_id"])
+        for seat, user in enumerate(players_in_seats(players, data)):
             prompt = top.prompt(user)
             offered = {decode(b.callback_data).arg for b in prompt.buttons} if prompt else set()
-            prefix = position_prefix(top, players_in_seats(players, data), data)
+            prefix = position_prefix(top, players, data)
             forged = {t: n for t, n in tokens.items() if prefix + t not in offered}
             await probe(top, user, seat, forged, prefix)
         await top.step(players, rng)

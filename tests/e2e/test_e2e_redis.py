@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from bot.app import DUE_POLL
 from bot.core.callbacks import Action, decode
 from bot.core.services import services
 from bot.core.store import LEASE_MS
@@ -19,6 +18,7 @@ from engine import cards, records, registry
 from engine.games.durak.game import Durak
 from testing.chats import BOT_USERNAME, FakeUser
 from testing.clock import Clock
+from testing.computers import until
 from testing.fakegram import FakeTelegram
 from testing.harness import AppFactory, Harness, settle, stop_app
 from testing.html import parse_html
@@ -76,16 +76,14 @@ async def test_two_processes_apply_a_double_tap_once(
         assert all(a.answered for a in answers)
         assert all(a.show_alert for a in refused)
         # No lost and no doubled move: one move per accepted tap, one version per move.
-        new_moves = after["played"]["moves"][len(before["played"]["moves"]) :]
-        assert (
-            after["played"]["moves"][: len(before["played"]["moves"])] == before["played"]["moves"]
-        )
+        moves = before["played"]["moves"]
+        new_moves = after["played"]["moves"][len(moves) :]
+        assert after["played"]["moves"][: len(moves)] == moves
         assert len(new_moves) == len(applied) >= 1
         assert after["version"] == before["version"] + len(applied)
         if same_button:
             assert len(applied) == 1, "the same move twice at once is applied once"
-        # Each move made is one of the two tapped (a button's argument is the engine's
-        # move token, after a 3-character position stamp).
+        # Each move made is one of the two tapped (an argument: a 3-character stamp, a move token).
         game = Durak.from_json(before["state"])
         tapped = [decode(b.callback_data).arg for b in (one, other)]
         for move in new_moves:
@@ -113,8 +111,7 @@ async def test_a_new_process_carries_on_a_game(
         await top.step(players, rng)
         await watch.check()
     before = await stored(h, top.group)
-    old = h.apps.pop()
-    await stop_app(old)
+    await stop_app(h.apps.pop())
     h.apps.append(await make_app(real_redis))
     assert await stored(h, top.group) == before
     await top.play(players, rng, after_each=watch.check)
@@ -223,7 +220,7 @@ async def test_play_again_while_another_process_delivers_gets_a_new_group_messag
     result = top.table_message()
     said = result.text
     # The second process is delivering the table (it holds the lease) when Play again is
-    # tapped through the first, which therefore leaves the delivery to it.
+    # tapped through the first, which leaves the delivery to it.
     held = await services(second).store.claim(table_key(top.group))
     assert held is not None
     assert (await top.tap_group(players[0], Action.AGAIN)).text is None
@@ -294,19 +291,10 @@ async def test_a_group_edit_deferred_before_a_restart_still_happens(
     await top.step(players, rng)  # within the interval: left for later
     data = await stored(h, top.group)
     assert top.table_message().text != rendered(data, None)
-    old = h.apps.pop()
-    await stop_app(old)
+    await stop_app(h.apps.pop())
     h.apps.append(await make_app(real_redis, table_edit_interval=1.0))
     await clock.advance(1.0)
-    await until(clock, lambda: top.table_message().text == rendered(data, None), "the newest move")
-
-
-async def until(clock: Clock, check: Callable[[], bool], what: str, seconds: float = 2.0) -> None:
-    """Lets ``seconds`` pass for the bot, a poll at a time, until ``check`` holds."""
-    end = clock() + seconds
-    while not check() and clock() < end:
-        await clock.advance(DUE_POLL)
-    assert check(), what
+    await until(h, lambda: top.table_message().text == rendered(data, None), 2.0, "the newest move")
 
 
 @pytest.mark.telegram_complaints  # the dead process never answers the tap
@@ -336,7 +324,7 @@ async def test_a_process_that_dies_holding_delivery_work_holds_nothing_for_long(
         await clock.advance(0.3)
         assert top.prompt(waiting) is None  # the lease is still the dead process's
         await clock.advance(LEASE_MS / 1000)  # it runs out: the live process's poll takes over
-        await until(clock, lambda: top.prompt(waiting) is not None, "the next player's prompt")
+        await until(h, lambda: top.prompt(waiting) is not None, 2.0, "the next player's prompt")
     finally:
         dying.cancel()
         frozen.set()  # let the dead process's jobs end, so that it can be stopped

@@ -231,8 +231,7 @@ async def test_a_game_in_a_forum_topic_counts_for_its_group(harness: Harness) ->
     group = h.group(creator=ann, forum=True)
     topic = h.topic(group, "Durak")
     top = Tabletop(h, group, topic)
-    await top.setup_game("durak", [ann, bob], settings=SHORT)
-    await top.play([ann, bob], random.Random(5), shun=PASS, prefer=TAKE)
+    await play_series(top, [ann, bob], "durak", 1, SHORT, shun=PASS, prefer=TAKE)
     for user in (ann, bob):
         assert (await Standings(h.redis, 60).in_group(group.id, user.id))["durak"].n == 1
     await h.tap(bob, top.table_message(), is_action(Action.STANDINGS))

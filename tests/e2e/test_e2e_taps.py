@@ -49,8 +49,8 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
 ) -> None:
     """Garbage data, a move out of turn or by a stranger, a hand's button tapped in the group
     (honoured only in his own chat), an illegal or malformed move, a Record mid-game (it
-    would show every hand), a stranger's My cards; football's malformed move and a move
-    of another game."""
+    would show every hand), a stranger's My cards, a Join of this table on another group's
+    lobby; football's malformed move and a move of another game."""
     h = harness
     top, players, who, message, first = await prompted(h)
     cb = decode(first)
@@ -74,6 +74,12 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
     for tap in taps:
         await unchanged(top, h.tap_data(*tap))
     assert not [m for m in h.screen(top.group) if m.document is not None]
+    # This table's address, tapped on another group's lobby message.
+    other = await opened(h, players[0], "durak", h.group("Elsewhere", creator=players[0]))
+    lobby = other.table_message()
+    join = decode(h.find(lobby, is_action(Action.JOIN)).callback_data)
+    forged = encode(Callback(top.group.id, None, join.game_id, Action.JOIN))
+    await unchanged(top, h.tap_data(players[1], other.group.id, lobby.message_id, forged))
     # Football reads its own move tokens: a malformed one, and a move of another game.
     top, players = await game_for(h, "football")
     rng = random.Random(2)
@@ -98,19 +104,6 @@ async def test_a_tap_from_a_finished_game_is_stale(harness: Harness) -> None:
     # The old game's button, replayed on the new game: refused.
     hand = [m for m in h.screen(who) if m.from_bot][-1]
     await unchanged(top, h.tap_data(who, who.id, hand.message_id, old))
-
-
-async def test_a_tap_on_another_groups_table_changes_nothing(harness: Harness) -> None:
-    h = harness
-    top, players = await game_for(h, "durak")
-    other_group = h.group("Elsewhere", creator=players[0])
-    other = await opened(h, players[0], "durak", other_group)
-    lobby = other.table_message()
-    join = h.find(lobby, is_action(Action.JOIN))
-    cb = decode(join.callback_data)
-    # The first table's address, tapped on the second group's lobby message.
-    forged = encode(Callback(top.group.id, None, cb.game_id, Action.JOIN))
-    await unchanged(top, h.tap_data(players[1], other_group.id, lobby.message_id, forged))
 
 
 async def test_an_ended_lobby_takes_no_more_taps(harness: Harness) -> None:

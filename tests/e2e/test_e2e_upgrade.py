@@ -12,39 +12,38 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from bot.core.callbacks import decode
 from bot.core.services import services
 from bot.core.store import MOVED
-from testing.chats import FakeUser
 from testing.harness import Harness
 from testing.tabletop import PASS, TAKE, Tabletop, opened, playing, stored, table_key
 
 
-async def game_in_a_basic_group(h: Harness, moves: int) -> tuple[Tabletop, list[FakeUser]]:
-    players = [h.user("Ann"), h.user("Bob"), h.user("Cat", language_code="ru")]
-    top = await playing(h, "durak", players, group=h.group(kind="group", creator=players[0]))
-    rng = random.Random(3)
-    for _ in range(moves):
-        await top.step(players, rng)
-    return top, players
-
-
 @pytest.mark.parametrize(
-    "notices",
+    "how",
     [
-        pytest.param(True, id="service messages"),
+        pytest.param("notices", id="service messages"),
         # Telegram's refusal of the old chat id is how the bot learns of it here.
-        pytest.param(False, id="refusal only", marks=pytest.mark.telegram_complaints),
+        pytest.param("refusal", id="refusal only", marks=pytest.mark.telegram_complaints),
+        # A table moved by a process that died before rewriting its chat id: the next notice does.
+        pytest.param("cut short", id="cut short, finished by the next notice"),
     ],
 )
 async def test_the_game_follows_its_group_into_the_supergroup(
-    harness: Harness, deals: Callable[[int], None], notices: bool
+    harness: Harness, deals: Callable[[int], None], how: str
 ) -> None:
     h = harness
     deals(2)  # among the shorter three-player games of seeds 1-8, the same at every run
-    top, players = await game_in_a_basic_group(h, 5)
+    players = [h.user("Ann"), h.user("Bob"), h.user("Cat", language_code="ru")]
+    top = await playing(h, "durak", players, group=h.group(kind="group", creator=players[0]))
+    rng = random.Random(3)
+    for _ in range(5):
+        await top.step(players, rng)
     old = top.group
     before = await stored(h, old)
-    new = await h.upgrade(old, notices=notices)
-    if not notices:  # the next move's group edit is refused; that moves the table
+    new = await h.upgrade(old, notices=how == "notices")
+    if how == "refusal":  # the next move's group edit is refused; that moves the table
         await top.step(players, random.Random(4))
+    elif how == "cut short":
+        assert await services(h.app).store.move(table_key(old), table_key(new)) == MOVED
+        await h.upgrade_notice(old, new, "from")
     top.group = new
     assert await stored(h, old) == {}
     after = await stored(h, top.group)
@@ -73,23 +72,6 @@ async def test_a_lobby_follows_its_group_and_can_still_be_joined(harness: Harnes
     assert [s["user_id"] for s in (await stored(h, top.group))["seats"]] == [ann.id, bob.id]
     await top.start(ann)
     await top.play([ann, bob], random.Random(6))
-
-
-async def test_an_upgrade_cut_short_is_finished_by_the_next_notice(
-    harness: Harness, deals: Callable[[int], None]
-) -> None:
-    """A table moved by a process that died before rewriting its chat id: the next notice does."""
-    h = harness
-    deals(2)  # among the shorter three-player games of seeds 1-8, the same at every run
-    top, players = await game_in_a_basic_group(h, 3)
-    old = top.group
-    new = await h.upgrade(old, notices=False)
-    store = services(h.app).store
-    assert await store.move(table_key(old), table_key(new)) == MOVED
-    await h.upgrade_notice(old, new, "from")
-    top.group = new
-    assert (await stored(h, new))["chat_id"] == new.id
-    await top.play(players, random.Random(7))
 
 
 @pytest.mark.telegram_complaints  # Bob's closed private chat

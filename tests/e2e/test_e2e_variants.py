@@ -27,7 +27,6 @@ class Seen:
     """What the players were shown while a game was played."""
 
     def __init__(self) -> None:
-        self.transfers_offered = 0
         self.transfers_made = 0
         self.several_unbeaten = 0  # prompts offering beats on more than one attack card
 
@@ -65,8 +64,6 @@ async def play_watched(top: Tabletop, players: list[FakeUser], seed: int) -> See
         transfers = [b for b in buttons if b.text.startswith(TRANSFER)]
         covered = {b.text.split(" on ")[1] for b in buttons if " on " in b.text}
         seen.several_unbeaten += len(covered) > 1
-        if transfers:
-            seen.transfers_offered += 1
         pick = rng.choice(transfers if transfers and rng.random() < 0.7 else buttons)
         if pick in transfers and not seen.transfers_made:
             await narrated_transfer(top, players, user, message, pick)

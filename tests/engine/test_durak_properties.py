@@ -162,13 +162,10 @@ def _transfers(state: dict[str, Any], table: list[Any], hand: list[str]) -> list
     return [c for c in hand if cards.rank(cards.parse(c)) == rank]
 
 
-def _check_bout_start(game: Durak, events: list[Any], discarded: bool) -> None:
-    """At a bout's start or a transfer: the limit (six, or five before the first discard
-    with five_before_discard, never more than the defender holds) and who may throw in
-    (everyone, or the defender's two neighbours, §13)."""
-    kinds = [e.kind for e in events]
-    if "finished" in kinds or not ({"bout", "transfer"} & set(kinds)):
-        return
+def _check_bout_start(game: Durak, discarded: bool) -> None:
+    """At a bout's start (the deal's first one too) or a transfer: the limit (six, or five
+    before the first discard with five_before_discard, never more than the defender holds)
+    and who may throw in (everyone, or the defender's two neighbours, §13)."""
     state, view = _state(game), game.view(None)
     options = state["options"]
     defender, attacker = state["defender"], state["attacker"]
@@ -253,6 +250,7 @@ def _play_checked(game: Durak, seed: int) -> None:
     rng = random.Random(seed)
     public = PublicKnowledge(game)
     discarded = False
+    _check_bout_start(game, discarded)
     for _ in range(MAX_DECISIONS):
         # The stored state, read once for the position's checks.
         text = game.to_json()
@@ -268,8 +266,10 @@ def _play_checked(game: Durak, seed: int) -> None:
         before = game.summary()
         events = game.apply(move)
         public.update(before, record, events)
-        discarded = discarded or "discarded" in [e.kind for e in events]
-        _check_bout_start(game, events, discarded)
+        kinds = {e.kind for e in events}
+        discarded = discarded or "discarded" in kinds
+        if "finished" not in kinds and {"bout", "transfer"} & kinds:
+            _check_bout_start(game, discarded)
         _check_automatic_passes(game, move, events)
     else:
         raise AssertionError("the game did not end")

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from engine import ratings
-from engine.games.football.game import Football
-from engine.games.football.rules import FootballOptions
 from engine.ratings import Outcome, Rating
 from engine.registry import GAMES
 from testing.durak_positions import play, position
@@ -63,20 +59,6 @@ def test_football_scores_a_win_a_loss_or_a_draw_with_the_goals(
         assert out.figures(seat) == {"n": 1, key: 1, "gf": scored, "ga": conceded}
         assert out.streak_goes_on(seat) == (key == "won")
     assert out.drawn == (winner is None)
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_football_outcome_from_a_real_finished_game(seed: int) -> None:
-    rng = random.Random(seed)
-    g = Football.new(FootballOptions(), ["Ann", "Bob"], seed=seed)
-    while g.result() is None:
-        g.apply(rng.choice(list(g.legal_moves())))
-    result = g.result()
-    assert result is not None
-    out = GAMES["football"].outcome("football", result, g.summary())
-    assert list(out.goals) == result["goals"]
-    winner = result["winner"]
-    assert out.ranks == ((1, 1) if winner is None else (1, 2) if winner == 0 else (2, 1))
 
 
 def test_the_fool_loses_rating_and_the_others_tie_above_him() -> None:

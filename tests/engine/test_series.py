@@ -2,7 +2,6 @@
 
 import random
 
-from engine.games.durak import series as durak_series
 from engine.games.football import series as football_series
 from engine.registry import GAMES
 from engine.series import Carry
@@ -13,20 +12,6 @@ def test_football_first_game_draws_the_first_player_by_lot() -> None:
     assert firsts == {"Ann", "Bob"}
 
 
-def test_football_rematch_lets_the_other_player_start() -> None:
-    assert football_series.seating(["Ann", "Bob"], False, random.Random(0)) == ["Bob", "Ann"]
-
-
-def test_durak_first_dealer_is_any_seat_by_lot() -> None:
-    dealers = {durak_series.first_dealer(4, random.Random(s)) for s in range(60)}
-    assert dealers == {0, 1, 2, 3}
-
-
-def test_the_fool_deals_next_and_is_the_previous_fool_and_after_a_draw_nobody_is() -> None:
-    assert durak_series.next_deal(dealer=0, fool=2) == (2, 2)
-    assert durak_series.next_deal(dealer=1, fool=None) == (1, None)  # the same dealer deals
-
-
 def test_a_game_scores_for_the_winner_in_football_and_the_fool_in_durak() -> None:
     football, durak = GAMES["football"].finish, GAMES["durak"].finish
     assert football(Carry(False), {"winner": 1, "goals": [0, 1]}) == 1
@@ -34,7 +19,9 @@ def test_a_game_scores_for_the_winner_in_football_and_the_fool_in_durak() -> Non
     carry = Carry(False, dealer=0)
     assert durak(carry, {"fool": 2}) == 2
     assert (carry.dealer, carry.previous_fool) == (2, 2)  # finishing hands the deal to the fool
-    assert durak(Carry(False, dealer=0), {"fool": None}) is None
+    carry = Carry(False, dealer=1)
+    assert durak(carry, {"fool": None}) is None
+    assert (carry.dealer, carry.previous_fool) == (1, None)  # after a draw the same dealer deals
 
 
 def test_a_series_first_durak_game_draws_the_dealer_and_forgets_the_previous_fool() -> None:

@@ -59,7 +59,9 @@ async def tiny() -> AsyncIterator[Harness]:
     await stop_app(app)
 
 
-async def test_a_command_arrives_as_telegram_sends_it(tiny: Harness) -> None:
+async def test_a_command_arrives_as_telegram_sends_it_and_a_tap_answers_and_edits(
+    tiny: Harness,
+) -> None:
     ann = tiny.user("Ann", language_code="uk")
     group = tiny.group(forum=True)
     topic = tiny.topic(group, "Cards")
@@ -76,6 +78,17 @@ async def test_a_command_arrives_as_telegram_sends_it(tiny: Harness) -> None:
     assert reply.thread_id == topic and reply.text == "pong"
     assert reply.entities == [{"type": "bold", "offset": 0, "length": 4}]
     assert [b.text for b in reply.buttons] == ["Again"]
+    answer = await tiny.tap(ann, reply, "Again")
+    assert answer.answered and answer.show_alert and answer.text == "got a"
+    assert tiny.alerts(ann) == ["got a"]
+    query = SEEN[-1].callback_query
+    assert query is not None and query.message is not None
+    assert query.message.chat.id == group.id
+    assert tiny.last(group).text == "tapped a"
+    assert tiny.last(group).buttons == []  # editMessageText without markup drops the keyboard
+    assert tiny.problems() == []
+    with pytest.raises(BadRequest, match=r"(?i)query is too old"):  # answered once only
+        await query.answer("again")
 
 
 def test_html_errors_are_telegrams() -> None:
@@ -89,24 +102,9 @@ def test_html_errors_are_telegrams() -> None:
         parse_html("<b>x")
 
 
-async def test_tap_answers_and_edits(tiny: Harness) -> None:
-    ann = tiny.user("Ann")
-    group = tiny.group()
-    await tiny.command(ann, group, "/ping")
-    answer = await tiny.tap(ann, tiny.last(group), "Again")
-    assert answer.answered and answer.show_alert and answer.text == "got a"
-    assert tiny.alerts(ann) == ["got a"]
-    query = SEEN[-1].callback_query
-    assert query is not None and query.message is not None
-    assert query.message.chat.id == group.id
-    assert tiny.last(group).text == "tapped a"
-    assert tiny.last(group).buttons == []  # editMessageText without markup drops the keyboard
-    assert tiny.problems() == []
-    with pytest.raises(BadRequest, match=r"(?i)query is too old"):  # answered once only
-        await query.answer("again")
-
-
-async def test_an_edit_that_changes_nothing_is_refused_and_counted(tiny: Harness) -> None:
+async def test_an_edit_that_changes_nothing_is_refused_and_a_deleted_message_s_tap_delivered(
+    tiny: Harness,
+) -> None:
     ann = tiny.user("Ann")
     await tiny.private(ann, "/ping")
     message = tiny.last(ann)
@@ -125,10 +123,19 @@ async def test_an_edit_that_changes_nothing_is_refused_and_counted(tiny: Harness
     assert tiny.problems() == [
         f"2 edits changed nothing (editMessageText {where}; editMessageReplyMarkup {where})"
     ]
+    await bot.delete_message(ann.id, message.message_id)
+    assert tiny.screen(ann) == [m for m in tiny.screen(ann) if not m.from_bot]
+    await tiny.tap_data(ann, ann.id, message.message_id, "zz")  # forged data
+    query = SEEN[-1].callback_query
+    assert query is not None and query.data == "zz"
+    assert query.message is not None and not query.message.is_accessible
+    assert tiny.alerts(ann) == ["got zz"]
 
 
-async def test_private_chats_need_start_and_respect_blocks(tiny: Harness) -> None:
-    bob = tiny.user("Bob", started=False)
+async def test_private_chats_need_start_and_respect_blocks_and_bad_calls_are_refused(
+    tiny: Harness,
+) -> None:
+    ann, bob = tiny.user("Ann"), tiny.user("Bob", started=False)
     bot = tiny.app.bot
     with pytest.raises(Forbidden, match="bot can't initiate conversation with a user"):
         await bot.send_message(bob.id, "hi")
@@ -138,11 +145,6 @@ async def test_private_chats_need_start_and_respect_blocks(tiny: Harness) -> Non
     bob.blocked = True
     with pytest.raises(Forbidden, match="bot was blocked by the user"):
         await bot.send_message(bob.id, "hi")
-
-
-async def test_missing_messages_and_bad_buttons(tiny: Harness) -> None:
-    ann = tiny.user("Ann")
-    bot = tiny.app.bot
     with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):
         await bot.edit_message_text("x", ann.id, 999)
     with pytest.raises(BadRequest, match=r"(?i)message to delete not found"):
@@ -152,19 +154,6 @@ async def test_missing_messages_and_bad_buttons(tiny: Harness) -> None:
         await bot.send_message(ann.id, "x", reply_markup=too_long)
     with pytest.raises(BadRequest, match=r"(?i)chat not found"):
         await bot.send_message(12345, "x")
-
-
-async def test_forged_data_on_a_deleted_message_is_delivered(tiny: Harness) -> None:
-    ann = tiny.user("Ann")
-    await tiny.private(ann, "/ping")
-    message = tiny.last(ann)
-    await tiny.app.bot.delete_message(ann.id, message.message_id)
-    assert tiny.screen(ann) == [m for m in tiny.screen(ann) if not m.from_bot]
-    await tiny.tap_data(ann, ann.id, message.message_id, "zz")
-    query = SEEN[-1].callback_query
-    assert query is not None and query.data == "zz"
-    assert query.message is not None and not query.message.is_accessible
-    assert tiny.alerts(ann) == ["got zz"]
 
 
 async def test_flood_control_a_bad_gateway_and_unknown_methods(tiny: Harness) -> None:
@@ -183,15 +172,6 @@ async def test_flood_control_a_bad_gateway_and_unknown_methods(tiny: Harness) ->
     assert "Bad Gateway (502)" in failed.value.message
     assert "<html>" in failed.value.message  # PTB quotes the page it could not parse
     await tiny.app.bot.send_message(ann.id, "hello")  # once only
-
-
-async def test_group_rate_limit_answers_429(tiny: Harness) -> None:
-    group = tiny.group()
-    tiny.server.group_rate_per_minute = 2
-    await tiny.app.bot.send_message(group.id, "1")
-    await tiny.app.bot.send_message(group.id, "2")
-    with pytest.raises(RetryAfter):
-        await tiny.app.bot.send_message(group.id, "3")
 
 
 async def test_documents_and_members(tiny: Harness) -> None:

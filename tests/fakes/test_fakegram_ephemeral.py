@@ -69,7 +69,7 @@ async def _table(tiny: Harness) -> tuple[FakeUser, FakeUser, FakeGroup]:
     return ann, bob, group
 
 
-async def test_a_tap_gets_an_ephemeral_answer_only_its_user_sees(tiny: Harness) -> None:
+async def test_a_tap_gets_an_ephemeral_answer_only_its_user_sees_within_15_s(tiny: Harness) -> None:
     ann, bob, group = await _table(tiny)
     await tiny.tap(ann, tiny.last(group), "My cards")
     (hand,) = tiny.hands(ann, group)
@@ -86,6 +86,20 @@ async def test_a_tap_gets_an_ephemeral_answer_only_its_user_sees(tiny: Harness) 
     assert hand.to_json()["message_id"] == 0
     assert hand.to_json()["receiver_user"]["id"] == ann.id
     assert tiny.problems() == []
+    # Bob's tap: answered for him only, and no later than 15 seconds after it.
+    answer = await tiny.tap(bob, tiny.last(group), "My cards")
+    query = next(q for q, a in tiny.server.queries.items() if a is answer)
+    bot = tiny.app.bot
+    with pytest.raises(BadRequest, match=r"(?i)another user"):
+        await sender.send_ephemeral(bot, group.id, None, ann.id, HAND, query_id=query)
+    NOW[0] += 16
+    with pytest.raises(BadRequest, match=r"(?i)query is too old"):
+        await sender.send_ephemeral(bot, group.id, None, bob.id, HAND, query_id=query)
+    with pytest.raises(BadRequest, match=r"(?i)query is too old"):
+        await sender.send_ephemeral(bot, group.id, None, bob.id, HAND, query_id="42")
+    carl = tiny.user("Carl")  # his private chat is open, but no chat has only one reader
+    with pytest.raises(BadRequest, match=r"(?i)only to groups"):
+        await sender.send_ephemeral(bot, carl.id, None, carl.id, HAND, query_id=query)
 
 
 async def test_without_a_tap_only_an_administrator_may_send_one_to_an_online_person(
@@ -112,23 +126,6 @@ async def test_without_a_tap_only_an_administrator_may_send_one_to_an_online_per
     ann.online = True
     await tiny.tap(ann, tiny.last(group), "My cards")
     assert [m.text for m in tiny.hands(ann, group)] == ["Your cards: 7♠"] * 2
-
-
-async def test_a_tap_older_than_15_seconds_or_someone_elses_is_refused(tiny: Harness) -> None:
-    ann, bob, group = await _table(tiny)
-    answer = await tiny.tap(bob, tiny.last(group), "My cards")
-    query = next(q for q, a in tiny.server.queries.items() if a is answer)
-    bot = tiny.app.bot
-    with pytest.raises(BadRequest, match=r"(?i)another user"):
-        await sender.send_ephemeral(bot, group.id, None, ann.id, HAND, query_id=query)
-    NOW[0] += 16
-    with pytest.raises(BadRequest, match=r"(?i)query is too old"):
-        await sender.send_ephemeral(bot, group.id, None, bob.id, HAND, query_id=query)
-    with pytest.raises(BadRequest, match=r"(?i)query is too old"):
-        await sender.send_ephemeral(bot, group.id, None, bob.id, HAND, query_id="42")
-    carl = tiny.user("Carl")  # his private chat is open, but no chat has only one reader
-    with pytest.raises(BadRequest, match=r"(?i)only to groups"):
-        await sender.send_ephemeral(bot, carl.id, None, carl.id, HAND, query_id=query)
 
 
 async def test_unknown_or_missing_parameters_are_400s_and_edits_name_whose_hand(

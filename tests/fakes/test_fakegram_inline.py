@@ -233,7 +233,9 @@ async def test_a_pick_is_posted_by_the_user_via_the_bot(tiny: Harness) -> None:
     assert tiny.server.calls_to("sendMessage") == []  # the bot sent nothing itself
 
 
-async def test_a_tap_carries_the_inline_message_and_the_chat_instance(tiny: Harness) -> None:
+async def test_a_tap_and_a_direct_link_carry_the_inline_message_s_chat_instance(
+    tiny: Harness,
+) -> None:
     ann, bob = tiny.user("Ann"), tiny.user("Bob")
     dialog, other = tiny.dialog(ann, bob), tiny.dialog(ann, tiny.user("Carl"))
     group = tiny.group()
@@ -255,6 +257,14 @@ async def test_a_tap_carries_the_inline_message_and_the_chat_instance(tiny: Harn
     assert instances[3] == instances[4] != instances[0]
     with pytest.raises(AssertionError, match="private chat"):
         await tiny.tap(tiny.user("Dan"), tables[dialog.id], "Join")
+    # The Mini App opened by the table's direct link: with the chat it was opened from.
+    app, data = open_direct_link(tiny, bob, tables[dialog.id], "Open")
+    fields = {k: v[0] for k, v in parse_qs(data).items()}
+    assert (app, fields["start_param"], fields["chat_type"]) == ("table", "t1", "private")
+    assert fields["chat_instance"] == instances[0]
+    assert Checker(BOT_TOKEN).init_data(data).viewer.user_id == bob.id  # signed as Telegram signs
+    with pytest.raises(AssertionError, match="not a direct link"):
+        open_direct_link(tiny, bob, tables[dialog.id], "Join")
     assert tiny.problems() == []
 
 
@@ -448,19 +458,3 @@ def test_without_history_the_fake_forgets_answered_queries_and_expired_answers()
         now[0] += 10
     assert server.inline.queries == {} and server.inline.shown == []
     assert [key[0] for key in server.inline.cache] == ["query 4"]
-
-
-async def test_a_direct_link_opens_the_mini_app_with_the_chat_it_was_opened_from(
-    tiny: Harness,
-) -> None:
-    ann, bob = tiny.user("Ann"), tiny.user("Bob")
-    dialog = tiny.dialog(ann, bob)
-    table = await tiny.pick(ann, await tiny.inline(ann, dialog, "games"), "table")
-    await tiny.tap(bob, table, "Join")
-    app, data = open_direct_link(tiny, bob, table, "Open")
-    fields = {k: v[0] for k, v in parse_qs(data).items()}
-    assert (app, fields["start_param"], fields["chat_type"]) == ("table", "t1", "private")
-    assert fields["chat_instance"] == asked("tap")[0]["chat_instance"]
-    assert Checker(BOT_TOKEN).init_data(data).viewer.user_id == bob.id  # signed as Telegram signs
-    with pytest.raises(AssertionError, match="not a direct link"):
-        open_direct_link(tiny, bob, table, "Join")

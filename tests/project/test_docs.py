@@ -37,11 +37,6 @@ def _json_blocks(markdown: str) -> list[str]:
     return re.findall(r"^```json\n(.*?)^```", markdown, re.MULTILINE | re.DOTALL)
 
 
-def _points(markdown: str) -> dict[int, int]:
-    """Section number -> how many numbered points it has (0: none)."""
-    return {number: shape[0] for number, shape in _shape(markdown).items() if number}
-
-
 def _shape(markdown: str) -> dict[int, tuple[int, int, list[str]]]:
     """Section number (0: the text before the first) -> how many numbered points and
     bullets it has, and the rule points it cites."""
@@ -61,8 +56,8 @@ def _shape(markdown: str) -> dict[int, tuple[int, int, list[str]]]:
 
 def _exists(path: str, ref: str) -> bool:
     section, _, point = ref.lstrip("§").partition(".")
-    points = _points((ROOT / path).read_text(encoding="utf-8"))
-    return int(section) in points and (not point or int(point) <= points[int(section)])
+    shape = _shape((ROOT / path).read_text(encoding="utf-8")).get(int(section))
+    return int(section) > 0 and shape is not None and (not point or int(point) <= shape[0])
 
 
 def _citations(path: Path) -> list[tuple[str, str]]:

@@ -39,14 +39,9 @@ def _shared(suffixes: tuple[str, ...]) -> list[Path]:
 
 def _docstrings(tree: ast.AST) -> set[int]:
     """The ids of the docstring nodes (prose, not code)."""
-    found = set()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            first = body[0] if body else None
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                found.add(id(first.value))
-    return found
+    kinds = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+    documented = [n for n in ast.walk(tree) if isinstance(n, kinds) and ast.get_docstring(n)]
+    return {id(node.body[0].value) for node in documented}
 
 
 def _code_words(tree: ast.AST) -> list[tuple[int, str]]:

@@ -9,7 +9,6 @@ import contextlib
 import json
 import random
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,11 +27,8 @@ from bot.core.store import Snapshot
 from bot.webapp import api, auth, streams
 from bot.webapp.auth import SESSION
 from engine.games.durak.game import Durak
-from testing.botproc import BotProcess
 from testing.chats import FakeUser
 from testing.clock import Clock
-from testing.fakegram import FakeTelegram
-from testing.fakeserver import FakeServer
 from testing.harness import Harness
 from testing.settings import settings
 from testing.tabletop import PLAY_ACTIONS, Tabletop, action_of, hidden_cards, leaks, stored
@@ -42,6 +38,7 @@ from testing.webapp import (
     exchange,
     init_data,
     page_server,
+    said,
     table_for_two,
     table_param,
     tampered,
@@ -58,14 +55,6 @@ async def picture(h: Harness, user: FakeUser, param: str) -> dict[str, Any]:
     assert r.status_code == 200, r.text
     result: dict[str, Any] = r.json()
     return result
-
-
-@pytest.fixture
-def session(monkeypatch: pytest.MonkeyPatch) -> float:
-    """A session's life cut to a minute: a test that waits past one moves the clock, and
-    with it the bot's pollers, through a minute instead of a quarter of an hour."""
-    monkeypatch.setattr(auth, "SESSION", 60.0)
-    return auth.SESSION
 
 
 @pytest.mark.settings(webapp_name="table")
@@ -144,9 +133,6 @@ async def test_initdata_is_traded_once_for_a_session_and_a_replay_gets_401(
     # while the session it was traded for goes on.
     assert (await exchange(asgi, opening, param)).status_code == 401
     assert (await asgi.get("/app/api/state", headers=bearer(ticket))).status_code == 200
-    # The table may come from the start parameter (the group's link) instead.
-    r = await exchange(asgi, init_data(ann, start_param=param), None)
-    assert r.status_code == 200
     # Only the signature counts: forged, another bot's, too old (over a day), or none.
     for bad in (
         tampered(init_data(ann)),
@@ -184,9 +170,11 @@ async def _refused_everywhere(c: httpx.AsyncClient, ticket: str, move: str) -> N
 
 
 async def test_a_forged_or_expired_session_gets_401_and_changes_nothing(
-    harness: Harness, clock: Clock, session: float, asgi: httpx.AsyncClient
+    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch, asgi: httpx.AsyncClient
 ) -> None:
     h = harness
+    session = 60.0  # its life: a minute of the clock and the bot's pollers, not a quarter hour
+    monkeypatch.setattr(auth, "SESSION", session)
     top, players, param = await table_for_two(h, "durak", turn_time=0)
     before = await stored(h, top.group)
     actor = Durak.from_json(before["state"]).to_act()
@@ -297,26 +285,6 @@ async def test_a_player_s_page_follows_his_table_into_the_next_game(
     assert (await picture(h, players[1], param))["view"]["hand"]
     r = await exchange(asgi, init_data(h.user("Cid"), start_param=param), param)
     assert r.status_code == 403
-
-
-async def test_python_m_bot_registers_its_webhook_and_serves_the_page_on_port(
-    tmp_path: Path,
-) -> None:
-    """The real entry point registers its webhook and serves the page on PORT beside it."""
-    served = FakeServer(FakeTelegram(), delay=(0, 0))
-    bot = BotProcess(await served.start(), tmp_path / "bot.log", WEBAPP_URL=PAGE)
-    try:
-        await bot.ready()
-        async with httpx.AsyncClient() as c:
-            assert (await c.get(f"{bot.root}/app/")).status_code == 200
-        for _ in range(100):  # registered as it starts, beside its first answers
-            if hook := [s.params["url"] for s in served.log if s.method == "setWebhook"]:
-                break
-            await asyncio.sleep(0.05)
-        assert hook == [bot.hook], bot.log()
-    finally:
-        bot.kill()
-        await served.stop()
 
 
 async def test_a_session_is_admitted_by_api_admission_and_shown_by_api_load(
@@ -458,6 +426,18 @@ def _subscriptions(h: Harness, monkeypatch: pytest.MonkeyPatch) -> list[Notices]
     return subscriptions
 
 
+async def _watching(
+    hub: streams.Hub, stack: contextlib.AsyncExitStack, key: str, user_id: int
+) -> tuple[streams.Stream, Any]:
+    """A page's stream opened and watching the table ``key`` (until ``stack`` closes),
+    not yet woken; and its watch."""
+    page = hub.streams.open(f"s{user_id}", user_id)
+    assert page is not None
+    watch = await stack.enter_async_context(hub.watch(key, page))
+    page.wake.clear()
+    return page, watch
+
+
 async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -487,19 +467,14 @@ async def test_after_the_subscription_broke_nothing_waits_for_the_catch_up(
     async with contextlib.AsyncExitStack() as stack:
         pages = []
         for n, key in enumerate(watched):
-            page = hub.streams.open(f"s{n}", n)
-            assert page is not None
-            assert (await stack.enter_async_context(hub.watch(key, page))).snap.version == 1
-            page.wake.clear()
+            page, watch = await _watching(hub, stack, key, n)
+            assert watch.snap.version == 1
             pages.append(page)
         subscriptions[0].put_nowait(RedisConnectionError("Connection closed by server."))
         async with asyncio.timeout(5):
             await all_reading.wait()  # CATCH_UP tables read at once
-            newcomer = hub.streams.open("new", 100)
-            assert newcomer is not None
-            watch = await stack.enter_async_context(hub.watch("new", newcomer))
+            newcomer, watch = await _watching(hub, stack, "new", 100)
             assert watch.snap.version == 2, "a new page's stream opens meanwhile"
-            newcomer.wake.clear()
             subscriptions[1].put_nowait(("new", 3))
             await newcomer.wake.wait()  # and a notice is followed meanwhile
             assert at_once == streams.CATCH_UP, "and no more at once"
@@ -529,10 +504,6 @@ async def test_a_stream_ended_or_opened_unread_tells_its_page_to_wait(
             raise error
 
         return load
-
-    async def said(lines: AsyncIterator[str]) -> list[str]:
-        """What a stream says from now until it ends, keep-alives aside."""
-        return [line async for line in lines if line and line[0] != ":"]
 
     unconfirmed = Unconfirmed(None, 1, 0, 300)
     async with web.stream("GET", "/app/api/events", headers=headers) as followed:
@@ -572,20 +543,10 @@ async def test_a_table_that_cannot_be_read_ends_its_streams_and_no_other(
         return Snapshot(None, version=newest[key])
 
     monkeypatch.setattr(api, "load", load)
-
-    async def opened(
-        stack: contextlib.AsyncExitStack, key: str, user_id: int
-    ) -> tuple[streams.Stream, Any]:
-        page = hub.streams.open(f"s{user_id}", user_id)
-        assert page is not None
-        watch = await stack.enter_async_context(hub.watch(key, page))
-        page.wake.clear()
-        return page, watch
-
     told = harness.log_errors
     async with contextlib.AsyncExitStack() as stack, asyncio.timeout(5):
-        good, followed = await opened(stack, "good", 1)
-        bad, _ = await opened(stack, "bad", 2)
+        good, followed = await _watching(hub, stack, "good", 1)
+        bad, _ = await _watching(hub, stack, "bad", 2)
         first = [t for t in asyncio.all_tasks() if t.get_name() == "webapp:catch-up"]
         await asyncio.wait(first)  # the first subscription's, which reads the tables again
         good.wake.clear()
@@ -602,7 +563,7 @@ async def test_a_table_that_cannot_be_read_ends_its_streams_and_no_other(
         good.wake.clear()
 
         broken = False
-        again, _ = await opened(stack, "bad", 3)
+        again, _ = await _watching(hub, stack, "bad", 3)
         broken = True
         newest["good"] = 3  # its notice lost with the subscription
         subscriptions[-1].put_nowait(RedisConnectionError("Connection closed by server."))
@@ -630,15 +591,13 @@ async def test_a_subscription_ended_by_an_error_is_made_again_by_the_next_stream
     monkeypatch.setattr(api, "load", load)
     told = harness.log_errors
     async with contextlib.AsyncExitStack() as stack, asyncio.timeout(5):
-        pages = [hub.streams.open(f"s{n}", n) for n in range(2)]
-        assert None not in pages
-        first = await stack.enter_async_context(hub.watch("t", pages[0]))
+        page, first = await _watching(hub, stack, "t", 0)
         subscriptions[-1].put_nowait(ResponseError("NOPERM no permissions to the channel"))
         await asyncio.wait([t for t in asyncio.all_tasks() if t.get_name() == "webapp:changes"])
         assert [r.getMessage() for r in told] == ["webapp:changes failed"] and told[0].exc_info
-        pages[0].wake.clear()
-        await stack.enter_async_context(hub.watch("t", pages[1]))
-        await pages[0].wake.wait()
+        page.wake.clear()
+        await _watching(hub, stack, "t", 1)
+        await page.wake.wait()
         assert len(subscriptions) == 2 and first.snap.version == 2
     told.clear()  # the fault was the test's own
     await hub.close()

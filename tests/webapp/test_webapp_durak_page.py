@@ -35,7 +35,6 @@ from testing.tabletop import Tabletop, hidden_cards, leaks, stored, table_key
 from testing.webapp import (
     init_data,
     page_weight,
-    settle,
     table_for_two,
     table_param,
     tampered,
@@ -271,14 +270,12 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     assert actor is not None
     mover = _seated(data, users)[actor.player]
     page = Player(browsers[0])
-    cdp = page.driver.execute_cdp_cmd
-    await asyncio.to_thread(cdp, "Network.enable", {})
-    await asyncio.to_thread(cdp, "Network.setBlockedURLs", {"urls": ["*api/events*"]})
+    await page.cdp("Network.enable", {})
+    await page.cdp("Network.setBlockedURLs", {"urls": ["*api/events*"]})
     await page.open(root, param, init_data(mover))
     await page.shows(data["version"])
     # nor may it read the table again when it reconnects
-    blocked = {"urls": ["*api/events*", "*api/state*"]}
-    await asyncio.to_thread(cdp, "Network.setBlockedURLs", blocked)
+    await page.cdp("Network.setBlockedURLs", {"urls": ["*api/events*", "*api/state*"]})
     await clock.advance(22)  # his turn's time runs out: the bot moves for him
     after = await stored(h, top.group)
     assert after["version"] > data["version"]
@@ -325,8 +322,7 @@ async def test_a_stream_ended_unconfirmed_is_opened_again_after_a_wait(
     monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
     monkeypatch.setattr(streams, "IDLE", 10.0)  # not five minutes of the bot's pollers
     page = Page(browsers[0])
-    cdp = page.driver.execute_cdp_cmd
-    await asyncio.to_thread(cdp, "Page.addScriptToEvaluateOnNewDocument", {"source": CALLS})
+    await page.cdp("Page.addScriptToEvaluateOnNewDocument", {"source": CALLS})
     await page.open(root, param, init_data(ann))
     # once its stream is open (before, the stream would seem to have opened just now)
     assert await page.wait("return __streams >= 1", WITHIN)
@@ -363,11 +359,7 @@ async def test_six_players_without_the_dummy_the_whole_deck_dealt(
     users = [h.user("Ann"), h.user("Bob", language_code="ru"), *map(h.user, names)]
     group = h.group(creator=users[0])
     top = Tabletop(h, group)
-    await top.open(users[0], "durak")
-    await settle(h, group, {"dummy": False})
-    for user in users[1:]:
-        await top.join(user)
-    await top.start(users[0])
+    await top.setup_game("durak", users, settings={"dummy": False})
     pages = await open_pages(root, await table_param(h, group), users[:2], browsers, still=True)
     data = await stored(h, group)
     seats = _seated(data, users)
@@ -436,8 +428,7 @@ window.__posted = [];
 async def in_telegram(driver: Any, script: str, url: str) -> Player:
     """The page opened at ``url`` as a Telegram app opens it, ``script`` run before its own."""
     page = Player(driver)
-    cdp = page.driver.execute_cdp_cmd
-    await asyncio.to_thread(cdp, "Page.addScriptToEvaluateOnNewDocument", {"source": script})
+    await page.cdp("Page.addScriptToEvaluateOnNewDocument", {"source": script})
     await asyncio.to_thread(page.driver.get, url)
     assert await page.wait("return document.body.dataset.drawn")
     return page

@@ -7,7 +7,6 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from importlib import resources
-from typing import Any
 
 import httpx
 import pytest
@@ -19,11 +18,12 @@ from testing.clock import Clock
 from testing.harness import Harness
 from testing.tabletop import stored
 from testing.webapp import (
+    PageServer,
     bearer,
     exchange,
     init_data,
     page_files,
-    page_server,
+    said,
     shell_scripts,
     table_for_two,
     token,
@@ -74,16 +74,21 @@ async def _next(lines: AsyncIterator[str]) -> str:
     raise AssertionError("the stream ended")
 
 
-async def _said(lines: AsyncIterator[str]) -> list[str]:
-    """What a stream says to its end, keep-alives aside (the test's timeout fails one that
-    never ends)."""
-    return [line async for line in lines if line and line[0] != ":"]
+@pytest.fixture
+async def served(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[streams.Hub, httpx.AsyncClient]]:
+    """The web fixture's client (conftest.py) with the hub of its server's streams."""
+    monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
+    async with PageServer(harness) as server, httpx.AsyncClient(base_url=server.root) as web:
+        assert server._web is not None
+        yield server._web.hub, web
 
 
 async def test_a_session_s_new_stream_ends_its_oldest(
-    harness: Harness, web: httpx.AsyncClient
+    harness: Harness, served: tuple[streams.Hub, httpx.AsyncClient]
 ) -> None:
-    h = harness
+    h, (hub, web) = harness, served
     _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
     async with contextlib.AsyncExitStack() as stack:
         ticket = await token(web, ann, param)
@@ -91,31 +96,8 @@ async def test_a_session_s_new_stream_ends_its_oldest(
         for _ in range(streams.PER_SESSION + 1):
             opened.append(await _first(await stack.enter_async_context(_opened(web, ticket))))
         # The oldest, closed for the newest, says nothing: its page opens it again at once.
-        assert await _said(opened[0]) == []
-        hub = _hub(h)
+        assert await said(opened[0]) == []
         assert hub.streams.live == streams.PER_SESSION
-
-
-def _hub(h: Harness) -> streams.Hub:
-    found = [hub for hub in _HUBS if hub._app is h.app]
-    assert found
-    return found[-1]
-
-
-_HUBS: list[streams.Hub] = []
-
-
-@pytest.fixture(autouse=True)
-def _hubs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keeps the hubs the servers of a test make, to look at their streams."""
-    made = streams.Hub.__init__
-
-    def kept(self: streams.Hub, application: Any) -> None:
-        made(self, application)
-        _HUBS.append(self)
-
-    monkeypatch.setattr(streams.Hub, "__init__", kept)
-    _HUBS.clear()
 
 
 async def test_a_user_s_streams_are_bounded_and_the_process_s_refused_past_its_ceiling(
@@ -126,41 +108,42 @@ async def test_a_user_s_streams_are_bounded_and_the_process_s_refused_past_its_c
     monkeypatch.setattr(streams, "PER_PROCESS", streams.PER_USER + 1)
     monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
     async with (  # the server stops at the end: every place it gave is back
-        page_server(h) as root,
-        httpx.AsyncClient(base_url=root, timeout=5) as web,
+        PageServer(h) as server,
+        httpx.AsyncClient(base_url=server.root, timeout=5) as web,
         contextlib.AsyncExitStack() as stack,
     ):
+        assert server._web is not None
+        hub = server._web.hub
         # Ann's pages in as many sessions (devices) as she likes: her oldest stream ends.
         hers = []
         for _ in range(streams.PER_USER + 1):
             r = await stack.enter_async_context(_opened(web, await token(web, ann, param)))
             hers.append(await _first(r))
-        assert await _said(hers[0]) == []
+        assert await said(hers[0]) == []
         # Bob's stream takes the process's last place; the next user is told it is busy.
         his = await _first(
             await stack.enter_async_context(_opened(web, await token(web, bob, param)))
         )
-        assert _hub(h).streams.live == streams.PER_PROCESS
+        assert hub.streams.live == streams.PER_PROCESS
         cid = await token(web, h.user("Cid"), param)
         r = await web.get("/app/api/events", headers=bearer(cid))
         assert r.status_code == 503 and r.json() == {"error": "busy"}
         assert r.headers["retry-after"] == str(page.BUSY_RETRY)
         assert (await _next(his)).startswith(": keep-alive")  # his goes on
-    hub = _hub(h)
     assert hub.streams.live == 0 and not hub._watches  # every place given back
 
 
 @pytest.mark.parametrize("limit", ["IDLE", "SESSION"])
 async def test_a_stream_ends_when_idle_and_with_its_session(
     harness: Harness,
-    web: httpx.AsyncClient,
+    served: tuple[streams.Hub, httpx.AsyncClient],
     clock: Clock,
     monkeypatch: pytest.MonkeyPatch,
     limit: str,
 ) -> None:
     """A stream with nothing new for IDLE seconds ends, and one opened with a token does
     not outlive it (the page opens it again, renewed)."""
-    h = harness
+    h, (hub, web) = harness, served
     _, (ann, _), param = await table_for_two(h, "durak", turn_time=0)
     monkeypatch.setattr(streams if limit == "IDLE" else auth, limit, 60.0)  # the other: longer
     ticket = await token(web, ann, param)
@@ -168,11 +151,9 @@ async def test_a_stream_ends_when_idle_and_with_its_session(
         lines = await _first(r)
         assert (await _next(lines)).startswith(": keep-alive")  # open, quiet
         await clock.advance(60.0)
-        rest = [
-            line async for line in lines
-        ]  # it ends (the test's timeout fails one that never does)
+        rest = await said(lines)  # it ends
     assert not [line for line in rest if line.startswith("data: ")]
-    assert _hub(h).streams.live == 0
+    assert hub.streams.live == 0
     if limit == "SESSION":
         assert (await web.get("/app/api/events", headers=bearer(ticket))).status_code == 401
 

@@ -50,9 +50,7 @@ async def test_a_request_in_flight_when_the_server_stops_is_answered_before_it_c
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entered, go = held_readyz(harness, monkeypatch)
-    web = PageServer(harness)
-    await web.start()
-    async with httpx.AsyncClient(base_url=web.root, timeout=10) as c:
+    async with PageServer(harness) as web, httpx.AsyncClient(base_url=web.root, timeout=10) as c:
         asked, stop = await stopping(web, c, entered)
         assert not stop.done(), "the stop did not wait for the request in flight"
         go.set()
@@ -66,9 +64,7 @@ async def test_a_request_that_outlasts_the_grace_is_cut_and_the_server_closes(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entered, _ = held_readyz(harness, monkeypatch)  # never answered
-    web = PageServer(harness)
-    await web.start()
-    async with httpx.AsyncClient(base_url=web.root, timeout=10) as c:
+    async with PageServer(harness) as web, httpx.AsyncClient(base_url=web.root, timeout=10) as c:
         assert web._web is not None
         web._web.config.timeout_graceful_shutdown = GRACE
         asked, stop = await stopping(web, c, entered)
