@@ -116,33 +116,25 @@ def test_the_deadline_follows_who_is_to_act() -> None:
     assert turns.due_in(table, 1.0) is None
 
 
-def test_a_later_deadline_needs_no_wake_up_and_an_earlier_one_does() -> None:
-    table = _table("durak", 2, 0, turn_time=60)
+def test_a_later_deadline_needs_no_wake_up_and_a_tap_that_is_no_move_keeps_it() -> None:
+    table = _table("durak", 2, 0)
     assert turns.stamp(table, 1.0, 1000.0) is not None  # the first deadline of a game
-    first = table.clock.turn_due
-    assert turns.stamp(table, 1.0, 1001.0) is None  # a person moved: the next one is later
-    assert table.clock.turn_due >= first
-    actor = games.load(table).to_act()
-    assert actor is not None
-    table.seats[actor.player].away = True
-    wake = turns.stamp(table, 1.0, 1002.0)
-    assert wake is not None and wake < first  # the computer plays sooner
-    table.phase = "finished"
-    assert turns.stamp(table, 1.0, 1003.0) is None and table.clock.turn_due == 0.0
-
-
-def test_taps_that_are_not_moves_do_not_lengthen_a_turn() -> None:
-    table = _table("durak", 2, 0, turn_time=60)
-    turns.stamp(table, 1.0, 1000.0)
     assert table.clock.turn_due == 1060.0
-    turns.stamp(table, 1.0, 1030.0)  # a commit in the same position: a set-up step...
-    assert table.clock.turn_due == 1060.0
+    assert turns.stamp(table, 1.0, 1030.0) is None  # a commit in the same position: a set-up
+    assert table.clock.turn_due == 1060.0  # step... does not lengthen the turn
     game = games.load(table)
     actor = game.to_act()
     assert actor is not None
     apply_move(table, game, actor.player, game.legal_moves()[0])
-    turns.stamp(table, 1.0, 1030.0)  # a move: the next turn has its whole time
+    assert turns.stamp(table, 1.0, 1030.0) is None  # a move: the next turn has its whole time
     assert table.clock.turn_due == 1090.0
+    actor = games.load(table).to_act()
+    assert actor is not None
+    table.seats[actor.player].away = True
+    wake = turns.stamp(table, 1.0, 1031.0)
+    assert wake is not None and wake < 1090.0  # the computer plays sooner
+    table.phase = "finished"
+    assert turns.stamp(table, 1.0, 1032.0) is None and table.clock.turn_due == 0.0
 
 
 def test_a_tap_forgives_timeouts_and_brings_him_back() -> None:

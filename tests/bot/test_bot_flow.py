@@ -17,7 +17,7 @@ from bot.screens.views import group_screen
 from testing.chats import BOT_USERNAME
 from testing.clock import Clock
 from testing.harness import Harness
-from testing.tabletop import Tabletop, stored
+from testing.tabletop import game_for, stored
 
 
 @pytest.mark.settings(table_edit_interval=0.3)
@@ -25,9 +25,7 @@ async def test_group_edits_are_coalesced_and_end_on_the_newest_state(
     harness: Harness, clock: Clock
 ) -> None:
     h, server = harness, harness.server
-    ann, bob = h.user("Ann"), h.user("Bob")
-    top = Tabletop(h, h.group(creator=ann))
-    await top.setup_game("durak", [ann, bob])
+    top, (ann, bob) = await game_for(h, "durak")
     await clock.advance(0.35)
     edits_before = len(server.calls_to("editMessageText"))
     table_id = top.table_message().message_id
@@ -52,17 +50,13 @@ async def test_a_move_costs_three_redis_round_trips(
     real_harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     h = real_harness
-    users = [h.user(n) for n in ("Ann", "Bob", "Cid")]
-    top = Tabletop(h, h.group(creator=users[0]))
-    await top.setup_game("durak", users)
+    top, users = await game_for(h, "durak", 3)
     trips = claims = 0
     plain = aioredis.Redis.execute_command
     batch = aioredis.client.Pipeline.execute
-    # Only what the move itself sends is counted: the commands of the tasks that handle
-    # its update (and of the delivery those set off), which see ``moving`` set. The pollers
-    # (due deliveries, turn deadlines, lease renewals) run on the real clock in tasks of
-    # their own, started with the app: under load one of them can take a due table in
-    # the middle of a move, and its commands are not the move's.
+    # Only the move's own commands are counted (its update's tasks and the delivery they
+    # set off see ``moving`` set): under load a poller, in a task of its own, can take a
+    # due table in the middle of a move.
     moving: ContextVar[bool] = ContextVar("moving", default=False)
 
     async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:

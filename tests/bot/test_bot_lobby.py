@@ -17,7 +17,7 @@ from bot import __main__ as bot_main
 from bot.core import rules_text
 from bot.core.callbacks import Action, decode
 from testing.harness import Harness
-from testing.tabletop import Tabletop, is_action, stored
+from testing.tabletop import Tabletop, is_action, opened, stored
 
 
 def _options(top: Tabletop) -> dict[str, str]:
@@ -32,8 +32,7 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
     """Only the creator sets the game; while the settings are open the others still join
     (the Join button is still there), and the game starts as set."""
     ann, bob = harness.user("Ann"), harness.user("Bob", language_code="uk")
-    top = Tabletop(harness, harness.group(creator=ann))
-    await top.open(ann, "durak")
+    top = await opened(harness, ann, "durak", harness.group(creator=ann))
     await top.tap_group(ann, Action.SETTINGS)
     assert _options(top)
     await top.join(bob)
@@ -72,8 +71,7 @@ async def test_settings_are_the_creators_and_change_the_game(harness: Harness) -
 
 async def test_football_starts_with_two_and_seats_no_third(harness: Harness) -> None:
     users = [harness.user(n) for n in ("Ann", "Bob", "Cid", "Dan", "Eve")]
-    top = Tabletop(harness, harness.group(creator=users[0]))
-    await top.open(users[0], "football")
+    top = await opened(harness, users[0], "football", harness.group(creator=users[0]))
     before = await stored(harness, top.group)
     answer = await top.start(users[0])
     assert answer.show_alert and "2" in (answer.text or "")  # football needs two
@@ -88,8 +86,7 @@ async def test_leave_start_and_stop_permissions(harness: Harness) -> None:
     ann, bob, boss = harness.user("Ann"), harness.user("Bob"), harness.user("Boss")
     admin = harness.user("Adam")
     group = harness.group(creator=boss, admins=[admin])
-    top = Tabletop(harness, group)
-    await top.open(ann, "durak")
+    top = await opened(harness, ann, "durak", group)
     await top.join(bob)
     await top.tap_group(bob, Action.LEAVE)
     assert [s["name"] for s in (await stored(harness, group))["seats"]] == ["Ann"]
@@ -208,11 +205,8 @@ def test_a_failed_start_is_one_line(
     code: int,
     says: str,
 ) -> None:
-    """A setting missing or wrong, or a Bot API that refuses the token or does not answer:
-    ``python -m bot``'s main says which in one line, no traceback of PTB's before it (the
-    in-memory store's warning aside). Run in this process (a process of its own proved
-    nothing more, for 1.3 CPU-s of imports): the root logger main sets up is put back
-    after, and the test's heap is not frozen as the bot's is."""
+    """No traceback of PTB's before it. Run in this process (one of its own proved nothing
+    more, for 1.3 CPU-s of imports): main's root logger put back after, the heap not frozen."""
     apis = {"refusing": refusing_api, "silent": _silent_port()}
     env = {**env, "TELEGRAM_BASE_URL": apis.get(env.get("TELEGRAM_BASE_URL") or "")}
     for name, value in env.items():

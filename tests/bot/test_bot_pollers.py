@@ -16,9 +16,8 @@ from testing.harness import Harness
 
 
 async def test_a_poller_stops_even_when_its_job_lost_the_cancellation(harness: Harness) -> None:
-    """Python 3.11's ``asyncio.wait_for`` can drop a cancellation that comes just as its
-    inner call completes; the job then returns as if nothing happened. The poller must
-    still end, or the bot would never finish stopping."""
+    """Python 3.11's ``asyncio.wait_for`` can drop a cancellation that comes as its inner
+    call completes; the bot must still finish stopping."""
     app = harness.app
     started = asyncio.Event()
     lost = 0
@@ -40,13 +39,8 @@ async def test_a_poller_stops_even_when_its_job_lost_the_cancellation(harness: H
     assert lost == 1 and not services(app).pollers
 
 
-# --- the deadline sets' 16 + 16 buckets, each read about once a second (bot.core.polls)
-
-
 def on_reads(redis: Any, then: Callable[[list[str]], Awaitable[None]]) -> None:
-    """Calls ``then`` with the keys read (ZRANGE) by each pipeline of ``redis``, once read
-    (on one server the pollers read all their ready buckets in one; a cluster's are sent
-    side by side instead: bot.core.polls.read_buckets)."""
+    """Calls ``then`` with the keys each pipeline of ``redis`` read (ZRANGE), once read."""
     pipeline = redis.pipeline
 
     def watched(*args: Any, **kwargs: Any) -> Any:
@@ -65,12 +59,10 @@ def on_reads(redis: Any, then: Callable[[list[str]], Awaitable[None]]) -> None:
     redis.pipeline = watched
 
 
-async def _poll(store: Store, now: float) -> list[str]:
-    """One round of both pollers (bot.service.delivery.due_job, bot.service.turns.turns_job):
-    what came due."""
-    return [key async for key in polls.due_tables(store)] + [
-        key async for key in polls.turn_tables(store)
-    ]
+async def _poll(store: Store) -> list[str]:
+    """One round of both pollers (delivery.due_job, turns.turns_job): what came due."""
+    due = [key async for key in polls.due_tables(store)]
+    return due + [key async for key in polls.turn_tables(store)]
 
 
 async def test_an_idle_process_reads_each_bucket_about_once_a_second(fake_redis: Any) -> None:
@@ -84,7 +76,7 @@ async def test_an_idle_process_reads_each_bucket_about_once_a_second(fake_redis:
 
     on_reads(fake_redis, counted)
     for _ in range(200):  # 10 s of polls every 50 ms
-        assert await _poll(store, now[0]) == []
+        assert await _poll(store) == []
         now[0] += 0.05
     assert 2 * BUCKETS * 10 <= reads <= 2 * BUCKETS * 11  # not 16 reads per poll
     assert trips <= 2 * 11  # a set's buckets read together: one round trip, not 16
@@ -99,19 +91,19 @@ async def test_a_bucket_is_read_when_its_next_entry_falls_due_or_this_process_wr
     key, later = table_key(-5, None), table_key(-6, None)
     n = family_of(key).bucket
     await fake_redis.zadd(family_of(later).due, {later: int((now[0] + 0.4) * 1000)})
-    assert await _poll(store, now[0]) == []  # every bucket read once: none is ready
+    assert await _poll(store) == []  # every bucket read once: none is ready
     assert store.polls.due.ready(now[0] + 0.39) == []
     assert store.polls.due.ready(now[0] + 0.4) == [family_of(later).bucket]  # as its read said
     await store.defer(key, now[0] + 0.3)  # this process's own write wakes its bucket
     assert store.polls.due.ready(now[0] + 0.3) == [n]
     now[0] += 0.3
-    assert await _poll(store, now[0]) == [key]
+    assert await _poll(store) == [key]
     await other.defer(key, now[0] + 0.1)  # unknown here: read a second after the last read
     now[0] += 0.1
-    assert await _poll(store, now[0]) == [later]
+    assert await _poll(store) == [later]
     assert n not in store.polls.due.ready(now[0] + 0.89)
     now[0] += 0.9
-    assert await _poll(store, now[0]) == [key]
+    assert await _poll(store) == [key]
 
 
 async def test_a_wake_while_its_bucket_is_being_read_is_not_lost(fake_redis: Any) -> None:
@@ -130,11 +122,11 @@ async def test_a_wake_while_its_bucket_is_being_read_is_not_lost(fake_redis: Any
             await store.defer(key, now[0] + 0.05)  # ... and the write comes meanwhile
 
     on_reads(fake_redis, read_then_a_write)
-    assert await _poll(store, now[0]) == []
+    assert await _poll(store) == []
     assert written
     assert store.polls.due.ready(now[0] + 0.05) == [n], "woken for its own write"
     now[0] += 0.05
-    assert await _poll(store, now[0]) == [key]
+    assert await _poll(store) == [key]
 
 
 async def test_a_bucket_is_read_a_few_members_at_a_time(fake_redis: Any) -> None:
@@ -147,7 +139,7 @@ async def test_a_bucket_is_read_a_few_members_at_a_time(fake_redis: Any) -> None
     for key in backlog:
         await store.defer(key, now[0] - 10)
     counts = []
-    while taken := await _poll(store, now[0]):
+    while taken := await _poll(store):
         counts.append(len(taken))
         if len(taken) == polls.READ:
             assert store.polls.due.ready(now[0]) == [3], "all due: read again at once"

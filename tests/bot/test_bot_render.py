@@ -22,15 +22,11 @@ from engine.games.football.rules import HOME
 from testing.hidden import durak_hidden, football_hidden, random_games, table_of
 
 
-def _shown(screen: Screen) -> tuple[str, str]:
-    labels = " ".join(b.text for row in screen.rows for b in row)
-    data = " ".join(decode(b.data).arg for row in screen.rows for b in row if b.data)
-    return screen.text + "\n" + labels, data
-
-
 def _check(screen: Screen | None, hidden: set[str], lang: str) -> None:
+    """No card of ``hidden`` in the screen's text, its buttons' labels or their data."""
     assert screen is not None
-    text, data = _shown(screen)
+    text = screen.text + "\n" + " ".join(b.text for row in screen.rows for b in row)
+    data = " ".join(decode(b.data).arg for row in screen.rows for b in row if b.data)
     for card in hidden:
         assert cards.display(cards.parse(card), faces(lang)) not in text, card
         assert card not in data, card

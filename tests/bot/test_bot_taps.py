@@ -39,7 +39,7 @@ def ann_tap(**where: Any) -> Asked:
     return Asked("g1", ANN, change, replace(Origin("q1", GROUP, HAND, True), **where))
 
 
-def test_an_applied_tap_is_remembered_and_answered_by_her_hand_in_the_group_if_there() -> None:
+def test_an_applied_tap_is_remembered_answered_by_her_hand_in_the_group_and_applied_once() -> None:
     write, done = decide(Snapshot(playing()), ann_tap(), NOW, 1.0)
     assert done.applied and done.reply == Reply("toast")
     assert write.table is not None and write.table.played.events[-1] == ("seen", {})
@@ -49,12 +49,8 @@ def test_an_applied_tap_is_remembered_and_answered_by_her_hand_in_the_group_if_t
     write, done = decide(Snapshot(playing()), ann_tap(chat_id=ANN, in_group=False), NOW, 1.0)
     assert done.applied and write.table is not None
     assert write.table.delivery.taps == ["q1"] and write.table.delivery.last_taps == {}
-
-
-def test_a_tap_delivered_again_after_it_was_applied_writes_nothing_and_says_nothing() -> None:
-    table = playing()
-    table.delivery.note_tap("q1")
-    write, done = decide(Snapshot(table), ann_tap(), NOW, 1.0)
+    # Delivered again after it was applied: it writes nothing and says nothing.
+    write, done = decide(Snapshot(write.table), ann_tap(), NOW, 1.0)
     assert write.table is None and done == (False, Reply())
 
 

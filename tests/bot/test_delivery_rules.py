@@ -200,24 +200,8 @@ def test_rules_3_and_4_coalesce_edits_and_leave_alone_what_shows_this_state_or_n
     assert table_message(table(), TABLE, shown(later, version=11), INTERVAL, NOW) is None
 
 
-def test_the_place_his_hand_has_left_is_not_edited_where_it_cannot_or_need_not_be() -> None:
-    moved = Screen("your cards are in your private chat")
-    back = {group_slot(ALICE): shown(PROMPT)}
-    refused = table(seats=alice(group_ok=False))  # the group refused his hand: and this too
-    assert parked(SETTINGS, refused, 0, False, moved, back) is None
-    assert parked(SETTINGS, table(chat_id=ALICE), 0, False, moved, back) is None  # his own chat
-    never_sent = {group_slot(ALICE): shown(PROMPT, id=None)}
-    assert parked(SETTINGS, table(), 0, False, moved, never_sent) is None
-    newer = {group_slot(ALICE): shown(PROMPT, version=11)}  # a newer state shows there
-    assert parked(SETTINGS, table(), 0, False, moved, newer) is None
-
-
-# 5. The removal of superseded messages.
-
-
 def test_rule_5_removals_are_asked_for_after_every_message() -> None:
-    junk = (GROUP, 60, False, 0)
-    snap = Snapshot(table(), junk=[junk])
+    snap = Snapshot(table(), junk=[(GROUP, 60, False, 0)])
     ring = decided(private_hand(SETTINGS, table(), 0, PROMPT, shown(WATCHING), NOW))
     watcher = decided(private_hand(SETTINGS, table(), 1, WATCHING, None, NOW))
     asks = asks_for(SETTINGS, [ring, watcher], snap)
@@ -242,8 +226,6 @@ def test_the_record_is_asked_for_last_as_a_reply() -> None:
 # their own for them, so each call counts against the player's own one a second, and
 # against the group's 20 a minute too once that group has learned from a 429 that they
 # count there (bot.core.budget; EPHEMERAL_GROUP_BUDGET=true: always, false: never).
-
-
 def test_an_ephemeral_call_counts_against_its_player_and_the_group_once_learned() -> None:
     always = fake.settings(ephemeral_group_budget=True)
     own = fake.settings(ephemeral_group_budget=False)
@@ -276,8 +258,8 @@ def test_a_private_chat_that_refused_us_shows_nothing_until_he_opens_it() -> Non
     assert private_hand(SETTINGS, table(seats=alice(dm_ok=False)), 0, PROMPT, None, NOW) is None
 
 
-def test_the_place_his_hand_has_left_gets_one_last_edit_without_buttons() -> None:
-    moved = Screen("your cards are in the group")
+def test_the_place_his_hand_has_left_gets_one_last_edit_without_buttons_where_it_may() -> None:
+    moved = Screen("your cards are elsewhere")
     slots = {user_slot(ALICE): shown(PROMPT)}
     message = decided(parked(SETTINGS, table(), 0, True, moved, slots))
     assert (message.chat_id, message.priority, message.how) == (ALICE, Priority.MOVER, How.PARKED)
@@ -285,6 +267,13 @@ def test_the_place_his_hand_has_left_gets_one_last_edit_without_buttons() -> Non
     back = {group_slot(ALICE): shown(PROMPT)}  # from the group back to his private chat
     message = decided(parked(SETTINGS, table(), 0, False, moved, back))
     assert message.hand is not None and message.budget == ephemeral_budget(SETTINGS, GROUP, ALICE)
+    refused = table(seats=alice(group_ok=False))  # the group refused his hand: and this too
+    assert parked(SETTINGS, refused, 0, False, moved, back) is None
+    assert parked(SETTINGS, table(chat_id=ALICE), 0, False, moved, back) is None  # his own chat
+    never_sent = {group_slot(ALICE): shown(PROMPT, id=None)}
+    assert parked(SETTINGS, table(), 0, False, moved, never_sent) is None
+    newer = {group_slot(ALICE): shown(PROMPT, version=11)}  # a newer state shows there
+    assert parked(SETTINGS, table(), 0, False, moved, newer) is None
 
 
 # An inline table (issue 34): its message is edited by its inline_message_id, counted as

@@ -133,41 +133,28 @@ FORGED = {
 }
 
 
-@FUZZ
-@given(**FORGED)
+@settings(FUZZ, max_examples=30)
+@given(**FORGED, seat=st.sampled_from([None, 0, 1]))
 async def test_any_callback_data_gets_an_answer_and_changes_nothing(
-    game: Game, data: str, index: int, char: str
+    game: Game, data: str, index: int, char: str, seat: int | None
 ) -> None:
-    prompt = game.top.prompt(game.players[0]) or game.top.prompt(game.players[1])
-    assert prompt is not None
-    real = next(b.callback_data for b in prompt.buttons if b.callback_data)
-    # Someone not at the table taps: any data, or a real button's data with one character
-    # changed (a stale, forged or replayed tap).
-    for sent in (data, _mutated(real, index, char), real):
-        answer = await game.h.tap_data(game.stranger, prompt.chat_id, prompt.message_id, sent)
-        assert answer.answered, sent
-    await game.unchanged()
-
-
-@FUZZ
-@given(**FORGED, seat=st.integers(0, 1))
-async def test_a_seated_players_forged_callback_data_gets_an_answer_and_changes_nothing(
-    game: Game, data: str, index: int, char: str, seat: int
-) -> None:
-    """A player at the table, on turn or not, taps forged data on his own prompt: it
-    reaches the engine's checks, and changes nothing unless it is a button the bot offers
-    (the engine's legal moves and the table's own buttons), which is left out here."""
+    """Someone not at the table (``seat`` None) taps any data, a real button's with one character
+    changed, or as it is; a player at the table, on turn or not, the same on his own prompt
+    (reaching the engine's checks) but for the buttons the bot offers, which are left out."""
     h, top, players = game.h, game.top, game.players
-    player = players[seat]
-    prompt = top.prompt(player) or top.prompt(players[1 - seat])
+    tapper = game.stranger if seat is None else players[seat]
+    prompt = top.prompt(players[seat or 0]) or top.prompt(players[1 - (seat or 0)])
     assert prompt is not None
     real = next(b.callback_data for b in prompt.buttons if b.callback_data)
-    watched = [top.group, *players]
-    offered = {b.callback_data for chat in watched for m in h.screen(chat) for b in m.buttons}
-    for sent in (data, _mutated(real, index, char)):
-        if sent in offered:
-            continue
-        answer = await h.tap_data(player, prompt.chat_id, prompt.message_id, sent)
+    taps = [data, _mutated(real, index, char)]
+    if seat is None:
+        taps.append(real)
+    else:
+        watched = [top.group, *players]
+        offered = {b.callback_data for chat in watched for m in h.screen(chat) for b in m.buttons}
+        taps = [sent for sent in taps if sent not in offered]
+    for sent in taps:
+        answer = await h.tap_data(tapper, prompt.chat_id, prompt.message_id, sent)
         assert answer.answered, sent
     await game.unchanged()
 

@@ -92,13 +92,20 @@ def test_a_long_answer_comes_in_pages_of_fifty() -> None:
 
 
 @given(INLINE_IDS)
-def test_an_inline_table_has_a_short_address_of_its_own(message: str) -> None:
+def test_an_inline_table_has_a_short_address_and_a_group_hand_s_budget(message: str) -> None:
     number = callbacks.inline_number(message)
     assert 0 < number < 2**52 and number == callbacks.inline_number(message)
     data = callbacks.encode(Callback(INLINE_CHAT, number, "ab12", Action.JOIN))
     assert len(data) <= 28 and callbacks.decode(data).thread_id == number
     payload = callbacks.payload(INLINE_CHAT, number, "ab12")
     assert callbacks.parse_payload(payload) == (INLINE_CHAT, number, "ab12")
+    call = {"inline_message_id": message, "text": "x"}
+    chat, receiver = budget.chat_of(call), budget.receiver_of(call)
+    assert chat is not None and receiver is not None and chat == -receiver
+    assert receiver > 2**52  # no Telegram chat's id
+    assert budget.of_inline("auto", message) == Budget(receiver, group=chat)
+    assert budget.of_inline("auto", message, group=True) == Budget(chat)
+    assert budget.kind_of(call) == "inline"
 
 
 @given(INLINE_IDS, st.sampled_from(list(Action)), st.integers(-(2**40), 2**40))
@@ -115,14 +122,3 @@ def test_a_tap_on_an_inline_message_reaches_only_that_message_s_table(
             assert found is not None and found.thread_id == number
         else:
             assert found is None
-
-
-@given(INLINE_IDS)
-def test_an_inline_message_s_edits_count_as_a_hand_in_a_group_does(message: str) -> None:
-    call = {"inline_message_id": message, "text": "x"}
-    chat, receiver = budget.chat_of(call), budget.receiver_of(call)
-    assert chat is not None and receiver is not None and chat == -receiver
-    assert receiver > 2**52  # no Telegram chat's id
-    assert budget.of_inline("auto", message) == Budget(receiver, group=chat)
-    assert budget.of_inline("auto", message, group=True) == Budget(chat)
-    assert budget.kind_of(call) == "inline"

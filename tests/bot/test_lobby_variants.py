@@ -18,7 +18,7 @@ from bot.tables import games
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakOptions
 from testing.harness import Harness
-from testing.tabletop import Tabletop, stored
+from testing.tabletop import opened, stored
 
 # The settings that make a variant (the rematch lead, turn time and language do not).
 VARIANT = ("deck_size", "dummy", "dummy_plays", "transfer", "throw_in", "five_before_discard")
@@ -32,16 +32,10 @@ CHOICES = {
 }
 
 
-def lobby_table(settings: GameSettings | None = None, players: int = 1) -> Table:
-    seats = [Seat(user_id=i + 1, name=f"P{i}") for i in range(players)]
-    return Table(
-        game_id="abcd",
-        chat_id=-100,
-        kind="durak",
-        phase="lobby",
-        seats=seats,
-        lobby=Lobby(creator=1, settings=settings or GameSettings()),
-    )
+def lobby_table(players: int = 1) -> Table:
+    table = Table(game_id="abcd", chat_id=-100, kind="durak", phase="lobby", lobby=Lobby(creator=1))
+    table.seats = [Seat(user_id=i + 1, name=f"P{i}") for i in range(players)]
+    return table
 
 
 def variant_of(settings: GameSettings) -> tuple[object, ...]:
@@ -156,8 +150,7 @@ async def test_a_full_lobby_starts_with_either_change_it_is_offered(
 ) -> None:
     h = harness
     players = [h.user(f"P{i}") for i in range(5)]
-    top = Tabletop(h, h.group(creator=players[0]))
-    await top.open(players[0], "durak")
+    top = await opened(h, players[0], "durak", h.group(creator=players[0]))
     for user in players[1:]:
         await top.join(user)
     before = await stored(h, top.group)

@@ -13,7 +13,7 @@ from telegram import User
 
 from bot.core.names import FSI, MAX_NAME, PDI, of, shown
 from testing.harness import Harness
-from testing.tabletop import Tabletop
+from testing.tabletop import opened
 from testing.webapp import bearer, client, table_param, token
 
 RLO, PDF, LRI = "\u202e", "\u202c", "\u2066"
@@ -60,15 +60,12 @@ def test_any_name_comes_out_without_controls_and_within_the_cut(name: str) -> No
 async def test_a_hostile_name_and_group_title_in_the_lobby_the_game_and_the_page(
     harness: Harness,
 ) -> None:
-    """The names as the group, the hands and the page show them, for a Russian, a
-    Ukrainian and an English player; the group's title in each one's hand, without its
-    override."""
+    """In each language, the group's title too, without its override."""
     h = harness
     mallory = h.user(f"evil{RLO}exe.txt", language_code="ru")
     long = h.user("Bo" + FAMILY * 40, language_code="uk")
     group = h.group(f"Cards{RLO}gnp.exe", creator=mallory)
-    top = Tabletop(h, group)
-    await top.open(mallory, "durak")
+    top = await opened(h, mallory, "durak", group)
     await top.join(long)
     ann = h.user("Ann", language_code="en")
     await top.join(ann)

@@ -1,8 +1,5 @@
-"""A failover is a pause, not a fault (bot.core.health.PAUSES): what Redis answers while a
-cluster elects a new primary, or Sentinel moves it, is ridden out as an outage (the tap
-is told to try again, one log line, the limiter lets calls through); what a script
-returns (NOSCRIPT, CROSSSLOT, a bug) is an error: logged with its traceback, never taken
-for an outage, never swallowed."""
+"""A failover is a pause, ridden out as an outage (bot.core.health.PAUSES); what a script
+returns (NOSCRIPT, CROSSSLOT, a bug) is an error: logged with its traceback, never swallowed."""
 
 from __future__ import annotations
 
@@ -56,16 +53,9 @@ AN_ERROR: dict[str, Exception] = {
 }
 
 
-def test_pauses_are_what_a_failover_raises_and_script_errors_are_not() -> None:
-    assert all(isinstance(e, PAUSES) for e in A_PAUSE.values())
-    assert not any(isinstance(e, PAUSES) for e in AN_ERROR.values())
-
-
 @pytest.mark.redis
 async def test_an_unblocked_reply_is_read_as_a_pause() -> None:
-    """What a demoted primary answers a blocking read (and a WAIT) with: redis-py knows
-    no UNBLOCKED; bot.core.health names it. CLIENT UNBLOCK ... ERROR makes that reply on
-    the test's own connection."""
+    """What a demoted primary answers a blocking read with, which redis-py does not name."""
     reader, other = health.client(REDIS_URL), health.client(REDIS_URL)
     connection = await reader.connection_pool.get_connection()
     try:
@@ -85,11 +75,8 @@ async def test_an_unblocked_reply_is_read_as_a_pause() -> None:
 
 @pytest.mark.redis
 async def test_a_connection_closed_under_its_user_is_a_pause() -> None:
-    """What redis-py's cluster client does when it reads the slots again after a failover:
-    it closes every connection, those that other tasks are using too. A command written on
-    one as the close goes on (each step of the event loop in turn) fails as on a lost
-    connection, a pause, never with an AttributeError (bot.core.health), which failed its
-    update and lost the tap."""
+    """As redis-py's cluster client closes every connection after a failover, those in use
+    too: never an AttributeError (bot.core.health), which failed its update and lost the tap."""
     met: list[str] = []
     for steps in range(5):
         redis = health.client(REDIS_URL)
@@ -121,10 +108,7 @@ def _failing(exc: Exception) -> Any:
 @pytest.mark.telegram_complaints  # an error's tap is logged, and left unanswered: expected
 @pytest.mark.parametrize("kind", [*A_PAUSE, *AN_ERROR])
 async def test_a_tap_is_told_redis_is_away_during_a_pause_and_a_script_error_is_logged(
-    harness: Harness,
-    caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
-    kind: str,
+    harness: Harness, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     """A pause: the tap is told at once, one WARNING, no traceback, play goes on after.
     An error: not an outage; logged once, with its traceback."""
@@ -167,13 +151,9 @@ async def _tap(h: Harness, top: Tabletop, players: list[Any], answered: bool = T
 async def test_the_limiter_lets_calls_through_during_a_pause_and_raises_a_script_error(
     kind: str,
 ) -> None:
-    """An outage must not stall what the bot could still send; but on a cluster, a
-    CROSSSLOT taken for an outage would have let every call through without a word, and
-    Telegram answer with 429s."""
-    limiter, failing = (
-        Limiter(fakeredis.FakeAsyncRedis()),
-        _failing(A_PAUSE.get(kind) or AN_ERROR[kind]),
-    )
+    """A CROSSSLOT taken for an outage would let every call through, and Telegram say 429."""
+    limiter = Limiter(fakeredis.FakeAsyncRedis())
+    failing = _failing(A_PAUSE.get(kind) or AN_ERROR[kind])
     limiter._acquire = limiter._cooldown = limiter._flooded = failing
     if kind in A_PAUSE:
         assert await limiter.try_acquire([(1, Priority.PROMPT), (2, Priority.TABLE)]) == [0.0, 0.0]
@@ -189,9 +169,7 @@ async def test_the_limiter_lets_calls_through_during_a_pause_and_raises_a_script
 
 
 @pytest.mark.telegram_complaints  # the script errors are logged: expected
-async def test_a_poller_backs_off_during_a_pause_and_from_a_script_error(
-    harness: Harness,
-) -> None:
+async def test_a_poller_backs_off_during_a_pause_and_from_a_script_error(harness: Harness) -> None:
     svc = services(harness.app)
     for kind, exc in {**A_PAUSE, **AN_ERROR}.items():
         await guarded(_failing(exc))(harness.app)  # neither raises: the poller goes on
@@ -203,9 +181,7 @@ async def test_a_poller_backs_off_during_a_pause_and_from_a_script_error(
 async def test_a_pollers_script_error_is_logged_once_until_it_works_again(
     harness: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A CROSSSLOT in a poller that runs twice a second: one traceback, not two a second;
-    the poller tries less often meanwhile; another error is logged once too; once the job
-    works, the same error is news again."""
+    """A CROSSSLOT in a poller that runs twice a second: one traceback, not two a second."""
     now = [0.0]
     svc = services(harness.app)
     svc.health.clock = lambda: now[0]
@@ -250,8 +226,7 @@ async def test_a_pollers_script_error_is_logged_once_until_it_works_again(
 async def test_the_lease_renewal_is_a_guarded_poller(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """bot.app starts renew_job through guarded (an error there is logged once, not
-    every half second), and renew_job lets errors and pauses through to it."""
+    """bot.app starts renew_job through guarded, and renew_job lets errors through to it."""
     from bot import app as bot_app
     from bot.service import delivery
 
@@ -294,8 +269,7 @@ class _Inbox:
 async def test_the_inbox_reader_rides_a_failover_out(
     harness: Harness, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    """A demoted primary cuts the worker's blocking read off (UNBLOCKED): the worker reads
-    again once Redis answers, rather than die and leave the stream unread."""
+    """Cut off by a demoted primary, the worker reads again rather than leave the stream."""
     svc = services(harness.app)
     worker = inbox.Worker(inbox=None)  # type: ignore[arg-type]
     stream = _Inbox(worker, A_PAUSE[kind])

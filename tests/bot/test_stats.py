@@ -71,10 +71,7 @@ async def test_each_durak_result_counts_in_the_group_and_overall(
     await standings.count(game)
     redis = standings.redis
     for player, expected in ((ANN, ann), (BOB, bob)):
-        for key in (
-            group_key(GROUP, "durak", player.uid),
-            person_key(player.uid, "durak"),
-        ):
+        for key in (group_key(GROUP, "durak", player.uid), person_key(player.uid, "durak")):
             found = await figures(redis, key)
             assert {k: found[k] for k in expected} == expected
             assert found["n"] == "1" and found["name"] == player.name
@@ -150,8 +147,7 @@ async def test_two_games_of_the_same_people_at_once_are_both_counted_on_fresh_ra
     )
     ann = await figures(fake_redis, person_key(ANN.uid, "durak"))
     assert ann["n"] == "2" and ann["cur"] == "2"
-    twice = Rating()
-    other = Rating()
+    twice = other = Rating()
     for _ in range(2):
         twice, other = ratings.rate([twice, other], [1, 2])
     assert float(ann["mu"]) == twice.mu and float(ann["sigma"]) == twice.sigma
@@ -177,9 +173,7 @@ async def test_the_board_shows_people_after_three_games_best_rating_first(
     assert moved.up == ((CID.uid, 2),)
 
 
-async def test_forgetting_erases_him_everywhere_and_leaves_the_others(
-    standings: Standings,
-) -> None:
+async def test_forgetting_erases_him_everywhere_and_leaves_the_others(standings: Standings) -> None:
     podkidnoy = json.dumps(DurakOptions(dummy=False).model_dump(), sort_keys=True)
     for i in range(3):
         await standings.count(replace(durak(f"f{i:03d}", [ANN, BOB], fool=1), variant=podkidnoy))
@@ -196,8 +190,6 @@ async def test_forgetting_erases_him_everywhere_and_leaves_the_others(
     left = [text(k) for k in await standings.redis.keys("*")]
     assert [k for k in left if k.endswith(f":{ANN.uid}") or f":{ANN.uid}:" in k] == []
 
-
-# --- live counting equals a rebuild from the records -------------------------------------
 
 PEOPLE = [ANN, BOB, CID, DAN, Player(5, "Eve")]
 
@@ -283,9 +275,8 @@ async def test_a_stopped_game_counts_nothing(fake_redis: aioredis.Redis) -> None
 async def test_a_count_cut_short_between_its_steps_ends_once_in_the_supergroup(
     standings: Standings,
 ) -> None:
-    """The group's step was counted, then the process died before the people's step, and
-    then the group became a supergroup: the count ends in the new group, adding nothing
-    there twice (its group marker moved with the figures)."""
+    """The process died between the group's step and the people's, then the group became a
+    supergroup: its group marker moved with the figures, nothing is added there twice."""
     game = durak("m001", [ANN, BOB], fool=1)
     real = standings._count
     calls = 0
