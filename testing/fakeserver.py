@@ -113,7 +113,8 @@ class FakeServer:
 
     ``delay``: (low, high) seconds, uniform, that each call waits before the simulation
     applies it, as a round trip to Telegram would. ``listeners`` are called with each
-    :class:`Served` right after it was applied, before the answer is sent back."""
+    :class:`Served` right after it was applied, before the answer is sent back, in the
+    event loop; ``log`` keeps them all when ``record`` is set."""
 
     def __init__(
         self,

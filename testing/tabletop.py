@@ -148,7 +148,8 @@ class Tabletop:
         self.thread = thread
 
     def table_message(self) -> FakeMessage:
-        """The group message that carries the table: the bot's newest with buttons."""
+        """The group message that carries the table: the bot's newest with buttons (else
+        its newest)."""
         mine = [m for m in self.h.screen(self.group, self.thread) if m.from_bot and m.text]
         assert mine, "the bot has posted nothing in the group"
         with_buttons = [m for m in mine if m.buttons]

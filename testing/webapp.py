@@ -33,7 +33,7 @@ from bot.webapp import server, streams
 from testing import fakeinline
 from testing.chats import BOT_TOKEN, BOT_USERNAME, FakeGroup, FakeMessage, FakeUser
 from testing.harness import Harness, Pick
-from testing.tabletop import Tabletop, dealing, set_lobby, stored, table_key
+from testing.tabletop import Tabletop, dealing, stored
 
 
 def page_files() -> list[str]:
@@ -116,12 +116,6 @@ async def table_for_two(
     with mock.patch.object(games, "start", dealing(deal)):
         await top.setup_game(game, players, settings=settings)
     return top, players, await table_param(h, top.group)
-
-
-async def settle(h: Harness, group: FakeGroup, settings: dict[str, Any]) -> None:
-    """The lobby's ``settings`` set as if chosen in it (any its buttons may not reach yet)."""
-    if settings:
-        await set_lobby(h.redis, table_key(group), settings)
 
 
 async def table_param(h: Harness, group: FakeGroup) -> str:

@@ -171,7 +171,8 @@ async def test_after_a_restart_mid_move_the_player_to_act_has_working_buttons_wi
 ) -> None:
     """A move committed, its process killed or stopped while Telegram hangs, before anyone
     saw it: the next process gives the player to act working buttons within 3 s. Each place
-    of the hands and each way of stopping once, side by side, on databases of their own."""
+    of the hands and each way of stopping once, side by side (each waits on the rate limits
+    and on a dead process's lease), on databases of their own."""
     url = own_redis.database
     await side_by_side(
         private_sigterm=_restart_mid_move(url(1), bots, "private", False, "sigterm"),
@@ -233,7 +234,8 @@ async def test_updates_a_worker_held_when_killed_or_out_of_grace_are_each_handle
 ) -> None:
     """A worker holds three updates while Telegram hangs, and is killed, or SIGTERMed with a
     grace that runs out (it exits 0 in time all the same): none is lost, the next process
-    handles each once, the gone worker leaves the group. Side by side, on databases of their own."""
+    handles each once, the gone worker leaves the group. Side by side (each waits for the
+    idle limit before the takeover), on databases of their own."""
     await side_by_side(
         kill=_taken_over(own_redis.database(1), bots, "kill"),
         sigterm=_taken_over(own_redis.database(2), bots, "sigterm"),

@@ -41,8 +41,9 @@ pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("clients_closed"
 pytestmark.append(pytest.mark.skipif(bool(why := redis_servers.why_not()), reason=str(why)))
 
 BACK_WITHIN = 10.0  # seconds from a failover until each table accepts taps again
-# Seconds from the Sentinels naming a new primary until the bot's writes are confirmed:
-# 0.3-0.6 s on a quiet machine, once 2.1 s in a full run; without the bot's asking, 8-10 s.
+# Seconds from the Sentinels naming a new primary until the bot's writes are confirmed: a
+# question to them a second at most (bot.core.primary.ASK_EVERY), then a WAIT. 0.3-0.6 s on
+# a quiet machine, once 2.1 s in a full run; without the bot's asking, 8-10 s.
 FOLLOWED_WITHIN = 4.0
 REPOSTED_FOR = 30.0  # seconds Telegram goes on posting an update the bot answered 503
 PROCESSES = 2
@@ -57,7 +58,8 @@ Where = Cluster | Sentinels
 @pytest.fixture(scope="module", autouse=True)
 def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Future[list[Cluster]]]:
     """The module's cluster (2 s to form), formed in a thread while the first case (behind
-    Sentinel) runs; the bot processes' fork server (testing.botproc.Forked) starts now too."""
+    Sentinel) runs; the bot processes' fork server (testing.botproc.Forked) starts now too,
+    importing the bot (a second or more) before the first game needs it."""
     Forked.server()
     made = [Cluster(tmp_path_factory.mktemp("cluster"))]
 
@@ -387,7 +389,9 @@ async def _moved(where: Where, key: str, was: int) -> bool:
 
 def _fail_over(how: str, where: Where, key: str) -> None:
     """The primary that holds ``key`` killed (-9), or handed over gracefully. A killed one's
-    replica takes over at once, as an operator would have it: 1.5-2.5 s sooner than Redis."""
+    replica takes over at once, as an operator would have it: the bot meets what Redis's own
+    failover leaves (a dead primary, its slots or the Sentinels' master on the replica),
+    1.5-2.5 s sooner."""
     if isinstance(where, Sentinels):
         if how == "kill":
             where.kill(where.primary())
@@ -437,7 +441,9 @@ async def _a_game_across_a_failover(h: Telegram, where: Where, how: str, seed: i
 async def _held_back_then_killed(game: Game, where: Where, key: str) -> None:
     """The table's replica hears nothing for a few taps, then the primary is killed (-9).
     None of them is accepted or shown: the first is answered "not confirmed yet" (or 503:
-    Telegram posts it again, handled once after the failover), later ones are refused."""
+    Telegram posts it again, handled once after the failover); later ones are refused, as
+    the bot reads the table the unconfirmed tap moved on. The failover drops that move, and
+    the prompt still shown works again."""
     if isinstance(where, Cluster):
         await asyncio.to_thread(where.hold_back, where.replica_of(where.primary_for(key)))
     else:

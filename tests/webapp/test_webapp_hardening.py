@@ -80,7 +80,10 @@ async def served(
 ) -> AsyncIterator[tuple[streams.Hub, httpx.AsyncClient]]:
     """The web fixture's client (conftest.py) with the hub of its server's streams."""
     monkeypatch.setattr(streams, "KEEPALIVE", 0.05)
-    async with PageServer(harness) as server, httpx.AsyncClient(base_url=server.root) as web:
+    async with (
+        PageServer(harness) as server,
+        httpx.AsyncClient(base_url=server.root, timeout=10) as web,
+    ):
         assert server._web is not None
         yield server._web.hub, web
 
