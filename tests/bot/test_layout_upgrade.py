@@ -67,20 +67,40 @@ def _dying_at(redis: Any, step: int) -> list[int]:
     return made
 
 
+async def test_an_upgrade_killed_after_a_rename_keeps_the_tables_deadlines_and_the_people() -> None:
+    """The case the review found: the table renamed, the process gone before its
+    deadlines reached its buckets; the next start found nothing under the old name and
+    deleted ct:due and ct:turns."""
+    redis = await _old_layout()
+    real = redis.renamenx
+
+    async def dies(old: str, new: str) -> Any:
+        await real(old, new)
+        raise ConnectionError("killed -9 after the RENAME")
+
+    redis.renamenx = dies
+    for _ in range(2):  # the first table's and the first standings key's
+        with pytest.raises(ConnectionError):
+            await layout.upgrade(redis)
+        if not await redis.exists("ct:table:-200:0"):
+            break
+    redis.renamenx = real
+    await layout.upgrade(redis)
+    assert await redis.get(LAYOUT_KEY) == LAYOUT.encode()
+    for chat, turn in ((-100, 2e12), (-200, 3e12)):
+        new = table_key(chat, None)
+        assert await redis.exists(new)
+        assert await redis.zscore(family_of(new).turns, new) == turn
+    new = table_key(-100, None)
+    assert await redis.zscore(family_of(new).due, new) == 1e12
+    assert await redis.smembers(people_key(-100)) == {b"7", b"8"}
+    assert not await redis.exists("ct:due", "ct:turns")
+
+
 async def test_an_upgrade_killed_at_any_step_is_finished_by_the_next_start() -> None:
     clean = await _old_layout()
     made = _dying_at(clean, 0)
     assert await layout.upgrade(clean)
-    # What every killed upgrade must end at: the tables with their deadlines, the people.
-    assert await clean.get(LAYOUT_KEY) == LAYOUT.encode()
-    for chat, turn in ((-100, 2e12), (-200, 3e12)):
-        new = table_key(chat, None)
-        assert await clean.exists(new)
-        assert await clean.zscore(family_of(new).turns, new) == turn
-    new = table_key(-100, None)
-    assert await clean.zscore(family_of(new).due, new) == 1e12
-    assert await clean.smembers(people_key(-100)) == {b"7", b"8"}
-    assert not await clean.exists("ct:due", "ct:turns")
     expected = await _dump(clean)
     assert made[0] > 10
     for step in range(1, made[0] + 1):
