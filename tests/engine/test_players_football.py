@@ -153,8 +153,8 @@ def test_pool_is_exactly_the_cards_the_seat_cannot_see() -> None:
         assert pool_of(view) == Counter(hidden)
 
 
-def self_play(seed: int, levels: tuple[str, str]) -> tuple[Football, list[Move]]:
-    game = Football.new(FootballOptions(), ["A", "B"], seed=seed)
+def self_play(seed: int, levels: tuple[str, str], decks: int = 1) -> tuple[Football, list[Move]]:
+    game = Football.new(FootballOptions(decks=decks), ["A", "B"], seed=seed)
     chosen: list[Move] = []
     step = 0
     while not game.is_finished():
@@ -167,6 +167,13 @@ def self_play(seed: int, levels: tuple[str, str]) -> tuple[Football, list[Move]]
         game.apply(move)
         step += 1
     return game, chosen
+
+
+@pytest.mark.parametrize("level", GAMES["football"].levels)
+def test_every_level_plays_only_legal_moves(level: str) -> None:
+    for seed in range(8):
+        game, _ = self_play(seed, (level, "easy"), decks=1 + seed % 3)
+        assert game.result() is not None
 
 
 def test_same_inputs_same_moves() -> None:
