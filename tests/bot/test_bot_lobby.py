@@ -205,8 +205,9 @@ def test_a_failed_start_is_one_line(
     code: int,
     says: str,
 ) -> None:
-    """No traceback of PTB's before it. Run in this process (one of its own proved nothing
-    more, for 1.3 CPU-s of imports): main's root logger put back after, the heap not frozen."""
+    """A start that fails says why in one line, no traceback of PTB's before it. Run in
+    this process (one of its own proved nothing more, for 1.3 CPU-s of imports): main's root
+    logger put back after, the heap not frozen."""
     apis = {"refusing": refusing_api, "silent": _silent_port()}
     env = {**env, "TELEGRAM_BASE_URL": apis.get(env.get("TELEGRAM_BASE_URL") or "")}
     for name, value in env.items():

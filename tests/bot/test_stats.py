@@ -147,7 +147,7 @@ async def test_two_games_of_the_same_people_at_once_are_both_counted_on_fresh_ra
     )
     ann = await figures(fake_redis, person_key(ANN.uid, "durak"))
     assert ann["n"] == "2" and ann["cur"] == "2"
-    twice = other = Rating()
+    twice, other = Rating(), Rating()
     for _ in range(2):
         twice, other = ratings.rate([twice, other], [1, 2])
     assert float(ann["mu"]) == twice.mu and float(ann["sigma"]) == twice.sigma

@@ -19,7 +19,7 @@ def test_a_game_scores_for_the_winner_in_football_and_the_fool_in_durak() -> Non
     carry = Carry(False, dealer=0)
     assert durak(carry, {"fool": 2}) == 2
     assert (carry.dealer, carry.previous_fool) == (2, 2)  # finishing hands the deal to the fool
-    carry = Carry(False, dealer=1)
+    carry = Carry(False, dealer=1, previous_fool=2)
     assert durak(carry, {"fool": None}) is None
     assert (carry.dealer, carry.previous_fool) == (1, None)  # after a draw the same dealer deals
 
