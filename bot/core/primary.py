@@ -44,8 +44,11 @@ class Follow:
     pool: SentinelConnectionPool
     clock: Callable[[], float] = time.monotonic
     _asked_at: float | None = None
-    _told: Any = None  # the address last logged
+    _told: Any = None  # the primary last known (logged when it changes: note)
     _unanswered: bool = False  # the Sentinels' silence was logged (once, until they answer)
+
+    def __post_init__(self) -> None:
+        self._told = self.address
 
     @property
     def address(self) -> Any:
@@ -72,10 +75,19 @@ class Follow:
             return False
         self._unanswered = False
         moved = await self.keep_to(address) or address != before
-        if moved and address != self._told:
-            self._told = address
-            log.info("Redis primary is now %s:%s, per Sentinel", *address)
+        self.note()
         return moved
+
+    def note(self) -> None:
+        """Log a new primary once, whoever learned of it: :meth:`ask`, or the pool itself
+        when a new connection asked the Sentinels (the old primary, turned replica, closed
+        the connections it had, say), which a later :meth:`ask` would not see as a move."""
+        address = self.address
+        if address is None or address == self._told:
+            return
+        if self._told is not None:  # (the first primary met is no change)
+            log.info("Redis primary is now %s:%s, per Sentinel", *address)
+        self._told = address
 
     async def keep_to(self, address: Any = None) -> bool:
         """Drop the pool's connections to any other server than ``address`` (by default

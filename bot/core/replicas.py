@@ -200,6 +200,8 @@ class Replicas:
         the node has replicas wait for them on the same connection. Its result; raises
         :class:`Unconfirmed` when too few replicas confirmed it in time. ``barrier``: a
         :meth:`read`'s, the last command ``queue`` puts."""
+        if self._follow is not None:  # a new primary the pool found by itself: logged once
+            self._follow.note()
         try:
             needed = await self.needed(key)
             if needed <= 0:

@@ -839,9 +839,15 @@ async def test_behind_sentinel_the_sentinels_are_asked_a_second_apart_and_told_o
     for _ in range(3):
         clock.now += primary_module.ASK_EVERY
         assert not await follow.ask()
+    # A new connection of the pool asked the Sentinels itself (the old primary had closed
+    # it): no question of ours finds a move, and the new primary is logged all the same.
+    pool.master_address = OLD
+    follow.note()
+    follow.note()
     told = [(r.levelname, r.getMessage()) for r in caplog.records]
     assert told[0] == ("INFO", "Redis primary is now 10.0.0.2:6379, per Sentinel")
-    assert [level for level, _ in told] == ["INFO", "WARNING"]
+    assert told[2] == ("INFO", f"Redis primary is now {OLD[0]}:{OLD[1]}, per Sentinel")
+    assert [level for level, _ in told] == ["INFO", "WARNING", "INFO"]
 
 
 class _DemotedAfter(aioredis.Redis):
