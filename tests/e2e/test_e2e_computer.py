@@ -129,7 +129,7 @@ async def test_start_is_refused_with_a_reason_when_computers_make_too_many(quick
     assert (await stored(h, top.group))["phase"] == "playing"
 
 
-async def test_computer_moves_are_paced(quick: Harness, make_app: object) -> None:
+async def test_computer_moves_are_paced(quick: Harness) -> None:
     """Computer moves come one by one, at least the pace apart, not all at once (timed when
     each committed change was decided, as the bot's pace counts from then)."""
     h = quick
