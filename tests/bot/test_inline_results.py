@@ -17,7 +17,8 @@ from bot.screens import inline
 from bot.service.taps import INLINE_ACTIONS, on_inline
 from bot.tables import games
 from engine import cards
-from testing.hidden import durak_hidden, football_hidden, random_games, table_of
+from testing.hidden import random_games, table_of
+from testing.tabletop import hidden_cards
 
 INLINE_IDS = st.text(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=80
@@ -38,7 +39,6 @@ def _shows(text: str, hidden: set[str], lang: str) -> set[str]:
 def _check_position(table: Table, kind: str) -> None:
     """Every seat's answer: ids Telegram takes, his hand first, one result per button
     that plays, and each posted line public once its move is played."""
-    hidden_of = football_hidden if kind == "football" else durak_hidden
     game = games.current(table)
     for seat in range(len(table.seats)):
         results = inline.hand(table, seat)
@@ -59,12 +59,13 @@ def _check_position(table: Table, kind: str) -> None:
                 after = games.load(copy)
                 token = cb.arg[callbacks.STAMP_LEN :]
                 games.apply_move(copy, after, seat, after.move_from_token(token, seat))
-            leaked = _shows(result.posts.text, hidden_of(after, None), table.lobby.lang)
+            public = hidden_cards(kind, after.to_json(), None)
+            leaked = _shows(result.posts.text, public, table.lobby.lang)
             assert not leaked, (result.title, result.posts.text)
     for lang in LANGS:
         for result in inline.watching(table, lang):
             text = f"{result.title} {result.description} {result.posts.text}"
-            assert not _shows(text, hidden_of(game, None), lang)
+            assert not _shows(text, hidden_cards(kind, game.to_json(), None), lang)
 
 
 def test_every_pick_posts_only_what_the_public_may_know() -> None:
