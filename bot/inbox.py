@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from telegram import Update
 
 from bot.core import metrics
-from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, PAUSES
+from bot.core.health import PAUSES, Backoff
 from bot.core.inbox import Entry, Inbox, consumer_name, stored_at
 from bot.core.replicas import Unconfirmed
 from bot.core.services import AnyApp, every, guarded, services
@@ -102,7 +102,7 @@ async def _read(app: AnyApp, worker: Worker) -> None:
         pass
     except Exception:
         log.exception("the inbox's groups could not be made; a later read makes them")
-    failing = 0.0  # the backoff after a read that failed with an error that is no pause
+    failing: Backoff | None = None  # after a read that failed with an error that is no pause
     while not worker.stopping.is_set():
         room = CONCURRENCY - len(worker.held)
         if room <= 0:
@@ -119,13 +119,13 @@ async def _read(app: AnyApp, worker: Worker) -> None:
             await svc.clock.sleep(RETRY)
             continue
         except Exception:  # e.g. a cluster's slot map read again in vain: read on
-            if not failing:  # told once, with its traceback, until a read succeeds
+            if failing is None:  # told once, with its traceback, until a read succeeds
                 log.exception("the inbox's read failed; it tries again meanwhile")
-            failing = min(failing * 2, MAX_BACKOFF) if failing else FIRST_BACKOFF
-            await svc.clock.sleep(failing)
+                failing = Backoff()
+            await svc.clock.sleep(failing.step())
             continue
-        if failing:
-            failing = 0.0
+        if failing is not None:
+            failing = None
             log.info("the inbox reads again")
         svc.health.ok()
         _hold(app, worker, entries, reclaimed=False)

@@ -114,6 +114,24 @@ TIMEOUT = 1.0  # seconds to connect, and to wait for an answer
 # how late play resumes once Redis is back (turn deadlines, coalesced group edits).
 FIRST_BACKOFF = 0.25
 MAX_BACKOFF = 1.0
+
+
+@dataclass
+class Backoff:
+    """A wait after a failure that doubles with each failure after it, from
+    :data:`FIRST_BACKOFF` up to :data:`MAX_BACKOFF`, until a success resets it."""
+
+    wait: float = FIRST_BACKOFF
+
+    def step(self) -> float:
+        """The wait now; the next one is twice as long (up to the cap)."""
+        now, self.wait = self.wait, min(self.wait * 2, MAX_BACKOFF)
+        return now
+
+    def reset(self) -> None:
+        self.wait = FIRST_BACKOFF
+
+
 # On a cluster an outage is one node's: a success on another node says nothing of it, so
 # the outage ends only with a success this long after the last failure (a failing node's
 # calls fail at least every TIMEOUT plus a retry's pause while it is down).
@@ -146,7 +164,7 @@ class Health:
     _failed_at: float = 0.0  # the last failure's time
     stopping: bool = False
     _next_poll: float = 0.0
-    _backoff: float = field(default=FIRST_BACKOFF)
+    _backoff: Backoff = field(default_factory=Backoff)
 
     @property
     def down(self) -> bool:
@@ -161,7 +179,7 @@ class Health:
         if self.down_since is None:
             self.down_since = self._failed_at
             metrics.REDIS_DOWN.set(1)
-            self._next_poll = self.down_since + self._backoff
+            self._next_poll = self.down_since + self._backoff.step()
             log.warning("Redis does not answer (%s): taps and commands are refused meanwhile", exc)
 
     def ok(self) -> None:
@@ -171,7 +189,7 @@ class Health:
             log.info("Redis answers again, after %.1f s", self.clock() - self.down_since)
             self.down_since = None
             metrics.REDIS_DOWN.set(0)
-            self._backoff = FIRST_BACKOFF
+            self._backoff.reset()
 
     def may_poll(self) -> bool:
         """Whether a poller should try now (always, unless Redis is down and the backoff
@@ -181,8 +199,7 @@ class Health:
         now = self.clock()
         if now < self._next_poll:
             return False
-        self._backoff = min(self._backoff * 2, MAX_BACKOFF)
-        self._next_poll = now + self._backoff
+        self._next_poll = now + self._backoff.step()
         return True
 
 

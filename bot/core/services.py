@@ -13,7 +13,7 @@ from telegram.ext import Application, ContextTypes
 
 from bot.core.clock import Clock, Timer
 from bot.core.config import Settings
-from bot.core.health import FIRST_BACKOFF, MAX_BACKOFF, PAUSES, Health
+from bot.core.health import PAUSES, Backoff, Health
 from bot.core.inbox import Inbox
 from bot.core.limiter import Limiter
 from bot.core.replicas import Unconfirmed
@@ -116,7 +116,7 @@ class _Errors:
 
     seen: set[str] = field(default_factory=set)
     next_try: float = 0.0
-    backoff: float = FIRST_BACKOFF
+    backoff: Backoff = field(default_factory=Backoff)
 
     def may_poll(self, now: float) -> bool:
         return now >= self.next_try
@@ -126,14 +126,14 @@ class _Errors:
         if said not in self.seen:
             self.seen.add(said)
             log.error("poller %s failed (logged once until it works again)", name, exc_info=exc)
-        self.next_try = now + self.backoff
-        self.backoff = min(self.backoff * 2, MAX_BACKOFF)
+        self.next_try = now + self.backoff.step()
 
     def ok(self, name: str) -> None:
         if self.seen:
             log.info("poller %s works again", name)
         self.seen.clear()
-        self.next_try, self.backoff = 0.0, FIRST_BACKOFF
+        self.next_try = 0.0
+        self.backoff.reset()
 
 
 def every(app: AnyApp, seconds: float, job: Job, *, first: float = 0.0) -> None:

@@ -5,6 +5,7 @@ latency it reports. A dead worker is a consumer holding an entry it never touche
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -20,6 +21,7 @@ from redis.exceptions import RedisClusterException
 from bot import inbox
 from bot.app import build_application
 from bot.core import inbox as stream
+from bot.core.health import Backoff
 from bot.core.i18n import t
 from bot.core.replicas import Replicas
 from bot.handlers import once
@@ -220,7 +222,7 @@ async def test_the_reader_reads_on_after_an_error_that_is_no_pause(
     h, fake_redis = harness, harness.redis
     # Its backoffs, 0.25 s and 0.5, are on the bot's clock, which cannot be moved on here:
     # the reader, woken, reads on real time (a blocking read) and is never asleep on it again.
-    monkeypatch.setattr(inbox, "FIRST_BACKOFF", 0.01)
+    monkeypatch.setattr(inbox, "Backoff", functools.partial(Backoff, 0.01))
     kept = h.keep_updates()
     ann = h.user("Ann")
     worker = inbox.worker_of(h.app)
