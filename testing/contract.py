@@ -47,8 +47,8 @@ def _field(annotation: Any, metadata: list[Any]) -> tuple[Any, ...]:
     if annotation is bool:
         return (False, True)
     if annotation is int:
-        low = next(m.ge for m in metadata if isinstance(m, annotated_types.Ge))
-        high = next(m.le for m in metadata if isinstance(m, annotated_types.Le))
+        low = typing.cast(int, next(m.ge for m in metadata if isinstance(m, annotated_types.Ge)))
+        high = typing.cast(int, next(m.le for m in metadata if isinstance(m, annotated_types.Le)))
         return tuple(range(low, high + 1))
     raise AssertionError(f"no values for an option of type {annotation!r}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Literal
 
 from engine import cards
 from engine.base import Event
@@ -23,6 +24,7 @@ def deal(
     hand_b: str,
     pile_a: str = "",
     pile_b: str = "",
+    *,
     decks: int = 1,
     deck_size: int = 36,
 ) -> list[int]:
@@ -42,7 +44,7 @@ def deal(
     return [*named[0], *named[1], *named[2], *named[3], *piles[0], *piles[1]]
 
 
-def game(*parts: str, decks: int = 1, deck_size: int = 36) -> Football:
+def game(*parts: str, decks: int = 1, deck_size: Literal[36, 52] = 36) -> Football:
     """A game dealt by :func:`deal` from ``parts`` (row1, row2, hand_a, hand_b, piles)."""
     options = FootballOptions(decks=decks, deck_size=deck_size)
     return Football.new(

@@ -49,10 +49,10 @@ def install() -> None:
 
     check = scripting_mixin._check_for_lua_globals
 
-    def check_when_added(runtime: Any, expected: set[Any]) -> None:
-        added = runtime.__dict__.get("added")
+    def check_when_added(lua_runtime: Any, expected_globals: set[Any]) -> None:
+        added = lua_runtime.__dict__.get("added")
         if added is None or added():
-            check(runtime, expected)
+            check(lua_runtime, expected_globals)
 
     shim = types.ModuleType(lua.__name__)
     shim.__dict__.update(vars(lua), LuaRuntime=CompiledOnce, compiles_once=True)

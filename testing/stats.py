@@ -30,7 +30,7 @@ def table_of(game: Game, kind: str, players: list[Player], game_id: str = "g001"
         game_id=game_id,
         chat_id=GROUP,
         lobby=Lobby(creator=players[0].uid),
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         phase="finished",
         seats=seats,
         state=game.to_json(),
@@ -50,7 +50,7 @@ def played(
         game = Durak.new(DurakOptions(), names, seed % len(names), None, seed=seed)
     moves = []
     while game.result() is None:
-        move = rng.choice(list(game.legal_moves()))
+        move: Any = rng.choice(list(game.legal_moves()))
         moves.append(game.move_to_record(move))
         game.apply(move)
     table = table_of(game, kind, players, game_id)
