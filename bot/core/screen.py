@@ -35,14 +35,11 @@ class Screen:
         Mini App's button or a setting asks nothing)."""
         return any(b.data and b.asks for row in self.rows for b in row)
 
+    @functools.cached_property
     def digest(self) -> str:
         """What the screen shows, hashed (a pass compares it with what the message shows,
-        and the slot of the message sent keeps it)."""
-        return self._digest
-
-    @functools.cached_property
-    def _digest(self) -> str:
-        """:meth:`digest`, worked out once per screen (no field: no part of ``==``)."""
+        and the slot of the message sent keeps it); worked out once per screen (no field:
+        no part of ``==``)."""
         h = hashlib.blake2b(self.text.encode(), digest_size=12)
         for row in self.rows:
             h.update(b"\x1e")

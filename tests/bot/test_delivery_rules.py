@@ -67,7 +67,7 @@ def shown(screen: Screen, **changes: Any) -> Slot:
     """A message that showed ``screen`` (a version ago, a while ago)."""
     values: dict[str, Any] = {
         "id": 77,
-        "hash": screen.digest(),
+        "hash": screen.digest,
         "version": 9,
         "prompt": screen.prompt,
         "at": NOW - 60,

@@ -89,7 +89,7 @@ def _new_slot(message: Message, done: Outcome) -> Slot:
     if old is not None and old.prompt and not message.screen.prompt:
         quiet = now  # he has just moved
     return Slot(
-        hash=message.screen.digest(),
+        hash=message.screen.digest,
         version=table.version,
         prompt=message.screen.prompt,
         at=now,

@@ -92,4 +92,4 @@ Decision = Message | Later | None
 
 def shown(slot: Slot | None, screen: Screen, version: int) -> bool:
     """The message shows this screen already, or a newer version than this one."""
-    return slot is not None and (slot.version > version or slot.hash == screen.digest())
+    return slot is not None and (slot.version > version or slot.hash == screen.digest)

@@ -7,6 +7,8 @@ says where to look, as urgently as a mover's hand (docs/busy.md, second rule).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from bot.core.config import Settings
 from bot.core.keys import group_slot, user_slot
 from bot.core.limiter import Priority
@@ -19,27 +21,33 @@ from bot.service.messages.message import How, InGroup, Message, shown
 PLAYED = ("playing", "finished", "abandoned")
 
 
-def _place(table: Table, index: int, in_group: bool) -> tuple[str, int, int | None] | None:
+class Left(NamedTuple):
+    """The place a hand has left: its slot's name, its chat and topic, and the slot."""
+
+    name: str
+    chat: int
+    thread: int | None
+    slot: Slot
+
+
+def left(table: Table, index: int, in_group: bool, slots: dict[str, Slot]) -> Left | None:
     """The place seat ``index``'s hand has left (``in_group``: it lives in the group now,
-    so his private chat is the old place): its slot's name, its chat and topic; None where
-    it had no other place (a group that refused it, his own chat)."""
+    so his private chat is the old place), if that place showed his hand: else there is
+    nothing to edit there, and its screen need not be made (the delivery asks this
+    first). None too where it had no other place (a group that refused it, his own chat)."""
+    if table.phase not in PLAYED:
+        return None
     seat = table.seats[index]
     if in_group:
-        return user_slot(seat.user_id), seat.user_id, None
-    if seat.reach.group_ok and not table.private:
-        return group_slot(seat.user_id), table.chat_id, table.thread_id
-    return None
-
-
-def left(table: Table, index: int, in_group: bool, slots: dict[str, Slot]) -> Slot | None:
-    """The slot of the place seat ``index``'s hand has left (:func:`_place`), if that
-    place showed his hand: else there is nothing to edit there, and its screen need not be
-    made (the delivery asks this first)."""
-    place = _place(table, index, in_group)
-    slot = slots.get(place[0]) if place is not None else None
-    if slot is None or slot.id is None or table.phase not in PLAYED:
+        name, chat, thread = user_slot(seat.user_id), seat.user_id, None
+    elif seat.reach.group_ok and not table.private:
+        name, chat, thread = group_slot(seat.user_id), table.chat_id, table.thread_id
+    else:
         return None
-    return slot
+    slot = slots.get(name)
+    if slot is None or slot.id is None:
+        return None
+    return Left(name, chat, thread, slot)
 
 
 def parked(
@@ -53,10 +61,10 @@ def parked(
     """The place seat ``index``'s hand has left (:func:`left`), edited once to ``screen``.
     A place that never showed his hand is left alone, and so is a group that refused it
     (it would refuse this too)."""
-    slot, place = left(table, index, in_group, slots), _place(table, index, in_group)
-    if slot is None or place is None:
+    was = left(table, index, in_group, slots)
+    if was is None:
         return None
-    name, chat, thread = place
+    name, chat, thread, slot = was
     if shown(slot, screen, table.version):
         return None
     message = Message(name, chat, thread, screen, slot, Priority.MOVER, How.PARKED)
