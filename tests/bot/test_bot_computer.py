@@ -21,9 +21,9 @@ from testing.harness import Harness
 from testing.tabletop import stored
 
 
-def _table(kind: str, people: int, computers: int, turn_time: int = 60) -> Table:
+def _table(kind: str, people: int, computers: int) -> Table:
     table = Table(game_id="abcd", chat_id=-100, lobby=Lobby(creator=1), kind=kind, phase="lobby")
-    table.lobby.settings.turn_time = turn_time
+    table.lobby.settings.turn_time = 60
     for i in range(people):
         table.seats.append(Seat(user_id=i + 1, name=f"P{i}"))
     for i in range(computers):
@@ -104,7 +104,7 @@ def test_the_seed_is_stable_per_decision_and_differs_between_decisions() -> None
 
 
 def test_the_deadline_follows_who_is_to_act() -> None:
-    table = _table("durak", 2, 0, turn_time=60)
+    table = _table("durak", 2, 0)
     assert turns.due_in(table, 1.0) == 60.0
     table.lobby.settings.turn_time = 0
     assert turns.due_in(table, 1.0) is None  # no limit, nobody to wait for

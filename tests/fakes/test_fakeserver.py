@@ -20,7 +20,7 @@ from testing.chats import BOT_TOKEN, FakeGroup, FakeUser
 from testing.clock import ManualClock
 from testing.errors import ApiError
 from testing.fakegram import FakeTelegram
-from testing.fakeserver import FakeServer
+from testing.fakeserver import FakeServer, serving
 from testing.flood import FloodLimits
 
 
@@ -133,12 +133,8 @@ def test_hands_in_a_group_count_against_the_group_or_each_receiver_as_the_switch
 
 @pytest.fixture
 async def served(telegram: FakeTelegram) -> AsyncIterator[FakeServer]:
-    server = FakeServer(telegram, delay=(0.0, 0.0))
-    await server.start()
-    try:
+    async with serving(telegram) as server:
         yield server
-    finally:
-        await server.stop()
 
 
 # PTB's own RetryAfter constructor reads its deprecated int ``retry_after`` (PTB 22.2+).
