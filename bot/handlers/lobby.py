@@ -71,7 +71,7 @@ def _seat(table: Table, user: User, place: Place) -> None:
 async def _place(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> Place:
     """Where his hands live: his choice, else the bot's default (the HANDS setting)."""
     svc = services(context)
-    return await svc.store.place(user_id) or svc.settings.hands
+    return await svc.store.place(user_id) or svc.settings.messages.hands
 
 
 async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
