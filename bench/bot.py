@@ -178,7 +178,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     )
     redis = aioredis.Redis(connection_pool=pool)
     server = FakeTelegram(history=False)
-    settings = Settings(
+    settings = Settings.read(
         telegram_bot_token=BOT_TOKEN,
         redis_url=args.redis_url,
         table_edit_interval=args.edit_interval,

@@ -18,7 +18,7 @@ from typing import IO
 import httpx
 
 from bench.load_meter import Meter, clock
-from bot.core.config import Settings
+from bot.core import config
 from testing.chats import BOT_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,7 +67,7 @@ class Bots:
         self._files: list[IO[bytes]] = []
 
     def _env(self, api: str, hook: str, port: int) -> dict[str, str]:
-        settings = {name.upper() for name in Settings.model_fields}
+        settings = {name.upper() for name in config.names()}
         env = {k: v for k, v in os.environ.items() if k.upper() not in settings}
         env.update(
             PYTHONPATH=str(self.root),

@@ -71,7 +71,7 @@ async def _moves(
     await connect.check(client, settings)
     before = _commands(primaries)
     server = FakeTelegram(history=False)
-    bot_settings = Settings(
+    bot_settings = Settings.read(
         telegram_bot_token=BOT_TOKEN,
         redis_url=settings.redis_url,
         redis_cluster=settings.redis_cluster,

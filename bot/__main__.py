@@ -32,7 +32,7 @@ def main() -> int:
     logs.configure("INFO", "text", ())  # until the settings are read
     logging.getLogger("telegram.ext").addFilter(_not_a_failed_start)
     try:
-        settings = Settings()
+        settings = Settings.read()
     except ValidationError as exc:
         missing = any(e["loc"] == ("telegram_bot_token",) for e in exc.errors())
         if missing:
@@ -47,20 +47,23 @@ def main() -> int:
             print(f"error: bad settings: {where + ': ' if where else ''}{why}", file=sys.stderr)
         return 2
     hidden = (
-        settings.telegram_bot_token,
-        settings.webhook_secret,
-        settings.redis_url,
-        settings.redis_sentinel_password,
+        settings.telegram.telegram_bot_token,
+        settings.http.webhook_secret,
+        settings.redis.redis_url,
+        settings.redis.redis_sentinel_password,
     )
     secrets = [s.get_secret_value() for s in hidden if s is not None]
-    logs.configure(settings.log_level, settings.log_format, secrets)
-    if settings.uses_redis:
+    logs.configure(settings.process.log_level, settings.process.log_format, secrets)
+    if settings.redis.uses_redis:
         try:  # a wrong setting is found now rather than at the first tap
-            connect.check_at_start(settings)  # says in one line how it is connected
+            connect.check_at_start(settings.redis)  # says in one line how it is connected
         except (RedisError, RedisClusterException, ValueError, RuntimeError) as exc:
-            print(f"error: cannot use Redis at {connect.named(settings)}: {exc}", file=sys.stderr)
+            print(
+                f"error: cannot use Redis at {connect.named(settings.redis)}: {exc}",
+                file=sys.stderr,
+            )
             return 1
-        redis = connect.client(settings)
+        redis = connect.client(settings.redis)
     else:
         import fakeredis
 

@@ -140,7 +140,7 @@ async def _post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         log.warning("redis: the key layout could not be checked: %s", exc)
     _poll(app)
     turns.poll(app)
-    if svc.settings.webhook_url:
+    if svc.settings.http.webhook_url:
         inbox.open_(app)  # it reads once the Application runs (bot.runner)
 
 
@@ -194,14 +194,15 @@ def build_application(
     limiter, pollers, turn timers and delivery read the time from and wait on: the tests
     move it instead of sleeping."""
     clock = clock or Clock()
-    builder = ApplicationBuilder().token(settings.telegram_bot_token.get_secret_value())
+    builder = ApplicationBuilder().token(settings.telegram.telegram_bot_token.get_secret_value())
     sent, polled = (request, request) if request is not None else _clients()
     builder = builder.request(sent).get_updates_request(polled)
-    if settings.telegram_base_url:
-        root = settings.telegram_base_url.rstrip("/")
+    if settings.telegram.telegram_base_url:
+        root = settings.telegram.telegram_base_url.rstrip("/")
         builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
+    messages = settings.messages
     redis_limiter = (
-        Limiter(redis, clock, settings.ephemeral_group_budget) if settings.rate_limit else None
+        Limiter(redis, clock, messages.ephemeral_group_budget) if messages.rate_limit else None
     )
     # Every process keeps to Telegram's limits together (bot.core.limiter); a flood-control
     # answer comes straight back to the caller, who puts that message off. Every call is
@@ -213,8 +214,8 @@ def build_application(
     # process (a lock per table), and the CAS in Redis covers other processes.
     builder = builder.concurrent_updates(256).post_init(_post_init).post_stop(_post_stop)
     app = builder.build()
-    replicas = Replicas(redis, settings.redis_min_replicas, settings.redis_wait_ms)
-    store = Store(redis, settings.game_ttl, clock, replicas)
+    replicas = Replicas(redis, settings.redis.redis_min_replicas, settings.redis.redis_wait_ms)
+    store = Store(redis, settings.play.game_ttl, clock, replicas)
     svc = Services(
         app, settings, store, limiter=redis_limiter, clock=clock, follow=migration.follow
     )

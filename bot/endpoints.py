@@ -74,8 +74,8 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
         Route("/readyz", readyz),
         Route("/metrics", metrics_page),
     ]
-    if settings.webhook_url and settings.webhook_secret:
-        secret = settings.webhook_secret.get_secret_value().encode()
+    if settings.http.webhook_url and settings.http.webhook_secret:
+        secret = settings.http.webhook_secret.get_secret_value().encode()
 
         async def webhook(request: Request) -> Response:
             # As bytes: compare_digest refuses to compare text that is not ASCII (a 500).
@@ -92,7 +92,9 @@ def routes(application: AnyApp, settings: Settings) -> list[BaseRoute]:
                 return _told("refused", 400, exc.reason)
             return await _store(svc, inbox, raw, stream_of(obj))
 
-        found.append(Route(urlparse(settings.webhook_url).path or "/", webhook, methods=["POST"]))
+        found.append(
+            Route(urlparse(settings.http.webhook_url).path or "/", webhook, methods=["POST"])
+        )
     return found
 
 

@@ -67,7 +67,7 @@ def open_(app: AnyApp) -> None:
     """This process's worker, which the webhook stores updates with (webhook mode); it
     reads none until :func:`start`."""
     svc = services(app)
-    idle = svc.settings.claim_idle_ms
+    idle = svc.settings.process.claim_idle_ms
     inbox = Inbox(svc.store.redis, consumer_name(), svc.store.replicas, idle)
     worker = app.bot_data[KEY] = Worker(inbox)
     svc.inbox = worker.inbox

@@ -38,18 +38,18 @@ async def run(app: AnyApp, settings: Settings, allowed_updates: Sequence[str]) -
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     http = None
-    if settings.serves_http:
-        http = server.Server(app, settings, host=server.HOST, port=settings.http_port)
+    if settings.http.serves_http:
+        http = server.Server(app, settings, host=server.HOST, port=settings.http.http_port)
     await app.initialize()
     # The webhook is set while post_init sets the menu: a start waits for both at once.
     calls = [app.post_init(app)] if app.post_init is not None else []
-    if settings.webhook_url:
-        secret = settings.webhook_secret  # required with a webhook (bot.core.config)
+    if settings.http.webhook_url:
+        secret = settings.http.webhook_secret  # required with a webhook (bot.core.config)
         assert secret is not None
-        hook, token = settings.webhook_url, secret.get_secret_value()
+        hook, token = settings.http.webhook_url, secret.get_secret_value()
         calls.append(sender.set_webhook(app.bot, hook, allowed_updates, token))
     await asyncio.gather(*calls)
-    if not settings.webhook_url and app.updater is not None:
+    if not settings.http.webhook_url and app.updater is not None:
         await app.updater.start_polling(allowed_updates=list(allowed_updates))
     await app.start()
     inbox.start(app)  # webhook mode only: the worker that reads the stored updates
@@ -74,7 +74,7 @@ async def run(app: AnyApp, settings: Settings, allowed_updates: Sequence[str]) -
 async def _stop(app: AnyApp, settings: Settings) -> None:
     """Take no more updates; finish those taken, within the grace."""
     services(app).health.stopping = True
-    grace = settings.shutdown_grace
+    grace = settings.process.shutdown_grace
     log.info("stopping: finishing the updates taken (at most %.0f s)", grace)
     try:
         async with asyncio.timeout(grace):

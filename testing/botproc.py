@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Protocol
 
 import httpx
 
-from bot.core.config import Settings
+from bot.core import config
 from testing.chats import BOT_TOKEN
 from testing.fakegram import FakeTelegram
 from testing.fakeserver import SECRET_HEADER, WebhookHarness
@@ -46,7 +46,7 @@ SETTLE_WITHIN = 20.0
 # process took 37 ms, now 22 (median of about 40 each, one process, durak).
 LULL = 0.005
 # Settings named in the environment that the tests' process must not pass on.
-_SETTINGS = {name.upper() for name in Settings.model_fields}
+_SETTINGS = {name.upper() for name in config.names()}
 
 
 # What the fork server imports before it forks a bot: all that ``python -m bot`` imports

@@ -14,7 +14,7 @@ from testing.clock import Clock
 from testing.harness import Harness
 from testing.tabletop import Tabletop, action_of, playable, stored
 
-DELAY = 0.02  # seconds between computer moves in these tests (Settings.computer_delay)
+DELAY = 0.02  # seconds between computer moves in these tests (Settings.play.computer_delay)
 PAUSE = 0.25  # seconds a person waits after a refused tap before he taps again
 
 

@@ -26,7 +26,8 @@ def settings(**overrides: Any) -> Settings:
     """What a test's bot runs with: no coalescing delay, no rate limiter (a test that is
     about them turns them on), the test database, hands in private chats unless a player
     chooses the group (the tests of hands in the group ask for ``hands="group"``, the
-    bot's own default: tests/conftest.py's ``group_harness``); ``overrides`` on top."""
+    bot's own default: tests/conftest.py's ``group_harness``); ``overrides`` on top, by the
+    settings' flat names (a name no part of :class:`Settings` has is a TypeError)."""
     values: dict[str, Any] = {
         "telegram_bot_token": BOT_TOKEN,
         "redis_url": REDIS_URL,
@@ -34,4 +35,4 @@ def settings(**overrides: Any) -> Settings:
         "rate_limit": False,
         "hands": "private",
     }
-    return Settings(**{**values, **overrides})
+    return Settings.read(**{**values, **overrides})

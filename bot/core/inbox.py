@@ -50,7 +50,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
 from bot.core import replies
-from bot.core.config import Settings
+from bot.core.config import ProcessSettings
 from bot.core.keys import BUCKETS, KEY_PREFIX, bucket
 from bot.core.replicas import Replicas, Unconfirmed
 from bot.core.scripts import FORGET_CONSUMERS, ForgetConsumers
@@ -64,7 +64,7 @@ STREAMS = tuple(stream_key(n) for n in range(BUCKETS))
 GROUP = "workers"
 FIELD = b"u"  # the field that holds the update's JSON
 # An entry untouched this long is another's: the setting's default (Inbox.claim_idle_ms).
-CLAIM_IDLE_MS: int = Settings.model_fields["claim_idle_ms"].default
+CLAIM_IDLE_MS: int = ProcessSettings.model_fields["claim_idle_ms"].default
 RECLAIM_PER_TOUCH = 4  # streams looked at for a dead worker's entries at each touch
 # The one stream of the layout before the buckets (bot.tables.layout), which a process of
 # that version, still running during an upgrade, may store updates in: looked at every

@@ -161,7 +161,7 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     for game in chosen:
         text = rules_text.source(game, lang)
         if text is None:
-            title = t(lang, registry.GAMES[game].title)
+            title = t(lang, registry.GAMES[game].names.title)
             await _say(message, t(lang, "cmd.no_rules", game=title), reply=False)
             continue
         for piece in rules_text.messages(text):

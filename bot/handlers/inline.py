@@ -78,10 +78,10 @@ def _set_up(table: Table, path: str, last: GameSettings | None) -> bool:
         return True
     game = registry.entry(table.kind)
     codes = path.split(".") if path else []
-    if any(code not in game.options for code in codes):
+    if any(code not in game.lobby.options for code in codes):
         return False
     for code in codes:
-        game.options[code](table.lobby.settings)
+        game.lobby.options[code](table.lobby.settings)
     return True
 
 

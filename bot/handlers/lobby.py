@@ -71,7 +71,7 @@ def _seat(table: Table, user: User, place: Place) -> None:
 async def _place(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> Place:
     """Where his hands live: his choice, else the bot's default (the HANDS setting)."""
     svc = services(context)
-    return await svc.store.place(user_id) or svc.settings.hands
+    return await svc.store.place(user_id) or svc.settings.messages.hands
 
 
 async def on_pick(tap: Tap, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -201,8 +201,8 @@ def choose(table: Table, arg: str) -> None:
         s.deck_size = cast(DeckSize, _next(sizes, s.deck_size))
     elif arg[:1] == "d" and arg[1:].isdigit() and int(arg[1:]) in sizes:
         s.deck_size = cast(DeckSize, int(arg[1:]))
-    elif arg in game.options:  # the settings only this game has
-        game.options[arg](s)
+    elif arg in game.lobby.options:  # the settings only this game has
+        game.lobby.options[arg](s)
     elif arg == "t":
         s.turn_time = int(str(_next(TURN_TIMES, s.turn_time)))
     elif arg == "l":

@@ -67,8 +67,8 @@ def variants(kind: str) -> list[str]:
     has a name of its own (bot.screens.game.BotGame.variant)."""
     game = registry.GAMES[kind]
     found: dict[str, str] = {game.variant("en", GameSettings()): ""}
-    for first in ("", *game.options):  # one change, then two
-        for code in game.options:
+    for first in ("", *game.lobby.options):  # one change, then two
+        for code in game.lobby.options:
             made = _made(kind, f"{first}.{code}" if first else code)
             if made is not None and made[0] not in found and len(found) <= VARIANTS:
                 found[made[0]] = made[1]
@@ -81,7 +81,7 @@ def _made(kind: str, path: str) -> tuple[str, str] | None:
     settings = GameSettings()
     try:
         for code in path.split("."):
-            game.options[code](settings)
+            game.lobby.options[code](settings)
         game.spec.make_options(settings)
     except ValueError:
         return None
@@ -96,7 +96,7 @@ def invitations(offered: Sequence[tuple[Table, str]]) -> list[Article]:
         ctx = registry.ctx(table, table.lobby.lang)
         game = registry.entry(table.kind)
         named = game.variant(table.lobby.lang, table.lobby.settings)
-        title = plain(table.lobby.lang, game.title) if not path else named
+        title = plain(table.lobby.lang, game.names.title) if not path else named
         if path == LAST:
             title = plain(table.lobby.lang, "inline.as_last", game=named)
         where = "g" if table.inline and table.inline.group else "p"
@@ -116,7 +116,9 @@ def invitations(offered: Sequence[tuple[Table, str]]) -> list[Article]:
         if text is not None:
             first = rules_text.messages(text)[0]
             title = plain(
-                table.lobby.lang, "inline.rules_title", game=plain(table.lobby.lang, game.title)
+                table.lobby.lang,
+                "inline.rules_title",
+                game=plain(table.lobby.lang, game.names.title),
             )
             found.append(Article(f"{RULES}{game.letter}", title, "", Screen(first)))
     return found
@@ -170,7 +172,7 @@ def _asked(table: Table, seat: int, lang: str) -> str:
     game = games.current(table)
     legal = games.legal_for(game, seat)
     ctx = registry.ctx(table, lang)
-    text, rows = registry.entry(table.kind).hand(
+    text, rows = registry.entry(table.kind).screens.hand(
         game.view(seat), ctx, table.seats[seat].setup, legal, True
     )
     lines = as_text(text).splitlines()
@@ -192,7 +194,7 @@ def _status(table: Table, lang: str) -> str:
     if table.state is None or table.kind is None:
         return ""
     ctx = registry.ctx(table, lang)
-    return as_text(registry.entry(table.kind).status(games.current(table).view(None), ctx))
+    return as_text(registry.entry(table.kind).screens.status(games.current(table).view(None), ctx))
 
 
 def _posted(table: Table, seat: int, data: str) -> str | None:

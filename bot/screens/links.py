@@ -29,9 +29,9 @@ def _param(table: Table) -> str:
 
 def _direct(settings: Settings, table: Table, bot_username: str) -> str | None:
     """The page's direct link to ``table``, when the operator registered its name."""
-    if not settings.webapp_name or not bot_username:
+    if not settings.http.webapp_name or not bot_username:
         return None
-    return f"https://t.me/{bot_username}/{settings.webapp_name}?startapp={_param(table)}"
+    return f"https://t.me/{bot_username}/{settings.http.webapp_name}?startapp={_param(table)}"
 
 
 def hand(
@@ -45,11 +45,11 @@ def hand(
 ) -> Screen:
     """His hand message, with a button that opens the page on his view of the table: a
     Mini App button in his private chat (``WEBAPP_URL``), else the direct link."""
-    if table.phase not in _LIVE or not (settings.webapp_url or settings.webapp_name):
+    if table.phase not in _LIVE or not (settings.http.webapp_url or settings.http.webapp_name):
         return screen  # no page configured: no button, and no text to look up
     text = t(table.seats[seat].lang, "webapp.open")
-    if not in_group and settings.webapp_url:
-        button = Button(text, web_app=f"{settings.webapp_url}?t={_param(table)}")
+    if not in_group and settings.http.webapp_url:
+        button = Button(text, web_app=f"{settings.http.webapp_url}?t={_param(table)}")
     elif url := _direct(settings, table, bot_username):
         button = Button(text, url=url)
     else:

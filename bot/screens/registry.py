@@ -49,11 +49,11 @@ def page_files() -> dict[str, tuple[bytes, str]]:
     after its own, so it names no game)."""
     return {
         "games.js": (
-            b"\n".join(game.script.read_bytes() for game in GAMES.values()),
+            b"\n".join(game.page.script.read_bytes() for game in GAMES.values()),
             "text/javascript; charset=utf-8",
         ),
         "games.css": (
-            b"\n".join(game.style.read_bytes() for game in GAMES.values()),
+            b"\n".join(game.page.style.read_bytes() for game in GAMES.values()),
             "text/css; charset=utf-8",
         ),
     }

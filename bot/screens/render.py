@@ -15,7 +15,7 @@ from engine import cards
 
 # The text of each reason any game's engine may give for refusing a move
 # (``IllegalMove.code``): those of the protocol itself. A game adds its own
-# (:attr:`bot.screens.game.BotGame.refusals`).
+# (:attr:`bot.screens.game.Texts.refusals`).
 ILLEGAL = {
     "game_over": "illegal.game_over",
     "unknown_move": "illegal.unknown_move",

@@ -17,7 +17,7 @@ def picker(ctx: Ctx) -> Screen:
     return Screen(
         ctx.t("lobby.pick"),
         tuple(
-            (Button(ctx.t(game.title), ctx.cb(Action.PICK, game.letter)),)
+            (Button(ctx.t(game.names.title), ctx.cb(Action.PICK, game.letter)),)
             for game in registry.GAMES.values()
         ),
     )
@@ -34,7 +34,7 @@ def _settings(ctx: Ctx, game: BotGame) -> list[tuple[str, str]]:
     table = ctx.table
     s = table.lobby.settings
     items: list[tuple[str, str]] = [(ctx.t("settings.deck", n=s.deck_size), "d")]
-    items += game.settings(ctx)
+    items += game.lobby.settings(ctx)
     turn_time = ctx.t("settings.turn_time", n=s.turn_time) if s.turn_time else None
     items.append((turn_time or ctx.t("settings.no_limit"), "t"))
     items.append((ctx.t("settings.language", name=ctx.t(LANGUAGES[table.lobby.lang])), "l"))
@@ -56,9 +56,9 @@ def _seatings(ctx: Ctx, game: BotGame) -> list[Button]:
         other = table.lobby.settings.model_copy(update={"deck_size": size})
         if size != table.lobby.settings.deck_size and _seats(table, other, n):
             found.append(Button(ctx.t("btn.use_deck", n=size), ctx.cb(Action.OPTION, f"d{size}")))
-    for code, key in game.seatings.items():
+    for code, key in game.lobby.seatings.items():
         other = table.lobby.settings.model_copy(deep=True)
-        game.options[code](other)
+        game.lobby.options[code](other)
         if other != table.lobby.settings and _seats(table, other, n):
             found.append(Button(ctx.t(key), ctx.cb(Action.OPTION, code)))
     return found

@@ -49,19 +49,19 @@ def standings_button(ctx: Ctx) -> Button:
 def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
     """A group's top players at one game, with a button per game to switch."""
     game = registry.GAMES[kind]
-    text = [t(lang, "stats.board_title", game=t(lang, game.title))]
+    text = [t(lang, "stats.board_title", game=t(lang, game.names.title))]
     if not lines:
         text.append(t(lang, "stats.board_empty", min=MIN_GAMES))
     for place, line in enumerate(lines, 1):
         text.append(
             t(
                 lang,
-                game.board_row,
+                game.standings.row,
                 place=place,
                 name=_name(line),
                 rating=_rating(line),
                 n=line.n,
-                pct=percent(line.get(game.share), line.n),
+                pct=percent(line.get(game.standings.share), line.n),
             )
         )
     text.append(t(lang, "stats.board_note", min=MIN_GAMES))
@@ -70,7 +70,7 @@ def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
     # is refused by Telegram).
     buttons = tuple(
         Button(
-            ("• " if other == kind else "") + t(lang, registry.GAMES[other].title),
+            ("• " if other == kind else "") + t(lang, registry.GAMES[other].names.title),
             callbacks.at(
                 address,
                 Action.STANDINGS,
@@ -85,8 +85,13 @@ def board(lang: str, chat: int, kind: str, lines: list[Line]) -> Screen:
 def _game_block(lang: str, kind: str, line: Line) -> list[str]:
     rating = t(lang, "stats.rating", rating=_rating(line), trend=trend(line.trend)).rstrip()
     game = registry.GAMES[kind]
-    streak = t(lang, game.streak, cur=line.get("cur"), best=line.get("best"))
-    return [f"<b>{t(lang, game.title)}</b>", game.figures(lang, line), rating, streak]
+    streak = t(lang, game.standings.streak, cur=line.get("cur"), best=line.get("best"))
+    return [
+        f"<b>{t(lang, game.names.title)}</b>",
+        game.standings.figures(lang, line),
+        rating,
+        streak,
+    ]
 
 
 def _variant_name(lang: str, kind: str, variant: str) -> str | None:
@@ -96,7 +101,7 @@ def _variant_name(lang: str, kind: str, variant: str) -> str | None:
     try:
         stored = json.loads(variant)
         options = {k: v for k, v in stored.items() if k in spec.options.model_fields}
-        return registry.GAMES[kind].naming(lang, spec.options.model_validate(options))
+        return registry.GAMES[kind].names.naming(lang, spec.options.model_validate(options))
     except (ValueError, AttributeError):
         return None
 
@@ -111,10 +116,10 @@ def _variant_lines(lang: str, kind: str, found: dict[str, Line]) -> list[str]:
         name = _variant_name(lang, kind, variant)
         if name is not None:
             merged[name] = merged[name].plus(line) if name in merged else line
-    if set(merged) <= {t(lang, game.title)}:
+    if set(merged) <= {t(lang, game.names.title)}:
         return []
     ordered = sorted(merged.items(), key=lambda item: (-item[1].n, item[0]))
-    return [f"· {name}: {game.figures(lang, line)}" for name, line in ordered]
+    return [f"· {name}: {game.standings.figures(lang, line)}" for name, line in ordered]
 
 
 def mine(
@@ -138,10 +143,10 @@ def mine(
             where = t(
                 lang,
                 "stats.vs_level",
-                game=t(lang, game.title),
+                game=t(lang, game.names.title),
                 level=t(lang, registry.LEVELS[level]),
             )
-            rows.append(f"{where}: {game.figures(lang, line)}")
+            rows.append(f"{where}: {game.standings.figures(lang, line)}")
         text.append("\n".join(rows))
     return Screen("\n\n".join(text))
 

@@ -36,7 +36,7 @@ def narrate(ctx: Ctx, game: BotGame, kind: str, data: dict[str, Any]) -> Markup:
     table's own."""
     reason = data.get("reason")
     name = f"{kind}.{reason}" if isinstance(reason, str) else kind
-    key = game.events.get(name) or TABLE_EVENTS[name]
+    key = game.texts.events.get(name) or TABLE_EVENTS[name]
     return ctx.t(key, **ctx.params(data))
 
 
@@ -48,7 +48,7 @@ def series_line(ctx: Ctx, game: BotGame) -> str:
     scores = ", ".join(
         f"{ctx.name(i)} {score.get(str(s.user_id), 0)}" for i, s in enumerate(table.seats)
     )
-    return ctx.t(game.series, games=table.series.games, scores=scores)
+    return ctx.t(game.names.series, games=table.series.games, scores=scores)
 
 
 def group_screen(table: Table, bot_username: str) -> Screen:
@@ -63,13 +63,16 @@ def group_screen(table: Table, bot_username: str) -> Screen:
     if table.state is None:  # stopped before a game was dealt
         return Screen(ctx.t("lobby.closed"))
     view = games.current(table).view(None)
-    lines = [f"<b>{game.variant(ctx.lang, table.lobby.settings)}</b>", game.group(view, ctx)]
+    lines = [
+        f"<b>{game.variant(ctx.lang, table.lobby.settings)}</b>",
+        game.screens.group(view, ctx),
+    ]
     if table.played.events:
         lines.append("\n".join("• " + narrate(ctx, game, k, d) for k, d in table.played.events))
     if table.phase == "abandoned":
         lines.append(ctx.t("table.stopped"))
     else:
-        lines.append("➡️ " + game.status(view, ctx))
+        lines.append("➡️ " + game.screens.status(view, ctx))
     series = series_line(ctx, game) if table.phase != "playing" else ""
     if series:
         lines.append(series)
@@ -158,9 +161,9 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     then his hand."""
     if table.phase not in ("lobby", "playing", "finished", "abandoned"):
         return None
-    screens = registry.entry(table.kind)
-    ctx = screens.ctx(table, table.seats[seat].lang)
-    name = screens.variant(ctx.lang, table.lobby.settings)
+    entry = registry.entry(table.kind)
+    ctx = entry.ctx(table, table.seats[seat].lang)
+    name = entry.variant(ctx.lang, table.lobby.settings)
     if table.phase == "lobby":
         # a private chat's table (its title is "against the computer") has no group to name
         key = "join.vs_computer" if table.private else "join.private"
@@ -172,7 +175,7 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
     active = table.phase != "abandoned"
     header = ctx.t("hand.header", game=name, chat=table.chat_title)
     legal = games.legal_for(game, seat) if active else None
-    text, rows = screens.hand(view, ctx, table.seats[seat].setup, legal, active)
+    text, rows = entry.screens.hand(view, ctx, table.seats[seat].setup, legal, active)
     if not active:
         text += "\n" + ctx.t("table.stopped")
     elif seconds := games.turn_time(table, seat):
@@ -189,7 +192,7 @@ def hand_screen(table: Table, seat: int) -> Screen | None:
 def alert_text(table: Table, seat: int, lang: str) -> str:
     """A seat's secret cards for the group's "My cards" alert (at most 200 characters)."""
     game = registry.entry(table.kind)
-    text = game.alert(games.current(table).view(seat), game.ctx(table, lang))
+    text = game.screens.alert(games.current(table).view(seat), game.ctx(table, lang))
     return text if len(text) <= 200 else text[:199] + "…"
 
 

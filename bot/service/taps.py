@@ -350,7 +350,7 @@ async def write(
     """
     svc = services(context)
     asked = Asked(game_id, user_id, change, origin, replace)
-    delay = svc.settings.computer_delay
+    delay = svc.settings.play.computer_delay
     async with svc.lock(key):
         # the time of the change, read once for every attempt of the compare-and-set
         step = partial(decide, asked=asked, now=svc.clock(), computer_delay=delay)

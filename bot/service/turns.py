@@ -178,7 +178,7 @@ async def play_due(app: AnyApp | ContextTypes.DEFAULT_TYPE, key: str, claim: int
 async def _play_due(svc: Services, key: str) -> tuple[float, Snapshot | None]:
     """The move, if it is due: the deadline of the position the table is left in (0:
     none), and the snapshot to deliver when a move was committed."""
-    delay = svc.settings.computer_delay
+    delay = svc.settings.play.computer_delay
     for _ in range(5):  # the position may change under a long computation
         snap = await svc.store.load(key)
         table = snap.table
@@ -237,6 +237,6 @@ async def turns_job(app: AnyApp) -> bool:
 
 def poll(app: AnyApp) -> None:
     """Start polling the deadlines (often enough for the computer's pace)."""
-    delay = services(app).settings.computer_delay
+    delay = services(app).settings.play.computer_delay
     seconds = min(max(delay / 3, 0.02), 0.5)
     every(app, seconds, guarded(turns_job), first=seconds)  # an outage: backs off

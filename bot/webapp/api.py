@@ -42,7 +42,7 @@ _HANDLERS: dict[Action, Callable[[Tap, ContextTypes.DEFAULT_TYPE], Awaitable[Non
     Action.BACK: play.on_back,
 }
 # The page's own words (everything else it shows comes rendered from the catalogues; a
-# game's drawing adds its own, BotGame.page_words).
+# game's drawing adds its own, Page.words).
 _WORDS = {
     "hand": "webapp.hand",
     "spectator": "webapp.spectator",
@@ -78,7 +78,7 @@ _TAG = re.compile(r"<[^>]+>")
 
 @cache
 def _words(lang: str, kind: str) -> dict[str, str | dict[str, str]]:
-    keys = {**_WORDS, **registry.entry(kind).page_words}
+    keys = {**_WORDS, **registry.entry(kind).page.words}
     words: dict[str, str | dict[str, str]] = {word: plain(lang, key) for word, key in keys.items()}
     return words | {word: by_category(lang, key) for word, key in _COUNTED.items()}
 
@@ -125,12 +125,12 @@ def token(cb: callbacks.Callback, card: str | None) -> str:
 
 def _moves(table: Table, seat: int, view: BaseModel) -> list[dict[str, Any]]:
     """The buttons of his hand message that act, each with what the page plays it by (the
-    game's screen module says which: :attr:`bot.screens.game.BotGame.played`; a set-up
+    game's screen module says which: :attr:`bot.screens.game.Page.played`; a set-up
     button: the card picked). ``view``: his seat's view, which the caller has made."""
     screen = views.hand_screen(table, seat)
     if screen is None:
         return []
-    played = registry.entry(table.kind).played
+    played = registry.entry(table.kind).page.played
     legal = dict(games.legal_for(games.current(table), seat) or [])
     hand: list[str] = getattr(view, "hand", [])
     moves = []
@@ -159,7 +159,7 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
     entry = registry.entry(table.kind)
     ctx = entry.ctx(table, lang)
     view = games.current(table).view(seat)
-    status = entry.status(view, ctx)
+    status = entry.screens.status(view, ctx)
     if table.phase == "abandoned":
         status = ctx.t("table.stopped")
     actor = games.actor(table)
@@ -185,7 +185,7 @@ def picture(snap: Snapshot, viewer: Viewer, now: float) -> dict[str, Any]:
         "moves": _moves(table, seat, view) if seat is not None and table.phase == "playing" else [],
         # his set-up in progress (football's): indexes into his hand, as the chat keeps it
         "picks": list(table.seats[seat].setup) if seat is not None else [],
-        "scene": entry.scene(view, ctx),
+        "scene": entry.page.scene(view, ctx),
         "faces": faces(lang),
         "words": _words(lang, entry.name),
         "cardnames": _names(lang),

@@ -144,7 +144,7 @@ class MiniApp:
         self.svc = services(application)
         self.clock = self.svc.clock
         self.hub = hub
-        self.checker = Checker(settings.telegram_bot_token.get_secret_value())
+        self.checker = Checker(settings.telegram.telegram_bot_token.get_secret_value())
         self.quota = Quota(self.clock)
         self.people = Quota(self.clock, quota.PERSON_RATE, quota.PERSON_BURST)
         self.assets = _assets()

@@ -224,7 +224,7 @@ async def test_no_other_process_slips_a_hand_in_while_a_429_is_recorded() -> Non
 
 def test_the_setting_takes_auto_true_and_false() -> None:
     def mode(value: str) -> Mode:
-        return settings(ephemeral_group_budget=value).ephemeral_group_budget
+        return settings(ephemeral_group_budget=value).messages.ephemeral_group_budget
 
     assert [mode(v) for v in ("auto", "AUTO", "true", "false")] == ["auto", "auto", True, False]
-    assert settings().ephemeral_group_budget == "auto"
+    assert settings().messages.ephemeral_group_budget == "auto"

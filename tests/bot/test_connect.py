@@ -72,13 +72,13 @@ def test_each_way_makes_its_client() -> None:
     assert asked[0].connection_pool.connection_kwargs["password"] == "spw"
     assert where(redis_sentinels="h:1", redis_sentinel_master="m").uses_redis
     # The bot's own settings take the same three.
-    bots = Settings(
-        _env_file=None,  # type: ignore[call-arg]
+    bots = Settings.read(
+        _env_file=None,
         telegram_bot_token="1:x",
         redis_url="redis://n1:7000/0",
         redis_cluster="1",
     )
-    assert connect.mode(bots) == connect.CLUSTER
+    assert connect.mode(bots.redis) == connect.CLUSTER
 
 
 @pytest.mark.redis

@@ -190,12 +190,12 @@ async def test_how_many_replicas_a_write_waits_for(
 
 def test_the_settings_and_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "1:x")
-    defaults = Settings(_env_file=None)  # type: ignore[call-arg]
-    assert (defaults.redis_min_replicas, defaults.redis_wait_ms) == (None, 300)
+    defaults = Settings.read(_env_file=None)
+    assert (defaults.redis.redis_min_replicas, defaults.redis.redis_wait_ms) == (None, 300)
     monkeypatch.setenv("REDIS_MIN_REPLICAS", "0")
     monkeypatch.setenv("REDIS_WAIT_MS", "50")
-    chosen = Settings(_env_file=None)  # type: ignore[call-arg]
-    assert (chosen.redis_min_replicas, chosen.redis_wait_ms) == (0, 50)
+    chosen = Settings.read(_env_file=None)
+    assert (chosen.redis.redis_min_replicas, chosen.redis.redis_wait_ms) == (0, 50)
 
 
 async def _heard(notices: Any) -> list[tuple[str, int]]:
@@ -615,7 +615,7 @@ async def test_a_move_to_the_supergroups_key_goes_on_once_a_replica_has_each_ste
     old, new = key_of(-100123, None), key_of(-1001000000123, None)
     # The scripts loaded as the bot loads them at its start: a first call's NOSCRIPT
     # would wait out a WAIT of its own below.
-    await connect.check(primary, settings(redis_url=pair.primary.url))
+    await connect.check(primary, settings(redis_url=pair.primary.url).redis)
     store = Store(primary, 3600, replicas=Replicas(primary, wait_ms=WAIT_MS))
     lobby = Lobby(creator=1)
     table = Table(game_id="ab12", chat_id=-100123, lobby=lobby, kind="durak", phase="lobby")

@@ -58,7 +58,7 @@ async def test_the_prompt_of_a_round_whose_release_is_lost_is_removed(
 ) -> None:
     """In the group, a hand is an ephemeral message, sent anew at any time where the bot
     is an administrator."""
-    h, hands = placed, services(placed.app).settings.hands
+    h, hands = placed, services(placed.app).settings.messages.hands
     other = await make_app(h.redis, hands=hands)
     players = [h.user("Ann"), h.user("Bob")]
     group = h.group(creator=players[0])

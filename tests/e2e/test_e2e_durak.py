@@ -104,7 +104,7 @@ async def test_the_private_hand_is_edited_in_place_and_rings_when_asked(
     rng = random.Random(2)
     rang = edited = 0
     moved_at: dict[int, float] = {}  # when each player's buttons last went (he moved)
-    ring_after = settings().ring_after
+    ring_after = settings().messages.ring_after
     for step in range(16):
         before = {u.id: [m.message_id for m in h.screen(u) if m.from_bot] for u in players}
         asked_before = {u.id: top.prompt(u) is not None for u in players}

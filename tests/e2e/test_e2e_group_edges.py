@@ -92,7 +92,7 @@ async def test_an_offline_player_gets_his_hand_back_through_my_cards(
     top, players, first, other = await two_started(h, admin=True)
     rng = random.Random(1)
     other.online = False  # his phone is off: what is sent to him now never arrives
-    await clock_of(h).advance(services(h.app).settings.ring_after + 1)
+    await clock_of(h).advance(services(h.app).settings.messages.ring_after + 1)
     await move(h, top, first, rng)  # now he must answer: a new prompt, which he never gets
     assert await top.actor(players) is other
     assert top.prompt(other) is None, "he sees no buttons: the prompt never reached him"

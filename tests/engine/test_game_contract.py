@@ -127,7 +127,7 @@ def _check_computer(
 def _play(spec: GameSpec, game: Game, rng: random.Random) -> list[dict[str, Any]]:
     """Plays ``game`` to its end at random, checking every position; the record's moves."""
     start = type(game).from_json(game.to_json())
-    texts = bot_registry.entry(spec.name).events
+    texts = bot_registry.entry(spec.name).texts.events
     moves: list[dict[str, Any]] = []
     events: list[Any] = []
     cut = rng.randrange(80)

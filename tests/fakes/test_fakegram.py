@@ -219,7 +219,7 @@ async def test_removing_the_bot_closes_the_group_and_says_so(tiny: Harness) -> N
 async def test_a_harness_fixture_builds_its_bot_with_the_tests_settings(
     group_harness: Harness,
 ) -> None:
-    assert services(group_harness.app).settings.hands == "private"
+    assert services(group_harness.app).settings.messages.hands == "private"
 
 
 def test_the_settings_marker_names_each_setting(request: pytest.FixtureRequest) -> None:

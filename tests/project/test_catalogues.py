@@ -6,7 +6,7 @@ Babel), is up to date with the template, and leaves nothing untranslated or fuzz
 The code is read, not run: its syntax tree gives every call of a translation function
 (:data:`_KEY_ARGS`) with its key. A key there is a literal, a choice between literals
 (``"a.b" if x else "a.c"``) or a value from a table of literal keys (``ILLEGAL[code]``,
-``game.title``); a key put together at run time (an f-string, ``+``) is refused, since
+``game.names.title``); a key put together at run time (an f-string, ``+``) is refused, since
 nothing could check it. The tables' keys are found as the literals in ``bot/`` shaped like
 a key of one of the catalogue's namespaces (``game.…``, ``event.…``).
 """

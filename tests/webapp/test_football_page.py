@@ -52,7 +52,7 @@ def test_the_run_is_the_one_the_events_tell(seed: int) -> None:
             told = _told(told, kind, data)
         for seat in (None, 0, 1):  # the same for every reader: it is public
             view = game.view(seat)
-            shown = entry.scene(view, registry.ctx(table, "en"))
+            shown = entry.page.scene(view, registry.ctx(table, "en"))
             assert shown["next"] == len(table.played.moves)
             run = shown["run"]
             assert told is not None and run is not None

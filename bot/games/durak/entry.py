@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib import resources
 
 from bot.games.durak import screens, settings, variant
-from bot.screens.game import BotGame
+from bot.screens.game import BotGame, LobbyOptions, Names, Page, Screens, Standings, Texts
 from bot.screens.render import Words
 from engine.games.durak.spec import SPEC
 
@@ -69,25 +69,24 @@ PAGE_WORDS = {
 ENTRY = BotGame(
     spec=SPEC,
     letter="d",
-    title="game.durak",
-    naming=variant.name,
-    series="series.durak",
-    board_row="stats.row_durak",
-    streak="stats.streak_durak",
-    events=EVENTS,
-    refusals=REFUSALS,
-    words=WORDS,
-    options=settings.OPTIONS,
-    seatings=settings.SEATINGS,
-    settings=settings.lines,
-    group=screens.public,
-    status=screens.status,
-    hand=screens.hand,
-    alert=screens.alert,
-    played=screens.played,
-    share="fool",
-    figures=screens.figures,
-    page_words=PAGE_WORDS,
-    script=_HERE.joinpath("page.js"),
-    style=_HERE.joinpath("page.css"),
+    names=Names(title="game.durak", naming=variant.name, series="series.durak"),
+    standings=Standings(
+        row="stats.row_durak",
+        streak="stats.streak_durak",
+        share="fool",
+        figures=screens.figures,
+    ),
+    texts=Texts(events=EVENTS, refusals=REFUSALS, words=WORDS),
+    lobby=LobbyOptions(
+        options=settings.OPTIONS, seatings=settings.SEATINGS, settings=settings.lines
+    ),
+    screens=Screens(
+        group=screens.public, status=screens.status, hand=screens.hand, alert=screens.alert
+    ),
+    page=Page(
+        played=screens.played,
+        words=PAGE_WORDS,
+        script=_HERE.joinpath("page.js"),
+        style=_HERE.joinpath("page.css"),
+    ),
 )

@@ -1,7 +1,7 @@
 """What a durak game is called: the variant its options make, in the words players use
 ("Perevodnoy durak · 36 cards · neighbours"; seeds/durak.md §9). The one place that
 names a variant: the lobby, the table, every hand, the result, /stats and the record
-all ask :func:`name` (through :attr:`bot.screens.game.BotGame.naming`)."""
+all ask :func:`name` (through :attr:`bot.screens.game.Names.naming`)."""
 
 from __future__ import annotations
 

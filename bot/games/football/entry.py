@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib import resources
 
 from bot.games.football import page, screens, settings
-from bot.screens.game import BotGame
+from bot.screens.game import BotGame, LobbyOptions, Names, Page, Screens, Standings, Texts
 from bot.screens.render import Words
 from engine.games.football.spec import SPEC
 
@@ -60,26 +60,25 @@ PAGE_WORDS = {
 ENTRY = BotGame(
     spec=SPEC,
     letter="f",
-    title="game.football",
-    naming=settings.name,
-    series="series.football",
-    board_row="stats.row_football",
-    streak="stats.streak_football",
-    events=EVENTS,
-    refusals=REFUSALS,
-    words=WORDS,
-    options=settings.OPTIONS,
-    seatings=settings.SEATINGS,
-    settings=settings.lines,
-    group=screens.group,
-    status=screens.status,
-    hand=screens.hand,
-    alert=screens.alert,
-    played=screens.played,
-    share="won",
-    figures=screens.figures,
-    page_words=PAGE_WORDS,
-    script=_HERE.joinpath("page.js"),
-    style=_HERE.joinpath("page.css"),
-    scene=page.scene,
+    names=Names(title="game.football", naming=settings.name, series="series.football"),
+    standings=Standings(
+        row="stats.row_football",
+        streak="stats.streak_football",
+        share="won",
+        figures=screens.figures,
+    ),
+    texts=Texts(events=EVENTS, refusals=REFUSALS, words=WORDS),
+    lobby=LobbyOptions(
+        options=settings.OPTIONS, seatings=settings.SEATINGS, settings=settings.lines
+    ),
+    screens=Screens(
+        group=screens.group, status=screens.status, hand=screens.hand, alert=screens.alert
+    ),
+    page=Page(
+        played=screens.played,
+        words=PAGE_WORDS,
+        script=_HERE.joinpath("page.js"),
+        style=_HERE.joinpath("page.css"),
+        scene=page.scene,
+    ),
 )

@@ -4,7 +4,7 @@ the field and how it ended), which the view, a snapshot of the position, does no
 It is read from the record's moves (an entry and the advances after it: columns, which
 the group is told as they are played) and the table's recent events (how the run ended,
 as the group was told too): public, whoever reads it. The page steps its ball along
-the run's cells as they come (:attr:`bot.screens.game.BotGame.scene`)."""
+the run's cells as they come (:attr:`bot.screens.game.Page.scene`)."""
 
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ def ephemeral_budget(settings: Settings, group: int, receiver: int) -> Budget:
     them there (``EPHEMERAL_GROUP_BUDGET``, bot.core.budget, Telegram publishing no limit
     of its own for them). Every ephemeral call of the delivery (a hand, its edit, its
     deletion) is counted where this says."""
-    return of_ephemeral(settings.ephemeral_group_budget, group, receiver)
+    return of_ephemeral(settings.messages.ephemeral_group_budget, group, receiver)
 
 
 def group_hand(
@@ -84,8 +84,8 @@ def group_hand(
         message.priority = Priority.PROMPT
         return message
     if screen.prompt:
-        return his_turn(message, seat, settings.ring_after, now, may_send)
-    priority = not_to_act(table, slot, settings.table_edit_interval, now, answer)
+        return his_turn(message, seat, settings.messages.ring_after, now, may_send)
+    priority = not_to_act(table, slot, settings.messages.table_edit_interval, now, answer)
     if isinstance(priority, Later):
         return priority
     message.priority = priority

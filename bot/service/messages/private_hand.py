@@ -27,9 +27,9 @@ def private_hand(
         return None
     message = Message(user_slot(seat.user_id), seat.user_id, None, screen, slot, Priority.WATCHER)
     if screen.prompt:
-        return his_turn(message, seat, settings.ring_after, now)
+        return his_turn(message, seat, settings.messages.ring_after, now)
     answer = Priority.REPLY if table.phase == "lobby" else Priority.WATCHER
-    priority = not_to_act(table, slot, settings.table_edit_interval, now, answer)
+    priority = not_to_act(table, slot, settings.messages.table_edit_interval, now, answer)
     if isinstance(priority, Later):
         return priority
     message.priority = priority

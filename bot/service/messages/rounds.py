@@ -188,9 +188,9 @@ def _plan(svc: Services, snap: Snapshot, done: Outcome) -> list[Message]:
         decisions += [_your_turn(svc, table, i, snap, now) for i in views.people(table)]
     screen = views.group_screen(table, svc.bot_username)
     screen = links.group(screen, svc.settings, table, svc.bot_username)
-    interval = svc.settings.table_edit_interval
+    interval = svc.settings.messages.table_edit_interval
     slot = snap.slots.get(TABLE_SLOT)
-    mode = svc.settings.ephemeral_group_budget
+    mode = svc.settings.messages.ephemeral_group_budget
     decisions.append(table_message(table, screen, slot, interval, now, mode))
     messages: list[Message] = []
     for decision in decisions:

@@ -33,7 +33,7 @@ def your_turn(
         or shown(slot, screen, table.version)
     ):
         return None
-    due = table.clock.turn_since + settings.ring_after
+    due = table.clock.turn_since + settings.messages.ring_after
     if now < due:
         return Later(due)
     return Message(
