@@ -181,7 +181,11 @@ async def _touch_and_reclaim(app: AnyApp) -> None:
     if worker.doubtful:
         doubtful = sorted(worker.doubtful)
         worker.doubtful.clear()  # confirmed, or read again (below), or gone from the stream
-        confirmed = await _confirmed(worker, worker.inbox.confirm(doubtful))
+        try:
+            confirmed = await _confirmed(worker, worker.inbox.confirm(doubtful))
+        except Exception:  # neither confirmed nor known gone: still doubtful, looked at
+            worker.doubtful.update(doubtful)  # again next touch, not after the idle limit
+            raise
         _hold(app, worker, confirmed, reclaimed=False)
     room = CONCURRENCY - len(worker.held)
     if room > 0:

@@ -1,5 +1,6 @@
 """What the game contract's tests check of every game, shared with the variants'
-tests: every combination of a game's options, and views that leak nothing.
+tests: every combination of a game's options, and views that leak nothing; and the
+card notation both games' scenario tests write their cards in.
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from engine import cards
 from engine.base import Game, IllegalMove
 
 M = typing.TypeVar("M", bound=BaseModel)
+
+c = cards.parse
+
+
+def cs(text: str) -> list[int]:
+    """``"7H QS"`` → card ints: a scenario's hands and rows, written as records name cards."""
+    return [c(t) for t in text.split()]
 
 
 # Two games per option set: hypothesis's simplest case first (the smallest table, seed 0),

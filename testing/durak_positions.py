@@ -14,18 +14,10 @@ from engine.computer import choose
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakActor, DurakMove, DurakOptions, seating
 from engine.games.durak.view import DurakView
-from testing.contract import combinations
+from testing.contract import c, combinations, cs
 
 NAMES = ["Ann", "Bob", "Cid", "Dan", "Eve", "Fay"]
 PEREVODNOY: dict[str, Any] = {"dummy": False, "transfer": True}  # transfers, no dummy
-
-
-c = cards.parse
-
-
-def cs(text: str) -> list[int]:
-    """``"7H QS"`` → card ints."""
-    return [cards.parse(t) for t in text.split()]
 
 
 def deck_for(

@@ -9,12 +9,7 @@ from engine import cards
 from engine.base import Event
 from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions, Move
-
-c = cards.parse
-
-
-def cs(text: str) -> list[int]:
-    return [cards.parse(t) for t in text.split()]
+from testing.contract import c, cs
 
 
 def deal(

@@ -194,6 +194,46 @@ async def _handled_by(worker: inbox.Worker, failures: list[Any]) -> bool:
 
 
 @HOOKED
+async def test_an_entry_whose_confirmation_fails_is_confirmed_again_at_the_next_touch(
+    harness: Harness, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry the worker read unconfirmed stays doubtful when the claim that would
+    confirm it fails (Redis does not answer, as in a failover), as when it comes back
+    unconfirmed: the touch after confirms it, not a takeover once it is idle that long."""
+    h, fake_redis = harness, harness.redis
+    now = fakeredis_streams.current_time()  # idle times stand still: no takeover
+    monkeypatch.setattr(fakeredis_streams, "current_time", lambda: now)
+    kept = h.keep_updates()
+    ann = h.user("Ann")
+    worker = inbox.worker_of(h.app)
+    assert worker is not None
+    real_confirm = worker.inbox.confirm
+    failures = [RedisConnectionError("the primary is gone")]
+
+    async def confirm(entries: list[bytes]) -> list[stream.Entry]:
+        if failures:
+            raise failures.pop()
+        return await real_confirm(entries)
+
+    worker.inbox.confirm = confirm  # type: ignore[method-assign]
+    await worker.inbox.make_group()
+    update = json.dumps(await _help(h, kept, ann))
+    async with fake_redis.pipeline(transaction=True) as pipe:  # read by this worker
+        pipe.xadd(STREAM, {stream.FIELD: update})
+        pipe.xreadgroup(stream.GROUP, worker.inbox.consumer, {STREAM: ">"}, count=1)
+        found, _ = await pipe.execute()
+    worker.doubtful.add(stream.ref(0, found))  # as a read no replica confirmed leaves it
+    await clock.advance(TOUCH_EVERY)  # its confirmation fails
+    assert not failures and worker.doubtful
+    await clock.advance(TOUCH_EVERY)  # confirmed
+    if worker.held:
+        await asyncio.wait(list(worker.held.values()))
+    assert await _length_is(fake_redis, 0), "not confirmed at the next touch"
+    replies = _replies(h, ann)
+    assert len(replies) == 1 and t("en", "common.unavailable") not in replies[0]
+
+
+@HOOKED
 async def test_a_taps_answer_time_counts_its_wait_in_the_stream(harness: Harness) -> None:
     h, fake_redis, server = harness, harness.redis, harness.server
     ann = h.user("Ann")

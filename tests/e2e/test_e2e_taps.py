@@ -49,8 +49,8 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
 ) -> None:
     """Garbage data, a move out of turn or by a stranger, a hand's button tapped in the group
     (honoured only in his own chat), an illegal or malformed move, a Record mid-game (it
-    would show every hand), a stranger's My cards, a Join of this table on another group's
-    lobby; football's malformed move and a move of another game."""
+    would show every hand), a stranger's My cards, another group's lobby's Join tapped in
+    this group; football's malformed move and a move of another game."""
     h = harness
     top, players, who, message, first = await prompted(h)
     cb = decode(first)
@@ -74,12 +74,12 @@ async def test_garbage_forged_and_misplaced_taps_on_a_dealt_table_change_nothing
     for tap in taps:
         await unchanged(top, h.tap_data(*tap))
     assert not [m for m in h.screen(top.group) if m.document is not None]
-    # This table's address, tapped on another group's lobby message.
+    # Another group's lobby's own Join, its game current, tapped on this group's table:
+    # only the group check refuses it (without it, he would join that lobby).
     other = await opened(h, players[0], "durak", h.group("Elsewhere", creator=players[0]))
-    lobby = other.table_message()
-    join = decode(h.find(lobby, is_action(Action.JOIN)).callback_data)
-    forged = encode(Callback(top.group.id, None, join.game_id, Action.JOIN))
-    await unchanged(top, h.tap_data(players[1], other.group.id, lobby.message_id, forged))
+    join = h.find(other.table_message(), is_action(Action.JOIN)).callback_data
+    assert join is not None and decode(join).chat_id == other.group.id
+    await unchanged(other, h.tap_data(players[1], top.group.id, table, join))
     # Football reads its own move tokens: a malformed one, and a move of another game.
     top, players = await game_for(h, "football")
     rng = random.Random(2)

@@ -12,8 +12,8 @@ from engine.base import CorruptState, MalformedRecord
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakActor as Actor
 from engine.games.durak.rules import DurakMove, DurakOptions
-from testing.contract import refused
-from testing.durak_positions import NAMES, cs, dummy_hand, hand, new_game, play, position
+from testing.contract import cs, refused
+from testing.durak_positions import NAMES, dummy_hand, hand, new_game, play, position
 
 # ---------------------------------------------------------------- options and seating
 

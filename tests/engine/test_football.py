@@ -9,8 +9,8 @@ import pytest
 from engine.base import CorruptState, MalformedRecord
 from engine.games.football.game import Football
 from engine.games.football.rules import FootballOptions, Move, Turn
-from testing.contract import refused
-from testing.football_deals import advance, c, cs, enter, game, kinds, setup
+from testing.contract import c, cs, refused
+from testing.football_deals import advance, enter, game, kinds, setup
 
 # One deal serves most scenarios.  Field after both set-ups (absolute rows):
 #   B keeper KD

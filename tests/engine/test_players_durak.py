@@ -25,7 +25,8 @@ from engine.games.durak.rules import EARLY_LIMIT, HAND, DurakMove, DurakOptions
 from engine.games.durak.rules import DurakActor as Actor
 from engine.records import export
 from engine.registry import GAMES
-from testing.durak_positions import PEREVODNOY, c, laid, move, play_levels, seeded, state, turn
+from testing.contract import c
+from testing.durak_positions import PEREVODNOY, laid, move, play_levels, seeded, state, turn
 
 # ---------------------------------------------------------------------- legality
 

@@ -18,7 +18,7 @@ from engine.games.football.rules import HOME, FootballOptions, Move
 from engine.games.football.view import FootballView
 from engine.records import export
 from engine.registry import GAMES
-from testing.football_deals import c
+from testing.contract import c
 
 
 def brute(pitch: Pitch, ball: Card, row: int, col: int, pool: Counter[Card]) -> Fraction:

@@ -26,7 +26,8 @@ from engine.games.durak.players.search import MAX_DEALS, MAX_SAMPLES, fitness, h
 from engine.games.durak.players.seen import Memory, Seen, seen_from_view
 from engine.games.durak.rules import DurakMove, DurakOptions
 from engine.games.durak.view import DurakView
-from testing.durak_positions import NAMES, VARIANTS, c, state, turn
+from testing.contract import c
+from testing.durak_positions import NAMES, VARIANTS, state, turn
 
 SPADES = cards.parse("6S") & 3  # the trump suit of the made-up bouts below
 SEED_GAME = DurakOptions()

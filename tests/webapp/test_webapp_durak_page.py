@@ -293,6 +293,34 @@ async def test_a_refused_move_says_why_in_the_reader_s_language(
     assert (final["state"], final["played"]["moves"]) == (after["state"], after["played"]["moves"])
 
 
+async def test_a_picture_the_page_fails_to_draw_is_told_and_the_stream_goes_on(
+    harness: Harness, root: str, browsers: list[Any]
+) -> None:
+    """A bug in a game's drawing is told on the console, and the page stays live: the
+    stream is not taken for cut (the page does not say it is offline), the next picture
+    is drawn as it comes."""
+    h = harness
+    top, users, param = await table_for_two(h, "durak", deal=1)
+    page = Player(browsers[0])
+    await page.watch()
+    await page.open(root, param, init_data(users[0]))
+    await page.shows((await stored(h, top.group))["version"])
+    await page.js(
+        "const card = CT.card; let bugs = 1; CT.card = (...a) => {"
+        "  if (bugs-- > 0) throw new Error('a drawing bug');"
+        "  return card(...a);"
+        "};"
+    )
+    rng = random.Random(1)
+    for _ in range(2):  # the first picture fails to draw, the next is drawn
+        before = (await stored(h, top.group))["version"]
+        await top.step(users, rng)
+        await page.newer_than(before)
+        assert not await page.js("return document.body.dataset.offline === '1'")
+    errors = await page.errors()
+    assert len(errors) == 1 and "a drawing bug" in errors[0], errors
+
+
 # The page's calls (each with whether it said it was offline), the streams it has open
 # (their answers come), and its clock, moved on by __ahead: in place before its scripts run.
 CALLS = """

@@ -76,9 +76,14 @@ const Live = (() => {
     for (const b of blocks) {
       if (b.startsWith("retry: ")) { link.back = +b.slice(7); continue; }
       if (!link.live) { online(true); link.wait = 0; }
-      if (b.startsWith("data: ")) link.to.show(JSON.parse(b.slice(6)));
+      if (b.startsWith("data: ")) show(JSON.parse(b.slice(6)));
     }
     return left;
+  }
+  // A picture to the page. A bug in its drawing is told on the console (and so to the
+  // tests' watch), not taken for a cut stream: the page stays live, and draws the next.
+  function show(picture) {
+    try { link.to.show(picture); } catch (e) { console.error("the picture could not be drawn:", e); }
   }
   // Server-sent pictures, read with fetch so that the token goes in a header, never in the
   // URL; the stream ends with the token it was opened with, or idle (reopened then).
@@ -139,7 +144,7 @@ const Live = (() => {
     if (r.status === 401) return to.refused();
     const body = await r.json().catch(() => null);
     if (body && body.refusal) to.notice(body.refusal);
-    to.show(r.ok ? body : null);
+    show(r.ok ? body : null);
     follow();
   }
   return {
