@@ -12,7 +12,7 @@ from engine.base import CorruptState, MalformedRecord
 from engine.games.durak.game import Durak
 from engine.games.durak.rules import DurakActor as Actor
 from engine.games.durak.rules import DurakMove, DurakOptions
-from testing.contract import cs, refused
+from testing.contract import c, cs, refused
 from testing.durak_positions import NAMES, dummy_hand, hand, new_game, play, position
 
 # ---------------------------------------------------------------- options and seating
@@ -375,7 +375,6 @@ def test_dummy_plays_the_dummy_leads_even_against_its_controller() -> None:
 
 def test_illegal_moves_are_refused_with_a_reason_and_leave_the_state_alone() -> None:
     game = _three_handed()
-    c = cards.parse
     refused(game, DurakMove(2, False, "attack", (c("8H"),)), "not_your_turn")
     refused(game, DurakMove(1, True, "attack", (c("7S"),)), "not_your_turn")
     refused(game, DurakMove(7, False, "attack", (c("7H"),)), "no_such_seat")
