@@ -190,6 +190,7 @@ async def _touch_and_reclaim(app: AnyApp) -> None:
     room = CONCURRENCY - len(worker.held)
     if room > 0:
         _hold(app, worker, await _confirmed(worker, worker.inbox.reclaim(room)), reclaimed=True)
+        worker.inbox.reclaim_failed.tell()  # a claim failed after others: told now they are held
         await worker.inbox.forget_dead()
 
 

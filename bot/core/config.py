@@ -7,8 +7,9 @@ code asks for the value where it is used, and nowhere else.
 :class:`Settings` is made of parts, one for each concern (issue 32: no model of more than
 15 fields), each read from the environment by the variables' own names, without a prefix:
 ``settings.redis.redis_url`` is ``REDIS_URL`` as before. Where Redis is
-(:class:`RedisSettings`) is a part the tools that need Redis and no token read alone
-(``python -m bot.tables.stats``); bot.core.connect connects.
+(:class:`RedisSettings`) and how long a game is kept (:class:`PlaySettings`) are parts the
+tools that need Redis and no token read alone (``python -m bot.tables.stats``);
+bot.core.connect connects.
 """
 
 from __future__ import annotations

@@ -161,6 +161,36 @@ def _confirmed(found: Sequence[Claimed]) -> list[Entry]:
     return entries
 
 
+def _count(found: Sequence[Claimed | BaseException]) -> int:
+    """How many entries the reads ``found`` took (a failure among them, none)."""
+    return sum(len(got[0]) for got in found if not isinstance(got, BaseException))
+
+
+class Kept:
+    """Where the failure of a read made beside others (a stream each) that found entries
+    waits: what they found is handed over first, else it would stay pending under this
+    worker's name until taken over after the idle limit, and the failure is told after."""
+
+    def __init__(self) -> None:
+        self.failure: BaseException | None = None
+
+    def tell(self) -> None:
+        """Raise the failure kept, if any (once)."""
+        failure, self.failure = self.failure, None
+        if failure is not None:
+            raise failure
+
+    def hand_over(self, found: Sequence[Claimed | BaseException]) -> list[Entry]:
+        """The entries of the reads ``found`` (:func:`_confirmed`), the failures among them
+        kept; the first failure raised at once when no read found any."""
+        read = [got for got in found if not isinstance(got, BaseException)]
+        failed = [got for got in found if isinstance(got, BaseException)]
+        if failed and not _count(read):
+            raise failed[0]
+        self.failure = self.failure or (failed[0] if failed else None)
+        return _confirmed(read)
+
+
 class Inbox:
     """One process's side of the stream (see the module docstring)."""
 
@@ -179,7 +209,10 @@ class Inbox:
         self._forget = FORGET_CONSUMERS.register(redis)
         self.one_server = not isinstance(redis, RedisCluster)  # one XREADGROUP reads all
         self._reads: dict[int, asyncio.Task[Claimed]] = {}  # a cluster's, per stream
-        self._failed: BaseException | None = None  # a cluster's read's, told next take
+        self._take_failed = Kept()  # a cluster's read's, told at the next take
+        # Reclaim's claim that failed after others took entries: told by the caller once
+        # it holds them (bot.inbox), as a failure of the touch.
+        self.reclaim_failed = Kept()
         self._turn = 0  # the next stream reclaim looks at
         self._forget_turn = 0  # the next stream forget_dead looks at
         # Consumers found dead (forget_dead): the streams they may still be in.
@@ -280,9 +313,7 @@ class Inbox:
         """A cluster's read: a blocking read of each stream of its own, side by side; what
         the first to answer found, the others going on for the next take (so that an
         update waits for no other stream's read)."""
-        earlier, self._failed = self._failed, None
-        if earlier is not None:  # a read that failed beside others that found entries
-            raise earlier
+        self._take_failed.tell()  # a read that failed beside others that found entries
         for n in range(BUCKETS):
             if n not in self._reads:
                 self._reads[n] = asyncio.create_task(self._take_one(n, count, block_ms))
@@ -290,15 +321,7 @@ class Inbox:
             self._reads.values(), timeout=block_ms / 1000 + 1, return_when=asyncio.FIRST_COMPLETED
         )
         done = [self._reads.pop(n) for n, task in list(self._reads.items()) if task.done()]
-        failed = [error for task in done if (error := task.exception()) is not None]
-        read = [task.result() for task in done if task.exception() is None]
-        if failed and not any(got for got, _ in read):
-            raise failed[0]
-        # What the others read is this worker's now: handed over first (else it would stay
-        # pending under its name until taken over after the idle limit), the failure told
-        # at the next take.
-        self._failed = self._failed or (failed[0] if failed else None)
-        return _confirmed(read)
+        return self._take_failed.hand_over([task.exception() or task.result() for task in done])
 
     def close(self) -> None:
         """Stop the reads under way (a cluster's): what they took stays pending."""
@@ -341,21 +364,32 @@ class Inbox:
         most likely left them in several streams, idle since the same moment. Those others
         are claimed side by side, so that a touch with a WAIT behind each claim still
         comes well within the idle limit of what this worker holds, each for an equal share
-        of the room left, one at least (what is over is taken at a later touch)."""
-        found: list[Claimed] = []
+        of the room left, one at least (what is over is taken at a later touch).
+        A claim that fails after others took entries (Redis gone midway) does not lose
+        them: they are returned, and the failure is kept in :attr:`reclaim_failed`."""
+        found: list[Claimed | BaseException] = []
         turn = self._next_streams(RECLAIM_PER_TOUCH)
         for n in turn:
-            room = count - sum(len(got) for got, _ in found)
-            if room <= 0 or (got := await self._reclaim_from(n, room)) is None:
-                return _confirmed(found)
+            room = count - _count(found)
+            if room <= 0:
+                break
+            try:
+                got = await self._reclaim_from(n, room)
+            except Exception as exc:  # told after what the streams before it took is held
+                found.append(exc)
+                break
+            if got is None:
+                break
             found.append(got)
-        room = count - sum(len(got) for got, _ in found)
-        if room > 0 and any(got for got, _ in found):
-            others = [m for m in range(BUCKETS) if m not in turn]
-            share = max(room // len(others), 1)
-            more = await asyncio.gather(*(self._reclaim_from(m, share) for m in others))
-            found += [got for got in more if got is not None]
-        return _confirmed(found)
+        else:
+            room = count - _count(found)
+            if room > 0 and _count(found):
+                others = [m for m in range(BUCKETS) if m not in turn]
+                share = max(room // len(others), 1)
+                claims = (self._reclaim_from(m, share) for m in others)
+                more = await asyncio.gather(*claims, return_exceptions=True)
+                found += [got for got in more if got is not None]
+        return self.reclaim_failed.hand_over(found)
 
     async def _reclaim_from(self, n: int, room: int) -> Claimed | None:
         """Stream ``n``'s entries idle past the limit (at most ``room``), now this

@@ -61,12 +61,19 @@ def _id(entry: bytes) -> str:
     return stream.parse_ref(entry)[1]
 
 
-async def _left_by_a_dead_worker(redis: aioredis.Redis, update: dict[str, Any]) -> bytes:
-    """An entry a worker took and then died with: pending under it, idle for long."""
-    entry = await _store(redis, update)
-    await redis.xreadgroup(stream.GROUP, DEAD, {STREAM: ">"}, count=1)
-    await redis.xclaim(STREAM, stream.GROUP, DEAD, 0, [_id(entry)], idle=60_000, justid=True)
-    return entry
+async def _left_by_a_dead_worker(
+    redis: aioredis.Redis, update: dict[str, Any], n: int = 0
+) -> bytes:
+    """An entry of stream ``n`` a worker took and then died with: pending under it, idle
+    for long (stored and taken at once: a running worker reads none of it)."""
+    await stream.Inbox(redis, "webhook").make_group()
+    key = stream.STREAMS[n]
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.xadd(key, {stream.FIELD: json.dumps(update)})
+        pipe.xreadgroup(stream.GROUP, DEAD, {key: ">"}, count=1)
+        found, _ = await pipe.execute()
+    await redis.xclaim(key, stream.GROUP, DEAD, 0, [found], idle=60_000, justid=True)
+    return stream.ref(n, found)
 
 
 async def _length_is(redis: aioredis.Redis, n: int) -> bool:
@@ -187,6 +194,55 @@ async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_o
     assert await _length_is(fake_redis, 0), "not handled once back"
     replies = _replies(h, ann)
     assert len(replies) == 1 and t("en", "common.unavailable") not in replies[0]
+
+
+@HOOKED
+async def test_a_touch_whose_later_claim_fails_holds_what_the_claims_before_it_took(
+    harness: Harness,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A dead worker left entries in two streams of a touch's turn, and Redis fails the
+    second one's claim: the first one's entry, this worker's since its claim, is handled
+    at that touch, not left pending under its name until the idle limit runs out again."""
+    h, fake_redis = harness, harness.redis
+    now = fakeredis_streams.current_time()  # idle times stand still: no second takeover
+    monkeypatch.setattr(fakeredis_streams, "current_time", lambda: now)
+    kept = h.keep_updates()
+    ann, bob = h.user("Ann"), h.user("Bob")
+    worker = inbox.worker_of(h.app)
+    assert worker is not None
+    anns, bobs = await _help(h, kept, ann), await _help(h, kept, bob)
+    await clock.settle()  # the touch at the start is over
+    first = worker.inbox._turn  # the next touch claims from this stream first, then the next
+    second = (first + 1) % stream.BUCKETS
+    await _left_by_a_dead_worker(fake_redis, anns, first)
+    await _left_by_a_dead_worker(fake_redis, bobs, second)
+    real, failures = fake_redis.xautoclaim, [RedisConnectionError("the primary is gone")]
+
+    async def xautoclaim(key: str, *args: Any, **kwargs: Any) -> Any:
+        if key == stream.STREAMS[second] and failures:
+            raise failures.pop()
+        return await real(key, *args, **kwargs)
+
+    fake_redis.xautoclaim = xautoclaim  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="bot.core.health"):
+        await clock.advance(TOUCH_EVERY)  # the first stream's entry claimed, then the failure
+    assert not failures
+    assert "the primary is gone" in caplog.text  # the failure told as an outage, as before
+    if worker.held:
+        await asyncio.wait(list(worker.held.values()))
+    assert await fake_redis.xlen(stream.STREAMS[first]) == 0, "claimed, and left unhandled"
+    assert len(_replies(h, ann)) == 1
+    for _ in range(int(WITHIN / TOUCH_EVERY) * 2):  # the second's when its turn comes round
+        await clock.advance(TOUCH_EVERY)
+        if worker.held:
+            await asyncio.wait(list(worker.held.values()))
+        if await _length_is(fake_redis, 0):
+            break
+    assert await _length_is(fake_redis, 0), "the second stream's entry not taken over"
+    assert len(_replies(h, ann)) == 1 and len(_replies(h, bob)) == 1
 
 
 async def _handled_by(worker: inbox.Worker, failures: list[Any]) -> bool:

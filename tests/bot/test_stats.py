@@ -1,5 +1,6 @@
 """bot.tables.stats: each finished game counted once, per group and per person; the board;
-/forgetme's erasure; a rebuild from records gives what live counting gave."""
+/forgetme's erasure; a rebuild from records gives what live counting gave, and its command
+reads its settings as the bot does."""
 
 from __future__ import annotations
 
@@ -17,16 +18,18 @@ from hypothesis import strategies as st
 
 from bot.core.keys import KEY_PREFIX
 from bot.core.store import Store
+from bot.tables.stats import __main__ as command
 from bot.tables.stats.count import Moved
 from bot.tables.stats.finished import Finished, Player, from_record, from_table
 from bot.tables.stats.keys import ST, computer_key, group_key, person_key
-from bot.tables.stats.standings import Standings, rebuild, settle
+from bot.tables.stats.standings import MARKER_TTL_MARGIN, Standings, rebuild, settle
 from engine import ratings, records
 from engine.games.durak.outcome import DurakOutcome
 from engine.games.durak.rules import DurakOptions
 from engine.ratings import Rating
 from engine.registry import GAMES
 from testing.durak_positions import play, position
+from testing.settings import REDIS_URL
 from testing.stats import GROUP, played, table_of
 
 ANN, BOB, CID, DAN = Player(1, "Ann"), Player(2, "Bob"), Player(3, "Cid"), Player(4, "Dan")
@@ -252,6 +255,36 @@ def test_counting_live_equals_rebuilding_from_the_records(
         await rebuilt.aclose()
 
     asyncio.run(run())
+
+
+async def test_the_rebuild_command_reads_redis_and_the_games_ttl_from_a_dot_env(
+    real_redis: aioredis.Redis,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``python -m bot.tables.stats rebuild``, in a directory whose .env says where Redis is
+    and how long a game is kept, as the bot would read them (it read GAME_TTL from the
+    environment alone: its markers were kept two days past the table's key, not the
+    .env's)."""
+    for name in ("REDIS_URL", "GAME_TTL"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / ".env").write_text(f"REDIS_URL={REDIS_URL}\nGAME_TTL=600\n")
+    monkeypatch.chdir(tmp_path)
+    paths, games = [], []
+    for index, (kind, seed) in enumerate([("durak", 3), ("football", 5)]):
+        _, record = played(kind, seed, [ANN, BOB], f"cli{index}")
+        games.append(from_record(records.parse(json.dumps(record))))
+        paths.append(tmp_path / f"{index}.json")
+        paths[-1].write_text(json.dumps(record))
+    # In a thread: the command runs its own event loop, as it does from the shell.
+    assert await asyncio.to_thread(command.main, ["rebuild", *map(str, paths)]) == 0
+    assert capsys.readouterr().out == "2 games counted\n"
+    found = await figures(real_redis, group_key(GROUP, "durak", ANN.uid))
+    assert found["n"] == "1" and found["name"] == "Ann"
+    for game in games:
+        for marker in (game.marker, game.group_marker):
+            assert MARKER_TTL_MARGIN < await real_redis.ttl(marker) <= MARKER_TTL_MARGIN + 600
 
 
 def test_a_record_without_its_table_cannot_be_counted() -> None:
