@@ -200,8 +200,6 @@ class Replicas:
         the node has replicas wait for them on the same connection. Its result; raises
         :class:`Unconfirmed` when too few replicas confirmed it in time. ``barrier``: a
         :meth:`read`'s, the last command ``queue`` puts."""
-        if self._follow is not None:  # a new primary the pool found by itself: logged once
-            self._follow.note()
         try:
             needed = await self.needed(key)
             if needed <= 0:
@@ -213,6 +211,12 @@ class Replicas:
             if self._follow is not None and await self._follow.ask():
                 self._nodes.pop("", None)
             raise
+        finally:
+            # A new primary the pool found by itself (this write's new connection asked the
+            # Sentinels, or an earlier command's did): logged once, before the write's
+            # answer, so that no write is answered from the new primary unlogged.
+            if self._follow is not None:
+                self._follow.note()
 
     async def read(self, key: str, barrier: str, plain: Plain, queue: Queue) -> Any:
         """Run a read of ``key`` (``plain``: alone; ``queue``: into a pipeline) that
