@@ -14,7 +14,7 @@ from telegram.error import InvalidToken, NetworkError
 
 from bot import runner
 from bot.app import build_application, freeze_startup_heap
-from bot.core import connect, logs
+from bot.core import config, connect, logs
 from bot.core.config import Settings
 
 log = logging.getLogger("bot")
@@ -41,10 +41,7 @@ def main() -> int:
                 file=sys.stderr,
             )
         else:
-            err = exc.errors()[0]
-            where = ".".join(str(x) for x in err["loc"]).upper()
-            why = err["msg"].removeprefix("Value error, ")
-            print(f"error: bad settings: {where + ': ' if where else ''}{why}", file=sys.stderr)
+            print(f"error: bad settings: {config.wrong(exc)}", file=sys.stderr)
         return 2
     hidden = (
         settings.telegram.telegram_bot_token,

@@ -214,7 +214,7 @@ class PlaySettings(_Environment):
     """The pace of the computer players, and how long a game is kept."""
 
     # Seconds a game is kept after its last change (finished and abandoned games expire).
-    game_ttl: int = 2 * 24 * 3600
+    game_ttl: int = Field(default=2 * 24 * 3600, gt=0)
     # Seconds between two computer moves (and before a computer plays for someone away),
     # so that people can follow them. Tests make it short.
     computer_delay: float = 1.0
@@ -275,3 +275,12 @@ def _again(error: ErrorDetails) -> InitErrorDetails:
     if "ctx" in error:
         again["ctx"] = error["ctx"]
     return again
+
+
+def wrong(exc: ValidationError) -> str:
+    """The first thing wrong in ``exc``, in one line that names its variable (``GAME_TTL:
+    Input should be greater than 0``), for the bot and the tools to print alike."""
+    err = exc.errors()[0]
+    where = ".".join(str(x) for x in err["loc"]).upper()
+    why = err["msg"].removeprefix("Value error, ")
+    return f"{where + ': ' if where else ''}{why}"

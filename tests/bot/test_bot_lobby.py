@@ -194,8 +194,16 @@ NO_API = "cannot reach the Bot API"
         ({**TOKEN, "REDIS_URL": "redis://127.0.0.1:1/0"}, 1, "REDIS_URL"),
         ({**TOKEN, "TELEGRAM_BASE_URL": "refusing", "REDIS_URL": None}, 2, "TELEGRAM_BOT_TOKEN"),
         ({**TOKEN, "TELEGRAM_BASE_URL": "silent", "REDIS_URL": None}, 1, NO_API),
+        ({**TOKEN, "GAME_TTL": "0", "TELEGRAM_BASE_URL": "refusing"}, 2, "GAME_TTL: Input"),
     ],
-    ids=["no token", "a webhook without its secret", "no redis", "token refused", "no bot api"],
+    ids=[
+        "no token",
+        "a webhook without its secret",
+        "no redis",
+        "token refused",
+        "no bot api",
+        "games kept no time",
+    ],
 )
 def test_a_failed_start_is_one_line(
     monkeypatch: pytest.MonkeyPatch,
