@@ -197,15 +197,21 @@ async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_o
 
 
 @HOOKED
+@pytest.mark.parametrize(
+    "later", [1, stream.RECLAIM_PER_TOUCH], ids=["in the turn", "side by side after it"]
+)
 async def test_a_touch_whose_later_claim_fails_holds_what_the_claims_before_it_took(
     harness: Harness,
     clock: Clock,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    later: int,
 ) -> None:
-    """A dead worker left entries in two streams of a touch's turn, and Redis fails the
-    second one's claim: the first one's entry, this worker's since its claim, is handled
-    at that touch, not left pending under its name until the idle limit runs out again."""
+    """A dead worker left entries in the first stream of a touch's turn and in one
+    ``later`` streams after it (the next in the turn, or one outside it, claimed beside
+    the others once the turn found entries), and Redis fails the later one's claim: the
+    first one's entry, this worker's since its claim, is handled at that touch, not left
+    pending under its name until the idle limit runs out again."""
     h, fake_redis = harness, harness.redis
     now = fakeredis_streams.current_time()  # idle times stand still: no second takeover
     monkeypatch.setattr(fakeredis_streams, "current_time", lambda: now)
@@ -215,8 +221,8 @@ async def test_a_touch_whose_later_claim_fails_holds_what_the_claims_before_it_t
     assert worker is not None
     anns, bobs = await _help(h, kept, ann), await _help(h, kept, bob)
     await clock.settle()  # the touch at the start is over
-    first = worker.inbox._turn  # the next touch claims from this stream first, then the next
-    second = (first + 1) % stream.BUCKETS
+    first = worker.inbox._turn  # the next touch claims from this stream first
+    second = (first + later) % stream.BUCKETS
     await _left_by_a_dead_worker(fake_redis, anns, first)
     await _left_by_a_dead_worker(fake_redis, bobs, second)
     real, failures = fake_redis.xautoclaim, [RedisConnectionError("the primary is gone")]
