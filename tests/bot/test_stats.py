@@ -287,14 +287,16 @@ async def test_the_rebuild_command_reads_redis_and_the_games_ttl_from_a_dot_env(
             assert MARKER_TTL_MARGIN < await real_redis.ttl(marker) <= MARKER_TTL_MARGIN + 600
 
 
-def test_the_rebuild_command_names_a_wrong_setting_and_counts_nothing(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_the_rebuild_command_names_a_wrong_setting_before_it_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A wrong GAME_TTL stops the rebuild before Redis, in one line naming it, as it stops
     the bot (it was read unchecked: 0 would have counted games that expire at once)."""
+    record = Path("docs/durak-record.json").resolve()
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout's
     monkeypatch.setenv("REDIS_URL", REDIS_URL)
     monkeypatch.setenv("GAME_TTL", "0")
-    assert command.main(["rebuild", "docs/durak-record.json"]) == 2
+    assert command.main(["rebuild", str(record)]) == 2
     assert capsys.readouterr().err == "bad settings: GAME_TTL: Input should be greater than 0\n"
 
 
