@@ -47,7 +47,7 @@ from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
 from bot.core import replies
 from bot.core.config import ProcessSettings
@@ -166,10 +166,22 @@ def _count(found: Sequence[Claimed | BaseException]) -> int:
     return sum(len(got[0]) for got in found if not isinstance(got, BaseException))
 
 
+class ClaimFailed(Unconfirmed):
+    """A read's entries whose confirming claim failed (Redis gone, as in a failover):
+    this worker's, confirmed at its next touch, not taken over after the idle limit;
+    :class:`Kept` tells the ``failure`` once they are doubtful."""
+
+    def __init__(self, result: list[Entry], failure: Exception) -> None:
+        RedisError.__init__(self, f"a read's confirming claim failed ({failure})")
+        self.result = result
+        self.failure = failure
+
+
 class Kept:
-    """Where the failure of a read made beside others (a stream each) that found entries
-    waits: what they found is handed over first, else it would stay pending under this
-    worker's name until taken over after the idle limit, and the failure is told after."""
+    """Where the failure of a read made beside others (a stream each) that found entries,
+    or of a read's confirming claim (:class:`ClaimFailed`), waits: what they found is
+    handed over first, else it would stay pending under this worker's name until taken
+    over after the idle limit, and the failure is told after."""
 
     def __init__(self) -> None:
         self.failure: BaseException | None = None
@@ -185,6 +197,7 @@ class Kept:
         kept; the first failure raised at once when no read found any."""
         read = [got for got in found if not isinstance(got, BaseException)]
         failed = [got for got in found if isinstance(got, BaseException)]
+        failed += [short.failure for _, short in read if isinstance(short, ClaimFailed)]
         if failed and not _count(read):
             raise failed[0]
         self.failure = self.failure or (failed[0] if failed else None)
@@ -209,7 +222,7 @@ class Inbox:
         self._forget = FORGET_CONSUMERS.register(redis)
         self.one_server = not isinstance(redis, RedisCluster)  # one XREADGROUP reads all
         self._reads: dict[int, asyncio.Task[Claimed]] = {}  # a cluster's, per stream
-        self._take_failed = Kept()  # a cluster's read's, told at the next take
+        self._take_failed = Kept()  # a read's (beside others, or its claim's): at the next take
         # Reclaim's claim that failed after others took entries: told by the caller once
         # it holds them (bot.inbox), as a failure of the touch.
         self.reclaim_failed = Kept()
@@ -243,11 +256,14 @@ class Inbox:
         confirmed it (else None). The read is sent alone, and where replicas are awaited
         what it found is claimed again by a write with its WAIT behind it, on the node of
         each stream (:meth:`_claim`): a read that finds nothing, as most blocking reads
-        of an idle process do, costs no WAIT."""
+        of an idle process do, costs no WAIT. A failed claim: :class:`ClaimFailed`."""
         found = entries(await getattr(self.redis, command)(*args, **kw))
-        if not found or not await self._awaits(found):
-            return found, None
-        return await self._claim([entry for entry, _ in found])
+        try:
+            if not found or not await self._awaits(found):
+                return found, None
+            return await self._claim([entry for entry, _ in found])
+        except Exception as exc:  # this worker's already: confirmed at its next touch
+            return found, ClaimFailed(found, exc)
 
     async def _awaits(self, found: Sequence[Entry]) -> bool:
         """Whether a replica must confirm the read of ``found`` (one server without one,
@@ -297,11 +313,12 @@ class Inbox:
         """Up to about ``count`` entries no worker has read, waiting at most ``block_ms``."""
         per = max(1, -(-count // BUCKETS))
         try:
+            self._take_failed.tell()  # a failure kept while what its read found went over
             if self.one_server:
                 streams = dict.fromkeys(STREAMS, ">")
                 args = (GROUP, self.consumer, streams)
                 read = await self._claimed(_read, "xreadgroup", *args, count=per, block=block_ms)
-                return _confirmed([read])
+                return self._take_failed.hand_over([read])
             return await self._take_each(per, block_ms)
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
@@ -313,7 +330,6 @@ class Inbox:
         """A cluster's read: a blocking read of each stream of its own, side by side; what
         the first to answer found, the others going on for the next take (so that an
         update waits for no other stream's read)."""
-        self._take_failed.tell()  # a read that failed beside others that found entries
         for n in range(BUCKETS):
             if n not in self._reads:
                 self._reads[n] = asyncio.create_task(self._take_one(n, count, block_ms))

@@ -23,7 +23,7 @@ from bot.app import build_application
 from bot.core import inbox as stream
 from bot.core.health import Backoff
 from bot.core.i18n import t
-from bot.core.replicas import Replicas
+from bot.core.replicas import Replicas, Unconfirmed
 from bot.handlers import once
 from testing.chats import Answer, FakeUser
 from testing.clock import Clock
@@ -197,15 +197,21 @@ async def test_an_update_whose_claim_redis_fails_is_not_refused_and_is_handled_o
 
 
 @HOOKED
+@pytest.mark.parametrize(
+    "later", [1, stream.RECLAIM_PER_TOUCH], ids=["in the turn", "side by side after it"]
+)
 async def test_a_touch_whose_later_claim_fails_holds_what_the_claims_before_it_took(
     harness: Harness,
     clock: Clock,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    later: int,
 ) -> None:
-    """A dead worker left entries in two streams of a touch's turn, and Redis fails the
-    second one's claim: the first one's entry, this worker's since its claim, is handled
-    at that touch, not left pending under its name until the idle limit runs out again."""
+    """A dead worker left entries in the first stream of a touch's turn and in one
+    ``later`` streams after it (the next in the turn, or one outside it, claimed beside
+    the others once the turn found entries), and Redis fails the later one's claim: the
+    first one's entry, this worker's since its claim, is handled at that touch, not left
+    pending under its name until the idle limit runs out again."""
     h, fake_redis = harness, harness.redis
     now = fakeredis_streams.current_time()  # idle times stand still: no second takeover
     monkeypatch.setattr(fakeredis_streams, "current_time", lambda: now)
@@ -215,8 +221,8 @@ async def test_a_touch_whose_later_claim_fails_holds_what_the_claims_before_it_t
     assert worker is not None
     anns, bobs = await _help(h, kept, ann), await _help(h, kept, bob)
     await clock.settle()  # the touch at the start is over
-    first = worker.inbox._turn  # the next touch claims from this stream first, then the next
-    second = (first + 1) % stream.BUCKETS
+    first = worker.inbox._turn  # the next touch claims from this stream first
+    second = (first + later) % stream.BUCKETS
     await _left_by_a_dead_worker(fake_redis, anns, first)
     await _left_by_a_dead_worker(fake_redis, bobs, second)
     real, failures = fake_redis.xautoclaim, [RedisConnectionError("the primary is gone")]
@@ -243,6 +249,38 @@ async def test_a_touch_whose_later_claim_fails_holds_what_the_claims_before_it_t
             break
     assert await _length_is(fake_redis, 0), "the second stream's entry not taken over"
     assert len(_replies(h, ann)) == 1 and len(_replies(h, bob)) == 1
+
+
+@pytest.mark.parametrize("read", ["take", "reclaim"])
+async def test_what_a_read_found_is_unconfirmed_when_the_claim_that_confirms_it_fails(
+    fake_redis: aioredis.Redis, read: str
+) -> None:
+    """Redis fails the claim that confirms a read (gone midway, as in a failover): what
+    the read made this worker's is unconfirmed, for the worker to confirm at its next
+    touch, not left pending under its name until taken over after the idle limit; and the
+    failure is told after (the reader's next read; the touch, once it holds the rest)."""
+    replicas = Replicas(fake_redis, least=1)  # every read waits for a replica
+    failures = [RedisConnectionError("the primary is gone")]
+
+    async def write(key: str, plain: Any, queue: Any, **kw: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return await plain()  # confirmed (fakeredis has no WAIT)
+
+    replicas.write = write  # type: ignore[method-assign]
+    box = stream.Inbox(fake_redis, "w1", replicas, claim_idle_ms=0)
+    await box.make_group()
+    found = stream.ref(0, await fake_redis.xadd(STREAM, {stream.FIELD: b"{}"}))
+    if read == "reclaim":  # a dead worker's
+        await fake_redis.xreadgroup(stream.GROUP, DEAD, {STREAM: ">"})
+    with pytest.raises(Unconfirmed) as unconfirmed:
+        await (box.take(16, 0) if read == "take" else box.reclaim(16))
+    assert [entry for entry, _ in unconfirmed.value.result] == [found]
+    with pytest.raises(RedisConnectionError, match="the primary is gone"):  # the outage
+        if read == "take":
+            await box.take(16, 0)  # told by the reader's next read
+        box.reclaim_failed.tell()  # by the touch, once it holds what reclaim handed over
+    assert [entry for entry, _ in await box.confirm([found])] == [found]
 
 
 async def _handled_by(worker: inbox.Worker, failures: list[Any]) -> bool:
