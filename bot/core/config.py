@@ -14,6 +14,7 @@ bot.core.connect connects.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any, Literal, Self
 
@@ -255,8 +256,9 @@ class Settings(BaseModel):
         return cls.model_validate(parts)
 
 
+@functools.cache
 def _parts() -> dict[str, type[_Environment]]:
-    """Each part of :class:`Settings` by its name there."""
+    """Each part of :class:`Settings` by its name there (read off its fields, once)."""
     found = {}
     for name, field in Settings.model_fields.items():
         assert isinstance(field.annotation, type) and issubclass(field.annotation, _Environment)
