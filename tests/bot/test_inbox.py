@@ -61,19 +61,27 @@ def _id(entry: bytes) -> str:
     return stream.parse_ref(entry)[1]
 
 
-async def _left_by_a_dead_worker(
-    redis: aioredis.Redis, update: dict[str, Any], n: int = 0
-) -> bytes:
-    """An entry of stream ``n`` a worker took and then died with: pending under it, idle
-    for long (stored and taken at once: a running worker reads none of it)."""
+async def _taken(redis: aioredis.Redis, consumer: str, update: dict[str, Any], n: int = 0) -> bytes:
+    """An entry of stream ``n`` that ``consumer`` has read: stored and read at once, so
+    that a running worker reads none of it."""
     await stream.Inbox(redis, "webhook").make_group()
     key = stream.STREAMS[n]
     async with redis.pipeline(transaction=True) as pipe:
         pipe.xadd(key, {stream.FIELD: json.dumps(update)})
-        pipe.xreadgroup(stream.GROUP, DEAD, {key: ">"}, count=1)
+        pipe.xreadgroup(stream.GROUP, consumer, {key: ">"}, count=1)
         found, _ = await pipe.execute()
-    await redis.xclaim(key, stream.GROUP, DEAD, 0, [found], idle=60_000, justid=True)
     return stream.ref(n, found)
+
+
+async def _left_by_a_dead_worker(
+    redis: aioredis.Redis, update: dict[str, Any], n: int = 0
+) -> bytes:
+    """An entry of stream ``n`` a worker took and then died with: pending under it, idle
+    for long."""
+    entry = await _taken(redis, DEAD, update, n)
+    ids = [_id(entry)]
+    await redis.xclaim(stream.STREAMS[n], stream.GROUP, DEAD, 0, ids, idle=60_000, justid=True)
+    return entry
 
 
 async def _length_is(redis: aioredis.Redis, n: int) -> bool:
@@ -310,13 +318,8 @@ async def test_an_entry_whose_confirmation_fails_is_confirmed_again_at_the_next_
         return await real_confirm(entries)
 
     worker.inbox.confirm = confirm  # type: ignore[method-assign]
-    await worker.inbox.make_group()
-    update = json.dumps(await _help(h, kept, ann))
-    async with fake_redis.pipeline(transaction=True) as pipe:  # read by this worker
-        pipe.xadd(STREAM, {stream.FIELD: update})
-        pipe.xreadgroup(stream.GROUP, worker.inbox.consumer, {STREAM: ">"}, count=1)
-        found, _ = await pipe.execute()
-    worker.doubtful.add(stream.ref(0, found))  # as a read no replica confirmed leaves it
+    read = await _taken(fake_redis, worker.inbox.consumer, await _help(h, kept, ann))
+    worker.doubtful.add(read)  # as a read no replica confirmed leaves it
     await clock.advance(TOUCH_EVERY)  # its confirmation fails
     assert not failures and worker.doubtful
     await clock.advance(TOUCH_EVERY)  # confirmed
