@@ -14,8 +14,8 @@ from telegram.error import InvalidToken, NetworkError
 
 from bot import runner
 from bot.app import build_application, freeze_startup_heap
-from bot.core import config, connect, logs
-from bot.core.config import Settings
+from bot.core import connect, logs
+from bot.core.config import Settings, wrong
 
 log = logging.getLogger("bot")
 # The kinds of update the bot handles (my_chat_member: it was removed from a group).
@@ -41,7 +41,7 @@ def main() -> int:
                 file=sys.stderr,
             )
         else:
-            print(f"error: bad settings: {config.wrong(exc)}", file=sys.stderr)
+            print(f"error: bad settings: {wrong(exc)}", file=sys.stderr)
         return 2
     hidden = (
         settings.telegram.telegram_bot_token,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from bot.core import config, connect
-from bot.core.config import PlaySettings, RedisSettings
+from bot.core import connect
+from bot.core.config import PlaySettings, RedisSettings, wrong
 from bot.tables.stats.standings import rebuild
 from engine.base import MalformedRecord
 
@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         where, play = RedisSettings(), PlaySettings()
     except ValidationError as exc:
-        print(f"bad settings: {config.wrong(exc)}", file=sys.stderr)
+        print(f"bad settings: {wrong(exc)}", file=sys.stderr)
         return 2
     if not where.uses_redis:
         print("REDIS_URL is not set", file=sys.stderr)
