@@ -312,11 +312,14 @@ async def test_a_picture_the_page_fails_to_draw_is_told_and_the_stream_goes_on(
         "};"
     )
     rng = random.Random(1)
-    for _ in range(2):  # the first picture fails to draw, the next is drawn
+    for drawn in (False, True):  # the first picture fails to draw, the next is drawn whole
+        await page.js("delete document.body.dataset.drawms")  # set by a draw that ends
         before = (await stored(h, top.group))["version"]
         await top.step(users, rng)
         await page.newer_than(before)
         assert not await page.js("return document.body.dataset.offline === '1'")
+        if drawn:
+            assert await page.js("return 'drawms' in document.body.dataset")
     errors = await page.errors()
     assert len(errors) == 1 and "a drawing bug" in errors[0], errors
 
