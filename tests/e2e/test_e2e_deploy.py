@@ -290,12 +290,7 @@ async def test_the_webhook_answers_503_while_redis_is_down_and_the_update_is_han
     h = bots.harness(served.telegram, bot)
     ann = h.user("Ann")
     h.settling = False
-    sent: list[dict[str, Any]] = []
-
-    async def keep(data: dict[str, Any], app: Any = None) -> None:
-        sent.append(data)
-
-    h.deliver = keep  # type: ignore[method-assign]
+    sent = h.keep_updates()
     await h.private(ann, "/help")
     own_redis.stop()
     refused = await h.post(sent[0])
