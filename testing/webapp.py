@@ -161,6 +161,12 @@ class PageServer:
     def root(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def hub(self) -> streams.Hub:
+        """The hub of the pages' streams of the server running now."""
+        assert self._web is not None, "the page server is not running"
+        return self._web.hub
+
     async def start(self) -> None:
         # IPPROTO_TCP named, as uvicorn's own sockets have it (getaddrinfo's): asyncio sets
         # TCP_NODELAY only on a socket that names it, and without it every answer on a

@@ -84,8 +84,7 @@ async def served(
         PageServer(harness) as server,
         httpx.AsyncClient(base_url=server.root, timeout=10) as web,
     ):
-        assert server._web is not None
-        yield server._web.hub, web
+        yield server.hub, web
 
 
 async def test_a_session_s_new_stream_ends_its_oldest(
@@ -115,8 +114,7 @@ async def test_a_user_s_streams_are_bounded_and_the_process_s_refused_past_its_c
         httpx.AsyncClient(base_url=server.root, timeout=5) as web,
         contextlib.AsyncExitStack() as stack,
     ):
-        assert server._web is not None
-        hub = server._web.hub
+        hub = server.hub
         # Ann's pages in as many sessions (devices) as she likes: her oldest stream ends.
         hers = []
         for _ in range(streams.PER_USER + 1):
