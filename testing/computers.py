@@ -8,20 +8,12 @@ import random
 from collections.abc import Awaitable, Callable
 
 from bot.core.callbacks import Action
-from bot.core.services import services
 from testing.chats import FakeGroup, FakeUser
-from testing.clock import Clock
 from testing.harness import Harness
-from testing.tabletop import Tabletop, action_of, playable, stored
+from testing.tabletop import Tabletop, action_of, clock_of, playable, stored
 
 DELAY = 0.02  # seconds between computer moves in these tests (Settings.play.computer_delay)
 PAUSE = 0.25  # seconds a person waits after a refused tap before he taps again
-
-
-def clock_of(h: Harness) -> Clock:
-    clock = services(h.app).clock
-    assert isinstance(clock, Clock)
-    return clock
 
 
 async def until(

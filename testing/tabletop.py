@@ -115,15 +115,20 @@ async def set_lobby(redis: Any, key: str, settings: Mapping[str, Any]) -> None:
     await redis.hset(key, "d", json.dumps(raw))
 
 
+def clock_of(h: Harness) -> Clock:
+    """The clock an in-process bot runs on (testing/clock.py), which the test moves."""
+    clock = services(h.app).clock
+    assert isinstance(clock, Clock)
+    return clock
+
+
 async def later(h: Harness, seconds: float = 0.25) -> None:
     """``seconds`` pass on the bot's clock (testing/clock.py), its pollers looking at what
     came due; bot processes (testing/botproc.py) run on real time: a quarter second is waited."""
     if not h.apps:
         await asyncio.sleep(0.25)
         return
-    clock = services(h.app).clock
-    assert isinstance(clock, Clock)
-    await clock.advance(seconds)
+    await clock_of(h).advance(seconds)
 
 
 async def playing(

@@ -14,11 +14,12 @@ from bot.core.services import services
 from engine.games.durak.players import search
 from engine.games.football.game import Football
 from testing.chats import BOT_USERNAME, FakeUser
-from testing.computers import DELAY, clock_of, finished, lobby_with_computers, play_people, until
+from testing.computers import DELAY, finished, lobby_with_computers, play_people, until
 from testing.harness import Harness, stop_app
 from testing.tabletop import (
     Tabletop,
     action_of,
+    clock_of,
     hidden_cards,
     leaks,
     opened,

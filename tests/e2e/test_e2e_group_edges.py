@@ -15,7 +15,7 @@ from bot.core.services import services
 from bot.service.messages import cleanup
 from bot.service.messages.group_hand import TAP_FRESH
 from testing.chats import FakeGroup, FakeMessage, FakeUser
-from testing.computers import clock_of, lobby_with_computers, until
+from testing.computers import lobby_with_computers, until
 from testing.group_hands import live_buttons, no_private_messages, strangers
 from testing.harness import Harness
 from testing.tabletop import (
@@ -25,6 +25,7 @@ from testing.tabletop import (
     LeakWatch,
     Tabletop,
     action_of,
+    clock_of,
     is_action,
     opened,
     playing,
